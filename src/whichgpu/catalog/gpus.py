@@ -1,0 +1,361 @@
+"""The GPU catalog: typed, immutable records loaded from reviewed data (``data/gpus.toml``).
+
+Every figure is kept with its source. Throughput is dense; the accumulate precision is part of
+the precision name (see :data:`PRECISIONS`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from whichgpu.errors import DataError, NotFoundError
+from whichgpu.units import GB, MiB
+
+# precision key -> (what it measures, accumulator). Dense figures only.
+PRECISIONS: dict[str, tuple[str, str | None]] = {
+    "fp64": ("FP64 vector", None),
+    "fp64_tensor": ("FP64 tensor core", "fp64"),
+    "fp32": ("FP32 vector (non-tensor)", None),
+    "tf32": ("TF32 tensor core", "fp32"),
+    "bf16": ("BF16 tensor core, FP32 accumulate", "fp32"),
+    "fp16": ("FP16 tensor core, FP32 accumulate", "fp32"),
+    "fp16_acc16": ("FP16 tensor core, FP16 accumulate", "fp16"),
+    "fp8": ("FP8 tensor core, FP32 accumulate", "fp32"),
+    "fp8_acc16": ("FP8 tensor core, FP16 accumulate", "fp16"),
+    "fp4": ("FP4 tensor core", "fp32"),
+    "int8": ("INT8 tensor core (TOPS)", "int32"),
+}
+# Where a card has no separate FP16-accumulate figure, the FP32-accumulate one applies.
+_FALLBACK = {"fp16_acc16": "fp16", "fp8_acc16": "fp8"}
+
+FormFactor = Literal["sxm", "pcie", "nvl", "oam", "superchip", "consumer"]
+Vendor = Literal["nvidia", "amd"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Sourced(_Frozen):
+    """A value and where it comes from (a datasheet key of ``[sources]`` or an article id)."""
+
+    value: Any
+    source: str
+    note: str | None = None
+
+
+class Throughput(_Frozen):
+    """Dense throughput at one precision. ``status`` tells unsupported apart from unknown."""
+
+    precision: str
+    status: Literal["supported", "unsupported", "unknown"]
+    tflops: float | None = None
+    sparse_tflops: float | None = None
+    source: str | None = None
+    note: str | None = None
+
+    @property
+    def meaning(self) -> str:
+        return PRECISIONS[self.precision][0] + ", dense"
+
+
+class Interconnect(_Frozen):
+    kind: Sourced
+    bandwidth_gb_s: Sourced
+    direction: Sourced
+    peer_to_peer: Sourced
+    domain_gpus: Sourced
+    host_link: Sourced
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """Per-GPU bandwidth as stored (see :attr:`direction`)."""
+        return float(self.bandwidth_gb_s.value) * GB
+
+    @property
+    def one_way_bytes_per_s(self) -> float:
+        """Per-GPU bandwidth in one direction, what a ring all-reduce step can use."""
+        bw = self.bandwidth_bytes_per_s
+        return bw / 2 if self.direction.value == "bidirectional" else bw
+
+    @property
+    def is_nvlink(self) -> bool:
+        return str(self.kind.value).startswith(("nvlink", "infinity"))
+
+
+class PurchasePrice(_Frozen):
+    low: float
+    high: float
+    currency: str
+    date: str
+    source: str
+    note: str | None = None
+
+    @property
+    def typical(self) -> float:
+        return (self.low + self.high) / 2
+
+
+class GPU(_Frozen):
+    """One physical GPU variant (form factor x memory), every figure with its source."""
+
+    id: str
+    name: str
+    vendor: Vendor
+    family: str
+    form_factor: FormFactor
+    default_variant: bool = False
+    aliases: tuple[str, ...] = ()
+    architecture: Sourced
+    compute_capability: Sourced
+    launch_year: Sourced
+    memory_gb: Sourced
+    memory_usable_mib: Sourced
+    memory_type: Sourced
+    bandwidth_gb_s: Sourced
+    tdp_w: Sourced
+    purchase_price: PurchasePrice | None = None
+    throughput: dict[str, Throughput]
+    interconnect: Interconnect
+
+    # --- conveniences, all in base units
+    @property
+    def memory_bytes(self) -> int:
+        """Memory as marketed, in bytes (GB = 10^9)."""
+        return int(float(self.memory_gb.value) * GB)
+
+    @property
+    def usable_memory_bytes(self) -> int:
+        """Memory a process can see (nvidia-smi total), in bytes."""
+        return int(self.memory_usable_mib.value) * MiB
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return float(self.bandwidth_gb_s.value) * GB
+
+    @property
+    def tdp_watts(self) -> float:
+        return float(self.tdp_w.value)
+
+    def tflops(self, precision: str) -> float | None:
+        """Dense TFLOPS at ``precision`` (None if unsupported or unknown)."""
+        t = self.throughput_at(precision)
+        return t.tflops if t.status == "supported" else None
+
+    def throughput_at(self, precision: str) -> Throughput:
+        if precision not in PRECISIONS:
+            raise NotFoundError("precision", precision, PRECISIONS)
+        t = self.throughput.get(precision)
+        if t is None and precision in _FALLBACK:
+            base = self.throughput.get(_FALLBACK[precision])
+            if base is not None:
+                return base.model_copy(update={"precision": precision, "note": (
+                    f"same as {_FALLBACK[precision]}: this card has no separate FP16-accumulate "
+                    "rate")})
+        return t or Throughput(precision=precision, status="unknown")
+
+    def supports(self, precision: str) -> bool:
+        return self.throughput_at(precision).status == "supported"
+
+
+class QuotedFigure(_Frozen):
+    """A throughput figure as an article quoted it, kept to reproduce the article."""
+
+    set: str
+    precision: str
+    gpu: str
+    value: float
+    source: str
+    note: str | None = None
+
+
+class Catalog(_Frozen):
+    gpus: tuple[GPU, ...]
+    sources: dict[str, str]
+    quoted: tuple[QuotedFigure, ...] = ()
+
+    def get(self, gpu_id: str) -> GPU:
+        return resolve_gpu(gpu_id, self).gpu
+
+    def by_id(self) -> dict[str, GPU]:
+        return {g.id: g for g in self.gpus}
+
+    def quoted_sets(self) -> list[str]:
+        return sorted({f"{q.set}:{q.precision}" for q in self.quoted})
+
+    def quoted_figure(self, set_precision: str, gpu_id: str) -> QuotedFigure | None:
+        name, _, precision = set_precision.partition(":")
+        for q in self.quoted:
+            if q.set == name and q.precision == precision and q.gpu == gpu_id:
+                return q
+        return None
+
+    def source_url(self, key: str) -> str:
+        """A source key's URL, or the article fact id itself (S1..S30)."""
+        return self.sources.get(key, key)
+
+
+# ------------------------------------------------------------------------ loading
+
+def _parse_gpu(raw: dict[str, Any], path: Path, index: int) -> GPU:
+    raw = dict(raw)
+    tflops = raw.pop("tflops", {})
+    throughput: dict[str, Throughput] = {}
+    for key, entry in tflops.items():
+        if key not in PRECISIONS:
+            raise DataError(path, f"unknown precision; use one of {', '.join(PRECISIONS)}",
+                            row=index, field=f"tflops.{key}")
+        if not isinstance(entry, dict) or "source" not in entry:
+            raise DataError(path, "needs {value = ..., source = ...} or {unsupported = true, "
+                            "source = ...}", row=index, field=f"tflops.{key}")
+        if entry.get("unsupported"):
+            throughput[key] = Throughput(precision=key, status="unsupported",
+                                         source=entry["source"], note=entry.get("note"))
+        else:
+            throughput[key] = Throughput(
+                precision=key, status="supported", tflops=entry.get("value"),
+                sparse_tflops=entry.get("sparse"), source=entry["source"], note=entry.get("note"))
+    raw["throughput"] = throughput
+    if "aliases" in raw:
+        raw["aliases"] = tuple(raw["aliases"])
+    return GPU.model_validate(raw)
+
+
+def load_catalog(path: str | Path | None = None) -> Catalog:
+    """Read a catalog file (the shipped one by default). Errors name the file, row and field."""
+    if path is None:
+        text = resources.files("whichgpu.catalog").joinpath("data/gpus.toml").read_text("utf-8")
+        path = Path("whichgpu/catalog/data/gpus.toml")
+    else:
+        path = Path(path)
+        try:
+            text = path.read_text("utf-8")
+        except OSError as exc:
+            raise DataError(path, f"cannot read the file ({exc.strerror})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(path, f"not valid TOML: {exc}") from exc
+    gpus = []
+    for i, raw in enumerate(data.get("gpu", []), start=1):
+        try:
+            gpus.append(_parse_gpu(raw, path, i))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            gid = raw.get("id", "?")
+            raise DataError(path, f"gpu {gid!r}: {err['msg']}", row=i, field=field) from exc
+    ids = [g.id for g in gpus]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise DataError(path, f"duplicate gpu ids: {', '.join(sorted(dupes))}")
+    try:
+        quoted = tuple(QuotedFigure.model_validate(q) for q in data.get("quoted", []))
+    except ValidationError as exc:
+        raise DataError(path, str(exc.errors()[0]["msg"]), field="quoted") from exc
+    return Catalog(gpus=tuple(gpus), sources=data.get("sources", {}), quoted=quoted)
+
+
+@cache
+def default_catalog() -> Catalog:
+    """The catalog shipped with the package (loaded once)."""
+    return load_catalog()
+
+
+# ------------------------------------------------------------------------ id resolution
+
+_FORM_WORDS = {
+    "sxm": "sxm", "sxm2": "sxm", "sxm4": "sxm", "sxm5": "sxm", "hgx": "sxm", "dgx": "sxm",
+    "pcie": "pcie", "pcie4": "pcie", "pcie5": "pcie", "pci": "pcie",
+    "nvl": "nvl", "oam": "oam",
+}
+_NOISE = {"nvidia", "amd", "geforce", "tesla", "instinct", "gpu", "tensor", "core", "hbm3",
+          "hbm3e", "hbm2e", "hbm2", "gddr6", "gddr6x", "gddr7", "ada", "generation", "x1"}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _tokens(text: str) -> list[str]:
+    s = text.lower()
+    s = re.sub(r"(\d+)\s*(gb|g)\b", r" \1gb ", s)  # "80 GB" -> "80gb"
+    s = re.sub(r"(?<=[a-z])(?=\d{2,}gb)", " ", s)
+    return [t for t in re.split(r"[^a-z0-9]+", s) if t]
+
+
+class Resolution(_Frozen):
+    """The GPU an id resolved to, and a note when the id was ambiguous."""
+
+    gpu: GPU
+    query: str
+    note: str | None = None
+    candidates: tuple[str, ...] = ()
+
+
+def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = False) -> Resolution:
+    """Resolve a forgiving GPU id: 'h100', 'H100-SXM', 'nvidia-h100-sxm5-80gb', 'RTX 4090 24GB'.
+
+    An ambiguous id ('h100') picks the family's default variant and says which others exist;
+    with ``strict=True`` ambiguity is an error instead (price sources use this, so that an
+    unknown form factor is reported rather than guessed).
+    """
+    catalog = catalog or default_catalog()
+    query = str(text).strip()
+    norm = _norm(query)
+    by_key: dict[str, GPU] = {}
+    for g in catalog.gpus:
+        for key in (g.id, *g.aliases):
+            by_key[_norm(key)] = g
+    if norm in by_key:
+        return Resolution(gpu=by_key[norm], query=query)
+    if norm.replace("-", "") in {k.replace("-", "") for k in by_key}:
+        g = next(v for k, v in by_key.items() if k.replace("-", "") == norm.replace("-", ""))
+        return Resolution(gpu=g, query=query)
+
+    tokens = [t for t in _tokens(query) if t not in _NOISE]
+    form = next((_FORM_WORDS[t] for t in tokens if t in _FORM_WORDS), None)
+    mem = next((int(t[:-2]) for t in tokens if re.fullmatch(r"\d+gb", t)), None)
+    rest = [t for t in tokens if t not in _FORM_WORDS and not re.fullmatch(r"\d+gb", t)]
+    fam_text = "".join(rest)
+    families = {g.family.replace("-", ""): g.family for g in catalog.gpus}
+    family = families.get(fam_text) or families.get(fam_text.replace("rtx", "rtx"))
+    if family is None and fam_text:
+        # "rtx4090" / "4090" / "a6000": match a family whose compact name ends with it.
+        matches = [f for k, f in families.items() if k == fam_text or k.endswith(fam_text)
+                   or k == "rtx" + fam_text]
+        family = matches[0] if len(matches) == 1 else None
+    if family is None:
+        raise NotFoundError("GPU", query, [g.id for g in catalog.gpus],
+                            hint="'whichgpu gpus' lists them")
+
+    candidates = [g for g in catalog.gpus if g.family == family]
+    if form:
+        narrowed = [g for g in candidates if g.form_factor == form]
+        candidates = narrowed or candidates
+    if mem:
+        narrowed = [g for g in candidates
+                    if abs(float(g.memory_gb.value) - mem) <= 0.08 * mem]
+        candidates = narrowed or candidates
+    if len(candidates) == 1:
+        return Resolution(gpu=candidates[0], query=query)
+    ids = tuple(g.id for g in candidates)
+    if strict:
+        raise NotFoundError("GPU", query, ids,
+                            hint=f"ambiguous: it could be {', '.join(ids)}; name the variant")
+    chosen = next((g for g in candidates if g.default_variant), candidates[0])
+    note = (f"{query!r} is ambiguous: {', '.join(ids)} exist; using {chosen.id}. "
+            f"Name the variant to choose another.")
+    return Resolution(gpu=chosen, query=query, note=note, candidates=ids)
+
+
+def get_gpu(gpu_id: str, catalog: Catalog | None = None) -> GPU:
+    """The catalog GPU for a forgiving id (see :func:`resolve_gpu`)."""
+    return resolve_gpu(gpu_id, catalog).gpu

@@ -1,0 +1,34 @@
+"""The ``whichgpu`` command line: a thin shell over the Python API.
+
+Heavy modules are imported inside each command so that ``whichgpu --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI, turning known errors into one line and an exit status."""
+    from whichgpu.errors import WhichGPUError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    from whichgpu.cli.app import app
+
+    try:
+        # typer handles usage errors itself (exit status 2) and exits with the command's status.
+        app(args=args, prog_name="whichgpu")
+    except WhichGPUError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a bug: say so, show the traceback only with --debug
+        if debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc}\n"
+              "run again with --debug for the traceback, and please report it", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,31 @@
+"""The typer application: one module per command group registers its commands here."""
+
+from __future__ import annotations
+
+import typer
+
+from whichgpu.cli import catalog_cmds
+
+app = typer.Typer(
+    name="whichgpu",
+    help="Which GPU to rent or buy for an AI job, what it will cost, and how sure that is.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        from importlib.metadata import version as pkg_version
+
+        typer.echo(f"whichgpu {pkg_version('whichgpu')}")
+        raise typer.Exit()
+
+
+catalog_cmds.register(app)

@@ -1,0 +1,197 @@
+"""``whichgpu gpus`` (the catalog with cost per TFLOP) and ``whichgpu gpu ID`` (one GPU)."""
+
+from __future__ import annotations
+
+import typer
+
+from whichgpu.cli.common import console, emit_json, note
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gpus")(gpus)
+    app.command("gpu")(gpu)
+
+
+def gpus(
+    precision: str = typer.Option(
+        "bf16", "--precision", "-p",
+        help="Throughput figure for cost per TFLOP: bf16, fp16, fp16_acc16, fp8, fp4, tf32, "
+             "fp32, int8 ... (dense), or an article's quoted set such as article-000:fp16."),
+    prices: str | None = typer.Option(
+        None, "--prices", help="Offer set (article-000, vramfarm-2026-11) or an offer file."),
+    vendor: str | None = typer.Option(None, "--vendor", help="nvidia or amd."),
+    min_memory: str | None = typer.Option(None, "--min-memory", help="e.g. 48GB or 80GiB."),
+    form_factor: str | None = typer.Option(
+        None, "--form-factor", help="sxm, pcie, nvl, oam, superchip or consumer."),
+    sort: str = typer.Option("cost-per-tflop", "--sort",
+                             help="cost-per-tflop, tflops, memory, bandwidth, price or id."),
+    priced_only: bool = typer.Option(False, "--priced-only",
+                                     help="Only GPUs with an offer in --prices."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """List the GPU catalog with throughput, and cost per TFLOP-hour when --prices is given."""
+    from rich.table import Table
+
+    from whichgpu.catalog.offers import get_offers
+    from whichgpu.cost.per_tflop import catalog_rows
+    from whichgpu.units import format_money, parse_size
+
+    offers = get_offers(prices) if prices else None
+    rows = catalog_rows(
+        precision=precision, offers=offers, vendor=vendor,
+        min_memory_bytes=parse_size(min_memory) if min_memory else None,
+        form_factor=form_factor, priced_only=priced_only, sort=sort)
+    if as_json:
+        emit_json({"precision": precision, "prices": prices,
+                   "gpus": [r.to_json() for r in rows]})
+        return
+    meaning = rows[0].figure.meaning if rows else precision
+    if ":" not in precision:
+        meaning = meaning.split(",")[0] + ", dense" if "," not in meaning else meaning
+    table = Table(title=f"GPU catalog - TFLOPS: {precision} ({meaning})", title_justify="left",
+                  pad_edge=False, expand=False)
+    table.add_column("GPU", no_wrap=True)
+    table.add_column("Form", no_wrap=True)
+    table.add_column("GB", justify="right")
+    table.add_column("GB/s", justify="right")
+    table.add_column("TFLOPS", justify="right")
+    if offers is not None:
+        table.add_column("Price/h", justify="right")
+        table.add_column("/TFLOP-h", justify="right")
+    table.add_column("TDP W", justify="right")
+    for r in rows:
+        g = r.gpu
+        tf = (f"{r.figure.tflops:,.0f}" if r.figure.tflops else
+              "no" if r.figure.status == "unsupported" else "?")
+        cells = [g.id, g.form_factor, f"{float(g.memory_gb.value):g}",
+                 f"{float(g.bandwidth_gb_s.value):,.0f}", tf]
+        if offers is not None:
+            cells += [format_money(r.offer.price_per_gpu_hour) if r.offer else "-",
+                      format_money(r.cost_per_tflop_hour, 4) if r.cost_per_tflop_hour else "-"]
+        cells.append(f"{g.tdp_watts:,.0f}")
+        table.add_row(*cells)
+    console.print(table)
+    console.print("[dim]GB = 10^9 bytes as marketed; 'no' = unsupported, '?' = unknown. "
+                  "'whichgpu gpu ID' shows every figure with its source.[/dim]")
+    if offers is not None and ":" not in precision and precision in ("bf16", "fp16"):
+        console.print("[dim]GeForce figures are FP32-accumulate; --precision fp16_acc16 uses the "
+                      "FP16-accumulate rate some inference engines get (S22).[/dim]")
+
+
+def gpu(
+    gpu_id: str = typer.Argument(..., metavar="GPU", help="A catalog id, e.g. h100 or rtx-4090."),
+    lang: str = typer.Option("en", "--lang", help="en or fr, for the article statements."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Show one GPU: every spec with its source, its offers, and what the articles say it is for."""
+    from rich.table import Table
+
+    from whichgpu.catalog.best_uses import best_uses
+    from whichgpu.catalog.gpus import PRECISIONS, default_catalog, resolve_gpu
+    from whichgpu.catalog.offers import get_offers
+    from whichgpu.units import format_bytes_both, format_money
+
+    catalog = default_catalog()
+    res = resolve_gpu(gpu_id, catalog)
+    if res.note:
+        note(res.note)
+    g = res.gpu
+    offers = [o for o in get_offers(None) if o.gpu == g.id]
+    uses = best_uses(g.id)
+    if as_json:
+        data = g.model_dump(mode="json")
+        data["memory_bytes"] = g.memory_bytes
+        data["memory_usable_bytes"] = g.usable_memory_bytes
+        data["bandwidth_bytes_per_s"] = g.bandwidth_bytes_per_s
+        data["sources"] = {k: catalog.source_url(k) for k in _sources_of(g)}
+        data["offers"] = [o.to_json() for o in offers]
+        data["best_uses"] = [{"source": u.source, "text": u.text(lang)} for u in uses]
+        if res.note:
+            data["resolution_note"] = res.note
+        emit_json(data)
+        return
+
+    console.print(f"[bold]{g.name}[/bold]  ({g.id}; {g.vendor}, {g.form_factor})")
+    specs = Table(show_header=True, pad_edge=False)
+    specs.add_column("Spec")
+    specs.add_column("Value")
+    specs.add_column("Source", overflow="fold")
+
+    def add(label: str, sv, text: str | None = None) -> None:
+        value = text if text is not None else str(sv.value)
+        if sv.note:
+            value += f"\n[dim]{sv.note}[/dim]"
+        specs.add_row(label, value, sv.source)
+
+    add("Architecture", g.architecture)
+    add("Compute capability", g.compute_capability)
+    add("Launch year", g.launch_year)
+    add("Memory (marketed)", g.memory_gb, format_bytes_both(g.memory_bytes))
+    add("Memory (usable)", g.memory_usable_mib,
+        f"{int(g.memory_usable_mib.value):,} MiB = {format_bytes_both(g.usable_memory_bytes)}")
+    add("Memory type", g.memory_type)
+    add("Bandwidth", g.bandwidth_gb_s, f"{float(g.bandwidth_gb_s.value):,.0f} GB/s")
+    add("TDP", g.tdp_w, f"{g.tdp_watts:,.0f} W")
+    ic = g.interconnect
+    add("Interconnect", ic.kind)
+    add("  bandwidth per GPU", ic.bandwidth_gb_s,
+        f"{float(ic.bandwidth_gb_s.value):,.1f} GB/s {ic.direction.value}")
+    add("  peer-to-peer", ic.peer_to_peer, "yes" if ic.peer_to_peer.value else "no")
+    add("  GPUs per domain", ic.domain_gpus)
+    if g.purchase_price:
+        p = g.purchase_price
+        specs.add_row("Purchase price",
+                      f"{p.low:,.0f}-{p.high:,.0f} {p.currency} ({p.date})"
+                      + (f"\n[dim]{p.note}[/dim]" if p.note else ""), p.source)
+    console.print(specs)
+
+    tp = Table(title="Dense throughput", title_justify="left", pad_edge=False)
+    tp.add_column("Precision")
+    tp.add_column("Dense", justify="right")
+    tp.add_column("Sparse", justify="right")
+    tp.add_column("Meaning")
+    tp.add_column("Source")
+    for key, (meaning, _acc) in PRECISIONS.items():
+        t = g.throughput.get(key)
+        if t is None:
+            continue
+        dense = f"{t.tflops:,.1f}" if t.status == "supported" else "unsupported"
+        sparse = f"{t.sparse_tflops:,.1f}" if t.sparse_tflops else ""
+        tp.add_row(key, dense, sparse, meaning + (f"\n[dim]{t.note}[/dim]" if t.note else ""),
+                   t.source or "")
+    console.print(tp)
+
+    if offers:
+        ot = Table(title="Offers", title_justify="left", pad_edge=False)
+        for col in ("Set", "Provider", "GPUs", "Price/GPU-h", "Billing", "Source"):
+            ot.add_column(col)
+        for o in sorted(offers, key=lambda o: (o.price_per_hour.currency,
+                                               o.price_per_gpu_hour.amount)):
+            ot.add_row(o.offer_set or "", o.provider, str(o.gpu_count),
+                       format_money(o.price_per_gpu_hour) + (" spot" if o.spot else ""),
+                       o.billing.describe(), o.source or "")
+        console.print(ot)
+    else:
+        console.print("[dim]No offer for this GPU in the shipped offer sets.[/dim]")
+    if uses:
+        console.print("[bold]What the articles say it is best for[/bold]")
+        for u in uses:
+            console.print(f"  - {u.text(lang)} [dim]({u.source})[/dim]")
+    keys = _sources_of(g)
+    console.print("[bold]Sources[/bold]")
+    for k in keys:
+        url = catalog.source_url(k)
+        console.print(f"  {k}: {url}" if url != k else f"  {k}: shared/seed-facts.md")
+
+
+def _sources_of(g) -> list[str]:
+    keys: list[str] = []
+    for name in ("architecture", "compute_capability", "launch_year", "memory_gb",
+                 "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w"):
+        keys.append(getattr(g, name).source)
+    keys += [t.source for t in g.throughput.values() if t.source]
+    ic = g.interconnect
+    keys += [ic.kind.source, ic.bandwidth_gb_s.source, ic.peer_to_peer.source]
+    if g.purchase_price:
+        keys.append(g.purchase_price.source)
+    return sorted(set(keys))

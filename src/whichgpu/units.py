@@ -1,0 +1,299 @@
+"""Parsing and printing sizes, counts, durations, money and ranges.
+
+Inside whichgpu every quantity is a plain number in a base unit: bytes, seconds,
+FLOP/s, an amount of one currency. This module turns what people type ("48GB",
+"70B", "2h30m", "3.15USD") into those numbers and back, and never guesses a unit:
+GB is 10^9 bytes and GiB is 2^30 bytes, and both can be shown side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from whichgpu.errors import InputError
+
+KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
+KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
+
+_SIZE_UNITS = {
+    "b": 1, "kb": KB, "mb": MB, "gb": GB, "tb": TB,
+    "kib": KiB, "mib": MiB, "gib": GiB, "tib": TiB,
+}
+_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:[.,]\d*)?|\.\d+)(?:e[-+]?\d+)?"
+
+
+def _number(text: str) -> float:
+    """A float from '1,000', '1,000.5' (thousands) or '0,59' (decimal comma)."""
+    body = text.lstrip("+-")
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d*)?(e[-+]?\d+)?", body):
+        return float(text.replace(",", ""))
+    return float(text.replace(",", "."))
+
+
+# ---------------------------------------------------------------- sizes
+
+def parse_size(text: str | int | float) -> int:
+    """Bytes from a size such as ``48GB``, ``80 GiB``, ``512MiB`` (a unit is required)."""
+    if isinstance(text, int | float):
+        if text < 0:
+            raise InputError(f"size must not be negative, got {text}")
+        return int(text)
+    s = str(text).strip().lower().replace(" ", "")
+    m = re.fullmatch(rf"({_NUMBER})([a-z]*)", s)
+    if not m:
+        raise InputError(f"cannot read {text!r} as a size; write it like 48GB or 80GiB")
+    value, unit = _number(m.group(1)), m.group(2)
+    if unit in ("g", "m", "t", "k"):
+        unit += "b"
+    if unit not in _SIZE_UNITS:
+        raise InputError(
+            f"size {text!r} needs a unit: B, KB, MB, GB, TB (powers of 10) "
+            "or KiB, MiB, GiB, TiB (powers of 2)")
+    if value < 0:
+        raise InputError(f"size must not be negative, got {text!r}")
+    return int(round(value * _SIZE_UNITS[unit]))
+
+
+def format_bytes(n: float, unit: str = "GB", digits: int = 1) -> str:
+    """``format_bytes(81559 * MiB, "GiB") -> '79.6 GiB'``. ``unit`` may be 'auto' (decimal)."""
+    if unit == "auto":
+        unit = next((u for u, f in (("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB))
+                     if abs(n) >= f), "B")
+    factor = _SIZE_UNITS[unit.lower()]
+    return f"{n / factor:,.{digits}f} {unit}"
+
+
+def format_bytes_both(n: float, digits: int = 1) -> str:
+    """Decimal and binary side by side: ``'85.5 GB (79.6 GiB)'``."""
+    return f"{format_bytes(n, 'GB', digits)} ({format_bytes(n, 'GiB', digits)})"
+
+
+# ---------------------------------------------------------------- counts
+
+_COUNT_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+_BINARY_SUFFIX = {"": 1, "k": 2**10, "m": 2**20}
+
+
+def parse_count(text: str | int | float, *, binary: bool = False, what: str = "count") -> int:
+    """An integer from ``70B``, ``8k``, ``1.5M``, ``70e9`` or ``131072``.
+
+    With ``binary=True`` (context lengths) ``k`` means 1024, as model cards write
+    "8k" for 8,192 and "128k" for 131,072 tokens.
+    """
+    if isinstance(text, bool):
+        raise InputError(f"{what} must be a number, got {text!r}")
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        s = str(text).strip().lower().replace("_", "").replace(" ", "")
+        m = re.fullmatch(rf"({_NUMBER}(?:,\d{{3}})*)([a-z]?)", s)
+        if not m:
+            raise InputError(f"cannot read {text!r} as a {what}; write it like 70B, 8k or 131072")
+        suffixes = _BINARY_SUFFIX if binary else _COUNT_SUFFIX
+        if m.group(2) not in suffixes:
+            allowed = ", ".join(k for k in suffixes if k)
+            raise InputError(f"unknown suffix in {what} {text!r}; use one of {allowed}")
+        value = _number(m.group(1)) * suffixes[m.group(2)]
+    if not math.isfinite(value):
+        raise InputError(f"{what} must be finite, got {text!r}")
+    return int(round(value))
+
+
+def format_count(n: float, digits: int = 1) -> str:
+    """``format_count(70.55e9) -> '70.6B'``; ``format_count(8192) -> '8,192'``."""
+    for suffix, factor in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+        if abs(n) >= factor:
+            return f"{n / factor:.{digits}f}{suffix}"
+    return f"{n:,.0f}"
+
+
+# ---------------------------------------------------------------- durations
+
+_DURATION_UNITS = {
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+    "w": 604800, "week": 604800, "weeks": 604800,
+}
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Seconds from ``90s``, ``2h30m``, ``3h 20min``, ``1.5h``, ``2d`` (a unit is required)."""
+    if isinstance(text, int | float):
+        if text < 0:
+            raise InputError(f"duration must not be negative, got {text}")
+        return float(text)
+    s = str(text).strip().lower().replace(",", ".")
+    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]+)", s)
+    rebuilt = re.sub(r"\s+", "", "".join(n + u for n, u in parts))
+    if not parts or rebuilt != re.sub(r"\s+", "", s):
+        if re.fullmatch(_NUMBER, s):
+            raise InputError(f"duration {text!r} needs a unit, e.g. 90s, 45m, 3h20m or 2d")
+        raise InputError(f"cannot read {text!r} as a duration; write it like 90s, 45m or 3h20m")
+    total = 0.0
+    for number, unit in parts:
+        if unit not in _DURATION_UNITS:
+            raise InputError(f"unknown unit {unit!r} in duration {text!r}; use s, m, h, d or w")
+        total += float(number) * _DURATION_UNITS[unit]
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    """``format_duration(12000) -> '3 h 20 min'``; rounds to what a person reads."""
+    if not math.isfinite(seconds):
+        return "∞"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+# ---------------------------------------------------------------- money
+
+_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+_BY_SYMBOL = {v: k for k, v in _SYMBOLS.items()}
+
+
+def check_currency(code: str) -> str:
+    """An ISO 4217 code, upper-cased (``'eur' -> 'EUR'``)."""
+    c = str(code).strip().upper()
+    if c in _BY_SYMBOL:
+        c = _BY_SYMBOL[c]
+    if not re.fullmatch(r"[A-Z]{3}", c):
+        raise InputError(f"{code!r} is not a currency code; use an ISO code such as USD or EUR")
+    return c
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    """An amount in one currency. Adding two currencies raises instead of mixing them."""
+
+    amount: float
+    currency: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "currency", check_currency(self.currency))
+
+    def _same(self, other: Money) -> None:
+        if not isinstance(other, Money):
+            raise TypeError(f"cannot combine Money with {type(other).__name__}")
+        if other.currency != self.currency:
+            raise InputError(
+                f"cannot add {self.currency} and {other.currency} without an exchange rate")
+
+    def __add__(self, other: Money) -> Money:
+        self._same(other)
+        return Money(self.amount + other.amount, self.currency)
+
+    def __sub__(self, other: Money) -> Money:
+        self._same(other)
+        return Money(self.amount - other.amount, self.currency)
+
+    def __mul__(self, factor: float) -> Money:
+        return Money(self.amount * float(factor), self.currency)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, divisor: float) -> Money:
+        return Money(self.amount / float(divisor), self.currency)
+
+    def __lt__(self, other: Money) -> bool:
+        self._same(other)
+        return self.amount < other.amount
+
+    def to_json(self, digits: int = 6) -> dict[str, object]:
+        return {"amount": round(self.amount, digits), "currency": self.currency}
+
+    def __str__(self) -> str:
+        return format_money(self)
+
+
+def parse_money(text: str | float | int, default_currency: str | None = None) -> Money:
+    """``3.15USD``, ``3.15 USD``, ``$3.15``, ``€0.59``, ``0,59 EUR``, ``25kUSD``.
+
+    A bare number takes ``default_currency``; without one it is an error.
+    """
+    if isinstance(text, int | float):
+        if default_currency is None:
+            raise InputError(f"amount {text} needs a currency, e.g. {text}USD")
+        return Money(float(text), default_currency)
+    s = str(text).strip().replace(" ", "")
+    currency = None
+    if s and s[0] in _BY_SYMBOL:
+        currency, s = _BY_SYMBOL[s[0]], s[1:]
+    elif s and s[-1] in _BY_SYMBOL:
+        currency, s = _BY_SYMBOL[s[-1]], s[:-1]
+    m = re.fullmatch(rf"({_NUMBER})([kKmM]?)([A-Za-z]{{3}})?", s)
+    if not m:
+        raise InputError(f"cannot read {text!r} as money; write it like 3.15USD or 0.59EUR")
+    if m.group(3):
+        currency = m.group(3)
+    if currency is None:
+        if default_currency is None:
+            raise InputError(f"amount {text!r} needs a currency, e.g. {text}USD")
+        currency = default_currency
+    amount = _number(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6}[m.group(2).lower()]
+    if not math.isfinite(amount):
+        raise InputError(f"amount must be finite, got {text!r}")
+    return Money(amount, currency)
+
+
+def format_money(money: Money, digits: int | None = None) -> str:
+    """``$3.15``, ``€0.59``, ``12.50 CHF``; small amounts keep significant digits."""
+    if digits is None:
+        a = abs(money.amount)
+        digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
+    text = f"{abs(money.amount):,.{digits}f}"
+    sign = "-" if money.amount < 0 else ""
+    symbol = _SYMBOLS.get(money.currency)
+    return f"{sign}{symbol}{text}" if symbol else f"{sign}{text} {money.currency}"
+
+
+# ---------------------------------------------------------------- ranges
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A low / typical / high estimate. Always ``low <= typical <= high``."""
+
+    low: float
+    typical: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not (self.low <= self.typical <= self.high):
+            raise ValueError(f"range must satisfy low <= typical <= high, got {self}")
+
+    @classmethod
+    def point(cls, value: float) -> Range:
+        return cls(value, value, value)
+
+    @classmethod
+    def spread(cls, typical: float, low_factor: float, high_factor: float) -> Range:
+        """``Range.spread(10, 0.8, 1.25) -> Range(8, 10, 12.5)``."""
+        return cls(typical * low_factor, typical, typical * high_factor)
+
+    def map(self, fn) -> Range:
+        """Apply a monotonic function; a decreasing one swaps low and high."""
+        a, b, c = fn(self.low), fn(self.typical), fn(self.high)
+        return Range(a, b, c) if a <= c else Range(c, b, a)
+
+    def scale(self, factor: float) -> Range:
+        return self.map(lambda v: v * factor)
+
+    def inverse(self, numerator: float = 1.0) -> Range:
+        """``numerator / range`` (a rate becomes a time): low and high swap."""
+        return self.map(lambda v: numerator / v if v else math.inf)
+
+    def to_json(self, digits: int = 6) -> dict[str, float]:
+        return {k: round(getattr(self, k), digits) for k in ("low", "typical", "high")}

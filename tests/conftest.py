@@ -1,0 +1,38 @@
+"""Shared fixtures: run the CLI in-process and capture what it prints and its exit status."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from whichgpu.cli import main
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``cli("gpus", "--json")`` runs whichgpu and returns its exit code, stdout and stderr."""
+    monkeypatch.setenv("COLUMNS", "100")
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run

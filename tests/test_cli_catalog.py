@@ -1,0 +1,56 @@
+"""The catalog commands as a user runs them: output, JSON shape, exit codes, no tracebacks."""
+
+
+def test_gpus_json_lists_every_gpu_with_the_stable_keys(cli):
+    r = cli("gpus", "--json")
+    assert r.code == 0
+    data = r.json()
+    assert len(data["gpus"]) >= 25
+    for g in data["gpus"]:
+        assert {"id", "name", "memory_bytes", "bandwidth_bytes_per_s", "tflops"} <= set(g)
+        assert "price_per_hour" not in g
+
+
+def test_gpus_json_with_prices_gives_price_and_cost_per_tflop(cli):
+    r = cli("gpus", "--prices", "vramfarm-2026-11", "--priced-only", "--json")
+    rows = {g["id"]: g for g in r.json()["gpus"]}
+    assert rows["rtx-4090"]["price_per_hour"] == {"amount": 0.59, "currency": "EUR"}
+    assert rows["h100-sxm"]["cost_per_tflop_hour"]["amount"] == round(3.90 / 989.5, 6)
+
+
+def test_gpus_filters_by_memory_vendor_and_form_factor(cli):
+    ids = {g["id"] for g in cli("gpus", "--min-memory", "141GB", "--json").json()["gpus"]}
+    assert {"h200-sxm", "b200", "mi300x"} <= ids and "h100-sxm" not in ids
+    amd = cli("gpus", "--vendor", "amd", "--json").json()["gpus"]
+    assert amd and all(g["vendor"] == "amd" for g in amd)
+    sxm = cli("gpus", "--form-factor", "sxm", "--json").json()["gpus"]
+    assert sxm and all(g["form_factor"] == "sxm" for g in sxm)
+
+
+def test_gpus_table_says_which_figure_it_uses(cli):
+    r = cli("gpus", "--prices", "article-000", "--precision", "article-000:fp16")
+    assert r.code == 0 and "article-000:fp16" in r.out and "rtx-4090" in r.out
+
+
+def test_gpu_shows_sources_offers_and_best_uses(cli):
+    r = cli("gpu", "rtx-4090")
+    assert r.code == 0
+    assert "nv-ada-wp" in r.out and "€0.59" in r.out and "S24" in r.out
+
+
+def test_ambiguous_gpu_prints_a_note_on_stderr(cli):
+    r = cli("gpu", "h100", "--json")
+    assert r.code == 0 and r.json()["id"] == "h100-sxm"
+    assert "ambiguous" in r.err
+
+
+def test_unknown_gpu_exits_2_with_suggestions_and_no_traceback(cli):
+    r = cli("gpu", "h10")
+    assert r.code == 2
+    assert "did you mean h100-sxm" in r.err and "Traceback" not in r.err
+
+
+def test_bad_size_and_bad_option_exit_2(cli):
+    assert cli("gpus", "--min-memory", "48").code == 2
+    assert cli("gpus", "--bogus").code == 2
+    assert cli("gpus", "--precision", "fp7").code == 2
