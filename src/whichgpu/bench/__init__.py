@@ -1,0 +1,1 @@
+"""Measuring a real local GPU and calibrating the estimates against it."""

@@ -1,0 +1,1 @@
+"""Estimates: memory (what fits), speed (how fast), multi-GPU scaling, calibration constants."""

@@ -1,0 +1,19 @@
+"""Know the model: ModelSpec from presets, config.json, the Hub, GGUF files or a bare size."""
+
+from whichgpu.models.quant import QuantFormat, get_quant, quant_names
+from whichgpu.models.spec import (
+    CheckpointInfo,
+    ComponentSpec,
+    DiffusionSpec,
+    LayerSpec,
+    LinearGroup,
+    MLASpec,
+    ModelSpec,
+    MoESpec,
+    ParamCounts,
+)
+
+__all__ = [
+    "CheckpointInfo", "ComponentSpec", "DiffusionSpec", "LayerSpec", "LinearGroup", "MLASpec",
+    "ModelSpec", "MoESpec", "ParamCounts", "QuantFormat", "get_quant", "quant_names",
+]

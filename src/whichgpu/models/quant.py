@@ -1,0 +1,97 @@
+"""Weight quantization formats as data (``data/quant_formats.toml``), with their sources.
+
+A format says how many bits each kind of tensor takes, scales and zeros included, and what
+precision the matmuls run in. ``exl2-<bpw>`` (e.g. ``exl2-4.0``) is parametric.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from whichgpu.errors import InputError, NotFoundError
+
+Compute = str  # "bf16", "fp16", "fp32", "fp8", "int8", "fp4" or "weight-only"
+
+
+@dataclass(frozen=True)
+class QuantFormat:
+    name: str
+    description: str
+    linear_bits: float
+    embedding_bits: float
+    lm_head_bits: float
+    compute: Compute
+    source: str
+    expert_only: bool = False
+    whole_model_bpw: float | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def weight_only(self) -> bool:
+        """Weights are dequantized to 16-bit for the matmul (bytes shrink, compute does not)."""
+        return self.compute == "weight-only"
+
+    @property
+    def is_16bit(self) -> bool:
+        return self.linear_bits == 16
+
+    def compute_precision(self, native: str = "bf16") -> str:
+        """The GPU precision key the matmuls need with this format's own kernels."""
+        if self.weight_only:
+            return native
+        return self.compute
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "description": self.description,
+                "linear_bits": self.linear_bits, "embedding_bits": self.embedding_bits,
+                "lm_head_bits": self.lm_head_bits, "compute": self.compute,
+                "expert_only": self.expert_only, "source": self.source}
+
+
+@cache
+def _table() -> tuple[dict[str, QuantFormat], dict[str, str]]:
+    text = resources.files("whichgpu.models").joinpath("data/quant_formats.toml").read_text(
+        "utf-8")
+    data = tomllib.loads(text)
+    formats: dict[str, QuantFormat] = {}
+    for raw in data["format"]:
+        raw = dict(raw)
+        raw["aliases"] = tuple(raw.get("aliases", ()))
+        q = QuantFormat(**raw)
+        formats[q.name] = q
+        for a in q.aliases:
+            formats[a] = q
+    return formats, data["sources"]
+
+
+def quant_names() -> list[str]:
+    """Canonical format names (aliases excluded), plus the parametric ``exl2-<bpw>``."""
+    formats, _ = _table()
+    return sorted({q.name for q in formats.values()}) + ["exl2-<bpw>"]
+
+
+def quant_source_url(key: str) -> str:
+    return _table()[1].get(key, key)
+
+
+def get_quant(name: str) -> QuantFormat:
+    """A format by its command-line name, case-insensitive: 'bf16', 'Q4_K_M', 'awq', 'exl2-4.0'."""
+    key = str(name).strip().lower().replace(" ", "")
+    formats, _ = _table()
+    if key in formats:
+        return formats[key]
+    m = re.fullmatch(r"exl2[-_]?(\d+(?:\.\d+)?)(?:bpw)?", key)
+    if m:
+        bpw = float(m.group(1))
+        if not 1.5 <= bpw <= 8.5:
+            raise InputError(f"EXL2 bits per weight must be between 1.5 and 8.5, got {bpw}")
+        return QuantFormat(
+            name=f"exl2-{bpw:g}", description=f"EXL2 at {bpw:g} bits per weight (average, "
+            "scales included); lm_head at 6 bits; exllamav2 keeps the embedding in system RAM",
+            linear_bits=bpw, embedding_bits=0.0, lm_head_bits=6.0, compute="weight-only",
+            source="exl2")
+    raise NotFoundError("quantization format", name, quant_names())
