@@ -20,6 +20,15 @@ class CliResult:
         return json.loads(self.out)
 
 
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    """Every test gets its own whichgpu home and an offline, empty Hugging Face cache."""
+    monkeypatch.setenv("WHICHGPU_HOME", str(tmp_path / "whichgpu-home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+
+
 @pytest.fixture
 def cli(capsys, monkeypatch):
     """``cli("gpus", "--json")`` runs whichgpu and returns its exit code, stdout and stderr."""
