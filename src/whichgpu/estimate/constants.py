@@ -1,0 +1,36 @@
+"""Calibration constants as data (``data/*.toml``): every value with its source."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Constant:
+    name: str
+    value: Any
+    source: str
+    note: str | None = None
+
+
+@cache
+def _load(table: str) -> dict[str, Constant]:
+    text = resources.files("whichgpu.estimate").joinpath(f"data/{table}.toml").read_text("utf-8")
+    raw = tomllib.loads(text)["constant"]
+    return {k: Constant(k, v["value"], v["source"], v.get("note")) for k, v in raw.items()}
+
+
+def memory_constant(name: str) -> Constant:
+    return _load("memory_constants")[name]
+
+
+def memory_value(name: str) -> Any:
+    return _load("memory_constants")[name].value
+
+
+def all_constants(table: str) -> dict[str, Constant]:
+    return dict(_load(table))

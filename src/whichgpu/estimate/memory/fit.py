@@ -1,0 +1,239 @@
+"""Which GPUs hold a workload, with what headroom, and what would make it fit.
+
+A configuration fits when the estimated peak per GPU is at most the GPU's usable memory (what
+nvidia-smi reports), the engine's own reserve and a fragmentation margin already included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
+from whichgpu.errors import InputError
+from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.workload import Workload
+from whichgpu.units import GB
+
+COUNTS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class Fit:
+    gpu: GPU
+    count: int
+    per_gpu_bytes: int
+    headroom_bytes: int  # usable - needed (negative when it does not fit)
+    layout: str
+
+    @property
+    def fits(self) -> bool:
+        return self.headroom_bytes >= 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpu": self.gpu.id, "count": self.count, "per_gpu_bytes": self.per_gpu_bytes,
+                "usable_bytes": self.gpu.usable_memory_bytes,
+                "headroom_bytes": self.headroom_bytes, "fits": self.fits, "layout": self.layout}
+
+
+def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
+    """The workload spread over ``count`` GPUs the usual way for its task.
+
+    Inference: tensor parallel over all of them. Training: data parallel with ZeRO-3/FSDP.
+    Diffusion: one pipeline per GPU (no memory saving). A layout the user set is kept.
+    """
+    if count == w.gpus:
+        return w
+    if w.is_training:
+        return w.with_(gpus=count, tp=None, pp=1)
+    if w.is_diffusion:
+        return w.with_(gpus=count)
+    tp = count
+    heads = w.model.num_attention_heads
+    if heads and heads % tp:  # TP must divide the heads: fall back to pipeline stages
+        tp = max(t for t in COUNTS if t <= count and heads % t == 0 and count % t == 0)
+        return w.with_(gpus=count, tp=tp, pp=count // tp)
+    return w.with_(gpus=count, tp=tp, pp=1)
+
+
+def _describe(w: Workload) -> str:
+    if w.gpus == 1:
+        return "single GPU"
+    if w.is_training:
+        parts = []
+        if w.tp_degree > 1:
+            parts.append(f"tp={w.tp_degree}")
+        if w.pp > 1:
+            parts.append(f"pp={w.pp}")
+        parts.append(f"dp={w.dp_degree}" + (f" ZeRO-{w.zero_stage}" if w.zero_stage else ""))
+        return " ".join(parts)
+    if w.is_diffusion:
+        return f"{w.gpus} independent pipelines"
+    return f"tp={w.tp_degree}" + (f" pp={w.pp}" if w.pp > 1 else "")
+
+
+def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
+         gpus: list[GPU] | None = None) -> list[Fit]:
+    """Every catalog GPU x count, fitting ones first (fewest GPUs, then least memory)."""
+    catalog = catalog or default_catalog()
+    out: list[Fit] = []
+    cache: dict[int, MemoryEstimate] = {}
+    for count in counts:
+        try:
+            wc = layout_for(w, count)
+        except InputError:
+            continue
+        est = cache.setdefault(count, estimate_memory(wc))
+        for g in gpus or catalog.gpus:
+            out.append(Fit(g, count, est.total_bytes, g.usable_memory_bytes - est.total_bytes,
+                           _describe(wc)))
+    return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
+
+
+def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
+    """For each GPU, the fewest GPUs that hold the workload (GPUs that never fit left out)."""
+    best: dict[str, Fit] = {}
+    for f in fits(w, catalog=catalog):
+        if f.fits and f.gpu.id not in best:
+            best[f.gpu.id] = f
+    return sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes))
+
+
+# ------------------------------------------------------------------ what would make it fit
+
+@dataclass(frozen=True)
+class Change:
+    """One change to the workload and its effect."""
+
+    description: str
+    workload: Workload
+    total_bytes: int
+    fits_on: tuple[str, ...]  # "gpu" or "gpu x count" that now hold it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"change": self.description, "total_bytes": self.total_bytes,
+                "total_gb": round(self.total_bytes / GB, 2), "fits_on": list(self.fits_on)}
+
+
+def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[str, ...]:
+    if target is not None:
+        out = []
+        for count in COUNTS:
+            f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
+            if f and f[0].fits:
+                out.append(target.id if count == 1 else f"{target.id} x {count}")
+                break
+        return tuple(out)
+    return tuple(f.gpu.id if f.count == 1 else f"{f.gpu.id} x {f.count}"
+                 for f in smallest_fits(w, catalog)[:4])
+
+
+def suggestions(w: Workload, target: GPU | None = None, *,
+                catalog: Catalog | None = None) -> list[Change]:
+    """The smallest single changes that shrink the workload, each with its new total.
+
+    With ``target`` the question is "what makes it fit on this GPU"; without, the changes are
+    listed with the GPUs each one makes sufficient.
+    """
+    catalog = catalog or default_catalog()
+    base = estimate_memory(w).total_bytes
+    candidates: list[tuple[str, dict]] = []
+    q = w.quant_format
+    if w.is_diffusion:
+        if q.linear_bits > 8:
+            candidates.append(("fp8 weights (--quant fp8)", {"quant": "fp8"}))
+        if w.offload == "none":
+            candidates.append(("offload idle components to the CPU (--offload model)",
+                               {"offload": "model"}))
+        if not w.vae_tiling:
+            candidates.append(("tiled VAE decode (--vae-tiling)", {"vae_tiling": True}))
+        if w.batch > 1:
+            candidates.append(("batch 1", {"batch": 1}))
+    elif w.is_training:
+        if not w.uses_checkpointing:
+            candidates.append(("gradient checkpointing (--gradient-checkpointing)",
+                               {"gradient_checkpointing": True}))
+        if w.task in ("full-ft", "pretrain"):
+            candidates.append(("LoRA instead of full fine-tuning (--task lora)", {"task": "lora"}))
+            if w.optimizer == "adamw":
+                candidates.append(("8-bit AdamW (--optimizer adamw-8bit)",
+                                   {"optimizer": "adamw-8bit"}))
+        if w.task == "lora":
+            candidates.append(("QLoRA on a 4-bit base (--task qlora)",
+                               {"task": "qlora", "quant": None}))
+        if not w.fused_loss:
+            candidates.append(("fused cross-entropy (--fused-loss)", {"fused_loss": True}))
+        if w.batch > 1:
+            candidates.append(("micro-batch 1 (with gradient accumulation)", {"batch": 1}))
+        if w.seq_len > 512:
+            candidates.append((f"sequence length {w.seq_len // 2:,}", {"context": w.seq_len // 2}))
+    else:
+        for name in ("fp8", "awq", "q4_k_m"):
+            fmt_bits = {"fp8": 8, "awq": 4.16, "q4_k_m": 4.85}[name]
+            if fmt_bits < q.linear_bits:
+                candidates.append((f"{name} weights (--quant {name})",
+                                   {"quant": name, "engine": "llamacpp" if name.startswith("q")
+                                    else w.engine}))
+        if w.kv_bytes > 1:
+            candidates.append(("fp8 KV cache (--kv-dtype fp8)", {"kv_dtype": "fp8"}))
+        if w.seq_len > 2048:
+            candidates.append((f"context {w.seq_len // 2:,} tokens", {"context": w.seq_len // 2}))
+        if w.batch > 1:
+            candidates.append((f"{max(1, w.batch // 2)} concurrent sequences",
+                               {"batch": max(1, w.batch // 2)}))
+    out = []
+    for text, change in candidates:
+        try:
+            wc = w.with_(**change)
+            total = estimate_memory(wc).total_bytes
+        except InputError:
+            continue
+        if total < base:
+            out.append(Change(text, wc, total, _fits_on(wc, target, catalog)))
+    # more GPUs / a bigger GPU
+    if target is not None:
+        for count in (2, 4, 8):
+            f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
+            if f and f[0].fits:
+                out.append(Change(f"{count} x {target.id} ({f[0].layout})",
+                                  layout_for(w, count), f[0].per_gpu_bytes,
+                                  (f"{target.id} x {count}",)))
+                break
+        bigger = [f for f in smallest_fits(w, catalog) if f.count == 1]
+        if bigger:
+            out.append(Change(f"a bigger GPU: {bigger[0].gpu.id}", w, base,
+                              (bigger[0].gpu.id,)))
+    return sorted(out, key=lambda c: c.total_bytes)
+
+
+# ------------------------------------------------------------------ serving capacity
+
+def max_concurrency(w: Workload, gpu: GPU, count: int = 1, limit: int = 4096) -> int:
+    """How many sequences of ``w.seq_len`` tokens fit at once on ``count`` x ``gpu``."""
+    return _search(lambda n: layout_for(w.with_(batch=n), count), gpu, 1, limit)
+
+
+def max_context(w: Workload, gpu: GPU, count: int = 1) -> int:
+    """The longest context per sequence at ``w.batch`` concurrent sequences."""
+    cap = max(w.model.max_context, 1) if w.model.max_context else 1 << 21
+    return _search(lambda n: layout_for(w.with_(context=n), count), gpu, 1, cap)
+
+
+def _search(make, gpu: GPU, lo: int, hi: int) -> int:
+    """The largest n in [lo, hi] whose workload fits (0 if even lo does not)."""
+    usable = gpu.usable_memory_bytes
+
+    def ok(n: int) -> bool:
+        return estimate_memory(make(n)).total_bytes <= usable
+
+    if not ok(lo):
+        return 0
+    if ok(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,79 @@
+"""The result type of a memory estimate: named terms, each with its formula and assumption."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from whichgpu.units import GB, GiB
+
+# Canonical term names, in display order. A breakdown only lists the terms that apply.
+TERM_ORDER = (
+    "weights", "adapter_weights", "master_weights", "gradients", "optimizer_states",
+    "kv_cache", "activations", "logits", "dequant_workspace", "zero3_working_set",
+    "vae_decode", "cuda_graphs", "runtime", "nccl", "fragmentation", "engine_reserve",
+)
+
+
+@dataclass(frozen=True)
+class MemoryTerm:
+    """One named part of the peak memory on each GPU."""
+
+    name: str
+    bytes: int
+    formula: str
+    assumption: str | None = None
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "bytes": int(self.bytes), "formula": self.formula,
+                "assumption": self.assumption, "source": self.source}
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Peak memory per GPU for a workload on ``gpus`` GPUs, as a sum of named terms."""
+
+    task: str
+    engine: str
+    quant: str
+    gpus: int
+    terms: tuple[MemoryTerm, ...]
+    assumptions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    approximate: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_bytes(self) -> int:
+        return int(sum(t.bytes for t in self.terms))
+
+    def term(self, name: str) -> int:
+        return int(sum(t.bytes for t in self.terms if t.name == name))
+
+    @property
+    def breakdown(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.terms:
+            out[t.name] = out.get(t.name, 0) + int(t.bytes)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task, "engine": self.engine, "quant": self.quant, "gpus": self.gpus,
+            "total_bytes": self.total_bytes,
+            "total_gb": round(self.total_bytes / GB, 3),
+            "total_gib": round(self.total_bytes / GiB, 3),
+            "breakdown": self.breakdown,
+            "terms": [t.to_json() for t in self.terms],
+            "assumptions": list(self.assumptions),
+            "warnings": list(self.warnings),
+            "approximate": self.approximate,
+            "details": self.details,
+        }
+
+
+def ordered(terms: list[MemoryTerm]) -> tuple[MemoryTerm, ...]:
+    rank = {n: i for i, n in enumerate(TERM_ORDER)}
+    return tuple(sorted((t for t in terms if t.bytes > 0 or t.name == "weights"),
+                        key=lambda t: rank.get(t.name, len(rank))))

@@ -1,0 +1,179 @@
+"""Training and fine-tuning memory per GPU: full fine-tuning, pre-training, LoRA, QLoRA.
+
+Model states follow the ZeRO accounting (Rajbhandari et al. 2020; EleutherAI "Transformer
+Math 101"): 16-bit weights and gradients, fp32 master weights, optimizer states per parameter;
+ZeRO 1/2/3 (FSDP full shard) divide optimizer / gradients / weights over the data-parallel
+group, tensor and pipeline parallelism divide the model. Activations come from the tensors a
+block saves for backward (see the constant ``train_activation_bytes_per_token_layer``).
+"""
+
+from __future__ import annotations
+
+from whichgpu.estimate.constants import memory_constant, memory_value
+from whichgpu.estimate.memory.inference import nccl_term, runtime_term
+from whichgpu.estimate.memory.terms import MemoryTerm
+from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.workload import Workload, lora_groups
+from whichgpu.models.spec import ModelSpec
+
+# Optimizer state bytes per trainable parameter (fp32 states unless 8-bit).
+OPTIMIZER_BYTES = {
+    "adamw": (8.0, "AdamW: fp32 first and second moments (8 bytes/param)"),
+    "adamw-8bit": (2.0, "bitsandbytes 8-bit AdamW: two 1-byte block-quantized moments"),
+    "paged-adamw-8bit": (2.0, "paged 8-bit AdamW: 2 bytes/param, pages to CPU under pressure"),
+    "sgd": (0.0, "SGD without momentum keeps no state"),
+    "sgd-momentum": (4.0, "SGD with momentum: one fp32 buffer (4 bytes/param)"),
+    "lion": (4.0, "Lion: one fp32 momentum (4 bytes/param)"),
+    "adafactor": (None, "Adafactor: factored second moment, fp32 row and column vectors per "
+                        "matrix, no first moment (beta1=None, the transformers default)"),
+}
+_OPT_SOURCE = ("https://blog.eleuther.ai/transformer-math/ (AdamW 8 bytes/param + 4 fp32 master;"
+               " 8-bit Adam 2; SGD+momentum 4)")
+
+
+def lora_params(w: Workload) -> int:
+    """Exact adapter parameters: rank x (in + out) for every targeted linear instance."""
+    return sum(w.lora_rank * (g.in_features + g.out_features) * g.count for g in lora_groups(w))
+
+
+def _adafactor_bytes(model: ModelSpec, trainable: int) -> float:
+    if not model.linears:
+        return 0.1 * trainable  # no shapes known: about 0.1 byte/param for large matrices
+    matrix = sum(g.params for g in model.linears)
+    factors = sum(4 * (g.in_features + g.out_features) * g.count for g in model.linears)
+    return factors + 4 * max(trainable - matrix, 0)
+
+
+def activation_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
+    """Bytes one token's activations take in one block, saved for backward (16-bit, FA)."""
+    h, a, d = m.hidden_size, m.num_attention_heads, m.head_dim or m.hidden_size // max(
+        m.num_attention_heads, 1)
+    k = m.num_kv_heads or a
+    if m.moe is not None:
+        i_eff = (m.moe.experts_per_token * m.moe.expert_intermediate_size
+                 + m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size)
+        mlp = 4 * i_eff + 2 * m.moe.experts_per_token * h  # + routed copies of the input
+    else:
+        i_eff = m.intermediate_size or 4 * h
+        mlp = (4 if m.gated_mlp else 2) * i_eff
+    split = (2 * a * d + 2 * k * d + mlp) / tp
+    return 2 * (4 * h + split) + 4 * a / tp
+
+
+def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
+    m = w.model
+    q = w.quant_format
+    tp, pp, dp = w.tp_degree, max(1, w.pp), w.dp_degree
+    zero = w.zero_stage
+    split = tp * pp
+    full = w.task in ("full-ft", "pretrain")
+    terms: list[MemoryTerm] = []
+    assumptions: list[str] = []
+
+    # --- weights
+    wb = llm_weight_bytes(m, q, w.quant)
+    w_div = split * (dp if zero >= 3 else 1)
+    terms.append(MemoryTerm(
+        "weights", int(wb.total / w_div),
+        wb.formula + (f", / {w_div} GPUs" if w_div > 1 else "")
+        + (" (ZeRO-3/FSDP shards them)" if zero >= 3 and dp > 1 else ""),
+        "trainable" if full else "frozen base model", q.source))
+
+    n = m.params_total
+    if full:
+        trainable = n
+        grad_bytes = 2.0 if q.linear_bits <= 16 else 4.0
+    else:
+        trainable = lora_params(w)
+        grad_bytes = 4.0
+        terms.append(MemoryTerm(
+            "adapter_weights", int(trainable * 4 / split),
+            f"LoRA rank {w.lora_rank} on {', '.join(w.lora_targets)}: {trainable:,} params "
+            "x 4 bytes (fp32 adapters)",
+            "PEFT keeps adapters in fp32 under mixed precision (autocast_adapter_dtype)",
+            "https://huggingface.co/docs/peft/main/en/developer_guides/lora"))
+    # --- master weights, gradients, optimizer
+    if full and w.uses_master_weights:
+        div = split * (dp if zero >= 1 else 1)
+        terms.append(MemoryTerm("master_weights", int(trainable * 4 / div),
+                                f"fp32 master copy: {trainable:,} params x 4 bytes"
+                                + (f" / {div}" if div > 1 else ""),
+                                "mixed precision keeps fp32 master weights", _OPT_SOURCE))
+    gdiv = split * (dp if zero >= 2 else 1)
+    terms.append(MemoryTerm("gradients", int(trainable * grad_bytes / gdiv),
+                            f"{trainable:,} trainable params x {grad_bytes:g} bytes"
+                            + (f" / {gdiv}" if gdiv > 1 else ""),
+                            "gradients in the dtype of the trainable weights", _OPT_SOURCE))
+    per_param, what = OPTIMIZER_BYTES[w.optimizer]
+    if per_param is None:
+        opt = _adafactor_bytes(m, trainable) if full else sum(
+            4 * (2 * w.lora_rank + g.in_features + g.out_features) * g.count
+            for g in lora_groups(w))
+    else:
+        opt = trainable * per_param
+    odiv = split * (dp if zero >= 1 else 1)
+    terms.append(MemoryTerm("optimizer_states", int(opt / odiv),
+                            what + (f" / {odiv}" if odiv > 1 else ""), None, _OPT_SOURCE))
+
+    # --- activations
+    s, b = w.seq_len, w.batch
+    L = m.num_layers
+    per_tl = activation_bytes_per_token_layer(m, tp)
+    if w.uses_checkpointing:
+        act = L * s * b * 2 * m.hidden_size + s * b * per_tl
+        formula = (f"checkpointed: {L} layers x {s} tokens x batch {b} x 2 x hidden (layer "
+                   "inputs) + one layer recomputed in full")
+    else:
+        act = L * s * b * per_tl
+        formula = (f"{L} layers x {s} tokens x batch {b} x {per_tl:,.0f} bytes per token-layer")
+    if not w.flash_attention:
+        extra = (1 if w.uses_checkpointing else L) * b * m.num_attention_heads / tp * s * s * 2
+        act += extra
+        formula += " + attention probabilities (eager, 2 x heads x seq^2 bytes per layer)"
+    c = memory_constant("train_activation_bytes_per_token_layer")
+    terms.append(MemoryTerm("activations", int(act), formula,
+                            ("gradient checkpointing on" if w.uses_checkpointing else
+                             "gradient checkpointing off") + ", "
+                            + ("flash attention" if w.flash_attention else "eager attention")
+                            + (f"; pipeline stages hold {pp} micro-batches in flight" if pp > 1
+                               else ""), c.source))
+    v = m.vocab_size
+    if w.fused_loss:
+        logits = min(b * s, 2048) * v * 8 / tp
+        lformula = "fused/chunked cross-entropy: one chunk of 2,048 tokens x vocab x 8 bytes"
+    else:
+        per = memory_value("train_logits_bytes_per_element")
+        logits = b * s * v * per / tp
+        lformula = f"batch {b} x {s} tokens x vocab {v:,} x {per} bytes (bf16 + fp32 + grad)"
+    terms.append(MemoryTerm("logits", int(logits), lformula, None,
+                            memory_constant("train_logits_bytes_per_element").source))
+    if q.linear_bits < 16 and m.linears:
+        largest = max(g.in_features * g.out_features for g in m.linears)
+        terms.append(MemoryTerm(
+            "dequant_workspace", int(largest * 2 / tp),
+            f"largest linear ({largest:,} weights) dequantized to 16-bit for its matmul",
+            "bitsandbytes dequantizes one weight at a time",
+            "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
+    if zero >= 3 and dp > 1:
+        nlayers = memory_value("zero3_prefetch_layers")
+        terms.append(MemoryTerm(
+            "zero3_working_set", int(nlayers * m.largest_layer_params * 2 / tp),
+            f"{nlayers} gathered layers x {m.largest_layer_params:,} params x 2 bytes",
+            "FSDP/ZeRO-3 all-gathers the current and the prefetched layer",
+            memory_constant("zero3_prefetch_layers").source))
+    terms.append(runtime_term("transformers"))
+    nccl = nccl_term(w.gpus)
+    if nccl:
+        terms.append(nccl)
+    dynamic = act + logits + trainable * grad_bytes / gdiv
+    frag = memory_constant("fragmentation_fraction")
+    terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
+                            f"{frag.value:.0%} of activations, logits and gradients",
+                            "PyTorch caching allocator", frag.source))
+    if w.optimizer == "paged-adamw-8bit":
+        assumptions.append("paged optimizer: states can page to CPU memory under pressure; "
+                           "the estimate keeps them on the GPU")
+    details = {"trainable_params": trainable, "seq_len": s, "micro_batch": b,
+               "zero_stage": zero, "tp": tp, "pp": pp, "dp": dp,
+               "activation_bytes_per_token_layer": per_tl}
+    return terms, assumptions, details

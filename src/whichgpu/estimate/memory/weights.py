@@ -1,0 +1,75 @@
+"""Weight bytes: exact from the checkpoint when known, else from the spec and the format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from whichgpu.models.quant import QuantFormat
+from whichgpu.models.spec import ComponentSpec, ModelSpec
+
+_DTYPE_BITS = {"bf16": 16, "fp16": 16, "float16": 16, "bfloat16": 16, "fp32": 32, "float32": 32,
+               "fp8": 8}
+
+
+@dataclass(frozen=True)
+class WeightBytes:
+    total: int
+    embedding: int  # token embedding table (looked up, not streamed per token)
+    lm_head: int
+    exact: bool  # from checkpoint bytes rather than from counts x bits
+    formula: str
+
+
+def native_bits(model: ModelSpec) -> int:
+    return _DTYPE_BITS.get(model.native_dtype, 16)
+
+
+def uses_checkpoint_bytes(model: ModelSpec, quant_name: str, requested: str | None) -> bool:
+    """Exact checkpoint bytes apply when the user runs the checkpoint as it is stored."""
+    ck = model.checkpoint
+    if ck is None or not ck.total_bytes:
+        return False
+    if requested is None:
+        return True
+    stored = (model.quantization or model.native_dtype or "").lower()
+    return requested.lower() == stored or requested.lower() == quant_name.lower() == stored
+
+
+def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None) -> WeightBytes:
+    """Bytes of a decoder's weights in ``quant`` (embeddings/LM head at the format's own bits)."""
+    if uses_checkpoint_bytes(model, quant.name, requested):
+        ck = model.checkpoint
+        return WeightBytes(ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes, True,
+                           f"exact checkpoint bytes ({ck.source})")
+    p = model.params
+    other_bits = native_bits(model) if quant.linear_bits >= 16 else 16
+    if quant.expert_only:
+        quantized = p.experts
+        plain = p.attention + p.mlp + p.shared_experts
+    else:
+        quantized = p.attention + p.mlp + p.experts + p.shared_experts
+        plain = 0
+    emb = p.embedding * quant.embedding_bits / 8
+    head = p.lm_head * quant.lm_head_bits / 8
+    total = (quantized * quant.linear_bits / 8 + plain * other_bits / 8 + emb + head
+             + (p.norms + p.router + p.other) * other_bits / 8)
+    formula = (f"linear params x {quant.linear_bits:g} bits"
+               + (f" (experts only; other linears {other_bits} bits)" if quant.expert_only else "")
+               + f" + embedding x {quant.embedding_bits:g} bits"
+               + (f" + lm_head x {quant.lm_head_bits:g} bits" if p.lm_head else " (tied lm_head)")
+               + f" + norms/router/other x {other_bits} bits")
+    return WeightBytes(int(total), int(emb), int(head), False, formula)
+
+
+def component_quantized(c: ComponentSpec) -> bool:
+    """Which diffusion components a --quant applies to: the denoiser and large text encoders."""
+    return c.kind in ("unet", "dit", "mmdit", "transformer", "t5", "llm")
+
+
+def component_bytes(c: ComponentSpec, quant: QuantFormat, requested: str | None) -> int:
+    """Bytes of one pipeline component: exact if known and unquantized, else params x bits."""
+    if c.checkpoint_bytes and (requested is None or not component_quantized(c)):
+        return int(c.checkpoint_bytes)
+    if component_quantized(c) and requested is not None:
+        return int(c.params * quant.linear_bits / 8)
+    return int(c.params * _DTYPE_BITS.get(c.native_dtype, 16) / 8)

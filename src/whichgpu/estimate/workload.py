@@ -1,0 +1,253 @@
+"""A workload: a model, a task and the settings that decide memory and speed.
+
+The same Workload feeds the memory estimate, the speed estimate and the recommender, so the
+three always agree on what is being run. Defaults are explicit and listed in ``assumptions``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from whichgpu.errors import InputError
+from whichgpu.models.quant import QuantFormat, get_quant
+from whichgpu.models.spec import ModelSpec
+
+Task = Literal["inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
+               "image-lora"]
+TASKS: tuple[str, ...] = ("inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
+                          "image-lora")
+TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
+LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
+DIFFUSION_TASKS = ("image", "video", "image-lora")
+ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc")
+OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
+              "lion")
+OFFLOAD = ("none", "model", "sequential")
+KV_DTYPES = {"f16": 2.0, "bf16": 2.0, "fp16": 2.0, "f32": 4.0, "fp8": 1.0, "q8_0": 34 / 32,
+             "q5_1": 24 / 32, "q5_0": 22 / 32, "q4_1": 20 / 32, "q4_0": 18 / 32,
+             "iq4_nl": 18 / 32}
+DEFAULT_CONTEXT = 4096
+DEFAULT_TRAIN_SEQ = 2048
+
+# GGUF formats imply llama.cpp; EXL2 implies exllamav2.
+_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "f32")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What is being run. Leave a field as None to take the documented default."""
+
+    model: ModelSpec
+    task: str = "inference"
+    quant: str | None = None
+    kv_dtype: str = "f16"
+    context: int | None = None  # tokens held per sequence (inference) / sequence length (train)
+    batch: int = 1  # concurrent sequences (inference) / micro-batch (training) / images
+    engine: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    optimizer: str = "adamw"
+    master_weights: bool | None = None
+    gradient_checkpointing: bool | None = None
+    flash_attention: bool = True
+    fused_loss: bool = False
+    lora_rank: int = 16
+    lora_targets: tuple[str, ...] = ("all-linear",)
+    gpus: int = 1
+    tp: int | None = None
+    pp: int = 1
+    zero: int | None = None
+    resolution: tuple[int, int] | None = None
+    frames: int | None = None
+    steps: int | None = None
+    cfg: bool | None = None
+    offload: str = "none"
+    vae_tiling: bool = False
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    # ------------------------------------------------------------ resolved settings
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def is_training(self) -> bool:
+        return self.task in TRAINING_TASKS
+
+    @property
+    def is_diffusion(self) -> bool:
+        return self.task in DIFFUSION_TASKS
+
+    @property
+    def quant_format(self) -> QuantFormat:
+        return get_quant(self.quant_name)
+
+    @property
+    def quant_name(self) -> str:
+        if self.quant:
+            return self.quant
+        if self.task == "qlora":
+            return "nf4-dq"
+        if self.model.quantization and self.task == "inference":
+            return self.model.quantization  # a checkpoint shipped quantized (gpt-oss mxfp4)
+        native = self.model.native_dtype
+        return native if native in ("bf16", "fp16", "fp32") else "bf16"
+
+    @property
+    def engine_name(self) -> str:
+        if self.engine:
+            return self.engine
+        if self.is_training or self.is_diffusion:
+            return "transformers"
+        q = self.quant_name.lower()
+        if q.startswith(_GGUF_PREFIXES) or (self.model.checkpoint and
+                                            self.model.checkpoint.source.startswith("gguf")):
+            return "llamacpp"
+        if q.startswith("exl2"):
+            return "exllamav2"
+        return "vllm"
+
+    @property
+    def seq_len(self) -> int:
+        """Tokens per sequence: the context for inference, the sequence length for training."""
+        if self.context:
+            return self.context
+        if self.is_training:
+            return DEFAULT_TRAIN_SEQ
+        if self.prompt_tokens or self.output_tokens:
+            return (self.prompt_tokens or 0) + (self.output_tokens or 0)
+        cap = self.model.max_context or DEFAULT_CONTEXT
+        return min(cap, DEFAULT_CONTEXT)
+
+    @property
+    def kv_bytes(self) -> float:
+        return KV_DTYPES[self.kv_dtype.lower()]
+
+    @property
+    def tp_degree(self) -> int:
+        """Tensor-parallel degree: inference splits over every GPU by default."""
+        if self.tp:
+            return self.tp
+        if not self.is_training and not self.is_diffusion:
+            return max(1, self.gpus // max(1, self.pp))
+        return 1
+
+    @property
+    def dp_degree(self) -> int:
+        return max(1, self.gpus // (self.tp_degree * max(1, self.pp)))
+
+    @property
+    def zero_stage(self) -> int:
+        """ZeRO stage (3 = FSDP full shard). Multi-GPU training shards fully by default."""
+        if self.zero is not None:
+            return self.zero
+        return 3 if self.is_training and self.dp_degree > 1 else 0
+
+    @property
+    def uses_master_weights(self) -> bool:
+        if self.master_weights is not None:
+            return self.master_weights
+        return self.task in ("full-ft", "pretrain") and self.quant_format.linear_bits == 16
+
+    @property
+    def uses_checkpointing(self) -> bool:
+        if self.gradient_checkpointing is not None:
+            return self.gradient_checkpointing
+        return self.task == "qlora"
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        if self.resolution:
+            return self.resolution
+        if self.model.diffusion:
+            return self.model.diffusion.default_resolution
+        return (1024, 1024)
+
+    @property
+    def video_frames(self) -> int:
+        if self.frames:
+            return self.frames
+        d = self.model.diffusion
+        return d.default_frames if d and d.is_video else 1
+
+    @property
+    def cfg_passes(self) -> int:
+        """Denoiser passes per step: 2 with classifier-free guidance, 1 for distilled models."""
+        if self.cfg is not None:
+            return 2 if self.cfg else 1
+        d = self.model.diffusion
+        return 1 if (d is None or d.guidance_distilled) else 2
+
+    def with_(self, **changes) -> Workload:
+        """A copy with some settings changed (validated again)."""
+        return replace(self, **changes)
+
+
+def validate(w: Workload) -> None:
+    """Reject impossible workloads with a message that says what to change."""
+    m = w.model
+    if w.task not in TASKS:
+        raise InputError(f"unknown task {w.task!r}; use one of {', '.join(TASKS)}")
+    if w.task in DIFFUSION_TASKS and m.family != "diffusion":
+        raise InputError(f"task {w.task!r} needs a diffusion pipeline; {m.name} is a "
+                         f"{m.family} model (use --task inference, lora, qlora or full-ft)")
+    if w.task in LLM_TASKS and m.family == "diffusion":
+        raise InputError(f"{m.name} is a diffusion pipeline: use --task image"
+                         f"{' or video' if m.diffusion and m.diffusion.is_video else ''}"
+                         " (or image-lora to train a LoRA)")
+    if w.task == "video" and not (m.diffusion and m.diffusion.is_video):
+        raise InputError(f"{m.name} generates images, not video: use --task image")
+    if w.context is not None and w.context <= 0:
+        raise InputError(f"context must be at least 1 token, got {w.context}")
+    for name in ("batch", "gpus", "pp", "lora_rank"):
+        value = getattr(w, name)
+        if not isinstance(value, int) or value < 1:
+            raise InputError(f"{name.replace('_', ' ')} must be a whole number >= 1, got {value}")
+    if w.tp is not None and w.tp < 1:
+        raise InputError(f"tensor parallel degree must be >= 1, got {w.tp}")
+    if w.gpus % (max(1, w.tp or 1) * w.pp):
+        raise InputError(f"{w.gpus} GPUs cannot be split into tp={w.tp or 1} x pp={w.pp}")
+    if w.zero is not None and w.zero not in (0, 1, 2, 3):
+        raise InputError(f"ZeRO stage must be 0, 1, 2 or 3, got {w.zero}")
+    if w.kv_dtype.lower() not in KV_DTYPES:
+        raise InputError(f"unknown KV-cache dtype {w.kv_dtype!r}; use one of "
+                         f"{', '.join(KV_DTYPES)}")
+    if w.engine is not None and w.engine not in ENGINES:
+        raise InputError(f"unknown engine {w.engine!r}; use one of {', '.join(ENGINES)}")
+    if w.optimizer not in OPTIMIZERS:
+        raise InputError(f"unknown optimizer {w.optimizer!r}; use one of {', '.join(OPTIMIZERS)}")
+    if w.offload not in OFFLOAD:
+        raise InputError(f"unknown offload mode {w.offload!r}; use one of {', '.join(OFFLOAD)}")
+    get_quant(w.quant_name)  # raises with suggestions if unknown
+    if w.task == "qlora" and w.quant and get_quant(w.quant).linear_bits > 8:
+        raise InputError("QLoRA trains adapters on a quantized base: use --quant nf4, nf4-dq or "
+                         "fp4 (or --task lora for a 16-bit base)")
+    if w.task in ("full-ft", "pretrain") and w.quant and get_quant(w.quant).linear_bits < 16:
+        raise InputError("full fine-tuning and pre-training update 16-bit weights (fp8 training "
+                         "keeps them in bf16): use --quant bf16, or --task qlora to train "
+                         "adapters on a quantized base")
+    if w.resolution is not None:
+        width, height = w.resolution
+        if width < 64 or height < 64 or width > 16384 or height > 16384:
+            raise InputError(f"resolution {width}x{height} is outside 64..16384 pixels")
+    if w.frames is not None and w.frames < 1:
+        raise InputError(f"frames must be >= 1, got {w.frames}")
+    if w.task in ("lora", "qlora") and m.linears:
+        targets = lora_groups(w)
+        if not targets:
+            names = sorted({g.name for g in m.linears})
+            raise InputError(f"no linear layer of {m.name} matches LoRA targets "
+                             f"{', '.join(w.lora_targets)}; its layers are {', '.join(names)}")
+        smallest = min(min(g.in_features, g.out_features) for g in targets)
+        if w.lora_rank > smallest:
+            raise InputError(f"LoRA rank {w.lora_rank} is larger than the smallest targeted "
+                             f"layer dimension ({smallest}); use a rank <= {smallest}")
+
+
+def lora_groups(w: Workload):
+    """The linear groups a LoRA with ``w.lora_targets`` adapts (PEFT names; 'all-linear')."""
+    targets = set(w.lora_targets)
+    if "all-linear" in targets or "all" in targets:
+        return [g for g in w.model.linears if g.name not in ("lm_head",)]
+    return [g for g in w.model.linears if g.name in targets]
