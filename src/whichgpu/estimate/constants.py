@@ -34,3 +34,17 @@ def memory_value(name: str) -> Any:
 
 def all_constants(table: str) -> dict[str, Constant]:
     return dict(_load(table))
+
+
+def speed_constant(name: str) -> Constant:
+    return _load("speed_constants")[name]
+
+
+def speed_value(name: str) -> Any:
+    return _load("speed_constants")[name].value
+
+
+def per_key(name: str, key: str, table: str = "speed_constants") -> float:
+    """A per-engine/per-format constant: ``value[key]`` or ``value['default']``."""
+    value = _load(table)[name].value
+    return float(value.get(key, value.get("default")))

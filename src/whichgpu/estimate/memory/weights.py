@@ -35,9 +35,13 @@ def uses_checkpoint_bytes(model: ModelSpec, quant_name: str, requested: str | No
     return requested.lower() == stored or requested.lower() == quant_name.lower() == stored
 
 
-def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None) -> WeightBytes:
-    """Bytes of a decoder's weights in ``quant`` (embeddings/LM head at the format's own bits)."""
-    if uses_checkpoint_bytes(model, quant.name, requested):
+def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
+                     use_checkpoint: bool = True) -> WeightBytes:
+    """Bytes of a decoder's weights in ``quant`` (embeddings/LM head at the format's own bits).
+
+    Exact checkpoint bytes are used when the checkpoint runs as stored (``use_checkpoint``).
+    """
+    if use_checkpoint and uses_checkpoint_bytes(model, quant.name, requested):
         ck = model.checkpoint
         return WeightBytes(ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes, True,
                            f"exact checkpoint bytes ({ck.source})")

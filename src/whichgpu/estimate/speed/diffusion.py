@@ -1,0 +1,76 @@
+"""Diffusion speed: per-step FLOPs from the denoiser's size and its tokens, times steps.
+
+DiT/MMDiT pass:  2 x params x tokens + 4 x layers x tokens^2 x hidden (attention)
+UNet pass:       2 x params x latent positions x a position fraction (conv levels shrink)
+per image:       steps x CFG passes x pass FLOPs / (peak x eta) + text encoding + VAE decode
+Tokens are latent pixels after the VAE and patching (+ text tokens for MMDiT joint attention);
+video adds latent frames. Several GPUs run independent pipelines for images; a video is split
+by sequence parallelism.
+"""
+
+from __future__ import annotations
+
+from whichgpu.estimate.constants import per_key, speed_value
+from whichgpu.estimate.speed.hardware import Hardware, compute_precision
+from whichgpu.estimate.speed.result import Component
+from whichgpu.estimate.workload import Workload
+
+SEQUENCE_PARALLEL_EFFICIENCY = 0.85  # prior for Ulysses/ring attention across GPUs (xDiT)
+
+
+def pass_flops(w: Workload) -> tuple[float, int, str]:
+    d = w.model.diffusion
+    den = d.component(d.denoiser)
+    width, height = w.image_size
+    if den.kind == "unet":
+        positions = (width // d.vae_scale_factor) * (height // d.vae_scale_factor)
+        frac = speed_value("unet_position_fraction")
+        return (2 * den.params * positions * frac, positions,
+                f"2 x {den.params / 1e9:.2f}B params x {positions:,} positions x {frac:g}")
+    tokens = d.image_tokens(width, height, w.video_frames)
+    if den.kind == "mmdit":
+        tokens += d.text_tokens
+    layers = max(den.num_layers, 1)
+    hidden = den.hidden_size or 3072
+    flops = 2 * den.params * tokens + 4 * layers * tokens * tokens * hidden
+    return (flops, tokens, f"2 x {den.params / 1e9:.1f}B params x {tokens:,} tokens + attention "
+                           f"4 x {layers} x {tokens:,}^2 x {hidden}")
+
+
+def diffusion_run(w: Workload, hw: Hardware) -> dict:
+    d = w.model.diffusion
+    den = d.component(d.denoiser)
+    q = w.quant_format
+    precision, why = compute_precision(hw.gpu, q, "transformers")
+    if den.native_dtype == "fp16" and precision == "bf16" and q.is_16bit:
+        precision = "fp16"
+    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    eta = per_key("diffusion_compute_efficiency", den.kind)
+    if precision in ("fp8", "fp4", "int8"):
+        eta *= speed_value("fp8_compute_efficiency_factor")
+    steps = w.steps or d.default_steps
+    flops_pass, tokens, formula = pass_flops(w)
+    per_step = flops_pass * w.cfg_passes * w.batch
+    t_denoise = steps * per_step / (peak * eta)
+    width, height = w.image_size
+    base_peak = hw.peak("bf16") or hw.peak("fp16") or peak
+    vae = (speed_value("vae_decode_flops_per_pixel") * width * height * w.video_frames * w.batch
+           / (base_peak * 0.35))
+    text = sum(2 * c.params * max(c.max_tokens, 77) for c in d.components
+               if c.kind in ("clip", "t5", "llm")) / (base_peak * 0.35)
+    fixed = per_key("diffusion_fixed_s", "video" if d.is_video else "image")
+    per_run = t_denoise + vae + text + fixed
+    if d.is_video and w.gpus > 1:
+        per_run = per_run / (w.gpus * SEQUENCE_PARALLEL_EFFICIENCY)
+    comps = (
+        Component("denoising", t_denoise,
+                  f"{steps} steps x {w.cfg_passes} pass(es) x batch {w.batch} x "
+                  f"({formula}) / ({peak / 1e12:,.0f} TFLOPS {precision} x {eta:.2f})"),
+        Component("VAE decode", vae, "decoder FLOPs per output pixel"),
+        Component("text encoders", text, "one encoder pass per prompt"),
+        Component("pipeline overhead", fixed, "scheduler, transfers, Python"),
+    )
+    return {"precision": precision, "why": why, "seconds_per_run": per_run,
+            "steps": steps, "tokens": tokens, "it_per_s": 1 / (per_step / (peak * eta)),
+            "components": comps,
+            "bound": "compute" if t_denoise > (vae + text + fixed) else "fixed-overhead"}

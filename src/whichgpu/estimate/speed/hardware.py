@@ -1,0 +1,128 @@
+"""The hardware as the speed model sees it: peaks at a precision, bandwidth, the links.
+
+Peaks come from the catalog (dense, datasheet). A calibration profile measured on the user's
+own card (``whichgpu bench``) rescales them: the efficiencies in the speed constants are
+fractions of the datasheet, so a card measured 10 % below its datasheet runs 10 % slower.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from whichgpu.catalog.gpus import GPU
+from whichgpu.estimate.constants import speed_value
+from whichgpu.models.quant import QuantFormat
+from whichgpu.units import GB
+
+# What a typical matmul / bandwidth benchmark reaches of the datasheet on a healthy card;
+# a calibration profile is compared with these, not with 100 %.
+REFERENCE_MATMUL_FRACTION = 0.80
+REFERENCE_BANDWIDTH_FRACTION = 0.90
+
+
+@dataclass(frozen=True)
+class Link:
+    kind: str  # "none", "nvlink", "pcie_p2p", "pcie_host"
+    one_way_bytes_per_s: float
+    latency_s: float
+    efficiency: float
+
+    def all_reduce_s(self, nbytes: float, n: int) -> float:
+        """Ring all-reduce: 2 (n-1)/n of the message over each link, 2 (n-1) hops."""
+        if n <= 1 or nbytes <= 0:
+            return 0.0
+        bw = self.one_way_bytes_per_s * self.efficiency
+        return 2 * (n - 1) / n * nbytes / bw + 2 * (n - 1) * self.latency_s
+
+    def all_gather_s(self, nbytes: float, n: int) -> float:
+        """All-gather (or reduce-scatter) of a ``nbytes`` tensor over ``n`` GPUs."""
+        if n <= 1 or nbytes <= 0:
+            return 0.0
+        bw = self.one_way_bytes_per_s * self.efficiency
+        return (n - 1) / n * nbytes / bw + (n - 1) * self.latency_s
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "one_way_bytes_per_s": self.one_way_bytes_per_s,
+                "latency_s": self.latency_s, "efficiency": self.efficiency}
+
+
+@dataclass(frozen=True)
+class Hardware:
+    gpu: GPU
+    count: int
+    link: Link
+    compute_scale: float = 1.0  # from a calibration profile
+    bandwidth_scale: float = 1.0
+    calibration: str | None = None  # where the scales came from
+
+    @property
+    def bandwidth(self) -> float:
+        return self.gpu.bandwidth_bytes_per_s * self.bandwidth_scale
+
+    def peak(self, precision: str) -> float:
+        """Dense FLOP/s at ``precision`` (0 if the card has no such unit)."""
+        tf = self.gpu.tflops(precision)
+        return (tf or 0.0) * 1e12 * self.compute_scale
+
+
+def link_for(gpu: GPU, count: int) -> Link:
+    """The link between ``count`` GPUs of this kind in one server (S23, S28)."""
+    if count <= 1:
+        return Link("none", float("inf"), 0.0, 1.0)
+    ic = gpu.interconnect
+    latency = speed_value("link_latency_us")
+    eff = speed_value("link_efficiency")
+    kind = str(ic.kind.value)
+    domain = int(ic.domain_gpus.value)
+    if (kind.startswith("nvlink") or kind == "infinity-fabric") and count <= domain:
+        return Link("nvlink", ic.one_way_bytes_per_s, latency["nvlink"] * 1e-6, eff["nvlink"])
+    host = str(ic.host_link.value)
+    pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
+    if kind.startswith("pcie"):
+        pcie_one_way = ic.one_way_bytes_per_s
+    if ic.peer_to_peer.value:
+        return Link("pcie_p2p", pcie_one_way, latency["pcie_p2p"] * 1e-6, eff["pcie_p2p"])
+    return Link("pcie_host", pcie_one_way, latency["pcie_host"] * 1e-6, eff["pcie_host"])
+
+
+def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
+    """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given."""
+    cs = bs = 1.0
+    source = None
+    if profile is not None:
+        cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
+                                    REFERENCE_BANDWIDTH_FRACTION)
+        source = profile.describe()
+    return Hardware(gpu, count, link_for(gpu, count), cs, bs, source)
+
+
+def _first_supported(gpu: GPU, *keys: str) -> str:
+    for k in keys:
+        if gpu.supports(k):
+            return k
+    return "fp32"
+
+
+def compute_precision(gpu: GPU, quant: QuantFormat, engine: str = "vllm",
+                      training: bool = False) -> tuple[str, str]:
+    """The precision key the matmuls run at, and why.
+
+    Weight-only formats (AWQ, GPTQ, GGUF, NF4, EXL2) compute in 16-bit: bytes shrink, compute
+    does not. FP8/INT8/FP4 formats compute natively only where the card has the unit (the
+    A100 has no FP8: there FP8 weights are dequantized to 16-bit). GeForce cards use the
+    FP32-accumulate rate except under llama.cpp, whose cuBLAS path accumulates in FP16 (S22).
+    """
+    sixteen = _first_supported(gpu, "bf16", "fp16")
+    if quant.compute in ("fp8", "int8", "fp4") and not training:
+        if gpu.supports(quant.compute):
+            return quant.compute, f"{quant.name} runs natively at {quant.compute}"
+        if quant.compute == "fp4" and gpu.supports("fp8"):
+            return sixteen, f"{gpu.id} has no FP4: {quant.name} weights are dequantized"
+        return sixteen, (f"{gpu.id} has no {quant.compute.upper()} unit: {quant.name} weights "
+                         f"are dequantized and the matmuls run at {sixteen}")
+    if quant.compute == "fp32":
+        return _first_supported(gpu, "tf32", "fp32"), "fp32 weights: TF32 tensor cores"
+    if engine == "llamacpp" and gpu.form_factor == "consumer" and not training:
+        return "fp16_acc16", "llama.cpp accumulates FP16 GEMMs in FP16 on GeForce (S22)"
+    return sixteen, f"16-bit compute ({sixteen}, FP32 accumulate)"

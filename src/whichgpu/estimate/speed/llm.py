@@ -1,0 +1,172 @@
+"""LLM inference speed: a roofline per decode step and per prefill, with engine constants.
+
+decode step = max(bytes streamed / (bandwidth x eta_bw), FLOPs / (peak x eta_c))
+              + tensor-parallel all-reduces + fixed costs (per step and per layer)
+prefill     = max(FLOPs / (peak x eta_prefill), weights / bandwidth) + all-reduces + dispatch
+
+Bytes streamed per step are the weights actually read (not the embedding table, which is only
+looked up; for MoE the distinct experts the batch touches) plus the KV cache read at the
+current context. Weight-only quantization shrinks bytes but computes in 16-bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from whichgpu.estimate.constants import per_key, speed_value
+from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
+from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.speed.hardware import Hardware, compute_precision
+from whichgpu.estimate.speed.result import Component, dominant
+from whichgpu.estimate.workload import Workload
+from whichgpu.models.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class StepTime:
+    seconds: float
+    parts: dict[str, float]  # bound name -> seconds of that term
+    components: tuple[Component, ...]
+
+    @property
+    def bound(self) -> str:
+        return dominant(self.parts)
+
+
+def expected_distinct_experts(num_experts: int, top_k: int, tokens: int) -> float:
+    """Experts a batch of ``tokens`` touches in one MoE layer, if routing were uniform.
+
+    Each token picks ``top_k`` of ``num_experts``; an expert is missed by all tokens with
+    probability (1 - k/E)^tokens.
+    """
+    if num_experts <= 0:
+        return 0.0
+    return num_experts * (1 - (1 - top_k / num_experts) ** max(tokens, 0))
+
+
+def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
+    """Weight bytes read from memory for one forward pass over ``tokens`` tokens."""
+    m = w.model
+    q = w.quant_format
+    wb = llm_weight_bytes(m, q, w.quant)
+    total = wb.total - wb.embedding  # the embedding table is looked up, not streamed
+    if m.moe is None or not m.params.experts:
+        return total, "weights without the embedding table"
+    bits = q.linear_bits
+    expert_bytes = m.params.experts * bits / 8
+    if wb.exact:
+        calc = llm_weight_bytes(m, q, w.quant, use_checkpoint=False).total or 1
+        expert_bytes *= wb.total / calc
+    moe = m.moe
+    touched = expected_distinct_experts(moe.num_experts, moe.experts_per_token, tokens)
+    frac = touched / moe.num_experts
+    streamed = total - expert_bytes * (1 - frac)
+    return streamed, (f"dense weights + {touched:.1f} of {moe.num_experts} experts per MoE "
+                      f"layer for {tokens} token(s)")
+
+
+def attention_flops_per_token(m: ModelSpec, context: int) -> float:
+    """QK^T and PV FLOPs for one new token attending to ``context`` tokens, all layers."""
+    if m.layers:
+        total = 0.0
+        for layer in m.layers:
+            if layer.attention == "linear":
+                continue
+            c = min(context, layer.window) if layer.attention == "sliding" and layer.window \
+                else context
+            total += 4 * c * m.num_attention_heads * (m.head_dim or 128)
+        return total
+    return 4 * context * m.num_layers * m.num_attention_heads * (m.head_dim or 128)
+
+
+def linear_flops_per_token(m: ModelSpec) -> float:
+    """2 x active parameters, without the embedding lookup."""
+    return 2 * max(m.params_active - m.params.embedding, 1)
+
+
+def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
+    """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
+    m = w.model
+    q = w.quant_format
+    engine = w.engine_name
+    tp = w.tp_degree
+    precision, _ = compute_precision(hw.gpu, q, engine)
+    weights, wdesc = streamed_weight_bytes(w, batch)
+    kv = kv_cache(m, context, w.kv_bytes, engine).bytes_per_sequence * batch
+    kv_gpu = kv / kv_tp_divisor(m, tp)
+    eta_bw = per_key("decode_bandwidth_efficiency", engine)
+    if q.weight_only:
+        eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
+    t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
+    flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
+    eta_c = per_key("prefill_compute_efficiency", engine)
+    if q.weight_only:
+        eta_c *= per_key("weight_only_compute_efficiency", q.name)
+    if precision in ("fp8", "fp4", "int8"):
+        eta_c *= speed_value("fp8_compute_efficiency_factor")
+    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    t_comp = flops / (peak * eta_c)
+    t_comm = 0.0
+    if tp > 1:
+        t_comm = m.num_layers * 2 * hw.link.all_reduce_s(batch * m.hidden_size * 2, tp)
+    if w.pp > 1:
+        t_comm += (w.pp - 1) * hw.link.latency_s
+    t_fix = (per_key("decode_fixed_ms", engine) * 1e-3
+             + m.num_layers * per_key("decode_per_layer_us", engine) * 1e-6)
+    parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
+             "fixed-overhead": t_fix}
+    comps = (
+        Component("weights+kv read", t_mem,
+                  f"({wdesc}: {weights / tp / 1e9:.2f} GB + KV {kv_gpu / 1e9:.3f} GB) / "
+                  f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"),
+        Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} TFLOPS "
+                                     f"{precision} x {eta_c:.2f})"),
+        Component("tensor-parallel all-reduce", t_comm,
+                  f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}"),
+        Component("fixed per step", t_fix, f"{engine}: per-token and per-layer overheads"),
+    )
+    return StepTime(max(t_mem, t_comp) + t_comm + t_fix, parts, comps)
+
+
+def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime:
+    """Seconds to process ``batch`` prompts of ``prompt`` tokens (time to first token)."""
+    m = w.model
+    q = w.quant_format
+    engine = w.engine_name
+    tp = w.tp_degree
+    precision, _ = compute_precision(hw.gpu, q, engine)
+    tokens = batch * prompt
+    # causal attention: token t attends to t tokens, on average prompt/2
+    samples = _samples(prompt)
+    attn = sum(attention_flops_per_token(m, c) for c in samples) / len(samples)
+    flops = tokens * (linear_flops_per_token(m) + attn) / tp
+    eta = per_key("prefill_compute_efficiency", engine)
+    if q.weight_only:
+        eta *= per_key("weight_only_compute_efficiency", q.name)
+    if precision in ("fp8", "fp4", "int8"):
+        eta *= speed_value("fp8_compute_efficiency_factor")
+    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    t_comp = flops / (peak * eta)
+    weights, _ = streamed_weight_bytes(w, tokens)
+    t_mem = weights / tp / (hw.bandwidth * per_key("decode_bandwidth_efficiency", engine))
+    t_comm = 0.0
+    if tp > 1:
+        t_comm = m.num_layers * 2 * hw.link.all_reduce_s(tokens * m.hidden_size * 2, tp)
+    t_fix = (m.num_layers * per_key("prefill_per_layer_ms", engine) * 1e-3
+             + per_key("decode_fixed_ms", engine) * 1e-3)
+    parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
+             "fixed-overhead": t_fix}
+    comps = (
+        Component("prefill matmuls + attention", t_comp,
+                  f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
+                  f"{eta:.2f})"),
+        Component("weights read once", t_mem, f"{weights / tp / 1e9:.2f} GB"),
+        Component("tensor-parallel all-reduce", t_comm, f"over {hw.link.kind}"),
+        Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
+    )
+    return StepTime(max(t_comp, t_mem) + t_comm + t_fix, parts, comps)
+
+
+def _samples(prompt: int) -> list[int]:
+    """Context lengths at which to evaluate attention cost across a prompt (cheap integral)."""
+    return [max(1, int(prompt * f)) for f in (0.125, 0.375, 0.625, 0.875)]
