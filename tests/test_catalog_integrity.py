@@ -127,3 +127,51 @@ def test_quoted_figures_point_at_catalog_gpus():
     ids = {g.id for g in GPUS}
     for q in CATALOG.quoted:
         assert q.gpu in ids and ARTICLE_ID.match(q.source)
+
+
+# Sources that are not a URL must say why (the exact-string search of public nvidia-smi outputs).
+NON_URL_SOURCES = {"nvsmi-search"}
+
+
+def test_every_source_is_a_url_unless_it_explains_itself():
+    for key, text in CATALOG.sources.items():
+        if key in NON_URL_SOURCES:
+            assert "nvidia-smi" in text and "URL" in text
+        else:
+            assert text.startswith("https://"), f"[sources] {key} is not a URL"
+
+
+@pytest.mark.parametrize("g", GPUS, ids=lambda g: g.id)
+def test_usable_memory_comes_from_a_real_smi_output_or_is_flagged(g):
+    sv = g.memory_usable_mib
+    from_smi = sv.source.startswith(("nvsmi-", "rocm-"))
+    assert from_smi or "unverified" in (sv.note or ""), f"{g.id}: neither measured nor flagged"
+
+
+def test_geforce_blackwell_and_ada_accumulate_rates_follow_the_whitepapers():
+    rtx5090, rtx4090 = CATALOG.get("rtx-5090"), CATALOG.get("rtx-4090")
+    # RTX Blackwell whitepaper Table 3 (dense): FP32 accumulate runs at half the FP16-acc rate.
+    assert rtx5090.tflops("bf16") == pytest.approx(209.5)
+    assert rtx5090.tflops("fp16_acc16") == pytest.approx(419)
+    assert rtx5090.tflops("fp8") == pytest.approx(419)
+    assert rtx5090.tflops("fp8_acc16") == pytest.approx(838)
+    assert rtx5090.tflops("fp4") == pytest.approx(1676)
+    # Ada whitepaper v2.02+ Appendix A: FP8 with FP32 accumulate is 330.3, not 660.6.
+    assert rtx4090.tflops("fp8") == pytest.approx(330.3)
+    assert rtx4090.tflops("fp8_acc16") == pytest.approx(660.6)
+
+
+def test_blackwell_per_gpu_figures_follow_nvidias_current_tables():
+    b200, gb200 = CATALOG.get("b200"), CATALOG.get("gb200")
+    assert float(b200.bandwidth_gb_s.value) == 7700
+    assert "8 TB/s" in b200.bandwidth_gb_s.note  # the DGX/marketing figure is recorded
+    assert b200.tflops("bf16") == 2250 and gb200.tflops("bf16") == 2500
+    assert gb200.tflops("fp64") == 40 and gb200.tflops("fp32") == 80
+    assert "45" in gb200.throughput_at("fp64").note  # the GTC 2024 / Epoch figure is recorded
+
+
+def test_mi355x_is_not_confused_with_the_mi350x():
+    mi355x = CATALOG.get("mi355x")
+    assert mi355x.tflops("fp8") == pytest.approx(5033.2)
+    assert "4,600" in mi355x.throughput_at("fp8").note  # Epoch's MI350X figure, recorded as such
+    assert mi355x.tdp_watts == 1400
