@@ -23,7 +23,10 @@ DIFFUSION_TASKS = ("image", "video", "image-lora")
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
-OFFLOAD = ("none", "model", "sequential")
+# Diffusion: model / sequential (diffusers CPU offload). Training: optimizer (ZeRO-Offload:
+# optimizer states and master weights in CPU memory) or cpu (FSDP CPUOffload: parameters,
+# gradients and optimizer states in CPU memory, layers gathered to the GPU as they run).
+OFFLOAD = ("none", "model", "sequential", "optimizer", "cpu")
 KV_DTYPES = {"f16": 2.0, "bf16": 2.0, "fp16": 2.0, "f32": 4.0, "fp8": 1.0, "q8_0": 34 / 32,
              "q5_1": 24 / 32, "q5_0": 22 / 32, "q4_1": 20 / 32, "q4_0": 18 / 32,
              "iq4_nl": 18 / 32}
@@ -219,6 +222,12 @@ def validate(w: Workload) -> None:
         raise InputError(f"unknown optimizer {w.optimizer!r}; use one of {', '.join(OPTIMIZERS)}")
     if w.offload not in OFFLOAD:
         raise InputError(f"unknown offload mode {w.offload!r}; use one of {', '.join(OFFLOAD)}")
+    if w.offload in ("model", "sequential") and not w.is_diffusion:
+        raise InputError(f"--offload {w.offload} is for diffusion pipelines; training uses "
+                         "--offload optimizer or cpu")
+    if w.offload in ("optimizer", "cpu") and not w.is_training:
+        raise InputError(f"--offload {w.offload} is for training (ZeRO-Offload / FSDP CPU "
+                         "offload)")
     get_quant(w.quant_name)  # raises with suggestions if unknown
     if w.task == "qlora" and w.quant and get_quant(w.quant).linear_bits > 8:
         raise InputError("QLoRA trains adapters on a quantized base: use --quant nf4, nf4-dq or "

@@ -73,8 +73,16 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     # --- weights
     wb = llm_weight_bytes(m, q, w.quant)
     w_div = split * (dp if zero >= 3 else 1)
+    on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
+    states_on_cpu = w.offload in ("optimizer", "cpu")
+    if on_cpu:
+        assumptions.append("FSDP CPU offload: parameters, gradients and optimizer states stay in "
+                           "CPU memory; each layer is copied to the GPU as it runs")
+    elif states_on_cpu:
+        assumptions.append("ZeRO-Offload: optimizer states and fp32 master weights stay in CPU "
+                           "memory")
     terms.append(MemoryTerm(
-        "weights", int(wb.total / w_div),
+        "weights", 0 if on_cpu else int(wb.total / w_div),
         wb.formula + (f", / {w_div} GPUs" if w_div > 1 else "")
         + (" (ZeRO-3/FSDP shards them)" if zero >= 3 and dp > 1 else ""),
         "trainable" if full else "frozen base model", q.source))
@@ -93,14 +101,14 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             "PEFT keeps adapters in fp32 under mixed precision (autocast_adapter_dtype)",
             "https://huggingface.co/docs/peft/main/en/developer_guides/lora"))
     # --- master weights, gradients, optimizer
-    if full and w.uses_master_weights:
+    if full and w.uses_master_weights and not states_on_cpu:
         div = split * (dp if zero >= 1 else 1)
         terms.append(MemoryTerm("master_weights", int(trainable * 4 / div),
                                 f"fp32 master copy: {trainable:,} params x 4 bytes"
                                 + (f" / {div}" if div > 1 else ""),
                                 "mixed precision keeps fp32 master weights", _OPT_SOURCE))
     gdiv = split * (dp if zero >= 2 else 1)
-    terms.append(MemoryTerm("gradients", int(trainable * grad_bytes / gdiv),
+    terms.append(MemoryTerm("gradients", 0 if on_cpu else int(trainable * grad_bytes / gdiv),
                             f"{trainable:,} trainable params x {grad_bytes:g} bytes"
                             + (f" / {gdiv}" if gdiv > 1 else ""),
                             "gradients in the dtype of the trainable weights", _OPT_SOURCE))
@@ -112,7 +120,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     else:
         opt = trainable * per_param
     odiv = split * (dp if zero >= 1 else 1)
-    terms.append(MemoryTerm("optimizer_states", int(opt / odiv),
+    terms.append(MemoryTerm("optimizer_states", 0 if states_on_cpu else int(opt / odiv),
                             what + (f" / {odiv}" if odiv > 1 else ""), None, _OPT_SOURCE))
 
     # --- activations
@@ -154,7 +162,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             f"largest linear ({largest:,} weights) dequantized to 16-bit for its matmul",
             "bitsandbytes dequantizes one weight at a time",
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
-    if zero >= 3 and dp > 1:
+    if (zero >= 3 and dp > 1) or on_cpu:
         nlayers = memory_value("zero3_prefetch_layers")
         terms.append(MemoryTerm(
             "zero3_working_set", int(nlayers * m.largest_layer_params * 2 / tp),

@@ -1,0 +1,130 @@
+"""Check the estimates against published measurements (``validation/*.csv``).
+
+Each row becomes a Workload; the estimate of the quantity the row measured is compared with
+the measurement. Rows are split once and for all into a calibration half and a holdout half
+by a hash of their id: constants may be fitted on calibration rows only, and the error that
+the README reports is the holdout error.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from whichgpu.errors import DataError, InputError
+
+
+def split_of(row_id: str) -> str:
+    """'calibration' or 'holdout', fixed by the row id (SHA-1, so stable across runs)."""
+    digest = hashlib.sha1(row_id.encode("utf-8")).digest()
+    return "calibration" if digest[0] % 2 == 0 else "holdout"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: str
+    category: str
+    split: str
+    measured: float
+    predicted: float | None
+    unit: str
+    note: str = ""
+    source_url: str = ""
+
+    @property
+    def error(self) -> float | None:
+        """Signed relative error: predicted / measured - 1."""
+        if self.predicted is None or not self.measured:
+            return None
+        return self.predicted / self.measured - 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "category": self.category, "split": self.split,
+                "measured": self.measured, "predicted": self.predicted, "unit": self.unit,
+                "error": self.error, "note": self.note, "source_url": self.source_url}
+
+
+def default_path(name: str) -> Path:
+    """validation/<name>.csv in a source checkout (the data set is not part of the wheel)."""
+    here = Path(str(resources.files("whichgpu"))).resolve()
+    for parent in here.parents:
+        candidate = parent / "validation" / f"{name}.csv"
+        if candidate.exists():
+            return candidate
+    raise InputError(f"validation/{name}.csv not found: run from a source checkout or pass "
+                     "--file")
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as exc:
+        raise DataError(path, f"cannot read the file ({exc.strerror})") from exc
+    if not rows or "id" not in rows[0]:
+        raise DataError(path, "expected a CSV with an 'id' column")
+    return rows
+
+
+def evaluate(rows: Iterable[dict[str, str]],
+             predict: Callable[[dict[str, str]], tuple[float | None, str]],
+             measured: Callable[[dict[str, str]], tuple[float, str]]) -> list[Outcome]:
+    """Predict every row; a row that cannot be modelled keeps predicted=None and says why."""
+    out = []
+    for row in rows:
+        value, unit = measured(row)
+        try:
+            predicted, note = predict(row)
+        except (InputError, KeyError, ValueError, ZeroDivisionError) as exc:
+            predicted, note = None, f"not modelled: {exc}"
+        out.append(Outcome(row["id"], row.get("category", ""), split_of(row["id"]), value,
+                           predicted, unit, note, row.get("source_url", "")))
+    return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    category: str
+    split: str
+    n: int
+    median_abs_error: float
+    p90_abs_error: float
+    median_signed_error: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category, "split": self.split, "n": self.n,
+                "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
+                "median_signed_error": self.median_signed_error}
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    k = 0.9 * (len(ordered) - 1)
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summarize(outcomes: list[Outcome]) -> list[Summary]:
+    """Median and 90th percentile absolute error by category and split (and 'all')."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    for o in outcomes:
+        if o.error is None:
+            continue
+        for cat in (o.category, "all"):
+            for split in (o.split, "all"):
+                groups.setdefault((cat, split), []).append(o.error)
+    out = []
+    for (cat, split), errs in sorted(groups.items()):
+        absolute = [abs(e) for e in errs]
+        out.append(Summary(cat, split, len(errs), statistics.median(absolute), _p90(absolute),
+                           statistics.median(errs)))
+    return out

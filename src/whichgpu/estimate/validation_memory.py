@@ -1,0 +1,43 @@
+"""``whichgpu validate memory``: the memory model against validation/memory.csv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from whichgpu.estimate.constants import memory_value
+from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.validation import Outcome, default_path, evaluate, read_rows
+from whichgpu.estimate.validation_rows import gpu_of, measured_bytes, workload_of
+
+# What each kind of measurement sees of our breakdown.
+_NOT_ALLOCATED = ("runtime", "fragmentation", "engine_reserve", "nccl")  # outside torch's count
+_NOT_RESERVED = ("runtime", "engine_reserve", "nccl")
+
+
+def predict(row: dict[str, str]) -> tuple[float | None, str]:
+    w = workload_of(row)
+    e = estimate_memory(w)
+    kind = row["measured"].strip()
+    if kind in ("file_bytes", "weights_bytes"):
+        return float(e.term("weights")), "weights term"
+    if kind == "kv_cache_bytes":
+        return float(e.term("kv_cache")), "kv_cache term"
+    if kind == "peak_allocated_bytes":
+        return float(e.total_bytes - sum(e.term(t) for t in _NOT_ALLOCATED)), \
+            "total without CUDA context, allocator slack and engine reserve"
+    if kind == "peak_reserved_bytes":
+        return float(e.total_bytes - sum(e.term(t) for t in _NOT_RESERVED)), \
+            "total without CUDA context and engine reserve"
+    if kind in ("nvidia_smi_bytes", "engine_total_bytes"):
+        if e.engine == "vllm" and row.get("gpu"):
+            # vLLM takes its utilisation fraction of the whole card whatever the model needs
+            util = memory_value("vllm_gpu_memory_utilization")
+            return float(max(e.total_bytes - e.term("engine_reserve"),
+                             util * gpu_of(row).usable_memory_bytes)), "vLLM pre-allocation"
+        return float(e.total_bytes), "total"
+    raise ValueError(f"unknown measurement kind {kind!r}")
+
+
+def run(path: Path | None = None) -> list[Outcome]:
+    rows = read_rows(path or default_path("memory"))
+    return evaluate(rows, predict, measured_bytes)

@@ -1,0 +1,148 @@
+"""Turn a validation row (memory.csv / speed.csv) into a Workload and a GPU configuration."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from whichgpu.catalog.gpus import GPU, get_gpu
+from whichgpu.errors import InputError
+from whichgpu.estimate.workload import ENGINES, Workload
+from whichgpu.units import GB, MB, GiB, MiB
+
+# Engines named in published measurements, mapped to the engine model that behaves alike.
+ENGINE_ALIASES = {
+    "ollama": "llamacpp", "llamacpp-vulkan": "llamacpp", "llama.cpp": "llamacpp",
+    "lmstudio": "llamacpp", "exllama": "exllamav2", "mlc-llm": "mlc",
+    "gpt-fast": "vllm",  # torch.compile + CUDA graphs: a compiled decode loop like vLLM's
+    "nim": "trtllm", "tensorrt": "trtllm", "tensorrt-llm": "trtllm",
+    "litgpt": "transformers", "torchtune": "transformers", "peft": "transformers",
+    "unsloth": "transformers", "axolotl": "transformers", "trl": "transformers",
+    "deepspeed": "transformers", "torchtitan": "transformers", "llm-foundry": "transformers",
+    "vectorlm": "transformers", "megatron": "transformers",
+}
+UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
+_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
+            "up": "up_proj", "down": "down_proj"}
+
+
+@cache
+def _model(hub_id: str):
+    from whichgpu.models import resolve_model
+
+    return resolve_model(hub_id, offline=True)
+
+
+def settings(row: dict[str, str]) -> dict[str, str]:
+    """Extra settings from the optional ``settings`` column: 'offload=model; steps=50'."""
+    out = {}
+    for part in (row.get("settings") or "").split(";"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def _int(row: dict[str, str], key: str) -> int | None:
+    v = (row.get(key) or "").strip()
+    return int(float(v)) if v else None
+
+
+def _bool(text: str | None) -> bool | None:
+    if text is None or text.strip() == "":
+        return None
+    return text.strip().lower() in ("true", "1", "yes", "on")
+
+
+def engine_of(row: dict[str, str]) -> str | None:
+    e = (row.get("engine") or "").strip().lower()
+    if not e or e in ("diffusers", "comfyui", "wan-generate", "lightx2v", "wan2gp"):
+        return None
+    e = ENGINE_ALIASES.get(e, e)
+    if e not in ENGINES:
+        raise InputError(f"engine {row.get('engine')!r} has no model here")
+    return e
+
+
+def workload_of(row: dict[str, str]) -> Workload:
+    """The Workload a row describes (its model resolved offline from the presets)."""
+    extra = settings(row)
+    model = _model(row["model"].strip())
+    task = (row.get("task") or "inference").strip()
+    engine = None if task != "inference" else engine_of(row)
+    kw: dict = {"model": model, "task": task, "engine": engine}
+    quant = (row.get("quant") or "").strip()
+    if quant:
+        kw["quant"] = quant
+    context = _int(row, "context") or _int(row, "seq_len")
+    prompt = _int(row, "prompt_tokens")
+    output = _int(row, "output_tokens")
+    if context:
+        kw["context"] = context
+    elif prompt or output:
+        kw["context"] = (prompt or 0) + (output or 0)
+    if prompt:
+        kw["prompt_tokens"] = prompt
+    if output:
+        kw["output_tokens"] = output
+    batch = _int(row, "batch")
+    if batch and batch > 0:
+        kw["batch"] = batch
+    kv = (row.get("kv_dtype") or "").strip()
+    if kv:
+        kw["kv_dtype"] = kv
+    opt = (row.get("optimizer") or "").strip()
+    if opt:
+        kw["optimizer"] = opt
+    gc = _bool(row.get("gradient_checkpointing"))
+    if gc is not None:
+        kw["gradient_checkpointing"] = gc
+    rank = _int(row, "lora_rank")
+    if rank:
+        kw["lora_rank"] = rank
+    targets = (row.get("lora_targets") or "").strip()
+    if targets:
+        kw["lora_targets"] = ("all-linear",) if targets == "all-linear" else tuple(
+            _TARGETS.get(t.strip(), t.strip()) for t in targets.split(","))
+    gpus = _int(row, "gpu_count") or 1
+    kw["gpus"] = gpus
+    tp = _int(row, "tp")
+    if tp:
+        kw["tp"] = tp
+    res = (row.get("resolution") or "").strip()
+    if res:
+        w_, h_ = res.lower().split("x")
+        kw["resolution"] = (int(w_), int(h_))
+    frames = _int(row, "frames")
+    if frames:
+        kw["frames"] = frames
+    steps = _int(row, "steps")
+    if steps:
+        kw["steps"] = steps
+    cfg = _bool(row.get("cfg"))
+    if cfg is not None:
+        kw["cfg"] = cfg
+    for key in ("offload", "zero", "pp", "vae_tiling", "fused_loss", "flash_attention",
+                "master_weights", "cfg", "steps", "engine", "batch"):
+        if key in extra:
+            value = extra[key]
+            if key in ("zero", "pp", "steps", "batch"):
+                kw[key] = int(value)
+            elif key in ("vae_tiling", "fused_loss", "flash_attention", "master_weights",
+                         "cfg"):
+                kw[key] = _bool(value)
+            else:
+                kw[key] = value
+    return Workload(**kw)
+
+
+def gpu_of(row: dict[str, str]) -> GPU:
+    gid = (row.get("gpu") or "").strip()
+    if not gid:
+        raise InputError("no GPU given")
+    return get_gpu(gid)
+
+
+def measured_bytes(row: dict[str, str]) -> tuple[float, str]:
+    if (row.get("bytes") or "").strip():
+        return float(row["bytes"]), "bytes"
+    return float(row["value"]) * UNITS[row["unit"].strip()], "bytes"
