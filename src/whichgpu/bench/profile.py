@@ -1,0 +1,101 @@
+"""Calibration profiles: what ``whichgpu bench`` measured on a real card, as a JSON file.
+
+Schema ``whichgpu-calibration/1`` (documented in docs/calibration.md)::
+
+    {"schema": "whichgpu-calibration/1", "created_at": "2026-11-30T12:00:00Z", "host": "...",
+     "gpus": [{"index": 0, "name": "NVIDIA H200", "catalog_id": "h200-sxm",
+               "matmul_tflops": {"bf16": 712.0, "fp8": 1350.0},
+               "memory_bandwidth_bytes_per_s": 4.3e12,
+               "h2d_bytes_per_s": 5.1e10, "d2h_bytes_per_s": 5.0e10, ...}],
+     "topology": {...}}
+
+The speed model's efficiencies are fractions of datasheet peaks, as a healthy card reaches in
+a plain matmul or copy benchmark. A profile rescales a card by how its measurement compares
+with that reference: a card measured 10 % under the reference is predicted 10 % slower.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from whichgpu.errors import DataError
+from whichgpu.paths import data_dir
+
+SCHEMA = "whichgpu-calibration/1"
+
+
+def default_profile_path() -> Path:
+    return data_dir() / "calibration.json"
+
+
+@dataclass(frozen=True)
+class CalibrationProfile:
+    path: str
+    data: dict[str, Any]
+
+    def entries(self, gpu_id: str) -> list[dict[str, Any]]:
+        return [g for g in self.data.get("gpus", []) if g.get("catalog_id") == gpu_id]
+
+    def scales_for(self, gpu_id: str, ref_matmul: float,
+                   ref_bandwidth: float) -> tuple[float, float]:
+        """(compute scale, bandwidth scale) for a catalog GPU; (1, 1) if it was not measured."""
+        from whichgpu.catalog.gpus import get_gpu
+
+        entries = self.entries(gpu_id)
+        if not entries:
+            return 1.0, 1.0
+        g = get_gpu(gpu_id)
+        e = entries[0]
+        cs = bs = 1.0
+        measured = e.get("matmul_tflops", {})
+        ratios = [measured[p] / g.tflops(p) for p in ("bf16", "fp16")
+                  if measured.get(p) and g.tflops(p)]
+        if ratios:
+            cs = max(ratios) / ref_matmul
+        bw = e.get("memory_bandwidth_bytes_per_s")
+        if bw:
+            bs = bw / g.bandwidth_bytes_per_s / ref_bandwidth
+        return cs, bs
+
+    def describe(self) -> str:
+        return f"calibration profile {self.path} ({self.data.get('created_at', 'undated')})"
+
+
+def load_profile(path: str | Path) -> CalibrationProfile:
+    """Read and check a profile; errors name the file and the field."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text("utf-8"))
+    except OSError as exc:
+        raise DataError(p, f"cannot read the calibration profile ({exc.strerror})") from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(p, f"not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise DataError(p, f"not a whichgpu calibration profile (schema must be {SCHEMA!r})",
+                        field="schema")
+    gpus = data.get("gpus")
+    if not isinstance(gpus, list) or not gpus:
+        raise DataError(p, "expected a non-empty list of measured GPUs", field="gpus")
+    for i, g in enumerate(gpus):
+        if not isinstance(g, dict) or not g.get("catalog_id"):
+            raise DataError(p, "each GPU needs a catalog_id", row=i + 1, field="catalog_id")
+        for key, value in (g.get("matmul_tflops") or {}).items():
+            if not isinstance(value, int | float) or value <= 0:
+                raise DataError(p, f"matmul_tflops.{key} must be a positive number",
+                                row=i + 1, field=f"matmul_tflops.{key}")
+        bw = g.get("memory_bandwidth_bytes_per_s")
+        if bw is not None and (not isinstance(bw, int | float) or bw <= 0):
+            raise DataError(p, "must be a positive number", row=i + 1,
+                            field="memory_bandwidth_bytes_per_s")
+    return CalibrationProfile(str(p), data)
+
+
+def default_profile() -> CalibrationProfile | None:
+    """The profile saved by ``whichgpu bench`` in the data directory, if there is one."""
+    p = default_profile_path()
+    if not p.exists():
+        return None
+    return load_profile(p)
