@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from whichgpu.cli import catalog_cmds, estimate_cmds
+from whichgpu.cli import (
+    catalog_cmds,
+    cost_cmds,
+    estimate_cmds,
+)
 
 app = typer.Typer(
     name="whichgpu",
@@ -28,5 +32,10 @@ def _root(
         raise typer.Exit()
 
 
-catalog_cmds.register(app)
-estimate_cmds.register(app)
+# One line per command module (keeps merges of new modules simple).
+for _module in (
+    catalog_cmds,
+    cost_cmds,
+    estimate_cmds,
+):
+    _module.register(app)

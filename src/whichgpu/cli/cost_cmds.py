@@ -1,0 +1,340 @@
+"""``whichgpu tco GPU`` (owning vs renting) and ``whichgpu cost`` (what a run costs)."""
+
+from __future__ import annotations
+
+import typer
+
+from whichgpu.cli.common import console, emit_json, note
+
+_DEFAULT_PRICES = "article-000"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tco")(tco)
+    app.command("cost")(cost)
+
+
+# ---------------------------------------------------------------- parsing helpers
+
+def _fraction(text: str | None, what: str) -> float | None:
+    """``0.6`` or ``60%`` -> 0.6; anything else is a clear error."""
+    from whichgpu.errors import InputError
+
+    if text is None:
+        return None
+    s = text.strip().replace(",", ".")
+    try:
+        value = float(s[:-1]) / 100 if s.endswith("%") else float(s)
+    except ValueError:
+        raise InputError(f"cannot read {text!r} as {what}; write 0.6 or 60%") from None
+    if not s.endswith("%") and value > 1:
+        raise InputError(f"{what} {text!r} is more than 1 (100 %); write a fraction such as 0.6 "
+                         "or a percentage such as 60%")
+    return value
+
+
+def _money(text: str | None, flag: str):
+    from whichgpu.errors import InputError
+    from whichgpu.units import parse_money
+
+    if text is None:
+        return None
+    try:
+        return parse_money(text)
+    except InputError as exc:
+        raise InputError(f"{flag}: {exc}") from None
+
+
+def _rates(rate: list[str] | None):
+    from whichgpu.cost.currency import rates_from
+
+    return rates_from(rate or [])
+
+
+def _duration_range(text: str):
+    """``3h20m`` (a point), ``2h..4h`` (typical = midpoint) or ``2h..3h..4h``."""
+    from whichgpu.errors import InputError
+    from whichgpu.units import Range, parse_duration
+
+    parts = [parse_duration(p) for p in text.split("..")]
+    if len(parts) == 1:
+        return Range.point(parts[0])
+    if len(parts) == 2:
+        low, high = parts
+        return Range(low, (low + high) / 2, high) if low <= high else _bad_range(text)
+    if len(parts) == 3 and parts[0] <= parts[1] <= parts[2]:
+        return Range(*parts)
+    raise InputError(f"cannot read {text!r} as a duration range; write 3h20m, 2h..4h or "
+                     "2h..3h..4h (low..typical..high)")
+
+
+def _bad_range(text: str):
+    from whichgpu.errors import InputError
+
+    raise InputError(f"duration range {text!r} must go from low to high")
+
+
+# ---------------------------------------------------------------- tco
+
+def tco(
+    gpu_id: str = typer.Argument(..., metavar="GPU", help="A catalog id, e.g. h100 or rtx-4090."),
+    purchase_price: str | None = typer.Option(
+        None, "--purchase-price", help="Price paid per GPU, e.g. 25000USD. Default: the "
+        "midpoint of the catalog's purchase range."),
+    resale_value: str | None = typer.Option(
+        None, "--resale-value", help="What the GPU sells for at the end, e.g. 5000USD. "
+        "Default: nothing."),
+    years: float | None = typer.Option(
+        None, "--years", help="How long you own it; also the horizon of the advice. Default 3 "
+        "(S9/S11)."),
+    host_share: str | None = typer.Option(
+        None, "--host-share", help="Share of the host/server per GPU, e.g. 2000USD. Default: "
+        "nothing."),
+    tdp: float | None = typer.Option(None, "--tdp", help="Watts. Default: the catalog's TDP."),
+    load_factor: float | None = typer.Option(
+        None, "--load-factor", help="Share of TDP drawn while busy (0-1). Default 1 (S9)."),
+    utilization: str | None = typer.Option(
+        None, "--utilization", "--utilisation", help="Share of the time it works: 0.6 or 60%. "
+        "Default 0.6 (S9)."),
+    hours_per_month: float | None = typer.Option(
+        None, "--hours-per-month", help="Hours of use per month (instead of --utilization; "
+        "730 = 24/7)."),
+    kwh_price: str | None = typer.Option(
+        None, "--kwh-price", help="Electricity per kWh, e.g. 0.10USD or 0.25EUR. Default "
+        "0.10USD (S9)."),
+    pue: float | None = typer.Option(
+        None, "--pue", help="Facility power overhead (cooling as a factor on power, 1-3). "
+        "Default 1."),
+    cooling_per_hour: str | None = typer.Option(
+        None, "--cooling-per-hour", help="Cooling per hour of use, e.g. 0.02USD (S11). "
+        "Default: nothing."),
+    maintenance_per_year: str | None = typer.Option(
+        None, "--maintenance-per-year", help="e.g. 250USD. Default: nothing."),
+    rent_price: str | None = typer.Option(
+        None, "--rent-price", help="Rental price per GPU-hour to compare with, e.g. 3.15USD. "
+        "Default: the cheapest on-demand offer in --prices."),
+    prices: str = typer.Option(
+        _DEFAULT_PRICES, "--prices", help="Offer set or offer file for the rental price."),
+    currency: str | None = typer.Option(
+        None, "--currency", help="Show amounts in this currency (default: the purchase "
+        "price's)."),
+    rate: list[str] | None = typer.Option(
+        None, "--rate", help="Exchange rate override, e.g. EURUSD=1.08 (repeatable)."),
+    curve: bool = typer.Option(False, "--curve", help="Also print the month-by-month "
+                               "cumulative cost of renting vs owning."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """What owning a GPU costs, when it breaks even against renting, and whether to rent or buy.
+
+    The article's H100 case (S11): whichgpu tco h100 --purchase-price 25000USD
+    --rent-price 3.15USD --utilization 1 --cooling-per-hour 0.02USD
+    """
+    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.catalog.offers import get_offers
+    from whichgpu.cost.ownership import ownership, ownership_inputs
+    from whichgpu.cost.rent_or_buy import rent_or_buy
+    from whichgpu.errors import InputError
+    from whichgpu.units import check_currency
+
+    if utilization is not None and hours_per_month is not None:
+        raise InputError("give --utilization or --hours-per-month, not both")
+    if hours_per_month is not None and not (0 < hours_per_month <= 730):
+        raise InputError(f"--hours-per-month must be more than 0 and at most 730 (24/7), "
+                         f"got {hours_per_month:g}")
+    util = (hours_per_month / 730 if hours_per_month is not None
+            else _fraction(utilization, "utilisation"))
+    rates = _rates(rate)
+    res = resolve_gpu(gpu_id)
+    if res.note:
+        note(res.note)
+    offers = get_offers(prices) if rent_price is None else None
+    inputs = ownership_inputs(
+        res.gpu, offers=offers, rates=rates,
+        purchase_price=_money(purchase_price, "--purchase-price"),
+        resale_value=_money(resale_value, "--resale-value"), years=years,
+        host_share=_money(host_share, "--host-share"), tdp_watts=tdp, load_factor=load_factor,
+        utilization=util, kwh_price=_money(kwh_price, "--kwh-price"), pue=pue,
+        cooling_per_hour=_money(cooling_per_hour, "--cooling-per-hour"),
+        maintenance_per_year=_money(maintenance_per_year, "--maintenance-per-year"),
+        rent_price=_money(rent_price, "--rent-price"),
+        currency=check_currency(currency) if currency else None)
+    o = ownership(inputs, rates)
+    advice = rent_or_buy(inputs, rates) if o.rent_price is not None else None
+    if advice is None:
+        note(f"no on-demand offer for {res.gpu.id} in {prices}: give --rent-price for the "
+             "break-even and the advice")
+    if as_json:
+        data = o.to_json()
+        data["prices"] = prices if rent_price is None else None
+        data["advice"] = advice.to_json() if advice else None
+        if res.note:
+            data["resolution_note"] = res.note
+        emit_json(data)
+        return
+    _print_tco(o, advice, curve, res.gpu.name)
+
+
+def _print_tco(o, advice, show_curve: bool, name: str) -> None:
+    from rich.table import Table
+
+    from whichgpu.units import format_money as fm
+
+    i = o.inputs
+    console.print(f"[bold]Owning one {name}[/bold] ({i.gpu}) for {i.years:g} years, "
+                  f"amounts in {o.currency}")
+    t = Table(show_header=True, pad_edge=False)
+    t.add_column("Input")
+    t.add_column("Value", justify="right")
+    t.add_column("Source", overflow="fold")
+    src = i.sources
+
+    def row(label: str, value: str, key: str) -> None:
+        t.add_row(label, value, src.get(key, ""))
+
+    row("Purchase price", fm(o.purchase_price, 0), "purchase_price")
+    row("Host share per GPU", fm(o.host_share, 0), "host_share")
+    row("Resale value at the end", fm(o.resale_value, 0), "resale_value")
+    row("Years", f"{i.years:g}", "years")
+    row("Utilisation", f"{i.utilization:.0%} ({o.hours_used_per_month:,.0f} h/month)",
+        "utilization")
+    row("TDP", f"{i.tdp_watts:,.0f} W", "tdp_watts")
+    row("Load factor", f"{i.load_factor:g}", "load_factor")
+    row("Electricity", f"{fm(o.kwh_price)}/kWh", "kwh_price")
+    row("PUE", f"{i.pue:g}", "pue")
+    row("Cooling per hour of use", fm(o.cooling_per_hour), "cooling_per_hour")
+    row("Maintenance per year", fm(o.maintenance_per_year, 0), "maintenance_per_year")
+    if o.rent_price is not None:
+        row("Rental price per GPU-hour", fm(o.rent_price), "rent_price")
+    console.print(t)
+
+    r = Table(show_header=True, pad_edge=False)
+    r.add_column("Result")
+    r.add_column("Value", justify="right")
+    r.add_row("Energy per year", f"{o.energy_kwh_per_year:,.0f} kWh")
+    r.add_row("Electricity per year", fm(o.electricity_per_year))
+    r.add_row("Cooling per year", fm(o.cooling_per_year))
+    r.add_row("Running cost per hour of use", fm(o.running_cost_per_used_hour))
+    r.add_row(f"Total over {i.years:g} years", fm(o.total_cost, 0))
+    r.add_row("Effective cost per hour owned", fm(o.effective_cost_per_hour))
+    r.add_row("Effective cost per hour used", fm(o.effective_cost_per_used_hour))
+    if o.rent_price is not None:
+        r.add_row("Break-even (hours of use)",
+                  _hours(o.break_even_hours)
+                  + f" [dim](capital / rent: {_hours(o.break_even_hours_capital_only)})[/dim]")
+        r.add_row("Break-even at 24/7", _months(o.break_even_months_24x7))
+        r.add_row(f"Break-even at {i.utilization:.0%}", _months(o.break_even_months()))
+    console.print(r)
+    for a in o.assumptions():
+        console.print(f"[dim]- {a}[/dim]")
+    if advice is not None:
+        verdict = "BUY" if advice.decision == "buy" else "RENT"
+        console.print(f"[bold]Advice: {verdict}[/bold] (saves {fm(advice.saving, 0)} over "
+                      f"{advice.thresholds.horizon_months:g} months)")
+        for reason in advice.reasons:
+            console.print(f"  - {reason}")
+    if show_curve:
+        c = Table(title="Cumulative cost", title_justify="left", pad_edge=False)
+        for col in ("Month", "Hours used", "Rent", "Own"):
+            c.add_column(col, justify="right")
+        for p in o.curve():
+            c.add_row(f"{p.month:g}", f"{p.hours_used:,.0f}",
+                      fm(p.rent, 0) if p.rent else "-", fm(p.own, 0))
+        console.print(c)
+
+
+def _hours(x: float | None) -> str:
+    import math
+
+    if x is None:
+        return "-"
+    return "never" if not math.isfinite(x) else f"{x:,.0f} h"
+
+
+def _months(x: float | None) -> str:
+    import math
+
+    if x is None:
+        return "-"
+    return "never" if not math.isfinite(x) else f"{x:.1f} months"
+
+
+# ---------------------------------------------------------------- cost
+
+def cost(
+    gpu_id: str = typer.Option(..., "--gpu", help="A catalog id, e.g. rtx-4090 or h100."),
+    duration: str = typer.Option(
+        ..., "--duration", help="How long the run lasts: 3h20m, or a range 2h..4h "
+        "(low..high) or 2h..3h..4h (low..typical..high)."),
+    count: int = typer.Option(1, "--count", help="How many GPUs the job needs."),
+    prices: str = typer.Option(_DEFAULT_PRICES, "--prices",
+                               help="Offer set (article-000, vramfarm-2026-11) or offer file."),
+    spot: bool = typer.Option(False, "--spot", help="Use spot offers (on-demand by default)."),
+    work: str | None = typer.Option(
+        None, "--work", help="How much the run produces (1000, 1M), for a cost per unit."),
+    unit: str = typer.Option("task", "--unit", help="What one unit of --work is: image, "
+                             "token, run ..."),
+    per: str = typer.Option("1", "--per", help="Cost per this many units (1M: per million)."),
+    currency: str | None = typer.Option(None, "--currency",
+                                        help="Show amounts in this currency."),
+    rate: list[str] | None = typer.Option(
+        None, "--rate", help="Exchange rate override, e.g. EURUSD=1.08 (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """What a run costs on the cheapest offer for a GPU, under the offer's billing rule."""
+    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.catalog.offers import get_offers, shipped_offer_sets
+    from whichgpu.cost.billing import cheapest_offer
+    from whichgpu.cost.task import task_cost
+    from whichgpu.errors import InputError
+    from whichgpu.units import check_currency, format_duration, parse_count
+
+    if count < 1:
+        raise InputError(f"--count must be at least 1, got {count}")
+    span = _duration_range(duration)
+    if span.high <= 0:
+        raise InputError("--duration must be longer than zero")
+    rates = _rates(rate)
+    res = resolve_gpu(gpu_id)
+    if res.note:
+        note(res.note)
+    g = res.gpu
+    offers = get_offers(prices)
+    same_gpu = [o for o in offers if o.gpu == g.id]
+    if not same_gpu:
+        elsewhere = [s for s in shipped_offer_sets() if s != prices
+                     and any(o.gpu == g.id for o in get_offers(s))]
+        hint = f"; offer sets with it: {', '.join(elsewhere)}" if elsewhere else ""
+        raise InputError(f"no offer for {g.id} in {prices}{hint}")
+    show = check_currency(currency) if currency else same_gpu[0].price_per_hour.currency
+    offer = cheapest_offer(offers, g.id, show, rates, gpus=count, spot=spot)
+    if offer is None:
+        kind = "spot" if spot else "on-demand"
+        other = "drop --spot" if spot else "add --spot"
+        raise InputError(f"no {kind} offer for {g.id} in {prices}; {other} to use the others")
+    amount = parse_count(work, what="amount of work") if work is not None else None
+    per_n = parse_count(per, what="'per'")
+    tc = task_cost(offer, span, gpus=count, work=amount, unit=unit, per=per_n)
+    shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
+    if as_json:
+        data = shown.to_json()
+        data["prices"] = prices
+        data["currency"] = show
+        if show != offer.price_per_hour.currency:
+            data["rates"] = rates.to_json()
+            data["assumptions"].append(
+                "converted: " + rates.describe_pair(offer.price_per_hour.currency, show))
+        if res.note:
+            data["resolution_note"] = res.note
+        emit_json(data)
+        return
+    d = shown.duration_s
+    when = (format_duration(d.typical) if d.low == d.high else
+            f"{format_duration(d.typical)} ({format_duration(d.low)} to "
+            f"{format_duration(d.high)})")
+    console.print(f"[bold]{count} x {g.id}[/bold] for {when}: [bold]{shown.cost}[/bold]")
+    for a in tc.assumptions()[:-1] if d.low == d.high else tc.assumptions():
+        console.print(f"  - {a}")
+    if show != offer.price_per_hour.currency:
+        console.print("  - converted: " + rates.describe_pair(offer.price_per_hour.currency, show))
+    if shown.cost_per_unit is not None:
+        console.print(f"  per {shown.unit_label()}: {shown.cost_per_unit}")

@@ -1,0 +1,444 @@
+"""What owning a GPU costs: every input explicit, every output traceable to them.
+
+Total cost of ownership over ``years``::
+
+    capital      = purchase price + host/server share per GPU
+    electricity  = TDP x load factor x utilisation x 8,760 h x price per kWh    (S9, per year)
+    cooling      = electricity x (PUE - 1) + cooling per hour of use x hours used  (per year)
+    total        = capital - resale value + years x (electricity + cooling + maintenance)
+
+    effective cost per hour owned = total / (years x 8,760 h)
+    effective cost per hour used  = total / hours actually used  (idle 50 % doubles it, S11)
+
+Break-even against a rental price (per GPU-hour): the owner pays the capital up front and a
+running cost per hour of use (power, cooling) plus maintenance per month; the renter pays the
+rent per hour of use. ``break_even_hours_capital_only`` is the article's capital / rent
+(S11: 25,000 / 3.15 = 7,937 h); ``break_even_hours`` also counts the running costs. Resale is
+left out of break-even (it is only known when the card is sold) and counted in the total.
+All amounts are converted to one working currency with a dated rate table, never mixed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from whichgpu.catalog.gpus import GPU, Catalog, default_catalog, resolve_gpu
+from whichgpu.catalog.offers import Offer
+from whichgpu.cost.currency import RateTable, convert, default_rates
+from whichgpu.errors import InputError
+from whichgpu.units import Money, check_currency, format_money, parse_money
+
+HOURS_PER_YEAR = 8760.0  # 365 x 24, as S9 computes
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730 h: S11's "24/7 ~ 11 months" is 7,937 / 730
+
+_MONEY_FIELDS = ("purchase_price", "resale_value", "host_share", "kwh_price", "cooling_per_hour",
+                 "maintenance_per_year", "rent_price")
+
+# Where each default comes from (shown with every result).
+DEFAULT_SOURCES: dict[str, str] = {
+    "years": "S9/S11: ownership over 3 years",
+    "utilization": "S9: 60 % average utilisation",
+    "kwh_price": "S9: $0.10/kWh",
+    "load_factor": "S9: annual cost = TDP x 8,760 h x utilisation x price (full TDP while busy)",
+    "pue": "S9's formula has no facility overhead (PUE 1)",
+    "cooling_per_hour": "none by default; S11 adds $0.02/h for an H100",
+    "maintenance_per_year": "none by default; S11 names maintenance without a figure",
+    "resale_value": "none by default; S11 counts no resale",
+    "host_share": "none by default; S9/S11 count the GPU alone",
+}
+
+
+class OwnershipInputs(BaseModel):
+    """Everything the ownership model uses. Money fields accept ``Money`` or ``'25000USD'``.
+
+    Optional money (resale, host share, cooling, maintenance) defaults to nothing. ``currency``
+    is the working currency of the result (default: the purchase price's).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    gpu: str | None = None
+    purchase_price: Money
+    resale_value: Money | None = None
+    years: float = 3.0
+    host_share: Money | None = None
+    tdp_watts: float
+    load_factor: float = 1.0
+    utilization: float = 0.6
+    kwh_price: Money = Money(0.10, "USD")
+    pue: float = 1.0
+    cooling_per_hour: Money | None = None
+    maintenance_per_year: Money | None = None
+    rent_price: Money | None = None
+    currency: str | None = None
+    sources: dict[str, str] = {}
+
+    @field_validator(*_MONEY_FIELDS, mode="before")
+    @classmethod
+    def _money(cls, value: Any) -> Any:
+        if value is None or isinstance(value, Money):
+            return value
+        if isinstance(value, dict) and {"amount", "currency"} <= set(value):
+            return Money(float(value["amount"]), value["currency"])
+        return parse_money(value)
+
+    @field_validator("currency", mode="before")
+    @classmethod
+    def _currency(cls, value: Any) -> Any:
+        return None if value is None else check_currency(value)
+
+    @model_validator(mode="after")
+    def _check(self) -> OwnershipInputs:
+        problems = []
+
+        def amount(name: str, *, positive: bool = False) -> None:
+            m = getattr(self, name)
+            if m is None:
+                return
+            if not math.isfinite(m.amount) or m.amount < 0 or (positive and m.amount == 0):
+                kind = "positive" if positive else "zero or more"
+                problems.append(f"{name.replace('_', ' ')} must be {kind}, got {format_money(m)}")
+
+        amount("purchase_price", positive=True)
+        amount("rent_price", positive=True)
+        for name in ("resale_value", "host_share", "kwh_price", "cooling_per_hour",
+                     "maintenance_per_year"):
+            amount(name)
+        limits = {
+            "years": (0, 30, "years must be more than 0 and at most 30"),
+            "tdp_watts": (0, 5000, "TDP must be more than 0 W and at most 5,000 W"),
+            "load_factor": (0, 1, "load factor (share of TDP drawn while busy) must be more "
+                                  "than 0 and at most 1"),
+            "utilization": (0, 1, "utilisation must be more than 0 and at most 1 (100 %)"),
+        }
+        for name, (low, high, text) in limits.items():
+            v = getattr(self, name)
+            if not (math.isfinite(v) and low < v <= high):
+                problems.append(f"{text}, got {v:g}")
+        if not (math.isfinite(self.pue) and 1 <= self.pue <= 3):
+            problems.append(f"PUE must be between 1 and 3, got {self.pue:g}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def working_currency(self) -> str:
+        return self.currency or self.purchase_price.currency
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"gpu": self.gpu}
+        for name in type(self).model_fields:
+            if name in ("gpu", "sources"):
+                continue
+            value = getattr(self, name)
+            if value is None and name in _MONEY_FIELDS and name != "rent_price":
+                value = Money(0.0, self.working_currency)  # optional costs default to nothing
+            data[name] = value.to_json() if isinstance(value, Money) else value
+        data["currency"] = self.working_currency
+        data["hours_per_month"] = round(self.utilization * HOURS_PER_MONTH, 6)
+        return data
+
+
+def _readable(exc: ValidationError) -> InputError:
+    parts = []
+    for err in exc.errors():
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        ctx_err = (err.get("ctx") or {}).get("error")
+        if isinstance(ctx_err, InputError):
+            msg = str(ctx_err)
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return InputError("; ".join(parts))
+
+
+def make_inputs(**fields: Any) -> OwnershipInputs:
+    """:class:`OwnershipInputs` from keyword fields; bad values raise :class:`InputError`."""
+    try:
+        return OwnershipInputs(**fields)
+    except ValidationError as exc:
+        raise _readable(exc) from None
+
+
+def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | None = None,
+                     rates: RateTable | None = None, catalog: Catalog | None = None,
+                     **overrides: Any) -> OwnershipInputs:
+    """Inputs for ``gpu`` with defaults from the catalog (purchase-price midpoint, TDP), the
+    cheapest on-demand offer in ``offers`` (rent price) and S9 (the rest); ``overrides`` win.
+
+    Every value's origin is recorded in ``sources``.
+    """
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    sources = dict(DEFAULT_SOURCES)
+    fields: dict[str, Any] = {}
+    g: GPU | None = None
+    if gpu is not None:
+        g = gpu if isinstance(gpu, GPU) else resolve_gpu(gpu, catalog or default_catalog()).gpu
+        fields["gpu"] = g.id
+        fields["tdp_watts"] = g.tdp_watts
+        sources["tdp_watts"] = f"catalog {g.id}: {g.tdp_watts:g} W ({g.tdp_w.source})"
+        p = g.purchase_price
+        if p is not None:
+            fields["purchase_price"] = Money(p.typical, p.currency)
+            sources["purchase_price"] = (
+                f"catalog {g.id}: midpoint of {p.low:,.0f}-{p.high:,.0f} {p.currency} "
+                f"({p.source}, {p.date})")
+    if "rent_price" not in overrides and offers is not None and g is not None:
+        from whichgpu.cost.billing import cheapest_offer
+
+        currency = overrides.get("currency") or (
+            fields["purchase_price"].currency if "purchase_price" in fields else "USD")
+        offer = cheapest_offer(offers, g.id, check_currency(currency), rates)
+        if offer is not None:
+            fields["rent_price"] = offer.price_per_gpu_hour
+            sources["rent_price"] = (f"offer set {offer.offer_set}: {offer.provider}, "
+                                     f"{format_money(offer.price_per_gpu_hour)}/h "
+                                     f"({offer.source or 'no source'})")
+    for name in overrides:
+        sources[name] = "given"
+    fields.update(overrides)
+    if "purchase_price" not in fields:
+        what = f"the catalog has no purchase price for {g.id}" if g else "no GPU was named"
+        raise InputError(f"{what}; give one, e.g. --purchase-price 25000USD")
+    if "tdp_watts" not in fields:
+        raise InputError("no TDP known; give one, e.g. --tdp 700")
+    fields["sources"] = {k: v for k, v in sources.items()}
+    return make_inputs(**fields)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Cumulative cash spent by month ``month``, renting vs owning (for a chart)."""
+
+    month: float
+    hours_used: float
+    rent: Money | None
+    own: Money
+
+    def to_json(self) -> dict[str, Any]:
+        return {"month": self.month, "hours_used": round(self.hours_used, 3),
+                "rent": self.rent.to_json(2) if self.rent else None,
+                "own": self.own.to_json(2)}
+
+
+def _none_if_inf(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(x, digits)
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """The ownership model evaluated for one set of inputs, all in one currency."""
+
+    inputs: OwnershipInputs
+    rates: RateTable
+    currency: str
+    purchase_price: Money
+    resale_value: Money
+    host_share: Money
+    kwh_price: Money
+    cooling_per_hour: Money
+    maintenance_per_year: Money
+    rent_price: Money | None
+
+    # ------------------------------------------------------------ hours and energy
+    @property
+    def hours_owned(self) -> float:
+        return self.inputs.years * HOURS_PER_YEAR
+
+    @property
+    def hours_used(self) -> float:
+        return self.hours_owned * self.inputs.utilization
+
+    @property
+    def hours_used_per_month(self) -> float:
+        return HOURS_PER_MONTH * self.inputs.utilization
+
+    @property
+    def power_kw(self) -> float:
+        """What the GPU draws while busy: TDP x load factor."""
+        return self.inputs.tdp_watts * self.inputs.load_factor / 1000
+
+    @property
+    def energy_kwh_per_year(self) -> float:
+        return self.power_kw * self.inputs.utilization * HOURS_PER_YEAR
+
+    # ------------------------------------------------------------ money per year
+    @property
+    def electricity_per_year(self) -> Money:
+        """The GPU's own electricity (S9's column): no facility overhead."""
+        return self.kwh_price * self.energy_kwh_per_year
+
+    @property
+    def cooling_per_year(self) -> Money:
+        pue_part = self.electricity_per_year * (self.inputs.pue - 1)
+        return pue_part + self.cooling_per_hour * (self.inputs.utilization * HOURS_PER_YEAR)
+
+    @property
+    def running_cost_per_year(self) -> Money:
+        return self.electricity_per_year + self.cooling_per_year + self.maintenance_per_year
+
+    @property
+    def running_cost_per_used_hour(self) -> Money:
+        """Power (with PUE) and cooling per hour of work: what owning adds to each used hour."""
+        power = self.kwh_price * (self.power_kw * self.inputs.pue)
+        return power + self.cooling_per_hour
+
+    # ------------------------------------------------------------ totals
+    @property
+    def capital_cost(self) -> Money:
+        """Paid up front: purchase price + host share (before any resale)."""
+        return self.purchase_price + self.host_share
+
+    @property
+    def total_cost(self) -> Money:
+        """Cost of owning for ``years``: capital - resale + running costs."""
+        return (self.capital_cost - self.resale_value
+                + self.running_cost_per_year * self.inputs.years)
+
+    @property
+    def effective_cost_per_hour(self) -> Money:
+        """Total cost per hour owned (S9's last column, S11's ~$1.05/h)."""
+        return self.total_cost / self.hours_owned
+
+    @property
+    def effective_cost_per_used_hour(self) -> Money:
+        """Total cost per hour of actual use; what to compare with a rental price."""
+        return self.total_cost / self.hours_used
+
+    # ------------------------------------------------------------ break-even
+    @property
+    def break_even_hours_capital_only(self) -> float | None:
+        """S11's formula: hours of rent that cost as much as the capital (running costs ignored)."""
+        if self.rent_price is None:
+            return None
+        return self.capital_cost.amount / self.rent_price.amount
+
+    def break_even_months(self, utilization: float | None = None) -> float | None:
+        """Months until renting would have cost as much as owning, at ``utilization``.
+
+        ``inf`` when owning never catches up (rent below the running costs); ``None`` without a
+        rental price.
+        """
+        if self.rent_price is None:
+            return None
+        u = self.inputs.utilization if utilization is None else utilization
+        if not 0 < u <= 1:
+            raise InputError(f"utilisation must be more than 0 and at most 1, got {u:g}")
+        margin = HOURS_PER_MONTH * u * (self.rent_price - self.running_cost_per_used_hour).amount
+        margin -= self.maintenance_per_year.amount / 12
+        return self.capital_cost.amount / margin if margin > 0 else math.inf
+
+    @property
+    def break_even_hours(self) -> float | None:
+        """Hours of use until owning has cost as much as renting (running costs counted)."""
+        months = self.break_even_months()
+        return None if months is None else months * self.hours_used_per_month
+
+    @property
+    def break_even_months_24x7(self) -> float | None:
+        return self.break_even_months(1.0)
+
+    def implied_purchase_price(self, effective_cost_per_hour: Money) -> Money:
+        """The purchase price at which the effective cost per hour owned would be the target."""
+        target = convert(effective_cost_per_hour, self.currency, self.rates)
+        others = self.total_cost - self.purchase_price
+        return target * self.hours_owned - others
+
+    # ------------------------------------------------------------ chart data
+    def curve(self, months: int | None = None) -> list[CurvePoint]:
+        """Cumulative cash, renting vs owning, month by month up to ``months`` (default: years).
+
+        Owning starts at the capital cost; resale is not in the curve (see ``total_cost``).
+        """
+        months = math.ceil(self.inputs.years * 12) if months is None else months
+        if months < 1 or months > 600:
+            raise InputError(f"a cost curve spans 1 to 600 months, got {months}")
+        per_month_own = (self.running_cost_per_used_hour * self.hours_used_per_month
+                         + self.maintenance_per_year / 12)
+        points = []
+        for m in range(months + 1):
+            hours = m * self.hours_used_per_month
+            rent = self.rent_price * hours if self.rent_price else None
+            points.append(CurvePoint(m, hours, rent, self.capital_cost + per_month_own * m))
+        return points
+
+    # ------------------------------------------------------------ reporting
+    def assumptions(self) -> list[str]:
+        i = self.inputs
+        notes = [
+            f"{i.years:g} years owned = {self.hours_owned:,.0f} h; utilisation "
+            f"{i.utilization:.0%} = {self.hours_used:,.0f} h of use "
+            f"({self.hours_used_per_month:,.0f} h/month)",
+            f"power {i.tdp_watts:g} W TDP x load factor {i.load_factor:g} at "
+            f"{format_money(self.kwh_price)}/kWh, PUE {i.pue:g}",
+            "a month is 730 h (8,760 / 12); break-even counts the capital in full (no resale)",
+        ]
+        if self.currency != i.purchase_price.currency or any(
+                getattr(i, f) is not None and getattr(i, f).currency != self.currency
+                for f in _MONEY_FIELDS):
+            used = sorted({getattr(i, f).currency for f in _MONEY_FIELDS
+                           if getattr(i, f) is not None} - {self.currency})
+            notes += [f"converted: {self.rates.describe_pair(c, self.currency)}" for c in used]
+        return notes
+
+    def to_json(self, curve: bool = True) -> dict[str, Any]:
+        def m(x: Money | None) -> dict[str, Any] | None:
+            return None if x is None else x.to_json()
+
+        data: dict[str, Any] = {
+            "gpu": self.inputs.gpu,
+            "currency": self.currency,
+            "inputs": self.inputs.to_json(),
+            "hours_owned": self.hours_owned,
+            "hours_used": self.hours_used,
+            "hours_used_per_month": self.hours_used_per_month,
+            "energy_kwh_per_year": round(self.energy_kwh_per_year, 3),
+            "capital_cost": m(self.capital_cost),
+            "electricity_per_year": m(self.electricity_per_year),
+            "cooling_per_year": m(self.cooling_per_year),
+            "maintenance_per_year": m(self.maintenance_per_year),
+            "running_cost_per_year": m(self.running_cost_per_year),
+            "running_cost_per_used_hour": m(self.running_cost_per_used_hour),
+            "resale_value": m(self.resale_value),
+            "total_cost": m(self.total_cost),
+            "effective_cost_per_hour": m(self.effective_cost_per_hour),
+            "effective_cost_per_used_hour": m(self.effective_cost_per_used_hour),
+            "rent_price": m(self.rent_price),
+            "break_even_hours": _none_if_inf(self.break_even_hours),
+            "break_even_hours_capital_only": _none_if_inf(self.break_even_hours_capital_only),
+            "break_even_months_24x7": _none_if_inf(self.break_even_months_24x7),
+            "break_even_months": _none_if_inf(self.break_even_months()),
+            "assumptions": self.assumptions(),
+            "sources": dict(self.inputs.sources),
+            "rates": self.rates.to_json(),
+        }
+        if curve:
+            data["curve"] = [p.to_json() for p in self.curve()]
+        return data
+
+
+def ownership(inputs: OwnershipInputs, rates: RateTable | None = None) -> Ownership:
+    """Evaluate the ownership model: every amount converted to the working currency first."""
+    rates = rates or default_rates()
+    cur = inputs.working_currency
+
+    def to(m: Money | None) -> Money:
+        if m is None or m.amount == 0:
+            return Money(0.0, cur)
+        return convert(m, cur, rates)
+
+    result = Ownership(
+        inputs=inputs, rates=rates, currency=cur,
+        purchase_price=to(inputs.purchase_price), resale_value=to(inputs.resale_value),
+        host_share=to(inputs.host_share), kwh_price=to(inputs.kwh_price),
+        cooling_per_hour=to(inputs.cooling_per_hour),
+        maintenance_per_year=to(inputs.maintenance_per_year),
+        rent_price=to(inputs.rent_price) if inputs.rent_price is not None else None)
+    if result.resale_value.amount > result.capital_cost.amount:
+        raise InputError(f"resale value {format_money(result.resale_value)} is more than was paid "
+                         f"({format_money(result.capital_cost)})")
+    return result
