@@ -245,10 +245,3 @@ def get_offers(prices: str | None = None) -> list[Offer]:
     raise NotFoundError("offer set", prices, shipped_offer_sets(),
                         hint="or give the path of a CSV/JSON offer file")
 
-
-def cheapest_offer(offers: list[Offer], gpu_id: str, *, spot: bool | None = None,
-                   currency: str | None = None) -> Offer | None:
-    """The cheapest per-GPU offer for one GPU (optionally on-demand or spot only)."""
-    pool = [o for o in offers if o.gpu == gpu_id and (spot is None or o.spot == spot)
-            and (currency is None or o.price_per_hour.currency == currency)]
-    return min(pool, key=lambda o: o.price_per_gpu_hour.amount, default=None)

@@ -27,20 +27,24 @@ def gpus(
                              help="cost-per-tflop, tflops, memory, bandwidth, price or id."),
     priced_only: bool = typer.Option(False, "--priced-only",
                                      help="Only GPUs with an offer in --prices."),
+    currency: str | None = typer.Option(None, "--currency", help="Show prices in EUR, USD..."),
+    rate: list[str] = typer.Option([], "--rate", help="Exchange rate override, EURUSD=1.08."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """List the GPU catalog with throughput, and cost per TFLOP-hour when --prices is given."""
     from rich.table import Table
 
     from whichgpu.catalog.offers import get_offers
+    from whichgpu.cost.currency import rates_from
     from whichgpu.cost.per_tflop import catalog_rows
-    from whichgpu.units import format_money, parse_size
+    from whichgpu.units import check_currency, format_money, parse_size
 
     offers = get_offers(prices) if prices else None
     rows = catalog_rows(
         precision=precision, offers=offers, vendor=vendor,
         min_memory_bytes=parse_size(min_memory) if min_memory else None,
-        form_factor=form_factor, priced_only=priced_only, sort=sort)
+        form_factor=form_factor, priced_only=priced_only, sort=sort,
+        currency=check_currency(currency) if currency else None, rates=rates_from(rate))
     if as_json:
         emit_json({"precision": precision, "prices": prices,
                    "gpus": [r.to_json() for r in rows]})
@@ -66,7 +70,7 @@ def gpus(
         cells = [g.id, g.form_factor, f"{float(g.memory_gb.value):g}",
                  f"{float(g.bandwidth_gb_s.value):,.0f}", tf]
         if offers is not None:
-            cells += [format_money(r.offer.price_per_gpu_hour) if r.offer else "-",
+            cells += [format_money(r.price_per_gpu_hour) if r.price_per_gpu_hour else "-",
                       format_money(r.cost_per_tflop_hour, 4) if r.cost_per_tflop_hour else "-"]
         cells.append(f"{g.tdp_watts:,.0f}")
         table.add_row(*cells)

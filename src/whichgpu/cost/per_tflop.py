@@ -66,6 +66,7 @@ class GpuRow:
     figure: TflopsFigure
     offer: object | None  # whichgpu.catalog.offers.Offer
     cost_per_tflop_hour: Money | None
+    price_per_gpu_hour: Money | None = None  # in the display currency
 
     def to_json(self) -> dict:
         g = self.gpu
@@ -96,7 +97,8 @@ class GpuRow:
             "tflops_at_precision": self.figure.tflops,
         }
         if self.offer is not None or self.cost_per_tflop_hour is not None:
-            data["price_per_hour"] = self.offer.price_per_gpu_hour.to_json() if self.offer else None
+            data["price_per_hour"] = (self.price_per_gpu_hour.to_json()
+                                      if self.price_per_gpu_hour else None)
             data["offer"] = self.offer.to_json() if self.offer else None
         data["cost_per_tflop_hour"] = (self.cost_per_tflop_hour.to_json()
                                        if self.cost_per_tflop_hour else None)
@@ -112,15 +114,22 @@ def catalog_rows(
     form_factor: str | None = None,
     priced_only: bool = False,
     sort: str = "cost-per-tflop",
+    currency: str | None = None,
+    rates=None,
     catalog: Catalog | None = None,
 ) -> list[GpuRow]:
     """The catalog as rows with the chosen throughput figure and, with offers, cost per TFLOP-h.
 
-    Each GPU takes its cheapest per-GPU on-demand offer (spot if that is all there is).
+    Each GPU takes its cheapest on-demand offer (spot if that is all there is), compared and
+    shown in ``currency`` (default: the offers' own currency when they share one).
     """
-    from whichgpu.catalog.offers import cheapest_offer
+    from whichgpu.cost.billing import cheapest_offer
+    from whichgpu.cost.currency import convert
 
     catalog = catalog or default_catalog()
+    if offers and currency is None:
+        currencies = {o.price_per_hour.currency for o in offers}
+        currency = currencies.pop() if len(currencies) == 1 else "USD"
     if sort not in SORT_KEYS:
         raise NotFoundError("sort key", sort, SORT_KEYS)
     if precision not in precision_choices(catalog):
@@ -135,13 +144,16 @@ def catalog_rows(
             continue
         figure = tflops_figure(g, precision, catalog)
         offer = None
+        price = None
         if offers is not None:
-            offer = (cheapest_offer(offers, g.id, spot=False)
-                     or cheapest_offer(offers, g.id, spot=True))
+            offer = (cheapest_offer(offers, g.id, currency, rates, spot=False)
+                     or cheapest_offer(offers, g.id, currency, rates, spot=True))
         if priced_only and offer is None:
             continue
-        cpt = cost_per_tflop_hour(offer.price_per_gpu_hour, figure.tflops) if offer else None
-        rows.append(GpuRow(g, figure, offer, cpt))
+        if offer is not None:
+            price = convert(offer.price_per_gpu_hour, currency, rates)
+        cpt = cost_per_tflop_hour(price, figure.tflops) if price else None
+        rows.append(GpuRow(g, figure, offer, cpt, price))
 
     inf = float("inf")
     keys = {
@@ -150,7 +162,7 @@ def catalog_rows(
         "tflops": lambda r: -(r.figure.tflops or 0),
         "memory": lambda r: -r.gpu.memory_bytes,
         "bandwidth": lambda r: -r.gpu.bandwidth_bytes_per_s,
-        "price": lambda r: r.offer.price_per_gpu_hour.amount if r.offer else inf,
+        "price": lambda r: r.price_per_gpu_hour.amount if r.price_per_gpu_hour else inf,
         "id": lambda r: r.gpu.id,
     }
     return sorted(rows, key=keys[sort])
