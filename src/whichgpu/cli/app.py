@@ -8,6 +8,7 @@ from whichgpu.cli import (
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
+    model_cmds,
 )
 
 app = typer.Typer(
@@ -37,5 +38,6 @@ for _module in (
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
+    model_cmds,
 ):
     _module.register(app)

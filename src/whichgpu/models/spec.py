@@ -66,10 +66,17 @@ class LinearGroup:
     out_features: int
     count: int  # instances in the whole model (layers x experts)
     expert: bool = False  # a routed-expert linear (only top-k active per token)
+    bias: bool = False  # added by the models issue: the linear has a bias vector (out_features)
 
     @property
     def params(self) -> int:
+        """Weight parameters only (what LoRA and weight quantization act on)."""
         return self.in_features * self.out_features * self.count
+
+    @property
+    def bias_params(self) -> int:
+        """Bias parameters of the whole group (0 without a bias)."""
+        return self.out_features * self.count if self.bias else 0
 
 
 @dataclass(frozen=True)

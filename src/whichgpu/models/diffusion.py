@@ -1,0 +1,513 @@
+"""Diffusers pipelines (model_index.json + one config per component) → ModelSpec.
+
+Each component's parameters are counted from its config with the exact layer structure the
+diffusers/transformers class builds (text encoders, UNet/transformer, VAE). A local folder's
+safetensors headers, when present, replace the formula with the checkpoint's exact count.
+Classes without a formula take a count recorded in the preset index (with its source), or
+are reported as not counted.
+
+``params`` of the spec: text encoders in ``embedding`` is wrong for a pipeline, so the whole
+pipeline is put in ``other`` (total over components) and ``active`` is what one denoising step
+touches plus the encoders (Wan 2.2 A14B: one of its two expert transformers at a time).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from whichgpu.errors import DataError, InputError
+from whichgpu.models.config_fields import ConfigReader
+from whichgpu.models.spec import ComponentSpec, DiffusionSpec, ModelSpec, ParamCounts
+
+Reader = Callable[[str], Any]
+_SKIP = {"tokenizer", "tokenizer_2", "tokenizer_3", "tokenizer_4", "scheduler",
+         "feature_extractor", "image_processor", "processor", "safety_checker"}
+_DENOISERS = ("transformer", "unet", "prior", "decoder")
+
+
+# ---------------------------------------------------------------------------- text encoders
+
+def clip_text_params(c: ConfigReader, with_projection: bool) -> int:
+    """CLIPTextModel(WithProjection): token + position embeddings, pre-LN encoder layers."""
+    h = c.int("hidden_size", default=512, limit="hidden")
+    i = c.int("intermediate_size", default=2048, limit="intermediate")
+    n = c.int("num_hidden_layers", default=12, limit="layers")
+    v = c.int("vocab_size", default=49408, limit="vocab")
+    p = c.int("max_position_embeddings", default=77, limit="context")
+    total = v * h + p * h + n * (4 * (h * h + h) + 4 * h + h * i + i + i * h + h) + 2 * h
+    if with_projection:
+        total += h * c.int("projection_dim", default=512, limit="hidden")
+    return total
+
+
+def t5_encoder_params(c: ConfigReader, umt5: bool) -> int:
+    """T5EncoderModel / UMT5EncoderModel (UMT5 has relative position biases in every layer)."""
+    d = c.int("d_model", limit="hidden")
+    kv = c.int("d_kv", default=64, limit="hidden")
+    ff = c.int("d_ff", limit="intermediate")
+    n = c.int("num_layers", limit="layers")
+    heads = c.int("num_heads", limit="heads")
+    v = c.int("vocab_size", default=32128, limit="vocab")
+    buckets = c.int("relative_attention_num_buckets", default=32, limit="vocab")
+    gated = "gated" in str(c.raw("feed_forward_proj", "relu"))
+    ffn = (3 if gated else 2) * d * ff
+    per_layer = 4 * d * heads * kv + ffn + 2 * d
+    rel = buckets * heads * (n if umt5 else 1)
+    return v * d + n * per_layer + rel + d
+
+
+def qwen25_vl_params(c: ConfigReader, origin: str) -> int:
+    """Qwen2.5-VL: the Qwen2 language model plus its ViT (windowed attention, patch merger)."""
+    from whichgpu.models.config_parse import parse_config
+
+    text = dict(c.data.get("text_config") or c.data)
+    text["model_type"] = "qwen2"
+    total = parse_config(text, origin=origin).params.total
+    v = c.sub("vision_config")
+    hv = v.int("hidden_size", default=1280, limit="hidden")
+    iv = v.int("intermediate_size", default=3420, limit="intermediate")
+    depth = v.int("depth", default=32, limit="layers")
+    out = v.int("out_hidden_size", default=3584, limit="hidden")
+    patch = v.int("patch_size", default=14, limit="hidden")
+    tp = v.int("temporal_patch_size", default=2, limit="hidden")
+    ch = v.int("in_chans", "in_channels", default=3, limit="hidden")
+    merge = v.int("spatial_merge_size", default=2, limit="hidden")
+    vision = ch * tp * patch * patch * hv
+    vision += depth * (2 * hv + hv * 3 * hv + 3 * hv + hv * hv + hv + 2 * (hv * iv + iv)
+                       + iv * hv + hv)
+    m = hv * merge * merge
+    vision += hv + m * m + m + m * out + out
+    return total + vision
+
+
+# ---------------------------------------------------------------------------- denoisers
+
+def _timestep_embedding(fin: int, dim: int) -> int:
+    return fin * dim + dim + dim * dim + dim
+
+
+def _lin(fin: int, fout: int, bias: bool = True) -> int:
+    return fin * fout + (fout if bias else 0)
+
+
+def flux_params(c: ConfigReader) -> int:
+    """FluxTransformer2DModel: 19 double-stream (MMDiT) and 38 single-stream blocks for FLUX.1."""
+    hd = c.int("attention_head_dim", default=128, limit="hidden")
+    heads = c.int("num_attention_heads", default=24, limit="heads")
+    n2 = c.int("num_layers", default=19, lo=0, limit="layers")
+    n1 = c.int("num_single_layers", default=38, lo=0, limit="layers")
+    cin = c.int("in_channels", default=64, limit="hidden")
+    cout = c.int("out_channels", default=cin, limit="hidden")
+    joint = c.int("joint_attention_dim", default=4096, limit="hidden")
+    pooled = c.int("pooled_projection_dim", default=768, limit="hidden")
+    patch = c.int("patch_size", default=1, limit="hidden")
+    d = hd * heads
+    total = _timestep_embedding(256, d) + _lin(pooled, d) + _lin(d, d)
+    if c.bool("guidance_embeds", default=False):
+        total += _timestep_embedding(256, d)
+    total += _lin(joint, d) + _lin(cin, d)
+    double = (2 * _lin(d, 6 * d) + 8 * _lin(d, d) + 4 * hd
+              + 2 * (_lin(d, 4 * d) + _lin(4 * d, d)))
+    single = _lin(d, 3 * d) + _lin(d, 4 * d) + _lin(5 * d, d) + 3 * _lin(d, d) + 2 * hd
+    total += n2 * double + n1 * single
+    return total + _lin(d, 2 * d) + _lin(d, patch * patch * cout)
+
+
+def sd3_params(c: ConfigReader) -> int:
+    """SD3Transformer2DModel (MMDiT): joint blocks, the last one context-pre-only."""
+    hd = c.int("attention_head_dim", default=64, limit="hidden")
+    heads = c.int("num_attention_heads", default=18, limit="heads")
+    n = c.int("num_layers", default=18, limit="layers")
+    cin = c.int("in_channels", default=16, limit="hidden")
+    cout = c.int("out_channels", default=cin, limit="hidden")
+    patch = c.int("patch_size", default=2, limit="hidden")
+    joint = c.int("joint_attention_dim", default=4096, limit="hidden")
+    cap = c.int("caption_projection_dim", default=hd * heads, limit="hidden")
+    pooled = c.int("pooled_projection_dim", default=2048, limit="hidden")
+    pos_max = c.opt_int("pos_embed_max_size", limit="hidden")
+    qk_norm = c.raw("qk_norm") is not None
+    dual = set(c.int_list("dual_attention_layers"))
+    d = hd * heads
+    total = cin * patch * patch * d + d  # patch embedding conv
+    if pos_max:
+        total += pos_max * pos_max * d  # stored position table (persistent buffer)
+    total += _timestep_embedding(256, d) + _lin(pooled, d) + _lin(d, d) + _lin(joint, cap)
+    for i in range(n):
+        last = i == n - 1
+        blk = _lin(d, 6 * d) + (_lin(d, 2 * d) if last else _lin(d, 6 * d))
+        blk += 3 * _lin(d, d) + 3 * _lin(d, d) + _lin(d, d) + (0 if last else _lin(d, d))
+        blk += 4 * hd if qk_norm else 0
+        blk += _lin(d, 4 * d) + _lin(4 * d, d)
+        if not last:
+            blk += _lin(d, 4 * d) + _lin(4 * d, d)
+        if i in dual:
+            # SD3.5 dual attention: a second self-attention and a 9-way modulation
+            blk += 4 * _lin(d, d) + (2 * hd if qk_norm else 0) + _lin(d, 9 * d) - _lin(d, 6 * d)
+        total += blk
+    return total + _lin(d, 2 * d) + _lin(d, patch * patch * cout)
+
+
+def qwen_image_params(c: ConfigReader) -> int:
+    """QwenImageTransformer2DModel: 60 dual-stream MMDiT blocks for Qwen-Image."""
+    hd = c.int("attention_head_dim", default=128, limit="hidden")
+    heads = c.int("num_attention_heads", default=24, limit="heads")
+    n = c.int("num_layers", default=60, limit="layers")
+    cin = c.int("in_channels", default=64, limit="hidden")
+    cout = c.int("out_channels", default=16, limit="hidden")
+    patch = c.int("patch_size", default=2, limit="hidden")
+    joint = c.int("joint_attention_dim", default=3584, limit="hidden")
+    d = hd * heads
+    total = _timestep_embedding(256, d) + joint + _lin(cin, d) + _lin(joint, d)
+    block = 2 * _lin(d, 6 * d) + 8 * _lin(d, d) + 4 * hd + 2 * (_lin(d, 4 * d) + _lin(4 * d, d))
+    return total + n * block + _lin(d, 2 * d) + _lin(d, patch * patch * cout)
+
+
+def wan_params(c: ConfigReader) -> int:
+    """WanTransformer3DModel: self- and cross-attention DiT blocks over video latents."""
+    hd = c.int("attention_head_dim", default=128, limit="hidden")
+    heads = c.int("num_attention_heads", default=40, limit="heads")
+    n = c.int("num_layers", default=40, limit="layers")
+    cin = c.int("in_channels", default=16, limit="hidden")
+    cout = c.int("out_channels", default=16, limit="hidden")
+    text = c.int("text_dim", default=4096, limit="hidden")
+    freq = c.int("freq_dim", default=256, limit="hidden")
+    ffn = c.int("ffn_dim", default=13824, limit="intermediate")
+    patch = c.int_list("patch_size", lo=1) or [1, 2, 2]
+    d = hd * heads
+    vol = math.prod(patch)
+    total = cin * vol * d + d  # Conv3d patch embedding
+    total += _timestep_embedding(freq, d) + _lin(d, 6 * d) + _lin(text, d) + _lin(d, d)
+    image_dim = c.opt_int("image_dim", limit="hidden")
+    if image_dim:
+        total += 2 * image_dim * 2 + _lin(image_dim, image_dim) + _lin(image_dim, d) + 2 * d
+    qk = 2 * d if c.raw("qk_norm") else 0
+    added = c.opt_int("added_kv_proj_dim", limit="hidden")
+    block = 4 * _lin(d, d) + qk + 4 * _lin(d, d) + qk
+    if added:
+        block += 2 * _lin(added, d) + d
+    block += (2 * d if c.bool("cross_attn_norm", default=True) else 0)
+    block += _lin(d, ffn) + _lin(ffn, d) + 6 * d
+    return total + n * block + _lin(d, cout * vol) + 2 * d
+
+
+def _resnet(cin: int, cout: int, temb: int | None) -> int:
+    p = 2 * cin + cin * cout * 9 + cout + 2 * cout + cout * cout * 9 + cout
+    if temb:
+        p += temb * cout + cout
+    if cin != cout:
+        p += cin * cout + cout
+    return p
+
+
+def _transformer2d(ch: int, layers: int, cross: int) -> int:
+    d = ch
+    block = (2 * d + 3 * d * d + d * d + d + 2 * d + d * d + 2 * cross * d + d * d + d
+             + 2 * d + _lin(d, 8 * d) + _lin(4 * d, d))
+    return 2 * ch + _lin(ch, d) + layers * block + _lin(d, ch)
+
+
+def _per_block(value: Any, n: int, name: str, c: ConfigReader) -> list[int]:
+    if isinstance(value, list):
+        if len(value) != n or not all(isinstance(v, int) and v > 0 for v in value):
+            raise DataError(c.origin, f"expected {n} positive integers", field=c.prefix + name)
+        return list(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise DataError(c.origin, f"expected a positive integer, got {value!r:.40}",
+                        field=c.prefix + name)
+    return [value] * n
+
+
+def unet_params(c: ConfigReader) -> int:
+    """UNet2DConditionModel: ResNet + cross-attention transformer blocks (SD 1.x, SDXL)."""
+    cin = c.int("in_channels", default=4, limit="hidden")
+    cout = c.int("out_channels", default=4, limit="hidden")
+    chans = c.int_list("block_out_channels", lo=1) or [320, 640, 1280, 1280]
+    nb = len(chans)
+    downs = c.str_list("down_block_types") or ["CrossAttnDownBlock2D"] * 3 + ["DownBlock2D"]
+    ups = c.str_list("up_block_types") or ["UpBlock2D"] + ["CrossAttnUpBlock2D"] * 3
+    if len(downs) != nb or len(ups) != nb:
+        raise DataError(c.origin, f"needs one block type per entry of block_out_channels ({nb})",
+                        field=c.prefix + "down_block_types")
+    lpb = _per_block(c.raw("layers_per_block", 2), nb, "layers_per_block", c)
+    tlpb = _per_block(c.raw("transformer_layers_per_block", 1), nb,
+                      "transformer_layers_per_block", c)
+    cross = _per_block(c.raw("cross_attention_dim", 1280), nb, "cross_attention_dim", c)
+    temb = c.int("time_embedding_dim", default=4 * chans[0], limit="hidden")
+    total = cin * chans[0] * 9 + chans[0] + _timestep_embedding(chans[0], temb)
+    if c.raw("addition_embed_type") == "text_time":
+        pin = c.int("projection_class_embeddings_input_dim", limit="hidden")
+        total += _lin(pin, temb) + _lin(temb, temb)
+    out = chans[0]
+    for i, kind in enumerate(downs):
+        prev, out = out, chans[i]
+        for j in range(lpb[i]):
+            total += _resnet(prev if j == 0 else out, out, temb)
+            if "CrossAttn" in kind:
+                total += _transformer2d(out, tlpb[i], cross[i])
+        if i != nb - 1:
+            total += out * out * 9 + out
+    mid = c.raw("mid_block_type", "UNetMidBlock2DCrossAttn")
+    if mid:
+        total += 2 * _resnet(chans[-1], chans[-1], temb)
+        total += _transformer2d(chans[-1], tlpb[-1], cross[-1])
+    rchans, rlpb, rtl, rcross = chans[::-1], lpb[::-1], tlpb[::-1], cross[::-1]
+    out = rchans[0]
+    for i, kind in enumerate(ups):
+        prev, out = out, rchans[i]
+        inp = rchans[min(i + 1, nb - 1)]
+        layers = rlpb[i] + 1
+        for j in range(layers):
+            skip = inp if j == layers - 1 else out
+            res_in = prev if j == 0 else out
+            total += _resnet(res_in + skip, out, temb)
+            if "CrossAttn" in kind:
+                total += _transformer2d(out, rtl[i], rcross[i])
+        if i != nb - 1:
+            total += out * out * 9 + out
+    return total + 2 * chans[0] + chans[0] * cout * 9 + cout
+
+
+def vae_kl_params(c: ConfigReader) -> int:
+    """AutoencoderKL: 2D ResNet encoder/decoder with one attention block in each middle."""
+    cin = c.int("in_channels", default=3, limit="hidden")
+    cout = c.int("out_channels", default=3, limit="hidden")
+    chans = c.int_list("block_out_channels", lo=1) or [64]
+    lpb = c.int("layers_per_block", default=1, limit="layers")
+    lat = c.int("latent_channels", default=4, limit="hidden")
+    attn = c.bool("mid_block_add_attention", default=True)
+    nb = len(chans)
+
+    def mid(ch: int) -> int:
+        return 2 * _resnet(ch, ch, None) + (2 * ch + 4 * _lin(ch, ch) if attn else 0)
+
+    enc = cin * chans[0] * 9 + chans[0]
+    out = chans[0]
+    for i in range(nb):
+        prev, out = out, chans[i]
+        for j in range(lpb):
+            enc += _resnet(prev if j == 0 else out, out, None)
+        if i != nb - 1:
+            enc += out * out * 9 + out
+    enc += mid(chans[-1]) + 2 * chans[-1] + chans[-1] * 2 * lat * 9 + 2 * lat
+    dec = lat * chans[-1] * 9 + chans[-1] + mid(chans[-1])
+    r = chans[::-1]
+    out = r[0]
+    for i in range(nb):
+        prev, out = out, r[i]
+        for j in range(lpb + 1):
+            dec += _resnet(prev if j == 0 else out, out, None)
+        if i != nb - 1:
+            dec += out * out * 9 + out
+    dec += 2 * chans[0] + chans[0] * cout * 9 + cout
+    total = enc + dec
+    if c.bool("use_quant_conv", default=True):
+        total += _lin(2 * lat, 2 * lat)
+    if c.bool("use_post_quant_conv", default=True):
+        total += _lin(lat, lat)
+    return total
+
+
+# ---------------------------------------------------------------------------- per class
+
+def _kind(cls: str) -> str:
+    low = cls.lower()
+    if "clip" in low:
+        return "clip"
+    if "t5" in low:
+        return "t5"
+    if "unet" in low:
+        return "unet"
+    if "autoencoder" in low or "vae" in low:
+        return "vae"
+    if "flux" in low or "sd3" in low or "qwenimage" in low or "hidream" in low:
+        return "mmdit"
+    if "transformer" in low:
+        return "dit"
+    return "llm"
+
+
+def component_params(cls: str, cfg: ConfigReader) -> int | None:
+    """Parameters of one pipeline component from its config, or None for a class we do not
+    model."""
+    formulas: dict[str, Callable[[], int]] = {
+        "CLIPTextModel": lambda: clip_text_params(cfg, False),
+        "CLIPTextModelWithProjection": lambda: clip_text_params(cfg, True),
+        "T5EncoderModel": lambda: t5_encoder_params(cfg, False),
+        "UMT5EncoderModel": lambda: t5_encoder_params(cfg, True),
+        "FluxTransformer2DModel": lambda: flux_params(cfg),
+        "SD3Transformer2DModel": lambda: sd3_params(cfg),
+        "QwenImageTransformer2DModel": lambda: qwen_image_params(cfg),
+        "WanTransformer3DModel": lambda: wan_params(cfg),
+        "UNet2DConditionModel": lambda: unet_params(cfg),
+        "AutoencoderKL": lambda: vae_kl_params(cfg),
+        "Qwen2_5_VLForConditionalGeneration": lambda: qwen25_vl_params(cfg, cfg.origin),
+    }
+    if cls in formulas:
+        return formulas[cls]()
+    if cls.endswith("ForCausalLM"):
+        from whichgpu.models.config_parse import parse_config
+
+        return parse_config(cfg.data, origin=cfg.origin).params.total
+    return None
+
+
+@cache
+def _pipeline_defaults() -> tuple[dict[str, dict], dict[str, str]]:
+    text = resources.files("whichgpu.models").joinpath("data/pipelines.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return data["pipeline"], data["sources"]
+
+
+def pipeline_source(key: str) -> str:
+    return _pipeline_defaults()[1].get(key, key)
+
+
+# ---------------------------------------------------------------------------- entry point
+
+def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
+                   hub_id: str | None = None, local_folder: Path | None = None,
+                   recorded: Mapping[str, Mapping[str, Any]] | None = None,
+                   overrides: Mapping[str, Any] | None = None) -> ModelSpec:
+    """A diffusion ModelSpec from ``model_index.json`` and the components' configs.
+
+    ``read(relpath)`` returns a parsed JSON file of the pipeline or None. ``recorded`` gives
+    counts (``{"params": n, "source": "..."}``) for components whose class has no formula.
+    """
+    index_origin = f"{origin}/model_index.json"
+    index = ConfigReader(read("model_index.json"), index_origin)
+    cls = index.str("_class_name")
+    defaults, _ = _pipeline_defaults()
+    if cls not in defaults:
+        raise InputError(f"{index_origin}: pipeline {cls!r} is not supported; supported "
+                         f"pipelines: {', '.join(sorted(defaults))}")
+    run = dict(defaults[cls])
+    run.update(overrides or {})
+    comps: list[ComponentSpec] = []
+    notes: list[str] = []
+    cfgs: dict[str, ConfigReader] = {}
+    for key, value in index.data.items():
+        if key.startswith("_") or key in _SKIP:
+            continue
+        if not (isinstance(value, list) and len(value) == 2):
+            continue
+        lib, ccls = value
+        if ccls is None or lib is None:
+            continue
+        rel = f"{key}/config.json"
+        raw = read(rel)
+        if raw is None:
+            if recorded and key in recorded:
+                raw = {}
+            else:
+                raise DataError(f"{origin}/{rel}", f"config of component {key!r} ({ccls}) is "
+                                "missing")
+        cfg = ConfigReader(raw, f"{origin}/{rel}")
+        cfgs[key] = cfg
+        params = None
+        ckpt_bytes = None
+        if local_folder is not None:
+            from whichgpu.models.safetensors_local import checkpoint_from_folder
+
+            ck = checkpoint_from_folder(local_folder / key)
+            if ck is not None:
+                params = sum(ck.params_by_dtype.values())
+                ckpt_bytes = ck.total_bytes
+        if params is None and recorded and key in recorded:
+            params = int(recorded[key]["params"])
+            notes.append(f"{key} ({ccls}): {params / 1e9:.2f}B parameters as recorded "
+                         f"({recorded[key].get('source', 'preset index')})")
+        if params is None:
+            params = component_params(str(ccls), cfg)
+        if params is None:
+            notes.append(f"{key} ({ccls}): no parameter formula for this class; not counted")
+            params = 0
+        dtype = _dtype(cfg)
+        comps.append(ComponentSpec(
+            name=key, kind=_kind(str(ccls)), params=params, native_dtype=dtype,
+            num_layers=int(cfg.raw("num_layers", cfg.raw("num_hidden_layers", 0)) or 0),
+            hidden_size=int(cfg.raw("hidden_size", cfg.raw("d_model", 0)) or 0),
+            num_heads=int(cfg.raw("num_attention_heads", cfg.raw("num_heads", 0)) or 0)
+            if not isinstance(cfg.raw("num_attention_heads"), list) else 0,
+            max_tokens=_max_tokens(str(ccls), key, run),
+            checkpoint_bytes=ckpt_bytes))
+    den = next((k for k in _DENOISERS if k in cfgs), None)
+    if den is None:
+        raise DataError(index_origin, "no transformer or unet component")
+    vae_name = next((c.name for c in comps if c.kind == "vae"), None)
+    dcfg = cfgs[den]
+    vcfg = cfgs.get(vae_name) if vae_name else None
+    latent, scale, tcomp = _vae_geometry(vcfg)
+    patch, tpatch = _patch(dcfg, latent)
+    is_video = "Wan" in cls or "3D" in str(index.raw(den, [None, ""])[1])
+    if not is_video:
+        tcomp = 1
+    total = sum(c.params for c in comps)
+    idle = 0
+    if "transformer_2" in cfgs:
+        idle = next(c.params for c in comps if c.name == "transformer_2")
+        notes.append("two expert transformers (high-noise and low-noise): one runs at a time; "
+                     "active parameters count one of them")
+    res = run.get("default_resolution", [1024, 1024])
+    spec = DiffusionSpec(
+        pipeline=cls, denoiser=den, components=tuple(comps), is_video=is_video,
+        vae_scale_factor=scale, temporal_compression=tcomp, latent_channels=latent,
+        patch_size=patch, temporal_patch_size=tpatch, text_tokens=int(run["text_tokens"]),
+        guidance_distilled=bool(run["guidance_distilled"]),
+        default_steps=int(run["default_steps"]), default_resolution=(int(res[0]), int(res[1])),
+        default_frames=int(run.get("default_frames", 1)))
+    notes.append(f"run-time defaults from {pipeline_source(str(run['source']))}")
+    den_comp = next(c for c in comps if c.name == den)
+    return ModelSpec(
+        id=hub_id or origin, name=name, family="diffusion", architecture=cls, source=source,
+        params=ParamCounts(other=total, active=total - idle), hidden_size=den_comp.hidden_size,
+        num_layers=den_comp.num_layers, native_dtype=den_comp.native_dtype, diffusion=spec,
+        hub_id=hub_id, notes=tuple(notes))
+
+
+def _dtype(cfg: ConfigReader) -> str:
+    raw = cfg.raw("torch_dtype") or cfg.raw("dtype")
+    if isinstance(raw, str):
+        from whichgpu.models.config_parse import _DTYPES
+
+        return _DTYPES.get(raw.lower(), raw.lower())
+    return "bf16"
+
+
+def _max_tokens(cls: str, key: str, run: Mapping[str, Any]) -> int:
+    if "CLIP" in cls:
+        return 77
+    if "T5" in cls or cls.endswith("ForCausalLM") or "VL" in cls:
+        return int(run.get("text_tokens", 77))
+    return 0
+
+
+def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:
+    """(latent channels, spatial scale, temporal compression) of the pipeline's VAE."""
+    if v is None:
+        return 4, 8, 1
+    if v.has("z_dim"):  # Wan / Qwen-Image causal 3D VAEs
+        lat = v.int("z_dim", limit="hidden")
+        down = v.raw("temperal_downsample", [False, True, True])
+        spatial = v.int("scale_factor_spatial", default=2 ** len(down), limit="hidden")
+        temporal = v.int("scale_factor_temporal", default=2 ** sum(bool(x) for x in down),
+                         limit="hidden")
+        return lat, spatial, temporal
+    chans = v.int_list("block_out_channels", lo=1) or [128, 256, 512, 512]
+    return v.int("latent_channels", default=4, limit="hidden"), 2 ** (len(chans) - 1), 1
+
+
+def _patch(d: ConfigReader, latent: int) -> tuple[int, int]:
+    """Spatial and temporal patch of the denoiser; packed 2x2 latents count as patch 2."""
+    raw = d.raw("patch_size", 1)
+    if isinstance(raw, list):
+        return int(raw[-1]), int(raw[0])
+    cin = d.raw("in_channels", latent)
+    if isinstance(cin, int) and cin == 4 * latent and raw == 1:
+        return 2, 1  # FLUX packs 2x2 latent patches into 64 channels
+    return int(raw), 1

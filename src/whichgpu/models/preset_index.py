@@ -1,0 +1,238 @@
+"""Presets shipped with whichgpu: real config files under ``models/presets/<alias>/`` and an
+index (``presets/index.toml``) with display names, Hub ids and official parameter counts.
+
+Names resolve offline, by alias ("llama-3.1-70b"), extra alias ("llama3.1-70b") or Hub id
+("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from whichgpu.errors import DataError
+from whichgpu.models.spec import ModelSpec
+
+_PRECISIONS = ("exact", "3sf", "2sf", "nominal")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One shipped model: where its configs are and what its publisher says it has."""
+
+    alias: str
+    name: str
+    family: str  # "decoder" or "diffusion"
+    hub_ids: tuple[str, ...]
+    aliases: tuple[str, ...]
+    official_params: float
+    official_precision: str
+    official_source: str
+    config_source: str
+    official_active: float | None = None
+    official_active_precision: str | None = None
+    official_active_excludes_embedding: bool = False
+    component_params: dict[str, dict[str, Any]] | None = None  # pipelines: recorded counts
+    pipeline: dict[str, Any] | None = None  # pipelines: run-time defaults for this model
+
+    @property
+    def folder(self) -> Traversable:
+        return _root().joinpath(self.alias)
+
+    def read_json(self, relpath: str) -> Any | None:
+        """A JSON file of this preset (``config.json``, ``unet/config.json``) or None."""
+        f = self.folder.joinpath(*relpath.split("/"))
+        if not f.is_file():
+            return None
+        try:
+            return json.loads(f.read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"presets/{self.alias}/{relpath}", f"invalid JSON: {exc}") from exc
+
+    def source_text(self) -> str:
+        """The official count's source with its key expanded to the URL it stands for."""
+        return _expand(self.official_source)
+
+    def config_source_text(self) -> str:
+        return _expand(self.config_source)
+
+
+def _root() -> Traversable:
+    return resources.files("whichgpu.models").joinpath("presets")
+
+
+def _expand(text: str) -> str:
+    sources = _index()[1]
+    key = re.split(r"[\s(;]", text, maxsplit=1)[0]
+    if key in sources:
+        return f"{sources[key]}{text[len(key):]}"
+    return text
+
+
+@cache
+def _index() -> tuple[tuple[Preset, ...], dict[str, str]]:
+    path = "presets/index.toml"
+    try:
+        data = tomllib.loads(_root().joinpath("index.toml").read_text("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(path, f"invalid TOML: {exc}") from exc
+    out = []
+    for i, raw in enumerate(data.get("model", []), start=1):
+        try:
+            alias = raw["alias"]
+            family = "diffusion" if _root().joinpath(alias, "model_index.json").is_file() \
+                else "decoder"
+            p = Preset(
+                alias=alias, name=raw["name"], family=family,
+                hub_ids=tuple(raw.get("hub_ids", ())), aliases=tuple(raw.get("aliases", ())),
+                official_params=float(raw["official_params"]),
+                official_precision=raw["official_precision"],
+                official_source=raw["official_source"], config_source=raw["config_source"],
+                official_active=(float(raw["official_active"]) if "official_active" in raw
+                                 else None),
+                official_active_precision=raw.get("official_active_precision"),
+                official_active_excludes_embedding=bool(
+                    raw.get("official_active_excludes_embedding", False)),
+                component_params=raw.get("component_params"), pipeline=raw.get("pipeline"))
+        except KeyError as exc:
+            raise DataError(path, "required field is missing", row=i,
+                            field=exc.args[0]) from exc
+        if p.official_precision not in _PRECISIONS:
+            raise DataError(path, f"must be one of {', '.join(_PRECISIONS)}", row=i,
+                            field="official_precision")
+        out.append(p)
+    sources: dict[str, str] = {}
+    for key, value in data.get("sources", {}).items():
+        if isinstance(value, dict):  # a group of sources ([sources.diffusion])
+            sources.update(value)
+        else:
+            sources[key] = value
+    return tuple(out), sources
+
+
+def presets() -> tuple[Preset, ...]:
+    """Every shipped preset, in index order."""
+    return _index()[0]
+
+
+def _key(name: str) -> str:
+    """Loose form of a short name: case, spaces, '-', '_' and chat/instruct suffixes ignored."""
+    s = name.strip().lower()
+    while True:
+        shorter = re.sub(r"[-_ ](instruct|it|chat|hf|base|pt)$", "", s)
+        if shorter == s:
+            return re.sub(r"[\s_\-]", "", s)
+        s = shorter
+
+
+@cache
+def _lookup() -> dict[str, Preset]:
+    table: dict[str, Preset] = {}
+    for p in presets():
+        for hub_id in p.hub_ids:
+            table[hub_id.lower()] = p
+        for name in (p.alias, *p.aliases):
+            table.setdefault(_key(name), p)
+    return table
+
+
+def find_preset(name: str) -> Preset | None:
+    """The preset a user's name means (alias, extra alias or Hub id), or None."""
+    table = _lookup()
+    text = name.strip()
+    if "/" in text:
+        return table.get(text.lower())
+    return table.get(_key(text))
+
+
+def preset_names() -> list[str]:
+    """Aliases first, then Hub ids: the names suggestions are drawn from."""
+    ps = presets()
+    return [p.alias for p in ps] + [h for p in ps for h in p.hub_ids]
+
+
+def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
+    """The ModelSpec of a preset, parsed from its shipped config files."""
+    import dataclasses
+
+    hub_id = None
+    if requested and "/" in requested:
+        hub_id = next((h for h in p.hub_ids if h.lower() == requested.strip().lower()), None)
+    hub_id = hub_id or (p.hub_ids[0] if p.hub_ids else None)
+    source = f"preset:{p.alias}"
+    if p.family == "diffusion":
+        from whichgpu.models.diffusion import parse_pipeline
+
+        recorded = {k: {"params": v["params"], "source": _expand(v.get("source", ""))}
+                    for k, v in (p.component_params or {}).items()}
+        spec = parse_pipeline(p.read_json, origin=f"presets/{p.alias}", source=source,
+                              name=p.name, hub_id=hub_id, recorded=recorded,
+                              overrides=p.pipeline)
+    else:
+        from whichgpu.models.config_parse import parse_config
+
+        data = p.read_json("config.json")
+        if data is None:
+            raise DataError(f"presets/{p.alias}", "config.json is missing")
+        spec = parse_config(data, origin=f"presets/{p.alias}/config.json", source=source,
+                            hub_id=hub_id, name=p.name)
+    return dataclasses.replace(spec, id=p.alias)
+
+
+@dataclass(frozen=True)
+class PresetRecord:
+    """What ``whichgpu models`` lists: a preset with its computed and official counts."""
+
+    alias: str
+    name: str
+    hub_ids: tuple[str, ...]
+    family: str
+    params_total: int
+    params_active: int
+    official_params: float
+    official_precision: str
+    official_source: str
+    aliases: tuple[str, ...] = ()
+    compared_params: int = 0  # what official_params describes (a pipeline: its denoiser)
+
+    @property
+    def official_error(self) -> float:
+        """Relative difference of the computed count from the official one."""
+        return self.compared_params / self.official_params - 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"alias": self.alias, "name": self.name, "hub_ids": list(self.hub_ids),
+                "aliases": list(self.aliases), "family": self.family,
+                "params_total": self.params_total, "params_active": self.params_active,
+                "official_params": self.official_params,
+                "official_precision": self.official_precision,
+                "compared_params": self.compared_params,
+                "official_error": round(self.official_error, 6), "source": self.official_source}
+
+
+def official_compared(spec: ModelSpec) -> int:
+    """The computed count a preset's official figure is about: the denoiser for a pipeline."""
+    if spec.diffusion:
+        return spec.diffusion.component(spec.diffusion.denoiser).params
+    return spec.params_total
+
+
+@cache
+def list_presets() -> tuple[PresetRecord, ...]:
+    """Every preset with its parameter counts computed from the shipped configs."""
+    out = []
+    for p in presets():
+        spec = load_preset(p)
+        out.append(PresetRecord(
+            alias=p.alias, name=p.name, hub_ids=p.hub_ids, family=p.family,
+            params_total=spec.params_total, params_active=spec.params_active,
+            official_params=p.official_params, official_precision=p.official_precision,
+            official_source=p.source_text(), aliases=p.aliases,
+            compared_params=official_compared(spec)))
+    return tuple(out)
