@@ -100,7 +100,9 @@ def test_s15_rule_of_thumb_is_close_for_16_bit_inference_weights():
 
 
 def test_s27_image_models_need_10_to_24_gb():
-    flux_fp8 = Workload(flux_like(), task="image", quant="fp8", resolution=(1024, 1024))
+    # FLUX in fp8 the way 24 GB cards run it: the text encoder leaves the GPU after encoding
+    flux_fp8 = Workload(flux_like(), task="image", quant="fp8", resolution=(1024, 1024),
+                        offload="model")
     sdxl = Workload(sdxl_like(), task="image", resolution=(1024, 1024))
     for w in (flux_fp8, sdxl):
         assert 6 <= gb(w) <= 24, w.model.name

@@ -94,14 +94,18 @@ def test_zero3_shards_model_states_over_data_parallel_gpus():
 def test_model_offload_keeps_only_the_running_component():
     none = estimate_memory(Workload(flux_like(), task="image"))
     model = estimate_memory(Workload(flux_like(), task="image", offload="model"))
-    assert model.term("weights") == pytest.approx(11_901_408_320 * 2, rel=0.001)
+    transformer, vae = 11_901_408_320 * 2, 83_819_683 * 2
+    # the T5 encoder (9.5 GB) is gone; the denoiser stays through the VAE decode (diffusers)
+    assert model.term("weights") <= transformer + vae
+    assert none.term("weights") - model.term("weights") > 9e9
     assert model.total_bytes < none.total_bytes
 
 
-def test_cfg_doubles_denoiser_activations():
+def test_batched_cfg_doubles_denoiser_activations():
     distilled = estimate_memory(Workload(flux_like(), task="image"))
     cfg = estimate_memory(Workload(flux_like(), task="image", cfg=True))
-    assert cfg.term("activations") == pytest.approx(2 * distilled.term("activations"))
+    key = "denoiser_activation_bytes"
+    assert cfg.details[key] == pytest.approx(2 * distilled.details[key], rel=1e-6)
 
 
 def test_every_fit_has_headroom_and_sorted_fitting_first():

@@ -21,6 +21,8 @@ ENGINE_ALIASES = {
     "vectorlm": "transformers", "megatron": "transformers",
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
+_BOOLS = ("vae_tiling", "vae_slicing", "fused_loss", "flash_attention", "master_weights", "cfg",
+          "gradient_checkpointing", "optimizer_in_backward")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -121,17 +123,19 @@ def workload_of(row: dict[str, str]) -> Workload:
     cfg = _bool(row.get("cfg"))
     if cfg is not None:
         kw["cfg"] = cfg
-    for key in ("offload", "zero", "pp", "vae_tiling", "fused_loss", "flash_attention",
-                "master_weights", "cfg", "steps", "engine", "batch"):
-        if key in extra:
-            value = extra[key]
-            if key in ("zero", "pp", "steps", "batch"):
-                kw[key] = int(value)
-            elif key in ("vae_tiling", "fused_loss", "flash_attention", "master_weights",
-                         "cfg"):
-                kw[key] = _bool(value)
-            else:
-                kw[key] = value
+    if "unmodelled" in extra:
+        raise InputError(extra["unmodelled"])
+    for key, value in extra.items():
+        if key in ("zero", "pp", "steps", "batch", "lora_rank"):
+            kw[key] = int(value)
+        elif key in _BOOLS:
+            kw[key] = _bool(value)
+        elif key == "lora_targets":
+            kw[key] = tuple(_TARGETS.get(t.strip(), t.strip()) for t in value.split(","))
+        elif key in ("offload", "engine", "quant", "quant_scope", "optimizer", "kv_dtype"):
+            kw[key] = value
+        else:
+            raise InputError(f"unknown setting {key!r}")
     return Workload(**kw)
 
 

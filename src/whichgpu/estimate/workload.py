@@ -67,6 +67,9 @@ class Workload:
     cfg: bool | None = None
     offload: str = "none"
     vae_tiling: bool = False
+    vae_slicing: bool = False  # decode a batch one image at a time
+    quant_scope: str = "denoiser"  # diffusion: --quant on the denoiser, or "all" large parts
+    optimizer_in_backward: bool = False  # step each parameter in backward; no full gradients
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -222,6 +225,8 @@ def validate(w: Workload) -> None:
         raise InputError(f"unknown optimizer {w.optimizer!r}; use one of {', '.join(OPTIMIZERS)}")
     if w.offload not in OFFLOAD:
         raise InputError(f"unknown offload mode {w.offload!r}; use one of {', '.join(OFFLOAD)}")
+    if w.quant_scope not in ("denoiser", "all"):
+        raise InputError("quant scope must be 'denoiser' or 'all'")
     if w.offload in ("model", "sequential") and not w.is_diffusion:
         raise InputError(f"--offload {w.offload} is for diffusion pipelines; training uses "
                          "--offload optimizer or cpu")

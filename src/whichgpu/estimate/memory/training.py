@@ -108,9 +108,13 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
                                 + (f" / {div}" if div > 1 else ""),
                                 "mixed precision keeps fp32 master weights", _OPT_SOURCE))
     gdiv = split * (dp if zero >= 2 else 1)
-    terms.append(MemoryTerm("gradients", 0 if on_cpu else int(trainable * grad_bytes / gdiv),
-                            f"{trainable:,} trainable params x {grad_bytes:g} bytes"
-                            + (f" / {gdiv}" if gdiv > 1 else ""),
+    grads = 0 if on_cpu else trainable * grad_bytes / gdiv
+    gformula = (f"{trainable:,} trainable params x {grad_bytes:g} bytes"
+                + (f" / {gdiv}" if gdiv > 1 else ""))
+    if w.optimizer_in_backward and full:
+        grads = min(grads, m.largest_layer_params * grad_bytes / split)
+        gformula = "optimizer step fused into backward: one layer's gradients at a time"
+    terms.append(MemoryTerm("gradients", int(grads), gformula,
                             "gradients in the dtype of the trainable weights", _OPT_SOURCE))
     per_param, what = OPTIMIZER_BYTES[w.optimizer]
     if per_param is None:
@@ -147,8 +151,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
                                else ""), c.source))
     v = m.vocab_size
     if w.fused_loss:
-        logits = min(b * s, 2048) * v * 8 / tp
-        lformula = "fused/chunked cross-entropy: one chunk of 2,048 tokens x vocab x 8 bytes"
+        logits = min(b * s, 1024) * v * 6 / tp
+        lformula = ("fused/chunked cross-entropy: one chunk of 1,024 tokens x vocab x 6 bytes "
+                    "(bf16 + fp32)")
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
@@ -164,16 +169,18 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
     if (zero >= 3 and dp > 1) or on_cpu:
         nlayers = memory_value("zero3_prefetch_layers")
+        layer_bytes = min(q.linear_bits, 16) / 8
         terms.append(MemoryTerm(
-            "zero3_working_set", int(nlayers * m.largest_layer_params * 2 / tp),
-            f"{nlayers} gathered layers x {m.largest_layer_params:,} params x 2 bytes",
+            "zero3_working_set", int(nlayers * m.largest_layer_params * layer_bytes / tp),
+            f"{nlayers} gathered layers x {m.largest_layer_params:,} params x "
+            f"{layer_bytes:g} bytes",
             "FSDP/ZeRO-3 all-gathers the current and the prefetched layer",
             memory_constant("zero3_prefetch_layers").source))
     terms.append(runtime_term("transformers"))
     nccl = nccl_term(w.gpus)
     if nccl:
         terms.append(nccl)
-    dynamic = act + logits + trainable * grad_bytes / gdiv
+    dynamic = act + logits + grads
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
                             f"{frag.value:.0%} of activations, logits and gradients",

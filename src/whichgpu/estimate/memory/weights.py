@@ -65,15 +65,30 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
     return WeightBytes(int(total), int(emb), int(head), False, formula)
 
 
-def component_quantized(c: ComponentSpec) -> bool:
-    """Which diffusion components a --quant applies to: the denoiser and large text encoders."""
-    return c.kind in ("unet", "dit", "mmdit", "transformer", "t5", "llm")
+DENOISERS = ("unet", "dit", "mmdit", "transformer")
+LARGE_TEXT_ENCODERS = ("t5", "llm")
 
 
-def component_bytes(c: ComponentSpec, quant: QuantFormat, requested: str | None) -> int:
-    """Bytes of one pipeline component: exact if known and unquantized, else params x bits."""
-    if c.checkpoint_bytes and (requested is None or not component_quantized(c)):
+def component_quantized(c: ComponentSpec, quant: QuantFormat, scope: str = "denoiser") -> bool:
+    """Whether --quant applies to a pipeline component.
+
+    A plain dtype (fp32, fp16, bf16) applies to the whole pipeline, as ``torch_dtype`` does.
+    A quantization applies to the denoiser (diffusers ``quantization_config`` on the
+    transformer), and with scope 'all' also to the large text encoders (T5, LLM encoders).
+    """
+    if quant.name in ("fp32", "fp16", "bf16"):
+        return True
+    if c.kind in DENOISERS:
+        return True
+    return scope == "all" and c.kind in LARGE_TEXT_ENCODERS
+
+
+def component_bytes(c: ComponentSpec, quant: QuantFormat, requested: str | None,
+                    scope: str = "denoiser") -> int:
+    """Bytes of one pipeline component: exact if known and unchanged, else params x bits."""
+    changed = requested is not None and component_quantized(c, quant, scope)
+    if c.checkpoint_bytes and not changed:
         return int(c.checkpoint_bytes)
-    if component_quantized(c) and requested is not None:
+    if changed:
         return int(c.params * quant.linear_bits / 8)
     return int(c.params * _DTYPE_BITS.get(c.native_dtype, 16) / 8)
