@@ -94,11 +94,9 @@ def fetch_json(repo_id: str, filename: str, *, offline: bool | None = None) -> A
     try:
         path = hf.hf_hub_download(repo_id, filename, local_files_only=off,
                                   etag_timeout=TIMEOUT_S)
-    except (e.HfHubHTTPError, e.EntryNotFoundError, e.HFValidationError, OSError) as exc:
-        if isinstance(exc, e.HFValidationError):
-            raise InputError(f"{repo_id!r} is not a valid Hub id: {exc}") from exc
-        raise _hub_error(exc, repo_id, filename, off) from exc
-    except Exception as exc:  # httpx/requests transport errors differ between versions
+    except e.HFValidationError as exc:
+        raise InputError(f"{repo_id!r} is not a valid Hub id: {exc}") from exc
+    except Exception as exc:  # HTTP errors, cache misses, transport errors of any version
         raise _hub_error(exc, repo_id, filename, off) from exc
     try:
         with open(path, encoding="utf-8") as f:
