@@ -59,6 +59,7 @@ def test_bare_size_gives_an_approximate_dense_spec_of_exactly_that_size():
     assert spec.params_active == spec.params_total
     assert spec.num_kv_heads == 8 and spec.head_dim == 128 and 70 <= spec.num_layers <= 90
     assert any("approximation" in n for n in spec.notes)
+    assert all(v >= 0 for v in spec.params.to_json().values())
     small = resolve_model("x", params=7e9)
     assert small.approximate and small.params_total == 7_000_000_000
     assert 24 <= small.num_layers <= 36  # Llama 3 8B: 32 layers at 8.03B

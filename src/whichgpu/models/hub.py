@@ -131,7 +131,10 @@ def safetensors_checkpoint(repo_id: str, *, offline: bool | None = None
     from huggingface_hub import errors as e
 
     try:
-        meta = hf.get_safetensors_metadata(repo_id, timeout=TIMEOUT_S)
+        try:
+            meta = hf.get_safetensors_metadata(repo_id, timeout=TIMEOUT_S)
+        except TypeError:  # huggingface_hub releases before the timeout argument
+            meta = hf.get_safetensors_metadata(repo_id)
     except e.NotASafetensorsRepoError:
         return None, "the repository has no safetensors weights: bytes from the config only"
     except Exception as exc:  # headers are a bonus; the config already resolved
