@@ -570,9 +570,13 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
     notes = list(arch.notes)
     if arch.tied:
         notes.append("the LM head is tied to the token embedding (no separate lm_head)")
-    if dtype is None:
-        notes.append("no torch_dtype in the config: assuming float32 weights")
     quant = quantization_of(r.raw("quantization_config"))
+    if dtype is None and quant:
+        dtype = "bf16"
+        notes.append(f"no torch_dtype in the config: the tensors not in {quant} are assumed "
+                     "bf16")
+    elif dtype is None:
+        notes.append("no torch_dtype in the config: assuming float32 weights")
     display = name or _display_name(data, hub_id, origin)
     return ModelSpec(
         id=model_id or hub_id or origin, name=display, family="decoder",

@@ -6,9 +6,10 @@ safetensors headers, when present, replace the formula with the checkpoint's exa
 Classes without a formula take a count recorded in the preset index (with its source), or
 are reported as not counted.
 
-``params`` of the spec: text encoders in ``embedding`` is wrong for a pipeline, so the whole
-pipeline is put in ``other`` (total over components) and ``active`` is what one denoising step
-touches plus the encoders (Wan 2.2 A14B: one of its two expert transformers at a time).
+``params`` of a pipeline spec: the per-decoder fields (embedding, attention, mlp ...) do not
+apply, so the total over all components is in ``params.other`` and the per-component counts
+are in ``diffusion.components``. ``params.active`` is the total minus components that sit idle
+(Wan 2.2 A14B runs one of its two expert transformers at a time).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 The shape follows the Llama 2/3 family at the nearest size (hidden width from the table
 below, grouped-query attention with 8 KV heads of 128 dims, SwiGLU MLP of about 3.5 x hidden,
-a 128k vocabulary); the layer count is chosen so that the total comes out at the size given.
+a 128k vocabulary); the layer count is the largest that fits the size given, and the
+remainder (less than one layer) is put in ``params.other`` so that the total is exactly the
+size given.
 Every spec built here has ``approximate=True`` and says so in its notes.
 """
 
@@ -22,7 +24,7 @@ _WIDTHS = ((1.2e9, 2048), (3.2e9, 3072), (8.0e9, 4096), (13e9, 5120), (34e9, 819
 _VOCAB = 128256
 _KV_HEADS = 8
 _HEAD_DIM = 128
-_MIN, _MAX = 10e6, 10e12
+_MIN, _MAX = 100e6, 10e12  # GPT-2 small (124M) to ten times the largest public models
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbt])\s*$", re.IGNORECASE)
 
 
@@ -51,7 +53,7 @@ def generic_spec(params: float, *, label: str | None = None) -> ModelSpec:
     vocab = _VOCAB if params >= 0.6e9 else 32000
     per_layer = (h * a * _HEAD_DIM * 2 + 2 * h * k * _HEAD_DIM + 3 * h * inter + 2 * h)
     fixed = 2 * vocab * h + h
-    layers = max(1, round((n_target - fixed) / per_layer))
+    layers = max(1, (n_target - fixed) // per_layer)  # the remainder goes to 'other' (>= 0)
     attention = layers * (h * a * _HEAD_DIM * 2 + 2 * h * k * _HEAD_DIM)
     mlp = layers * 3 * h * inter
     norms = layers * 2 * h + h

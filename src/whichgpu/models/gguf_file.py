@@ -85,7 +85,7 @@ def spec_from_gguf(path: Path) -> ModelSpec:
         raise DataError(path, "reading GGUF needs the 'gguf' package: pip install gguf") from exc
     try:
         reader = GGUFReader(str(path), "r")
-    except (ValueError, OSError, IndexError, KeyError) as exc:
+    except Exception as exc:  # gguf raises ValueError, struct.error, IndexError ... on bad files
         raise DataError(path, f"not a readable GGUF file: {exc}") from exc
 
     arch = _field(reader, "general.architecture")

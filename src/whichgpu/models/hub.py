@@ -94,11 +94,9 @@ def fetch_json(repo_id: str, filename: str, *, offline: bool | None = None) -> A
     try:
         path = hf.hf_hub_download(repo_id, filename, local_files_only=off,
                                   etag_timeout=TIMEOUT_S)
-    except (e.HfHubHTTPError, e.EntryNotFoundError, e.HFValidationError, OSError) as exc:
-        if isinstance(exc, e.HFValidationError):
-            raise InputError(f"{repo_id!r} is not a valid Hub id: {exc}") from exc
-        raise _hub_error(exc, repo_id, filename, off) from exc
-    except Exception as exc:  # httpx/requests transport errors differ between versions
+    except e.HFValidationError as exc:
+        raise InputError(f"{repo_id!r} is not a valid Hub id: {exc}") from exc
+    except Exception as exc:  # HTTP errors, cache misses, transport errors of any version
         raise _hub_error(exc, repo_id, filename, off) from exc
     try:
         with open(path, encoding="utf-8") as f:
@@ -133,7 +131,10 @@ def safetensors_checkpoint(repo_id: str, *, offline: bool | None = None
     from huggingface_hub import errors as e
 
     try:
-        meta = hf.get_safetensors_metadata(repo_id, timeout=TIMEOUT_S)
+        try:
+            meta = hf.get_safetensors_metadata(repo_id, timeout=TIMEOUT_S)
+        except TypeError:  # huggingface_hub releases before the timeout argument
+            meta = hf.get_safetensors_metadata(repo_id)
     except e.NotASafetensorsRepoError:
         return None, "the repository has no safetensors weights: bytes from the config only"
     except Exception as exc:  # headers are a bonus; the config already resolved
