@@ -256,16 +256,12 @@ def load_offer_set(name: str) -> tuple[Offer, ...]:
 
 
 def get_offers(prices: str | None = None) -> list[Offer]:
-    """Offers from a shipped set name or a file path. ``None`` means every shipped set."""
-    if prices is None:
-        return [o for name in shipped_offer_sets() for o in load_offer_set(name)]
-    if prices in shipped_offer_sets():
-        return list(load_offer_set(prices))
-    p = Path(prices)
-    if p.suffix.lower() in (".csv", ".json") or p.exists():
-        return load_offer_file(p)
-    raise NotFoundError("offer set", prices, shipped_offer_sets(),
-                        hint="or give the path of a CSV/JSON offer file")
+    """Offers from the price store: ``None`` = the latest of every source (shipped sets
+    included); else a source, feed, shipped set or offer file. Ages and staleness warnings
+    come with :func:`whichgpu.catalog.prices.current_offers`, which this delegates to."""
+    from whichgpu.catalog.prices import current_offers
+
+    return list(current_offers(prices).offers)
 
 
 def cheapest_offer(offers: list[Offer], gpu_id: str, *, spot: bool | None = None,
@@ -273,4 +269,8 @@ def cheapest_offer(offers: list[Offer], gpu_id: str, *, spot: bool | None = None
     """The cheapest per-GPU offer for one GPU (optionally on-demand or spot only)."""
     pool = [o for o in offers if o.gpu == gpu_id and (spot is None or o.spot == spot)
             and (currency is None or o.price_per_hour.currency == currency)]
+    currencies = sorted({o.price_per_hour.currency for o in pool})
+    if len(currencies) > 1:  # never compare EUR with USD by their numbers
+        raise InputError(f"offers for {gpu_id} are in {' and '.join(currencies)}; choose one "
+                         "currency (--currency) or one price source (--prices)")
     return min(pool, key=lambda o: o.price_per_gpu_hour.amount, default=None)
