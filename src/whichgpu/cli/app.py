@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from whichgpu.cli import catalog_cmds
+from whichgpu.cli import catalog_cmds, prices_cmds
 
 app = typer.Typer(
     name="whichgpu",
@@ -29,3 +29,4 @@ def _root(
 
 
 catalog_cmds.register(app)
+prices_cmds.register(app)

@@ -18,7 +18,14 @@ def gpus(
         help="Throughput figure for cost per TFLOP: bf16, fp16, fp16_acc16, fp8, fp4, tf32, "
              "fp32, int8 ... (dense), or an article's quoted set such as article-000:fp16."),
     prices: str | None = typer.Option(
-        None, "--prices", help="Offer set (article-000, vramfarm-2026-11) or an offer file."),
+        None, "--prices", help="Price source: a feed or source of the price store "
+        "(article-000, vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT, or an offer file. "
+        "Default: the latest prices of every source."),
+    currency: str | None = typer.Option(
+        None, "--currency", help="Prices in this currency (converted where rates exist, else "
+        "only offers quoted in it). Default: the currency most offers use."),
+    max_age: float | None = typer.Option(
+        None, "--max-age", help="Days after which prices are flagged as stale (30)."),
     vendor: str | None = typer.Option(None, "--vendor", help="nvidia or amd."),
     min_memory: str | None = typer.Option(None, "--min-memory", help="e.g. 48GB or 80GiB."),
     form_factor: str | None = typer.Option(
@@ -32,17 +39,21 @@ def gpus(
     """List the GPU catalog with throughput, and cost per TFLOP-hour when --prices is given."""
     from rich.table import Table
 
-    from whichgpu.catalog.offers import get_offers
+    from whichgpu.catalog.prices import current_offers
+    from whichgpu.cli.prices_cmds import apply_currency, print_price_origin
     from whichgpu.cost.per_tflop import catalog_rows
     from whichgpu.units import format_money, parse_size
 
-    offers = get_offers(prices) if prices else None
+    selection = apply_currency(current_offers(prices, max_age_days=max_age), currency)
+    offers = list(selection.offers)
     rows = catalog_rows(
         precision=precision, offers=offers, vendor=vendor,
         min_memory_bytes=parse_size(min_memory) if min_memory else None,
         form_factor=form_factor, priced_only=priced_only, sort=sort)
     if as_json:
         emit_json({"precision": precision, "prices": prices,
+                   "currency": selection.main_currency(),
+                   "price_selection": selection.to_json(),
                    "gpus": [r.to_json() for r in rows]})
         return
     meaning = rows[0].figure.meaning if rows else precision
@@ -73,6 +84,7 @@ def gpus(
     console.print(table)
     console.print("[dim]GB = 10^9 bytes as marketed; 'no' = unsupported, '?' = unknown. "
                   "'whichgpu gpu ID' shows every figure with its source.[/dim]")
+    print_price_origin(selection)
     if offers is not None and ":" not in precision and precision in ("bf16", "fp16"):
         console.print("[dim]GeForce figures are FP32-accumulate; --precision fp16_acc16 uses the "
                       "FP16-accumulate rate some inference engines get (S22).[/dim]")
