@@ -177,12 +177,16 @@ def gpu(
         ot = Table(title="Offers", title_justify="left", pad_edge=False)
         for col in ("Set", "Provider", "GPUs", "Price/GPU-h", "Billing", "Source"):
             ot.add_column(col)
-        for o in sorted(offers, key=lambda o: (o.price_per_hour.currency,
-                                               o.price_per_gpu_hour.amount)):
+        ranked = sorted(offers, key=lambda o: (o.price_per_hour.currency,
+                                               o.price_per_gpu_hour.amount))
+        for o in ranked[:12]:
             ot.add_row(o.offer_set or "", o.provider, str(o.gpu_count),
                        format_money(o.price_per_gpu_hour) + (" spot" if o.spot else ""),
                        o.billing.describe(), o.source or "")
         console.print(ot)
+        if len(ranked) > 12:
+            console.print(f"[dim]{len(ranked) - 12} more offers: 'whichgpu prices list "
+                          f"{g.id}' lists them with their age.[/dim]")
     else:
         console.print("[dim]No offer for this GPU in the shipped offer sets.[/dim]")
     if uses:
