@@ -195,3 +195,14 @@ def test_prune_keeps_the_newest_and_the_current_snapshots(store):
     assert store.prune(keep=2) == 3
     assert [s.status for s in store.snapshots("test")] == ["failed", "ok"]
     assert store.read()[1][0].price_per_hour.amount == 2.7
+
+
+def test_two_processes_seeding_a_fresh_store_store_the_shipped_sets_once(store):
+    from whichgpu.catalog.prices.shipped import ShippedSource
+
+    results = list(ShippedSource().fetch())
+    first = [store.save_if_changed(r) for r in results]
+    again = [record(store, r, skip_unchanged=True) for r in results]
+    assert all(first) and store.save_if_changed(results[0]) is None
+    assert {o.status for o in again} == {"unchanged"}
+    assert len(store.snapshots()) == 2

@@ -184,8 +184,11 @@ def record(store: PriceStore, result: FeedResult, *, force: bool = False,
         out.status, out.message = "rejected", problem + "; the previous snapshot is kept"
         out.snapshot = store.save_problem(result, "rejected", out.message)
         return out
-    out.status = "updated"
-    out.snapshot = store.save(result)
+    snap = store.save_if_changed(result) if skip_unchanged else store.save(result)
+    if snap is None:  # another process stored the same content meanwhile
+        out.status, out.snapshot = "unchanged", store.current_of(result.feed)
+        return out
+    out.status, out.snapshot = "updated", snap
     out.changes = price_changes(old, result.offers)
     return out
 

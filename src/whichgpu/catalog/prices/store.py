@@ -264,12 +264,28 @@ class PriceStore:
 
     def save(self, result: FeedResult) -> Snapshot:
         """Record a good fetch and make it the feed's current snapshot, atomically."""
+        snap = self._save(result, only_if_changed=False)
+        assert snap is not None
+        return snap
+
+    def save_if_changed(self, result: FeedResult) -> Snapshot | None:
+        """Like :meth:`save`, unless the current snapshot already has this content (same
+        digest), checked inside the write transaction: two processes seeding a fresh store
+        store it once. None when nothing was stored."""
+        return self._save(result, only_if_changed=True)
+
+    def _save(self, result: FeedResult, *, only_if_changed: bool) -> Snapshot | None:
         observed = oldest_observation(result.offers)
         rows = [(o.provider, o.gpu, o.gpu_count, o.price_per_hour.amount,
                  o.price_per_hour.currency, o.billing.increment_s, o.billing.minimum_s,
                  int(o.spot), o.region, o.observed_at, o.source, o.note)
                 for o in result.offers]
         with self._write() as con:
+            if only_if_changed and result.digest and con.execute(
+                    "SELECT 1 FROM current c JOIN snapshot s ON s.id = c.snapshot_id "
+                    "WHERE c.feed = ? AND s.digest = ?", (result.feed, result.digest)
+            ).fetchone():
+                return None
             snap_id = self._insert_snapshot(con, result, "ok", None, observed)
             con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -355,6 +371,9 @@ class PriceStore:
         """The current (latest good) snapshot of every feed."""
         with self._read() as con:
             return self._current(con)
+
+    def current_of(self, feed: str) -> Snapshot | None:
+        return next((s for s in self.current() if s.feed == feed), None)
 
     @staticmethod
     def _current(con: sqlite3.Connection) -> list[Snapshot]:
