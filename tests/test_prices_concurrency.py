@@ -1,10 +1,10 @@
 """Readers are never blocked by a refresh in progress, and never see half a snapshot.
 
-Real processes: one writer stores snapshots while holding each write transaction open for
-HOLD_S seconds, its pages already spilled to disk (a slow refresh caught mid-write: with a
-rollback journal instead of WAL, this blocks readers); two readers read the store in a loop. Every
-read must be a whole snapshot (its offer count and its price name the same version) and
-must finish well within HOLD_S.
+Real processes: one writer runs ``refresh()`` (what ``whichgpu prices refresh`` runs) and holds
+each write transaction open for HOLD_S seconds with its pages already spilled to disk (a slow
+refresh caught mid-write; with a rollback journal instead of WAL this blocks readers); two
+readers read the store in a loop. Every read must be a whole snapshot (its offer count and
+its price name the same version) and must finish well within HOLD_S.
 """
 
 import json
@@ -44,10 +44,20 @@ def slow_swap(con, feed, snap_id):
     time.sleep({HOLD_S})  # the write transaction is open: a refresh in progress
     swap(con, feed, snap_id)
 PriceStore._swap = staticmethod(slow_swap)
+from whichgpu.catalog.prices.refresh import refresh
+from whichgpu.catalog.prices.sources import PriceSource
+
+class Live(PriceSource):
+    kind, name = "test", "test"
+    def __init__(self, k):
+        self.k = k
+    def fetch(self, progress=None):
+        offers = [Offer(provider="p", gpu="h100-sxm", price_per_hour=Money(self.k + 1.0, "USD"),
+                        observed_at="2026-11-30", source="test") for _ in range({BASE} + self.k)]
+        yield FeedResult(feed="live", source="test", kind="test", offers=offers)
+
 for k in range(1, {ROUNDS} + 1):
-    offers = [Offer(provider="p", gpu="h100-sxm", price_per_hour=Money(k + 1.0, "USD"),
-                    observed_at="2026-11-30", source="test") for _ in range({BASE} + k)]
-    store.save(FeedResult(feed="live", source="test", kind="test", offers=offers))
+    assert refresh([Live(k)], store).ok
 done.touch()
 print(json.dumps({{"rounds": {ROUNDS}}}))
 """
