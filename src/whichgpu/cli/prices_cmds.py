@@ -95,9 +95,10 @@ def _offer_row(o: Offer, selection: OfferSelection) -> list[str]:
     age = format_age(selection.age_s(o))
     if selection.is_stale(o) and o.observed_at:
         age = f"[yellow]{age}[/yellow]"
-    return [o.gpu, o.provider, o.region or "", str(o.gpu_count),
-            format_money(o.price_per_gpu_hour), format_money(o.price_per_hour),
-            "spot" if o.spot else "", age, o.offer_set or ""]
+    whole = f"{o.gpu_count} × {format_money(o.price_per_hour)}" if o.gpu_count > 1 else ""
+    return [o.gpu, o.provider, o.region or "",
+            format_money(o.price_per_gpu_hour) + (" spot" if o.spot else ""), whole, age,
+            o.offer_set or ""]
 
 
 # ------------------------------------------------------------------------ list
@@ -118,6 +119,7 @@ def list_prices(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Offers, cheapest per GPU-hour first, with each price's age and source."""
+    from rich import box
     from rich.table import Table
 
     from whichgpu.catalog.prices import current_offers
@@ -148,18 +150,20 @@ def list_prices(
                       "FILE' adds your own quotes.")
         print_price_origin(selection)
         return
-    table = Table(pad_edge=False, title_justify="left",
+    table = Table(pad_edge=False, title_justify="left", box=box.SIMPLE_HEAD,
                   title="Offers, cheapest per GPU-hour first"
                   + (" (within each currency)" if len(selection.currencies()) > 1 else ""))
-    for col, justify, wrap in (("GPU", "left", False), ("Provider", "left", True),
-                               ("Region", "left", True), ("GPUs", "right", False),
-                               ("Per GPU-h", "right", False), ("Offer /h", "right", False),
-                               ("Spot", "left", False), ("Age", "right", False),
-                               ("Source", "left", True)):
-        table.add_column(col, justify=justify, no_wrap=not wrap,
-                         overflow="fold" if wrap else "ellipsis")
+    multi = any(o.gpu_count > 1 for o in shown)  # else the offer price is the GPU price
+    for col, justify, min_width in (("GPU", "left", None), ("Provider", "left", 6),
+                                    ("Region", "left", 6), ("Per GPU-h", "right", None),
+                                    ("Offer /h", "right", None), ("Age", "right", None),
+                                    ("Feed", "left", None)):
+        if multi or col != "Offer /h":
+            table.add_column(col, justify=justify, no_wrap=min_width is None,
+                             min_width=min_width, overflow="fold")
     for o in shown:
-        table.add_row(*_offer_row(o, selection))
+        cells = _offer_row(o, selection)
+        table.add_row(*(cells if multi else cells[:4] + cells[5:]))
     console.print(table)
     if len(shown) < len(offers):
         console.print(f"[dim]{len(offers) - len(shown)} more; --limit 0 shows all.[/dim]")
@@ -305,6 +309,7 @@ def history(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """How a GPU's cheapest price moved, snapshot by snapshot, per feed."""
+    from rich import box
     from rich.table import Table
 
     from whichgpu.catalog.prices.selection import ensure_shipped
@@ -328,22 +333,25 @@ def history(
     for p in points:
         series.setdefault((p.feed, p.gpu, p.cheapest.currency, p.spot), []).append(p)
     table = Table(title=f"Price history: {gpu} (cheapest per GPU-hour, per snapshot)",
-                  title_justify="left", pad_edge=False)
-    for col in ("Feed", "GPU", "Spot", "Snapshots", "Trend", "First", "Latest", "Low", "High"):
-        table.add_column(col, justify="right" if col in ("Snapshots", "First", "Latest", "Low",
-                                                         "High") else "left")
+                  title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD)
+    for col in ("Feed", "GPU", "Snaps", "Trend", "First", "Latest", "Low", "High"):
+        table.add_column(col, no_wrap=col != "Trend", justify="right" if col in (
+            "Snaps", "First", "Latest", "Low", "High") else "left")
     for (fd, g, cur, sp), pts in sorted(series.items()):
         vals = [p.cheapest.amount for p in pts]
-        table.add_row(fd, g, "spot" if sp else "", str(len(pts)), sparkline(vals),
+        table.add_row(fd, g + (" spot" if sp else ""), str(len(pts)), sparkline(vals),
                       format_money(Money(vals[0], cur)), format_money(Money(vals[-1], cur)),
                       format_money(Money(min(vals), cur)), format_money(Money(max(vals), cur)))
     console.print(table)
-    detail = Table(title="Snapshots", title_justify="left", pad_edge=False)
+    detail = Table(title="Snapshots", title_justify="left", pad_edge=False,
+                   box=box.SIMPLE_HEAD)
     for col in ("#", "Stored", "Observed", "Feed", "GPU", "Cheapest", "Median", "Offers",
                 "Cheapest at"):
-        detail.add_column(col)
+        wrap = col in ("Feed", "Cheapest at")
+        detail.add_column(col, no_wrap=not wrap, min_width=8 if wrap else None,
+                          overflow="fold")
     for p in points[-30:]:
-        detail.add_row(str(p.snapshot_id), f"{p.fetched_at:%Y-%m-%d %H:%M}",
+        detail.add_row(str(p.snapshot_id), f"{p.fetched_at:%m-%d %H:%M}",
                        f"{p.observed_at:%Y-%m-%d}" if p.observed_at else "undated", p.feed,
                        p.gpu + (" spot" if p.spot else ""), format_money(p.cheapest),
                        format_money(p.median), str(p.offers), p.cheapest_provider)
