@@ -9,6 +9,7 @@ from whichgpu.cli import (
     cost_cmds,
     estimate_cmds,
     model_cmds,
+    prices_cmds,
 )
 
 app = typer.Typer(
@@ -39,5 +40,6 @@ for _module in (
     cost_cmds,
     estimate_cmds,
     model_cmds,
+    prices_cmds,
 ):
     _module.register(app)
