@@ -43,11 +43,13 @@ def test_prices_list_is_cheapest_first_with_live_feeds(cli, gpuhunt_files):
     assert on_demand and not any(o["spot"] for o in on_demand)
 
 
-def test_prices_list_currency_without_rates_shows_only_that_currency_and_says_so(cli):
+def test_prices_list_currency_converts_at_dated_rates_and_says_so(cli):
     r = cli("prices", "list", "--currency", "EUR", "--json")
     data = r.json()
     assert {o["price_per_hour"]["currency"] for o in data["offers"]} == {"EUR"}
-    assert any("USD left out" in w for w in data["prices"]["warnings"])
+    assert any("from USD converted to EUR" in w for w in data["prices"]["warnings"])
+    converted = [o for o in data["offers"] if (o.get("note") or "").startswith("converted")]
+    assert converted  # the USD offers are kept, converted, and marked
 
 
 def test_prices_refresh_summarises_changes_and_unmapped_names(cli, gpuhunt_files):
