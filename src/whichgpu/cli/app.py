@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from whichgpu.cli import (
+    advise_cmds,
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
@@ -36,6 +37,7 @@ def _root(
 
 # One line per command module (keeps merges of new modules simple).
 for _module in (
+    advise_cmds,
     catalog_cmds,
     cost_cmds,
     estimate_cmds,

@@ -59,7 +59,18 @@ def diffusion_run(w: Workload, hw: Hardware) -> dict:
     text = sum(2 * c.params * max(c.max_tokens, 77) for c in d.components
                if c.kind in ("clip", "t5", "llm")) / (base_peak * 0.35)
     fixed = per_key("diffusion_fixed_s", "video" if d.is_video else "image")
-    per_run = t_denoise + vae + text + fixed
+    offload = 0.0
+    if w.offload in ("model", "sequential"):
+        from whichgpu.estimate.memory.weights import component_bytes
+
+        moved = {"model": [c for c in d.components if c.kind != "vae"],
+                 "sequential": list(d.components)}[w.offload]
+        link = hw.gpu.interconnect.host_link.value
+        host_bw = {"pcie3": 12e9, "pcie4": 25e9, "pcie5": 50e9}.get(str(link), 25e9)
+        moved_bytes = sum(component_bytes(c, q, w.quant, w.quant_scope) for c in moved)
+        # model offload moves each component in once per image; sequential every step
+        offload = moved_bytes / host_bw * (steps if w.offload == "sequential" else 1)
+    per_run = t_denoise + vae + text + fixed + offload
     if d.is_video and w.gpus > 1:
         per_run = per_run / (w.gpus * SEQUENCE_PARALLEL_EFFICIENCY)
     comps = (
@@ -69,6 +80,9 @@ def diffusion_run(w: Workload, hw: Hardware) -> dict:
         Component("VAE decode", vae, "decoder FLOPs per output pixel"),
         Component("text encoders", text, "one encoder pass per prompt"),
         Component("pipeline overhead", fixed, "scheduler, transfers, Python"),
+        Component("CPU offload transfers", offload,
+                  f"--offload {w.offload}: weights copied over the host link (effective "
+                  "12/25/50 GB/s for PCIe 3/4/5)"),
     )
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / (per_step / (peak * eta)),
