@@ -16,15 +16,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _offers(prices: str | None, currency: str | None, rate: list[str], max_age: float | None):
-    from whichgpu.catalog.prices import current_offers
-    from whichgpu.cli.prices_cmds import apply_currency
-    from whichgpu.cost.currency import rates_from
+    from whichgpu.advise.build import priced_offers
 
-    rates = rates_from(rate)
-    selection = current_offers(prices, max_age_days=max_age)
-    if currency:
-        selection = apply_currency(selection, currency, rates)
-    return selection, rates
+    return priced_offers(prices, currency, rate, max_age)
 
 
 def recommend(
@@ -70,10 +64,9 @@ def recommend(
     as_json: o.Json = False,
 ) -> None:
     """The cheapest GPU configuration that can run a job, why, and what was excluded."""
-    from whichgpu.advise.job import Job
+    from whichgpu.advise.build import build_job
     from whichgpu.advise.recommend import recommend as run
     from whichgpu.cli.estimate_cmds import _load_profile
-    from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
     w = o.build_workload(
         model, task=task, quant=quant, kv_dtype=kv_dtype, context=context, batch=batch,
@@ -81,21 +74,12 @@ def recommend(
         optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
         lora_rank=lora_rank, lora_targets=lora_targets, resolution=resolution, frames=frames,
         steps=steps_per_image, cfg=cfg, offload=offload, params=params)
-    cur = check_currency(currency) if currency else None
-
-    def count(text, what):
-        return parse_count(text, what=what) if text else None
-
-    job = Job(
-        w, tokens=count(tokens, "token count"), images=count(images, "image count"),
-        videos=count(videos, "video count"), steps=count(steps, "step count"),
-        train_tokens=count(train_tokens, "token count"), users=users,
-        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, "tokens"),
-        concurrency=concurrency, deadline_s=parse_duration(deadline) if deadline else None,
-        max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
-        if max_price_per_hour else None,
-        budget=parse_money(budget, default_currency=cur) if budget else None,
-        currency=cur, spot=spot, objective=objective)
+    job = build_job(
+        w, tokens=tokens, images=images, videos=videos, steps=steps, train_tokens=train_tokens,
+        users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,
+        concurrency=concurrency, objective=objective, deadline=deadline,
+        max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot)
+    cur = job.currency
     selection, rates = _offers(prices, cur, rate, max_age)
     rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration))
     if as_json:

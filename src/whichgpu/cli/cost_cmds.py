@@ -6,7 +6,7 @@ import typer
 
 from whichgpu.cli.common import console, emit_json, note
 
-_DEFAULT_PRICES = "article-000"
+_DEFAULT_PRICES = "article-000"  # whichgpu.cost.build.DEFAULT_PRICES
 
 
 def register(app: typer.Typer) -> None:
@@ -15,63 +15,12 @@ def register(app: typer.Typer) -> None:
 
 
 # ---------------------------------------------------------------- parsing helpers
-
-def _fraction(text: str | None, what: str) -> float | None:
-    """``0.6`` or ``60%`` -> 0.6; anything else is a clear error."""
-    from whichgpu.errors import InputError
-
-    if text is None:
-        return None
-    s = text.strip().replace(",", ".")
-    try:
-        value = float(s[:-1]) / 100 if s.endswith("%") else float(s)
-    except ValueError:
-        raise InputError(f"cannot read {text!r} as {what}; write 0.6 or 60%") from None
-    if not s.endswith("%") and value > 1:
-        raise InputError(f"{what} {text!r} is more than 1 (100 %); write a fraction such as 0.6 "
-                         "or a percentage such as 60%")
-    return value
-
-
-def _money(text: str | None, flag: str):
-    from whichgpu.errors import InputError
-    from whichgpu.units import parse_money
-
-    if text is None:
-        return None
-    try:
-        return parse_money(text)
-    except InputError as exc:
-        raise InputError(f"{flag}: {exc}") from None
-
+# (shared with the web API: whichgpu.cost.build)
 
 def _rates(rate: list[str] | None):
     from whichgpu.cost.currency import rates_from
 
     return rates_from(rate or [])
-
-
-def _duration_range(text: str):
-    """``3h20m`` (a point), ``2h..4h`` (typical = midpoint) or ``2h..3h..4h``."""
-    from whichgpu.errors import InputError
-    from whichgpu.units import Range, parse_duration
-
-    parts = [parse_duration(p) for p in text.split("..")]
-    if len(parts) == 1:
-        return Range.point(parts[0])
-    if len(parts) == 2:
-        low, high = parts
-        return Range(low, (low + high) / 2, high) if low <= high else _bad_range(text)
-    if len(parts) == 3 and parts[0] <= parts[1] <= parts[2]:
-        return Range(*parts)
-    raise InputError(f"cannot read {text!r} as a duration range; write 3h20m, 2h..4h or "
-                     "2h..3h..4h (low..typical..high)")
-
-
-def _bad_range(text: str):
-    from whichgpu.errors import InputError
-
-    raise InputError(f"duration range {text!r} must go from low to high")
 
 
 # ---------------------------------------------------------------- tco
@@ -129,49 +78,23 @@ def tco(
     The article's H100 case (S11): whichgpu tco h100 --purchase-price 25000USD
     --rent-price 3.15USD --utilization 1 --cooling-per-hour 0.02USD
     """
-    from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.catalog.offers import get_offers
-    from whichgpu.cost.ownership import ownership, ownership_inputs
-    from whichgpu.cost.rent_or_buy import rent_or_buy
-    from whichgpu.errors import InputError
-    from whichgpu.units import check_currency
+    from whichgpu.cost.build import tco as run
 
-    if utilization is not None and hours_per_month is not None:
-        raise InputError("give --utilization or --hours-per-month, not both")
-    if hours_per_month is not None and not (0 < hours_per_month <= 730):
-        raise InputError(f"--hours-per-month must be more than 0 and at most 730 (24/7), "
-                         f"got {hours_per_month:g}")
-    util = (hours_per_month / 730 if hours_per_month is not None
-            else _fraction(utilization, "utilisation"))
-    rates = _rates(rate)
-    res = resolve_gpu(gpu_id)
-    if res.note:
-        note(res.note)
-    offers = get_offers(prices) if rent_price is None else None
-    inputs = ownership_inputs(
-        res.gpu, offers=offers, rates=rates,
-        purchase_price=_money(purchase_price, "--purchase-price"),
-        resale_value=_money(resale_value, "--resale-value"), years=years,
-        host_share=_money(host_share, "--host-share"), tdp_watts=tdp, load_factor=load_factor,
-        utilization=util, kwh_price=_money(kwh_price, "--kwh-price"), pue=pue,
-        cooling_per_hour=_money(cooling_per_hour, "--cooling-per-hour"),
-        maintenance_per_year=_money(maintenance_per_year, "--maintenance-per-year"),
-        rent_price=_money(rent_price, "--rent-price"),
-        currency=check_currency(currency) if currency else None)
-    o = ownership(inputs, rates)
-    advice = rent_or_buy(inputs, rates) if o.rent_price is not None else None
-    if advice is None:
-        note(f"no on-demand offer for {res.gpu.id} in {prices}: give --rent-price for the "
+    result = run(gpu_id, purchase_price=purchase_price, resale_value=resale_value, years=years,
+                 host_share=host_share, tdp=tdp, load_factor=load_factor,
+                 utilization=utilization, hours_per_month=hours_per_month,
+                 kwh_price=kwh_price, pue=pue, cooling_per_hour=cooling_per_hour,
+                 maintenance_per_year=maintenance_per_year, rent_price=rent_price,
+                 prices=prices, currency=currency, rate=rate)
+    if result.resolution_note:
+        note(result.resolution_note)
+    if result.advice is None:
+        note(f"no on-demand offer for {result.gpu.id} in {prices}: give --rent-price for the "
              "break-even and the advice")
     if as_json:
-        data = o.to_json()
-        data["prices"] = prices if rent_price is None else None
-        data["advice"] = advice.to_json() if advice else None
-        if res.note:
-            data["resolution_note"] = res.note
-        emit_json(data)
+        emit_json(result.to_json())
         return
-    _print_tco(o, advice, curve, res.gpu.name)
+    _print_tco(result.ownership, result.advice, curve, result.gpu.name)
 
 
 def _print_tco(o, advice, show_curve: bool, name: str) -> None:
@@ -284,13 +207,14 @@ def cost(
     from whichgpu.catalog.gpus import resolve_gpu
     from whichgpu.catalog.offers import get_offers, shipped_offer_sets
     from whichgpu.cost.billing import cheapest_offer
+    from whichgpu.cost.build import parse_duration_range
     from whichgpu.cost.task import task_cost
     from whichgpu.errors import InputError
     from whichgpu.units import check_currency, format_duration, parse_count
 
     if count < 1:
         raise InputError(f"--count must be at least 1, got {count}")
-    span = _duration_range(duration)
+    span = parse_duration_range(duration)
     if span.high <= 0:
         raise InputError("--duration must be longer than zero")
     rates = _rates(rate)

@@ -44,16 +44,10 @@ def currency_converter(rates=None):
 
 def apply_currency(selection: OfferSelection, currency: str | None,
                    rates=None) -> OfferSelection:
-    """The selection in ``currency`` (converted with ``rates``); with no currency asked and
-    several present, the most common one, with a warning for the rest."""
-    from whichgpu.units import check_currency
+    """The selection in ``currency`` (see :func:`whichgpu.advise.build.apply_currency`)."""
+    from whichgpu.advise.build import apply_currency as shared
 
-    if currency:
-        return selection.in_currency(check_currency(currency), currency_converter(rates))
-    if len(selection.currencies()) > 1:
-        return selection.in_currency(selection.main_currency() or "USD",
-                                     currency_converter(rates))
-    return selection
+    return shared(selection, currency, rates)
 
 
 def print_price_origin(selection: OfferSelection, *, warnings: bool = True) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
+from whichgpu.models.spec import ModelSpec
 
 
 def parse_resolution(text: str | None) -> tuple[int, int] | None:
@@ -17,7 +18,7 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
         raise InputError(f"cannot read resolution {text!r}; write it like 1024x1024") from None
 
 
-def build_workload(model: str, *, task: str = "inference", quant: str | None = None,
+def build_workload(model: str | ModelSpec, *, task: str = "inference", quant: str | None = None,
                    kv_dtype: str = "f16", context: str | None = None, batch: int = 1,
                    engine: str | None = None, prompt_tokens: str | None = None,
                    output_tokens: str | None = None, optimizer: str = "adamw",
@@ -29,12 +30,19 @@ def build_workload(model: str, *, task: str = "inference", quant: str | None = N
                    frames: int | None = None, steps: int | None = None,
                    cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
                    params: str | None = None):
-    """Resolve the model and build a validated Workload from typed values."""
+    """Resolve the model and build a validated Workload from typed values.
+
+    ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
+    reading paths on the server).
+    """
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
-    spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
-                         if params else None)
+    if isinstance(model, ModelSpec):
+        spec = model
+    else:
+        spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
+                             if params else None)
     res = parse_resolution(resolution)
     return Workload(
         model=spec, task=task, quant=quant, kv_dtype=kv_dtype,

@@ -1,0 +1,76 @@
+"""A Job and its offers from the strings a person types (CLI flags, web forms, JSON).
+
+Shared by ``whichgpu recommend`` / ``checklist`` and the web API, so both read the same input
+the same way and fail with the same one-line reason.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from whichgpu.advise.job import Job
+from whichgpu.estimate.workload import Workload
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.prices import OfferSelection
+    from whichgpu.cost.currency import RateTable
+
+
+def build_job(workload: Workload, *, tokens: str | None = None, images: str | None = None,
+              videos: str | None = None, steps: str | None = None,
+              train_tokens: str | None = None, users: int | None = None,
+              tokens_per_s_each: float | None = None, tokens_per_day: str | None = None,
+              concurrency: int | None = None, objective: str = "cost",
+              deadline: str | None = None, max_price_per_hour: str | None = None,
+              budget: str | None = None, currency: str | None = None,
+              spot: bool = False) -> Job:
+    """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``."""
+    from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
+
+    cur = check_currency(currency) if currency else None
+
+    def count(text: str | None, what: str) -> int | None:
+        return parse_count(text, what=what) if text else None
+
+    return Job(
+        workload, tokens=count(tokens, "token count"), images=count(images, "image count"),
+        videos=count(videos, "video count"), steps=count(steps, "step count"),
+        train_tokens=count(train_tokens, "token count"), users=users,
+        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, "tokens"),
+        concurrency=concurrency, deadline_s=parse_duration(deadline) if deadline else None,
+        max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
+        if max_price_per_hour else None,
+        budget=parse_money(budget, default_currency=cur) if budget else None,
+        currency=cur, spot=spot, objective=objective)
+
+
+def apply_currency(selection: OfferSelection, currency: str | None,
+                   rates: RateTable | None = None) -> OfferSelection:
+    """The selection in ``currency`` (converted with ``rates``); with no currency asked and
+    several present, the most common one, with a warning for the rest."""
+    from whichgpu.cost.currency import convert
+    from whichgpu.units import check_currency
+
+    def converter(money, cur):
+        return convert(money, cur, rates)
+
+    if currency:
+        return selection.in_currency(check_currency(currency), converter)
+    if len(selection.currencies()) > 1:
+        return selection.in_currency(selection.main_currency() or "USD", converter)
+    return selection
+
+
+def priced_offers(prices: str | None, currency: str | None = None,
+                  rate: list[str] | None = None, max_age: float | None = None,
+                  ) -> tuple[OfferSelection, RateTable]:
+    """The offers a job is priced with (converted to ``currency`` when one is asked), and the
+    exchange rates (``rate`` overrides such as ``EURUSD=1.08``)."""
+    from whichgpu.catalog.prices import current_offers
+    from whichgpu.cost.currency import rates_from
+
+    rates = rates_from(rate or [])
+    selection = current_offers(prices, max_age_days=max_age)
+    if currency:
+        selection = apply_currency(selection, currency, rates)
+    return selection, rates
