@@ -51,3 +51,17 @@ def cli(capsys, monkeypatch):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def web():
+    """A client of the web app (in-process, no socket), with a fresh price cache."""
+    from fastapi.testclient import TestClient
+
+    from whichgpu.web import services
+    from whichgpu.web.app import create_app
+
+    services.clear_cache()
+    with TestClient(create_app(), raise_server_exceptions=False) as client:
+        yield client
+    services.clear_cache()

@@ -11,6 +11,7 @@ from whichgpu.cli import (
     estimate_cmds,
     model_cmds,
     prices_cmds,
+    web_cmds,
 )
 
 app = typer.Typer(
@@ -43,5 +44,6 @@ for _module in (
     estimate_cmds,
     model_cmds,
     prices_cmds,
+    web_cmds,
 ):
     _module.register(app)

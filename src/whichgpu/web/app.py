@@ -1,0 +1,198 @@
+"""The FastAPI application: REST API, pages, static files, errors and limits.
+
+``create_app()`` builds it; ``whichgpu serve`` runs it with uvicorn on 127.0.0.1. Every asset
+is served from the package (no CDN); the OpenAPI page at ``/docs`` uses a local Swagger UI.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from importlib import resources
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from whichgpu.errors import InputError, WhichGPUError
+from whichgpu.web import api, pages
+from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES
+from whichgpu.web.i18n import negotiate
+
+log = logging.getLogger("whichgpu.web")
+
+CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+DOCS_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+            "script-src 'self' 'unsafe-inline'; object-src 'none'; frame-ancestors 'none'")
+
+
+def _validation_reason(exc: RequestValidationError) -> str:
+    """Pydantic's list of errors as one line: 'batch: Input should be ...; ...'."""
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
+    return "; ".join(parts) or "invalid request"
+
+
+def _wants_html(request: Request) -> bool:
+    return not request.url.path.startswith("/api/") and \
+        "text/html" in request.headers.get("accept", "")
+
+
+def create_app() -> FastAPI:
+    """The whole web app: API under /api/v1, pages at /, assets under /static."""
+    app = FastAPI(
+        title="whichgpu", version=_version(), docs_url=None, redoc_url=None,
+        description="Which GPU to rent or buy for an AI job, what it costs, and how sure "
+                    "that is. The same JSON as the CLI's `--json`; bad input answers 422 "
+                    "with the CLI's one-line reason.")
+    static = resources.files("whichgpu.web").joinpath("static")
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    swagger = _swagger_dir()
+    if swagger:
+        app.mount("/docs-assets", StaticFiles(directory=swagger), name="swagger")
+
+    @app.exception_handler(InputError)
+    async def input_error(request: Request, exc: InputError):
+        if _wants_html(request):
+            return pages.error_page(request, str(exc), 422)
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(WhichGPUError)
+    async def failure(request: Request, exc: WhichGPUError):
+        if _wants_html(request):
+            return pages.error_page(request, str(exc), 503)
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        reason = _validation_reason(exc)
+        if _wants_html(request):
+            return pages.error_page(request, reason, 422)
+        return JSONResponse({"detail": reason}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        if _wants_html(request) and exc.status_code == 404:
+            return pages.error_page(request, None, 404)
+        return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def bug(request: Request, exc: Exception):
+        log.exception("internal error on %s", request.url.path)
+        text = (f"internal error: {type(exc).__name__}; this is a bug in whichgpu, please "
+                "report it with the request")
+        if _wants_html(request):
+            return pages.error_page(request, text, 500)
+        return JSONResponse({"detail": text}, status_code=500)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        if not swagger:
+            return HTMLResponse('<p>Swagger UI is not installed; the schema is at '
+                                '<a href="/openapi.json">/openapi.json</a>.</p>')
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title="whichgpu API",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/static/favicon.svg")
+
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_middleware(Guard)
+    return app
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class Guard:
+    """ASGI middleware: bounded query strings and bodies, the page language (``?lang=``,
+    cookie, Accept-Language) in ``request.state.lang``, and security headers."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+            await _reject(send, 414, f"query string longer than {MAX_QUERY_BYTES} bytes")
+            return
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            await _reject(send, 413, f"request body larger than {MAX_BODY_BYTES} bytes")
+            return
+        query_lang = request.query_params.get("lang")
+        scope.setdefault("state", {})["lang"] = negotiate(
+            query_lang, request.cookies.get("lang"), request.headers.get("accept-language"))
+        path = scope["path"]
+        received = 0
+        started = False
+
+        async def limited_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY_BYTES:
+                    raise _TooLarge
+            return message
+
+        async def send_with_headers(message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = DOCS_CSP if path == "/docs" else CSP
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "same-origin"
+                if not path.startswith(("/static", "/api")):
+                    headers["Vary"] = "Accept-Language, Cookie"
+                if query_lang in ("en", "fr"):
+                    headers.append("Set-Cookie", f"lang={query_lang}; Max-Age=31536000; "
+                                                 "Path=/; SameSite=Lax; HttpOnly")
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, send_with_headers)
+        except _TooLarge:
+            if not started:
+                await _reject(send, 413, f"request body larger than {MAX_BODY_BYTES} bytes")
+
+
+async def _reject(send, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("whichgpu")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _swagger_dir() -> str | None:
+    """Swagger UI's files from the swagger-ui-bundle package (served locally)."""
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        return None
+    return str(swagger_ui_path)

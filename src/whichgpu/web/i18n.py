@@ -1,0 +1,204 @@
+"""English and French: message catalogs (.po files read with Babel), language negotiation, and
+numbers, money, sizes, durations and dates formatted per locale.
+
+The catalogs are data files in ``web/locales/<lang>/LC_MESSAGES/messages.po``; English
+``msgid`` strings are the keys (gettext's convention), so a missing French entry shows English.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from babel.dates import format_date, format_datetime
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.numbers import format_currency, format_decimal, format_percent
+from babel.support import Translations
+
+from whichgpu.units import Money
+
+LANGS = ("en", "fr")
+DEFAULT_LANG = "en"
+LANG_NAMES = {"en": "English", "fr": "Français"}
+_BABEL_LOCALE = {"en": "en_US", "fr": "fr_FR"}
+
+
+@cache
+def translations(lang: str) -> Translations:
+    """The compiled catalog of ``lang`` (read from its .po file once per process)."""
+    po = resources.files("whichgpu.web").joinpath(f"locales/{lang}/LC_MESSAGES/messages.po")
+    with po.open("rb") as f:
+        catalog = read_po(f, locale=lang)
+    buf = io.BytesIO()
+    write_mo(buf, catalog, use_fuzzy=False)
+    buf.seek(0)
+    return Translations(fp=buf)
+
+
+def negotiate(query_lang: str | None, cookie_lang: str | None,
+              accept_language: str | None) -> str:
+    """The page language: ``?lang=``, then the cookie, then ``Accept-Language``, then English."""
+    for choice in (query_lang, cookie_lang):
+        if choice in LANGS:
+            return choice
+    return _from_accept(accept_language or "")
+
+
+def _from_accept(header: str) -> str:
+    """The best of our languages in an Accept-Language header (q-values honoured)."""
+    best, best_q = DEFAULT_LANG, 0.0
+    for i, part in enumerate(header.split(",")[:20]):
+        bits = part.strip().split(";")
+        tag = bits[0].strip().lower().split("-")[0]
+        q = 1.0
+        for b in bits[1:]:
+            if b.strip().startswith("q="):
+                try:
+                    q = float(b.strip()[2:])
+                except ValueError:
+                    q = 0.0
+        if tag in LANGS and (q > best_q or (q == best_q and i == 0)) and q > 0:
+            best, best_q = tag, q
+    return best
+
+
+@dataclass(frozen=True)
+class Locale:
+    """Everything a page needs to speak one language: gettext and the formatters."""
+
+    lang: str
+
+    @property
+    def babel(self) -> str:
+        return _BABEL_LOCALE[self.lang]
+
+    # ------------------------------------------------------------ messages
+    def gettext(self, message: str, **values: Any) -> str:
+        text = translations(self.lang).gettext(message)
+        return text % values if values else text
+
+    def ngettext(self, singular: str, plural: str, n: int, **values: Any) -> str:
+        text = translations(self.lang).ngettext(singular, plural, n)
+        return text % {"num": n, **values}
+
+    def has(self, message: str) -> bool:
+        """Whether the catalog translates ``message`` (English always does)."""
+        return self.lang == "en" or translations(self.lang).gettext(message) != message
+
+    # ------------------------------------------------------------ numbers
+    def number(self, x: float | int | None, digits: int = 0) -> str:
+        if x is None:
+            return "–"
+        if isinstance(x, float) and not math.isfinite(x):
+            return "∞"
+        pattern = "#,##0" + ("." + "0" * digits if digits > 0 else "")
+        return format_decimal(x, format=pattern, locale=self.babel)
+
+    def sig(self, x: float | None, digits: int = 3) -> str:
+        """About ``digits`` significant digits: 2.5, 36.7, 1,234."""
+        if x is None:
+            return "–"
+        if not math.isfinite(x):
+            return "∞"
+        a = abs(x)
+        places = 0 if a >= 10 ** (digits - 1) or a == 0 else \
+            min(6, max(0, digits - 1 - math.floor(math.log10(a))))
+        pattern = "#,##0" + ("." + "#" * places if places else "")
+        return format_decimal(round(x, places), format=pattern, locale=self.babel)
+
+    def percent(self, x: float | None, digits: int = 0) -> str:
+        if x is None:
+            return "–"
+        pattern = "#,##0" + ("." + "0" * digits if digits else "") + "%"
+        return format_percent(x, format=pattern, locale=self.babel)
+
+    def money(self, m: Money | dict | None, digits: int | None = None) -> str:
+        """``€1,234.56`` / ``1 234,56 €``; small amounts keep significant digits."""
+        if m is None:
+            return "–"
+        amount, currency = (m.amount, m.currency) if isinstance(m, Money) else \
+            (float(m["amount"]), str(m["currency"]))
+        if not math.isfinite(amount):
+            return "∞"
+        if digits is None:
+            a = abs(amount)
+            digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
+        if digits == 0:
+            return format_currency(round(amount), currency, locale=self.babel,
+                                   format="¤#,##0" if self.lang == "en" else "#,##0\u00a0¤",
+                                   currency_digits=False)
+        return format_currency(round(amount, digits), currency, locale=self.babel,
+                               decimal_quantization=False)
+
+    def gb(self, n_bytes: float | None, digits: int = 1) -> str:
+        """Bytes as GB (10^9), the unit GPUs are sold in: '43.2 GB' / '43,2 Go'."""
+        if n_bytes is None:
+            return "–"
+        return f"{self.number(n_bytes / 1e9, digits)}\u00a0{self.gettext('GB')}"
+
+    def gib(self, n_bytes: float | None, digits: int = 1) -> str:
+        if n_bytes is None:
+            return "–"
+        return f"{self.number(n_bytes / 2**30, digits)}\u00a0{self.gettext('GiB')}"
+
+    def duration(self, seconds: float | None) -> str:
+        """'3 h 20 min', '2 d 4 h' / '2 j 4 h': rounded to what a person reads."""
+        if seconds is None:
+            return "–"
+        if not math.isfinite(seconds):
+            return "∞"
+        g = self.gettext
+        if seconds < 60:
+            return f"{self.number(seconds, 0 if seconds >= 10 else 1)}\u00a0s"
+        minutes = round(seconds / 60)
+        if minutes < 60:
+            return f"{minutes}\u00a0min"
+        hours, minutes = divmod(minutes, 60)
+        if hours < 48:
+            return f"{hours}\u00a0h {minutes}\u00a0min" if minutes else f"{hours}\u00a0h"
+        days, hours = divmod(hours, 24)
+        d = g("d")
+        return (f"{self.number(days)}\u00a0{d} {hours}\u00a0h" if hours
+                else f"{self.number(days)}\u00a0{d}")
+
+    def date(self, when: date | datetime | None) -> str:
+        if when is None:
+            return "–"
+        return format_date(when, format="medium", locale=self.babel)
+
+    def datetime(self, when: datetime | None) -> str:
+        if when is None:
+            return "–"
+        return format_datetime(when, format="medium", locale=self.babel)
+
+    def age(self, seconds: float | None) -> str:
+        """How old a price is: 'just now', '40 min', '5 h', '18 d' (undated: 'undated')."""
+        g = self.gettext
+        if seconds is None:
+            return g("undated")
+        if seconds < 60:
+            return g("just now")
+        if seconds < 3600:
+            return f"{seconds / 60:.0f}\u00a0min"
+        if seconds < 2 * 86400:
+            return f"{seconds / 3600:.0f}\u00a0h"
+        return f"{self.number(seconds / 86400)}\u00a0{g('d')}"
+
+    def filters(self) -> dict[str, Callable[..., str]]:
+        """Jinja filters bound to this locale."""
+        return {"number": self.number, "sig": self.sig, "percent": self.percent,
+                "money": self.money, "gb": self.gb, "gib": self.gib,
+                "duration": self.duration, "date": self.date, "datetime": self.datetime,
+                "age": self.age}
+
+
+@cache
+def locale(lang: str) -> Locale:
+    return Locale(lang if lang in LANGS else DEFAULT_LANG)

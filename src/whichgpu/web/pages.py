@@ -1,0 +1,540 @@
+"""The HTML pages: server-rendered forms and results, usable without JavaScript.
+
+Forms use GET (a result is a link you can share) except the config.json paste (POST). Each
+page calls the same services as the REST API; bad input re-renders the form with the reason
+(HTTP 422), never a traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from pydantic import BaseModel, ValidationError
+
+from whichgpu.errors import InputError, WhichGPUError
+from whichgpu.web import charts, explain
+from whichgpu.web import forms as f
+from whichgpu.web import services as s
+from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
+
+router = APIRouter(include_in_schema=False)
+_lang: ContextVar[str] = ContextVar("lang", default="en")
+
+ARTICLE_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm")  # S21/S25's three cards
+MARK_GPUS = ("rtx-4090", "rtx-5090", "l40s", "h100-sxm", "h200-sxm", "b200")
+NAV = (("/", "advisor", explain.N_("Advisor")),
+       ("/memory", "memory", explain.N_("VRAM selector")),
+       ("/gpus", "gpus", explain.N_("GPU catalog")),
+       ("/cost", "cost", explain.N_("Cost per task")),
+       ("/rent-or-buy", "rent", explain.N_("Rent vs buy")),
+       ("/prices", "prices", explain.N_("Prices")))
+
+
+def _L() -> Locale:
+    return locale(_lang.get())
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("whichgpu.web", "templates"),
+                      autoescape=select_autoescape(["html"]), trim_blocks=True,
+                      lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        lambda m: translations(_lang.get()).gettext(m),
+        lambda s_, p, n: translations(_lang.get()).ngettext(s_, p, n), newstyle=True)
+    for name in ("number", "sig", "percent", "money", "gb", "gib", "duration", "date",
+                 "datetime", "age"):
+        env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
+    env.filters["tr"] = lambda text: explain.tr(_L(), text)
+    env.globals.update(charts=charts, explain=explain, math=math)
+    return env
+
+
+ENV = _env()
+
+
+def render(request: Request, name: str, context: dict[str, Any],
+           status: int = 200) -> HTMLResponse:
+    """A template in the request's language."""
+    lang = getattr(request.state, "lang", "en")
+    token = _lang.set(lang)
+    try:
+        L = locale(lang)
+        html = ENV.get_template(name).render(
+            request=request, L=L, lang=lang, langs=LANGS, lang_names=LANG_NAMES, nav=NAV,
+            lang_url=lambda code: _with_query(request, lang=code), **context)
+    finally:
+        _lang.reset(token)
+    return HTMLResponse(html, status_code=status)
+
+
+def error_page(request: Request, message: str | None, status: int) -> HTMLResponse:
+    return render(request, "error.html", {"message": message, "status": status,
+                                          "page": "error"}, status)
+
+
+def _with_query(request: Request, **changes: str) -> str:
+    params = [(k, v) for k, v in request.query_params.multi_items() if k not in changes]
+    params += list(changes.items())
+    return request.url.path + "?" + urlencode(params)
+
+
+# ------------------------------------------------------------------ reading forms
+
+def _clean(params: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """Form strings -> model fields: blanks dropped, checkboxes as booleans."""
+    out: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if name not in params:
+            continue
+        value = params[name]
+        if isinstance(value, list):
+            value = [v.strip() for v in value if v.strip()]
+            if not value:
+                continue
+        elif isinstance(value, str):
+            value = value.strip()
+            if value == "":
+                continue
+            if "bool" in str(field.annotation):
+                value = value.lower() in ("1", "true", "on", "yes")
+        out[name] = value
+    return out
+
+
+def _params(request: Request) -> dict[str, Any]:
+    q = request.query_params
+    return {k: (q.getlist(k) if k in ("rate",) else q.get(k)) for k in q}
+
+
+def read(model: type[BaseModel], params: dict[str, Any]):
+    """(the validated request, None) or (None, the one-line reason)."""
+    try:
+        return model.model_validate(_clean(params, model)), None
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors()[:3]:
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        return None, "; ".join(parts)
+
+
+def attempt(fn, *args):
+    """(result, None) or (None, reason): bad input is shown on the page, not raised."""
+    try:
+        return fn(*args), None
+    except InputError as exc:
+        return None, str(exc)
+    except WhichGPUError as exc:
+        return None, str(exc)
+
+
+def cli_command(cmd: str, q: BaseModel, positional: str | None = None,
+                skip: tuple[str, ...] = ()) -> str:
+    """The CLI command that gives the same numbers (shown under each result)."""
+    parts = ["whichgpu", *cmd.split()]
+    if positional:
+        parts.append(str(getattr(q, positional)))
+    for name, field in type(q).model_fields.items():
+        if name in (positional, "config", *skip):
+            continue
+        value = getattr(q, name)
+        if value is None or value == field.default or value == [] or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name == "sampling_steps":
+            flag = "--sampling-steps"
+        if value is True:
+            parts.append(flag)
+        elif isinstance(value, list):
+            for v in value:
+                parts += [flag, str(v)]
+        else:
+            parts += [flag, str(value)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def status_of(error: str | None) -> int:
+    return 422 if error else 200
+
+
+def _common() -> dict[str, Any]:
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.models.preset_index import list_presets
+
+    return {"presets": list_presets(), "catalog": default_catalog().gpus,
+            "feeds": s.price_sources()}
+
+
+# ------------------------------------------------------------------ advisor (home)
+
+@router.get("/", response_class=HTMLResponse)
+def advisor(request: Request) -> HTMLResponse:
+    """The five questions of S13 plus the amount of work -> ranked options and why."""
+    p = _params(request)
+    task = p.get("task") or "inference"
+    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
+        explain.UNIT_FOR_TASK.get(task, "tokens")
+    ctx: dict[str, Any] = {"page": "advisor", "form": p, "unit": unit,
+                           "article_cards": ",".join(ARTICLE_CARDS), **_common()}
+    if not p.get("model"):
+        return render(request, "advisor.html", ctx)
+    params = dict(p)
+    if p.get("amount"):
+        params[unit] = p["amount"]
+    budget = (p.get("budget") or "").strip()
+    if budget:
+        params["max_price_per_hour"] = budget
+    q, error = read(f.RecommendQuery, params)
+    result = advice = None
+    if q is not None:
+        result, error = attempt(s.recommend, q)
+    if result is not None:
+        advice, notes = _rent_or_buy(result, p)
+        ctx.update(advice=advice, advice_notes=notes,
+                   rules=_article_rules(result, p),
+                   cli=cli_command("recommend", q, "model"),
+                   api="/api/v1/recommend?" + urlencode(
+                       [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
+                        if v is not None and not isinstance(v, list)]),
+                   chart=_pareto_chart(result.rec))
+    ctx.update(q=q, result=result, error=error)
+    return render(request, "advisor.html", ctx, status_of(error))
+
+
+def _number(text: str | None) -> float | None:
+    if text is None or not str(text).strip():
+        return None
+    try:
+        value = float(str(text).strip().replace(",", "."))
+    except ValueError:
+        raise InputError(f"cannot read {text!r} as a number") from None
+    return value if math.isfinite(value) else None
+
+
+def _rent_or_buy(result: s.RecommendResult, p: dict[str, Any]):
+    """Q4 and Q5 of S13: rent or buy the first option, as the checklist does."""
+    from whichgpu.cost.ownership import ownership_inputs
+    from whichgpu.cost.rent_or_buy import rent_or_buy
+
+    best = result.rec.best
+    try:
+        hours, horizon = _number(p.get("hours_per_month")), _number(p.get("horizon_months"))
+    except InputError as exc:
+        return None, [str(exc)]
+    if best is None or hours is None or horizon is None:
+        return None, []
+    try:
+        inputs = ownership_inputs(best.gpu, offers=list(result.selection.offers),
+                                  rates=result.rates, utilization=min(hours, 730) / 730,
+                                  currency=best.price_per_hour.currency)
+        return rent_or_buy(inputs, result.rates, hours_per_month=hours,
+                           horizon_months=horizon), []
+    except InputError as exc:
+        return None, [str(exc)]
+
+
+def _article_rules(result: s.RecommendResult, p: dict[str, Any]) -> list[str]:
+    """What S13 says for these answers (shown beside the computed answer)."""
+    from whichgpu.advise.checklist import ChecklistAnswers, article_rules
+
+    try:
+        hours = _number(p.get("hours_per_month")) or 100.0
+        horizon = _number(p.get("horizon_months")) or 12.0
+        job = result.rec.job
+        workload = ("training" if job.workload.task == "pretrain" else "finetune"
+                    if job.workload.is_training else "inference")
+        answers = ChecklistAnswers(workload, job.workload.model.name, job.max_price_per_hour,
+                                   min(hours, 730), min(horizon, 120))
+    except InputError:
+        return []
+    rules = article_rules(answers, job.workload.model.params_total / 1e9)
+    given = {"hours": p.get("hours_per_month"), "horizon": p.get("horizon_months")}
+    return [r for r in rules if (not r.startswith("Q4") or given["hours"])
+            and (not r.startswith("Q5") or given["horizon"])]
+
+
+def _pareto_chart(rec) -> Markup | None:
+    L = _L()
+    pts = [charts.Point(explain.label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
+                        o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0)
+           for i, o in enumerate(rec.options[:40]) if o.time_s is not None]
+    if len(pts) < 2:
+        return None
+    cur = rec.currency
+    g = L.gettext
+    return charts.scatter(
+        pts, title=g("Cost against time for each configuration"),
+        desc=g("Each dot is a GPU configuration; the line joins the Pareto front (nothing is "
+               "both cheaper and faster). The largest dot is the recommendation."),
+        x_label=g("time (hours)"), y_label=g("cost (%(currency)s)", currency=cur),
+        fx=lambda h: L.duration(h * 3600), fy=lambda v: L.money({"amount": v, "currency": cur}),
+        front_label=g("Pareto front"))
+
+
+# ------------------------------------------------------------------ VRAM selector
+
+@router.get("/memory", response_class=HTMLResponse)
+def memory_page(request: Request) -> HTMLResponse:
+    return _memory(request, _params(request))
+
+
+@router.post("/memory", response_class=HTMLResponse)
+async def memory_post(request: Request) -> HTMLResponse:
+    form = await request.form()
+    params: dict[str, Any] = {k: v for k, v in form.items() if isinstance(v, str)}
+    config_text = str(params.pop("config", "") or "").strip()
+    config = None
+    if config_text:
+        import json
+
+        try:
+            config = json.loads(config_text)
+        except json.JSONDecodeError as exc:
+            return _memory(request, params, error=f"the pasted config.json is not valid JSON "
+                           f"(line {exc.lineno}, column {exc.colno}: {exc.msg})",
+                           config_text=config_text)
+        if not isinstance(config, dict):
+            return _memory(request, params, error="the pasted config.json must be a JSON "
+                           "object", config_text=config_text)
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(_memory, request, params, None, config, config_text)
+
+
+def _memory(request: Request, p: dict[str, Any], error: str | None = None,
+            config: dict | None = None, config_text: str = "") -> HTMLResponse:
+    from whichgpu.models import quant_names
+
+    ctx: dict[str, Any] = {"page": "memory", "form": p, "config_text": config_text,
+                           "quants": quant_names(), **_common()}
+    if error is None and (p.get("model") or config is not None or p.get("params")):
+        q, error = read(f.MemoryBody, {**p, **({"config": config} if config else {})})
+        report = None
+        if q is not None:
+            report, error = attempt(s.memory, q)
+        if report is not None:
+            ctx.update(report=report, q=q, bar=_memory_bar(report),
+                       cli=None if config else cli_command("memory", q, "model"))
+    return render(request, "memory.html", ctx, status_of(error) if error else 200) \
+        if not error else render(request, "memory.html", {**ctx, "error": error}, 422)
+
+
+def _memory_bar(report) -> Markup:
+    from whichgpu.catalog.gpus import get_gpu
+
+    L = _L()
+    e = report.estimate
+    segs = [charts.Segment(t.name, L.gettext(explain.TERMS.get(t.name, t.name)), t.bytes / 1e9)
+            for t in e.terms]
+    marks = []
+    for gid in ("rtx-4090", "l40s", "h100-sxm", "h200-sxm"):
+        g = get_gpu(gid)
+        marks.append((f"{gid} {L.number(g.usable_memory_bytes / 1e9, 0)}",
+                      g.usable_memory_bytes / 1e9))
+    return charts.stacked_bar(
+        segs, title=L.gettext("Memory per GPU by term"),
+        desc=L.gettext("Total %(total)s per GPU; vertical lines mark what some GPUs can use.",
+                       total=L.gb(e.total_bytes)),
+        fmt=lambda v: L.gb(v * 1e9), marks=marks)
+
+
+# ------------------------------------------------------------------ GPU catalog
+
+@router.get("/gpus", response_class=HTMLResponse)
+def gpus_page(request: Request) -> HTMLResponse:
+    from whichgpu.cost.per_tflop import SORT_KEYS, precision_choices
+
+    p = _params(request)
+    q, error = read(f.GpusQuery, p)
+    result = None
+    if q is not None:
+        result, error = attempt(s.gpus, q)
+    return render(request, "gpus.html", {
+        "page": "gpus", "form": p, "q": q, "result": result, "error": error,
+        "precisions": precision_choices(), "sorts": SORT_KEYS,
+        "cli": cli_command("gpus", q) if q else None,
+        "sort_url": lambda key: _with_query(request, sort=key), **_common()},
+        status_of(error))
+
+
+@router.get("/gpus/{gpu_id}", response_class=HTMLResponse)
+def gpu_page(request: Request, gpu_id: str) -> HTMLResponse:
+    from whichgpu.catalog.gpus import PRECISIONS, default_catalog
+
+    lang = getattr(request.state, "lang", "en")
+    result, error = attempt(s.gpu, gpu_id[:200], lang)
+    if result is None:
+        return error_page(request, error, 422 if error else 404)
+    return render(request, "gpu.html", {
+        "page": "gpus", "r": result, "g": result.gpu, "catalog": default_catalog(),
+        "precisions": PRECISIONS, "data": result.to_json(),
+        "cli": f"whichgpu gpu {result.gpu.id}" + (" --lang fr" if lang == "fr" else "")})
+
+
+# ------------------------------------------------------------------ cost per task
+
+@router.get("/cost", response_class=HTMLResponse)
+def cost_page(request: Request) -> HTMLResponse:
+    """One job on a few GPUs: time and cost as ranges (S25)."""
+    p = _params(request)
+    chosen = request.query_params.getlist("gpu") or list(ARTICLE_CARDS)
+    task = p.get("task") or "image"
+    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
+        explain.UNIT_FOR_TASK.get(task, "images")
+    form = {"model": "flux.1-dev", "task": "image", "quant": "fp8", "amount": "1000",
+            "prices": "vramfarm-2026-11", **{k: v for k, v in p.items() if v is not None}}
+    ctx: dict[str, Any] = {"page": "cost", "form": form, "chosen": chosen, "unit": unit,
+                           **_common()}
+    params = {**form, "only": ",".join(chosen[:40]), "top": "0"}
+    if form.get("amount"):
+        params[unit] = form["amount"]
+    q, error = read(f.RecommendQuery, params)
+    result = None
+    if q is not None:
+        result, error = attempt(s.recommend, q)
+    if result is not None:
+        rows = _per_gpu(result.rec, chosen)
+        ctx.update(rows=rows, charts_=_cost_charts(rows, result.rec.currency),
+                   cli=cli_command("recommend", q, "model", skip=("only", "top")))
+    ctx.update(q=q, result=result, error=error)
+    return render(request, "cost.html", ctx, status_of(error))
+
+
+def _per_gpu(rec, chosen: list[str]) -> list[dict[str, Any]]:
+    """The cheapest configuration of each chosen GPU, or why it has none."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for o in rec.options:
+        if o.gpu.id in seen:
+            continue
+        seen.add(o.gpu.id)
+        rows.append({"gpu": o.gpu, "option": o, "exclusion": None})
+    for e in rec.excluded:
+        if e.gpu.id not in seen:
+            seen.add(e.gpu.id)
+            rows.append({"gpu": e.gpu, "option": None, "exclusion": e})
+    return rows
+
+
+def _cost_charts(rows, currency: str) -> list[Markup]:
+    L = _L()
+    g = L.gettext
+    opts = [r["option"] for r in rows if r["option"] is not None and r["option"].time_s]
+    if not opts:
+        return []
+    time_rows = [charts.RangeRow(explain.label(L, o), o.time_s.low / 3600,
+                                 o.time_s.typical / 3600, o.time_s.high / 3600, i == 0)
+                 for i, o in enumerate(opts)]
+    cost_rows = [charts.RangeRow(explain.label(L, o), o.cost.low.amount, o.cost.typical.amount,
+                                 o.cost.high.amount, i == 0) for i, o in enumerate(opts)]
+    return [
+        charts.range_bars(time_rows, title=g("Time for the job"),
+                          desc=g("Low to high estimate per GPU; the mark is the typical value."),
+                          fmt=lambda h: L.duration(h * 3600), axis_label=g("time")),
+        charts.range_bars(cost_rows, title=g("Cost of the job"),
+                          desc=g("Low to high estimate per GPU; the mark is the typical value."),
+                          fmt=lambda v: L.money({"amount": v, "currency": currency}),
+                          axis_label=g("cost (%(currency)s)", currency=currency)),
+    ]
+
+
+# ------------------------------------------------------------------ rent vs buy
+
+@router.get("/rent-or-buy", response_class=HTMLResponse)
+def rent_page(request: Request) -> HTMLResponse:
+    p = _params(request)
+    params = {"gpu": "h100-sxm", **{k: v for k, v in p.items() if v is not None}}
+    if params.get("utilization") and params.get("hours_per_month"):
+        params.pop("utilization")  # the form has both; hours per month wins
+    q, error = read(f.TcoQuery, params)
+    result = None
+    if q is not None:
+        result, error = attempt(s.tco, q)
+    ctx: dict[str, Any] = {"page": "rent", "form": params, "q": q, "result": result,
+                           "error": error, **_common()}
+    if result is not None:
+        ctx.update(chart=_rent_chart(result), cli=cli_command("tco", q, "gpu") + " --curve")
+    return render(request, "rent.html", ctx, status_of(error))
+
+
+def _rent_chart(result) -> Markup:
+    L = _L()
+    g = L.gettext
+    o = result.ownership
+    cur = o.currency
+    pts = o.curve()
+    own = [(p.month, p.own.amount) for p in pts]
+    rent = [(p.month, p.rent.amount) for p in pts if p.rent is not None]
+    series = [charts.Series(g("Owning (cumulative)"), "own", own)]
+    if rent:
+        series.insert(0, charts.Series(g("Renting (cumulative)"), "rent", rent))
+    markers = []
+    m = o.break_even_months()
+    if m is not None and math.isfinite(m) and m <= pts[-1].month and o.rent_price:
+        markers.append(charts.Marker(m, (o.rent_price * o.hours_used_per_month * m).amount,
+                                     g("break-even: %(months)s", months=explain.months_text(L,
+                                                                                        m))))
+    return charts.line_chart(
+        series, title=g("Cumulative cost of renting vs owning"),
+        desc=g("Money spent month by month; owning starts with the purchase, renting with "
+               "nothing. Where the lines cross, owning has paid back."),
+        x_label=g("months"), y_label=g("cumulative cost (%(currency)s)", currency=cur),
+        fx=lambda x: L.number(x), fy=lambda v: L.money({"amount": v, "currency": cur}, 0),
+        markers=markers)
+
+
+# ------------------------------------------------------------------ prices
+
+@router.get("/prices", response_class=HTMLResponse)
+def prices_page(request: Request) -> HTMLResponse:
+    p = _params(request)
+    params = dict(p)
+    pricing = p.get("pricing")
+    if pricing in ("spot", "on_demand"):
+        params[pricing] = "on"
+    q, error = read(f.PricesQuery, {**params, "limit": p.get("limit") or "100"})
+    latest = history = None
+    if q is not None:
+        latest, error = attempt(s.prices_latest, q)
+    if error is None and p.get("gpu"):
+        hq, error = read(f.HistoryQuery, {"gpu": p["gpu"], "feed": p.get("feed")})
+        if hq is not None:
+            history, error = attempt(s.prices_history, hq)
+    return render(request, "prices.html", {
+        "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
+        "error": error, "history_chart": _history_chart(history) if history else None,
+        "cli": cli_command("prices list", q, "gpu") if q else None, **_common()},
+        status_of(error))
+
+
+def _history_chart(history) -> Markup | None:
+    from datetime import UTC, datetime
+
+    L = _L()
+    g = L.gettext
+    if not history.points:
+        return None
+    series: dict[tuple, list[tuple[float, float]]] = {}
+    for pt in history.points:
+        when = pt.observed_at or pt.fetched_at
+        key = (pt.feed, pt.gpu, pt.cheapest.currency, pt.spot)
+        series.setdefault(key, []).append((when.timestamp(), pt.cheapest.amount))
+    cur = history.points[0].cheapest.currency
+    lines = [charts.Series(f"{feed} · {gpu}{' spot' if spot else ''} ({c})", f"c{i % 10}",
+                           sorted(pts))
+             for i, ((feed, gpu, c, spot), pts) in enumerate(sorted(series.items()))]
+    return charts.line_chart(
+        lines, title=g("Cheapest price per GPU-hour over time"),
+        desc=g("One line per price source; each point is a stored snapshot."),
+        x_label=g("observed"), y_label=g("per GPU-hour"),
+        fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
+        fy=lambda v: L.money({"amount": v, "currency": cur}), y_from_zero=False)

@@ -1,0 +1,91 @@
+"""Model names from the web: presets, sizes, Hub ids and pasted config.json, never paths.
+
+``resolve_model`` in the models package also reads files and folders; a server must not read
+its own disk on a visitor's say-so, so the web resolves names itself, in the same order minus
+the path step. Hub ids are checked against the Hub's id syntax before any look-up, and the
+look-up runs under a time limit.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from whichgpu.errors import InputError, NotFoundError, WhichGPUError
+from whichgpu.models.generic import generic_spec, parse_bare_size
+from whichgpu.models.hub import looks_like_hub_id
+from whichgpu.models.preset_index import find_preset, load_preset, preset_names
+from whichgpu.models.resolve import _HINT as MODEL_HINT
+from whichgpu.models.spec import ModelSpec
+from whichgpu.units import parse_count
+
+HUB_TIMEOUT_S = 20.0
+NO_FILES = ("the web server reads no files: give a preset alias, a Hub id (org/name) or a "
+            "size such as 70B, or paste the contents of a config.json")
+_pool = cf.ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub")
+T = TypeVar("T")
+
+
+def looks_like_path(text: str) -> bool:
+    """A file name or path, which the server refuses to read."""
+    t = text.strip()
+    return (t.startswith(("/", "./", "../", "~", "\\")) or t.lower().endswith(
+        (".json", ".gguf", ".safetensors", ".csv")) or ":\\" in t or ".." in t)
+
+
+def check_name(text: str) -> str:
+    """Refuse names that would make the models package read a path on the server."""
+    t = text.strip()
+    if looks_like_path(t) or (not looks_like_hub_id(t) and Path(t).exists()):
+        raise InputError(NO_FILES)
+    return t
+
+
+def with_timeout(fn: Callable[[], T], what: str, timeout_s: float = HUB_TIMEOUT_S) -> T:
+    """Run ``fn`` (which may reach the Hugging Face Hub) for at most ``timeout_s``."""
+    future = _pool.submit(fn)
+    try:
+        return future.result(timeout=timeout_s)
+    except cf.TimeoutError:
+        raise WhichGPUError(f"{what}: the Hugging Face Hub did not answer within "
+                            f"{timeout_s:g} s; retry later, or use a preset or a pasted "
+                            "config.json") from None
+
+
+def is_hub_lookup(name: str | None) -> bool:
+    """Whether resolving ``name`` would ask the Hub (not a preset, not a size)."""
+    if not name:
+        return False
+    t = name.strip()
+    return find_preset(t) is None and parse_bare_size(t) is None and looks_like_hub_id(t)
+
+
+def web_model(name: str | None, *, config: dict[str, Any] | None = None,
+              params: str | None = None) -> ModelSpec:
+    """The ModelSpec of a preset, a size, a Hub id or a pasted config.json."""
+    if params:
+        return generic_spec(float(parse_count(params, what="parameter count")), label=None)
+    if config is not None:
+        from whichgpu.models.config_parse import parse_config
+
+        if "_class_name" in config:
+            raise InputError("a diffusers model_index.json cannot be pasted: name the "
+                             "pipeline's preset or Hub id instead")
+        return parse_config(config, origin="pasted config.json", source="config:pasted",
+                            model_id="pasted config.json")
+    if name is None or not name.strip():
+        raise InputError(f"no model given; {MODEL_HINT}")
+    text = check_name(name)
+    preset = find_preset(text)
+    if preset is not None:
+        return load_preset(preset, requested=text)
+    size = parse_bare_size(text)
+    if size is not None:
+        return generic_spec(size, label=text.upper())
+    if looks_like_hub_id(text):
+        from whichgpu.models.hub import spec_from_hub
+
+        return with_timeout(lambda: spec_from_hub(text), text)
+    raise NotFoundError("model", text, preset_names(), hint=MODEL_HINT)

@@ -1,0 +1,401 @@
+"""The calls behind every endpoint and page: typed requests in, the Python API's results out.
+
+Each function returns the result objects (for the pages) and builds the same JSON as the
+CLI's ``--json`` (for the REST API), so the CLI, the API and the pages cannot disagree.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whichgpu.catalog.gpus import GPU, default_catalog, resolve_gpu
+from whichgpu.catalog.prices import OfferSelection, current_offers
+from whichgpu.errors import InputError
+from whichgpu.web import forms as f
+from whichgpu.web.resolve import check_name, is_hub_lookup, web_model, with_timeout
+
+OFFER_CACHE_S = 10.0  # prices are re-read from the store at most this often
+
+
+# ------------------------------------------------------------------ prices
+
+def check_prices(prices: str | None) -> str | None:
+    """A price source name, never an offer file on the server's disk."""
+    if prices is None:
+        return None
+    p = prices.strip()
+    if not p:
+        return None
+    name = p.split("@", 1)[0]
+    if (name.lower().endswith((".csv", ".json")) or name.startswith(("/", ".", "~", "\\"))
+            or ".." in name or Path(name).exists()):
+        raise InputError("the web server reads no offer files: name a price source (the "
+                         "'prices' page lists them), e.g. vramfarm-2026-11")
+    return p
+
+
+_cache: dict[tuple, tuple[float, OfferSelection]] = {}
+_cache_lock = threading.Lock()
+
+
+def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
+    """``current_offers`` with a short cache (the store is read once per few seconds)."""
+    from whichgpu.catalog.prices import default_store_path
+
+    prices = check_prices(prices)
+    key = (prices, max_age, str(default_store_path()))
+    now = time.monotonic()
+    hit = _cache.get(key)
+    if hit and now - hit[0] < OFFER_CACHE_S:
+        return hit[1]
+    with _cache_lock:  # one reader refills; the others wait for its answer
+        hit = _cache.get(key)
+        if hit and time.monotonic() - hit[0] < OFFER_CACHE_S:
+            return hit[1]
+        selection = current_offers(prices, max_age_days=max_age)
+        _cache[key] = (time.monotonic(), selection)
+        return selection
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+def priced(prices: str | None, currency: str | None, rate: list[str],
+           max_age: float | None = None):
+    """Offers in ``currency`` (converted at the dated rates) and the rate table."""
+    from whichgpu.advise.build import apply_currency
+    from whichgpu.cost.currency import rates_from
+
+    rates = rates_from(rate)
+    selection = offers(prices, max_age)
+    if currency:
+        selection = apply_currency(selection, currency, rates)
+    return selection, rates
+
+
+def price_sources() -> list[str]:
+    """The feeds the store holds now (for the forms' choices)."""
+    return sorted({fi.feed for fi in offers(None).feeds})
+
+
+# ------------------------------------------------------------------ catalog
+
+@dataclass
+class GpusResult:
+    query: f.GpusQuery
+    rows: list
+    selection: OfferSelection
+
+    def to_json(self) -> dict[str, Any]:
+        return {"precision": self.query.precision, "prices": self.query.prices,
+                "currency": self.selection.main_currency(),
+                "price_selection": self.selection.to_json(),
+                "gpus": [r.to_json() for r in self.rows]}
+
+
+def gpus(q: f.GpusQuery) -> GpusResult:
+    from whichgpu.advise.build import apply_currency
+    from whichgpu.cost.currency import rates_from
+    from whichgpu.cost.per_tflop import catalog_rows
+    from whichgpu.units import check_currency, parse_size
+
+    rates = rates_from(q.rate)
+    selection = apply_currency(offers(q.prices, q.max_age), q.currency, rates)
+    rows = catalog_rows(
+        precision=q.precision, offers=list(selection.offers), vendor=q.vendor,
+        min_memory_bytes=parse_size(q.min_memory) if q.min_memory else None,
+        form_factor=q.form_factor, priced_only=q.priced_only, sort=q.sort,
+        currency=check_currency(q.currency) if q.currency else selection.main_currency(),
+        rates=rates)
+    return GpusResult(q, rows, selection)
+
+
+@dataclass
+class GpuResult:
+    gpu: GPU
+    offers: list
+    selection: OfferSelection
+    note: str | None
+    lang: str
+
+    def to_json(self) -> dict[str, Any]:
+        from whichgpu.catalog.describe import gpu_to_json
+
+        return gpu_to_json(self.gpu, default_catalog(), self.offers, self.lang, self.note)
+
+
+def gpu(gpu_id: str, lang: str = "en") -> GpuResult:
+    res = resolve_gpu(gpu_id, default_catalog())
+    selection = offers(None)
+    return GpuResult(res.gpu, [o for o in selection.offers if o.gpu == res.gpu.id], selection,
+                     res.note, lang)
+
+
+# ------------------------------------------------------------------ models
+
+def models(family: str | None = None) -> dict[str, Any]:
+    from whichgpu.models.preset_index import list_presets
+
+    if family not in (None, "decoder", "diffusion"):
+        raise InputError(f"unknown family {family!r}; use decoder or diffusion")
+    return {"models": [r.to_json() for r in list_presets()
+                       if family is None or r.family == family]}
+
+
+def model(name: str, params: str | None = None) -> dict[str, Any]:
+    from whichgpu.models.describe import spec_to_json
+
+    return spec_to_json(web_model(name, params=params))
+
+
+# ------------------------------------------------------------------ workloads
+
+_WORKLOAD = ("task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
+             "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames",
+             "cfg", "offload")
+
+
+def workload(q: f.WorkloadQuery, *extra: str, **overrides: Any):
+    """A Workload from a request: the model resolved safely, then the CLI's builder."""
+    from whichgpu.estimate.build import build_workload
+
+    spec = web_model(q.model, config=getattr(q, "config", None), params=q.params)
+    return build_workload(spec, **q.fields(*_WORKLOAD, *extra), **overrides)
+
+
+def memory(q: f.MemoryQuery):
+    """``whichgpu memory --json``: the VRAM selector."""
+    from whichgpu.estimate.memory.report import memory_report
+
+    w = workload(q, "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp",
+                 "zero", "vae_tiling")
+    target = None
+    if q.gpu:
+        target = resolve_gpu(q.gpu).gpu
+    return memory_report(w, target)
+
+
+def speed(q: f.SpeedQuery) -> dict[str, Any]:
+    """``whichgpu speed --json``."""
+    from whichgpu.estimate.speed import DoesNotFit, estimate_speed
+
+    res = resolve_gpu(q.gpu)
+    w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", "steps",
+                 gpus=q.count)
+    try:
+        est = estimate_speed(w, res.gpu, q.count)
+    except DoesNotFit as exc:
+        return {"gpu": res.gpu.id, "count": q.count, "fits": False, "reason": str(exc),
+                "memory_bytes": exc.needed, "usable_bytes": exc.usable}
+    data = est.to_json()
+    data["fits"] = True
+    data["model"] = w.model.name
+    return data
+
+
+@dataclass
+class RecommendResult:
+    rec: Any  # advise.recommend.Recommendation
+    selection: OfferSelection
+    top: int
+    rates: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.rec.to_json()
+        data["options"] = data["options"][:self.top] if self.top else data["options"]
+        data["prices"] = self.selection.to_json()
+        return data
+
+
+def only_gpus(text: str | None) -> list[GPU] | None:
+    """``rtx-4090,a100,h100`` -> catalog GPUs (forgiving names, each checked)."""
+    if not text:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if len(names) > 40:
+        raise InputError("compare at most 40 GPUs at once")
+    out: list[GPU] = []
+    for n in names:
+        g = resolve_gpu(n).gpu
+        if g not in out:
+            out.append(g)
+    return out or None
+
+
+def recommend(q: f.RecommendQuery) -> RecommendResult:
+    """``whichgpu recommend --json`` (``only`` narrows the GPUs compared)."""
+    from whichgpu.advise.build import build_job
+    from whichgpu.advise.recommend import recommend as run
+
+    w = workload(q, "prompt_tokens", "output_tokens", steps=q.sampling_steps)
+    job = build_job(w, **q.fields(
+        "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
+        "tokens_per_day", "concurrency", "objective", "deadline", "max_price_per_hour",
+        "budget", "currency", "spot"))
+    selection, rates = priced(q.prices, job.currency, q.rate, q.max_age)
+    rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only))
+    return RecommendResult(rec, selection, q.top, rates)
+
+
+# ------------------------------------------------------------------ money
+
+def tco(q: f.TcoQuery):
+    """``whichgpu tco --json``: owning vs renting, the curve, the advice."""
+    from whichgpu.cost.build import tco as run
+
+    return run(q.gpu, **q.fields(
+        "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
+        "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",
+        "maintenance_per_year", "rent_price", "currency"),
+        prices=check_prices(q.prices) or "article-000", rate=q.rate)
+
+
+def cost(q: f.CostQuery) -> dict[str, Any]:
+    """``whichgpu cost --json``: a run's cost on the cheapest offer for a GPU."""
+    from whichgpu.catalog.offers import shipped_offer_sets
+    from whichgpu.cost.billing import cheapest_offer
+    from whichgpu.cost.build import parse_duration_range
+    from whichgpu.cost.currency import rates_from
+    from whichgpu.cost.task import task_cost
+    from whichgpu.units import check_currency, parse_count
+
+    span = parse_duration_range(q.duration)
+    if span.high <= 0:
+        raise InputError("--duration must be longer than zero")
+    rates = rates_from(q.rate)
+    res = resolve_gpu(q.gpu)
+    g = res.gpu
+    prices = check_prices(q.prices) or "article-000"
+    all_offers = list(offers(prices).offers)
+    same_gpu = [o for o in all_offers if o.gpu == g.id]
+    if not same_gpu:
+        elsewhere = [s for s in shipped_offer_sets() if s != prices
+                     and any(o.gpu == g.id for o in offers(s).offers)]
+        hint = f"; offer sets with it: {', '.join(elsewhere)}" if elsewhere else ""
+        raise InputError(f"no offer for {g.id} in {prices}{hint}")
+    show = check_currency(q.currency) if q.currency else same_gpu[0].price_per_hour.currency
+    offer = cheapest_offer(all_offers, g.id, show, rates, gpus=q.count, spot=q.spot)
+    if offer is None:
+        kind = "spot" if q.spot else "on-demand"
+        other = "drop --spot" if q.spot else "add --spot"
+        raise InputError(f"no {kind} offer for {g.id} in {prices}; {other} to use the others")
+    amount = parse_count(q.work, what="amount of work") if q.work is not None else None
+    per_n = parse_count(q.per, what="'per'")
+    tc = task_cost(offer, span, gpus=q.count, work=amount, unit=q.unit, per=per_n)
+    shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
+    data = shown.to_json()
+    data["prices"] = prices
+    data["currency"] = show
+    if show != offer.price_per_hour.currency:
+        data["rates"] = rates.to_json()
+        data["assumptions"].append(
+            "converted: " + rates.describe_pair(offer.price_per_hour.currency, show))
+    if res.note:
+        data["resolution_note"] = res.note
+    return data
+
+
+@dataclass
+class ChecklistOut:
+    result: Any  # advise.checklist.ChecklistResult
+    selection: OfferSelection
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.result.to_json()
+        data["prices"] = self.selection.to_json()
+        return data
+
+
+def checklist(q: f.ChecklistQuery) -> ChecklistOut:
+    """``whichgpu checklist --json``: the five questions of S13."""
+    from whichgpu.advise.checklist import parse_answers, run_checklist
+    from whichgpu.units import check_currency
+
+    check_name(q.model)
+    cur = check_currency(q.currency) if q.currency else None
+    answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
+                            q.horizon_months, currency=cur or "USD")
+    selection, rates = priced(q.prices, cur, q.rate)
+
+    def go():
+        return run_checklist(answers, list(selection.offers), currency=cur, rates=rates)
+
+    result = with_timeout(go, q.model) if is_hub_lookup(q.model) else go()
+    return ChecklistOut(result, selection)
+
+
+# ------------------------------------------------------------------ price list and history
+
+@dataclass
+class PricesOut:
+    query: f.PricesQuery
+    ids: list[str] | None
+    offers: list
+    total: int
+    selection: OfferSelection
+    note: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.selection
+        return {"gpu": self.query.gpu, "gpus": self.ids, "offers": [
+            {**o.to_json(), "age_s": s.age_s(o), "stale": s.is_stale(o)} for o in self.offers],
+            "total": self.total, "prices": s.to_json()}
+
+
+def gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
+    """Catalog ids a GPU argument covers: a family name covers all its variants."""
+    if not text:
+        return None, None
+    res = resolve_gpu(text)
+    if res.candidates:
+        ids = list(res.candidates)
+        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
+    return [res.gpu.id], None
+
+
+def prices_latest(q: f.PricesQuery) -> PricesOut:
+    """``whichgpu prices list --json``."""
+    from whichgpu.advise.build import apply_currency
+
+    if q.spot and q.on_demand:
+        raise InputError("--spot and --on-demand exclude each other")
+    ids, gnote = gpu_ids(q.gpu)
+    selection = offers(q.prices, q.max_age)
+    if q.currency:
+        selection = apply_currency(selection, q.currency)
+    chosen = [o for o in selection.sorted()
+              if (ids is None or o.gpu in ids) and (not q.spot or o.spot)
+              and (not q.on_demand or not o.spot)
+              and (q.provider is None or o.provider.lower() == q.provider.lower())]
+    shown = chosen if q.limit <= 0 else chosen[:q.limit]
+    return PricesOut(q, ids, shown, len(chosen), selection, gnote)
+
+
+@dataclass
+class HistoryOut:
+    gpu: str
+    ids: list[str] | None
+    points: list
+    store: str
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpu": self.gpu, "gpus": self.ids, "points": [p.to_json() for p in self.points],
+                "store": self.store}
+
+
+def prices_history(q: f.HistoryQuery) -> HistoryOut:
+    """``whichgpu prices history --json``."""
+    from whichgpu.catalog.prices import PriceStore
+    from whichgpu.catalog.prices.selection import ensure_shipped
+
+    ids, gnote = gpu_ids(q.gpu)
+    st = PriceStore(None)
+    ensure_shipped(st)
+    return HistoryOut(q.gpu, ids, st.history(ids or [], feed=q.feed), str(st.path), gnote)

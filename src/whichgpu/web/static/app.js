@@ -1,0 +1,96 @@
+// whichgpu: small enhancements; every page works without this file.
+// 1. Sortable tables (table[data-sortable]); 2. table filter (input[data-filter-for]);
+// 3. live forms (form[data-live]) that refresh the results as inputs change.
+(function () {
+  "use strict";
+
+  function cellValue(row, index) {
+    var cell = row.cells[index];
+    if (!cell) return "";
+    var v = cell.getAttribute("data-sort");
+    if (v !== null && v !== "" && !isNaN(Number(v))) return Number(v);
+    return (cell.textContent || "").trim().toLowerCase();
+  }
+
+  function makeSortable(table) {
+    var head = table.tHead;
+    if (!head || !table.tBodies.length) return;
+    Array.prototype.forEach.call(head.rows[0].cells, function (th, index) {
+      var link = th.querySelector("a");
+      var label = (th.textContent || "").trim();
+      if (!label || label === "#") return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      button.textContent = label;
+      th.textContent = "";
+      th.appendChild(button);
+      if (link) th.setAttribute("data-href", link.getAttribute("href"));
+      button.addEventListener("click", function () {
+        var asc = th.getAttribute("aria-sort") !== "ascending";
+        Array.prototype.forEach.call(head.rows[0].cells, function (c) {
+          c.removeAttribute("aria-sort");
+        });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = cellValue(a, index), y = cellValue(b, index);
+          if (x < y) return asc ? -1 : 1;
+          if (x > y) return asc ? 1 : -1;
+          return 0;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  }
+
+  function makeFilter(input) {
+    var table = document.getElementById(input.getAttribute("data-filter-for"));
+    if (!table) return;
+    input.addEventListener("input", function () {
+      var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        var text = (row.textContent || "").toLowerCase();
+        row.hidden = !words.every(function (w) { return text.indexOf(w) >= 0; });
+      });
+    });
+  }
+
+  function makeLive(form) {
+    var timer = null;
+    var pending = null;
+    function refresh() {
+      var params = new URLSearchParams(new FormData(form));
+      Array.from(params.keys()).forEach(function (k) {
+        if (params.get(k) === "") params.delete(k);
+      });
+      var url = form.getAttribute("action") + "?" + params.toString();
+      if (pending) pending.abort();
+      pending = new AbortController();
+      fetch(url, { headers: { "Accept": "text/html" }, signal: pending.signal })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var fresh = doc.getElementById("results") || doc.getElementById("error");
+          var old = document.getElementById("results") || document.getElementById("error");
+          if (fresh && old) {
+            old.replaceWith(document.importNode(fresh, true));
+            history.replaceState(null, "", url);
+          }
+        })
+        .catch(function () { /* aborted or offline: the submit button still works */ });
+    }
+    form.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 400);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
+    document.querySelectorAll("input[data-filter-for]").forEach(makeFilter);
+    document.querySelectorAll("form[data-live]").forEach(makeLive);
+    document.documentElement.classList.add("js");
+  });
+})();
