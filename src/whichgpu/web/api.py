@@ -24,6 +24,7 @@ class Problem(BaseModel):
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": Problem, "description": "Request body too large"},
+    414: {"model": Problem, "description": "Query string too long"},
     422: {"model": Problem, "description": "Bad input (the same reason text as the CLI)"},
     503: {"model": Problem, "description": "A dependency failed (e.g. the Hub)"},
 }

@@ -80,6 +80,9 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 400:  # a body that is not JSON at all: bad input like any other
+            return JSONResponse({"detail": "the request body is not valid JSON (UTF-8)"},
+                                status_code=422)
         if _wants_html(request) and exc.status_code == 404:
             return pages.error_page(request, None, 404)
         return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code,

@@ -116,8 +116,8 @@ class Locale:
     def percent(self, x: float | None, digits: int = 0) -> str:
         if x is None:
             return "–"
-        pattern = "#,##0" + ("." + "0" * digits if digits else "") + "%"
-        return format_percent(x, format=pattern, locale=self.babel)
+        return format_percent(round(x, 2 + digits), locale=self.babel,
+                              decimal_quantization=False)
 
     def money(self, m: Money | dict | None, digits: int | None = None) -> str:
         """``€1,234.56`` / ``1 234,56 €``; small amounts keep significant digits."""

@@ -42,6 +42,13 @@ def _L() -> Locale:
     return locale(_lang.get())
 
 
+def _begin(request: Request) -> Locale:
+    """Use the request's language for everything this handler formats (charts, words)."""
+    lang = getattr(request.state, "lang", "en")
+    _lang.set(lang)
+    return locale(lang)
+
+
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("whichgpu.web", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True,
@@ -179,6 +186,7 @@ def _common() -> dict[str, Any]:
 @router.get("/", response_class=HTMLResponse)
 def advisor(request: Request) -> HTMLResponse:
     """The five questions of S13 plus the amount of work -> ranked options and why."""
+    _begin(request)
     p = _params(request)
     task = p.get("task") or "inference"
     unit = p.get("unit") if p.get("unit") in explain.UNITS else \
@@ -312,6 +320,7 @@ async def memory_post(request: Request) -> HTMLResponse:
 
 def _memory(request: Request, p: dict[str, Any], error: str | None = None,
             config: dict | None = None, config_text: str = "") -> HTMLResponse:
+    _begin(request)
     from whichgpu.models import quant_names
 
     ctx: dict[str, Any] = {"page": "memory", "form": p, "config_text": config_text,
@@ -351,6 +360,7 @@ def _memory_bar(report) -> Markup:
 
 @router.get("/gpus", response_class=HTMLResponse)
 def gpus_page(request: Request) -> HTMLResponse:
+    _begin(request)
     from whichgpu.cost.per_tflop import SORT_KEYS, precision_choices
 
     p = _params(request)
@@ -385,6 +395,7 @@ def gpu_page(request: Request, gpu_id: str) -> HTMLResponse:
 @router.get("/cost", response_class=HTMLResponse)
 def cost_page(request: Request) -> HTMLResponse:
     """One job on a few GPUs: time and cost as ranges (S25)."""
+    _begin(request)
     p = _params(request)
     chosen = request.query_params.getlist("gpu") or list(ARTICLE_CARDS)
     task = p.get("task") or "image"
@@ -451,6 +462,7 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
 
 @router.get("/rent-or-buy", response_class=HTMLResponse)
 def rent_page(request: Request) -> HTMLResponse:
+    _begin(request)
     p = _params(request)
     params = {"gpu": "h100-sxm", **{k: v for k, v in p.items() if v is not None}}
     if params.get("utilization") and params.get("hours_per_month"):
@@ -496,6 +508,7 @@ def _rent_chart(result) -> Markup:
 
 @router.get("/prices", response_class=HTMLResponse)
 def prices_page(request: Request) -> HTMLResponse:
+    _begin(request)
     p = _params(request)
     params = dict(p)
     pricing = p.get("pricing")
