@@ -1,11 +1,14 @@
-# make run  - set up a virtual environment from nothing, then run the main job
+# make run  - set up a virtual environment from nothing, then run the main job (the web app)
 # make test - set up, then ruff and the whole test suite
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint setup clean
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint setup clean bench-web i18n screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,9 +18,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The web app and REST API on the shipped catalog, presets and local price store (no network).
 run: $(STAMP)
-	$(BIN)/whichgpu gpus --prices article-000 --precision article-000:fp16 --priced-only
-	$(BIN)/whichgpu gpus --prices vramfarm-2026-11 --priced-only
+	@echo "Open http://$(HOST):$(PORT)/ in a browser (REST API under /api/v1, docs at /docs)."
+	$(BIN)/whichgpu serve --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
@@ -25,6 +29,23 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest
+
+# Load benchmark (not a test): 2,000 mixed requests, 50 at a time, to a server on loopback;
+# first the same questions again and again, then every request a different question.
+bench-web: $(STAMP)
+	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50
+	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
+	  --out artifacts/bench-web-vary.json
+
+# Extract the web app's messages and merge them into the .po catalogs (then translate).
+i18n: $(STAMP)
+	$(BIN)/python -m whichgpu.web.messages
+
+# Browser tests, then the README's three screenshots from artifacts/screenshots/.
+screenshots: $(STAMP)
+	$(BIN)/python -m pytest tests/test_web_browser.py
+	cp artifacts/screenshots/vram-selector.png artifacts/screenshots/advisor.png \
+	   artifacts/screenshots/rent-or-buy.png docs/img/
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -197,3 +197,10 @@ def test_every_form_control_has_a_label(web):
 def test_not_found_is_a_page(web):
     r = web.get("/no-such-page", headers={"accept": "text/html"})
     assert r.status_code == 404 and "Page not found" in r.text
+
+
+def test_advisor_hourly_budget_as_a_bare_number_uses_the_prices_currency(web):
+    html = web.get(FLUX + "&max_price_per_hour=1").text  # question 3: under €1/h
+    order = rows(html, "options")
+    assert order and all(g == "rtx-4090" for g in order[:1])
+    assert "hourly budget" in html  # the dearer GPUs are excluded for the price

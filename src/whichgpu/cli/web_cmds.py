@@ -15,6 +15,8 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on. The default "
                              "serves this machine only."),
     port: int = typer.Option(8000, "--port", help="TCP port.", min=1, max=65535),
+    workers: int = typer.Option(1, "--workers", min=1, max=64,
+                                help="Server processes (one per CPU core serves the most)."),
     log_level: str = typer.Option("warning", "--log-level",
                                   help="uvicorn's log level: info shows each request."),
 ) -> None:
@@ -29,4 +31,8 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"whichgpu web app: http://{shown}:{port}/  (REST API: /api/v1, docs: /docs; "
                "Ctrl+C to stop)")
-    uvicorn.run(create_app(), host=host, port=port, log_level=log_level, access_log=False)
+    if workers > 1:  # each process builds its own app (and its own memory of answers)
+        uvicorn.run("whichgpu.web.app:create_app", factory=True, workers=workers, host=host,
+                    port=port, log_level=log_level, access_log=False)
+    else:
+        uvicorn.run(create_app(), host=host, port=port, log_level=log_level, access_log=False)

@@ -7,10 +7,14 @@ JSON body (the body may carry a pasted config.json). Bad input answers 422 with
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from whichgpu.web import forms as f
 from whichgpu.web import services as s
@@ -29,124 +33,157 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": Problem, "description": "A dependency failed (e.g. the Hub)"},
 }
 
-router = APIRouter(prefix="/api/v1", responses=ERRORS)
-JSON = dict[str, Any]
+class JSON(JSONResponse):
+    """The CLI's JSON as is (no re-validation); a non-finite number is written as null."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            text = json.dumps(content, ensure_ascii=False, allow_nan=False,
+                              separators=(",", ":"))
+        except ValueError:
+            text = json.dumps(_finite(content), ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8")
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
+router = APIRouter(prefix="/api/v1", responses=ERRORS, default_response_class=JSON)
+
+
+async def _out(name: str, args: tuple, compute) -> JSON:
+    """The JSON of a result, remembered like the result itself (see services.remember).
+
+    A repeated question is answered on the event loop; a new one is computed in a worker
+    thread, so a long computation never holds up the others.
+    """
+    hit = s.recalled("json:" + name, args)
+    if hit is not s.MISSING:
+        return JSON(hit)
+    return JSON(await run_in_threadpool(s.remember, "json:" + name, args, compute))
 
 
 @router.get("/health", tags=["meta"], summary="The server answers")
-def health() -> JSON:
+async def health() -> JSON:
     from importlib.metadata import version
 
-    return {"status": "ok", "version": version("whichgpu")}
+    return JSON({"status": "ok", "version": version("whichgpu")})
 
 
 # ------------------------------------------------------------------ catalog
 
 @router.get("/gpus", tags=["catalog"], summary="The GPU catalog with cost per TFLOP")
-def gpus(q: Annotated[f.GpusQuery, Query()]) -> JSON:
+async def gpus(q: Annotated[f.GpusQuery, Query()]) -> JSON:
     """``whichgpu gpus --json``."""
-    return s.gpus(q).to_json()
+    return await _out("gpus", (q,), lambda: s.gpus(q).to_json())
 
 
 @router.get("/gpus/{gpu_id}", tags=["catalog"],
             summary="One GPU: every spec with its source, offers, best uses")
-def gpu(gpu_id: Annotated[str, Path(max_length=200)],
+async def gpu(gpu_id: Annotated[str, Path(max_length=200)],
         lang: Annotated[str, Query(max_length=5, pattern="^(en|fr)$")] = "en") -> JSON:
     """``whichgpu gpu ID --json [--lang fr]``."""
-    return s.gpu(gpu_id, lang).to_json()
+    return await _out("gpu", (gpu_id, lang), lambda: s.gpu(gpu_id, lang).to_json())
 
 
 @router.get("/models", tags=["models"], summary="The shipped model presets")
-def models(family: Annotated[str | None, Query(max_length=20)] = None) -> JSON:
+async def models(family: Annotated[str | None, Query(max_length=20)] = None) -> JSON:
     """``whichgpu models --json``."""
-    return s.models(family)
+    return await _out("models", (family,), lambda: s.models(family))
 
 
 @router.get("/models/{model_id:path}", tags=["models"],
             summary="One model's architecture and parameters")
-def model(model_id: Annotated[str, Path(max_length=200)],
+async def model(model_id: Annotated[str, Path(max_length=200)],
           params: Annotated[str | None, Query(max_length=40)] = None) -> JSON:
     """``whichgpu model MODEL --json``: a preset, a size such as 70B, or a Hub id
     (checked before any look-up; the look-up has a time limit)."""
-    return s.model(model_id, params)
+    return await _out("model", (model_id, params), lambda: s.model(model_id, params))
 
 
 # ------------------------------------------------------------------ estimates
 
 @router.get("/memory", tags=["estimate"], summary="The VRAM selector")
-def memory(q: Annotated[f.MemoryQuery, Query()]) -> JSON:
+async def memory(q: Annotated[f.MemoryQuery, Query()]) -> JSON:
     """``whichgpu memory --json``: memory terms, the GPUs that hold it, what would fit."""
-    return s.memory(q).to_json()
+    return await _out("memory", (q,), lambda: s.memory(q).to_json())
 
 
 @router.post("/memory", tags=["estimate"], summary="The VRAM selector (JSON body)")
-def memory_post(body: f.MemoryBody) -> JSON:
-    return s.memory(body).to_json()
+async def memory_post(body: f.MemoryBody) -> JSON:
+    return await _out("memory", (body,), lambda: s.memory(body).to_json())
 
 
 @router.get("/speed", tags=["estimate"], summary="Throughput on one GPU configuration")
-def speed(q: Annotated[f.SpeedQuery, Query()]) -> JSON:
+async def speed(q: Annotated[f.SpeedQuery, Query()]) -> JSON:
     """``whichgpu speed --json``."""
-    return s.speed(q)
+    return await _out("speed", (q,), lambda: s.speed(q))
 
 
 @router.post("/speed", tags=["estimate"], summary="Throughput (JSON body)")
-def speed_post(body: f.SpeedBody) -> JSON:
-    return s.speed(body)
+async def speed_post(body: f.SpeedBody) -> JSON:
+    return await _out("speed", (body,), lambda: s.speed(body))
 
 
 # ------------------------------------------------------------------ advice
 
 @router.get("/recommend", tags=["advise"], summary="The cheapest configuration for a job")
-def recommend(q: Annotated[f.RecommendQuery, Query()]) -> JSON:
+async def recommend(q: Annotated[f.RecommendQuery, Query()]) -> JSON:
     """``whichgpu recommend --json``: options ranked, exclusions with reasons, explanation."""
-    return s.recommend(q).to_json()
+    return await _out("recommend", (q,), lambda: s.recommend(q).to_json())
 
 
 @router.post("/recommend", tags=["advise"], summary="Recommend (JSON body)")
-def recommend_post(body: f.RecommendBody) -> JSON:
-    return s.recommend(body).to_json()
+async def recommend_post(body: f.RecommendBody) -> JSON:
+    return await _out("recommend", (body,), lambda: s.recommend(body).to_json())
 
 
 @router.get("/checklist", tags=["advise"], summary="The five questions of S13")
-def checklist(q: Annotated[f.ChecklistQuery, Query()]) -> JSON:
+async def checklist(q: Annotated[f.ChecklistQuery, Query()]) -> JSON:
     """``whichgpu checklist --json``."""
-    return s.checklist(q).to_json()
+    return await _out("checklist", (q,), lambda: s.checklist(q).to_json())
 
 
 @router.post("/checklist", tags=["advise"], summary="The checklist (JSON body)")
-def checklist_post(body: f.ChecklistQuery) -> JSON:
-    return s.checklist(body).to_json()
+async def checklist_post(body: f.ChecklistQuery) -> JSON:
+    return await _out("checklist", (body,), lambda: s.checklist(body).to_json())
 
 
 # ------------------------------------------------------------------ money
 
 @router.get("/tco", tags=["cost"], summary="Owning vs renting one GPU")
-def tco(q: Annotated[f.TcoQuery, Query()]) -> JSON:
+async def tco(q: Annotated[f.TcoQuery, Query()]) -> JSON:
     """``whichgpu tco --json``: ownership terms, break-even, the curve, rent-or-buy advice."""
-    return s.tco(q).to_json()
+    return await _out("tco", (q,), lambda: s.tco(q).to_json())
 
 
 @router.post("/tco", tags=["cost"], summary="Owning vs renting (JSON body)")
-def tco_post(body: f.TcoQuery) -> JSON:
-    return s.tco(body).to_json()
+async def tco_post(body: f.TcoQuery) -> JSON:
+    return await _out("tco", (body,), lambda: s.tco(body).to_json())
 
 
 @router.get("/cost", tags=["cost"], summary="What a run costs on the cheapest offer")
-def cost(q: Annotated[f.CostQuery, Query()]) -> JSON:
+async def cost(q: Annotated[f.CostQuery, Query()]) -> JSON:
     """``whichgpu cost --json``."""
-    return s.cost(q)
+    return await _out("cost", (q,), lambda: s.cost(q))
 
 
 # ------------------------------------------------------------------ prices
 
 @router.get("/prices", tags=["prices"], summary="Latest offers, with their age and source")
-def prices(q: Annotated[f.PricesQuery, Query()]) -> JSON:
+async def prices(q: Annotated[f.PricesQuery, Query()]) -> JSON:
     """``whichgpu prices list --json``."""
-    return s.prices_latest(q).to_json()
+    return await _out("prices_latest", (q,), lambda: s.prices_latest(q).to_json())
 
 
 @router.get("/prices/history", tags=["prices"], summary="A GPU's price history")
-def prices_history(q: Annotated[f.HistoryQuery, Query()]) -> JSON:
+async def prices_history(q: Annotated[f.HistoryQuery, Query()]) -> JSON:
     """``whichgpu prices history GPU --json``."""
-    return s.prices_history(q).to_json()
+    return await _out("prices_history", (q,), lambda: s.prices_history(q).to_json())

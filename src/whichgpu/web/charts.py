@@ -174,6 +174,8 @@ def scatter(points: Sequence[Point], *, title: str, desc: str, x_label: str, y_l
             path.append(f"H{_f(x(b.x))}V{_f(y(b.y))}")
         body.append(f'<path class="front" d="{"".join(path)}"><title>{escape(front_label)}'
                     f'</title></path>')
+    labelled = sorted((p for p in pts if p.pareto or p.best), key=lambda p: p.x)
+    below = {id(p) for i, p in enumerate(labelled) if i % 2}  # alternate: fewer overlaps
     for p in sorted(pts, key=lambda p: (p.pareto, p.best)):
         px, py = x(p.x), y(p.y)
         if p.x_low and p.x_high and p.x_high > p.x_low:
@@ -186,7 +188,8 @@ def scatter(points: Sequence[Point], *, title: str, desc: str, x_label: str, y_l
         if p.pareto or p.best:
             anchor = "end" if px > W - 160 else "start"
             dx = -9 if anchor == "end" else 9
-            body.append(f'<text class="pt-label" x="{_f(px + dx)}" y="{_f(py - 8)}" '
+            ly = py + 18 if id(p) in below else py - 8
+            body.append(f'<text class="pt-label" x="{_f(px + dx)}" y="{_f(ly)}" '
                         f'text-anchor="{anchor}">{escape(p.label)}</text>')
     return _svg(title, desc, body)
 

@@ -7,7 +7,9 @@ page calls the same services as the REST API; bad input re-renders the form with
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import shlex
 from contextvars import ContextVar
 from typing import Any
@@ -18,6 +20,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.web import charts, explain
@@ -36,6 +39,26 @@ NAV = (("/", "advisor", explain.N_("Advisor")),
        ("/cost", "cost", explain.N_("Cost per task")),
        ("/rent-or-buy", "rent", explain.N_("Rent vs buy")),
        ("/prices", "prices", explain.N_("Prices")))
+
+
+def cached(fn):
+    """A page whose HTML depends only on its address, the language and the prices: a repeat
+    visit is served from memory (see services.remember); a new one renders in a thread."""
+
+    @functools.wraps(fn)
+    async def page(request: Request, **params: Any) -> HTMLResponse:
+        args = (str(request.url.query), getattr(request.state, "lang", "en"),
+                tuple(sorted(params.items())))
+        hit = s.recalled("page:" + request.url.path, args)
+        if hit is s.MISSING:
+            def build() -> tuple[bytes, int]:
+                response = fn(request, **params)
+                return bytes(response.body), response.status_code
+
+            hit = await run_in_threadpool(s.remember, "page:" + request.url.path, args, build)
+        return HTMLResponse(hit[0], status_code=hit[1])
+
+    return page
 
 
 def _L() -> Locale:
@@ -184,6 +207,7 @@ def _common() -> dict[str, Any]:
 # ------------------------------------------------------------------ advisor (home)
 
 @router.get("/", response_class=HTMLResponse)
+@cached
 def advisor(request: Request) -> HTMLResponse:
     """The five questions of S13 plus the amount of work -> ranked options and why."""
     _begin(request)
@@ -198,8 +222,12 @@ def advisor(request: Request) -> HTMLResponse:
     params = dict(p)
     if p.get("amount"):
         params[unit] = p["amount"]
-    budget = (p.get("budget") or "").strip()
+    budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
     if budget:
+        if re.fullmatch(r"[\d.,]+", budget):  # a bare number: in the currency shown
+            cur = p.get("currency") or (attempt(s.offers, p.get("prices") or None)[0] or
+                                        s.offers(None)).main_currency() or "USD"
+            budget += cur
         params["max_price_per_hour"] = budget
     q, error = read(f.RecommendQuery, params)
     result = advice = None
@@ -291,6 +319,7 @@ def _pareto_chart(rec) -> Markup | None:
 # ------------------------------------------------------------------ VRAM selector
 
 @router.get("/memory", response_class=HTMLResponse)
+@cached
 def memory_page(request: Request) -> HTMLResponse:
     return _memory(request, _params(request))
 
@@ -359,6 +388,7 @@ def _memory_bar(report) -> Markup:
 # ------------------------------------------------------------------ GPU catalog
 
 @router.get("/gpus", response_class=HTMLResponse)
+@cached
 def gpus_page(request: Request) -> HTMLResponse:
     _begin(request)
     from whichgpu.cost.per_tflop import SORT_KEYS, precision_choices
@@ -377,6 +407,7 @@ def gpus_page(request: Request) -> HTMLResponse:
 
 
 @router.get("/gpus/{gpu_id}", response_class=HTMLResponse)
+@cached
 def gpu_page(request: Request, gpu_id: str) -> HTMLResponse:
     from whichgpu.catalog.gpus import PRECISIONS, default_catalog
 
@@ -393,6 +424,7 @@ def gpu_page(request: Request, gpu_id: str) -> HTMLResponse:
 # ------------------------------------------------------------------ cost per task
 
 @router.get("/cost", response_class=HTMLResponse)
+@cached
 def cost_page(request: Request) -> HTMLResponse:
     """One job on a few GPUs: time and cost as ranges (S25)."""
     _begin(request)
@@ -461,6 +493,7 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
 # ------------------------------------------------------------------ rent vs buy
 
 @router.get("/rent-or-buy", response_class=HTMLResponse)
+@cached
 def rent_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
@@ -507,6 +540,7 @@ def _rent_chart(result) -> Markup:
 # ------------------------------------------------------------------ prices
 
 @router.get("/prices", response_class=HTMLResponse)
+@cached
 def prices_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)

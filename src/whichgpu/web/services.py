@@ -6,11 +6,16 @@ CLI's ``--json`` (for the REST API), so the CLI, the API and the pages cannot di
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from whichgpu.catalog.gpus import GPU, default_catalog, resolve_gpu
 from whichgpu.catalog.prices import OfferSelection, current_offers
@@ -19,6 +24,7 @@ from whichgpu.web import forms as f
 from whichgpu.web.resolve import check_name, is_hub_lookup, web_model, with_timeout
 
 OFFER_CACHE_S = 10.0  # prices are re-read from the store at most this often
+MEMO_SIZE = 1024  # results kept for repeated questions (the same prices, the same answer)
 
 
 # ------------------------------------------------------------------ prices
@@ -63,6 +69,81 @@ def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
 
 def clear_cache() -> None:
     _cache.clear()
+    _memo.clear()
+
+
+# ------------------------------------------------------------------ repeated questions
+
+_memo: OrderedDict[tuple, Any] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def _epoch() -> tuple:
+    """Results are kept while the prices they used are: per store, per OFFER_CACHE_S."""
+    from whichgpu.catalog.prices import default_store_path
+
+    return str(default_store_path()), int(time.monotonic() // OFFER_CACHE_S)
+
+
+MISSING = object()
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """A remembered bad-input answer: the same question gets the same reason."""
+
+    error: InputError
+
+
+def _key(name: str, args: tuple) -> tuple:
+    return (name, _epoch(), *(a.model_dump_json() if isinstance(a, BaseModel) else a
+                             for a in args))
+
+
+def recalled(name: str, args: tuple) -> Any:
+    """The remembered answer, or MISSING."""
+    key = _key(name, args)
+    with _memo_lock:
+        if key not in _memo:
+            return MISSING
+        _memo.move_to_end(key)
+        value = _memo[key]
+    if isinstance(value, _Raised):
+        raise value.error
+    return value
+
+
+def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per question and price epoch (an LRU of MEMO_SIZE answers).
+
+    Every result is a pure function of the request, the catalog, the presets and the prices,
+    so a repeated question gets the same object back (bad input: the same InputError).
+    """
+    value = recalled(name, args)
+    if value is not MISSING:
+        return value
+    key = _key(name, args)
+    try:
+        value = compute()
+    except InputError as exc:
+        value = _Raised(exc)
+    with _memo_lock:
+        _memo[key] = value
+        while len(_memo) > MEMO_SIZE:
+            _memo.popitem(last=False)
+    if isinstance(value, _Raised):
+        raise value.error
+    return value
+
+
+def memo(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a service: its answers are remembered (see :func:`remember`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        return remember(fn.__name__, args, lambda: fn(*args))
+
+    return wrapper
 
 
 def priced(prices: str | None, currency: str | None, rate: list[str],
@@ -98,6 +179,7 @@ class GpusResult:
                 "gpus": [r.to_json() for r in self.rows]}
 
 
+@memo
 def gpus(q: f.GpusQuery) -> GpusResult:
     from whichgpu.advise.build import apply_currency
     from whichgpu.cost.currency import rates_from
@@ -129,6 +211,7 @@ class GpuResult:
         return gpu_to_json(self.gpu, default_catalog(), self.offers, self.lang, self.note)
 
 
+@memo
 def gpu(gpu_id: str, lang: str = "en") -> GpuResult:
     res = resolve_gpu(gpu_id, default_catalog())
     selection = offers(None)
@@ -138,6 +221,7 @@ def gpu(gpu_id: str, lang: str = "en") -> GpuResult:
 
 # ------------------------------------------------------------------ models
 
+@memo
 def models(family: str | None = None) -> dict[str, Any]:
     from whichgpu.models.preset_index import list_presets
 
@@ -147,6 +231,7 @@ def models(family: str | None = None) -> dict[str, Any]:
                        if family is None or r.family == family]}
 
 
+@memo
 def model(name: str, params: str | None = None) -> dict[str, Any]:
     from whichgpu.models.describe import spec_to_json
 
@@ -168,6 +253,7 @@ def workload(q: f.WorkloadQuery, *extra: str, **overrides: Any):
     return build_workload(spec, **q.fields(*_WORKLOAD, *extra), **overrides)
 
 
+@memo
 def memory(q: f.MemoryQuery):
     """``whichgpu memory --json``: the VRAM selector."""
     from whichgpu.estimate.memory.report import memory_report
@@ -180,6 +266,7 @@ def memory(q: f.MemoryQuery):
     return memory_report(w, target)
 
 
+@memo
 def speed(q: f.SpeedQuery) -> dict[str, Any]:
     """``whichgpu speed --json``."""
     from whichgpu.estimate.speed import DoesNotFit, estimate_speed
@@ -227,6 +314,7 @@ def only_gpus(text: str | None) -> list[GPU] | None:
     return out or None
 
 
+@memo
 def recommend(q: f.RecommendQuery) -> RecommendResult:
     """``whichgpu recommend --json`` (``only`` narrows the GPUs compared)."""
     from whichgpu.advise.build import build_job
@@ -244,6 +332,7 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
 
 # ------------------------------------------------------------------ money
 
+@memo
 def tco(q: f.TcoQuery):
     """``whichgpu tco --json``: owning vs renting, the curve, the advice."""
     from whichgpu.cost.build import tco as run
@@ -255,6 +344,7 @@ def tco(q: f.TcoQuery):
         prices=check_prices(q.prices) or "article-000", rate=q.rate)
 
 
+@memo
 def cost(q: f.CostQuery) -> dict[str, Any]:
     """``whichgpu cost --json``: a run's cost on the cheapest offer for a GPU."""
     from whichgpu.catalog.offers import shipped_offer_sets
@@ -311,6 +401,7 @@ class ChecklistOut:
         return data
 
 
+@memo
 def checklist(q: f.ChecklistQuery) -> ChecklistOut:
     """``whichgpu checklist --json``: the five questions of S13."""
     from whichgpu.advise.checklist import parse_answers, run_checklist
@@ -359,6 +450,7 @@ def gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
     return [res.gpu.id], None
 
 
+@memo
 def prices_latest(q: f.PricesQuery) -> PricesOut:
     """``whichgpu prices list --json``."""
     from whichgpu.advise.build import apply_currency
@@ -390,6 +482,7 @@ class HistoryOut:
                 "store": self.store}
 
 
+@memo
 def prices_history(q: f.HistoryQuery) -> HistoryOut:
     """``whichgpu prices history --json``."""
     from whichgpu.catalog.prices import PriceStore

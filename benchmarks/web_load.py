@@ -1,0 +1,225 @@
+"""Load benchmark for the web app (not a unit test): mixed requests against a local server.
+
+Starts ``whichgpu serve`` on 127.0.0.1 (a free port, its own price store, no network), sends
+``--requests`` requests, ``--concurrency`` at a time, across the REST API and the pages, and
+prints p50/p90/p99 latency, throughput and errors. Traffic goes to loopback only.
+
+    python benchmarks/web_load.py --requests 2000 --concurrency 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+FLUX = "model=flux.1-dev&task=image&quant=fp8&prices=vramfarm-2026-11"
+# (name, method, path, JSON body or None, expected status, weight, default of {v})
+# {v} in a path (or the "v" key of a body) is one real input. By default it keeps its default,
+# so the same questions come back again and again, as the articles' examples would; --vary
+# gives it a random value per request, so almost no answer can be reused.
+MIX = [
+    ("gpus", "GET", "/api/v1/gpus?prices=vramfarm-2026-11&min_memory={v}GB", None, 200, 8, 8),
+    ("gpu", "GET", "/api/v1/gpus/rtx-4090", None, 200, 6, None),
+    ("models", "GET", "/api/v1/models", None, 200, 4, None),
+    ("model", "GET", "/api/v1/models/{v}B", None, 200, 4, 70),
+    ("memory", "GET", "/api/v1/memory?model=llama-3.1-70b&quant=q4_k_m&context=8k&batch={v}",
+     None, 200, 12, 1),
+    ("memory-post", "POST", "/api/v1/memory", {"model": "llama-3.1-8b", "task": "lora",
+                                               "context": "2k", "batch": "{v}"}, 200, 6, 1),
+    ("speed", "GET", "/api/v1/speed?model=llama-3.1-70b&quant=awq&gpu=h100-sxm&batch={v}", None,
+     200, 6, 1),
+    ("recommend-flux", "GET", "/api/v1/recommend?" + FLUX + "&images={v}", None, 200, 8, 1000),
+    ("recommend-70b", "GET", "/api/v1/recommend?model=llama-3.1-70b&quant=awq&tokens={v}M"
+     "&prices=vramfarm-2026-11", None, 200, 4, 1),
+    ("tco", "GET", "/api/v1/tco?gpu=h100-sxm&purchase_price=25000USD&rent_price=3.15USD"
+     "&hours_per_month={v}", None, 200, 6, 438),
+    ("cost", "GET", "/api/v1/cost?gpu=rtx-4090&duration=3h20m&prices=vramfarm-2026-11"
+     "&work={v}", None, 200, 4, 1000),
+    ("checklist", "GET", "/api/v1/checklist?workload=inference&model=7B&budget_per_hour=1USD"
+     "&horizon_months=6&hours_per_month={v}", None, 200, 4, 50),
+    ("prices", "GET", "/api/v1/prices?gpu=h100&limit={v}", None, 200, 6, 25),
+    ("history", "GET", "/api/v1/prices/history?gpu=rtx-4090", None, 200, 3, None),
+    ("bad-input", "GET", "/api/v1/memory?model=no-such-model-{v}", None, 422, 4, 1),
+    ("page-advisor", "GET", "/?task=image&" + FLUX + "&unit=images&amount={v}", None, 200, 5,
+     1000),
+    ("page-memory", "GET", "/memory?model=llama-3.1-70b&quant=q4_k_m&context=8k&batch={v}",
+     None, 200, 5, 1),
+    ("page-rent", "GET", "/rent-or-buy?gpu=h100-sxm&hours_per_month={v}", None, 200, 3, 438),
+    ("page-gpus", "GET", "/gpus?min_memory={v}GB", None, 200, 2, 8),
+]
+
+
+def _fill(path: str, body: dict | None, v: object) -> tuple[str, bytes | None]:
+    data = None
+    if body is not None:
+        data = json.dumps({k: (int(v) if x == "{v}" else x) for k, x in body.items()}).encode()
+    return path.replace("{v}", str(v)), data
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, home: str, workers: int = 1) -> subprocess.Popen:
+    env = {**os.environ, "WHICHGPU_HOME": home, "HF_HUB_OFFLINE": "1", "WHICHGPU_OFFLINE": "1"}
+    env.pop("WHICHGPU_PRICE_STORE", None)
+    proc = subprocess.Popen([sys.executable, "-c", "from whichgpu.cli import main; main()",
+                             "serve", "--host", "127.0.0.1", "--port", str(port),
+                             "--workers", str(workers)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
+            return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise SystemExit(f"the server did not start: {proc.stderr.read()}") from None
+            time.sleep(0.2)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection, with just enough parsing for this server.
+
+    A general client (httpx) spends more CPU per request than the server does here; on a
+    2-core machine that would measure the client. This one costs a few tens of microseconds.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader = self.writer = None
+
+    async def request(self, method: str, path: str, body: bytes | None) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: */*\r\n"
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write((head + "\r\n").encode() + (body or b""))
+        await self.writer.drain()
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:] if h)}
+        if "content-length" in headers:
+            await self.reader.readexactly(int(headers["content-length"]))
+        elif headers.get("transfer-encoding") == "chunked":
+            while True:
+                size = int((await self.reader.readline()).strip(), 16)
+                await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+        if headers.get("connection") == "close":
+            self.writer.close()
+            self.writer = None
+        return status
+
+
+async def run(base: str, n: int, concurrency: int, seed: int, varied: bool = False) -> dict:
+    rng = random.Random(seed)
+    chosen = rng.choices(MIX, weights=[m[5] for m in MIX], k=n)
+    plan = []
+    for name, method, path, body, expected, _, default in chosen:
+        v = rng.randint(1, 700) if varied and default is not None else default
+        plan.append((name, method, *_fill(path, body, v), expected))
+    latencies: dict[str, list[float]] = defaultdict(list)
+    errors: dict[str, int] = defaultdict(int)
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    host = host.strip("[]")
+    warm = Connection(host, int(port))
+    for _, method, path, body, _, _, default in MIX:  # warm-up: one of each
+        await warm.request(method, *_fill(path, body, default))
+    queue = iter(plan)
+
+    async def worker() -> None:
+        conn = Connection(host, int(port))
+        for name, method, path, data, expected in queue:
+            t0 = time.perf_counter()
+            try:
+                status = await conn.request(method, path, data)
+            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+                status, conn = type(exc).__name__, Connection(host, int(port))
+            latencies[name].append(time.perf_counter() - t0)
+            if status != expected:
+                errors[f"{name}: {status}"] += 1
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    wall = time.perf_counter() - t0
+    every = [v for vs in latencies.values() for v in vs]
+    return {"requests": n, "concurrency": concurrency, "varied": varied, "wall_s": wall,
+            "throughput_rps": n / wall, "p50_ms": pct(every, 50) * 1000,
+            "p90_ms": pct(every, 90) * 1000, "p99_ms": pct(every, 99) * 1000,
+            "max_ms": max(every) * 1000, "mean_ms": statistics.fmean(every) * 1000,
+            "errors": sum(errors.values()), "error_kinds": dict(errors),
+            "per_endpoint": {k: {"n": len(v), "p50_ms": pct(v, 50) * 1000,
+                                 "p99_ms": pct(v, 99) * 1000} for k, v in sorted(
+                                     latencies.items())}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument("--vary", action="store_true",
+                    help="Make (almost) every request different: no answer is reused.")
+    ap.add_argument("--workers", type=int, default=1, help="Server processes to start.")
+    ap.add_argument("--url", help="An already running server on loopback (default: start one).")
+    ap.add_argument("--out", default="artifacts/bench-web.json")
+    args = ap.parse_args()
+    proc = None
+    if args.url:
+        if not args.url.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]")):
+            raise SystemExit("--url must be a loopback address")
+        base = args.url.rstrip("/")
+    else:
+        port = free_port()
+        proc = start_server(port, tempfile.mkdtemp(prefix="whichgpu-bench-"), args.workers)
+        base = f"http://127.0.0.1:{port}"
+    try:
+        result = asyncio.run(run(base, args.requests, args.concurrency, args.seed, args.vary))
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
+    result["cpus"] = os.cpu_count()
+    kind = "all different" if args.vary else "repeated questions"
+    print(f"{result['requests']} requests ({kind}), {result['concurrency']} concurrent, "
+          f"{os.cpu_count()} CPUs: {result['throughput_rps']:.0f} req/s over "
+          f"{result['wall_s']:.1f} s")
+    print(f"latency p50 {result['p50_ms']:.0f} ms, p90 {result['p90_ms']:.0f} ms, "
+          f"p99 {result['p99_ms']:.0f} ms, max {result['max_ms']:.0f} ms")
+    print(f"errors: {result['errors']}" + (f" {result['error_kinds']}" if result['errors']
+                                          else ""))
+    print(f"{'endpoint':<16}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}")
+    for name, e in result["per_endpoint"].items():
+        print(f"{name:<16}{e['n']:>6}{e['p50_ms']:>9.0f}{e['p99_ms']:>9.0f}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    sys.exit(1 if result["errors"] else 0)
+
+
+if __name__ == "__main__":
+    main()

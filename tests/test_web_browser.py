@@ -1,0 +1,215 @@
+"""End to end in a real browser: Playwright drives Debian's Chromium against ``whichgpu serve``
+on 127.0.0.1. Screenshots go to artifacts/screenshots/ (the README's come from here).
+
+Skipped, with the reason, where Chromium or Playwright is missing; ``.ci/run`` installs
+Chromium and sets WHICHGPU_REQUIRE_BROWSER=1, so in CI a missing browser fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("WHICHGPU_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+ARTICLE_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm")
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[dev]')"
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        return (f"Chromium not found at {CHROMIUM}: 'apt-get install chromium' (.ci/run does "
+                "it), or set WHICHGPU_CHROMIUM")
+    return None
+
+
+_reason = _missing()
+if _reason and os.environ.get("WHICHGPU_REQUIRE_BROWSER"):
+    raise RuntimeError(f"browser tests are required here but cannot run: {_reason}")
+pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``whichgpu serve`` in a subprocess, with its own home (price store) and no network."""
+    home = tmp_path_factory.mktemp("serve-home")
+    port = _free_port()
+    env = {**os.environ, "WHICHGPU_HOME": str(home), "HF_HOME": str(home / "hf"),
+           "HF_HUB_OFFLINE": "1", "WHICHGPU_OFFLINE": "1"}
+    env.pop("WHICHGPU_PRICE_STORE", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from whichgpu.cli import main; main()", "serve", "--host",
+         "127.0.0.1", "--port", str(port)], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(base + "/api/v1/health", timeout=1)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"whichgpu serve did not start: {proc.stdout.read()}")
+            time.sleep(0.2)
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
+            args=ARGS, headless=True, viewport={"width": 1280, "height": 900},
+            locale="en-US")
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser_context, server):
+    """A fresh tab that fails the test on any console error or page error."""
+    browser_context.clear_cookies()
+    tab = browser_context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error"
+           else None)
+    tab.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    tab.base = server
+    yield tab
+    tab.close()
+    assert not errors, errors
+
+
+def shot(tab, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_vram_selector_70b_4bit_8k_shows_the_s27_figure(page):
+    page.goto(page.base + "/memory")
+    page.get_by_label("Model", exact=True).fill("llama-3.1-70b")
+    page.get_by_label("Weight format (quantization)").fill("q4_k_m")
+    page.get_by_label("Context per sequence").fill("8k")
+    page.get_by_role("button", name="Compute the memory").click()
+    page.wait_for_selector("#results")
+    weights = page.locator('tr[data-term="weights"] td').first.inner_text()
+    assert 41 <= float(weights) <= 45  # S27: 70B in 4-bit ~ 43 GB + cache
+    assert page.locator("svg.chart-bar").count() == 1
+    assert page.get_by_role("link", name="rtx-a6000").count() >= 1  # a 48 GB card holds it
+    shot(page, "vram-selector")
+
+
+def test_advisor_1000_flux_images_puts_the_4090_on_top_of_the_article_cards(page):
+    page.goto(page.base + "/")
+    page.get_by_label("Workload").select_option("image")
+    page.get_by_label("Model", exact=True).fill("flux.1-dev")
+    page.get_by_label("How much").fill("1000")
+    page.get_by_label("Of what").select_option("images")
+    page.get_by_text("More settings").click()
+    page.get_by_label("Weight format", exact=True).fill("fp8")
+    page.get_by_label("Prices").select_option("vramfarm-2026-11")
+    page.get_by_label("Compare").select_option(",".join(ARTICLE_CARDS))
+    page.get_by_role("button", name="Find the GPU").click()
+    page.wait_for_selector("table.options")
+    first = page.locator("table.options tbody tr").first.get_attribute("data-gpu")
+    assert first == "rtx-4090"  # S25: images -> the 4090 is far cheapest
+    rows = page.locator("table.options tbody tr")
+    gpus = {rows.nth(i).get_attribute("data-gpu") for i in range(rows.count())}
+    assert gpus <= set(ARTICLE_CARDS)
+    assert page.locator("svg.chart circle.pt.best").count() == 1  # the Pareto chart
+    assert "Excluded, and why" in page.content() or rows.count() >= 3
+    shot(page, "advisor")
+
+
+def test_switch_to_french_keeps_the_question(page):
+    page.goto(page.base + "/?task=image&model=flux.1-dev&quant=fp8&amount=1000&unit=images"
+              "&prices=vramfarm-2026-11")
+    page.get_by_role("link", name="Français").click()
+    page.wait_for_load_state()
+    assert page.locator("html").get_attribute("lang") == "fr"
+    assert page.get_by_role("heading", name=re.compile("Quel GPU")).count() == 1
+    verdict = page.locator(".verdict").inner_text()
+    assert re.search(r"\d,\d\d[\u00a0\u202f ]€", verdict), verdict  # '3,89 €', not '€3.89'
+    page.goto(page.base + "/gpus")  # the choice is remembered
+    assert page.get_by_role("heading", name="Catalogue des GPU").count() == 1
+    shot(page, "advisor-fr")
+
+
+def test_rent_vs_buy_chart_marks_the_break_even_and_follows_the_inputs(page):
+    page.goto(page.base + "/rent-or-buy?gpu=h100-sxm&purchase_price=25000USD&rent_price=3.15USD")
+    chart = page.locator("#rent-chart svg")
+    assert chart.count() == 1
+    assert chart.locator("path.line.rent").count() == 1
+    assert chart.locator("path.line.own").count() == 1
+    assert chart.locator("text.marker-label").text_content().startswith("break-even")
+    before = page.locator("#break-even-hours").inner_text()
+    page.get_by_label("Electricity per kWh").fill("0.40USD")  # live update (S10: > $0.25/kWh)
+    page.wait_for_function(
+        "b => document.querySelector('#break-even-hours').innerText !== b", arg=before)
+    assert page.locator("#rent-chart svg").count() == 1
+    shot(page, "rent-or-buy")
+
+
+def test_catalog_sorts_in_the_browser_and_works_on_a_phone(page):
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(page.base + "/gpus")
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1  # wide tables scroll inside their region, not the page
+    page.get_by_role("button", name="Memory").click()
+    page.get_by_role("button", name="Memory").click()  # descending
+    first = page.locator("#catalog-table tbody tr").first.get_attribute("data-gpu")
+    assert first in ("mi355x", "mi325x")
+    page.get_by_label("Filter the table").fill("4090")
+    visible = page.locator("#catalog-table tbody tr:visible")
+    assert visible.count() == 1
+    shot(page, "catalog-phone")
+
+
+def test_keyboard_reaches_the_content_first(page):
+    page.goto(page.base + "/memory")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.className")
+    assert focused == "skip"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('main') !== null")
+
+
+def test_pages_without_javascript(browser_context, server):
+    """The forms work with scripts off: a GET form submits to a result page."""
+    context = browser_context.browser.new_context(java_script_enabled=False) \
+        if browser_context.browser else None
+    if context is None:
+        pytest.skip("persistent context has no separate browser for a no-JS context")
+    tab = context.new_page()
+    tab.goto(server + "/memory?model=llama-3.1-8b")
+    assert tab.locator("#results").count() == 1
+    context.close()
