@@ -95,13 +95,16 @@ def browser_context(tmp_path_factory):
 
 @pytest.fixture
 def page(browser_context, server):
-    """A fresh tab that fails the test on any console error or page error."""
+    """A fresh tab that fails the test on any console error, page error, or request that
+    leaves the server (every asset is local)."""
     browser_context.clear_cookies()
     tab = browser_context.new_page()
     errors: list[str] = []
     tab.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error"
            else None)
     tab.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    tab.on("request", lambda r: None if r.url.startswith((server, "data:")) else
+           errors.append(f"request off the server: {r.url}"))
     tab.base = server
     yield tab
     tab.close()
@@ -213,3 +216,12 @@ def test_pages_without_javascript(browser_context, server):
     tab.goto(server + "/memory?model=llama-3.1-8b")
     assert tab.locator("#results").count() == 1
     context.close()
+
+
+def test_api_docs_load_from_local_assets(page):
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(page.base + "/docs")
+    page.wait_for_selector(".opblock", timeout=15000)
+    assert page.locator(".opblock").count() >= 12
+    assert all(u.startswith(page.base) or u.startswith("data:") for u in requests), requests

@@ -106,7 +106,8 @@ def create_app() -> FastAPI:
             openapi_url="/openapi.json", title="whichgpu API",
             swagger_js_url="/docs-assets/swagger-ui-bundle.js",
             swagger_css_url="/docs-assets/swagger-ui.css",
-            swagger_favicon_url="/static/favicon.svg")
+            swagger_favicon_url="/static/favicon.svg",
+            swagger_ui_parameters={"validatorUrl": None})  # no call to swagger.io
 
     app.include_router(api.router)
     app.include_router(pages.router)

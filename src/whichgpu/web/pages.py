@@ -373,11 +373,13 @@ def _memory_bar(report) -> Markup:
     e = report.estimate
     segs = [charts.Segment(t.name, L.gettext(explain.TERMS.get(t.name, t.name)), t.bytes / 1e9)
             for t in e.terms]
-    marks = []
-    for gid in ("rtx-4090", "l40s", "h100-sxm", "h200-sxm"):
-        g = get_gpu(gid)
-        marks.append((f"{gid} {L.number(g.usable_memory_bytes / 1e9, 0)}",
-                      g.usable_memory_bytes / 1e9))
+    total = e.total_bytes / 1e9
+    marks: list[tuple[str, float]] = []
+    for gid in MARK_GPUS:  # the capacities up to the first one that holds it
+        usable = get_gpu(gid).usable_memory_bytes / 1e9
+        if marks and (marks[-1][1] >= total or usable > 3 * total):
+            break
+        marks.append((f"{gid} ({L.gb(usable * 1e9, 0)})", usable))
     return charts.stacked_bar(
         segs, title=L.gettext("Memory per GPU by term"),
         desc=L.gettext("Total %(total)s per GPU; vertical lines mark what some GPUs can use.",
