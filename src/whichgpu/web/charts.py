@@ -15,7 +15,7 @@ from itertools import count
 from markupsafe import Markup, escape
 
 W, H = 720, 320
-LEFT, RIGHT, TOP, BOTTOM = 72, 24, 16, 48
+LEFT, RIGHT, TOP, BOTTOM = 88, 40, 16, 48
 _ids = count(1)
 
 Fmt = Callable[[float], str]
@@ -252,13 +252,20 @@ class Marker:
 
 def line_chart(series: Sequence[Series], *, title: str, desc: str, x_label: str,
                y_label: str, fx: Fmt, fy: Fmt, markers: Sequence[Marker] = (),
-               y_from_zero: bool = True) -> Markup:
-    """Lines over a shared x axis, with labelled markers (the break-even point)."""
+               y_from_zero: bool = True, min_x_span: float = 1.0) -> Markup:
+    """Lines over a shared x axis, with labelled markers (the break-even point).
+
+    An x range narrower than ``min_x_span`` (one snapshot) is widened around its middle.
+    """
     pts = [p for s in series for p in s.points]
     if not pts:
         return _svg(title, desc, [])
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    x = Scale(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, LEFT + 4, W - RIGHT)
+    x_lo, x_hi = min(xs), max(xs)
+    if x_hi - x_lo < min_x_span:
+        mid = (x_lo + x_hi) / 2
+        x_lo, x_hi = mid - min_x_span / 2, mid + min_x_span / 2
+    x = Scale(x_lo, x_hi, LEFT + 4, W - RIGHT)
     y_lo = 0 if y_from_zero else min(ys) * 0.95
     y_hi = max(ys) * 1.06 if max(ys) > y_lo else y_lo + 1
     y = Scale(y_lo, y_hi, H - BOTTOM, TOP)

@@ -560,30 +560,35 @@ def prices_page(request: Request) -> HTMLResponse:
             history, error = attempt(s.prices_history, hq)
     return render(request, "prices.html", {
         "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
-        "error": error, "history_chart": _history_chart(history) if history else None,
+        "error": error, "history_charts": _history_charts(history) if history else [],
         "cli": cli_command("prices list", q, "gpu") if q else None, **_common()},
         status_of(error))
 
 
-def _history_chart(history) -> Markup | None:
+def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
+    """One chart per currency (prices in two currencies are never drawn on one axis), each
+    with its legend: (css class, series name)."""
     from datetime import UTC, datetime
 
     L = _L()
     g = L.gettext
-    if not history.points:
-        return None
     series: dict[tuple, list[tuple[float, float]]] = {}
     for pt in history.points:
         when = pt.observed_at or pt.fetched_at
-        key = (pt.feed, pt.gpu, pt.cheapest.currency, pt.spot)
+        key = (pt.cheapest.currency, pt.feed, pt.gpu, pt.spot)
         series.setdefault(key, []).append((when.timestamp(), pt.cheapest.amount))
-    cur = history.points[0].cheapest.currency
-    lines = [charts.Series(f"{feed} · {gpu}{' spot' if spot else ''} ({c})", f"c{i % 10}",
-                           sorted(pts))
-             for i, ((feed, gpu, c, spot), pts) in enumerate(sorted(series.items()))]
-    return charts.line_chart(
-        lines, title=g("Cheapest price per GPU-hour over time"),
-        desc=g("One line per price source; each point is a stored snapshot."),
-        x_label=g("observed"), y_label=g("per GPU-hour"),
-        fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
-        fy=lambda v: L.money({"amount": v, "currency": cur}), y_from_zero=False)
+    out = []
+    for cur in sorted({k[0] for k in series}):
+        lines = [charts.Series(f"{feed} · {gpu}{' spot' if spot else ''}", f"c{i % 10}",
+                               sorted(pts))
+                 for i, ((_, feed, gpu, spot), pts) in enumerate(
+                     sorted(k_v for k_v in series.items() if k_v[0][0] == cur))]
+        chart = charts.line_chart(
+            lines, title=g("Cheapest price per GPU-hour over time (%(currency)s)", currency=cur),
+            desc=g("One line per price source; each point is a stored snapshot."),
+            x_label=g("observed"), y_label=g("per GPU-hour (%(currency)s)", currency=cur),
+            fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
+            fy=lambda v, cur=cur: L.money({"amount": v, "currency": cur}), y_from_zero=False,
+            min_x_span=6 * 86400)
+        out.append((chart, [(line.css, line.name) for line in lines]))
+    return out
