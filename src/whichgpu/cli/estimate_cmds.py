@@ -157,19 +157,9 @@ def speed(
 
 def _load_profile(path: str | None):
     """No flag: datasheet figures. 'default': the profile 'whichgpu bench' saved. Else a file."""
-    if not path:
-        return None
-    from whichgpu.bench.profile import default_profile, default_profile_path, load_profile
+    from whichgpu.bench.profile import profile_from_option
 
-    if path == "default":
-        profile = default_profile()
-        if profile is None:
-            from whichgpu.errors import InputError
-
-            raise InputError(f"no calibration profile at {default_profile_path()}: run "
-                             "'whichgpu bench' on the GPU first, or pass --calibration FILE")
-        return profile
-    return load_profile(path)
+    return profile_from_option(path)
 
 
 def _print_speed(est, w) -> None:

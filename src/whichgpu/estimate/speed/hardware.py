@@ -86,15 +86,40 @@ def link_for(gpu: GPU, count: int) -> Link:
     return Link("pcie_host", pcie_one_way, latency["pcie_host"] * 1e-6, eff["pcie_host"])
 
 
+def measured_link(gpu: GPU, count: int, measured: dict[str, Any]) -> Link:
+    """The link a calibration profile measured (``nvidia-smi topo -m`` and a timed copy).
+
+    The kind comes from the real topology; a measured one-way copy bandwidth replaces the
+    datasheet figure times the link efficiency (the copy already pays what the link loses).
+    """
+    kind = measured["kind"]
+    assumed = link_for(gpu, count)
+    latency = speed_value("link_latency_us")[kind] * 1e-6
+    bw = measured.get("one_way_bytes_per_s")
+    if bw:
+        return Link(kind, float(bw), latency, 1.0)
+    if kind == assumed.kind:
+        return assumed
+    host = str(gpu.interconnect.host_link.value)
+    pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
+    if kind == "nvlink":
+        pcie_one_way = gpu.interconnect.one_way_bytes_per_s
+    return Link(kind, pcie_one_way, latency, speed_value("link_efficiency")[kind])
+
+
 def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
     """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given."""
     cs = bs = 1.0
     source = None
+    link = link_for(gpu, count)
     if profile is not None:
         cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
                                     REFERENCE_BANDWIDTH_FRACTION)
+        measured = profile.link_for(gpu.id, count) if hasattr(profile, "link_for") else None
+        if measured:
+            link = measured_link(gpu, count, measured)
         source = profile.describe()
-    return Hardware(gpu, count, link_for(gpu, count), cs, bs, source)
+    return Hardware(gpu, count, link, cs, bs, source)
 
 
 def _first_supported(gpu: GPU, *keys: str) -> str:
