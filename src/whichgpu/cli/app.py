@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from whichgpu.cli import (
+    bench_cmds,
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
@@ -39,5 +40,6 @@ for _module in (
     cost_cmds,
     estimate_cmds,
     model_cmds,
+    bench_cmds,
 ):
     _module.register(app)

@@ -19,6 +19,7 @@ ENGINE_ALIASES = {
     "unsloth": "transformers", "axolotl": "transformers", "trl": "transformers",
     "deepspeed": "transformers", "torchtitan": "transformers", "llm-foundry": "transformers",
     "vectorlm": "transformers", "megatron": "transformers",
+    "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("vae_tiling", "vae_slicing", "fused_loss", "flash_attention", "master_weights", "cfg",
