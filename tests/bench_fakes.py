@@ -143,7 +143,8 @@ class FakeNVML:
         return self.ancestor
 
 
-def fake_torch(cuda_devices: int = 1, cuda_version: str | None = "12.8"):
+def fake_torch(cuda_devices: int = 1, cuda_version: str | None = "12.8",
+               uuids: list[str] | None = None):
     """A module that looks enough like torch for the CLI's checks and the bench's bookkeeping
     (the kernels themselves are replaced in the tests that use it)."""
     torch = types.ModuleType("torch")
@@ -161,5 +162,7 @@ def fake_torch(cuda_devices: int = 1, cuda_version: str | None = "12.8"):
     torch.device = _Device
     torch.cuda = types.SimpleNamespace(
         is_available=lambda: cuda_devices > 0, device_count=lambda: cuda_devices,
-        get_device_name=lambda i: "NVIDIA H200", synchronize=lambda *a: None)
+        get_device_name=lambda i: "NVIDIA H200", synchronize=lambda *a: None,
+        get_device_properties=lambda i: types.SimpleNamespace(
+            uuid=(uuids[i] if uuids else "")))
     return torch

@@ -156,6 +156,23 @@ def test_only_the_asked_precisions_and_gpus_are_measured(cli, monkeypatch, hgx):
     assert seen == ["cuda:3:bf16", "cuda:3:fp8"]
 
 
+def test_cuda_visible_devices_are_matched_to_the_driver_by_uuid(cli, monkeypatch, tmp_path):
+    """CUDA sees GPUs 3 and 5 of eight (CUDA_VISIBLE_DEVICES=3,5) as cuda:0 and cuda:1."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    fake_smi(monkeypatch, tmp_path, "h100-8gpu-nvlink")
+    uuids = ["2c3d4e5f-6071-4283-9495-a6b7c8d9eafb", "4e5f6071-8293-44a5-b6b7-c8d9eafb0c1d"]
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(cuda_devices=2, uuids=uuids))
+    seen: list[str] = []
+    _fake_kernels(monkeypatch, seen)
+    res = cli("bench", "--precision", "bf16", "--no-save", "--json")
+    assert res.code == 0, res.err
+    data = res.json()
+    assert [(g["index"], g["cuda_index"]) for g in data["gpus"]] == [(3, 0), (5, 1)]
+    assert seen == ["cuda:0:bf16", "cuda:1:bf16"]
+    assert [(p["a"], p["b"]) for p in data["topology"]["pairs"]] == [(3, 5)]
+    assert [m["name"] for m in data["p2p"]] == ["p2p_3_5"]
+
+
 def test_a_power_capped_card_is_pointed_out(cli, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pynvml", None)
     fake_smi(monkeypatch, tmp_path, "rtx4090-2gpu-pcie")

@@ -50,6 +50,7 @@ class GpuInfo:
     catalog_id: str | None = None
     catalog_note: str | None = None
     source: str = "nvidia-smi"
+    cuda_index: int | None = None  # PyTorch's index (CUDA order and CUDA_VISIBLE_DEVICES)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,6 +24,38 @@ def import_torch(what: str = "whichgpu bench") -> Any:
     return torch
 
 
+def _uuid(text: Any) -> str:
+    return str(text or "").lower().removeprefix("gpu-")
+
+
+def match_cuda(torch: Any, gpus: list[GpuInfo]) -> list[GpuInfo]:
+    """The driver's GPUs that PyTorch can use, each with its CUDA index.
+
+    CUDA numbers devices in its own order and only those in CUDA_VISIBLE_DEVICES; nvidia-smi
+    numbers them by PCI bus. The UUID ties the two; without UUIDs the orders are assumed equal
+    when the counts are.
+    """
+    from dataclasses import replace
+
+    n = torch.cuda.device_count()
+    by_uuid = {_uuid(g.uuid): g for g in gpus if g.uuid}
+    matched = []
+    for i in range(n):
+        try:
+            u = _uuid(getattr(torch.cuda.get_device_properties(i), "uuid", ""))
+        except Exception:
+            u = ""
+        if u and u in by_uuid:
+            matched.append(replace(by_uuid[u], cuda_index=i))
+    if len(matched) == n:
+        return sorted(matched, key=lambda g: g.index)
+    if len(gpus) == n:
+        return [g if g.cuda_index is not None else replace(g, cuda_index=i)
+                for i, g in enumerate(gpus)]
+    return [with_catalog(GpuInfo(index=i, name=torch.cuda.get_device_name(i), source="torch",
+                                 cuda_index=i)) for i in range(n)]
+
+
 def require_cuda(what: str = "whichgpu bench") -> tuple[Any, list[GpuInfo]]:
     """PyTorch with a CUDA GPU it can use, and the driver's view of the GPUs.
 
@@ -39,9 +71,9 @@ def require_cuda(what: str = "whichgpu bench") -> tuple[Any, list[GpuInfo]]:
     if torch.cuda.is_available() and torch.cuda.device_count() > 0:
         if not gpus:  # CUDA works but neither NVML nor nvidia-smi answered
             gpus = [with_catalog(GpuInfo(index=i, name=torch.cuda.get_device_name(i),
-                                         source="torch"))
+                                         source="torch", cuda_index=i))
                     for i in range(torch.cuda.device_count())]
-        return torch, gpus
+        return torch, match_cuda(torch, gpus)
     missing = []
     if not gpus:
         missing.append(f"an NVIDIA GPU with its driver ({seen or 'none found'})")

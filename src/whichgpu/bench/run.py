@@ -7,7 +7,7 @@ being measured; the caller passes a :class:`Reporter` (the CLI's is a rich progr
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -234,7 +234,8 @@ def run_bench(torch: Any, gpus: list[GpuInfo], topology: Topology, *,
     from whichgpu.bench import kernels
 
     rep = reporter or Silent()
-    devices = {g.index: Device(torch, f"cuda:{g.index}" if device_type == "cuda" else "cpu")
+    devices = {g.index: Device(torch, "cpu" if device_type != "cuda" else
+                               f"cuda:{g.index if g.cuda_index is None else g.cuda_index}")
                for g in gpus}
     precisions = {g.index: [p for p in kernels.supported_precisions(devices[g.index])
                             if options.precisions is None or p in options.precisions]
@@ -267,8 +268,9 @@ def run_bench(torch: Any, gpus: list[GpuInfo], topology: Topology, *,
             rep.step(f"GPU{pair.a} -> GPU{pair.b} peer copy")
             if pair.a not in devices or pair.b not in devices:
                 continue
-            m = kernels.peer_transfer(devices[pair.a], devices[pair.b],
-                                      options.transfer_bytes, **kw)
+            m = replace(kernels.peer_transfer(devices[pair.a], devices[pair.b],
+                                              options.transfer_bytes, **kw),
+                        name=f"p2p_{pair.a}_{pair.b}")  # driver indices, as in topo -m
             p2p.append(m)
             measured[(pair.a, pair.b)] = m.value
             ds, src = _link_datasheet(by_index[pair.a].catalog_id, pair.kind)

@@ -288,7 +288,8 @@ def bench_model(
             raise InputError("--append records GPU measurements; a CPU run is not one")
     elif device == "cuda":
         torch, found = needs.require_cuda("whichgpu bench model")
-        dev = "cuda:0"
+        found = sorted(found, key=lambda g: 10**6 if g.cuda_index is None else g.cuda_index)
+        dev = f"cuda:{found[0].cuda_index or 0}"
         gpu_id = resolve_gpu(gpu).gpu.id if gpu else found[0].catalog_id
         if gpu_id is None:
             raise InputError(f"{found[0].name} is not in the catalog ({found[0].catalog_note});"
@@ -445,6 +446,10 @@ def _time_here(argv: list[str], gpu: str | None, as_json: bool):
         raise BenchUnavailable(f"compare -- COMMAND times the job on this machine's GPU, and "
                                f"{exc}. Minutes seen elsewhere work anywhere: --measured "
                                "h100=12m a100=21m") from None
+    kinds = {g.catalog_id for g in found}
+    if not gpu and len(kinds) > 1:
+        raise InputError(f"this machine has different cards ({', '.join(g.name for g in found)})"
+                         ": say which one the job runs on with --gpu ID")
     gid = resolve_gpu(gpu).gpu.id if gpu else found[0].catalog_id
     if gid is None:
         raise InputError(f"{found[0].name} is not in the catalog ({found[0].catalog_note}); "
