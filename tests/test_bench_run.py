@@ -143,10 +143,49 @@ def test_the_saved_profile_changes_speed_for_h100_sxm_only(cli, hgx):
 def test_the_table_shows_measured_datasheet_and_ratio(cli, hgx):
     res = cli("bench", "--gpus", "0,1", "--no-save")
     assert res.code == 0, res.err
-    assert "GPU0: NVIDIA H100 80GB HBM3 = h100-sxm" in res.out
-    assert "matmul_bf16 (TFLOPS)" in res.out and "71%" in res.out
+    assert "0: h100-sxm" in res.out and "700 (71%)" in res.out  # BF16 of 989.5
+    assert "datasheet" in res.out and "2,900" in res.out and "(87%)" in res.out
+    assert "GPU0: NVIDIA H100 80GB HBM3, power limit 700 W" in res.out
     assert "GPU1" in res.out and "GPU2" not in res.out
+    assert "NV18" in res.out and "360" in res.out and "450" in res.out  # link vs datasheet
     assert "Saved" not in res.out
+
+
+def test_the_progress_bar_gets_every_planned_step_in_order(hgx):
+    from whichgpu.bench.detect import detect_gpus
+    from whichgpu.bench.run import Options, plan, run_bench
+    from whichgpu.bench.topology import read_topology
+
+    class Recorder:
+        def __init__(self):
+            self.total, self.steps, self.finished = None, [], False
+
+        def start(self, total):
+            self.total = total
+
+        def step(self, description):
+            self.steps.append(description)
+
+        def done(self):
+            self.finished = True
+
+    gpus, topo, rec = detect_gpus()[:2], read_topology(2), Recorder()
+    run_bench(sys.modules["torch"], gpus, topo, options=Options(), reporter=rec)
+    expected = plan(gpus, {0: list(FAKE), 1: list(FAKE)}, topo, Options())
+    assert rec.steps == expected and rec.total == len(expected) == 15 and rec.finished
+    assert expected[0] == "GPU0 matmul bf16" and expected[-1] == "GPU0 -> GPU1 peer copy"
+
+
+def test_the_rich_progress_bar_runs_through_its_steps():
+    from whichgpu.cli.bench_cmds import RichReporter
+
+    r = RichReporter()
+    r.start(2)
+    r.step("GPU0 matmul bf16")
+    r.step("GPU0 memory bandwidth")
+    assert r.progress.tasks[0].completed == 1
+    r.done()
+    assert r.progress.tasks[0].completed == 2
 
 
 def test_only_the_asked_precisions_and_gpus_are_measured(cli, monkeypatch, hgx):
@@ -181,7 +220,8 @@ def test_a_power_capped_card_is_pointed_out(cli, monkeypatch, tmp_path):
     res = cli("bench", "--no-save")
     assert res.code == 0, res.err
     assert "power limit 350 W is below the 450 W" in res.out
-    assert "weakest link pcie_host" in res.out  # PIX, but GNS: no peer-to-peer
+    assert "weakest: pcie_host" in res.out  # PIX, but GNS: no peer-to-peer
+    assert "GNS" in res.out
 
 
 def test_a_card_outside_the_catalog_is_measured_but_not_saved_unless_named(cli, monkeypatch,

@@ -167,7 +167,7 @@ def datasheet_for(catalog_id: str | None, name: str) -> tuple[float | None, str 
     return None, None
 
 
-def _link_datasheet(catalog_id: str | None, kind: str) -> tuple[float | None, str | None]:
+def link_datasheet(catalog_id: str | None, kind: str) -> tuple[float | None, str | None]:
     if not catalog_id:
         return None, None
     from whichgpu.catalog.gpus import get_gpu
@@ -222,7 +222,9 @@ def plan(gpus: list[GpuInfo], precisions: dict[int, list[str]], topology: Topolo
         steps += [f"GPU{g.index} memory bandwidth", f"GPU{g.index} host to device",
                   f"GPU{g.index} device to host"]
     if options.p2p:
-        steps += [f"GPU{p.a} -> GPU{p.b} peer copy" for p in topology.pairs]
+        indices = {g.index for g in gpus}
+        steps += [f"GPU{p.a} -> GPU{p.b} peer copy" for p in topology.pairs
+                  if p.a in indices and p.b in indices]
     return steps
 
 
@@ -234,6 +236,9 @@ def run_bench(torch: Any, gpus: list[GpuInfo], topology: Topology, *,
     from whichgpu.bench import kernels
 
     rep = reporter or Silent()
+    indices = {g.index for g in gpus}
+    topology = replace(topology, pairs=tuple(p for p in topology.pairs
+                                             if p.a in indices and p.b in indices))
     devices = {g.index: Device(torch, "cpu" if device_type != "cuda" else
                                f"cuda:{g.index if g.cuda_index is None else g.cuda_index}")
                for g in gpus}
@@ -266,14 +271,12 @@ def run_bench(torch: Any, gpus: list[GpuInfo], topology: Topology, *,
         by_index = {g.index: g for g in gpus}
         for pair in topology.pairs:
             rep.step(f"GPU{pair.a} -> GPU{pair.b} peer copy")
-            if pair.a not in devices or pair.b not in devices:
-                continue
             m = replace(kernels.peer_transfer(devices[pair.a], devices[pair.b],
                                               options.transfer_bytes, **kw),
                         name=f"p2p_{pair.a}_{pair.b}")  # driver indices, as in topo -m
             p2p.append(m)
             measured[(pair.a, pair.b)] = m.value
-            ds, src = _link_datasheet(by_index[pair.a].catalog_id, pair.kind)
+            ds, src = link_datasheet(by_index[pair.a].catalog_id, pair.kind)
             results[[g.index for g in gpus].index(pair.a)].versus.append(
                 Versus(m.name, m.value, m.unit, ds, src, note=f"{pair.link}: {pair.meaning}"))
         topology = topology.with_bandwidth(measured)

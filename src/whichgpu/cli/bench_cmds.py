@@ -170,48 +170,68 @@ def _save(result, output: str | None, skip: bool):
 def _fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
-    if unit == "FLOP/s":
-        return f"{value / 1e12:,.1f}"
-    return f"{value / 1e9:,.1f}"
+    v = value / (1e12 if unit == "FLOP/s" else 1e9)
+    return f"{v:,.0f}" if v >= 100 else f"{v:,.1f}"
+
+
+_COLUMNS = (("matmul_bf16", "BF16"), ("matmul_fp16", "FP16"), ("matmul_tf32", "TF32"),
+            ("matmul_fp8", "FP8"), ("matmul_fp32", "FP32"), ("memory_bandwidth", "Memory"),
+            ("h2d", "Host>GPU"), ("d2h", "GPU>Host"))
 
 
 def _print_bench(result, saved, device_type: str) -> None:
+    """One row per GPU (and one per datasheet): TFLOPS, then GB/s, each with its ratio."""
     from rich.table import Table
 
     from whichgpu.catalog.gpus import default_catalog
 
     catalog = default_catalog()
+    names = {v.name for g in result.gpus for v in g.versus}
+    cols = [(k, label) for k, label in _COLUMNS if k in names]
+    t = Table(title="Measured (ratio to the datasheet): TFLOPS dense, then GB/s",
+              title_justify="left", pad_edge=False)
+    t.add_column("GPU", overflow="fold")
+    for _, label in cols:
+        t.add_column(label, justify="right")
+    sheets: dict[str, dict[str, tuple]] = {}
+    for g in result.gpus:
+        versus = {v.name: v for v in g.versus}
+        cells = []
+        for k, _ in cols:
+            v = versus.get(k)
+            if v is None:
+                cells.append("-")
+                continue
+            ratio = f" ({v.ratio:.0%})" if v.ratio is not None else ""
+            cells.append(_fmt(v.measured, v.unit) + ratio)
+            if g.info.catalog_id:
+                sheets.setdefault(g.info.catalog_id, {})[k] = (v.datasheet, v.unit, v.source)
+        label = ("CPU" if device_type != "cuda" else
+                 f"{g.info.index}: {g.info.catalog_id or g.info.name}")
+        t.add_row(label, *cells)
+    for gid, sheet in sheets.items():
+        t.add_row(f"[dim]datasheet {gid}[/dim]",
+                  *[f"[dim]{_fmt(sheet[k][0], sheet[k][1])}[/dim]" if k in sheet else "-"
+                    for k, _ in cols])
+    console.print(t)
     for g in result.gpus:
         info = g.info
-        title = (f"GPU{info.index}: {info.name}" if device_type == "cuda" else
-                 "CPU (a check of the harness)")
-        if info.catalog_id:
-            title += f" = {info.catalog_id}"
-        bits = []
-        if info.power_limit_w:
-            bits.append(f"power limit {info.power_limit_w:.0f} W")
-        if info.max_sm_clock_mhz:
-            bits.append(f"max SM clock {info.max_sm_clock_mhz} MHz")
-        if info.max_memory_clock_mhz:
-            bits.append(f"max memory clock {info.max_memory_clock_mhz} MHz")
-        if bits:
-            title += f" ({', '.join(bits)})"
-        t = Table(title=title, title_justify="left", pad_edge=False)
-        for col in ("Measure", "Measured", "Datasheet", "Ratio", "Source"):
-            t.add_column(col, justify="left" if col in ("Measure", "Source") else "right",
-                         overflow="fold")
-        for v in g.versus:
-            unit = "TFLOPS" if v.unit == "FLOP/s" else "GB/s"
-            ratio = f"{v.ratio:.0%}" if v.ratio is not None else "-"
-            src = catalog.source_url(v.source) if v.source else ""
-            t.add_row(f"{v.name} ({unit})", _fmt(v.measured, v.unit),
-                      _fmt(v.datasheet, v.unit), ratio, (v.note + " - " if v.note else "") + src)
-        console.print(t)
+        if device_type == "cuda":
+            bits = [f"{info.name}"]
+            if info.power_limit_w:
+                bits.append(f"power limit {info.power_limit_w:.0f} W")
+            if info.max_sm_clock_mhz:
+                bits.append(f"max SM {info.max_sm_clock_mhz} MHz")
+            if info.max_memory_clock_mhz:
+                bits.append(f"max memory {info.max_memory_clock_mhz} MHz")
+            console.print(f"[dim]GPU{info.index}: {', '.join(bits)}[/dim]")
         for n in g.notes:
-            console.print(f"[yellow]note:[/yellow] {n}")
-    if len(result.topology.pairs):
-        topo = result.topology
-        console.print(f"Topology ({topo.source}): weakest link {topo.kind}")
+            console.print(f"[yellow]note:[/yellow] GPU{info.index}: {n}")
+    sources = sorted({src for sheet in sheets.values() for (_, _, src) in sheet.values() if src})
+    for src in sources:
+        console.print(f"[dim]datasheet source {src}: {catalog.source_url(src)}[/dim]")
+    if result.topology.pairs:
+        _print_topology(result)
     if device_type == "cpu":
         console.print("[dim]Measured on the CPU: a check of the harness, not a calibration; "
                       "nothing saved.[/dim]")
@@ -233,7 +253,37 @@ def _print_bench(result, saved, device_type: str) -> None:
                           f"{REFERENCE_MATMUL_FRACTION:.0%} / {REFERENCE_BANDWIDTH_FRACTION:.0%}"
                           " of the datasheet)")
         console.print("Use it: whichgpu speed MODEL --gpu ID --calibration "
-                      + ("default" if "calibration.json" == saved.name else str(saved)))
+                      + ("default" if saved.name == "calibration.json" else str(saved)))
+
+
+def _print_topology(result) -> None:
+    """Pairs grouped by how they are linked, with the median measured one-way copy bandwidth
+    beside the datasheet's one-way link bandwidth."""
+    import statistics
+
+    from rich.table import Table
+
+    from whichgpu.bench.run import link_datasheet
+
+    topo = result.topology
+    ids = {g.info.index: g.info.catalog_id for g in result.gpus}
+    groups: dict[tuple, list] = {}
+    for p in topo.pairs:
+        groups.setdefault((p.link, p.p2p or "-", p.kind), []).append(p)
+    t = Table(title=f"Links between GPUs ({topo.source}); weakest: {topo.kind}",
+              title_justify="left", pad_edge=False)
+    for col in ("Link", "P2P", "Model kind", "Pairs", "GB/s", "Datasheet", "Meaning"):
+        t.add_column(col, justify="right" if col in ("GB/s", "Datasheet") else "left",
+                     overflow="fold")
+    for (link, p2p, kind), pairs in sorted(groups.items()):
+        bws = [p.p2p_bytes_per_s for p in pairs if p.p2p_bytes_per_s]
+        shown = ", ".join(f"{p.a}-{p.b}" for p in pairs[:3]) + (" ..." if len(pairs) > 3
+                                                                 else "")
+        sheet, _ = link_datasheet(ids.get(pairs[0].a), kind)
+        t.add_row(link, p2p, kind, f"{len(pairs)}: {shown}",
+                  _fmt(statistics.median(bws), "bytes/s") if bws else "-",
+                  _fmt(sheet, "bytes/s"), pairs[0].meaning)
+    console.print(t)
 
 
 # ------------------------------------------------------------------ whichgpu bench model
