@@ -113,6 +113,19 @@ def test_bad_settings_are_bad_input(kw):
         mb.Settings(**kw)
 
 
+def test_a_run_the_gpu_cannot_hold_is_refused_before_building_it():
+    gib = 2**30
+    torch = fake_torch(cuda_devices=1)
+    torch.cuda.mem_get_info = lambda device: (10 * gib, 80 * gib)
+    spec = resolve_model("llama-3.1-8b")  # 16 GB of bf16 weights
+    with pytest.raises(InputError, match=r"needs about 1\d\.\d GB and the GPU has 10\.7 GB free"):
+        mb.check_fits(torch, "cuda:0", spec, mb.Settings())
+    torch.cuda.mem_get_info = lambda device: (130 * gib, 141 * gib)
+    mb.check_fits(torch, "cuda:0", spec, mb.Settings())  # inference fits on an H200
+    with pytest.raises(InputError, match="the training step needs"):  # 18 bytes a parameter
+        mb.check_fits(torch, "cuda:0", spec, mb.Settings(train=True))
+
+
 # ------------------------------------------------------------------ with torch, on the CPU
 
 @pytest.mark.parametrize("model", ["llama-3.2-1b", "llama-3.1-8b", "qwen2.5-0.5b", "phi-3-mini",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench_fakes import fake_smi, no_driver
 from whichgpu.bench.compare import compare, compute_share, parse_measured
@@ -150,3 +152,19 @@ def test_a_failing_command_is_not_a_measurement(cli, monkeypatch, tmp_path):
     assert res.code == 1 and "exit status 3" in res.err
     res = cli("compare", "--", "no-such-command-xyz")
     assert res.code == 2 and "command not found" in res.err
+
+
+@settings(max_examples=60, deadline=None)
+@given(f=st.floats(0, 1), minutes=st.floats(1, 600),
+       cards=st.sampled_from([("h100-sxm", "a100-80gb-sxm"), ("rtx-4090", "l40s"),
+                              ("h200-sxm", "rtx-a6000"), ("b200", "t4")]))
+def test_the_fitted_split_recovers_the_share_that_made_the_minutes(f, minutes, cards):
+    from whichgpu.bench.compare import Measured, peak_speed
+    from whichgpu.catalog.gpus import get_gpu
+
+    a, b = get_gpu(cards[0]), get_gpu(cards[1])
+    rc = peak_speed(a, "compute") / peak_speed(b, "compute")
+    rm = peak_speed(a, "memory") / peak_speed(b, "memory")
+    t2 = minutes * 60 * (f * rc + (1 - f) * rm)
+    got = compute_share(Measured(a, minutes * 60, "a"), Measured(b, t2, "b"))
+    assert got == pytest.approx(f, abs=1e-6)

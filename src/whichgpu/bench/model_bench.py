@@ -126,6 +126,8 @@ def check_fits(torch, device: str, spec: ModelSpec, s: Settings) -> None:
             gradient_checkpointing=False)))
     for what, w in runs:
         need = estimate_memory(w).total_bytes
+        if w.is_training:  # autocast keeps a bf16 copy of each fp32 weight during the step
+            need += 2 * spec.params.total
         if need > free:
             raise InputError(f"{spec.name}: {what} needs about {need / 1e9:,.1f} GB and the "
                              f"GPU has {free / 1e9:,.1f} GB free; try a smaller model, batch or"
