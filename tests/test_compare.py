@@ -120,6 +120,11 @@ def test_the_same_card_twice_is_refused():
         parse_measured(["h100-sxm=12m", "h100-sxm=13m"])
 
 
+def test_pairs_and_a_command_together_are_refused(cli):
+    res = cli("compare", "--measured", "h100=12m", "--", "python", "train.py")
+    assert res.code == 2 and "not both" in res.err
+
+
 def test_compare_with_nothing_says_what_to_give(cli):
     res = cli("compare")
     assert res.code == 2 and "--measured" in res.err

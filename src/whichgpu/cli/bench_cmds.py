@@ -455,6 +455,11 @@ def compare(
     from whichgpu.cost.currency import rates_from
 
     args = list(args or [])
+    if measured and args and not all(looks_like_pair(a) for a in args):
+        from whichgpu.errors import InputError
+
+        raise InputError("give either --measured CARD=DURATION pairs or a command after --, "
+                         "not both")
     if measured or (args and all(looks_like_pair(a) for a in args)):
         pairs = parse_measured([*(measured or []), *args])
     else:
