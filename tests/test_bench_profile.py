@@ -147,6 +147,15 @@ def test_save_refuses_a_profile_it_could_not_read_back(tmp_path):
     ({"schema": SCHEMA, "gpus": [{"index": 0}]}, "catalog_id"),
     ({"schema": SCHEMA, "gpus": [{"catalog_id": "h200-sxm", "matmul_tflops": {"bf16": -1}}]},
      "matmul_tflops.bf16"),
+    ({"schema": SCHEMA, "gpus": [{"catalog_id": "h200"}]}, "catalog_id"),
+    ({"schema": SCHEMA, "gpus": [{"catalog_id": "h200-sxm", "h2d_bytes_per_s": "fast"}]},
+     "h2d_bytes_per_s"),
+    ({"schema": SCHEMA, "gpus": [{"catalog_id": "h200-sxm"}],
+      "topology": {"pairs": [{"a": 0, "b": 1, "kind": "carrier-pigeon"}]}},
+     "topology.pairs.kind"),
+    ({"schema": SCHEMA, "gpus": [{"catalog_id": "h200-sxm"}],
+      "topology": {"pairs": [{"a": 0, "b": 1, "p2p_bytes_per_s": 0}]}},
+     "topology.pairs.p2p_bytes_per_s"),
 ])
 def test_bad_profiles_name_the_field(tmp_path, data, field):
     p = tmp_path / "bad.json"
@@ -154,6 +163,13 @@ def test_bad_profiles_name_the_field(tmp_path, data, field):
     with pytest.raises(DataError) as exc:
         load_profile(p)
     assert exc.value.field == field
+
+
+def test_an_alias_instead_of_a_catalog_id_gets_a_suggestion(tmp_path):
+    p = tmp_path / "alias.json"
+    p.write_text(json.dumps({"schema": SCHEMA, "gpus": [{"catalog_id": "h200"}]}))
+    with pytest.raises(DataError, match="did you mean h200-sxm"):
+        load_profile(p)
 
 
 def test_a_bad_profile_on_the_command_line_exits_2(cli, tmp_path):

@@ -85,9 +85,8 @@ class CalibrationProfile:
                  if p.get("a") in chosen and p.get("b") in chosen and p.get("kind")]
         if not pairs:
             return None
-        order = ("pcie_host", "pcie_p2p", "nvlink")
-        kind = min((p["kind"] for p in pairs if p["kind"] in order), key=order.index,
-                   default=None)
+        kind = min((p["kind"] for p in pairs if p["kind"] in LINK_KINDS),
+                   key=LINK_KINDS.index, default=None)
         if kind is None:
             return None
         bws = [p["p2p_bytes_per_s"] for p in pairs if p.get("p2p_bytes_per_s")]
@@ -110,6 +109,10 @@ def load_profile(path: str | Path) -> CalibrationProfile:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise DataError(p, f"not a whichgpu calibration profile (schema must be {SCHEMA!r})",
                         field="schema")
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.errors import closest
+
+    ids = list(default_catalog().by_id())
     gpus = data.get("gpus")
     if not isinstance(gpus, list) or not gpus:
         raise DataError(p, "expected a non-empty list of measured GPUs", field="gpus")
@@ -120,11 +123,32 @@ def load_profile(path: str | Path) -> CalibrationProfile:
             if not isinstance(value, int | float) or value <= 0:
                 raise DataError(p, f"matmul_tflops.{key} must be a positive number",
                                 row=i + 1, field=f"matmul_tflops.{key}")
-        bw = g.get("memory_bandwidth_bytes_per_s")
-        if bw is not None and (not isinstance(bw, int | float) or bw <= 0):
-            raise DataError(p, "must be a positive number", row=i + 1,
-                            field="memory_bandwidth_bytes_per_s")
+        if g["catalog_id"] not in ids:
+            hint = closest(str(g["catalog_id"]), ids)
+            raise DataError(p, f"{g['catalog_id']!r} is not a catalog id"
+                            + (f" (did you mean {', '.join(hint)}?)" if hint else ""),
+                            row=i + 1, field="catalog_id")
+        for key in ("memory_bandwidth_bytes_per_s", "h2d_bytes_per_s", "d2h_bytes_per_s"):
+            _positive(p, g.get(key), key, i + 1)
+    pairs = (data.get("topology") or {}).get("pairs") or []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, dict) or not all(isinstance(pair.get(k), int) for k in "ab"):
+            raise DataError(p, "each pair needs GPU indices a and b", row=i + 1,
+                            field="topology.pairs")
+        if pair.get("kind") not in (None, *LINK_KINDS):
+            raise DataError(p, f"kind must be one of {', '.join(LINK_KINDS)}", row=i + 1,
+                            field="topology.pairs.kind")
+        _positive(p, pair.get("p2p_bytes_per_s"), "topology.pairs.p2p_bytes_per_s", i + 1)
     return CalibrationProfile(str(p), data)
+
+
+LINK_KINDS = ("nvlink", "pcie_p2p", "pcie_host")
+
+
+def _positive(path: Path, value: Any, field: str, row: int) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                              or value <= 0):
+        raise DataError(path, "must be a positive number", row=row, field=field)
 
 
 def save_profile(data: dict[str, Any], path: str | Path | None = None) -> Path:
