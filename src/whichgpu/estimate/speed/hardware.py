@@ -29,18 +29,19 @@ class Link:
     efficiency: float
 
     def all_reduce_s(self, nbytes: float, n: int) -> float:
-        """Ring all-reduce: 2 (n-1)/n of the message over each link, 2 (n-1) hops."""
+        """All-reduce: a ring moves 2 (n-1)/n of the message over each link; small messages
+        pay a fixed latency (NCCL switches to low-latency tree/LL protocols for them)."""
         if n <= 1 or nbytes <= 0:
             return 0.0
         bw = self.one_way_bytes_per_s * self.efficiency
-        return 2 * (n - 1) / n * nbytes / bw + 2 * (n - 1) * self.latency_s
+        return 2 * (n - 1) / n * nbytes / bw + self.latency_s
 
     def all_gather_s(self, nbytes: float, n: int) -> float:
         """All-gather (or reduce-scatter) of a ``nbytes`` tensor over ``n`` GPUs."""
         if n <= 1 or nbytes <= 0:
             return 0.0
         bw = self.one_way_bytes_per_s * self.efficiency
-        return (n - 1) / n * nbytes / bw + (n - 1) * self.latency_s
+        return (n - 1) / n * nbytes / bw + self.latency_s
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "one_way_bytes_per_s": self.one_way_bytes_per_s,
@@ -59,6 +60,7 @@ class Hardware:
     @property
     def bandwidth(self) -> float:
         return self.gpu.bandwidth_bytes_per_s * self.bandwidth_scale
+
 
     def peak(self, precision: str) -> float:
         """Dense FLOP/s at ``precision`` (0 if the card has no such unit)."""

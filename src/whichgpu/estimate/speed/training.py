@@ -29,9 +29,14 @@ def training_step(w: Workload, hw: Hardware) -> dict:
     m = w.model
     q = w.quant_format
     precision, why = compute_precision(hw.gpu, q, "transformers", training=True)
+    fp8 = w.fp8_training and hw.gpu.supports("fp8")
+    if w.fp8_training and not fp8:
+        why = f"{hw.gpu.id} has no FP8: --fp8-training falls back to {precision}"
+    elif fp8:
+        precision, why = "fp8", "FP8 matmuls on bf16 weights (Transformer Engine / torchao)"
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
     s, b = w.seq_len, w.batch
-    tp, pp, dp = w.tp_degree, max(1, w.pp), w.dp_degree
+    tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
     n = max(m.params_active - m.params.embedding, 1)
     ad = m.num_attention_heads * (m.head_dim or 128)
     attn = 12 * m.num_layers * s * ad
@@ -42,7 +47,10 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         per_token += 2 * n + attn / 3
     tokens = b * s * dp
     flops = tokens * per_token
-    mfu0 = per_key("training_mfu", w.task) * size_factor(m.hidden_size)
+    mfu0 = (per_key("training_mfu", w.task) * size_factor(m.hidden_size)
+            * per_key("compute_arch_factor", str(hw.gpu.architecture.value)))
+    if fp8:
+        mfu0 *= speed_value("fp8_compute_efficiency_factor")
     if w.task == "qlora" or (lora and q.linear_bits < 16):
         mfu0 /= speed_value("qlora_dequant_factor")
     t_compute = flops / (w.gpus * peak * mfu0)
@@ -69,7 +77,9 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         bubble = (pp - 1) / (micro + pp - 1)
     step = (t_compute + exposed_dp + t_tp) / (1 - bubble)
     tokens_per_s = tokens / step
-    mfu = tokens_per_s * useful / (w.gpus * peak)
+    # MFU is reported against the 16-bit peak, as torchtitan and llm-foundry report it
+    peak16 = hw.peak("bf16") or hw.peak("fp16") or peak
+    mfu = tokens_per_s * useful / (w.gpus * peak16)
     parts = {"compute": t_compute, "interconnect": exposed_dp + t_tp,
              "fixed-overhead": step - t_compute - exposed_dp - t_tp}
     comps = (
