@@ -65,6 +65,8 @@ def recommend(
                                                                  "stale (30)."),
     spot: bool = typer.Option(False, "--spot", help="Use spot/interruptible offers."),
     top: int = typer.Option(10, "--top", help="Options to show."),
+    max_gpus: int | None = typer.Option(None, "--max-gpus",
+                                        help="At most this many GPUs (1: single cards)."),
     calibration: str | None = typer.Option(None, "--calibration",
                                            help="Calibration profile (file or 'default')."),
     as_json: o.Json = False,
@@ -97,7 +99,8 @@ def recommend(
         budget=parse_money(budget, default_currency=cur) if budget else None,
         currency=cur, spot=spot, objective=objective)
     selection, rates = _offers(prices, cur, rate, max_age)
-    rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration))
+    rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
+              max_gpus=max_gpus)
     if as_json:
         data = rec.to_json()
         data["options"] = data["options"][:top] if top else data["options"]

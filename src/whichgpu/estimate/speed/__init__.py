@@ -113,6 +113,9 @@ def _training(w: Workload, hw) -> SpeedEstimate:
     if w.gpus > 1:
         assumptions.append(f"layout tp={w.tp_degree} pp={w.pp_degree} dp={w.dp_degree} "
                            f"ZeRO-{w.zero_stage}, link {hw.link.kind}")
+    if r["accumulation"] > 1:
+        assumptions.append(f"the link is slower than the compute: {r['accumulation']} "
+                           "micro-batches of gradient accumulation per synchronisation")
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine="pytorch", precision=r["precision"],
         bound=r["bound"], confidence=conf,

@@ -14,6 +14,8 @@ peer-to-peer (S28). Tensor parallel all-reduces activations 4 times per layer.
 
 from __future__ import annotations
 
+import math
+
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.speed.hardware import Hardware, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
@@ -68,9 +70,17 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         else:
             t_dp = link.all_reduce_s(m.params_total * 2 / tp / pp, dp)
     exposed_dp = t_dp * (1 - overlap)
+    accumulation = 1
+    if exposed_dp > t_compute:
+        # A link slower than the compute: practitioners accumulate gradients over several
+        # micro-batches per synchronisation rather than run slower than on fewer GPUs.
+        accumulation = min(64, math.ceil(exposed_dp / t_compute))
+        t_compute *= accumulation
+        tokens *= accumulation
     t_tp = 0.0
     if tp > 1:
-        t_tp = 4 * m.num_layers / pp * link.all_reduce_s(b * s * m.hidden_size * 2, tp)
+        t_tp = accumulation * 4 * m.num_layers / pp * link.all_reduce_s(
+            b * s * m.hidden_size * 2, tp)
     bubble = 0.0
     if pp > 1:
         micro = 4 * pp
@@ -94,4 +104,4 @@ def training_step(w: Workload, hw: Hardware) -> dict:
     )
     return {"precision": precision, "why": why, "tokens_per_s": tokens_per_s,
             "step_s": step, "mfu": mfu, "mfu_assumed": mfu0, "tokens_per_step": tokens,
-            "bound": dominant(parts), "components": comps}
+            "bound": dominant(parts), "components": comps, "accumulation": accumulation}
