@@ -52,7 +52,8 @@ class Link:
 class Hardware:
     gpu: GPU
     count: int
-    link: Link
+    link: Link  # between GPUs of one server
+    fabric: Link  # between servers (the same as ``link`` when the job fits one server)
     compute_scale: float = 1.0  # from a calibration profile
     bandwidth_scale: float = 1.0
     calibration: str | None = None  # where the scales came from
@@ -69,7 +70,11 @@ class Hardware:
 
 
 def link_for(gpu: GPU, count: int) -> Link:
-    """The link between ``count`` GPUs of this kind in one server (S23, S28)."""
+    """The link between ``count`` GPUs of this kind in one server (S23, S28).
+
+    A job larger than the NVLink domain still uses NVLink within each server; what crosses
+    servers goes over :func:`fabric_for`.
+    """
     if count <= 1:
         return Link("none", float("inf"), 0.0, 1.0)
     ic = gpu.interconnect
@@ -77,7 +82,8 @@ def link_for(gpu: GPU, count: int) -> Link:
     eff = speed_value("link_efficiency")
     kind = str(ic.kind.value)
     domain = int(ic.domain_gpus.value)
-    if (kind.startswith("nvlink") or kind == "infinity-fabric") and count <= domain:
+    switched = (kind.startswith("nvlink") and kind != "nvlink-bridge") or kind == "infinity-fabric"
+    if switched or (kind == "nvlink-bridge" and count <= domain):
         return Link("nvlink", ic.one_way_bytes_per_s, latency["nvlink"] * 1e-6, eff["nvlink"])
     host = str(ic.host_link.value)
     pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
@@ -88,6 +94,17 @@ def link_for(gpu: GPU, count: int) -> Link:
     return Link("pcie_host", pcie_one_way, latency["pcie_host"] * 1e-6, eff["pcie_host"])
 
 
+def fabric_for(gpu: GPU, count: int) -> Link:
+    """The network between servers when ``count`` exceeds one server's GPU domain."""
+    domain = max(int(gpu.interconnect.domain_gpus.value), 1)
+    if count <= max(domain, 8):
+        return link_for(gpu, count)
+    from whichgpu.estimate.constants import per_key
+
+    bw = per_key("cluster_network_gb_s", str(gpu.architecture.value)) * 1e9
+    return Link("network", bw, speed_value("cluster_network_latency_us") * 1e-6, 0.8)
+
+
 def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
     """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given."""
     cs = bs = 1.0
@@ -96,7 +113,8 @@ def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
         cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
                                     REFERENCE_BANDWIDTH_FRACTION)
         source = profile.describe()
-    return Hardware(gpu, count, link_for(gpu, count), cs, bs, source)
+    return Hardware(gpu, count, link_for(gpu, min(count, 8)), fabric_for(gpu, count), cs, bs,
+                    source)
 
 
 def _first_supported(gpu: GPU, *keys: str) -> str:

@@ -57,7 +57,7 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         mfu0 /= speed_value("qlora_dequant_factor")
     t_compute = flops / (w.gpus * peak * mfu0)
 
-    link = hw.link
+    link = hw.fabric if dp > 1 else hw.link  # data-parallel traffic crosses servers
     overlap = speed_value("dp_overlap").get(link.kind, 0.5) if link.kind != "none" else 1.0
     t_dp = 0.0
     if dp > 1:
@@ -79,7 +79,7 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         tokens *= accumulation
     t_tp = 0.0
     if tp > 1:
-        t_tp = accumulation * 4 * m.num_layers / pp * link.all_reduce_s(
+        t_tp = accumulation * 4 * m.num_layers / pp * hw.link.all_reduce_s(
             b * s * m.hidden_size * 2, tp)
     bubble = 0.0
     if pp > 1:
