@@ -99,3 +99,11 @@ def test_validate_speed_covers_at_least_80_rows(cli):
     d = cli("validate", "speed", "--json").json()
     assert len(d["rows"]) >= 80
     assert {s["category"] for s in d["summary"]} >= {"decode", "prefill", "training"}
+
+
+def test_memory_answers_the_serving_capacity_questions(cli):
+    d = cli("memory", "llama-3.1-8b", "--engine", "vllm", "--context", "8k", "--gpu",
+            "h100-sxm", "--json").json()
+    cap = d["capacity"]
+    assert cap["max_concurrent_sequences"] > 20  # 128 KiB/token x 8k = 1 GiB per sequence
+    assert cap["max_context_tokens"] == 131072  # the model's own limit binds first
