@@ -123,7 +123,7 @@ def _print(rec, top: int, selection) -> None:
                     f"(objective: {job.objective})", title_justify="left", pad_edge=False)
     rate_name = rec.options[0].rate_name.replace("_per_", "/").replace("_", " ") \
         if rec.options else "rate"
-    rate_name = {"output tokens/s": "tok/s", "images/min": "img/min",
+    rate_name = {"output tokens/s": "tok/s", "images/min": "img/min", "tokens/s": "tok/s",
                  "decode tokens/s/sequence": "tok/s each"}.get(rate_name, rate_name)
     for col in ("#", "GPUs", "Price/h", "Time", "Cost", "Cost range", rate_name):
         t.add_column(col, justify="left" if col == "GPUs" else "right", no_wrap=True)
@@ -133,8 +133,9 @@ def _print(rec, top: int, selection) -> None:
         crng = ("" if job.per_hour else
                 f"{format_money(opt.cost.low)}-{format_money(opt.cost.high)}")
         mark = "=" if opt.near_tie else ""
+        rate = opt.rate.typical
         t.add_row(f"{i}{mark}", opt.label, format_money(opt.price_per_hour), time, cost,
-                  f"[dim]{crng}[/dim]", f"{opt.rate.typical:,.1f}")
+                  f"[dim]{crng}[/dim]", f"{rate:,.0f}" if rate >= 100 else f"{rate:,.1f}")
     console.print(t)
     if any(o.near_tie for o in rec.options[:top]):
         console.print("[dim]= within 5 % of the first: a near-tie[/dim]")
