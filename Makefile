@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint setup clean
+.PHONY: run test lint setup clean validate calibrate baseline
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,20 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest
+
+# Accuracy: each validation row's error and the median / p90 by category (see README).
+validate: $(STAMP)
+	$(BIN)/whichgpu validate memory
+	$(BIN)/whichgpu validate speed
+
+# Refit the speed constants on the calibration rows (prints; a person copies values).
+calibrate: $(STAMP)
+	$(BIN)/python scripts/calibrate.py
+
+# llm-analysis as a baseline on the same speed rows (installed here only, without its deps).
+baseline: $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps llm-analysis==0.2.2 fire termcolor
+	$(BIN)/python scripts/baseline_llm_analysis.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -22,11 +22,17 @@ class CliResult:
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
-    """Every test gets its own whichgpu home and an offline, empty Hugging Face cache."""
+    """Every test gets its own whichgpu home (so its own price store), no network price
+    source, and an offline, empty Hugging Face cache."""
     monkeypatch.setenv("WHICHGPU_HOME", str(tmp_path / "whichgpu-home"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    # Prices: no network source may run; nothing of the developer's own setup leaks in.
+    monkeypatch.setenv("WHICHGPU_OFFLINE", "1")
+    for name in ("WHICHGPU_PRICE_STORE", "WHICHGPU_PRICE_MAX_AGE_DAYS", "GPUHUNT_CATALOG_DIR",
+                 "GPUHUNT_CATALOG_URL"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

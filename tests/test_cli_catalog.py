@@ -8,7 +8,16 @@ def test_gpus_json_lists_every_gpu_with_the_stable_keys(cli):
     assert len(data["gpus"]) >= 25
     for g in data["gpus"]:
         assert {"id", "name", "memory_bytes", "bandwidth_bytes_per_s", "tflops"} <= set(g)
-        assert "price_per_hour" not in g
+
+
+def test_gpus_prices_come_from_the_store_in_one_currency_with_their_age(cli):
+    data = cli("gpus", "--json").json()
+    priced = [g for g in data["gpus"] if g.get("price_per_hour")]
+    assert priced and {g["price_per_hour"]["currency"] for g in priced} == {data["currency"]}
+    feeds = {f["feed"]: f for f in data["price_selection"]["feeds"]}
+    assert {"article-000", "vramfarm-2026-11"} <= set(feeds)
+    assert feeds["article-000"]["undated"] and feeds["vramfarm-2026-11"]["age_s"] > 0
+    assert any("converted to" in w for w in data["price_selection"]["warnings"])
 
 
 def test_gpus_json_with_prices_gives_price_and_cost_per_tflop(cli):

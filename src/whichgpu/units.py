@@ -159,6 +159,22 @@ def format_duration(seconds: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def format_duration_short(seconds: float) -> str:
+    """``format_duration_short(4740) -> '1h19m'``: for tables."""
+    if not math.isfinite(seconds):
+        return "∞"
+    if seconds < 60:
+        return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds * 1000:.0f}ms"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours}h" if hours else f"{days}d"
+
+
 # ---------------------------------------------------------------- money
 
 _SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
@@ -253,7 +269,7 @@ def format_money(money: Money, digits: int | None = None) -> str:
     """``$3.15``, ``€0.59``, ``12.50 CHF``; small amounts keep significant digits."""
     if digits is None:
         a = abs(money.amount)
-        digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
+        digits = 0 if a >= 1000 else 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
     text = f"{abs(money.amount):,.{digits}f}"
     sign = "-" if money.amount < 0 else ""
     symbol = _SYMBOLS.get(money.currency)

@@ -97,3 +97,15 @@ class Job:
     def per_hour(self) -> bool:
         """Serving jobs are priced per hour (or per day), not as one run."""
         return self.kind in ("serving",)
+
+    def describe(self) -> str:
+        """The amount of work in words: '1,000 images', '50 users at 20 tokens/s each'."""
+        k = self.kind
+        if k == "serving":
+            return f"{self.users} users at {self.tokens_per_s_each:g} tokens/s each"
+        if k == "none":
+            return "no amount of work given (ranked by hourly price)"
+        label = {"tokens": "tokens", "images": "images", "videos": "videos",
+                 "steps": "training steps", "train-tokens": "training tokens",
+                 "daily": "tokens a day"}[k]
+        return f"{self.amount:,} {label}"

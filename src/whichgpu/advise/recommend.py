@@ -131,16 +131,20 @@ def _counts(w: Workload) -> tuple[int, ...]:
 
 def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
               rates: RateTable | None = None, profile: Any = None,
-              gpus: list[GPU] | None = None) -> Recommendation:
-    """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest."""
+              gpus: list[GPU] | None = None, max_gpus: int | None = None) -> Recommendation:
+    """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest.
+
+    ``max_gpus`` limits the configurations to at most that many GPUs (1: single cards).
+    """
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
     excluded: list[Exclusion] = []
     w = job.workload
     for gpu in gpus or catalog.gpus:
+        counts = tuple(c for c in _counts(w) if max_gpus is None or c <= max_gpus)
         gpu_options, gpu_excluded = _evaluate_gpu(job, gpu, offers, currency, rates, profile,
-                                                  _counts(w))
+                                                  counts)
         options += gpu_options
         excluded += gpu_excluded
     _rank(job, options)
@@ -177,6 +181,14 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts):
                 continue
             wl = wl.with_(batch=batch)
         need = estimate_memory(wl).total_bytes
+        if need > gpu.usable_memory_bytes and wl.is_diffusion and wl.offload == "none" \
+                and wl.task != "image-lora":
+            # What ComfyUI and diffusers users do on smaller cards: the text encoders leave
+            # the GPU once the prompt is encoded. Same images, a little slower.
+            offloaded = wl.with_(offload="model")
+            if estimate_memory(offloaded).total_bytes <= gpu.usable_memory_bytes:
+                wl = offloaded
+                need = estimate_memory(wl).total_bytes
         if need > gpu.usable_memory_bytes:
             if memory_miss is None or count == 1:
                 memory_miss = _memory_exclusion(gpu, count, need)
@@ -296,6 +308,9 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, offer: Offer, need: in
                              f"{format_money(cap)}")
     notes += [n for n in speed.warnings]
     w = job.workload
+    if wl.offload != w.offload:
+        notes.append(f"with --offload {wl.offload}: components wait in CPU memory between "
+                     "stages (a little slower, same output)")
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):
         notes.append(f"no {qf.compute.upper()} on {gpu.id}: {qf.name} weights run through "

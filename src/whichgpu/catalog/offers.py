@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from datetime import date, datetime
 from functools import cache
 from importlib import resources
@@ -131,15 +132,23 @@ def _float(text: Any, path: Path, row: int, field: str, *, default: float | None
     return value
 
 
+#: ``resolver(gpu_text, provider) -> catalog id``; raises InputError saying why not.
+GpuResolver = Callable[[str, str], str]
+
+
 def offer_from_row(row: dict[str, Any], *, path: Path, index: int, offer_set: str | None,
-                   catalog: Catalog, strict_gpu: bool = True) -> Offer:
+                   catalog: Catalog, strict_gpu: bool = True,
+                   gpu_resolver: GpuResolver | None = None) -> Offer:
     """One offer from a CSV/JSON row; errors name the file, the row and the field."""
     for name in _REQUIRED:
         if row.get(name) is None or str(row.get(name)).strip() == "":
             raise DataError(path, "is required", row=index, field=name)
     try:
-        gpu = resolve_gpu(str(row["gpu"]), catalog, strict=strict_gpu).gpu.id
-    except NotFoundError as exc:
+        if gpu_resolver is not None:
+            gpu = gpu_resolver(str(row["gpu"]), str(row["provider"]))
+        else:
+            gpu = resolve_gpu(str(row["gpu"]), catalog, strict=strict_gpu).gpu.id
+    except InputError as exc:
         raise DataError(path, str(exc), row=index, field="gpu") from None
     try:
         currency = check_currency(str(row["currency"]))
@@ -171,16 +180,19 @@ def offer_from_row(row: dict[str, Any], *, path: Path, index: int, offer_set: st
     )
 
 
-def parse_offers(text: str, *, path: Path, fmt: str, offer_set: str | None = None,
-                 catalog: Catalog | None = None, strict_gpu: bool = True) -> list[Offer]:
-    """Offers from CSV or JSON text (a list of objects, or ``{"offers": [...]}``)."""
-    catalog = catalog or default_catalog()
+def read_offer_rows(text: str, *, path: Path, fmt: str
+                    ) -> tuple[list[tuple[int, Any]], dict[str, Any]]:
+    """The rows of a CSV or JSON offer file, numbered as a person counts them, and the JSON
+    file's top-level fields (``{"observed_at": ..., "offers": [...]}``); checks the columns."""
+    meta: dict[str, Any] = {}
     if fmt == "json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(path, f"not valid JSON: {exc.msg} (line {exc.lineno})") from exc
         rows = data.get("offers") if isinstance(data, dict) else data
+        if isinstance(data, dict):
+            meta = {k: v for k, v in data.items() if k != "offers"}
         if not isinstance(rows, list):
             raise DataError(path, "expected a list of offers or {\"offers\": [...]}")
         first_row = 1
@@ -192,12 +204,22 @@ def parse_offers(text: str, *, path: Path, fmt: str, offer_set: str | None = Non
                             f"{', '.join(OFFER_FIELDS)}")
         rows = list(reader)
         first_row = 2  # row 1 is the header
-    offers = []
-    for i, row in enumerate(rows, start=first_row):
+    numbered = list(enumerate(rows, start=first_row))
+    for i, row in numbered:
         if not isinstance(row, dict):
             raise DataError(path, "each offer must be an object", row=i)
-        offers.append(offer_from_row(row, path=path, index=i, offer_set=offer_set,
-                                     catalog=catalog, strict_gpu=strict_gpu))
+    return numbered, meta
+
+
+def parse_offers(text: str, *, path: Path, fmt: str, offer_set: str | None = None,
+                 catalog: Catalog | None = None, strict_gpu: bool = True,
+                 gpu_resolver: GpuResolver | None = None) -> list[Offer]:
+    """Offers from CSV or JSON text (a list of objects, or ``{"offers": [...]}``)."""
+    catalog = catalog or default_catalog()
+    rows, _meta = read_offer_rows(text, path=path, fmt=fmt)
+    offers = [offer_from_row(row, path=path, index=i, offer_set=offer_set, catalog=catalog,
+                             strict_gpu=strict_gpu, gpu_resolver=gpu_resolver)
+              for i, row in rows]
     if not offers:
         raise DataError(path, "contains no offers")
     return offers
@@ -234,14 +256,10 @@ def load_offer_set(name: str) -> tuple[Offer, ...]:
 
 
 def get_offers(prices: str | None = None) -> list[Offer]:
-    """Offers from a shipped set name or a file path. ``None`` means every shipped set."""
-    if prices is None:
-        return [o for name in shipped_offer_sets() for o in load_offer_set(name)]
-    if prices in shipped_offer_sets():
-        return list(load_offer_set(prices))
-    p = Path(prices)
-    if p.suffix.lower() in (".csv", ".json") or p.exists():
-        return load_offer_file(p)
-    raise NotFoundError("offer set", prices, shipped_offer_sets(),
-                        hint="or give the path of a CSV/JSON offer file")
+    """Offers from the price store: ``None`` = the latest of every source (shipped sets
+    included); else a source, feed, shipped set or offer file. Ages and staleness warnings
+    come with :func:`whichgpu.catalog.prices.current_offers`, which this delegates to."""
+    from whichgpu.catalog.prices import current_offers
+
+    return list(current_offers(prices).offers)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import typer
 
 from whichgpu.cli import (
+    advise_cmds,
     bench_cmds,
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
     model_cmds,
+    prices_cmds,
 )
 
 app = typer.Typer(
@@ -36,10 +38,12 @@ def _root(
 
 # One line per command module (keeps merges of new modules simple).
 for _module in (
+    advise_cmds,
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
     model_cmds,
+    prices_cmds,
     bench_cmds,
 ):
     _module.register(app)

@@ -18,7 +18,14 @@ def gpus(
         help="Throughput figure for cost per TFLOP: bf16, fp16, fp16_acc16, fp8, fp4, tf32, "
              "fp32, int8 ... (dense), or an article's quoted set such as article-000:fp16."),
     prices: str | None = typer.Option(
-        None, "--prices", help="Offer set (article-000, vramfarm-2026-11) or an offer file."),
+        None, "--prices", help="Price source: a feed or source of the price store "
+        "(article-000, vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT, or an offer file. "
+        "Default: the latest prices of every source."),
+    currency: str | None = typer.Option(
+        None, "--currency", help="Prices in this currency (converted where rates exist, else "
+        "only offers quoted in it). Default: the currency most offers use."),
+    max_age: float | None = typer.Option(
+        None, "--max-age", help="Days after which prices are flagged as stale (30)."),
     vendor: str | None = typer.Option(None, "--vendor", help="nvidia or amd."),
     min_memory: str | None = typer.Option(None, "--min-memory", help="e.g. 48GB or 80GiB."),
     form_factor: str | None = typer.Option(
@@ -27,26 +34,31 @@ def gpus(
                              help="cost-per-tflop, tflops, memory, bandwidth, price or id."),
     priced_only: bool = typer.Option(False, "--priced-only",
                                      help="Only GPUs with an offer in --prices."),
-    currency: str | None = typer.Option(None, "--currency", help="Show prices in EUR, USD..."),
     rate: list[str] = typer.Option([], "--rate", help="Exchange rate override, EURUSD=1.08."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """List the GPU catalog with throughput, and cost per TFLOP-hour when --prices is given."""
     from rich.table import Table
 
-    from whichgpu.catalog.offers import get_offers
+    from whichgpu.catalog.prices import current_offers
+    from whichgpu.cli.prices_cmds import apply_currency, print_price_origin
     from whichgpu.cost.currency import rates_from
     from whichgpu.cost.per_tflop import catalog_rows
     from whichgpu.units import check_currency, format_money, parse_size
 
-    offers = get_offers(prices) if prices else None
+    rates = rates_from(rate)
+    selection = apply_currency(current_offers(prices, max_age_days=max_age), currency, rates)
+    offers = list(selection.offers)
     rows = catalog_rows(
         precision=precision, offers=offers, vendor=vendor,
         min_memory_bytes=parse_size(min_memory) if min_memory else None,
         form_factor=form_factor, priced_only=priced_only, sort=sort,
-        currency=check_currency(currency) if currency else None, rates=rates_from(rate))
+        currency=check_currency(currency) if currency else selection.main_currency(),
+        rates=rates)
     if as_json:
         emit_json({"precision": precision, "prices": prices,
+                   "currency": selection.main_currency(),
+                   "price_selection": selection.to_json(),
                    "gpus": [r.to_json() for r in rows]})
         return
     meaning = rows[0].figure.meaning if rows else precision
@@ -77,6 +89,7 @@ def gpus(
     console.print(table)
     console.print("[dim]GB = 10^9 bytes as marketed; 'no' = unsupported, '?' = unknown. "
                   "'whichgpu gpu ID' shows every figure with its source.[/dim]")
+    print_price_origin(selection)
     if offers is not None and ":" not in precision and precision in ("bf16", "fp16"):
         console.print("[dim]GeForce figures are FP32-accumulate; --precision fp16_acc16 uses the "
                       "FP16-accumulate rate some inference engines get (S22).[/dim]")
@@ -169,12 +182,16 @@ def gpu(
         ot = Table(title="Offers", title_justify="left", pad_edge=False)
         for col in ("Set", "Provider", "GPUs", "Price/GPU-h", "Billing", "Source"):
             ot.add_column(col)
-        for o in sorted(offers, key=lambda o: (o.price_per_hour.currency,
-                                               o.price_per_gpu_hour.amount)):
+        ranked = sorted(offers, key=lambda o: (o.price_per_hour.currency,
+                                               o.price_per_gpu_hour.amount))
+        for o in ranked[:12]:
             ot.add_row(o.offer_set or "", o.provider, str(o.gpu_count),
                        format_money(o.price_per_gpu_hour) + (" spot" if o.spot else ""),
                        o.billing.describe(), o.source or "")
         console.print(ot)
+        if len(ranked) > 12:
+            console.print(f"[dim]{len(ranked) - 12} more offers: 'whichgpu prices list "
+                          f"{g.id}' lists them with their age.[/dim]")
     else:
         console.print("[dim]No offer for this GPU in the shipped offer sets.[/dim]")
     if uses:

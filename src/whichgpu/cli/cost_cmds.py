@@ -130,7 +130,8 @@ def tco(
     --rent-price 3.15USD --utilization 1 --cooling-per-hour 0.02USD
     """
     from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.catalog.offers import get_offers
+    from whichgpu.catalog.prices import current_offers
+    from whichgpu.cli.prices_cmds import print_price_origin
     from whichgpu.cost.ownership import ownership, ownership_inputs
     from whichgpu.cost.rent_or_buy import rent_or_buy
     from whichgpu.errors import InputError
@@ -147,7 +148,10 @@ def tco(
     res = resolve_gpu(gpu_id)
     if res.note:
         note(res.note)
-    offers = get_offers(prices) if rent_price is None else None
+    selection = current_offers(prices) if rent_price is None else None
+    offers = list(selection.offers) if selection is not None else None
+    if selection is not None:
+        print_price_origin(selection)
     inputs = ownership_inputs(
         res.gpu, offers=offers, rates=rates,
         purchase_price=_money(purchase_price, "--purchase-price"),
@@ -283,6 +287,8 @@ def cost(
     """What a run costs on the cheapest offer for a GPU, under the offer's billing rule."""
     from whichgpu.catalog.gpus import resolve_gpu
     from whichgpu.catalog.offers import get_offers, shipped_offer_sets
+    from whichgpu.catalog.prices import current_offers
+    from whichgpu.cli.prices_cmds import print_price_origin
     from whichgpu.cost.billing import cheapest_offer
     from whichgpu.cost.task import task_cost
     from whichgpu.errors import InputError
@@ -298,7 +304,9 @@ def cost(
     if res.note:
         note(res.note)
     g = res.gpu
-    offers = get_offers(prices)
+    selection = current_offers(prices)
+    print_price_origin(selection)
+    offers = list(selection.offers)
     same_gpu = [o for o in offers if o.gpu == g.id]
     if not same_gpu:
         elsewhere = [s for s in shipped_offer_sets() if s != prices

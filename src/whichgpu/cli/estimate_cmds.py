@@ -86,6 +86,11 @@ def _print_memory(report) -> None:
         console.print(f"On {where}: {verdict}, headroom "
                       f"{format_bytes_both(f.headroom_bytes)} of "
                       f"{format_bytes(f.gpu.usable_memory_bytes)} usable.")
+    cap = report.capacity
+    if cap:
+        console.print(f"Capacity on {where}: {cap['max_concurrent_sequences']:,} concurrent "
+                      f"sequences of {cap['context']:,} tokens; at {cap['batch']} sequence(s) "
+                      f"the longest context is {cap['max_context_tokens']:,} tokens.")
     if report.fits:
         ft = Table(title="Fits on (fewest GPUs of each kind)", title_justify="left",
                    pad_edge=False)

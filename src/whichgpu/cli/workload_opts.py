@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from whichgpu.estimate.build import build_workload
+
 ModelArg = Annotated[str, typer.Argument(
     metavar="MODEL", help="Preset alias, Hub id, config.json or folder, .gguf file, or a bare "
                           "size such as 70B.")]
@@ -54,46 +56,4 @@ Params = Annotated[str | None, typer.Option(
     "--params", help="Parameter count for a generic model, e.g. 70e9 or 70B.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
-
-def build_workload(model: str, *, task: str = "inference", quant: str | None = None,
-                   kv_dtype: str = "f16", context: str | None = None, batch: int = 1,
-                   engine: str | None = None, prompt_tokens: str | None = None,
-                   output_tokens: str | None = None, optimizer: str = "adamw",
-                   gradient_checkpointing: bool | None = None,
-                   master_weights: bool | None = None, fused_loss: bool = False,
-                   flash_attention: bool = True, lora_rank: int = 16,
-                   lora_targets: str = "all-linear", gpus: int = 1, tp: int | None = None,
-                   pp: int = 1, zero: int | None = None, resolution: str | None = None,
-                   frames: int | None = None, steps: int | None = None,
-                   cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
-                   params: str | None = None):
-    """Resolve the model and build a validated Workload from command-line values."""
-    from whichgpu.errors import InputError
-    from whichgpu.estimate.workload import Workload
-    from whichgpu.models import resolve_model
-    from whichgpu.units import parse_count
-
-    spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
-                         if params else None)
-    res = None
-    if resolution:
-        try:
-            w_, h_ = resolution.lower().replace("*", "x").split("x")
-            res = (int(w_), int(h_))
-        except ValueError:
-            raise InputError(f"cannot read resolution {resolution!r}; write it like "
-                             "1024x1024") from None
-    return Workload(
-        model=spec, task=task, quant=quant, kv_dtype=kv_dtype,
-        context=parse_count(context, binary=True, what="context") if context else None,
-        batch=batch, engine=engine,
-        prompt_tokens=parse_count(prompt_tokens, binary=True, what="prompt length")
-        if prompt_tokens else None,
-        output_tokens=parse_count(output_tokens, binary=True, what="output length")
-        if output_tokens else None,
-        optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
-        master_weights=master_weights, fused_loss=fused_loss, flash_attention=flash_attention,
-        lora_rank=lora_rank,
-        lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
-        gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
-        cfg=cfg, offload=offload, vae_tiling=vae_tiling)
+__all__ = ["build_workload"]

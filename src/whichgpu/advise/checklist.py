@@ -1,0 +1,172 @@
+"""The five-question checklist (S13): workload, model size, hourly budget, hours per month,
+horizon -> which GPU (through the recommender) and rent or buy (through the ownership model).
+
+The answers are not looked up in the article's table: the GPU comes from ``recommend`` (memory
+first, then price) and the rent-or-buy verdict from ``rent_or_buy``; the article's own rules
+are shown beside them, so a user sees where they agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from whichgpu.errors import InputError
+from whichgpu.units import Money, format_money
+
+WORKLOADS = {
+    "inference": "inference",
+    "fine-tuning": "finetune", "finetuning": "finetune", "fine-tune": "finetune",
+    "finetune": "finetune",
+    "training": "training", "pretraining": "training", "pre-training": "training",
+}
+
+QUESTIONS = (
+    ("workload", "1. What is your workload: training, fine-tuning or inference?"),
+    ("model", "2. How large is your model (e.g. 7B, 70B, or a name such as llama-3.1-8b)?"),
+    ("budget", "3. What is your hourly budget (e.g. 1USD, 3EUR; 'none' for no limit)?"),
+    ("hours", "4. How many hours per month will you use it?"),
+    ("horizon", "5. For how many months will you need it?"),
+)
+
+
+@dataclass(frozen=True)
+class ChecklistAnswers:
+    workload: str  # inference | finetune | training
+    model: str
+    budget_per_hour: Money | None
+    hours_per_month: float
+    horizon_months: float
+
+    def __post_init__(self) -> None:
+        if self.workload not in ("inference", "finetune", "training"):
+            raise InputError("workload must be training, fine-tuning or inference")
+        if not 0 < self.hours_per_month <= 730:
+            raise InputError("hours per month must be more than 0 and at most 730")
+        if not 0 < self.horizon_months <= 120:
+            raise InputError("the horizon must be more than 0 and at most 120 months")
+
+
+@dataclass
+class ChecklistResult:
+    answers: ChecklistAnswers
+    task: str
+    quant: str
+    recommendation: Any  # advise.recommend.Recommendation
+    advice: Any | None  # cost.rent_or_buy.Advice for the chosen GPU
+    article_rules: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpu(self) -> str | None:
+        best = self.recommendation.best
+        return best.label if best else None
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.answers
+        best = self.recommendation.best
+        return {
+            "answers": {"workload": a.workload, "model": a.model,
+                        "budget_per_hour": a.budget_per_hour.to_json()
+                        if a.budget_per_hour else None,
+                        "hours_per_month": a.hours_per_month,
+                        "horizon_months": a.horizon_months},
+            "task": self.task, "quant": self.quant,
+            "gpu": best.gpu.id if best else None,
+            "count": best.count * best.replicas if best else None,
+            "price_per_hour": best.price_per_hour.to_json() if best else None,
+            "decision": self.advice.decision if self.advice else "rent",
+            "rent_or_buy": self.advice.to_json() if self.advice else None,
+            "recommendation": self.recommendation.to_json(),
+            "article_rules": self.article_rules, "notes": self.notes,
+        }
+
+
+def parse_answers(workload: str, model: str, budget: str | None, hours: str | float,
+                  horizon: str | float, currency: str = "USD") -> ChecklistAnswers:
+    """Answers as people type them ('fine-tuning', '7B', '1USD' or 'none', '120', '24')."""
+    from whichgpu.units import parse_money
+
+    key = str(workload).strip().lower()
+    if key not in WORKLOADS:
+        raise InputError(f"unknown workload {workload!r}: answer training, fine-tuning or "
+                         "inference")
+    money = None
+    if budget and str(budget).strip().lower() not in ("none", "no", "-", "0", ""):
+        money = parse_money(budget, default_currency=currency)
+    try:
+        h = float(str(hours).strip().lower().replace("h", ""))
+        months = float(str(horizon).strip().lower().replace("months", "").replace("m", ""))
+    except ValueError:
+        raise InputError("hours per month and horizon must be numbers (e.g. 120 and 24)") from None
+    return ChecklistAnswers(WORKLOADS[key], str(model).strip(), money, h, months)
+
+
+def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
+    """The task and weight format the checklist assumes for a workload and a model size."""
+    billions = spec.params_total / 1e9
+    if answers.workload == "training":
+        return "pretrain", None
+    if answers.workload == "finetune":
+        return ("lora", None) if billions <= 13 else ("qlora", None)
+    return "inference", (None if billions <= 13 else "awq")
+
+
+def article_rules(answers: ChecklistAnswers, billions: float) -> list[str]:
+    """What S13 and S14 say for these answers, to show beside the computed answer."""
+    rules = []
+    if billions < 13:
+        rules.append("Q2 (S13): under 13B, 24 GB GPUs are enough.")
+    elif billions > 70:
+        rules.append("Q2 (S13): over 70B, multi-GPU with 80+ GB per GPU.")
+    b = answers.budget_per_hour
+    if b is not None:
+        usd = b.amount if b.currency == "USD" else None
+        if usd is not None and usd < 1:
+            rules.append("Q3 (S13): under $1/h, the options are RTX 4090, A100 spot or L4.")
+        elif usd is not None and usd > 3:
+            rules.append("Q3 (S13): above $3/h, H100 or B200 are within reach.")
+    h = answers.hours_per_month
+    rules.append("Q4 (S13): " + ("under 100 h/month, always rent." if h < 100 else
+                                 "100-500 h/month, rent on marketplaces." if h <= 500 else
+                                 "over 500 h/month at high utilisation, consider owning."))
+    rules.append("Q5 (S13): " + ("under 18 months, rent (avoids depreciation)."
+                                 if answers.horizon_months < 18 else
+                                 "18+ months at high utilisation, buying may break even."))
+    return rules
+
+
+def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | None = None,
+                  rates=None) -> ChecklistResult:
+    """Answer the checklist: the cheapest GPU configuration, then rent or buy it."""
+    from whichgpu.advise.job import Job
+    from whichgpu.advise.recommend import recommend
+    from whichgpu.cost.ownership import ownership_inputs
+    from whichgpu.cost.rent_or_buy import rent_or_buy
+    from whichgpu.estimate.workload import Workload
+    from whichgpu.models import resolve_model
+
+    spec = resolve_model(answers.model)
+    task, quant = _setup(answers, spec)
+    w = Workload(spec, task=task, quant=quant)
+    job = Job(w, max_price_per_hour=answers.budget_per_hour, currency=currency)
+    rec = recommend(job, offers, rates=rates)
+    notes = [f"assumed {task}" + (f" with {quant} weights" if quant else "")
+             + " (the checklist's default for this workload and size)"]
+    advice = None
+    best = rec.best
+    if best is not None:
+        try:
+            inputs = ownership_inputs(best.gpu, offers=offers, rates=rates,
+                                      utilization=answers.hours_per_month / 730,
+                                      currency=best.price_per_hour.currency)
+            advice = rent_or_buy(inputs, rates, hours_per_month=answers.hours_per_month,
+                                 horizon_months=answers.horizon_months)
+            if best.count > 1:
+                notes.append(f"rent or buy is per GPU; the job needs {best.count}")
+        except InputError as exc:
+            notes.append(f"no rent-or-buy figure for {best.gpu.id}: {exc}")
+    elif answers.budget_per_hour is not None:
+        notes.append(f"nothing fits under {format_money(answers.budget_per_hour)}/h")
+    return ChecklistResult(answers, task, quant or w.quant_name, rec, advice,
+                           article_rules(answers, spec.params_total / 1e9), notes)

@@ -1,0 +1,217 @@
+"""Refreshing the store: fetch each source, judge each feed, keep the last good data.
+
+A feed's new snapshot replaces the current one only if it passes the guards:
+
+* it has offers (an empty answer is a failure, not "no GPUs today");
+* it keeps at least :attr:`Guards.min_kept_fraction` of the previous offer count;
+* no GPU's median per-GPU-hour price moved by more than :attr:`Guards.max_price_factor`
+  (cents read as dollars, a per-GPU price read as per-instance ...).
+
+A feed that fails or is rejected is recorded with the reason, and its previous snapshot
+stays current. ``force`` accepts a snapshot the guards reject (never an empty one).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from whichgpu.catalog.offers import Offer
+from whichgpu.catalog.prices.sources import FeedResult, PriceSource, Progress, Unmapped
+from whichgpu.catalog.prices.store import PriceStore, Snapshot
+from whichgpu.errors import WhichGPUError
+
+
+@dataclass(frozen=True)
+class Guards:
+    """Limits a new snapshot must respect against the previous one of the same feed."""
+
+    max_price_factor: float = 10.0
+    min_kept_fraction: float = 0.2
+
+
+@dataclass(frozen=True)
+class PriceChange:
+    """How the cheapest per-GPU-hour price of one GPU moved (None: absent on that side)."""
+
+    gpu: str
+    currency: str
+    spot: bool
+    before: float | None
+    after: float | None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.after / self.before if self.before and self.after else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpu": self.gpu, "currency": self.currency, "spot": self.spot,
+                "before": self.before, "after": self.after}
+
+
+@dataclass
+class FeedOutcome:
+    """What a refresh did with one feed."""
+
+    feed: str
+    source: str
+    status: str  # updated | unchanged | rejected | failed
+    message: str | None = None
+    snapshot: Snapshot | None = None
+    previous: Snapshot | None = None
+    offers: int = 0
+    changes: list[PriceChange] = field(default_factory=list)
+    unmapped: list[Unmapped] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("updated", "unchanged")
+
+    @property
+    def added(self) -> list[str]:
+        return sorted({c.gpu for c in self.changes if c.before is None})
+
+    @property
+    def removed(self) -> list[str]:
+        return sorted({c.gpu for c in self.changes if c.after is None})
+
+    @property
+    def moved(self) -> list[PriceChange]:
+        """Price moves of GPUs present before and after, largest first."""
+        moves = [c for c in self.changes if c.ratio is not None and abs(c.ratio - 1) > 1e-9]
+        return sorted(moves, key=lambda c: -abs((c.ratio or 1) - 1))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "feed": self.feed, "source": self.source, "status": self.status,
+            "message": self.message, "offers": self.offers,
+            "offers_before": self.previous.offer_count if self.previous else None,
+            "snapshot": self.snapshot.to_json() if self.snapshot else None,
+            "previous_snapshot_id": self.previous.id if self.previous else None,
+            "gpus_added": self.added, "gpus_removed": self.removed,
+            "price_changes": [c.to_json() for c in self.moved],
+            "unmapped": [u.to_json() for u in self.unmapped], "skipped": self.skipped}
+
+
+@dataclass
+class RefreshReport:
+    outcomes: list[FeedOutcome] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "feeds": [o.to_json() for o in self.outcomes]}
+
+
+# ------------------------------------------------------------------------ judging a feed
+
+def _medians(offers: Iterable[Offer]) -> dict[tuple[str, str, bool], float]:
+    groups: dict[tuple[str, str, bool], list[float]] = {}
+    for o in offers:
+        key = (o.gpu, o.price_per_hour.currency, o.spot)
+        groups.setdefault(key, []).append(o.price_per_gpu_hour.amount)
+    return {k: statistics.median(v) for k, v in groups.items()}
+
+
+def _cheapest(offers: Iterable[Offer]) -> dict[tuple[str, str, bool], float]:
+    best: dict[tuple[str, str, bool], float] = {}
+    for o in offers:
+        key = (o.gpu, o.price_per_hour.currency, o.spot)
+        best[key] = min(best.get(key, float("inf")), o.price_per_gpu_hour.amount)
+    return best
+
+
+def judge(new: list[Offer], previous: list[Offer] | None, guards: Guards) -> str | None:
+    """Why a new snapshot must not replace the previous one, or None if it may."""
+    if previous:
+        if len(new) < guards.min_kept_fraction * len(previous):
+            return (f"returned {len(new)} offers against {len(previous)} in the last good "
+                    f"snapshot (fewer than {guards.min_kept_fraction:.0%})")
+        before, after = _medians(previous), _medians(new)
+        worst = None
+        for key in before.keys() & after.keys():
+            ratio = after[key] / before[key]
+            factor = max(ratio, 1 / ratio)
+            if factor > guards.max_price_factor and (worst is None or factor > worst[0]):
+                worst = (factor, key, before[key], after[key])
+        if worst:
+            factor, (gpu, cur, spot), b, a = worst
+            return (f"{gpu}{' spot' if spot else ''}: median {a:,.4g} {cur}/GPU-h against "
+                    f"{b:,.4g} in the last good snapshot ({factor:,.0f}x, more than the "
+                    f"{guards.max_price_factor:g}x allowed); a unit error?")
+    return None
+
+
+def price_changes(previous: list[Offer], new: list[Offer]) -> list[PriceChange]:
+    before, after = _cheapest(previous), _cheapest(new)
+    return [PriceChange(g, c, s, before.get((g, c, s)), after.get((g, c, s)))
+            for (g, c, s) in sorted(before.keys() | after.keys())]
+
+
+def record(store: PriceStore, result: FeedResult, *, force: bool = False,
+           guards: Guards = Guards(), skip_unchanged: bool = False) -> FeedOutcome:
+    """Judge one fetched feed and store it: as the new current snapshot, or as a problem."""
+    out = FeedOutcome(result.feed, result.source, "failed", offers=len(result.offers),
+                      unmapped=result.unmapped, skipped=result.skipped)
+    current = {s.feed: s for s in store.current()}
+    out.previous = previous = current.get(result.feed)
+    if result.error:
+        out.message = result.error
+    elif previous is not None and previous.source != result.source:
+        out.message = (f"feed {result.feed!r} belongs to source {previous.source!r}; "
+                       "give this one another name")
+    if out.message:
+        out.snapshot = store.save_problem(result, "failed", out.message)
+        return out
+    if skip_unchanged and previous is not None and result.digest \
+            and previous.digest == result.digest:
+        out.status, out.snapshot = "unchanged", previous
+        return out
+    old = store.read([previous.id])[1] if previous else []
+    if not result.offers:
+        problem = "returned no offers"
+        if result.unmapped:
+            problem += (f" that map to a catalog GPU ({sum(u.rows for u in result.unmapped)} "
+                        "rows with GPU names we could not map)")
+    else:
+        problem = None if force else judge(result.offers, old, guards)
+    if problem:
+        out.status, out.message = "rejected", problem + "; the previous snapshot is kept"
+        out.snapshot = store.save_problem(result, "rejected", out.message)
+        return out
+    snap = store.save_if_changed(result) if skip_unchanged else store.save(result)
+    if snap is None:  # another process stored the same content meanwhile
+        out.status, out.snapshot = "unchanged", store.current_of(result.feed)
+        return out
+    out.status, out.snapshot = "updated", snap
+    out.changes = price_changes(old, result.offers)
+    return out
+
+
+# ------------------------------------------------------------------------ refreshing sources
+
+def refresh(sources: Iterable[PriceSource], store: PriceStore, *, force: bool = False,
+            guards: Guards = Guards(),
+            progress_for: Callable[[PriceSource], Progress | None] | None = None,
+            ) -> RefreshReport:
+    """Fetch every source and record each feed. A source that raises is recorded as failed
+    and the others go on: one failing provider never holds back the rest."""
+    report = RefreshReport()
+    for source in sources:
+        progress = progress_for(source) if progress_for else None
+        try:
+            for result in source.fetch(progress):
+                report.outcomes.append(record(store, result, force=force, guards=guards,
+                                              skip_unchanged=source.kind == "shipped"))
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, WhichGPUError | OSError) else \
+                f"{type(exc).__name__}: {exc}"
+            failed = FeedResult(feed=source.name, source=source.name, kind=source.kind,
+                                error=message)
+            report.outcomes.append(record(store, failed))
+    return report

@@ -1,0 +1,325 @@
+"""The one entry point for prices: :func:`current_offers`, with their age and warnings.
+
+``current_offers()`` gives the latest good snapshot of every feed in the store (seeded from
+the shipped sets on first use, so a fresh install works offline); ``current_offers("NAME")``
+pins a feed, a source, a snapshot (``NAME@ID`` or ``NAME@2026-11-12``) or an offer file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from whichgpu.catalog.offers import Offer, load_offer_set, shipped_offer_sets
+from whichgpu.catalog.prices.sources import iso, parse_time, utc_now
+from whichgpu.catalog.prices.store import PriceStore, Snapshot, oldest_observation
+from whichgpu.errors import DataError, InputError, NotFoundError
+from whichgpu.units import Money
+
+DEFAULT_MAX_AGE_DAYS = 30.0
+MAX_AGE_ENV = "WHICHGPU_PRICE_MAX_AGE_DAYS"
+DAY = 86400.0
+
+#: ``convert(money, currency) -> Money`` (the cost package's exchange rates).
+Converter = Callable[[Money, str], Money]
+
+
+def default_max_age_days() -> float:
+    """The staleness threshold: ``$WHICHGPU_PRICE_MAX_AGE_DAYS`` or 30 days."""
+    text = os.environ.get(MAX_AGE_ENV)
+    if not text:
+        return DEFAULT_MAX_AGE_DAYS
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{MAX_AGE_ENV}={text!r} is not a number of days") from None
+    if value <= 0:
+        raise InputError(f"{MAX_AGE_ENV} must be positive, got {text!r}")
+    return value
+
+
+def format_age(seconds: float | None) -> str:
+    """'just now', '40 min', '5 h', '18 d', or 'undated'."""
+    if seconds is None:
+        return "undated"
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * DAY:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / DAY:.0f} d"
+
+
+@dataclass(frozen=True)
+class FeedInfo:
+    """Where a group of offers comes from and how old they are."""
+
+    feed: str
+    source: str
+    kind: str
+    offer_count: int
+    snapshot_id: int | None  # None: read directly (an offer file, or the shipped fallback)
+    fetched_at: datetime | None
+    observed_at: datetime | None  # the oldest offer's observation time
+    age_s: float | None  # None: undated
+    stale: bool
+    version: str | None = None
+
+    @property
+    def undated(self) -> bool:
+        return self.age_s is None
+
+    @property
+    def age_text(self) -> str:
+        return format_age(self.age_s)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"feed": self.feed, "source": self.source, "kind": self.kind,
+                "offer_count": self.offer_count, "snapshot_id": self.snapshot_id,
+                "fetched_at": iso(self.fetched_at) if self.fetched_at else None,
+                "observed_at": iso(self.observed_at) if self.observed_at else None,
+                "age_s": round(self.age_s) if self.age_s is not None else None,
+                "stale": self.stale, "undated": self.undated, "version": self.version}
+
+
+@dataclass(frozen=True)
+class OfferSelection:
+    """Offers, the feeds they come from (with age), and warnings to show the user."""
+
+    offers: tuple[Offer, ...]
+    feeds: tuple[FeedInfo, ...]
+    warnings: tuple[str, ...]
+    requested: str | None
+    max_age_s: float
+    now: datetime
+    store_path: str | None = None
+
+    def feed(self, name: str | None) -> FeedInfo | None:
+        return next((f for f in self.feeds if f.feed == name), None)
+
+    def age_s(self, offer: Offer) -> float | None:
+        """How long ago this offer's price was observed (None: undated)."""
+        t = parse_time(offer.observed_at)
+        return (self.now - t).total_seconds() if t else None
+
+    def is_stale(self, offer: Offer) -> bool:
+        age = self.age_s(offer)
+        return age is None or age > self.max_age_s
+
+    def currencies(self) -> list[str]:
+        return sorted({o.price_per_hour.currency for o in self.offers})
+
+    def main_currency(self) -> str | None:
+        """The currency most offers are in (None without offers)."""
+        counts = Counter(o.price_per_hour.currency for o in self.offers)
+        return min(counts, key=lambda c: (-counts[c], c)) if counts else None
+
+    def for_gpu(self, *gpu_ids: str) -> list[Offer]:
+        return [o for o in self.offers if o.gpu in gpu_ids]
+
+    def cheapest(self, gpu_id: str, *, spot: bool | None = None,
+                 currency: str | None = None) -> Offer | None:
+        """The cheapest per-GPU-hour offer of one GPU. Prices in several currencies are
+        never compared: pass ``currency`` (or convert first with :meth:`in_currency`)."""
+        pool = [o for o in self.for_gpu(gpu_id) if (spot is None or o.spot == spot)
+                and (currency is None or o.price_per_hour.currency == currency)]
+        if len({o.price_per_hour.currency for o in pool}) > 1:
+            raise InputError(f"offers for {gpu_id} are in {', '.join(self.currencies())}; "
+                             "choose a currency (--currency) to compare them")
+        return min(pool, key=lambda o: o.price_per_gpu_hour.amount, default=None)
+
+    def sorted(self) -> list[Offer]:
+        """Cheapest per GPU-hour first, within each currency (currencies are not compared)."""
+        return sorted(self.offers, key=lambda o: (o.price_per_hour.currency,
+                                                  o.price_per_gpu_hour.amount, o.gpu))
+
+    def in_currency(self, currency: str, convert: Converter | None = None) -> OfferSelection:
+        """Every offer in ``currency``: converted with ``convert`` when given, otherwise the
+        offers in other currencies are left out, and a warning says how many."""
+        keep, other, converted = [], Counter(), Counter()
+        for o in self.offers:
+            if o.price_per_hour.currency == currency:
+                keep.append(o)
+            elif convert is not None:
+                new = convert(o.price_per_hour, currency)
+                note = f"converted from {o.price_per_hour}" + (f"; {o.note}" if o.note else "")
+                keep.append(o.model_copy(update={"price_per_hour": new, "note": note}))
+                converted[o.price_per_hour.currency] += 1
+            else:
+                other[o.price_per_hour.currency] += 1
+        warnings = list(self.warnings)
+        if converted:
+            done = ", ".join(f"{n} from {c}" for c, n in sorted(converted.items()))
+            warnings.append(f"{done} converted to {currency} at the dated exchange rates "
+                            "(--rate to override)")
+        if other:
+            left = ", ".join(f"{n} in {c}" for c, n in sorted(other.items()))
+            warnings.append(f"{left} left out: prices are shown in {currency} only, and this "
+                            "build has no exchange rates to convert them")
+        return replace(self, offers=tuple(keep), warnings=tuple(warnings))
+
+    def to_json(self) -> dict[str, Any]:
+        """Provenance for a result's JSON: feeds with their age, warnings, the threshold."""
+        return {"requested": self.requested, "store": self.store_path,
+                "max_age_s": self.max_age_s, "currencies": self.currencies(),
+                "feeds": [f.to_json() for f in self.feeds], "warnings": list(self.warnings)}
+
+
+# ------------------------------------------------------------------------ building one
+
+def open_store(store: PriceStore | str | Path | None = None) -> PriceStore:
+    return store if isinstance(store, PriceStore) else PriceStore(store)
+
+
+def ensure_shipped(store: PriceStore) -> None:
+    """Seed the store with the shipped sets (first use, or a new package version's sets)."""
+    from whichgpu.catalog.prices.refresh import record
+    from whichgpu.catalog.prices.shipped import ShippedSource, shipped_digest
+
+    have = {s.feed: s.digest for s in store.current()}
+    stale = [n for n in shipped_offer_sets() if have.get(n) != shipped_digest(n)]
+    if stale:
+        for result in ShippedSource(stale).fetch():
+            record(store, result, skip_unchanged=True)
+
+
+def _info(snap: Snapshot, now: datetime, max_age_s: float) -> FeedInfo:
+    age = (now - snap.observed_at).total_seconds() if snap.observed_at else None
+    return FeedInfo(snap.feed, snap.source, snap.kind, snap.offer_count, snap.id,
+                    snap.fetched_at, snap.observed_at, age, age is None or age > max_age_s,
+                    snap.version)
+
+
+def _direct_info(feed: str, source: str, kind: str, offers: list[Offer], now: datetime,
+                 max_age_s: float) -> FeedInfo:
+    observed = oldest_observation(offers)
+    age = (now - observed).total_seconds() if observed else None
+    return FeedInfo(feed, source, kind, len(offers), None, None, observed, age,
+                    age is None or age > max_age_s)
+
+
+def _pick(store: PriceStore, prices: str) -> list[Snapshot]:
+    """The snapshots ``prices`` names: a feed, a source, ``NAME@ID`` or ``NAME@DATE``."""
+    name, _, at = prices.partition("@")
+    current = store.current()
+    if not at:
+        chosen = [s for s in current if s.feed == name] or \
+            [s for s in current if s.source == name]
+        return chosen
+    candidates = [s for s in store.snapshots(status="ok") if name in (s.feed, s.source)]
+    if at.isdigit():
+        found = [s for s in candidates if s.id == int(at)]
+        if not found:
+            raise InputError(f"no good snapshot {at} of {name!r}; 'whichgpu prices history' "
+                             "and 'whichgpu prices sources' show the snapshots")
+        return found
+    when = parse_time(at)
+    if when is None:
+        raise InputError(f"{prices!r}: after @ give a snapshot id or a date (2026-11-12)")
+    end = when + timedelta(days=1) if len(at.strip()) == 10 else when
+    latest: dict[str, Snapshot] = {}
+    for s in candidates:  # newest first
+        if s.fetched_at < end and s.feed not in latest:
+            latest[s.feed] = s
+    if not latest:
+        raise InputError(f"no good snapshot of {name!r} was stored by {at}")
+    return sorted(latest.values(), key=lambda s: s.feed)
+
+
+def current_offers(prices: str | None = None, *, store: PriceStore | str | Path | None = None,
+                   max_age_days: float | None = None, now: datetime | None = None,
+                   ) -> OfferSelection:
+    """The offers to price a job with, and how old they are.
+
+    ``prices``: None = the latest good snapshot of every feed in the store (shipped sets
+    included); a feed ("vramfarm-2026-11", "gpuhunt/aws"), a source ("gpuhunt", "shipped"),
+    ``NAME@SNAPSHOT_ID`` or ``NAME@DATE`` (the snapshot current on that date), or the path
+    of an offer file (read directly, not stored). Feeds older than ``max_age_days``
+    (default 30, ``$WHICHGPU_PRICE_MAX_AGE_DAYS``) or undated get a warning.
+    """
+    now = (now or utc_now()).astimezone(UTC)
+    max_age_s = (max_age_days if max_age_days is not None else default_max_age_days()) * DAY
+    warnings: list[str] = []
+    try:
+        st = open_store(store)
+        ensure_shipped(st)
+        snaps = st.current() if prices is None else _pick(st, prices)
+        if snaps:
+            snaps, offers = st.read([s.id for s in snaps])
+            feeds = [_info(s, now, max_age_s) for s in snaps]
+            warnings += _failure_warnings(st, snaps)
+            return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path))
+    except (DataError, sqlite3.Error, OSError) as exc:
+        if prices is not None and prices not in shipped_offer_sets() and not _is_file(prices):
+            raise
+        warnings.append(f"the price store cannot be used ({exc}); using the shipped offer "
+                        "sets only")
+        st = None
+    return _without_store(prices, st, warnings, max_age_s, now)
+
+
+def _is_file(prices: str) -> bool:
+    p = Path(prices)
+    return p.suffix.lower() in (".csv", ".json") or p.exists()
+
+
+def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str],
+                   max_age_s: float, now: datetime) -> OfferSelection:
+    """Shipped sets read from the package, or an offer file read directly."""
+    from whichgpu.catalog.prices.file import FileSource
+
+    names = shipped_offer_sets()
+    if prices is None or prices in names:
+        chosen = names if prices is None else [prices]
+        offers, feeds = [], []
+        for n in chosen:
+            group = list(load_offer_set(n))
+            offers += group
+            feeds.append(_direct_info(n, "shipped", "shipped", group, now, max_age_s))
+        return _finish(offers, feeds, warnings, prices, max_age_s, now, None)
+    if _is_file(prices):
+        (result,) = FileSource(prices).fetch()
+        feed = _direct_info(result.feed, "file", "file", result.offers, now, max_age_s)
+        return _finish(result.offers, [feed], warnings, prices, max_age_s, now, None)
+    known = list(names)
+    if st is not None:
+        snaps = st.current()
+        known = list(dict.fromkeys([*(s.feed for s in snaps), *(s.source for s in snaps),
+                                    *names]))
+    raise NotFoundError("price source", prices, known,
+                        hint="'whichgpu prices sources' lists them; or give an offer file")
+
+
+def _failure_warnings(st: PriceStore, snaps: list[Snapshot]) -> list[str]:
+    last = st.last_attempts()
+    out = []
+    for s in snaps:
+        attempt = last.get(s.feed)
+        if attempt is not None and attempt.id != s.id and attempt.status != "ok":
+            out.append(f"{s.feed}: the last refresh {attempt.status} ({attempt.message}); "
+                       f"using the snapshot of {iso(s.fetched_at)}")
+    return out
+
+
+def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
+            prices: str | None, max_age_s: float, now: datetime,
+            store_path: str | None) -> OfferSelection:
+    days = max_age_s / DAY
+    for f in feeds:
+        if f.undated:
+            warnings.append(f"{f.feed}: these prices carry no observation date; treat them as "
+                            "examples and check today's prices before a big job")
+        elif f.stale:
+            what = ("shipped with whichgpu" if f.kind == "shipped" else
+                    "run 'whichgpu prices refresh'")
+            warnings.append(f"{f.feed}: prices observed {f.age_text} ago "
+                            f"({f.observed_at:%Y-%m-%d}), older than {days:g} days ({what})")
+    return OfferSelection(tuple(offers), tuple(feeds), tuple(warnings), prices, max_age_s, now,
+                          store_path)

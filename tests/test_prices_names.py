@@ -1,0 +1,106 @@
+"""Provider GPU names map to catalog ids on evidence; SXM, PCIe and NVL are never collapsed."""
+
+import pytest
+
+from whichgpu.catalog.gpus import default_catalog
+from whichgpu.catalog.prices.names import load_rules, map_gpu_name
+
+
+@pytest.mark.parametrize(("name", "gpu"), [
+    ("H100 PCIE", "h100-pcie"),  # Vast's spelling
+    ("H100 SXM", "h100-sxm"),
+    ("H100 NVL", "h100-nvl"),
+    ("A100-80GB-SXM", "a100-80gb-sxm"),  # SkyPilot's spelling
+    ("A100 80GB PCIe", "a100-80gb-pcie"),
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"),
+    ("RTX 4090 24GB", "rtx-4090"),
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),  # HBM3 at 80 GB is the SXM5 board
+    ("h100-sxm", "h100-sxm"),  # our own id
+    ("L40S", "l40s"),
+    ("MI300X", "mi300x"),
+])
+def test_tricky_provider_names_map_to_one_variant(name, gpu):
+    m = map_gpu_name(name)
+    assert m.gpu == gpu, m.how
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("H100", "ambiguous"),
+    ("A100-80GB", "SXM4 and PCIe"),  # a catalog alias for users, but not evidence in data
+    ("A100 40GB", "SXM4 and PCIe"),
+    ("Tesla V100 16GB", "SXM2 and PCIe"),
+    ("GH200", "not in the catalog"),
+    ("", "no GPU name"),
+])
+def test_names_that_cannot_be_told_apart_are_reported_not_guessed(name, why):
+    m = map_gpu_name(name)
+    assert m.gpu is None and why in m.how
+
+
+def test_an_ambiguous_name_lists_the_variants_it_could_be():
+    assert set(map_gpu_name("H100").candidates) == {"h100-sxm", "h100-pcie", "h100-nvl"}
+
+
+@pytest.mark.parametrize(("provider", "instance", "name", "memory", "gpu"), [
+    ("aws", "p5.48xlarge", "H100", 80, "h100-sxm"),
+    ("aws", "p4d.24xlarge", "A100", 40, "a100-40gb"),
+    ("aws", "p4de.24xlarge", "A100", 80, "a100-80gb-sxm"),
+    ("gcp", "a3-megagpu-8g", "H100", 80, "h100-sxm"),  # GCP's "H100 Mega" is an SXM board
+    ("gcp", "a2-ultragpu-1g", "A100", 80, "a100-80gb-sxm"),
+    ("azure", "Standard_NC24ads_A100_v4", "A100", 80, "a100-80gb-pcie"),
+    ("azure", "Standard_NC40ads_H100_v5", "H100NVL", 94, "h100-nvl"),
+    ("lambdalabs", "gpu_1x_h100_pcie", "H100", 80, "h100-pcie"),
+    ("lambdalabs", "gpu_8x_h100_sxm5", "H100", 80, "h100-sxm"),
+    ("runpod", "NVIDIA H100 80GB HBM3", "H100", 80, "h100-sxm"),
+    ("runpod", "NVIDIA H100 PCIe", "H100", 80, "h100-pcie"),
+    ("runpod", "NVIDIA A100 80GB PCIe", "A100", 80, "a100-80gb-pcie"),
+    ("oci", "BM.GPU.H100.8", "H100", 80, "h100-sxm"),
+    ("verda", "1H100.80S.30V", "H100", 80, "h100-sxm"),
+    ("verda", "1A100.22V", "A100", 40, "a100-40gb"),
+    ("runpod", "NVIDIA RTX A6000", "A6000", 48, "rtx-a6000"),
+    ("lambdalabs", "gpu_1x_a6000", "A6000", 48, "rtx-a6000"),
+])
+def test_gpuhunt_names_use_the_instance_type_to_tell_variants_apart(provider, instance, name,
+                                                                    memory, gpu):
+    m = map_gpu_name(name, provider=provider, instance=instance, memory_gb=memory, gpuhunt=True)
+    assert m.gpu == gpu, m.how
+
+
+@pytest.mark.parametrize(("provider", "instance", "name", "memory", "why"), [
+    ("vastai", "12345678", "H100", 80, "SXM5 and PCIe"),  # Vast offers are ids
+    ("vastai", "12345679", "A100", 80, "SXM4 and PCIe"),
+    ("lambdalabs", "gpu_1x_a100", "A100", 40, "PCIe 40GB"),  # a card the catalog lacks
+    ("azure", "Standard_NV6ads_A10_v5", "A10", 4, "fractional"),  # 1/6 of an A10
+    ("gcp", "g4-standard-48", "RTXPRO6000", 96, "not in the catalog"),
+    ("lambdalabs", "gpu_1x_rtx6000", "RTX6000", 24, "Quadro RTX 6000"),
+])
+def test_gpuhunt_names_without_evidence_are_reported(provider, instance, name, memory, why):
+    m = map_gpu_name(name, provider=provider, instance=instance, memory_gb=memory, gpuhunt=True)
+    assert m.gpu is None and why in m.how
+
+
+def test_provider_rules_apply_to_a_users_file_with_that_provider():
+    assert map_gpu_name("NVIDIA H100 PCIe", provider="RunPod").gpu == "h100-pcie"
+    assert map_gpu_name("H100", provider="verda").gpu is None  # verda rule is for gpuhunt names
+    # gpuhunt's own vocabulary does not leak into other data: "H200" in a file is ambiguous.
+    assert map_gpu_name("H200").gpu is None
+    assert map_gpu_name("H200", gpuhunt=True).gpu == "h200-sxm"
+
+
+def test_alias_table_rows_have_known_ids_valid_patterns_and_evidence():
+    ids = {g.id for g in default_catalog().gpus}
+    rules = load_rules()
+    assert len(rules) > 30
+    for r in rules:
+        assert r.gpu is None or r.gpu in ids
+        assert r.evidence and r.match in ("instance", "name")
+
+
+def test_alias_table_errors_name_the_row_and_field(tmp_path):
+    bad = tmp_path / "names.csv"
+    bad.write_text("provider,match,pattern,memory_gb,gpu,evidence\n"
+                   "aws,instance,p5\\..*,,h100-sxm,ok\n"
+                   "aws,instance,p9\\..*,,h900,made up\n")
+    with pytest.raises(Exception, match=r"row 3, field 'gpu'"):
+        load_rules(bad)

@@ -1,0 +1,208 @@
+"""The SQLite price store: snapshots with history, guards, and nothing lost when a refresh fails."""
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from prices_support import GPUHUNT_DIR
+from whichgpu.catalog.offers import Offer
+from whichgpu.catalog.prices import PriceStore
+from whichgpu.catalog.prices import store as store_mod
+from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
+from whichgpu.catalog.prices.refresh import Guards, record, refresh
+from whichgpu.catalog.prices.sources import FeedResult, PriceSource, iso, utc_now
+from whichgpu.errors import DataError
+from whichgpu.units import Money
+
+T0 = utc_now() - timedelta(days=3)
+
+
+def offers(price: float, n: int = 3, gpu: str = "h100-sxm", feed: str = "test",
+           spot: bool = False) -> list[Offer]:
+    return [Offer(provider=f"p{i}", gpu=gpu, price_per_hour=Money(price + i / 100, "USD"),
+                  spot=spot, observed_at=iso(T0), source="unit test", offer_set=feed)
+            for i in range(n)]
+
+
+def feed(price: float | None, *, name: str = "test", error: str | None = None,
+         n: int = 3, fetched_at=None) -> FeedResult:
+    return FeedResult(feed=name, source="unit", kind="test",
+                      offers=offers(price, n, feed=name) if price is not None else [],
+                      fetched_at=fetched_at or utc_now(), error=error)
+
+
+class ListSource(PriceSource):
+    """A source that yields prepared results, or raises."""
+
+    kind = "test"
+
+    def __init__(self, name: str, results: list[FeedResult] | Exception) -> None:
+        self.name = name
+        self.results = results
+
+    def fetch(self, progress=None) -> Iterator[FeedResult]:
+        if isinstance(self.results, Exception):
+            raise self.results
+        yield from self.results
+
+
+@pytest.fixture
+def store(tmp_path) -> PriceStore:
+    return PriceStore(tmp_path / "prices.sqlite")
+
+
+def test_fresh_store_is_created_at_the_latest_schema_in_wal_mode(store):
+    assert store.schema_version() == len(store_mod.MIGRATIONS) == 1
+    con = sqlite3.connect(store.path)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_default_store_lives_in_the_data_directory_and_can_be_moved(tmp_path, monkeypatch):
+    assert PriceStore().path == tmp_path / "whichgpu-home" / "prices.sqlite"
+    monkeypatch.setenv("WHICHGPU_PRICE_STORE", str(tmp_path / "elsewhere.sqlite"))
+    assert PriceStore().path == tmp_path / "elsewhere.sqlite"
+
+
+def test_an_older_store_is_migrated_and_a_newer_one_refused(store, monkeypatch):
+    store.save(feed(2.0))
+    extra = ["ALTER TABLE snapshot ADD COLUMN collector TEXT"]
+    monkeypatch.setattr(store_mod, "MIGRATIONS", [*store_mod.MIGRATIONS, extra])
+    upgraded = PriceStore(store.path)
+    assert upgraded.schema_version() == 2
+    assert len(upgraded.read()[1]) == 3  # the data survived the migration
+    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:1])
+    with pytest.raises(DataError, match="newer whichgpu"):
+        PriceStore(store.path).current()
+
+
+def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
+    bad = tmp_path / "prices.sqlite"
+    bad.write_text("not a database at all, just text " * 100)
+    with pytest.raises(DataError, match="not a usable price store"):
+        PriceStore(bad).current()
+
+
+def test_every_refresh_adds_a_dated_snapshot_and_history_keeps_them_all(store):
+    for day, price in enumerate((3.0, 2.8, 2.5)):
+        out = record(store, feed(price, fetched_at=T0 + timedelta(days=day)))
+        assert out.status == "updated"
+    assert len(store.snapshots("test")) == 3
+    (current,) = store.current()
+    assert current.offer_count == 3
+    points = store.history(["h100-sxm"])
+    assert [p.cheapest.amount for p in points] == [3.0, 2.8, 2.5]
+    assert [p.offers for p in points] == [3, 3, 3] and points[0].median == Money(3.01, "USD")
+    assert [p.fetched_at.day for p in points] == [(T0 + timedelta(days=d)).day for d in range(3)]
+
+
+def test_refresh_reports_what_changed(store):
+    record(store, feed(3.0))
+    new = feed(2.7)
+    new.offers += offers(1.0, gpu="l4", feed="test")
+    out = record(store, new)
+    assert out.added == ["l4"]
+    (move,) = out.moved
+    assert (move.gpu, move.before, move.after) == ("h100-sxm", 3.0, 2.7)
+
+
+def test_a_failed_refresh_keeps_the_previous_data_and_records_why(store):
+    first = record(store, feed(3.0))
+    out = record(store, feed(None, error="HTTP 503 Service Unavailable"))
+    assert out.status == "failed" and out.previous.id == first.snapshot.id
+    (current,) = store.current()
+    assert current.id == first.snapshot.id and len(store.read()[1]) == 3
+    last = store.last_attempts()["test"]
+    assert last.status == "failed" and "503" in last.message
+
+
+@pytest.mark.parametrize(("bad", "why"), [
+    (feed(None), "no offers"),
+    (feed(300.0), "unit error"),  # 100x the last snapshot
+    (feed(0.03), "unit error"),  # cents read as dollars, the other way
+    (feed(3.0, n=100), None),  # more offers is fine
+])
+def test_nonsense_is_rejected_and_the_previous_snapshot_stays(store, bad, why):
+    base = record(store, feed(3.0, n=10))
+    out = record(store, bad)
+    if why is None:
+        assert out.status == "updated"
+        return
+    assert out.status == "rejected" and why in out.message
+    assert store.current()[0].id == base.snapshot.id
+    assert {o.price_per_hour.amount for o in store.read()[1]} == {3.0 + i / 100
+                                                                  for i in range(10)}
+
+
+def test_losing_most_offers_is_rejected_unless_forced(store):
+    record(store, feed(3.0, n=50))
+    assert record(store, feed(3.0, n=5)).status == "rejected"
+    assert record(store, feed(3.0, n=5), force=True).status == "updated"
+    assert record(store, feed(None), force=True).status == "rejected"  # never empty
+
+
+def test_guards_are_configurable(store):
+    record(store, feed(3.0))
+    assert record(store, feed(9.0), guards=Guards(max_price_factor=2)).status == "rejected"
+    assert record(store, feed(9.0), guards=Guards(max_price_factor=4)).status == "updated"
+
+
+def test_a_source_that_raises_is_recorded_and_does_not_block_the_others(store):
+    report = refresh([ListSource("broken", RuntimeError("boom")),
+                      ListSource("fine", [feed(2.0, name="fine")])], store)
+    assert [o.status for o in report.outcomes] == ["failed", "updated"]
+    assert "RuntimeError: boom" in report.outcomes[0].message and not report.ok
+    assert [s.feed for s in store.current()] == ["fine"]
+
+
+def test_half_failing_gpuhunt_refresh_updates_the_good_providers_only(store, tmp_path):
+    refresh([GpuhuntSource(catalog_dir=GPUHUNT_DIR)], store)
+    before = {s.feed: s.id for s in store.current()}
+    half = tmp_path / "half"
+    half.mkdir()
+    (half / "aws.csv").write_text((GPUHUNT_DIR / "aws.csv").read_text())
+    (half / "runpod.csv").write_text("instance_name,location\nNVIDIA H100 PCIe,US\n")
+    report = refresh([GpuhuntSource(["aws", "runpod", "gcp"], catalog_dir=half)], store)
+    status = {o.feed: o.status for o in report.outcomes}
+    assert status == {"gpuhunt/aws": "updated", "gpuhunt/runpod": "failed",
+                      "gpuhunt/gcp": "failed"}
+    after = {s.feed: s.id for s in store.current()}
+    assert after["gpuhunt/aws"] != before["gpuhunt/aws"]
+    for kept in ("gpuhunt/runpod", "gpuhunt/gcp", "gpuhunt/lambdalabs"):
+        assert after[kept] == before[kept]
+
+
+def test_unmapped_names_are_stored_with_the_snapshot(store):
+    refresh([GpuhuntSource(["lambdalabs"], catalog_dir=GPUHUNT_DIR)], store)
+    (snap,) = store.current()
+    assert snap.unmapped_count == 2
+    assert {u.name for u in store.unmapped(snap.id)} == {"A100", "GH200"}
+
+
+def test_a_feed_name_cannot_be_taken_over_by_another_source(store):
+    record(store, feed(3.0, name="quotes"))
+    intruder = feed(2.0, name="quotes")
+    intruder.source = "someone-else"
+    out = record(store, intruder)
+    assert out.status == "failed" and "belongs to source 'unit'" in out.message
+
+
+def test_prune_keeps_the_newest_and_the_current_snapshots(store):
+    for price in (3.0, 2.9, 2.8, 2.7):
+        record(store, feed(price))
+    record(store, feed(None, error="down"))
+    assert store.prune(keep=2) == 3
+    assert [s.status for s in store.snapshots("test")] == ["failed", "ok"]
+    assert store.read()[1][0].price_per_hour.amount == 2.7
+
+
+def test_two_processes_seeding_a_fresh_store_store_the_shipped_sets_once(store):
+    from whichgpu.catalog.prices.shipped import ShippedSource
+
+    results = list(ShippedSource().fetch())
+    first = [store.save_if_changed(r) for r in results]
+    again = [record(store, r, skip_unchanged=True) for r in results]
+    assert all(first) and store.save_if_changed(results[0]) is None
+    assert {o.status for o in again} == {"unchanged"}
+    assert len(store.snapshots()) == 2
