@@ -179,3 +179,21 @@ def test_a_bad_profile_on_the_command_line_exits_2(cli, tmp_path):
     assert res.code == 2 and "not valid JSON" in res.err and "Traceback" not in res.err
     with pytest.raises(InputError):
         profile_from_option(str(tmp_path / "missing.json"))
+
+
+def test_recommend_uses_the_profile_for_the_gpu_it_measured(cli, tmp_path):
+    """A slow-measured H200 takes longer in 'recommend'; the other cards' times stay put."""
+    path = _profile(tmp_path, [_entry(0, bf16=400.0, bw=2.4e12)])
+    args = ("recommend", "llama-3.1-8b", "--tokens", "1M", "--prices", "article-000",
+            "--top", "40", "--json")
+
+    def times(*extra):
+        res = cli(*args, *extra)
+        assert res.code == 0, res.err
+        return {(o["gpu"], o["count"]): o["time_s"]["typical"] for o in res.json()["options"]}
+
+    plain, calibrated = times(), times("--calibration", str(path))
+    h200 = [k for k in plain if k[0] == "h200-sxm"]
+    assert h200 and all(calibrated[k] > plain[k] for k in h200 if k in calibrated)
+    others = [k for k in plain if k[0] != "h200-sxm" and k in calibrated]
+    assert others and all(calibrated[k] == plain[k] for k in others)
