@@ -57,9 +57,14 @@ def test_nvidia_smi_names_map_to_catalog_ids(name, mib, expected):
 
 
 def test_a_card_whose_memory_disagrees_with_the_catalog_is_not_mapped():
-    gid, why = catalog_id_for("NVIDIA A100-PCIE-40GB", 40960)
+    gid, why = catalog_id_for("NVIDIA L4", 46068)
     assert gid is None
-    assert "40,960 MiB" in why and "a100-80gb-pcie" in why
+    assert "46,068 MiB" in why and "l4" in why
+
+
+def test_the_40gb_pcie_a100_is_its_own_card():
+    gid, _ = catalog_id_for("NVIDIA A100-PCIE-40GB", 40960)
+    assert gid == "a100-40gb-pcie"
 
 
 def test_an_unknown_card_is_not_mapped_and_says_so():

@@ -226,19 +226,19 @@ def test_a_power_capped_card_is_pointed_out(cli, monkeypatch, tmp_path):
 
 def test_a_card_outside_the_catalog_is_measured_but_not_saved_unless_named(cli, monkeypatch,
                                                                           tmp_path):
-    machine = tmp_path / "a100-40-pcie"
+    machine = tmp_path / "quadro"
     machine.mkdir()
     (machine / "query.csv").write_text(
         "index, name, memory.total [MiB], power.limit [W]\n"
-        "0, NVIDIA A100-PCIE-40GB, 40960 MiB, 250.00 W\n")
+        "0, NVIDIA Quadro RTX 8000, 49152 MiB, 260.00 W\n")
     monkeypatch.setitem(sys.modules, "pynvml", None)
     fake_smi(monkeypatch, tmp_path, str(machine))
     monkeypatch.setitem(sys.modules, "torch", fake_torch(cuda_devices=1))
     _fake_kernels(monkeypatch)
     res = cli("bench", "--precision", "bf16")
     assert res.code == 0 and "no profile was saved" in res.err and "--as ID" in res.err
-    res = cli("bench", "--precision", "bf16", "--as", "a100-80gb-pcie", "--json")
-    assert res.json()["gpus"][0]["catalog_id"] == "a100-80gb-pcie"
+    res = cli("bench", "--precision", "bf16", "--as", "rtx-a6000", "--json")
+    assert res.json()["gpus"][0]["catalog_id"] == "rtx-a6000"
     assert res.json()["saved_to"]
 
 
