@@ -104,6 +104,7 @@ def gpu(
     from rich.table import Table
 
     from whichgpu.catalog.best_uses import best_uses
+    from whichgpu.catalog.describe import gpu_to_json, sources_of
     from whichgpu.catalog.gpus import PRECISIONS, default_catalog, resolve_gpu
     from whichgpu.catalog.offers import get_offers
     from whichgpu.units import format_bytes_both, format_money
@@ -116,16 +117,7 @@ def gpu(
     offers = [o for o in get_offers(None) if o.gpu == g.id]
     uses = best_uses(g.id)
     if as_json:
-        data = g.model_dump(mode="json")
-        data["memory_bytes"] = g.memory_bytes
-        data["memory_usable_bytes"] = g.usable_memory_bytes
-        data["bandwidth_bytes_per_s"] = g.bandwidth_bytes_per_s
-        data["sources"] = {k: catalog.source_url(k) for k in _sources_of(g)}
-        data["offers"] = [o.to_json() for o in offers]
-        data["best_uses"] = [{"source": u.source, "text": u.text(lang)} for u in uses]
-        if res.note:
-            data["resolution_note"] = res.note
-        emit_json(data)
+        emit_json(gpu_to_json(g, catalog, offers, lang, res.note))
         return
 
     console.print(f"[bold]{g.name}[/bold]  ({g.id}; {g.vendor}, {g.form_factor})")
@@ -198,21 +190,9 @@ def gpu(
         console.print("[bold]What the articles say it is best for[/bold]")
         for u in uses:
             console.print(f"  - {u.text(lang)} [dim]({u.source})[/dim]")
-    keys = _sources_of(g)
+    keys = sources_of(g)
     console.print("[bold]Sources[/bold]")
     for k in keys:
         url = catalog.source_url(k)
         console.print(f"  {k}: {url}" if url != k else f"  {k}: shared/seed-facts.md")
 
-
-def _sources_of(g) -> list[str]:
-    keys: list[str] = []
-    for name in ("architecture", "compute_capability", "launch_year", "memory_gb",
-                 "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w"):
-        keys.append(getattr(g, name).source)
-    keys += [t.source for t in g.throughput.values() if t.source]
-    ic = g.interconnect
-    keys += [ic.kind.source, ic.bandwidth_gb_s.source, ic.peer_to_peer.source]
-    if g.purchase_price:
-        keys.append(g.purchase_price.source)
-    return sorted(set(keys))
