@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint setup clean bench-web i18n screenshots
+.PHONY: run test lint setup clean validate calibrate baseline bench-web i18n screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,20 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest
+
+# Accuracy: each validation row's error and the median / p90 by category (see README).
+validate: $(STAMP)
+	$(BIN)/whichgpu validate memory
+	$(BIN)/whichgpu validate speed
+
+# Refit the speed constants on the calibration rows (prints; a person copies values).
+calibrate: $(STAMP)
+	$(BIN)/python scripts/calibrate.py
+
+# llm-analysis as a baseline on the same speed rows (installed here only, without its deps).
+baseline: $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps llm-analysis==0.2.2 fire termcolor
+	$(BIN)/python scripts/baseline_llm_analysis.py
 
 # Load benchmark (not a test): 2,000 mixed requests, 50 at a time, to a server on loopback;
 # first the same questions again and again, then every request a different question.

@@ -11,6 +11,8 @@ from whichgpu.errors import NotFoundError
     ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("rtx a6000", "rtx-a6000"), ("MI300X", "mi300x"),
     ("amd instinct mi355x", "mi355x"), ("L40S", "l40s"), ("l4", "l4"), ("B200", "b200"),
     ("tesla t4", "t4"), ("A100-PCIE-80GB", "a100-80gb-pcie"),
+    ("A100-PCIE-40GB", "a100-40gb-pcie"), ("NVIDIA A10G", "a10g"),
+    ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
 ])
 def test_forgiving_ids_resolve(text, gpu_id):
     assert resolve_gpu(text).gpu.id == gpu_id

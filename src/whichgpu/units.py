@@ -269,7 +269,7 @@ def format_money(money: Money, digits: int | None = None) -> str:
     """``$3.15``, ``€0.59``, ``12.50 CHF``; small amounts keep significant digits."""
     if digits is None:
         a = abs(money.amount)
-        digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
+        digits = 0 if a >= 1000 else 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
     text = f"{abs(money.amount):,.{digits}f}"
     sign = "-" if money.amount < 0 else ""
     symbol = _SYMBOLS.get(money.currency)

@@ -131,16 +131,20 @@ def _counts(w: Workload) -> tuple[int, ...]:
 
 def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
               rates: RateTable | None = None, profile: Any = None,
-              gpus: list[GPU] | None = None) -> Recommendation:
-    """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest."""
+              gpus: list[GPU] | None = None, max_gpus: int | None = None) -> Recommendation:
+    """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest.
+
+    ``max_gpus`` limits the configurations to at most that many GPUs (1: single cards).
+    """
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
     excluded: list[Exclusion] = []
     w = job.workload
     for gpu in gpus or catalog.gpus:
+        counts = tuple(c for c in _counts(w) if max_gpus is None or c <= max_gpus)
         gpu_options, gpu_excluded = _evaluate_gpu(job, gpu, offers, currency, rates, profile,
-                                                  _counts(w))
+                                                  counts)
         options += gpu_options
         excluded += gpu_excluded
     _rank(job, options)

@@ -277,7 +277,7 @@ _FORM_WORDS = {
     "nvl": "nvl", "oam": "oam",
 }
 _NOISE = {"nvidia", "amd", "geforce", "tesla", "instinct", "gpu", "tensor", "core", "hbm3",
-          "hbm3e", "hbm2e", "hbm2", "gddr6", "gddr6x", "gddr7", "ada", "generation", "x1"}
+          "hbm3e", "hbm2e", "hbm2", "gddr6", "gddr6x", "gddr7", "generation", "x1"}
 
 
 def _norm(text: str) -> str:
@@ -286,7 +286,7 @@ def _norm(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     s = text.lower()
-    s = re.sub(r"(\d+)\s*(gb|g)\b", r" \1gb ", s)  # "80 GB" -> "80gb"
+    s = re.sub(r"\b(\d+)\s*(gb|g)\b", r" \1gb ", s)  # "80 GB" -> "80gb" (not "A10G")
     s = re.sub(r"(?<=[a-z])(?=\d{2,}gb)", " ", s)
     return [t for t in re.split(r"[^a-z0-9]+", s) if t]
 
@@ -337,12 +337,19 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
                             hint="'whichgpu gpus' lists them")
 
     candidates = [g for g in catalog.gpus if g.family == family]
-    if form:
-        narrowed = [g for g in candidates if g.form_factor == form]
-        candidates = narrowed or candidates
+    # Memory first: an "A100-PCIE-40GB" is a 40 GB card before it is a PCIe one.
     if mem:
         narrowed = [g for g in candidates
                     if abs(float(g.memory_gb.value) - mem) <= 0.08 * mem]
+        if not narrowed and strict:
+            raise NotFoundError("GPU", query, [g.id for g in candidates],
+                                hint=f"no {mem} GB variant in the catalog")
+        candidates = narrowed or candidates
+    if form:
+        narrowed = [g for g in candidates if g.form_factor == form]
+        if not narrowed and strict and len(candidates) == 1 and mem:
+            raise NotFoundError("GPU", query, [g.id for g in candidates],
+                                hint=f"the catalog has no {form} variant of that size")
         candidates = narrowed or candidates
     if len(candidates) == 1:
         return Resolution(gpu=candidates[0], query=query)

@@ -59,6 +59,8 @@ def recommend(
                                                                  "stale (30)."),
     spot: bool = typer.Option(False, "--spot", help="Use spot/interruptible offers."),
     top: int = typer.Option(10, "--top", help="Options to show."),
+    max_gpus: int | None = typer.Option(None, "--max-gpus",
+                                        help="At most this many GPUs (1: single cards)."),
     calibration: str | None = typer.Option(None, "--calibration",
                                            help="Calibration profile (file or 'default')."),
     as_json: o.Json = False,
@@ -81,7 +83,8 @@ def recommend(
         max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot)
     cur = job.currency
     selection, rates = _offers(prices, cur, rate, max_age)
-    rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration))
+    rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
+              max_gpus=max_gpus)
     if as_json:
         data = rec.to_json()
         data["options"] = data["options"][:top] if top else data["options"]
@@ -104,7 +107,7 @@ def _print(rec, top: int, selection) -> None:
                     f"(objective: {job.objective})", title_justify="left", pad_edge=False)
     rate_name = rec.options[0].rate_name.replace("_per_", "/").replace("_", " ") \
         if rec.options else "rate"
-    rate_name = {"output tokens/s": "tok/s", "images/min": "img/min",
+    rate_name = {"output tokens/s": "tok/s", "images/min": "img/min", "tokens/s": "tok/s",
                  "decode tokens/s/sequence": "tok/s each"}.get(rate_name, rate_name)
     for col in ("#", "GPUs", "Price/h", "Time", "Cost", "Cost range", rate_name):
         t.add_column(col, justify="left" if col == "GPUs" else "right", no_wrap=True)
@@ -114,8 +117,9 @@ def _print(rec, top: int, selection) -> None:
         crng = ("" if job.per_hour else
                 f"{format_money(opt.cost.low)}-{format_money(opt.cost.high)}")
         mark = "=" if opt.near_tie else ""
+        rate = opt.rate.typical
         t.add_row(f"{i}{mark}", opt.label, format_money(opt.price_per_hour), time, cost,
-                  f"[dim]{crng}[/dim]", f"{opt.rate.typical:,.1f}")
+                  f"[dim]{crng}[/dim]", f"{rate:,.0f}" if rate >= 100 else f"{rate:,.1f}")
     console.print(t)
     if any(o.near_tie for o in rec.options[:top]):
         console.print("[dim]= within 5 % of the first: a near-tie[/dim]")

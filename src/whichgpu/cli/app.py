@@ -6,6 +6,7 @@ import typer
 
 from whichgpu.cli import (
     advise_cmds,
+    bench_cmds,
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
@@ -45,5 +46,6 @@ for _module in (
     model_cmds,
     prices_cmds,
     web_cmds,
+    bench_cmds,
 ):
     _module.register(app)

@@ -104,6 +104,7 @@ def gpu(
     from rich.table import Table
 
     from whichgpu.catalog.best_uses import best_uses
+    from whichgpu.catalog.describe import gpu_to_json, sources_of
     from whichgpu.catalog.gpus import PRECISIONS, default_catalog, resolve_gpu
     from whichgpu.catalog.offers import get_offers
     from whichgpu.units import format_bytes_both, format_money
@@ -116,8 +117,6 @@ def gpu(
     offers = [o for o in get_offers(None) if o.gpu == g.id]
     uses = best_uses(g.id)
     if as_json:
-        from whichgpu.catalog.describe import gpu_to_json
-
         emit_json(gpu_to_json(g, catalog, offers, lang, res.note))
         return
 
@@ -191,14 +190,9 @@ def gpu(
         console.print("[bold]What the articles say it is best for[/bold]")
         for u in uses:
             console.print(f"  - {u.text(lang)} [dim]({u.source})[/dim]")
-    keys = _sources_of(g)
+    keys = sources_of(g)
     console.print("[bold]Sources[/bold]")
     for k in keys:
         url = catalog.source_url(k)
         console.print(f"  {k}: {url}" if url != k else f"  {k}: shared/seed-facts.md")
 
-
-def _sources_of(g) -> list[str]:
-    from whichgpu.catalog.describe import sources_of
-
-    return sources_of(g)

@@ -88,6 +88,10 @@ def tco(
                  prices=prices, currency=currency, rate=rate)
     if result.resolution_note:
         note(result.resolution_note)
+    if result.selection is not None:
+        from whichgpu.cli.prices_cmds import print_price_origin
+
+        print_price_origin(result.selection)
     if result.advice is None:
         note(f"no on-demand offer for {result.gpu.id} in {prices}: give --rent-price for the "
              "break-even and the advice")
@@ -206,6 +210,8 @@ def cost(
     """What a run costs on the cheapest offer for a GPU, under the offer's billing rule."""
     from whichgpu.catalog.gpus import resolve_gpu
     from whichgpu.catalog.offers import get_offers, shipped_offer_sets
+    from whichgpu.catalog.prices import current_offers
+    from whichgpu.cli.prices_cmds import print_price_origin
     from whichgpu.cost.billing import cheapest_offer
     from whichgpu.cost.build import parse_duration_range
     from whichgpu.cost.task import task_cost
@@ -222,7 +228,9 @@ def cost(
     if res.note:
         note(res.note)
     g = res.gpu
-    offers = get_offers(prices)
+    selection = current_offers(prices)
+    print_price_origin(selection)
+    offers = list(selection.offers)
     same_gpu = [o for o in offers if o.gpu == g.id]
     if not same_gpu:
         elsewhere = [s for s in shipped_offer_sets() if s != prices

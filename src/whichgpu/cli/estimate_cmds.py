@@ -86,6 +86,11 @@ def _print_memory(report) -> None:
         console.print(f"On {where}: {verdict}, headroom "
                       f"{format_bytes_both(f.headroom_bytes)} of "
                       f"{format_bytes(f.gpu.usable_memory_bytes)} usable.")
+    cap = report.capacity
+    if cap:
+        console.print(f"Capacity on {where}: {cap['max_concurrent_sequences']:,} concurrent "
+                      f"sequences of {cap['context']:,} tokens; at {cap['batch']} sequence(s) "
+                      f"the longest context is {cap['max_context_tokens']:,} tokens.")
     if report.fits:
         ft = Table(title="Fits on (fewest GPUs of each kind)", title_justify="left",
                    pad_edge=False)
@@ -157,19 +162,9 @@ def speed(
 
 def _load_profile(path: str | None):
     """No flag: datasheet figures. 'default': the profile 'whichgpu bench' saved. Else a file."""
-    if not path:
-        return None
-    from whichgpu.bench.profile import default_profile, default_profile_path, load_profile
+    from whichgpu.bench.profile import profile_from_option
 
-    if path == "default":
-        profile = default_profile()
-        if profile is None:
-            from whichgpu.errors import InputError
-
-            raise InputError(f"no calibration profile at {default_profile_path()}: run "
-                             "'whichgpu bench' on the GPU first, or pass --calibration FILE")
-        return profile
-    return load_profile(path)
+    return profile_from_option(path)
 
 
 def _print_speed(est, w) -> None:

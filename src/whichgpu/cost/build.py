@@ -69,6 +69,7 @@ class TcoResult:
     advice: Advice | None
     prices: str | None  # the offer set the rent price came from (None: given)
     resolution_note: str | None = None
+    selection: Any = None  # the OfferSelection read (with its ages), None if none was read
 
     def to_json(self, curve: bool = True) -> dict[str, Any]:
         data = self.ownership.to_json(curve=curve)
@@ -88,7 +89,7 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
         prices: str = DEFAULT_PRICES, currency: str | None = None,
         rate: list[str] | None = None) -> TcoResult:
     """Owning ``gpu_id`` vs renting it: defaults from the catalog, ``prices`` and S9/S11."""
-    from whichgpu.catalog.offers import get_offers
+    from whichgpu.catalog.prices import current_offers
 
     if utilization is not None and hours_per_month is not None:
         raise InputError("give --utilization or --hours-per-month, not both")
@@ -99,7 +100,8 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
             else parse_fraction(utilization, "utilisation"))
     rates: RateTable = rates_from(rate or [])
     res = resolve_gpu(gpu_id)
-    offers = get_offers(prices) if rent_price is None else None
+    selection = current_offers(prices) if rent_price is None else None
+    offers = list(selection.offers) if selection is not None else None
     inputs = ownership_inputs(
         res.gpu, offers=offers, rates=rates,
         purchase_price=parse_flag_money(purchase_price, "--purchase-price"),
@@ -113,4 +115,5 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
         currency=check_currency(currency) if currency else None)
     o = ownership(inputs, rates)
     advice = rent_or_buy(inputs, rates) if o.rent_price is not None else None
-    return TcoResult(res.gpu, o, advice, prices if rent_price is None else None, res.note)
+    return TcoResult(res.gpu, o, advice, prices if rent_price is None else None, res.note,
+                     selection)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -48,3 +49,15 @@ def per_key(name: str, key: str, table: str = "speed_constants") -> float:
     """A per-engine/per-format constant: ``value[key]`` or ``value['default']``."""
     value = _load(table)[name].value
     return float(value.get(key, value.get("default")))
+
+
+@contextmanager
+def overridden(table: str, name: str, value: Any):
+    """Temporarily replace one constant (for the calibration script, never for answers)."""
+    constants = _load(table)
+    old = constants[name]
+    constants[name] = Constant(name, value, old.source, old.note)
+    try:
+        yield
+    finally:
+        constants[name] = old

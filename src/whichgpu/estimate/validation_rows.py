@@ -19,10 +19,11 @@ ENGINE_ALIASES = {
     "unsloth": "transformers", "axolotl": "transformers", "trl": "transformers",
     "deepspeed": "transformers", "torchtitan": "transformers", "llm-foundry": "transformers",
     "vectorlm": "transformers", "megatron": "transformers",
+    "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("vae_tiling", "vae_slicing", "fused_loss", "flash_attention", "master_weights", "cfg",
-          "gradient_checkpointing", "optimizer_in_backward")
+          "gradient_checkpointing", "optimizer_in_backward", "fp8_training")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -57,23 +58,31 @@ def _bool(text: str | None) -> bool | None:
 
 def engine_of(row: dict[str, str]) -> str | None:
     e = (row.get("engine") or "").strip().lower()
-    if not e or e in ("diffusers", "comfyui", "wan-generate", "lightx2v", "wan2gp"):
+    if not e or e in ("wan-generate", "lightx2v", "wan2gp", "tensorrt"):
         return None
+    if e in ("diffusers", "comfyui"):
+        return e
     e = ENGINE_ALIASES.get(e, e)
     if e not in ENGINES:
         raise InputError(f"engine {row.get('engine')!r} has no model here")
     return e
 
 
-def workload_of(row: dict[str, str]) -> Workload:
-    """The Workload a row describes (its model resolved offline from the presets)."""
+def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
+    """The Workload a row describes (its model resolved offline from the presets).
+
+    ``global_batch``: the row's batch counts sequences across all data-parallel GPUs (speed.csv
+    training rows); the Workload's batch is per replica.
+    """
     extra = settings(row)
     model = _model(row["model"].strip())
     task = (row.get("task") or "inference").strip()
-    engine = None if task != "inference" else engine_of(row)
+    engine = engine_of(row) if task in ("inference", "image", "video") else None
     kw: dict = {"model": model, "task": task, "engine": engine}
     quant = (row.get("quant") or "").strip()
-    if quant:
+    if quant and task in ("full-ft", "pretrain") and quant == "fp8":
+        kw["fp8_training"] = True  # FP8 training keeps bf16 weights
+    elif quant:
         kw["quant"] = quant
     context = _int(row, "context") or _int(row, "seq_len")
     prompt = _int(row, "prompt_tokens")
@@ -89,6 +98,9 @@ def workload_of(row: dict[str, str]) -> Workload:
     batch = _int(row, "batch")
     if batch and batch > 0:
         kw["batch"] = batch
+        if global_batch and task in ("full-ft", "pretrain", "lora", "qlora"):
+            replicas = max(1, (_int(row, "gpu_count") or 1) // (_int(row, "tp") or 1))
+            kw["batch"] = max(1, batch // replicas)
     kv = (row.get("kv_dtype") or "").strip()
     if kv:
         kw["kv_dtype"] = kv

@@ -32,7 +32,7 @@ def predict(row: dict[str, str]) -> tuple[float | None, str]:
 
     metric = row["metric"].strip()
     field, kind, per_gpu = METRICS[metric]
-    w = workload_of(row)
+    w = workload_of(row, global_batch=True)
     gpu = gpu_of(row)
     count = w.gpus
     note = ""

@@ -20,7 +20,9 @@ TASKS: tuple[str, ...] = ("inference", "lora", "qlora", "full-ft", "pretrain", "
 TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
 LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
 DIFFUSION_TASKS = ("image", "video", "image-lora")
-ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc")
+ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc",
+           "diffusers", "comfyui")
+DIFFUSION_ENGINES = ("diffusers", "comfyui")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
 # Diffusion: model / sequential (diffusers CPU offload). Training: optimizer (ZeRO-Offload:
@@ -70,6 +72,7 @@ class Workload:
     vae_slicing: bool = False  # decode a batch one image at a time
     quant_scope: str = "denoiser"  # diffusion: --quant on the denoiser, or "all" large parts
     optimizer_in_backward: bool = False  # step each parameter in backward; no full gradients
+    fp8_training: bool = False  # FP8 matmuls on bf16 weights (Transformer Engine, torchao)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -104,7 +107,9 @@ class Workload:
     def engine_name(self) -> str:
         if self.engine:
             return self.engine
-        if self.is_training or self.is_diffusion:
+        if self.is_diffusion:
+            return "diffusers"
+        if self.is_training:
             return "transformers"
         q = self.quant_name.lower()
         if q.startswith(_GGUF_PREFIXES) or (self.model.checkpoint and
@@ -132,16 +137,29 @@ class Workload:
 
     @property
     def tp_degree(self) -> int:
-        """Tensor-parallel degree: inference splits over every GPU by default."""
+        """Tensor-parallel degree: inference splits over every GPU by default, except
+        llama.cpp and MLC, which split layers across GPUs (--split-mode layer)."""
         if self.tp:
             return self.tp
         if not self.is_training and not self.is_diffusion:
+            if self.engine_name in ("llamacpp", "mlc") and self.pp == 1:
+                return 1
             return max(1, self.gpus // max(1, self.pp))
         return 1
 
     @property
+    def pp_degree(self) -> int:
+        """Pipeline (layer-split) degree."""
+        if self.pp > 1:
+            return self.pp
+        if not self.is_training and not self.is_diffusion and not self.tp \
+                and self.engine_name in ("llamacpp", "mlc"):
+            return self.gpus
+        return 1
+
+    @property
     def dp_degree(self) -> int:
-        return max(1, self.gpus // (self.tp_degree * max(1, self.pp)))
+        return max(1, self.gpus // (self.tp_degree * self.pp_degree))
 
     @property
     def zero_stage(self) -> int:
@@ -160,7 +178,7 @@ class Workload:
     def uses_checkpointing(self) -> bool:
         if self.gradient_checkpointing is not None:
             return self.gradient_checkpointing
-        return self.task == "qlora"
+        return self.task in ("qlora", "image-lora")
 
     @property
     def image_size(self) -> tuple[int, int]:
@@ -221,10 +239,15 @@ def validate(w: Workload) -> None:
                          f"{', '.join(KV_DTYPES)}")
     if w.engine is not None and w.engine not in ENGINES:
         raise InputError(f"unknown engine {w.engine!r}; use one of {', '.join(ENGINES)}")
+    if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
+        raise InputError(f"engine {w.engine} does not run task {w.task}: diffusion tasks use "
+                         f"{' or '.join(DIFFUSION_ENGINES)}; LLM tasks use the others")
     if w.optimizer not in OPTIMIZERS:
         raise InputError(f"unknown optimizer {w.optimizer!r}; use one of {', '.join(OPTIMIZERS)}")
     if w.offload not in OFFLOAD:
         raise InputError(f"unknown offload mode {w.offload!r}; use one of {', '.join(OFFLOAD)}")
+    if w.fp8_training and not w.is_training:
+        raise InputError("--fp8-training is for training tasks")
     if w.quant_scope not in ("denoiser", "all"):
         raise InputError("quant scope must be 'denoiser' or 'all'")
     if w.offload in ("model", "sequential") and not w.is_diffusion:

@@ -431,8 +431,7 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         dtype = _dtype(cfg)
         comps.append(ComponentSpec(
             name=key, kind=_kind(str(ccls)), params=params, native_dtype=dtype,
-            num_layers=int(cfg.raw("num_layers", cfg.raw("num_hidden_layers", 0)) or 0),
-            hidden_size=int(cfg.raw("hidden_size", cfg.raw("d_model", 0)) or 0),
+            num_layers=_blocks(cfg), hidden_size=_width(cfg),
             num_heads=int(cfg.raw("num_attention_heads", cfg.raw("num_heads", 0)) or 0)
             if not isinstance(cfg.raw("num_attention_heads"), list) else 0,
             max_tokens=_max_tokens(str(ccls), key, run),
@@ -512,3 +511,29 @@ def _patch(d: ConfigReader, latent: int) -> tuple[int, int]:
     if isinstance(cin, int) and cin == 4 * latent and raw == 1:
         return 2, 1  # FLUX packs 2x2 latent patches into 64 channels
     return int(raw), 1
+
+
+def _blocks(cfg) -> int:
+    """Transformer blocks that attend: dual-stream plus single-stream blocks (FLUX, HiDream)."""
+    layers = cfg.raw("num_layers", cfg.raw("num_hidden_layers", 0)) or 0
+    single = cfg.raw("num_single_layers", 0) or 0
+    try:
+        return int(layers) + int(single)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _width(cfg) -> int:
+    """Hidden width: hidden_size / d_model, else heads x head_dim (DiTs), else the first UNet
+    block's channels."""
+    for key in ("hidden_size", "d_model", "inner_dim"):
+        v = cfg.raw(key)
+        if isinstance(v, int) and v > 0:
+            return v
+    heads, head_dim = cfg.raw("num_attention_heads"), cfg.raw("attention_head_dim")
+    if isinstance(heads, int) and isinstance(head_dim, int):
+        return heads * head_dim
+    channels = cfg.raw("block_out_channels")
+    if isinstance(channels, list) and channels and isinstance(channels[0], int):
+        return channels[0]
+    return 0

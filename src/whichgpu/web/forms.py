@@ -107,6 +107,8 @@ class RecommendQuery(WorkloadQuery):
     max_age: float | None = Field(None, gt=0, le=36_500)
     spot: bool = False
     top: int = Field(10, ge=0, le=500, description="Options to return (0: all).")
+    max_gpus: int | None = Field(None, ge=1, le=1024,
+                                 description="At most this many GPUs (1: single cards).")
     only: Annotated[str, Field(max_length=400)] | None = Field(
         None, description="Compare only these catalog GPUs (comma-separated ids); the web's "
         "cost-per-task page uses it. Default: the whole catalog.")

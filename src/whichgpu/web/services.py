@@ -326,7 +326,8 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
         "tokens_per_day", "concurrency", "objective", "deadline", "max_price_per_hour",
         "budget", "currency", "spot"))
     selection, rates = priced(q.prices, job.currency, q.rate, q.max_age)
-    rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only))
+    rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only),
+              max_gpus=q.max_gpus)
     return RecommendResult(rec, selection, q.top, rates)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.inference import nccl_term, runtime_term
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.estimate.memory.weights import component_bytes, component_quantized
+from whichgpu.estimate.memory.weights import DENOISERS, component_bytes, component_quantized
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ComponentSpec
 
@@ -85,9 +85,13 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     den = d.component(d.denoiser)
     assumptions: list[str] = []
     sizes = {c.name: component_bytes(c, q, w.quant, w.quant_scope) for c in d.components}
-    encoders = [c for c in d.components if c.name != d.denoiser and c.kind != "vae"]
+    encoders = [c for c in d.components if c.name != d.denoiser and c.kind != "vae"
+                and c.kind not in DENOISERS]
+    # a second denoiser (Wan 2.2 A14B's low-noise expert) is resident unless offloaded
+    experts = [c for c in d.components if c.name != d.denoiser and c.kind in DENOISERS]
     vae = [c for c in d.components if c.kind == "vae"]
     enc_bytes = sum(sizes[c.name] for c in encoders)
+    expert_bytes = sum(sizes[c.name] for c in experts)
     vae_bytes = sum(sizes[c.name] for c in vae)
     den_bytes = sizes[d.denoiser]
     act, act_formula = denoiser_activation_bytes(w, den)
@@ -121,7 +125,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             how = f"sequential offload: one of {blocks} denoiser blocks at a time"
             assumptions.append("sequential offload is very slow: weights cross PCIe every step")
         else:
-            every = den_bytes + enc_bytes + vae_bytes
+            every = den_bytes + expert_bytes + enc_bytes + vae_bytes
             resident = {"encode": every, "denoise": every, "decode": every}
             how = " + ".join(f"{c.name} {sizes[c.name] / 1e9:.2f} GB" for c in d.components)
         stage_act = {"encode": 0.0, "denoise": act, "decode": dec}

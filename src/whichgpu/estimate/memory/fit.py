@@ -48,6 +48,8 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
         return w.with_(gpus=count, tp=None, pp=1)
     if w.is_diffusion:
         return w.with_(gpus=count)
+    if w.engine_name in ("llamacpp", "mlc") and not w.tp:
+        return w.with_(gpus=count, pp=1)  # layer split over every GPU (see pp_degree)
     tp = count
     heads = w.model.num_attention_heads
     if heads and heads % tp:  # TP must divide the heads: fall back to pipeline stages
@@ -63,13 +65,13 @@ def _describe(w: Workload) -> str:
         parts = []
         if w.tp_degree > 1:
             parts.append(f"tp={w.tp_degree}")
-        if w.pp > 1:
-            parts.append(f"pp={w.pp}")
+        if w.pp_degree > 1:
+            parts.append(f"pp={w.pp_degree}")
         parts.append(f"dp={w.dp_degree}" + (f" ZeRO-{w.zero_stage}" if w.zero_stage else ""))
         return " ".join(parts)
     if w.is_diffusion:
         return f"{w.gpus} independent pipelines"
-    return f"tp={w.tp_degree}" + (f" pp={w.pp}" if w.pp > 1 else "")
+    return f"tp={w.tp_degree}" + (f" pp={w.pp_degree}" if w.pp_degree > 1 else "")
 
 
 def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,

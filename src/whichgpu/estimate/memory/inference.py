@@ -47,7 +47,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     m = w.model
     q = w.quant_format
     engine = w.engine_name
-    tp, pp = w.tp_degree, max(1, w.pp)
+    tp, pp = w.tp_degree, w.pp_degree
     split = tp * pp
     assumptions: list[str] = []
     terms: list[MemoryTerm] = []

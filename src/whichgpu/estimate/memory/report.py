@@ -7,7 +7,15 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.estimate.memory.fit import Change, Fit, fits, smallest_fits, suggestions
+from whichgpu.estimate.memory.fit import (
+    Change,
+    Fit,
+    fits,
+    max_concurrency,
+    max_context,
+    smallest_fits,
+    suggestions,
+)
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import GB
 
@@ -42,6 +50,7 @@ class MemoryReport:
     changes: list[Change]
     rule: RuleOfThumb
     model_name: str
+    capacity: dict[str, Any] | None = None  # serving capacity on the --gpu configuration
 
     def to_json(self) -> dict[str, Any]:
         data = self.estimate.to_json()
@@ -50,6 +59,7 @@ class MemoryReport:
         data["target"] = self.target.to_json() if self.target else None
         data["suggestions"] = [c.to_json() for c in self.changes]
         data["rule_of_thumb"] = self.rule.to_json()
+        data["capacity"] = self.capacity
         return data
 
 
@@ -66,4 +76,11 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
         f.count == 1 for f in best)
     changes = suggestions(w, gpu if target is not None and not target.fits else None,
                           catalog=catalog) if needs_help else []
-    return MemoryReport(est, best, target, changes, rule_of_thumb(w), w.model.name)
+    capacity = None
+    if gpu is not None and w.task == "inference":
+        capacity = {
+            "gpu": gpu.id, "count": w.gpus, "context": w.seq_len, "batch": w.batch,
+            "max_concurrent_sequences": max_concurrency(w, gpu, w.gpus),
+            "max_context_tokens": max_context(w, gpu, w.gpus),
+        }
+    return MemoryReport(est, best, target, changes, rule_of_thumb(w), w.model.name, capacity)

@@ -63,7 +63,7 @@ def activation_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
 def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     m = w.model
     q = w.quant_format
-    tp, pp, dp = w.tp_degree, max(1, w.pp), w.dp_degree
+    tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
     zero = w.zero_stage
     split = tp * pp
     full = w.task in ("full-ft", "pretrain")

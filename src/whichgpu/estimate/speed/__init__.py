@@ -111,8 +111,11 @@ def _training(w: Workload, hw) -> SpeedEstimate:
         f"{w.task}, scaled for model size)",
     ]
     if w.gpus > 1:
-        assumptions.append(f"layout tp={w.tp_degree} pp={w.pp} dp={w.dp_degree} "
+        assumptions.append(f"layout tp={w.tp_degree} pp={w.pp_degree} dp={w.dp_degree} "
                            f"ZeRO-{w.zero_stage}, link {hw.link.kind}")
+    if r["accumulation"] > 1:
+        assumptions.append(f"the link is slower than the compute: {r['accumulation']} "
+                           "micro-batches of gradient accumulation per synchronisation")
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine="pytorch", precision=r["precision"],
         bound=r["bound"], confidence=conf,
@@ -149,7 +152,7 @@ def _diffusion(w: Workload, hw) -> SpeedEstimate:
         assumptions.append("one pipeline per GPU (images)" if not video else
                            "sequence parallelism across GPUs (video)")
     return SpeedEstimate(
-        gpu=hw.gpu.id, count=hw.count, task=w.task, engine="diffusers",
+        gpu=hw.gpu.id, count=hw.count, task=w.task, engine=w.engine_name,
         precision=r["precision"], bound=r["bound"], confidence=conf, rates=rates, times=times,
         scalars={"steps": r["steps"], "tokens": r["tokens"]}, components=r["components"],
         assumptions=tuple(assumptions), calibration=hw.calibration)

@@ -19,22 +19,28 @@ SEQUENCE_PARALLEL_EFFICIENCY = 0.85  # prior for Ulysses/ring attention across G
 
 
 def pass_flops(w: Workload) -> tuple[float, int, str]:
+    """FLOPs of one denoiser pass (linear + attention), its token count and the formula."""
+    lin, attn, tokens, formula = pass_flops_split(w)
+    return lin + attn, tokens, formula
+
+
+def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
     d = w.model.diffusion
     den = d.component(d.denoiser)
     width, height = w.image_size
     if den.kind == "unet":
         positions = (width // d.vae_scale_factor) * (height // d.vae_scale_factor)
         frac = speed_value("unet_position_fraction")
-        return (2 * den.params * positions * frac, positions,
+        return (2 * den.params * positions * frac, 0.0, positions,
                 f"2 x {den.params / 1e9:.2f}B params x {positions:,} positions x {frac:g}")
     tokens = d.image_tokens(width, height, w.video_frames)
     if den.kind == "mmdit":
         tokens += d.text_tokens
     layers = max(den.num_layers, 1)
     hidden = den.hidden_size or 3072
-    flops = 2 * den.params * tokens + 4 * layers * tokens * tokens * hidden
-    return (flops, tokens, f"2 x {den.params / 1e9:.1f}B params x {tokens:,} tokens + attention "
-                           f"4 x {layers} x {tokens:,}^2 x {hidden}")
+    return (2 * den.params * tokens, 4 * layers * tokens * tokens * hidden, tokens,
+            f"2 x {den.params / 1e9:.1f}B params x {tokens:,} tokens + attention "
+            f"4 x {layers} x {tokens:,}^2 x {hidden}")
 
 
 def diffusion_run(w: Workload, hw: Hardware) -> dict:
@@ -44,14 +50,26 @@ def diffusion_run(w: Workload, hw: Hardware) -> dict:
     precision, why = compute_precision(hw.gpu, q, "transformers")
     if den.native_dtype == "fp16" and precision == "bf16" and q.is_16bit:
         precision = "fp16"
+    if w.engine_name == "comfyui" and hw.gpu.form_factor == "consumer" and \
+            precision in ("fp16", "bf16", "fp8"):
+        # ComfyUI's --fast mode: FP8 matmuls and FP16 accumulation, the GeForce fast path (S22)
+        precision = "fp8_acc16" if precision == "fp8" else "fp16_acc16"
+        why = "ComfyUI --fast: GeForce FP16-accumulate tensor rate (S22)"
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
-    eta = per_key("diffusion_compute_efficiency", den.kind)
-    if precision in ("fp8", "fp4", "int8"):
-        eta *= speed_value("fp8_compute_efficiency_factor")
+    eta = per_key("diffusion_compute_efficiency", den.kind) * per_key(
+        "compute_arch_factor", str(hw.gpu.architecture.value))
     steps = w.steps or d.default_steps
-    flops_pass, tokens, formula = pass_flops(w)
-    per_step = flops_pass * w.cfg_passes * w.batch
-    t_denoise = steps * per_step / (peak * eta)
+    lin, attn, tokens, formula = pass_flops_split(w)
+    passes = w.cfg_passes * w.batch
+    # attention (flash attention) stays in 16-bit even when the linears run in FP8
+    attn_precision = {"fp8": "bf16", "fp8_acc16": "fp16_acc16"}.get(precision, precision)
+    lin_eta = eta * (speed_value("fp8_compute_efficiency_factor")
+                     if precision.startswith("fp8") else 1.0)
+    attn_peak = hw.peak(attn_precision) * per_key(
+        "attention_arch_factor", str(hw.gpu.architecture.value)) or peak
+    overhead = per_key("diffusion_step_overhead_ms", den.kind) * 1e-3 * w.cfg_passes
+    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) + overhead
+    t_denoise = steps * t_step
     width, height = w.image_size
     base_peak = hw.peak("bf16") or hw.peak("fp16") or peak
     vae = (speed_value("vae_decode_flops_per_pixel") * width * height * w.video_frames * w.batch
@@ -76,7 +94,8 @@ def diffusion_run(w: Workload, hw: Hardware) -> dict:
     comps = (
         Component("denoising", t_denoise,
                   f"{steps} steps x {w.cfg_passes} pass(es) x batch {w.batch} x "
-                  f"({formula}) / ({peak / 1e12:,.0f} TFLOPS {precision} x {eta:.2f})"),
+                  f"({formula}) / ({peak / 1e12:,.0f} TFLOPS {precision} x {eta:.2f}) + "
+                  f"{overhead * 1e3:.0f} ms launch overhead per step"),
         Component("VAE decode", vae, "decoder FLOPs per output pixel"),
         Component("text encoders", text, "one encoder pass per prompt"),
         Component("pipeline overhead", fixed, "scheduler, transfers, Python"),
@@ -85,6 +104,6 @@ def diffusion_run(w: Workload, hw: Hardware) -> dict:
                   "12/25/50 GB/s for PCIe 3/4/5)"),
     )
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
-            "steps": steps, "tokens": tokens, "it_per_s": 1 / (per_step / (peak * eta)),
+            "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "components": comps,
             "bound": "compute" if t_denoise > (vae + text + fixed) else "fixed-overhead"}

@@ -29,18 +29,19 @@ class Link:
     efficiency: float
 
     def all_reduce_s(self, nbytes: float, n: int) -> float:
-        """Ring all-reduce: 2 (n-1)/n of the message over each link, 2 (n-1) hops."""
+        """All-reduce: a ring moves 2 (n-1)/n of the message over each link; small messages
+        pay a fixed latency (NCCL switches to low-latency tree/LL protocols for them)."""
         if n <= 1 or nbytes <= 0:
             return 0.0
         bw = self.one_way_bytes_per_s * self.efficiency
-        return 2 * (n - 1) / n * nbytes / bw + 2 * (n - 1) * self.latency_s
+        return 2 * (n - 1) / n * nbytes / bw + self.latency_s
 
     def all_gather_s(self, nbytes: float, n: int) -> float:
         """All-gather (or reduce-scatter) of a ``nbytes`` tensor over ``n`` GPUs."""
         if n <= 1 or nbytes <= 0:
             return 0.0
         bw = self.one_way_bytes_per_s * self.efficiency
-        return (n - 1) / n * nbytes / bw + (n - 1) * self.latency_s
+        return (n - 1) / n * nbytes / bw + self.latency_s
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "one_way_bytes_per_s": self.one_way_bytes_per_s,
@@ -51,7 +52,8 @@ class Link:
 class Hardware:
     gpu: GPU
     count: int
-    link: Link
+    link: Link  # between GPUs of one server
+    fabric: Link  # between servers (the same as ``link`` when the job fits one server)
     compute_scale: float = 1.0  # from a calibration profile
     bandwidth_scale: float = 1.0
     calibration: str | None = None  # where the scales came from
@@ -60,6 +62,7 @@ class Hardware:
     def bandwidth(self) -> float:
         return self.gpu.bandwidth_bytes_per_s * self.bandwidth_scale
 
+
     def peak(self, precision: str) -> float:
         """Dense FLOP/s at ``precision`` (0 if the card has no such unit)."""
         tf = self.gpu.tflops(precision)
@@ -67,7 +70,11 @@ class Hardware:
 
 
 def link_for(gpu: GPU, count: int) -> Link:
-    """The link between ``count`` GPUs of this kind in one server (S23, S28)."""
+    """The link between ``count`` GPUs of this kind in one server (S23, S28).
+
+    A job larger than the NVLink domain still uses NVLink within each server; what crosses
+    servers goes over :func:`fabric_for`.
+    """
     if count <= 1:
         return Link("none", float("inf"), 0.0, 1.0)
     ic = gpu.interconnect
@@ -75,7 +82,8 @@ def link_for(gpu: GPU, count: int) -> Link:
     eff = speed_value("link_efficiency")
     kind = str(ic.kind.value)
     domain = int(ic.domain_gpus.value)
-    if (kind.startswith("nvlink") or kind == "infinity-fabric") and count <= domain:
+    switched = (kind.startswith("nvlink") and kind != "nvlink-bridge") or kind == "infinity-fabric"
+    if switched or (kind == "nvlink-bridge" and count <= domain):
         return Link("nvlink", ic.one_way_bytes_per_s, latency["nvlink"] * 1e-6, eff["nvlink"])
     host = str(ic.host_link.value)
     pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
@@ -86,15 +94,60 @@ def link_for(gpu: GPU, count: int) -> Link:
     return Link("pcie_host", pcie_one_way, latency["pcie_host"] * 1e-6, eff["pcie_host"])
 
 
+def measured_link(gpu: GPU, count: int, measured: dict[str, Any]) -> Link:
+    """The link a calibration profile measured (``nvidia-smi topo -m`` and a timed copy).
+
+    The kind comes from the real topology; a measured one-way copy bandwidth replaces the
+    datasheet figure times the link efficiency (the copy already pays what the link loses).
+    """
+    kind = measured["kind"]
+    assumed = link_for(gpu, count)
+    latency = speed_value("link_latency_us")[kind] * 1e-6
+    bw = measured.get("one_way_bytes_per_s")
+    if bw:
+        return Link(kind, float(bw), latency, 1.0)
+    if kind == assumed.kind:
+        return assumed
+    host = str(gpu.interconnect.host_link.value)
+    pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
+    if kind == "nvlink":
+        pcie_one_way = gpu.interconnect.one_way_bytes_per_s
+    return Link(kind, pcie_one_way, latency, speed_value("link_efficiency")[kind])
+
+
+def fabric_for(gpu: GPU, count: int) -> Link:
+    """The network between servers when ``count`` exceeds one server's GPU domain."""
+    domain = max(int(gpu.interconnect.domain_gpus.value), 1)
+    if count <= max(domain, 8):
+        return link_for(gpu, count)
+    from whichgpu.estimate.constants import per_key
+
+    bw = per_key("cluster_network_gb_s", str(gpu.architecture.value)) * 1e9
+    return Link("network", bw, speed_value("cluster_network_latency_us") * 1e-6, 0.8)
+
+
 def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
-    """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given."""
+    """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given.
+
+    A profile that measured the topology of up to one server's GPUs replaces the assumed link
+    within the server (and, for a job that fits one server, the fabric too).
+    """
     cs = bs = 1.0
     source = None
+    in_server = min(count, 8)
+    link = link_for(gpu, in_server)
+    fabric = fabric_for(gpu, count)
     if profile is not None:
         cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
                                     REFERENCE_BANDWIDTH_FRACTION)
+        measured = (profile.link_for(gpu.id, in_server) if hasattr(profile, "link_for")
+                    else None)
+        if measured:
+            same = fabric == link
+            link = measured_link(gpu, in_server, measured)
+            fabric = link if same else fabric
         source = profile.describe()
-    return Hardware(gpu, count, link_for(gpu, count), cs, bs, source)
+    return Hardware(gpu, count, link, fabric, cs, bs, source)
 
 
 def _first_supported(gpu: GPU, *keys: str) -> str:

@@ -101,7 +101,8 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
     eta_c = per_key("prefill_compute_efficiency", engine)
     if q.weight_only:
-        eta_c *= per_key("weight_only_compute_efficiency", q.name)
+        eta_c *= per_key("weight_only_compute_efficiency", q.name) * per_key(
+            "weight_only_arch_factor", str(hw.gpu.architecture.value))
     if precision in ("fp8", "fp4", "int8"):
         eta_c *= speed_value("fp8_compute_efficiency_factor")
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
@@ -109,8 +110,8 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     t_comm = 0.0
     if tp > 1:
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(batch * m.hidden_size * 2, tp)
-    if w.pp > 1:
-        t_comm += (w.pp - 1) * hw.link.latency_s
+    if w.pp_degree > 1:
+        t_comm += (w.pp_degree - 1) * hw.link.latency_s
     t_fix = (per_key("decode_fixed_ms", engine) * 1e-3
              + m.num_layers * per_key("decode_per_layer_us", engine) * 1e-6)
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
@@ -142,7 +143,8 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     flops = tokens * (linear_flops_per_token(m) + attn) / tp
     eta = per_key("prefill_compute_efficiency", engine)
     if q.weight_only:
-        eta *= per_key("weight_only_compute_efficiency", q.name)
+        eta *= per_key("weight_only_compute_efficiency", q.name) * per_key(
+            "weight_only_arch_factor", str(hw.gpu.architecture.value))
     if precision in ("fp8", "fp4", "int8"):
         eta *= speed_value("fp8_compute_efficiency_factor")
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0

@@ -14,6 +14,8 @@ peer-to-peer (S28). Tensor parallel all-reduces activations 4 times per layer.
 
 from __future__ import annotations
 
+import math
+
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.speed.hardware import Hardware, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
@@ -29,9 +31,14 @@ def training_step(w: Workload, hw: Hardware) -> dict:
     m = w.model
     q = w.quant_format
     precision, why = compute_precision(hw.gpu, q, "transformers", training=True)
+    fp8 = w.fp8_training and hw.gpu.supports("fp8")
+    if w.fp8_training and not fp8:
+        why = f"{hw.gpu.id} has no FP8: --fp8-training falls back to {precision}"
+    elif fp8:
+        precision, why = "fp8", "FP8 matmuls on bf16 weights (Transformer Engine / torchao)"
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
     s, b = w.seq_len, w.batch
-    tp, pp, dp = w.tp_degree, max(1, w.pp), w.dp_degree
+    tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
     n = max(m.params_active - m.params.embedding, 1)
     ad = m.num_attention_heads * (m.head_dim or 128)
     attn = 12 * m.num_layers * s * ad
@@ -42,12 +49,15 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         per_token += 2 * n + attn / 3
     tokens = b * s * dp
     flops = tokens * per_token
-    mfu0 = per_key("training_mfu", w.task) * size_factor(m.hidden_size)
+    mfu0 = (per_key("training_mfu", w.task) * size_factor(m.hidden_size)
+            * per_key("compute_arch_factor", str(hw.gpu.architecture.value)))
+    if fp8:
+        mfu0 *= speed_value("fp8_compute_efficiency_factor")
     if w.task == "qlora" or (lora and q.linear_bits < 16):
         mfu0 /= speed_value("qlora_dequant_factor")
     t_compute = flops / (w.gpus * peak * mfu0)
 
-    link = hw.link
+    link = hw.fabric if dp > 1 else hw.link  # data-parallel traffic crosses servers
     overlap = speed_value("dp_overlap").get(link.kind, 0.5) if link.kind != "none" else 1.0
     t_dp = 0.0
     if dp > 1:
@@ -60,16 +70,26 @@ def training_step(w: Workload, hw: Hardware) -> dict:
         else:
             t_dp = link.all_reduce_s(m.params_total * 2 / tp / pp, dp)
     exposed_dp = t_dp * (1 - overlap)
+    accumulation = 1
+    if exposed_dp > t_compute:
+        # A link slower than the compute: practitioners accumulate gradients over several
+        # micro-batches per synchronisation rather than run slower than on fewer GPUs.
+        accumulation = min(64, math.ceil(exposed_dp / t_compute))
+        t_compute *= accumulation
+        tokens *= accumulation
     t_tp = 0.0
     if tp > 1:
-        t_tp = 4 * m.num_layers / pp * link.all_reduce_s(b * s * m.hidden_size * 2, tp)
+        t_tp = accumulation * 4 * m.num_layers / pp * hw.link.all_reduce_s(
+            b * s * m.hidden_size * 2, tp)
     bubble = 0.0
     if pp > 1:
         micro = 4 * pp
         bubble = (pp - 1) / (micro + pp - 1)
     step = (t_compute + exposed_dp + t_tp) / (1 - bubble)
     tokens_per_s = tokens / step
-    mfu = tokens_per_s * useful / (w.gpus * peak)
+    # MFU is reported against the 16-bit peak, as torchtitan and llm-foundry report it
+    peak16 = hw.peak("bf16") or hw.peak("fp16") or peak
+    mfu = tokens_per_s * useful / (w.gpus * peak16)
     parts = {"compute": t_compute, "interconnect": exposed_dp + t_tp,
              "fixed-overhead": step - t_compute - exposed_dp - t_tp}
     comps = (
@@ -84,4 +104,4 @@ def training_step(w: Workload, hw: Hardware) -> dict:
     )
     return {"precision": precision, "why": why, "tokens_per_s": tokens_per_s,
             "step_s": step, "mfu": mfu, "mfu_assumed": mfu0, "tokens_per_step": tokens,
-            "bound": dominant(parts), "components": comps}
+            "bound": dominant(parts), "components": comps, "accumulation": accumulation}
