@@ -12,6 +12,7 @@ from whichgpu.advise.job import Job
 from whichgpu.estimate.workload import Workload
 
 if TYPE_CHECKING:
+    from whichgpu.catalog.gpus import GPU
     from whichgpu.catalog.prices import OfferSelection
     from whichgpu.cost.currency import RateTable
 
@@ -74,3 +75,25 @@ def priced_offers(prices: str | None, currency: str | None = None,
     if currency:
         selection = apply_currency(selection, currency, rates)
     return selection, rates
+
+
+MAX_ONLY = 40  # GPUs compared at once (the web API's bound)
+
+
+def only_gpus(text: str | None) -> list[GPU] | None:
+    """``--only`` / the API's ``only``: ``rtx-4090,a100,h100`` -> catalog GPUs (forgiving
+    names, each checked; duplicates dropped; at most 40). None or blank: the whole catalog."""
+    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.errors import InputError
+
+    if not text:
+        return None
+    names = [t.strip() for t in str(text).split(",") if t.strip()]
+    if len(names) > MAX_ONLY:
+        raise InputError(f"compare at most {MAX_ONLY} GPUs at once")
+    out: list[GPU] = []
+    for n in names:
+        g = resolve_gpu(n).gpu
+        if g not in out:
+            out.append(g)
+    return out or None

@@ -103,7 +103,11 @@ def parse_answers(workload: str, model: str, budget: str | None, hours: str | fl
 
 
 def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
-    """The task and weight format the checklist assumes for a workload and a model size."""
+    """The task and weight format the checklist assumes for a workload and a model size.
+
+    Fine-tuning is LoRA up to 13B and QLoRA above (S4, S24); gradient checkpointing is left to
+    the recommender, which turns it on on the cards whose memory needs it, as trainers do
+    (a 7B LoRA then needs about 19 GB: S4's "~14-20 GB", a 24 GB card, S13 Q2)."""
     billions = spec.params_total / 1e9
     if answers.workload == "training":
         return "pretrain", None
@@ -137,8 +141,13 @@ def article_rules(answers: ChecklistAnswers, billions: float) -> list[str]:
 
 
 def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | None = None,
-                  rates=None) -> ChecklistResult:
-    """Answer the checklist: the cheapest GPU configuration, then rent or buy it."""
+                  rates=None, gpus: list | None = None) -> ChecklistResult:
+    """Answer the checklist: the cheapest GPU configuration, then rent or buy it.
+
+    No amount of work is asked, so training and fine-tuning are ranked by the cost of the same
+    work (per 1M training tokens: a cheaper hour on a slower card is not cheaper work) and
+    inference by the price per hour of a configuration that holds the model (S13: the
+    cheapest GPU that can run it). ``gpus`` narrows the GPUs compared (``--only``)."""
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import recommend
     from whichgpu.cost.ownership import ownership_inputs
@@ -150,9 +159,13 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
     task, quant = _setup(answers, spec)
     w = Workload(spec, task=task, quant=quant)
     job = Job(w, max_price_per_hour=answers.budget_per_hour, currency=currency)
-    rec = recommend(job, offers, rates=rates)
+    rec = recommend(job, offers, rates=rates, gpus=gpus)
     notes = [f"assumed {task}" + (f" with {quant} weights" if quant else "")
              + " (the checklist's default for this workload and size)"]
+    notes.append("ranked by " + rec.ranking + (
+        " (no amount of work asked: the same work costs least there)"
+        if rec.ranking.startswith("cost per") and rec.ranking != "cost per hour" else
+        " (no amount of work asked: hosting the model by the hour)"))
     advice = None
     best = rec.best
     if best is not None:

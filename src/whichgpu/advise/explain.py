@@ -4,121 +4,211 @@ from __future__ import annotations
 
 from whichgpu.units import format_duration, format_money
 
-_KIND_ORDER = ("memory", "offer", "price", "deadline", "budget", "speed")
+
+def _money_range(r) -> str:
+    return f"{format_money(r.typical)} ({format_money(r.low)}-{format_money(r.high)})"
 
 
 def _what(o) -> str:
     if o.time_s is None:
+        if o.unit_cost is not None and o.unit:
+            return (f"{format_money(o.price_per_hour)} per hour, "
+                    f"{_money_range(o.unit_cost)} per {o.unit}")
         return f"{format_money(o.cost.typical)} per hour"
     return (f"about {format_duration(o.time_s.typical)} "
             f"({format_duration(o.time_s.low)}-{format_duration(o.time_s.high)}) and "
-            f"{format_money(o.cost.typical)} ({format_money(o.cost.low)}-"
-            f"{format_money(o.cost.high)})")
+            f"{_money_range(o.cost)}")
 
 
-def explain(rec, offers, catalog, rates) -> None:
+def _name(o) -> str:
+    """An option's label, with its layout when it has several replicas (two '8 x a100' can
+    be 4 replicas of 2 GPUs or 2 of 4)."""
+    return f"{o.label} ({o.layout})" if o.replicas > 1 else o.label
+
+
+def _per_gpu_speed(o) -> float:
+    """Work per second per GPU (times such as seconds per step are inverted)."""
+    r = o.rate.typical
+    if o.rate_name in ("step_s", "seconds_per_video"):
+        r = 1 / r if r > 0 else 0.0
+    return r / o.gpus
+
+
+def explain(rec, offers, catalog, rates, profile=None) -> None:
     """Fill ``rec.explanation``, ``rec.what_would_change`` and ``rec.closest`` in place."""
+    from whichgpu.advise.recommend import rank_cost
+
     job = rec.job
     opts = rec.options
     lines: list[str] = []
     change: list[str] = []
     if opts:
         best = opts[0]
-        goal = "the lowest total cost" if job.objective == "cost" else "the shortest time"
-        if job.per_hour:
-            goal = ("the lowest cost per hour" if job.objective == "cost"
-                    else "the fastest per user")
-        lines.append(f"{best.label} wins with {goal}: {_what(best)} at "
+        lines.append(f"{_name(best)} wins with the {_goal(rec)}: {_what(best)} at "
                      f"{format_money(best.price_per_hour)}/h ({best.offer.provider}, "
                      f"{best.offer.billing.describe()}).")
+        if job.kind == "none":
+            lines.append("No amount of work given: " + (
+                f"ranked by the cost of the same work (per {best.unit}), shown with the price "
+                "per hour." if rec.ranking.startswith("cost per") and best.unit and
+                rec.ranking != "cost per hour" else
+                "ranked by the price per hour of a configuration that holds it (add --tokens, "
+                "--images, --steps ... to rank by the cost of a job)."))
         headroom = best.gpu.usable_memory_bytes - best.memory_bytes
         lines.append(f"Memory first: it needs {best.memory_bytes / 1e9:.1f} GB per GPU of "
                      f"{best.gpu.usable_memory_bytes / 1e9:.1f} GB ({headroom / 1e9:.1f} GB "
-                     f"spare). Speed second: {best.speed.bound}-bound at {best.speed.precision}"
-                     f", confidence {best.speed.confidence}.")
+                     f"spare; {best.layout}). Speed second: {best.speed.bound}-bound at "
+                     f"{best.speed.precision}, confidence {best.speed.confidence}.")
         if len(opts) > 1:
             second = opts[1]
-            if job.objective == "cost":
-                diff = second.cost.typical.amount / best.cost.typical.amount - 1
-                lines.append(f"Next: {second.label}, {_what(second)}"
-                             f" ({diff:+.0%} cost).")
+            if job.objective == "cost" and rank_cost(job, best) > 0:
+                diff = rank_cost(job, second) / rank_cost(job, best) - 1
+                lines.append(f"Next: {_name(second)}, {_what(second)} ({diff:+.0%} cost).")
             else:
-                lines.append(f"Next: {second.label}, {_what(second)}.")
-        ties = [o.label for o in opts[1:] if o.near_tie]
+                lines.append(f"Next: {_name(second)}, {_what(second)}.")
+        ties = [_name(o) for o in opts[1:] if o.near_tie]
         if ties:
             lines.append(f"Near-tie (within 5 %): {', '.join(ties)}; the ranges overlap, so "
                          "prices on the day decide.")
-        lines.append(f"{len(opts)} configuration(s) can run it; {len(rec.excluded)} GPU(s) "
-                     "excluded.")
+        slower = _slower_but_cheaper(rec, best)
+        if slower:
+            lines.append(slower)
+        lines.append(_counts_line(rec))
+        no_fp8 = sorted({o.gpu.id for o in opts if o.lacks_fp8})
+        if no_fp8:
+            lines.append(f"Without FP8 or FP4 support ({', '.join(no_fp8)}), the weights run "
+                         "through 16-bit matmuls: those cards are kept, with their slower "
+                         "speed (a note, not an exclusion).")
         for note in best.notes:
-            lines.append(f"Note: {note}.")
-        change += _what_changes(rec, best)
+            if not note.startswith(("no FP8", "no FP4")):
+                lines.append(f"Note: {note}.")
+        for a in best.assumptions:
+            lines.append(f"Assumes: {a}.")
+        change += _what_changes(rec, best, offers, rates, profile)
     else:
-        lines.append("Nothing in the catalog and price list can run this job as asked.")
-        closest = _closest(rec)
+        where = []
+        if rec.only:
+            where.append(f"among {', '.join(rec.only)}")
+        if rec.max_gpus:
+            where.append(f"with at most {rec.max_gpus} GPU(s)")
+        lines.append("Nothing in the catalog and price list can run this job as asked"
+                     + (f" ({'; '.join(where)})" if where else "") + ".")
+        closest = _closest(rec.excluded)
         if closest is not None:
-            rec.closest = f"{closest.gpu.id} x {closest.count}: {closest.reason}"
+            rec.closest = f"{_where(closest)}: {closest.reason}" + (
+                "" if closest.has_offer else "; and the price list has no offer for it")
             lines.append(f"Closest: {rec.closest}.")
+            if not closest.has_offer:
+                offered = _closest([e for e in rec.excluded if e.has_offer])
+                if offered is not None:
+                    lines.append(f"Closest with an offer: {_where(offered)}: "
+                                 f"{offered.reason}.")
         change += _memory_fixes(rec, catalog)
     rec.explanation = lines
     rec.what_would_change = change
 
 
-def _closest(rec):
-    """The exclusion nearest to working: deadline/budget misses first, then the smallest gap."""
-    if not rec.excluded:
+def _goal(rec) -> str:
+    r = rec.ranking
+    return {"shortest time": "shortest time", "fastest per user": "fastest speed per user",
+            "total cost": "lowest total cost"}.get(r, f"lowest {r}")
+
+
+def _where(e) -> str:
+    return e.gpu.id if e.count == 1 else f"{e.count} x {e.gpu.id}"
+
+
+def _counts_line(rec) -> str:
+    with_options = {o.gpu.id for o in rec.options}
+    gpus = {e.gpu.id for e in rec.excluded if e.gpu.id not in with_options}
+    no_offer = {e.gpu.id for e in rec.excluded if e.gpu.id in gpus and not e.has_offer}
+    smaller = sum(1 for e in rec.excluded if e.gpu.id in with_options)
+    text = f"{len(rec.options)} configuration(s) can run it. Excluded: {len(gpus)} GPU(s)"
+    if no_offer:
+        text += f" ({len(no_offer)} of them not in this price list)"
+    if smaller:
+        text += (f", and {smaller} smaller size(s) of GPUs that run it with more cards")
+    return text + "."
+
+
+def _slower_but_cheaper(rec, best) -> str | None:
+    """Why a slower card wins on cost: the faster cards cost more per hour than they gain.
+    Compared at the same number of GPUs where there is one (scaling changes speed per GPU)."""
+    if rec.job.objective != "cost" or rec.job.per_hour:
         return None
-    soft = [e for e in rec.excluded if e.kind in ("deadline", "budget", "price", "speed")]
-    if soft:
-        return min(soft, key=lambda e: e.shortfall)
-    mem = [e for e in rec.excluded if e.kind == "memory"]
-    if mem:
-        return min(mem, key=lambda e: e.shortfall / e.gpu.usable_memory_bytes)
-    return rec.excluded[0]
+    mine = _per_gpu_speed(best)
+    per_gpu_price = best.price_per_hour.amount / best.gpus
+    faster = [o for o in rec.options if o.gpu.id != best.gpu.id and _per_gpu_speed(o) > mine]
+    if not faster or mine <= 0 or per_gpu_price <= 0:
+        return None
+    same = [o for o in faster if o.gpus == best.gpus]
+    f = max(same or faster, key=_per_gpu_speed)
+    speed_ratio = _per_gpu_speed(f) / mine
+    price_ratio = (f.price_per_hour.amount / f.gpus) / per_gpu_price
+    if price_ratio <= speed_ratio:
+        return None
+    at = f" (both on {best.gpus} GPUs)" if f.gpus == best.gpus and best.gpus > 1 else ""
+    return (f"Per GPU{at}, {f.gpu.id} is {speed_ratio:.1f}x as fast as {best.gpu.id} but costs "
+            f"{price_ratio:.1f}x as much per hour here, so {best.gpu.id} does the same work "
+            "for less; the faster card wins when time counts (--objective time, --deadline, "
+            "--max-gpus).")
 
 
-def _what_changes(rec, best) -> list[str]:
+def _closest(excluded):
+    """The exclusion nearest to working: the smallest gap relative to what was needed
+    (memory short, time late, money over, speed missing)."""
+    if not excluded:
+        return None
+    return min(excluded, key=lambda e: (e.gap, e.count))
+
+
+def _what_changes(rec, best, offers, rates, profile) -> list[str]:
+    from whichgpu.advise.recommend import rank_cost
+
     job = rec.job
     out: list[str] = []
     opts = rec.options
-    if job.objective == "cost" and best.time_s is not None:
-        fastest = min(opts, key=lambda o: o.time_s.typical if o.time_s else float("inf"))
-        if fastest is not best and fastest.time_s is not None:
-            out.append(f"If time matters more: {fastest.label} takes "
+    timed = [o for o in opts if o.time_s is not None]
+    if job.objective == "cost" and best.time_s is not None and timed:
+        fastest = min(timed, key=lambda o: o.time_s.typical)
+        if fastest is not best:
+            out.append(f"If time matters more: {_name(fastest)} takes "
                        f"{format_duration(fastest.time_s.typical)} for "
                        f"{format_money(fastest.cost.typical)} (--objective time).")
     elif job.objective == "time":
-        cheapest = min(opts, key=lambda o: o.cost.typical.amount)
+        cheapest = min(opts, key=lambda o: rank_cost(job, o))
         if cheapest is not best:
-            out.append(f"If cost matters more: {cheapest.label} costs "
+            out.append(f"If cost matters more: {_name(cheapest)} costs "
                        f"{format_money(cheapest.cost.typical)} and takes "
                        + (format_duration(cheapest.time_s.typical) if cheapest.time_s
                           else "the same hours") + " (--objective cost).")
-    if len(opts) > 1 and job.objective == "cost":
-        second = opts[1]
-        ratio = best.cost.typical.amount / max(second.cost.typical.amount, 1e-12)
-        target = second.price_per_hour * ratio
-        out.append(f"{second.label} would win below {format_money(target)}/h "
-                   f"(now {format_money(second.price_per_hour)}/h).")
+    if job.objective == "cost":
+        runner = next((o for o in opts if o.gpu.id != best.gpu.id), None)
+        if runner is not None and rank_cost(job, runner) > 0:
+            ratio = rank_cost(job, best) / rank_cost(job, runner)
+            now = runner.price_per_hour / runner.gpus  # per GPU, as offers are listed
+            target = now * ratio
+            per = " per GPU" if runner.gpus > 1 else ""
+            if ratio < 0.995 and format_money(target) != format_money(now):
+                out.append(f"{_name(runner)} would win below {format_money(target)}/h{per} "
+                           f"(now {format_money(now)}/h{per}).")
+    if best.gpus > 1:
+        fewer = [o for o in opts if o.gpus < best.gpus]
+        if fewer:
+            o = min(fewer, key=lambda o: rank_cost(job, o)) if job.objective == "cost" \
+                else fewer[0]
+            out.append(f"On fewer GPUs: {_name(o)}, {_what(o)} (--max-gpus {o.gpus}).")
     late = [e for e in rec.excluded if e.kind == "deadline"]
     if late:
         e = min(late, key=lambda e: e.shortfall)
-        out.append(f"A longer deadline would let {e.gpu.id} in: {e.reason}.")
+        out.append(f"A longer deadline would let {_where(e)} in: {e.reason}.")
     pricey = [e for e in rec.excluded if e.kind in ("budget", "price")]
     if pricey:
-        out.append(f"A bigger budget would let in: {', '.join(sorted({e.gpu.id for e in pricey}))}"
-                   ".")
-    cheaper_mem = [e for e in rec.excluded if e.kind == "memory"
-                   and e.gpu.id != best.gpu.id]
-    if cheaper_mem:
-        from whichgpu.estimate.memory.fit import suggestions
-
-        e = min(cheaper_mem, key=lambda e: e.shortfall / e.gpu.usable_memory_bytes)
-        fixes = [c for c in suggestions(job.workload, e.gpu) if c.fits_on
-                 and "bigger GPU" not in c.description]
-        if fixes:
-            out.append(f"{e.gpu.id} does not fit as asked; with {fixes[0].description} it would"
-                       f" ({fixes[0].total_bytes / 1e9:.1f} GB).")
+        out.append("A bigger budget would let in: "
+                   f"{', '.join(sorted({_where(e) for e in pricey}))}.")
+    fix = _memory_fix(rec, best, offers, rates, profile)
+    if fix:
+        out.append(fix)
     no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == "offer"})
     if no_offer:
         out.append(f"Fits but has no offer in this price list: {', '.join(no_offer)} "
@@ -126,9 +216,101 @@ def _what_changes(rec, best) -> list[str]:
     return out
 
 
-def _memory_fixes(rec, catalog) -> list[str]:
+def _fixable_count(text: str) -> int:
+    """'rtx-4090 x 2' -> 2, 'rtx-4090' -> 1."""
+    _, _, n = text.rpartition(" x ")
+    return int(n) if n.isdigit() else 1
+
+
+def _memory_fix(rec, best, offers, rates, profile) -> str | None:
+    """A change to the job (a smaller format, a shorter context, checkpointing ...) that lets
+    in a GPU size which does not fit as asked and would then beat the winner: each change is
+    costed on that GPU's offers, within --max-gpus; the best such change is named."""
+    from dataclasses import replace
+
+    from whichgpu.advise.recommend import Option, evaluate, rank_cost
+    from whichgpu.errors import InputError
     from whichgpu.estimate.memory.fit import suggestions
 
-    fixes = suggestions(rec.job.workload, None, catalog=catalog)
-    return [f"{c.description}: {c.total_bytes / 1e9:.1f} GB per GPU"
-            + (f", fits {', '.join(c.fits_on)}" if c.fits_on else "") for c in fixes[:5]]
+    job = rec.job
+    goal = (lambda o: rank_cost(job, o)) if job.objective == "cost" else \
+        (lambda o: o.time_s.typical if o.time_s else -o.rate.typical)
+    target = goal(best)
+    found = None
+    seen = set()
+    for e in sorted(rec.excluded, key=lambda e: e.gap):
+        if e.kind != "memory" or not e.has_offer or (e.gpu.id, e.count) in seen:
+            continue
+        seen.add((e.gpu.id, e.count))
+        for c in suggestions(job.workload, e.gpu):
+            changed = c.workload
+            if changed.task != job.workload.task and job.workload.task == "pretrain":
+                continue  # LoRA is not pre-training
+            if changed is job.workload or "bigger GPU" in c.description or \
+                    f" x {e.gpu.id} (" in c.description:
+                continue  # more GPUs or another GPU: not a change to the job
+            try:
+                option = evaluate(replace(job, workload=changed), e.gpu, e.count, offers,
+                                  rec.currency, rates=rates, profile=profile,
+                                  max_gpus=rec.max_gpus)
+            except InputError:  # a change the estimators refuse is no answer
+                continue
+            if not isinstance(option, Option) or goal(option) >= target:
+                continue
+            if found is None or goal(option) < goal(found[1]):
+                found = (c, option, e)
+        if len(seen) >= 6:
+            break
+    if found is None:
+        return None
+    c, o, e = found
+    what = (f"{format_money(o.cost.typical)} in {format_duration(o.time_s.typical)}"
+            if o.time_s is not None else f"{format_money(o.price_per_hour)}/h")
+    return (f"{_where(e)} does not fit as asked ({_short(e)}); with {c.description} it would "
+            f"({o.memory_bytes / 1e9:.1f} GB per GPU) and win: {what}.")
+
+
+def _short(e) -> str:
+    gb = e.shortfall / 1e9
+    return f"{gb:.1f} GB short" if gb >= 1 else f"{gb:.2f} GB short"
+
+
+def _memory_fixes(rec, catalog) -> list[str]:
+    """Nothing fits: the single changes that make the job fit, on GPUs the price list rents
+    (within --max-gpus and --only); GPUs that would hold it but have no offer are named."""
+    from whichgpu.estimate.memory.fit import fits, suggestions
+
+    w = rec.job.workload
+    allowed = set(rec.only) if rec.only else None
+    out = []
+
+    def usable(name: str) -> bool:
+        gpu = name.rpartition(" x ")[0] or name
+        if allowed is not None and gpu not in allowed:
+            return False
+        return rec.max_gpus is None or _fixable_count(name) <= rec.max_gpus
+
+    for c in suggestions(w, None, catalog=catalog):
+        places = [p for p in c.fits_on if usable(p)]
+        if not places:
+            continue
+        rented = [p for p in places if (p.rpartition(" x ")[0] or p) in rec.offered]
+        unrented = [p for p in places if p not in rented]
+        text = f"{c.description}: {c.total_bytes / 1e9:.1f} GB per GPU"
+        if rented:
+            text += f", fits {', '.join(rented)}"
+        if unrented:
+            text += (", " if rented else ", fits only ") + \
+                f"{', '.join(unrented)} (no offer in this price list)"
+        out.append(text)
+        if len(out) == 5:
+            break
+    if rec.max_gpus is not None:
+        more = [f for f in fits(w, catalog=catalog, counts=(2, 4, 8))
+                if f.fits and f.count > rec.max_gpus and f.gpu.id in rec.offered
+                and (allowed is None or f.gpu.id in allowed)]
+        if more:
+            f = more[0]
+            out.append(f"More GPUs: {f.count} x {f.gpu.id} hold it as asked "
+                       f"({f.per_gpu_bytes / 1e9:.1f} GB per GPU; --max-gpus {f.count}).")
+    return out

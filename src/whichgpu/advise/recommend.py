@@ -1,20 +1,22 @@
 """The recommender: memory decides first, speed second, then price (S27).
 
 Every catalog GPU x 1/2/4/8 (and cluster sizes for pre-training) is tried: the memory estimate
-filters, the speed estimate gives a time range, the cheapest matching offer and its billing rule
-give a cost range. Options are ranked by the objective; what was excluded keeps its reason.
+filters, the speed estimate gives a time range, and every matching offer is costed under its
+own billing rule and instance size; the offer that makes the job cheapest is kept (a lower
+hourly price with a one-hour minimum can lose to a dearer per-second offer on a short job).
+Options are ranked by the objective; what was excluded keeps its reason, per failing size.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from whichgpu.advise.job import MAX_CONCURRENCY, Job
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, cheapest_offer, hourly_price
+from whichgpu.cost.billing import MoneyRange, hourly_price, instances_needed
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.cost.task import task_cost
 from whichgpu.errors import InputError
@@ -27,6 +29,17 @@ from whichgpu.units import Money, Range, format_duration, format_money
 COUNTS = (1, 2, 4, 8)
 CLUSTER_COUNTS = (16, 32, 64, 128, 256, 512, 1024)
 NEAR_TIE = 0.05  # options within 5 % of the best are shown as near-ties
+SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a cluster
+
+#: The rates that measure a workload's work, and the unit its cost is quoted per when no
+#: amount of work is given: rate name -> (rate units per hour factor, unit label, units quoted).
+_WORK_RATES = {
+    "tokens_per_s": (3600, "1M training tokens", 1e6),
+    "output_tokens_per_s": (3600, "1M generated tokens", 1e6),
+    "images_per_min": (60, "1,000 images", 1e3),
+    "videos_per_hour": (1, "video", 1),
+    "steps_per_s": (3600, "1,000 steps", 1e3),
+}
 
 
 @dataclass(frozen=True)
@@ -34,11 +47,11 @@ class Option:
     """One GPU configuration that can run the job, with its offer, time and cost."""
 
     gpu: GPU
-    count: int
+    count: int  # GPUs per replica
     offer: Offer
-    price_per_hour: Money  # for all ``count`` GPUs (whole instances), in the job's currency
-    time_s: Range | None  # None for open-ended serving
-    cost: MoneyRange  # total for the job (serving: per hour)
+    price_per_hour: Money  # for all GPUs of all replicas (whole instances), job's currency
+    time_s: Range | None  # None for open-ended serving and jobs with no amount
+    cost: MoneyRange  # total for the job (serving and no amount: per hour)
     memory_bytes: int  # per GPU
     speed: SpeedEstimate
     rate_name: str
@@ -48,16 +61,28 @@ class Option:
     notes: tuple[str, ...] = ()
     near_tie: bool = False
     pareto: bool = False
+    layout: str = "single GPU"
+    assumptions: tuple[str, ...] = ()
+    unit_cost: MoneyRange | None = None  # no amount given: cost per ``unit`` of work
+    unit: str | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.count * self.replicas
 
     @property
     def label(self) -> str:
-        n = self.count * self.replicas
+        n = self.gpus
         return self.gpu.id if n == 1 else f"{n} x {self.gpu.id}"
 
+    @property
+    def lacks_fp8(self) -> bool:
+        return any(n.startswith("no FP8") or n.startswith("no FP4") for n in self.notes)
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "gpu": self.gpu.id, "count": self.count * self.replicas,
-            "gpus_per_replica": self.count, "replicas": self.replicas,
+        data = {
+            "gpu": self.gpu.id, "count": self.gpus,
+            "gpus_per_replica": self.count, "replicas": self.replicas, "layout": self.layout,
             "price_per_hour": self.price_per_hour.to_json(),
             "time_s": self.time_s.to_json() if self.time_s else None,
             "cost": self.cost.to_json(), "memory_bytes": self.memory_bytes,
@@ -66,23 +91,40 @@ class Option:
             "bound": self.speed.bound, "confidence": self.speed.confidence,
             "precision": self.speed.precision,
             "offer": {"provider": self.offer.provider, "offer_set": self.offer.offer_set,
+                      "gpu_count": self.offer.gpu_count,
+                      "instances": instances_needed(self.offer, self.count) * self.replicas,
                       "spot": self.offer.spot, "billing": self.offer.billing.describe(),
                       "source": self.offer.source, "observed_at": self.offer.observed_at},
-            "notes": list(self.notes), "near_tie": self.near_tie, "pareto": self.pareto,
+            "notes": list(self.notes), "assumptions": list(self.assumptions),
+            "near_tie": self.near_tie, "pareto": self.pareto,
         }
+        if self.unit_cost is not None:
+            data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
+        return data
 
 
 @dataclass(frozen=True)
 class Exclusion:
+    """One GPU size that cannot run the job, and why.
+
+    ``shortfall`` is in the kind's own unit (memory: bytes missing per GPU; deadline: seconds
+    late; budget and price: money over; speed: tokens/s missing per user); ``gap`` is the same
+    as a fraction of what was needed, so misses of different kinds compare.
+    """
+
     gpu: GPU
     count: int
     kind: str  # memory, offer, deadline, budget, price, speed
     reason: str
-    shortfall: float = 0.0  # how far off (memory: bytes missing per GPU)
+    shortfall: float = 0.0
+    gap: float = 0.0
+    works_with: int | None = None  # the fewest GPUs of this kind that do run the job
+    has_offer: bool = True  # the price list rents this GPU (spot or on-demand as asked)
 
     def to_json(self) -> dict[str, Any]:
         return {"gpu": self.gpu.id, "count": self.count, "kind": self.kind,
-                "reason": self.reason}
+                "reason": self.reason, "gap": round(self.gap, 6),
+                "works_with": self.works_with, "has_offer": self.has_offer}
 
 
 @dataclass
@@ -94,10 +136,25 @@ class Recommendation:
     explanation: list[str] = field(default_factory=list)
     what_would_change: list[str] = field(default_factory=list)
     closest: str | None = None
+    max_gpus: int | None = None
+    only: list[str] | None = None  # the GPUs compared when narrowed (catalog ids)
+    offered: frozenset[str] = frozenset()  # GPU ids the price list rents (as asked: spot or not)
 
     @property
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
+
+    @property
+    def ranking(self) -> str:
+        """What the options are sorted by, in words."""
+        if self.job.objective == "time":
+            return "fastest per user" if self.job.per_hour else "shortest time"
+        if self.job.per_hour or (self.job.kind == "none" and not _unit_ranked(self.job)):
+            return "cost per hour"
+        if self.job.kind == "none":
+            unit = next((o.unit for o in self.options if o.unit), "unit of work")
+            return f"cost per {unit}"
+        return "total cost"
 
     def pareto(self) -> list[Option]:
         return [o for o in self.options if o.pareto]
@@ -108,7 +165,9 @@ class Recommendation:
             "model": w.model.name, "task": w.task, "quant": w.quant_name,
             "job": {"kind": self.job.kind, "amount": self.job.amount,
                     "objective": self.job.objective},
+            "ranking": self.ranking,
             "currency": self.currency,
+            "max_gpus": self.max_gpus, "only": self.only,
             "options": [o.to_json() for o in self.options],
             "pareto": [o.label for o in self.pareto()],
             "excluded": [e.to_json() for e in self.excluded],
@@ -116,6 +175,13 @@ class Recommendation:
             "what_would_change": self.what_would_change,
             "closest": self.closest,
         }
+
+
+def _unit_ranked(job: Job) -> bool:
+    """No amount of work for a job that ends (training, images, videos): the options are
+    ranked by what the same work costs (per 1M tokens, per 1,000 images), not by the hour."""
+    w = job.workload
+    return job.kind == "none" and (w.is_training or w.is_diffusion)
 
 
 def _job_currency(job: Job, offers: list[Offer]) -> str:
@@ -134,99 +200,200 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
               gpus: list[GPU] | None = None, max_gpus: int | None = None) -> Recommendation:
     """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest.
 
-    ``max_gpus`` limits the configurations to at most that many GPUs (1: single cards).
+    ``gpus`` narrows the GPUs compared (``--only``); ``max_gpus`` limits a configuration to at
+    most that many GPUs in all, replicas included (1: single cards).
     """
+    if max_gpus is not None and (isinstance(max_gpus, bool) or int(max_gpus) < 1):
+        raise InputError(f"--max-gpus must be at least 1, got {max_gpus}")
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
     excluded: list[Exclusion] = []
     w = job.workload
+    counts = tuple(c for c in _counts(w) if max_gpus is None or c <= max_gpus)
     for gpu in gpus or catalog.gpus:
-        counts = tuple(c for c in _counts(w) if max_gpus is None or c <= max_gpus)
         gpu_options, gpu_excluded = _evaluate_gpu(job, gpu, offers, currency, rates, profile,
-                                                  counts)
+                                                  counts, max_gpus)
         options += gpu_options
         excluded += gpu_excluded
     _rank(job, options)
-    rec = Recommendation(job, currency, options, excluded)
+    rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
+                         only=[g.id for g in gpus] if gpus else None,
+                         offered=frozenset(o.gpu for o in offers if o.spot == job.spot))
     from whichgpu.advise.explain import explain
 
-    explain(rec, offers, catalog, rates)
+    explain(rec, offers, catalog, rates, profile)
     return rec
 
 
-def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts):
-    """Options for one GPU, or the one reason it has none (the most telling one)."""
+def _where(gpu: GPU, count: int) -> str:
+    return gpu.id if count == 1 else f"{count} x {gpu.id}"
+
+
+def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, max_gpus):
+    """Options for one GPU, and the sizes of it that fail: every failing size below the
+    smallest that works, or (when no size works) the nearest miss."""
     w = job.workload
+    pool = [o for o in offers if o.gpu == gpu.id and o.spot == job.spot]
+    usable = gpu.usable_memory_bytes
     opts: list[Option] = []
     misses: list[Exclusion] = []
-    memory_miss: Exclusion | None = None
     for count in counts:
-        if count > 8 and any(o.count <= 8 for o in opts):
-            break  # a cluster only when one server is not enough
+        if count > SERVER_GPUS and w.task != "pretrain" and \
+                any(o.count <= SERVER_GPUS for o in opts):
+            break  # a cluster only when one server is not enough (pre-training: always, S5)
         try:
             wl = layout_for(w, count)
         except InputError:
             continue
         batch = 1
-        if job.kind in ("tokens", "daily") or job.kind == "serving":
-            ctx_w = wl
+        if job.kind in ("tokens", "daily", "serving"):
             cap = job.concurrency or MAX_CONCURRENCY
-            batch = max_concurrency(ctx_w, gpu, count, limit=cap)
+            batch = max_concurrency(wl, gpu, count, limit=cap)
             if job.concurrency and batch < job.concurrency:
                 batch = 0
             if batch == 0:
                 need = estimate_memory(wl.with_(batch=job.concurrency or 1)).total_bytes
-                memory_miss = memory_miss or _memory_exclusion(gpu, count, need)
+                misses.append(_memory_exclusion(gpu, count, need, bool(pool)))
                 continue
             wl = wl.with_(batch=batch)
-        need = estimate_memory(wl).total_bytes
-        if need > gpu.usable_memory_bytes and wl.is_diffusion and wl.offload == "none" \
-                and wl.task != "image-lora":
-            # What ComfyUI and diffusers users do on smaller cards: the text encoders leave
-            # the GPU once the prompt is encoded. Same images, a little slower.
-            offloaded = wl.with_(offload="model")
-            if estimate_memory(offloaded).total_bytes <= gpu.usable_memory_bytes:
-                wl = offloaded
-                need = estimate_memory(wl).total_bytes
-        if need > gpu.usable_memory_bytes:
-            if memory_miss is None or count == 1:
-                memory_miss = _memory_exclusion(gpu, count, need)
+        wl, need = _fit(wl, w, usable)
+        if need > usable:
+            misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w)))
             continue
-        offer = cheapest_offer(offers, gpu.id, currency, rates, gpus=count, spot=job.spot)
-        if offer is None:
+        if not pool:
             pricing = "spot" if job.spot else "on-demand"
             misses.append(Exclusion(gpu, count, "offer",
-                                    f"fits ({need / 1e9:.1f} GB per GPU) but has no {pricing} "
-                                    "offer in the price list"))
-            break
-        option = _option(job, wl, gpu, count, offer, need, batch, currency, rates, profile)
+                                    f"fits ({need / 1e9:.1f} GB per GPU on "
+                                    f"{_where(gpu, count)}) but the price list has no "
+                                    f"{pricing} offer for it", has_offer=False))
+            break  # no offer for one GPU is no offer for more
+        option = _option(job, wl, gpu, count, pool, need, batch, currency, rates, profile,
+                         max_gpus)
         if isinstance(option, Exclusion):
             misses.append(option)
             continue
         opts.append(option)
     if opts:
-        return opts, []
+        fewest = min(o.count for o in opts)
+        return opts, [replace(m, works_with=fewest) for m in misses if m.count < fewest]
     if misses:
-        return [], [misses[0]]
-    if memory_miss is not None:
-        return [], [memory_miss]
+        return [], [min(misses, key=lambda m: (m.gap, m.count))]
     return [], []
 
 
-def _memory_exclusion(gpu: GPU, count: int, need: int) -> Exclusion:
+def evaluate(job: Job, gpu: GPU, count: int, offers: list[Offer], currency: str, *,
+             rates: RateTable | None = None, profile: Any = None,
+             max_gpus: int | None = None) -> Option | Exclusion | None:
+    """One GPU size for ``job`` (used to test what a change to the job would do)."""
+    opts, misses = _evaluate_gpu(job, gpu, offers, currency, rates, profile, (count,),
+                                 max_gpus)
+    return opts[0] if opts else misses[0] if misses else None
+
+
+def _fit(wl: Workload, asked: Workload, usable: int) -> tuple[Workload, int]:
+    """The workload as asked, or (when that does not fit) what users do on a smaller card,
+    as long as the user did not say otherwise: the smallest need of the tries."""
+    need = estimate_memory(wl).total_bytes
+    if need <= usable:
+        return wl, need
+    tries = []
+    if wl.is_diffusion and wl.offload == "none" and wl.task != "image-lora":
+        # ComfyUI and diffusers users on smaller cards: the text encoders leave the GPU once
+        # the prompt is encoded. Same images, a little slower.
+        tries.append(wl.with_(offload="model"))
+    if wl.is_training and asked.gradient_checkpointing is None and not wl.uses_checkpointing:
+        # Trainers (HF Trainer, axolotl, torchtitan) turn activation checkpointing on when
+        # the activations do not fit: the same training, about a third more compute.
+        tries.append(wl.with_(gradient_checkpointing=True))
+    best = (need, wl)
+    for t in tries:
+        n = estimate_memory(t).total_bytes
+        if n <= usable:
+            return t, n
+        best = min(best, (n, t), key=lambda p: p[0])
+    return best[1], best[0]
+
+
+def _adapted(wl: Workload, asked: Workload) -> list[str]:
+    """The adaptations ``_fit`` made, in words."""
+    out = []
+    if wl.offload != asked.offload:
+        out.append(f"with --offload {wl.offload}")
+    if wl.uses_checkpointing and not asked.uses_checkpointing:
+        out.append("with gradient checkpointing")
+    return out
+
+
+def _memory_exclusion(gpu: GPU, count: int, need: int, has_offer: bool = True,
+                      adapted: list[str] | None = None) -> Exclusion:
     usable = gpu.usable_memory_bytes
-    where = gpu.id if count == 1 else f"{count} x {gpu.id}"
+    even = f" (even {' and '.join(adapted)})" if adapted else ""
     return Exclusion(gpu, count, "memory",
-                     f"does not fit: needs {need / 1e9:.1f} GB per GPU on {where}, "
-                     f"has {usable / 1e9:.1f} GB ({(need - usable) / 1e9:.1f} GB short)",
-                     need - usable)
+                     f"does not fit: needs {need / 1e9:.1f} GB per GPU on {_where(gpu, count)}"
+                     f"{even}, has {usable / 1e9:.1f} GB ({_gb(need - usable)} GB short)",
+                     need - usable, (need - usable) / usable, has_offer=has_offer)
 
 
-def _option(job: Job, wl: Workload, gpu: GPU, count: int, offer: Offer, need: int, batch: int,
-            currency: str, rates, profile) -> Option | Exclusion:
+def _gb(n: float) -> str:
+    """Bytes as GB with enough digits that a small shortfall does not read as 0.0."""
+    gb = n / 1e9
+    return f"{gb:.1f}" if gb >= 1 else f"{gb:.2f}" if gb >= 0.01 else f"{gb:.3f}"
+
+
+def _main_rate(speed: SpeedEstimate) -> str:
+    for name in _WORK_RATES:
+        if name in speed.rates:
+            return name
+    return next(iter(speed.rates))
+
+
+def _layout(wl: Workload, replicas: int) -> str:
+    """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs'."""
+    if wl.gpus == 1:
+        base = "single GPU"
+    elif wl.is_training:
+        parts = [f"tp={wl.tp_degree}"] if wl.tp_degree > 1 else []
+        if wl.pp_degree > 1:
+            parts.append(f"pp={wl.pp_degree}")
+        parts.append(f"dp={wl.dp_degree}" + (f" ZeRO-{wl.zero_stage}" if wl.zero_stage else ""))
+        base = " ".join(parts)
+    elif wl.is_diffusion:
+        base = f"{wl.gpus} independent pipelines"
+    else:
+        base = f"tp={wl.tp_degree}" + (f" pp={wl.pp_degree}" if wl.pp_degree > 1 else "")
+    if replicas == 1:
+        return base
+    if wl.gpus == 1:
+        return f"{replicas} replicas of 1 GPU"
+    return f"{replicas} replicas of {wl.gpus} GPUs, {base}"
+
+
+def _assumptions(offer: Offer, count: int, replicas: int) -> list[str]:
+    """What pricing ``count`` GPUs on ``offer`` assumes (instance sizes, servers, clusters)."""
+    out = []
+    instances = instances_needed(offer, count)
+    paid = instances * offer.gpu_count
+    each = " per replica" if replicas > 1 else ""
+    if paid > count:
+        out.append(f"{offer.provider} rents {offer.gpu_count}-GPU instances: {paid} GPUs paid "
+                   f"for{each}, {count} used")
+    if offer.gpu_count < count <= SERVER_GPUS:
+        out.append(f"priced as {instances} x the {offer.gpu_count}-GPU offer of "
+                   f"{offer.provider}; assumes they come as one {count}-GPU server at the "
+                   "same price per GPU (the speed assumes the server's own links)")
+    elif offer.gpu_count < count:
+        servers = math.ceil(count / SERVER_GPUS)
+        out.append(f"a {count}-GPU cluster ({servers} servers of {SERVER_GPUS}, linked by a "
+                   f"cluster network) priced at {offer.provider}'s {offer.gpu_count}-GPU "
+                   "offer: the price list does not say such a cluster can be rented; large "
+                   "clusters are usually reserved in advance, at other prices")
+    return out
+
+
+def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], need: int,
+            batch: int, currency: str, rates, profile, max_gpus) -> Option | Exclusion:
     speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False)
-    price = hourly_price(offer, count, currency, rates)
     notes: list[str] = []
     replicas = 1
     kind = job.kind
@@ -252,9 +419,11 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, offer: Offer, need: in
                                check_fit=False)
         rate = s.rates[rate_name]
         if rate.typical < job.tokens_per_s_each:
+            missing = job.tokens_per_s_each - rate.typical
             return Exclusion(gpu, count, "speed",
                              f"too slow: {rate.typical:.0f} tokens/s per user even alone, "
-                             f"{job.tokens_per_s_each:g} wanted")
+                             f"{job.tokens_per_s_each:g} wanted", missing,
+                             missing / job.tokens_per_s_each)
         speed, batch = s, per_replica
         seconds = None
         if replicas > 1:
@@ -264,77 +433,112 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, offer: Offer, need: in
         seconds = rate.inverse(job.images * 60)
     elif kind == "videos":
         rate_name = "seconds_per_video"
-        per = speed.times["seconds_per_video"]
-        rate = per
-        seconds = per.scale(job.videos)
+        rate = speed.times["seconds_per_video"]
+        seconds = rate.scale(job.videos)
     elif kind == "steps":
         rate_name = "step_s"
-        per = speed.times["step_s"]
-        rate = per
-        seconds = per.scale(job.steps)
+        rate = speed.times["step_s"]
+        seconds = rate.scale(job.steps)
     elif kind == "train-tokens":
         rate_name, rate = "tokens_per_s", speed.rates["tokens_per_s"]
         seconds = rate.inverse(job.train_tokens)
-    else:  # no amount: rank by hourly price, show the speed
-        rate_name, rate = next(iter(speed.rates.items()))
+    else:  # no amount: cost per hour, and per unit of work
+        rate_name = _main_rate(speed)
+        rate = speed.rates[rate_name]
         seconds = None
-    total_price = price * replicas
+    if max_gpus is not None and count * replicas > max_gpus:
+        what = "the daily volume" if kind == "daily" else f"{job.users} users"
+        return Exclusion(gpu, count, "speed",
+                         f"needs {replicas} replicas of {count} ({count * replicas} GPUs) for "
+                         f"{what}, more than --max-gpus {max_gpus}",
+                         count * replicas - max_gpus, count * replicas / max_gpus - 1)
+
+    # every matching offer, costed under its own billing rule and instance size
+    priced = []
+    for offer in pool:
+        price = hourly_price(offer, count, currency, rates) * replicas
+        if seconds is None:
+            cost = MoneyRange(price, price, price)
+        else:
+            # the billed machine time; a daily volume over replicas costs the same GPU-hours
+            cost = task_cost(offer, seconds, gpus=count).cost.convert(currency, rates)
+            if replicas > 1 and kind != "daily":
+                cost = cost.scale(replicas)
+        priced.append((offer, price, cost))
     if job.max_price_per_hour is not None:
         cap = convert(job.max_price_per_hour, currency, rates)
-        if total_price.amount > cap.amount:
+        within = [p for p in priced if p[1].amount <= cap.amount]
+        if not within:
+            cheapest = min(p[1] for p in priced)
             return Exclusion(gpu, count, "price",
-                             f"over budget per hour: {format_money(total_price)}/h > "
-                             f"{format_money(cap)}/h")
-    if seconds is None:
-        cost = MoneyRange(total_price, total_price, total_price)
-    else:
-        # the billed machine time; a daily volume spread over replicas costs the same GPU-hours
-        cost = task_cost(offer, seconds, gpus=count).cost.convert(currency, rates)
-        if kind == "daily":
-            seconds = seconds.scale(1 / replicas)  # wall time per day
-        elif replicas > 1:
-            cost = cost.scale(replicas)
+                             f"over budget per hour: {format_money(cheapest)}/h > "
+                             f"{format_money(cap)}/h", cheapest.amount - cap.amount,
+                             cheapest.amount / cap.amount - 1)
+        priced = within
+    offer, price, cost = min(priced, key=lambda p: (p[2].typical.amount, p[1].amount,
+                                                    p[0].provider))
+    if kind == "daily":
+        seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:
         if seconds.typical > job.deadline_s:
+            late = seconds.typical - job.deadline_s
             return Exclusion(gpu, count, "deadline",
                              f"misses the deadline: about {format_duration(seconds.typical)} "
-                             f"> {format_duration(job.deadline_s)}",
-                             seconds.typical - job.deadline_s)
+                             f"> {format_duration(job.deadline_s)}", late,
+                             late / job.deadline_s)
     if job.budget is not None:
         cap = convert(job.budget, currency, rates)
         if cost.typical.amount > cap.amount:
             return Exclusion(gpu, count, "budget",
                              f"over budget: about {format_money(cost.typical)} > "
-                             f"{format_money(cap)}")
-    notes += [n for n in speed.warnings]
+                             f"{format_money(cap)}", cost.typical.amount - cap.amount,
+                             cost.typical.amount / cap.amount - 1)
+    unit_cost = unit = None
+    if kind == "none" and rate_name in _WORK_RATES and rate.low > 0:
+        per_hour, unit, per = _WORK_RATES[rate_name]
+        unit_cost = MoneyRange(*(price * (per / (r * per_hour))
+                                 for r in (rate.high, rate.typical, rate.low)))
+    notes += list(speed.warnings)
     w = job.workload
     if wl.offload != w.offload:
         notes.append(f"with --offload {wl.offload}: components wait in CPU memory between "
                      "stages (a little slower, same output)")
+    if wl.uses_checkpointing and not w.uses_checkpointing:
+        notes.append("with gradient checkpointing (activations recomputed in the backward "
+                     "pass: the same training, about a third more compute)")
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):
         notes.append(f"no {qf.compute.upper()} on {gpu.id}: {qf.name} weights run through "
                      "16-bit matmuls")
     if w.model.approximate:
         notes.append("generic model from a bare size: approximate")
-    return Option(gpu, count, offer, total_price, seconds, cost, need, speed, rate_name, rate,
-                  batch, replicas, tuple(notes))
+    return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
+                  batch, replicas, tuple(notes), layout=_layout(wl, replicas),
+                  assumptions=tuple(_assumptions(offer, count, replicas)),
+                  unit_cost=unit_cost, unit=unit)
+
+
+def rank_cost(job: Job, o: Option) -> float:
+    """What the cost objective sorts by: the job's cost, or per unit of work (no amount)."""
+    if _unit_ranked(job) and o.unit_cost is not None:
+        return o.unit_cost.typical.amount
+    return o.cost.typical.amount
 
 
 def _rank(job: Job, options: list[Option]) -> None:
     """Sort by the objective (ties broken by the other), flag near-ties and the Pareto front."""
     def cost_of(o: Option) -> float:
-        return o.cost.typical.amount
+        return rank_cost(job, o)
 
     def time_of(o: Option) -> float:
         if o.time_s is not None:
             return o.time_s.typical
-        return -o.rate.typical  # serving: faster per user is better
+        return -o.rate.typical  # serving and no amount: faster is better
 
     if job.objective == "time":
-        options.sort(key=lambda o: (time_of(o), cost_of(o), o.count))
+        options.sort(key=lambda o: (time_of(o), cost_of(o), o.gpus))
     else:
-        options.sort(key=lambda o: (cost_of(o), time_of(o), o.count))
+        options.sort(key=lambda o: (cost_of(o), time_of(o), o.gpus))
     if not options:
         return
     best = options[0]
@@ -348,10 +552,4 @@ def _rank(job: Job, options: list[Option]) -> None:
         dominated = any((cost_of(p) <= cost_of(o) and time_of(p) <= time_of(o))
                         and (cost_of(p) < cost_of(o) or time_of(p) < time_of(o))
                         for p in options)
-        options[i] = _replace(o, near_tie=near, pareto=not dominated)
-
-
-def _replace(o: Option, **changes) -> Option:
-    from dataclasses import replace
-
-    return replace(o, **changes)
+        options[i] = replace(o, near_tie=near, pareto=not dominated)

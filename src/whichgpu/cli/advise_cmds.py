@@ -61,12 +61,16 @@ def recommend(
     top: int = typer.Option(10, "--top", help="Options to show."),
     max_gpus: int | None = typer.Option(None, "--max-gpus",
                                         help="At most this many GPUs (1: single cards)."),
+    only: str | None = typer.Option(
+        None, "--only", metavar="GPU[,GPU...]",
+        help="Compare only these GPUs (comma-separated catalog ids or names, e.g. "
+             "rtx-4090,a100,h100); the API's 'only'. Default: the whole catalog."),
     calibration: str | None = typer.Option(None, "--calibration",
                                            help="Calibration profile (file or 'default')."),
     as_json: o.Json = False,
 ) -> None:
     """The cheapest GPU configuration that can run a job, why, and what was excluded."""
-    from whichgpu.advise.build import build_job
+    from whichgpu.advise.build import build_job, only_gpus
     from whichgpu.advise.recommend import recommend as run
     from whichgpu.cli.estimate_cmds import _load_profile
 
@@ -81,10 +85,11 @@ def recommend(
         users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,
         concurrency=concurrency, objective=objective, deadline=deadline,
         max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot)
+    gpus = only_gpus(only)
     cur = job.currency
     selection, rates = _offers(prices, cur, rate, max_age)
     rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
-              max_gpus=max_gpus)
+              gpus=gpus, max_gpus=max_gpus)
     if as_json:
         data = rec.to_json()
         data["options"] = data["options"][:top] if top else data["options"]
@@ -94,7 +99,28 @@ def recommend(
     _print(rec, top, selection)
 
 
+_RATE_HEADERS = {"output_tokens_per_s": "tok/s", "tokens_per_s": "tok/s",
+                 "images_per_min": "img/min", "decode_tokens_per_s_per_sequence": "tok/s each",
+                 "step_s": "s/step", "seconds_per_video": "s/video", "steps_per_s": "steps/s",
+                 "videos_per_hour": "videos/h"}
+
+
+def _number(value: float) -> str:
+    """A rate or a small time for a table: '1,234', '12.3', '1.23', '0.0421'."""
+    a = abs(value)
+    if a >= 100:
+        return f"{value:,.0f}"
+    if a >= 10:
+        return f"{value:.1f}"
+    if a >= 1:
+        return f"{value:.2f}"
+    if a == 0:
+        return "0"
+    return f"{value:.3g}"
+
+
 def _print(rec, top: int, selection) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from whichgpu.units import format_duration_short as dur
@@ -103,43 +129,83 @@ def _print(rec, top: int, selection) -> None:
     job = rec.job
     w = job.workload
     what = job.describe()
-    t = Table(title=f"{w.model.name} - {w.task}, {w.quant_name}: {what} "
-                    f"(objective: {job.objective})", title_justify="left", pad_edge=False)
-    rate_name = rec.options[0].rate_name.replace("_per_", "/").replace("_", " ") \
-        if rec.options else "rate"
-    rate_name = {"output tokens/s": "tok/s", "images/min": "img/min", "tokens/s": "tok/s",
-                 "decode tokens/s/sequence": "tok/s each"}.get(rate_name, rate_name)
-    for col in ("#", "GPUs", "Price/h", "Time", "Cost", "Cost range", rate_name):
-        t.add_column(col, justify="left" if col == "GPUs" else "right", no_wrap=True)
-    for i, opt in enumerate(rec.options[:top], start=1):
-        time = "-" if opt.time_s is None else dur(opt.time_s.typical)
-        cost = format_money(opt.cost.typical) + ("/h" if job.per_hour else "")
-        crng = ("" if job.per_hour else
-                f"{format_money(opt.cost.low)}-{format_money(opt.cost.high)}")
-        mark = "=" if opt.near_tie else ""
-        rate = opt.rate.typical
-        t.add_row(f"{i}{mark}", opt.label, format_money(opt.price_per_hour), time, cost,
-                  f"[dim]{crng}[/dim]", f"{rate:,.0f}" if rate >= 100 else f"{rate:,.1f}")
-    console.print(t)
-    if any(o.near_tie for o in rec.options[:top]):
-        console.print("[dim]= within 5 % of the first: a near-tie[/dim]")
+    shown = rec.options[:top] if top else rec.options
+    title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what} (ranked by "
+                   f"{rec.ranking})")
+    if shown:
+        first = shown[0]
+        rate_name = _RATE_HEADERS.get(first.rate_name, first.rate_name.replace("_", " "))
+        unit = first.unit if rec.ranking.startswith("cost per ") and first.unit and \
+            rec.ranking != "cost per hour" else None
+        t = Table(title=title, title_justify="left", pad_edge=False)
+        cost_head = f"per {unit}" if unit else "Cost"
+        for col in ("#", "GPUs", "Price/h", "Time", cost_head, "Cost range", rate_name):
+            t.add_column(col, justify="left" if col == "GPUs" else "right", no_wrap=col != "GPUs")
+        for i, opt in enumerate(shown, start=1):
+            time = "-" if opt.time_s is None else dur(opt.time_s.typical)
+            money = opt.unit_cost if unit and opt.unit_cost is not None else opt.cost
+            cost = format_money(money.typical) + ("/h" if money is opt.cost and
+                                                  opt.time_s is None else "")
+            crng = ("" if money.low == money.high else
+                    f"{format_money(money.low)}-{format_money(money.high)}")
+            mark = ("=" if opt.near_tie else "") + ("*" if opt.pareto else "")
+            label = escape(opt.label)
+            if opt.replicas > 1 or (opt.gpus > 1 and _layout_clash(opt, shown)):
+                label += f" [dim]({escape(opt.layout)})[/dim]"
+            t.add_row(f"{i}{mark}", label, format_money(opt.price_per_hour), time, cost,
+                      f"[dim]{crng}[/dim]", _number(opt.rate.typical))
+        console.print(t)
+        legend = ["* on the cost/time Pareto front (nothing else is both cheaper and faster)"]
+        if any(o.near_tie for o in shown):
+            legend.append("= within 5 % of the first: a near-tie")
+        console.print("[dim]" + "; ".join(legend) + "[/dim]")
+    else:
+        console.print(f"[bold]{title}[/bold]")
     console.print("[bold]Why[/bold]")
     for line in rec.explanation:
-        console.print(f"  {line}")
+        console.print(f"  {escape(line)}")
     if rec.what_would_change:
         console.print("[bold]What would change the answer[/bold]")
         for line in rec.what_would_change:
-            console.print(f"  - {line}")
-    if rec.excluded:
-        console.print("[bold]Excluded[/bold]")
-        for e in sorted(rec.excluded, key=lambda e: (e.kind != "memory", e.gpu.id))[:12]:
-            console.print(f"  - {e.gpu.id}: {e.reason}")
-        if len(rec.excluded) > 12:
-            console.print(f"  [dim]... and {len(rec.excluded) - 12} more (--json lists all)"
-                          "[/dim]")
+            console.print(f"  - {escape(line)}")
+    listed = _excluded_per_gpu(rec.excluded)
+    if listed:
+        console.print("[bold]Excluded[/bold] [dim](per GPU, the size nearest to working; "
+                      "--json lists every size; GPUs with no offer are named above)[/dim]")
+        for e in listed[:12]:
+            where = e.gpu.id if e.count == 1 else f"{e.count} x {e.gpu.id}"
+            tail = (f" ({e.works_with} x {e.gpu.id} can: see the options)"
+                    if e.works_with else "")
+            if not e.has_offer:
+                tail += " (no offer in this price list either)"
+            console.print(f"  - {escape(where)}: {escape(e.reason)}{escape(tail)}")
+        if len(listed) > 12:
+            console.print(f"  [dim]... and {len(listed) - 12} more (--json lists all)[/dim]")
     from whichgpu.cli.prices_cmds import print_price_origin
 
     print_price_origin(selection)
+
+
+def _excluded_per_gpu(excluded) -> list:
+    """One exclusion per GPU for people: a GPU that runs with more cards shows its largest
+    failing size, another its nearest miss; memory and deadline misses first, no-offer last."""
+    per: dict[str, object] = {}
+    for e in excluded:
+        if e.kind == "offer":
+            continue
+        cur = per.get(e.gpu.id)
+        if cur is None or (e.works_with and e.count > cur.count) or \
+                (not e.works_with and e.gap < cur.gap):
+            per[e.gpu.id] = e
+    order = {"memory": 0, "deadline": 1, "budget": 2, "price": 3, "speed": 4}
+    return sorted(per.values(), key=lambda e: (not e.has_offer, e.works_with is None,
+                                               order.get(e.kind, 9), e.gap))
+
+
+def _layout_clash(opt, shown) -> bool:
+    """Another shown option with the same GPU and GPU count but another layout."""
+    return any(o is not opt and o.gpu.id == opt.gpu.id and o.gpus == opt.gpus
+               and o.layout != opt.layout for o in shown)
 
 
 def checklist(
@@ -153,9 +219,15 @@ def checklist(
     prices: str | None = typer.Option(None, "--prices", help="Price source or offer file."),
     currency: str | None = typer.Option(None, "--currency", help="EUR, USD ..."),
     rate: list[str] = typer.Option([], "--rate", help="Exchange rate, EURUSD=1.08."),
+    max_age: float | None = typer.Option(None, "--max-age", help="Days before prices are "
+                                                                 "stale (30)."),
+    only: str | None = typer.Option(
+        None, "--only", metavar="GPU[,GPU...]",
+        help="Consider only these GPUs (comma-separated catalog ids or names)."),
     as_json: o.Json = False,
 ) -> None:
     """The five questions of S13, answered with a GPU and rent-or-buy (asks what is missing)."""
+    from whichgpu.advise.build import only_gpus
     from whichgpu.advise.checklist import QUESTIONS, parse_answers, run_checklist
     from whichgpu.errors import InputError
     from whichgpu.units import check_currency
@@ -175,34 +247,51 @@ def checklist(
     cur = check_currency(currency) if currency else None
     answers = parse_answers(given["workload"], given["model"], given["budget"],
                             given["hours"], given["horizon"], currency=cur or "USD")
-    selection, rates = _offers(prices, cur, rate, None)
-    result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates)
+    gpus = only_gpus(only)
+    selection, rates = _offers(prices, cur, rate, max_age)
+    result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
+                           gpus=gpus)
     if as_json:
         data = result.to_json()
         data["prices"] = selection.to_json()
         emit_json(data)
         return
     _print_checklist(result)
+    from whichgpu.cli.prices_cmds import print_price_origin
+
+    print_price_origin(selection)
 
 
 def _print_checklist(result) -> None:
+    from rich.markup import escape
+
     from whichgpu.units import format_money
 
     a = result.answers
-    best = result.recommendation.best
+    rec = result.recommendation
+    best = rec.best
     console.print("[bold]Your answers[/bold]")
-    console.print(f"  1. workload: {a.workload}   2. model: {a.model}   3. budget: "
-                  f"{format_money(a.budget_per_hour) + '/h' if a.budget_per_hour else 'none'}"
-                  f"   4. {a.hours_per_month:g} h/month   5. {a.horizon_months:g} months")
+    console.print(escape(
+        f"  1. workload: {a.workload}   2. model: {a.model}   3. budget: "
+        f"{format_money(a.budget_per_hour) + '/h' if a.budget_per_hour else 'none'}"
+        f"   4. {a.hours_per_month:g} h/month   5. {a.horizon_months:g} months"))
     if best is None:
         console.print("[red]No GPU configuration fits these answers.[/red]")
-        for line in result.recommendation.explanation + result.recommendation.what_would_change:
-            console.print(f"  {line}")
+        for line in rec.explanation + rec.what_would_change:
+            console.print(f"  {escape(line)}")
     else:
-        console.print(f"[bold]GPU:[/bold] {best.label} at {format_money(best.price_per_hour)}/h"
-                      f" ({result.task}, {result.quant})")
-        for line in result.recommendation.explanation[:2]:
-            console.print(f"  {line}")
+        console.print(f"[bold]GPU:[/bold] {escape(best.label)} at "
+                      f"{format_money(best.price_per_hour)}/h ({escape(result.task)}, "
+                      f"{escape(result.quant)})")
+        for line in rec.explanation[:3]:
+            console.print(f"  {escape(line)}")
+        others = [o for o in rec.options[1:4]]
+        if others:
+            console.print("  Then: " + escape("; ".join(
+                f"{o.label} at {format_money(o.price_per_hour)}/h"
+                + (f" ({format_money(o.unit_cost.typical)} per {o.unit})"
+                   if o.unit_cost is not None and rec.ranking != "cost per hour" else "")
+                for o in others)))
     if result.advice is not None:
         adv = result.advice
         verdict = "[green]rent[/green]" if adv.decision == "rent" else "[yellow]buy[/yellow]"
@@ -210,9 +299,9 @@ def _print_checklist(result) -> None:
                       f"renting costs {format_money(adv.rent_cost)}, owning "
                       f"{format_money(adv.own_cost)}.")
         for r in adv.reasons:
-            console.print(f"  - {r}")
+            console.print(f"  - {escape(r)}")
     console.print("[bold]What the article's checklist says[/bold]")
     for r in result.article_rules:
-        console.print(f"  - {r}")
+        console.print(f"  - {escape(r)}")
     for n in result.notes:
-        console.print(f"[dim]- {n}[/dim]")
+        console.print(f"[dim]- {escape(n)}[/dim]")
