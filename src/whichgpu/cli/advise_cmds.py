@@ -150,7 +150,9 @@ def _print(rec, top: int, selection) -> None:
                     f"{format_money(money.low)}-{format_money(money.high)}")
             mark = ("=" if opt.near_tie else "") + ("*" if opt.pareto else "")
             label = escape(opt.label)
-            if opt.replicas > 1 or (opt.gpus > 1 and _layout_clash(opt, shown)):
+            if opt.replicas > 1:
+                label += f" [dim]({opt.replicas} replicas x {opt.count})[/dim]"
+            elif opt.gpus > 1 and _layout_clash(opt, shown):
                 label += f" [dim]({escape(opt.layout)})[/dim]"
             t.add_row(f"{i}{mark}", label, format_money(opt.price_per_hour), time, cost,
                       f"[dim]{crng}[/dim]", _number(opt.rate.typical))
