@@ -465,3 +465,21 @@ def test_only_narrows_the_gpus_with_the_apis_semantics():
         only_gpus("h10")
     with pytest.raises(InputError):
         only_gpus(",".join(["rtx-4090"] * 41))
+
+
+def test_nothing_fits_changes_name_rented_cards_first_and_the_rest_as_unrented():
+    w = build_workload("llama-3.1-70b", quant="bf16", engine="vllm")
+    rec = recommend(Job(w, tokens=1000), VRAMFARM, max_gpus=1)
+    assert not rec.options
+    rented = {o.gpu for o in VRAMFARM}
+    # b200 holds it but VRAMfarm does not rent one: said first, then the changes
+    assert "no offer" in rec.closest or any("no offer" in x for x in rec.explanation)
+    changes = [x for x in rec.what_would_change if x.startswith(("q4_k_m", "awq", "fp8 w"))]
+    assert changes
+    for line in changes:
+        listed = line.split(", fits ", 1)[1]
+        mine, _, others = listed.partition("; also ")
+        assert all(g.strip() in rented for g in mine.split(","))
+        if others:
+            names = others.split(" (no offer")[0].split(",")
+            assert all(g.strip().split(" x ")[0] not in rented for g in names)

@@ -96,7 +96,8 @@ def explain(rec, offers, catalog, rates, profile=None) -> None:
         closest = _closest(rec.excluded)
         if closest is not None:
             rec.closest = f"{_where(closest)}: {closest.reason}" + (
-                "" if closest.has_offer else "; and the price list has no offer for it")
+                "" if closest.has_offer or closest.kind == "offer"
+                else "; and the price list has no offer for it")
             lines.append(f"Closest: {rec.closest}.")
             if not closest.has_offer:
                 offered = _closest([e for e in rec.excluded if e.has_offer])
@@ -276,31 +277,49 @@ def _short(e) -> str:
 
 
 def _memory_fixes(rec, catalog) -> list[str]:
-    """Nothing fits: the single changes that make the job fit, on GPUs the price list rents
-    (within --max-gpus and --only); GPUs that would hold it but have no offer are named."""
-    from whichgpu.estimate.memory.fit import fits, suggestions
+    """Nothing runs: what would. GPUs that hold the job but have no offer; then the single
+    changes that make it fit, first on GPUs the price list rents (within --max-gpus and
+    --only), naming the ones that would hold it but have no offer."""
+    from whichgpu.estimate.memory.fit import COUNTS, fits, suggestions
 
     w = rec.job.workload
     allowed = set(rec.only) if rec.only else None
+    counts = tuple(n for n in COUNTS if rec.max_gpus is None or n <= rec.max_gpus)
+    rented_gpus = [g for g in (catalog.gpus if catalog else []) if g.id in rec.offered
+                   and (allowed is None or g.id in allowed)]
     out = []
+    no_offer = sorted({_where(e) for e in rec.excluded if e.kind == "offer"})
+    if no_offer:
+        pricing = "spot " if rec.job.spot else ""
+        out.append(f"It fits on {', '.join(no_offer)}, which have no {pricing}offer in this price "
+                   "list: another --prices" + (" or on-demand (no --spot)" if rec.job.spot
+                                                else "") + " may change the answer.")
 
-    def usable(name: str) -> bool:
-        gpu = name.rpartition(" x ")[0] or name
-        if allowed is not None and gpu not in allowed:
-            return False
-        return rec.max_gpus is None or _fixable_count(name) <= rec.max_gpus
+    def place(gpu_id: str, n: int) -> str:
+        return gpu_id if n == 1 else f"{gpu_id} x {n}"
 
     for c in suggestions(w, None, catalog=catalog):
-        places = [p for p in c.fits_on if usable(p)]
-        if not places:
+        rented: list[str] = []
+        if rented_gpus and counts:
+            seen: set[str] = set()
+            for f in fits(c.workload, catalog=catalog, counts=counts, gpus=rented_gpus):
+                if f.fits and f.gpu.id not in seen:
+                    seen.add(f.gpu.id)
+                    rented.append(place(f.gpu.id, f.count))
+        unrented = []
+        for p in c.fits_on:
+            gpu = p.rpartition(" x ")[0] or p
+            if gpu in rec.offered or (allowed is not None and gpu not in allowed) or \
+                    (rec.max_gpus is not None and _fixable_count(p) > rec.max_gpus):
+                continue
+            unrented.append(p)
+        if not rented and (not unrented or no_offer):
             continue
-        rented = [p for p in places if (p.rpartition(" x ")[0] or p) in rec.offered]
-        unrented = [p for p in places if p not in rented]
         text = f"{c.description}: {c.total_bytes / 1e9:.1f} GB per GPU"
         if rented:
-            text += f", fits {', '.join(rented)}"
+            text += f", fits {', '.join(rented[:4])}"
         if unrented:
-            text += (", " if rented else ", fits only ") + \
+            text += ("; also " if rented else ", fits only ") + \
                 f"{', '.join(unrented)} (no offer in this price list)"
         out.append(text)
         if len(out) == 5:
