@@ -473,7 +473,8 @@ def test_nothing_fits_changes_name_rented_cards_first_and_the_rest_as_unrented()
     assert not rec.options
     rented = {o.gpu for o in VRAMFARM}
     # b200 holds it but VRAMfarm does not rent one: said first, then the changes
-    assert "no offer" in rec.closest or any("no offer" in x for x in rec.explanation)
+    assert rec.closest.startswith("b200") and "no on-demand offer" in rec.closest
+    assert any(x.startswith("It fits on b200") for x in rec.what_would_change)
     changes = [x for x in rec.what_would_change if x.startswith(("q4_k_m", "awq", "fp8 w"))]
     assert changes
     for line in changes:
