@@ -12,8 +12,8 @@ def _money_range(r) -> str:
 def _what(o) -> str:
     if o.time_s is None:
         if o.unit_cost is not None and o.unit:
-            return (f"{format_money(o.price_per_hour)} per hour, "
-                    f"{_money_range(o.unit_cost)} per {o.unit}")
+            return (f"{_money_range(o.unit_cost)} per {o.unit} at "
+                    f"{format_money(o.price_per_hour)}/h")
         return f"{format_money(o.cost.typical)} per hour"
     return (f"about {format_duration(o.time_s.typical)} "
             f"({format_duration(o.time_s.low)}-{format_duration(o.time_s.high)}) and "
@@ -44,9 +44,9 @@ def explain(rec, offers, catalog, rates, profile=None) -> None:
     change: list[str] = []
     if opts:
         best = opts[0]
-        lines.append(f"{_name(best)} wins with the {_goal(rec)}: {_what(best)} at "
-                     f"{format_money(best.price_per_hour)}/h ({best.offer.provider}, "
-                     f"{best.offer.billing.describe()}).")
+        at = f" at {format_money(best.price_per_hour)}/h" if best.time_s is not None else ""
+        lines.append(f"{_name(best)} wins with the {_goal(rec)}: {_what(best)}{at} "
+                     f"({best.offer.provider}, {best.offer.billing.describe()}).")
         if job.kind == "none":
             lines.append("No amount of work given: " + (
                 f"ranked by the cost of the same work (per {best.unit}), shown with the price "

@@ -35,7 +35,6 @@ SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a clus
 #: amount of work is given: rate name -> (rate units per hour factor, unit label, units quoted).
 _WORK_RATES = {
     "tokens_per_s": (3600, "1M training tokens", 1e6),
-    "output_tokens_per_s": (3600, "1M generated tokens", 1e6),
     "images_per_min": (60, "1,000 images", 1e3),
     "videos_per_hour": (1, "video", 1),
     "steps_per_s": (3600, "1,000 steps", 1e3),
@@ -494,7 +493,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                              f"{format_money(cap)}", cost.typical.amount - cap.amount,
                              cost.typical.amount / cap.amount - 1)
     unit_cost = unit = None
-    if kind == "none" and rate_name in _WORK_RATES and rate.low > 0:
+    if _unit_ranked(job) and rate_name in _WORK_RATES and rate.low > 0:
         per_hour, unit, per = _WORK_RATES[rate_name]
         unit_cost = MoneyRange(*(price * (per / (r * per_hour))
                                  for r in (rate.high, rate.typical, rate.low)))
