@@ -168,6 +168,16 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
         " (no amount of work asked: hosting the model by the hour)"))
     advice = None
     best = rec.best
+    if best is not None and spec.params_total < 13e9 and best.gpu.usable_memory_bytes > 26e9:
+        small = [o for o in rec.options if o.gpus == 1 and o.gpu.usable_memory_bytes <= 26e9]
+        if small:
+            from whichgpu.advise.recommend import rank_cost
+
+            o = small[0]  # options are sorted: the cheapest 24 GB card
+            unit = f" per {o.unit}" if o.unit and rec.ranking != "cost per hour" else "/h"
+            notes.append(f"a 24 GB card holds it, as Q2 says: {o.gpu.id} at "
+                         f"{format_money(Money(rank_cost(job, o), rec.currency))}{unit}; "
+                         f"{best.label} does the same for less at these prices")
     if best is not None:
         try:
             inputs = ownership_inputs(best.gpu, offers=offers, rates=rates,
