@@ -85,8 +85,9 @@ def test_tco_bad_input_exits_2_with_a_reason(cli, args):
 
 
 def test_tco_gpu_without_a_purchase_price_exits_2(cli):
-    r = cli("tco", "h100-pcie")
-    assert r.code == 2 and "--purchase-price" in r.err
+    r = cli("tco", "h100-nvl")  # the catalog records that there is no public price
+    assert r.code == 2 and "--purchase-price" in r.err and "no public price" in r.err
+    assert cli("tco", "h100-nvl", "--purchase-price", "30000USD").code == 0
 
 
 def test_cost_5_minutes_on_vramfarm_is_billed_15_minutes(cli):

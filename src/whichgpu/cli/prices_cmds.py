@@ -62,16 +62,10 @@ def print_price_origin(selection: OfferSelection, *, warnings: bool = True) -> N
 
 
 def _gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
-    """Catalog ids a GPU argument covers: a family name covers all its variants."""
-    if not text:
-        return None, None
-    from whichgpu.catalog.gpus import resolve_gpu
+    """Catalog ids a GPU argument covers (see :func:`whichgpu.catalog.gpus.family_ids`)."""
+    from whichgpu.catalog.gpus import family_ids
 
-    res = resolve_gpu(text)
-    if res.candidates:
-        ids = list(res.candidates)
-        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
-    return [res.gpu.id], None
+    return family_ids(text)
 
 
 def _store(path: Path | None):

@@ -202,7 +202,11 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
         sources[name] = "given"
     fields.update(overrides)
     if "purchase_price" not in fields:
-        what = f"the catalog has no purchase price for {g.id}" if g else "no GPU was named"
+        what = "no GPU was named"
+        if g is not None:
+            what = f"the catalog has no purchase price for {g.id}"
+            if g.no_public_price is not None:
+                what += f" (no public price: 'whichgpu gpu {g.id}' says why)"
         raise InputError(f"{what}; give one, e.g. --purchase-price 25000USD")
     if "tdp_watts" not in fields:
         raise InputError("no TDP known; give one, e.g. --tdp 700")

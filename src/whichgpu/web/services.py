@@ -442,13 +442,9 @@ class PricesOut:
 
 def gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
     """Catalog ids a GPU argument covers: a family name covers all its variants."""
-    if not text:
-        return None, None
-    res = resolve_gpu(text)
-    if res.candidates:
-        ids = list(res.candidates)
-        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
-    return [res.gpu.id], None
+    from whichgpu.catalog.gpus import family_ids
+
+    return family_ids(text)
 
 
 @memo
