@@ -151,6 +151,8 @@ def checklist(
     hours: str | None = typer.Option(None, "--hours-per-month", help="Hours of use a month."),
     horizon: str | None = typer.Option(None, "--horizon-months", help="Months needed."),
     prices: str | None = typer.Option(None, "--prices", help="Price source or offer file."),
+    max_age: float | None = typer.Option(None, "--max-age", help="Days after which prices "
+                                         "are flagged as stale (30)."),
     currency: str | None = typer.Option(None, "--currency", help="EUR, USD ..."),
     rate: list[str] = typer.Option([], "--rate", help="Exchange rate, EURUSD=1.08."),
     as_json: o.Json = False,
@@ -175,7 +177,7 @@ def checklist(
     cur = check_currency(currency) if currency else None
     answers = parse_answers(given["workload"], given["model"], given["budget"],
                             given["hours"], given["horizon"], currency=cur or "USD")
-    selection, rates = _offers(prices, cur, rate, None)
+    selection, rates = _offers(prices, cur, rate, max_age)
     result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates)
     if as_json:
         data = result.to_json()

@@ -169,7 +169,7 @@ def _describe_outcome(o: FeedOutcome) -> tuple[str, str]:
     if o.status in ("failed", "rejected"):
         kept = (f"previous snapshot #{o.previous.id} kept" if o.previous
                 else "no previous data")
-        return f"[red]{o.status}[/red]", f"{o.message}. {kept}"
+        return f"[red]{o.status}[/red]", f"{o.message}; {kept}"
     bits = []
     if o.previous is None:
         bits.append("first snapshot")
