@@ -44,9 +44,13 @@ def currency_converter(rates=None):
 
 def apply_currency(selection: OfferSelection, currency: str | None,
                    rates=None) -> OfferSelection:
-    """The selection in ``currency`` (see :func:`whichgpu.advise.build.apply_currency`)."""
+    """The selection in ``currency`` (see :func:`whichgpu.advise.build.apply_currency`);
+    ``currency`` must be an ISO 4217 code or one of the rate table's."""
     from whichgpu.advise.build import apply_currency as shared
+    from whichgpu.cost.currency import known_currency
 
+    if currency:
+        currency = known_currency(currency, rates)
     return shared(selection, currency, rates)
 
 
