@@ -4,8 +4,9 @@ import re
 
 import pytest
 
-from whichgpu.catalog.gpus import PRECISIONS, default_catalog
-from whichgpu.units import GB, MiB
+from whichgpu.catalog.gpus import FORM_FACTORS, PRECISIONS, default_catalog, load_catalog
+from whichgpu.errors import DataError
+from whichgpu.units import GB, MiB, check_currency
 
 CATALOG = default_catalog()
 GPUS = CATALOG.gpus
@@ -44,6 +45,7 @@ def test_every_value_has_a_known_source(g):
         assert _known_source(sv.source), f"{g.id}.{name}: unknown source {sv.source!r}"
     for key, t in g.throughput.items():
         assert t.source and _known_source(t.source), f"{g.id}.tflops.{key}"
+    assert g.form_factor in FORM_FACTORS and _known_source(g.form_factor_source), g.id
     if g.purchase_price:
         assert _known_source(g.purchase_price.source)
         assert g.purchase_price.low <= g.purchase_price.high
@@ -129,16 +131,37 @@ def test_quoted_figures_point_at_catalog_gpus():
         assert q.gpu in ids and ARTICLE_ID.match(q.source)
 
 
-# Sources that are not a URL must say why (the exact-string search of public nvidia-smi outputs).
-NON_URL_SOURCES = {"nvsmi-search"}
-
-
-def test_every_source_is_a_url_unless_it_explains_itself():
+def test_every_source_is_a_url():
     for key, text in CATALOG.sources.items():
-        if key in NON_URL_SOURCES:
-            assert "nvidia-smi" in text and "URL" in text
-        else:
-            assert text.startswith("https://"), f"[sources] {key} is not a URL"
+        assert text.startswith("https://"), f"[sources] {key} is not a URL"
+
+
+@pytest.mark.parametrize("g", GPUS, ids=lambda g: g.id)
+def test_every_gpu_has_a_purchase_price_or_says_why_not(g):
+    p, none = g.purchase_price, g.no_public_price
+    assert (p is None) != (none is None), f"{g.id}: needs purchase_price or no_public_price"
+    if p is not None:
+        assert check_currency(p.currency) == p.currency and 0 < p.low <= p.high < 100_000
+        assert re.fullmatch(r"\d{4}(-\d{2})?", p.date), f"{g.id}: undated price {p.date!r}"
+    else:
+        assert _known_source(none.source) and len(none.note) > 40, g.id
+
+
+def test_a_price_that_does_not_exist_is_not_guessed():
+    # The A10G is made for AWS and not sold; GB200 GPUs are sold only inside racks.
+    assert CATALOG.get("a10g").purchase_price is None
+    assert "AWS" in CATALOG.get("a10g").no_public_price.note
+    assert "rack" in CATALOG.get("gb200").no_public_price.note
+
+
+def test_values_resting_on_an_unverified_source_say_so():
+    # A source that could not be read in full taints every value that cites it.
+    unverified = {k for k, text in CATALOG.sources.items() if "unverified" in text.lower()}
+    assert unverified  # nvsmi-a10g at least
+    for g in GPUS:
+        for name, sv in _sourced_fields(g):
+            if sv.source in unverified:
+                assert "unverified" in (sv.note or ""), f"{g.id}.{name} cites {sv.source}"
 
 
 @pytest.mark.parametrize("g", GPUS, ids=lambda g: g.id)
@@ -146,6 +169,16 @@ def test_usable_memory_comes_from_a_real_smi_output_or_is_flagged(g):
     sv = g.memory_usable_mib
     from_smi = sv.source.startswith(("nvsmi-", "rocm-"))
     assert from_smi or "unverified" in (sv.note or ""), f"{g.id}: neither measured nor flagged"
+
+
+def test_geforce_fp8_conflict_is_recorded_with_its_reason():
+    # Ada whitepaper v2.02 corrected the 4090's FP8/FP32-accumulate row from 660.6 to 330.3;
+    # some spec lists still carry the old figure. The catalog keeps the corrected one and says why.
+    fp8 = CATALOG.get("rtx-4090").throughput_at("fp8")
+    assert fp8.tflops == pytest.approx(330.3)
+    assert "v2.02" in fp8.note and "660.6" in fp8.note
+    # The 5090's 838 is the FP16-accumulate rate, named as such.
+    assert "FP16-accumulate" in CATALOG.get("rtx-5090").throughput_at("fp8").note
 
 
 def test_geforce_blackwell_and_ada_accumulate_rates_follow_the_whitepapers():
@@ -175,3 +208,93 @@ def test_mi355x_is_not_confused_with_the_mi350x():
     assert mi355x.tflops("fp8") == pytest.approx(5033.2)
     assert "4,600" in mi355x.throughput_at("fp8").note  # Epoch's MI350X figure, recorded as such
     assert mi355x.tdp_watts == 1400
+
+
+# ---------------------------------------------------------------- a malformed catalog
+
+GOOD_GPU = """
+[sources]
+ds = "https://example.org/datasheet.pdf"
+
+[[gpu]]
+id = "x1"
+name = "Test GPU"
+vendor = "nvidia"
+family = "x1"
+form_factor = "pcie"
+form_factor_source = "ds"
+architecture = { value = "Test", source = "ds" }
+compute_capability = { value = "9.0", source = "ds" }
+launch_year = { value = 2024, source = "ds" }
+memory_gb = { value = 80, source = "ds" }
+memory_usable_mib = { value = 81559, source = "ds" }
+memory_type = { value = "HBM3", source = "ds" }
+bandwidth_gb_s = { value = 3350, source = "ds" }
+tdp_w = { value = 700, source = "ds" }
+
+[gpu.tflops]
+bf16 = { value = 989, source = "ds" }
+
+[gpu.interconnect]
+kind = { value = "pcie5", source = "ds" }
+bandwidth_gb_s = { value = 128, source = "ds" }
+direction = { value = "bidirectional", source = "ds" }
+peer_to_peer = { value = true, source = "ds" }
+domain_gpus = { value = 8, source = "ds" }
+host_link = { value = "pcie5", source = "ds" }
+"""
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "gpus.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_well_formed_catalog_file_loads(tmp_path):
+    assert load_catalog(_write(tmp_path, GOOD_GPU)).get("x1").tflops("bf16") == 989
+
+
+def test_catalog_value_without_a_source_names_file_row_and_field(tmp_path):
+    path = _write(tmp_path, GOOD_GPU.replace('tdp_w = { value = 700, source = "ds" }',
+                                             "tdp_w = { value = 700 }"))
+    with pytest.raises(DataError) as info:
+        load_catalog(path)
+    err = info.value
+    assert err.path == str(path) and err.row == 1 and err.field == "tdp_w.source"
+    assert "'x1'" in str(err)
+
+
+def test_catalog_unknown_precision_names_the_gpu_and_the_key(tmp_path):
+    path = _write(tmp_path, GOOD_GPU.replace('bf16 = { value = 989, source = "ds" }',
+                                             'bf17 = { value = 989, source = "ds" }'))
+    with pytest.raises(DataError) as info:
+        load_catalog(path)
+    err = info.value
+    assert err.row == 1 and err.field == "tflops.bf17"
+    assert "'x1'" in str(err) and "bf16" in str(err)  # the GPU, and the keys that exist
+
+
+def test_catalog_source_key_that_is_not_listed_is_refused(tmp_path):
+    path = _write(tmp_path, GOOD_GPU.replace('tdp_w = { value = 700, source = "ds" }',
+                                             'tdp_w = { value = 700, source = "nowhere" }'))
+    with pytest.raises(DataError) as info:
+        load_catalog(path)
+    assert info.value.field == "tdp_w" and "'nowhere'" in str(info.value)
+
+
+def test_catalog_that_is_not_toml_names_the_file(tmp_path):
+    path = _write(tmp_path, GOOD_GPU + "\n[[gpu]\nid = ")
+    with pytest.raises(DataError, match="not valid TOML") as info:
+        load_catalog(path)
+    assert info.value.path == str(path)
+
+
+def test_catalog_gpu_cannot_have_a_price_and_no_price(tmp_path):
+    both = GOOD_GPU.replace(
+        'tdp_w = { value = 700, source = "ds" }',
+        'tdp_w = { value = 700, source = "ds" }\n'
+        'purchase_price = { low = 1, high = 2, currency = "USD", date = "2026", source = "ds" }\n'
+        'no_public_price = { source = "ds", note = "none" }')
+    with pytest.raises(DataError, match="not both"):
+        load_catalog(_write(tmp_path, both))

@@ -63,3 +63,29 @@ def test_bad_size_and_bad_option_exit_2(cli):
     assert cli("gpus", "--min-memory", "48").code == 2
     assert cli("gpus", "--bogus").code == 2
     assert cli("gpus", "--precision", "fp7").code == 2
+
+
+def test_gpus_unknown_vendor_or_form_factor_exits_2_with_the_valid_values(cli):
+    r = cli("gpus", "--vendor", "intel")
+    assert r.code == 2 and "nvidia, amd" in r.err and r.out == ""
+    r = cli("gpus", "--form-factor", "foo", "--json")
+    assert r.code == 2 and "sxm, pcie, nvl, oam, superchip, consumer" in r.err and r.out == ""
+    # case does not matter for valid values
+    assert cli("gpus", "--vendor", "AMD", "--json").code == 0
+
+
+def test_gpu_without_a_public_price_says_unknown_and_why(cli):
+    r = cli("gpu", "a10g")
+    assert r.code == 0 and "unknown: no public price" in r.out and "AWS" in r.out
+    data = cli("gpu", "a10g", "--json").json()
+    assert data["purchase_price"] is None and data["purchase_price_status"] == "unknown"
+    assert data["no_public_price"]["source"] in data["sources"]
+
+
+def test_gpu_shows_form_factor_and_host_link_with_their_sources(cli):
+    r = cli("gpu", "h100-sxm")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    assert any("host link" in line and "pcie5" in line and "nv-h100" in line for line in lines)
+    assert any("Form factor" in line and "sxm" in line and "S21" in line for line in lines)
+    assert "25,000-33,600 USD (2026)" in r.out

@@ -76,3 +76,21 @@ def test_rate_table_is_immutable_and_with_rate_returns_a_copy():
     with pytest.raises(TypeError):
         t.rates["USD"] = 3  # type: ignore[index]
     assert isinstance(t2, RateTable)
+
+
+def test_only_iso_codes_or_the_tables_currencies_are_currencies():
+    from whichgpu.cost.currency import ISO_4217, known_currency
+
+    assert known_currency("eur") == "EUR" and known_currency("XAU") == "XAU"
+    assert set(default_rates().currencies()) <= ISO_4217
+    with pytest.raises(InputError, match="ISO 4217"):
+        known_currency("XYZ")
+    # A currency the user prices with --rate is known for that run.
+    assert known_currency("XYZ", rates_from(["USDXYZ=2"])) == "XYZ"
+
+
+@pytest.mark.parametrize("args", [("gpus", "--currency", "XYZ"),
+                                  ("prices", "list", "h100", "--currency", "XYZ")])
+def test_listings_refuse_a_made_up_currency(cli, args):
+    r = cli(*args)
+    assert r.code == 2 and "ISO 4217" in r.err and r.out == ""

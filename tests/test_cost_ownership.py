@@ -8,10 +8,11 @@ import math
 
 import pytest
 
+from whichgpu.catalog.gpus import default_catalog
 from whichgpu.catalog.offers import load_offer_set
 from whichgpu.cost import make_inputs, ownership, ownership_inputs
 from whichgpu.errors import InputError
-from whichgpu.units import Money
+from whichgpu.units import Money, parse_money
 
 
 def to_nickel(x: float) -> float:
@@ -83,15 +84,23 @@ def test_s9_electricity_column(gpu):
 # One assumption set for S9's effective-cost column (docs/ownership.md): 3 years, 60 %
 # utilisation and $0.10/kWh (S9), cooling in S11's proportion to power (0.02 / 0.07), and
 # maintenance of $250 a year per GPU (S11 names maintenance without a figure; anything from
-# about $215 to $311 works). Purchase prices lie within the catalog's ranges.
+# about $216 to $311 works). Purchase prices lie within the catalog's sourced ranges.
 S9_SET = dict(years=3, utilization=0.6, kwh_price="0.10USD", pue=1 + 0.02 / 0.07,
               maintenance_per_year="250USD")
 S9_ROWS = {  # gpu: (purchase price, where it comes from, the article's effective $/h)
     "b200": ("45000USD", "S2's low end", 1.80),
     "h100-sxm": ("25000USD", "S11", 1.05),
-    "a100-80gb-pcie": ("13500USD", "catalog midpoint 12-15k", 0.55),
     "l40s": ("8500USD", "catalog high end (HF MSRP)", 0.40),
 }
+# Other readings of S9 (docs/ownership.md): around the clock or at 60 %, with or without S11's
+# cooling, with or without maintenance.
+S9_READINGS = [
+    dict(years=3, utilization=1.0, kwh_price="0.10USD"),
+    dict(years=3, utilization=1.0, kwh_price="0.10USD", pue=1 + 0.02 / 0.07),
+    dict(years=3, utilization=0.6, kwh_price="0.10USD"),
+    dict(years=3, utilization=0.6, kwh_price="0.10USD", pue=1 + 0.02 / 0.07),
+    S9_SET,
+]
 
 
 def s9(gpu, purchase, **changes):
@@ -104,22 +113,46 @@ def test_s9_effective_cost_column_follows_from_one_assumption_set(gpu):
     assert to_nickel(s9(gpu, purchase).effective_cost_per_hour.amount) == article
 
 
+@pytest.mark.parametrize("gpu", sorted(S9_ROWS))
+def test_s9_row_prices_lie_within_the_catalog_purchase_range(gpu):
+    price = default_catalog().get(gpu).purchase_price
+    amount = parse_money(S9_ROWS[gpu][0])
+    assert amount.currency == price.currency
+    assert price.low <= amount.amount <= price.high, (gpu, price)
+
+
+def test_s9_a100_row_cannot_follow_from_its_sourced_price():
+    # S2 prices the A100 at "~15k (used)", the catalog's only sourced figure. Under every
+    # reading of S9 that costs ~$0.60 an hour owned, a nickel above the article's 0.55.
+    catalog_price = default_catalog().get("a100-80gb-pcie").purchase_price
+    assert catalog_price.low == catalog_price.high == 15000
+    for reading in S9_READINGS:
+        o = ownership(ownership_inputs("a100-80gb-pcie", **reading))  # catalog price, 300 W
+        assert o.purchase_price.amount == 15000
+        assert to_nickel(o.effective_cost_per_hour.amount) == 0.60, reading
+        # the price the row needs lies below the sourced one
+        assert o.implied_purchase_price(Money(0.575, "USD")).amount < catalog_price.low
+
+
 def test_s9_effective_cost_assumption_window_is_narrow():
     def reproduced(maintenance):
         return all(to_nickel(s9(g, p, maintenance_per_year=maintenance)
                              .effective_cost_per_hour.amount) == a
                    for g, (p, _o, a) in S9_ROWS.items())
 
-    assert reproduced("220USD") and reproduced("305USD")
+    assert reproduced("220USD") and reproduced("250USD") and reproduced("305USD")
     assert not reproduced("200USD")  # the L40S falls to $0.35
     assert not reproduced("320USD")  # the B200 rises to $1.85
 
 
 def test_s9_rtx_4090_row_cannot_follow_from_the_same_assumptions():
-    dearest = s9("rtx-4090", "2000USD").effective_cost_per_hour.amount  # catalog 1,599-2,000
-    assert dearest < 0.15  # the article says ~0.25
+    price = default_catalog().get("rtx-4090").purchase_price  # sourced: 1,599-1,600
+    for reading in S9_READINGS:
+        dearest = ownership(ownership_inputs("rtx-4090", purchase_price=Money(price.high, "USD"),
+                                             **reading))
+        assert dearest.effective_cost_per_hour.amount < 0.15  # the article says ~0.25
     implied = s9("rtx-4090", "1599USD").implied_purchase_price(Money(0.25, "USD"))
-    assert implied.amount > 2.4 * 2000  # a "purchase" of ~$4,900 for a ~$1,600 card
+    assert implied.amount > 3 * price.high  # a "purchase" of ~$4,900 for a ~$1,600 card
 
 
 def test_s9_a_host_share_that_explains_the_4090_row_breaks_the_others():
@@ -219,5 +252,5 @@ def test_resale_above_the_price_paid_is_an_error():
 
 def test_a_gpu_without_a_catalog_price_needs_one():
     with pytest.raises(InputError, match="--purchase-price"):
-        ownership_inputs("h100-pcie")
-    assert ownership_inputs("h100-pcie", purchase_price="20000USD").tdp_watts == 350
+        ownership_inputs("mi325x")  # AMD publishes no list price: recorded, not guessed
+    assert ownership_inputs("mi325x", purchase_price="20000USD").tdp_watts == 1000

@@ -1,6 +1,6 @@
 import pytest
 
-from whichgpu.catalog.gpus import resolve_gpu
+from whichgpu.catalog.gpus import family_ids, resolve_gpu
 from whichgpu.errors import NotFoundError
 
 
@@ -33,6 +33,26 @@ def test_strict_resolution_refuses_to_guess_the_variant():
 def test_unknown_gpu_suggests_the_closest_names():
     with pytest.raises(NotFoundError) as info:
         resolve_gpu("h10")
-    assert info.value.suggestions[:3] == sorted(info.value.suggestions[:3], key=len) or True
     assert {"h100-sxm", "h100-pcie", "h100-nvl"} == set(info.value.suggestions)
-    assert "did you mean" in str(info.value)
+    assert info.value.suggestions[0] == "h100-sxm"  # the family's default variant first
+    assert "did you mean h100-sxm" in str(info.value)
+
+
+def test_a_typo_in_the_family_still_gets_its_variants_suggested():
+    # "h1OO" (letters O) is far from every id but close to the family name "h100".
+    with pytest.raises(NotFoundError) as info:
+        resolve_gpu("h1OO")
+    assert set(info.value.suggestions) == {"h100-sxm", "h100-pcie", "h100-nvl"}
+
+
+def test_nonsense_gets_no_suggestion_rather_than_a_random_one():
+    with pytest.raises(NotFoundError) as info:
+        resolve_gpu("zzz")
+    assert info.value.suggestions == [] and "did you mean" not in str(info.value)
+
+
+def test_family_ids_cover_every_variant_of_a_family_and_one_id_otherwise():
+    ids, note = family_ids("h100")
+    assert ids == ["h100-sxm", "h100-pcie", "h100-nvl"] and "covers" in note
+    assert family_ids("a10g") == (["a10g"], None)
+    assert family_ids(None) == (None, None)

@@ -164,3 +164,24 @@ def test_prices_prune(cli, gpuhunt_files):
         cli("prices", "refresh", "--source", "gpuhunt/aws")
     r = cli("prices", "prune", "--keep", "1")
     assert r.code == 0 and "Deleted 2" in r.out
+
+
+def test_an_ambiguous_name_lists_its_variants_once(cli, tmp_path):
+    bad = write_offers(tmp_path / "amb.csv", "acme,H100,1,2.0,USD,false,,")
+    r = cli("prices", "import", str(bad))
+    assert r.code == 2 and "ambiguous: it could be" in r.err
+    assert "did you mean" not in r.err and r.err.count("h100-pcie") == 1
+
+
+def test_a_rejected_refresh_says_once_that_the_previous_snapshot_is_kept(cli, gpuhunt_files,
+                                                                         tmp_path, monkeypatch):
+    assert cli("prices", "refresh", "--source", "gpuhunt/runpod").code == 0
+    shrunk = tmp_path / "shrunk"
+    shrunk.mkdir()
+    lines = (GPUHUNT_DIR / "runpod.csv").read_text().splitlines()
+    (shrunk / "runpod.csv").write_text("\n".join(lines[:2]) + "\n")  # 1 of 9 offers left
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(shrunk))
+    r = cli("prices", "refresh", "--source", "gpuhunt/runpod")
+    assert r.code == 1 and "rejected" in r.out
+    row = " ".join(line for line in r.out.splitlines() if "│" in line)
+    assert row.count("kept") == 1 and "previous snapshot #" in row

@@ -60,6 +60,8 @@ def test_an_ambiguous_name_lists_the_variants_it_could_be():
     ("verda", "1A100.22V", "A100", 40, "a100-40gb"),
     ("runpod", "NVIDIA RTX A6000", "A6000", 48, "rtx-a6000"),
     ("lambdalabs", "gpu_1x_a6000", "A6000", 48, "rtx-a6000"),
+    ("lambdalabs", "gpu_1x_a100", "A100", 40, "a100-40gb-pcie"),  # Lambda's plain A100: PCIe
+    ("lambdalabs", "gpu_8x_a100_sxm4", "A100", 40, "a100-40gb"),
 ])
 def test_gpuhunt_names_use_the_instance_type_to_tell_variants_apart(provider, instance, name,
                                                                     memory, gpu):
@@ -70,7 +72,6 @@ def test_gpuhunt_names_use_the_instance_type_to_tell_variants_apart(provider, in
 @pytest.mark.parametrize(("provider", "instance", "name", "memory", "why"), [
     ("vastai", "12345678", "H100", 80, "SXM5 and PCIe"),  # Vast offers are ids
     ("vastai", "12345679", "A100", 80, "SXM4 and PCIe"),
-    ("lambdalabs", "gpu_1x_a100", "A100", 40, "PCIe 40GB"),  # a card the catalog lacks
     ("azure", "Standard_NV6ads_A10_v5", "A10", 4, "fractional"),  # 1/6 of an A10
     ("gcp", "g4-standard-48", "RTXPRO6000", 96, "not in the catalog"),
     ("lambdalabs", "gpu_1x_rtx6000", "RTX6000", 24, "Quadro RTX 6000"),
@@ -104,3 +105,10 @@ def test_alias_table_errors_name_the_row_and_field(tmp_path):
                    "aws,instance,p9\\..*,,h900,made up\n")
     with pytest.raises(Exception, match=r"row 3, field 'gpu'"):
         load_rules(bad)
+
+
+def test_a100_40gb_without_a_form_factor_is_reported_not_guessed():
+    m = map_gpu_name("A100 40GB")
+    assert m.gpu is None and "form factor" in m.how
+    assert map_gpu_name("A100-PCIE-40GB").gpu == "a100-40gb-pcie"
+    assert map_gpu_name("A100-SXM4-40GB").gpu == "a100-40gb"

@@ -165,7 +165,9 @@ def test_gpuhunt_files_map_to_our_ids_in_usd_with_provider_region_and_spot():
 def test_gpuhunt_unmapped_names_are_reported_with_their_instance():
     feeds = {f.feed: f for f in GpuhuntSource(catalog_dir=GPUHUNT_DIR).fetch()}
     lam = {(u.name, u.instance) for u in feeds["gpuhunt/lambdalabs"].unmapped}
-    assert lam == {("A100", "gpu_1x_a100"), ("GH200", "gpu_1x_gh200")}
+    assert lam == {("GH200", "gpu_1x_gh200")}  # not in the catalog: reported, not guessed
+    # Lambda's plain gpu_1x_a100 is the A100 PCIe 40GB card, now in the catalog.
+    assert "a100-40gb-pcie" in {o.gpu for o in feeds["gpuhunt/lambdalabs"].offers}
     (azure,) = feeds["gpuhunt/azure"].unmapped
     assert azure.instance == "Standard_NV6ads_A10_v5" and "fractional" in azure.reason
 

@@ -11,16 +11,16 @@ from whichgpu.catalog.offers import Offer
 
 def sources_of(g: GPU) -> list[str]:
     """The source keys (datasheets, article facts) behind a GPU's values, sorted."""
-    keys: list[str] = []
-    for name in ("architecture", "compute_capability", "launch_year", "memory_gb",
-                 "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w"):
-        keys.append(getattr(g, name).source)
-    keys += [t.source for t in g.throughput.values() if t.source]
-    ic = g.interconnect
-    keys += [ic.kind.source, ic.bandwidth_gb_s.source, ic.peer_to_peer.source]
-    if g.purchase_price:
-        keys.append(g.purchase_price.source)
-    return sorted(set(keys))
+    return sorted({key for _field, key in g.source_refs()})
+
+
+def purchase_price_text(g: GPU) -> str:
+    """The purchase price as a person reads it: a dated range, or "unknown" and why."""
+    p = g.purchase_price
+    if p is not None:
+        span = f"{p.low:,.0f}" if p.low == p.high else f"{p.low:,.0f}-{p.high:,.0f}"
+        return f"{span} {p.currency} ({p.date})"
+    return "unknown: no public price"
 
 
 def gpu_to_json(g: GPU, catalog: Catalog, offers: list[Offer], lang: str = "en",
@@ -30,6 +30,7 @@ def gpu_to_json(g: GPU, catalog: Catalog, offers: list[Offer], lang: str = "en",
     data["memory_bytes"] = g.memory_bytes
     data["memory_usable_bytes"] = g.usable_memory_bytes
     data["bandwidth_bytes_per_s"] = g.bandwidth_bytes_per_s
+    data["purchase_price_status"] = "known" if g.purchase_price else "unknown"
     data["sources"] = {k: catalog.source_url(k) for k in sources_of(g)}
     data["offers"] = [o.to_json() for o in offers]
     data["best_uses"] = [{"source": u.source, "text": u.text(lang)} for u in best_uses(g.id)]

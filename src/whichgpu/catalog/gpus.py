@@ -11,11 +11,11 @@ import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from whichgpu.errors import DataError, NotFoundError
+from whichgpu.errors import DataError, InputError, NotFoundError, closest
 from whichgpu.units import GB, MiB
 
 # precision key -> (what it measures, accumulator). Dense figures only.
@@ -37,6 +37,8 @@ _FALLBACK = {"fp16_acc16": "fp16", "fp8_acc16": "fp8"}
 
 FormFactor = Literal["sxm", "pcie", "nvl", "oam", "superchip", "consumer"]
 Vendor = Literal["nvidia", "amd"]
+FORM_FACTORS: tuple[str, ...] = get_args(FormFactor)
+VENDORS: tuple[str, ...] = get_args(Vendor)
 
 
 class _Frozen(BaseModel):
@@ -103,6 +105,13 @@ class PurchasePrice(_Frozen):
         return (self.low + self.high) / 2
 
 
+class NoPublicPrice(_Frozen):
+    """An explicit "there is no public purchase price": where we looked, and why there is none."""
+
+    source: str
+    note: str
+
+
 class GPU(_Frozen):
     """One physical GPU variant (form factor x memory), every figure with its source."""
 
@@ -111,6 +120,7 @@ class GPU(_Frozen):
     vendor: Vendor
     family: str
     form_factor: FormFactor
+    form_factor_source: str
     default_variant: bool = False
     aliases: tuple[str, ...] = ()
     architecture: Sourced
@@ -122,8 +132,15 @@ class GPU(_Frozen):
     bandwidth_gb_s: Sourced
     tdp_w: Sourced
     purchase_price: PurchasePrice | None = None
+    no_public_price: NoPublicPrice | None = None
     throughput: dict[str, Throughput]
     interconnect: Interconnect
+
+    @model_validator(mode="after")
+    def _one_price_statement(self) -> GPU:
+        if self.purchase_price is not None and self.no_public_price is not None:
+            raise ValueError("give purchase_price or no_public_price, not both")
+        return self
 
     # --- conveniences, all in base units
     @property
@@ -164,6 +181,26 @@ class GPU(_Frozen):
     def supports(self, precision: str) -> bool:
         return self.throughput_at(precision).status == "supported"
 
+    def source_refs(self) -> list[tuple[str, str]]:
+        """Every ``(field, source key)`` pair of this GPU: what each value rests on."""
+        refs = [("form_factor", self.form_factor_source)]
+        refs += [(name, getattr(self, name).source) for name in _SOURCED_FIELDS]
+        refs += [(f"tflops.{k}", t.source) for k, t in self.throughput.items() if t.source]
+        ic = self.interconnect
+        refs += [(f"interconnect.{n}", getattr(ic, n).source) for n in _INTERCONNECT_FIELDS]
+        price = self.purchase_price or self.no_public_price
+        if price is not None:
+            field = "purchase_price" if self.purchase_price else "no_public_price"
+            refs.append((f"{field}.source", price.source))
+        return refs
+
+
+_SOURCED_FIELDS = ("architecture", "compute_capability", "launch_year", "memory_gb",
+                   "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w")
+_INTERCONNECT_FIELDS = ("kind", "bandwidth_gb_s", "direction", "peer_to_peer", "domain_gpus",
+                        "host_link")
+ARTICLE_FACT = re.compile(r"S([1-9]|[12]\d|30)$")
+
 
 class QuotedFigure(_Frozen):
     """A throughput figure as an article quoted it, kept to reproduce the article."""
@@ -201,6 +238,10 @@ class Catalog(_Frozen):
         """A source key's URL, or the article fact id itself (S1..S30)."""
         return self.sources.get(key, key)
 
+    def knows_source(self, key: str) -> bool:
+        """A key of ``[sources]`` or an article fact id (S1..S30)."""
+        return key in self.sources or bool(ARTICLE_FACT.match(key))
+
 
 # ------------------------------------------------------------------------ loading
 
@@ -210,11 +251,12 @@ def _parse_gpu(raw: dict[str, Any], path: Path, index: int) -> GPU:
     throughput: dict[str, Throughput] = {}
     for key, entry in tflops.items():
         if key not in PRECISIONS:
-            raise DataError(path, f"unknown precision; use one of {', '.join(PRECISIONS)}",
-                            row=index, field=f"tflops.{key}")
+            raise DataError(path, f"gpu {raw.get('id', '?')!r}: unknown precision {key!r}; use one "
+                            f"of {', '.join(PRECISIONS)}", row=index, field=f"tflops.{key}")
         if not isinstance(entry, dict) or "source" not in entry:
-            raise DataError(path, "needs {value = ..., source = ...} or {unsupported = true, "
-                            "source = ...}", row=index, field=f"tflops.{key}")
+            gid = raw.get("id", "?")
+            raise DataError(path, f"gpu {gid!r}: needs {{value = ..., source = ...}} or "
+                            "{unsupported = true, source = ...}", row=index, field=f"tflops.{key}")
         if entry.get("unsupported"):
             throughput[key] = Throughput(precision=key, status="unsupported",
                                          source=entry["source"], note=entry.get("note"))
@@ -260,7 +302,13 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
         quoted = tuple(QuotedFigure.model_validate(q) for q in data.get("quoted", []))
     except ValidationError as exc:
         raise DataError(path, str(exc.errors()[0]["msg"]), field="quoted") from exc
-    return Catalog(gpus=tuple(gpus), sources=data.get("sources", {}), quoted=quoted)
+    catalog = Catalog(gpus=tuple(gpus), sources=data.get("sources", {}), quoted=quoted)
+    for i, g in enumerate(catalog.gpus, start=1):
+        for field, key in g.source_refs():
+            if not catalog.knows_source(key):
+                raise DataError(path, f"gpu {g.id!r}: unknown source {key!r}; name a key of "
+                                "[sources] or an article fact (S1...S30)", row=i, field=field)
+    return catalog
 
 
 @cache
@@ -333,8 +381,7 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
                    or k == "rtx" + fam_text]
         family = matches[0] if len(matches) == 1 else None
     if family is None:
-        raise NotFoundError("GPU", query, [g.id for g in catalog.gpus],
-                            hint="'whichgpu gpus' lists them")
+        raise UnknownGPU(query, gpu_suggestions(query, catalog))
 
     candidates = [g for g in catalog.gpus if g.family == family]
     # Memory first: an "A100-PCIE-40GB" is a 40 GB card before it is a PCIe one.
@@ -361,6 +408,52 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
     note = (f"{query!r} is ambiguous: {', '.join(ids)} exist; using {chosen.id}. "
             f"Name the variant to choose another.")
     return Resolution(gpu=chosen, query=query, note=note, candidates=ids)
+
+
+class UnknownGPU(NotFoundError):
+    """A GPU id that names no catalog GPU, with the closest catalog ids."""
+
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        message = f"unknown GPU {name!r}"
+        if suggestions:
+            message += f": did you mean {', '.join(suggestions)}?"
+        message += " ('whichgpu gpus' lists them)"
+        InputError.__init__(self, message)
+        self.kind, self.name, self.suggestions = "GPU", name, suggestions
+
+
+def gpu_suggestions(text: str, catalog: Catalog | None = None, n: int = 3) -> list[str]:
+    """Catalog ids closest to ``text``, matched against ids, aliases and family names ("h1OO"
+    is close to the family "h100", which stands for its variants)."""
+    catalog = catalog or default_catalog()
+    expand: dict[str, list[str]] = {}
+    for g in catalog.gpus:
+        expand.setdefault(g.id, [g.id])
+        for alias in g.aliases:
+            expand.setdefault(alias, [g.id])
+        expand.setdefault(g.family, [])
+        if g.id not in expand[g.family]:
+            expand[g.family].append(g.id)
+    out: list[str] = []
+    for name in closest(_norm(text), expand, n=2 * n):
+        out += [i for i in expand[name] if i not in out]
+    return out[:n]
+
+
+def family_ids(text: str | None, catalog: Catalog | None = None,
+               ) -> tuple[list[str] | None, str | None]:
+    """The catalog ids a GPU argument covers, and a note when it covers several.
+
+    A family name ("h100") covers all its variants; a precise id covers itself; no text covers
+    everything (``None``). Used by price listings and history (CLI and web).
+    """
+    if not text:
+        return None, None
+    res = resolve_gpu(text, catalog)
+    if res.candidates:
+        ids = list(res.candidates)
+        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
+    return [res.gpu.id], None
 
 
 def get_gpu(gpu_id: str, catalog: Catalog | None = None) -> GPU:

@@ -104,7 +104,7 @@ def gpu(
     from rich.table import Table
 
     from whichgpu.catalog.best_uses import best_uses
-    from whichgpu.catalog.describe import gpu_to_json, sources_of
+    from whichgpu.catalog.describe import gpu_to_json, purchase_price_text, sources_of
     from whichgpu.catalog.gpus import PRECISIONS, default_catalog, resolve_gpu
     from whichgpu.catalog.offers import get_offers
     from whichgpu.units import format_bytes_both, format_money
@@ -132,6 +132,7 @@ def gpu(
             value += f"\n[dim]{sv.note}[/dim]"
         specs.add_row(label, value, sv.source)
 
+    specs.add_row("Form factor", g.form_factor, g.form_factor_source)
     add("Architecture", g.architecture)
     add("Compute capability", g.compute_capability)
     add("Launch year", g.launch_year)
@@ -147,11 +148,13 @@ def gpu(
         f"{float(ic.bandwidth_gb_s.value):,.1f} GB/s {ic.direction.value}")
     add("  peer-to-peer", ic.peer_to_peer, "yes" if ic.peer_to_peer.value else "no")
     add("  GPUs per domain", ic.domain_gpus)
-    if g.purchase_price:
-        p = g.purchase_price
-        specs.add_row("Purchase price",
-                      f"{p.low:,.0f}-{p.high:,.0f} {p.currency} ({p.date})"
-                      + (f"\n[dim]{p.note}[/dim]" if p.note else ""), p.source)
+    add("  host link", ic.host_link)
+    price = g.purchase_price or g.no_public_price
+    if price is not None:
+        specs.add_row("Purchase price", purchase_price_text(g)
+                      + (f"\n[dim]{price.note}[/dim]" if price.note else ""), price.source)
+    else:
+        specs.add_row("Purchase price", "unknown", "")
     console.print(specs)
 
     tp = Table(title="Dense throughput", title_justify="left", pad_edge=False)

@@ -6,21 +6,15 @@ import typer
 
 from whichgpu.cli.common import console, emit_json, note
 
-_DEFAULT_PRICES = "article-000"  # whichgpu.cost.build.DEFAULT_PRICES
+PRICES_HELP = ("Price source for the rental price: a feed or source of the price store "
+               "(article-000, vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an "
+               "offer file. Default: the latest prices of every source in the store.")
+MAX_AGE_HELP = "Days after which prices are flagged as stale (30)."
 
 
 def register(app: typer.Typer) -> None:
     app.command("tco")(tco)
     app.command("cost")(cost)
-
-
-# ---------------------------------------------------------------- parsing helpers
-# (shared with the web API: whichgpu.cost.build)
-
-def _rates(rate: list[str] | None):
-    from whichgpu.cost.currency import rates_from
-
-    return rates_from(rate or [])
 
 
 # ---------------------------------------------------------------- tco
@@ -61,9 +55,9 @@ def tco(
         None, "--maintenance-per-year", help="e.g. 250USD. Default: nothing."),
     rent_price: str | None = typer.Option(
         None, "--rent-price", help="Rental price per GPU-hour to compare with, e.g. 3.15USD. "
-        "Default: the cheapest on-demand offer in --prices."),
-    prices: str = typer.Option(
-        _DEFAULT_PRICES, "--prices", help="Offer set or offer file for the rental price."),
+        "Default: the cheapest on-demand offer in the prices (see --prices)."),
+    prices: str | None = typer.Option(None, "--prices", help=PRICES_HELP),
+    max_age: float | None = typer.Option(None, "--max-age", help=MAX_AGE_HELP),
     currency: str | None = typer.Option(
         None, "--currency", help="Show amounts in this currency (default: the purchase "
         "price's)."),
@@ -76,7 +70,8 @@ def tco(
     """What owning a GPU costs, when it breaks even against renting, and whether to rent or buy.
 
     The article's H100 case (S11): whichgpu tco h100 --purchase-price 25000USD
-    --rent-price 3.15USD --utilization 1 --cooling-per-hour 0.02USD
+    --rent-price 3.15USD --utilization 1 --cooling-per-hour 0.02USD (or --prices article-000
+    for the article's rent).
     """
     from whichgpu.cost.build import tco as run
 
@@ -85,7 +80,7 @@ def tco(
                  utilization=utilization, hours_per_month=hours_per_month,
                  kwh_price=kwh_price, pue=pue, cooling_per_hour=cooling_per_hour,
                  maintenance_per_year=maintenance_per_year, rent_price=rent_price,
-                 prices=prices, currency=currency, rate=rate)
+                 prices=prices, currency=currency, rate=rate, max_age=max_age)
     if result.resolution_note:
         note(result.resolution_note)
     if result.selection is not None:
@@ -93,7 +88,8 @@ def tco(
 
         print_price_origin(result.selection)
     if result.advice is None:
-        note(f"no on-demand offer for {result.gpu.id} in {prices}: give --rent-price for the "
+        where = prices or "the current prices"
+        note(f"no on-demand offer for {result.gpu.id} in {where}: give --rent-price for the "
              "break-even and the advice")
     if as_json:
         emit_json(result.to_json())
@@ -189,84 +185,57 @@ def _months(x: float | None) -> str:
 
 def cost(
     gpu_id: str = typer.Option(..., "--gpu", help="A catalog id, e.g. rtx-4090 or h100."),
-    duration: str = typer.Option(
-        ..., "--duration", help="How long the run lasts: 3h20m, or a range 2h..4h "
-        "(low..high) or 2h..3h..4h (low..typical..high)."),
+    duration: str | None = typer.Option(
+        None, "--duration", help="How long the run lasts: 3h20m, or a range 2h..4h "
+        "(low..high) or 2h..3h..4h (low..typical..high). Or give --work and --rate-of-work."),
     count: int = typer.Option(1, "--count", help="How many GPUs the job needs."),
-    prices: str = typer.Option(_DEFAULT_PRICES, "--prices",
-                               help="Offer set (article-000, vramfarm-2026-11) or offer file."),
+    prices: str | None = typer.Option(None, "--prices", help=PRICES_HELP),
+    max_age: float | None = typer.Option(None, "--max-age", help=MAX_AGE_HELP),
     spot: bool = typer.Option(False, "--spot", help="Use spot offers (on-demand by default)."),
     work: str | None = typer.Option(
         None, "--work", help="How much the run produces (1000, 1M), for a cost per unit."),
+    rate_of_work: str | None = typer.Option(
+        None, "--rate-of-work", help="How fast the work goes, instead of --duration: 4/min, "
+        "4..6/min (S25: images a minute) or 300..700/s (tokens a second)."),
     unit: str = typer.Option("task", "--unit", help="What one unit of --work is: image, "
                              "token, run ..."),
-    per: str = typer.Option("1", "--per", help="Cost per this many units (1M: per million)."),
-    currency: str | None = typer.Option(None, "--currency",
-                                        help="Show amounts in this currency."),
+    per: str | None = typer.Option(None, "--per", help="Cost per this many units of --work "
+                                   "(1M: per million). Default 1."),
+    currency: str | None = typer.Option(
+        None, "--currency", help="Show amounts in this currency (default: the GPU's offers' "
+        "currency)."),
     rate: list[str] | None = typer.Option(
         None, "--rate", help="Exchange rate override, e.g. EURUSD=1.08 (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """What a run costs on the cheapest offer for a GPU, under the offer's billing rule."""
-    from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.catalog.offers import get_offers, shipped_offer_sets
-    from whichgpu.catalog.prices import current_offers
-    from whichgpu.cli.prices_cmds import print_price_origin
-    from whichgpu.cost.billing import cheapest_offer
-    from whichgpu.cost.build import parse_duration_range
-    from whichgpu.cost.task import task_cost
-    from whichgpu.errors import InputError
-    from whichgpu.units import check_currency, format_duration, parse_count
+    """What a run costs on the cheapest offer for a GPU, under the offer's billing rule.
 
-    if count < 1:
-        raise InputError(f"--count must be at least 1, got {count}")
-    span = parse_duration_range(duration)
-    if span.high <= 0:
-        raise InputError("--duration must be longer than zero")
-    rates = _rates(rate)
-    res = resolve_gpu(gpu_id)
-    if res.note:
-        note(res.note)
-    g = res.gpu
-    selection = current_offers(prices)
-    print_price_origin(selection)
-    offers = list(selection.offers)
-    same_gpu = [o for o in offers if o.gpu == g.id]
-    if not same_gpu:
-        elsewhere = [s for s in shipped_offer_sets() if s != prices
-                     and any(o.gpu == g.id for o in get_offers(s))]
-        hint = f"; offer sets with it: {', '.join(elsewhere)}" if elsewhere else ""
-        raise InputError(f"no offer for {g.id} in {prices}{hint}")
-    show = check_currency(currency) if currency else same_gpu[0].price_per_hour.currency
-    offer = cheapest_offer(offers, g.id, show, rates, gpus=count, spot=spot)
-    if offer is None:
-        kind = "spot" if spot else "on-demand"
-        other = "drop --spot" if spot else "add --spot"
-        raise InputError(f"no {kind} offer for {g.id} in {prices}; {other} to use the others")
-    amount = parse_count(work, what="amount of work") if work is not None else None
-    per_n = parse_count(per, what="'per'")
-    tc = task_cost(offer, span, gpus=count, work=amount, unit=unit, per=per_n)
-    shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
+    S25: whichgpu cost --gpu rtx-4090 --work 1000 --unit image --rate-of-work 4..6/min
+    --prices vramfarm-2026-11
+    """
+    from whichgpu.cli.prices_cmds import print_price_origin
+    from whichgpu.cost.build import cost as run
+    from whichgpu.units import format_duration
+
+    result = run(gpu_id, duration, count=count, prices=prices, spot=spot, work=work, unit=unit,
+                 per=per, rate_of_work=rate_of_work, currency=currency, rate=rate,
+                 max_age=max_age)
+    if result.resolution_note:
+        note(result.resolution_note)
+    print_price_origin(result.selection)
     if as_json:
-        data = shown.to_json()
-        data["prices"] = prices
-        data["currency"] = show
-        if show != offer.price_per_hour.currency:
-            data["rates"] = rates.to_json()
-            data["assumptions"].append(
-                "converted: " + rates.describe_pair(offer.price_per_hour.currency, show))
-        if res.note:
-            data["resolution_note"] = res.note
-        emit_json(data)
+        emit_json(result.to_json())
         return
+    shown, g = result.shown, result.gpu
     d = shown.duration_s
     when = (format_duration(d.typical) if d.low == d.high else
             f"{format_duration(d.typical)} ({format_duration(d.low)} to "
             f"{format_duration(d.high)})")
     console.print(f"[bold]{count} x {g.id}[/bold] for {when}: [bold]{shown.cost}[/bold]")
-    for a in tc.assumptions()[:-1] if d.low == d.high else tc.assumptions():
+    notes = result.assumptions()
+    if d.low == d.high:  # the duration line repeats the headline
+        notes = [n for n in notes if not n.startswith("duration ")]
+    for a in notes:
         console.print(f"  - {a}")
-    if show != offer.price_per_hour.currency:
-        console.print("  - converted: " + rates.describe_pair(offer.price_per_hour.currency, show))
     if shown.cost_per_unit is not None:
         console.print(f"  per {shown.unit_label()}: {shown.cost_per_unit}")

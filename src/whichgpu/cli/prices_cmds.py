@@ -44,9 +44,13 @@ def currency_converter(rates=None):
 
 def apply_currency(selection: OfferSelection, currency: str | None,
                    rates=None) -> OfferSelection:
-    """The selection in ``currency`` (see :func:`whichgpu.advise.build.apply_currency`)."""
+    """The selection in ``currency`` (see :func:`whichgpu.advise.build.apply_currency`);
+    ``currency`` must be an ISO 4217 code or one of the rate table's."""
     from whichgpu.advise.build import apply_currency as shared
+    from whichgpu.cost.currency import known_currency
 
+    if currency:
+        currency = known_currency(currency, rates)
     return shared(selection, currency, rates)
 
 
@@ -62,16 +66,10 @@ def print_price_origin(selection: OfferSelection, *, warnings: bool = True) -> N
 
 
 def _gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
-    """Catalog ids a GPU argument covers: a family name covers all its variants."""
-    if not text:
-        return None, None
-    from whichgpu.catalog.gpus import resolve_gpu
+    """Catalog ids a GPU argument covers (see :func:`whichgpu.catalog.gpus.family_ids`)."""
+    from whichgpu.catalog.gpus import family_ids
 
-    res = resolve_gpu(text)
-    if res.candidates:
-        ids = list(res.candidates)
-        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
-    return [res.gpu.id], None
+    return family_ids(text)
 
 
 def _store(path: Path | None):
@@ -175,7 +173,7 @@ def _describe_outcome(o: FeedOutcome) -> tuple[str, str]:
     if o.status in ("failed", "rejected"):
         kept = (f"previous snapshot #{o.previous.id} kept" if o.previous
                 else "no previous data")
-        return f"[red]{o.status}[/red]", f"{o.message}. {kept}"
+        return f"[red]{o.status}[/red]", f"{o.message}; {kept}"
     bits = []
     if o.previous is None:
         bits.append("first snapshot")

@@ -20,6 +20,20 @@ from types import MappingProxyType
 from whichgpu.errors import DataError, InputError
 from whichgpu.units import Money, check_currency
 
+# Active ISO 4217 currency codes (the maintenance agency's list A.1, as of 2025: SIX Group,
+# https://www.six-group.com/en/products-services/financial-information/data-standards.html),
+# fund and precious-metal codes included; XTS (testing) and XXX (no currency) left out.
+ISO_4217 = frozenset("""
+AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD BTN BWP
+BYN BZD CAD CDF CHE CHF CHW CLF CLP CNY COP COU CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR
+FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES
+KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR
+MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF
+SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD
+TZS UAH UGX USD USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG XAU XBA XBB XBC XBD XCD XCG XDR
+XOF XPD XPF XPT XSU XUA YER ZAR ZMW ZWG ZWL
+""".split())
+
 _RATE = re.compile(
     r"\s*([A-Za-z]{3})\s*[/:\-]?\s*([A-Za-z]{3})\s*=\s*([0-9]*[.,]?[0-9]+(?:e[-+]?\d+)?)\s*")
 
@@ -109,6 +123,17 @@ class RateTable:
             "base": self.base, "date": self.date, "source": self.source,
             "overrides": {f"{a}{b}": r for (a, b), r in self.overrides.items()},
         }
+
+
+def known_currency(code: str, rates: RateTable | None = None) -> str:
+    """``code`` upper-cased if it is an ISO 4217 code or a currency of ``rates`` (the table and
+    the user's ``--rate`` pairs); otherwise a clear error. ``'XYZ'`` is not a currency."""
+    c = check_currency(code)
+    table = rates or default_rates()
+    if c not in ISO_4217 and c not in table.currencies():
+        raise InputError(f"unknown currency {code!r}: not an ISO 4217 code; use one such as USD, "
+                         f"EUR or GBP (the {table.describe()} has {len(table.currencies())})")
+    return c
 
 
 def parse_rate(text: str) -> tuple[str, str, float]:

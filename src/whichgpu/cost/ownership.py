@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog, resolve_gpu
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.currency import RateTable, convert, default_rates
+from whichgpu.cost.currency import RateTable, convert, default_rates, known_currency
 from whichgpu.errors import InputError
 from whichgpu.units import Money, check_currency, format_money, parse_money
 
@@ -38,6 +38,20 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730 h: S11's "24/7 ~ 11 months" is 7,93
 
 _MONEY_FIELDS = ("purchase_price", "resale_value", "host_share", "kwh_price", "cooling_per_hour",
                  "maintenance_per_year", "rent_price")
+
+# Upper bounds on money inputs, in US dollars at the shipped exchange rates (docs/ownership.md).
+# They sit far above anything real, so that only typos and unit slips trip them ("25000000"
+# for 25,000, a price per MWh given per kWh).
+MONEY_CAPS_USD: dict[str, tuple[float, str]] = {
+    "purchase_price": (1_000_000.0, "per GPU; the dearest catalog GPU costs about $50,000"),
+    "resale_value": (1_000_000.0, "per GPU"),
+    "host_share": (1_000_000.0, "per GPU"),
+    "kwh_price": (5.0, "per kWh; the dearest household tariffs are under $1"),
+    "cooling_per_hour": (100.0, "per hour of use; S11 counts $0.02"),
+    "maintenance_per_year": (1_000_000.0, "per GPU and year"),
+    "rent_price": (1_000.0, "per GPU-hour; on-demand prices are under $20"),
+}
+ANY_CURRENCY_CAP = 1e12  # for currencies the rate table cannot price
 
 # Where each default comes from (shown with every result).
 DEFAULT_SOURCES: dict[str, str] = {
@@ -84,13 +98,14 @@ class OwnershipInputs(BaseModel):
         if value is None or isinstance(value, Money):
             return value
         if isinstance(value, dict) and {"amount", "currency"} <= set(value):
-            return Money(float(value["amount"]), value["currency"])
-        return parse_money(value)
+            return Money(float(value["amount"]), known_currency(value["currency"]))
+        money = parse_money(value)
+        return Money(money.amount, known_currency(money.currency))
 
     @field_validator("currency", mode="before")
     @classmethod
     def _currency(cls, value: Any) -> Any:
-        return None if value is None else check_currency(value)
+        return None if value is None else known_currency(check_currency(value))
 
     @model_validator(mode="after")
     def _check(self) -> OwnershipInputs:
@@ -103,6 +118,10 @@ class OwnershipInputs(BaseModel):
             if not math.isfinite(m.amount) or m.amount < 0 or (positive and m.amount == 0):
                 kind = "positive" if positive else "zero or more"
                 problems.append(f"{name.replace('_', ' ')} must be {kind}, got {format_money(m)}")
+                return
+            cap = _over_cap(name, m)
+            if cap:
+                problems.append(cap)
 
         amount("purchase_price", positive=True)
         amount("rent_price", positive=True)
@@ -142,6 +161,24 @@ class OwnershipInputs(BaseModel):
         data["currency"] = self.working_currency
         data["hours_per_month"] = round(self.utilization * HOURS_PER_MONTH, 6)
         return data
+
+
+def _over_cap(name: str, m: Money) -> str | None:
+    """Why ``m`` is too large for input ``name`` (see :data:`MONEY_CAPS_USD`), or None."""
+    cap, why = MONEY_CAPS_USD[name]
+    label = name.replace("_", " ")
+    shown = format_money(m) if abs(m.amount) < 1e9 else f"{m.amount:.3g} {m.currency}"
+    try:
+        usd = convert(m, "USD").amount
+    except InputError:  # a currency the table cannot price: only the absolute bound applies
+        return (f"{label} {shown} is not a plausible amount"
+                if m.amount > ANY_CURRENCY_CAP else None)
+    if usd <= cap:
+        return None
+    if m.currency != "USD" and usd < 1e9:
+        shown += f" (about {format_money(Money(usd, 'USD'))})"
+    return (f"{label} {shown} is above the {format_money(Money(cap, 'USD'))} bound ({why}); "
+            "check the amount and its unit")
 
 
 def _readable(exc: ValidationError) -> InputError:
@@ -202,7 +239,11 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
         sources[name] = "given"
     fields.update(overrides)
     if "purchase_price" not in fields:
-        what = f"the catalog has no purchase price for {g.id}" if g else "no GPU was named"
+        what = "no GPU was named"
+        if g is not None:
+            what = f"the catalog has no purchase price for {g.id}"
+            if g.no_public_price is not None:
+                what += f" (no public price: 'whichgpu gpu {g.id}' says why)"
         raise InputError(f"{what}; give one, e.g. --purchase-price 25000USD")
     if "tdp_watts" not in fields:
         raise InputError("no TDP known; give one, e.g. --tdp 700")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from whichgpu.catalog.gpus import GPU, PRECISIONS, Catalog, default_catalog
-from whichgpu.errors import NotFoundError
+from whichgpu.catalog.gpus import FORM_FACTORS, GPU, PRECISIONS, VENDORS, Catalog, default_catalog
+from whichgpu.errors import InputError, NotFoundError
 from whichgpu.units import Money
 
 
@@ -44,6 +44,16 @@ def tflops_figure(gpu: GPU, basis: str, catalog: Catalog | None = None) -> Tflop
     t = gpu.throughput_at(basis)
     return TflopsFigure(t.tflops if t.status == "supported" else None, basis, t.meaning,
                         t.source, t.status)
+
+
+def _one_of(value: str | None, allowed: tuple[str, ...], what: str) -> str | None:
+    """``value`` lower-cased if it is one of ``allowed``; a clear error otherwise."""
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if v not in allowed:
+        raise InputError(f"unknown {what} {value!r}: use one of {', '.join(allowed)}")
+    return v
 
 
 def cost_per_tflop_hour(price_per_gpu_hour: Money, tflops: float | None) -> Money | None:
@@ -134,11 +144,13 @@ def catalog_rows(
         raise NotFoundError("sort key", sort, SORT_KEYS)
     if precision not in precision_choices(catalog):
         raise NotFoundError("precision", precision, precision_choices(catalog))
+    vendor = _one_of(vendor, VENDORS, "vendor")
+    form_factor = _one_of(form_factor, FORM_FACTORS, "form factor")
     rows = []
     for g in catalog.gpus:
-        if vendor and g.vendor != vendor.lower():
+        if vendor and g.vendor != vendor:
             continue
-        if form_factor and g.form_factor != form_factor.lower():
+        if form_factor and g.form_factor != form_factor:
             continue
         if min_memory_bytes and g.memory_bytes < min_memory_bytes:
             continue

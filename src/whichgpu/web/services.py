@@ -348,47 +348,11 @@ def tco(q: f.TcoQuery):
 @memo
 def cost(q: f.CostQuery) -> dict[str, Any]:
     """``whichgpu cost --json``: a run's cost on the cheapest offer for a GPU."""
-    from whichgpu.catalog.offers import shipped_offer_sets
-    from whichgpu.cost.billing import cheapest_offer
-    from whichgpu.cost.build import parse_duration_range
-    from whichgpu.cost.currency import rates_from
-    from whichgpu.cost.task import task_cost
-    from whichgpu.units import check_currency, parse_count
+    from whichgpu.cost.build import cost as run
 
-    span = parse_duration_range(q.duration)
-    if span.high <= 0:
-        raise InputError("--duration must be longer than zero")
-    rates = rates_from(q.rate)
-    res = resolve_gpu(q.gpu)
-    g = res.gpu
-    prices = check_prices(q.prices) or "article-000"
-    all_offers = list(offers(prices).offers)
-    same_gpu = [o for o in all_offers if o.gpu == g.id]
-    if not same_gpu:
-        elsewhere = [s for s in shipped_offer_sets() if s != prices
-                     and any(o.gpu == g.id for o in offers(s).offers)]
-        hint = f"; offer sets with it: {', '.join(elsewhere)}" if elsewhere else ""
-        raise InputError(f"no offer for {g.id} in {prices}{hint}")
-    show = check_currency(q.currency) if q.currency else same_gpu[0].price_per_hour.currency
-    offer = cheapest_offer(all_offers, g.id, show, rates, gpus=q.count, spot=q.spot)
-    if offer is None:
-        kind = "spot" if q.spot else "on-demand"
-        other = "drop --spot" if q.spot else "add --spot"
-        raise InputError(f"no {kind} offer for {g.id} in {prices}; {other} to use the others")
-    amount = parse_count(q.work, what="amount of work") if q.work is not None else None
-    per_n = parse_count(q.per, what="'per'")
-    tc = task_cost(offer, span, gpus=q.count, work=amount, unit=q.unit, per=per_n)
-    shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
-    data = shown.to_json()
-    data["prices"] = prices
-    data["currency"] = show
-    if show != offer.price_per_hour.currency:
-        data["rates"] = rates.to_json()
-        data["assumptions"].append(
-            "converted: " + rates.describe_pair(offer.price_per_hour.currency, show))
-    if res.note:
-        data["resolution_note"] = res.note
-    return data
+    return run(q.gpu, q.duration, count=q.count, prices=check_prices(q.prices), spot=q.spot,
+               work=q.work, unit=q.unit, per=q.per, currency=q.currency, rate=q.rate,
+               selection_for=offers).to_json()
 
 
 @dataclass
@@ -442,13 +406,9 @@ class PricesOut:
 
 def gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
     """Catalog ids a GPU argument covers: a family name covers all its variants."""
-    if not text:
-        return None, None
-    res = resolve_gpu(text)
-    if res.candidates:
-        ids = list(res.candidates)
-        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
-    return [res.gpu.id], None
+    from whichgpu.catalog.gpus import family_ids
+
+    return family_ids(text)
 
 
 @memo

@@ -35,7 +35,9 @@ def name_resolver(catalog: Catalog):
     def resolve(text: str, provider: str) -> str:
         m = map_gpu_name(text, provider=provider, catalog=catalog)
         if m.gpu is None:
-            hint = f" (did you mean {', '.join(m.candidates)}?)" if m.candidates else ""
+            listed = all(c in m.how for c in m.candidates)  # "ambiguous: it could be ..."
+            hint = (f" (did you mean {', '.join(m.candidates)}?)"
+                    if m.candidates and not listed else "")
             raise InputError(f"GPU {text!r}: {m.how}{hint}")
         return m.gpu
 

@@ -47,6 +47,8 @@ def import_file(path: str | Path, *, name: str | None = None, observed_at: str |
     if outcome.status == "failed":
         raise InputError(f"{path}: {outcome.message}")
     if outcome.status == "rejected":
-        raise InputError(f"{path}: {outcome.message}. Check the file, or import it with "
+        kept = (f"; snapshot #{outcome.previous.id} of {outcome.feed!r} is kept"
+                if outcome.previous else "")
+        raise InputError(f"{path}: {outcome.message}{kept}. Check the file, or import it with "
                          "--force if the prices really moved that much")
     return outcome

@@ -181,7 +181,7 @@ def record(store: PriceStore, result: FeedResult, *, force: bool = False,
     else:
         problem = None if force else judge(result.offers, old, guards)
     if problem:
-        out.status, out.message = "rejected", problem + "; the previous snapshot is kept"
+        out.status, out.message = "rejected", problem
         out.snapshot = store.save_problem(result, "rejected", out.message)
         return out
     snap = store.save_if_changed(result) if skip_unchanged else store.save(result)
