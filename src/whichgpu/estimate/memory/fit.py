@@ -12,7 +12,7 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import Workload, tp_problem
 from whichgpu.units import GB
 
 COUNTS = (1, 2, 4, 8)
@@ -51,9 +51,9 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
     if w.engine_name in ("llamacpp", "mlc") and not w.tp:
         return w.with_(gpus=count, pp=1)  # layer split over every GPU (see pp_degree)
     tp = count
-    heads = w.model.num_attention_heads
-    if heads and heads % tp:  # TP must divide the heads: fall back to pipeline stages
-        tp = max(t for t in COUNTS if t <= count and heads % t == 0 and count % t == 0)
+    if tp_problem(w.model, tp):  # TP must split the heads: the rest in pipeline stages
+        tp = max(t for t in range(1, count + 1) if count % t == 0
+                 and tp_problem(w.model, t) is None)
         return w.with_(gpus=count, tp=tp, pp=count // tp)
     return w.with_(gpus=count, tp=tp, pp=1)
 
