@@ -78,7 +78,8 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
     model = _model(row["model"].strip())
     task = (row.get("task") or "inference").strip()
     engine = engine_of(row) if task in ("inference", "image", "video") else None
-    kw: dict = {"model": model, "task": task, "engine": engine}
+    # a measured run happened, so its context was possible (RoPE scaling, ALiBi ...)
+    kw: dict = {"model": model, "task": task, "engine": engine, "allow_long_context": True}
     quant = (row.get("quant") or "").strip()
     if quant and task in ("full-ft", "pretrain") and quant == "fp8":
         kw["fp8_training"] = True  # FP8 training keeps bf16 weights

@@ -23,6 +23,9 @@ DIFFUSION_TASKS = ("image", "video", "image-lora")
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc",
            "diffusers", "comfyui")
 DIFFUSION_ENGINES = ("diffusers", "comfyui")
+# Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
+# transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
+LAYER_SPLIT_ENGINES = ("llamacpp", "mlc", "transformers", "exllamav2")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
 # Diffusion: model / sequential (diffusers CPU offload). Training: optimizer (ZeRO-Offload:
@@ -144,12 +147,12 @@ class Workload:
 
     @property
     def tp_degree(self) -> int:
-        """Tensor-parallel degree: inference splits over every GPU by default, except
-        llama.cpp and MLC, which split layers across GPUs (--split-mode layer)."""
+        """Tensor-parallel degree: serving engines split over every GPU by default;
+        llama.cpp, MLC, transformers and exllamav2 split layers across GPUs instead."""
         if self.tp:
             return self.tp
         if not self.is_training and not self.is_diffusion:
-            if self.engine_name in ("llamacpp", "mlc") and self.pp == 1:
+            if self.engine_name in LAYER_SPLIT_ENGINES and self.pp == 1:
                 return 1
             return max(1, self.gpus // max(1, self.pp))
         return 1
@@ -160,7 +163,7 @@ class Workload:
         if self.pp > 1:
             return self.pp
         if not self.is_training and not self.is_diffusion and not self.tp \
-                and self.engine_name in ("llamacpp", "mlc"):
+                and self.engine_name in LAYER_SPLIT_ENGINES:
             return self.gpus
         return 1
 

@@ -12,7 +12,7 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.estimate.workload import Workload, tp_problem
+from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.units import GB
 
 COUNTS = (1, 2, 4, 8)
@@ -48,7 +48,7 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
         return w.with_(gpus=count, tp=None, pp=1)
     if w.is_diffusion:
         return w.with_(gpus=count)
-    if w.engine_name in ("llamacpp", "mlc") and not w.tp:
+    if w.engine_name in LAYER_SPLIT_ENGINES and not w.tp:
         return w.with_(gpus=count, pp=1)  # layer split over every GPU (see pp_degree)
     tp = count
     if tp_problem(w.model, tp):  # TP must split the heads: the rest in pipeline stages
