@@ -75,7 +75,7 @@ def _print_memory(report) -> None:
               f"[bold]{e.total_bytes / GiB:,.2f}[/bold]", "peak per GPU")
     console.print(t)
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
-                  f"{format_bytes(e.total_bytes)}.[/dim]")
+                  f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
     for w in e.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     for a in e.assumptions:

@@ -47,21 +47,28 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
                            f"exact checkpoint bytes ({ck.source})")
     p = model.params
     other_bits = native_bits(model) if quant.linear_bits >= 16 else 16
-    if quant.expert_only:
+    norm_bits = quant.norm_bits or other_bits
+    router_bits = quant.router_bits or quant.norm_bits or other_bits
+    experts_only = quant.expert_only and p.experts > 0
+    if experts_only:
         quantized = p.experts
         plain = p.attention + p.mlp + p.shared_experts
-    else:
+    else:  # a dense model in an experts-only format (MXFP4): every linear takes the format
         quantized = p.attention + p.mlp + p.experts + p.shared_experts
         plain = 0
     emb = p.embedding * quant.embedding_bits / 8
     head = p.lm_head * quant.lm_head_bits / 8
     total = (quantized * quant.linear_bits / 8 + plain * other_bits / 8 + emb + head
-             + (p.norms + p.router + p.other) * other_bits / 8)
+             + p.norms * norm_bits / 8 + p.router * router_bits / 8 + p.other * other_bits / 8)
     formula = (f"linear params x {quant.linear_bits:g} bits"
-               + (f" (experts only; other linears {other_bits} bits)" if quant.expert_only else "")
+               + (f" (experts only; other linears {other_bits} bits)" if experts_only else "")
+               + (" (all linears: the model has no experts)"
+                  if quant.expert_only and not experts_only else "")
                + f" + embedding x {quant.embedding_bits:g} bits"
                + (f" + lm_head x {quant.lm_head_bits:g} bits" if p.lm_head else " (tied lm_head)")
-               + f" + norms/router/other x {other_bits} bits")
+               + f" + norms x {norm_bits:g} bits"
+               + (f" + router x {router_bits:g} bits" if p.router else "")
+               + (f" + other x {other_bits} bits" if p.other else ""))
     return WeightBytes(int(total), int(emb), int(head), False, formula)
 
 
