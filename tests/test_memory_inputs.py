@@ -14,7 +14,7 @@ PHI3_MEDIUM = resolve_model("phi-3-medium", offline=True)  # 40 heads, 10 KV hea
 
 
 def test_context_beyond_the_trained_maximum_is_refused_unless_allowed():
-    with pytest.raises(InputError, match="trained maximum of 131,072.*allow-long-context"):
+    with pytest.raises(InputError, match=r"trained maximum of 131,072.*allow-long-context"):
         Workload(LLAMA_8B, context=10_000_000)
     # the same question with RoPE scaling declared is answered, and says so
     w = Workload(LLAMA_8B, context=262_144, allow_long_context=True)

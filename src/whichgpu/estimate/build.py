@@ -18,8 +18,8 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
         raise InputError(f"cannot read resolution {text!r}; write it like 1024x1024") from None
 
 
-def build_workload(model: str | ModelSpec | None, *, task: str = "inference", quant: str | None = None,
-                   kv_dtype: str = "f16", context: str | None = None, batch: int = 1,
+def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
+                   quant: str | None = None, kv_dtype: str = "f16", context: str | None = None, batch: int = 1,
                    engine: str | None = None, prompt_tokens: str | None = None,
                    output_tokens: str | None = None, optimizer: str = "adamw",
                    gradient_checkpointing: bool | None = None,

@@ -83,6 +83,7 @@ class Workload:
     optimizer_in_backward: bool = False  # step each parameter in backward; no full gradients
     fp8_training: bool = False  # FP8 matmuls on bf16 weights (Transformer Engine, torchao)
     allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
+    tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings

@@ -133,6 +133,9 @@ class ComponentSpec:
     num_heads: int = 0
     max_tokens: int = 0  # text encoders: sequence length used by the pipeline
     checkpoint_bytes: int | None = None
+    ffn_dim: int = 0  # denoiser: MLP hidden width of a block (0: unknown, taken as 4 x hidden)
+    largest_module_params: int = 0  # the biggest single module (what sequential offload holds)
+    linears: tuple[LinearGroup, ...] = ()  # denoiser: attention and MLP linears (LoRA targets)
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class DiffusionSpec:
     default_steps: int = 30
     default_resolution: tuple[int, int] = (1024, 1024)
     default_frames: int = 1
+    vae_dtype: str | None = None  # the VAE's run-time dtype when the pipeline loads it apart
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)
