@@ -19,7 +19,8 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
 
 
 def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
-                   quant: str | None = None, kv_dtype: str = "f16", context: str | None = None, batch: int = 1,
+                   quant: str | None = None, kv_dtype: str = "f16",
+                   context: str | None = None, batch: int = 1,
                    engine: str | None = None, prompt_tokens: str | None = None,
                    output_tokens: str | None = None, optimizer: str = "adamw",
                    gradient_checkpointing: bool | None = None,
