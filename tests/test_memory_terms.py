@@ -195,3 +195,35 @@ def test_rule_of_thumb_line_explains_the_difference(cli):
     # rule and estimate use the same 4.25-bit linears: the difference is embeddings + runtime
     assert r["rule_of_thumb"]["bytes"] < r["breakdown"]["weights"] < 2 * r["rule_of_thumb"][
         "bytes"]
+
+
+# ------------------------------------------------------------------ what would make it fit
+
+def test_two_changes_are_suggested_when_no_single_change_is_enough():
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.memory.fit import suggestions
+
+    flux = resolve_model("flux.1-dev", offline=True)
+    gpu = get_gpu("rtx-4090")
+    changes = suggestions(Workload(flux, task="image"), gpu)
+    singles = {c.description: c for c in changes if " + " not in c.description}
+    fp8, offload = (singles["fp8 weights (--quant fp8)"],
+                    singles["offload idle components to the CPU (--offload model)"])
+    assert not fp8.fits_on and not offload.fits_on  # neither alone holds FLUX on 24 GB
+    pair = next(c for c in changes if "--quant fp8" in c.description
+                and "--offload model" in c.description)
+    assert pair.fits_on == ("rtx-4090",)
+    assert pair.total_bytes == estimate_memory(
+        Workload(flux, task="image", quant="fp8", offload="model")).total_bytes
+    assert pair.total_bytes <= gpu.usable_memory_bytes < min(fp8.total_bytes,
+                                                             offload.total_bytes)
+
+
+def test_pairs_are_not_offered_when_one_change_suffices():
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.memory.fit import suggestions
+
+    changes = suggestions(Workload(LLAMA_8B, quant="bf16", context=32768, engine="vllm"),
+                          get_gpu("rtx-4090"))
+    assert any(c.fits_on for c in changes)
+    assert not any(" + " in c.description for c in changes)

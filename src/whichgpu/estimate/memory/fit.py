@@ -192,6 +192,8 @@ def suggestions(w: Workload, target: GPU | None = None, *,
             continue
         if total < base:
             out.append(Change(text, wc, total, _fits_on(wc, target, catalog)))
+    if not any(_fits_one(c, target) for c in out):
+        out += _pairs(w, candidates, base, target, catalog)
     # more GPUs / a bigger GPU
     if target is not None:
         for count in (2, 4, 8):
@@ -206,6 +208,36 @@ def suggestions(w: Workload, target: GPU | None = None, *,
             out.append(Change(f"a bigger GPU: {bigger[0].gpu.id}", w, base,
                               (bigger[0].gpu.id,)))
     return sorted(out, key=lambda c: c.total_bytes)
+
+
+def _fits_one(c: Change, target: GPU | None) -> bool:
+    """Whether a change makes the job fit one GPU (the target, or any catalog GPU)."""
+    if target is not None:
+        return target.id in c.fits_on
+    return any(" x " not in f for f in c.fits_on)
+
+
+def _pairs(w: Workload, candidates: list[tuple[str, dict]], base: int, target: GPU | None,
+           catalog: Catalog, keep: int = 4) -> list[Change]:
+    """Two changes together, when no single change is enough (greedy: every pair of the
+    single changes that do not touch the same setting), smallest first."""
+    found: list[Change] = []
+    for i, (t1, c1) in enumerate(candidates):
+        for t2, c2 in candidates[i + 1:]:
+            if set(c1) & set(c2) - {"engine"}:
+                continue
+            merged = {**c1, **c2}
+            if "engine" in c1 and "engine" in c2 and c1["engine"] != c2["engine"]:
+                continue
+            try:
+                wc = w.with_(**merged)
+                total = estimate_memory(wc).total_bytes
+            except InputError:
+                continue
+            if total < base:
+                found.append(Change(f"{t1} + {t2}", wc, total, _fits_on(wc, target, catalog)))
+    fitting = [c for c in found if _fits_one(c, target)]
+    return sorted(fitting or found, key=lambda c: c.total_bytes)[:keep]
 
 
 # ------------------------------------------------------------------ serving capacity
