@@ -227,3 +227,52 @@ def test_pairs_are_not_offered_when_one_change_suffices():
                           get_gpu("rtx-4090"))
     assert any(c.fits_on for c in changes)
     assert not any(" + " in c.description for c in changes)
+
+
+# ------------------------------------------------------------------ linear attention (SSM) state
+
+def _qwen3_next():
+    import json
+    from pathlib import Path
+
+    from whichgpu.models.config_parse import parse_config
+
+    path = Path(__file__).parent / "data" / "models" / "configs" / \
+        "qwen3-next-80b-a3b-instruct.json"
+    return parse_config(json.loads(path.read_text("utf-8")), origin=str(path))
+
+
+def test_qwen3_next_layers_hold_a_constant_gated_deltanet_state():
+    m = _qwen3_next()
+    linear = [la for la in m.layers if la.attention == "linear"]
+    full = [la for la in m.layers if la.attention == "full"]
+    assert (len(linear), len(full)) == (36, 12)  # full_attention_interval 4
+    conv_dim = 2 * 16 * 128 + 32 * 128  # q and k (16 key heads) + v (32 value heads)
+    assert all(la.state_elements == conv_dim * 3 + 32 * 128 * 128 for la in linear)
+    assert 3e9 < m.params_active - m.params.embedding < 4e9  # "80B total, 3B activated"
+
+
+@pytest.mark.parametrize("engine,elem", [("vllm", 2), ("transformers", 2), ("llamacpp", 4)])
+def test_qwen3_next_cache_is_full_layer_kv_plus_the_state(engine, elem):
+    m = _qwen3_next()
+    state = 36 * (8192 * 3 + 32 * 128 * 128) * elem
+    per_token = 12 * 2 * 2 * 256 * 2  # 12 full layers x K,V x 2 KV heads x 256 x 2 bytes
+    for ctx in (4096, 65536):
+        kv = kv_cache(m, ctx, 2.0, engine)
+        assert kv.by_kind["linear-state"] == state
+        assert kv.bytes_per_sequence == kv.context_cached * per_token + state
+    # the state does not grow with the context, the KV of the full layers does
+    a, b = kv_cache(m, 4096, 2.0, engine), kv_cache(m, 65536, 2.0, engine)
+    assert a.by_kind["linear-state"] == b.by_kind["linear-state"] > 0
+
+
+def test_linear_layer_types_in_other_architectures_are_refused():
+    from whichgpu.errors import DataError
+    from whichgpu.models.config_parse import parse_config
+    from whichgpu.models.preset_index import find_preset
+
+    cfg = dict(find_preset("llama-3.2-1b").read_json("config.json"))
+    cfg["layer_types"] = ["linear_attention"] * (cfg["num_hidden_layers"] - 1) + [
+        "full_attention"]
+    with pytest.raises(DataError, match="recurrent state of this architecture is not modelled"):
+        parse_config(cfg, origin="hybrid.json")

@@ -51,7 +51,14 @@ class LayerSpec:
     head_dim: int = 0  # K head dim
     v_head_dim: int = 0  # V head dim (differs from head_dim with MLA)
     moe: bool = False
-    state_bytes: int = 0  # per-sequence recurrent state of a linear/SSM layer
+    # linear-attention / SSM layers: elements of state one sequence holds, whatever its length
+    # (convolution state over kernel-1 positions + the recurrent state matrix)
+    state_elements: int = 0
+
+    @property
+    def state_bytes(self) -> int:
+        """The state at 16 bits per element (the model's dtype in vLLM / transformers)."""
+        return 2 * self.state_elements
 
 
 @dataclass(frozen=True)
