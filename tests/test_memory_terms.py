@@ -276,3 +276,59 @@ def test_linear_layer_types_in_other_architectures_are_refused():
         "full_attention"]
     with pytest.raises(DataError, match="recurrent state of this architecture is not modelled"):
         parse_config(cfg, origin="hybrid.json")
+
+
+# ------------------------------------------------------------------ diffusion stages
+
+def test_model_offload_encodes_with_the_largest_text_encoder_alone():
+    hidream = resolve_model("hidream-i1", offline=True)
+    d = hidream.diffusion
+    w = Workload(hidream, task="image", offload="model", quant="fp8")
+    e = estimate_memory(w)
+    sizes = e.details["components_bytes"]
+    encoders = [c.name for c in d.components if c.name.startswith("text_encoder")]
+    largest = max(sizes[n] for n in encoders)
+    assert largest < sum(sizes[n] for n in encoders) - 1e9  # four encoders, Llama 3.1 8B largest
+    # the peak stage holds the denoiser or one encoder, never all encoders together
+    assert e.term("weights") in (largest, sizes["transformer"],
+                                 sizes["transformer"] + sizes["vae"])
+    assert e.term("weights") < sum(sizes[n] for n in encoders)
+
+
+def test_video_activations_are_one_blocks_working_set_not_a_multiple_of_depth():
+    wan = resolve_model("wan-2.2-14b", offline=True)
+    den = wan.diffusion.component("transformer")
+    w = Workload(wan, task="video", offload="model")  # 1280x720, 81 frames
+    e = estimate_memory(w)
+    tokens = 21 * (720 // 16) * (1280 // 16)  # (81-1)/4+1 latent frames x 45 x 80 patches
+    assert e.details["tokens"] == tokens == 75_600
+    per_token = max(20 * den.hidden_size, 6 * den.hidden_size + 4 * den.ffn_dim)
+    assert e.details["denoiser_activation_bytes"] == tokens * per_token  # CFG runs sequentially
+    assert e.details["denoiser_activation_bytes"] < 10e9  # was 93.5 GB with a depth multiple
+    # the same pipeline doubles it when CFG is batched into one pass (FLUX-style pipelines)
+    flux = resolve_model("flux.1-dev", offline=True)
+    one = estimate_memory(Workload(flux, task="image")).details["denoiser_activation_bytes"]
+    two = estimate_memory(Workload(flux, task="image", cfg=True)).details[
+        "denoiser_activation_bytes"]
+    assert two == 2 * one
+
+
+def test_image_lora_parameters_come_from_the_denoisers_linear_shapes():
+    flux = resolve_model("flux.1-dev", offline=True)
+    w = Workload(flux, task="image-lora", lora_rank=16,
+                 lora_targets=("to_q", "to_k", "to_v", "to_out.0", "add_q_proj", "add_k_proj",
+                               "add_v_proj", "to_add_out", "ff.net.0.proj", "ff.net.2",
+                               "ff_context.net.0.proj", "ff_context.net.2"))
+    e = estimate_memory(w)
+    d = 3072
+    # diffusers' FLUX LoRA script targets: 19 double blocks x 36 r d + 38 single blocks x 6 r d
+    assert e.details["lora_params"] == 16 * d * (19 * 36 + 38 * 6)
+    assert e.term("adapter_weights") == e.details["lora_params"] * 4
+    sdxl = Workload(SDXL, task="image-lora", lora_rank=4,
+                    lora_targets=("to_q", "to_k", "to_v", "to_out.0"))
+    # SDXL's 70 transformer layers: self-attention 4 x (c + c), cross k/v from 2,048 features
+    unet = SDXL.diffusion.component("unet")
+    expected = sum(4 * (g.in_features + g.out_features) * g.count for g in unet.linears
+                   if g.name in ("to_q", "to_k", "to_v", "to_out.0"))
+    assert estimate_memory(sdxl).details["lora_params"] == expected
+    assert any(g.in_features == 2048 and g.name == "to_k" for g in unet.linears)
