@@ -60,7 +60,7 @@ def test_models_lists_presets_with_official_counts(cli):
     assert row["params_total"] == 8_030_261_248 and "meta-llama/Llama-3.1-8B" in row["hub_ids"]
     assert row["source"] and abs(row["official_error"]) < 0.005
     diff = cli("models", "--family", "diffusion", "--json").json()["models"]
-    assert {m["family"] for m in diff} == {"diffusion"} and len(diff) == 9
+    assert {m["family"] for m in diff} == {"diffusion"} and len(diff) == 10
     r = cli("models")
     assert r.code == 0 and "qwen3-235b-a22b" in r.out
 

@@ -46,6 +46,7 @@ EXAMPLES = {
     "falcon": (lambda: fixture("falcon-rw-1b.json"), 1_311_625_216),  # keras-hub
     "gpt_oss": (lambda: preset_config("gpt-oss-20b"), 20_914_757_184),  # keras-hub
     "mpt": (lambda: preset_config("mpt-30b"), 29.95e9),  # model card
+    "qwen3_next": (lambda: fixture("qwen3-next-80b-a3b-instruct.json"), 80e9),  # model card
 }
 
 

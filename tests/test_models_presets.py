@@ -106,7 +106,8 @@ def test_alias_and_every_hub_id_resolve_offline_to_the_same_model(p):
 
 def test_dense_presets_have_active_equal_to_total():
     for r in list_presets():
-        if r.alias in ("mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+        if r.alias in ("mixtral-8x7b", "mixtral-8x22b", "mixtral-8x22b-instruct",
+                       "qwen3-30b-a3b", "qwen3-coder-30b-a3b", "qwen3-235b-a22b",
                        "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b", "wan-2.2-14b"):
             assert r.params_active < r.params_total, r.alias
         else:
@@ -128,3 +129,16 @@ def test_preset_configs_are_valid_json_with_a_model_type():
         if p.family == "decoder":
             data = json.loads(ROOT.joinpath(p.alias, "config.json").read_text("utf-8"))
             assert "model_type" in data, p.alias
+
+
+def test_mixtral_8x22b_instruct_resolves_offline_with_its_own_vocabulary():
+    base = resolve_model("mistralai/Mixtral-8x22B-v0.1", offline=True)
+    inst = resolve_model("mistralai/Mixtral-8x22B-Instruct-v0.1", offline=True)
+    assert (base.vocab_size, inst.vocab_size) == (32000, 32768)
+    assert inst.params_total - base.params_total == 2 * 768 * 6144  # embedding + LM head
+
+
+def test_qwen3_coder_resolves_offline_with_the_safetensors_count():
+    spec = resolve_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", offline=True)
+    assert spec.params_total * 2 == 61_064_245_248  # model.safetensors.index.json total_size
+    assert spec.max_context == 262_144

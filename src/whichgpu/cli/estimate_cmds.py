@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 
 
 def memory(
-    model: o.ModelArg, task: o.Task = "inference", quant: o.Quant = None,
+    model: o.OptionalModelArg = None, task: o.Task = "inference", quant: o.Quant = None,
     kv_dtype: o.KvDtype = "f16", context: o.Context = None, batch: o.Batch = 1,
     engine: o.Engine = None, optimizer: o.Optimizer = "adamw",
     gradient_checkpointing: o.Checkpointing = None, master_weights: o.MasterWeights = None,
@@ -27,6 +27,7 @@ def memory(
     gpus: o.Gpus = 1, tp: o.Tp = None, pp: o.Pp = 1, zero: o.Zero = None,
     resolution: o.Resolution = None, frames: o.Frames = None, cfg: o.Cfg = None,
     offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
+    allow_long_context: o.AllowLongContext = False,
     gpu: str | None = typer.Option(None, "--gpu", help="Ask whether it fits this GPU."),
     as_json: o.Json = False,
 ) -> None:
@@ -40,7 +41,7 @@ def memory(
         master_weights=master_weights, fused_loss=fused_loss, flash_attention=flash_attention,
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=gpus, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
-        params=params)
+        params=params, allow_long_context=allow_long_context)
     target = None
     if gpu:
         res = resolve_gpu(gpu)
@@ -74,7 +75,7 @@ def _print_memory(report) -> None:
               f"[bold]{e.total_bytes / GiB:,.2f}[/bold]", "peak per GPU")
     console.print(t)
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
-                  f"{format_bytes(e.total_bytes)}.[/dim]")
+                  f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
     for w in e.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     for a in e.assumptions:
@@ -110,7 +111,7 @@ def _print_memory(report) -> None:
 
 
 def speed(
-    model: o.ModelArg,
+    model: o.OptionalModelArg = None,
     gpu: str = typer.Option(..., "--gpu", help="Catalog GPU id, e.g. h100 or rtx-4090."),
     count: int = typer.Option(1, "--count", help="How many of that GPU."),
     task: o.Task = "inference", quant: o.Quant = None, kv_dtype: o.KvDtype = "f16",
@@ -141,6 +142,9 @@ def speed(
         resolution=resolution, frames=frames, steps=steps, cfg=cfg, offload=offload,
         params=params)
     profile = _load_profile(calibration)
+    if w.model.approximate:
+        note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
+             "the model for exact figures")
     try:
         est = estimate_speed(w, res.gpu, count, profile=profile)
     except DoesNotFit as exc:

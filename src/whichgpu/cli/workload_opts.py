@@ -11,6 +11,9 @@ from whichgpu.estimate.build import build_workload
 ModelArg = Annotated[str, typer.Argument(
     metavar="MODEL", help="Preset alias, Hub id, config.json or folder, .gguf file, or a bare "
                           "size such as 70B.")]
+OptionalModelArg = Annotated[str | None, typer.Argument(
+    metavar="[MODEL]", help="Preset alias, Hub id, config.json or folder, .gguf file, or a "
+                            "bare size such as 70B (optional with --params).")]
 Task = Annotated[str, typer.Option(
     "--task", help="inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")]
 Quant = Annotated[str | None, typer.Option(
@@ -54,6 +57,9 @@ Offload = Annotated[str, typer.Option(
 VaeTiling = Annotated[bool, typer.Option("--vae-tiling", help="Tiled VAE decode.")]
 Params = Annotated[str | None, typer.Option(
     "--params", help="Parameter count for a generic model, e.g. 70e9 or 70B.")]
+AllowLongContext = Annotated[bool, typer.Option(
+    "--allow-long-context", help="Allow a context beyond the model's trained maximum "
+                                 "(you extend it with RoPE scaling such as YaRN).")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 __all__ = ["build_workload"]

@@ -18,8 +18,9 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
         raise InputError(f"cannot read resolution {text!r}; write it like 1024x1024") from None
 
 
-def build_workload(model: str | ModelSpec, *, task: str = "inference", quant: str | None = None,
-                   kv_dtype: str = "f16", context: str | None = None, batch: int = 1,
+def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
+                   quant: str | None = None, kv_dtype: str = "f16",
+                   context: str | None = None, batch: int = 1,
                    engine: str | None = None, prompt_tokens: str | None = None,
                    output_tokens: str | None = None, optimizer: str = "adamw",
                    gradient_checkpointing: bool | None = None,
@@ -29,7 +30,7 @@ def build_workload(model: str | ModelSpec, *, task: str = "inference", quant: st
                    pp: int = 1, zero: int | None = None, resolution: str | None = None,
                    frames: int | None = None, steps: int | None = None,
                    cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
-                   params: str | None = None):
+                   params: str | None = None, allow_long_context: bool = False):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -40,6 +41,8 @@ def build_workload(model: str | ModelSpec, *, task: str = "inference", quant: st
 
     if isinstance(model, ModelSpec):
         spec = model
+    elif model is None and not params:
+        raise InputError("name a model (see 'whichgpu models') or give --params, e.g. 70e9")
     else:
         spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
                              if params else None)
@@ -57,4 +60,4 @@ def build_workload(model: str | ModelSpec, *, task: str = "inference", quant: st
         lora_rank=lora_rank,
         lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
         gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
-        cfg=cfg, offload=offload, vae_tiling=vae_tiling)
+        cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context)

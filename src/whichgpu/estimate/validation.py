@@ -57,8 +57,9 @@ def default_path(name: str) -> Path:
         candidate = parent / "validation" / f"{name}.csv"
         if candidate.exists():
             return candidate
-    raise InputError(f"validation/{name}.csv not found: run from a source checkout or pass "
-                     "--file")
+    raise InputError(f"validation/{name}.csv not found: the data set ships with the source "
+                     "repository, not the installed package; run from a checkout or pass "
+                     f"--file path/to/{name}.csv")
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.validation import Outcome, default_path, evaluate, read_rows
-from whichgpu.estimate.validation_rows import gpu_of, measured_bytes, workload_of
+from whichgpu.estimate.validation_rows import gpu_of, measured_bytes, settings, workload_of
 
 # What each kind of measurement sees of our breakdown.
 _NOT_ALLOCATED = ("runtime", "fragmentation", "engine_reserve", "nccl")  # outside torch's count
@@ -15,6 +15,21 @@ _NOT_RESERVED = ("runtime", "engine_reserve", "nccl")
 
 
 def predict(row: dict[str, str]) -> tuple[float | None, str]:
+    """The estimate of what the row measured; ``measured_over=all_gpus`` in its settings means
+    the published figure sums every GPU of the job (the per-GPU estimate times the count)."""
+    extra = settings(row)
+    over = extra.pop("measured_over", "one_gpu")
+    if over not in ("one_gpu", "all_gpus"):
+        raise ValueError(f"measured_over must be one_gpu or all_gpus, got {over!r}")
+    row = {**row, "settings": "; ".join(f"{k}={v}" for k, v in extra.items())}
+    value, note = _predict_one_gpu(row)
+    if over == "all_gpus" and value is not None:
+        gpus = int(float(row.get("gpu_count") or 1))
+        return value * gpus, f"{note}, x {gpus} GPUs (the figure sums them)"
+    return value, note
+
+
+def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
     w = workload_of(row)
     e = estimate_memory(w)
     kind = row["measured"].strip()

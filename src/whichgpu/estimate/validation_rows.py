@@ -22,8 +22,9 @@ ENGINE_ALIASES = {
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
-_BOOLS = ("vae_tiling", "vae_slicing", "fused_loss", "flash_attention", "master_weights", "cfg",
-          "gradient_checkpointing", "optimizer_in_backward", "fp8_training")
+_BOOLS = ("vae_tiling", "vae_slicing", "tiny_vae", "fused_loss", "flash_attention",
+          "master_weights", "cfg", "gradient_checkpointing", "optimizer_in_backward",
+          "fp8_training")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -78,7 +79,8 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
     model = _model(row["model"].strip())
     task = (row.get("task") or "inference").strip()
     engine = engine_of(row) if task in ("inference", "image", "video") else None
-    kw: dict = {"model": model, "task": task, "engine": engine}
+    # a measured run happened, so its context was possible (RoPE scaling, ALiBi ...)
+    kw: dict = {"model": model, "task": task, "engine": engine, "allow_long_context": True}
     quant = (row.get("quant") or "").strip()
     if quant and task in ("full-ft", "pretrain") and quant == "fp8":
         kw["fp8_training"] = True  # FP8 training keeps bf16 weights

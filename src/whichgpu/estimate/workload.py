@@ -23,6 +23,9 @@ DIFFUSION_TASKS = ("image", "video", "image-lora")
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc",
            "diffusers", "comfyui")
 DIFFUSION_ENGINES = ("diffusers", "comfyui")
+# Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
+# transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
+LAYER_SPLIT_ENGINES = ("llamacpp", "mlc", "transformers", "exllamav2")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
 # Diffusion: model / sequential (diffusers CPU offload). Training: optimizer (ZeRO-Offload:
@@ -34,6 +37,12 @@ KV_DTYPES = {"f16": 2.0, "bf16": 2.0, "fp16": 2.0, "f32": 4.0, "fp8": 1.0, "q8_0
              "iq4_nl": 18 / 32}
 DEFAULT_CONTEXT = 4096
 DEFAULT_TRAIN_SEQ = 2048
+# Magnitudes no real job reaches: refused as input errors (CLI exit 2, HTTP 422) instead of
+# answering with absurd byte counts. The context limit is above every published context window
+# (Llama 4 Scout: 10M tokens); the others are far above any single job's layout.
+LIMITS = {"context": 1 << 24, "prompt_tokens": 1 << 24, "output_tokens": 1 << 24,
+          "batch": 1 << 16, "gpus": 1 << 16, "pp": 1 << 10, "lora_rank": 1 << 16,
+          "frames": 10_000, "steps": 100_000}
 
 # GGUF formats imply llama.cpp; EXL2 implies exllamav2.
 _GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "f32")
@@ -73,6 +82,8 @@ class Workload:
     quant_scope: str = "denoiser"  # diffusion: --quant on the denoiser, or "all" large parts
     optimizer_in_backward: bool = False  # step each parameter in backward; no full gradients
     fp8_training: bool = False  # FP8 matmuls on bf16 weights (Transformer Engine, torchao)
+    allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
+    tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -125,7 +136,7 @@ class Workload:
         if self.context:
             return self.context
         if self.is_training:
-            return DEFAULT_TRAIN_SEQ
+            return min(DEFAULT_TRAIN_SEQ, self.model.max_context or DEFAULT_TRAIN_SEQ)
         if self.prompt_tokens or self.output_tokens:
             return (self.prompt_tokens or 0) + (self.output_tokens or 0)
         cap = self.model.max_context or DEFAULT_CONTEXT
@@ -137,12 +148,12 @@ class Workload:
 
     @property
     def tp_degree(self) -> int:
-        """Tensor-parallel degree: inference splits over every GPU by default, except
-        llama.cpp and MLC, which split layers across GPUs (--split-mode layer)."""
+        """Tensor-parallel degree: serving engines split over every GPU by default;
+        llama.cpp, MLC, transformers and exllamav2 split layers across GPUs instead."""
         if self.tp:
             return self.tp
         if not self.is_training and not self.is_diffusion:
-            if self.engine_name in ("llamacpp", "mlc") and self.pp == 1:
+            if self.engine_name in LAYER_SPLIT_ENGINES and self.pp == 1:
                 return 1
             return max(1, self.gpus // max(1, self.pp))
         return 1
@@ -153,7 +164,7 @@ class Workload:
         if self.pp > 1:
             return self.pp
         if not self.is_training and not self.is_diffusion and not self.tp \
-                and self.engine_name in ("llamacpp", "mlc"):
+                and self.engine_name in LAYER_SPLIT_ENGINES:
             return self.gpus
         return 1
 
@@ -228,6 +239,15 @@ def validate(w: Workload) -> None:
         value = getattr(w, name)
         if not isinstance(value, int) or value < 1:
             raise InputError(f"{name.replace('_', ' ')} must be a whole number >= 1, got {value}")
+    for name, limit in LIMITS.items():
+        value = getattr(w, name)
+        if value is not None and value > limit:
+            raise InputError(f"{name.replace('_', ' ')} {value:,} is beyond what whichgpu "
+                             f"models (at most {limit:,})")
+    for name in ("prompt_tokens", "output_tokens"):
+        value = getattr(w, name)
+        if value is not None and value < 0:
+            raise InputError(f"{name.replace('_', ' ')} must be >= 0, got {value}")
     if w.tp is not None and w.tp < 1:
         raise InputError(f"tensor parallel degree must be >= 1, got {w.tp}")
     if w.gpus % (max(1, w.tp or 1) * w.pp):
@@ -264,6 +284,9 @@ def validate(w: Workload) -> None:
         raise InputError("full fine-tuning and pre-training update 16-bit weights (fp8 training "
                          "keeps them in bf16): use --quant bf16, or --task qlora to train "
                          "adapters on a quantized base")
+    if m.family == "decoder":
+        _check_layout(w)
+        _check_context(w)
     if w.resolution is not None:
         width, height = w.resolution
         if width < 64 or height < 64 or width > 16384 or height > 16384:
@@ -280,6 +303,54 @@ def validate(w: Workload) -> None:
         if w.lora_rank > smallest:
             raise InputError(f"LoRA rank {w.lora_rank} is larger than the smallest targeted "
                              f"layer dimension ({smallest}); use a rank <= {smallest}")
+
+
+def tp_problem(model: ModelSpec, tp: int) -> str | None:
+    """Why ``tp`` cannot split this model's attention, or None when it can.
+
+    vLLM, SGLang and TensorRT-LLM shard attention by heads: the query heads must divide evenly,
+    and the KV heads either divide evenly or are replicated a whole number of times
+    (vLLM QKVParallelLinear: num_kv_heads = total / tp, or replicas = tp / total).
+    """
+    if tp <= 1:
+        return None
+    heads, kv = model.num_attention_heads, model.num_kv_heads
+    if heads and heads % tp:
+        return f"its {heads} attention heads do not split evenly over {tp} GPUs"
+    if kv and model.mla is None and kv % tp and tp % kv:
+        return (f"its {kv} KV heads can neither be split over {tp} GPUs nor replicated a whole "
+                "number of times")
+    return None
+
+
+def valid_tp_degrees(model: ModelSpec, upto: int) -> list[int]:
+    """Tensor-parallel degrees from 1 to ``upto`` that the model's heads allow."""
+    return [t for t in range(1, upto + 1) if tp_problem(model, t) is None]
+
+
+def _check_layout(w: Workload) -> None:
+    m = w.model
+    tp, pp = w.tp_degree, w.pp_degree
+    why = tp_problem(m, tp)
+    if why:
+        ok = [t for t in valid_tp_degrees(m, max(tp, 8)) if w.gpus % t == 0]
+        hint = (f"use --tp {' or '.join(map(str, ok))}" + (" with --pp for the other GPUs"
+                if ok and max(ok) < w.gpus else "")) if ok else "use pipeline parallelism (--pp)"
+        raise InputError(f"tensor parallelism over {tp} GPUs does not fit {m.name}: {why}; "
+                         f"{hint}")
+    if m.num_layers and pp > m.num_layers:
+        raise InputError(f"pipeline parallelism over {pp} stages needs at least {pp} layers; "
+                         f"{m.name} has {m.num_layers}: use --pp {m.num_layers} or fewer")
+
+
+def _check_context(w: Workload) -> None:
+    m = w.model
+    ctx = w.seq_len
+    if m.max_context and ctx > m.max_context and not w.allow_long_context:
+        raise InputError(
+            f"context {ctx:,} tokens exceeds {m.name}'s trained maximum of {m.max_context:,} "
+            f"(max_position_embeddings): use --context {m.max_context} or less, or "
+            "--allow-long-context if you extend it with RoPE scaling (YaRN, ...)")
 
 
 def lora_groups(w: Workload):

@@ -79,8 +79,13 @@ def _embed_and_head(b: _Build, vocab: int, hidden: int, tied: bool) -> None:
 
 
 def _attention_kinds(r: ConfigReader, n_layers: int, rule: Callable[[int], bool],
-                     window: int | None) -> list[tuple[str, int | None]]:
-    """(kind, window) per layer: ``layer_types`` when the config has it, else ``rule``."""
+                     window: int | None, *, linear_ok: bool = False
+                     ) -> list[tuple[str, int | None]]:
+    """(kind, window) per layer: ``layer_types`` when the config has it, else ``rule``.
+
+    Linear-attention / SSM layer types are accepted only by parsers that know their state
+    shapes (``linear_ok``); elsewhere they are refused rather than counted as stateless.
+    """
     types = r.str_list("layer_types")
     if types is not None:
         if len(types) != n_layers:
@@ -96,6 +101,11 @@ def _attention_kinds(r: ConfigReader, n_layers: int, rule: Callable[[int], bool]
                                     "given", field=r.prefix + "sliding_window")
                 out.append(("sliding", window))
             elif t in ("linear_attention", "mamba", "recurrent"):
+                if not linear_ok:
+                    raise DataError(r.origin, f"layer type {t!r}: the recurrent state of this "
+                                    "architecture is not modelled here (only qwen3_next's "
+                                    "Gated DeltaNet is); its memory would be wrong",
+                                    field=r.prefix + "layer_types")
                 out.append(("linear", None))
             else:
                 raise DataError(r.origin, f"unknown layer type {t!r}",
@@ -293,6 +303,81 @@ def _moe_linears(b: _Build, kind: str, h: int, m: MoESpec) -> None:
             b.linear("up_proj", h, si, ml, "shared_experts")
             b.linear("down_proj", si, h, ml, "shared_experts")
             b.linear("shared_expert_gate", h, 1, ml, "shared_experts", lora=False)
+
+
+# ---------------------------------------------------------------------------- Qwen3-Next
+
+def _qwen3_next(r: ConfigReader, mt: str) -> _Arch:
+    """Qwen3-Next: Gated DeltaNet (linear attention) layers and gated full-attention layers in
+    a 3:1 pattern, a sparse MoE with a shared expert in every layer.
+
+    Shapes follow transformers' modeling_qwen3_next.py: full attention projects q and an
+    output gate together (q_proj out = 2 x heads x head_dim) with q/k RMSNorms; a Gated
+    DeltaNet layer has in_proj_qkvz (hidden -> 2 key_dim + 2 value_dim), in_proj_ba
+    (hidden -> 2 value heads), a depthwise conv1d over the q, k, v channels, dt_bias and A_log
+    per value head, a gated RMSNorm(head_v_dim) and out_proj (value_dim -> hidden).
+    Its state per sequence: conv_dim x (kernel - 1) + value_heads x key_head_dim x
+    value_head_dim (vLLM's mamba state shapes for GDN), constant in the context length.
+    """
+    h = r.int("hidden_size", limit="hidden")
+    n = r.int("num_hidden_layers", limit="layers")
+    a = r.int("num_attention_heads", limit="heads")
+    k = r.int("num_key_value_heads", default=a, limit="heads")
+    if a % k:
+        raise DataError(r.origin, f"{a} attention heads cannot be shared by {k} KV heads",
+                        field=r.prefix + "num_key_value_heads")
+    d = r.int("head_dim", default=256, limit="hidden")
+    inter = r.int("intermediate_size", limit="intermediate")
+    vocab = r.int("vocab_size", default=151936, limit="vocab")
+    tied = r.bool("tie_word_embeddings", default=False)
+    ctx = r.int("max_position_embeddings", default=262144, limit="context")
+    bias = r.bool("attention_bias", default=False)
+    kh = r.int("linear_num_key_heads", limit="heads")
+    vh = r.int("linear_num_value_heads", limit="heads")
+    dk = r.int("linear_key_head_dim", limit="hidden")
+    dv = r.int("linear_value_head_dim", limit="hidden")
+    kern = r.int("linear_conv_kernel_dim", default=4, limit="layers")
+    interval = r.int("full_attention_interval", default=4, limit="layers")
+    key_dim, value_dim = kh * dk, vh * dv
+    conv_dim = 2 * key_dim + value_dim
+
+    if r.str_list("layer_types") is not None:
+        kinds = _attention_kinds(r, n, lambda i: False, None, linear_ok=True)
+    else:  # every interval-th layer is full attention, the others Gated DeltaNet
+        kinds = [("full" if (i + 1) % interval == 0 else "linear", None) for i in range(n)]
+    full = sum(1 for kd, _ in kinds if kd == "full")
+    lin = n - full
+
+    b = _Build()
+    _embed_and_head(b, vocab, h, tied)
+    b.linear("q_proj", h, 2 * a * d, full, "attention", bias=bias)  # query + output gate
+    b.linear("k_proj", h, k * d, full, "attention", bias=bias)
+    b.linear("v_proj", h, k * d, full, "attention", bias=bias)
+    b.linear("o_proj", a * d, h, full, "attention", bias=bias)
+    b.linear("in_proj_qkvz", h, 2 * key_dim + 2 * value_dim, lin, "attention")
+    b.linear("in_proj_ba", h, 2 * vh, lin, "attention")
+    b.linear("out_proj", value_dim, h, lin, "attention")
+    b.add("attention", (conv_dim * kern + 2 * vh) * lin)  # depthwise conv1d, dt_bias, A_log
+    b.add("norms", 2 * h * n + h + 2 * d * full + dv * lin)
+
+    moe_layers, moe_spec = _moe_layout(r, "qwen2_moe", n, inter)
+    dense = moe_layers.count(False)
+    b.linear("gate_proj", h, inter, dense, "mlp")
+    b.linear("up_proj", h, inter, dense, "mlp")
+    b.linear("down_proj", inter, h, dense, "mlp")
+    _moe_linears(b, "qwen2_moe", h, moe_spec)
+
+    state = conv_dim * (kern - 1) + vh * dk * dv
+    layers = [LayerSpec(attention="full", kv_heads=k, head_dim=d, v_head_dim=d,
+                        moe=moe_layers[i]) if kd == "full" else
+              LayerSpec(attention="linear", moe=moe_layers[i], state_elements=state)
+              for i, (kd, _) in enumerate(kinds)]
+    notes = [f"{lin} of {n} layers are Gated DeltaNet (linear attention): a constant state of "
+             f"{state:,} elements per sequence each, no KV cache; {full} full-attention layers",
+             "the checkpoint also holds a multi-token-prediction layer (mtp.*), not counted"]
+    return _Arch(b=b, num_layers=n, hidden=h, heads=a, kv_heads=k, head_dim=d,
+                 intermediate=inter, vocab=vocab, tied=tied, max_ctx=ctx, layers=layers,
+                 moe=moe_spec, notes=notes, architecture=mt)
 
 
 # ---------------------------------------------------------------------------- DeepSeek (MLA)
@@ -527,6 +612,7 @@ def _gemma3(r: ConfigReader, mt: str) -> _Arch:
 _PARSERS: dict[str, Callable[[ConfigReader, str], _Arch]] = {
     **{mt: _llama_like for mt in _STYLES},
     "gemma3": _gemma3,
+    "qwen3_next": _qwen3_next,
     "deepseek_v2": _deepseek,
     "deepseek_v3": _deepseek,
     "gpt2": _gpt2,

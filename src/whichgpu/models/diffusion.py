@@ -24,7 +24,13 @@ from typing import Any
 
 from whichgpu.errors import DataError, InputError
 from whichgpu.models.config_fields import ConfigReader
-from whichgpu.models.spec import ComponentSpec, DiffusionSpec, ModelSpec, ParamCounts
+from whichgpu.models.spec import (
+    ComponentSpec,
+    DiffusionSpec,
+    LinearGroup,
+    ModelSpec,
+    ParamCounts,
+)
 
 Reader = Callable[[str], Any]
 _SKIP = {"tokenizer", "tokenizer_2", "tokenizer_3", "tokenizer_4", "scheduler",
@@ -314,6 +320,114 @@ def vae_kl_params(c: ConfigReader) -> int:
     return total
 
 
+# ---------------------------------------------------------------------------- block shapes
+
+def _lg(name: str, fin: int, fout: int, count: int) -> LinearGroup | None:
+    return LinearGroup(name, fin, fout, count) if count > 0 else None
+
+
+def _unet_levels(c: ConfigReader) -> tuple[list[int], list[int], int]:
+    """(channels, transformer layers) of every cross-attention transformer layer of a
+    UNet2DConditionModel, and the largest module's parameters."""
+    chans = c.int_list("block_out_channels", lo=1) or [320, 640, 1280, 1280]
+    nb = len(chans)
+    downs = c.str_list("down_block_types") or ["CrossAttnDownBlock2D"] * 3 + ["DownBlock2D"]
+    ups = c.str_list("up_block_types") or ["UpBlock2D"] + ["CrossAttnUpBlock2D"] * 3
+    lpb = _per_block(c.raw("layers_per_block", 2), nb, "layers_per_block", c)
+    tlpb = _per_block(c.raw("transformer_layers_per_block", 1), nb,
+                      "transformer_layers_per_block", c)
+    widths: list[int] = []
+    for i, kind in enumerate(downs):
+        if "CrossAttn" in kind:
+            widths += [chans[i]] * (lpb[i] * tlpb[i])
+    if c.raw("mid_block_type", "UNetMidBlock2DCrossAttn"):
+        widths += [chans[-1]] * tlpb[-1]
+    rchans, rlpb, rtl = chans[::-1], lpb[::-1], tlpb[::-1]
+    for i, kind in enumerate(ups):
+        if "CrossAttn" in kind:
+            widths += [rchans[i]] * ((rlpb[i] + 1) * rtl[i])
+    top = max(chans)
+    # the first resnet of the deepest up block convolves the skip concatenation (2c -> c, 3x3)
+    largest = max(18 * top * top, 8 * top * top)
+    return widths, chans, largest
+
+
+def denoiser_shapes(cls: str, c: ConfigReader) -> tuple[int, int, tuple[LinearGroup, ...], int]:
+    """(MLP width, largest module's parameters, attention/MLP linears, transformer blocks) of a
+    denoiser, from the layer structure its diffusers class builds; zeros where unknown.
+
+    The linears carry diffusers' module names (``to_q``, ``add_k_proj``, ``ff.net.0.proj`` ...):
+    they are what a LoRA on the denoiser adapts.
+    """
+    if cls == "UNet2DConditionModel":
+        widths, _, largest = _unet_levels(c)
+        cross = _per_block(c.raw("cross_attention_dim", 1280), 1, "cross_attention_dim", c)[0] \
+            if not isinstance(c.raw("cross_attention_dim"), list) else \
+            c.raw("cross_attention_dim")[0]
+        groups: dict[tuple[str, int, int], int] = {}
+        for ch in widths:
+            for name, fin, fout in (("to_q", ch, ch), ("to_k", ch, ch), ("to_v", ch, ch),
+                                    ("to_out.0", ch, ch), ("to_q", ch, ch),
+                                    ("to_k", cross, ch), ("to_v", cross, ch),
+                                    ("to_out.0", ch, ch), ("ff.net.0.proj", ch, 8 * ch),
+                                    ("ff.net.2", 4 * ch, ch)):
+                groups[(name, fin, fout)] = groups.get((name, fin, fout), 0) + 1
+        lin = tuple(LinearGroup(n, i, o, k) for (n, i, o), k in groups.items())
+        return 0, largest, lin, len(widths)
+    hd = c.raw("attention_head_dim")
+    heads = c.raw("num_attention_heads")
+    if not (isinstance(hd, int) and isinstance(heads, int)):
+        return 0, 0, (), 0
+    d = hd * heads
+    if cls == "FluxTransformer2DModel":
+        n2 = c.int("num_layers", default=19, lo=0, limit="layers")
+        n1 = c.int("num_single_layers", default=38, lo=0, limit="layers")
+        parts = [("to_q", d, d, n2 + n1), ("to_k", d, d, n2 + n1), ("to_v", d, d, n2 + n1),
+                 ("to_out.0", d, d, n2), ("add_q_proj", d, d, n2), ("add_k_proj", d, d, n2),
+                 ("add_v_proj", d, d, n2), ("to_add_out", d, d, n2),
+                 ("ff.net.0.proj", d, 4 * d, n2), ("ff.net.2", 4 * d, d, n2),
+                 ("ff_context.net.0.proj", d, 4 * d, n2), ("ff_context.net.2", 4 * d, d, n2),
+                 ("proj_mlp", d, 4 * d, n1), ("proj_out", 5 * d, d, n1)]
+        return 4 * d, 5 * d * d, tuple(g for g in (_lg(*p) for p in parts) if g), n2 + n1
+    if cls in ("SD3Transformer2DModel", "QwenImageTransformer2DModel"):
+        n = c.int("num_layers", limit="layers")
+        ctx = n - 1 if cls == "SD3Transformer2DModel" else n  # SD3's last block: context only
+        dual = len(c.int_list("dual_attention_layers"))
+        txt_mlp = "ff_context" if cls == "SD3Transformer2DModel" else "txt_mlp"
+        img_mlp = "ff" if cls == "SD3Transformer2DModel" else "img_mlp"
+        parts = [("to_q", d, d, n + dual), ("to_k", d, d, n + dual), ("to_v", d, d, n + dual),
+                 ("to_out.0", d, d, n + dual), ("add_q_proj", d, d, n),
+                 ("add_k_proj", d, d, n), ("add_v_proj", d, d, n), ("to_add_out", d, d, ctx),
+                 (f"{img_mlp}.net.0.proj", d, 4 * d, n), (f"{img_mlp}.net.2", 4 * d, d, n),
+                 (f"{txt_mlp}.net.0.proj", d, 4 * d, ctx), (f"{txt_mlp}.net.2", 4 * d, d, ctx)]
+        largest = 4 * d * d
+        pos_max = c.opt_int("pos_embed_max_size", limit="hidden")
+        if pos_max:  # SD3's patch embedding holds its position table (pos_max^2 x d)
+            largest = max(largest, pos_max * pos_max * d)
+        return 4 * d, largest, tuple(g for g in (_lg(*p) for p in parts) if g), n
+    if cls == "WanTransformer3DModel":
+        n = c.int("num_layers", default=40, limit="layers")
+        ffn = c.int("ffn_dim", default=13824, limit="intermediate")
+        parts = [("attn1.to_q", d, d, n), ("attn1.to_k", d, d, n), ("attn1.to_v", d, d, n),
+                 ("attn1.to_out.0", d, d, n), ("attn2.to_q", d, d, n), ("attn2.to_k", d, d, n),
+                 ("attn2.to_v", d, d, n), ("attn2.to_out.0", d, d, n),
+                 ("ffn.net.0.proj", d, ffn, n), ("ffn.net.2", ffn, d, n)]
+        return ffn, d * ffn, tuple(g for g in (_lg(*p) for p in parts) if g), n
+    return 4 * d, 4 * d * d, (), 0
+
+
+def encoder_largest_module(cls: str, c: ConfigReader) -> int:
+    """A text encoder's biggest module: its token embedding (vocabulary x width)."""
+    width = c.raw("d_model", c.raw("hidden_size"))
+    vocab = c.raw("vocab_size")
+    if isinstance(c.raw("text_config"), dict):
+        t = c.data["text_config"]
+        width, vocab = t.get("hidden_size", width), t.get("vocab_size", vocab)
+    if isinstance(width, int) and isinstance(vocab, int):
+        return width * vocab
+    return 0
+
+
 # ---------------------------------------------------------------------------- per class
 
 def _kind(cls: str) -> str:
@@ -429,13 +543,29 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
             notes.append(f"{key} ({ccls}): no parameter formula for this class; not counted")
             params = 0
         dtype = _dtype(cfg)
+        kind = _kind(str(ccls))
+        layers = _blocks(cfg)
+        ffn, largest, linears = 0, 0, ()
+        if kind in ("unet", "dit", "mmdit"):
+            ffn, largest, linears, blocks = denoiser_shapes(str(ccls), cfg)
+            layers = blocks or layers
+        elif kind == "vae":
+            chans = cfg.int_list("block_out_channels", lo=1) if cfg.has(
+                "block_out_channels") else []
+            top = max(chans) if chans else 4 * cfg.raw("base_dim", 96) if isinstance(
+                cfg.raw("base_dim", 96), int) else 384
+            largest = 9 * top * top  # a 3x3 convolution at the widest level
+        else:
+            largest = encoder_largest_module(str(ccls), cfg)
         comps.append(ComponentSpec(
-            name=key, kind=_kind(str(ccls)), params=params, native_dtype=dtype,
-            num_layers=_blocks(cfg), hidden_size=_width(cfg),
+            name=key, kind=kind, params=params, native_dtype=dtype,
+            num_layers=layers, hidden_size=_width(cfg),
             num_heads=int(cfg.raw("num_attention_heads", cfg.raw("num_heads", 0)) or 0)
             if not isinstance(cfg.raw("num_attention_heads"), list) else 0,
             max_tokens=_max_tokens(str(ccls), key, run),
-            checkpoint_bytes=ckpt_bytes))
+            checkpoint_bytes=ckpt_bytes, ffn_dim=ffn,
+            largest_module_params=min(largest, params) if params else largest,
+            linears=linears))
     den = next((k for k in _DENOISERS if k in cfgs), None)
     if den is None:
         raise DataError(index_origin, "no transformer or unet component")
@@ -460,7 +590,7 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         patch_size=patch, temporal_patch_size=tpatch, text_tokens=int(run["text_tokens"]),
         guidance_distilled=bool(run["guidance_distilled"]),
         default_steps=int(run["default_steps"]), default_resolution=(int(res[0]), int(res[1])),
-        default_frames=int(run.get("default_frames", 1)))
+        default_frames=int(run.get("default_frames", 1)), vae_dtype=run.get("vae_dtype"))
     notes.append(f"run-time defaults from {pipeline_source(str(run['source']))}")
     den_comp = next(c for c in comps if c.name == den)
     return ModelSpec(

@@ -148,7 +148,8 @@ def find_preset(name: str) -> Preset | None:
     text = name.strip()
     if "/" in text:
         return table.get(text.lower())
-    return table.get(_key(text))
+    exact = next((p for p in presets() if text.lower() in (p.alias, *p.aliases)), None)
+    return exact or table.get(_key(text))
 
 
 def preset_names() -> list[str]:

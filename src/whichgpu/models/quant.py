@@ -29,6 +29,10 @@ class QuantFormat:
     expert_only: bool = False
     whole_model_bpw: float | None = None
     aliases: tuple[str, ...] = ()
+    # Bits of norm weights and MoE routers; None: the checkpoint's own 16/32-bit dtype
+    # (GGUF keeps both in F32: convert_hf_to_gguf.py writes 1-D tensors and ffn_gate_inp as F32)
+    norm_bits: float | None = None
+    router_bits: float | None = None
 
     @property
     def weight_only(self) -> bool:
@@ -49,7 +53,8 @@ class QuantFormat:
         return {"name": self.name, "description": self.description,
                 "linear_bits": self.linear_bits, "embedding_bits": self.embedding_bits,
                 "lm_head_bits": self.lm_head_bits, "compute": self.compute,
-                "expert_only": self.expert_only, "source": self.source}
+                "expert_only": self.expert_only, "norm_bits": self.norm_bits,
+                "router_bits": self.router_bits, "source": self.source}
 
 
 @cache
@@ -69,9 +74,39 @@ def _table() -> tuple[dict[str, QuantFormat], dict[str, str]]:
 
 
 def quant_names() -> list[str]:
-    """Canonical format names (aliases excluded), plus the parametric ``exl2-<bpw>``."""
+    """Canonical format names (aliases excluded), plus the parametric ``exl2-<bpw>`` and
+    group-size variants of GPTQ and AWQ."""
     formats, _ = _table()
-    return sorted({q.name for q in formats.values()}) + ["exl2-<bpw>"]
+    return sorted({q.name for q in formats.values()}) + ["exl2-<bpw>", "gptq-g<N>",
+                                                           "gptq-int8-g<N>", "awq-g<N>"]
+
+
+_GROUPED = re.compile(r"(gptq|awq)(?:-(int4|4bit|int8|8bit))?-g(\d+)")
+
+
+def _grouped(key: str) -> QuantFormat | None:
+    """GPTQ / AWQ at a group size: ``gptq-g32``, ``gptq-int8-g64``, ``awq-g64``.
+
+    Bits per weight = b + (16-bit scale + b-bit zero point) / group, as the packed layouts
+    store them (qweight, fp16 scales and b-bit qzeros per group and output column); GPTQ's
+    int32 g_idx adds 32 / out_features bits, under 0.01 for a 4,096-wide layer, left out.
+    """
+    m = _GROUPED.fullmatch(key)
+    if not m:
+        return None
+    method, width, group = m.group(1), m.group(2) or "int4", int(m.group(3))
+    bits = 8 if width.startswith(("int8", "8")) else 4
+    if method == "awq" and bits != 4:
+        raise InputError("AWQ is 4-bit only; use awq-g<N> or gptq-int8-g<N>")
+    if group not in (16, 32, 64, 128, 256, 512, 1024):
+        raise InputError(f"group size must be a power of two from 16 to 1024, got {group}")
+    linear = bits + (16 + bits) / group
+    name = f"{method}{'-int8' if bits == 8 else ''}-g{group}"
+    return QuantFormat(
+        name=name, description=f"{method.upper()} {bits}-bit, group size {group}: {bits} + "
+        f"(16 scale + {bits} zero)/{group} = {linear:.4g} bits per weight",
+        linear_bits=linear, embedding_bits=16, lm_head_bits=16, compute="weight-only",
+        source=method)
 
 
 def quant_source_url(key: str) -> str:
@@ -84,6 +119,9 @@ def get_quant(name: str) -> QuantFormat:
     formats, _ = _table()
     if key in formats:
         return formats[key]
+    grouped = _grouped(key)
+    if grouped is not None:
+        return grouped
     m = re.fullmatch(r"exl2[-_]?(\d+(?:\.\d+)?)(?:bpw)?", key)
     if m:
         bpw = float(m.group(1))

@@ -51,7 +51,14 @@ class LayerSpec:
     head_dim: int = 0  # K head dim
     v_head_dim: int = 0  # V head dim (differs from head_dim with MLA)
     moe: bool = False
-    state_bytes: int = 0  # per-sequence recurrent state of a linear/SSM layer
+    # linear-attention / SSM layers: elements of state one sequence holds, whatever its length
+    # (convolution state over kernel-1 positions + the recurrent state matrix)
+    state_elements: int = 0
+
+    @property
+    def state_bytes(self) -> int:
+        """The state at 16 bits per element (the model's dtype in vLLM / transformers)."""
+        return 2 * self.state_elements
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,9 @@ class ComponentSpec:
     num_heads: int = 0
     max_tokens: int = 0  # text encoders: sequence length used by the pipeline
     checkpoint_bytes: int | None = None
+    ffn_dim: int = 0  # denoiser: MLP hidden width of a block (0: unknown, taken as 4 x hidden)
+    largest_module_params: int = 0  # the biggest single module (what sequential offload holds)
+    linears: tuple[LinearGroup, ...] = ()  # denoiser: attention and MLP linears (LoRA targets)
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,7 @@ class DiffusionSpec:
     default_steps: int = 30
     default_resolution: tuple[int, int] = (1024, 1024)
     default_frames: int = 1
+    vae_dtype: str | None = None  # the VAE's run-time dtype when the pipeline loads it apart
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)

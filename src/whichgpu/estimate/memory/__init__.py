@@ -29,7 +29,13 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
 def _defaults(w: Workload) -> list[str]:
     out = []
     if w.quant is None:
-        out.append(f"weights in {w.quant_name} (the checkpoint's format; --quant to change)")
+        if w.task == "qlora":
+            why = "QLoRA's usual base format"
+        elif w.model.quantization and w.quant_name == w.model.quantization:
+            why = "the format the checkpoint ships in"
+        else:
+            why = "the checkpoint's dtype"
+        out.append(f"weights in {w.quant_name} ({why}; --quant to change)")
     if w.engine is None and not (w.is_training or w.is_diffusion):
         out.append(f"engine {w.engine_name} (--engine to change)")
     if not w.is_diffusion:

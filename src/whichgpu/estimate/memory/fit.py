@@ -12,7 +12,7 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.units import GB
 
 COUNTS = (1, 2, 4, 8)
@@ -48,12 +48,12 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
         return w.with_(gpus=count, tp=None, pp=1)
     if w.is_diffusion:
         return w.with_(gpus=count)
-    if w.engine_name in ("llamacpp", "mlc") and not w.tp:
+    if w.engine_name in LAYER_SPLIT_ENGINES and not w.tp:
         return w.with_(gpus=count, pp=1)  # layer split over every GPU (see pp_degree)
     tp = count
-    heads = w.model.num_attention_heads
-    if heads and heads % tp:  # TP must divide the heads: fall back to pipeline stages
-        tp = max(t for t in COUNTS if t <= count and heads % t == 0 and count % t == 0)
+    if tp_problem(w.model, tp):  # TP must split the heads: the rest in pipeline stages
+        tp = max(t for t in range(1, count + 1) if count % t == 0
+                 and tp_problem(w.model, t) is None)
         return w.with_(gpus=count, tp=tp, pp=count // tp)
     return w.with_(gpus=count, tp=tp, pp=1)
 
@@ -192,6 +192,8 @@ def suggestions(w: Workload, target: GPU | None = None, *,
             continue
         if total < base:
             out.append(Change(text, wc, total, _fits_on(wc, target, catalog)))
+    if not any(_fits_one(c, target) for c in out):
+        out += _pairs(w, candidates, base, target, catalog)
     # more GPUs / a bigger GPU
     if target is not None:
         for count in (2, 4, 8):
@@ -206,6 +208,36 @@ def suggestions(w: Workload, target: GPU | None = None, *,
             out.append(Change(f"a bigger GPU: {bigger[0].gpu.id}", w, base,
                               (bigger[0].gpu.id,)))
     return sorted(out, key=lambda c: c.total_bytes)
+
+
+def _fits_one(c: Change, target: GPU | None) -> bool:
+    """Whether a change makes the job fit one GPU (the target, or any catalog GPU)."""
+    if target is not None:
+        return target.id in c.fits_on
+    return any(" x " not in f for f in c.fits_on)
+
+
+def _pairs(w: Workload, candidates: list[tuple[str, dict]], base: int, target: GPU | None,
+           catalog: Catalog, keep: int = 4) -> list[Change]:
+    """Two changes together, when no single change is enough (greedy: every pair of the
+    single changes that do not touch the same setting), smallest first."""
+    found: list[Change] = []
+    for i, (t1, c1) in enumerate(candidates):
+        for t2, c2 in candidates[i + 1:]:
+            if set(c1) & set(c2) - {"engine"}:
+                continue
+            merged = {**c1, **c2}
+            if "engine" in c1 and "engine" in c2 and c1["engine"] != c2["engine"]:
+                continue
+            try:
+                wc = w.with_(**merged)
+                total = estimate_memory(wc).total_bytes
+            except InputError:
+                continue
+            if total < base:
+                found.append(Change(f"{t1} + {t2}", wc, total, _fits_on(wc, target, catalog)))
+    fitting = [c for c in found if _fits_one(c, target)]
+    return sorted(fitting or found, key=lambda c: c.total_bytes)[:keep]
 
 
 # ------------------------------------------------------------------ serving capacity

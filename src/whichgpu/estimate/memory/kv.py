@@ -23,6 +23,14 @@ class KVCache:
     by_kind: dict[str, int]
 
 
+def state_element_bytes(engine: str) -> int:
+    """Bytes per element of a linear-attention / SSM state: llama.cpp keeps recurrent states in
+    F32 (estimators.md 5.2, gguf-parser's recurrent path); vLLM, SGLang and transformers keep
+    them in the model's 16-bit dtype (vLLM mamba_cache_dtype 'auto'). A quantized KV-cache
+    dtype does not apply to them."""
+    return 4 if engine in ("llamacpp", "mlc") else 2
+
+
 def cached_context(context: int, engine: str) -> int:
     """Context rounded up to the engine's allocation unit (vLLM blocks, llama.cpp padding)."""
     if engine in ("vllm", "sglang", "trtllm"):
@@ -49,7 +57,7 @@ def kv_cache(model: ModelSpec, context: int, kv_bytes: float, engine: str) -> KV
     mla = model.mla
     for layer in _layers(model):
         if layer.attention == "linear":
-            size = float(layer.state_bytes)
+            size = float(layer.state_elements * state_element_bytes(engine))
             kind = "linear-state"
         else:
             tokens = ctx
@@ -85,7 +93,8 @@ def kv_cache(model: ModelSpec, context: int, kv_bytes: float, engine: str) -> KV
         parts.append("MLA decompressed by transformers: context x heads x (qk dims + v dim) x "
                      "bytes")
     if "linear-state" in by_kind:
-        parts.append("linear/SSM layers: constant state per sequence")
+        parts.append("linear/SSM layers: a constant state per sequence (conv + recurrent "
+                     f"state x {state_element_bytes(engine)} bytes), whatever the context")
     return KVCache(int(total), ctx, "; ".join(parts), by_kind)
 
 

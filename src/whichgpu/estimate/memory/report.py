@@ -27,19 +27,64 @@ class RuleOfThumb:
     bytes: int
     formula: str
     source: str = "S15"
+    explanation: str = ""  # why our estimate differs, in one line
 
     def to_json(self) -> dict[str, Any]:
-        return {"bytes": self.bytes, "formula": self.formula, "source": self.source}
+        return {"bytes": self.bytes, "formula": self.formula, "source": self.source,
+                "explanation": self.explanation}
 
 
-def rule_of_thumb(w: Workload) -> RuleOfThumb:
+_STATES = ("weights", "adapter_weights", "master_weights", "gradients", "optimizer_states")
+
+
+def rule_of_thumb(w: Workload, est: MemoryEstimate | None = None) -> RuleOfThumb:
+    """The S15 figure for this workload, and one line on how our estimate differs from it."""
     n = w.model.params_total / 1e9
     if w.is_training:
-        return RuleOfThumb(int(4 * n * GB), f"4 x {n:.1f}B params = {4 * n:.0f} GB (training)")
-    bits = min(w.quant_format.linear_bits, 16)
-    factor = 2 * bits / 16
-    return RuleOfThumb(int(factor * n * GB),
-                       f"2 x {n:.1f}B params x {bits:g}/16 bits = {factor * n:.1f} GB")
+        rule = RuleOfThumb(int(4 * n * GB), f"4 x {n:.1f}B params = {4 * n:.0f} GB (training)")
+    else:
+        bits = min(w.quant_format.linear_bits, 16)
+        factor = 2 * bits / 16
+        rule = RuleOfThumb(int(factor * n * GB),
+                           f"2 x {n:.1f}B params x {bits:g}/16 bits = {factor * n:.1f} GB")
+    if est is None:
+        return rule
+    return RuleOfThumb(rule.bytes, rule.formula, rule.source, _explain(w, est, rule.bytes))
+
+
+def _explain(w: Workload, est: MemoryEstimate, rule_bytes: int) -> str:
+    # the rule sizes the whole job; a split model's per-GPU terms add up over its GPUs
+    scale = 1 if w.is_diffusion else est.gpus
+    total = est.total_bytes * scale
+    diff = total - rule_bytes
+    sign = "+" if diff >= 0 else "-"
+    head = (f"ours is {sign}{abs(diff) / GB:.1f} GB"
+            + (f" over the {scale} GPUs" if scale > 1 else "") + ": ")
+    n = max(w.model.params_total, 1)
+    if w.is_training:
+        states = sum(est.term(t) for t in _STATES)
+        per_param = states * scale / n
+        if w.task in ("lora", "qlora", "image-lora"):
+            what = (f"a frozen {w.quant_name} base plus trainable adapters keep "
+                    f"{per_param:.1f} bytes per parameter in model states (the rule assumes 4)")
+        else:
+            what = (f"{w.optimizer} with {'fp32 master weights, ' if w.uses_master_weights else ''}"
+                    f"gradients and weights keeps {per_param:.1f} bytes per parameter (the rule "
+                    "assumes 4; mixed-precision AdamW needs 16)")
+        rest = [t for t in est.terms if t.name not in _STATES]
+    else:
+        weights = est.term("weights") * scale
+        what = (f"weights {weights / GB:.1f} GB (the rule: {rule_bytes / GB:.1f} GB"
+                + (", counting every parameter at the linear layers' bits" if not w.is_diffusion
+                   else ", counting every component at the denoiser's bits") + ")")
+        rest = [t for t in est.terms if t.name != "weights"]
+    rest = sorted((t for t in rest if t.bytes * scale >= 0.01 * total),
+                  key=lambda t: -t.bytes)[:3]
+    if rest:
+        what += "; plus " + ", ".join(
+            f"{t.name.replace('_', ' ')} {t.bytes * scale / GB:.1f} GB" for t in rest
+        ) + ", which the rule leaves out"
+    return head + what
 
 
 @dataclass(frozen=True)
@@ -83,4 +128,5 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
             "max_concurrent_sequences": max_concurrency(w, gpu, w.gpus),
             "max_context_tokens": max_context(w, gpu, w.gpus),
         }
-    return MemoryReport(est, best, target, changes, rule_of_thumb(w), w.model.name, capacity)
+    return MemoryReport(est, best, target, changes, rule_of_thumb(w, est), w.model.name,
+                        capacity)

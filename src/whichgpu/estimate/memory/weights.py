@@ -47,21 +47,28 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
                            f"exact checkpoint bytes ({ck.source})")
     p = model.params
     other_bits = native_bits(model) if quant.linear_bits >= 16 else 16
-    if quant.expert_only:
+    norm_bits = quant.norm_bits or other_bits
+    router_bits = quant.router_bits or quant.norm_bits or other_bits
+    experts_only = quant.expert_only and p.experts > 0
+    if experts_only:
         quantized = p.experts
         plain = p.attention + p.mlp + p.shared_experts
-    else:
+    else:  # a dense model in an experts-only format (MXFP4): every linear takes the format
         quantized = p.attention + p.mlp + p.experts + p.shared_experts
         plain = 0
     emb = p.embedding * quant.embedding_bits / 8
     head = p.lm_head * quant.lm_head_bits / 8
     total = (quantized * quant.linear_bits / 8 + plain * other_bits / 8 + emb + head
-             + (p.norms + p.router + p.other) * other_bits / 8)
+             + p.norms * norm_bits / 8 + p.router * router_bits / 8 + p.other * other_bits / 8)
     formula = (f"linear params x {quant.linear_bits:g} bits"
-               + (f" (experts only; other linears {other_bits} bits)" if quant.expert_only else "")
+               + (f" (experts only; other linears {other_bits} bits)" if experts_only else "")
+               + (" (all linears: the model has no experts)"
+                  if quant.expert_only and not experts_only else "")
                + f" + embedding x {quant.embedding_bits:g} bits"
                + (f" + lm_head x {quant.lm_head_bits:g} bits" if p.lm_head else " (tied lm_head)")
-               + f" + norms/router/other x {other_bits} bits")
+               + f" + norms x {norm_bits:g} bits"
+               + (f" + router x {router_bits:g} bits" if p.router else "")
+               + (f" + other x {other_bits} bits" if p.other else ""))
     return WeightBytes(int(total), int(emb), int(head), False, formula)
 
 
@@ -83,12 +90,34 @@ def component_quantized(c: ComponentSpec, quant: QuantFormat, scope: str = "deno
     return scope == "all" and c.kind in LARGE_TEXT_ENCODERS
 
 
+def component_dtype(c: ComponentSpec, quant: QuantFormat, requested: str | None,
+                    scope: str = "denoiser", *, pipeline_dtype: str = "bf16",
+                    vae_dtype: str | None = None) -> str:
+    """The format a pipeline component runs in.
+
+    Without --quant every component runs at the pipeline's dtype (diffusers' ``torch_dtype``
+    applies to all of them), except a VAE the usage example loads apart (Wan: float32). A plain
+    dtype (--quant fp16) is a new torch_dtype; a quantization applies to the denoiser (and, with
+    scope 'all', to the large text encoders).
+    """
+    if c.kind == "vae" and vae_dtype and (requested is None or quant.name in ("fp16", "bf16")):
+        return vae_dtype
+    if requested is not None and component_quantized(c, quant, scope):
+        return quant.name
+    return pipeline_dtype
+
+
 def component_bytes(c: ComponentSpec, quant: QuantFormat, requested: str | None,
-                    scope: str = "denoiser") -> int:
-    """Bytes of one pipeline component: exact if known and unchanged, else params x bits."""
-    changed = requested is not None and component_quantized(c, quant, scope)
-    if c.checkpoint_bytes and not changed:
+                    scope: str = "denoiser", *, pipeline_dtype: str | None = None,
+                    vae_dtype: str | None = None) -> int:
+    """Bytes of one pipeline component: exact checkpoint bytes if it runs as stored, else
+    params x bits of the format it runs in (see :func:`component_dtype`)."""
+    from whichgpu.models.quant import get_quant
+
+    pipe = pipeline_dtype or c.native_dtype
+    fmt = component_dtype(c, quant, requested, scope, pipeline_dtype=pipe, vae_dtype=vae_dtype)
+    if c.checkpoint_bytes and fmt == c.native_dtype:
         return int(c.checkpoint_bytes)
-    if changed:
-        return int(c.params * quant.linear_bits / 8)
-    return int(c.params * _DTYPE_BITS.get(c.native_dtype, 16) / 8)
+    bits = quant.linear_bits if fmt == quant.name else _DTYPE_BITS.get(fmt) or \
+        get_quant(fmt).linear_bits
+    return int(c.params * bits / 8)
