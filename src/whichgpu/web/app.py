@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import json
 import logging
+import typing
 from importlib import resources
+from typing import Annotated
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.web import api, pages
-from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES
+from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES, reason
 from whichgpu.web.i18n import negotiate
 
 log = logging.getLogger("whichgpu.web")
@@ -31,14 +34,25 @@ DOCS_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-
             "script-src 'self' 'unsafe-inline'; object-src 'none'; frame-ancestors 'none'")
 
 
-def _validation_reason(exc: RequestValidationError) -> str:
-    """Pydantic's list of errors as one line: 'batch: Input should be ...; ...'."""
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
-    return "; ".join(parts) or "invalid request"
+def _validation_reason(request: Request, exc: RequestValidationError) -> str:
+    """Pydantic's errors as one line, in the CLI's words (see ``forms.reason``)."""
+    return reason(list(exc.errors()), _form_model(request))
+
+
+def _form_model(request: Request) -> type[BaseModel] | None:
+    """The request model of the endpoint that was called (for its bounds and wording)."""
+    endpoint = getattr(request.scope.get("route"), "endpoint", None)
+    if endpoint is None:
+        return None
+    try:
+        hints = typing.get_type_hints(endpoint, include_extras=True)
+    except (NameError, TypeError):
+        return None
+    for hint in hints.values():
+        base = typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint
+        if isinstance(base, type) and issubclass(base, BaseModel):
+            return base
+    return None
 
 
 def _wants_html(request: Request) -> bool:
@@ -73,10 +87,10 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
-        reason = _validation_reason(exc)
+        text = _validation_reason(request, exc)
         if _wants_html(request):
-            return pages.error_page(request, reason, 422)
-        return JSONResponse({"detail": reason}, status_code=422)
+            return pages.error_page(request, text, 422)
+        return JSONResponse({"detail": text}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
