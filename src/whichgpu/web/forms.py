@@ -97,6 +97,17 @@ class _In(BaseModel):
                              f"got {value!r}")
         return value
 
+    @field_validator("calibration", check_fields=False)
+    @classmethod
+    def _calibration(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() in ("", "none"):
+            return None
+        if value.strip().lower() != "default":
+            raise ValueError("calibration must be 'default' (this server's calibration "
+                             "profile) or 'none': the web server reads no file named in a "
+                             "request")
+        return "default"
+
     @field_validator("rate", check_fields=False)
     @classmethod
     def _rates(cls, value: list[str]) -> list[str]:
@@ -292,6 +303,10 @@ class SpeedQuery(WorkloadQuery):
     pp: int = Field(1, ge=1, le=1024)
     zero: int | None = Field(None, ge=0, le=3)
     steps: int | None = Field(None, ge=1, le=10_000, description="Diffusion steps.")
+    calibration: Short | None = Field(
+        None, description="'default': this server's calibration profile (saved by 'whichgpu "
+        "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "
+        "empty: datasheet figures. The server never reads a file named in a request.")
 
     BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
         "count": ("gpus must be a whole number >= 1, got {v}", None)}  # --count is gpus
@@ -327,6 +342,10 @@ class RecommendQuery(WorkloadQuery):
     only: Annotated[str, Field(max_length=400)] | None = Field(
         None, description="Compare only these catalog GPUs (comma-separated ids); the web's "
         "cost-per-task page uses it. Default: the whole catalog.")
+    calibration: Short | None = Field(
+        None, description="'default': this server's calibration profile (saved by 'whichgpu "
+        "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "
+        "empty: datasheet figures. The server never reads a file named in a request.")
 
 
 class WorkloadBody(BaseModel):

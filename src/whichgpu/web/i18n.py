@@ -45,12 +45,22 @@ def translations(lang: str) -> Translations:
     return Translations(fp=buf)
 
 
+def lang_code(tag: str | None) -> str | None:
+    """One of our languages from a tag: 'fr', 'fr-FR', 'fr_CA', 'FR' -> 'fr'; else None."""
+    if not tag:
+        return None
+    code = tag.strip().lower().replace("_", "-").split("-")[0]
+    return code if code in LANGS else None
+
+
 def negotiate(query_lang: str | None, cookie_lang: str | None,
               accept_language: str | None) -> str:
-    """The page language: ``?lang=``, then the cookie, then ``Accept-Language``, then English."""
+    """The page language: ``?lang=``, then the cookie, then ``Accept-Language``, then English.
+    ``?lang=fr-FR`` (any ``fr-*``) means French."""
     for choice in (query_lang, cookie_lang):
-        if choice in LANGS:
-            return choice
+        code = lang_code(choice)
+        if code:
+            return code
     return _from_accept(accept_language or "")
 
 

@@ -229,7 +229,7 @@ def _common() -> dict[str, Any]:
     from whichgpu.models.preset_index import list_presets
 
     return {"presets": list_presets(), "catalog": default_catalog().gpus,
-            "feeds": s.price_sources()}
+            "feeds": s.price_sources(), "calibrated": s.has_calibration()}
 
 
 # ------------------------------------------------------------------ advisor (home)
@@ -270,8 +270,15 @@ def advisor(request: Request) -> HTMLResponse:
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
                    chart=_pareto_chart(result.rec))
-    ctx.update(q=q, result=result, error=error)
+    ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
+
+
+def _profile_used(q, result) -> Any:
+    """The calibration profile a result used (for the note under it), or None."""
+    if q is None or result is None or not q.calibration:
+        return None
+    return attempt(s.calibration_profile, q.calibration)[0]
 
 
 def _number(text: str | None) -> float | None:
@@ -478,7 +485,7 @@ def cost_page(request: Request) -> HTMLResponse:
         rows = _per_gpu(result.rec, chosen)
         ctx.update(rows=rows, charts_=_cost_charts(rows, result.rec.currency),
                    cli=cli_command("recommend", q, "model", skip=("top",)))
-    ctx.update(q=q, result=result, error=error)
+    ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "cost.html", ctx, status_of(error))
 
 
@@ -607,7 +614,7 @@ def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
         series.setdefault(key, []).append((when.timestamp(), pt.cheapest.amount))
     out = []
     for cur in sorted({k[0] for k in series}):
-        lines = [charts.Series(f"{feed} · {gpu}{' spot' if spot else ''}", f"c{i % 10}",
+        lines = [charts.Series(f"{feed} · {gpu}" + (f" {g('spot')}" if spot else ""), f"c{i % 10}",
                                sorted(pts))
                  for i, ((_, feed, gpu, spot), pts) in enumerate(
                      sorted(k_v for k_v in series.items() if k_v[0][0] == cur))]
