@@ -72,6 +72,9 @@ def test_one_gpu_has_sources_offers_and_best_uses(web, cli):
     assert data["sources"] and data["best_uses"] and data["offers"]
     fr = web.get("/api/v1/gpus/rtx-4090?lang=fr").json()
     assert fr["best_uses"][0]["text"] != data["best_uses"][0]["text"]
+    assert web.get("/api/v1/gpus/rtx-4090?lang=fr-FR").json() == fr
+    r = web.get("/api/v1/gpus/rtx-4090?lang=de")
+    assert r.status_code == 422 and r.json()["detail"] == "unknown language 'de'; use en or fr"
 
 
 def test_unknown_gpu_suggests_the_closest(web, cli):
@@ -361,10 +364,10 @@ def test_out_of_range_numbers_have_the_cli_reason(web, cli, url, args):
 
 
 @pytest.mark.parametrize(("url", "words"), [
-    ("/api/v1/memory?model=llama-3.1-8b&context=1e30", "context must be at most 10,000,000"),
-    ("/api/v1/memory?model=llama-3.1-8b&context=20M", "context must be at most 10,000,000"),
+    ("/api/v1/memory?model=llama-3.1-8b&context=1e30", "context must be at most 10,485,760 tokens"),
+    ("/api/v1/memory?model=llama-3.1-8b&context=11M", "context must be at most 10,485,760 tokens"),
     ("/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=1e30",
-     "prompt tokens must be at most 10,000,000"),
+     "prompt tokens must be at most 10,485,760"),
     ("/api/v1/recommend?model=llama-3.1-8b&tokens=1e40", "tokens must be at most 10^15"),
     ("/api/v1/recommend?model=llama-3.1-8b&tokens_per_day=1e40",
      "tokens per day must be at most 10^15"),
@@ -390,6 +393,7 @@ def test_huge_magnitudes_are_422_not_absurd_answers(web, url, words):
 
 def test_bounds_let_large_real_jobs_through(web):
     assert web.get("/api/v1/memory?model=llama-3.1-8b&context=128k").status_code == 200
+    assert web.get("/api/v1/memory?params=100B&context=10M").status_code == 200  # Scout's 10M
     r = web.get("/api/v1/tco?gpu=h100-sxm&purchase_price=30000EUR&currency=EUR")
     assert r.status_code == 200
     assert web.get("/api/v1/recommend?model=llama-3.1-8b&tokens=15T&top=1").status_code == 200

@@ -6,8 +6,9 @@ gives the same answer, or the same one-line error, everywhere.
 Bounds keep one request cheap: short strings, small lists, counts a GPU job can have, and
 magnitudes no real job reaches (so a page never has to print a 31-digit number):
 
-- a context, prompt or output of at most ``MAX_CONTEXT_TOKENS`` (10M tokens: Llama 4 Scout's
-  advertised window, the longest any released model claims; the shipped presets stop at 128k);
+- a context, prompt or output of at most ``MAX_CONTEXT_TOKENS`` (10M = 10,485,760 tokens:
+  Llama 4 Scout's window, max_position_embeddings in its config.json, the longest any released
+  model claims; the shipped presets stop at 128k);
 - an amount of work (tokens, images, videos, steps, training tokens, tokens a day, ``work``)
   of at most ``MAX_WORK`` (10^15: about 70 times the 15T tokens Llama 3 was pre-trained on);
 - any amount of money of at most ``MAX_MONEY`` (10^12, in whatever currency it is written);
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 MAX_BODY_BYTES = 128 * 1024  # a pasted config.json is a few KB
 MAX_QUERY_BYTES = 4096
-MAX_CONTEXT_TOKENS = 10_000_000
+MAX_CONTEXT_TOKENS = 10 * 2**20  # '10M' as model cards count context
 MAX_WORK = 10**15
 MAX_MONEY = 1e12
 MAX_DURATION_S = 100 * 365.25 * 86400
@@ -50,8 +51,9 @@ class _In(BaseModel):
     @field_validator("context", "prompt_tokens", "output_tokens", check_fields=False)
     @classmethod
     def _tokens(cls, value: str | None, info: ValidationInfo) -> str | None:
-        return _at_most_count(value, info.field_name, MAX_CONTEXT_TOKENS, "tokens",
-                              binary=info.field_name == "context")
+        context = info.field_name == "context"
+        return _at_most_count(value, info.field_name, MAX_CONTEXT_TOKENS,
+                              "tokens" if context else "", binary=context)
 
     @field_validator("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day",
                      "work", "per", check_fields=False)
