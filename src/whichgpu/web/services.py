@@ -137,16 +137,17 @@ def calibration_profile(requested: str | None):
         raise InputError("this server has no calibration profile yet: run 'whichgpu bench' "
                          "on its GPU (or start it with 'whichgpu serve --calibration FILE'), "
                          "or ask without calibration")
-    if stamp not in _profiles:
+    profile = _profiles.get(stamp)
+    if profile is None:
         try:
-            profile = load_profile(path)
+            profile = dataclasses.replace(load_profile(path), path=path.name)
         except DataError as exc:
             logging.getLogger("whichgpu.web").error("calibration profile: %s", exc)
             raise WhichGPUError("this server's calibration profile cannot be read; the "
                                 "server log says why") from None
-        _profiles.clear()
-        _profiles[stamp] = dataclasses.replace(profile, path=path.name)
-    return _profiles[stamp]
+        _profiles.clear()  # one profile at a time: the file as it is now
+        _profiles[stamp] = profile
+    return profile
 
 
 # ------------------------------------------------------------------ repeated questions
