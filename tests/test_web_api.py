@@ -460,6 +460,62 @@ def test_the_hub_client_carries_the_deadline_hook(web):
     assert resolve.hub_deadline_hook in _http.get_session().event_hooks["request"]
 
 
+def test_a_hub_that_never_answers_frees_the_worker_at_the_deadline(monkeypatch, tmp_path):
+    """A real huggingface_hub look-up against a local 'Hub' that accepts connections and never
+    answers (loopback only): the visitor gets the 503 at the limit and the worker thread ends
+    with it. Without the hook the worker kept retrying for minutes (10 s, then 60 s requests
+    with back-off)."""
+    import socket
+    import threading
+    import time
+
+    import huggingface_hub.constants as hub_constants
+
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.models.hub import spec_from_hub
+    from whichgpu.web import resolve
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(16)],
+                     daemon=True).start()
+    local = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    monkeypatch.setattr(hub_constants, "ENDPOINT", local)
+    monkeypatch.setattr(hub_constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        local + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert resolve.install_hub_deadline()
+    from huggingface_hub.utils import _http
+
+    urls: list[str] = []
+    hooks = _http.get_session().event_hooks["request"]
+    monkeypatch.setitem(_http.get_session().event_hooks, "request",
+                        [lambda r: urls.append(str(r.url)), *hooks])
+    finished = threading.Event()
+
+    def lookup():
+        try:
+            spec_from_hub("some-org/some-model")
+        finally:
+            finished.set()
+
+    start = time.monotonic()
+    try:
+        with pytest.raises(WhichGPUError, match="did not answer"):
+            resolve.with_timeout(lookup, "some-org/some-model", 1.0)
+        assert finished.wait(5.0), "the hub worker is still busy after the deadline"
+        assert time.monotonic() - start < 5.0
+        assert urls and all(u.startswith(local) for u in urls), urls  # loopback only
+        assert held  # it did reach the (silent) Hub
+    finally:
+        silent.close()
+        for conn in held:
+            conn.close()
+
+
 def test_a_lookup_that_outlives_its_limit_ends_soon_after():
     """The worker thread itself ends (the hook raises in its next Hub request)."""
     import threading

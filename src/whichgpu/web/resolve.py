@@ -103,10 +103,18 @@ def with_timeout(fn: Callable[[], T], what: str, timeout_s: float | None = None)
     limit = HUB_TIMEOUT_S if timeout_s is None else timeout_s
     end = time.monotonic() + limit
 
+    def too_slow() -> WhichGPUError:
+        return WhichGPUError(f"{what}: the Hugging Face Hub did not answer within {limit:g} s; "
+                             "retry later, or use a preset or a pasted config.json")
+
     def bounded() -> T:
         _deadline.at = end
         try:
             return fn()
+        except WhichGPUError:
+            if time.monotonic() >= end:  # stopped by the deadline: say so, as the caller does
+                raise too_slow() from None
+            raise
         finally:
             _deadline.at = None
 
@@ -114,9 +122,7 @@ def with_timeout(fn: Callable[[], T], what: str, timeout_s: float | None = None)
     try:
         return future.result(timeout=limit)
     except cf.TimeoutError:
-        raise WhichGPUError(f"{what}: the Hugging Face Hub did not answer within "
-                            f"{limit:g} s; retry later, or use a preset or a pasted "
-                            "config.json") from None
+        raise too_slow() from None
 
 
 def is_hub_lookup(name: str | None) -> bool:
