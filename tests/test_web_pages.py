@@ -205,6 +205,16 @@ def test_advisor_hourly_budget_as_a_bare_number_uses_the_prices_currency(web):
     assert "hourly budget" in html  # the dearer GPUs are excluded for the price
 
 
+def test_out_of_range_input_on_a_page_is_said_in_the_clis_words(web):
+    r = web.get("/memory?model=llama-3.1-8b&batch=0")
+    assert r.status_code == 422
+    assert "batch must be a whole number &gt;= 1, got 0" in r.text
+    assert "Input should be" not in r.text
+    fr = web.get("/rent-or-buy?gpu=h100-sxm&years=40&lang=fr")
+    assert fr.status_code == 422
+    assert "années : plus de 0 et au plus 30 est attendu, reçu 40" in fr.text
+
+
 # ------------------------------------------------------------------ huge numbers
 
 HUGE = ["/memory?model=llama-3.1-8b&context=1e30", "/cost?amount=1e30",

@@ -195,7 +195,8 @@ def _is_int(model: type[BaseModel] | None, name: str) -> bool:
     return field is not None and int in (field.annotation, *typing.get_args(field.annotation))
 
 
-def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any) -> str:
+def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any,
+                    ctx: dict[str, Any]) -> str:
     v = _number_text(value)
     texts = {**_CLI_BOUNDS, **(getattr(model, "BOUND_TEXT", None) or {})}.get(name, (None, None))
     below = kind in ("greater_than", "greater_than_equal")
@@ -204,6 +205,11 @@ def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: 
         return special.format(v=v)
     label = _LABELS.get(name, _label(name))
     low, low_in, high, high_in = _bounds(model, name)
+    if (low if below else high) is None:  # no model to read the bounds from: pydantic's
+        limit = next(iter(ctx.values()), "?")
+        words = {"greater_than": "more than", "greater_than_equal": "at least",
+                 "less_than": "less than", "less_than_equal": "at most"}[kind]
+        return f"{label} must be {words} {limit}, got {v}"
     if _is_int(model, name):
         if below:
             return f"{label} must be a whole number >= {low}, got {v}"
@@ -231,7 +237,7 @@ def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -
         msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") \
                 and len(loc) == 1:
-            parts.append(_bound_sentence(model, name, kind, value))
+            parts.append(_bound_sentence(model, name, kind, value, err.get("ctx") or {}))
         elif kind in ("int_parsing", "int_from_float") and len(loc) == 1:
             parts.append(f"Invalid value for '{flag}': {value!r} is not a valid integer.")
         elif kind == "float_parsing" and len(loc) == 1:
