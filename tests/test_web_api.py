@@ -26,12 +26,14 @@ def cli_error(result) -> str:
     return result.err.strip().removeprefix("error: ")
 
 
-def same_as_cli(web, cli, url: str, *args: str) -> dict:
+def same_as_cli(web, cli, url: str, *args: str, server_only: tuple[str, ...] = ()) -> dict:
+    """The API's JSON is the CLI's, less the keys that describe the server (``server_only``)."""
     r = web.get(url)
     assert r.status_code == 200, r.text
     c = cli(*args, "--json")
     assert c.code == 0, c.err
-    assert stable(r.json()) == stable(c.json())
+    expected = {k: v for k, v in c.json().items() if k not in server_only}
+    assert stable(r.json()) == stable(expected)
     return r.json()
 
 
@@ -70,6 +72,9 @@ def test_one_gpu_has_sources_offers_and_best_uses(web, cli):
     assert data["sources"] and data["best_uses"] and data["offers"]
     fr = web.get("/api/v1/gpus/rtx-4090?lang=fr").json()
     assert fr["best_uses"][0]["text"] != data["best_uses"][0]["text"]
+    assert web.get("/api/v1/gpus/rtx-4090?lang=fr-FR").json() == fr
+    r = web.get("/api/v1/gpus/rtx-4090?lang=de")
+    assert r.status_code == 422 and r.json()["detail"] == "unknown language 'de'; use en or fr"
 
 
 def test_unknown_gpu_suggests_the_closest(web, cli):
@@ -118,7 +123,6 @@ def test_a_slow_hub_lookup_times_out_with_503(web, monkeypatch):
     from whichgpu.web import resolve
 
     monkeypatch.setattr(resolve, "HUB_TIMEOUT_S", 0.2)
-    monkeypatch.setattr(resolve.with_timeout, "__defaults__", (0.2,))
     monkeypatch.setattr(hub, "spec_from_hub", lambda *a, **k: time.sleep(1))
     r = web.get("/api/v1/models/slow-org/slow-model")
     assert r.status_code == 503
@@ -283,10 +287,42 @@ def test_prices_latest_is_the_cli_list(web, cli):
     assert all("age_s" in o for o in data["offers"])
 
 
-def test_prices_history_is_the_cli_history(web, cli):
+def test_prices_history_is_the_cli_history_without_the_server_path(web, cli):
     data = same_as_cli(web, cli, "/api/v1/prices/history?gpu=rtx-4090", "prices", "history",
-                       "rtx-4090")
+                       "rtx-4090", server_only=("store",))
     assert data["points"]
+    assert "store" not in data  # the CLI shows its store's path; a server keeps it to itself
+
+
+def test_prices_history_of_one_feed(web):
+    data = web.get("/api/v1/prices/history?gpu=rtx-4090&feed=vramfarm-2026-11").json()
+    assert data["points"] and {p["feed"] for p in data["points"]} == {"vramfarm-2026-11"}
+
+
+@pytest.mark.parametrize(("url", "words"), [
+    ("/api/v1/prices/history?gpu=rtx-4090&feed=vramfarm-2026", "did you mean vramfarm-2026-11"),
+    ("/api/v1/prices/history?gpu=rtx-4090&feed=zzz", "unknown price feed 'zzz'"),
+    ("/api/v1/prices/history", "Missing option '--gpu'"),
+    ("/api/v1/prices/history?gpu=h10", "did you mean"),
+    ("/api/v1/prices/history?gpu=nosuchgpu", "unknown GPU"),
+])
+def test_prices_history_bad_input_is_422(web, url, words):
+    r = web.get(url)
+    assert r.status_code == 422
+    assert words in r.json()["detail"]
+
+
+def test_models_unknown_family_is_422(web, cli):
+    r = web.get("/api/v1/models?family=zzz")
+    assert r.status_code == 422
+    assert r.json()["detail"] == "unknown family 'zzz'; use decoder or diffusion"
+
+
+def test_speed_bad_prompt_tokens_has_the_cli_reason(web, cli):
+    reason = same_error(web, cli, "/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm"
+                        "&prompt_tokens=lots", "speed", "llama-3.1-8b", "--gpu", "h100-sxm",
+                        "--prompt-tokens", "lots")
+    assert "'lots'" in reason
 
 
 def test_prices_spot_and_on_demand_exclude_each_other(web, cli):
@@ -302,6 +338,207 @@ def test_prices_never_read_a_file(web, prices):
 
 
 # ------------------------------------------------------------------ limits and errors
+
+@pytest.mark.parametrize(("url", "args"), [
+    ("/api/v1/memory?model=llama-3.1-8b&batch=0", ("memory", "llama-3.1-8b", "--batch", "0")),
+    ("/api/v1/memory?model=llama-3.1-8b&gpus=0", ("memory", "llama-3.1-8b", "--gpus", "0")),
+    ("/api/v1/memory?model=llama-3.1-8b&tp=0", ("memory", "llama-3.1-8b", "--tp", "0")),
+    ("/api/v1/memory?model=llama-3.1-8b&zero=5", ("memory", "llama-3.1-8b", "--zero", "5")),
+    ("/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&count=0",
+     ("speed", "llama-3.1-8b", "--gpu", "h100-sxm", "--count", "0")),
+    ("/api/v1/tco?gpu=h100-sxm&years=40", ("tco", "h100-sxm", "--years", "40")),
+    ("/api/v1/tco?gpu=h100-sxm&years=-1", ("tco", "h100-sxm", "--years", "-1")),
+    ("/api/v1/tco?gpu=h100-sxm&pue=5", ("tco", "h100-sxm", "--pue", "5")),
+    ("/api/v1/tco?gpu=h100-sxm&tdp=0", ("tco", "h100-sxm", "--tdp", "0")),
+    ("/api/v1/tco?gpu=h100-sxm&load_factor=2", ("tco", "h100-sxm", "--load-factor", "2")),
+    ("/api/v1/tco?gpu=h100-sxm&hours_per_month=800",
+     ("tco", "h100-sxm", "--hours-per-month", "800")),
+    ("/api/v1/cost?gpu=rtx-4090&duration=1h&count=0",
+     ("cost", "--gpu", "rtx-4090", "--duration", "1h", "--count", "0")),
+])
+def test_out_of_range_numbers_have_the_cli_reason(web, cli, url, args):
+    """pydantic's bounds answer in the CLI's words: 'batch must be a whole number >= 1, got
+    0', not 'batch: Input should be greater than or equal to 1'."""
+    reason = same_error(web, cli, url, *args)
+    assert "Input should" not in reason
+
+
+@pytest.mark.parametrize(("url", "words"), [
+    ("/api/v1/memory?model=llama-3.1-8b&context=1e30", "context must be at most 10,485,760 tokens"),
+    ("/api/v1/memory?model=llama-3.1-8b&context=11M", "context must be at most 10,485,760 tokens"),
+    ("/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=1e30",
+     "prompt tokens must be at most 10,485,760"),
+    ("/api/v1/recommend?model=llama-3.1-8b&tokens=1e40", "tokens must be at most 10^15"),
+    ("/api/v1/recommend?model=llama-3.1-8b&tokens_per_day=1e40",
+     "tokens per day must be at most 10^15"),
+    ("/api/v1/recommend?model=llama-3.1-8b&tokens=1M&budget=1e300USD",
+     "budget must be at most 10^12"),
+    ("/api/v1/recommend?model=llama-3.1-8b&tokens=1M&deadline=99999999999h",
+     "deadline must be at most 100 years"),
+    ("/api/v1/recommend?model=llama-3.1-8b&tokens=1M&currency=EUR&rate=EURUSD=1e300",
+     "must be between 10^-7 and 10^7"),
+    ("/api/v1/tco?gpu=h100-sxm&purchase_price=1e308USD", "purchase price must be at most 10^12"),
+    ("/api/v1/tco?gpu=h100-sxm&kwh_price=1e25USD", "kwh price must be at most 10^12"),
+    ("/api/v1/cost?gpu=rtx-4090&duration=1h&work=1e40", "work must be at most 10^15"),
+    ("/api/v1/cost?gpu=rtx-4090&duration=1h..999999999999h", "duration must be at most 100"),
+    ("/api/v1/checklist?workload=inference&model=7B&budget_per_hour=1e30USD"
+     "&hours_per_month=10&horizon_months=6", "budget per hour must be at most 10^12"),
+])
+def test_huge_magnitudes_are_422_not_absurd_answers(web, url, words):
+    """Without the bounds, context=1e30 answered 200 with 3.6e26 GB of KV cache."""
+    r = web.get(url)
+    assert r.status_code == 422, r.text[:300]
+    assert words in r.json()["detail"]
+
+
+def test_bounds_let_large_real_jobs_through(web):
+    assert web.get("/api/v1/memory?model=llama-3.1-8b&context=128k").status_code == 200
+    assert web.get("/api/v1/memory?params=100B&context=10M").status_code == 200  # Scout's 10M
+    r = web.get("/api/v1/tco?gpu=h100-sxm&purchase_price=30000EUR&currency=EUR")
+    assert r.status_code == 200
+    assert web.get("/api/v1/recommend?model=llama-3.1-8b&tokens=15T&top=1").status_code == 200
+
+
+def test_a_chunked_body_over_the_limit_is_413(web):
+    """No Content-Length: the body arrives in pieces and is refused once it passes 128 KB."""
+    def pieces():
+        yield b'{"model": "llama-3.1-8b", "task": "'
+        for _ in range(20):
+            yield b"x" * 8192
+        yield b'"}'
+
+    r = web.post("/api/v1/memory", content=pieces(), headers={"content-type": "application/json"})
+    assert r.request.headers.get("transfer-encoding") == "chunked"
+    assert r.status_code == 413
+    assert "larger than" in r.json()["detail"]
+
+
+def test_a_small_chunked_body_is_read(web):
+    def pieces():
+        yield b'{"model": "llama-3.1-8b",'
+        yield b' "context": "2k"}'
+
+    r = web.post("/api/v1/memory", content=pieces(), headers={"content-type": "application/json"})
+    assert r.status_code == 200
+    assert r.json() == web.get("/api/v1/memory?model=llama-3.1-8b&context=2k").json()
+
+
+class _Request:
+    def __init__(self, timeout):
+        self.extensions = {"timeout": timeout}
+
+
+def test_hub_requests_stop_at_the_lookups_deadline():
+    """huggingface_hub retries a timed-out request (60 s, then five more); the web's hook cuts
+    every request to the time left and refuses new ones after the deadline, so a hub worker
+    is not held ~40 s after the visitor got the 503."""
+    import time
+
+    from whichgpu.web import resolve
+
+    request = _Request({"connect": 60.0, "read": 60.0, "write": 60.0, "pool": None})
+    resolve.hub_deadline_hook(request)  # no deadline (the CLI): untouched
+    assert request.extensions["timeout"]["read"] == 60.0
+    resolve._deadline.at = time.monotonic() + 2.0
+    try:
+        resolve.hub_deadline_hook(request)
+        assert all(0 < v <= 2.0 for v in request.extensions["timeout"].values())
+        resolve._deadline.at = time.monotonic() - 0.1
+        with pytest.raises(resolve.HubDeadlineExceeded):
+            resolve.hub_deadline_hook(_Request({"read": 60.0}))
+    finally:
+        resolve._deadline.at = None
+
+
+def test_the_hub_client_carries_the_deadline_hook(web):
+    from huggingface_hub.utils import _http
+
+    from whichgpu.web import resolve
+
+    if not hasattr(_http, "default_client_factory"):
+        pytest.fail("huggingface_hub has no client factory: the deadline hook is not installed")
+    assert resolve.hub_deadline_hook in _http.get_session().event_hooks["request"]
+
+
+def test_a_hub_that_never_answers_frees_the_worker_at_the_deadline(monkeypatch, tmp_path):
+    """A real huggingface_hub look-up against a local 'Hub' that accepts connections and never
+    answers (loopback only): the visitor gets the 503 at the limit and the worker thread ends
+    with it. Without the hook the worker kept retrying for minutes (10 s, then 60 s requests
+    with back-off)."""
+    import socket
+    import threading
+    import time
+
+    import huggingface_hub.constants as hub_constants
+
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.models.hub import spec_from_hub
+    from whichgpu.web import resolve
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(16)],
+                     daemon=True).start()
+    local = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    monkeypatch.setattr(hub_constants, "ENDPOINT", local)
+    monkeypatch.setattr(hub_constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        local + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert resolve.install_hub_deadline()
+    from huggingface_hub.utils import _http
+
+    urls: list[str] = []
+    hooks = _http.get_session().event_hooks["request"]
+    monkeypatch.setitem(_http.get_session().event_hooks, "request",
+                        [lambda r: urls.append(str(r.url)), *hooks])
+    finished = threading.Event()
+
+    def lookup():
+        try:
+            spec_from_hub("some-org/some-model")
+        finally:
+            finished.set()
+
+    start = time.monotonic()
+    try:
+        with pytest.raises(WhichGPUError, match="did not answer"):
+            resolve.with_timeout(lookup, "some-org/some-model", 1.0)
+        assert finished.wait(5.0), "the hub worker is still busy after the deadline"
+        assert time.monotonic() - start < 5.0
+        assert urls and all(u.startswith(local) for u in urls), urls  # loopback only
+        assert held  # it did reach the (silent) Hub
+    finally:
+        silent.close()
+        for conn in held:
+            conn.close()
+
+
+def test_a_lookup_that_outlives_its_limit_ends_soon_after():
+    """The worker thread itself ends (the hook raises in its next Hub request)."""
+    import threading
+    import time
+
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.web import resolve
+
+    done = threading.Event()
+
+    def slow_lookup():
+        try:
+            for _ in range(100):  # a client retrying: one request after another
+                time.sleep(0.05)
+                resolve.hub_deadline_hook(_Request({"read": 60.0}))
+        finally:
+            done.set()
+
+    with pytest.raises(WhichGPUError, match=r"did not answer within 0\.2 s"):
+        resolve.with_timeout(slow_lookup, "slow-org/slow-model", 0.2)
+    assert done.wait(1.0)  # not after 100 x 0.05 s
+
+
 
 def test_body_too_large_is_413(web):
     r = web.post("/api/v1/memory", content=b"{" + b" " * 200_000 + b"}",
@@ -350,6 +587,88 @@ def test_openapi_lists_every_endpoint_and_docs_are_local(web):
     assert "/docs-assets/swagger-ui-bundle.js" in docs
     assert "cdn" not in docs.lower()
     assert web.get("/docs-assets/swagger-ui-bundle.js").status_code == 200
+
+
+# ------------------------------------------------------------------ calibration (issue 10)
+
+SPEED_H200 = ("/api/v1/speed?model=llama-3.1-8b&gpu=h200-sxm&engine=vllm&prompt_tokens=512"
+              "&output_tokens=128")
+
+
+def _save_measured_h200(bf16=600.0, bw=3.6e12):
+    """The bench tests' H200, measured at 600 of 989 TFLOPS and 3.6 of 4.8 TB/s, saved where
+    'whichgpu bench' saves (the user's data folder)."""
+    from test_bench_profile import _entry
+    from whichgpu.bench.profile import SCHEMA, save_profile
+
+    return save_profile({"schema": SCHEMA, "created_at": "2026-11-30T12:00:00Z",
+                         "host": "test", "gpus": [_entry(0, bf16=bf16, bw=bw)]})
+
+
+def test_a_saved_profile_changes_the_speed_for_the_gpu_it_measured(web, cli):
+    before = web.get(SPEED_H200).json()
+    _save_measured_h200()
+    plain = web.get(SPEED_H200).json()
+    measured = web.get(SPEED_H200 + "&calibration=default").json()
+    assert plain == before  # only when asked
+    key = "decode_tokens_per_s_per_sequence"
+    assert measured[key]["typical"] < 0.95 * plain[key]["typical"]  # 3.6 of 4.8 TB/s
+    # the profile by its file's name, not by the server's path
+    assert measured["calibration"] == ("calibration profile calibration.json "
+                                       "(2026-11-30T12:00:00Z)")
+    c = cli("speed", "llama-3.1-8b", "--gpu", "h200-sxm", "--engine", "vllm",
+            "--prompt-tokens", "512", "--output-tokens", "128", "--calibration", "default",
+            "--json")
+    assert c.json()[key] == measured[key]  # the CLI's --calibration default, same numbers
+    other = "/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&engine=vllm&prompt_tokens=512"
+    assert web.get(other + "&calibration=default").json()[key] == web.get(other).json()[key]
+
+
+def test_recommend_uses_the_profile_when_asked(web):
+    url = ("/api/v1/recommend?model=llama-3.1-8b&tokens=10M&prices=article-000"
+           "&only=h200-sxm&top=1")
+    plain = web.get(url).json()["options"][0]
+    _save_measured_h200()
+    measured = web.get(url + "&calibration=default").json()["options"][0]
+    assert measured["gpu"] == "h200-sxm"
+    assert measured["time_s"]["typical"] > plain["time_s"]["typical"]
+
+
+@pytest.mark.parametrize("value", ["/etc/passwd", "calibration.json", "../x.json", "yes"])
+def test_a_request_can_never_name_a_profile_file(web, value):
+    _save_measured_h200()
+    r = web.get(SPEED_H200, params={"calibration": value})
+    assert r.status_code == 422
+    assert "reads no file named in a request" in r.json()["detail"]
+
+
+def test_calibration_without_a_saved_profile_says_what_to_do(web):
+    r = web.get(SPEED_H200 + "&calibration=default")
+    assert r.status_code == 422
+    assert "whichgpu bench" in r.json()["detail"]
+
+
+def test_serve_calibration_file_chooses_the_servers_profile(tmp_path):
+    """'whichgpu serve --calibration FILE': the operator's file is what 'default' means."""
+    from fastapi.testclient import TestClient
+
+    from test_bench_profile import _entry, _profile
+    from whichgpu.web import services
+    from whichgpu.web.app import create_app
+
+    path = _profile(tmp_path, [_entry(0, bw=2.4e12)], name="operator.json")
+    services.clear_cache()
+    try:
+        with TestClient(create_app(str(path))) as client:
+            data = client.get(SPEED_H200 + "&calibration=default").json()
+            assert "operator.json" in data["calibration"] and str(tmp_path) not in data[
+                "calibration"]
+        with TestClient(create_app("none")) as client:
+            r = client.get(SPEED_H200 + "&calibration=default")
+            assert r.status_code == 422 and "--calibration none" in r.json()["detail"]
+    finally:
+        services.set_calibration("default")
+        services.clear_cache()
 
 
 def test_health(web):

@@ -57,7 +57,6 @@ def test_vram_selector_shows_the_s27_figure(web):
                         r'<td class="num">([\d.]+)</td>', html)
     assert 41 <= float(weights.group(1)) <= 45  # S27: 70B 4-bit ~43 GB + cache
     assert "KV cache" in html and "<svg" in html
-    assert 'data-gpu' not in html or True
     assert "rtx-a6000" in html  # a 48 GB card holds it (S27)
 
 
@@ -204,3 +203,117 @@ def test_advisor_hourly_budget_as_a_bare_number_uses_the_prices_currency(web):
     order = rows(html, "options")
     assert order and all(g == "rtx-4090" for g in order[:1])
     assert "hourly budget" in html  # the dearer GPUs are excluded for the price
+
+
+def test_out_of_range_input_on_a_page_is_said_in_the_clis_words(web):
+    r = web.get("/memory?model=llama-3.1-8b&batch=0")
+    assert r.status_code == 422
+    assert "batch must be a whole number &gt;= 1, got 0" in r.text
+    assert "Input should be" not in r.text
+    fr = web.get("/rent-or-buy?gpu=h100-sxm&years=40&lang=fr")
+    assert fr.status_code == 422
+    assert "années : plus de 0 et au plus 30 est attendu, reçu 40" in fr.text
+
+
+# ------------------------------------------------------------------ huge numbers
+
+HUGE = ["/memory?model=llama-3.1-8b&context=1e30", "/cost?amount=1e30",
+        "/?model=llama-3.1-8b&amount=1e300", "/?model=llama-3.1-8b&amount=1e300&lang=fr",
+        *[f"/rent-or-buy?{name}=1e25USD" for name in (
+            "rent_price", "kwh_price", "cooling_per_hour", "purchase_price", "host_share",
+            "maintenance_per_year", "resale_value")],
+        "/rent-or-buy?rent_price=1e25USD&lang=fr", "/cost?amount=1e30&lang=fr"]
+
+
+@pytest.mark.parametrize("url", HUGE)
+def test_huge_numbers_are_a_message_not_a_500(web, url):
+    """These addresses answered 500 (decimal.InvalidOperation while formatting)."""
+    r = web.get(url)
+    assert r.status_code == 422, r.text[:300]
+    assert 'role="alert"' in r.text and "internal error" not in r.text
+    assert re.search(r"must be at most|: au plus", r.text)  # the bound is named
+
+
+@pytest.mark.parametrize("url", [
+    "/cost?amount=999T", "/?model=llama-3.1-8b&amount=999T&unit=tokens",
+    "/rent-or-buy?purchase_price=999999999999USD", "/rent-or-buy?kwh_price=999999USD",
+    "/memory?params=100B&context=10M"])
+def test_the_largest_accepted_numbers_render(web, url):
+    r = web.get(url)
+    assert r.status_code == 200, r.text[:300]
+    assert 'id="results"' in r.text
+
+
+# ------------------------------------------------------------------ contrast (WCAG 2.1 AA)
+
+def _luminance(hex_colour: str) -> float:
+    h = hex_colour.lstrip("#")
+    if len(h) == 3:
+        h = "".join(c * 2 for c in h)
+    channels = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_formula_matches_wcag_examples():
+    assert contrast("#000000", "#ffffff") == pytest.approx(21.0)
+    assert contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
+
+
+@pytest.fixture(scope="module")
+def css():
+    from importlib import resources
+
+    text = resources.files("whichgpu.web").joinpath("static/style.css").read_text("utf-8")
+    root = re.search(r":root\s*\{(.*?)\}", text, re.S).group(1)
+    colours = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{3,6})", root))
+
+    def colour(value: str) -> str:
+        m = re.fullmatch(r"var\(--([\w-]+)\)", value.strip())
+        return colours[m.group(1)] if m else value.strip()
+
+    return text, colours, colour
+
+
+BACKGROUNDS = ("--bg", "--panel", "#eff6ff", "#fef2f2")  # page, panels, verdict, error box
+
+
+def test_keyboard_focus_ring_has_3_to_1_on_every_background(css):
+    """WCAG 1.4.11: the focus outline is a UI graphic; it sits over the page or a panel."""
+    text, colours, colour = css
+    rule = re.search(r"focus-visible[^{]*\{([^}]*)\}", text).group(1)
+    ring = colour(re.search(r"outline:\s*\d+px solid ([^;]+);", rule).group(1))
+    for bg in BACKGROUNDS:
+        background = colours[bg[2:]] if bg.startswith("--") else bg
+        assert contrast(ring, background) >= 3.0, (ring, background)
+
+
+@pytest.mark.parametrize(("fg", "bg", "minimum"), [
+    ("--fg", "--bg", 4.5), ("--fg", "--panel", 4.5), ("--muted", "--bg", 4.5),
+    ("--muted", "--panel", 4.5), ("--accent", "--bg", 4.5), ("--accent", "--panel", 4.5),
+    ("--accent", "#eff6ff", 4.5), ("--accent-fg", "--accent", 4.5), ("--ok", "--bg", 4.5),
+    ("--bad", "--bg", 4.5), ("--warn", "--bg", 4.5), ("#7f1d1d", "#fef2f2", 4.5),
+    ("#f9fafb", "#111827", 4.5),
+    *[(f"--c{i}", "--bg", 3.0) for i in range(10)],  # chart series (graphics: 3:1)
+    ("#6b7280", "--bg", 3.0),  # input borders, chart frame, plain points and whiskers
+])
+def test_text_and_graphics_colours_meet_aa(css, fg, bg, minimum):
+    _, colours, _ = css
+
+    def value(c: str) -> str:
+        return colours[c[2:]] if c.startswith("--") else c
+
+    assert contrast(value(fg), value(bg)) >= minimum, (fg, bg)
+
+
+def test_plain_chart_points_and_whiskers_use_the_darker_grey(css):
+    text, _, _ = css
+    for selector in (r"svg\.chart \.pt \{", r"svg\.chart \.whisker \{"):
+        rule = re.search(selector + r"([^}]*)\}", text).group(1)
+        grey = re.search(r"(?:fill|stroke):\s*(#[0-9a-fA-F]{6})", rule).group(1)
+        assert contrast(grey, "#ffffff") >= 3.0, selector

@@ -22,12 +22,15 @@ _SIZE_UNITS = {
     "kib": KiB, "mib": MiB, "gib": GiB, "tib": TiB,
 }
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:[.,]\d*)?|\.\d+)(?:e[-+]?\d+)?"
+# Spaces people (and French number formats) put between digit groups: '29 300', '1 234,56'.
+_SPACES = re.compile(r"[\s\u00a0\u202f\u2009]+")
 
 
 def _number(text: str) -> float:
-    """A float from '1,000', '1,000.5' (thousands) or '0,59' (decimal comma)."""
+    """A float from '1,000', '1,000.5' (thousands) or '0,59', '0,125' (decimal comma: a
+    first group of 0 is never a thousands group)."""
     body = text.lstrip("+-")
-    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d*)?(e[-+]?\d+)?", body):
+    if re.fullmatch(r"[1-9]\d{0,2}(,\d{3})+(\.\d*)?(e[-+]?\d+)?", body):
         return float(text.replace(",", ""))
     return float(text.replace(",", "."))
 
@@ -40,7 +43,7 @@ def parse_size(text: str | int | float) -> int:
         if text < 0:
             raise InputError(f"size must not be negative, got {text}")
         return int(text)
-    s = str(text).strip().lower().replace(" ", "")
+    s = _SPACES.sub("", str(text).strip().lower())
     m = re.fullmatch(rf"({_NUMBER})([a-z]*)", s)
     if not m:
         raise InputError(f"cannot read {text!r} as a size; write it like 48GB or 80GiB")
@@ -87,7 +90,7 @@ def parse_count(text: str | int | float, *, binary: bool = False, what: str = "c
     if isinstance(text, int | float):
         value = float(text)
     else:
-        s = str(text).strip().lower().replace("_", "").replace(" ", "")
+        s = _SPACES.sub("", str(text).strip().lower().replace("_", ""))
         m = re.fullmatch(rf"({_NUMBER}(?:,\d{{3}})*)([a-z]?)", s)
         if not m:
             raise InputError(f"cannot read {text!r} as a {what}; write it like 70B, 8k or 131072")
@@ -179,6 +182,12 @@ def format_duration_short(seconds: float) -> str:
 
 _SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
 _BY_SYMBOL = {v: k for k, v in _SYMBOLS.items()}
+# Symbols as English and French formats write them (Babel/CLDR): '$US', '£GB', 'CA$', '$CA'.
+_AFFIXES = sorted({
+    **_BY_SYMBOL, "$US": "USD", "US$": "USD", "£GB": "GBP", "CA$": "CAD", "$CA": "CAD",
+    "A$": "AUD", "$AU": "AUD", "NZ$": "NZD", "$NZ": "NZD", "$SG": "SGD", "HK$": "HKD",
+    "R$": "BRL", "₹": "INR", "₩": "KRW", "CN¥": "CNY",
+}.items(), key=lambda kv: -len(kv[0]))
 
 
 def check_currency(code: str) -> str:
@@ -236,7 +245,9 @@ class Money:
 
 
 def parse_money(text: str | float | int, default_currency: str | None = None) -> Money:
-    """``3.15USD``, ``3.15 USD``, ``$3.15``, ``€0.59``, ``0,59 EUR``, ``25kUSD``.
+    """``3.15USD``, ``3.15 USD``, ``$3.15``, ``€0.59``, ``0,59 EUR``, ``25kUSD``, and money as
+    the web pages show it in English and French: ``CHF1,234.50``, ``29 300,00 $US``,
+    ``25 000 €``, ``0,59 €``.
 
     A bare number takes ``default_currency``; without one it is an error.
     """
@@ -244,12 +255,20 @@ def parse_money(text: str | float | int, default_currency: str | None = None) ->
         if default_currency is None:
             raise InputError(f"amount {text} needs a currency, e.g. {text}USD")
         return Money(float(text), default_currency)
-    s = str(text).strip().replace(" ", "")
+    s = _SPACES.sub("", str(text).strip())
+    sign = s[0] if s[:1] in ("-", "+") and not s[1:2].isdigit() else ""
+    s = s[len(sign):]
     currency = None
-    if s and s[0] in _BY_SYMBOL:
-        currency, s = _BY_SYMBOL[s[0]], s[1:]
-    elif s and s[-1] in _BY_SYMBOL:
-        currency, s = _BY_SYMBOL[s[-1]], s[:-1]
+    for symbol, code in _AFFIXES:
+        if s.startswith(symbol):
+            currency, s = code, s[len(symbol):]
+            break
+        if s.endswith(symbol):
+            currency, s = code, s[:-len(symbol)]
+            break
+    if currency is None and re.match(r"[A-Za-z]{3}[\d.,+-]", s):  # CHF1,234.50
+        currency, s = s[:3], s[3:]
+    s = sign + s
     m = re.fullmatch(rf"({_NUMBER})([kKmM]?)([A-Za-z]{{3}})?", s)
     if not m:
         raise InputError(f"cannot read {text!r} as money; write it like 3.15USD or 0.59EUR")

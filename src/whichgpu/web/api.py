@@ -88,9 +88,16 @@ async def gpus(q: Annotated[f.GpusQuery, Query()]) -> JSON:
 @router.get("/gpus/{gpu_id}", tags=["catalog"],
             summary="One GPU: every spec with its source, offers, best uses")
 async def gpu(gpu_id: Annotated[str, Path(max_length=200)],
-        lang: Annotated[str, Query(max_length=5, pattern="^(en|fr)$")] = "en") -> JSON:
+              lang: Annotated[str, Query(max_length=10, description="en or fr (fr-FR and any "
+                                         "fr-* mean fr)")] = "en") -> JSON:
     """``whichgpu gpu ID --json [--lang fr]``."""
-    return await _out("gpu", (gpu_id, lang), lambda: s.gpu(gpu_id, lang).to_json())
+    from whichgpu.errors import InputError
+    from whichgpu.web.i18n import lang_code
+
+    code = lang_code(lang)
+    if code is None:
+        raise InputError(f"unknown language {lang!r}; use en or fr")
+    return await _out("gpu", (gpu_id, code), lambda: s.gpu(gpu_id, code).to_json())
 
 
 @router.get("/models", tags=["models"], summary="The shipped model presets")

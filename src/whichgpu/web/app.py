@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import typing
 from importlib import resources
+from typing import Annotated
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.web import api, pages
-from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES
-from whichgpu.web.i18n import negotiate
+from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES, reason
+from whichgpu.web.i18n import lang_code, negotiate
 
 log = logging.getLogger("whichgpu.web")
 
@@ -31,14 +35,25 @@ DOCS_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-
             "script-src 'self' 'unsafe-inline'; object-src 'none'; frame-ancestors 'none'")
 
 
-def _validation_reason(exc: RequestValidationError) -> str:
-    """Pydantic's list of errors as one line: 'batch: Input should be ...; ...'."""
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
-    return "; ".join(parts) or "invalid request"
+def _validation_reason(request: Request, exc: RequestValidationError) -> str:
+    """Pydantic's errors as one line, in the CLI's words (see ``forms.reason``)."""
+    return reason(list(exc.errors()), _form_model(request))
+
+
+def _form_model(request: Request) -> type[BaseModel] | None:
+    """The request model of the endpoint that was called (for its bounds and wording)."""
+    endpoint = getattr(request.scope.get("route"), "endpoint", None)
+    if endpoint is None:
+        return None
+    try:
+        hints = typing.get_type_hints(endpoint, include_extras=True)
+    except (NameError, TypeError):
+        return None
+    for hint in hints.values():
+        base = typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint
+        if isinstance(base, type) and issubclass(base, BaseModel):
+            return base
+    return None
 
 
 def _wants_html(request: Request) -> bool:
@@ -46,8 +61,22 @@ def _wants_html(request: Request) -> bool:
         "text/html" in request.headers.get("accept", "")
 
 
-def create_app() -> FastAPI:
-    """The whole web app: API under /api/v1, pages at /, assets under /static."""
+CALIBRATION_ENV = "WHICHGPU_WEB_CALIBRATION"  # how 'serve --workers N' passes --calibration
+
+
+def create_app(calibration: str | None = None) -> FastAPI:
+    """The whole web app: API under /api/v1, pages at /, assets under /static.
+
+    ``calibration``: which profile a request's ``calibration=default`` uses ('default': the
+    one 'whichgpu bench' saved; a file the operator chose; 'none'). Default: the environment's
+    WHICHGPU_WEB_CALIBRATION, else 'default'.
+    """
+    from whichgpu.web import services
+    from whichgpu.web.resolve import install_hub_deadline
+
+    services.set_calibration(calibration if calibration is not None
+                             else os.environ.get(CALIBRATION_ENV, "default"))
+    install_hub_deadline()
     app = FastAPI(
         title="whichgpu", version=_version(), docs_url=None, redoc_url=None,
         description="Which GPU to rent or buy for an AI job, what it costs, and how sure "
@@ -73,10 +102,10 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
-        reason = _validation_reason(exc)
+        text = _validation_reason(request, exc)
         if _wants_html(request):
-            return pages.error_page(request, reason, 422)
-        return JSONResponse({"detail": reason}, status_code=422)
+            return pages.error_page(request, text, 422)
+        return JSONResponse({"detail": text}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
@@ -115,13 +144,13 @@ def create_app() -> FastAPI:
     return app
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class Guard:
     """ASGI middleware: bounded query strings and bodies, the page language (``?lang=``,
-    cookie, Accept-Language) in ``request.state.lang``, and security headers."""
+    cookie, Accept-Language) in ``request.state.lang``, and security headers.
+
+    A body is read in full (at most MAX_BODY_BYTES) before the app sees it, so one sent in
+    chunks without a Content-Length is refused with 413 as soon as it passes the limit.
+    """
 
     def __init__(self, app) -> None:
         self.app = app
@@ -138,42 +167,60 @@ class Guard:
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
             await _reject(send, 413, f"request body larger than {MAX_BODY_BYTES} bytes")
             return
+        body = await _read_body(receive)
+        if body is None:
+            await _reject(send, 413, f"request body larger than {MAX_BODY_BYTES} bytes")
+            return
+        if body is _DISCONNECTED or not isinstance(body, bytes):
+            return
         query_lang = request.query_params.get("lang")
-        scope.setdefault("state", {})["lang"] = negotiate(
-            query_lang, request.cookies.get("lang"), request.headers.get("accept-language"))
+        lang = negotiate(query_lang, request.cookies.get("lang"),
+                         request.headers.get("accept-language"))
+        scope.setdefault("state", {})["lang"] = lang
         path = scope["path"]
-        received = 0
-        started = False
+        replayed = False
 
-        async def limited_receive():
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > MAX_BODY_BYTES:
-                    raise _TooLarge
-            return message
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for the disconnect
 
         async def send_with_headers(message) -> None:
-            nonlocal started
             if message["type"] == "http.response.start":
-                started = True
                 headers = MutableHeaders(scope=message)
                 headers["Content-Security-Policy"] = DOCS_CSP if path == "/docs" else CSP
                 headers["X-Content-Type-Options"] = "nosniff"
                 headers["Referrer-Policy"] = "same-origin"
                 if not path.startswith(("/static", "/api")):
                     headers["Vary"] = "Accept-Language, Cookie"
-                if query_lang in ("en", "fr"):
-                    headers.append("Set-Cookie", f"lang={query_lang}; Max-Age=31536000; "
+                if query_lang and lang_code(query_lang):
+                    headers.append("Set-Cookie", f"lang={lang}; Max-Age=31536000; "
                                                  "Path=/; SameSite=Lax; HttpOnly")
             await send(message)
 
-        try:
-            await self.app(scope, limited_receive, send_with_headers)
-        except _TooLarge:
-            if not started:
-                await _reject(send, 413, f"request body larger than {MAX_BODY_BYTES} bytes")
+        await self.app(scope, replay, send_with_headers)
+
+
+_DISCONNECTED = object()  # the client left before its body arrived
+
+
+async def _read_body(receive) -> bytes | object | None:
+    """The whole request body; None once it passes MAX_BODY_BYTES."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return _DISCONNECTED
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 async def _reject(send, status: int, detail: str) -> None:

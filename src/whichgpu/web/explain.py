@@ -56,6 +56,11 @@ UNITS = {"tokens": N_("tokens to generate"), "images": N_("images"), "videos": N
 UNIT_FOR_TASK = {"inference": "tokens", "image": "images", "video": "videos", "lora": "steps",
                  "qlora": "steps", "full-ft": "steps", "image-lora": "steps",
                  "pretrain": "train_tokens"}
+SORTS = {"cost-per-tflop": N_("cost per TFLOP-hour"), "tflops": N_("throughput (TFLOPS)"),
+         "memory": N_("memory"), "bandwidth": N_("memory bandwidth"),
+         "price": N_("price per hour"), "id": N_("name")}
+DIRECTIONS = {"bidirectional": N_("both directions together"),
+              "unidirectional": N_("per direction")}
 EXCLUSION_KINDS = {"memory": N_("memory"), "offer": N_("no offer"), "price": N_("hourly budget"),
                    "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed")}
 
@@ -63,12 +68,21 @@ EXCLUSION_KINDS = {"memory": N_("memory"), "offer": N_("no offer"), "price": N_(
 # ------------------------------------------------------------------ phrases from the engine
 
 @cache
-def _patterns(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+def _phrasebook(lang: str) -> dict[str, Any]:
     path = resources.files("whichgpu.web").joinpath(f"locales/{lang}/phrases.toml")
     if not path.is_file():
-        return ()
-    data = tomllib.loads(path.read_text("utf-8"))
-    return tuple((re.compile(p["en"]), p["text"]) for p in data.get("phrase", []))
+        return {}
+    return tomllib.loads(path.read_text("utf-8"))
+
+
+@cache
+def _patterns(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(p["en"]), p["text"])
+                 for p in _phrasebook(lang).get("phrase", []))
+
+
+class _Unknown(Exception):
+    """A captured word the phrase book has no translation for."""
 
 
 def phrase(L: Locale, text: str) -> str | None:
@@ -80,18 +94,31 @@ def phrase(L: Locale, text: str) -> str | None:
     for pattern, template in _patterns(L.lang):
         m = pattern.fullmatch(text)
         if m:
-            values = {k: _localize(L, k, v) for k, v in m.groupdict().items()}
+            try:
+                values = {k: _localize(L, k, v) for k, v in m.groupdict().items()}
+            except _Unknown:
+                continue
             return template.format(**values)
     return None
 
 
 def _localize(L: Locale, name: str, text: str | None) -> str:
-    """A captured value in the page's format: '4,096' -> '4 096', money -> '3,15 $US'.
-
-    Other text (GPU ids, flags, source keys) is kept as it is.
+    """A captured value in the page's format: '4,096' -> '4 096', money (groups named m_...)
+    -> '3,15 $US', words (w_...) from the phrase book's [words], phrases (t_...) translated
+    in turn. Other text (GPU ids, flags, source keys) is kept as it is.
     """
     if not text:
         return ""
+    if name.startswith("w_"):
+        words = _phrasebook(L.lang).get("words", {})
+        if text not in words:
+            raise _Unknown(text)
+        return words[text]
+    if name.startswith("t_"):
+        out = phrase(L, text)
+        if out is None:
+            raise _Unknown(text)
+        return out
     if name.startswith("m_"):
         from whichgpu.errors import InputError
         from whichgpu.units import parse_money
@@ -104,6 +131,61 @@ def _localize(L: Locale, name: str, text: str | None) -> str:
         value = float(text.replace(",", ""))
         return L.sig(value, 6)
     return text
+
+
+# ------------------------------------------------------------------ formulas
+
+@cache
+def _formula_book(lang: str) -> tuple[re.Pattern[str] | None, dict[str, str], frozenset[str]]:
+    book = _phrasebook(lang).get("formula", {})
+    terms = {k: v for k, v in book.get("terms", {}).items()}
+    keep = frozenset(book.get("keep", []))
+    if not terms:
+        return None, terms, keep
+    alternation = "|".join(re.escape(k) for k in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w\-])(?:{alternation})(?![\w\-])"), terms, keep
+
+
+_NUM = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+\.\d+(?![\w.])")
+_WORD = re.compile(r"[A-Za-z][\w.\-/+=']*")
+
+
+def formula_text(L: Locale, text: str) -> str | None:
+    """How a memory term was computed, in the page's language: the words translated from the
+    phrase book's [formula] terms, the numbers in its format, identifiers (kv_heads, fp32,
+    tp=4, Q4_K) as they are. None if any English word would be left (shown in English)."""
+    if L.lang == "en":
+        return text
+    whole = phrase(L, text)
+    if whole is not None:
+        return whole
+    pattern, terms, keep = _formula_book(L.lang)
+    if pattern is None:
+        return None
+    held: list[str] = []
+
+    def hold(value: str) -> str:
+        held.append(value)
+        return f"\x00{len(held) - 1}\x00"
+
+    out = pattern.sub(lambda m: hold(terms[m.group(0)]), text)
+    for word in _WORD.findall(re.sub(r"\x00\d+\x00", " ", out)):
+        if word not in keep and not re.search(r"[\d_=]", word) and not (
+                word.isupper() and len(word) > 1):
+            return None  # an English word the phrase book does not know
+    out = _NUM.sub(lambda m: hold(L.sig(float(m.group(0).replace(",", "")), 9)), out)
+    out = out.replace(" x ", " × ").replace("; ", "\u00a0; ").replace(": ", "\u00a0: ")
+    return re.sub(r"\x00(\d+)\x00", lambda m: held[int(m.group(1))], out)
+
+
+def formula(L: Locale, text: str | None) -> Markup:
+    """``formula_text`` as HTML; a formula it cannot translate is marked ``lang="en"``."""
+    if not text:
+        return Markup("")
+    out = formula_text(L, text)
+    if out is None:
+        return Markup('<span lang="en">%s</span>') % text
+    return Markup(escape(out))
 
 
 def tr(L: Locale, text: str | None) -> Markup:

@@ -3,17 +3,36 @@ or a JSON body (POST). Field names are the CLI's flags (``--kv-dtype`` -> ``kv_d
 values are the strings the CLI reads (``8k``, ``1M``, ``2EUR``, ``60%``), so the same input
 gives the same answer, or the same one-line error, everywhere.
 
-Bounds keep one request cheap: short strings, small lists, counts a GPU job can have.
+Bounds keep one request cheap: short strings, small lists, counts a GPU job can have, and
+magnitudes no real job reaches (so a page never has to print a 31-digit number):
+
+- a context, prompt or output of at most ``MAX_CONTEXT_TOKENS`` (10M = 10,485,760 tokens:
+  Llama 4 Scout's window, max_position_embeddings in its config.json, the longest any released
+  model claims; the shipped presets stop at 128k);
+- an amount of work (tokens, images, videos, steps, training tokens, tokens a day, ``work``)
+  of at most ``MAX_WORK`` (10^15: about 70 times the 15T tokens Llama 3 was pre-trained on);
+- any amount of money of at most ``MAX_MONEY`` (10^12, in whatever currency it is written);
+- a duration or deadline of at most ``MAX_DURATION_S`` (100 years);
+- an exchange rate between ``MIN_RATE`` and ``MAX_RATE`` (10^-7 to 10^7).
+
+A value the parsers cannot read at all is passed on, so the CLI's own reason is the answer.
+Out-of-bounds numbers get the CLI's sentence where the CLI has one (``reason``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import typing
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 MAX_BODY_BYTES = 128 * 1024  # a pasted config.json is a few KB
 MAX_QUERY_BYTES = 4096
+MAX_CONTEXT_TOKENS = 10 * 2**20  # '10M' as model cards count context
+MAX_WORK = 10**15
+MAX_MONEY = 1e12
+MAX_DURATION_S = 100 * 365.25 * 86400
+MIN_RATE, MAX_RATE = 1e-7, 1e7
 
 Short = Annotated[str, Field(max_length=40)]
 Name = Annotated[str, Field(max_length=200)]
@@ -22,9 +41,221 @@ Rates = Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=8
 
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # field -> (sentence below the lower bound, sentence above the upper bound); {v} is the
+    # value. Only where the CLI words it differently from the generic sentences in ``reason``.
+    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {}
 
     def fields(self, *names: str) -> dict[str, Any]:
         return {n: getattr(self, n) for n in names}
+
+    @field_validator("context", "prompt_tokens", "output_tokens", check_fields=False)
+    @classmethod
+    def _tokens(cls, value: str | None, info: ValidationInfo) -> str | None:
+        context = info.field_name == "context"
+        return _at_most_count(value, info.field_name, MAX_CONTEXT_TOKENS,
+                              "tokens" if context else "", binary=context)
+
+    @field_validator("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day",
+                     "work", "per", check_fields=False)
+    @classmethod
+    def _work(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):  # steps is a number of diffusion steps in speed
+            return value
+        return _at_most_count(value, info.field_name, MAX_WORK, "")
+
+    @field_validator("max_price_per_hour", "budget", "budget_per_hour", "purchase_price",
+                     "resale_value", "host_share", "kwh_price", "cooling_per_hour",
+                     "maintenance_per_year", "rent_price", check_fields=False)
+    @classmethod
+    def _money(cls, value: str | None, info: ValidationInfo) -> str | None:
+        from whichgpu.errors import InputError
+        from whichgpu.units import parse_money
+
+        if value is None:
+            return value
+        try:
+            amount = parse_money(value, default_currency="USD").amount
+        except (InputError, ValueError, OverflowError):
+            return value  # not money at all: the CLI's parser says why
+        if abs(amount) > MAX_MONEY:
+            raise ValueError(f"{_label(info.field_name)} must be at most 10^12 "
+                             f"(1,000,000,000,000) in any currency, got {value!r}")
+        return value
+
+    @field_validator("deadline", "duration", check_fields=False)
+    @classmethod
+    def _duration(cls, value: str | None, info: ValidationInfo) -> str | None:
+        from whichgpu.errors import InputError
+        from whichgpu.units import parse_duration
+
+        if value is None:
+            return value
+        try:
+            longest = max(parse_duration(part) for part in value.split(".."))
+        except (InputError, ValueError, OverflowError):
+            return value
+        if longest > MAX_DURATION_S:
+            raise ValueError(f"{_label(info.field_name)} must be at most 100 years, "
+                             f"got {value!r}")
+        return value
+
+    @field_validator("calibration", check_fields=False)
+    @classmethod
+    def _calibration(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() in ("", "none"):
+            return None
+        if value.strip().lower() != "default":
+            raise ValueError("calibration must be 'default' (this server's calibration "
+                             "profile) or 'none': the web server reads no file named in a "
+                             "request")
+        return "default"
+
+    @field_validator("rate", check_fields=False)
+    @classmethod
+    def _rates(cls, value: list[str]) -> list[str]:
+        from whichgpu.errors import InputError
+
+        for text in value:
+            try:
+                from whichgpu.cost.currency import parse_rate
+
+                rate = parse_rate(text)[2]
+            except (InputError, ValueError, OverflowError):
+                continue
+            if not MIN_RATE <= rate <= MAX_RATE:
+                raise ValueError(f"exchange rate {text!r} must be between 10^-7 and 10^7")
+        return value
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _at_most_count(value: str | None, name: str, limit: int, unit: str,
+                   binary: bool = False) -> str | None:
+    from whichgpu.errors import InputError
+    from whichgpu.units import parse_count
+
+    if value is None:
+        return value
+    try:
+        n = parse_count(value, binary=binary, what=_label(name))
+    except (InputError, ValueError, OverflowError):
+        return value  # unreadable: the CLI's parser gives the reason
+    if n > limit:
+        shown = f"{limit:,}" if limit < 10**9 else "10^15"
+        raise ValueError(f"{_label(name)} must be at most {shown}{' ' + unit if unit else ''}, "
+                         f"got {value!r}")
+    return value
+
+
+# ------------------------------------------------------------------ errors in the CLI's words
+
+_CLI_BOUNDS: dict[str, tuple[str | None, str | None]] = {
+    # the CLI's sentences (estimate/workload.py, cost/ownership.py, cost/build.py, advise)
+    "tp": ("tensor parallel degree must be >= 1, got {v}", None),
+    "zero": ("ZeRO stage must be 0, 1, 2 or 3, got {v}",) * 2,
+    "frames": ("frames must be >= 1, got {v}", None),
+    "tdp": ("TDP must be more than 0 W and at most 5,000 W, got {v}",) * 2,
+    "load_factor": ("load factor (share of TDP drawn while busy) must be more than 0 and at "
+                    "most 1, got {v}",) * 2,
+    "pue": ("PUE must be between 1 and 3, got {v}",) * 2,
+    "concurrency": ("concurrency must be at least 1", None),
+}
+_LABELS = {"lora_rank": "lora rank"}
+
+
+def _number_text(text: Any) -> str:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return repr(text)
+    return str(int(v)) if v.is_integer() and abs(v) < 1e16 else f"{v:g}"
+
+
+def _bounds(model: type[BaseModel] | None, name: str) -> tuple[Any, bool, Any, bool]:
+    """(low, low inclusive, high, high inclusive) of a numeric field."""
+    low = high = None
+    low_in = high_in = True
+    field = model.model_fields.get(name) if model else None
+    for m in getattr(field, "metadata", ()):
+        if getattr(m, "ge", None) is not None:
+            low = m.ge
+        if getattr(m, "gt", None) is not None:
+            low, low_in = m.gt, False
+        if getattr(m, "le", None) is not None:
+            high = m.le
+        if getattr(m, "lt", None) is not None:
+            high, high_in = m.lt, False
+    return low, low_in, high, high_in
+
+
+def _is_int(model: type[BaseModel] | None, name: str) -> bool:
+    field = model.model_fields.get(name) if model else None
+    return field is not None and int in (field.annotation, *typing.get_args(field.annotation))
+
+
+def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any,
+                    ctx: dict[str, Any]) -> str:
+    v = _number_text(value)
+    texts = {**_CLI_BOUNDS, **(getattr(model, "BOUND_TEXT", None) or {})}.get(name, (None, None))
+    below = kind in ("greater_than", "greater_than_equal")
+    special = texts[0] if below else texts[1]
+    if special:
+        return special.format(v=v)
+    label = _LABELS.get(name, _label(name))
+    low, low_in, high, high_in = _bounds(model, name)
+    if (low if below else high) is None:  # no model to read the bounds from: pydantic's
+        limit = next(iter(ctx.values()), "?")
+        words = {"greater_than": "more than", "greater_than_equal": "at least",
+                 "less_than": "less than", "less_than_equal": "at most"}[kind]
+        return f"{label} must be {words} {limit}, got {v}"
+    if _is_int(model, name):
+        if below:
+            return f"{label} must be a whole number >= {low}, got {v}"
+        return f"{label} must be a whole number <= {high} (the web server's limit), got {v}"
+    if low is not None and high is not None:
+        if not low_in and high_in:
+            return f"{label} must be more than {low:g} and at most {high:g}, got {v}"
+        if low_in and high_in:
+            return f"{label} must be between {low:g} and {high:g}, got {v}"
+    if below:
+        return f"{label} must be {'at least' if low_in else 'more than'} {low:g}, got {v}"
+    return f"{label} must be {'at most' if high_in else 'less than'} {high:g}, got {v}"
+
+
+def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -> str:
+    """Pydantic's errors as one line, in the CLI's words where the CLI has them:
+    'batch must be a whole number >= 1, got 0', 'No such option: --colour'."""
+    parts = []
+    for err in errors[:5]:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
+        name = loc[0] if loc else ""
+        flag = "--" + name.replace("_", "-")
+        kind = err.get("type", "")
+        value = err.get("input")
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") \
+                and len(loc) == 1:
+            parts.append(_bound_sentence(model, name, kind, value, err.get("ctx") or {}))
+        elif kind in ("int_parsing", "int_from_float") and len(loc) == 1:
+            parts.append(f"Invalid value for '{flag}': {value!r} is not a valid integer.")
+        elif kind == "float_parsing" and len(loc) == 1:
+            parts.append(f"Invalid value for '{flag}': {value!r} is not a valid float.")
+        elif kind == "bool_parsing" and len(loc) == 1:
+            parts.append(f"Invalid value for '{flag}': {value!r} is not a valid boolean.")
+        elif kind == "missing" and len(loc) == 1:
+            parts.append(f"Missing option '{flag}'.")
+        elif kind == "extra_forbidden" and len(loc) == 1:
+            parts.append(f"No such option: {flag}")
+        elif kind == "string_too_long" and len(loc) == 1:
+            limit = (err.get("ctx") or {}).get("max_length")
+            parts.append(f"{flag} must be at most {limit} characters")
+        elif kind == "value_error":
+            parts.append(msg)  # our validators write whole sentences
+        else:
+            parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
+    return "; ".join(parts) or "invalid request"
 
 
 # ------------------------------------------------------------------ workloads
@@ -80,6 +311,13 @@ class SpeedQuery(WorkloadQuery):
     pp: int = Field(1, ge=1, le=1024)
     zero: int | None = Field(None, ge=0, le=3)
     steps: int | None = Field(None, ge=1, le=10_000, description="Diffusion steps.")
+    calibration: Short | None = Field(
+        None, description="'default': this server's calibration profile (saved by 'whichgpu "
+        "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "
+        "empty: datasheet figures. The server never reads a file named in a request.")
+
+    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
+        "count": ("gpus must be a whole number >= 1, got {v}", None)}  # --count is gpus
 
 
 class RecommendQuery(WorkloadQuery):
@@ -112,6 +350,10 @@ class RecommendQuery(WorkloadQuery):
     only: Annotated[str, Field(max_length=400)] | None = Field(
         None, description="Compare only these catalog GPUs (comma-separated ids); the web's "
         "cost-per-task page uses it. Default: the whole catalog.")
+    calibration: Short | None = Field(
+        None, description="'default': this server's calibration profile (saved by 'whichgpu "
+        "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "
+        "empty: datasheet figures. The server never reads a file named in a request.")
 
 
 class WorkloadBody(BaseModel):
@@ -193,6 +435,10 @@ class TcoQuery(_In):
     currency: Short | None = None
     rate: Rates = Field(default_factory=list)
 
+    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
+        "hours_per_month": ("--hours-per-month must be more than 0 and at most 730 (24/7), "
+                            "got {v}",) * 2}
+
 
 class CostQuery(_In):
     """``whichgpu cost``: what a run costs on the cheapest offer."""
@@ -200,6 +446,9 @@ class CostQuery(_In):
     gpu: Name
     duration: Short = Field(..., description="3h20m, 2h..4h or 2h..3h..4h.")
     count: int = Field(1, ge=1, le=1024)
+
+    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
+        "count": ("--count must be at least 1, got {v}", None)}
     prices: Name = "article-000"
     spot: bool = False
     work: Short | None = None

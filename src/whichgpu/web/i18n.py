@@ -19,7 +19,7 @@ from typing import Any
 from babel.dates import format_date, format_datetime
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from babel.numbers import format_currency, format_decimal, format_percent
+from babel.numbers import format_currency, format_decimal, format_percent, format_scientific
 from babel.support import Translations
 
 from whichgpu.units import Money
@@ -28,6 +28,9 @@ LANGS = ("en", "fr")
 DEFAULT_LANG = "en"
 LANG_NAMES = {"en": "English", "fr": "Français"}
 _BABEL_LOCALE = {"en": "en_US", "fr": "fr_FR"}
+# From this magnitude on, numbers are written in scientific notation (1.2E30): Babel rounds
+# through decimal.Decimal (28 significant digits), and nobody reads 31-digit amounts anyway.
+SCIENTIFIC_FROM = 1e15
 
 
 @cache
@@ -42,12 +45,22 @@ def translations(lang: str) -> Translations:
     return Translations(fp=buf)
 
 
+def lang_code(tag: str | None) -> str | None:
+    """One of our languages from a tag: 'fr', 'fr-FR', 'fr_CA', 'FR' -> 'fr'; else None."""
+    if not tag:
+        return None
+    code = tag.strip().lower().replace("_", "-").split("-")[0]
+    return code if code in LANGS else None
+
+
 def negotiate(query_lang: str | None, cookie_lang: str | None,
               accept_language: str | None) -> str:
-    """The page language: ``?lang=``, then the cookie, then ``Accept-Language``, then English."""
+    """The page language: ``?lang=``, then the cookie, then ``Accept-Language``, then English.
+    ``?lang=fr-FR`` (any ``fr-*``) means French."""
     for choice in (query_lang, cookie_lang):
-        if choice in LANGS:
-            return choice
+        code = lang_code(choice)
+        if code:
+            return code
     return _from_accept(accept_language or "")
 
 
@@ -97,16 +110,26 @@ class Locale:
         if x is None:
             return "–"
         if isinstance(x, float) and not math.isfinite(x):
-            return "∞"
+            return _infinite(x)
+        if abs(x) >= SCIENTIFIC_FROM:
+            return self.scientific(x)
         pattern = "#,##0" + ("." + "0" * digits if digits > 0 else "")
         return format_decimal(x, format=pattern, locale=self.babel)
+
+    def scientific(self, x: float) -> str:
+        """'1.23E30' / '1,23E30': three significant digits."""
+        if not math.isfinite(x):
+            return _infinite(x)
+        return format_scientific(x, format="0.##E0", locale=self.babel)
 
     def sig(self, x: float | None, digits: int = 3) -> str:
         """About ``digits`` significant digits: 2.5, 36.7, 1,234."""
         if x is None:
             return "–"
         if not math.isfinite(x):
-            return "∞"
+            return _infinite(x)
+        if abs(x) >= SCIENTIFIC_FROM:
+            return self.scientific(x)
         a = abs(x)
         places = 0 if a >= 10 ** (digits - 1) or a == 0 else \
             min(6, max(0, digits - 1 - math.floor(math.log10(a))))
@@ -116,6 +139,9 @@ class Locale:
     def percent(self, x: float | None, digits: int = 0) -> str:
         if x is None:
             return "–"
+        if not math.isfinite(x) or abs(x) >= SCIENTIFIC_FROM / 100:
+            space = "\u00a0" if self.lang == "fr" else ""
+            return f"{self.scientific(x * 100)}{space}%"
         return format_percent(round(x, 2 + digits), locale=self.babel,
                               decimal_quantization=False)
 
@@ -126,7 +152,10 @@ class Locale:
         amount, currency = (m.amount, m.currency) if isinstance(m, Money) else \
             (float(m["amount"]), str(m["currency"]))
         if not math.isfinite(amount):
-            return "∞"
+            return _infinite(amount)
+        if abs(amount) >= SCIENTIFIC_FROM:
+            return format_currency(amount, currency, locale=self.babel, currency_digits=False,
+                                   format="¤0.##E0" if self.lang == "en" else "0.##E0\u00a0¤")
         if digits is None:
             a = abs(amount)
             digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
@@ -153,7 +182,7 @@ class Locale:
         if seconds is None:
             return "–"
         if not math.isfinite(seconds):
-            return "∞"
+            return _infinite(seconds)
         g = self.gettext
         if seconds < 60:
             return f"{self.number(seconds, 0 if seconds >= 10 else 1)}\u00a0s"
@@ -197,6 +226,10 @@ class Locale:
                 "money": self.money, "gb": self.gb, "gib": self.gib,
                 "duration": self.duration, "date": self.date, "datetime": self.datetime,
                 "age": self.age}
+
+
+def _infinite(x: float) -> str:
+    return "–" if math.isnan(x) else "-∞" if x < 0 else "∞"
 
 
 @cache

@@ -149,12 +149,7 @@ def read(model: type[BaseModel], params: dict[str, Any]):
     try:
         return model.model_validate(_clean(params, model)), None
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors()[:3]:
-            loc = ".".join(str(p) for p in err.get("loc", ()))
-            msg = str(err.get("msg", "")).removeprefix("Value error, ")
-            parts.append(f"{loc}: {msg}" if loc else msg)
-        return None, "; ".join(parts)
+        return None, f.reason(list(exc.errors())[:3], model)
 
 
 def attempt(fn, *args):
@@ -167,28 +162,61 @@ def attempt(fn, *args):
         return None, str(exc)
 
 
+@functools.cache
+def _cli_params(cmd: str) -> dict[str, Any]:
+    """The options of ``whichgpu CMD`` by flag (``--flash-attention`` and its ``--no-`` form),
+    read from the CLI itself so a hint never names a flag the CLI lacks."""
+    import typer
+
+    from whichgpu.cli.app import app
+
+    command: Any = typer.main.get_command(app)
+    for part in cmd.split():
+        command = command.commands[part]
+    out: dict[str, Any] = {}
+    for param in command.params:
+        for opt in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())):
+            if opt.startswith("--"):
+                out[opt] = param
+    return out
+
+
+_FLAGS = {"sampling_steps": "--sampling-steps"}
+
+
 def cli_command(cmd: str, q: BaseModel, positional: str | None = None,
                 skip: tuple[str, ...] = ()) -> str:
-    """The CLI command that gives the same numbers (shown under each result)."""
+    """The CLI command that gives the same numbers (shown under each result).
+
+    Every value that differs from the CLI's own default is written out with the CLI's flag
+    (``False`` for an on-by-default switch becomes ``--no-...``); the positional argument only
+    when it is set.
+    """
+    params = _cli_params(cmd)
     parts = ["whichgpu", *cmd.split()]
-    if positional:
+    if positional and getattr(q, positional, None) not in (None, ""):
         parts.append(str(getattr(q, positional)))
-    for name, field in type(q).model_fields.items():
+    for name in type(q).model_fields:
         if name in (positional, "config", *skip):
             continue
         value = getattr(q, name)
-        if value is None or value == field.default or value == [] or value is False:
+        flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+        param = params.get(flag)
+        default = param.default if param is not None else type(q).model_fields[name].default
+        if value is None or value == [] or value == default or (
+                value is False and default is None):
             continue
-        flag = "--" + name.replace("_", "-")
-        if name == "sampling_steps":
-            flag = "--sampling-steps"
-        if value is True:
-            parts.append(flag)
-        elif isinstance(value, list):
+        if isinstance(value, bool):
+            if value:
+                parts.append(flag)
+            elif param is not None and param.secondary_opts:
+                parts.append(param.secondary_opts[0])
+            continue
+        if isinstance(value, list):
             for v in value:
                 parts += [flag, str(v)]
         else:
-            parts += [flag, str(value)]
+            parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -201,7 +229,7 @@ def _common() -> dict[str, Any]:
     from whichgpu.models.preset_index import list_presets
 
     return {"presets": list_presets(), "catalog": default_catalog().gpus,
-            "feeds": s.price_sources()}
+            "feeds": s.price_sources(), "calibrated": s.has_calibration()}
 
 
 # ------------------------------------------------------------------ advisor (home)
@@ -242,8 +270,15 @@ def advisor(request: Request) -> HTMLResponse:
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
                    chart=_pareto_chart(result.rec))
-    ctx.update(q=q, result=result, error=error)
+    ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
+
+
+def _profile_used(q, result) -> Any:
+    """The calibration profile a result used (for the note under it), or None."""
+    if q is None or result is None or not q.calibration:
+        return None
+    return attempt(s.calibration_profile, q.calibration)[0]
 
 
 def _number(text: str | None) -> float | None:
@@ -449,8 +484,8 @@ def cost_page(request: Request) -> HTMLResponse:
     if result is not None:
         rows = _per_gpu(result.rec, chosen)
         ctx.update(rows=rows, charts_=_cost_charts(rows, result.rec.currency),
-                   cli=cli_command("recommend", q, "model", skip=("only", "top")))
-    ctx.update(q=q, result=result, error=error)
+                   cli=cli_command("recommend", q, "model", skip=("top",)))
+    ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "cost.html", ctx, status_of(error))
 
 
@@ -579,7 +614,7 @@ def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
         series.setdefault(key, []).append((when.timestamp(), pt.cheapest.amount))
     out = []
     for cur in sorted({k[0] for k in series}):
-        lines = [charts.Series(f"{feed} · {gpu}{' spot' if spot else ''}", f"c{i % 10}",
+        lines = [charts.Series(f"{feed} · {gpu}" + (f" {g('spot')}" if spot else ""), f"c{i % 10}",
                                sorted(pts))
                  for i, ((_, feed, gpu, spot), pts) in enumerate(
                      sorted(k_v for k_v in series.items() if k_v[0][0] == cur))]

@@ -4,11 +4,19 @@
 its own disk on a visitor's say-so, so the web resolves names itself, in the same order minus
 the path step. Hub ids are checked against the Hub's id syntax before any look-up, and the
 look-up runs under a time limit.
+
+The limit also binds huggingface_hub itself: after a timeout it retries (a 60 s request, then
+up to five more with back-off), which would keep a hub worker busy long after the visitor got
+the 503. ``install_hub_deadline`` adds a request hook to huggingface_hub's HTTP client that
+shortens each request to the time left and refuses to start one after the deadline, so the
+worker is free again within a second or two of it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,15 +51,78 @@ def check_name(text: str) -> str:
     return t
 
 
-def with_timeout(fn: Callable[[], T], what: str, timeout_s: float = HUB_TIMEOUT_S) -> T:
-    """Run ``fn`` (which may reach the Hugging Face Hub) for at most ``timeout_s``."""
-    future = _pool.submit(fn)
+class HubDeadlineExceeded(Exception):
+    """A Hub request the web would start after its look-up's time limit (never retried)."""
+
+
+_deadline = threading.local()
+
+
+def hub_deadline_hook(request: Any) -> None:
+    """huggingface_hub request hook: no request after the look-up's deadline, and none that
+    may outlive it (its timeouts are cut to the time left)."""
+    end = getattr(_deadline, "at", None)
+    if end is None:  # not a web look-up (e.g. the CLI in the same process)
+        return
+    left = end - time.monotonic()
+    if left <= 0:
+        raise HubDeadlineExceeded("the web's time limit for this Hub look-up has passed")
+    timeout = request.extensions.get("timeout")
+    if isinstance(timeout, dict):
+        request.extensions["timeout"] = {k: left if v is None else min(v, left)
+                                         for k, v in timeout.items()}
+
+
+def install_hub_deadline() -> bool:
+    """Add :func:`hub_deadline_hook` to huggingface_hub's shared HTTP client (huggingface_hub
+    1.0 and later; older releases keep their own retries). Returns whether it is installed."""
     try:
-        return future.result(timeout=timeout_s)
+        import huggingface_hub
+        from huggingface_hub.utils import _http
+    except ImportError:
+        return False
+    factory = getattr(_http, "default_client_factory", None)
+    setter = getattr(huggingface_hub, "set_client_factory", None)
+    if factory is None or setter is None:
+        return False
+
+    def client_factory():
+        client = factory()
+        if hub_deadline_hook not in client.event_hooks["request"]:
+            client.event_hooks["request"] = [*client.event_hooks["request"],
+                                             hub_deadline_hook]
+        return client
+
+    setter(client_factory)
+    return True
+
+
+def with_timeout(fn: Callable[[], T], what: str, timeout_s: float | None = None) -> T:
+    """Run ``fn`` (which may reach the Hugging Face Hub) for at most ``timeout_s``
+    (``HUB_TIMEOUT_S``); its Hub requests stop at the same deadline."""
+    limit = HUB_TIMEOUT_S if timeout_s is None else timeout_s
+    end = time.monotonic() + limit
+
+    def too_slow() -> WhichGPUError:
+        return WhichGPUError(f"{what}: the Hugging Face Hub did not answer within {limit:g} s; "
+                             "retry later, or use a preset or a pasted config.json")
+
+    def bounded() -> T:
+        _deadline.at = end
+        try:
+            return fn()
+        except WhichGPUError:
+            if time.monotonic() >= end:  # stopped by the deadline: say so, as the caller does
+                raise too_slow() from None
+            raise
+        finally:
+            _deadline.at = None
+
+    future = _pool.submit(bounded)
+    try:
+        return future.result(timeout=limit)
     except cf.TimeoutError:
-        raise WhichGPUError(f"{what}: the Hugging Face Hub did not answer within "
-                            f"{timeout_s:g} s; retry later, or use a preset or a pasted "
-                            "config.json") from None
+        raise too_slow() from None
 
 
 def is_hub_lookup(name: str | None) -> bool:

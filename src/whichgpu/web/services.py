@@ -72,6 +72,84 @@ def clear_cache() -> None:
     _memo.clear()
 
 
+# ------------------------------------------------------------------ calibration
+
+_calibration_setting: list[str | None] = ["default"]
+_profiles: dict[tuple, Any] = {}
+
+
+def set_calibration(option: str | None) -> None:
+    """Which profile ``calibration=default`` means on this server (``whichgpu serve
+    --calibration``): 'default' (the one 'whichgpu bench' saved in the user's data folder), a
+    file the operator named, or None (none at all). Never a file named in a request."""
+    value = (option or "").strip()
+    _calibration_setting[0] = None if value.lower() in ("", "none") else \
+        "default" if value.lower() == "default" else value
+    _profiles.clear()
+
+
+def _calibration_file() -> Path | None:
+    from whichgpu.bench.profile import default_profile_path
+
+    setting = _calibration_setting[0]
+    if setting is None:
+        return None
+    return default_profile_path() if setting == "default" else Path(setting)
+
+
+def _calibration_stamp() -> tuple:
+    """Identifies the server's profile as it is now (answers change when it is re-saved)."""
+    path = _calibration_file()
+    if path is None:
+        return ()
+    try:
+        return (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return (str(path), None)
+
+
+def has_calibration() -> bool:
+    """Whether ``calibration=default`` can be answered now (the forms offer it only then)."""
+    stamp = _calibration_stamp()
+    return bool(stamp) and stamp[1] is not None
+
+
+def calibration_profile(requested: str | None):
+    """The server's calibration profile when a request asks for it ('default'), else None.
+
+    The profile is shown by its file name only (the server's paths are not the visitor's
+    business); a profile that cannot be read is the server's problem (503), logged in full.
+    """
+    import dataclasses
+    import logging
+
+    from whichgpu.bench.profile import load_profile
+    from whichgpu.errors import DataError, WhichGPUError
+
+    if requested is None:
+        return None
+    path = _calibration_file()
+    if path is None:
+        raise InputError("this server uses no calibration profile (it was started with "
+                         "--calibration none): ask without calibration")
+    stamp = _calibration_stamp()
+    if stamp[1] is None:
+        raise InputError("this server has no calibration profile yet: run 'whichgpu bench' "
+                         "on its GPU (or start it with 'whichgpu serve --calibration FILE'), "
+                         "or ask without calibration")
+    profile = _profiles.get(stamp)
+    if profile is None:
+        try:
+            profile = dataclasses.replace(load_profile(path), path=path.name)
+        except DataError as exc:
+            logging.getLogger("whichgpu.web").error("calibration profile: %s", exc)
+            raise WhichGPUError("this server's calibration profile cannot be read; the "
+                                "server log says why") from None
+        _profiles.clear()  # one profile at a time: the file as it is now
+        _profiles[stamp] = profile
+    return profile
+
+
 # ------------------------------------------------------------------ repeated questions
 
 _memo: OrderedDict[tuple, Any] = OrderedDict()
@@ -82,7 +160,8 @@ def _epoch() -> tuple:
     """Results are kept while the prices they used are: per store, per OFFER_CACHE_S."""
     from whichgpu.catalog.prices import default_store_path
 
-    return str(default_store_path()), int(time.monotonic() // OFFER_CACHE_S)
+    return (str(default_store_path()), int(time.monotonic() // OFFER_CACHE_S),
+            _calibration_stamp())
 
 
 MISSING = object()
@@ -274,8 +353,9 @@ def speed(q: f.SpeedQuery) -> dict[str, Any]:
     res = resolve_gpu(q.gpu)
     w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", "steps",
                  gpus=q.count)
+    profile = calibration_profile(q.calibration)
     try:
-        est = estimate_speed(w, res.gpu, q.count)
+        est = estimate_speed(w, res.gpu, q.count, profile=profile)
     except DoesNotFit as exc:
         return {"gpu": res.gpu.id, "count": q.count, "fits": False, "reason": str(exc),
                 "memory_bytes": exc.needed, "usable_bytes": exc.usable}
@@ -327,7 +407,7 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
         "budget", "currency", "spot"))
     selection, rates = priced(q.prices, job.currency, q.rate, q.max_age)
     rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only),
-              max_gpus=q.max_gpus)
+              max_gpus=q.max_gpus, profile=calibration_profile(q.calibration))
     return RecommendResult(rec, selection, q.top, rates)
 
 
@@ -435,21 +515,29 @@ class HistoryOut:
     gpu: str
     ids: list[str] | None
     points: list
-    store: str
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "gpus": self.ids, "points": [p.to_json() for p in self.points],
-                "store": self.store}
+        """The CLI's JSON less ``store``: a visitor has no business with the server's paths."""
+        return {"gpu": self.gpu, "gpus": self.ids, "points": [p.to_json() for p in self.points]}
 
 
 @memo
 def prices_history(q: f.HistoryQuery) -> HistoryOut:
-    """``whichgpu prices history --json``."""
+    """``whichgpu prices history --json`` (without the store's path); an unknown ``feed`` is
+    bad input, not an empty history."""
     from whichgpu.catalog.prices import PriceStore
     from whichgpu.catalog.prices.selection import ensure_shipped
+    from whichgpu.errors import closest
 
     ids, gnote = gpu_ids(q.gpu)
     st = PriceStore(None)
     ensure_shipped(st)
-    return HistoryOut(q.gpu, ids, st.history(ids or [], feed=q.feed), str(st.path), gnote)
+    if q.feed is not None:
+        feeds = sorted({snap.feed for snap in st.current()})
+        if q.feed not in feeds:
+            near = closest(q.feed, feeds)
+            hint = f"did you mean {', '.join(near)}?" if near else \
+                f"the store has {', '.join(feeds) or 'no feed'}"
+            raise InputError(f"unknown price feed {q.feed!r}; {hint}")
+    return HistoryOut(q.gpu, ids, st.history(ids or [], feed=q.feed), gnote)
