@@ -393,7 +393,11 @@ def test_huge_magnitudes_are_422_not_absurd_answers(web, url, words):
 
 def test_bounds_let_large_real_jobs_through(web):
     assert web.get("/api/v1/memory?model=llama-3.1-8b&context=128k").status_code == 200
-    assert web.get("/api/v1/memory?params=100B&context=10M").status_code == 200  # Scout's 10M
+    # Scout's 10M: beyond a generic decoder's trained maximum unless RoPE scaling is claimed
+    r = web.get("/api/v1/memory?params=100B&context=10M")
+    assert r.status_code == 422 and "--allow-long-context" in r.json()["detail"]
+    r = web.get("/api/v1/memory?params=100B&context=10M&allow_long_context=true")
+    assert r.status_code == 200
     r = web.get("/api/v1/tco?gpu=h100-sxm&purchase_price=30000EUR&currency=EUR")
     assert r.status_code == 200
     assert web.get("/api/v1/recommend?model=llama-3.1-8b&tokens=15T&top=1").status_code == 200

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from whichgpu.cost.ownership import MONEY_CAPS_USD
+
 PAGES = ["/", "/memory", "/gpus", "/gpus/rtx-4090", "/cost", "/rent-or-buy", "/prices"]
 FLUX = "/?task=image&model=flux.1-dev&quant=fp8&amount=1000&unit=images&prices=vramfarm-2026-11"
 S27 = "/memory?model=llama-3.1-70b&quant=q4_k_m&context=8k"
@@ -236,8 +238,9 @@ def test_huge_numbers_are_a_message_not_a_500(web, url):
 
 @pytest.mark.parametrize("url", [
     "/cost?amount=999T", "/?model=llama-3.1-8b&amount=999T&unit=tokens",
-    "/rent-or-buy?purchase_price=999999999999USD", "/rent-or-buy?kwh_price=999999USD",
-    "/memory?params=100B&context=10M"])
+    f"/rent-or-buy?purchase_price={MONEY_CAPS_USD['purchase_price'][0]:.0f}USD",
+    f"/rent-or-buy?kwh_price={MONEY_CAPS_USD['kwh_price'][0]:g}USD",
+    "/memory?params=100B&context=10M&allow_long_context=true"])
 def test_the_largest_accepted_numbers_render(web, url):
     r = web.get(url)
     assert r.status_code == 200, r.text[:300]

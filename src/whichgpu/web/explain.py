@@ -105,10 +105,18 @@ def phrase(L: Locale, text: str) -> str | None:
 def _localize(L: Locale, name: str, text: str | None) -> str:
     """A captured value in the page's format: '4,096' -> '4 096', money (groups named m_...)
     -> '3,15 $US', words (w_...) from the phrase book's [words], phrases (t_...) translated
-    in turn. Other text (GPU ids, flags, source keys) is kept as it is.
+    in turn, values typed on a command line (k_...) as they are, lists (l_...) joined in the
+    page's language. Other text (GPU ids, flags, source keys) is kept as it is.
     """
     if not text:
         return ""
+    if name.startswith("k_"):  # a value typed on a command line: kept as it is
+        return text
+    if name.startswith("l_"):  # a list of values: '1, 2 or 4' -> '1, 2 ou 4'
+        parts = re.split(r", | or ", text)
+        if len(parts) == 1:
+            return text
+        return ", ".join(parts[:-1]) + f" {_phrasebook(L.lang).get('or', 'or')} " + parts[-1]
     if name.startswith("w_"):
         words = _phrasebook(L.lang).get("words", {})
         if text not in words:

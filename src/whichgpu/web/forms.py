@@ -297,6 +297,8 @@ class MemoryQuery(WorkloadQuery):
     pp: int = Field(1, ge=1, le=1024)
     zero: int | None = Field(None, ge=0, le=3)
     vae_tiling: bool = False
+    allow_long_context: bool = Field(False, description="Allow a context beyond the model's "
+                                     "trained maximum (RoPE scaling).")
     gpu: Name | None = Field(None, description="Ask whether it fits this GPU.")
 
 
@@ -431,7 +433,8 @@ class TcoQuery(_In):
     cooling_per_hour: Short | None = None
     maintenance_per_year: Short | None = None
     rent_price: Short | None = Field(None, description="e.g. 3.15USD.")
-    prices: Name = "article-000"
+    prices: Name | None = Field(None, description="Price source; none: the store's current "
+                                "prices, as the CLI.")
     currency: Short | None = None
     rate: Rates = Field(default_factory=list)
 
@@ -445,11 +448,9 @@ class CostQuery(_In):
 
     gpu: Name
     duration: Short = Field(..., description="3h20m, 2h..4h or 2h..3h..4h.")
-    count: int = Field(1, ge=1, le=1024)
-
-    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
-        "count": ("--count must be at least 1, got {v}", None)}
-    prices: Name = "article-000"
+    count: int = Field(1, description="GPUs the run uses (the CLI's bounds apply).")
+    prices: Name | None = Field(None, description="Price source; none: the store's current "
+                                "prices, as the CLI.")
     spot: bool = False
     work: Short | None = None
     unit: Short = "task"

@@ -338,7 +338,7 @@ def memory(q: f.MemoryQuery):
     from whichgpu.estimate.memory.report import memory_report
 
     w = workload(q, "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp",
-                 "zero", "vae_tiling")
+                 "zero", "vae_tiling", "allow_long_context")
     target = None
     if q.gpu:
         target = resolve_gpu(q.gpu).gpu
@@ -422,7 +422,7 @@ def tco(q: f.TcoQuery):
         "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
         "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",
         "maintenance_per_year", "rent_price", "currency"),
-        prices=check_prices(q.prices) or "article-000", rate=q.rate)
+        prices=check_prices(q.prices), rate=q.rate, selection_for=offers)
 
 
 @memo
