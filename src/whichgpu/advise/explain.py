@@ -93,14 +93,14 @@ def explain(rec, offers, catalog, rates, profile=None) -> None:
             where.append(f"with at most {rec.max_gpus} GPU(s)")
         lines.append("Nothing in the catalog and price list can run this job as asked"
                      + (f" ({'; '.join(where)})" if where else "") + ".")
-        closest = _closest(rec.excluded)
+        closest = closest_miss(rec.excluded)
         if closest is not None:
             rec.closest = f"{_where(closest)}: {closest.reason}" + (
                 "" if closest.has_offer or closest.kind == "offer"
                 else "; and the price list has no offer for it")
             lines.append(f"Closest: {rec.closest}.")
             if not closest.has_offer:
-                offered = _closest([e for e in rec.excluded if e.has_offer])
+                offered = closest_miss([e for e in rec.excluded if e.has_offer])
                 if offered is not None:
                     lines.append(f"Closest with an offer: {_where(offered)}: "
                                  f"{offered.reason}.")
@@ -119,14 +119,21 @@ def _where(e) -> str:
     return e.gpu.id if e.count == 1 else f"{e.count} x {e.gpu.id}"
 
 
-def _counts_line(rec) -> str:
+def excluded_counts(rec) -> tuple[int, int, int]:
+    """(GPUs that cannot run the job at any size tried, how many of those the price list does
+    not rent, smaller sizes excluded of GPUs that do run it with more cards)."""
     with_options = {o.gpu.id for o in rec.options}
     gpus = {e.gpu.id for e in rec.excluded if e.gpu.id not in with_options}
     no_offer = {e.gpu.id for e in rec.excluded if e.gpu.id in gpus and not e.has_offer}
     smaller = sum(1 for e in rec.excluded if e.gpu.id in with_options)
-    text = f"{len(rec.options)} configuration(s) can run it. Excluded: {len(gpus)} GPU(s)"
+    return len(gpus), len(no_offer), smaller
+
+
+def _counts_line(rec) -> str:
+    gpus, no_offer, smaller = excluded_counts(rec)
+    text = f"{len(rec.options)} configuration(s) can run it. Excluded: {gpus} GPU(s)"
     if no_offer:
-        text += f" ({len(no_offer)} of them not in this price list)"
+        text += f" ({no_offer} of them not in this price list)"
     if smaller:
         text += (f", and {smaller} smaller size(s) of GPUs that run it with more cards")
     return text + "."
@@ -155,7 +162,7 @@ def _slower_but_cheaper(rec, best) -> str | None:
             "--max-gpus).")
 
 
-def _closest(excluded):
+def closest_miss(excluded):
     """The exclusion nearest to working: the smallest gap relative to what was needed
     (memory short, time late, money over, speed missing)."""
     if not excluded:
@@ -183,16 +190,12 @@ def _what_changes(rec, best, offers, rates, profile) -> list[str]:
                        f"{format_money(cheapest.cost.typical)} and takes "
                        + (format_duration(cheapest.time_s.typical) if cheapest.time_s
                           else "the same hours") + " (--objective cost).")
-    if job.objective == "cost":
-        runner = next((o for o in opts if o.gpu.id != best.gpu.id), None)
-        if runner is not None and rank_cost(job, runner) > 0:
-            ratio = rank_cost(job, best) / rank_cost(job, runner)
-            now = runner.price_per_hour / runner.gpus  # per GPU, as offers are listed
-            target = now * ratio
-            per = " per GPU" if runner.gpus > 1 else ""
-            if ratio < 0.995 and format_money(target) != format_money(now):
-                out.append(f"{_name(runner)} would win below {format_money(target)}/h{per} "
-                           f"(now {format_money(now)}/h{per}).")
+    win = price_to_win(rec)
+    if win is not None:
+        runner, target, now = win
+        per = " per GPU" if runner.gpus > 1 else ""
+        out.append(f"{_name(runner)} would win below {format_money(target)}/h{per} "
+                   f"(now {format_money(now)}/h{per}).")
     if best.gpus > 1:
         fewer = [o for o in opts if o.gpus < best.gpus]
         if fewer:
@@ -215,6 +218,26 @@ def _what_changes(rec, best, offers, rates, profile) -> list[str]:
         out.append(f"Fits but has no offer in this price list: {', '.join(no_offer)} "
                    "(another --prices may change the answer).")
     return out
+
+
+def price_to_win(rec):
+    """(the best option on another GPU, its price per GPU-hour that would make it win, its
+    price now), when ranking on cost and the two are not tied; else None."""
+    from whichgpu.advise.recommend import rank_cost
+
+    opts, job = rec.options, rec.job
+    if job.objective != "cost" or not opts:
+        return None
+    best = opts[0]
+    runner = next((o for o in opts if o.gpu.id != best.gpu.id), None)
+    if runner is None or rank_cost(job, runner) <= 0:
+        return None
+    ratio = rank_cost(job, best) / rank_cost(job, runner)
+    now = runner.price_per_hour / runner.gpus  # per GPU, as offers are listed
+    target = now * ratio
+    if ratio >= 0.995 or format_money(target) == format_money(now):
+        return None
+    return runner, target, now
 
 
 def _fixable_count(text: str) -> int:

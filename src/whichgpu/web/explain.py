@@ -19,6 +19,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from whichgpu.advise.explain import closest_miss, excluded_counts, price_to_win
 from whichgpu.web.i18n import Locale
 
 
@@ -252,13 +253,12 @@ def explanation(L: Locale, rec: Any) -> list[str]:
     opts = rec.options
     if not opts:
         lines = [g("Nothing in the catalog and price list can run this job as asked.")]
-        soft = [e for e in rec.excluded if e.kind != "memory"]
-        pool = soft or [e for e in rec.excluded if e.kind == "memory"]
-        if pool:
-            e = min(pool, key=lambda e: e.shortfall / max(e.gpu.usable_memory_bytes, 1)
-                    if e.kind == "memory" else e.shortfall)
+        e = closest_miss(rec.excluded)
+        if e is not None:
             lines.append(g("Closest: %(gpu)s, %(reason)s.", gpu=where(L, e.gpu.id, e.count),
                            reason=exclusion(L, e)))
+            if not e.has_offer:
+                lines.append(g("%(gpu)s is not in this price list.", gpu=e.gpu.id))
         return lines
     best = opts[0]
     job = rec.job
@@ -300,10 +300,15 @@ def explanation(L: Locale, rec: Any) -> list[str]:
     if ties:
         lines.append(g("Near-tie (within 5 %%): %(labels)s; the ranges overlap, so prices on "
                        "the day decide.", labels=", ".join(ties)))
-    lines.append(L.ngettext("%(num)d configuration can run it;",
-                            "%(num)d configurations can run it;", len(opts)) + " " +
-                 L.ngettext("%(num)d GPU excluded.", "%(num)d GPUs excluded.",
-                            len(rec.excluded)))
+    excluded, _, smaller = excluded_counts(rec)
+    counts = (L.ngettext("%(num)d configuration can run it;",
+                         "%(num)d configurations can run it;", len(opts)) + " " +
+              L.ngettext("%(num)d GPU excluded.", "%(num)d GPUs excluded.", excluded))
+    if smaller:
+        counts += " " + L.ngettext(
+            "%(num)d smaller size of a GPU that runs it with more cards excluded.",
+            "%(num)d smaller sizes of GPUs that run it with more cards excluded.", smaller)
+    lines.append(counts)
     return lines
 
 
@@ -326,12 +331,14 @@ def what_would_change(L: Locale, rec: Any) -> list[str]:
         if cheapest is not best:
             out.append(g("If cost matters more: %(label)s costs %(cost)s.",
                          label=label(L, cheapest), cost=L.money(cheapest.cost.typical)))
-    if len(opts) > 1 and job.objective == "cost":
-        second = opts[1]
-        ratio = best.cost.typical.amount / max(second.cost.typical.amount, 1e-12)
-        out.append(g("%(label)s would win below %(target)s/h (now %(now)s/h).",
-                     label=label(L, second), target=L.money(second.price_per_hour * ratio),
-                     now=L.money(second.price_per_hour)))
+    win = price_to_win(rec)
+    if win is not None:
+        runner, target, now = win
+        text = (g("%(label)s would win below %(target)s/h per GPU (now %(now)s/h per GPU).")
+                if runner.gpus > 1 else g("%(label)s would win below %(target)s/h (now "
+                                          "%(now)s/h)."))
+        out.append(text % {"label": label(L, runner), "target": L.money(target),
+                           "now": L.money(now)})
     late = [e for e in rec.excluded if e.kind == "deadline"]
     if late:
         e = min(late, key=lambda e: e.shortfall)
