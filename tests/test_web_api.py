@@ -230,6 +230,18 @@ def test_checklist_is_the_cli_checklist(web, cli):
     assert data["decision"] == "rent"  # S13: under 100 h/month, always rent
 
 
+def test_checklist_only_and_max_age_are_the_clis(web, cli):
+    """``only`` narrows the cards as ``--only`` does; ``max_age`` is passed to the prices."""
+    data = same_as_cli(web, cli, "/api/v1/checklist?workload=inference&model=7B"
+                       "&budget_per_hour=none&hours_per_month=50&horizon_months=6"
+                       "&only=rtx-4090,l40s&max_age=3650",
+                       "checklist", "--workload", "inference", "--model", "7B",
+                       "--budget-per-hour", "none", "--hours-per-month", "50",
+                       "--horizon-months", "6", "--only", "rtx-4090,l40s", "--max-age", "3650")
+    gpus = {o["gpu"] for o in data["recommendation"]["options"]}
+    assert gpus and gpus <= {"rtx-4090", "l40s"}
+
+
 def test_checklist_bad_workload_has_the_cli_reason(web, cli):
     same_error(web, cli, "/api/v1/checklist?workload=dreaming&model=7B&budget_per_hour=none"
                "&hours_per_month=50&horizon_months=6", "checklist", "--workload", "dreaming",

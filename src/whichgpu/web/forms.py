@@ -468,5 +468,8 @@ class ChecklistQuery(_In):
     hours_per_month: Short = Field(..., description="Hours of use a month.")
     horizon_months: Short = Field(..., description="Months needed.")
     prices: Name | None = None
+    max_age: float | None = Field(None, gt=0, le=36_500)
+    only: Annotated[str, Field(max_length=400)] | None = Field(
+        None, description="Consider only these GPUs (comma-separated), as --only.")
     currency: Short | None = None
     rate: Rates = Field(default_factory=list)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from whichgpu.advise.build import only_gpus  # the API's `only` is the CLI's `--only`
 from whichgpu.catalog.gpus import GPU, default_catalog, resolve_gpu
 from whichgpu.catalog.prices import OfferSelection, current_offers
 from whichgpu.errors import InputError
@@ -379,21 +380,6 @@ class RecommendResult:
         return data
 
 
-def only_gpus(text: str | None) -> list[GPU] | None:
-    """``rtx-4090,a100,h100`` -> catalog GPUs (forgiving names, each checked)."""
-    if not text:
-        return None
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if len(names) > 40:
-        raise InputError("compare at most 40 GPUs at once")
-    out: list[GPU] = []
-    for n in names:
-        g = resolve_gpu(n).gpu
-        if g not in out:
-            out.append(g)
-    return out or None
-
-
 @memo
 def recommend(q: f.RecommendQuery) -> RecommendResult:
     """``whichgpu recommend --json`` (``only`` narrows the GPUs compared)."""
@@ -456,10 +442,12 @@ def checklist(q: f.ChecklistQuery) -> ChecklistOut:
     cur = check_currency(q.currency) if q.currency else None
     answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
                             q.horizon_months, currency=cur or "USD")
-    selection, rates = priced(q.prices, cur, q.rate)
+    gpus = only_gpus(q.only)
+    selection, rates = priced(q.prices, cur, q.rate, q.max_age)
 
     def go():
-        return run_checklist(answers, list(selection.offers), currency=cur, rates=rates)
+        return run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
+                             gpus=gpus)
 
     result = with_timeout(go, q.model) if is_hub_lookup(q.model) else go()
     return ChecklistOut(result, selection)
