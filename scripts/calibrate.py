@@ -11,7 +11,8 @@ Fits: each group of constants is fitted jointly by an exhaustive grid search ove
 calibration rows it drives, minimising the mean absolute log error (ties: the median, then
 the value closest to the one already in the TOML). Groups run in order, each on the values
 the earlier groups chose. A group is fitted only with at least MIN_ROWS_PER_PARAMETER
-calibration rows per constant; otherwise it is reported and left alone. Holdout rows never choose a value: their
+calibration rows per constant; otherwise it is reported and left alone. Holdout rows never
+choose a value: their
 error is printed so the README can report it.
 
 Derived tables (written with --write; the TOML is the fixed point of this script), all from
