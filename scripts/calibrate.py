@@ -12,8 +12,7 @@ calibration rows it drives, minimising the mean absolute log error (ties: the me
 the value closest to the one already in the TOML). Groups run in order, each on the values
 the earlier groups chose. A group is fitted only with at least MIN_ROWS_PER_PARAMETER
 calibration rows per constant; otherwise it is reported and left alone. Holdout rows never
-choose a value: their
-error is printed so the README can report it.
+choose a value: their error is printed so the README can report it.
 
 Derived tables (written with --write; the TOML is the fixed point of this script), all from
 5-fold cross-validated residuals on the calibration split (each calibration row estimated with

@@ -307,6 +307,7 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
 def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEstimate:
     """LoRA training of a denoiser: forward + input-gradient backward (+ recompute) of the
     denoiser's pass FLOPs per sample, at the LoRA training MFU of this GPU and framework."""
+    from whichgpu.estimate.constants import speed_value
     from whichgpu.estimate.speed.diffusion import pass_flops_split
     from whichgpu.estimate.speed.hardware import compute_precision
     from whichgpu.estimate.speed.result import Component
@@ -324,7 +325,11 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     flops = lin * factor + attn * (3 + ckpt)
     den = w.model.diffusion.component(w.model.diffusion.denoiser)
     mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_)
-    step = flops * w.batch / (hw.count * peak * mfu)
+    dequant = 1.0
+    if w.quant_format.linear_bits < 8:  # a 4-bit base (QLoRA-style): dequantized twice a step
+        dequant = speed_value("qlora_dequant_factor")
+        mfu_why += f", 4-bit base dequantization x1/{dequant:g}"
+    step = flops * w.batch / (hw.count * peak * mfu) * dequant
     conf = confidence_for("training", w, hw, fw)
     level = conf[2]
     return SpeedEstimate(

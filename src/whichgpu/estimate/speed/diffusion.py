@@ -48,11 +48,21 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     precision, why = compute_precision(hw.gpu, q, "transformers")
     if den.native_dtype == "fp16" and precision == "bf16" and q.is_16bit:
         precision = "fp16"
+    if precision in ("fp8", "int8", "fp4") and not compiled:
+        # Measured: FP8 weights run no faster than 16-bit in eager pipelines. diffusers +
+        # torchao FP8 without compile took 1.96 s vs 1.54 s in bf16 for FLUX.1-schnell on an
+        # H100 PCIe (pollinations/flux-optimizations); ComfyUI ran FLUX.1-dev and SD 3.5 Medium
+        # as fast in FP8 as in 16-bit on an RTX 5090 (validation rows img-comfy-*).
+        precision = "fp16" if den.native_dtype == "fp16" else \
+            ("bf16" if hw.gpu.supports("bf16") else "fp16")
+        why = (f"{q.name} weights are upcast to {precision} per layer: eager diffusers and "
+               "ComfyUI gain no FP8 matmul speed (measured; --compile for FP8 kernels)")
     if w.engine_name == "comfyui" and hw.gpu.form_factor == "consumer" and \
             precision in ("fp16", "bf16", "fp8"):
         # ComfyUI's --fast mode: FP8 matmuls and FP16 accumulation, the GeForce fast path (S22)
         precision = "fp8_acc16" if precision == "fp8" else "fp16_acc16"
-        why = "ComfyUI --fast: GeForce FP16-accumulate tensor rate (S22)"
+        why = "ComfyUI --fast: GeForce FP16-accumulate tensor rate (S22)" + (
+            f"; {q.name} weights upcast" if q.compute in ("fp8", "int8", "fp4") else "")
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
     eta = per_key("diffusion_compute_efficiency", den.kind) * per_key(
         "compute_arch_factor", arch_key(hw.gpu))
