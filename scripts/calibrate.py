@@ -26,7 +26,7 @@ the bands too narrow):
   (family, engine) has no other calibration row (leave one out), by evidence level;
 - category_confidence_cap: the best confidence a category may claim, from its
   cross-validated median error against the issue's targets (within target: high; within
-  2x: medium);
+  2x: medium; low with fewer than MIN_BAND_ROWS rows);
 - calibration_evidence: calibration rows per category and family/engine.
 """
 
@@ -313,6 +313,8 @@ def derived_tables(rows, residuals: dict[str, float]) -> dict:
         med = math.exp(statistics.median(abs(x) for x in by_cat[cat])) - 1
         target = TARGETS.get(cat, 0.25)
         caps[cat] = "high" if med <= target else "medium" if med <= 2 * target else "low"
+        if len(by_cat[cat]) < MIN_BAND_ROWS:  # too few rows to know the category's error
+            caps[cat] = "low"
     # leave one out: the evidence each calibration row would have without itself
     spread: dict[int, list[float]] = {0: [], 1: [], 2: []}
     supported: dict[str, list[float]] = {}
@@ -484,7 +486,7 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
                                    "error within "
                                    "the issue's target (decode 15 %, prefill/serving/training "
                                    "20 %, diffusion/video 25 %) allows high, within twice "
-                                   "the target medium, else low",
+                                   "the target medium, else low; fewer than 5 rows: low",
         "calibration_evidence": "scripts/calibrate.py: calibration rows of validation/speed.csv "
                                 "per category and family/engine (family: the pipeline class, "
                                 "or dense/moe for LLMs; engine: the engine, or the training "

@@ -300,11 +300,23 @@ def _report(outcomes, split: str, as_json: bool, what: str) -> None:
     skipped = [x for x in rows if x.predicted is None]
     for x in skipped:
         console.print(f"[dim]{x.id}: {x.note}[/dim]")
+    ranged = any(r.coverage is not None for r in summary)
     s = Table(title=f"{what} validation: absolute error by category", title_justify="left",
               pad_edge=False)
-    for col in ("Category", "Split", "Rows", "Median", "P90", "Median signed"):
+    cols = ["Category", "Split", "Rows", "Median", "P90", "Median signed"]
+    if ranged:
+        cols.append("Inside range")
+    for col in cols:
         s.add_column(col, justify="left" if col in ("Category", "Split") else "right")
     for r in summary:
-        s.add_row(r.category, r.split, str(r.n), f"{r.median_abs_error:.1%}",
-                  f"{r.p90_abs_error:.1%}", f"{r.median_signed_error:+.1%}")
+        cells = [r.category, r.split, str(r.n), f"{r.median_abs_error:.1%}",
+                 f"{r.p90_abs_error:.1%}", f"{r.median_signed_error:+.1%}"]
+        if ranged:
+            cells.append("-" if r.coverage is None else
+                         f"{round(r.coverage * r.n_ranged)}/{r.n_ranged} ({r.coverage:.0%})")
+        s.add_row(*cells)
     console.print(s)
+    if ranged:
+        console.print("[dim]Inside range: measurements within the estimate's low..high; the "
+                      "holdout rows show how honest the ranges are (make calibrate sets them "
+                      "from the calibration rows only).[/dim]")

@@ -18,12 +18,14 @@ def band_ratios(category: str | None, confidence: str) -> tuple[float, float]:
 
     For a category with calibration rows: a 90 % prediction interval of measured / estimated
     from the calibration split (``band_ratios``, written by ``make calibrate``), widened in log
-    space for lower confidence (``confidence_widening``). Otherwise the prior
-    ``confidence_factors``.
+    space for lower confidence (``confidence_widening``). A category with too few rows for a
+    band gets the prior ``confidence_factors`` at low confidence.
     """
     table = speed_value("band_ratios")
     if category not in table:
-        lo, hi = speed_constant("confidence_factors").value[confidence]
+        # no category band (too few calibration rows): the prior, at low confidence whenever
+        # the category is named, since its error is unknown
+        lo, hi = speed_constant("confidence_factors").value["low" if category else confidence]
         return float(lo), float(hi)
     lo, hi = table[category]
     k = float(speed_value("confidence_widening")[confidence])
