@@ -377,3 +377,11 @@ def test_tensor_parallel_inference_is_monotonic_in_hardware_and_ordered(gpu, cou
             assert r.typical >= base.rates[name].typical * (1 - 1e-9), name
     for r in [*base.rates.values(), *base.times.values()]:
         assert 0 < r.low <= r.typical <= r.high
+
+
+def test_saturation_can_be_skipped_where_only_the_rates_are_wanted():
+    w = Workload(LLAMA_31_8B, engine="vllm", batch=8)
+    g = get_gpu("h100-sxm")
+    full, quick = estimate_speed(w, g), estimate_speed(w, g, saturation=False)
+    assert "saturation" in full.to_json() and "saturation" not in quick.to_json()
+    assert full.rates == quick.rates

@@ -107,7 +107,7 @@ def estimate_of(row: dict[str, str]):
         w = w.with_(batch=max(batch, 1))
         note = f"max load: batch {w.batch} (what the KV cache holds)"
     est = estimate_speed(w, gpu, count, check_fit=False, framework=framework,
-                         compile=compiled, profile=row_hardware(row))
+                         compile=compiled, profile=row_hardware(row), saturation=False)
     return w, gpu, est, note
 
 

@@ -53,13 +53,14 @@ def inference_lengths(w: Workload) -> tuple[int, int, str]:
 
 def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None = None,
                    check_fit: bool = True, framework: str | None = None,
-                   compile: bool = False) -> SpeedEstimate:
+                   compile: bool = False, saturation: bool = True) -> SpeedEstimate:
     """Rates (low/typical/high) for ``w`` on ``count`` x ``gpu``; raises DoesNotFit if it won't.
 
     ``framework`` describes a training run (MFU by framework: pytorch, torchtitan,
     llm-foundry, torchtune, megatron, transformers, axolotl, unsloth); ``compile`` says it runs
     under torch.compile (training: torch_compile_factor; diffusion: CUDA graphs remove the
-    per-step launch overhead).
+    per-step launch overhead). ``saturation=False`` skips the serving-saturation search
+    (about 3 ms) where only the rates are wanted.
     """
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for
@@ -87,7 +88,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
         return _diffusion(wl, hw, compile)
     if wl.is_training:
         return _training(wl, hw, framework, compile)
-    return _inference(wl, hw, lengths)
+    return _inference(wl, hw, lengths, saturation)
 
 
 def with_total(est: SpeedEstimate, *, steps: int | None = None,
@@ -126,7 +127,8 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
 
 # ------------------------------------------------------------------ LLM inference
 
-def _inference(w: Workload, hw, lengths: tuple[int, int, str]) -> SpeedEstimate:
+def _inference(w: Workload, hw, lengths: tuple[int, int, str],
+               with_saturation: bool = True) -> SpeedEstimate:
     from whichgpu.estimate.speed.hardware import compute_precision
     from whichgpu.estimate.speed.llm import decode_step, prefill_time
 
@@ -155,7 +157,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str]) -> SpeedEstimate:
         "request_s": band(pre1.seconds + output * step1.seconds, conf["decode"][2],
                           inverse=True, category="decode"),
     }
-    sat = saturation(w, hw, prompt, output, conf["serving"][2])
+    sat = saturation(w, hw, prompt, output, conf["serving"][2]) if with_saturation else None
     assumptions = [
         f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
         "sequence(s); memory checked at the same lengths",
@@ -165,7 +167,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str]) -> SpeedEstimate:
         _confidence_note(conf["decode"]),
     ]
     warnings = []
-    if sat["kv_limited_batch"] and batch > sat["kv_limited_batch"]:
+    if sat and sat["kv_limited_batch"] and batch > sat["kv_limited_batch"]:
         warnings.append(f"{batch} sequences of {prompt + output:,} tokens need more KV cache "
                         f"than fits: at most {sat['kv_limited_batch']} at once")
     return SpeedEstimate(
@@ -175,7 +177,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str]) -> SpeedEstimate:
                  "decode_context_tokens": ctx, "tp": w.tp_degree, "link": hw.link.kind},
         components=step.components + pre.components, assumptions=tuple(assumptions),
         warnings=tuple(warnings), calibration=hw.calibration,
-        details={"saturation": sat,
+        details={**({"saturation": sat} if sat else {}),
                  "confidence_by_category": {c: v[0] for c, v in conf.items()}})
 
 
