@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint setup clean validate calibrate baseline bench-web i18n screenshots
+.PHONY: run test lint setup clean validate calibrate baseline bench-web i18n screenshots \
+	gpu-check gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,9 +36,22 @@ validate: $(STAMP)
 	$(BIN)/whichgpu validate memory
 	$(BIN)/whichgpu validate speed
 
-# Refit the speed constants on the calibration rows (prints; a person copies values).
+# Refit the speed constants on the calibration rows, derive the range bands and evidence, and
+# write them into src/whichgpu/estimate/data/speed_constants.toml (a test checks they match).
 calibrate: $(STAMP)
-	$(BIN)/python scripts/calibrate.py
+	$(BIN)/python scripts/calibrate.py --write
+
+# On a machine with an NVIDIA GPU: bench, bench model on three presets, validate; results under
+# validation/calibration/<host>-<date>/ (scripts/gpu_check.sh --dry-run prints the plan).
+gpu-check:
+	bash scripts/gpu_check.sh
+
+# Wheels for a GPU machine without network (Python 3.12 image that already has torch, typer,
+# rich and huggingface_hub): whichgpu's other CLI dependencies, into .whl/ (git-ignored).
+gpu-check-wheels: $(STAMP)
+	$(BIN)/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+	  --implementation cp --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+	  -d .whl pydantic pydantic-core annotated-types typing-inspection platformdirs gguf
 
 # llm-analysis as a baseline on the same speed rows (installed here only, without its deps).
 baseline: $(STAMP)

@@ -7,7 +7,8 @@ llm-analysis covers LLM decode, prefill and training on the GPUs in its registry
 twice: with its defaults (100 % of peak FLOPS and bandwidth) and with the efficiencies its
 documentation suggests for realistic numbers (FLOPS 0.5, HBM 0.8). Rows it cannot model (GPUs
 outside its registry, diffusion, MoE routing it does not support, serving throughput) are
-skipped and counted.
+skipped and counted. The medians are printed per split: whichgpu's constants were fitted on
+the calibration rows, so its holdout column is the fair comparison (llm-analysis fitted none).
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ def predict(row, flops_eff: float | None, hbm_eff: float | None) -> float | None
     )
 
     from whichgpu.estimate.validation_rows import workload_of
+    from whichgpu.estimate.validation_speed import speed_settings
 
     metric = row["metric"]
     if row["gpu"] not in GPU_MAP or row["category"] not in ("decode", "prefill", "training"):
         return None
-    w = workload_of(row, global_batch=True)
+    # the row's speed-only settings (framework, compile, a stated hardware difference) are
+    # whichgpu's; llm-analysis gets the plain workload and its own GPU entry
+    w = workload_of(speed_settings(row)[0], global_batch=True)
     if w.model.is_moe or w.model.mla is not None:
         return None
     tp = w.tp_degree

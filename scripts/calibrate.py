@@ -1,25 +1,61 @@
-"""Fit the speed model's main efficiency constants on the CALIBRATION rows of
-validation/speed.csv, and print the error of each choice on both splits.
+"""Fit the speed model's efficiency constants on the CALIBRATION rows of validation/speed.csv,
+derive the range bands and the calibration evidence from them, and print every error on both
+splits.
 
-    .venv/bin/python scripts/calibrate.py            (or: make calibrate)
+    .venv/bin/python scripts/calibrate.py            print (make calibrate)
+    .venv/bin/python scripts/calibrate.py --write    also write the results into
+                                                     src/whichgpu/estimate/data/speed_constants.toml
+    .venv/bin/python scripts/calibrate.py --check    exit 1 if the TOML differs from the results
 
-Each constant is fitted alone, on the calibration rows of the categories it drives, by a grid
-search that minimises the median absolute log error. A constant is only reported when at
-least three calibration rows inform it. The script prints; a person copies a value into
-src/whichgpu/estimate/data/speed_constants.toml with the rows it came from. Holdout rows are
-never used to choose a value: their error is shown so the README can report it.
+Fits: each group of constants is fitted jointly by an exhaustive grid search over the
+calibration rows it drives, minimising the mean absolute log error (ties: the median, then
+the value closest to the one already in the TOML). Groups run in order, each on the values
+the earlier groups chose. A group is fitted only with at least MIN_ROWS_PER_PARAMETER
+calibration rows per constant; otherwise it is reported and left alone. Holdout rows never
+choose a value: their error is printed so the README can report it.
+
+Derived tables (written with --write; the TOML is the fixed point of this script), all from
+5-fold cross-validated residuals on the calibration split (each calibration row estimated with
+the constants fitted on the other folds, so a fit that reproduces its own rows does not make
+the bands too narrow):
+- band_ratios: a 90 % prediction interval of measured / estimated per category (log-normal,
+  Student t for the sample size) from the rows whose (family, engine) other calibration rows
+  support (all the category's rows if fewer than MIN_BAND_ROWS); categories with fewer than
+  MIN_BAND_ROWS rows fall back to confidence_factors;
+- confidence_widening: how much wider the log-spread of calibration rows is when their
+  (family, engine) has no other calibration row (leave one out), by evidence level;
+- category_confidence_cap: the best confidence a category may claim, from its
+  cross-validated median error against the issue's targets (within target: high; within
+  2x: medium; low with fewer than MIN_BAND_ROWS rows);
+- calibration_evidence: calibration rows per category and family/engine.
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
+import itertools
 import math
+import re
 import statistics
 import sys
+from pathlib import Path
 
 from whichgpu.estimate import validation_speed
 from whichgpu.estimate.constants import _load, overridden
 from whichgpu.estimate.validation import default_path, read_rows, split_of
+
+TOML = Path(__file__).resolve().parents[1] / "src/whichgpu/estimate/data/speed_constants.toml"
+MIN_ROWS_PER_PARAMETER = 3
+MIN_BAND_ROWS = 5
+MAX_WIDENING = 3.0  # a band widened further says nothing a user can act on
+TARGETS = {"decode": 0.15, "prefill": 0.20, "training": 0.20, "diffusion": 0.25,
+           "video": 0.25, "serving": 0.20}
+
+
+def _grid(lo: float, hi: float, step: float) -> list[float]:
+    n = int(round((hi - lo) / step))
+    return [round(lo + i * step, 4) for i in range(n + 1)]
 
 
 def _is_unet(row) -> bool:
@@ -27,68 +63,487 @@ def _is_unet(row) -> bool:
     return "xl-base" in m or "stable-diffusion-v1" in m or "sdxl" in m
 
 
-# (constant, key(s) inside a per-key table or None, grid, selector of rows it drives)
-FITS = [
-    ("training_mfu", "full-ft", [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65],
-     lambda r: r["category"] == "training" and r["task"] in ("full-ft", "pretrain")),
-    ("compute_arch_factor", "Hopper", [0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 1.0],
-     lambda r: r["category"] == "training" and r["task"] in ("full-ft", "pretrain")),
-    ("training_mfu", "lora", [0.2, 0.3, 0.4, 0.5, 0.6, 0.7],
-     lambda r: r["category"] == "training" and r["task"] == "lora"),
-    ("diffusion_compute_efficiency", ("dit", "mmdit"), [0.4, 0.5, 0.6, 0.7, 0.8],
+def _full_training(row) -> bool:
+    return row["category"] == "training" and row["task"] in ("full-ft", "pretrain")
+
+
+# (label, [(constant, keys tied together)], [grid per constant], row selector)
+GROUPS = [
+    ("training MFU and Hopper factor",
+     [("training_mfu", ("full-ft", "pretrain")), ("compute_arch_factor", ("Hopper",))],
+     [_grid(0.40, 0.80, 0.025), _grid(0.40, 1.00, 0.05)], _full_training),
+    ("DiT/MMDiT efficiency",
+     [("diffusion_compute_efficiency", ("dit", "mmdit"))], [_grid(0.30, 1.00, 0.05)],
      lambda r: r["category"] in ("diffusion", "video") and not _is_unet(r)),
-    ("diffusion_compute_efficiency", "unet", [0.3, 0.4, 0.5, 0.6, 0.7],
+    ("UNet efficiency",
+     [("diffusion_compute_efficiency", ("unet",))], [_grid(0.20, 1.00, 0.05)],
      lambda r: r["category"] == "diffusion" and _is_unet(r)),
-    ("decode_bandwidth_efficiency", "llamacpp", [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85],
-     lambda r: r["category"] == "decode" and r["engine"].startswith("llamacpp")),
-    ("decode_bandwidth_efficiency", "exllamav2", [0.6, 0.7, 0.8, 0.85, 0.9],
-     lambda r: r["category"] == "decode" and r["engine"].startswith("exllama")),
-    ("prefill_compute_efficiency", "trtllm", [0.4, 0.5, 0.6, 0.7, 0.8],
+    ("llama.cpp decode bandwidth",
+     [("decode_bandwidth_efficiency", ("llamacpp",)), ("decode_fixed_ms", ("llamacpp/HBM",))],
+     [_grid(0.50, 0.95, 0.025), _grid(0.5, 8.0, 0.25)],
+     lambda r: r["category"] == "decode" and r["engine"].startswith(("llamacpp", "ollama"))),
+    ("ExLlamaV2 decode bandwidth",
+     [("decode_bandwidth_efficiency", ("exllamav2",))], [_grid(0.50, 1.00, 0.025)],
+     lambda r: r["category"] == "decode" and r["engine"] == "exllamav2"),
+    ("TensorRT-LLM prefill compute",
+     [("prefill_compute_efficiency", ("trtllm",))], [_grid(0.30, 0.90, 0.025)],
      lambda r: r["category"] in ("prefill", "serving") and r["engine"] in ("trtllm", "nim")),
+    ("vLLM on MI300X (ROCm)",
+     [("engine_arch_factor", ("vllm/CDNA 3",))], [_grid(0.20, 1.00, 0.05)],
+     lambda r: r["category"] in ("decode", "prefill", "serving") and r["engine"] == "vllm"
+     and r["gpu"] == "mi300x"),
 ]
 
+# Priors whose sensitivity is printed (not fitted): how the calibration error moves with them.
+SENSITIVITY = [("aux_model_efficiency", None, (0.2, 0.5)),
+               ("diffusion_fixed_s", "image", (0.05, 0.5)),
+               ("qlora_dequant_factor", None, (1.1, 1.75)),
+               ("fp8_compute_efficiency_factor", None, (0.55, 0.8))]
 
-def _errors(rows):
-    out = []
-    for o in validation_speed.evaluate(rows, validation_speed.predict,
-                                       validation_speed.measured):
-        if o.predicted and o.measured:
-            out.append(math.log(o.predicted / o.measured))
+
+# ------------------------------------------------------------------ scoring
+
+def _outcomes(rows):
+    return validation_speed.evaluate(rows, validation_speed.predict, validation_speed.measured)
+
+
+def _log_errors(rows) -> list[float]:
+    return [math.log(o.predicted / o.measured) for o in _outcomes(rows)
+            if o.predicted and o.measured]
+
+
+def _score(errs: list[float]) -> tuple[float, float]:
+    """(median, mean) absolute log error: what the tables print."""
+    if not errs:
+        return math.inf, math.inf
+    a = [abs(e) for e in errs]
+    return statistics.median(a), statistics.fmean(a)
+
+
+def _objective(errs: list[float]) -> tuple[float, float]:
+    """What a fit minimises: the mean absolute log error (every row counts, none squared),
+    then the median."""
+    m, mean = _score(errs)
+    return mean, m
+
+
+def _pct(x: float) -> str:
+    return "-" if math.isinf(x) else f"{math.exp(x) - 1:6.1%}"
+
+
+def _with(name: str, keys: tuple[str, ...], value: float, base):
+    new = copy.deepcopy(base)
+    if keys:
+        for k in keys:
+            new[k] = value
+    else:
+        new = value
+    return new
+
+
+def fit_groups(rows, report=print, calib_ids: set[str] | None = None
+               ) -> tuple[dict[tuple[str, str], float], dict[str, list[str]]]:
+    """Fit each group; returns ({(constant, key): value}, {constant: [what was fitted, on
+    how many rows]}) for what was fitted (the values are also applied). ``calib_ids`` fits on
+    a subset of the calibration rows (cross-validation)."""
+    table = _load("speed_constants")
+    chosen: dict[tuple[str, str], float] = {}
+    fitted_notes: dict[str, list[str]] = {}
+    calib_all = [r for r in rows if split_of(r["id"]) == "calibration"
+                 and (calib_ids is None or r["id"] in calib_ids)]
+    hold_all = [r for r in rows if split_of(r["id"]) == "holdout"]
+    report(f"{'group':34s} {'rows':>4s}  {'constant':40s} {'TOML':>6s} {'fit':>6s}  "
+           f"{'calib err TOML->fit':>20s}  {'holdout err TOML->fit':>22s}")
+    for label, params, grids, pick in GROUPS:
+        calib = [r for r in calib_all if pick(r)]
+        hold = [r for r in hold_all if pick(r)]
+        modelled = [r for r in calib if _modelled(r)]
+        names = [f"{c}[{'/'.join(k)}]" for c, k in params]
+        if len(modelled) < MIN_ROWS_PER_PARAMETER * len(params):
+            report(f"{label:34s} {len(modelled):4d}  {', '.join(names)}: fewer than "
+                   f"{MIN_ROWS_PER_PARAMETER} calibration rows per constant; not fitted")
+            continue
+        current = [table[c].value[k[0]] for c, k in params]
+        base_c, base_h = _score(_log_errors(modelled)), _score(_log_errors(hold))
+        results = []
+        for combo in itertools.product(*grids):
+            with _overrides(params, combo):
+                s = _objective(_log_errors(modelled))
+            closeness = sum(abs(a - b) for a, b in zip(combo, current, strict=True))
+            results.append((s[0], s[1], closeness, combo))
+        best = min(results)
+        combo = best[3]
+        if all(abs(a - b) < 1e-9 for a, b in zip(combo, current, strict=True)):
+            combo = tuple(current)
+        together = f" jointly with {', '.join(names)}" if len(params) > 1 else ""
+        for (c, keys), v in zip(params, combo, strict=True):
+            for k in keys:
+                chosen[(c, k)] = v
+            _apply(c, keys, v)
+            fitted_notes.setdefault(c, []).append(
+                f"{'/'.join(keys)} = {v:g} on {len(modelled)} calibration rows ({label}"
+                f"{together})")
+        fit_c, fit_h = _score(_log_errors(modelled)), _score(_log_errors(hold))
+        edges = [n for n, v, g in zip(names, combo, grids, strict=True) if v in (g[0], g[-1])]
+        for i, (n, cur, v) in enumerate(zip(names, current, combo, strict=True)):
+            head = f"{label:34s} {len(modelled):4d}" if i == 0 else " " * 39
+            errs = (f"{_pct(base_c[0])} -> {_pct(fit_c[0])}     {_pct(base_h[0])} -> "
+                    f"{_pct(fit_h[0])} ({len(hold)} rows)") if i == 0 else ""
+            report(f"{head}  {n:40s} {cur:6.3f} {v:6.3f}  {errs}")
+        if edges:
+            report(f"{'':39s}  at the edge of its grid: {', '.join(edges)}")
+    return chosen, fitted_notes
+
+
+def _modelled(row) -> bool:
+    return bool(_outcomes([row])[0].predicted)
+
+
+class _overrides:
+    def __init__(self, params, combo):
+        self.params, self.combo, self.stack = params, combo, []
+
+    def __enter__(self):
+        table = _load("speed_constants")
+        for (c, keys), v in zip(self.params, self.combo, strict=True):
+            cm = overridden("speed_constants", c, _with(c, keys, v, table[c].value))
+            cm.__enter__()
+            self.stack.append(cm)
+
+    def __exit__(self, *exc):
+        for cm in reversed(self.stack):
+            cm.__exit__(*exc)
+
+
+def _apply(name: str, keys: tuple[str, ...], value: float) -> None:
+    """Keep a fitted value for the rest of the run (the loader caches the table)."""
+    from whichgpu.estimate.constants import Constant
+
+    table = _load("speed_constants")
+    old = table[name]
+    table[name] = Constant(name, _with(name, keys, value, old.value), old.source, old.note)
+
+
+# ------------------------------------------------------------------ derived tables
+
+def _quantile(values: list[float], q: float) -> float:
+    v = sorted(values)
+    k = q * (len(v) - 1)
+    lo = int(math.floor(k))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+# two-sided 90 % Student t quantiles by degrees of freedom (n - 1), for small samples
+_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
+        9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
+
+
+def _t95(df: int) -> float:
+    keys = sorted(_T95)
+    return _T95[max(k for k in keys if k <= df)] if df >= 1 else _T95[1]
+
+
+def prediction_interval(log_ratios: list[float]) -> tuple[float, float]:
+    """A 90 % prediction interval for the next log(measured / estimated), treating the rows
+    as a normal sample: mean +- t(0.95, n-1) x sd x sqrt(1 + 1/n). Small samples widen it
+    (the empirical 5-95 % range of five rows would cover about 67 %)."""
+    n = len(log_ratios)
+    mean = statistics.fmean(log_ratios)
+    sd = statistics.stdev(log_ratios) if n > 1 else 0.0
+    half = _t95(n - 1) * sd * math.sqrt(1 + 1 / n)
+    return mean - half, mean + half
+
+
+FOLDS = 5
+
+
+def fold_of(row_id: str) -> int:
+    """A calibration row's cross-validation fold (SHA-1 of its id: stable, independent of the
+    calibration/holdout split, which uses the first byte)."""
+    import hashlib
+
+    return hashlib.sha1(row_id.encode("utf-8")).digest()[1] % FOLDS
+
+
+def _snapshot() -> dict:
+    return dict(_load("speed_constants"))
+
+
+def _restore(snap: dict) -> None:
+    table = _load("speed_constants")
+    table.clear()
+    table.update(snap)
+
+
+def cross_validated(rows, start: dict) -> dict[str, float]:
+    """{row id: log(measured / estimated)} for every modelled calibration row, each estimated
+    with the constants fitted on the other folds (starting from ``start``): out-of-sample
+    residuals, so that the bands do not shrink to what a fit reproduces of its own rows."""
+    calib = [r for r in rows if split_of(r["id"]) == "calibration"]
+    out: dict[str, float] = {}
+    after = _snapshot()
+    try:
+        for k in range(FOLDS):
+            _restore(start)
+            train = {r["id"] for r in calib if fold_of(r["id"]) != k}
+            fit_groups(rows, report=lambda *a: None, calib_ids=train)
+            for o in _outcomes([r for r in calib if fold_of(r["id"]) == k]):
+                if o.predicted and o.measured:
+                    out[o.id] = math.log(o.measured / o.predicted)
+    finally:
+        _restore(after)
     return out
 
 
-def _score(errs):
-    return statistics.median(abs(e) for e in errs) if errs else math.inf
+def derived_tables(rows, residuals: dict[str, float]) -> dict:
+    from whichgpu.estimate.speed.result import LEVELS
+
+    calib = [r for r in rows if split_of(r["id"]) == "calibration"]
+    keyed = [(validation_speed.row_key(r), residuals[r["id"]]) for r in calib
+             if r["id"] in residuals]
+    by_cat: dict[str, list[float]] = {}
+    evidence: dict[str, dict[str, int]] = {}
+    for (cat, fam, eng), lr in keyed:
+        by_cat.setdefault(cat, []).append(lr)
+        evidence.setdefault(cat, {})
+        evidence[cat][f"{fam}/{eng}"] = evidence[cat].get(f"{fam}/{eng}", 0) + 1
+    caps = {}
+    for cat in sorted(by_cat):
+        med = math.exp(statistics.median(abs(x) for x in by_cat[cat])) - 1
+        target = TARGETS.get(cat, 0.25)
+        caps[cat] = "high" if med <= target else "medium" if med <= 2 * target else "low"
+        if len(by_cat[cat]) < MIN_BAND_ROWS:  # too few rows to know the category's error
+            caps[cat] = "low"
+    # leave one out: the evidence each calibration row would have without itself
+    spread: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    supported: dict[str, list[float]] = {}
+    for i, ((cat, fam, eng), lr) in enumerate(keyed):
+        others = [k for j, (k, _) in enumerate(keyed) if j != i and k[0] == cat]
+        level = 2 if (cat, fam, eng) in others else 1 if any(k[1] == fam for k in others) else 0
+        centre = statistics.median(by_cat[cat])
+        spread[level].append(abs(lr - centre))
+        if level == 2:
+            supported.setdefault(cat, []).append(lr)
+    # the band at high confidence: from the rows whose (family, engine) other rows support
+    bands = {}
+    for cat, lrs in sorted(by_cat.items()):
+        sample = supported.get(cat, [])
+        if len(sample) < MIN_BAND_ROWS:
+            sample = lrs
+        if len(sample) >= MIN_BAND_ROWS:
+            lo, hi = prediction_interval(sample)
+            bands[cat] = [round(min(1.0, math.exp(lo)), 3), round(max(1.0, math.exp(hi)), 3)]
+    widths = {lvl: _quantile(v, 0.8) for lvl, v in spread.items() if len(v) >= MIN_BAND_ROWS}
+    ref = widths.get(2)
+    widening = {"high": 1.0}
+    prior = {"medium": 1.5, "low": 2.0}
+    for lvl, name in ((1, "medium"), (0, "low")):
+        w = widths.get(lvl)
+        widening[name] = (round(min(MAX_WIDENING, max(1.0, w / ref)), 2) if (w and ref)
+                          else prior[name])
+    if widening["low"] < widening["medium"]:
+        widening["low"] = widening["medium"]
+    counts = {LEVELS[lvl]: len(v) for lvl, v in spread.items()}
+    return {"band_ratios": bands, "category_confidence_cap": caps,
+            "calibration_evidence": {c: dict(sorted(v.items())) for c, v in
+                                     sorted(evidence.items())},
+            "confidence_widening": widening, "_counts": {c: len(v) for c, v in by_cat.items()},
+            "_loo_counts": counts}
 
 
-def main() -> int:
+def _apply_derived(tables: dict) -> None:
+    from whichgpu.estimate.constants import Constant
+
+    t = _load("speed_constants")
+    for name in ("band_ratios", "category_confidence_cap", "calibration_evidence",
+                 "confidence_widening"):
+        old = t[name]
+        t[name] = Constant(name, tables[name], old.source, old.note)
+
+
+# ------------------------------------------------------------------ reports
+
+def split_table(rows, report=print, residuals: dict[str, float] | None = None) -> None:
+    outs = _outcomes(rows)
+    report(f"\n{'category':12s} {'calib n':>7s} {'median':>7s} {'p90':>7s}   "
+           f"{'holdout n':>9s} {'median':>7s} {'p90':>7s} {'inside range':>13s}  target"
+           + ("   cross-validated calib median" if residuals else ""))
+    cats = sorted({o.category for o in outs})
+    for cat in cats:
+        cells = []
+        for split in ("calibration", "holdout"):
+            errs = [abs(o.error) for o in outs if o.category == cat and o.split == split
+                    and o.error is not None]
+            if errs:
+                cells.append(f"{len(errs):>7d} {statistics.median(errs):7.1%} "
+                             f"{_quantile(errs, 0.9):7.1%}")
+            else:
+                cells.append(f"{0:>7d} {'-':>7s} {'-':>7s}")
+        inside = [o.inside for o in outs if o.category == cat and o.split == "holdout"
+                  and o.inside is not None]
+        cov = f"{sum(inside)}/{len(inside)}" if inside else "-"
+        cv = ""
+        if residuals:
+            errs = [abs(math.exp(-v) - 1) for o in outs if o.category == cat
+                    for v in [residuals.get(o.id)] if v is not None]
+            cv = f"   {statistics.median(errs):7.1%} ({len(errs)})" if errs else "   -"
+        report(f"{cat:12s} {cells[0]}   {cells[1]:>25s} {cov:>13s}  "
+               f"{TARGETS.get(cat, 0):.0%}{cv}")
+
+
+def sensitivity(rows, report=print) -> None:
+    calib = [r for r in rows if split_of(r["id"]) == "calibration"]
+    report("\nPriors (not fitted): calibration median error at the low / TOML / high value")
+    table = _load("speed_constants")
+    for name, key, (lo, hi) in SENSITIVITY:
+        cur = table[name].value[key] if key else table[name].value
+        cells = []
+        for v in (lo, cur, hi):
+            with overridden("speed_constants", name,
+                            _with(name, (key,) if key else (), v, table[name].value)):
+                cells.append(f"{v:g}: {_pct(_score(_log_errors(calib))[0])}")
+        report(f"  {name + (f'[{key}]' if key else ''):36s} " + "   ".join(cells))
+
+
+# ------------------------------------------------------------------ TOML
+
+def _toml_value(value) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, float):
+        return f"{value:g}" if "e" not in f"{value:g}" else repr(value)
+    return str(value)
+
+
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else f'"{k}"'
+
+
+def set_value(text: str, name: str, value) -> str:
+    pattern = re.compile(rf"(\[constant\.{re.escape(name)}\]\nvalue = )([^\n]*)")
+    if not pattern.search(text):
+        raise SystemExit(f"constant {name} not found in {TOML}")
+    return pattern.sub(lambda m: m.group(1) + _toml_value(value), text, count=1)
+
+
+def set_source(text: str, name: str, source: str) -> str:
+    pattern = re.compile(rf"(\[constant\.{re.escape(name)}\]\nvalue = [^\n]*\nsource = )"
+                         r'("[^\n]*")')
+    return pattern.sub(lambda m: m.group(1) + '"' + source.replace('"', "'") + '"', text,
+                       count=1)
+
+
+def set_fitted(text: str, name: str, note: str) -> str:
+    """Write (or replace) the ``fitted`` line of a constant: what make calibrate fitted."""
+    head = re.compile(rf"\[constant\.{re.escape(name)}\]\n(?:(?!\n\[)[^\n]*\n)*?"
+                      r"source = [^\n]*\n")
+    m = head.search(text)
+    if not m:
+        raise SystemExit(f"constant {name} has no source line")
+    end = m.end()
+    rest = text[end:]
+    line = f'fitted = "{note}"\n'
+    if rest.startswith("fitted = "):
+        rest = rest[rest.index("\n") + 1:]
+    return text[:end] + line + rest
+
+
+def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
+    import tomllib
+
+    current = tomllib.loads(text)["constant"]
+    names = sorted({c for c, _ in fitted})
+    for name in names:
+        value = dict(current[name]["value"])
+        for (c, k), v in fitted.items():
+            if c == name:
+                value[k] = v
+        text = set_value(text, name, value)
+        text = set_fitted(text, name, "by scripts/calibrate.py (make calibrate): "
+                          + "; ".join(notes[name]))
+    counts = tables["_counts"]
+    n = ", ".join(f"{c} {counts[c]}" for c in sorted(counts))
+    loo = ", ".join(f"{k} {v}" for k, v in tables["_loo_counts"].items())
+    sources = {
+        "band_ratios": "scripts/calibrate.py: 90 % prediction interval of measured / estimated, "
+                       "from 5-fold cross-validated residuals on the calibration split of "
+                       "validation/speed.csv (log-normal: mean +- t(0.95, n-1) x sd x "
+                       "sqrt(1 + 1/n) of the log ratios of the rows whose family/engine other "
+                       f"rows support), per category ({n} rows; fewer than 5 rows: "
+                       "confidence_factors)",
+        "confidence_widening": "scripts/calibrate.py: 80th percentile of the absolute "
+                               "cross-validated log deviation of calibration rows whose "
+                               "(family, engine) has no other calibration row (leave one "
+                               "out), over that of rows "
+                               f"that have one ({loo} rows), at most 3; 1.5 / 2.0 priors "
+                               "where fewer than 5 rows",
+        "category_confidence_cap": "scripts/calibrate.py: cross-validated calibration median "
+                                   "error within "
+                                   "the issue's target (decode 15 %, prefill/serving/training "
+                                   "20 %, diffusion/video 25 %) allows high, within twice "
+                                   "the target medium, else low; fewer than 5 rows: low",
+        "calibration_evidence": "scripts/calibrate.py: calibration rows of validation/speed.csv "
+                                "per category and family/engine (family: the pipeline class, "
+                                "or dense/moe for LLMs; engine: the engine, or the training "
+                                "framework)",
+    }
+    for name in ("band_ratios", "confidence_widening", "category_confidence_cap",
+                 "calibration_evidence"):
+        text = set_value(text, name, tables[name])
+        text = set_source(text, name, sources[name])
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="write the results to the TOML")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the TOML differs from the results")
+    parser.add_argument("--rows", action="store_true",
+                        help="also print every row's error after the fit")
+    args = parser.parse_args(argv)
     rows = read_rows(default_path("speed"))
-    print(f"{'constant':46s} {'rows':>4s} {'now':>6s} {'best':>6s} "
-          f"{'calib err now->best':>20s} {'holdout err now->best':>22s}")
-    for name, key, grid, pick in FITS:
-        chosen = [r for r in rows if pick(r)]
-        calib = [r for r in chosen if split_of(r["id"]) == "calibration"]
-        hold = [r for r in chosen if split_of(r["id"]) == "holdout"]
-        if len(calib) < 3:
-            print(f"{name}[{key}]: only {len(calib)} calibration rows; not fitted")
-            continue
-        current = _load("speed_constants")[name].value
-        keys = key if isinstance(key, tuple) else (key,) if key else ()
-        now = current[keys[0]] if keys else current
-        results = []
-        for value in grid:
-            new = copy.deepcopy(current)
-            for k in keys:
-                new[k] = value
-            if not keys:
-                new = value
-            with overridden("speed_constants", name, new):
-                results.append((_score(_errors(calib)), value, _score(_errors(hold))))
-        base_c, base_h = _score(_errors(calib)), _score(_errors(hold))
-        best = min(results)
-        label = f"{name}[{'/'.join(keys)}]" if keys else name
-        print(f"{label:46s} {len(calib):4d} {now:6.2f} {best[1]:6.2f} "
-              f"{base_c:9.1%} -> {best[0]:6.1%} {base_h:11.1%} -> {best[2]:6.1%}")
+    print("Before (the TOML as it is):")
+    split_table(rows)
+    print()
+    fitted, notes = fit_groups(rows)
+    # folds start from (and break ties towards) the full fit, so the result does not depend on
+    # what the TOML held before
+    residuals = cross_validated(rows, _snapshot())
+    tables = derived_tables(rows, residuals)
+    _apply_derived(tables)
+    print("\nAfter (fitted values and derived bands applied):")
+    split_table(rows, residuals=residuals)
+    if args.rows:
+        for o in sorted(_outcomes(rows), key=lambda o: (o.category, o.split, o.id)):
+            err = "-" if o.error is None else f"{o.error:+.0%}"
+            inside = "" if o.inside is None else ("in" if o.inside else "OUT")
+            print(f"  {o.category:10s} {o.split[:5]} {o.id[:48]:48s} {o.measured:10.4g} "
+                  f"{o.predicted or 0:10.4g} {err:>6s} {inside:>3s} {o.note[:40]}")
+    sensitivity(rows)
+    print(f"\nband_ratios: {tables['band_ratios']}")
+    print(f"confidence_widening: {tables['confidence_widening']} "
+          f"(leave-one-out rows by evidence: {tables['_loo_counts']})")
+    print(f"category_confidence_cap: {tables['category_confidence_cap']}")
+    text = TOML.read_text("utf-8")
+    new = desired_text(text, fitted, tables, notes)
+    if args.write and new != text:
+        TOML.write_text(new, "utf-8")
+        print(f"\nwrote {TOML}")
+    if args.check and new != text:
+        import difflib
+
+        sys.stdout.writelines(difflib.unified_diff(
+            text.splitlines(True), new.splitlines(True), "speed_constants.toml (now)",
+            "speed_constants.toml (make calibrate)"))
+        print("\nthe TOML differs from what make calibrate produces: run "
+              "'python scripts/calibrate.py --write'")
+        return 1
     return 0
 
 

@@ -45,7 +45,7 @@ def test_validation_reads_the_rows_back_as_it_scores_them():
     """What --append writes is what 'whichgpu validate' scores: same workload, same estimate."""
     rows = _rows()
     for r in rows["speed"]:
-        predicted, _ = validation_speed.predict(r)
+        predicted = validation_speed.predict(r)[0]
         assert predicted > 0
     for r in rows["memory"]:
         predicted, how = validation_memory.predict(r)

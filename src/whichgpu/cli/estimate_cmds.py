@@ -120,8 +120,19 @@ def speed(
     optimizer: o.Optimizer = "adamw", gradient_checkpointing: o.Checkpointing = None,
     lora_rank: o.LoraRank = 16, lora_targets: o.LoraTargets = "all-linear",
     tp: o.Tp = None, pp: o.Pp = 1, zero: o.Zero = None, resolution: o.Resolution = None,
-    frames: o.Frames = None, steps: o.Steps = None, cfg: o.Cfg = None,
+    frames: o.Frames = None,
+    steps: int | None = typer.Option(
+        None, "--steps", help="Diffusion: denoising steps. Training: optimizer steps to time."),
+    cfg: o.Cfg = None,
     offload: o.Offload = "none", params: o.Params = None,
+    framework: str | None = typer.Option(
+        None, "--framework",
+        help="Training framework: pytorch (default), torchtitan, llm-foundry, torchtune, "
+             "megatron, transformers, axolotl or unsloth."),
+    compile_: bool = typer.Option(
+        False, "--compile", help="torch.compile (training) / CUDA graphs (diffusion)."),
+    train_tokens: str | None = typer.Option(
+        None, "--train-tokens", help="Training: tokens to train on (e.g. 1B); gives total time."),
     calibration: str | None = typer.Option(
         None, "--calibration",
         help="A calibration profile from 'whichgpu bench' (a JSON file, or 'default')."),
@@ -129,24 +140,34 @@ def speed(
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
     from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.estimate.speed import DoesNotFit, estimate_speed
+    from whichgpu.errors import InputError
+    from whichgpu.estimate.speed import DoesNotFit, estimate_speed, with_total
+    from whichgpu.estimate.workload import TRAINING_TASKS
+    from whichgpu.units import parse_count
 
     res = resolve_gpu(gpu)
     if res.note:
         note(res.note)
+    training = task in TRAINING_TASKS
+    if train_tokens and not training:
+        raise InputError("--train-tokens is for training tasks (lora, qlora, full-ft, pretrain)")
+    if framework and not training:
+        raise InputError("--framework is for training tasks (lora, qlora, full-ft, pretrain, "
+                         "image-lora)")
     w = o.build_workload(
         model, task=task, quant=quant, kv_dtype=kv_dtype, context=context, batch=batch,
         engine=engine, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
         optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=count, tp=tp, pp=pp, zero=zero,
-        resolution=resolution, frames=frames, steps=steps, cfg=cfg, offload=offload,
-        params=params)
+        resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
+        offload=offload, params=params)
     profile = _load_profile(calibration)
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
              "the model for exact figures")
     try:
-        est = estimate_speed(w, res.gpu, count, profile=profile)
+        est = estimate_speed(w, res.gpu, count, profile=profile, framework=framework,
+                             compile=compile_)
     except DoesNotFit as exc:
         if as_json:
             emit_json({"gpu": res.gpu.id, "count": count, "fits": False, "reason": str(exc),
@@ -155,6 +176,10 @@ def speed(
             console.print(f"[red]{exc}[/red]: no speed is given for a job that does not fit. "
                           "'whichgpu memory' shows what would make it fit.")
         return
+    if training and (steps is not None or train_tokens):
+        tokens = float(parse_count(train_tokens, what="training tokens")) if train_tokens \
+            else None
+        est = with_total(est, steps=steps, tokens=tokens)
     if as_json:
         data = est.to_json()
         data["fits"] = True
@@ -174,6 +199,8 @@ def _load_profile(path: str | None):
 def _print_speed(est, w) -> None:
     from rich.table import Table
 
+    from whichgpu.units import format_duration
+
     where = est.gpu if est.count == 1 else f"{est.count} x {est.gpu}"
     t = Table(title=f"{w.model.name} on {where} - {est.task}, {est.precision} compute, "
                     f"{est.bound}-bound, confidence {est.confidence}",
@@ -183,11 +210,27 @@ def _print_speed(est, w) -> None:
     for name, r in est.rates.items():
         t.add_row(name, f"{r.low:,.2f}", f"{r.typical:,.2f}", f"{r.high:,.2f}")
     for name, r in est.times.items():
-        t.add_row(name, f"{r.low:,.3f}", f"{r.typical:,.3f}", f"{r.high:,.3f}")
+        if name == "total_s":
+            t.add_row("total time", format_duration(r.low), format_duration(r.typical),
+                      format_duration(r.high))
+        else:
+            t.add_row(name, f"{r.low:,.3f}", f"{r.typical:,.3f}", f"{r.high:,.3f}")
     for name, v in est.scalars.items():
         if name in ("mfu", "mfu_assumed"):
             t.add_row(name, "", f"{v:.3f}", "")
     console.print(t)
+    for warning in est.warnings:
+        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+    sat = est.details.get("saturation")
+    if sat:
+        rate = sat["output_tokens_per_s"]
+        cb = sat["compute_bound_batch"]
+        console.print(
+            f"Serving saturates at {sat['batch']:,} concurrent sequences "
+            f"({'KV cache full' if sat['limited_by'] == 'kv-memory' else 'compute-bound'}): "
+            f"{rate.low:,.0f}-{rate.typical:,.0f}-{rate.high:,.0f} output tokens/s. "
+            f"KV cache holds {sat['kv_limited_batch']:,}; decode turns compute-bound at "
+            + (f"{cb:,}." if cb else f"no batch up to {sat['search_cap']:,}."))
     ct = Table(title="Where the time goes (typical)", title_justify="left", pad_edge=False)
     ct.add_column("Term")
     ct.add_column("Seconds", justify="right")
@@ -261,11 +304,23 @@ def _report(outcomes, split: str, as_json: bool, what: str) -> None:
     skipped = [x for x in rows if x.predicted is None]
     for x in skipped:
         console.print(f"[dim]{x.id}: {x.note}[/dim]")
+    ranged = any(r.coverage is not None for r in summary)
     s = Table(title=f"{what} validation: absolute error by category", title_justify="left",
               pad_edge=False)
-    for col in ("Category", "Split", "Rows", "Median", "P90", "Median signed"):
+    cols = ["Category", "Split", "Rows", "Median", "P90", "Median signed"]
+    if ranged:
+        cols.append("Inside range")
+    for col in cols:
         s.add_column(col, justify="left" if col in ("Category", "Split") else "right")
     for r in summary:
-        s.add_row(r.category, r.split, str(r.n), f"{r.median_abs_error:.1%}",
-                  f"{r.p90_abs_error:.1%}", f"{r.median_signed_error:+.1%}")
+        cells = [r.category, r.split, str(r.n), f"{r.median_abs_error:.1%}",
+                 f"{r.p90_abs_error:.1%}", f"{r.median_signed_error:+.1%}"]
+        if ranged:
+            cells.append("-" if r.coverage is None else
+                         f"{round(r.coverage * r.n_ranged)}/{r.n_ranged} ({r.coverage:.0%})")
+        s.add_row(*cells)
     console.print(s)
+    if ranged:
+        console.print("[dim]Inside range: measurements within the estimate's low..high; the "
+                      "holdout rows show how honest the ranges are (make calibrate sets them "
+                      "from the calibration rows only).[/dim]")

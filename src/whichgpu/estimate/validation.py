@@ -36,6 +36,15 @@ class Outcome:
     unit: str
     note: str = ""
     source_url: str = ""
+    low: float | None = None  # the estimate's range, where the predictor gives one
+    high: float | None = None
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the measurement lies inside the estimate's low..high range (None: no range)."""
+        if self.low is None or self.high is None or self.predicted is None:
+            return None
+        return self.low <= self.measured <= self.high
 
     @property
     def error(self) -> float | None:
@@ -45,9 +54,12 @@ class Outcome:
         return self.predicted / self.measured - 1
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "category": self.category, "split": self.split,
+        data = {"id": self.id, "category": self.category, "split": self.split,
                 "measured": self.measured, "predicted": self.predicted, "unit": self.unit,
                 "error": self.error, "note": self.note, "source_url": self.source_url}
+        if self.low is not None:
+            data.update(low=self.low, high=self.high, inside=self.inside)
+        return data
 
 
 def default_path(name: str) -> Path:
@@ -74,18 +86,26 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 
 def evaluate(rows: Iterable[dict[str, str]],
-             predict: Callable[[dict[str, str]], tuple[float | None, str]],
+             predict: Callable[[dict[str, str]], tuple],
              measured: Callable[[dict[str, str]], tuple[float, str]]) -> list[Outcome]:
-    """Predict every row; a row that cannot be modelled keeps predicted=None and says why."""
+    """Predict every row; a row that cannot be modelled keeps predicted=None and says why.
+
+    ``predict`` returns (value, note) or (value, note, (low, high)) with the estimate's range.
+    """
     out = []
     for row in rows:
         value, unit = measured(row)
+        span: tuple[float, float] | None = None
         try:
-            predicted, note = predict(row)
+            result = predict(row)
+            predicted, note = result[0], result[1]
+            if len(result) > 2:
+                span = result[2]
         except (InputError, KeyError, ValueError, ZeroDivisionError) as exc:
             predicted, note = None, f"not modelled: {exc}"
         out.append(Outcome(row["id"], row.get("category", ""), split_of(row["id"]), value,
-                           predicted, unit, note, row.get("source_url", "")))
+                           predicted, unit, note, row.get("source_url", ""),
+                           span[0] if span else None, span[1] if span else None))
     return out
 
 
@@ -97,11 +117,16 @@ class Summary:
     median_abs_error: float
     p90_abs_error: float
     median_signed_error: float
+    coverage: float | None = None  # share of rows measured inside the estimate's range
+    n_ranged: int = 0  # rows that had a range
 
     def to_json(self) -> dict[str, Any]:
-        return {"category": self.category, "split": self.split, "n": self.n,
+        data = {"category": self.category, "split": self.split, "n": self.n,
                 "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
                 "median_signed_error": self.median_signed_error}
+        if self.coverage is not None:
+            data.update(coverage=self.coverage, n_ranged=self.n_ranged)
+        return data
 
 
 def _p90(values: list[float]) -> float:
@@ -123,6 +148,7 @@ GROUPS = {"lora": "training", "qlora": "training", "full-ft": "training",
 def summarize(outcomes: list[Outcome]) -> list[Summary]:
     """Median and 90th percentile absolute error by category and split (and 'all')."""
     groups: dict[tuple[str, str], list[float]] = {}
+    inside: dict[tuple[str, str], list[bool]] = {}
     for o in outcomes:
         if o.error is None:
             continue
@@ -130,9 +156,13 @@ def summarize(outcomes: list[Outcome]) -> list[Summary]:
         for cat in cats:
             for split in (o.split, "all"):
                 groups.setdefault((cat, split), []).append(o.error)
+                if o.inside is not None:
+                    inside.setdefault((cat, split), []).append(o.inside)
     out = []
     for (cat, split), errs in sorted(groups.items()):
         absolute = [abs(e) for e in errs]
+        hits = inside.get((cat, split), [])
         out.append(Summary(cat, split, len(errs), statistics.median(absolute), _p90(absolute),
-                           statistics.median(errs)))
+                           statistics.median(errs),
+                           sum(hits) / len(hits) if hits else None, len(hits)))
     return out

@@ -26,13 +26,78 @@ METRICS = {
     "seconds_per_video": ("seconds_per_video", "time", False),
 }
 
+# Training frameworks named in published measurements -> the framework the MFU model knows
+# (constant training_framework_factor). vectorlm trains Hugging Face models under FSDP.
+FRAMEWORKS = {
+    "torchtitan": "torchtitan", "llm-foundry": "llm-foundry", "torchtune": "torchtune",
+    "megatron": "megatron", "vectorlm": "transformers", "transformers": "transformers",
+    "trl": "transformers", "peft": "transformers", "deepspeed": "transformers",
+    "litgpt": "pytorch", "axolotl": "axolotl", "unsloth": "unsloth",
+    "whichgpu-bench": "pytorch",  # whichgpu bench model --train: a plain PyTorch AMP step
+}
+TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
+# settings the speed model reads itself (not Workload fields): torch.compile / CUDA graphs,
+# the training framework, and a stated difference between the measured card and the catalog's
+# (torchtitan's H100s: 96 GB HBM2e at 500 W, "peak between SXM and NVL")
+SPEED_SETTINGS = ("compile", "framework", "compute_scale", "bandwidth_scale")
 
-def predict(row: dict[str, str]) -> tuple[float | None, str]:
+
+class RowHardware:
+    """The measured card's stated difference from its catalog entry, as a profile would give
+    it (not a calibration: it raises no confidence and names no profile)."""
+
+    def __init__(self, compute: float, bandwidth: float) -> None:
+        self.compute, self.bandwidth = compute, bandwidth
+
+    def scales_for(self, gpu_id, ref_matmul, ref_bandwidth):
+        return self.compute, self.bandwidth
+
+    def link_for(self, gpu_id, count):
+        return None
+
+    def describe(self):
+        return None
+
+
+def speed_settings(row: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(row without the speed-only settings, those settings)."""
+    kept, taken = [], {}
+    for part in (row.get("settings") or "").split(";"):
+        if "=" in part and part.split("=", 1)[0].strip() in SPEED_SETTINGS:
+            k, v = part.split("=", 1)
+            taken[k.strip()] = v.strip()
+        elif part.strip():
+            kept.append(part.strip())
+    return {**row, "settings": "; ".join(kept)}, taken
+
+
+def framework_of(row: dict[str, str]) -> tuple[str | None, bool]:
+    """(framework, compiled) of a row: the training framework (None for inference rows) and
+    whether it ran under torch.compile / CUDA graphs (settings ``compile=true``)."""
+    _, extra = speed_settings(row)
+    compiled = extra.get("compile", "").lower() in ("true", "1", "yes", "on")
+    if (row.get("task") or "").strip() not in TRAINING_TASKS:
+        return None, compiled
+    engine = (row.get("engine") or "").strip().lower()
+    return extra.get("framework") or FRAMEWORKS.get(engine, "pytorch"), compiled
+
+
+def row_hardware(row: dict[str, str]) -> RowHardware | None:
+    _, extra = speed_settings(row)
+    if "compute_scale" not in extra and "bandwidth_scale" not in extra:
+        return None
+    return RowHardware(float(extra.get("compute_scale", 1)),
+                       float(extra.get("bandwidth_scale", 1)))
+
+
+def estimate_of(row: dict[str, str]):
+    """(workload, GPU, the row's estimate, note) as ``predict`` scores it."""
     from whichgpu.estimate.memory.fit import max_concurrency
 
     metric = row["metric"].strip()
-    field, kind, per_gpu = METRICS[metric]
-    w = workload_of(row, global_batch=True)
+    framework, compiled = framework_of(row)
+    clean, _ = speed_settings(row)
+    w = workload_of(clean, global_batch=True)
     gpu = gpu_of(row)
     count = w.gpus
     note = ""
@@ -41,16 +106,43 @@ def predict(row: dict[str, str]) -> tuple[float | None, str]:
                     MAX_LOAD_BATCH_CAP)
         w = w.with_(batch=max(batch, 1))
         note = f"max load: batch {w.batch} (what the KV cache holds)"
-    est = estimate_speed(w, gpu, count, check_fit=False)
+    est = estimate_speed(w, gpu, count, check_fit=False, framework=framework,
+                         compile=compiled, profile=row_hardware(row), saturation=False)
+    return w, gpu, est, note
+
+
+def predict(row: dict[str, str]) -> tuple[float | None, str, tuple[float, float] | None]:
+    metric = row["metric"].strip()
+    field, kind, per_gpu = METRICS[metric]
+    _, _, est, note = estimate_of(row)
+    count = est.count
+    span = None
     if kind == "rate":
-        value = est.rates[field].typical
+        r = est.rates[field]
+        value, span = r.typical, (r.low, r.high)
     elif kind == "time":
-        value = est.times[field].typical
-    else:
+        r = est.times[field]
+        value, span = r.typical, (r.low, r.high)
+    else:  # MFU: the training rate's range, as MFU is proportional to it
         value = est.scalars[field]
+        r = est.rates["tokens_per_s"]
+        span = (value * r.low / r.typical, value * r.high / r.typical)
     if per_gpu:
         value /= count
-    return value, note or f"{est.bound}-bound"
+        span = (span[0] / count, span[1] / count)
+    return value, note or f"{est.bound}-bound, confidence {est.confidence}", span
+
+
+def row_key(row: dict[str, str]) -> tuple[str, str, str]:
+    """(category, family, engine) under which a row counts as calibration evidence."""
+    from whichgpu.estimate.speed.result import speed_family
+
+    category = (row.get("category") or "").strip()
+    clean, _ = speed_settings(row)
+    w = workload_of(clean, global_batch=True)
+    framework, _ = framework_of(row)
+    engine = framework if framework else w.engine_name
+    return category, speed_family(w.model), engine
 
 
 def measured(row: dict[str, str]) -> tuple[float, str]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
-from whichgpu.estimate.speed.result import SpeedEstimate, band
+from whichgpu.estimate.speed.result import SpeedEstimate, band, confidence_for
 from whichgpu.estimate.workload import Workload
+from whichgpu.units import Range
 
 DEFAULT_PROMPT = 512
 DEFAULT_OUTPUT = 256
+SATURATION_CAP = 4096  # sequences: the largest batch the saturation search considers
 
 
 class DoesNotFit(InputError):
@@ -23,13 +26,56 @@ class DoesNotFit(InputError):
                          f"{gpu.id} has {usable / 1e9:.1f} GB usable")
 
 
+def inference_lengths(w: Workload) -> tuple[int, int, str]:
+    """(prompt, output, why): the lengths the inference rates assume.
+
+    ``--prompt-tokens`` wins; otherwise ``--context`` holds the prompt and the output
+    (prompt = context - output, so a longer context means a longer KV cache read per token);
+    otherwise 512 + 256. The output is ``--output-tokens`` or 256 (at most half a context).
+    """
+    if w.prompt_tokens:
+        output = w.output_tokens or DEFAULT_OUTPUT
+        if w.context and w.output_tokens and w.prompt_tokens + w.output_tokens > w.context:
+            raise InputError(f"--prompt-tokens {w.prompt_tokens:,} + --output-tokens "
+                             f"{w.output_tokens:,} exceed --context {w.context:,}")
+        return w.prompt_tokens, output, "prompt and output as given"
+    if w.context:
+        if w.output_tokens and w.output_tokens > w.context:
+            raise InputError(f"--output-tokens {w.output_tokens:,} exceed --context "
+                             f"{w.context:,}")
+        output = w.output_tokens or min(DEFAULT_OUTPUT, max(1, w.context // 2))
+        prompt = max(1, w.context - output)
+        return prompt, output, (f"the context of {w.context:,} tokens holds the prompt "
+                                f"({prompt:,}) and the output ({output:,})")
+    output = w.output_tokens or DEFAULT_OUTPUT
+    return DEFAULT_PROMPT, output, "default prompt length (no --context or --prompt-tokens)"
+
+
 def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None = None,
-                   check_fit: bool = True) -> SpeedEstimate:
-    """Rates (low/typical/high) for ``w`` on ``count`` x ``gpu``; raises DoesNotFit if it won't."""
+                   check_fit: bool = True, framework: str | None = None,
+                   compile: bool = False, saturation: bool = True) -> SpeedEstimate:
+    """Rates (low/typical/high) for ``w`` on ``count`` x ``gpu``; raises DoesNotFit if it won't.
+
+    ``framework`` describes a training run (MFU by framework: pytorch, torchtitan,
+    llm-foundry, torchtune, megatron, transformers, axolotl, unsloth); ``compile`` says it runs
+    under torch.compile (training: torch_compile_factor; diffusion: CUDA graphs remove the
+    per-step launch overhead). ``saturation=False`` skips the serving-saturation search
+    (about 3 ms) where only the rates are wanted.
+    """
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for
     from whichgpu.estimate.speed.hardware import hardware
+    from whichgpu.estimate.speed.training import check_framework
 
+    if framework is not None:
+        check_framework(framework)
+    lengths = None
+    if not w.is_training and not w.is_diffusion:
+        lengths = inference_lengths(w)
+        prompt, output, _ = lengths
+        # the memory check holds what the rates assume: prompt + output tokens per sequence
+        held = max(w.context or 0, prompt + output)
+        w = w.with_(prompt_tokens=prompt, output_tokens=output, context=held)
     wl = layout_for(w, count)
     if check_fit:
         mem = estimate_memory(wl).total_bytes
@@ -37,30 +83,56 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
     hw = hardware(gpu, count, profile)
     if wl.is_diffusion:
-        return _diffusion(wl, hw)
+        if wl.task == "image-lora":
+            return _image_lora(wl, hw, framework, compile)
+        return _diffusion(wl, hw, compile)
     if wl.is_training:
-        return _training(wl, hw)
-    return _inference(wl, hw)
+        return _training(wl, hw, framework, compile)
+    return _inference(wl, hw, lengths, saturation)
 
 
-def _confidence(w: Workload, hw, base: str) -> str:
-    levels = ["low", "medium", "high"]
-    i = levels.index(base)
-    if w.model.approximate:
-        i = 0
-    if hw.link.kind == "pcie_host":
-        i = min(i, 0)
-    if hw.calibration:
-        i = min(i + 1, 2)
-    return levels[i]
+def with_total(est: SpeedEstimate, *, steps: int | None = None,
+               tokens: float | None = None) -> SpeedEstimate:
+    """A training estimate with the time for ``steps`` optimizer steps or ``tokens`` tokens.
+
+    Adds ``total_s`` (a range: the step time's range times the count) and says what it counts.
+    """
+    if steps is None and tokens is None:
+        return est
+    if steps is not None and tokens is not None:
+        raise InputError("give --steps or --train-tokens, not both")
+    if "step_s" not in est.times:
+        raise InputError("--steps and --train-tokens are for training tasks (lora, qlora, "
+                         "full-ft, pretrain, image-lora)")
+    if steps is not None:
+        if steps < 1:
+            raise InputError(f"steps must be >= 1, got {steps}")
+        total = est.times["step_s"].scale(steps)
+        what = f"{steps:,} optimizer steps"
+        scalars = {"train_steps": steps}
+    else:
+        if not tokens or tokens <= 0:
+            raise InputError(f"--train-tokens must be positive, got {tokens}")
+        if "tokens_per_s" not in est.rates:
+            raise InputError("--train-tokens is for LLM training; use --steps for image-lora")
+        total = est.rates["tokens_per_s"].inverse(tokens)
+        what = f"{tokens:,.0f} training tokens"
+        scalars = {"train_tokens": tokens,
+                   "train_steps": int(-(-tokens // est.scalars["tokens_per_step"]))}
+    return dataclasses.replace(
+        est, times={**est.times, "total_s": total}, scalars={**est.scalars, **scalars},
+        assumptions=est.assumptions + (f"total time for {what} at the step time above "
+                                       "(no evaluation, checkpointing or start-up)",))
 
 
-def _inference(w: Workload, hw) -> SpeedEstimate:
+# ------------------------------------------------------------------ LLM inference
+
+def _inference(w: Workload, hw, lengths: tuple[int, int, str],
+               with_saturation: bool = True) -> SpeedEstimate:
     from whichgpu.estimate.speed.hardware import compute_precision
     from whichgpu.estimate.speed.llm import decode_step, prefill_time
 
-    prompt = w.prompt_tokens or DEFAULT_PROMPT
-    output = w.output_tokens or DEFAULT_OUTPUT
+    prompt, output, why_len = lengths
     batch = w.batch
     ctx = prompt + output // 2
     step1 = decode_step(w, hw, 1, ctx)
@@ -70,118 +142,215 @@ def _inference(w: Workload, hw) -> SpeedEstimate:
     wave = pre.seconds + output * step.seconds  # one batch of requests start to finish
     serving = batch * output / wave
     engine = w.engine_name
-    base = "high" if engine in ("llamacpp", "vllm", "trtllm", "exllamav2") else "medium"
-    conf = _confidence(w, hw, base)
+    conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
     precision, why = compute_precision(hw.gpu, w.quant_format, engine)
     rates = {
-        "decode_tokens_per_s": band(batch / step.seconds, conf),
-        "decode_tokens_per_s_per_sequence": band(1 / step.seconds, conf),
-        "prefill_tokens_per_s": band(batch * prompt / pre.seconds,
-                                     "medium" if conf == "high" else conf),
-        "output_tokens_per_s": band(serving, "medium" if conf == "high" else conf),
+        "decode_tokens_per_s": band(batch / step.seconds, conf["decode"][2], category="decode"),
+        "decode_tokens_per_s_per_sequence": band(1 / step.seconds, conf["decode"][2],
+                                                 category="decode"),
+        "prefill_tokens_per_s": band(batch * prompt / pre.seconds, conf["prefill"][2],
+                                     category="prefill"),
+        "output_tokens_per_s": band(serving, conf["serving"][2], category="serving"),
     }
     times = {
-        "ttft_s": band(pre1.seconds, "medium" if conf == "high" else conf, inverse=True),
-        "request_s": band(pre1.seconds + output * step1.seconds, conf, inverse=True),
+        "ttft_s": band(pre1.seconds, conf["prefill"][2], inverse=True, category="prefill"),
+        "request_s": band(pre1.seconds + output * step1.seconds, conf["decode"][2],
+                          inverse=True, category="decode"),
     }
+    sat = saturation(w, hw, prompt, output, conf["serving"][2]) if with_saturation else None
     assumptions = [
-        f"prompt {prompt:,} tokens, output {output:,} tokens, {batch} concurrent sequence(s)",
+        f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
+        "sequence(s); memory checked at the same lengths",
         f"engine {engine}; {why}",
-        "decode rates at the average context of a generation (prompt + output/2)",
+        f"decode rates at the average context of a generation (prompt + output/2 = {ctx:,} "
+        "tokens)",
+        _confidence_note(conf["decode"]),
     ]
+    warnings = []
+    if sat and sat["kv_limited_batch"] and batch > sat["kv_limited_batch"]:
+        warnings.append(f"{batch} sequences of {prompt + output:,} tokens need more KV cache "
+                        f"than fits: at most {sat['kv_limited_batch']} at once")
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=engine, precision=precision,
-        bound=step.bound, confidence=conf, rates=rates, times=times,
+        bound=step.bound, confidence=conf["decode"][0], rates=rates, times=times,
         scalars={"batch": batch, "prompt_tokens": prompt, "output_tokens": output,
-                 "tp": w.tp_degree, "link": hw.link.kind},
+                 "decode_context_tokens": ctx, "tp": w.tp_degree, "link": hw.link.kind},
         components=step.components + pre.components, assumptions=tuple(assumptions),
-        calibration=hw.calibration)
+        warnings=tuple(warnings), calibration=hw.calibration,
+        details={**({"saturation": sat} if sat else {}),
+                 "confidence_by_category": {c: v[0] for c, v in conf.items()}})
 
 
-def _training(w: Workload, hw) -> SpeedEstimate:
-    from whichgpu.estimate.speed.training import training_step
+def saturation(w: Workload, hw, prompt: int, output: int, confidence: str) -> dict[str, Any]:
+    """Where batched serving stops scaling: the batch at which a decode step turns
+    compute-bound, and the most sequences of prompt + output tokens the KV cache holds.
 
-    r = training_step(w, hw)
-    base = "medium" if w.task in ("full-ft", "pretrain") else "low"
-    conf = _confidence(w, hw, base)
+    ``compute_bound_batch`` is None when the step never turns compute-bound below
+    SATURATION_CAP sequences (long contexts: the KV read grows as fast as the compute).
+    """
+    from whichgpu.estimate.memory.fit import max_concurrency
+    from whichgpu.estimate.speed.llm import decode_step, prefill_time
+
+    ctx = prompt + output // 2
+
+    def compute_bound(b: int) -> bool:
+        parts = decode_step(w, hw, b, ctx).parts
+        return parts["compute"] >= parts["memory-bandwidth"]
+
+    compute_batch = None
+    b = 1
+    while b <= SATURATION_CAP:
+        if compute_bound(b):
+            lo, hi = b // 2, b
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+            compute_batch = hi
+            break
+        b *= 2
+    kv_batch = max_concurrency(w.with_(batch=1), hw.gpu, hw.count, limit=SATURATION_CAP)
+    candidates = [x for x in (compute_batch, kv_batch) if x]
+    at = min(candidates) if candidates else 1
+    limited_by = ("kv-memory" if kv_batch and (compute_batch is None or kv_batch <= compute_batch)
+                  else "compute")
+    step = decode_step(w, hw, at, ctx)
+    pre = prefill_time(w, hw, at, prompt)
+    rate = at * output / (pre.seconds + output * step.seconds)
+    return {"compute_bound_batch": compute_batch, "kv_limited_batch": kv_batch,
+            "batch": at, "limited_by": limited_by,
+            "output_tokens_per_s": band(rate, confidence, category="serving"),
+            "search_cap": SATURATION_CAP}
+
+
+def _confidence_note(conf: tuple[str, str, str]) -> str:
+    return f"confidence {conf[0]}: {conf[1]}"
+
+
+# ------------------------------------------------------------------ training
+
+def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEstimate:
+    from whichgpu.estimate.speed.training import check_framework, training_step
+
+    fw = check_framework(framework)
+    r = training_step(w, hw, fw, compile_)
+    conf = confidence_for("training", w, hw, fw)
+    level = conf[2]
     assumptions = [
         f"sequence length {w.seq_len:,}, micro-batch {w.batch} per data-parallel replica",
         f"compute at {r['precision']} ({r['why']})",
-        f"MFU {r['mfu_assumed']:.2f} before communication (constant training_mfu for "
-        f"{w.task}, scaled for model size)",
+        f"MFU {r['mfu_assumed']:.3f} before communication: {r['mfu_why']}",
+        _confidence_note(conf),
     ]
+    warnings = []
     if w.gpus > 1:
         assumptions.append(f"layout tp={w.tp_degree} pp={w.pp_degree} dp={w.dp_degree} "
-                           f"ZeRO-{w.zero_stage}, link {hw.link.kind}")
+                           f"ZeRO-{w.zero_stage}, link {' + '.join(r['link'].kinds)}")
     if r["accumulation"] > 1:
-        assumptions.append(f"the link is slower than the compute: {r['accumulation']} "
-                           "micro-batches of gradient accumulation per synchronisation")
+        warnings.append(
+            f"the {r['link'].kind} link is slower than the compute: this estimate accumulates "
+            f"gradients over {r['accumulation']} micro-batches per synchronisation, so each "
+            f"optimizer step sees {r['accumulation']}x the batch you asked for "
+            f"({r['tokens_per_step']:,} tokens); without accumulation it would run slower")
     return SpeedEstimate(
-        gpu=hw.gpu.id, count=hw.count, task=w.task, engine="pytorch", precision=r["precision"],
-        bound=r["bound"], confidence=conf,
-        rates={"tokens_per_s": band(r["tokens_per_s"], conf)},
-        times={"step_s": band(r["step_s"], conf, inverse=True)},
+        gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=r["precision"],
+        bound=r["bound"], confidence=conf[0],
+        rates={"tokens_per_s": band(r["tokens_per_s"], level, category="training")},
+        times={"step_s": band(r["step_s"], level, inverse=True, category="training")},
         scalars={"mfu": round(r["mfu"], 4), "mfu_assumed": round(r["mfu_assumed"], 4),
-                 "tokens_per_step": r["tokens_per_step"], "link": hw.link.kind},
-        components=r["components"], assumptions=tuple(assumptions), calibration=hw.calibration)
-
-
-def _diffusion(w: Workload, hw) -> SpeedEstimate:
-    from whichgpu.estimate.speed.diffusion import diffusion_run
-
-    if w.task == "image-lora":
-        return _image_lora(w, hw)
-    r = diffusion_run(w, hw)
-    conf = _confidence(w, hw, "medium")
-    video = w.model.diffusion.is_video
-    per_run = r["seconds_per_run"]
-    pipelines = 1 if video else hw.count
-    rates = {"it_per_s": band(r["it_per_s"], conf)}
-    times = {}
-    if video:
-        times["seconds_per_video"] = band(per_run, conf, inverse=True)
-        rates["videos_per_hour"] = band(3600 / per_run, conf)
-    else:
-        rates["images_per_min"] = band(60 * w.batch * pipelines / per_run, conf)
-        times["seconds_per_image"] = band(per_run / w.batch, conf, inverse=True)
-    width, height = w.image_size
-    assumptions = [f"{width}x{height}, {r['steps']} steps, {w.cfg_passes} pass(es) per step, "
-                   f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
-                   f"compute at {r['precision']} ({r['why']})"]
-    if hw.count > 1:
-        assumptions.append("one pipeline per GPU (images)" if not video else
-                           "sequence parallelism across GPUs (video)")
-    return SpeedEstimate(
-        gpu=hw.gpu.id, count=hw.count, task=w.task, engine=w.engine_name,
-        precision=r["precision"], bound=r["bound"], confidence=conf, rates=rates, times=times,
-        scalars={"steps": r["steps"], "tokens": r["tokens"]}, components=r["components"],
-        assumptions=tuple(assumptions), calibration=hw.calibration)
-
-
-def _image_lora(w: Workload, hw) -> SpeedEstimate:
-    """LoRA training of a denoiser: 3 passes' worth of FLOPs per step (forward + backward)."""
-    from whichgpu.estimate.constants import per_key
-    from whichgpu.estimate.speed.diffusion import pass_flops
-    from whichgpu.estimate.speed.hardware import compute_precision
-    from whichgpu.estimate.speed.result import Component
-
-    precision, why = compute_precision(hw.gpu, w.quant_format, "transformers", training=True)
-    peak = hw.peak(precision) or hw.peak("fp16")
-    flops, tokens, formula = pass_flops(w)
-    factor = 3 + (1 if w.uses_checkpointing else 0)  # fwd + bwd(2x) (+ recompute)
-    mfu = per_key("training_mfu", "image-lora")
-    step = factor * flops * w.batch / (hw.count * peak * mfu)
-    conf = _confidence(w, hw, "low")
-    return SpeedEstimate(
-        gpu=hw.gpu.id, count=hw.count, task=w.task, engine="pytorch", precision=precision,
-        bound="compute", confidence=conf,
-        rates={"steps_per_s": band(1 / step, conf)},
-        times={"step_s": band(step, conf, inverse=True)},
-        scalars={"mfu_assumed": mfu, "tokens": tokens},
-        components=(Component("step", step, f"{factor} x ({formula}) x batch {w.batch}"),),
-        assumptions=(f"LoRA step = {factor} denoiser passes of FLOPs at MFU {mfu}",
-                     f"compute at {precision} ({why})"),
+                 "tokens_per_step": r["tokens_per_step"], "link": hw.link.kind,
+                 "gradient_accumulation": r["accumulation"], "framework": fw,
+                 "compile": bool(compile_)},
+        components=r["components"], assumptions=tuple(assumptions), warnings=tuple(warnings),
         calibration=hw.calibration)
 
 
-__all__ = ["DoesNotFit", "SpeedEstimate", "estimate_speed"]
+# ------------------------------------------------------------------ diffusion
+
+def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
+    from whichgpu.estimate.speed.diffusion import diffusion_run
+
+    r = diffusion_run(w, hw, compiled)
+    video = w.model.diffusion.is_video
+    category = "video" if video else "diffusion"
+    conf = confidence_for(category, w, hw, w.engine_name)
+    level = conf[2]
+    per_run = r["seconds_per_run"]
+    pipelines = 1 if video else hw.count
+    rates = {"it_per_s": band(r["it_per_s"], level, category=category)}
+    times = {}
+    if video:
+        times["seconds_per_video"] = band(per_run, level, inverse=True, category=category)
+        rates["videos_per_hour"] = band(3600 / per_run, level, category=category)
+    else:
+        rates["images_per_min"] = band(60 * w.batch * pipelines / per_run, level,
+                                       category=category)
+        times["seconds_per_image"] = band(per_run / w.batch, level, inverse=True,
+                                          category=category)
+    width, height = w.image_size
+    assumptions = [f"{width}x{height}, {r['steps']} steps, {w.cfg_passes} pass(es) per step, "
+                   f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
+                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf)]
+    if compiled:
+        assumptions.append("compiled with CUDA graphs (torch.compile max-autotune, TensorRT): "
+                           "no per-step launch overhead")
+    if hw.count > 1:
+        assumptions.append(
+            "one pipeline per GPU (images)" if not video else
+            f"sequence parallelism across GPUs at {r['sequence_parallel_efficiency']:.0%} "
+            "efficiency (video)")
+    return SpeedEstimate(
+        gpu=hw.gpu.id, count=hw.count, task=w.task, engine=w.engine_name,
+        precision=r["precision"], bound=r["bound"], confidence=conf[0], rates=rates,
+        times=times, scalars={"steps": r["steps"], "tokens": r["tokens"]},
+        components=r["components"], assumptions=tuple(assumptions),
+        calibration=hw.calibration)
+
+
+def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEstimate:
+    """LoRA training of a denoiser: forward + input-gradient backward (+ recompute) of the
+    denoiser's pass FLOPs per sample, at the LoRA training MFU of this GPU and framework."""
+    from whichgpu.estimate.constants import speed_value
+    from whichgpu.estimate.speed.diffusion import pass_flops_split
+    from whichgpu.estimate.speed.hardware import compute_precision
+    from whichgpu.estimate.speed.result import Component
+    from whichgpu.estimate.speed.training import base_mfu, check_framework
+
+    fw = check_framework(framework)
+    precision, why = compute_precision(hw.gpu, w.quant_format, "transformers", training=True)
+    peak = hw.peak(precision) or hw.peak("fp16")
+    lin, attn, tokens, formula = pass_flops_split(w)
+    # As for an LLM's LoRA (training.py): the frozen linears cost a forward and an
+    # input-gradient pass (no weight gradients), attention a forward and a full backward;
+    # checkpointing adds one more forward of each
+    ckpt = 1 if w.uses_checkpointing else 0
+    factor = 2 + ckpt
+    flops = lin * factor + attn * (3 + ckpt)
+    den = w.model.diffusion.component(w.model.diffusion.denoiser)
+    mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_)
+    dequant = 1.0
+    if w.quant_format.linear_bits < 8:  # a 4-bit base (QLoRA-style): dequantized twice a step
+        dequant = speed_value("qlora_dequant_factor")
+        mfu_why += f", 4-bit base dequantization x1/{dequant:g}"
+    step = flops * w.batch / (hw.count * peak * mfu) * dequant
+    conf = confidence_for("training", w, hw, fw)
+    level = conf[2]
+    return SpeedEstimate(
+        gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=precision,
+        bound="compute", confidence=conf[0],
+        rates={"steps_per_s": band(1 / step, level, category="training")},
+        times={"step_s": band(step, level, inverse=True, category="training")},
+        scalars={"mfu_assumed": round(mfu, 4), "tokens": tokens, "framework": fw,
+                 "compile": bool(compile_)},
+        components=(Component("step", step, f"({formula}) with linears x {factor}, attention "
+                                            f"x {3 + ckpt}, x batch {w.batch} / "
+                                            f"({hw.count} x {peak / 1e12:,.0f} TFLOPS "
+                                            f"{precision} x MFU {mfu:.2f})"),),
+        assumptions=(f"LoRA step = the denoiser's linear FLOPs x {factor} (forward, "
+                     "input-gradient backward" + (", recompute" if ckpt else "")
+                     + f") and attention x {3 + ckpt}, at MFU {mfu:.3f}: {mfu_why}",
+                     f"compute at {precision} ({why})", _confidence_note(conf)),
+        calibration=hw.calibration)
+
+
+__all__ = ["DoesNotFit", "SpeedEstimate", "Range", "estimate_speed", "inference_lengths",
+           "saturation", "with_total"]

@@ -23,10 +23,15 @@ REFERENCE_BANDWIDTH_FRACTION = 0.90
 
 @dataclass(frozen=True)
 class Link:
-    kind: str  # "none", "nvlink", "pcie_p2p", "pcie_host"
+    kind: str  # "none", "nvlink", "pcie_p2p", "pcie_host", "network"
     one_way_bytes_per_s: float
     latency_s: float
     efficiency: float
+    via: tuple[str, ...] = ()  # the link kinds a collective crosses (several across servers)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return self.via or (self.kind,)
 
     def all_reduce_s(self, nbytes: float, n: int) -> float:
         """All-reduce: a ring moves 2 (n-1)/n of the message over each link; small messages
@@ -45,7 +50,8 @@ class Link:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "one_way_bytes_per_s": self.one_way_bytes_per_s,
-                "latency_s": self.latency_s, "efficiency": self.efficiency}
+                "latency_s": self.latency_s, "efficiency": self.efficiency,
+                "via": list(self.kinds)}
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,7 @@ def link_for(gpu: GPU, count: int) -> Link:
     switched = (kind.startswith("nvlink") and kind != "nvlink-bridge") or kind == "infinity-fabric"
     if switched or (kind == "nvlink-bridge" and count <= domain):
         return Link("nvlink", ic.one_way_bytes_per_s, latency["nvlink"] * 1e-6, eff["nvlink"])
-    host = str(ic.host_link.value)
-    pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
+    pcie_one_way = pcie_one_way_bytes_per_s(gpu)
     if kind.startswith("pcie"):
         pcie_one_way = ic.one_way_bytes_per_s
     if ic.peer_to_peer.value:
@@ -108,22 +113,40 @@ def measured_link(gpu: GPU, count: int, measured: dict[str, Any]) -> Link:
         return Link(kind, float(bw), latency, 1.0)
     if kind == assumed.kind:
         return assumed
-    host = str(gpu.interconnect.host_link.value)
-    pcie_one_way = {"pcie3": 16, "pcie4": 32, "pcie5": 64}.get(host, 32) * GB
+    pcie_one_way = pcie_one_way_bytes_per_s(gpu)
     if kind == "nvlink":
         pcie_one_way = gpu.interconnect.one_way_bytes_per_s
     return Link(kind, pcie_one_way, latency, speed_value("link_efficiency")[kind])
 
 
-def fabric_for(gpu: GPU, count: int) -> Link:
-    """The network between servers when ``count`` exceeds one server's GPU domain."""
+def pcie_one_way_bytes_per_s(gpu: GPU) -> float:
+    """One direction of the card's x16 host link (PCI-SIG: 16, 32, 64 GB/s for PCIe 3/4/5)."""
+    table = speed_value("pcie_one_way_gb_s")
+    return float(table.get(str(gpu.interconnect.host_link.value), table["default"])) * GB
+
+
+def fabric_for(gpu: GPU, count: int, link: Link | None = None) -> Link:
+    """What a collective over all ``count`` GPUs crosses when they span several servers.
+
+    Within one server (or one NVLink domain) that is the server's own link. Across servers a
+    ring collective passes both the network and each server's internal link, so it runs at the
+    slower of the two (S28: a PCIe box without peer-to-peer stays PCIe-limited inside, however
+    fast its network) and hides as little behind compute as the worse of them.
+    """
     domain = max(int(gpu.interconnect.domain_gpus.value), 1)
     if count <= max(domain, 8):
         return link_for(gpu, count)
     from whichgpu.estimate.constants import per_key
 
-    bw = per_key("cluster_network_gb_s", str(gpu.architecture.value)) * 1e9
-    return Link("network", bw, speed_value("cluster_network_latency_us") * 1e-6, 0.8)
+    net_bw = per_key("cluster_network_gb_s", str(gpu.architecture.value)) * 1e9
+    net_eff = speed_value("cluster_network_efficiency")
+    latency = speed_value("cluster_network_latency_us") * 1e-6
+    inner = link or link_for(gpu, min(count, max(domain, 8)))
+    if inner.kind == "none":
+        return Link("network", net_bw, latency, net_eff, ("network",))
+    effective = min(net_bw * net_eff, inner.one_way_bytes_per_s * inner.efficiency)
+    return Link("network", effective, max(latency, inner.latency_s), 1.0,
+                ("network", inner.kind))
 
 
 def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
@@ -136,18 +159,33 @@ def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
     source = None
     in_server = min(count, 8)
     link = link_for(gpu, in_server)
-    fabric = fabric_for(gpu, count)
     if profile is not None:
         cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
                                     REFERENCE_BANDWIDTH_FRACTION)
         measured = (profile.link_for(gpu.id, in_server) if hasattr(profile, "link_for")
                     else None)
         if measured:
-            same = fabric == link
             link = measured_link(gpu, in_server, measured)
-            fabric = link if same else fabric
-        source = profile.describe()
+        # a profile speaks only for the GPUs it measured
+        covers = profile.entries(gpu.id) if hasattr(profile, "entries") else True
+        if covers:
+            source = profile.describe()
+    fabric = fabric_for(gpu, count, link)
+    if fabric.kind != "network":
+        fabric = link
     return Hardware(gpu, count, link, fabric, cs, bs, source)
+
+
+def arch_key(gpu: GPU) -> str:
+    """The architecture key of the per-architecture speed constants.
+
+    GeForce Blackwell (sm_120) is its own key: it computes with mma.sync like Ampere and Ada,
+    not with the data-centre Blackwell's tcgen05 (https://github.com/triton-lang/triton/pull/6680).
+    """
+    arch = str(gpu.architecture.value)
+    if arch == "Blackwell" and gpu.form_factor == "consumer":
+        return "Blackwell GeForce"
+    return arch
 
 
 def _first_supported(gpu: GPU, *keys: str) -> str:

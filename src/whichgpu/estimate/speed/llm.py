@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.weights import llm_weight_bytes
-from whichgpu.estimate.speed.hardware import Hardware, compute_precision
+from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
@@ -84,6 +84,29 @@ def linear_flops_per_token(m: ModelSpec) -> float:
     return 2 * max(m.params_active - m.params.embedding, 1)
 
 
+def _platform_value(name: str, engine: str, hw: Hardware) -> float:
+    """A per-engine constant, refined by architecture (``engine/arch``) or memory class
+    (``engine/HBM``, ``engine/GDDR``) where the table has such a key."""
+    table = speed_value(name)
+    memory = "HBM" if str(hw.gpu.memory_type.value).upper().startswith("HBM") else "GDDR"
+    for key in (f"{engine}/{arch_key(hw.gpu)}", f"{engine}/{memory}", engine):
+        if key in table:
+            return float(table[key])
+    return float(table["default"])
+
+
+def engine_platform_factor(engine: str, hw: Hardware) -> float:
+    """An engine's efficiency on hardware it is less tuned for (vLLM's ROCm kernels)."""
+    table = speed_value("engine_arch_factor")
+    key = f"{engine}/{arch_key(hw.gpu)}"
+    return float(table.get(key, table["default"]))
+
+
+def decode_fixed_s(engine: str, hw: Hardware) -> float:
+    """The fixed time of one decode step (sampling, scheduling, launches), in seconds."""
+    return _platform_value("decode_fixed_ms", engine, hw) * 1e-3
+
+
 def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
     """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
     m = w.model
@@ -94,15 +117,16 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     weights, wdesc = streamed_weight_bytes(w, batch)
     kv = kv_cache(m, context, w.kv_bytes, engine).bytes_per_sequence * batch
     kv_gpu = kv / kv_tp_divisor(m, tp)
-    eta_bw = per_key("decode_bandwidth_efficiency", engine)
+    platform = engine_platform_factor(engine, hw)
+    eta_bw = per_key("decode_bandwidth_efficiency", engine) * platform
     if q.weight_only:
         eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
-    eta_c = per_key("prefill_compute_efficiency", engine)
+    eta_c = per_key("prefill_compute_efficiency", engine) * platform
     if q.weight_only:
         eta_c *= per_key("weight_only_compute_efficiency", q.name) * per_key(
-            "weight_only_arch_factor", str(hw.gpu.architecture.value))
+            "weight_only_arch_factor", arch_key(hw.gpu))
     if precision in ("fp8", "fp4", "int8"):
         eta_c *= speed_value("fp8_compute_efficiency_factor")
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
@@ -112,7 +136,7 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(batch * m.hidden_size * 2, tp)
     if w.pp_degree > 1:
         t_comm += (w.pp_degree - 1) * hw.link.latency_s
-    t_fix = (per_key("decode_fixed_ms", engine) * 1e-3
+    t_fix = (decode_fixed_s(engine, hw)
              + m.num_layers * per_key("decode_per_layer_us", engine) * 1e-6)
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
              "fixed-overhead": t_fix}
@@ -141,21 +165,23 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     samples = _samples(prompt)
     attn = sum(attention_flops_per_token(m, c) for c in samples) / len(samples)
     flops = tokens * (linear_flops_per_token(m) + attn) / tp
-    eta = per_key("prefill_compute_efficiency", engine)
+    platform = engine_platform_factor(engine, hw)
+    eta = per_key("prefill_compute_efficiency", engine) * platform
     if q.weight_only:
         eta *= per_key("weight_only_compute_efficiency", q.name) * per_key(
-            "weight_only_arch_factor", str(hw.gpu.architecture.value))
+            "weight_only_arch_factor", arch_key(hw.gpu))
     if precision in ("fp8", "fp4", "int8"):
         eta *= speed_value("fp8_compute_efficiency_factor")
     peak = hw.peak(precision) or hw.peak("fp16") or 1.0
     t_comp = flops / (peak * eta)
     weights, _ = streamed_weight_bytes(w, tokens)
-    t_mem = weights / tp / (hw.bandwidth * per_key("decode_bandwidth_efficiency", engine))
+    t_mem = weights / tp / (hw.bandwidth * per_key("decode_bandwidth_efficiency", engine)
+                            * platform)
     t_comm = 0.0
     if tp > 1:
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(tokens * m.hidden_size * 2, tp)
     t_fix = (m.num_layers * per_key("prefill_per_layer_ms", engine) * 1e-3
-             + per_key("decode_fixed_ms", engine) * 1e-3)
+             + decode_fixed_s(engine, hw))
     parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
              "fixed-overhead": t_fix}
     comps = (

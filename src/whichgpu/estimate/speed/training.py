@@ -17,17 +17,70 @@ from __future__ import annotations
 import math
 
 from whichgpu.estimate.constants import per_key, speed_value
-from whichgpu.estimate.speed.hardware import Hardware, compute_precision
+from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 
+FRAMEWORKS = ("pytorch", "torchtitan", "llm-foundry", "torchtune", "megatron", "transformers",
+              "axolotl", "unsloth")
+DEFAULT_FRAMEWORK = "pytorch"
+
 
 def size_factor(hidden: int) -> float:
-    """Small models reach a lower MFU (small GEMMs); 1.0 from hidden 4096 up (prior)."""
-    return max(0.55, min(1.0, (hidden / 4096) ** 0.35)) if hidden else 1.0
+    """Small models reach a lower MFU (small GEMMs); 1.0 from the reference hidden size up."""
+    c = speed_value("small_model_mfu")
+    if not hidden:
+        return 1.0
+    return max(c["floor"], min(1.0, (hidden / c["reference_hidden"]) ** c["exponent"]))
 
 
-def training_step(w: Workload, hw: Hardware) -> dict:
+def check_framework(framework: str | None) -> str:
+    from whichgpu.errors import InputError
+
+    name = (framework or DEFAULT_FRAMEWORK).lower()
+    if name not in speed_value("training_framework_factor"):
+        raise InputError(f"unknown training framework {framework!r}; use one of "
+                         f"{', '.join(FRAMEWORKS)}")
+    return name
+
+
+def framework_factor(framework: str | None, compile_: bool = False) -> tuple[float, str]:
+    """MFU multiplier of a training framework (and torch.compile), with what it assumes."""
+    name = check_framework(framework)
+    f = float(speed_value("training_framework_factor")[name])
+    why = f"framework {name} x{f:g}"
+    if compile_ and name != "unsloth":
+        c = float(speed_value("torch_compile_factor"))
+        f *= c
+        why += f", torch.compile x{c:g}"
+    return f, why
+
+
+def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
+             compile_: bool = False) -> tuple[float, str]:
+    """MFU before communication for a training task on this GPU (full-ft reference x factors)."""
+    mfu = per_key("training_mfu", "full-ft")
+    parts = [f"{mfu:.2f} (training_mfu)"]
+    if task in ("lora", "qlora", "image-lora"):
+        r = speed_value("lora_mfu_ratio")
+        mfu *= r
+        parts.append(f"LoRA x{r:g}")
+    sf = size_factor(hidden)
+    if sf < 1:
+        mfu *= sf
+        parts.append(f"hidden {hidden} x{sf:.2f}")
+    arch = per_key("compute_arch_factor", arch_key(hw.gpu))
+    if arch != 1:
+        mfu *= arch
+        parts.append(f"{arch_key(hw.gpu)} x{arch:g}")
+    ff, fwhy = framework_factor(framework, compile_)
+    mfu *= ff
+    parts.append(fwhy)
+    return mfu, " ".join(parts)
+
+
+def training_step(w: Workload, hw: Hardware, framework: str | None = None,
+                  compile_: bool = False) -> dict:
     m = w.model
     q = w.quant_format
     precision, why = compute_precision(hw.gpu, q, "transformers", training=True)
@@ -43,22 +96,32 @@ def training_step(w: Workload, hw: Hardware) -> dict:
     ad = m.num_attention_heads * (m.head_dim or 128)
     attn = 12 * m.num_layers * s * ad
     lora = w.task in ("lora", "qlora")
-    per_token = (4 if lora else 6) * n + attn
+    linear_per_token = (4 if lora else 6) * n
+    attn_per_token = attn
     useful = 6 * n + attn  # what MFU counts (no recompute)
     if w.uses_checkpointing:
-        per_token += 2 * n + attn / 3
+        linear_per_token += 2 * n
+        attn_per_token += attn / 3
+    per_token = linear_per_token + attn_per_token
     tokens = b * s * dp
     flops = tokens * per_token
-    mfu0 = (per_key("training_mfu", w.task) * size_factor(m.hidden_size)
-            * per_key("compute_arch_factor", str(hw.gpu.architecture.value)))
-    if fp8:
-        mfu0 *= speed_value("fp8_compute_efficiency_factor")
+    mfu0, mfu_why = base_mfu(w.task, hw, m.hidden_size, framework, compile_)
+    dequant = 1.0
     if w.task == "qlora" or (lora and q.linear_bits < 16):
-        mfu0 /= speed_value("qlora_dequant_factor")
-    t_compute = flops / (w.gpus * peak * mfu0)
+        dequant = speed_value("qlora_dequant_factor")
+    peak16 = hw.peak("bf16") or hw.peak("fp16") or peak
+    if fp8:
+        # FP8 linears at a lower fraction of their doubled peak; attention stays in 16-bit
+        f8 = speed_value("fp8_compute_efficiency_factor")
+        t_compute = tokens * (linear_per_token / (peak * mfu0 * f8)
+                              + attn_per_token / (peak16 * mfu0)) / w.gpus * dequant
+    else:
+        t_compute = flops / (w.gpus * peak * mfu0) * dequant
+    mfu_effective = flops / (w.gpus * peak * t_compute) if t_compute else mfu0
 
     link = hw.fabric if dp > 1 else hw.link  # data-parallel traffic crosses servers
-    overlap = speed_value("dp_overlap").get(link.kind, 0.5) if link.kind != "none" else 1.0
+    overlaps = speed_value("dp_overlap")
+    overlap = (min(overlaps.get(k, 0.5) for k in link.kinds) if link.kind != "none" else 1.0)
     t_dp = 0.0
     if dp > 1:
         if lora:
@@ -83,25 +146,27 @@ def training_step(w: Workload, hw: Hardware) -> dict:
             b * s * m.hidden_size * 2, tp)
     bubble = 0.0
     if pp > 1:
-        micro = 4 * pp
+        micro = int(speed_value("pipeline_microbatches_per_stage")) * pp
         bubble = (pp - 1) / (micro + pp - 1)
     step = (t_compute + exposed_dp + t_tp) / (1 - bubble)
     tokens_per_s = tokens / step
     # MFU is reported against the 16-bit peak, as torchtitan and llm-foundry report it
-    peak16 = hw.peak("bf16") or hw.peak("fp16") or peak
     mfu = tokens_per_s * useful / (w.gpus * peak16)
     parts = {"compute": t_compute, "interconnect": exposed_dp + t_tp,
              "fixed-overhead": step - t_compute - exposed_dp - t_tp}
     comps = (
         Component("compute", t_compute,
                   f"{tokens:,} tokens x {per_token / 1e9:.2f} GFLOP / ({w.gpus} x "
-                  f"{peak / 1e12:,.0f} TFLOPS {precision} x MFU {mfu0:.2f})"),
+                  f"{peak / 1e12:,.0f} TFLOPS {precision} x MFU {mfu_effective:.2f})"
+                  + (f", QLoRA dequantization x{dequant:g}" if dequant != 1 else "")),
         Component("data-parallel traffic (exposed)", exposed_dp,
-                  f"{t_dp:.3f} s over {link.kind}, {overlap:.0%} hidden behind backward"),
-        Component("tensor-parallel all-reduce", t_tp, f"4 per layer over {link.kind}"),
+                  f"{t_dp:.3f} s over {' + '.join(link.kinds)}, {overlap:.0%} hidden behind "
+                  "backward"),
+        Component("tensor-parallel all-reduce", t_tp, f"4 per layer over {hw.link.kind}"),
         Component("pipeline bubble", step - t_compute - exposed_dp - t_tp,
                   f"(pp-1)/(micro-batches + pp-1) = {bubble:.2f}"),
     )
     return {"precision": precision, "why": why, "tokens_per_s": tokens_per_s,
-            "step_s": step, "mfu": mfu, "mfu_assumed": mfu0, "tokens_per_step": tokens,
-            "bound": dominant(parts), "components": comps, "accumulation": accumulation}
+            "step_s": step, "mfu": mfu, "mfu_assumed": mfu_effective, "mfu_why": mfu_why,
+            "tokens_per_step": tokens, "bound": dominant(parts), "components": comps,
+            "accumulation": accumulation, "link": link}

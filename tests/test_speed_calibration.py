@@ -1,0 +1,87 @@
+"""The speed constants are what `make calibrate` produces, fitted on calibration rows only,
+never on a single row, and `validate speed` reports how often the ranges hold on the holdout."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from whichgpu.estimate.constants import all_constants, speed_value
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _calibrate():
+    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "scripts/calibrate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["calibrate"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_toml_is_exactly_what_make_calibrate_produces(capsys):
+    """Fitted values, bands, confidence caps and evidence: `scripts/calibrate.py --check`
+    reruns every fit and derivation on validation/speed.csv and compares."""
+    assert _calibrate().main(["--check"]) == 0, capsys.readouterr().out[-3000:]
+
+
+def test_every_fitted_constant_says_how_many_calibration_rows_it_was_fitted_on():
+    calibrate = _calibrate()
+    fitted = {name: c for name, c in all_constants("speed_constants").items()}
+    groups = {c for _, params, _, _ in calibrate.GROUPS for c, _ in params}
+    text = (ROOT / "src/whichgpu/estimate/data/speed_constants.toml").read_text("utf-8")
+    for name in groups:
+        block = text[text.index(f"[constant.{name}]"):]
+        block = block[:block.index("\n\n")]
+        lines = [ln for ln in block.splitlines() if ln.startswith("fitted = ")]
+        assert lines, f"{name} has no fitted line"
+        counts = [int(n) for n in re.findall(r"on (\d+) calibration rows", lines[0])]
+        assert counts and min(counts) >= calibrate.MIN_ROWS_PER_PARAMETER, name
+        assert name in fitted
+
+
+def test_a_group_with_too_few_rows_is_not_fitted(monkeypatch):
+    calibrate = _calibrate()
+    rows = [{"id": "x", "category": "decode", "engine": "exllamav2", "model": "m",
+             "task": "inference", "gpu": "rtx-4090", "metric": "decode_tokens_per_s",
+             "value": "100"}]
+    monkeypatch.setattr(calibrate, "split_of", lambda row_id: "calibration")
+    monkeypatch.setattr(calibrate, "_modelled", lambda row: True)
+    monkeypatch.setattr(calibrate, "GROUPS", [calibrate.GROUPS[3]])
+    lines: list[str] = []
+    chosen, notes = calibrate.fit_groups(rows, report=lines.append)
+    assert chosen == {} and notes == {}
+    assert any("not fitted" in ln for ln in lines)
+
+
+def test_the_prediction_interval_widens_for_small_samples():
+    calibrate = _calibrate()
+    sample = [-0.1, 0.05, 0.1, -0.05, 0.0]
+    lo5, hi5 = calibrate.prediction_interval(sample)
+    lo20, hi20 = calibrate.prediction_interval(sample * 4)
+    assert lo5 < lo20 < 0 < hi20 < hi5
+
+
+def test_validate_speed_reports_each_rows_range_and_the_holdout_coverage(cli):
+    res = cli("validate", "speed", "--split", "holdout", "--json")
+    assert res.code == 0
+    data = res.json()
+    ranged = [r for r in data["rows"] if r.get("low") is not None]
+    assert len(ranged) >= 40
+    for r in ranged:
+        assert r["low"] <= r["predicted"] <= r["high"]
+        assert r["inside"] == (r["low"] <= r["measured"] <= r["high"])
+    summary = {s["category"]: s for s in data["summary"]}
+    inside = [r["inside"] for r in ranged]
+    assert summary["all"]["coverage"] == pytest.approx(sum(inside) / len(inside))
+    text = cli("validate", "speed", "--split", "holdout")
+    assert "Inside range" in text.out
+
+
+def test_the_bands_cover_at_least_the_typical():
+    for cat, (lo, hi) in speed_value("band_ratios").items():
+        assert lo <= 1.0 <= hi, cat
