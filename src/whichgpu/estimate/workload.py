@@ -242,7 +242,8 @@ def validate(w: Workload) -> None:
     for name, limit in LIMITS.items():
         value = getattr(w, name)
         if value is not None and value > limit:
-            raise InputError(f"{name.replace('_', ' ')} {value:,} is beyond what whichgpu "
+            shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
+            raise InputError(f"{name.replace('_', ' ')} {shown} is beyond what whichgpu "
                              f"models (at most {limit:,})")
     for name in ("prompt_tokens", "output_tokens"):
         value = getattr(w, name)

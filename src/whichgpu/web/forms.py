@@ -4,15 +4,18 @@ values are the strings the CLI reads (``8k``, ``1M``, ``2EUR``, ``60%``), so the
 gives the same answer, or the same one-line error, everywhere.
 
 Bounds keep one request cheap: short strings, small lists, counts a GPU job can have, and
-magnitudes no real job reaches (so a page never has to print a 31-digit number):
+magnitudes no real job reaches (so a page never has to print a 31-digit number). Where the
+engine bounds a value itself, its bound and its sentence answer, as on the command line
+(contexts and batches: ``estimate.workload.LIMITS``; ownership money:
+``cost.ownership.MONEY_CAPS_USD``; a run's length, work and GPU count: ``cost.build``). The
+web adds bounds only where the engine has none:
 
-- a context, prompt or output of at most ``MAX_CONTEXT_TOKENS`` (10M = 10,485,760 tokens:
-  Llama 4 Scout's window, max_position_embeddings in its config.json, the longest any released
-  model claims; the shipped presets stop at 128k);
-- an amount of work (tokens, images, videos, steps, training tokens, tokens a day, ``work``)
-  of at most ``MAX_WORK`` (10^15: about 70 times the 15T tokens Llama 3 was pre-trained on);
-- any amount of money of at most ``MAX_MONEY`` (10^12, in whatever currency it is written);
-- a duration or deadline of at most ``MAX_DURATION_S`` (100 years);
+- an amount of work for the advisor (tokens, images, videos, steps, training tokens, tokens a
+  day) of at most ``MAX_WORK`` (10^15: about 70 times the 15T tokens Llama 3 was pre-trained
+  on);
+- a budget or an hourly price cap of at most ``MAX_MONEY`` (10^12, in whatever currency it is
+  written);
+- a deadline of at most ``MAX_DURATION_S`` (100 years);
 - an exchange rate between ``MIN_RATE`` and ``MAX_RATE`` (10^-7 to 10^7).
 
 A value the parsers cannot read at all is passed on, so the CLI's own reason is the answer.
@@ -28,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 MAX_BODY_BYTES = 128 * 1024  # a pasted config.json is a few KB
 MAX_QUERY_BYTES = 4096
-MAX_CONTEXT_TOKENS = 10 * 2**20  # '10M' as model cards count context
 MAX_WORK = 10**15
 MAX_MONEY = 1e12
 MAX_DURATION_S = 100 * 365.25 * 86400
@@ -48,24 +50,15 @@ class _In(BaseModel):
     def fields(self, *names: str) -> dict[str, Any]:
         return {n: getattr(self, n) for n in names}
 
-    @field_validator("context", "prompt_tokens", "output_tokens", check_fields=False)
-    @classmethod
-    def _tokens(cls, value: str | None, info: ValidationInfo) -> str | None:
-        context = info.field_name == "context"
-        return _at_most_count(value, info.field_name, MAX_CONTEXT_TOKENS,
-                              "tokens" if context else "", binary=context)
-
     @field_validator("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day",
-                     "work", "per", check_fields=False)
+                     check_fields=False)
     @classmethod
     def _work(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, str):  # steps is a number of diffusion steps in speed
             return value
         return _at_most_count(value, info.field_name, MAX_WORK, "")
 
-    @field_validator("max_price_per_hour", "budget", "budget_per_hour", "purchase_price",
-                     "resale_value", "host_share", "kwh_price", "cooling_per_hour",
-                     "maintenance_per_year", "rent_price", check_fields=False)
+    @field_validator("max_price_per_hour", "budget", "budget_per_hour", check_fields=False)
     @classmethod
     def _money(cls, value: str | None, info: ValidationInfo) -> str | None:
         from whichgpu.errors import InputError
@@ -82,7 +75,7 @@ class _In(BaseModel):
                              f"(1,000,000,000,000) in any currency, got {value!r}")
         return value
 
-    @field_validator("deadline", "duration", check_fields=False)
+    @field_validator("deadline", check_fields=False)
     @classmethod
     def _duration(cls, value: str | None, info: ValidationInfo) -> str | None:
         from whichgpu.errors import InputError
@@ -131,15 +124,14 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
-def _at_most_count(value: str | None, name: str, limit: int, unit: str,
-                   binary: bool = False) -> str | None:
+def _at_most_count(value: str | None, name: str, limit: int, unit: str) -> str | None:
     from whichgpu.errors import InputError
     from whichgpu.units import parse_count
 
     if value is None:
         return value
     try:
-        n = parse_count(value, binary=binary, what=_label(name))
+        n = parse_count(value, what=_label(name))
     except (InputError, ValueError, OverflowError):
         return value  # unreadable: the CLI's parser gives the reason
     if n > limit:
