@@ -181,6 +181,26 @@ def test_speed_says_when_it_does_not_fit(web, cli):
     assert data["fits"] is False  # S25: 70B 4-bit does not fit a 4090
 
 
+def test_speed_training_total_and_framework_are_the_clis(web, cli):
+    """Training totals (``train_tokens``, optimizer ``steps``) and the framework's MFU."""
+    data = same_as_cli(web, cli, "/api/v1/speed?model=llama-3.1-8b&task=lora&context=2k"
+                       "&gpu=h100-sxm&train_tokens=100M&framework=unsloth",
+                       "speed", "llama-3.1-8b", "--task", "lora", "--context", "2k", "--gpu",
+                       "h100-sxm", "--train-tokens", "100M", "--framework", "unsloth")
+    tps = data["tokens_per_s"]["typical"]
+    assert data["total_s"]["typical"] == pytest.approx(100e6 / tps, rel=0.02)
+    plain = web.get("/api/v1/speed?model=llama-3.1-8b&task=lora&context=2k&gpu=h100-sxm").json()
+    assert tps > plain["tokens_per_s"]["typical"]  # unsloth's fused kernels: a higher MFU
+
+
+def test_speed_of_a_bare_size_says_it_is_approximate(web, cli):
+    for args, url in ((("70B", "--gpu", "h200-sxm"), "model=70B&gpu=h200-sxm"),
+                      (("70B", "--gpu", "rtx-4090"), "model=70B&gpu=rtx-4090"),  # no fit
+                      (("llama-3.1-8b", "--gpu", "h200-sxm"), "model=llama-3.1-8b&gpu=h200-sxm")):
+        data = same_as_cli(web, cli, f"/api/v1/speed?{url}", "speed", *args)
+        assert data["approximate"] is (args[0] == "70B")
+
+
 def test_speed_needs_a_gpu(web):
     r = web.get("/api/v1/speed?model=llama-3.1-8b")
     assert r.status_code == 422

@@ -140,20 +140,13 @@ def speed(
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
     from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.errors import InputError
-    from whichgpu.estimate.speed import DoesNotFit, estimate_speed, with_total
+    from whichgpu.estimate.build import speed_answer
     from whichgpu.estimate.workload import TRAINING_TASKS
-    from whichgpu.units import parse_count
 
     res = resolve_gpu(gpu)
     if res.note:
         note(res.note)
     training = task in TRAINING_TASKS
-    if train_tokens and not training:
-        raise InputError("--train-tokens is for training tasks (lora, qlora, full-ft, pretrain)")
-    if framework and not training:
-        raise InputError("--framework is for training tasks (lora, qlora, full-ft, pretrain, "
-                         "image-lora)")
     w = o.build_workload(
         model, task=task, quant=quant, kv_dtype=kv_dtype, context=context, batch=batch,
         engine=engine, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
@@ -165,27 +158,17 @@ def speed(
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
              "the model for exact figures")
-    try:
-        est = estimate_speed(w, res.gpu, count, profile=profile, framework=framework,
-                             compile=compile_)
-    except DoesNotFit as exc:
-        if as_json:
-            emit_json({"gpu": res.gpu.id, "count": count, "fits": False, "reason": str(exc),
-                       "memory_bytes": exc.needed, "usable_bytes": exc.usable})
-        else:
-            console.print(f"[red]{exc}[/red]: no speed is given for a job that does not fit. "
-                          "'whichgpu memory' shows what would make it fit.")
-        return
-    if training and (steps is not None or train_tokens):
-        tokens = float(parse_count(train_tokens, what="training tokens")) if train_tokens \
-            else None
-        est = with_total(est, steps=steps, tokens=tokens)
+    answer = speed_answer(w, res.gpu, count, profile=profile, framework=framework,
+                          compile=compile_, steps=steps if training else None,
+                          train_tokens=train_tokens)
     if as_json:
-        data = est.to_json()
-        data["fits"] = True
-        data["model"] = w.model.name
-        emit_json(data)
+        emit_json(answer.to_json())
         return
+    if answer.estimate is None:
+        console.print(f"[red]{answer.not_fit}[/red]: no speed is given for a job that does not "
+                      "fit. 'whichgpu memory' shows what would make it fit.")
+        return
+    est = answer.estimate
     _print_speed(est, w)
 
 

@@ -61,3 +61,49 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
         gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
         cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context)
+
+
+class SpeedAnswer:
+    """What ``whichgpu speed`` answers: the estimate, or why the job does not fit."""
+
+    def __init__(self, w: Workload, gpu_id: str, count: int, est=None, not_fit=None):
+        self.workload, self.gpu_id, self.count = w, gpu_id, count
+        self.estimate, self.not_fit = est, not_fit
+
+    def to_json(self) -> dict:
+        approximate = bool(self.workload.model.approximate)
+        if self.estimate is None:
+            exc = self.not_fit
+            return {"gpu": self.gpu_id, "count": self.count, "fits": False, "reason": str(exc),
+                    "memory_bytes": exc.needed, "usable_bytes": exc.usable,
+                    "model": self.workload.model.name, "approximate": approximate}
+        data = self.estimate.to_json()
+        data.update(fits=True, model=self.workload.model.name, approximate=approximate)
+        return data
+
+
+def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
+                 framework: str | None = None, compile: bool = False,
+                 steps: int | None = None, train_tokens: str | None = None) -> SpeedAnswer:
+    """The speed of ``w`` on ``count`` x ``gpu`` as the CLI and the web API give it: training
+    totals for ``steps`` optimizer steps or ``train_tokens`` tokens; a job that does not fit
+    gets no speed, only the memory it needs."""
+    from whichgpu.estimate.speed import DoesNotFit, estimate_speed, with_total
+    from whichgpu.units import parse_count
+
+    training = w.is_training
+    if train_tokens and not training:
+        raise InputError("--train-tokens is for training tasks (lora, qlora, full-ft, pretrain)")
+    if framework and not training:
+        raise InputError("--framework is for training tasks (lora, qlora, full-ft, pretrain, "
+                         "image-lora)")
+    try:
+        est = estimate_speed(w, gpu, count, profile=profile, framework=framework,
+                             compile=compile)
+    except DoesNotFit as exc:
+        return SpeedAnswer(w, gpu.id, count, not_fit=exc)
+    if training and (steps is not None or train_tokens):
+        tokens = float(parse_count(train_tokens, what="training tokens")) if train_tokens \
+            else None
+        est = with_total(est, steps=steps, tokens=tokens)
+    return SpeedAnswer(w, gpu.id, count, est=est)

@@ -304,7 +304,15 @@ class SpeedQuery(WorkloadQuery):
     tp: int | None = Field(None, ge=1, le=1024)
     pp: int = Field(1, ge=1, le=1024)
     zero: int | None = Field(None, ge=0, le=3)
-    steps: int | None = Field(None, ge=1, le=10_000, description="Diffusion steps.")
+    steps: int | None = Field(None, ge=1, le=100_000, description="Diffusion: denoising "
+                              "steps. Training: optimizer steps to time.")
+    train_tokens: Short | None = Field(None, description="Training: tokens to train on "
+                                       "(e.g. 1B); gives the total time.")
+    framework: Short | None = Field(None, description="Training framework: pytorch, "
+                                    "torchtitan, llm-foundry, torchtune, megatron, "
+                                    "transformers, axolotl or unsloth.")
+    compile: bool = Field(False, description="torch.compile (training) / CUDA graphs "
+                          "(diffusion).")
     calibration: Short | None = Field(
         None, description="'default': this server's calibration profile (saved by 'whichgpu "
         "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "

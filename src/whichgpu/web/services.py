@@ -349,21 +349,17 @@ def memory(q: f.MemoryQuery):
 @memo
 def speed(q: f.SpeedQuery) -> dict[str, Any]:
     """``whichgpu speed --json``."""
-    from whichgpu.estimate.speed import DoesNotFit, estimate_speed
+    from whichgpu.estimate.build import speed_answer
+    from whichgpu.estimate.workload import TRAINING_TASKS
 
     res = resolve_gpu(q.gpu)
-    w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", "steps",
-                 gpus=q.count)
+    training = q.task in TRAINING_TASKS  # steps: optimizer steps to time, not diffusion steps
+    w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", gpus=q.count,
+                 steps=None if training else q.steps)
     profile = calibration_profile(q.calibration)
-    try:
-        est = estimate_speed(w, res.gpu, q.count, profile=profile)
-    except DoesNotFit as exc:
-        return {"gpu": res.gpu.id, "count": q.count, "fits": False, "reason": str(exc),
-                "memory_bytes": exc.needed, "usable_bytes": exc.usable}
-    data = est.to_json()
-    data["fits"] = True
-    data["model"] = w.model.name
-    return data
+    return speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
+                        compile=q.compile, steps=q.steps if training else None,
+                        train_tokens=q.train_tokens).to_json()
 
 
 @dataclass

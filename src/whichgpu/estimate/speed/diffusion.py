@@ -91,12 +91,13 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     fixed = per_key("diffusion_fixed_s", "video" if d.is_video else "image")
     offload = 0.0
     if w.offload in ("model", "sequential"):
-        from whichgpu.estimate.memory.weights import component_bytes
+        from whichgpu.estimate.memory.diffusion import component_sizes
 
         moved = {"model": [c for c in d.components if c.kind != "vae"],
                  "sequential": list(d.components)}[w.offload]
         host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
-        moved_bytes = sum(component_bytes(c, q, w.quant, w.quant_scope) for c in moved)
+        sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
+        moved_bytes = sum(sizes[c.name] for c in moved)
         # model offload moves each component in once per image; sequential every step
         offload = moved_bytes / host_bw * (steps if w.offload == "sequential" else 1)
     per_run = t_denoise + vae + text + fixed + offload
