@@ -392,7 +392,7 @@ def _assumptions(offer: Offer, count: int, replicas: int) -> list[str]:
 
 def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], need: int,
             batch: int, currency: str, rates, profile, max_gpus) -> Option | Exclusion:
-    speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False)
+    speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
     notes: list[str] = []
     replicas = 1
     kind = job.kind
@@ -410,12 +410,13 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         replicas = max(1, math.ceil(job.users / max(batch, 1)))
         per_replica = math.ceil(job.users / replicas)
         s = speed if per_replica == batch else estimate_speed(
-            wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False)
+            wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
+            saturation=False)
         while s.rates[rate_name].typical < job.tokens_per_s_each and per_replica > 1:
             replicas *= 2
             per_replica = math.ceil(job.users / replicas)
             s = estimate_speed(wl.with_(batch=per_replica), gpu, count, profile=profile,
-                               check_fit=False)
+                               check_fit=False, saturation=False)
         rate = s.rates[rate_name]
         if rate.typical < job.tokens_per_s_each:
             missing = job.tokens_per_s_each - rate.typical
