@@ -156,8 +156,8 @@ _STYLES: dict[str, _Style] = {
 }
 
 
-def _llama_like(r: ConfigReader, mt: str) -> _Arch:
-    st = _STYLES[mt]
+def _decoder_dims(r: ConfigReader) -> tuple[int, int, int, int]:
+    """hidden size, layers, attention heads and KV heads (which must share them evenly)."""
     h = r.int("hidden_size", limit="hidden")
     n = r.int("num_hidden_layers", limit="layers")
     a = r.int("num_attention_heads", limit="heads")
@@ -165,6 +165,12 @@ def _llama_like(r: ConfigReader, mt: str) -> _Arch:
     if a % k:
         raise DataError(r.origin, f"{a} attention heads cannot be shared by {k} KV heads",
                         field=r.prefix + "num_key_value_heads")
+    return h, n, a, k
+
+
+def _llama_like(r: ConfigReader, mt: str) -> _Arch:
+    st = _STYLES[mt]
+    h, n, a, k = _decoder_dims(r)
     d = r.int("head_dim", default=st.head_dim or 0, limit="hidden") or 0
     if not d:
         if h % a:
@@ -319,13 +325,7 @@ def _qwen3_next(r: ConfigReader, mt: str) -> _Arch:
     Its state per sequence: conv_dim x (kernel - 1) + value_heads x key_head_dim x
     value_head_dim (vLLM's mamba state shapes for GDN), constant in the context length.
     """
-    h = r.int("hidden_size", limit="hidden")
-    n = r.int("num_hidden_layers", limit="layers")
-    a = r.int("num_attention_heads", limit="heads")
-    k = r.int("num_key_value_heads", default=a, limit="heads")
-    if a % k:
-        raise DataError(r.origin, f"{a} attention heads cannot be shared by {k} KV heads",
-                        field=r.prefix + "num_key_value_heads")
+    h, n, a, k = _decoder_dims(r)
     d = r.int("head_dim", default=256, limit="hidden")
     inter = r.int("intermediate_size", limit="intermediate")
     vocab = r.int("vocab_size", default=151936, limit="vocab")
