@@ -26,12 +26,7 @@ def hint(page: str) -> list[str]:
 
 
 def run(cli, args: list[str]):
-    """The CLI's JSON for the hint. A hint with --only needs the advise layer's flag (same
-    name and meaning as the API's 'only'); until it is merged that one case is an xfail."""
-    from whichgpu.web.pages import _cli_params
-
-    if "--only" in args and "--only" not in _cli_params("recommend"):
-        pytest.xfail("'whichgpu recommend --only' arrives with the advise layer's branch")
+    """The CLI's JSON for the hint (which must run as shown: exit 0)."""
     result = cli(*args, "--json")
     assert result.code == 0, (args, result.err)
     return result.json()

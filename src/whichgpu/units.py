@@ -144,38 +144,52 @@ def parse_duration(text: str | int | float) -> float:
     return total
 
 
+def split_duration(seconds: float) -> tuple[str, float, int]:
+    """A finite duration as a person reads it, rounded to the minute from a minute on:
+    ``('s', seconds, 0)``, ``('min', minutes, 0)``, ``('h', hours, minutes)`` (under two days)
+    or ``('d', days, hours)``. Every duration formatter (CLI, tables, web) renders these."""
+    if seconds < 60:
+        return "s", seconds, 0
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return "min", minutes, 0
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return "h", hours, minutes
+    days, hours = divmod(hours, 24)
+    return "d", days, hours
+
+
 def format_duration(seconds: float) -> str:
     """``format_duration(12000) -> '3 h 20 min'``; rounds to what a person reads."""
     if not math.isfinite(seconds):
         return "∞"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"
+    unit, a, b = split_duration(seconds)
+    if unit == "s":
+        return f"{a:.0f} s" if a >= 10 else f"{a:.1f} s"
+    if unit == "min":
+        return f"{a} min"
+    if unit == "h":
+        return f"{a} h {b} min" if b else f"{a} h"
+    return f"{a} d {b} h" if b else f"{a} d"
 
 
 def format_duration_short(seconds: float) -> str:
     """``format_duration_short(4740) -> '1h19m'``: for tables."""
     if not math.isfinite(seconds):
         return "∞"
-    if seconds < 60:
-        return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds * 1000:.0f}ms"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
-    days, hours = divmod(hours, 24)
-    return f"{days}d{hours}h" if hours else f"{days}d"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    unit, a, b = split_duration(seconds)
+    if unit == "s":
+        return f"{a:.0f}s"
+    if unit == "min":
+        return f"{a}m"
+    if unit == "h":
+        return f"{a}h{b:02d}m" if b else f"{a}h"
+    return f"{a}d{b}h" if b else f"{a}d"
 
 
 # ---------------------------------------------------------------- money

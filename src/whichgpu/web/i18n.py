@@ -22,7 +22,7 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_currency, format_decimal, format_percent, format_scientific
 from babel.support import Translations
 
-from whichgpu.units import Money
+from whichgpu.units import Money, split_duration
 
 LANGS = ("en", "fr")
 DEFAULT_LANG = "en"
@@ -183,19 +183,16 @@ class Locale:
             return "–"
         if not math.isfinite(seconds):
             return _infinite(seconds)
-        g = self.gettext
-        if seconds < 60:
-            return f"{self.number(seconds, 0 if seconds >= 10 else 1)}\u00a0s"
-        minutes = round(seconds / 60)
-        if minutes < 60:
-            return f"{minutes}\u00a0min"
-        hours, minutes = divmod(minutes, 60)
-        if hours < 48:
-            return f"{hours}\u00a0h {minutes}\u00a0min" if minutes else f"{hours}\u00a0h"
-        days, hours = divmod(hours, 24)
-        d = g("d")
-        return (f"{self.number(days)}\u00a0{d} {hours}\u00a0h" if hours
-                else f"{self.number(days)}\u00a0{d}")
+        unit, a, b = split_duration(seconds)
+        if unit == "s":
+            return f"{self.number(a, 0 if a >= 10 else 1)}\u00a0s"
+        if unit == "min":
+            return f"{a}\u00a0min"
+        if unit == "h":
+            return f"{a}\u00a0h {b}\u00a0min" if b else f"{a}\u00a0h"
+        d = self.gettext("d")
+        return (f"{self.number(a)}\u00a0{d} {b}\u00a0h" if b
+                else f"{self.number(a)}\u00a0{d}")
 
     def date(self, when: date | datetime | None) -> str:
         if when is None:

@@ -123,13 +123,7 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
-    eta_c = per_key("prefill_compute_efficiency", engine) * platform
-    if q.weight_only:
-        eta_c *= per_key("weight_only_compute_efficiency", q.name) * per_key(
-            "weight_only_arch_factor", arch_key(hw.gpu))
-    if precision in ("fp8", "fp4", "int8"):
-        eta_c *= speed_value("fp8_compute_efficiency_factor")
-    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    peak, eta_c = _matmul_rate(hw, q, engine, precision, platform)
     t_comp = flops / (peak * eta_c)
     t_comm = 0.0
     if tp > 1:
@@ -153,6 +147,20 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     return StepTime(max(t_mem, t_comp) + t_comm + t_fix, parts, comps)
 
 
+def _matmul_rate(hw: Hardware, q, engine: str, precision: str,
+                 platform: float) -> tuple[float, float]:
+    """(peak FLOP/s at ``precision``, the share of it this engine's matmuls reach): the
+    engine's prefill efficiency, less for weight-only formats (dequantization in the kernel)
+    and for 8/4-bit compute."""
+    eta = per_key("prefill_compute_efficiency", engine) * platform
+    if q.weight_only:
+        eta *= per_key("weight_only_compute_efficiency", q.name) * per_key(
+            "weight_only_arch_factor", arch_key(hw.gpu))
+    if precision in ("fp8", "fp4", "int8"):
+        eta *= speed_value("fp8_compute_efficiency_factor")
+    return hw.peak(precision) or hw.peak("fp16") or 1.0, eta
+
+
 def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime:
     """Seconds to process ``batch`` prompts of ``prompt`` tokens (time to first token)."""
     m = w.model
@@ -166,13 +174,7 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     attn = sum(attention_flops_per_token(m, c) for c in samples) / len(samples)
     flops = tokens * (linear_flops_per_token(m) + attn) / tp
     platform = engine_platform_factor(engine, hw)
-    eta = per_key("prefill_compute_efficiency", engine) * platform
-    if q.weight_only:
-        eta *= per_key("weight_only_compute_efficiency", q.name) * per_key(
-            "weight_only_arch_factor", arch_key(hw.gpu))
-    if precision in ("fp8", "fp4", "int8"):
-        eta *= speed_value("fp8_compute_efficiency_factor")
-    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    peak, eta = _matmul_rate(hw, q, engine, precision, platform)
     t_comp = flops / (peak * eta)
     weights, _ = streamed_weight_bytes(w, tokens)
     t_mem = weights / tp / (hw.bandwidth * per_key("decode_bandwidth_efficiency", engine)
