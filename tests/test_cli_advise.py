@@ -102,3 +102,8 @@ def test_checklist_only_narrows_the_gpus(cli):
     d = r.json()
     assert d["gpu"] in ("rtx-4090", "l4")
     assert {o["gpu"] for o in d["recommendation"]["options"]} <= {"rtx-4090", "l4"}
+
+
+def test_a_zero_deadline_is_refused_in_the_flags_words(cli):
+    r = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--deadline", "0s")
+    assert r.code == 2 and "deadline must be positive" in r.err

@@ -97,6 +97,13 @@ def test_cli_refuses_impossible_inputs_with_exit_2(cli, args, reason):
     assert r.code == 2 and reason in r.err and "Traceback" not in r.err
 
 
+def test_zero_denoising_steps_are_refused_not_replaced_by_the_default(cli):
+    with pytest.raises(InputError, match="steps must be >= 1, got 0"):
+        Workload(resolve_model("flux.1-dev", offline=True), task="image", steps=0)
+    r = cli("speed", "flux.1-dev", "--task", "image", "--gpu", "h100-sxm", "--steps", "0")
+    assert r.code == 2 and "steps must be >= 1" in r.err
+
+
 @pytest.mark.parametrize("query,reason", [
     ("context=1e30", "beyond what whichgpu models"),
     ("context=10000000", "trained maximum"),

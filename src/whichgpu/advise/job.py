@@ -59,10 +59,11 @@ class Job:
             raise InputError("--tokens, --users and --tokens-per-day are for LLM inference")
         if self.users and not self.tokens_per_s_each:
             raise InputError("a serving target needs --users and --tokens-per-s-each")
-        for name in ("deadline_s", "tokens_per_s_each"):
+        for name, label in (("deadline_s", "deadline"), ("tokens_per_s_each",
+                                                          "tokens per s each")):
             v = getattr(self, name)
             if v is not None and v <= 0:
-                raise InputError(f"{name.replace('_', ' ')} must be positive")
+                raise InputError(f"{label} must be positive")
         for name in ("max_price_per_hour", "budget"):
             v = getattr(self, name)
             if v is not None and v.amount <= 0:

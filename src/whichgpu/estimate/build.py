@@ -103,7 +103,7 @@ def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
     except DoesNotFit as exc:
         return SpeedAnswer(w, gpu.id, count, not_fit=exc)
     if training and (steps is not None or train_tokens):
-        tokens = float(parse_count(train_tokens, what="training tokens")) if train_tokens \
-            else None
+        tokens = (float(parse_count(train_tokens, what="number of training tokens"))
+                  if train_tokens else None)
         est = with_total(est, steps=steps, tokens=tokens)
     return SpeedAnswer(w, gpu.id, count, est=est)

@@ -294,6 +294,8 @@ def validate(w: Workload) -> None:
             raise InputError(f"resolution {width}x{height} is outside 64..16384 pixels")
     if w.frames is not None and w.frames < 1:
         raise InputError(f"frames must be >= 1, got {w.frames}")
+    if w.steps is not None and w.steps < 1:
+        raise InputError(f"steps must be >= 1, got {w.steps}")
     if w.task in ("lora", "qlora") and m.linears:
         targets = lora_groups(w)
         if not targets:
