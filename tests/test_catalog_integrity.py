@@ -391,9 +391,10 @@ def test_each_card_runs_the_engines_of_its_platform():
     assert "vllm" not in CATALOG.engines_for(apple) and "llamacpp" in CATALOG.engines_for(apple)
     why = CATALOG.engine_problem(apple, "vllm")
     assert why.startswith("vLLM does not run on Apple silicon") and "llama.cpp or MLX" in why
-    assert CATALOG.engine_problem(radeon, "sglang") and CATALOG.engine_problem(radeon, "vllm") is None
-    assert CATALOG.engine_problem(gaudi, "llamacpp") and CATALOG.engine_problem(gaudi, "vllm") is None
-    assert CATALOG.engine_problem(b580, "trtllm") and CATALOG.engine_problem(b580, "llamacpp") is None
+    problem = CATALOG.engine_problem
+    assert problem(radeon, "sglang") and problem(radeon, "vllm") is None
+    assert problem(gaudi, "llamacpp") and problem(gaudi, "vllm") is None
+    assert problem(b580, "trtllm") and problem(b580, "llamacpp") is None
     assert CATALOG.engine_problem(CATALOG.get("mi300x"), "trtllm")  # NVIDIA-only
     assert CATALOG.engine_problem(CATALOG.get("h100-sxm"), "trtllm") is None
 

@@ -73,7 +73,8 @@ def test_family_ids_cover_every_variant_of_a_family_and_one_id_otherwise():
     ("rtx pro 6000 max-q", "rtx-pro-6000-maxq"), ("A5000", "rtx-a5000"),
     ("RTX 5000 Ada", "rtx-5000-ada"), ("NVIDIA H20", "h20"), ("B300", "b300"),
     ("Intel Gaudi 3", "gaudi3"), ("MI250X", "mi250x"), ("7900xtx", "rx-7900-xtx"),
-    ("R9700", "radeon-ai-pro-r9700"), ("Intel Arc B580", "arc-b580"), ("arc pro b60", "arc-pro-b60"),
+    ("R9700", "radeon-ai-pro-r9700"), ("Intel Arc B580", "arc-b580"),
+    ("arc pro b60", "arc-pro-b60"),
 ])
 def test_new_cards_resolve_by_the_names_people_type(text, gpu_id):
     assert resolve_gpu(text).gpu.id == gpu_id
