@@ -79,6 +79,8 @@ def _print_memory(report) -> None:
     console.print(t)
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
+    for n in report.notes:
+        console.print(f"[yellow]note:[/yellow] {n}")
     for w in e.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     for a in e.assumptions:
