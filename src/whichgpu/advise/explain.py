@@ -168,7 +168,8 @@ def closest_miss(excluded):
     (memory short, time late, money over, speed missing)."""
     if not excluded:
         return None
-    return min(excluded, key=lambda e: (e.gap, e.count))
+    # a card that cannot run the engine asked for is not "nearly" working, whatever its gap
+    return min(excluded, key=lambda e: (e.kind == "engine", e.gap, e.count))
 
 
 def _what_changes(rec, best, offers, rates, profile) -> list[str]:
