@@ -392,7 +392,7 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             misses.append(Exclusion(gpu, count, "offer",
                                     f"fits ({need / 1e9:.1f} GB per GPU on "
                                     f"{_where(gpu, count)}) but the price list has no "
-                                    f"{pricing} offer for it", has_offer=False))
+                                    f"{pricing} offer for it{_to_buy(gpu)}", has_offer=False))
             break  # no offer for one GPU is no offer for more
         option = _option(job, wl, gpu, count, pool, need, batch, currency, rates, profile,
                          max_gpus)
@@ -451,6 +451,15 @@ def _adapted(wl: Workload, asked: Workload) -> list[str]:
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append("with gradient checkpointing")
     return out
+
+
+def _to_buy(gpu: GPU) -> str:
+    """For a card nobody rents: what buying one costs, and the command that weighs it."""
+    p = gpu.purchase_price
+    if p is None:
+        return ""
+    span = f"{p.low:,.0f}" if p.low == p.high else f"{p.low:,.0f}-{p.high:,.0f}"
+    return f"; to buy: {span} {p.currency} ({p.date}), 'whichgpu tco {gpu.id}'"
 
 
 def _memory_exclusion(gpu: GPU, count: int, need: int, has_offer: bool = True,
