@@ -144,3 +144,10 @@ def test_api_takes_gpu_spec(web):
     assert r.status_code == 422 and "bandwidth" in r.json()["detail"]
     r = web.get("/api/v1/memory", params={"model": "llama-3.1-8b", "gpu_spec": "memory=x"})
     assert r.status_code == 422 and "memory" in r.json()["detail"]
+
+
+def test_advisor_page_shows_your_card_beside_the_rentals(web):
+    html = web.get("/", params={"model": "llama-3.1-8b", "workload": "inference",
+                                "amount": "1M", "quant": "q4_k_m",
+                                "prices": "vramfarm-2026-11", "gpu_spec": RTX3060}).text
+    assert "Your card (owned: no rental price)" in html and "your-12gb" in html

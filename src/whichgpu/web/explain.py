@@ -63,7 +63,8 @@ SORTS = {"cost-per-tflop": N_("cost per TFLOP-hour"), "tflops": N_("throughput (
 DIRECTIONS = {"bidirectional": N_("both directions together"),
               "unidirectional": N_("per direction")}
 EXCLUSION_KINDS = {"memory": N_("memory"), "offer": N_("no offer"), "price": N_("hourly budget"),
-                   "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed")}
+                   "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed"),
+                   "engine": N_("engine not available")}
 
 
 # ------------------------------------------------------------------ phrases from the engine
