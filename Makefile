@@ -8,8 +8,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint setup clean validate calibrate baseline bench-web i18n screenshots \
-	gpu-check gpu-check-wheels
+.PHONY: run test lint setup clean validate calibrate baseline bench-web bench-recommend i18n \
+	screenshots gpu-check gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench-web: $(STAMP)
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
 	  --out artifacts/bench-web-vary.json
+
+# How long recommend takes on five questions (not a test): medians, printed per question.
+bench-recommend: $(STAMP)
+	$(BIN)/python benchmarks/recommend_time.py --runs 5
 
 # Extract the web app's messages and merge them into the .po catalogs (then translate).
 i18n: $(STAMP)

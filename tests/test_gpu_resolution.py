@@ -56,3 +56,62 @@ def test_family_ids_cover_every_variant_of_a_family_and_one_id_otherwise():
     assert ids == ["h100-sxm", "h100-pcie", "h100-nvl"] and "covers" in note
     assert family_ids("a10g") == (["a10g"], None)
     assert family_ids(None) == (None, None)
+
+
+# ---------------------------------------------------------------- issue 14: the family first
+
+@pytest.mark.parametrize(("text", "gpu_id"), [
+    ("4060ti", "rtx-4060-ti-16gb"), ("RTX 4060 Ti", "rtx-4060-ti-16gb"),
+    ("NVIDIA GeForce RTX 4060 Ti 16GB", "rtx-4060-ti-16gb"), ("5080", "rtx-5080"),
+    ("rtx5070ti", "rtx-5070-ti"), ("4070 super", "rtx-4070-super"), ("4070s", "rtx-4070-super"),
+    ("RTX 4070 Ti SUPER", "rtx-4070-ti-super"), ("3060", "rtx-3060-12gb"),
+    ("RTX 3080 12GB", "rtx-3080-12gb"), ("3090ti", "rtx-3090-ti"),
+    ("m4max", "apple-m4-max"), ("MacBook M4 Max", "apple-m4-max"),
+    ("mac mini m4 pro", "apple-m4-pro"), ("Apple M3 Ultra", "apple-m3-ultra"),
+    ("spark", "dgx-spark"), ("GB10", "dgx-spark"), ("strix halo", "ryzen-ai-max-395"),
+    ("RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server"),
+    ("rtx pro 6000 max-q", "rtx-pro-6000-maxq"), ("A5000", "rtx-a5000"),
+    ("RTX 5000 Ada", "rtx-5000-ada"), ("NVIDIA H20", "h20"), ("B300", "b300"),
+    ("Intel Gaudi 3", "gaudi3"), ("MI250X", "mi250x"), ("7900xtx", "rx-7900-xtx"),
+    ("R9700", "radeon-ai-pro-r9700"), ("Intel Arc B580", "arc-b580"),
+    ("arc pro b60", "arc-pro-b60"),
+])
+def test_new_cards_resolve_by_the_names_people_type(text, gpu_id):
+    assert resolve_gpu(text).gpu.id == gpu_id
+
+
+def test_a_family_with_several_editions_picks_the_default_and_names_the_others():
+    res = resolve_gpu("pro6000")
+    assert res.gpu.id == "rtx-pro-6000-ws" and "rtx-pro-6000-server" in res.note
+    assert resolve_gpu("3080").candidates == ("rtx-3080-10gb", "rtx-3080-12gb")
+    with pytest.raises(NotFoundError, match="ambiguous"):
+        resolve_gpu("rtx pro 6000", strict=True)  # price feeds must name the edition
+
+
+@pytest.mark.parametrize(("typo", "first", "not_first"), [
+    ("rtx4060tii", "rtx-4060-ti-16gb", "rtx-4090"),
+    ("4060 tie", "rtx-4060-ti-16gb", "rtx-4090"),
+    ("5080s", "rtx-5080", "rtx-4090"),
+    ("rtx 5080 super", "rtx-5080", "rtx-5090"),
+    ("4070 ti supr", "rtx-4070-ti-super", "rtx-4070"),
+    ("pro 6000 blackwel", "rtx-pro-6000-ws", "rtx-6000-ada"),
+    ("m4 maxx", "apple-m4-max", "rtx-4090"),
+    ("sparkk", "dgx-spark", "rtx-4090"),
+    ("3090tii", "rtx-3090-ti", "rtx-3090"),
+    ("a6OOO", "rtx-a6000", "rtx-6000-ada"),
+    ("mi250", "mi250x", "mi300x"),
+    ("7900 xt", "rx-7900-xtx", "mi300x"),
+    ("arc b570", "arc-b580", "rtx-5070"),
+])
+def test_did_you_mean_finds_the_family_people_meant(typo, first, not_first):
+    with pytest.raises(NotFoundError) as info:
+        resolve_gpu(typo)
+    suggestions = info.value.suggestions
+    assert suggestions[0] == first and suggestions[0] != not_first
+    assert f"did you mean {first}" in str(info.value)
+
+
+def test_a_word_that_changes_the_card_is_not_dropped():
+    # "RTX 5080 SUPER" is not an RTX 5080: suggest, do not resolve silently
+    with pytest.raises(NotFoundError):
+        resolve_gpu("rtx 5080 super")

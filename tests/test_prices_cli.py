@@ -145,11 +145,11 @@ def test_a_url_source_refreshes_through_the_cli(cli, monkeypatch):
         assert cli("prices", "sources", "add", "lan", f"{base}/feed.json",
                    "--allow-http").code == 0
         r = cli("prices", "refresh", "--source", "lan")
-    assert r.code == 0 and "B300" in r.out
+    assert r.code == 0 and "Rubin CPX" in r.out
     data = cli("prices", "sources", "--unmapped", "--json").json()
     lan = next(s for s in data["sources"] if s["name"] == "lan")
     assert lan["feeds"][0]["offer_count"] == 3
-    assert {u["name"] for u in lan["feeds"][0]["unmapped"]} == {"H100", "B300"}
+    assert {u["name"] for u in lan["feeds"][0]["unmapped"]} == {"H100", "Rubin CPX"}
 
 
 def test_gpus_shows_where_its_prices_come_from_and_how_old(cli):

@@ -73,7 +73,7 @@ def test_gpuhunt_names_use_the_instance_type_to_tell_variants_apart(provider, in
     ("vastai", "12345678", "H100", 80, "SXM5 and PCIe"),  # Vast offers are ids
     ("vastai", "12345679", "A100", 80, "SXM4 and PCIe"),
     ("azure", "Standard_NV6ads_A10_v5", "A10", 4, "fractional"),  # 1/6 of an A10
-    ("gcp", "g4-standard-48", "RTXPRO6000", 96, "not in the catalog"),
+    ("gcp", "g4-standard-48", "RTXPRO6000", 96, "ambiguous"),  # three RTX PRO 6000 editions
     ("lambdalabs", "gpu_1x_rtx6000", "RTX6000", 24, "Quadro RTX 6000"),
 ])
 def test_gpuhunt_names_without_evidence_are_reported(provider, instance, name, memory, why):

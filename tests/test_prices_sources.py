@@ -89,7 +89,7 @@ def test_url_source_reads_the_json_schema_and_reports_unknown_gpus(online):
     assert {o.observed_at for o in feed.offers} == {"2026-11-29T12:00:00Z",
                                                    "2026-11-29T08:00:00Z"}
     reasons = {u.name: u.reason for u in feed.unmapped}
-    assert set(reasons) == {"H100", "B300"} and "ambiguous" in reasons["H100"]
+    assert set(reasons) == {"H100", "Rubin CPX"} and "ambiguous" in reasons["H100"]
 
 
 def test_url_source_is_https_only_unless_told(online):

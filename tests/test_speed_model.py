@@ -41,6 +41,11 @@ workloads = st.builds(
 @settings(max_examples=40, deadline=None)
 @given(workloads, st.sampled_from(GPUS), st.floats(1.0, 4.0))
 def test_more_bandwidth_or_compute_never_makes_a_job_slower(w, gpu, factor):
+    from hypothesis import assume
+
+    from whichgpu.catalog.gpus import default_catalog
+
+    assume(default_catalog().engine_problem(get_gpu(gpu), w.engine_name) is None)  # no TRT on AMD
     base = estimate_speed(w, get_gpu(gpu), check_fit=False)
     for faster in (scaled(gpu, bandwidth=factor), scaled(gpu, compute=factor)):
         est = estimate_speed(w, faster, check_fit=False)
@@ -64,6 +69,11 @@ def test_more_gpus_never_lower_data_parallel_throughput(task, gpu, batch):
 @settings(max_examples=40, deadline=None)
 @given(workloads, st.sampled_from(GPUS))
 def test_every_range_is_ordered_and_the_bound_is_named(w, gpu):
+    from hypothesis import assume
+
+    from whichgpu.catalog.gpus import default_catalog
+
+    assume(default_catalog().engine_problem(get_gpu(gpu), w.engine_name) is None)  # no TRT on AMD
     est = estimate_speed(w, get_gpu(gpu), check_fit=False)
     for r in [*rates(est), *est.times.values()]:
         assert 0 < r.low <= r.typical <= r.high

@@ -128,7 +128,8 @@ def test_catalog_sorts_and_filters_on_the_server(web):
                                     "l40s")]
     assert s2 == ["rtx-4090", "b200", "a100-80gb-sxm", "h100-sxm", "h200-sxm", "l40s"]  # S2
     by_memory = rows(web.get("/gpus?sort=memory").text, "catalog")
-    assert by_memory[0] in ("mi355x", "mi325x")
+    # the 512 GB M3 Ultra (384 GiB for its GPU) first, then the 288 GB MI355X / GB300
+    assert by_memory[0] == "apple-m3-ultra" and by_memory[1] in ("mi355x", "gb300")
 
 
 def test_gpu_page_has_every_spec_with_its_source_and_best_uses(web):

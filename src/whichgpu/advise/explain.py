@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from whichgpu.listing import join_some
 from whichgpu.units import format_duration, format_money
 
 
@@ -167,7 +168,8 @@ def closest_miss(excluded):
     (memory short, time late, money over, speed missing)."""
     if not excluded:
         return None
-    return min(excluded, key=lambda e: (e.gap, e.count))
+    # a card that cannot run the engine asked for is not "nearly" working, whatever its gap
+    return min(excluded, key=lambda e: (e.kind == "engine", e.gap, e.count))
 
 
 def _what_changes(rec, best, offers, rates, profile) -> list[str]:
@@ -209,13 +211,13 @@ def _what_changes(rec, best, offers, rates, profile) -> list[str]:
     pricey = [e for e in rec.excluded if e.kind in ("budget", "price")]
     if pricey:
         out.append("A bigger budget would let in: "
-                   f"{', '.join(sorted({_where(e) for e in pricey}))}.")
+                   f"{join_some(sorted({_where(e) for e in pricey}), 8)}.")
     fix = _memory_fix(rec, best, offers, rates, profile)
     if fix:
         out.append(fix)
     no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == "offer"})
     if no_offer:
-        out.append(f"Fits but has no offer in this price list: {', '.join(no_offer)} "
+        out.append(f"Fits but has no offer in this price list: {join_some(no_offer, 8)} "
                    "(another --prices may change the answer).")
     return out
 
@@ -314,9 +316,9 @@ def _memory_fixes(rec, catalog) -> list[str]:
     no_offer = sorted({_where(e) for e in rec.excluded if e.kind == "offer"})
     if no_offer:
         pricing = "spot " if rec.job.spot else ""
-        out.append(f"It fits on {', '.join(no_offer)}, which have no {pricing}offer in this price "
-                   "list: another --prices" + (" or on-demand (no --spot)" if rec.job.spot
-                                                else "") + " may change the answer.")
+        instead = " or on-demand (no --spot)" if rec.job.spot else ""
+        out.append(f"It fits on {join_some(no_offer, 8)}, which have no {pricing}offer in "
+                   f"this price list: another --prices{instead} may change the answer.")
 
     def place(gpu_id: str, n: int) -> str:
         return gpu_id if n == 1 else f"{gpu_id} x {n}"
@@ -340,15 +342,15 @@ def _memory_fixes(rec, catalog) -> list[str]:
             continue
         text = f"{c.description}: {c.total_bytes / 1e9:.1f} GB per GPU"
         if rented:
-            text += f", fits {', '.join(rented[:4])}"
+            text += f", fits {join_some(rented, 4)}"
         if unrented:
             text += ("; also " if rented else ", fits only ") + \
-                f"{', '.join(unrented)} (no offer in this price list)"
+                f"{join_some(unrented, 6)} (no offer in this price list)"
         out.append(text)
         if len(out) == 5:
             break
     if rec.max_gpus is not None:
-        more = [f for f in fits(w, catalog=catalog, counts=(2, 4, 8))
+        more = [f for f in fits(w, catalog=catalog, counts=COUNTS[1:])
                 if f.fits and f.count > rec.max_gpus and f.gpu.id in rec.offered
                 and (allowed is None or f.gpu.id in allowed)]
         if more:

@@ -26,7 +26,7 @@ from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import Money, Range, format_duration, format_money
 
-COUNTS = (1, 2, 4, 8)
+COUNTS = tuple(range(1, 9))  # every count a server holds (fit.COUNTS): 3 x RTX 3090 too
 CLUSTER_COUNTS = (16, 32, 64, 128, 256, 512, 1024)
 NEAR_TIE = 0.05  # options within 5 % of the best are shown as near-ties
 SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a cluster
@@ -126,6 +126,44 @@ class Exclusion:
                 "works_with": self.works_with, "has_offer": self.has_offer}
 
 
+@dataclass(frozen=True)
+class OwnedOption:
+    """Your own card (``--gpu 12GB``, ``--gpu-spec``) at one count: owned, not rented.
+
+    It has no rental price: the fit always, the speed and time where the spec gives the
+    figures a speed needs (``missing`` otherwise), the cost of owning it per hour of use
+    where the spec gives a purchase price and power (``cost_note`` otherwise).
+    """
+
+    gpu: GPU
+    count: int
+    fits: bool
+    memory_bytes: int
+    reason: str  # the fit in words
+    option: Option | None = None  # time and rate (price: the ownership cost, or 0 if unknown)
+    missing: tuple[str, ...] = ()  # --gpu-spec keys a speed still needs
+    cost_per_hour: Money | None = None  # owning it, per hour of use, all `count` cards
+    cost_note: str = ""
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.option
+        data: dict[str, Any] = {
+            "gpu": self.gpu.id, "count": self.count, "owned": True, "fits": self.fits,
+            "memory_bytes": self.memory_bytes, "usable_bytes": self.gpu.usable_memory_bytes,
+            "reason": self.reason, "rental_price": None,
+            "missing_for_speed": list(self.missing),
+            "cost_per_hour": self.cost_per_hour.to_json() if self.cost_per_hour else None,
+            "cost_note": self.cost_note, "notes": list(self.notes),
+        }
+        if o is not None:
+            data.update({"layout": o.layout, "time_s": o.time_s.to_json() if o.time_s else None,
+                         "rate": {"name": o.rate_name, **o.rate.to_json()},
+                         "bound": o.speed.bound, "confidence": o.speed.confidence,
+                         "cost": o.cost.to_json() if self.cost_per_hour else None})
+        return data
+
+
 @dataclass
 class Recommendation:
     job: Job
@@ -138,6 +176,7 @@ class Recommendation:
     max_gpus: int | None = None
     only: list[str] | None = None  # the GPUs compared when narrowed (catalog ids)
     offered: frozenset[str] = frozenset()  # GPU ids the price list rents (as asked: spot or not)
+    owned: list[OwnedOption] = field(default_factory=list)  # your own card, at each count
 
     @property
     def best(self) -> Option | None:
@@ -173,6 +212,7 @@ class Recommendation:
             "explanation": self.explanation,
             "what_would_change": self.what_would_change,
             "closest": self.closest,
+            "owned": [o.to_json() for o in self.owned],
         }
 
 
@@ -196,11 +236,14 @@ def _counts(w: Workload) -> tuple[int, ...]:
 
 def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
               rates: RateTable | None = None, profile: Any = None,
-              gpus: list[GPU] | None = None, max_gpus: int | None = None) -> Recommendation:
+              gpus: list[GPU] | None = None, max_gpus: int | None = None,
+              owned: GPU | None = None, owned_count: int = 1) -> Recommendation:
     """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest.
 
     ``gpus`` narrows the GPUs compared (``--only``); ``max_gpus`` limits a configuration to at
-    most that many GPUs in all, replicas included (1: single cards).
+    most that many GPUs in all, replicas included (1: single cards). ``owned`` is the user's
+    own card (``owned_count`` of them): evaluated at every count up to that which its layout
+    allows, as owned hardware (no rental price), beside the ranked rentals.
     """
     if max_gpus is not None and (isinstance(max_gpus, bool) or int(max_gpus) < 1):
         raise InputError(f"--max-gpus must be at least 1, got {max_gpus}")
@@ -222,7 +265,83 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     from whichgpu.advise.explain import explain
 
     explain(rec, offers, catalog, rates, profile)
+    if owned is not None:
+        rec.owned = owned_options(job, owned, owned_count, currency, rates, profile)
     return rec
+
+
+def owned_options(job: Job, gpu: GPU, count: int, currency: str,
+                  rates: RateTable | None = None, profile: Any = None) -> list[OwnedOption]:
+    """Your card at each count from 1 to ``count`` that the layout allows: fit, speed and
+    the cost of owning it (never a rental price)."""
+    from whichgpu.catalog.offers import BillingRule
+    from whichgpu.catalog.user_gpu import missing_for_speed
+    from whichgpu.estimate.memory.fit import counts_for
+    from whichgpu.estimate.platform import EngineUnavailable, engine_for
+
+    if isinstance(count, bool) or int(count) < 1:
+        raise InputError(f"--count must be at least 1, got {count}")
+    per_card, cost_note = _ownership_per_hour(gpu, currency, rates)
+    out: list[OwnedOption] = []
+    try:
+        w, engine_note = engine_for(job.workload, gpu)
+    except EngineUnavailable as exc:
+        return [OwnedOption(gpu, 1, False, 0, str(exc))]
+    notes = (engine_note,) if engine_note else ()
+    usable = gpu.usable_memory_bytes
+    for n in counts_for(w, count):
+        wl = layout_for(w, n)
+        batch = 1
+        if job.kind in ("tokens", "daily", "serving"):
+            batch = max(1, max_concurrency(wl, gpu, n, limit=job.concurrency or MAX_CONCURRENCY))
+            wl = wl.with_(batch=batch)
+        wl, need = _fit(wl, w, usable)
+        where = _where(gpu, n)
+        if need > usable:
+            out.append(OwnedOption(gpu, n, False, need, _memory_exclusion(gpu, n, need).reason,
+                                   notes=notes))
+            continue
+        reason = f"fits: {need / 1e9:.1f} GB per GPU on {where}, {usable / 1e9:.1f} GB usable"
+        missing = tuple(missing_for_speed(gpu))
+        if missing:
+            out.append(OwnedOption(gpu, n, True, need, reason, missing=missing,
+                                   cost_note=cost_note, notes=notes))
+            continue
+        price = per_card * n if per_card is not None else Money(0.0, currency)
+        offer = Offer(provider="you (owned)", gpu=gpu.id, gpu_count=n, price_per_hour=price,
+                      billing=BillingRule(), offer_set="owned",
+                      note="your own hardware: the price is the cost of owning it")
+        option = _option(job, wl, gpu, n, [offer], need, batch, currency, rates, profile, None)
+        if isinstance(option, Exclusion):
+            out.append(OwnedOption(gpu, n, True, need, f"{reason}; {option.reason}",
+                                   cost_note=cost_note, notes=notes))
+            continue
+        out.append(OwnedOption(gpu, n, True, need, reason, option=option,
+                               cost_per_hour=price if per_card is not None else None,
+                               cost_note=cost_note,
+                               notes=notes + tuple(x for x in option.notes if x not in notes)))
+    return out
+
+
+def _ownership_per_hour(gpu: GPU, currency: str, rates: RateTable | None,
+                        ) -> tuple[Money | None, str]:
+    """What owning one card costs per hour of use (S9's defaults: 3 years, 60 % use,
+    $0.10/kWh), and how that was reached or what it lacks."""
+    from whichgpu.cost.ownership import ownership, ownership_inputs
+
+    try:
+        inputs = ownership_inputs(gpu, rates=rates, currency=currency)
+    except InputError as exc:
+        lacks = "purchase price" if gpu.purchase_price is None else "power"
+        key = "price=329USD" if gpu.purchase_price is None else "tdp=170W"
+        return None, (f"owned: no rental price, and no cost of owning it without its {lacks} "
+                      f"(--gpu-spec {key}); {exc}")
+    o = ownership(inputs, rates)
+    per_hour = convert(o.effective_cost_per_used_hour, currency, rates)
+    return per_hour, (f"owned: no rental price; owning it costs about {format_money(per_hour)} "
+                      f"per hour of use ({inputs.years:g} years, {inputs.utilization:.0%} use, "
+                      f"electricity at {format_money(inputs.kwh_price)}/kWh: 'whichgpu tco' "
+                      "takes every input)")
 
 
 def _where(gpu: GPU, count: int) -> str:
@@ -232,7 +351,15 @@ def _where(gpu: GPU, count: int) -> str:
 def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, max_gpus):
     """Options for one GPU, and the sizes of it that fail: every failing size below the
     smallest that works, or (when no size works) the nearest miss."""
-    w = job.workload
+    from whichgpu.estimate.platform import EngineUnavailable, engine_for
+
+    try:
+        w, engine_note = engine_for(job.workload, gpu)
+    except EngineUnavailable as exc:  # the engine the user named does not run on this card
+        return [], [Exclusion(gpu, 1, "engine", str(exc).split(": ", 1)[-1],
+                              has_offer=any(o.gpu == gpu.id for o in offers))]
+    if engine_note:
+        job = replace(job, workload=w)
     pool = [o for o in offers if o.gpu == gpu.id and o.spot == job.spot]
     usable = gpu.usable_memory_bytes
     opts: list[Option] = []
@@ -265,13 +392,15 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             misses.append(Exclusion(gpu, count, "offer",
                                     f"fits ({need / 1e9:.1f} GB per GPU on "
                                     f"{_where(gpu, count)}) but the price list has no "
-                                    f"{pricing} offer for it", has_offer=False))
+                                    f"{pricing} offer for it{_to_buy(gpu)}", has_offer=False))
             break  # no offer for one GPU is no offer for more
         option = _option(job, wl, gpu, count, pool, need, batch, currency, rates, profile,
                          max_gpus)
         if isinstance(option, Exclusion):
             misses.append(option)
             continue
+        if engine_note:
+            option = replace(option, notes=(engine_note, *option.notes))
         opts.append(option)
     if opts:
         fewest = min(o.count for o in opts)
@@ -322,6 +451,15 @@ def _adapted(wl: Workload, asked: Workload) -> list[str]:
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append("with gradient checkpointing")
     return out
+
+
+def _to_buy(gpu: GPU) -> str:
+    """For a card nobody rents: what buying one costs, and the command that weighs it."""
+    p = gpu.purchase_price
+    if p is None:
+        return ""
+    span = f"{p.low:,.0f}" if p.low == p.high else f"{p.low:,.0f}-{p.high:,.0f}"
+    return f"; to buy: {span} {p.currency} ({p.date}), 'whichgpu tco {gpu.id}'"
 
 
 def _memory_exclusion(gpu: GPU, count: int, need: int, has_offer: bool = True,

@@ -6,6 +6,7 @@ the precision name (see :data:`PRECISIONS`).
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from functools import cache
@@ -35,10 +36,15 @@ PRECISIONS: dict[str, tuple[str, str | None]] = {
 # Where a card has no separate FP16-accumulate figure, the FP32-accumulate one applies.
 _FALLBACK = {"fp16_acc16": "fp16", "fp8_acc16": "fp8"}
 
-FormFactor = Literal["sxm", "pcie", "nvl", "oam", "superchip", "consumer"]
-Vendor = Literal["nvidia", "amd"]
+FormFactor = Literal["sxm", "pcie", "nvl", "oam", "superchip", "consumer", "unified"]
+Vendor = Literal["nvidia", "amd", "intel", "apple", "other"]
+# The software stack a card's kernels run on (the catalog's [platforms] table says which
+# engines run on each): NVIDIA CUDA, AMD ROCm/HIP, Apple Metal, Intel oneAPI/SYCL (XPU),
+# Intel Gaudi (Habana HPU).
+Platform = Literal["cuda", "rocm", "metal", "xpu", "hpu"]
 FORM_FACTORS: tuple[str, ...] = get_args(FormFactor)
 VENDORS: tuple[str, ...] = get_args(Vendor)
+PLATFORMS: tuple[str, ...] = get_args(Platform)
 
 
 class _Frozen(BaseModel):
@@ -112,6 +118,16 @@ class NoPublicPrice(_Frozen):
     note: str
 
 
+class PlatformInfo(_Frozen):
+    """One software stack: its name, the engines that run on it (each with its source) and,
+    for the engines that do not, what a user runs instead."""
+
+    name: str
+    engines: dict[str, str]  # engine -> source key
+    instead: str  # "llama.cpp or MLX": said when an engine does not run on it
+    note: str | None = None
+
+
 class GPU(_Frozen):
     """One physical GPU variant (form factor x memory), every figure with its source."""
 
@@ -123,6 +139,8 @@ class GPU(_Frozen):
     form_factor_source: str
     default_variant: bool = False
     aliases: tuple[str, ...] = ()
+    platform: Sourced
+    engines: Sourced | None = None  # only where the card runs fewer engines than its platform
     architecture: Sourced
     compute_capability: Sourced
     launch_year: Sourced
@@ -136,11 +154,20 @@ class GPU(_Frozen):
     throughput: dict[str, Throughput]
     interconnect: Interconnect
 
+    user_spec: bool = False  # described by the user (--gpu 12GB, --gpu-spec), not the catalog
+
     @model_validator(mode="after")
     def _one_price_statement(self) -> GPU:
         if self.purchase_price is not None and self.no_public_price is not None:
             raise ValueError("give purchase_price or no_public_price, not both")
+        if self.platform.value not in PLATFORMS:
+            raise ValueError(f"platform must be one of {', '.join(PLATFORMS)}")
         return self
+
+    @property
+    def unified_memory(self) -> bool:
+        """CPU and GPU share one memory (Apple M-series, DGX Spark, Strix Halo)."""
+        return self.form_factor == "unified"
 
     # --- conveniences, all in base units
     @property
@@ -183,7 +210,9 @@ class GPU(_Frozen):
 
     def source_refs(self) -> list[tuple[str, str]]:
         """Every ``(field, source key)`` pair of this GPU: what each value rests on."""
-        refs = [("form_factor", self.form_factor_source)]
+        refs = [("form_factor", self.form_factor_source), ("platform", self.platform.source)]
+        if self.engines is not None:
+            refs.append(("engines", self.engines.source))
         refs += [(name, getattr(self, name).source) for name in _SOURCED_FIELDS]
         refs += [(f"tflops.{k}", t.source) for k, t in self.throughput.items() if t.source]
         ic = self.interconnect
@@ -194,6 +223,12 @@ class GPU(_Frozen):
             refs.append((f"{field}.source", price.source))
         return refs
 
+
+# How engines are named in sentences (the CLI ids are the keys).
+ENGINE_LABELS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang",
+                 "trtllm": "TensorRT-LLM", "transformers": "transformers (PyTorch)",
+                 "exllamav2": "ExLlamaV2", "mlc": "MLC LLM", "diffusers": "diffusers",
+                 "comfyui": "ComfyUI"}
 
 _SOURCED_FIELDS = ("architecture", "compute_capability", "launch_year", "memory_gb",
                    "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w")
@@ -217,6 +252,30 @@ class Catalog(_Frozen):
     gpus: tuple[GPU, ...]
     sources: dict[str, str]
     quoted: tuple[QuotedFigure, ...] = ()
+    platforms: dict[str, PlatformInfo] = {}
+
+    def engines_for(self, gpu: GPU) -> tuple[str, ...] | None:
+        """The engines that run on ``gpu``: its own list where it has one, else its
+        platform's; None when the catalog does not describe its platform (any engine)."""
+        if gpu.engines is not None:
+            return tuple(gpu.engines.value)
+        info = self.platforms.get(str(gpu.platform.value))
+        return tuple(info.engines) if info else None
+
+    def engine_problem(self, gpu: GPU, engine: str) -> str | None:
+        """Why ``engine`` cannot run on ``gpu`` (None when it can), with what runs instead."""
+        info = self.platforms.get(str(gpu.platform.value))
+        if info is None:
+            return None
+        runs = self.engines_for(gpu)
+        if runs is None or engine in runs:
+            return None
+        label = ENGINE_LABELS.get(engine, engine)
+        where = info.name if gpu.engines is None else gpu.name
+        why = f"{label} does not run on {where}; {info.instead} do"
+        if gpu.engines is not None and gpu.engines.note:
+            why += f" ({gpu.engines.note})"
+        return why
 
     def get(self, gpu_id: str) -> GPU:
         return resolve_gpu(gpu_id, self).gpu
@@ -302,7 +361,25 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
         quoted = tuple(QuotedFigure.model_validate(q) for q in data.get("quoted", []))
     except ValidationError as exc:
         raise DataError(path, str(exc.errors()[0]["msg"]), field="quoted") from exc
-    catalog = Catalog(gpus=tuple(gpus), sources=data.get("sources", {}), quoted=quoted)
+    platforms: dict[str, PlatformInfo] = {}
+    for key, raw in data.get("platforms", {}).items():
+        if key not in PLATFORMS:
+            raise DataError(path, f"unknown platform {key!r}; use one of {', '.join(PLATFORMS)}",
+                            field=f"platforms.{key}")
+        try:
+            platforms[key] = PlatformInfo.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise DataError(path, f"platform {key!r}: {err['msg']}",
+                            field=f"platforms.{key}.{field}") from exc
+    catalog = Catalog(gpus=tuple(gpus), sources=data.get("sources", {}), quoted=quoted,
+                      platforms=platforms)
+    for key, info in platforms.items():
+        for engine, src in info.engines.items():
+            if not catalog.knows_source(src):
+                raise DataError(path, f"platform {key!r}: unknown source {src!r} for {engine}",
+                                field=f"platforms.{key}.engines.{engine}")
     for i, g in enumerate(catalog.gpus, start=1):
         for field, key in g.source_refs():
             if not catalog.knows_source(key):
@@ -381,6 +458,9 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
                    or k == "rtx" + fam_text]
         family = matches[0] if len(matches) == 1 else None
     if family is None:
+        named = _named_by_words(rest, catalog)
+        if named is not None:
+            return Resolution(gpu=named, query=query)
         raise UnknownGPU(query, gpu_suggestions(query, catalog))
 
     candidates = [g for g in catalog.gpus if g.family == family]
@@ -422,21 +502,75 @@ class UnknownGPU(NotFoundError):
         self.kind, self.name, self.suggestions = "GPU", name, suggestions
 
 
-def gpu_suggestions(text: str, catalog: Catalog | None = None, n: int = 3) -> list[str]:
-    """Catalog ids closest to ``text``, matched against ids, aliases and family names ("h1OO"
-    is close to the family "h100", which stands for its variants)."""
-    catalog = catalog or default_catalog()
-    expand: dict[str, list[str]] = {}
+def _named_by_words(words: list[str], catalog: Catalog) -> GPU | None:
+    """The GPU whose id or alias words all appear in ``words`` ("RTX PRO 6000 Blackwell
+    Server Edition" holds rtx, pro, 6000, server: rtx-pro-6000-server); the most specific
+    one when several do, None when none or a tie."""
+    have = set(words)
+    best: list[tuple[int, GPU]] = []
     for g in catalog.gpus:
-        expand.setdefault(g.id, [g.id])
-        for alias in g.aliases:
-            expand.setdefault(alias, [g.id])
-        expand.setdefault(g.family, [])
-        if g.id not in expand[g.family]:
-            expand[g.family].append(g.id)
+        for key in (g.id, *g.aliases):
+            parts = [t for t in _norm(key).split("-") if t not in _NOISE]
+            # every word of the id is typed, and every other word typed is a filler word
+            # ("super" is not: an RTX 4070 SUPER is not an RTX 4070)
+            if parts and set(parts) <= have and have - set(parts) <= _FILLER:
+                best.append((len(parts), g))
+    if not best:
+        return None
+    top = max(n for n, _ in best)
+    winners = {g.id: g for n, g in best if n == top}
+    return next(iter(winners.values())) if len(winners) == 1 else None
+
+
+_FILLER = {"blackwell", "edition", "generation", "ada", "lovelace", "ampere", "hopper",
+           "graphics", "card", "founders", "fe", "macbook", "mac", "studio", "mini", "pro",
+           "desktop", "workstation", "gpu", "apple", "intel", "radeon", "arc", "ryzen"}
+_MODEL_NUMBER = re.compile(r"\d{3,}")
+
+
+def _fix_letter_digits(text: str) -> str:
+    """Letters typed for digits inside a model number: "h1OO" -> "h100", "a6ooo" -> "a6000"."""
+    prev = None
+    while prev != text:
+        prev = text
+        text = re.sub(r"(?<=\d)[oO]|[oO](?=\d)", "0", text)
+    return text
+
+
+def gpu_suggestions(text: str, catalog: Catalog | None = None, n: int = 3) -> list[str]:
+    """Catalog ids closest to ``text``, family first: a model number the user typed finds
+    its family ("4060tii" -> rtx-4060-ti-16gb, not rtx-4090); letters typed for digits are
+    read as digits ("h1OO" -> the h100 variants); otherwise the closest ids, aliases and
+    family names, each family standing for its variants (default variant first)."""
+    catalog = catalog or default_catalog()
+    by_family: dict[str, list[GPU]] = {}
+    for g in catalog.gpus:
+        by_family.setdefault(g.family, []).append(g)
+    for members in by_family.values():
+        members.sort(key=lambda g: not g.default_variant)
+    names: dict[str, str] = {}  # compact id / alias / family -> family
+    for g in catalog.gpus:
+        for key in (g.id, *g.aliases, g.family):
+            names.setdefault(_norm(key).replace("-", ""), g.family)
+    words = [t for t in _tokens(_fix_letter_digits(str(text))) if t not in _NOISE]
+    query = "".join(words)
+    if not query:
+        return []
+    families: list[str] = []
+    if query in names:
+        families.append(names[query])
+    numbers = _MODEL_NUMBER.findall(query)
+    if numbers:
+        with_number = {f for key, f in names.items()
+                       if any(num in _MODEL_NUMBER.findall(key) for num in numbers)}
+        families += sorted(with_number, key=lambda f: -max(
+            difflib.SequenceMatcher(None, query, k).ratio() for k, ff in names.items()
+            if ff == f))
+    for key in closest(query, names, n=2 * n):
+        families.append(names[key])
     out: list[str] = []
-    for name in closest(_norm(text), expand, n=2 * n):
-        out += [i for i in expand[name] if i not in out]
+    for f in dict.fromkeys(families):
+        out += [g.id for g in by_family[f] if g.id not in out]
     return out[:n]
 
 

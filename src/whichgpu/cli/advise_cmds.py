@@ -67,6 +67,13 @@ def recommend(
              "rtx-4090,a100,h100); the API's 'only'. Default: the whole catalog."),
     calibration: str | None = typer.Option(None, "--calibration",
                                            help="Calibration profile (file or 'default')."),
+    gpu: str | None = typer.Option(
+        None, "--gpu", help="Your own card, shown beside the rentals as owned hardware: a "
+                            "catalog id or its memory (12GB)."),
+    gpu_spec: o.GpuSpec = None,
+    count: int = typer.Option(1, "--count", help="How many of your cards (--gpu) you have: "
+                                                 "every count up to it that the layout "
+                                                 "allows is tried."),
     as_json: o.Json = False,
 ) -> None:
     """The cheapest GPU configuration that can run a job, why, and what was excluded."""
@@ -86,10 +93,16 @@ def recommend(
         concurrency=concurrency, objective=objective, deadline=deadline,
         max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot)
     gpus = only_gpus(only)
+    mine = o.resolve_card(gpu, gpu_spec)
+    if mine is not None and mine.note:
+        from whichgpu.cli.common import note
+
+        note(mine.note)
     cur = job.currency
     selection, rates = _offers(prices, cur, rate, max_age)
     rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
-              gpus=gpus, max_gpus=max_gpus)
+              gpus=gpus, max_gpus=max_gpus, owned=mine.gpu if mine else None,
+              owned_count=count)
     if as_json:
         data = rec.to_json()
         data["options"] = data["options"][:top] if top else data["options"]
@@ -157,6 +170,9 @@ def _print(rec, top: int, selection) -> None:
             t.add_row(f"{i}{mark}", label, format_money(opt.price_per_hour), time, cost,
                       f"[dim]{crng}[/dim]", _number(opt.rate.typical))
         console.print(t)
+        if len(rec.options) > len(shown):
+            console.print(f"[dim]... and {len(rec.options) - len(shown)} more options "
+                          "(--top 0 shows all; --json lists all)[/dim]")
         legend = ["* on the cost/time Pareto front (nothing else is both cheaper and faster)"]
         if any(o.near_tie for o in shown):
             legend.append("= within 5 % of the first: a near-tie")
@@ -170,6 +186,7 @@ def _print(rec, top: int, selection) -> None:
         console.print("[bold]What would change the answer[/bold]")
         for line in rec.what_would_change:
             console.print(f"  - {escape(line)}")
+    _print_owned(rec.owned)
     listed = _excluded_per_gpu(rec.excluded)
     if listed:
         console.print("[bold]Excluded[/bold] [dim](per GPU, the size nearest to working; "
@@ -186,6 +203,37 @@ def _print(rec, top: int, selection) -> None:
     from whichgpu.cli.prices_cmds import print_price_origin
 
     print_price_origin(selection)
+
+
+def _print_owned(owned) -> None:
+    """Your own card (--gpu/--gpu-spec) at each count: owned, so no rental price."""
+    from rich.markup import escape
+
+    from whichgpu.units import format_duration_short as dur
+    from whichgpu.units import format_money
+
+    if not owned:
+        return
+    console.print(f"[bold]Your card[/bold] [dim]({escape(owned[0].gpu.name)}, owned: no "
+                  "rental price)[/dim]")
+    for own in owned:
+        where = own.gpu.id if own.count == 1 else f"{own.count} x {own.gpu.id}"
+        line = f"  - {escape(where)}: {escape(own.reason)}"
+        if own.option is not None:
+            opt = own.option
+            rate = _RATE_HEADERS.get(opt.rate_name, opt.rate_name.replace("_", " "))
+            line += f"; {_number(opt.rate.typical)} {rate}"
+            if opt.time_s is not None:
+                line += f", {dur(opt.time_s.typical)}"
+            if own.cost_per_hour is not None:
+                cost = opt.cost.typical
+                line += (f", about {format_money(cost)}" if opt.time_s is not None else
+                         f", about {format_money(own.cost_per_hour)}/h to own")
+        elif own.fits and own.missing:
+            line += f"; no speed without {', '.join(own.missing)} (--gpu-spec)"
+        console.print(line)
+    if owned[0].cost_note:
+        console.print(f"    [dim]{escape(owned[0].cost_note)}[/dim]")
 
 
 def _excluded_per_gpu(excluded) -> list:
@@ -287,13 +335,17 @@ def _print_checklist(result) -> None:
                       f"{escape(result.quant)})")
         for line in rec.explanation[:3]:
             console.print(f"  {escape(line)}")
+        if len(rec.explanation) > 3:
+            console.print(f"  [dim]... and {len(rec.explanation) - 3} more reasons "
+                          "(--json lists all)[/dim]")
         others = [o for o in rec.options[1:4]]
         if others:
+            rest = len(rec.options) - 1 - len(others)
             console.print("  Then: " + escape("; ".join(
                 f"{o.label} at {format_money(o.price_per_hour)}/h"
                 + (f" ({format_money(o.unit_cost.typical)} per {o.unit})"
                    if o.unit_cost is not None and rec.ranking != "cost per hour" else "")
-                for o in others)))
+                for o in others)) + (f"; and {rest} more options" if rest > 0 else ""))
     if result.advice is not None:
         adv = result.advice
         verdict = "[green]rent[/green]" if adv.decision == "rent" else "[yellow]buy[/yellow]"

@@ -25,16 +25,27 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: the installed package's version (package metadata), then exit."""
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as pkg_version
+
+    try:
+        typer.echo(f"whichgpu {pkg_version('whichgpu')}")
+    except PackageNotFoundError:  # a source tree that was never installed
+        typer.echo("whichgpu (version unknown: the package is not installed)")
+    raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                 is_eager=True, callback=_print_version),
 ) -> None:
-    if version:
-        from importlib.metadata import version as pkg_version
-
-        typer.echo(f"whichgpu {pkg_version('whichgpu')}")
-        raise typer.Exit()
+    """Which GPU to rent or buy for an AI job, what it will cost, and how sure that is."""
 
 
 # One line per command module (keeps merges of new modules simple).

@@ -104,8 +104,13 @@ def gpu(
     from rich.table import Table
 
     from whichgpu.catalog.best_uses import best_uses
-    from whichgpu.catalog.describe import gpu_to_json, purchase_price_text, sources_of
-    from whichgpu.catalog.gpus import PRECISIONS, default_catalog, resolve_gpu
+    from whichgpu.catalog.describe import (
+        gpu_to_json,
+        platform_text,
+        purchase_price_text,
+        sources_of,
+    )
+    from whichgpu.catalog.gpus import ENGINE_LABELS, PRECISIONS, default_catalog, resolve_gpu
     from whichgpu.catalog.offers import get_offers
     from whichgpu.units import format_bytes_both, format_money
 
@@ -133,6 +138,9 @@ def gpu(
         specs.add_row(label, value, sv.source)
 
     specs.add_row("Form factor", g.form_factor, g.form_factor_source)
+    add("Platform", g.platform, platform_text(g, catalog))
+    if g.engines is not None:
+        add("Engines", g.engines, ", ".join(ENGINE_LABELS.get(e, e) for e in g.engines.value))
     add("Architecture", g.architecture)
     add("Compute capability", g.compute_capability)
     add("Launch year", g.launch_year)

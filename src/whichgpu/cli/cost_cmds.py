@@ -20,7 +20,13 @@ def register(app: typer.Typer) -> None:
 # ---------------------------------------------------------------- tco
 
 def tco(
-    gpu_id: str = typer.Argument(..., metavar="GPU", help="A catalog id, e.g. h100 or rtx-4090."),
+    gpu_id: str | None = typer.Argument(
+        None, metavar="[GPU]", help="A catalog id, e.g. h100 or rtx-4090, or your card's "
+                                    "memory such as 24GB (then give --purchase-price and --tdp, "
+                                    "or --gpu-spec)."),
+    gpu_spec: str | None = typer.Option(
+        None, "--gpu-spec", metavar="KEY=VALUE,...",
+        help="Your own card: memory=24GB,tdp=350W,price=700USD (see 'whichgpu memory --help')."),
     purchase_price: str | None = typer.Option(
         None, "--purchase-price", help="Price paid per GPU, e.g. 25000USD. Default: the "
         "midpoint of the catalog's purchase range."),
@@ -80,7 +86,8 @@ def tco(
                  utilization=utilization, hours_per_month=hours_per_month,
                  kwh_price=kwh_price, pue=pue, cooling_per_hour=cooling_per_hour,
                  maintenance_per_year=maintenance_per_year, rent_price=rent_price,
-                 prices=prices, currency=currency, rate=rate, max_age=max_age)
+                 prices=prices, currency=currency, rate=rate, max_age=max_age,
+                 gpu_spec=gpu_spec)
     if result.resolution_note:
         note(result.resolution_note)
     if result.selection is not None:

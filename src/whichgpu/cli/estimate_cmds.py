@@ -28,11 +28,13 @@ def memory(
     resolution: o.Resolution = None, frames: o.Frames = None, cfg: o.Cfg = None,
     offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
     allow_long_context: o.AllowLongContext = False,
-    gpu: str | None = typer.Option(None, "--gpu", help="Ask whether it fits this GPU."),
+    gpu: str | None = typer.Option(
+        None, "--gpu", help="Ask whether it fits this GPU: a catalog id, or your card's "
+                            "memory such as 12GB."),
+    gpu_spec: o.GpuSpec = None,
     as_json: o.Json = False,
 ) -> None:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
-    from whichgpu.catalog.gpus import resolve_gpu
     from whichgpu.estimate.memory.report import memory_report
 
     w = o.build_workload(
@@ -43,8 +45,8 @@ def memory(
         resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
         params=params, allow_long_context=allow_long_context)
     target = None
-    if gpu:
-        res = resolve_gpu(gpu)
+    res = o.resolve_card(gpu, gpu_spec)
+    if res is not None:
         if res.note:
             note(res.note)
         target = res.gpu
@@ -58,6 +60,7 @@ def memory(
 def _print_memory(report) -> None:
     from rich.table import Table
 
+    from whichgpu.listing import join_some, more_line
     from whichgpu.units import GB, GiB, format_bytes, format_bytes_both
 
     e = report.estimate
@@ -76,6 +79,8 @@ def _print_memory(report) -> None:
     console.print(t)
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
+    for n in report.notes:
+        console.print(f"[yellow]note:[/yellow] {n}")
     for w in e.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     for a in e.assumptions:
@@ -101,19 +106,29 @@ def _print_memory(report) -> None:
             ft.add_row(f.gpu.id, str(f.count), f.layout,
                        f"{f.gpu.usable_memory_bytes / GB:,.1f}", f"{f.headroom_bytes / GB:,.1f}")
         console.print(ft)
+        more = more_line(len(report.fits), 14, "more GPUs hold it", "--json lists all")
+        if more:
+            console.print(f"[dim]{more}[/dim]")
     else:
         console.print("[red]No catalog GPU holds it, even 8 of them.[/red]")
     if report.changes:
         console.print("[bold]What would make it fit[/bold]")
         for c in report.changes[:8]:
-            on = ", ".join(c.fits_on) if c.fits_on else "still too big"
+            on = join_some(c.fits_on, 4) if c.fits_on else "still too big"
             console.print(f"  - {c.description}: {format_bytes(c.total_bytes)} -> {on}")
+        more = more_line(len(report.changes), 8, "more changes", "--json lists all")
+        if more:
+            console.print(f"  [dim]{more}[/dim]")
 
 
 def speed(
     model: o.OptionalModelArg = None,
-    gpu: str = typer.Option(..., "--gpu", help="Catalog GPU id, e.g. h100 or rtx-4090."),
-    count: int = typer.Option(1, "--count", help="How many of that GPU."),
+    gpu: str | None = typer.Option(
+        None, "--gpu", help="Catalog GPU id, e.g. h100 or rtx-4090 (or --gpu-spec for your "
+                            "own card)."),
+    gpu_spec: o.GpuSpec = None,
+    count: int = typer.Option(1, "--count", help="How many of that GPU (any number the "
+                                                 "layout allows, e.g. 3)."),
     task: o.Task = "inference", quant: o.Quant = None, kv_dtype: o.KvDtype = "f16",
     context: o.Context = None, batch: o.Batch = 1, engine: o.Engine = None,
     prompt_tokens: o.PromptTokens = None, output_tokens: o.OutputTokens = None,
@@ -139,11 +154,14 @@ def speed(
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
-    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.errors import InputError
     from whichgpu.estimate.build import speed_answer
     from whichgpu.estimate.workload import TRAINING_TASKS
 
-    res = resolve_gpu(gpu)
+    res = o.resolve_card(gpu, gpu_spec)
+    if res is None:
+        raise InputError("speed needs a GPU: --gpu ID (e.g. --gpu rtx-4090) or --gpu-spec "
+                         "memory=...,bandwidth=...,fp16=...")
     if res.note:
         note(res.note)
     training = task in TRAINING_TASKS

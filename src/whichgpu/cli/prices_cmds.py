@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from whichgpu.cli.common import console, emit_json, err_console, note
+from whichgpu.listing import join_some
 
 if TYPE_CHECKING:
     from whichgpu.catalog.offers import Offer
@@ -178,9 +179,9 @@ def _describe_outcome(o: FeedOutcome) -> tuple[str, str]:
     if o.previous is None:
         bits.append("first snapshot")
     if o.added and o.previous is not None:
-        bits.append(f"new: {', '.join(o.added[:4])}" + ("..." if len(o.added) > 4 else ""))
+        bits.append(f"new: {join_some(o.added, 4)}")
     if o.removed:
-        bits.append(f"gone: {', '.join(o.removed[:4])}" + ("..." if len(o.removed) > 4 else ""))
+        bits.append(f"gone: {join_some(o.removed, 4)}")
     for c in o.moved[:3]:
         before, after = Money(c.before or 0, c.currency), Money(c.after or 0, c.currency)
         bits.append(f"{c.gpu}{' spot' if c.spot else ''} {format_money(before)}"

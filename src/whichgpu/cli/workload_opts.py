@@ -61,5 +61,19 @@ AllowLongContext = Annotated[bool, typer.Option(
     "--allow-long-context", help="Allow a context beyond the model's trained maximum "
                                  "(you extend it with RoPE scaling such as YaRN).")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+GpuSpec = Annotated[str | None, typer.Option(
+    "--gpu-spec", metavar="KEY=VALUE,...",
+    help="Your own card instead of a catalog id: memory=12GB (the fit), bandwidth=360GB/s and "
+         "fp16=TFLOPS dense (a speed), tdp=170W and price=329USD (owning it); also fp8=, "
+         "fp16_acc16=, interconnect=pcie4x16, platform=cuda|rocm|metal|xpu|hpu, name=. "
+         "--gpu 12GB is memory=12GB.")]
+
+
+def resolve_card(gpu: str | None, spec: str | None):
+    """A --gpu (catalog name or a bare size such as 12GB) and/or --gpu-spec, as a Resolution
+    (None when neither is given)."""
+    from whichgpu.catalog.user_gpu import resolve_gpu_arg
+
+    return resolve_gpu_arg(gpu, spec)
 
 __all__ = ["build_workload"]

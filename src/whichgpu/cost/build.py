@@ -132,8 +132,12 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
         maintenance_per_year: str | None = None, rent_price: str | None = None,
         prices: str | None = DEFAULT_PRICES, currency: str | None = None,
         rate: list[str] | None = None, max_age: float | None = None,
-        selection_for: Callable[[str | None], OfferSelection] | None = None) -> TcoResult:
+        selection_for: Callable[[str | None], OfferSelection] | None = None,
+        gpu_spec: str | None = None) -> TcoResult:
     """Owning ``gpu_id`` vs renting it: defaults from the catalog, the prices and S9/S11.
+
+    ``gpu_id`` may be your own card's memory (``12GB``) and ``gpu_spec`` a full description
+    (``memory=12GB,tdp=170W,price=329USD``): its price and power then come from the spec.
 
     ``prices`` pins a price source; None takes the store's current prices (every source,
     latest snapshot). ``selection_for`` reads a selection (the web app passes its cache).
@@ -148,7 +152,15 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
     util = (hours_per_month / 730 if hours_per_month is not None
             else parse_fraction(utilization, "utilisation"))
     rates: RateTable = rates_from(rate or [])
-    res = resolve_gpu(gpu_id)
+    from whichgpu.catalog.user_gpu import resolve_gpu_arg
+
+    res = resolve_gpu_arg(gpu_id, gpu_spec)
+    if res is None:
+        raise InputError("tco needs a GPU: a catalog id (tco h100) or --gpu-spec "
+                         "memory=...,tdp=...,price=...")
+    if res.gpu.user_spec and tdp is None and not res.gpu.tdp_watts:
+        raise InputError(f"{res.gpu.id}: owning it costs electricity: give --tdp W (or "
+                         "--gpu-spec tdp=W)")
     read = selection_for or _reader(max_age)
     selection = read(prices) if rent_price is None else None
     offers = list(selection.offers) if selection is not None else None
@@ -253,6 +265,12 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     span = _duration(duration, rate_of_work, amount)
     rates = rates_from(rate or [])
     show = known_currency(currency, rates) if currency else None
+    from whichgpu.catalog.user_gpu import is_memory_only
+
+    if is_memory_only(gpu_id):
+        raise InputError(f"cost prices a rented GPU, and {gpu_id!r} describes your own card: "
+                         "it has no rental offers; 'whichgpu tco --gpu-spec memory=...,tdp=...,"
+                         "price=...' gives what owning it costs per hour")
     res = resolve_gpu(gpu_id)
     g = res.gpu
     read = selection_for or _reader(max_age)

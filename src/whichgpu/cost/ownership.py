@@ -216,8 +216,9 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
     if gpu is not None:
         g = gpu if isinstance(gpu, GPU) else resolve_gpu(gpu, catalog or default_catalog()).gpu
         fields["gpu"] = g.id
-        fields["tdp_watts"] = g.tdp_watts
-        sources["tdp_watts"] = f"catalog {g.id}: {g.tdp_watts:g} W ({g.tdp_w.source})"
+        if g.tdp_watts > 0:  # a card the user described may not say its power
+            fields["tdp_watts"] = g.tdp_watts
+            sources["tdp_watts"] = f"catalog {g.id}: {g.tdp_watts:g} W ({g.tdp_w.source})"
         p = g.purchase_price
         if p is not None:
             fields["purchase_price"] = Money(p.typical, p.currency)

@@ -63,7 +63,8 @@ SORTS = {"cost-per-tflop": N_("cost per TFLOP-hour"), "tflops": N_("throughput (
 DIRECTIONS = {"bidirectional": N_("both directions together"),
               "unidirectional": N_("per direction")}
 EXCLUSION_KINDS = {"memory": N_("memory"), "offer": N_("no offer"), "price": N_("hourly budget"),
-                   "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed")}
+                   "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed"),
+                   "engine": N_("engine not available")}
 
 
 # ------------------------------------------------------------------ phrases from the engine
@@ -345,12 +346,20 @@ def what_would_change(L: Locale, rec: Any) -> list[str]:
         out.append(g("A longer deadline would let %(gpu)s in.", gpu=e.gpu.id))
     pricey = sorted({e.gpu.id for e in rec.excluded if e.kind in ("budget", "price")})
     if pricey:
-        out.append(g("A bigger budget would let in: %(gpus)s.", gpus=", ".join(pricey)))
+        out.append(g("A bigger budget would let in: %(gpus)s.", gpus=some(L, pricey)))
     no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == "offer"})
     if no_offer:
         out.append(g("Fits but has no offer in this price list: %(gpus)s (another price "
-                     "source may change the answer).", gpus=", ".join(no_offer)))
+                     "source may change the answer).", gpus=some(L, no_offer)))
     return out
+
+
+def some(L: Locale, items: Any, n: int = 8) -> str:
+    """The first ``n`` items, and "and N more" when some are left out (never a silent cut)."""
+    items = list(items)
+    if len(items) <= n:
+        return ", ".join(items)
+    return L.gettext("%(items)s and %(n)s more", items=", ".join(items[:n]), n=len(items) - n)
 
 
 def exclusion(L: Locale, e: Any) -> str:

@@ -291,13 +291,21 @@ class MemoryQuery(WorkloadQuery):
     vae_tiling: bool = False
     allow_long_context: bool = Field(False, description="Allow a context beyond the model's "
                                      "trained maximum (RoPE scaling).")
-    gpu: Name | None = Field(None, description="Ask whether it fits this GPU.")
+    gpu: Name | None = Field(None, description="Ask whether it fits this GPU: a catalog id, "
+                             "or your card's memory such as 12GB.")
+    gpu_spec: Name | None = Field(None, description="Your own card instead of a catalog id: "
+                                  "memory=12GB,bandwidth=360GB/s,fp16=51,tdp=170W,price=329USD "
+                                  "(memory alone answers the fit).")
 
 
 class SpeedQuery(WorkloadQuery):
     """``whichgpu speed``: throughput on one GPU configuration."""
 
-    gpu: Name = Field(..., description="Catalog GPU id, e.g. h100 or rtx-4090.")
+    gpu: Name | None = Field(None, description="Catalog GPU id, e.g. h100 or rtx-4090 (or "
+                             "gpu_spec for your own card).")
+    gpu_spec: Name | None = Field(None, description="Your own card instead of a catalog id: "
+                                  "memory=12GB,bandwidth=360GB/s,fp16=51,tdp=170W,price=329USD "
+                                  "(memory alone answers the fit).")
     count: int = Field(1, ge=1, le=1024)
     prompt_tokens: Short | None = None
     output_tokens: Short | None = None
@@ -356,6 +364,12 @@ class RecommendQuery(WorkloadQuery):
         None, description="'default': this server's calibration profile (saved by 'whichgpu "
         "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "
         "empty: datasheet figures. The server never reads a file named in a request.")
+    gpu: Name | None = Field(None, description="Your own card, shown beside the rentals as "
+                             "owned hardware: a catalog id or its memory (12GB).")
+    gpu_spec: Name | None = Field(None, description="Your own card instead of a catalog id: "
+                                  "memory=12GB,bandwidth=360GB/s,fp16=51,tdp=170W,price=329USD "
+                                  "(memory alone answers the fit).")
+    count: int = Field(1, ge=1, le=64, description="How many of your cards you have.")
 
 
 class WorkloadBody(BaseModel):
@@ -419,7 +433,10 @@ class HistoryQuery(_In):
 class TcoQuery(_In):
     """``whichgpu tco``: owning vs renting one GPU (every input editable)."""
 
-    gpu: Name = Field(..., examples=["h100"])
+    gpu: Name | None = Field(None, examples=["h100"])
+    gpu_spec: Name | None = Field(None, description="Your own card instead of a catalog id: "
+                                  "memory=12GB,bandwidth=360GB/s,fp16=51,tdp=170W,price=329USD "
+                                  "(memory alone answers the fit).")
     purchase_price: Short | None = Field(None, description="e.g. 25000USD.")
     resale_value: Short | None = None
     years: float | None = Field(None, gt=0, le=30)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from whichgpu.advise.build import only_gpus  # the API's `only` is the CLI's `--only`
 from whichgpu.catalog.gpus import GPU, default_catalog, resolve_gpu
 from whichgpu.catalog.prices import OfferSelection, current_offers
+from whichgpu.catalog.user_gpu import resolve_gpu_arg
 from whichgpu.errors import InputError
 from whichgpu.web import forms as f
 from whichgpu.web.resolve import check_name, is_hub_lookup, web_model, with_timeout
@@ -340,10 +341,8 @@ def memory(q: f.MemoryQuery):
 
     w = workload(q, "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp",
                  "zero", "vae_tiling", "allow_long_context")
-    target = None
-    if q.gpu:
-        target = resolve_gpu(q.gpu).gpu
-    return memory_report(w, target)
+    res = resolve_gpu_arg(q.gpu, q.gpu_spec)
+    return memory_report(w, res.gpu if res else None)
 
 
 @memo
@@ -352,7 +351,10 @@ def speed(q: f.SpeedQuery) -> dict[str, Any]:
     from whichgpu.estimate.build import speed_answer
     from whichgpu.estimate.workload import TRAINING_TASKS
 
-    res = resolve_gpu(q.gpu)
+    res = resolve_gpu_arg(q.gpu, q.gpu_spec)
+    if res is None:
+        raise InputError("speed needs a GPU: gpu (e.g. rtx-4090) or gpu_spec "
+                         "(memory=...,bandwidth=...,fp16=...)")
     training = q.task in TRAINING_TASKS  # steps: optimizer steps to time, not diffusion steps
     w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", gpus=q.count,
                  steps=None if training else q.steps)
@@ -388,8 +390,10 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
         "tokens_per_day", "concurrency", "objective", "deadline", "max_price_per_hour",
         "budget", "currency", "spot"))
     selection, rates = priced(q.prices, job.currency, q.rate, q.max_age)
+    mine = resolve_gpu_arg(q.gpu, q.gpu_spec)
     rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only),
-              max_gpus=q.max_gpus, profile=calibration_profile(q.calibration))
+              max_gpus=q.max_gpus, profile=calibration_profile(q.calibration),
+              owned=mine.gpu if mine else None, owned_count=q.count)
     return RecommendResult(rec, selection, q.top, rates)
 
 
@@ -404,7 +408,8 @@ def tco(q: f.TcoQuery):
         "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
         "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",
         "maintenance_per_year", "rent_price", "currency"),
-        prices=check_prices(q.prices), rate=q.rate, selection_for=offers)
+        prices=check_prices(q.prices), rate=q.rate, selection_for=offers,
+        gpu_spec=q.gpu_spec)
 
 
 @memo

@@ -15,7 +15,23 @@ from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.units import GB
 
-COUNTS = (1, 2, 4, 8)
+# Every count one server holds, not only powers of two (3 x RTX 3090 is a common build): a
+# layer split takes any count; tensor parallelism takes the counts that divide the heads, and
+# layout_for puts the rest of a count in pipeline stages (tp x pp).
+SERVER_COUNT = 8
+COUNTS = tuple(range(1, SERVER_COUNT + 1))
+
+
+def counts_for(w: Workload, upto: int = SERVER_COUNT) -> tuple[int, ...]:
+    """The GPU counts from 1 to ``upto`` that this workload's layout allows."""
+    out = []
+    for count in range(1, upto + 1):
+        try:
+            layout_for(w, count)
+        except InputError:
+            continue
+        out.append(count)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -87,6 +103,8 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
             continue
         est = cache.setdefault(count, estimate_memory(wc))
         for g in gpus or catalog.gpus:
+            if w.engine is not None and catalog.engine_problem(g, w.engine):
+                continue  # the engine the user named does not run there
             out.append(Fit(g, count, est.total_bytes, g.usable_memory_bytes - est.total_bytes,
                            _describe(wc)))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
@@ -127,7 +145,7 @@ def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[str, ..
                 break
         return tuple(out)
     return tuple(f.gpu.id if f.count == 1 else f"{f.gpu.id} x {f.count}"
-                 for f in smallest_fits(w, catalog)[:4])
+                 for f in smallest_fits(w, catalog))  # all of them: displays say "and N more"
 
 
 def suggestions(w: Workload, target: GPU | None = None, *,
@@ -196,7 +214,7 @@ def suggestions(w: Workload, target: GPU | None = None, *,
         out += _pairs(w, candidates, base, target, catalog)
     # more GPUs / a bigger GPU
     if target is not None:
-        for count in (2, 4, 8):
+        for count in COUNTS[1:]:
             f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
             if f and f[0].fits:
                 out.append(Change(f"{count} x {target.id} ({f[0].layout})",

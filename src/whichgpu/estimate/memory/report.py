@@ -96,6 +96,7 @@ class MemoryReport:
     rule: RuleOfThumb
     model_name: str
     capacity: dict[str, Any] | None = None  # serving capacity on the --gpu configuration
+    notes: tuple[str, ...] = ()  # e.g. the engine swapped for one the --gpu runs
 
     def to_json(self) -> dict[str, Any]:
         data = self.estimate.to_json()
@@ -105,13 +106,20 @@ class MemoryReport:
         data["suggestions"] = [c.to_json() for c in self.changes]
         data["rule_of_thumb"] = self.rule.to_json()
         data["capacity"] = self.capacity
+        data["notes"] = list(self.notes)
         return data
 
 
 def memory_report(w: Workload, gpu: GPU | None = None, *,
                   catalog: Catalog | None = None) -> MemoryReport:
     """The estimate, which GPUs hold it (with headroom), and what would make it fit."""
+    from whichgpu.estimate.platform import engine_for
+
     catalog = catalog or default_catalog()
+    notes: tuple[str, ...] = ()
+    if gpu is not None:  # the engine the --gpu runs (a named one it cannot run is refused)
+        w, why = engine_for(w, gpu, catalog)
+        notes = (why,) if why else ()
     est = estimate_memory(w)
     best = smallest_fits(w, catalog)
     target = None
@@ -129,4 +137,4 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
             "max_context_tokens": max_context(w, gpu, w.gpus),
         }
     return MemoryReport(est, best, target, changes, rule_of_thumb(w, est), w.model.name,
-                        capacity)
+                        capacity, notes)

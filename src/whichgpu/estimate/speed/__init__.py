@@ -64,11 +64,17 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     """
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.platform import engine_for
     from whichgpu.estimate.speed.hardware import hardware
     from whichgpu.estimate.speed.training import check_framework
 
     if framework is not None:
         check_framework(framework)
+    if gpu.user_spec:
+        from whichgpu.catalog.user_gpu import require_speed_figures
+
+        require_speed_figures(gpu, w)
+    w, engine_note = engine_for(w, gpu)  # a card that cannot run the engine: refused or swapped
     lengths = None
     if not w.is_training and not w.is_diffusion:
         lengths = inference_lengths(w)
@@ -83,12 +89,15 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
     hw = hardware(gpu, count, profile)
     if wl.is_diffusion:
-        if wl.task == "image-lora":
-            return _image_lora(wl, hw, framework, compile)
-        return _diffusion(wl, hw, compile)
-    if wl.is_training:
-        return _training(wl, hw, framework, compile)
-    return _inference(wl, hw, lengths, saturation)
+        est = (_image_lora(wl, hw, framework, compile) if wl.task == "image-lora"
+               else _diffusion(wl, hw, compile))
+    elif wl.is_training:
+        est = _training(wl, hw, framework, compile)
+    else:
+        est = _inference(wl, hw, lengths, saturation)
+    if engine_note:
+        est = dataclasses.replace(est, assumptions=(engine_note, *est.assumptions))
+    return est
 
 
 def with_total(est: SpeedEstimate, *, steps: int | None = None,

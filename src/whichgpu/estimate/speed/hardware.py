@@ -88,8 +88,11 @@ def link_for(gpu: GPU, count: int) -> Link:
     eff = speed_value("link_efficiency")
     kind = str(ic.kind.value)
     domain = int(ic.domain_gpus.value)
-    switched = (kind.startswith("nvlink") and kind != "nvlink-bridge") or kind == "infinity-fabric"
-    if switched or (kind == "nvlink-bridge" and count <= domain):
+    # switched fabrics (NVLink switches, Infinity Fabric meshes, Gaudi's on-die RoCE) and
+    # bridges within their domain (NVLink or Infinity Fabric bridges of 2-4 cards)
+    switched = (kind.startswith("nvlink") and kind != "nvlink-bridge") or kind in (
+        "infinity-fabric", "roce-scaleup")
+    if switched or (kind.endswith("-bridge") and count <= domain):
         return Link("nvlink", ic.one_way_bytes_per_s, latency["nvlink"] * 1e-6, eff["nvlink"])
     pcie_one_way = pcie_one_way_bytes_per_s(gpu)
     if kind.startswith("pcie"):
@@ -183,7 +186,9 @@ def arch_key(gpu: GPU) -> str:
     not with the data-centre Blackwell's tcgen05 (https://github.com/triton-lang/triton/pull/6680).
     """
     arch = str(gpu.architecture.value)
-    if arch == "Blackwell" and gpu.form_factor == "consumer":
+    # sm_12x (RTX 50, RTX PRO Blackwell, GB10 in DGX Spark) computes like GeForce Blackwell
+    if arch == "Blackwell" and (gpu.form_factor == "consumer"
+                                or str(gpu.compute_capability.value).startswith("12.")):
         return "Blackwell GeForce"
     return arch
 
