@@ -15,7 +15,9 @@ def test_model_json_has_the_stable_keys_and_dense_active_equals_total(cli):
     assert (data["num_layers"], data["hidden_size"], data["num_kv_heads"], data["head_dim"]) \
         == (80, 8192, 8, 128)
     assert data["source"] == "preset:llama-3.1-70b" and data["approximate"] is False
-    assert data["attention"] == {"full": 80, "sliding": 0, "linear": 0, "sliding_windows": []}
+    assert data["attention"] == {"full": 80, "sliding": 0, "chunked": 0, "linear": 0, "none": 0,
+                                 "sliding_windows": [], "chunk_sizes": [], "no_rope_layers": 0,
+                                 "state_bytes_per_sequence": 0}
     assert {g["name"] for g in data["linears"]} >= {"q_proj", "k_proj", "v_proj", "o_proj",
                                                     "gate_proj", "up_proj", "down_proj"}
 
