@@ -133,9 +133,9 @@ def generic_moe_spec(total: float, active: float, *, label: str | None = None) -
     active size; grouped-query attention with 8 KV heads of 128 (GLM-4.5-Air, MiniMax-M2;
     Qwen3's MoEs use 4, so the KV cache here errs large); 8 routed experts per token plus one
     shared expert (GLM-4.5, DeepSeek-V3) of 0.375 x hidden; every layer MoE. The active size
-    fixes the layer count, then the total fixes the number of experts. What
-    rounding leaves over goes into ``params.other``, so total and active are exactly those
-    given.
+    fixes the layer count, then the total fixes the number of experts. What whole layers and
+    experts leave over is added as a dense MLP term (the active part) and to the experts' pool
+    (the rest), so total and active are exactly those given.
     """
     for value in (total, active):
         if not isinstance(value, int | float) or not math.isfinite(value):
@@ -155,13 +155,19 @@ def generic_moe_spec(total: float, active: float, *, label: str | None = None) -
     room = (n_total - emb) / layers - attn - 2 * h - expert  # routed experts + router
     e = max(2 * _MOE_TOP_K, int(room // (expert + h)))
     counts = dict(embedding=_MOE_VOCAB * h, lm_head=_MOE_VOCAB * h, attention=layers * attn,
-                  experts=layers * e * expert, shared_experts=layers * expert,
+                  mlp=0, experts=layers * e * expert, shared_experts=layers * expert,
                   router=layers * e * h, norms=layers * 2 * h + h)
     shaped = sum(counts.values())
     if shaped > n_total:
         raise InputError(f"{label or total}: too few total parameters for a MoE of "
                          f"{format_count(n_active)} active; give a larger total")
-    params = ParamCounts(**counts, other=n_total - shaped, active=n_active)
+    # what whole layers and experts leave over: the active part as a dense MLP term (every
+    # token uses it), the rest into the routed experts' pool, so that both counts are exact
+    active_shaped = shaped - counts["experts"] + layers * _MOE_TOP_K * expert
+    extra_active = max(0, min(n_active - active_shaped, n_total - shaped))
+    counts["mlp"] = extra_active
+    counts["experts"] += n_total - shaped - extra_active
+    params = ParamCounts(**counts, active=n_active)
     text = label or f"{format_count(n_total)}-A{format_count(n_active)}"
     linears = (
         LinearGroup("q_proj", h, a * d, layers), LinearGroup("k_proj", h, k * d, layers),
