@@ -19,7 +19,8 @@ ROOT = resources.files("whichgpu.models").joinpath("presets")
 
 # Presets whose only published count is the size in the model's name. The count from the
 # config is shown next to it by 'whichgpu models'; these are the ones not checkable to 0.5 %.
-NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "wan-2.2-5b", "kimi-k2.5"}
+NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "wan-2.2-5b", "kimi-k2.5",
+                "wan-2.2-i2v-14b"}
 
 
 def _tolerance(official: float, precision: str) -> float:
@@ -48,6 +49,22 @@ def test_the_issue_list_of_presets_is_shipped():
         "sd-1.5", "sdxl", "sd-3.5-large", "flux.1-dev", "flux.1-schnell", "qwen-image",
         "hidream-i1", "wan-2.2-5b", "wan-2.2-14b"}
     assert required <= aliases
+
+
+def test_issue_14s_presets_are_shipped():
+    """2025-26 models people ask about (issue 14); what could not be shipped is in the README."""
+    aliases = {p.alias for p in PRESETS}
+    required = {
+        "qwen3.5-397b-a17b", "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.5-27b", "qwen3.5-9b",
+        "qwen3.5-4b", "qwen3.5-2b", "qwen3.5-0.8b", "qwen3-4b", "qwen3-14b",
+        "qwen3-coder-480b-a35b", "qwen3-next-80b-a3b", "glm-4.5", "glm-4.5-air", "glm-4.6",
+        "glm-4.7", "llama-4-scout", "llama-4-maverick", "mistral-small-3.2", "magistral-small",
+        "devstral-small", "gemma-3-4b", "gemma-3-12b", "kimi-k2", "kimi-k2.5", "deepseek-v3.1",
+        "deepseek-v3.2", "minimax-m2", "nemotron-3-nano-30b-a3b", "nemotron-nano-9b-v2",
+        "granite-4.0-h-small", "granite-4.0-h-tiny", "granite-4.0-h-micro", "ernie-4.5-21b-a3b",
+        "flux.1-kontext-dev", "qwen-image-edit", "wan-2.2-i2v-14b"}
+    assert required <= aliases
+    assert len(required) >= 30
 
 
 def test_index_and_preset_folders_agree():
@@ -105,7 +122,8 @@ def test_alias_and_every_hub_id_resolve_offline_to_the_same_model(p):
 
 
 def test_dense_presets_have_active_equal_to_total_less_any_vision_tower():
-    moe = {"mixtral-8x7b", "mixtral-8x22b", "mixtral-8x22b-instruct", "wan-2.2-14b"}
+    moe = {"mixtral-8x7b", "mixtral-8x22b", "mixtral-8x22b-instruct", "wan-2.2-14b",
+           "wan-2.2-i2v-14b"}
     for p in PRESETS:
         spec = load_preset(p)
         if spec.moe is not None or p.alias in moe:

@@ -178,18 +178,22 @@ class DiffusionSpec:
     default_resolution: tuple[int, int] = (1024, 1024)
     default_frames: int = 1
     vae_dtype: str | None = None  # the VAE's run-time dtype when the pipeline loads it apart
+    # edit pipelines (FLUX.1 Kontext, Qwen-Image-Edit) append the latents of the input image(s)
+    # to the image tokens the denoiser attends to, at the output's resolution
+    reference_images: int = 0
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)
 
     def image_tokens(self, width: int, height: int, frames: int = 1) -> int:
-        """Tokens the denoiser processes for one sample, after VAE and patching."""
+        """Tokens the denoiser processes for one sample, after VAE and patching (with the
+        reference image's tokens of an edit pipeline)."""
         lat_w = width // self.vae_scale_factor // self.patch_size
         lat_h = height // self.vae_scale_factor // self.patch_size
         lat_t = 1
         if self.is_video:
             lat_t = ((frames - 1) // self.temporal_compression + 1) // self.temporal_patch_size
-        return max(1, lat_w * lat_h * max(1, lat_t))
+        return max(1, lat_w * lat_h * max(1, lat_t)) * (1 + self.reference_images)
 
 
 @dataclass(frozen=True)
