@@ -64,7 +64,10 @@ def test_models_lists_presets_with_official_counts(cli):
     assert row["params_total"] == 8_030_261_248 and "meta-llama/Llama-3.1-8B" in row["hub_ids"]
     assert row["source"] and abs(row["official_error"]) < 0.005
     diff = cli("models", "--family", "diffusion", "--json").json()["models"]
-    assert {m["family"] for m in diff} == {"diffusion"} and len(diff) == 10
+    from whichgpu.models.preset_index import presets
+
+    pipelines = [p for p in presets() if p.family == "diffusion"]
+    assert {m["family"] for m in diff} == {"diffusion"} and len(diff) == len(pipelines) >= 13
     r = cli("models")
     assert r.code == 0 and "qwen3-235b-a22b" in r.out
 
@@ -109,3 +112,10 @@ def test_new_presets_resolve_offline_by_hub_id_with_their_counts(cli, alias, hub
                                                              spec.params_active)
     assert data["mtp_params"] == spec.mtp_params
     assert data["approximate"] is False and data["source"] == f"preset:{alias}"
+
+
+def test_model_text_output_names_the_new_layer_kinds(cli):
+    r = cli("model", "llama-4-scout")
+    assert r.code == 0 and "12 full, 36 chunked (chunk 8192)" in r.out
+    r = cli("model", "nemotron-3-nano-30b-a3b")
+    assert r.code == 0 and "6 full, 23 linear/SSM, 23 MLP/MoE only" in r.out
