@@ -202,11 +202,20 @@ def test_kimi_k2_is_deepseek_v3_mla_with_384_experts_and_one_dense_layer():
 
 
 def test_kimi_k25_unwraps_its_kimi_k2_text_model_and_says_the_checkpoint_is_int4():
+    c = cfg("kimi-k2.5")["vision_config"]
     m = spec("kimi-k2.5")
     k2 = spec("kimi-k2")
-    assert m.params_total == k2.params_total + 400_000_000  # + MoonViT as its card states
-    assert m.quantization == "int4-g32"
-    assert any("INT4" in n for n in m.notes) and any("model card" in n for n in m.notes)
+    assert m.params_total == k2.params_total + m.vision_params
+    # MoonViT: patch conv, the learned 64 x 64 position grid, 27 ViT blocks, final LayerNorm,
+    # the 2 x 2 patch merger into the text model (the whole tower and projector, as
+    # transformers 5.24 builds them: 471,143,920; the card says "400M" for the encoder)
+    h, i = c["vt_hidden_size"], c["vt_intermediate_size"]
+    block = 4 * (h * h + h) + h * i + i + i * h + h + 4 * h
+    merged = 4 * c["mm_hidden_size"]
+    tower = (3 * 14 * 14 * h + h + 64 * 64 * h + c["vt_num_hidden_layers"] * block + 2 * h
+             + 2 * c["mm_hidden_size"] + merged * merged + merged + merged * 7168 + 7168)
+    assert m.vision_params == tower == 471_143_920
+    assert m.quantization == "int4-g32" and any("INT4" in n for n in m.notes)
 
 
 def test_deepseek_v32_caches_an_indexer_key_beside_the_latent_and_reads_top_k_latents():

@@ -67,6 +67,7 @@ def deepseek(r: ConfigReader, mt: str) -> Arch:
             b.add("norms", 2 * idim * count)  # k_norm: a LayerNorm with bias
 
     attention(n)
+    b.add("norms", h)  # the final norm
     e = r.int("n_routed_experts", default=0, lo=0, limit="experts")
     moe_layers = [False] * n
     moe = None

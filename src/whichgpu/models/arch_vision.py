@@ -93,3 +93,30 @@ def pixtral(v: ConfigReader, text_hidden: int, merge: int, bias: bool,
     projector += hv * feature_layers * text_hidden + text_hidden * text_hidden
     projector += 2 * text_hidden if bias else 0
     return total + projector, "the Pixtral vision encoder and projector"
+
+
+def moonvit(v: ConfigReader, text_hidden: int) -> tuple[int, str]:
+    """Kimi K2.5's MoonViT (transformers' kimi_k25 vision tower): a Conv2d patch embedding, a
+    learned init_pos_emb_height x init_pos_emb_width position grid (the temporal embedding of
+    ``divided_fixed`` is fixed, not learned), ``vt_num_hidden_layers`` ViT blocks, a final
+    LayerNorm, and the patch-merger projector (LayerNorm, merge_h x merge_w x hidden square
+    linear, then into the text model)."""
+    hv = v.int("vt_hidden_size", default=1152, limit="hidden")
+    iv = v.int("vt_intermediate_size", default=4304, limit="intermediate")
+    nl = v.int("vt_num_hidden_layers", default=27, limit="layers")
+    patch = v.int("patch_size", default=14, limit="hidden")
+    grid = v.int("init_pos_emb_height", default=64, limit="hidden") * v.int(
+        "init_pos_emb_width", default=64, limit="hidden")
+    mm = v.int("mm_hidden_size", default=hv, limit="hidden")
+    kernel = v.raw("merge_kernel_size", [2, 2])
+    merge = int(kernel[0]) * int(kernel[1]) if isinstance(kernel, list) and len(kernel) == 2 \
+        else 4
+    if str(v.raw("pos_emb_type", "divided_fixed")) != "divided_fixed":
+        from whichgpu.errors import DataError
+
+        raise DataError(v.origin, f"pos_emb_type {v.raw('pos_emb_type')!r} is not modelled",
+                        field=v.prefix + "pos_emb_type")
+    total = 3 * patch * patch * hv + hv + grid * hv + nl * _vit_block(hv, iv) + 2 * hv
+    m = mm * merge
+    total += 2 * mm + m * m + m + m * text_hidden + text_hidden
+    return total, "the MoonViT vision encoder and patch-merger projector"

@@ -12,8 +12,8 @@ no-RoPE layers, and the constant per-sequence state of Gated DeltaNet and Mamba-
 
 Multimodal wrappers (``text_config`` / ``language_config``) are unwrapped: the text model is
 parsed by its own parser and the vision tower counted from ``vision_config`` where its
-architecture is modelled (SigLIP, Qwen3.5 ViT, Llama 4, Pixtral). A tower that is not modelled
-is refused by name, never counted as 0. Multi-token-prediction layers are reported in
+architecture is modelled (SigLIP, Qwen3.5 ViT, Llama 4, Pixtral, MoonViT). A tower that is not
+modelled is refused by name, never counted as 0. Multi-token-prediction layers are reported in
 ``ModelSpec.mtp_params``, outside the total (engines load them only to draft tokens).
 
 ``linears`` lists the projections a LoRA targets, by PEFT module name, with exact shapes;
@@ -95,11 +95,8 @@ def _pixtral(v: ConfigReader, top: ConfigReader, arch: Arch) -> tuple[int, str]:
                                feature_layers)
 
 
-def _moonvit_published(v: ConfigReader, top: ConfigReader, arch: Arch) -> tuple[int, str]:
-    # MoonViT's layer-by-layer definition is remote code outside transformers; the model card's
-    # figure is used, and said to be one.
-    return 400_000_000, ("the MoonViT vision encoder (400M parameters, the figure of the "
-                         "Kimi K2.5 model card, not computed from the config)")
+def _moonvit(v: ConfigReader, top: ConfigReader, arch: Arch) -> tuple[int, str]:
+    return arch_vision.moonvit(v, arch.hidden)
 
 
 @dataclass(frozen=True)
@@ -117,7 +114,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "qwen3_5_moe": _Wrapper(("qwen3_5_moe_text",), _qwen35_vit, "qwen3_5_moe"),
     "llama4": _Wrapper(("llama4_text",), _llama4_vision, "llama4"),
     "mistral3": _Wrapper(("mistral", "llama"), _pixtral, "mistral3"),
-    "kimi_k25": _Wrapper(("kimi_k2", "deepseek_v3"), _moonvit_published, "kimi_k25"),
+    "kimi_k25": _Wrapper(("kimi_k2", "deepseek_v3"), _moonvit, "kimi_k25"),
 }
 _TOWER_KEYS = ("vision_config", "audio_config", "vision_tower", "visual", "speech_config")
 

@@ -13,6 +13,10 @@ from whichgpu.models.spec import LayerSpec, ModelSpec
 
 # Engines that give sliding-window layers full-length pages in hybrid models (hf-mem #60/#70:
 # capping them under-counts gpt-oss-20b by 49 % on vLLM). Others keep only the window.
+# Llama 4's chunked layers likewise: vLLM turned its hybrid cache for chunked local attention
+# off by default for latency (vllm-project/vllm#21761, after #19351 added it) and SGLang's is
+# opt-in (sgl-project/sglang#6563, hybrid_kvcache_ratio); transformers' hybrid chunked cache
+# and llama.cpp's chunked SWA cache keep one chunk.
 _FULL_PAGES_FOR_SLIDING = ("vllm", "sglang", "trtllm")
 # Engines whose MLA cache holds the compressed latent; transformers stores decompressed K/V.
 _LATENT_MLA = ("vllm", "sglang", "trtllm", "llamacpp", "mlc")
