@@ -191,6 +191,19 @@ def test_ernie45_first_layer_dense_then_experts_with_two_shared():
     assert kv_per_token(m) == c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * d * BF16
 
 
+def test_hunyuan_a13b_every_layer_moe_with_a_shared_mlp_and_head_qk_norms():
+    c = cfg("hunyuan-a13b")
+    m = spec("hunyuan-a13b")
+    n, h = c["num_hidden_layers"], c["hidden_size"]
+    assert m.moe.moe_layers == n and m.moe.shared_expert_intermediate_size == \
+        c["intermediate_size"] * c["num_shared_expert"][0]
+    assert m.params.router == n * c["num_experts"] * h  # gate.wg: no bias
+    assert kv_per_token(m) == n * 2 * c["num_key_value_heads"] * c["head_dim"] * BF16
+    cla = dict(c, use_cla=True)
+    with pytest.raises(DataError, match="use_cla"):
+        parse_config(cla, origin="cla.json")
+
+
 # ---------------------------------------------------------------------------- MLA: Kimi, V3.2
 
 def test_kimi_k2_is_deepseek_v3_mla_with_384_experts_and_one_dense_layer():
@@ -299,7 +312,7 @@ def test_an_unknown_wrapper_with_an_unmodelled_tower_is_refused_by_name():
 
 
 @pytest.mark.parametrize("config", [
-    {"model_type": "hunyuan_v1_moe", "hidden_size": 4096, "num_hidden_layers": 32,
+    {"model_type": "hunyuan", "hidden_size": 4096, "num_hidden_layers": 32,
      "num_attention_heads": 32, "num_key_value_heads": 8, "num_experts": 64, "moe_topk": 8,
      "moe_intermediate_size": 3072, "vocab_size": 128167},
     {"model_type": "gemma3n", "text_config": {"hidden_size": 2048, "num_hidden_layers": 35,

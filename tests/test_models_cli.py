@@ -90,7 +90,7 @@ NEW_2026 = ("qwen3.5-397b-a17b", "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.
             "magistral-small", "devstral-small", "gemma-3-1b", "gemma-3-4b", "gemma-3-12b",
             "kimi-k2", "kimi-k2.5", "deepseek-v3.1", "deepseek-v3.2", "minimax-m2",
             "nemotron-3-nano-30b-a3b", "nemotron-nano-9b-v2", "granite-4.0-h-small",
-            "granite-4.0-h-tiny", "granite-4.0-h-micro", "ernie-4.5-21b-a3b")
+            "granite-4.0-h-tiny", "granite-4.0-h-micro", "ernie-4.5-21b-a3b", "hunyuan-a13b")
 
 
 def _hub_ids():

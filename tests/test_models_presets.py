@@ -62,6 +62,7 @@ def test_issue_14s_presets_are_shipped():
         "devstral-small", "gemma-3-4b", "gemma-3-12b", "kimi-k2", "kimi-k2.5", "deepseek-v3.1",
         "deepseek-v3.2", "minimax-m2", "nemotron-3-nano-30b-a3b", "nemotron-nano-9b-v2",
         "granite-4.0-h-small", "granite-4.0-h-tiny", "granite-4.0-h-micro", "ernie-4.5-21b-a3b",
+        "hunyuan-a13b",
         "flux.1-kontext-dev", "qwen-image-edit", "wan-2.2-i2v-14b"}
     assert required <= aliases
     assert len(required) >= 30

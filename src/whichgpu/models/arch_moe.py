@@ -1,6 +1,6 @@
 """MoE decoders of 2025-26 with grouped-query attention: GLM-4.5/4.6/4.7 (``glm4_moe``),
-MiniMax-M2 (``minimax_m2``), ERNIE 4.5 MoE (``ernie4_5_moe``) and Llama 4 (``llama4_text``,
-with chunked and no-RoPE layers).
+MiniMax-M2 (``minimax_m2``), ERNIE 4.5 MoE (``ernie4_5_moe``), Hunyuan-A13B (``hunyuan_v1_moe``)
+and Llama 4 (``llama4_text``, with chunked and no-RoPE layers).
 
 Each is counted as its transformers (or the publisher's remote-code) modeling file builds it:
 attention projections with their biases and q/k norms, the layers that stay dense, the router
@@ -180,6 +180,42 @@ def ernie45_moe(r: ConfigReader, mt: str) -> Arch:
     if mtp:
         arch.notes.append(f"the checkpoint may also hold {mtp} multi-token-prediction "
                           "layer(s), not counted")
+    return arch
+
+
+def hunyuan_moe(r: ConfigReader, mt: str) -> Arch:
+    """Hunyuan MoE (HunYuanMoEV1ForCausalLM, Hunyuan-A13B): q/k RMSNorms per head
+    (``use_qk_norm``), every layer MoE with a softmax router (gate.wg, no bias), experts of
+    ``moe_intermediate_size`` and, with ``use_mixed_mlp_moe``, a shared MLP of
+    ``intermediate_size`` x ``num_shared_expert``. Per-layer lists (``moe_topk``,
+    ``moe_intermediate_size``, ``num_shared_expert``) must be uniform here; cross-layer
+    attention (``use_cla``) is refused."""
+    n = r.int("num_hidden_layers", limit="layers")
+    if r.bool("use_cla"):
+        raise DataError(r.origin, "cross-layer attention (use_cla) is not modelled",
+                        field=r.prefix + "use_cla")
+
+    def uniform(name: str, default: int) -> int:
+        value = r.raw(name, default)
+        values = value if isinstance(value, list) else [value]
+        if not values or len(set(values)) != 1 or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            raise DataError(r.origin, "expected one non-negative integer, or a list of the "
+                            f"same one per layer, got {value!r:.60}", field=r.prefix + name)
+        return values[0]
+
+    dense = r.int("intermediate_size", limit="intermediate")
+    mixed = r.bool("use_mixed_mlp_moe")
+    shared = uniform("num_shared_expert", 1) if mixed else 0
+    p = _Plan(qkv_bias=r.bool("attention_bias"), o_bias=r.bool("attention_bias"),
+              qk_norm="head" if r.bool("use_qk_norm") else None,
+              num_experts=uniform("num_experts", 1), top_k=uniform("moe_topk", 1),
+              expert_inter=uniform("moe_intermediate_size", dense),
+              shared_inter=dense * shared, n_shared=shared, dense_inter=0,
+              moe_layers=[True] * n, router_bias=False)
+    arch, _ = _build(r, mt, p, default_ctx=32768, default_tie=True)
+    arch.notes.append(f"every layer MoE: {p.num_experts} experts ({p.top_k} per token)"
+                      + (f" and a shared MLP of {p.shared_inter}" if shared else ""))
     return arch
 
 

@@ -33,7 +33,7 @@ from whichgpu.models.arch_classic import falcon, gpt2, gpt_neox, mpt
 from whichgpu.models.arch_deepseek import deepseek
 from whichgpu.models.arch_hybrid import gated_deltanet, granite_hybrid, nemotron_h
 from whichgpu.models.arch_llama import STYLES, llama_like
-from whichgpu.models.arch_moe import ernie45_moe, glm4_moe, llama4_text, minimax_m2
+from whichgpu.models.arch_moe import ernie45_moe, glm4_moe, hunyuan_moe, llama4_text, minimax_m2
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.rough_size import rough_size_hint
 from whichgpu.models.spec import ModelSpec, ParamCounts
@@ -58,6 +58,7 @@ _TEXT: dict[str, Parser] = {
     "glm4_moe": glm4_moe,
     "minimax_m2": minimax_m2,
     "ernie4_5_moe": ernie45_moe,
+    "hunyuan_v1_moe": hunyuan_moe,
     "llama4_text": llama4_text,
     "granitemoehybrid": granite_hybrid,
     "nemotron_h": nemotron_h,
