@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test lint setup clean validate calibrate baseline bench-web bench-recommend i18n \
-	screenshots gpu-check gpu-check-wheels
+	screenshots check-counts gpu-check gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest
+
+# Parameter counts of the decoder presets against the models transformers builds (needs torch
+# and transformers in the environment; whichgpu does not depend on them).
+check-counts: $(STAMP)
+	$(BIN)/python scripts/check_counts_with_transformers.py
 
 # Accuracy: each validation row's error and the median / p90 by category (see README).
 validate: $(STAMP)

@@ -103,3 +103,26 @@ def test_malformed_pipelines():
     files["transformer/config.json"] = {"num_layers": "19"}
     with pytest.raises(DataError, match="num_layers"):
         parse_pipeline(files.get, origin="p", source="t", name="t")
+
+
+def test_edit_pipelines_attend_to_the_input_image_tokens_beside_the_generated_ones():
+    kontext = resolve_model("black-forest-labs/FLUX.1-Kontext-dev", offline=True)
+    dev = resolve_model("flux.1-dev", offline=True)
+    k, d = kontext.diffusion, dev.diffusion
+    assert k.component("transformer").params == d.component("transformer").params
+    assert (k.reference_images, d.reference_images) == (1, 0)
+    # FLUX packs 2x2 latent patches: 1024 / 8 / 2 = 64 per side, twice over for the input image
+    assert k.image_tokens(1024, 1024) == 2 * d.image_tokens(1024, 1024) == 2 * 64 * 64
+    edit = resolve_model("Qwen/Qwen-Image-Edit-2511", offline=True).diffusion
+    assert edit.reference_images == 1 and edit.image_tokens(1024, 1024) == 2 * 64 * 64
+
+
+def test_wan_i2v_takes_the_first_frame_as_input_channels_not_tokens():
+    i2v = resolve_model("Wan-AI/Wan2.2-I2V-A14B-Diffusers", offline=True)
+    t2v = resolve_model("wan-2.2-14b", offline=True)
+    a, b = i2v.diffusion, t2v.diffusion
+    assert a.reference_images == 0 and a.is_video
+    assert a.image_tokens(1280, 720, 81) == b.image_tokens(1280, 720, 81)
+    # patch embedding over 36 input channels (16 noise + 16 image latents + 4 mask), 1x2x2 patches
+    extra = (36 - 16) * 1 * 2 * 2 * 5120
+    assert a.component("transformer").params - b.component("transformer").params == extra

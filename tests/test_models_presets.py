@@ -11,7 +11,7 @@ from importlib import resources
 
 import pytest
 
-from whichgpu.models import list_presets, resolve_model
+from whichgpu.models import resolve_model
 from whichgpu.models.preset_index import find_preset, load_preset, official_compared, presets
 
 PRESETS = presets()
@@ -19,7 +19,8 @@ ROOT = resources.files("whichgpu.models").joinpath("presets")
 
 # Presets whose only published count is the size in the model's name. The count from the
 # config is shown next to it by 'whichgpu models'; these are the ones not checkable to 0.5 %.
-NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "wan-2.2-5b"}
+NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "wan-2.2-5b", "kimi-k2.5",
+                "wan-2.2-i2v-14b"}
 
 
 def _tolerance(official: float, precision: str) -> float:
@@ -50,6 +51,23 @@ def test_the_issue_list_of_presets_is_shipped():
     assert required <= aliases
 
 
+def test_issue_14s_presets_are_shipped():
+    """2025-26 models people ask about (issue 14); what could not be shipped is in the README."""
+    aliases = {p.alias for p in PRESETS}
+    required = {
+        "qwen3.5-397b-a17b", "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.5-27b", "qwen3.5-9b",
+        "qwen3.5-4b", "qwen3.5-2b", "qwen3.5-0.8b", "qwen3-4b", "qwen3-14b",
+        "qwen3-coder-480b-a35b", "qwen3-next-80b-a3b", "glm-4.5", "glm-4.5-air", "glm-4.6",
+        "glm-4.7", "llama-4-scout", "llama-4-maverick", "mistral-small-3.2", "magistral-small",
+        "devstral-small", "gemma-3-4b", "gemma-3-12b", "kimi-k2", "kimi-k2.5", "deepseek-v3.1",
+        "deepseek-v3.2", "minimax-m2", "nemotron-3-nano-30b-a3b", "nemotron-nano-9b-v2",
+        "granite-4.0-h-small", "granite-4.0-h-tiny", "granite-4.0-h-micro", "ernie-4.5-21b-a3b",
+        "hunyuan-a13b",
+        "flux.1-kontext-dev", "qwen-image-edit", "wan-2.2-i2v-14b"}
+    assert required <= aliases
+    assert len(required) >= 30
+
+
 def test_index_and_preset_folders_agree():
     folders = {f.name for f in ROOT.iterdir() if f.is_dir() and not f.name.startswith("_")}
     assert folders == {p.alias for p in PRESETS}
@@ -66,7 +84,7 @@ def test_index_and_preset_folders_agree():
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.alias)
 def test_preset_count_matches_the_official_count(p):
     spec = load_preset(p)
-    computed = official_compared(spec)
+    computed = official_compared(spec, p.official_checkpoint)
     tol = _tolerance(p.official_params, p.official_precision)
     assert abs(computed - p.official_params) <= tol, (
         f"{p.alias}: computed {computed:,} vs official {p.official_params:,.0f} "
@@ -104,14 +122,29 @@ def test_alias_and_every_hub_id_resolve_offline_to_the_same_model(p):
         assert spec.hub_id == hub_id
 
 
-def test_dense_presets_have_active_equal_to_total():
-    for r in list_presets():
-        if r.alias in ("mixtral-8x7b", "mixtral-8x22b", "mixtral-8x22b-instruct",
-                       "qwen3-30b-a3b", "qwen3-coder-30b-a3b", "qwen3-235b-a22b",
-                       "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b", "wan-2.2-14b"):
-            assert r.params_active < r.params_total, r.alias
-        else:
-            assert r.params_active == r.params_total, r.alias
+def test_dense_presets_have_active_equal_to_total_less_any_vision_tower():
+    moe = {"mixtral-8x7b", "mixtral-8x22b", "mixtral-8x22b-instruct", "wan-2.2-14b",
+           "wan-2.2-i2v-14b"}
+    for p in PRESETS:
+        spec = load_preset(p)
+        if spec.moe is not None or p.alias in moe:
+            assert spec.params_active < spec.params_total - spec.vision_params, p.alias
+        else:  # the vision tower runs once per image, not per token
+            assert spec.params_active == spec.params_total - spec.vision_params, p.alias
+
+
+@pytest.mark.parametrize("p", [p for p in PRESETS if p.official_checkpoint],
+                         ids=lambda p: p.alias)
+def test_a_checkpoint_total_is_matched_only_with_what_the_checkpoint_adds(p):
+    """The extras a checkpoint total holds are real: without them the count is lower."""
+    spec = load_preset(p)
+    bare = official_compared(spec)
+    full = official_compared(spec, p.official_checkpoint)
+    assert full > bare
+    if "mtp" in p.official_checkpoint:
+        assert spec.mtp_params > 0 and "multi-token-prediction" in " ".join(spec.notes)
+    if "fp8-scales" in p.official_checkpoint:
+        assert spec.quantization == "fp8"
 
 
 def test_short_names_are_forgiving():

@@ -86,8 +86,13 @@ def _print_spec(spec) -> None:
         if att["sliding"]:
             windows = ", ".join(map(str, att["sliding_windows"]))
             attn += f", {att['sliding']} sliding (window {windows})"
+        if att["chunked"]:
+            chunks = ", ".join(map(str, att["chunk_sizes"]))
+            attn += f", {att['chunked']} chunked (chunk {chunks})"
         if att["linear"]:
             attn += f", {att['linear']} linear/SSM"
+        if att["none"]:
+            attn += f", {att['none']} MLP/MoE only"
         rows = [
             ("layers", str(spec.num_layers)), ("hidden size", str(spec.hidden_size)),
             ("attention heads / KV heads",

@@ -9,11 +9,19 @@ from whichgpu.models.spec import ModelSpec
 
 
 def attention_summary(spec: ModelSpec) -> dict[str, Any]:
-    """Layers per attention kind and the sliding windows in use."""
+    """Layers per attention kind, the sliding windows (and chunk sizes) in use, no-RoPE layers
+    and the constant state per sequence of the linear/SSM layers."""
     kinds = Counter(layer.attention for layer in spec.layers)
-    windows = sorted({layer.window for layer in spec.layers if layer.window})
+    windows = sorted({layer.window for layer in spec.layers
+                      if layer.window and layer.attention == "sliding"})
+    chunks = sorted({layer.window for layer in spec.layers
+                     if layer.window and layer.attention == "chunked"})
     return {"full": kinds.get("full", 0), "sliding": kinds.get("sliding", 0),
-            "linear": kinds.get("linear", 0), "sliding_windows": windows}
+            "chunked": kinds.get("chunked", 0), "linear": kinds.get("linear", 0),
+            "none": kinds.get("none", 0), "sliding_windows": windows, "chunk_sizes": chunks,
+            "no_rope_layers": sum(1 for la in spec.layers
+                                  if not la.rope and la.attention in ("full", "sliding")),
+            "state_bytes_per_sequence": sum(la.state_bytes for la in spec.layers)}
 
 
 def spec_to_json(spec: ModelSpec) -> dict[str, Any]:
@@ -33,8 +41,11 @@ def spec_to_json(spec: ModelSpec) -> dict[str, Any]:
         "native_dtype": spec.native_dtype, "quantization": spec.quantization,
         "attention": attention_summary(spec),
         "layers": [{"attention": la.attention, "window": la.window, "kv_heads": la.kv_heads,
-                    "head_dim": la.head_dim, "v_head_dim": la.v_head_dim, "moe": la.moe}
+                    "head_dim": la.head_dim, "v_head_dim": la.v_head_dim, "moe": la.moe,
+                    "rope": la.rope, "state_elements": la.state_elements,
+                    "state_fp32_elements": la.state_fp32_elements}
                    for la in spec.layers],
+        "mtp_params": spec.mtp_params, "vision_params": spec.vision_params,
         "linears": [{"name": g.name, "in_features": g.in_features,
                      "out_features": g.out_features, "count": g.count, "expert": g.expert,
                      "bias": g.bias} for g in spec.linears],
@@ -53,7 +64,9 @@ def spec_to_json(spec: ModelSpec) -> dict[str, Any]:
         data["mla"] = {"kv_lora_rank": a.kv_lora_rank, "q_lora_rank": a.q_lora_rank,
                        "qk_rope_head_dim": a.qk_rope_head_dim,
                        "qk_nope_head_dim": a.qk_nope_head_dim, "v_head_dim": a.v_head_dim,
-                       "cache_elements_per_token": a.cache_elements_per_token}
+                       "cache_elements_per_token": a.cache_elements_per_token,
+                       "index_head_dim": a.index_head_dim, "index_n_heads": a.index_n_heads,
+                       "index_topk": a.index_topk}
     if spec.checkpoint:
         c = spec.checkpoint
         data["checkpoint"] = {"total_bytes": c.total_bytes, "bytes_by_dtype": c.bytes_by_dtype,

@@ -590,7 +590,8 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         patch_size=patch, temporal_patch_size=tpatch, text_tokens=int(run["text_tokens"]),
         guidance_distilled=bool(run["guidance_distilled"]),
         default_steps=int(run["default_steps"]), default_resolution=(int(res[0]), int(res[1])),
-        default_frames=int(run.get("default_frames", 1)), vae_dtype=run.get("vae_dtype"))
+        default_frames=int(run.get("default_frames", 1)), vae_dtype=run.get("vae_dtype"),
+        reference_images=int(run.get("reference_images", 0)))
     notes.append(f"run-time defaults from {pipeline_source(str(run['source']))}")
     den_comp = next(c for c in comps if c.name == den)
     return ModelSpec(

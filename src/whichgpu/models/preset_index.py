@@ -20,6 +20,9 @@ from whichgpu.errors import DataError
 from whichgpu.models.spec import ModelSpec
 
 _PRECISIONS = ("exact", "3sf", "2sf", "nominal")
+# what a checkpoint's safetensors total holds beyond the model's parameters (official_checkpoint)
+CHECKPOINT_EXTRAS = ("mtp", "mtp-copies", "fp8-scales")
+_FP8_BLOCK = 128  # DeepSeek-style FP8 checkpoints: one float32 scale per 128 x 128 block
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class Preset:
     official_active_excludes_embedding: bool = False
     component_params: dict[str, dict[str, Any]] | None = None  # pipelines: recorded counts
     pipeline: dict[str, Any] | None = None  # pipelines: run-time defaults for this model
+    # the official figure is a checkpoint's safetensors total, which also holds these
+    official_checkpoint: tuple[str, ...] = ()
 
     @property
     def folder(self) -> Traversable:
@@ -99,13 +104,17 @@ def _index() -> tuple[tuple[Preset, ...], dict[str, str]]:
                 official_active_precision=raw.get("official_active_precision"),
                 official_active_excludes_embedding=bool(
                     raw.get("official_active_excludes_embedding", False)),
-                component_params=raw.get("component_params"), pipeline=raw.get("pipeline"))
+                component_params=raw.get("component_params"), pipeline=raw.get("pipeline"),
+                official_checkpoint=tuple(raw.get("official_checkpoint", ())))
         except KeyError as exc:
             raise DataError(path, "required field is missing", row=i,
                             field=exc.args[0]) from exc
         if p.official_precision not in _PRECISIONS:
             raise DataError(path, f"must be one of {', '.join(_PRECISIONS)}", row=i,
                             field="official_precision")
+        if set(p.official_checkpoint) - set(CHECKPOINT_EXTRAS):
+            raise DataError(path, f"entries must be among {', '.join(CHECKPOINT_EXTRAS)}",
+                            row=i, field="official_checkpoint")
         out.append(p)
     sources: dict[str, str] = {}
     for key, value in data.get("sources", {}).items():
@@ -217,11 +226,22 @@ class PresetRecord:
                 "official_error": round(self.official_error, 6), "source": self.official_source}
 
 
-def official_compared(spec: ModelSpec) -> int:
-    """The computed count a preset's official figure is about: the denoiser for a pipeline."""
+def official_compared(spec: ModelSpec, extras: tuple[str, ...] = ()) -> int:
+    """The computed count a preset's official figure is about: the denoiser for a pipeline;
+    for a checkpoint's safetensors total, the parameters plus ``extras``: the MTP layers, the
+    copies of the embedding and LM head some checkpoints store with them (DeepSeek-V3,
+    GLM-4.5), and the FP8 block scales (one per 128 x 128 block of every FP8 linear)."""
     if spec.diffusion:
         return spec.diffusion.component(spec.diffusion.denoiser).params
-    return spec.params_total
+    n = spec.params_total
+    if "mtp" in extras:
+        n += spec.mtp_params
+    if "mtp-copies" in extras:
+        n += 2 * spec.vocab_size * spec.hidden_size
+    if "fp8-scales" in extras:
+        n += sum(-(-g.out_features // _FP8_BLOCK) * -(-g.in_features // _FP8_BLOCK) * g.count
+                 for g in spec.linears)
+    return n
 
 
 @cache
@@ -235,5 +255,5 @@ def list_presets() -> tuple[PresetRecord, ...]:
             params_total=spec.params_total, params_active=spec.params_active,
             official_params=p.official_params, official_precision=p.official_precision,
             official_source=p.source_text(), aliases=p.aliases,
-            compared_params=official_compared(spec)))
+            compared_params=official_compared(spec, p.official_checkpoint)))
     return tuple(out)

@@ -2,8 +2,8 @@
 
 Order: an explicit ``params`` count; an existing path (config.json, a model folder, a
 diffusers pipeline folder, a .gguf file); a preset (alias or Hub id, offline); a bare size
-("70B"); a Hub id (online, through huggingface_hub). Anything else is an unknown model with
-the closest preset names as suggestions.
+("70B", or "106B-A12B" for a MoE); a Hub id (online, through huggingface_hub). Anything else
+is an unknown model with the closest preset names as suggestions.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 
 from whichgpu.errors import DataError, InputError, NotFoundError
-from whichgpu.models.generic import generic_spec, parse_bare_size
+from whichgpu.models.generic import bare_size_spec, generic_spec
 from whichgpu.models.preset_index import find_preset, load_preset, preset_names
 from whichgpu.models.spec import ModelSpec
 
 _HINT = ("give a preset alias (see 'whichgpu models'), a Hub id like org/name, a path to a "
-         "config.json, a model folder or a .gguf file, or a size like 70B")
+         "config.json, a model folder or a .gguf file, or a size like 70B (106B-A12B for a MoE)")
 
 
 def resolve_model(name: str, *, params: float | None = None,
@@ -44,9 +44,9 @@ def resolve_model(name: str, *, params: float | None = None,
     if preset is not None:
         return load_preset(preset, requested=text)
 
-    size = parse_bare_size(text)
+    size = bare_size_spec(text)  # 70B, or 106B-A12B for a MoE
     if size is not None:
-        return generic_spec(size, label=text.strip().upper())
+        return size
 
     from whichgpu.models.hub import looks_like_hub_id
 

@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Family = Literal["decoder", "encoder", "diffusion"]
-AttentionKind = Literal["full", "sliding", "linear"]
+# full: attends to the whole context; sliding: to the last ``window`` tokens; chunked (Llama 4):
+# to the tokens of its own ``window``-sized chunk, so at most ``window`` cached tokens; linear:
+# a linear-attention (Gated DeltaNet) or SSM (Mamba-2) layer with a constant state, no KV cache;
+# none: a block without token mixing (Nemotron-H's MLP and MoE layers), nothing cached.
+AttentionKind = Literal["full", "sliding", "chunked", "linear", "none"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class ParamCounts:
     lm_head: int = 0  # 0 when tied to the embedding
     norms: int = 0
     other: int = 0  # anything else (vision tower, MTP head, conv state ...)
-    active: int = 0  # parameters used per token; equals total for dense models
+    active: int = 0  # parameters a text token uses: MoE top-k experts only, no vision tower
 
     @property
     def total(self) -> int:
@@ -54,11 +58,15 @@ class LayerSpec:
     # linear-attention / SSM layers: elements of state one sequence holds, whatever its length
     # (convolution state over kernel-1 positions + the recurrent state matrix)
     state_elements: int = 0
+    # of those, the elements the config asks to keep in float32 whatever the engine's dtype
+    # (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H ``mamba_ssm_cache_dtype``: the recurrent state)
+    state_fp32_elements: int = 0
+    rope: bool = True  # False for Llama 4's no-RoPE (NoPE) global layers
 
     @property
     def state_bytes(self) -> int:
-        """The state at 16 bits per element (the model's dtype in vLLM / transformers)."""
-        return 2 * self.state_elements
+        """The state at 16 bits per element, the float32 part at 32 (vLLM / transformers)."""
+        return 2 * self.state_elements + 2 * self.state_fp32_elements
 
 
 @dataclass(frozen=True)
@@ -99,13 +107,21 @@ class MoESpec:
 
 @dataclass(frozen=True)
 class MLASpec:
-    """Multi-head latent attention (DeepSeek-V2/V3): the cache holds a compressed latent."""
+    """Multi-head latent attention (DeepSeek-V2/V3): the cache holds a compressed latent.
+
+    DeepSeek-V3.2's sparse attention adds a lightning indexer: one key of ``index_head_dim``
+    per token and layer is cached beside the latent, and attention reads only the
+    ``index_topk`` tokens the indexer selects (0: dense MLA).
+    """
 
     kv_lora_rank: int
     qk_rope_head_dim: int
     qk_nope_head_dim: int
     v_head_dim: int
     q_lora_rank: int | None = None
+    index_head_dim: int = 0
+    index_n_heads: int = 0
+    index_topk: int = 0
 
     @property
     def cache_elements_per_token(self) -> int:
@@ -162,18 +178,22 @@ class DiffusionSpec:
     default_resolution: tuple[int, int] = (1024, 1024)
     default_frames: int = 1
     vae_dtype: str | None = None  # the VAE's run-time dtype when the pipeline loads it apart
+    # edit pipelines (FLUX.1 Kontext, Qwen-Image-Edit) append the latents of the input image(s)
+    # to the image tokens the denoiser attends to, at the output's resolution
+    reference_images: int = 0
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)
 
     def image_tokens(self, width: int, height: int, frames: int = 1) -> int:
-        """Tokens the denoiser processes for one sample, after VAE and patching."""
+        """Tokens the denoiser processes for one sample, after VAE and patching (with the
+        reference image's tokens of an edit pipeline)."""
         lat_w = width // self.vae_scale_factor // self.patch_size
         lat_h = height // self.vae_scale_factor // self.patch_size
         lat_t = 1
         if self.is_video:
             lat_t = ((frames - 1) // self.temporal_compression + 1) // self.temporal_patch_size
-        return max(1, lat_w * lat_h * max(1, lat_t))
+        return max(1, lat_w * lat_h * max(1, lat_t)) * (1 + self.reference_images)
 
 
 @dataclass(frozen=True)
@@ -208,6 +228,10 @@ class ModelSpec:
     hub_id: str | None = None
     approximate: bool = False  # True for a bare size: a generic spec, not the real model
     notes: tuple[str, ...] = ()
+    # multi-token-prediction layers stored in the checkpoint but not in ``params``: engines
+    # load them only for speculative decoding (DeepSeek-V3, GLM-4.5, Qwen3.5, MiniMax-M2)
+    mtp_params: int = 0
+    vision_params: int = 0  # the vision tower and projector, included in ``params.other``
 
     @property
     def params_total(self) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from whichgpu.errors import InputError, NotFoundError, WhichGPUError
-from whichgpu.models.generic import generic_spec, parse_bare_size
+from whichgpu.models.generic import bare_size_spec, generic_spec, parse_bare_size
 from whichgpu.models.hub import looks_like_hub_id
 from whichgpu.models.preset_index import find_preset, load_preset, preset_names
 from whichgpu.models.resolve import _HINT as MODEL_HINT
@@ -152,9 +152,9 @@ def web_model(name: str | None, *, config: dict[str, Any] | None = None,
     preset = find_preset(text)
     if preset is not None:
         return load_preset(preset, requested=text)
-    size = parse_bare_size(text)
+    size = bare_size_spec(text)  # 70B, or 106B-A12B for a MoE
     if size is not None:
-        return generic_spec(size, label=text.upper())
+        return size
     if looks_like_hub_id(text):
         from whichgpu.models.hub import spec_from_hub
 

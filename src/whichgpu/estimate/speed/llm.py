@@ -6,7 +6,8 @@ prefill     = max(FLOPs / (peak x eta_prefill), weights / bandwidth) + all-reduc
 
 Bytes streamed per step are the weights actually read (not the embedding table, which is only
 looked up; for MoE the distinct experts the batch touches) plus the KV cache read at the
-current context. Weight-only quantization shrinks bytes but computes in 16-bit.
+current context (``kv_read_bytes``: a chunked layer reads at most its chunk, DeepSeek-V3.2 its
+indexer keys and top-k latents). Weight-only quantization shrinks bytes but computes in 16-bit.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from whichgpu.estimate.constants import per_key, speed_value
-from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
+from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import llm_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
@@ -66,14 +67,22 @@ def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
 
 
 def attention_flops_per_token(m: ModelSpec, context: int) -> float:
-    """QK^T and PV FLOPs for one new token attending to ``context`` tokens, all layers."""
+    """QK^T and PV FLOPs for one new token attending to ``context`` tokens, all layers.
+
+    Sliding and chunked layers attend to at most their window; linear/SSM and MLP-only layers
+    have no attention over the context; DeepSeek-V3.2's sparse attention attends to its
+    ``index_topk`` tokens, after an indexer that scores every cached token."""
     if m.layers:
         total = 0.0
+        sparse = m.mla.index_topk if m.mla else 0
         for layer in m.layers:
-            if layer.attention == "linear":
+            if layer.attention in ("linear", "none"):
                 continue
-            c = min(context, layer.window) if layer.attention == "sliding" and layer.window \
-                else context
+            c = min(context, layer.window) if layer.attention in ("sliding", "chunked") and \
+                layer.window else context
+            if sparse:
+                total += 2 * c * m.mla.index_n_heads * m.mla.index_head_dim  # indexer scores
+                c = min(c, sparse)
             total += 4 * c * m.num_attention_heads * (m.head_dim or 128)
         return total
     return 4 * context * m.num_layers * m.num_attention_heads * (m.head_dim or 128)
@@ -115,7 +124,7 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     tp = w.tp_degree
     precision, _ = compute_precision(hw.gpu, q, engine)
     weights, wdesc = streamed_weight_bytes(w, batch)
-    kv = kv_cache(m, context, w.kv_bytes, engine).bytes_per_sequence * batch
+    kv = kv_read_bytes(m, context, w.kv_bytes, engine) * batch
     kv_gpu = kv / kv_tp_divisor(m, tp)
     platform = engine_platform_factor(engine, hw)
     eta_bw = per_key("decode_bandwidth_efficiency", engine) * platform
