@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whichgpu.errors import DataError, InputError
+from whichgpu.models.bounds import check_config, check_spec
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.spec import LayerSpec, LinearGroup, MLASpec, ModelSpec, MoESpec, ParamCounts
 
@@ -635,6 +636,7 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
     ``origin`` names the file in error messages; ``source`` is recorded in the spec
     (defaults to ``config:<origin>``).
     """
+    check_config(data, origin)  # dimensions no real model has: refused before parsing
     r = ConfigReader(data, origin)
     mt = r.str("model_type").strip()
     key = _ALIASES.get(mt.lower(), mt.lower())
@@ -664,7 +666,7 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
     elif dtype is None:
         notes.append("no torch_dtype in the config: assuming float32 weights")
     display = name or _display_name(data, hub_id, origin)
-    return ModelSpec(
+    return check_spec(ModelSpec(
         id=model_id or hub_id or origin, name=display, family="decoder",
         architecture=arch.architecture, source=source or f"config:{origin}", params=params,
         num_layers=arch.num_layers, hidden_size=arch.hidden,
@@ -673,7 +675,7 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
         tie_word_embeddings=arch.tied, max_context=arch.max_ctx, gated_mlp=arch.gated,
         layers=tuple(arch.layers), linears=tuple(arch.b.groups), moe=arch.moe, mla=arch.mla,
         native_dtype=dtype or "fp32", quantization=quant, hub_id=hub_id,
-        notes=tuple(notes))
+        notes=tuple(notes)), origin)
 
 
 def _native_dtype(r: ConfigReader) -> str | None:
