@@ -13,8 +13,6 @@ from importlib import resources
 
 import pytest
 
-from whichgpu.web import work
-
 PRESETS = resources.files("whichgpu.models").joinpath("presets")
 
 
@@ -172,7 +170,7 @@ def test_real_2026_shapes_stay_inside_the_bounds(web):
 def test_a_request_past_its_cpu_budget_is_stopped_and_refused(web, monkeypatch):
     """The CPU-time limit is enforced: a computation still running past it is stopped inside
     its worker (not left to finish), answered 422 in one line, and refused at once next time."""
-    from whichgpu.web import services
+    from whichgpu.web import services, work
 
     monkeypatch.setattr(work, "CPU_LIMIT_S", 0.3)
     stopped = threading.Event()
@@ -195,7 +193,7 @@ def test_a_request_past_its_cpu_budget_is_stopped_and_refused(web, monkeypatch):
 
 
 def test_a_full_pool_answers_503_at_once_with_retry_after(web, monkeypatch):
-    from whichgpu.web import services
+    from whichgpu.web import services, work
 
     monkeypatch.setattr(work, "WORKERS", 1)
     monkeypatch.setattr(work, "QUEUE", 0)
@@ -225,6 +223,8 @@ def test_a_full_pool_answers_503_at_once_with_retry_after(web, monkeypatch):
 
 def test_heavy_answers_run_off_the_event_loop():
     """While a question is computed, the event loop answers others (here: a timer)."""
+    from whichgpu.web import work
+
 
     async def main():
         ticks = 0
@@ -281,13 +281,46 @@ def test_deeply_nested_json_is_422_everywhere(web):
 
 def test_a_bug_keeps_the_connection_alive(web, monkeypatch):
     """A bug is still a 500 (honest), answered by the app itself: no traceback to the visitor
-    and no exception left for the server, which would drop the keep-alive connection."""
+    and no exception left for the server, which dropped the keep-alive connection. A real
+    uvicorn on loopback, two requests on one connection: the second is answered."""
+    import socket
+
+    import uvicorn
+
     from whichgpu.web import services
 
     monkeypatch.setattr(services, "models", lambda *a: 1 / 0)
-    r = web.get("/api/v1/models")
-    assert r.status_code == 500 and "ZeroDivisionError" in r.json()["detail"]
-    assert "Traceback" not in r.text
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(web.app, host="127.0.0.1", port=port,
+                                           log_level="critical", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            replies = []
+            for path in ("/api/v1/models", "/api/v1/health"):
+                conn.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = conn.recv(65536)
+                    assert chunk, f"the connection was dropped after {replies}"
+                    head += chunk
+                headers, _, body = head.partition(b"\r\n\r\n")
+                length = int(re.search(rb"content-length: (\d+)", headers, re.I).group(1))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                replies.append((int(headers.split()[1]), body[:length]))
+        assert replies[0][0] == 500 and b"ZeroDivisionError" in replies[0][1]
+        assert b"Traceback" not in replies[0][1]
+        assert replies[1][0] == 200
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 def test_out_of_memory_is_a_503(web, monkeypatch):
