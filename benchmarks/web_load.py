@@ -71,12 +71,13 @@ LLAMA_8B = json.loads((Path(__file__).resolve().parents[1] / "src" / "whichgpu" 
                        "presets" / "llama-3.1-8b" / "config.json").read_text("utf-8"))
 
 
-def heavy_mix() -> list[tuple[str, str, bytes, tuple[int, ...]]]:
+def heavy_mix(n: int = 0) -> list[tuple[str, str, bytes, tuple[int, ...]]]:
     """(name, path, body, accepted statuses) of the pasted configs that make the server work.
     The first is the review's 769-byte config (100,000 layers); the others sit at the bounds
-    of models/bounds.py, so they are answered, at the most work a config can ask for."""
+    of models/bounds.py, so they are answered, at the most work a config can ask for. ``n``
+    goes into a field no estimate reads (bos_token_id), so no answer can be reused."""
     def body(context: str | None = "8k", **changes) -> bytes:
-        cfg = {**LLAMA_8B, **changes}
+        cfg = {**LLAMA_8B, **changes, "bos_token_id": n}
         return json.dumps({"config": cfg, **({"context": context} if context else {})}).encode()
 
     deep = {"num_hidden_layers": 1024}
@@ -219,10 +220,10 @@ async def run(base: str, n: int, concurrency: int, seed: int, varied: bool = Fal
         waiting for the previous answer (an attacker does not wait)."""
         if heavy_rate <= 0:
             return
-        mix = heavy_mix()
         pending = set()
         i = 0
         while not done.is_set():
+            mix = heavy_mix(i)
             pending.add(asyncio.create_task(one_heavy(*mix[i % len(mix)])))
             i += 1
             try:

@@ -57,9 +57,6 @@ def hub_offline(offline: bool | None = None) -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-_offline = hub_offline  # the old private name
-
-
 # ------------------------------------------------------------------ limits of one look-up
 
 class HubLimitExceeded(Exception):

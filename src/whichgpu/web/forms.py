@@ -381,6 +381,13 @@ class WorkloadBody(BaseModel):
         if not _all_finite(value):
             raise ValueError("the pasted config.json holds NaN or Infinity, which are not JSON "
                              "numbers")
+        from whichgpu.errors import DataError
+        from whichgpu.models.bounds import check_config
+
+        try:  # dimensions no model has: refused here, before the request takes a worker
+            check_config(value, "pasted config.json")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
 

@@ -33,7 +33,6 @@ from whichgpu.models.hub import (
     HubUnavailable,
     hub_limits,
     hub_offline,
-    install_hub_limits,
     looks_like_hub_id,
 )
 from whichgpu.models.preset_index import find_preset
@@ -70,11 +69,6 @@ def check_name(text: str) -> str:
     if looks_like_path(t):
         raise InputError(NO_FILES)
     return t
-
-
-def install_hub_deadline() -> bool:
-    """Install the Hub limit hooks (see models.hub.install_hub_limits)."""
-    return install_hub_limits()
 
 
 # ------------------------------------------------------------------ the Hub look-ups
