@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -27,8 +28,8 @@ from typing import Any, TypeVar
 
 from whichgpu.errors import InputError, WhichGPUError
 
-WORKERS = 4
-QUEUE = 64  # requests waiting for a worker; beyond this a request is refused at once
+WORKERS = int(os.environ.get("WHICHGPU_WEB_WORKERS", "4"))  # threads computing answers
+QUEUE = int(os.environ.get("WHICHGPU_WEB_QUEUE", "64"))  # waiting; beyond this: 503 at once
 QUEUE_WAIT_S = 10.0
 CPU_LIMIT_S = 2.0
 RETRY_AFTER_S = 2
