@@ -192,6 +192,28 @@ def test_a_request_past_its_cpu_budget_is_stopped_and_refused(web, monkeypatch):
     assert time.monotonic() - start < 0.2  # remembered
 
 
+def test_a_refusal_is_remembered_for_that_question_only(web, monkeypatch):
+    """The memory form is one address for every paste: a paste refused for its work must not
+    refuse the next, different one."""
+    from whichgpu.web import pages, work
+
+    monkeypatch.setattr(work, "CPU_LIMIT_S", 0.3)
+    real = pages._memory
+
+    def maybe_spin(request, p, error=None, config=None, config_text=""):
+        while config is not None and config.get("spin"):
+            pass
+        return real(request, p, error, config, config_text)
+
+    monkeypatch.setattr(pages, "_memory", maybe_spin)
+    heavy = json.dumps(llama_config(spin=True))
+    r = web.post("/memory", data={"config": heavy}, headers={"accept": "text/html"})
+    assert r.status_code == 422 and "s of computing" in r.text
+    r = web.post("/memory", data={"config": json.dumps(llama_config())},
+                 headers={"accept": "text/html"})
+    assert r.status_code == 200, r.text[-500:]
+
+
 def test_a_full_pool_answers_503_at_once_with_retry_after(web, monkeypatch):
     from whichgpu.web import services, work
 

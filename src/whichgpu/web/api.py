@@ -61,9 +61,13 @@ router = APIRouter(prefix="/api/v1", responses=ERRORS, default_response_class=JS
 
 
 def question_key(name: str, args: tuple) -> str:
-    """A question as text (what the work pool remembers a refusal by)."""
-    return name + ":" + "|".join(a.model_dump_json() if isinstance(a, BaseModel) else repr(a)
+    """A short fingerprint of a question (what the work pool remembers a refusal by: a
+    pasted config can be 128 KB, its digest is 32 bytes)."""
+    import hashlib
+
+    text = name + ":" + "|".join(a.model_dump_json() if isinstance(a, BaseModel) else repr(a)
                                  for a in args)
+    return name + ":" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 async def _out(name: str, args: tuple, compute, model: str | None = None) -> JSON:

@@ -62,12 +62,17 @@ def cached(fn):
     return page
 
 
-async def _compute(request: Request, fn, *args):
+async def _compute(request: Request, fn, *args, question: str = ""):
     """A page's work: its Hub model looked up first (no thread held while the Hub answers),
-    then the bounded work pool under the CPU-time limit (web/work.py)."""
+    then the bounded work pool under the CPU-time limit (web/work.py). The page's address,
+    language and ``question`` (a form's body) name it for the pool's memory of refusals."""
+    import hashlib
+
     await prefetch(request.query_params.get("model"))
-    return await work.run(fn, *args, key="page:" + str(request.url.path) + "?" +
-                          str(request.url.query))
+    where = (f"{request.method} {request.url.path}?{request.url.query} "
+             f"{getattr(request.state, 'lang', 'en')} {question}")
+    return await work.run(fn, *args, key="page:" + hashlib.sha256(
+        where.encode("utf-8", "replace")).hexdigest()[:32])
 
 
 def _L() -> Locale:
@@ -391,7 +396,8 @@ async def memory_post(request: Request) -> HTMLResponse:
         if not isinstance(config, dict):
             return _memory(request, params, error="the pasted config.json must be a JSON "
                            "object", config_text=config_text)
-    return await _compute(request, _memory, request, params, None, config, config_text)
+    return await _compute(request, _memory, request, params, None, config, config_text,
+                          question=repr(sorted(params.items())) + config_text)
 
 
 def _memory(request: Request, p: dict[str, Any], error: str | None = None,

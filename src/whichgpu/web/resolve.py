@@ -140,7 +140,7 @@ class HubLookups:
         elif isinstance(exc, InputError):
             self._store(repo_id, _Outcome(None, exc, now + MISS_S), False)
         elif isinstance(exc, WhichGPUError):
-            down = isinstance(exc, HubUnavailable) or "did not answer" in str(exc)
+            down = isinstance(exc, HubUnavailable)  # not reached or timed out
             reason = "not reachable" if down else "failed"
             self._store(repo_id, _Outcome(None, exc, now + (DOWN_S if down else 10.0)), down,
                         reason)
