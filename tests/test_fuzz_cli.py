@@ -1,8 +1,9 @@
 """Fuzzing the command line (issue 21): hypothesis picks a command and some of its options
 (read from the typer app itself, so a new option is fuzzed without a change here) and gives
 them values the CLI reads or hostile ones (NaN, 10^400, 300-byte names, NUL bytes, FIFOs,
-/dev/zero, deeply nested or mutated config files). Whatever comes in, the exit status is 0 or
-2 with one line, never 1 (an internal error) and never a traceback, and --json is strict JSON.
+/dev/zero, deeply nested or 100,000-layer config files, a CSV with a 200 KB field). Whatever
+comes in, the exit status is 0 or 2 with one line, never 1 (an internal error) and never a
+traceback, and --json is strict JSON.
 
 The examples are fixed (``derandomize``) and few, so ``make test`` stays quick; set
 ``WHICHGPU_FUZZ_EXAMPLES=2000`` for a long run.
@@ -31,7 +32,8 @@ SKIP_OPTIONS = {"--store", "--help", "--debug", "--json", "--url"}
 
 HOSTILE = ["nan", "inf", "-inf", "1e400", "-1e400", "9" * 400, "-" + "9" * 40, "0", "-1",
            "1e-400", "", " ", "a\x00b", "é" * 150, "x" * 300, "../../etc/passwd", "/dev/zero",
-           "/dev/null", "/tmp", "{fifo}", "{deep}", "{huge_layers}", "{garbage}", "org/name",
+           "/dev/null", "/tmp", "{fifo}", "{deep}", "{huge_layers}", "{garbage}", "{huge_csv}",
+           "org/name",
            "1..2", "2h..1h", "1e9999k", "1e30USD", "-5EUR", "NaNUSD", "60%", "1e308h", "8k",
            "1M", "70B", "none", "EURUSD=nan", "EURUSD=0"]
 GOOD = ["llama-3.1-8b", "flux.1-dev", "h100", "rtx-4090", "7B", "article-000",
@@ -82,10 +84,14 @@ def files(tmp_path):
     cfg = json.loads(PRESETS.joinpath("llama-3.1-8b", "config.json").read_text("utf-8"))
     cfg["num_hidden_layers"] = 100_000
     (tmp_path / "layers.json").write_text(json.dumps(cfg))
-    (tmp_path / "garbage.gguf").write_bytes(b"GGUF" + os.urandom(60))
+    (tmp_path / "garbage.gguf").write_bytes(b"GGUF" + bytes(range(60)))
+    (tmp_path / "huge.csv").write_text(
+        "provider,gpu,gpu_count,price_per_hour,currency,billing_increment_s,billing_minimum_s,"
+        "spot,region,observed_at,source,note\nacme,h100,1,2.5,USD,1,0,false,eu,2026-11-01,me,"
+        + "x" * 200_000 + "\n")
     return {"{fifo}": str(tmp_path / "fifo.json"), "{deep}": str(tmp_path / "deep.json"),
             "{huge_layers}": str(tmp_path / "layers.json"),
-            "{garbage}": str(tmp_path / "garbage.gguf")}
+            "{garbage}": str(tmp_path / "garbage.gguf"), "{huge_csv}": str(tmp_path / "huge.csv")}
 
 
 values = st.sampled_from(HOSTILE) | st.sampled_from(GOOD) | st.text(max_size=20)

@@ -73,6 +73,15 @@ def test_a_fifo_or_a_device_is_refused_without_reading(cli, tmp_path, args):
     one_line_exit_2(done[0], "not a regular file")
 
 
+def test_a_csv_field_over_the_csv_limit_is_exit_2(cli, tmp_path):
+    """Before: 'internal error: Error: field larger than field limit (131072)' (exit 1)."""
+    path = tmp_path / "quotes.csv"
+    path.write_text("provider,gpu,gpu_count,price_per_hour,currency,billing_increment_s,"
+                    "billing_minimum_s,spot,region,observed_at,source,note\n"
+                    "acme,h100,1,2.5,USD,1,0,false,eu,2026-11-01,me," + "x" * 200_000 + "\n")
+    one_line_exit_2(cli("gpus", "--prices", str(path)), "CSV", "field larger")
+
+
 def test_a_nested_json_model_file_is_exit_2(cli, tmp_path):
     path = tmp_path / "config.json"
     path.write_text("[" * 100_000 + "]" * 100_000)

@@ -113,6 +113,10 @@ def input_failure(exc: BaseException) -> str | None:
                 "use a realistic value")
     if isinstance(exc, RecursionError):
         return "the input is nested too deeply to read"
+    import csv
+
+    if isinstance(exc, csv.Error):  # only a CSV file the user gave can be malformed this way
+        return f"a CSV file cannot be read: {str(exc)[:150]}"
     return None
 
 
