@@ -234,6 +234,16 @@ def install_hub_limits() -> bool:
 
 # ------------------------------------------------------------------ errors
 
+def _instead() -> str:
+    """What to give instead of a Hub id: a local config.json, or (on a server, which reads no
+    local file) a pasted one."""
+    from whichgpu.models.resolve import local_files_refused
+
+    if local_files_refused():
+        return "paste the config.json or use a preset"
+    return "pass a local config.json or a preset"
+
+
 def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> WhichGPUError:
     """A whichgpu error for a huggingface_hub exception, saying what to do."""
     from huggingface_hub import errors as e
@@ -243,7 +253,7 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
                           "model's file of that kind is; not read")
     if isinstance(exc, HubLimitExceeded):
         return HubUnavailable(f"{repo_id}: the Hugging Face Hub did not answer in time for "
-                              f"{what}; retry later, or use a preset or a config.json")
+                              f"{what}; retry later, or {_instead()}")
     if isinstance(exc, e.GatedRepoError):
         return InputError(
             f"{repo_id} is gated: accept its licence on https://huggingface.co/{repo_id} with "
@@ -261,11 +271,10 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
             return InputError(
                 f"{repo_id}: {what} is not in the local Hugging Face cache and Hub access is "
                 "off (HF_HUB_OFFLINE is set, or offline was asked): unset HF_HUB_OFFLINE to "
-                f"fetch it (a few KB, no weights), or pass a local config.json or a preset")
+                f"fetch it (a few KB, no weights), or {_instead()}")
         return HubUnavailable(
             f"{repo_id}: could not reach the Hugging Face Hub to fetch {what} and it is not "
-            "cached: check the network connection (or HF_ENDPOINT), or pass a local "
-            "config.json or a preset")
+            f"cached: check the network connection (or HF_ENDPOINT), or {_instead()}")
     if isinstance(exc, e.EntryNotFoundError):
         return InputError(f"{repo_id} has no {what}: it is not a transformers model or "
                           "diffusers pipeline repository")
@@ -282,7 +291,7 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
                              "retry later")
     return HubUnavailable(f"{repo_id}: could not fetch {what} from the Hugging Face Hub "
                           f"({type(exc).__name__}: {str(exc)[:200]}); check the network, or "
-                          "use a preset or a local config.json")
+                          f"{_instead()}")
 
 
 class HubUnavailable(WhichGPUError):
