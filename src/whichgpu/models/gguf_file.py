@@ -159,8 +159,6 @@ class GGUFHeader:
 
     # -------------------------------------------------------------- the file
     def _read(self) -> None:
-        from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
-
         from whichgpu.models.bounds import BOUNDS
 
         if bytes(self.buf[:4]) != b"GGUF":
@@ -181,6 +179,8 @@ class GGUFHeader:
             key = self._string(MAX_KEY_BYTES)
             self.fields[key] = self._value(self._unpack("I"))
         self.tensors: list[tuple[str, Any, list[int], int, int, int]] = []
+        if n_tensors:  # ggml's tensor types (gguf-py imports numpy: only for a real table)
+            from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
         names: set[str] = set()
         for _ in range(n_tensors):
             name = self._string(MAX_KEY_BYTES)
@@ -255,8 +255,6 @@ def _per_layer(value: Any, n: int, default: int) -> list[int]:
 def spec_from_gguf(path: Path) -> ModelSpec:
     """Read a .gguf file's metadata and tensor table into a ModelSpec (checked: see
     :class:`GGUFHeader` for the file, ``models.bounds`` for the dimensions)."""
-    from gguf import LlamaFileType
-
     from whichgpu.models.bounds import check_value
 
     reader = GGUFHeader(path)
@@ -370,6 +368,8 @@ def spec_from_gguf(path: Path) -> ModelSpec:
     quant = None
     native = "fp16"
     if isinstance(ftype, int):
+        from gguf import LlamaFileType
+
         try:
             fname = LlamaFileType(ftype).name.removeprefix("MOSTLY_").lower()
         except ValueError:
