@@ -8,8 +8,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint setup clean validate calibrate baseline bench-web bench-recommend i18n \
-	screenshots check-counts gpu-check gpu-check-wheels
+.PHONY: run test lint setup clean validate calibrate baseline bench-web bench-web-heavy \
+	bench-recommend i18n screenshots check-counts gpu-check gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,12 @@ bench-web: $(STAMP)
 # How long recommend takes on five questions (not a test): medians, printed per question.
 bench-recommend: $(STAMP)
 	$(BIN)/python benchmarks/recommend_time.py --runs 5
+
+# Issue 21: the all-different load run with heavy pasted configs mixed in (100,000 layers, and
+# configs at the plausibility bounds), 2 a second; fails if the normal traffic's p99 > 1.5 s.
+bench-web-heavy: $(STAMP)
+	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
+	  --heavy-rate 2 --max-p99-ms 1500 --out artifacts/bench-web-heavy.json
 
 # Extract the web app's messages and merge them into the .po catalogs (then translate).
 i18n: $(STAMP)

@@ -58,10 +58,14 @@ def web():
     """A client of the web app (in-process, no socket), with a fresh price cache."""
     from fastapi.testclient import TestClient
 
-    from whichgpu.web import services
+    from whichgpu.web import resolve, services, work
     from whichgpu.web.app import create_app
 
     services.clear_cache()
+    resolve.clear_hub_cache()  # Hub answers and failures kept by an earlier test
+    work.clear_refused()
     with TestClient(create_app(), raise_server_exceptions=False) as client:
         yield client
     services.clear_cache()
+    resolve.clear_hub_cache()
+    work.clear_refused()

@@ -1,8 +1,8 @@
 """Hub look-ups replayed from recorded responses: success, gated, missing, offline,
 rate-limited, a diffusers repo. Nothing here touches the network: ``hf_hub_download`` and
-``get_safetensors_metadata`` are replaced by fakes that return what huggingface_hub returns
-(a cached file path; a SafetensorsRepoMetadata) or raise its exceptions with an HTTP response
-of the status the Hub sends. We cannot record live traffic in this environment, so the
+``parse_safetensors_file_metadata`` are replaced by fakes that return what huggingface_hub
+returns (a cached file path; a SafetensorsFileMetadata) or raise its exceptions with an HTTP
+response of the status the Hub sends. We cannot record live traffic in this environment, so the
 fixtures are built in the exact shape of the real objects.
 """
 
@@ -68,11 +68,16 @@ class FakeHub:
         path.write_text(json.dumps(self.files[filename]))
         return str(path)
 
-    def get_safetensors_metadata(self, repo_id, **kwargs):
-        self.calls.append({"repo_id": repo_id, "safetensors": True, **kwargs})
+    def parse_safetensors_file_metadata(self, repo_id, filename, **kwargs):
+        """One file's header (whichgpu reads them one by one, within its look-up's limits)."""
+        self.calls.append({"repo_id": repo_id, "filename": filename, "safetensors": True,
+                           **kwargs})
         if isinstance(self.metadata, Exception):
             raise self.metadata
-        return self.metadata
+        if self.metadata is None or filename not in self.metadata.files_metadata:
+            raise hub_exc(hf_errors.RemoteEntryNotFoundError, 404,
+                          f"404 Client Error. Entry Not Found for url: {filename}")
+        return self.metadata.files_metadata[filename]
 
 
 @pytest.fixture
@@ -82,8 +87,8 @@ def fake_hub(monkeypatch, tmp_path):
     def install(**kwargs) -> FakeHub:
         hub = FakeHub(tmp_path, **kwargs)
         monkeypatch.setattr(huggingface_hub, "hf_hub_download", hub.hf_hub_download)
-        monkeypatch.setattr(huggingface_hub, "get_safetensors_metadata",
-                            hub.get_safetensors_metadata)
+        monkeypatch.setattr(huggingface_hub, "parse_safetensors_file_metadata",
+                            hub.parse_safetensors_file_metadata)
         return hub
 
     return install
@@ -197,3 +202,26 @@ def test_a_repo_with_neither_config_is_an_input_error(fake_hub):
     fake_hub(files={})
     with pytest.raises(InputError, match=r"neither config\.json nor model_index\.json"):
         resolve_model(REPO)
+
+
+def test_a_sharded_checkpoint_reads_every_shard_header(fake_hub):
+    """model.safetensors.index.json names the shards; each header is read (a few at a time,
+    under the look-up's limits) and the bytes add up."""
+    one = recorded_metadata().files_metadata["model.safetensors"]
+    tensors = dict(one.tensors)
+    first = SafetensorsFileMetadata(metadata=None, tensors={
+        k: v for k, v in tensors.items() if "embed" in k})
+    second = SafetensorsFileMetadata(metadata=None, tensors={
+        k: v for k, v in tensors.items() if "embed" not in k})
+    shards = {"model-00001-of-00002.safetensors": first,
+              "model-00002-of-00002.safetensors": second}
+    index = {"metadata": {}, "weight_map": {
+        name: shard for shard, meta in shards.items() for name in meta.tensors}}
+    metadata = SafetensorsRepoMetadata(metadata=None, sharded=True,
+                                       weight_map=index["weight_map"], files_metadata=shards)
+    hub = fake_hub(files={"config.json": qwen_config(),
+                          "model.safetensors.index.json": index}, metadata=metadata)
+    spec = resolve_model(REPO)
+    assert spec.checkpoint.bytes_by_dtype == {"BF16": (151936 * 896 + 896 * 896) * 2}
+    read = sorted(c["filename"] for c in hub.calls if c.get("safetensors"))
+    assert read == sorted(shards)

@@ -97,7 +97,14 @@ def test_model_by_alias_size_and_preset_hub_id(web, cli):
 
 
 def test_unknown_hub_id_offline_is_422_with_the_cli_reason(web, cli):
-    same_error(web, cli, "/api/v1/models/someone/not-a-model", "model", "someone/not-a-model")
+    """The CLI's reason, except what to give instead: a server reads no local config.json, so
+    it says to paste one."""
+    r = web.get("/api/v1/models/someone/not-a-model")
+    assert r.status_code == 422
+    reason = cli_error(cli("model", "someone/not-a-model"))
+    assert "pass a local config.json or a preset" in reason
+    assert r.json()["detail"] == reason.replace("pass a local config.json or a preset",
+                                                "paste the config.json or use a preset")
 
 
 @pytest.mark.parametrize("name", ["../../etc/passwd", "./config.json", "/etc/hostname",
@@ -462,121 +469,8 @@ def test_a_small_chunked_body_is_read(web):
     assert r.json() == web.get("/api/v1/memory?model=llama-3.1-8b&context=2k").json()
 
 
-class _Request:
-    def __init__(self, timeout):
-        self.extensions = {"timeout": timeout}
-
-
-def test_hub_requests_stop_at_the_lookups_deadline():
-    """huggingface_hub retries a timed-out request (60 s, then five more); the web's hook cuts
-    every request to the time left and refuses new ones after the deadline, so a hub worker
-    is not held ~40 s after the visitor got the 503."""
-    import time
-
-    from whichgpu.web import resolve
-
-    request = _Request({"connect": 60.0, "read": 60.0, "write": 60.0, "pool": None})
-    resolve.hub_deadline_hook(request)  # no deadline (the CLI): untouched
-    assert request.extensions["timeout"]["read"] == 60.0
-    resolve._deadline.at = time.monotonic() + 2.0
-    try:
-        resolve.hub_deadline_hook(request)
-        assert all(0 < v <= 2.0 for v in request.extensions["timeout"].values())
-        resolve._deadline.at = time.monotonic() - 0.1
-        with pytest.raises(resolve.HubDeadlineExceeded):
-            resolve.hub_deadline_hook(_Request({"read": 60.0}))
-    finally:
-        resolve._deadline.at = None
-
-
-def test_the_hub_client_carries_the_deadline_hook(web):
-    from huggingface_hub.utils import _http
-
-    from whichgpu.web import resolve
-
-    if not hasattr(_http, "default_client_factory"):
-        pytest.fail("huggingface_hub has no client factory: the deadline hook is not installed")
-    assert resolve.hub_deadline_hook in _http.get_session().event_hooks["request"]
-
-
-def test_a_hub_that_never_answers_frees_the_worker_at_the_deadline(monkeypatch, tmp_path):
-    """A real huggingface_hub look-up against a local 'Hub' that accepts connections and never
-    answers (loopback only): the visitor gets the 503 at the limit and the worker thread ends
-    with it. Without the hook the worker kept retrying for minutes (10 s, then 60 s requests
-    with back-off)."""
-    import socket
-    import threading
-    import time
-
-    import huggingface_hub.constants as hub_constants
-
-    from whichgpu.errors import WhichGPUError
-    from whichgpu.models.hub import spec_from_hub
-    from whichgpu.web import resolve
-
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(16)
-    held: list[socket.socket] = []
-    threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(16)],
-                     daemon=True).start()
-    local = f"http://127.0.0.1:{silent.getsockname()[1]}"
-    monkeypatch.setattr(hub_constants, "ENDPOINT", local)
-    monkeypatch.setattr(hub_constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        local + "/{repo_id}/resolve/{revision}/{filename}")
-    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.delenv("HF_HUB_OFFLINE")
-    assert resolve.install_hub_deadline()
-    from huggingface_hub.utils import _http
-
-    urls: list[str] = []
-    hooks = _http.get_session().event_hooks["request"]
-    monkeypatch.setitem(_http.get_session().event_hooks, "request",
-                        [lambda r: urls.append(str(r.url)), *hooks])
-    finished = threading.Event()
-
-    def lookup():
-        try:
-            spec_from_hub("some-org/some-model")
-        finally:
-            finished.set()
-
-    start = time.monotonic()
-    try:
-        with pytest.raises(WhichGPUError, match="did not answer"):
-            resolve.with_timeout(lookup, "some-org/some-model", 1.0)
-        assert finished.wait(5.0), "the hub worker is still busy after the deadline"
-        assert time.monotonic() - start < 5.0
-        assert urls and all(u.startswith(local) for u in urls), urls  # loopback only
-        assert held  # it did reach the (silent) Hub
-    finally:
-        silent.close()
-        for conn in held:
-            conn.close()
-
-
-def test_a_lookup_that_outlives_its_limit_ends_soon_after():
-    """The worker thread itself ends (the hook raises in its next Hub request)."""
-    import threading
-    import time
-
-    from whichgpu.errors import WhichGPUError
-    from whichgpu.web import resolve
-
-    done = threading.Event()
-
-    def slow_lookup():
-        try:
-            for _ in range(100):  # a client retrying: one request after another
-                time.sleep(0.05)
-                resolve.hub_deadline_hook(_Request({"read": 60.0}))
-        finally:
-            done.set()
-
-    with pytest.raises(WhichGPUError, match=r"did not answer within 0\.2 s"):
-        resolve.with_timeout(slow_lookup, "slow-org/slow-model", 0.2)
-    assert done.wait(1.0)  # not after 100 x 0.05 s
-
+# The Hub look-up's limits (deadline, byte cap, no retries, pool, kept failures) are tested
+# in tests/test_hardening_hub.py.
 
 
 def test_body_too_large_is_413(web):

@@ -40,6 +40,8 @@ def _number(text: str) -> float:
 def parse_size(text: str | int | float) -> int:
     """Bytes from a size such as ``48GB``, ``80 GiB``, ``512MiB`` (a unit is required)."""
     if isinstance(text, int | float):
+        if isinstance(text, float) and not math.isfinite(text):
+            raise InputError(f"size must be a finite number, got {text}")
         if text < 0:
             raise InputError(f"size must not be negative, got {text}")
         return int(text)
@@ -56,6 +58,8 @@ def parse_size(text: str | int | float) -> int:
             "or KiB, MiB, GiB, TiB (powers of 2)")
     if value < 0:
         raise InputError(f"size must not be negative, got {text!r}")
+    if not math.isfinite(value * _SIZE_UNITS[unit]):
+        raise InputError(f"size {text!r} is not a finite number of bytes")
     return int(round(value * _SIZE_UNITS[unit]))
 
 
@@ -87,8 +91,10 @@ def parse_count(text: str | int | float, *, binary: bool = False, what: str = "c
     """
     if isinstance(text, bool):
         raise InputError(f"{what} must be a number, got {text!r}")
-    if isinstance(text, int | float):
-        value = float(text)
+    if isinstance(text, int):
+        return text
+    if isinstance(text, float):
+        value = text
     else:
         s = _SPACES.sub("", str(text).strip().lower().replace("_", ""))
         m = re.fullmatch(rf"({_NUMBER}(?:,\d{{3}})*)([a-z]?)", s)
@@ -126,6 +132,8 @@ _DURATION_UNITS = {
 def parse_duration(text: str | int | float) -> float:
     """Seconds from ``90s``, ``2h30m``, ``3h 20min``, ``1.5h``, ``2d`` (a unit is required)."""
     if isinstance(text, int | float):
+        if not math.isfinite(text):
+            raise InputError(f"duration must be finite, got {text}")
         if text < 0:
             raise InputError(f"duration must not be negative, got {text}")
         return float(text)
@@ -141,6 +149,8 @@ def parse_duration(text: str | int | float) -> float:
         if unit not in _DURATION_UNITS:
             raise InputError(f"unknown unit {unit!r} in duration {text!r}; use s, m, h, d or w")
         total += float(number) * _DURATION_UNITS[unit]
+    if not math.isfinite(total):
+        raise InputError(f"duration {text!r} is not a finite number of seconds")
     return total
 
 
@@ -268,6 +278,8 @@ def parse_money(text: str | float | int, default_currency: str | None = None) ->
     if isinstance(text, int | float):
         if default_currency is None:
             raise InputError(f"amount {text} needs a currency, e.g. {text}USD")
+        if not math.isfinite(text):
+            raise InputError(f"amount must be finite, got {text!r}")
         return Money(float(text), default_currency)
     s = _SPACES.sub("", str(text).strip())
     sign = s[0] if s[:1] in ("-", "+") and not s[1:2].isdigit() else ""

@@ -141,13 +141,14 @@ def article_rules(answers: ChecklistAnswers, billions: float) -> list[str]:
 
 
 def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | None = None,
-                  rates=None, gpus: list | None = None) -> ChecklistResult:
+                  rates=None, gpus: list | None = None, spec=None) -> ChecklistResult:
     """Answer the checklist: the cheapest GPU configuration, then rent or buy it.
 
     No amount of work is asked, so training and fine-tuning are ranked by the cost of the same
     work (per 1M training tokens: a cheaper hour on a slower card is not cheaper work) and
     inference by the price per hour of a configuration that holds the model (S13: the
-    cheapest GPU that can run it). ``gpus`` narrows the GPUs compared (``--only``)."""
+    cheapest GPU that can run it). ``gpus`` narrows the GPUs compared (``--only``); ``spec``
+    is the model already resolved (a server resolves a visitor's name its own way)."""
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import recommend
     from whichgpu.cost.ownership import ownership_inputs
@@ -155,7 +156,7 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
     from whichgpu.estimate.workload import Workload
     from whichgpu.models import resolve_model
 
-    spec = resolve_model(answers.model)
+    spec = spec if spec is not None else resolve_model(answers.model)
     task, quant = _setup(answers, spec)
     w = Workload(spec, task=task, quant=quant)
     job = Job(w, max_price_per_hour=answers.budget_per_hour, currency=currency)

@@ -101,7 +101,9 @@ def load_profile(path: str | Path) -> CalibrationProfile:
     """Read and check a profile; errors name the file and the field."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text("utf-8"))
+        from whichgpu.user_files import read_text
+
+        data = json.loads(read_text(p))  # a regular file only: never a FIFO or /dev/zero
     except OSError as exc:
         raise DataError(p, f"cannot read the calibration profile ({exc.strerror})") from exc
     except json.JSONDecodeError as exc:

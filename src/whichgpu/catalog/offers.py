@@ -229,7 +229,9 @@ def load_offer_file(path: str | Path, catalog: Catalog | None = None) -> list[Of
     """Offers from a user's CSV or JSON file."""
     path = Path(path)
     try:
-        text = path.read_text("utf-8")
+        from whichgpu.user_files import read_text
+
+        text = read_text(path)  # a regular file only: never a FIFO or /dev/zero
     except OSError as exc:
         raise DataError(path, f"cannot read the file ({exc.strerror})") from exc
     fmt = "json" if path.suffix.lower() == ".json" else "csv"

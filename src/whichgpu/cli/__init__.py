@@ -15,7 +15,9 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     from whichgpu.cli.app import app
+    from whichgpu.cli.common import input_failure, machine_failure, refuse_non_finite_floats
 
+    refuse_non_finite_floats()
     try:
         # typer handles usage errors itself (exit status 2) and exits with the command's status.
         app(args=args, prog_name="whichgpu")
@@ -26,9 +28,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # a bug: say so, show the traceback only with --debug
+    except Exception as exc:  # the machine, bad input the parsers missed, or a bug: say which
         if debug:
             raise
-        print(f"internal error: {type(exc).__name__}: {exc}\n"
+        bad_input = input_failure(exc)
+        if bad_input is not None:
+            print(f"error: {bad_input}", file=sys.stderr)
+            sys.exit(2)
+        failure = machine_failure(exc)
+        if failure is not None:
+            print(f"error: {failure}", file=sys.stderr)
+            sys.exit(1)
+        print(f"internal error: {type(exc).__name__}: {str(exc)[:300]}\n"
               "run again with --debug for the traceback, and please report it", file=sys.stderr)
         sys.exit(1)

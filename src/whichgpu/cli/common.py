@@ -1,8 +1,11 @@
-"""Shared pieces of the CLI: consoles, JSON output, option parsing that reports bad input."""
+"""Shared pieces of the CLI: consoles, strict JSON output, option parsing that reports bad
+input, and the one-line reasons for failures of the machine (a full disk, no memory)."""
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import sys
 from typing import Any
 
@@ -13,8 +16,26 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def emit_json(data: Any) -> None:
-    """Machine-readable output: JSON on stdout and nothing else."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n")
+    """Machine-readable output: strict JSON on stdout and nothing else (a non-finite number,
+    which JSON cannot write, becomes null rather than NaN)."""
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=_default,
+                          allow_nan=False)
+    except ValueError:
+        text = json.dumps(finite(json.loads(json.dumps(data, default=_default))), indent=2,
+                          ensure_ascii=False, allow_nan=False)
+    sys.stdout.write(text + "\n")
+
+
+def finite(x: Any) -> Any:
+    """``x`` with every NaN and infinity replaced by None (JSON's null)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [finite(v) for v in x]
+    return x
 
 
 def _default(obj: Any) -> Any:
@@ -30,3 +51,97 @@ def _default(obj: Any) -> Any:
 def note(text: str) -> None:
     """A remark for people (stderr, so --json output stays clean)."""
     err_console.print(f"[yellow]note:[/yellow] {text}")
+
+
+def refuse_non_finite_floats() -> None:
+    """The CLI's parsers read 'nan', 'inf' and '1e999' as floats, and a range check lets NaN
+    through (every comparison with NaN is false): no whichgpu option means any of them, so
+    every float option refuses them as a usage error (exit 2), like any unreadable number.
+
+    typer parses options with pydantic adapters (typer 0.17+, ``typer._adapters``) or with
+    click's FloatParamType (earlier releases); whichever this typer uses is made strict.
+    """
+    try:
+        from typer import _adapters
+    except ImportError:
+        _adapters = None
+    build = getattr(_adapters, "_build_number_adapter", None)
+    if build is not None and not getattr(build, "_whichgpu_finite", False):
+        from typing import Annotated
+
+        from pydantic import Field, TypeAdapter
+
+        def finite_numbers(number_class, *, min=None, max=None, clamp=None):
+            if number_class is not float or clamp:
+                return build(number_class, min=min, max=max, clamp=clamp)
+            bounds = {k: v for k, v in (("ge", min), ("le", max)) if v is not None}
+            return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds)])
+
+        finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]
+        _adapters._build_number_adapter = finite_numbers
+        return
+    try:
+        import click
+    except ImportError:  # pragma: no cover - typer without click and without adapters
+        return
+    base = click.types.FloatParamType
+    if getattr(base, "_whichgpu_finite", False):
+        return
+    original = base.convert
+
+    def convert(self, value, param, ctx):
+        result = original(self, value, param, ctx)
+        if isinstance(result, float) and not math.isfinite(result):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return result
+
+    base.convert = convert
+    base._whichgpu_finite = True
+
+
+def input_failure(exc: BaseException) -> str | None:
+    """A one-line reason when an exception can only come from what the user typed: a file
+    name the system cannot take, a number too large to compute with, input nested too deeply
+    to read (exit 2). None for anything else."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        name = str(exc.filename or "")[:80]
+        return f"file name too long: {name}..." if name else "a file name is too long"
+    if isinstance(exc, ValueError) and "embedded null" in str(exc):
+        return "a file name cannot contain a NUL character"
+    if isinstance(exc, OverflowError):
+        return (f"a number in the input is too large to compute with ({str(exc)[:120]}); "
+                "use a realistic value")
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read"
+    import csv
+
+    if isinstance(exc, csv.Error):  # only a CSV file the user gave can be malformed this way
+        return f"a CSV file cannot be read: {str(exc)[:150]}"
+    return None
+
+
+def machine_failure(exc: BaseException) -> str | None:
+    """A one-line reason for a failure of this machine rather than of whichgpu: a full or
+    read-only disk, a missing permission, no memory. None for anything else (a bug)."""
+    import sqlite3
+
+    if isinstance(exc, MemoryError):
+        return "out of memory: close other programs or ask a smaller question"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        if exc.errno == errno.ENOSPC:
+            return f"the disk is full{where}: free some space and run it again"
+        if exc.errno == errno.EROFS:
+            return f"the file system is read-only{where}"
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return f"permission denied{where}"
+        if exc.errno == errno.EDQUOT:
+            return f"the disk quota is exceeded{where}"
+        return f"{exc.strerror or exc}{where}"
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        if "disk is full" in text or "disk i/o error" in text:
+            return f"the disk is full or failing ({exc}): free some space and run it again"
+        if "readonly" in text or "read-only" in text:
+            return f"the price store is on a read-only file system ({exc})"
+    return None

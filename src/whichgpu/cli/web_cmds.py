@@ -54,6 +54,10 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"whichgpu web app: http://{shown}:{port}/  (REST API: /api/v1, docs: /docs; "
                "Ctrl+C to stop)")
+    from whichgpu.web.resolve import hub_status
+
+    hub = hub_status()  # offline or not, stated at start (and at /api/v1/health)
+    typer.echo(f"Hugging Face Hub: {hub['mode']} ({hub['detail']})")
     if workers > 1:  # each process builds its own app (and its own memory of answers)
         uvicorn.run("whichgpu.web.app:create_app", factory=True, workers=workers, host=host,
                     port=port, log_level=log_level, access_log=False)

@@ -75,9 +75,12 @@ def default_path(name: str) -> Path:
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
+    import io
+
+    from whichgpu.user_files import read_text
+
+    try:  # a regular file only: never a FIFO or /dev/zero
+        rows = list(csv.DictReader(io.StringIO(read_text(path), newline="")))
     except OSError as exc:
         raise DataError(path, f"cannot read the file ({exc.strerror})") from exc
     if not rows or "id" not in rows[0]:

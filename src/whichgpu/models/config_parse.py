@@ -34,6 +34,7 @@ from whichgpu.models.arch_deepseek import deepseek
 from whichgpu.models.arch_hybrid import gated_deltanet, granite_hybrid, nemotron_h
 from whichgpu.models.arch_llama import STYLES, llama_like
 from whichgpu.models.arch_moe import ernie45_moe, glm4_moe, hunyuan_moe, llama4_text, minimax_m2
+from whichgpu.models.bounds import check_config, check_spec
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.rough_size import rough_size_hint
 from whichgpu.models.spec import ModelSpec, ParamCounts
@@ -197,6 +198,7 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
     ``origin`` names the file in error messages; ``source`` is recorded in the spec
     (defaults to ``config:<origin>``).
     """
+    check_config(data, origin)  # dimensions no real model has: refused before parsing
     r = ConfigReader(data, origin)
     mt = r.str("model_type").strip()
     key = _ALIASES.get(mt.lower(), mt.lower())
@@ -235,7 +237,7 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
     elif dtype is None:
         notes.append("no torch_dtype in the config: assuming float32 weights")
     display = name or _display_name(data, hub_id, origin)
-    return ModelSpec(
+    return check_spec(ModelSpec(
         id=model_id or hub_id or origin, name=display, family="decoder",
         architecture=arch.architecture, source=source or f"config:{origin}", params=params,
         num_layers=arch.num_layers, hidden_size=arch.hidden,
@@ -244,7 +246,7 @@ def parse_config(data: Any, *, origin: str, source: str | None = None,
         tie_word_embeddings=arch.tied, max_context=arch.max_ctx, gated_mlp=arch.gated,
         layers=tuple(arch.layers), linears=tuple(arch.b.groups), moe=arch.moe, mla=arch.mla,
         native_dtype=dtype or "fp32", quantization=quant, hub_id=hub_id,
-        notes=tuple(notes), mtp_params=arch.mtp_params, vision_params=arch.vision_params)
+        notes=tuple(notes), mtp_params=arch.mtp_params, vision_params=arch.vision_params), origin)
 
 
 def _native_dtype(r: ConfigReader) -> str | None:

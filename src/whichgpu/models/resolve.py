@@ -4,70 +4,127 @@ Order: an explicit ``params`` count; an existing path (config.json, a model fold
 diffusers pipeline folder, a .gguf file); a preset (alias or Hub id, offline); a bare size
 ("70B", or "106B-A12B" for a MoE); a Hub id (online, through huggingface_hub). Anything else
 is an unknown model with the closest preset names as suggestions.
+
+A server resolves names for visitors with ``files=False`` (or inside :func:`no_local_files`):
+then no name is ever looked up on the file system, not even to see whether it exists, and a
+name shaped like a path is refused from its text alone. Every spec, however it was built,
+passes the plausibility bounds of :mod:`whichgpu.models.bounds`.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
-from whichgpu.errors import DataError, InputError, NotFoundError
+from whichgpu.errors import InputError, NotFoundError
+from whichgpu.models.bounds import check_spec
 from whichgpu.models.generic import bare_size_spec, generic_spec
+from whichgpu.models.local_file import file_kind, read_json, stat_path
 from whichgpu.models.preset_index import find_preset, load_preset, preset_names
 from whichgpu.models.spec import ModelSpec
 
 _HINT = ("give a preset alias (see 'whichgpu models'), a Hub id like org/name, a path to a "
          "config.json, a model folder or a .gguf file, or a size like 70B (106B-A12B for a MoE)")
+MAX_NAME_CHARS = 1000  # a Hub id is at most 96 + 1 + 96 characters; paths rarely pass 300
+MODEL_FILE_SUFFIXES = (".json", ".gguf", ".safetensors", ".bin", ".pt", ".pth", ".ckpt",
+                       ".csv", ".toml")
+# None: local files may be read; a sentence: they may not, and this says why (set per request
+# by a server, see no_local_files).
+_NO_FILES: ContextVar[str | None] = ContextVar("whichgpu_no_local_files", default=None)
+
+HubLookup = Callable[[str], ModelSpec]
 
 
-def resolve_model(name: str, *, params: float | None = None,
-                  offline: bool | None = None) -> ModelSpec:
+@contextmanager
+def no_local_files(reason: str) -> Iterator[None]:
+    """Within this block (this context and the threads that copy it), :func:`resolve_model`
+    reads no local file, whoever calls it; ``reason`` is the error for a path-like name."""
+    token = _NO_FILES.set(reason)
+    try:
+        yield
+    finally:
+        _NO_FILES.reset(token)
+
+
+def local_files_refused() -> str | None:
+    """The reason local files may not be read here, or None when they may."""
+    return _NO_FILES.get()
+
+
+def looks_like_path(text: str) -> bool:
+    """A file name or a path, judged from the text alone (nothing is looked up)."""
+    t = text.strip()
+    return (t.startswith(("/", "./", "../", "~", "\\", ".")) or "\x00" in t or ".." in t
+            or ":\\" in t or t.lower().endswith(MODEL_FILE_SUFFIXES) or "//" in t)
+
+
+def resolve_model(name: str, *, params: float | None = None, offline: bool | None = None,
+                  files: bool = True, hub: HubLookup | None = None) -> ModelSpec:
     """A ModelSpec for ``name``: alias, Hub id, config.json/folder path, .gguf path or size.
 
     ``params`` (e.g. ``70e9``) asks for a generic dense decoder of that size, marked
     ``approximate``. ``offline=True`` never touches the network; None follows
-    ``HF_HUB_OFFLINE``.
+    ``HF_HUB_OFFLINE``. ``files=False`` never reads or even looks for a local file (a server
+    resolving a visitor's name). ``hub(repo_id)`` replaces the Hub look-up (a server's
+    bounded one).
     """
     if params is not None:
-        return generic_spec(params, label=None)
+        return check_spec(generic_spec(params, label=None))
     if not isinstance(name, str) or not name.strip():
         raise InputError(f"no model given; {_HINT}")
     text = name.strip()
-
-    path = Path(text).expanduser()
-    if path.exists():
-        return _from_path(path)
-    if text.lower().endswith((".gguf", ".json")) or text.startswith(("./", "../", "~/")):
-        raise InputError(f"file not found: {text}")
+    if len(text) > MAX_NAME_CHARS:
+        raise InputError(f"a model name of {len(text):,} characters is not a model name; "
+                         f"{_HINT}")
+    refused = local_files_refused() or (None if files else
+                                        "local files are not read here: " + _HINT)
+    if refused is None:
+        path = Path(text).expanduser() if text.startswith("~") else Path(text)
+        found = stat_path(path)
+        if found is not None:
+            return check_spec(_from_path(path, found.st_mode), str(path))
+        if text.lower().endswith(MODEL_FILE_SUFFIXES) or text.startswith(("./", "../", "~/")):
+            raise InputError(f"file not found: {text}")
+    elif looks_like_path(text):
+        raise InputError(refused)
 
     preset = find_preset(text)
     if preset is not None:
-        return load_preset(preset, requested=text)
+        return check_spec(load_preset(preset, requested=text))
 
     size = bare_size_spec(text)  # 70B, or 106B-A12B for a MoE
     if size is not None:
-        return size
+        return check_spec(size)
 
     from whichgpu.models.hub import looks_like_hub_id
 
     if looks_like_hub_id(text):
+        if hub is not None:
+            return check_spec(hub(text), f"hub:{text}")
         from whichgpu.models.hub import spec_from_hub
 
-        return spec_from_hub(text, offline=offline)
-    raise NotFoundError("model", text, preset_names(), hint=_HINT)
+        return check_spec(spec_from_hub(text, offline=offline), f"hub:{text}")
+    raise NotFoundError("model", text[:200], preset_names(), hint=refused or _HINT)
 
 
-def _from_path(path: Path) -> ModelSpec:
-    if path.is_dir():
-        if (path / "model_index.json").is_file():
+def _from_path(path: Path, mode: int) -> ModelSpec:
+    if stat.S_ISDIR(mode):
+        if _is_file(path / "model_index.json"):
             return _pipeline_folder(path)
-        if (path / "config.json").is_file():
+        if _is_file(path / "config.json"):
             return _config_file(path / "config.json", folder=path)
-        ggufs = sorted(path.glob("*.gguf"))
+        ggufs = sorted(p for p in path.glob("*.gguf") if _is_file(p))
         if len(ggufs) == 1:
             return _gguf(ggufs[0])
         raise InputError(f"{path}: no config.json, model_index.json or single .gguf file in "
                          "this folder")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path} is {file_kind(mode)}, not a regular file: give a "
+                         "config.json, a model folder or a .gguf file")
     if path.suffix.lower() == ".gguf":
         return _gguf(path)
     if path.name == "model_index.json":
@@ -75,19 +132,17 @@ def _from_path(path: Path) -> ModelSpec:
     return _config_file(path)
 
 
+def _is_file(path: Path) -> bool:
+    """A regular file (a FIFO or a device named config.json is not one)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def read_json_file(path: Path) -> object:
-    """Parsed JSON, or a DataError naming the file."""
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(path, "not a UTF-8 text file (is it a weights file?)") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                        f"{exc.msg}") from exc
+    """Parsed JSON of a regular file, or a DataError naming the file (see local_file)."""
+    return read_json(path)
 
 
 def _config_file(path: Path, folder: Path | None = None) -> ModelSpec:
@@ -111,7 +166,7 @@ def _pipeline_folder(folder: Path) -> ModelSpec:
 
     def read(rel: str):
         f = folder.joinpath(*rel.split("/"))
-        return read_json_file(f) if f.is_file() else None
+        return read_json_file(f) if _is_file(f) else None
 
     return parse_pipeline(read, origin=str(folder), source=f"pipeline:{folder}",
                           name=folder.name, local_folder=folder)
@@ -121,3 +176,7 @@ def _gguf(path: Path) -> ModelSpec:
     from whichgpu.models.gguf_file import spec_from_gguf
 
     return spec_from_gguf(path)
+
+
+__all__ = ["MAX_NAME_CHARS", "looks_like_path", "no_local_files",
+           "read_json_file", "resolve_model"]

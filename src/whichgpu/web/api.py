@@ -14,10 +14,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 
 from whichgpu.web import forms as f
 from whichgpu.web import services as s
+from whichgpu.web import work
+from whichgpu.web.resolve import prefetch
 
 
 class Problem(BaseModel):
@@ -30,7 +31,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": Problem, "description": "Request body too large"},
     414: {"model": Problem, "description": "Query string too long"},
     422: {"model": Problem, "description": "Bad input (the same reason text as the CLI)"},
-    503: {"model": Problem, "description": "A dependency failed (e.g. the Hub)"},
+    503: {"model": Problem, "description": "A dependency failed (the Hub, the price store) or "
+          "the server is busy (Retry-After says when to retry)"},
 }
 
 class JSON(JSONResponse):
@@ -58,23 +60,39 @@ def _finite(x: Any) -> Any:
 router = APIRouter(prefix="/api/v1", responses=ERRORS, default_response_class=JSON)
 
 
-async def _out(name: str, args: tuple, compute) -> JSON:
+def question_key(name: str, args: tuple) -> str:
+    """A short fingerprint of a question (what the work pool remembers a refusal by: a
+    pasted config can be 128 KB, its digest is 32 bytes)."""
+    import hashlib
+
+    text = name + ":" + "|".join(a.model_dump_json() if isinstance(a, BaseModel) else repr(a)
+                                 for a in args)
+    return name + ":" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+async def _out(name: str, args: tuple, compute, model: str | None = None) -> JSON:
     """The JSON of a result, remembered like the result itself (see services.remember).
 
-    A repeated question is answered on the event loop; a new one is computed in a worker
-    thread, so a long computation never holds up the others.
+    A repeated question is answered on the event loop; a new one first has its Hub model (if
+    any) looked up without holding a worker, then is computed in the bounded work pool under
+    its CPU-time limit (see web/work.py), so a long computation never holds up the others.
     """
     hit = s.recalled("json:" + name, args)
     if hit is not s.MISSING:
         return JSON(hit)
-    return JSON(await run_in_threadpool(s.remember, "json:" + name, args, compute))
+    await prefetch(model)
+    return JSON(await work.run(s.remember, "json:" + name, args, compute,
+                               key=question_key(name, args)))
 
 
 @router.get("/health", tags=["meta"], summary="The server answers")
 async def health() -> JSON:
     from importlib.metadata import version
 
-    return JSON({"status": "ok", "version": version("whichgpu")})
+    from whichgpu.web.resolve import hub_status
+
+    return JSON({"status": "ok", "version": version("whichgpu"), "hub": hub_status(),
+                 "work": work.load()})
 
 
 # ------------------------------------------------------------------ catalog
@@ -112,7 +130,8 @@ async def model(model_id: Annotated[str, Path(max_length=200)],
           params: Annotated[str | None, Query(max_length=40)] = None) -> JSON:
     """``whichgpu model MODEL --json``: a preset, a size such as 70B, or a Hub id
     (checked before any look-up; the look-up has a time limit)."""
-    return await _out("model", (model_id, params), lambda: s.model(model_id, params))
+    return await _out("model", (model_id, params), lambda: s.model(model_id, params),
+                      model_id)
 
 
 # ------------------------------------------------------------------ estimates
@@ -120,23 +139,23 @@ async def model(model_id: Annotated[str, Path(max_length=200)],
 @router.get("/memory", tags=["estimate"], summary="The VRAM selector")
 async def memory(q: Annotated[f.MemoryQuery, Query()]) -> JSON:
     """``whichgpu memory --json``: memory terms, the GPUs that hold it, what would fit."""
-    return await _out("memory", (q,), lambda: s.memory(q).to_json())
+    return await _out("memory", (q,), lambda: s.memory(q).to_json(), q.model)
 
 
 @router.post("/memory", tags=["estimate"], summary="The VRAM selector (JSON body)")
 async def memory_post(body: f.MemoryBody) -> JSON:
-    return await _out("memory", (body,), lambda: s.memory(body).to_json())
+    return await _out("memory", (body,), lambda: s.memory(body).to_json(), body.model)
 
 
 @router.get("/speed", tags=["estimate"], summary="Throughput on one GPU configuration")
 async def speed(q: Annotated[f.SpeedQuery, Query()]) -> JSON:
     """``whichgpu speed --json``."""
-    return await _out("speed", (q,), lambda: s.speed(q))
+    return await _out("speed", (q,), lambda: s.speed(q), q.model)
 
 
 @router.post("/speed", tags=["estimate"], summary="Throughput (JSON body)")
 async def speed_post(body: f.SpeedBody) -> JSON:
-    return await _out("speed", (body,), lambda: s.speed(body))
+    return await _out("speed", (body,), lambda: s.speed(body), body.model)
 
 
 # ------------------------------------------------------------------ advice
@@ -144,23 +163,23 @@ async def speed_post(body: f.SpeedBody) -> JSON:
 @router.get("/recommend", tags=["advise"], summary="The cheapest configuration for a job")
 async def recommend(q: Annotated[f.RecommendQuery, Query()]) -> JSON:
     """``whichgpu recommend --json``: options ranked, exclusions with reasons, explanation."""
-    return await _out("recommend", (q,), lambda: s.recommend(q).to_json())
+    return await _out("recommend", (q,), lambda: s.recommend(q).to_json(), q.model)
 
 
 @router.post("/recommend", tags=["advise"], summary="Recommend (JSON body)")
 async def recommend_post(body: f.RecommendBody) -> JSON:
-    return await _out("recommend", (body,), lambda: s.recommend(body).to_json())
+    return await _out("recommend", (body,), lambda: s.recommend(body).to_json(), body.model)
 
 
 @router.get("/checklist", tags=["advise"], summary="The five questions of S13")
 async def checklist(q: Annotated[f.ChecklistQuery, Query()]) -> JSON:
     """``whichgpu checklist --json``."""
-    return await _out("checklist", (q,), lambda: s.checklist(q).to_json())
+    return await _out("checklist", (q,), lambda: s.checklist(q).to_json(), q.model)
 
 
 @router.post("/checklist", tags=["advise"], summary="The checklist (JSON body)")
 async def checklist_post(body: f.ChecklistQuery) -> JSON:
-    return await _out("checklist", (body,), lambda: s.checklist(body).to_json())
+    return await _out("checklist", (body,), lambda: s.checklist(body).to_json(), body.model)
 
 
 # ------------------------------------------------------------------ money

@@ -23,9 +23,11 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from whichgpu.errors import InputError, WhichGPUError
+from whichgpu.models.resolve import no_local_files
 from whichgpu.web import api, pages
 from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES, reason
 from whichgpu.web.i18n import lang_code, negotiate
+from whichgpu.web.resolve import NO_FILES
 
 log = logging.getLogger("whichgpu.web")
 
@@ -71,12 +73,15 @@ def create_app(calibration: str | None = None) -> FastAPI:
     one 'whichgpu bench' saved; a file the operator chose; 'none'). Default: the environment's
     WHICHGPU_WEB_CALIBRATION, else 'default'.
     """
+    from whichgpu.models.hub import install_hub_limits
     from whichgpu.web import services
-    from whichgpu.web.resolve import install_hub_deadline
+    from whichgpu.web.resolve import hub_status
 
     services.set_calibration(calibration if calibration is not None
                              else os.environ.get(CALIBRATION_ENV, "default"))
-    install_hub_deadline()
+    install_hub_limits()
+    hub = hub_status()
+    log.info("Hugging Face Hub %s: %s", hub["mode"], hub["detail"])
     app = FastAPI(
         title="whichgpu", version=_version(), docs_url=None, redoc_url=None,
         description="Which GPU to rent or buy for an AI job, what it costs, and how sure "
@@ -96,9 +101,14 @@ def create_app(calibration: str | None = None) -> FastAPI:
 
     @app.exception_handler(WhichGPUError)
     async def failure(request: Request, exc: WhichGPUError):
+        retry = getattr(exc, "retry_after", None)  # the server is busy: say when to retry
+        headers = {"Retry-After": str(retry)} if retry else None
         if _wants_html(request):
-            return pages.error_page(request, str(exc), 503)
-        return JSONResponse({"detail": str(exc)}, status_code=503)
+            response = pages.error_page(request, str(exc), 503)
+            if headers:
+                response.headers.update(headers)
+            return response
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
@@ -118,13 +128,8 @@ def create_app(calibration: str | None = None) -> FastAPI:
                             headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
-    async def bug(request: Request, exc: Exception):
-        log.exception("internal error on %s", request.url.path)
-        text = (f"internal error: {type(exc).__name__}; this is a bug in whichgpu, please "
-                "report it with the request")
-        if _wants_html(request):
-            return pages.error_page(request, text, 500)
-        return JSONResponse({"detail": text}, status_code=500)
+    async def bug(request: Request, exc: Exception):  # raised outside Guard's reach
+        return fault_response(request, exc)
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
@@ -200,7 +205,45 @@ class Guard:
                                                  "Path=/; SameSite=Lax; HttpOnly")
             await send(message)
 
-        await self.app(scope, replay, send_with_headers)
+        started = False
+
+        async def send_tracked(message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send_with_headers(message)
+
+        with no_local_files(NO_FILES):  # whatever a request resolves, it reads no local file
+            try:
+                await self.app(scope, replay, send_tracked)
+            except Exception as exc:  # answered here, so the connection stays open
+                if started:
+                    raise
+                await _fault(request, exc, send_tracked)
+
+
+async def _fault(request: Request, exc: Exception, send) -> None:
+    await fault_response(request, exc)(request.scope, _no_body, send)
+
+
+def fault_response(request: Request, exc: Exception):
+    """The answer to an exception no handler took: a bug (500, logged with its traceback) or
+    a server that cannot answer now (out of memory: 503), never a traceback to the visitor."""
+    if isinstance(exc, MemoryError):
+        status, text = 503, "the server ran out of memory for this request; retry later"
+        log.error("out of memory on %s", request.url.path)
+    else:
+        status = 500
+        text = (f"internal error: {type(exc).__name__}; this is a bug in whichgpu, please "
+                "report it with the request")
+        log.error("internal error on %s", request.url.path, exc_info=exc)
+    if _wants_html(request):
+        return pages.error_page(request, text, status)
+    return JSONResponse({"detail": text}, status_code=status)
+
+
+async def _no_body():
+    return {"type": "http.disconnect"}
 
 
 _DISCONNECTED = object()  # the client left before its body arrived

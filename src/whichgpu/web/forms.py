@@ -42,7 +42,9 @@ Rates = Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=8
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # NaN and infinities are refused at parse time: no answer can be computed from them, and
+    # strict JSON has no way to write them back
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # field -> (sentence below the lower bound, sentence above the upper bound); {v} is the
     # value. Only where the CLI words it differently from the generic sentences in ``reason``.
     BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {}
@@ -234,6 +236,8 @@ def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -
             parts.append(f"Invalid value for '{flag}': {value!r} is not a valid integer.")
         elif kind == "float_parsing" and len(loc) == 1:
             parts.append(f"Invalid value for '{flag}': {value!r} is not a valid float.")
+        elif kind == "finite_number" and len(loc) == 1:
+            parts.append(f"Invalid value for '{flag}': {value!r} is not a finite number.")
         elif kind == "bool_parsing" and len(loc) == 1:
             parts.append(f"Invalid value for '{flag}': {value!r} is not a valid boolean.")
         elif kind == "missing" and len(loc) == 1:
@@ -373,10 +377,47 @@ class RecommendQuery(WorkloadQuery):
 
 
 class WorkloadBody(BaseModel):
-    """A pasted config.json, bounded by the request size."""
+    """A pasted config.json, bounded by the request size, its nesting and strict JSON."""
 
     config: dict[str, Any] | None = Field(None, description="The contents of a model's "
                                           "config.json (instead of model).")
+
+    @field_validator("config")
+    @classmethod
+    def _config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
+
+        if value is None:
+            return value
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise ValueError(f"the pasted config.json nests more than {MAX_JSON_DEPTH} levels "
+                             "deep; a model config nests a few")
+        if not _all_finite(value):
+            raise ValueError("the pasted config.json holds NaN or Infinity, which are not JSON "
+                             "numbers")
+        from whichgpu.errors import DataError
+        from whichgpu.models.bounds import check_config
+
+        try:  # dimensions no model has: refused here, before the request takes a worker
+            check_config(value, "pasted config.json")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
+def _all_finite(data: Any) -> bool:
+    import math
+
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return True
 
 
 class MemoryBody(MemoryQuery, WorkloadBody):

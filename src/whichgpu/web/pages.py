@@ -8,6 +8,7 @@ page calls the same services as the REST API; bad input re-renders the form with
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import shlex
@@ -20,13 +21,13 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from pydantic import BaseModel, ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from whichgpu.errors import InputError, WhichGPUError
-from whichgpu.web import charts, explain
+from whichgpu.web import charts, explain, work
 from whichgpu.web import forms as f
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
+from whichgpu.web.resolve import prefetch
 
 router = APIRouter(include_in_schema=False)
 _lang: ContextVar[str] = ContextVar("lang", default="en")
@@ -55,10 +56,23 @@ def cached(fn):
                 response = fn(request, **params)
                 return bytes(response.body), response.status_code
 
-            hit = await run_in_threadpool(s.remember, "page:" + request.url.path, args, build)
+            hit = await _compute(request, s.remember, "page:" + request.url.path, args, build)
         return HTMLResponse(hit[0], status_code=hit[1])
 
     return page
+
+
+async def _compute(request: Request, fn, *args, question: str = ""):
+    """A page's work: its Hub model looked up first (no thread held while the Hub answers),
+    then the bounded work pool under the CPU-time limit (web/work.py). The page's address,
+    language and ``question`` (a form's body) name it for the pool's memory of refusals."""
+    import hashlib
+
+    await prefetch(request.query_params.get("model"))
+    where = (f"{request.method} {request.url.path}?{request.url.query} "
+             f"{getattr(request.state, 'lang', 'en')} {question}")
+    return await work.run(fn, *args, key="page:" + hashlib.sha256(
+        where.encode("utf-8", "replace")).hexdigest()[:32])
 
 
 def _L() -> Locale:
@@ -111,9 +125,12 @@ def error_page(request: Request, message: str | None, status: int) -> HTMLRespon
 
 
 def _with_query(request: Request, **changes: str) -> str:
+    """The same page with some parameters changed, as a link relative to the page itself
+    ('?a=1&lang=fr'): never the request's path, which a visitor writes ('//evil.example/x'
+    would be a link to another site)."""
     params = [(k, v) for k, v in request.query_params.multi_items() if k not in changes]
     params += list(changes.items())
-    return request.url.path + "?" + urlencode(params)
+    return "?" + urlencode(params)
 
 
 # ------------------------------------------------------------------ reading forms
@@ -366,20 +383,21 @@ async def memory_post(request: Request) -> HTMLResponse:
     config_text = str(params.pop("config", "") or "").strip()
     config = None
     if config_text:
-        import json
+        from whichgpu.models.local_file import parse_json
 
-        try:
-            config = json.loads(config_text)
-        except json.JSONDecodeError as exc:
-            return _memory(request, params, error=f"the pasted config.json is not valid JSON "
-                           f"(line {exc.lineno}, column {exc.colno}: {exc.msg})",
-                           config_text=config_text)
+        try:  # strict JSON, bounded nesting (a deeply nested paste is an error, not a crash)
+            config = parse_json(config_text, "the pasted config.json")
+        except InputError as exc:
+            bad = exc.__cause__
+            text = (f"the pasted config.json is not valid JSON (line {bad.lineno}, column "
+                    f"{bad.colno}: {bad.msg})" if isinstance(bad, json.JSONDecodeError)
+                    else str(exc))
+            return _memory(request, params, error=text, config_text=config_text)
         if not isinstance(config, dict):
             return _memory(request, params, error="the pasted config.json must be a JSON "
                            "object", config_text=config_text)
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(_memory, request, params, None, config, config_text)
+    return await _compute(request, _memory, request, params, None, config, config_text,
+                          question=repr(sorted(params.items())) + config_text)
 
 
 def _memory(request: Request, p: dict[str, Any], error: str | None = None,

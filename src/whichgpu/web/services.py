@@ -7,6 +7,7 @@ CLI's ``--json`` (for the REST API), so the CLI, the API and the pages cannot di
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -22,8 +23,9 @@ from whichgpu.catalog.gpus import GPU, default_catalog, resolve_gpu
 from whichgpu.catalog.prices import OfferSelection, current_offers
 from whichgpu.catalog.user_gpu import resolve_gpu_arg
 from whichgpu.errors import InputError
+from whichgpu.models.resolve import looks_like_path
 from whichgpu.web import forms as f
-from whichgpu.web.resolve import check_name, is_hub_lookup, web_model, with_timeout
+from whichgpu.web.resolve import web_model
 
 OFFER_CACHE_S = 10.0  # prices are re-read from the store at most this often
 MEMO_SIZE = 1024  # results kept for repeated questions (the same prices, the same answer)
@@ -31,19 +33,40 @@ MEMO_SIZE = 1024  # results kept for repeated questions (the same prices, the sa
 
 # ------------------------------------------------------------------ prices
 
+_FEED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+\-]*)?")
+NO_OFFER_FILES = ("the web server reads no offer files: name a price source (the 'prices' "
+                  "page lists them), e.g. vramfarm-2026-11")
+
+
 def check_prices(prices: str | None) -> str | None:
-    """A price source name, never an offer file on the server's disk."""
+    """A price source the store knows (a feed, a source, NAME@SNAPSHOT or NAME@DATE), never an
+    offer file: judged from the text and the store's own names, nothing on disk is looked up
+    (current_offers would read a file of that name)."""
     if prices is None:
         return None
     p = prices.strip()
     if not p:
         return None
     name = p.split("@", 1)[0]
-    if (name.lower().endswith((".csv", ".json")) or name.startswith(("/", ".", "~", "\\"))
-            or ".." in name or Path(name).exists()):
-        raise InputError("the web server reads no offer files: name a price source (the "
-                         "'prices' page lists them), e.g. vramfarm-2026-11")
+    if looks_like_path(name) or not _FEED_NAME.fullmatch(name) or name.lower().endswith(
+            (".csv", ".json")):
+        raise InputError(NO_OFFER_FILES)
+    known = price_names()
+    if name not in known:
+        from whichgpu.errors import NotFoundError
+
+        raise NotFoundError("price source", name, sorted(known),
+                            hint="the 'prices' page lists them")
     return p
+
+
+def price_names() -> set[str]:
+    """Every feed and source the store (or the shipped sets) can price with."""
+    from whichgpu.catalog.offers import shipped_offer_sets
+
+    selection = offers(None)
+    return {*shipped_offer_sets(), "shipped", *(fi.feed for fi in selection.feeds),
+            *(fi.source for fi in selection.feeds)}
 
 
 _cache: dict[tuple, tuple[float, OfferSelection]] = {}
@@ -54,7 +77,7 @@ def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
     """``current_offers`` with a short cache (the store is read once per few seconds)."""
     from whichgpu.catalog.prices import default_store_path
 
-    prices = check_prices(prices)
+    prices = check_prices(prices) if prices is not None else None
     key = (prices, max_age, str(default_store_path()))
     now = time.monotonic()
     hit = _cache.get(key)
@@ -439,18 +462,15 @@ def checklist(q: f.ChecklistQuery) -> ChecklistOut:
     from whichgpu.advise.checklist import parse_answers, run_checklist
     from whichgpu.units import check_currency
 
-    check_name(q.model)
+    spec = web_model(q.model)  # the web's resolver: never a file, the Hub bounded
     cur = check_currency(q.currency) if q.currency else None
     answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
                             q.horizon_months, currency=cur or "USD")
     gpus = only_gpus(q.only)
     selection, rates = priced(q.prices, cur, q.rate, q.max_age)
 
-    def go():
-        return run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
-                             gpus=gpus)
-
-    result = with_timeout(go, q.model) if is_hub_lookup(q.model) else go()
+    result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
+                           gpus=gpus, spec=spec)
     return ChecklistOut(result, selection)
 
 

@@ -27,6 +27,7 @@ from whichgpu.catalog.prices.sources import (
     utc_now,
 )
 from whichgpu.errors import DataError, InputError
+from whichgpu.user_files import read_text
 
 
 def name_resolver(catalog: Catalog):
@@ -109,7 +110,7 @@ class FileSource(PriceSource):
         if progress:
             progress(f"reading {self.path.name}", 0, 1)
         try:
-            text = self.path.read_text("utf-8")
+            text = read_text(self.path)  # a regular file only: never a FIFO or /dev/zero
         except OSError as exc:
             raise DataError(self.path, f"cannot read the file ({exc.strerror})") from exc
         except UnicodeDecodeError as exc:

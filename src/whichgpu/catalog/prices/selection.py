@@ -266,8 +266,10 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
 
 
 def _is_file(prices: str) -> bool:
+    from whichgpu.user_files import stat_path
+
     p = Path(prices)
-    return p.suffix.lower() in (".csv", ".json") or p.exists()
+    return p.suffix.lower() in (".csv", ".json") or stat_path(p) is not None
 
 
 def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str],

@@ -1,0 +1,236 @@
+"""A work budget per request: heavy answers in a small bounded pool, off the event loop, each
+with a CPU-time limit; a fast 503 when the pool and its queue are full.
+
+The pool has ``WORKERS`` threads (the answers are pure Python, so more threads than cores only
+share the interpreter) and at most ``QUEUE`` requests waiting for one; a request that finds the
+queue full, or waits more than ``QUEUE_WAIT_S``, gets a 503 at once with ``Retry-After``
+instead of joining a queue that only grows.
+
+The CPU-time limit is enforced, not hoped for: a watchdog thread reads each worker's own CPU
+clock (``pthread_getcpuclockid``) and, past ``CPU_LIMIT_S``, raises an exception inside that
+worker (``PyThreadState_SetAsyncExc``), which stops the computation at its next bytecode. The
+heaviest real question (a 405B pre-training recommendation over the whole catalog) takes about
+0.15 s of CPU, so the limit is generous; with the model bounds of ``models.bounds`` it is a
+backstop for what nobody foresaw. A question stopped this way is remembered for a while and
+refused at once when asked again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from whichgpu.errors import InputError, WhichGPUError
+
+WORKERS = int(os.environ.get("WHICHGPU_WEB_WORKERS", "4"))  # threads computing answers
+QUEUE = int(os.environ.get("WHICHGPU_WEB_QUEUE", "64"))  # waiting; beyond this: 503 at once
+QUEUE_WAIT_S = 10.0
+CPU_LIMIT_S = 2.0
+RETRY_AFTER_S = 2
+REFUSED_KEEP = 1024  # questions refused for their work, remembered (and refused at once)
+T = TypeVar("T")
+log = logging.getLogger("whichgpu.web")
+
+
+class ServerBusy(WhichGPUError):
+    """Every worker is busy and the queue is full (HTTP 503 with Retry-After)."""
+
+    retry_after = RETRY_AFTER_S
+
+
+class TooMuchWork(InputError):
+    """The question needs more computing than one request may use (HTTP 422)."""
+
+
+class _OverBudget(BaseException):
+    """Raised inside a worker by the watchdog (a BaseException: no ``except Exception`` in the
+    engine swallows it)."""
+
+
+def too_much_work_text() -> str:
+    return (f"this question needs more than {CPU_LIMIT_S:g} s of computing, the most one web "
+            "request may use: narrow it (fewer GPUs with only or max_gpus, a smaller model or "
+            "context) or run the same question with the whichgpu command line, which has no "
+            "such limit")
+
+
+# ------------------------------------------------------------------ the CPU-time watchdog
+
+class _Task:
+    __slots__ = ("clock", "injected", "lock", "running", "start", "started", "tid")
+
+    def __init__(self) -> None:
+        self.tid = threading.get_ident()
+        self.lock = threading.Lock()
+        self.running = True
+        self.injected = False
+        self.started = time.monotonic()
+        try:
+            self.clock: int | None = time.pthread_getcpuclockid(self.tid)
+            self.start = time.clock_gettime(self.clock)
+        except (AttributeError, OSError):  # no per-thread CPU clock: wall time, 3x the limit
+            self.clock, self.start = None, 0.0
+
+    def spent(self) -> float:
+        if self.clock is None:
+            return (time.monotonic() - self.started) / 3
+        try:
+            return time.clock_gettime(self.clock) - self.start
+        except OSError:  # the thread is gone
+            return 0.0
+
+
+def _raise_in(tid: int, exc: type[BaseException] | None) -> None:
+    set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    set_async(ctypes.c_ulong(tid), ctypes.py_object(exc) if exc is not None else None)
+
+
+class _Watchdog:
+    """One daemon thread that stops workers past their CPU budget (idle while none runs)."""
+
+    def __init__(self) -> None:
+        self.tasks: set[_Task] = set()
+        self.cond = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def add(self, task: _Task) -> None:
+        with self.cond:
+            self.tasks.add(task)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._loop, name="work-watchdog",
+                                               daemon=True)
+                self.thread.start()
+            self.cond.notify()
+
+    def remove(self, task: _Task) -> None:
+        with self.cond:
+            self.tasks.discard(task)
+
+    def _loop(self) -> None:
+        while True:
+            with self.cond:
+                while not self.tasks:
+                    self.cond.wait()
+                tasks = list(self.tasks)
+            for task in tasks:
+                if task.injected or task.spent() <= CPU_LIMIT_S:
+                    continue
+                with task.lock:
+                    if task.running and not task.injected:
+                        task.injected = True
+                        _raise_in(task.tid, _OverBudget)
+            time.sleep(0.02)
+
+
+_watchdog = _Watchdog()
+
+
+def _finish(task: _Task) -> None:
+    """Idempotent: the task no longer runs, and an exception not yet delivered is dropped."""
+    with task.lock:
+        if task.running:
+            task.running = False
+            if task.injected:
+                _raise_in(task.tid, None)
+    _watchdog.remove(task)
+
+
+def budgeted(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in this thread under the CPU-time limit (TooMuchWork past it)."""
+    task = _Task()
+    _watchdog.add(task)
+    try:
+        try:
+            return fn(*args)
+        finally:
+            _finish(task)
+    except _OverBudget:
+        _finish(task)
+        raise TooMuchWork(too_much_work_text()) from None
+
+
+# ------------------------------------------------------------------ the pool
+
+class _Pool:
+    def __init__(self) -> None:
+        self.pending = 0  # waiting or running; touched on the event loop only
+        self.limiters: dict[int, tuple[Any, Any]] = {}
+
+    def limiter(self) -> tuple[Any, Any]:
+        """(slots, threads) CapacityLimiters of the running event loop."""
+        import asyncio
+
+        import anyio
+
+        loop = id(asyncio.get_running_loop())
+        if loop not in self.limiters:
+            self.limiters = {loop: (anyio.CapacityLimiter(WORKERS),
+                                    anyio.CapacityLimiter(WORKERS))}
+        return self.limiters[loop]
+
+
+_pool = _Pool()
+_refused: OrderedDict[str, str] = OrderedDict()
+_refused_lock = threading.Lock()
+
+
+def clear_refused() -> None:
+    """Forget the questions refused for their work (tests; a new calibration)."""
+    with _refused_lock:
+        _refused.clear()
+
+
+def busy_text() -> str:
+    return (f"the server is busy ({_pool.pending} questions in progress or waiting): retry in "
+            f"{RETRY_AFTER_S} s")
+
+
+def load() -> dict[str, int]:
+    """What the pool is doing (for the health endpoint)."""
+    return {"workers": WORKERS, "queue": QUEUE, "in_progress_or_waiting": _pool.pending}
+
+
+async def run(fn: Callable[..., T], *args: Any, key: str | None = None) -> T:
+    """``fn(*args)`` in the bounded pool under the CPU-time limit.
+
+    ``key`` names the question: one refused for its work is refused again at once. Raises
+    ServerBusy (503) when the queue is full or the wait for a worker passes QUEUE_WAIT_S.
+    """
+    import anyio
+
+    if key is not None:
+        with _refused_lock:
+            text = _refused.get(key)
+        if text is not None:
+            raise TooMuchWork(text)
+    if _pool.pending >= WORKERS + QUEUE:
+        raise ServerBusy(busy_text())
+    slots, threads = _pool.limiter()
+    _pool.pending += 1
+    try:
+        try:
+            with anyio.fail_after(QUEUE_WAIT_S):
+                await slots.acquire()
+        except TimeoutError:
+            raise ServerBusy(busy_text()) from None
+        try:
+            return await anyio.to_thread.run_sync(budgeted, fn, *args, limiter=threads)
+        except TooMuchWork as exc:
+            if key is not None:
+                log.warning("refused for its work (over %.1f s CPU): %s", CPU_LIMIT_S,
+                            key[:300])
+                with _refused_lock:
+                    _refused[key] = str(exc)
+                    while len(_refused) > REFUSED_KEEP:
+                        _refused.popitem(last=False)
+            raise
+        finally:
+            slots.release()
+    finally:
+        _pool.pending -= 1
