@@ -9,6 +9,8 @@ from whichgpu.catalog.offers import get_offers
 from whichgpu.catalog.prices import PriceStore, current_offers
 from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
 from whichgpu.catalog.prices.imports import import_file
+from whichgpu.catalog.prices.market import market_feed_names, market_feeds
+from whichgpu.catalog.prices.store import StoreError
 from whichgpu.catalog.prices.refresh import record, refresh
 from whichgpu.catalog.prices.sources import FeedResult
 from whichgpu.errors import DataError, InputError, NotFoundError
@@ -17,15 +19,20 @@ from whichgpu.units import Money
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
-def test_a_fresh_install_answers_from_the_shipped_sets_offline():
+def test_a_fresh_install_prices_from_the_shipped_market_snapshot_offline():
     sel = current_offers(now=NOW)
-    assert {f.feed for f in sel.feeds} == {"article-000", "vramfarm-2026-11"}
-    assert {o.gpu for o in sel.for_gpu("h100-sxm", "h100-pcie", "h100-nvl")} == {"h100-sxm"}
+    assert {f.feed for f in sel.feeds} == set(market_feed_names())
     assert PriceStore().path.exists()  # seeded on first use
-    vram = sel.feed("vramfarm-2026-11")
+    assert all(not f.undated and f.source == "skypilot" for f in sel.feeds)
+    assert len(sel.offers) == sum(len(f.offers) for f in market_feeds())
+    # the article sets are in the store, but only on request
+    assert {f.feed for f in current_offers("shipped", now=NOW).feeds} == {
+        "article-000", "vramfarm-2026-11"}
+    vram = current_offers("vramfarm-2026-11", now=NOW).feed("vramfarm-2026-11")
     assert vram.age_s == pytest.approx(18.5 * 86400) and not vram.stale
-    assert sel.feed("article-000").undated
-    assert any("article-000" in w and "no observation date" in w for w in sel.warnings)
+    art = current_offers("article-000", now=NOW)
+    assert art.feed("article-000").undated
+    assert any("article-000" in w and "no observation date" in w for w in art.warnings)
 
 
 def test_prices_older_than_the_threshold_are_flagged():
@@ -49,7 +56,7 @@ def test_pinning_a_feed_a_source_or_a_snapshot():
     store = PriceStore()
     refresh([GpuhuntSource(catalog_dir=GPUHUNT_DIR)], store)
     everything = current_offers()
-    assert len(everything.feeds) == 8
+    assert {f.feed for f in everything.feeds} >= {"gpuhunt/aws", "skypilot/runpod"}
     assert {f.feed for f in current_offers("gpuhunt/aws").feeds} == {"gpuhunt/aws"}
     assert len(current_offers("gpuhunt").feeds) == 6
     assert {f.feed for f in current_offers("shipped").feeds} == {"article-000",
@@ -77,7 +84,7 @@ def test_an_unknown_source_suggests_known_ones():
 def test_an_offer_file_can_be_used_directly_without_storing_it():
     sel = current_offers(str(DATA / "quotes.csv"), now=NOW)
     assert sel.feeds[0].snapshot_id is None and len(sel.offers) == 5
-    assert [s.feed for s in PriceStore().current()] == ["article-000", "vramfarm-2026-11"]
+    assert "quotes" not in {s.feed for s in PriceStore().current()}
 
 
 def test_imported_quotes_join_the_latest_prices():
@@ -97,7 +104,7 @@ def test_a_failed_refresh_is_shown_as_a_warning_next_to_the_data_it_kept():
 
 
 def test_currencies_are_never_compared_without_a_rate():
-    sel = current_offers(now=NOW)
+    sel = current_offers("shipped", now=NOW)
     with pytest.raises(InputError, match="EUR, USD"):
         sel.cheapest("h100-sxm")
     assert sel.cheapest("h100-sxm", currency="EUR").price_per_hour == Money(3.90, "EUR")
@@ -111,19 +118,22 @@ def test_a_currency_converter_hook_converts_and_says_so():
         assert (money.currency, currency) == ("USD", "EUR")
         return Money(money.amount * 0.9, "EUR")
 
-    eur = current_offers(now=NOW).in_currency("EUR", convert)
+    eur = current_offers("shipped", now=NOW).in_currency("EUR", convert)
     h100 = [o for o in eur.offers if o.gpu == "h100-sxm"]
     assert sorted(o.price_per_hour.amount for o in h100) == pytest.approx([2.835, 3.90])
     assert any("converted from $3.15" in (o.note or "") for o in h100)
 
 
-def test_a_broken_store_falls_back_to_the_shipped_sets(tmp_path):
+def test_a_broken_store_falls_back_to_the_shipped_prices(tmp_path):
     bad = tmp_path / "broken.sqlite"
     bad.write_text("garbage " * 500)
     sel = current_offers(store=bad, now=NOW)
-    assert {f.feed for f in sel.feeds} == {"article-000", "vramfarm-2026-11"}
-    assert any("cannot be used" in w for w in sel.warnings)
-    with pytest.raises(DataError):
+    assert {f.feed for f in sel.feeds} == set(market_feed_names())
+    assert any("cannot be used" in w and "not a readable price store" in w
+               for w in sel.warnings)
+    assert not any("move it away" in w for w in sel.warnings)
+    assert bad.read_text() == "garbage " * 500  # left untouched
+    with pytest.raises(StoreError):
         current_offers("gpuhunt/aws", store=bad)
 
 

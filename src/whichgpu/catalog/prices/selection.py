@@ -1,24 +1,28 @@
 """The one entry point for prices: :func:`current_offers`, with their age and warnings.
 
-``current_offers()`` gives the latest good snapshot of every feed in the store (seeded from
-the shipped sets on first use, so a fresh install works offline); ``current_offers("NAME")``
-pins a feed, a source, a snapshot (``NAME@ID`` or ``NAME@2026-11-12``) or an offer file.
+``current_offers()`` gives **the market**: the latest good snapshot of every dated feed in the
+store except the articles' example sets (the shipped SkyPilot catalog snapshot seeds it, so a
+fresh install works offline; refreshes and imports join it). Where two feeds price the same
+provider (a gpuhunt refresh and the SkyPilot snapshot of RunPod), the newer one is used.
+``current_offers("NAME")`` pins a feed, a source (``shipped`` = the article sets), a snapshot
+(``NAME@ID`` or ``NAME@2026-11-12``) or an offer file.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from whichgpu.catalog.offers import Offer, load_offer_set, shipped_offer_sets
 from whichgpu.catalog.prices.sources import iso, parse_time, utc_now
-from whichgpu.catalog.prices.store import PriceStore, Snapshot, oldest_observation
+from whichgpu.catalog.prices.store import PriceStore, Snapshot, StoreError, oldest_observation
 from whichgpu.errors import DataError, InputError, NotFoundError
 from whichgpu.units import Money
 
@@ -121,8 +125,27 @@ class OfferSelection:
         counts = Counter(o.price_per_hour.currency for o in self.offers)
         return min(counts, key=lambda c: (-counts[c], c)) if counts else None
 
+    @cached_property
+    def by_gpu(self) -> dict[str, tuple[Offer, ...]]:
+        """The offers of each GPU (built once per selection; answers touch only their GPUs)."""
+        index: dict[str, list[Offer]] = defaultdict(list)
+        for o in self.offers:
+            index[o.gpu].append(o)
+        return {g: tuple(v) for g, v in index.items()}
+
     def for_gpu(self, *gpu_ids: str) -> list[Offer]:
-        return [o for o in self.offers if o.gpu in gpu_ids]
+        index = self.by_gpu
+        return [o for g in dict.fromkeys(gpu_ids) for o in index.get(g, ())]
+
+    def sources(self) -> list[str]:
+        """The sources the offers come from (several: the output says prices are mixed)."""
+        return sorted({f.source for f in self.feeds})
+
+    def public(self) -> OfferSelection:
+        """This selection without the store's path, for answers to visitors of the web app."""
+        return replace(self, store_path=None, warnings=tuple(
+            w.replace(self.store_path, "the server's price store") if self.store_path else w
+            for w in self.warnings))
 
     def cheapest(self, gpu_id: str, *, spot: bool | None = None,
                  currency: str | None = None) -> Offer | None:
@@ -169,6 +192,7 @@ class OfferSelection:
         """Provenance for a result's JSON: feeds with their age, warnings, the threshold."""
         return {"requested": self.requested, "store": self.store_path,
                 "max_age_s": self.max_age_s, "currencies": self.currencies(),
+                "sources": self.sources(), "mixed": len(self.sources()) > 1,
                 "feeds": [f.to_json() for f in self.feeds], "warnings": list(self.warnings)}
 
 
@@ -178,16 +202,31 @@ def open_store(store: PriceStore | str | Path | None = None) -> PriceStore:
     return store if isinstance(store, PriceStore) else PriceStore(store)
 
 
-def ensure_shipped(store: PriceStore) -> None:
-    """Seed the store with the shipped sets (first use, or a new package version's sets)."""
+def ensure_shipped(store: PriceStore, current: list[Snapshot] | None = None) -> None:
+    """Seed the store with the shipped article sets and the shipped market snapshot (first
+    use, or a new package version's data). A shipped market feed never replaces a newer
+    snapshot of the same feed (a refresh made after the package was built)."""
+    from whichgpu.catalog.prices.market import MarketSnapshotSource, market_feeds
     from whichgpu.catalog.prices.refresh import record
     from whichgpu.catalog.prices.shipped import ShippedSource, shipped_digest
 
-    have = {s.feed: s.digest for s in store.current()}
-    stale = [n for n in shipped_offer_sets() if have.get(n) != shipped_digest(n)]
+    snaps = {s.feed: s for s in (store.current() if current is None else current)}
+    stale = [n for n in shipped_offer_sets()
+             if (snaps[n].digest if n in snaps else None) != shipped_digest(n)]
     if stale:
         for result in ShippedSource(stale).fetch():
             record(store, result, skip_unchanged=True)
+    newer = []
+    for f in market_feeds():
+        have = snaps.get(f.feed)
+        if have is not None and (have.digest == f.digest or (
+                have.observed_at and f.observed_at and have.observed_at >= f.observed_at
+                and have.kind == "skypilot" and have.version != f.meta.get("version"))):
+            continue
+        newer.append(f.feed)
+    if newer:
+        for result in MarketSnapshotSource(newer).fetch():
+            record(store, result, skip_unchanged=True, force=True)
 
 
 def _info(snap: Snapshot, now: datetime, max_age_s: float) -> FeedInfo:
@@ -233,34 +272,112 @@ def _pick(store: PriceStore, prices: str) -> list[Snapshot]:
     return sorted(latest.values(), key=lambda s: s.feed)
 
 
+def _without_poisoned(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str]
+                      ) -> tuple[list[Offer], list[FeedInfo]]:
+    """Leave out a stored feed no command could use (a currency without an exchange rate,
+    stored before imports were validated): one bad feed never breaks everyone's prices."""
+    from whichgpu.catalog.prices.validate import known_currency
+
+    known: dict[str, bool] = {}
+    bad: dict[str, str] = {}
+    for o in offers:
+        cur = o.price_per_hour.currency
+        if cur not in known:
+            known[cur] = known_currency(cur)
+        if not known[cur]:
+            bad.setdefault(o.offer_set or "", cur)
+    if not bad:
+        return offers, feeds
+    for feed, cur in sorted(bad.items()):
+        warnings.append(f"{feed}: left out, its prices are in {cur}, which has no exchange "
+                        f"rate (re-import it in a known currency, or 'whichgpu prices remove "
+                        f"{feed}')")
+    return ([o for o in offers if (o.offer_set or "") not in bad],
+            [f for f in feeds if f.feed not in bad])
+
+
+def is_market(snap: Snapshot) -> bool:
+    """Whether a feed is part of the default prices: dated, and not an article's example set."""
+    return (snap.kind != "shipped" and snap.feed not in shipped_offer_sets()
+            and snap.observed_at is not None)
+
+
+def _provider_key(name: str) -> str:
+    """One key per provider whatever the feed calls it ('Lambda', 'lambdalabs' -> 'lambda')."""
+    from whichgpu.catalog.prices.names import provider_key
+    from whichgpu.catalog.prices.providers import providers
+
+    key = provider_key(name)
+    for p in providers().values():
+        if key in (provider_key(p.key), provider_key(p.name), provider_key(p.gpuhunt or "")):
+            return p.key
+    return key
+
+
+def _newest_per_provider(offers: list[Offer], feeds: list[FeedInfo]
+                         ) -> tuple[list[Offer], list[str]]:
+    """Where several feeds price one provider, keep the newest feed's offers of it."""
+    observed = {f.feed: f.observed_at for f in feeds}
+    by_provider: dict[str, set[str]] = defaultdict(set)
+    for o in offers:
+        by_provider[_provider_key(o.provider)].add(o.offer_set or "")
+    winner = {p: max(fs, key=lambda f: (observed.get(f) or datetime.min.replace(tzinfo=UTC), f))
+              for p, fs in by_provider.items() if len(fs) > 1}
+    if not winner:
+        return offers, []
+    notes = [f"{', '.join(sorted(fs - {winner[p]}))}: {p} prices superseded by the newer "
+             f"{winner[p]}" for p, fs in sorted(by_provider.items()) if p in winner]
+    kept = [o for o in offers if winner.get(_provider_key(o.provider), o.offer_set)
+            == o.offer_set]
+    return kept, notes
+
+
 def current_offers(prices: str | None = None, *, store: PriceStore | str | Path | None = None,
                    max_age_days: float | None = None, now: datetime | None = None,
-                   ) -> OfferSelection:
+                   gpus: list[str] | tuple[str, ...] | None = None,
+                   cheapest_only: bool = False) -> OfferSelection:
     """The offers to price a job with, and how old they are.
 
-    ``prices``: None = the latest good snapshot of every feed in the store (shipped sets
-    included); a feed ("vramfarm-2026-11", "gpuhunt/aws"), a source ("gpuhunt", "shipped"),
-    ``NAME@SNAPSHOT_ID`` or ``NAME@DATE`` (the snapshot current on that date), or the path
-    of an offer file (read directly, not stored). Feeds older than ``max_age_days``
-    (default 30, ``$WHICHGPU_PRICE_MAX_AGE_DAYS``) or undated get a warning.
+    ``prices``: None = the market: the latest good snapshot of every dated feed in the store
+    except the articles' example sets (``article-000``, ``vramfarm-2026-11``), newest feed
+    per provider; a feed ("vramfarm-2026-11", "skypilot/runpod", "gpuhunt/aws"), a source
+    ("skypilot", "gpuhunt", "shipped" = the article sets), ``NAME@SNAPSHOT_ID`` or
+    ``NAME@DATE`` (the snapshot current on that date), or the path of an offer file (read
+    directly, not stored). Feeds older than ``max_age_days`` (default 30,
+    ``$WHICHGPU_PRICE_MAX_AGE_DAYS``) or undated get a warning.
+
+    ``gpus`` reads only those GPUs' offers; ``cheapest_only`` keeps, per feed, GPU, count,
+    currency, spot and billing rule, only the cheapest offer (the only one a cost-minimising
+    answer can pick): both keep a large store fast.
     """
     now = (now or utc_now()).astimezone(UTC)
     max_age_s = (max_age_days if max_age_days is not None else default_max_age_days()) * DAY
     warnings: list[str] = []
     try:
         st = open_store(store)
-        ensure_shipped(st)
-        snaps = st.current() if prices is None else _pick(st, prices)
+        current = st.current()
+        ensure_shipped(st, current)
+        if prices is None:
+            snaps = [s for s in st.current() if is_market(s)]
+        else:
+            snaps = _pick(st, prices)
         if snaps:
-            snaps, offers = st.read([s.id for s in snaps])
+            snaps, offers = st.read([s.id for s in snaps], gpus=gpus,
+                                    cheapest_only=cheapest_only)
             feeds = [_info(s, now, max_age_s) for s in snaps]
+            offers, feeds = _without_poisoned(offers, feeds, warnings)
+            if prices is None:
+                offers, notes = _newest_per_provider(offers, feeds)
+                warnings += notes
             warnings += _failure_warnings(st, snaps)
             return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path))
-    except (DataError, sqlite3.Error, OSError) as exc:
-        if prices is not None and prices not in shipped_offer_sets() and not _is_file(prices):
+    except (StoreError, DataError, sqlite3.Error, OSError) as exc:
+        if prices is not None and prices not in (*shipped_offer_sets(), "shipped",
+                                                 "skypilot") and not _is_file(prices):
             raise
-        warnings.append(f"the price store cannot be used ({exc}); using the shipped offer "
-                        "sets only")
+        reason = exc.reason if isinstance(exc, StoreError) else str(exc)
+        warnings.append(f"the price store cannot be used ({reason}); using the prices "
+                        "shipped with whichgpu only")
         st = None
     return _without_store(prices, st, warnings, max_age_s, now)
 
@@ -274,10 +391,18 @@ def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str
                    max_age_s: float, now: datetime) -> OfferSelection:
     """Shipped sets read from the package, or an offer file read directly."""
     from whichgpu.catalog.prices.file import FileSource
+    from whichgpu.catalog.prices.market import market_feeds
 
     names = shipped_offer_sets()
-    if prices is None or prices in names:
-        chosen = names if prices is None else [prices]
+    if prices is None or prices == "skypilot":  # the shipped market snapshot
+        offers, feeds = [], []
+        for f in market_feeds():
+            offers += f.offers
+            feeds.append(_direct_info(f.feed, "skypilot", "skypilot", list(f.offers), now,
+                                      max_age_s))
+        return _finish(offers, feeds, warnings, prices, max_age_s, now, None)
+    if prices in names or prices == "shipped":
+        chosen = names if prices == "shipped" else [prices]
         offers, feeds = [], []
         for n in chosen:
             group = list(load_offer_set(n))
@@ -312,6 +437,11 @@ def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
             prices: str | None, max_age_s: float, now: datetime,
             store_path: str | None) -> OfferSelection:
     days = max_age_s / DAY
+    sources = sorted({f.source for f in feeds})
+    if len(sources) > 1:
+        warnings.append("prices mix " + ", ".join(
+            f"{src} ({sum(1 for f in feeds if f.source == src)} feed(s))" for src in sources)
+            + "; each offer says which feed it comes from")
     for f in feeds:
         if f.undated:
             warnings.append(f"{f.feed}: these prices carry no observation date; treat them as "

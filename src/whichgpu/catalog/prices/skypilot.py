@@ -233,6 +233,11 @@ class SkyPilotSource(PriceSource):
         return (f"the SkyPilot catalog ({REPOSITORY}, {CATALOG_VERSION}) over https: "
                 f"{', '.join(self.clouds)} (USD)")
 
+    def available(self) -> str | None:
+        from whichgpu.catalog.prices.sources import OFFLINE_ENV, offline
+
+        return f"the network is off ({OFFLINE_ENV} is set)" if offline() else None
+
     def fetch(self, progress: Progress | None = None) -> Iterator[FeedResult]:
         from whichgpu.catalog.prices.url import download
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from whichgpu.catalog.offers import BillingRule, Offer
 from whichgpu.catalog.prices.sources import FeedResult, Unmapped, iso, parse_time, utc_now
-from whichgpu.errors import DataError
+from whichgpu.errors import DataError, WhichGPUError
 from whichgpu.paths import data_dir
 from whichgpu.units import Money
 
@@ -86,6 +86,44 @@ _V1 = [
 ]
 #: ``MIGRATIONS[i]`` takes a store from schema version i to i + 1.
 MIGRATIONS: list[list[str]] = [_V1]
+
+
+class StoreError(WhichGPUError):
+    """The price store cannot be used as it stands (a server fault, not bad input: HTTP 503).
+
+    ``reason`` says why without the file's path (safe to show anyone); ``str(exc)`` names the
+    path for the person who owns it. Nothing here ever advises deleting the store.
+    """
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"price store {self.path}: {reason}")
+
+
+def store_error(path: Path, exc: BaseException) -> StoreError:
+    """What went wrong with the store file, said accurately (read-only, full, locked ...)."""
+    text = str(exc).lower()
+    folder = path.parent
+    if isinstance(exc, PermissionError) or "readonly" in text or "read-only" in text or (
+            "unable to open" in text and folder.exists() and not os.access(folder, os.W_OK)):
+        return StoreError(path, "the store's folder or file is read-only, so it cannot be "
+                          "opened for writing; the prices in it are intact. Make it writable, "
+                          "or point --store / WHICHGPU_PRICE_STORE at a writable file")
+    if "disk is full" in text or "no space" in text or getattr(exc, "errno", None) == 28:
+        return StoreError(path, "the disk is full; nothing was changed and the stored prices "
+                          "are intact. Free some space and run the command again")
+    if "locked" in text or "busy" in text:
+        return StoreError(path, "another process holds the store's write lock (a refresh or "
+                          "import still running?); try again when it has finished")
+    if "not a database" in text or "malformed" in text or "encrypted" in text:
+        return StoreError(path, "this file is not a readable price store (not SQLite, or "
+                          "damaged). whichgpu leaves it untouched: keep it for inspection and "
+                          "point --store / WHICHGPU_PRICE_STORE at another file")
+    if "unable to open" in text:
+        return StoreError(path, f"the file cannot be opened ({exc}); check that its folder "
+                          "exists and is accessible")
+    return StoreError(path, f"{type(exc).__name__}: {exc}")
 
 
 def default_store_path() -> Path:
@@ -179,6 +217,15 @@ def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
     return min(times)  # type: ignore[type-var]
 
 
+def _rollback(con: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open (never mask the first error)."""
+    if con.in_transaction:
+        try:
+            con.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+
 class PriceStore:
     """A price store file. Cheap to create: each operation opens its own connection, so one
     object may be used from several threads, and several processes may share the file."""
@@ -194,29 +241,36 @@ class PriceStore:
     # -------------------------------------------------------------- connections
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise store_error(self.path, exc) from exc
+        try:
             con.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
             mode = con.execute("PRAGMA journal_mode").fetchone()[0]
             if mode != "wal":
                 con.execute("PRAGMA journal_mode = WAL")
             con.execute("PRAGMA synchronous = NORMAL")
             con.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.DatabaseError as exc:
-            raise DataError(self.path, f"not a usable price store ({exc}); move it away and "
-                            "run 'whichgpu prices refresh' to start a new one") from exc
-        if not self._migrated:
-            self._migrate(con)
-            self._migrated = True
+            if not self._migrated:
+                self._migrate(con)
+                self._migrated = True
+        except StoreError:
+            con.close()
+            raise
+        except (OSError, sqlite3.Error) as exc:
+            con.close()
+            raise store_error(self.path, exc) from exc
         return con
 
     def _migrate(self, con: sqlite3.Connection) -> None:
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
-            raise DataError(self.path, f"schema version {version} was written by a newer "
-                            f"whichgpu (this one knows up to {len(MIGRATIONS)}); upgrade "
-                            "whichgpu or point WHICHGPU_PRICE_STORE elsewhere")
+            raise StoreError(self.path, f"schema version {version} was written by a newer "
+                             f"whichgpu (this one knows up to {len(MIGRATIONS)}); the file is "
+                             "left as it is: upgrade whichgpu, or point --store / "
+                             "WHICHGPU_PRICE_STORE at another file")
         if version == len(MIGRATIONS):
             return
         con.execute("BEGIN IMMEDIATE")
@@ -228,7 +282,7 @@ class PriceStore:
             con.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _rollback(con)
             raise
 
     @contextmanager
@@ -239,6 +293,8 @@ class PriceStore:
             con.execute("BEGIN")
             yield con
             con.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            raise store_error(self.path, exc) from exc
         finally:
             con.close()
 
@@ -246,13 +302,15 @@ class PriceStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         con = self._open()
         try:
-            con.execute("BEGIN IMMEDIATE")
             try:
+                con.execute("BEGIN IMMEDIATE")
                 yield con
-            except BaseException:
-                con.execute("ROLLBACK")
+                con.execute("COMMIT")
+            except BaseException as exc:
+                _rollback(con)  # a failed COMMIT (disk full) may have ended the transaction
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise store_error(self.path, exc) from exc
                 raise
-            con.execute("COMMIT")
         finally:
             con.close()
 
@@ -341,6 +399,13 @@ class PriceStore:
         with self._write() as con:
             return con.execute("DELETE FROM url_source WHERE name = ?", (name,)).rowcount > 0
 
+    def remove_feed(self, feed: str) -> int:
+        """Delete a feed: its current pointer and every snapshot of it, with their offers (its
+        history goes with it). Returns how many snapshots were deleted."""
+        with self._write() as con:
+            con.execute("DELETE FROM current WHERE feed = ?", (feed,))
+            return con.execute("DELETE FROM snapshot WHERE feed = ?", (feed,)).rowcount
+
     def prune(self, keep: int) -> int:
         """Delete all but the ``keep`` newest snapshots of each feed (never a current one)."""
         if keep < 1:
@@ -382,9 +447,27 @@ class PriceStore:
             f"SELECT {cols} FROM current c JOIN snapshot s ON s.id = c.snapshot_id "
             "ORDER BY s.feed")]
 
-    def read(self, snapshot_ids: Iterable[int] | None = None
+    def read(self, snapshot_ids: Iterable[int] | None = None, *,
+             gpus: Iterable[str] | None = None, cheapest_only: bool = False,
              ) -> tuple[list[Snapshot], list[Offer]]:
-        """Snapshots and their offers, read together: the current ones by default."""
+        """Snapshots and their offers, read together: the current ones by default.
+
+        ``gpus`` reads only those GPUs' offers (through the ``offer_by_gpu`` index);
+        ``cheapest_only`` keeps, per snapshot, GPU, count, currency, spot and billing rule,
+        the cheapest offer only: every other one costs more for any job, so a cost-minimising
+        answer never picks it.
+        """
+        where, gpu_args = "snapshot_id = ?", []
+        if gpus is not None:
+            gpu_args = sorted(set(gpus))
+            where += f" AND gpu IN ({','.join('?' * len(gpu_args))})"
+        if cheapest_only:
+            sql = (f"SELECT {_OFFER_COLS} FROM (SELECT {_OFFER_COLS}, ROW_NUMBER() OVER "
+                   "(PARTITION BY gpu, gpu_count, currency, spot, billing_increment_s, "
+                   "billing_minimum_s ORDER BY price_per_hour, rowid) AS n FROM offer "
+                   f"WHERE {where}) WHERE n = 1")
+        else:
+            sql = f"SELECT {_OFFER_COLS} FROM offer WHERE {where}"
         with self._read() as con:
             if snapshot_ids is None:
                 snaps = self._current(con)
@@ -395,8 +478,7 @@ class PriceStore:
                     f"({','.join('?' * len(ids))}) AND status = 'ok'", ids)]
             offers = []
             for s in snaps:
-                offers += [_offer(r, s.feed) for r in con.execute(
-                    f"SELECT {_OFFER_COLS} FROM offer WHERE snapshot_id = ?", (s.id,))]
+                offers += [_offer(r, s.feed) for r in con.execute(sql, (s.id, *gpu_args))]
         return snaps, offers
 
     def snapshots(self, feed: str | None = None, *, limit: int | None = None,
