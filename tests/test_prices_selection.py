@@ -10,9 +10,9 @@ from whichgpu.catalog.prices import PriceStore, current_offers
 from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
 from whichgpu.catalog.prices.imports import import_file
 from whichgpu.catalog.prices.market import market_feed_names, market_feeds
-from whichgpu.catalog.prices.store import StoreError
 from whichgpu.catalog.prices.refresh import record, refresh
 from whichgpu.catalog.prices.sources import FeedResult
+from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import DataError, InputError, NotFoundError
 from whichgpu.units import Money
 
