@@ -91,6 +91,8 @@ def read_vms_csv(text: str, *, path: object) -> tuple[list[VmRow], dict[str, int
     missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
     if missing:
         raise DataError(path, f"not a SkyPilot vms.csv: missing column(s) {', '.join(missing)}")
+    if not text.endswith("\n"):  # SkyPilot's files end with a newline; a cut file does not
+        raise DataError(path, "the file ends in the middle of a row: truncated?")
     rows: list[VmRow] = []
     skipped: dict[str, int] = {}
 
