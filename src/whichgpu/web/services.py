@@ -24,8 +24,10 @@ from whichgpu.errors import InputError
 from whichgpu.web import forms as f
 from whichgpu.web.resolve import check_name, is_hub_lookup, web_model, with_timeout
 
-OFFER_CACHE_S = 10.0  # prices are re-read from the store at most this often
+OFFER_CACHE_S = 10.0  # the store is checked for new snapshots at most this often
 MEMO_SIZE = 1024  # results kept for repeated questions (the same prices, the same answer)
+MEMO_BYTES = 64 * 1024 * 1024  # and at most this many bytes of them (pages, JSON), measured
+OFFER_SETS = 16  # price selections kept per snapshot generation (prices x max_age asked)
 
 
 # ------------------------------------------------------------------ prices
@@ -45,32 +47,58 @@ def check_prices(prices: str | None) -> str | None:
     return p
 
 
-_cache: dict[tuple, tuple[float, OfferSelection]] = {}
+_cache: OrderedDict[tuple, OfferSelection] = OrderedDict()  # one selection per question
 _cache_lock = threading.Lock()
+_generation: list[Any] = [None, -1e9]  # [store path + current snapshot ids, checked at]
+
+
+def generation() -> tuple:
+    """The store's current snapshots (checked at most every OFFER_CACHE_S): answers are kept
+    while it stays the same, and all of them are dropped when a new snapshot arrives."""
+    from whichgpu.catalog.prices import PriceStore, default_store_path
+
+    now = time.monotonic()
+    if now - _generation[1] >= OFFER_CACHE_S:
+        path = str(default_store_path())
+        try:
+            gen = (path, PriceStore(path).generation())
+        except Exception:  # an unusable store: current_offers says why (503 or fallback)
+            gen = (path, None)
+        with _memo_lock:
+            if gen != _generation[0]:
+                _memo.clear()
+                _memo_bytes[0] = 0
+                with _cache_lock:
+                    _cache.clear()
+            _generation[0], _generation[1] = gen, now
+    return _generation[0]
 
 
 def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
-    """``current_offers`` with a short cache (the store is read once per few seconds)."""
-    from whichgpu.catalog.prices import default_store_path
-
+    """``current_offers`` for the web: one shared, path-free selection per question and
+    snapshot generation (a new snapshot drops the old selections and answers)."""
     prices = check_prices(prices)
-    key = (prices, max_age, str(default_store_path()))
-    now = time.monotonic()
+    key = (generation(), prices, max_age)
     hit = _cache.get(key)
-    if hit and now - hit[0] < OFFER_CACHE_S:
-        return hit[1]
-    with _cache_lock:  # one reader refills; the others wait for its answer
+    if hit is not None:
+        return hit
+    with _cache_lock:  # one reader fills; the others wait for its answer
         hit = _cache.get(key)
-        if hit and time.monotonic() - hit[0] < OFFER_CACHE_S:
-            return hit[1]
-        selection = current_offers(prices, max_age_days=max_age)
-        _cache[key] = (time.monotonic(), selection)
+        if hit is not None:
+            return hit
+        selection = current_offers(prices, max_age_days=max_age).public()
+        _cache[key] = selection
+        while len(_cache) > OFFER_SETS:
+            _cache.popitem(last=False)
         return selection
 
 
 def clear_cache() -> None:
-    _cache.clear()
-    _memo.clear()
+    with _memo_lock:
+        _cache.clear()
+        _memo.clear()
+        _memo_bytes[0] = 0
+        _generation[0], _generation[1] = None, -1e9
 
 
 # ------------------------------------------------------------------ calibration
@@ -153,16 +181,31 @@ def calibration_profile(requested: str | None):
 
 # ------------------------------------------------------------------ repeated questions
 
-_memo: OrderedDict[tuple, Any] = OrderedDict()
-_memo_lock = threading.Lock()
+_memo: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()  # key -> (answer, its bytes)
+_memo_lock = threading.RLock()
+_memo_bytes = [0]
 
 
 def _epoch() -> tuple:
-    """Results are kept while the prices they used are: per store, per OFFER_CACHE_S."""
-    from whichgpu.catalog.prices import default_store_path
+    """Results are kept while the prices they used are: per store snapshot generation."""
+    return (generation(), _calibration_stamp())
 
-    return (str(default_store_path()), int(time.monotonic() // OFFER_CACHE_S),
-            _calibration_stamp())
+
+def _size(value: Any) -> int:
+    """About how many bytes an answer holds: a page's HTML, else its JSON (the offer list it
+    points at is shared per snapshot and not counted)."""
+    if isinstance(value, tuple) and value and isinstance(value[0], bytes):
+        return len(value[0]) + 64
+    if isinstance(value, _Raised):
+        return 256 + len(str(value.error))
+    to_json = getattr(value, "to_json", None)
+    try:
+        import json
+
+        data = to_json() if callable(to_json) else value
+        return len(json.dumps(data, default=str)) + 256
+    except (TypeError, ValueError):
+        return 4096
 
 
 MISSING = object()
@@ -187,7 +230,7 @@ def recalled(name: str, args: tuple) -> Any:
         if key not in _memo:
             return MISSING
         _memo.move_to_end(key)
-        value = _memo[key]
+        value = _memo[key][0]
     if isinstance(value, _Raised):
         raise value.error
     return value
@@ -207,10 +250,16 @@ def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
         value = compute()
     except InputError as exc:
         value = _Raised(exc)
+    size = _size(value)
     with _memo_lock:
-        _memo[key] = value
-        while len(_memo) > MEMO_SIZE:
-            _memo.popitem(last=False)
+        if key[1] == _epoch() and size <= MEMO_BYTES // 8:  # never keep a stale generation
+            old = _memo.pop(key, None)
+            if old is not None:
+                _memo_bytes[0] -= old[1]
+            _memo[key] = (value, size)
+            _memo_bytes[0] += size
+            while len(_memo) > MEMO_SIZE or _memo_bytes[0] > MEMO_BYTES:
+                _memo_bytes[0] -= _memo.popitem(last=False)[1][1]
     if isinstance(value, _Raised):
         raise value.error
     return value

@@ -437,6 +437,12 @@ class PriceStore:
         with self._read() as con:
             return self._current(con)
 
+    def generation(self) -> tuple[tuple[str, int], ...]:
+        """Which snapshot each feed points at now: a cheap fingerprint of the current prices
+        (a refresh or import that stores a new snapshot changes it)."""
+        with self._read() as con:
+            return tuple(con.execute("SELECT feed, snapshot_id FROM current ORDER BY feed"))
+
     def current_of(self, feed: str) -> Snapshot | None:
         return next((s for s in self.current() if s.feed == feed), None)
 

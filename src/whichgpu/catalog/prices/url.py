@@ -2,8 +2,9 @@
 
 Safe by default: https only (``allow_http`` for a server on your own network), a deadline on
 the whole download (not per read: a server that trickles one byte every few seconds is cut off
-at the deadline), a size limit, no redirect to plain http. Rows whose GPU cannot be mapped are reported and left
-out; any other bad row fails the fetch, and the store keeps the previous snapshot.
+at the deadline), a size limit, no redirect to plain http. Rows whose GPU cannot be mapped are
+reported and left out; any other bad row fails the fetch, and the store keeps the previous
+snapshot.
 """
 
 from __future__ import annotations
