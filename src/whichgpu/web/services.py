@@ -289,8 +289,12 @@ def priced(prices: str | None, currency: str | None, rate: list[str],
 
 
 def price_sources() -> list[str]:
-    """The feeds the store holds now (for the forms' choices)."""
-    return sorted({fi.feed for fi in offers(None).feeds})
+    """The forms' choices: the market's feeds the store holds now, then the articles' sets
+    (priced only when named)."""
+    from whichgpu.catalog.offers import shipped_offer_sets
+
+    market = sorted({fi.feed for fi in offers(None).feeds})
+    return market + [n for n in shipped_offer_sets() if n not in market]
 
 
 # ------------------------------------------------------------------ catalog

@@ -30,14 +30,14 @@ FUTURE_TOLERANCE_S = 86400.0
 
 def usd_per_gpu_hour(offer: Offer) -> float:
     """The offer's price per GPU-hour in USD at the dated rates (InputError: no rate)."""
-    from whichgpu.cost.currency import convert  # the one rate table (cost/data), read lazily
+    from whichgpu.currency import convert  # the one dated rate table, read lazily
 
     per_gpu = offer.price_per_gpu_hour
     return convert(Money(per_gpu.amount, per_gpu.currency), "USD").amount
 
 
 def known_currency(code: str) -> bool:
-    from whichgpu.cost.currency import default_rates
+    from whichgpu.currency import default_rates
 
     return code in default_rates().currencies()
 
