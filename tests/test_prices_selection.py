@@ -143,3 +143,113 @@ def test_a_malformed_import_names_the_row_and_stores_nothing(tmp_path):
     with pytest.raises(DataError, match=r"q\.csv, row 3, field 'price_per_hour'"):
         import_file(path)
     assert "q" not in {s.feed for s in PriceStore().snapshots()}
+
+
+# ------------------------------------------------------------------ narrowed reads (issue 21)
+
+def _feed(name: str, provider: str, rows: list[tuple], observed: str, kind: str = "url"):
+    """A feed of ``rows``: (gpu, count, price, spot, increment_s, minimum_s, currency)."""
+    from whichgpu.catalog.offers import BillingRule, Offer
+
+    offers = [Offer(provider=provider, gpu=g, gpu_count=n, price_per_hour=Money(p, cur),
+                    billing=BillingRule(increment_s=inc, minimum_s=mn), spot=spot,
+                    region=f"r{i}", observed_at=observed, source="test", offer_set=name)
+              for i, (g, n, p, spot, inc, mn, cur) in enumerate(rows)]
+    return FeedResult(feed=name, source=name.split("/")[0], kind=kind, offers=offers)
+
+
+def _market_store(tmp_path) -> PriceStore:
+    import random
+
+    rng = random.Random(3)
+    store = PriceStore(tmp_path / "p.sqlite")
+    gpus = ["h100-sxm", "a100-80gb-sxm", "rtx-4090", "l40s", "rtx-a6000"]
+    for f in range(4):
+        rows = [(rng.choice(gpus), rng.choice((1, 2, 8)), round(rng.uniform(0.3, 9), 2),
+                 rng.random() < 0.3, rng.choice((1, 60)), rng.choice((0, 60)),
+                 rng.choice(("USD", "USD", "EUR"))) for _ in range(150)]
+        store.save(_feed(f"quotes-{f}", f"provider-{f}", rows, "2026-11-29"))
+    return store
+
+
+def test_the_store_narrows_a_read_as_the_same_filter_on_every_offer_would(tmp_path):
+    from whichgpu.catalog.prices.selection import narrow
+
+    store = _market_store(tmp_path)
+    full = current_offers(store=store, now=NOW)
+    for gpus in (None, ["h100-sxm", "rtx-4090"], []):
+        cheap = current_offers(store=store, now=NOW, gpus=gpus, cheapest_only=True)
+        expected = narrow(list(full.offers), gpus, True)
+        key = lambda o: (o.gpu, o.gpu_count, o.price_per_hour.currency, o.spot,  # noqa: E731
+                         o.billing.increment_s, o.billing.minimum_s, o.price_per_hour.amount)
+        assert sorted(map(key, cheap.offers)) == sorted(map(key, expected))
+        assert len(cheap.offers) < len(full.offers)
+        assert cheap.to_json()["narrowed"] and cheap.to_json()["offers_read"] == len(cheap.offers)
+    only = current_offers(store=store, now=NOW, gpus=["l40s"])
+    assert {o.gpu for o in only.offers} == {"l40s"}
+    assert len(only.offers) == sum(o.gpu == "l40s" for o in full.offers)
+
+
+def test_a_narrowed_read_gives_the_same_recommendation_as_every_offer(tmp_path):
+    from whichgpu.advise.build import build_job
+    from whichgpu.advise.recommend import recommend
+    from whichgpu.estimate.build import build_workload
+    from whichgpu.models.resolve import resolve_model
+
+    store = _market_store(tmp_path)
+    full = current_offers(store=store, now=NOW).in_currency("USD", _usd)
+    cheap = current_offers(store=store, now=NOW, cheapest_only=True).in_currency("USD", _usd)
+    w = build_workload(resolve_model("llama-3.1-8b"), quant="awq")
+    job = build_job(w, tokens="5M")
+    a, b = recommend(job, list(full.offers)), recommend(job, list(cheap.offers))
+    assert [(o.gpu.id, o.count, o.offer.price_per_hour, o.cost.typical) for o in a.options] == \
+        [(o.gpu.id, o.count, o.offer.price_per_hour, o.cost.typical) for o in b.options]
+    assert a.options  # the job has options to compare
+
+
+def _usd(money, currency):
+    from whichgpu.currency import convert
+
+    return convert(money, currency)
+
+
+def test_a_provider_priced_by_a_newer_feed_keeps_the_other_providers_of_the_older_one(tmp_path):
+    """A gpuhunt-like feed prices Alpha and Beta; a newer feed prices Alpha alone: Alpha comes
+    from the newer feed, and Beta's offer still counts, also in a narrowed read (where the
+    superseded Alpha offer, the cheapest of all, must not hide Beta's)."""
+    from whichgpu.catalog.offers import BillingRule, Offer
+
+    store = PriceStore(tmp_path / "p.sqlite")
+    old = [Offer(provider=p, gpu="rtx-4090", price_per_hour=Money(price, "USD"),
+                 billing=BillingRule(), observed_at="2026-11-20", offer_set="hunt/all")
+           for p, price in (("Alpha Cloud", 0.05), ("Beta Cloud", 0.06))]
+    store.save(FeedResult(feed="hunt/all", source="hunt", kind="url", offers=old))
+    store.save(_feed("fresh/alpha", "alpha-cloud", [("rtx-4090", 1, 0.69, False, 1, 0, "USD")],
+                     "2026-11-29"))
+    for cheapest in (False, True):
+        sel = current_offers(store=store, now=NOW, gpus=["rtx-4090"], cheapest_only=cheapest)
+        got = sorted((o.provider, o.price_per_hour.amount) for o in sel.offers
+                     if o.offer_set in ("hunt/all", "fresh/alpha"))
+        expected = [("Beta Cloud", 0.06)] if cheapest else [("Beta Cloud", 0.06),
+                                                            ("alpha-cloud", 0.69)]
+        assert got == expected
+        assert any("hunt/all: alphacloud prices superseded by the newer fresh/alpha" in w
+                   for w in sel.warnings), sel.warnings
+
+
+def test_priced_commands_read_only_the_gpus_they_need(cli, tmp_path, monkeypatch):
+    store = tmp_path / "p.sqlite"
+    PriceStore(store).save(_feed("quotes", "acme", [
+        (g, 1, 1.0 + i / 10, False, 1, 0, "USD")
+        for i, g in enumerate(["h100-sxm", "rtx-4090", "l40s", "a40"])], "2026-11-29"))
+    monkeypatch.setenv("WHICHGPU_PRICE_STORE", str(store))
+    cost = cli("cost", "--gpu", "rtx-4090", "--duration", "2h", "--json")
+    tco = cli("tco", "l40s", "--json")
+    rec = cli("recommend", "llama-3.1-8b", "--quant", "awq", "--only", "rtx-4090,l40s",
+              "--json")
+    assert cost.code == tco.code == rec.code == 0, (cost.err, tco.err, rec.err)
+    assert cost.json()["price_selection"]["narrowed"].startswith("only rtx-4090;")
+    assert tco.json()["price_selection"]["narrowed"].startswith("only l40s;")
+    assert rec.json()["prices"]["narrowed"].startswith("only l40s, rtx-4090;")
+    assert cost.json()["offer"]["gpu"] == "rtx-4090"
+    assert {o["gpu"] for o in rec.json()["options"]} <= {"rtx-4090", "l40s"}

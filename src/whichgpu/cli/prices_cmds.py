@@ -141,7 +141,7 @@ def list_prices(
     if spot and on_demand:
         raise InputError("--spot and --on-demand exclude each other")
     ids, gpu_note = _gpu_ids(gpu)
-    selection = current_offers(prices, store=store, max_age_days=max_age)
+    selection = current_offers(prices, store=store, max_age_days=max_age, gpus=ids)
     if currency:
         selection = apply_currency(selection, currency)
     offers = [o for o in selection.sorted()

@@ -74,11 +74,18 @@ def generation() -> tuple:
     return _generation[0]
 
 
-def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
+def offers(prices: str | None, max_age: float | None = None, *,
+           gpus: tuple[str, ...] | None = None, cheapest_only: bool = False) -> OfferSelection:
     """``current_offers`` for the web: one shared, path-free selection per question and
-    snapshot generation (a new snapshot drops the old selections and answers)."""
+    snapshot generation (a new snapshot drops the old selections and answers).
+
+    Priced answers ask for ``cheapest_only`` (the cheapest offer of each kind, all a job can
+    be priced on: one small list shared by every question on the same prices); the price
+    list and a GPU's page ask for every offer of their ``gpus``.
+    """
     prices = check_prices(prices)
-    key = (generation(), prices, max_age)
+    gpus = tuple(sorted(set(gpus))) if gpus is not None else None
+    key = (generation(), prices, max_age, gpus, cheapest_only)
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -86,7 +93,8 @@ def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
         hit = _cache.get(key)
         if hit is not None:
             return hit
-        selection = current_offers(prices, max_age_days=max_age).public()
+        selection = current_offers(prices, max_age_days=max_age, gpus=gpus,
+                                   cheapest_only=cheapest_only).public()
         _cache[key] = selection
         while len(_cache) > OFFER_SETS:
             _cache.popitem(last=False)
@@ -276,13 +284,15 @@ def memo(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def priced(prices: str | None, currency: str | None, rate: list[str],
-           max_age: float | None = None):
-    """Offers in ``currency`` (converted at the dated rates) and the rate table."""
+           max_age: float | None = None, gpus: list[GPU] | None = None):
+    """The cheapest offer of each kind (of ``gpus``; None: every GPU) in ``currency``
+    (converted at the dated rates), and the rate table."""
     from whichgpu.advise.build import apply_currency
     from whichgpu.cost.currency import rates_from
 
     rates = rates_from(rate)
-    selection = offers(prices, max_age)
+    selection = offers(prices, max_age, cheapest_only=True,
+                       gpus=tuple(g.id for g in gpus) if gpus else None)
     if currency:
         selection = apply_currency(selection, currency, rates)
     return selection, rates
@@ -293,8 +303,19 @@ def price_sources() -> list[str]:
     (priced only when named)."""
     from whichgpu.catalog.offers import shipped_offer_sets
 
-    market = sorted({fi.feed for fi in offers(None).feeds})
+    market = sorted({fi.feed for fi in offers(None, cheapest_only=True).feeds})
     return market + [n for n in shipped_offer_sets() if n not in market]
+
+
+def main_currency(prices: str | None) -> str | None:
+    """The currency most of a price source's offers use (None: no offer)."""
+    return offers(prices, cheapest_only=True).main_currency()
+
+
+def priced_for(prices: str | None, gpus: list[str]) -> OfferSelection:
+    """What ``cost`` and ``tco`` read, as the CLI does: the cheapest offer of each kind of
+    their GPU (one small selection per GPU asked, shared by every question about it)."""
+    return offers(prices, gpus=tuple(gpus), cheapest_only=True)
 
 
 # ------------------------------------------------------------------ catalog
@@ -320,7 +341,8 @@ def gpus(q: f.GpusQuery) -> GpusResult:
     from whichgpu.units import check_currency, parse_size
 
     rates = rates_from(q.rate)
-    selection = apply_currency(offers(q.prices, q.max_age), q.currency, rates)
+    selection = apply_currency(offers(q.prices, q.max_age, cheapest_only=True), q.currency,
+                               rates)
     rows = catalog_rows(
         precision=q.precision, offers=list(selection.offers), vendor=q.vendor,
         min_memory_bytes=parse_size(q.min_memory) if q.min_memory else None,
@@ -347,7 +369,7 @@ class GpuResult:
 @memo
 def gpu(gpu_id: str, lang: str = "en") -> GpuResult:
     res = resolve_gpu(gpu_id, default_catalog())
-    selection = offers(None)
+    selection = offers(None, gpus=(res.gpu.id,))
     return GpuResult(res.gpu, [o for o in selection.offers if o.gpu == res.gpu.id], selection,
                      res.note, lang)
 
@@ -440,8 +462,9 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "objective", "deadline", "max_price_per_hour",
         "budget", "currency", "spot"))
-    selection, rates = priced(q.prices, job.currency, q.rate, q.max_age)
-    rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only),
+    gpus = only_gpus(q.only)
+    selection, rates = priced(q.prices, job.currency, q.rate, q.max_age, gpus)
+    rec = run(job, list(selection.offers), rates=rates, gpus=gpus,
               max_gpus=q.max_gpus, profile=calibration_profile(q.calibration))
     return RecommendResult(rec, selection, q.top, rates)
 
@@ -457,7 +480,7 @@ def tco(q: f.TcoQuery):
         "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
         "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",
         "maintenance_per_year", "rent_price", "currency"),
-        prices=check_prices(q.prices), rate=q.rate, selection_for=offers)
+        prices=check_prices(q.prices), rate=q.rate, selection_for=priced_for)
 
 
 @memo
@@ -467,7 +490,7 @@ def cost(q: f.CostQuery) -> dict[str, Any]:
 
     return run(q.gpu, q.duration, count=q.count, prices=check_prices(q.prices), spot=q.spot,
                work=q.work, unit=q.unit, per=q.per, currency=q.currency, rate=q.rate,
-               selection_for=offers).to_json()
+               selection_for=priced_for).to_json()
 
 
 @dataclass
@@ -492,7 +515,7 @@ def checklist(q: f.ChecklistQuery) -> ChecklistOut:
     answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
                             q.horizon_months, currency=cur or "USD")
     gpus = only_gpus(q.only)
-    selection, rates = priced(q.prices, cur, q.rate, q.max_age)
+    selection, rates = priced(q.prices, cur, q.rate, q.max_age, gpus)
 
     def go():
         return run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
@@ -536,7 +559,7 @@ def prices_latest(q: f.PricesQuery) -> PricesOut:
     if q.spot and q.on_demand:
         raise InputError("--spot and --on-demand exclude each other")
     ids, gnote = gpu_ids(q.gpu)
-    selection = offers(q.prices, q.max_age)
+    selection = offers(q.prices, q.max_age, gpus=tuple(ids) if ids is not None else None)
     if q.currency:
         selection = apply_currency(selection, q.currency)
     chosen = [o for o in selection.sorted()

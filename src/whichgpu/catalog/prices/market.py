@@ -19,7 +19,7 @@ import hashlib
 import io
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -43,12 +43,17 @@ SNAPSHOT_FIELDS = ("feed", "instance", *OFFER_FIELDS)
 
 @dataclass(frozen=True)
 class MarketFeed:
-    """One cloud's part of the shipped snapshot."""
+    """One cloud's part of the shipped snapshot. Its digest and metadata come without
+    building its offers (every command checks them; only seeding a store needs the offers)."""
 
     feed: str
-    offers: tuple[Offer, ...]
     meta: dict[str, Any]
     digest: str
+    rows: tuple[tuple[int, dict[str, str]], ...] = field(repr=False, compare=False)
+
+    @property
+    def offers(self) -> tuple[Offer, ...]:
+        return _offers(self.feed)
 
     @property
     def observed_at(self):
@@ -76,20 +81,26 @@ def market_feeds() -> tuple[MarketFeed, ...]:
     except FileNotFoundError:
         return ()
     meta = json.loads(meta_text)
-    catalog = default_catalog()
-    path = Path(f"whichgpu/catalog/prices/{CSV_FILE}")
     rows: dict[str, list[tuple[int, dict]]] = {}
     for i, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
         rows.setdefault(row["feed"], []).append((i, row))
     feeds = []
     for feed, info in sorted(meta["feeds"].items()):
         group = rows.get(feed, [])
-        offers = tuple(offer_from_row(row, path=path, index=i, offer_set=feed,
-                                      catalog=catalog) for i, row in group)
         digest = hashlib.sha256(json.dumps([r for _, r in group], sort_keys=True).encode()
                                 + json.dumps(info, sort_keys=True).encode()).hexdigest()
-        feeds.append(MarketFeed(feed, offers, info, digest))
+        feeds.append(MarketFeed(feed, info, digest, tuple(group)))
     return tuple(feeds)
+
+
+@cache
+def _offers(feed: str) -> tuple[Offer, ...]:
+    """A shipped feed's offers, validated like any offer file's rows."""
+    catalog = default_catalog()
+    path = Path(f"whichgpu/catalog/prices/{CSV_FILE}")
+    (chosen,) = [f for f in market_feeds() if f.feed == feed]
+    return tuple(offer_from_row(row, path=path, index=i, offer_set=feed, catalog=catalog)
+                 for i, row in chosen.rows)
 
 
 def market_feed_names() -> list[str]:

@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,7 @@ class OfferSelection:
     max_age_s: float
     now: datetime
     store_path: str | None = None
+    narrowed: str | None = None  # how the store's read was narrowed (None: every offer)
 
     def feed(self, name: str | None) -> FeedInfo | None:
         return next((f for f in self.feeds if f.feed == name), None)
@@ -191,6 +192,7 @@ class OfferSelection:
     def to_json(self) -> dict[str, Any]:
         """Provenance for a result's JSON: feeds with their age, warnings, the threshold."""
         return {"requested": self.requested, "store": self.store_path,
+                "narrowed": self.narrowed, "offers_read": len(self.offers),
                 "max_age_s": self.max_age_s, "currencies": self.currencies(),
                 "sources": self.sources(), "mixed": len(self.sources()) > 1,
                 "feeds": [f.to_json() for f in self.feeds], "warnings": list(self.warnings)}
@@ -272,28 +274,22 @@ def _pick(store: PriceStore, prices: str) -> list[Snapshot]:
     return sorted(latest.values(), key=lambda s: s.feed)
 
 
-def _without_poisoned(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str]
-                      ) -> tuple[list[Offer], list[FeedInfo]]:
+def _unusable(snaps: list[Snapshot], composition: dict[int, set[tuple[str, str]]],
+              warnings: list[str]) -> list[Snapshot]:
     """Leave out a stored feed no command could use (a currency without an exchange rate,
     stored before imports were validated): one bad feed never breaks everyone's prices."""
     from whichgpu.catalog.prices.validate import known_currency
 
-    known: dict[str, bool] = {}
-    bad: dict[str, str] = {}
-    for o in offers:
-        cur = o.price_per_hour.currency
-        if cur not in known:
-            known[cur] = known_currency(cur)
-        if not known[cur]:
-            bad.setdefault(o.offer_set or "", cur)
-    if not bad:
-        return offers, feeds
-    for feed, cur in sorted(bad.items()):
-        warnings.append(f"{feed}: left out, its prices are in {cur}, which has no exchange "
-                        f"rate (re-import it in a known currency, or 'whichgpu prices remove "
-                        f"{feed}')")
-    return ([o for o in offers if (o.offer_set or "") not in bad],
-            [f for f in feeds if f.feed not in bad])
+    keep = []
+    for s in snaps:
+        bad = sorted({cur for _, cur in composition.get(s.id, ()) if not known_currency(cur)})
+        if bad:
+            warnings.append(f"{s.feed}: left out, its prices are in {', '.join(bad)}, which has "
+                            f"no exchange rate (re-import it in a known currency, or 'whichgpu "
+                            f"prices remove {s.feed}')")
+        else:
+            keep.append(s)
+    return keep
 
 
 def is_market(snap: Snapshot) -> bool:
@@ -302,6 +298,7 @@ def is_market(snap: Snapshot) -> bool:
             and snap.observed_at is not None)
 
 
+@cache
 def _provider_key(name: str) -> str:
     """One key per provider whatever the feed calls it ('Lambda', 'lambdalabs' -> 'lambda')."""
     from whichgpu.catalog.prices.names import provider_key
@@ -314,22 +311,28 @@ def _provider_key(name: str) -> str:
     return key
 
 
-def _newest_per_provider(offers: list[Offer], feeds: list[FeedInfo]
-                         ) -> tuple[list[Offer], list[str]]:
-    """Where several feeds price one provider, keep the newest feed's offers of it."""
-    observed = {f.feed: f.observed_at for f in feeds}
-    by_provider: dict[str, set[str]] = defaultdict(set)
-    for o in offers:
-        by_provider[_provider_key(o.provider)].add(o.offer_set or "")
-    winner = {p: max(fs, key=lambda f: (observed.get(f) or datetime.min.replace(tzinfo=UTC), f))
-              for p, fs in by_provider.items() if len(fs) > 1}
-    if not winner:
-        return offers, []
-    notes = [f"{', '.join(sorted(fs - {winner[p]}))}: {p} prices superseded by the newer "
-             f"{winner[p]}" for p, fs in sorted(by_provider.items()) if p in winner]
-    kept = [o for o in offers if winner.get(_provider_key(o.provider), o.offer_set)
-            == o.offer_set]
-    return kept, notes
+def _superseded(snaps: list[Snapshot], composition: dict[int, set[tuple[str, str]]]
+                ) -> tuple[set[tuple[int, str]], list[str]]:
+    """Where several feeds price one provider, the newest feed's offers of it are used: the
+    ``(snapshot id, provider)`` pairs to leave out, and a note per provider."""
+    when = {s.id: (s.observed_at or datetime.min.replace(tzinfo=UTC), s.feed) for s in snaps}
+    feed = {s.id: s.feed for s in snaps}
+    by_provider: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for sid, pairs in composition.items():
+        for prov, _ in pairs:
+            by_provider[_provider_key(prov)][sid].add(prov)
+    skip: set[tuple[int, str]] = set()
+    notes = []
+    for key, holders in sorted(by_provider.items()):
+        if len(holders) < 2:
+            continue
+        winner = max(holders, key=lambda sid: when[sid])
+        losers = sorted(feed[sid] for sid in holders if sid != winner)
+        skip |= {(sid, prov) for sid, provs in holders.items() if sid != winner
+                 for prov in provs}
+        notes.append(f"{', '.join(losers)}: {key} prices superseded by the newer "
+                     f"{feed[winner]}")
+    return skip, notes
 
 
 def current_offers(prices: str | None = None, *, store: PriceStore | str | Path | None = None,
@@ -346,9 +349,10 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
     directly, not stored). Feeds older than ``max_age_days`` (default 30,
     ``$WHICHGPU_PRICE_MAX_AGE_DAYS``) or undated get a warning.
 
-    ``gpus`` reads only those GPUs' offers; ``cheapest_only`` keeps, per feed, GPU, count,
-    currency, spot and billing rule, only the cheapest offer (the only one a cost-minimising
-    answer can pick): both keep a large store fast.
+    ``gpus`` reads only those GPUs' offers; ``cheapest_only`` keeps one offer per GPU, GPU
+    count, currency, spot and billing rule, the cheapest (the only one a cost-minimising answer
+    can pick): both are done by the store's query, so a priced answer reads only what it can
+    use, however large the store. ``narrowed`` in the JSON says which was applied.
     """
     now = (now or utc_now()).astimezone(UTC)
     max_age_s = (max_age_days if max_age_days is not None else default_max_age_days()) * DAY
@@ -362,15 +366,18 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
         else:
             snaps = _pick(st, prices)
         if snaps:
-            snaps, offers = st.read([s.id for s in snaps], gpus=gpus,
-                                    cheapest_only=cheapest_only)
-            feeds = [_info(s, now, max_age_s) for s in snaps]
-            offers, feeds = _without_poisoned(offers, feeds, warnings)
+            composition = st.composition(s.id for s in snaps)
+            snaps = _unusable(snaps, composition, warnings)
+            skip: set[tuple[int, str]] = set()
             if prices is None:
-                offers, notes = _newest_per_provider(offers, feeds)
+                skip, notes = _superseded(snaps, {s.id: composition[s.id] for s in snaps})
                 warnings += notes
+            snaps, offers = st.read([s.id for s in snaps], gpus=gpus,
+                                    cheapest_only=cheapest_only, skip=skip)
+            feeds = [_info(s, now, max_age_s) for s in snaps]
             warnings += _failure_warnings(st, snaps)
-            return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path))
+            return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path),
+                           _narrowed(gpus, cheapest_only))
     except (StoreError, DataError, sqlite3.Error, OSError) as exc:
         if prices is not None and prices not in (*shipped_offer_sets(), "shipped",
                                                  "skypilot") and not _is_file(prices):
@@ -379,7 +386,35 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
         warnings.append(f"the price store cannot be used ({reason}); using the prices "
                         "shipped with whichgpu only")
         st = None
-    return _without_store(prices, st, warnings, max_age_s, now)
+    return _without_store(prices, st, warnings, max_age_s, now, gpus, cheapest_only)
+
+
+def _narrowed(gpus: list[str] | tuple[str, ...] | None, cheapest_only: bool) -> str | None:
+    """How a selection was narrowed, said in its JSON (None: every offer)."""
+    parts = []
+    if gpus is not None:
+        parts.append("only " + (", ".join(sorted(set(gpus))) or "no GPU"))
+    if cheapest_only:
+        parts.append("the cheapest offer per GPU, GPU count, currency, spot and billing rule")
+    return "; ".join(parts) or None
+
+
+def narrow(offers: list[Offer], gpus: list[str] | tuple[str, ...] | None,
+           cheapest_only: bool) -> list[Offer]:
+    """:meth:`PriceStore.read`'s ``gpus`` and ``cheapest_only`` on offers already in memory
+    (the shipped files, an offer file): the same offers the store's query keeps."""
+    if gpus is not None:
+        wanted = set(gpus)
+        offers = [o for o in offers if o.gpu in wanted]
+    if not cheapest_only:
+        return list(offers)
+    best: dict[tuple, Offer] = {}
+    for o in offers:  # the first of equal prices wins, as in the store's query
+        key = (o.gpu, o.gpu_count, o.price_per_hour.currency, o.spot, o.billing.increment_s,
+               o.billing.minimum_s)
+        if key not in best or o.price_per_hour.amount < best[key].price_per_hour.amount:
+            best[key] = o
+    return list(best.values())
 
 
 def _is_file(prices: str) -> bool:
@@ -388,19 +423,27 @@ def _is_file(prices: str) -> bool:
 
 
 def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str],
-                   max_age_s: float, now: datetime) -> OfferSelection:
+                   max_age_s: float, now: datetime,
+                   gpus: list[str] | tuple[str, ...] | None = None,
+                   cheapest_only: bool = False) -> OfferSelection:
     """Shipped sets read from the package, or an offer file read directly."""
     from whichgpu.catalog.prices.file import FileSource
     from whichgpu.catalog.prices.market import market_feeds
 
     names = shipped_offer_sets()
+    how = _narrowed(gpus, cheapest_only)
+
+    def finish(offers: list[Offer], feeds: list[FeedInfo]) -> OfferSelection:
+        return _finish(narrow(offers, gpus, cheapest_only), feeds, warnings, prices,
+                       max_age_s, now, None, how)
+
     if prices is None or prices == "skypilot":  # the shipped market snapshot
         offers, feeds = [], []
         for f in market_feeds():
             offers += f.offers
             feeds.append(_direct_info(f.feed, "skypilot", "skypilot", list(f.offers), now,
                                       max_age_s))
-        return _finish(offers, feeds, warnings, prices, max_age_s, now, None)
+        return finish(offers, feeds)
     if prices in names or prices == "shipped":
         chosen = names if prices == "shipped" else [prices]
         offers, feeds = [], []
@@ -408,11 +451,11 @@ def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str
             group = list(load_offer_set(n))
             offers += group
             feeds.append(_direct_info(n, "shipped", "shipped", group, now, max_age_s))
-        return _finish(offers, feeds, warnings, prices, max_age_s, now, None)
+        return finish(offers, feeds)
     if _is_file(prices):
         (result,) = FileSource(prices).fetch()
         feed = _direct_info(result.feed, "file", "file", result.offers, now, max_age_s)
-        return _finish(result.offers, [feed], warnings, prices, max_age_s, now, None)
+        return finish(result.offers, [feed])
     known = list(names)
     if st is not None:
         snaps = st.current()
@@ -435,7 +478,7 @@ def _failure_warnings(st: PriceStore, snaps: list[Snapshot]) -> list[str]:
 
 def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
             prices: str | None, max_age_s: float, now: datetime,
-            store_path: str | None) -> OfferSelection:
+            store_path: str | None, narrowed: str | None = None) -> OfferSelection:
     days = max_age_s / DAY
     sources = sorted({f.source for f in feeds})
     if len(sources) > 1:
@@ -452,4 +495,4 @@ def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
             warnings.append(f"{f.feed}: prices observed {f.age_text} ago "
                             f"({f.observed_at:%Y-%m-%d}), older than {days:g} days ({what})")
     return OfferSelection(tuple(offers), tuple(feeds), tuple(warnings), prices, max_age_s, now,
-                          store_path)
+                          store_path, narrowed)

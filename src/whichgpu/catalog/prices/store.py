@@ -198,15 +198,34 @@ def _snapshot(row: tuple) -> Snapshot:
                     json.loads(skipped) if skipped else {}, message)
 
 
-def _offer(row: tuple, feed: str) -> Offer:
+_EVERY_FIELD = set(Offer.model_fields)  # a stored offer sets them all: one shared set
+_RULES: dict[tuple[float, float], BillingRule] = {}  # the few rules there are, built once
+_MAX_RULES = 4096
+
+
+def _rule(increment_s: float, minimum_s: float) -> BillingRule:
+    rule = _RULES.get((increment_s, minimum_s))
+    if rule is None:
+        rule = BillingRule.model_construct(increment_s=increment_s, minimum_s=minimum_s)
+        if len(_RULES) < _MAX_RULES:
+            _RULES[(increment_s, minimum_s)] = rule
+    return rule
+
+
+def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
+    """An offer from a stored row: validated when stored, so built without re-validation
+    (large reads stay fast), its billing rule shared and its repeated strings (``pool``:
+    provider, GPU, currency, region, date, source) held once per read."""
     (provider, gpu, count, price, currency, inc, minimum, spot, region, observed, source,
      note) = row
-    # Validated when stored; built without re-validation so that large reads stay fast.
+    if pool is not None:
+        provider, gpu, currency = (pool.setdefault(x, x) for x in (provider, gpu, currency))
+        region, observed, source = (x if x is None else pool.setdefault(x, x)
+                                    for x in (region, observed, source))
     return Offer.model_construct(
-        provider=provider, gpu=gpu, gpu_count=count, price_per_hour=Money(price, currency),
-        billing=BillingRule.model_construct(increment_s=inc, minimum_s=minimum),
-        spot=bool(spot), region=region, observed_at=observed, source=source, offer_set=feed,
-        note=note)
+        _EVERY_FIELD, provider=provider, gpu=gpu, gpu_count=count,
+        price_per_hour=Money(price, currency), billing=_rule(inc, minimum), spot=bool(spot),
+        region=region, observed_at=observed, source=source, offer_set=feed, note=note)
 
 
 def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
@@ -455,25 +474,19 @@ class PriceStore:
 
     def read(self, snapshot_ids: Iterable[int] | None = None, *,
              gpus: Iterable[str] | None = None, cheapest_only: bool = False,
+             skip: Iterable[tuple[int, str]] = (),
              ) -> tuple[list[Snapshot], list[Offer]]:
         """Snapshots and their offers, read together: the current ones by default.
 
-        ``gpus`` reads only those GPUs' offers (through the ``offer_by_gpu`` index);
-        ``cheapest_only`` keeps, per snapshot, GPU, count, currency, spot and billing rule,
-        the cheapest offer only: every other one costs more for any job, so a cost-minimising
-        answer never picks it.
+        ``gpus`` reads only those GPUs' offers (through the ``offer_by_gpu`` index).
+        ``skip`` leaves out the offers of ``(snapshot id, provider)`` pairs (a provider that a
+        newer feed prices). ``cheapest_only`` keeps, across the snapshots read, one offer per
+        GPU, GPU count, currency, spot and billing rule: the cheapest (of equal prices, the
+        first the query meets). Any other offer of that kind costs more for any job, so a
+        cost-minimising answer never picks it; a price list it is not.
         """
-        where, gpu_args = "snapshot_id = ?", []
-        if gpus is not None:
-            gpu_args = sorted(set(gpus))
-            where += f" AND gpu IN ({','.join('?' * len(gpu_args))})"
-        if cheapest_only:
-            sql = (f"SELECT {_OFFER_COLS} FROM (SELECT {_OFFER_COLS}, ROW_NUMBER() OVER "
-                   "(PARTITION BY gpu, gpu_count, currency, spot, billing_increment_s, "
-                   "billing_minimum_s ORDER BY price_per_hour, rowid) AS n FROM offer "
-                   f"WHERE {where}) WHERE n = 1")
-        else:
-            sql = f"SELECT {_OFFER_COLS} FROM offer WHERE {where}"
+        gpu_args: list[str] = sorted(set(gpus)) if gpus is not None else []
+        skip_pairs = sorted(set(skip))
         with self._read() as con:
             if snapshot_ids is None:
                 snaps = self._current(con)
@@ -481,11 +494,47 @@ class PriceStore:
                 ids = list(snapshot_ids)
                 snaps = [_snapshot(r) for r in con.execute(
                     f"SELECT {_SNAPSHOT_COLS} FROM snapshot WHERE id IN "
-                    f"({','.join('?' * len(ids))}) AND status = 'ok'", ids)]
-            offers = []
-            for s in snaps:
-                offers += [_offer(r, s.feed) for r in con.execute(sql, (s.id, *gpu_args))]
+                    f"({','.join('?' * len(ids))}) AND status = 'ok' ORDER BY feed, id", ids)]
+            if not snaps or (gpus is not None and not gpu_args):
+                return snaps, []
+            feed_of = {s.id: s.feed for s in snaps}
+            where = f"snapshot_id IN ({','.join('?' * len(feed_of))})"
+            args: list[Any] = list(feed_of)
+            if gpus is not None:
+                where += f" AND gpu IN ({','.join('?' * len(gpu_args))})"
+                args += gpu_args
+            if skip_pairs:
+                where += " AND NOT (" + " OR ".join(
+                    "(snapshot_id = ? AND provider = ?)" for _ in skip_pairs) + ")"
+                args += [x for pair in skip_pairs for x in pair]
+            if cheapest_only:
+                # SQLite takes a min() query's other columns from the row with the minimum
+                # (https://www.sqlite.org/lang_select.html#bare_columns_in_an_aggregate_query):
+                # one pass over the index, no sort of the whole set.
+                cols = _OFFER_COLS.replace("price_per_hour", "MIN(price_per_hour)")
+                sql = (f"SELECT snapshot_id, {cols} FROM offer WHERE {where} GROUP BY gpu, "
+                       "gpu_count, currency, spot, billing_increment_s, billing_minimum_s "
+                       "ORDER BY snapshot_id, gpu, gpu_count, spot, currency")
+            else:
+                sql = (f"SELECT snapshot_id, {_OFFER_COLS} FROM offer WHERE {where} "
+                       "ORDER BY snapshot_id, rowid")
+            pool: dict[str, str] = {}
+            offers = [_offer(r[1:], feed_of[r[0]], pool) for r in con.execute(sql, args)]
         return snaps, offers
+
+    def composition(self, snapshot_ids: Iterable[int]) -> dict[int, set[tuple[str, str]]]:
+        """The ``(provider, currency)`` pairs each snapshot's offers have: enough to choose
+        feeds per provider and to leave out an unusable feed without reading its offers."""
+        ids = list(snapshot_ids)
+        if not ids:
+            return {}
+        out: dict[int, set[tuple[str, str]]] = {i: set() for i in ids}
+        with self._read() as con:
+            for sid, prov, cur in con.execute(
+                    "SELECT DISTINCT snapshot_id, provider, currency FROM offer WHERE "
+                    f"snapshot_id IN ({','.join('?' * len(ids))})", ids):
+                out[sid].add((prov, cur))
+        return out
 
     def snapshots(self, feed: str | None = None, *, limit: int | None = None,
                   status: str | None = None) -> list[Snapshot]:
