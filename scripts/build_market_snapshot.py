@@ -36,7 +36,7 @@ def build(input_dir: Path = INPUT, output_dir: Path = OUTPUT) -> list[str]:
     results, meta = [], {}
     for cloud, info in sorted(manifest["files"].items()):
         text = (input_dir / f"{cloud}.csv").read_text("utf-8")
-        rows, skipped = read_vms_csv(text, path=input_dir / f"{cloud}.csv")
+        rows, skipped = read_vms_csv(text, path=input_dir / f"{cloud}.csv", cloud=cloud)
         source = f"{manifest['repository']}@{info['commit']}:{info['path']}"
         result = feed_from_rows(rows, cloud=cloud, observed_at=read_on, source=source,
                                 version=info["commit"], skipped=skipped, now=now)

@@ -18,7 +18,7 @@ from whichgpu.catalog.gpus import default_catalog
 from whichgpu.catalog.prices import PriceStore, current_offers
 from whichgpu.catalog.prices.market import market_feed_names, market_feeds
 from whichgpu.catalog.prices.refresh import refresh
-from whichgpu.catalog.prices.skypilot import SkyPilotSource, read_vms_csv
+from whichgpu.catalog.prices.skypilot import CATALOG_VERSION, SkyPilotSource, read_vms_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "scripts" / "data" / "skypilot-catalog"
@@ -94,8 +94,8 @@ def test_the_recommendation_is_priced_from_the_market_snapshot_and_says_so(cli):
 # ------------------------------------------------------------------------ the live source
 
 def _recorded_routes(transform=lambda cloud, text: text) -> dict[str, Route]:
-    return {f"/catalogs/v7/{p.stem}/vms.csv": Route(transform(p.stem, p.read_text()).encode())
-            for p in RECORDED.glob("*.csv")}
+    return {f"/catalogs/{CATALOG_VERSION}/{p.stem}/vms.csv":
+            Route(transform(p.stem, p.read_text()).encode()) for p in RECORDED.glob("*.csv")}
 
 
 def test_a_refresh_replays_the_recorded_real_files_and_stores_offers(monkeypatch):
@@ -183,3 +183,20 @@ def test_a_download_that_keeps_trickling_stops_at_the_whole_deadline():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_gcp_rows_priced_apart_from_their_vm_never_become_offers():
+    """GCP's catalog lists an a3-highgpu-1g host ($1.18/h, no GPU in the row) apart from the
+    accelerator's own price (a row with no instance type): neither is an offer, and the skip
+    reasons say why (an H100 at the host's price would be 10x too cheap)."""
+    from whichgpu.catalog.prices.skypilot import feed_from_rows
+
+    text = (Path(__file__).parent / "data" / "prices" / "skypilot" /
+            "gcp-v8-excerpt.csv").read_text()
+    rows, skipped = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="gcp")
+    assert rows == []
+    assert skipped == {"no GPU": 4, "GPU priced apart from its VM (not an offer on its own)": 3}
+    # another cloud's accelerator row without an instance type is read as before
+    rows, _ = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="vast")
+    assert [r.accelerator for r in rows] == ["tpu-v6e-1", "tpu-v6e-1", "tpu-v6e-8"]
+    assert feed_from_rows([], cloud="gcp", observed_at="2026-12-01", source="x").offers == []

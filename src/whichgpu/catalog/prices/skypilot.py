@@ -1,6 +1,6 @@
 """Offers from the SkyPilot catalog (``skypilot-org/skypilot-catalog``), one feed per cloud.
 
-SkyPilot publishes its GPU offers as plain CSV files, ``catalogs/v7/<cloud>/vms.csv``, with
+SkyPilot publishes its GPU offers as plain CSV files, ``catalogs/<version>/<cloud>/vms.csv``, with
 the columns InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price,
 SpotPrice, Region (and others whichgpu does not need). Prices are USD per hour for the whole
 instance. The same reader serves two paths:
@@ -47,13 +47,20 @@ from whichgpu.errors import DataError, InputError
 from whichgpu.units import Money
 
 REPOSITORY = "skypilot-org/skypilot-catalog"
-CATALOG_VERSION = "v7"
+#: The catalog layout current SkyPilot releases read. The repository still holds older ``v7``
+#: files, but they are no longer kept up to date: its AWS file prices p5.48xlarge at $98.32/h
+#: and has no p6-b200, where ``v8`` has $55.04/h (AWS's June 2025 cut) and p6-b200/p6-b300.
+CATALOG_VERSION = "v8"
 RAW_BASE = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
 BASE_ENV = "WHICHGPU_SKYPILOT_CATALOG_URL"
-#: The clouds whose ``vms.csv`` the live source fetches (SkyPilot's v7 catalog folders).
-CLOUDS = ("aws", "gcp", "azure", "lambda", "runpod", "vast", "nebius", "cudo", "hyperbolic",
-          "primeintellect", "shadeform", "seeweb", "mithril", "simplepod", "fluidstack", "do",
-          "oci", "paperspace")
+#: The clouds whose ``vms.csv`` the live source fetches (the v8 folders with GPU offers).
+#: Azure has no v8 folder in the copy of the repository we could read, so it is not fetched.
+CLOUDS = ("aws", "gcp", "lambda", "runpod", "vast", "nebius", "cudo", "hyperbolic",
+          "primeintellect", "shadeform", "seeweb", "mithril", "verda", "hyperstack",
+          "jarvislabs", "lium", "spheron", "yotta", "daytona", "oci")
+#: Clouds whose catalog prices a GPU apart from the VM it is attached to (a row with an
+#: AcceleratorName but no InstanceType is the GPU's price alone, not an offer).
+GPU_PRICED_APART = frozenset({"gcp"})
 NEEDED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 NO_SPOT = 99999999.0  # primeintellect's "no spot price" marker
 #: A feed whose implausible rows outnumber this fraction of its priced rows is nonsense.
@@ -81,11 +88,13 @@ def _price(text: str | None) -> float | None:
     return None if value <= 0 or value >= NO_SPOT else value
 
 
-def read_vms_csv(text: str, *, path: object) -> tuple[list[VmRow], dict[str, int]]:
+def read_vms_csv(text: str, *, path: object, cloud: str | None = None
+                 ) -> tuple[list[VmRow], dict[str, int]]:
     """The GPU rows of one cloud's ``vms.csv`` and what was skipped (reason -> rows).
 
     A file without SkyPilot's columns is not a SkyPilot catalog and raises DataError naming
-    what is missing.
+    what is missing. For a cloud that prices GPUs apart from their VM (GCP), a GPU row without
+    an instance type is skipped: it is a part of a price, not an offer.
     """
     reader = csv.DictReader(io.StringIO(text))
     missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
@@ -108,6 +117,9 @@ def read_vms_csv(text: str, *, path: object) -> tuple[list[VmRow], dict[str, int
             continue
         if not name or count <= 0:
             skip("no GPU")
+            continue
+        if cloud in GPU_PRICED_APART and not (row.get("InstanceType") or "").strip():
+            skip("GPU priced apart from its VM (not an offer on its own)")
             continue
         if count != int(count):
             skip("fractional GPU")
@@ -255,7 +267,7 @@ class SkyPilotSource(PriceSource):
                 body = download(url, allow_http=_loopback(url), timeout_s=self.timeout_s,
                                 max_bytes=self.max_bytes, accept="text/csv")
                 text = body.decode("utf-8")
-                rows, skipped = read_vms_csv(text, path=url)
+                rows, skipped = read_vms_csv(text, path=url, cloud=cloud)
             except urllib.error.HTTPError as exc:
                 yield self._failed(feed, f"{url}: HTTP {exc.code} {exc.reason}")
                 continue
