@@ -73,6 +73,33 @@ def run_once(args: list[str], store: Path, home: Path) -> tuple[float, float]:
         return wall, int(peak.read_text()) / 1024
 
 
+#: The store reads behind the priced commands (run in this process, so without the CLI's start):
+#: recommend, checklist and gpus read the cheapest offer of each kind of every GPU; cost and
+#: tco the same for one GPU; the price list every offer of one GPU family.
+LOOKUPS = {
+    "every GPU, cheapest of each kind": {"cheapest_only": True},
+    "one GPU, cheapest of each kind": {"gpus": ["h100-sxm"], "cheapest_only": True},
+    "one GPU, every offer": {"gpus": ["h100-sxm"]},
+}
+
+
+def lookups(store: Path, repeat: int) -> dict[str, dict[str, float]]:
+    """Median seconds of each store read (``current_offers``) and the offers it returns."""
+    from whichgpu.catalog.prices import PriceStore, current_offers
+
+    st = PriceStore(store)
+    out = {}
+    for name, kw in LOOKUPS.items():
+        current_offers(store=st, **kw)  # warm: the first read seeds an empty store
+        times, n = [], 0
+        for _ in range(repeat):
+            t = time.perf_counter()
+            n = len(current_offers(store=st, **kw).offers)
+            times.append(time.perf_counter() - t)
+        out[name] = {"s": statistics.median(times), "offers": n}
+    return out
+
+
 def measure(store: Path, home: Path, repeat: int) -> dict[str, dict[str, float]]:
     out = {}
     for name, args in COMMANDS.items():
@@ -107,7 +134,8 @@ def main() -> None:
             print(f"built {label} x {args.periods} periods in {time.perf_counter() - t:.1f} s "
                   f"({path.stat().st_size / 1e6:.0f} MB)", file=sys.stderr)
         results[label] = {"offers": n, "periods": args.periods if n else 0,
-                          "commands": measure(path, home, args.repeat)}
+                          "commands": measure(path, home, args.repeat),
+                          "lookups": lookups(path, max(args.repeat, 5))}
     cpu = os.cpu_count()
     load = os.getloadavg()[0]
     print(f"Priced commands, median of {args.repeat} runs each (a new process per run, "
@@ -118,6 +146,11 @@ def main() -> None:
         cells = [f"{m['wall_s']:.2f} s {m['peak_rss_mb']:.0f} MB"
                  for m in r["commands"].values()]
         print(f"{label:<16}" + "".join(f"{c:>20}" for c in cells))
+    print("Store reads behind them (in-process, median; offers returned):")
+    print(f"{'store':<16}" + "".join(f"{c:>36}" for c in LOOKUPS))
+    for label, r in results.items():
+        cells = [f"{m['s'] * 1000:.0f} ms ({m['offers']:,} offers)" for m in r["lookups"].values()]
+        print(f"{label:<16}" + "".join(f"{c:>36}" for c in cells))
     for r in results.values():
         if r["offers"] == 20000:
             worst = max(m["wall_s"] for m in r["commands"].values())

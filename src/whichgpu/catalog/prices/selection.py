@@ -229,6 +229,9 @@ def ensure_shipped(store: PriceStore, current: list[Snapshot] | None = None) -> 
     if newer:
         for result in MarketSnapshotSource(newer).fetch():
             record(store, result, skip_unchanged=True, force=True)
+    from whichgpu.catalog.prices.published import ensure_published
+
+    ensure_published(store, list(snaps.values()))
 
 
 def _info(snap: Snapshot, now: datetime, max_age_s: float) -> FeedInfo:
@@ -293,8 +296,9 @@ def _unusable(snaps: list[Snapshot], composition: dict[int, set[tuple[str, str]]
 
 
 def is_market(snap: Snapshot) -> bool:
-    """Whether a feed is part of the default prices: dated, and not an article's example set."""
-    return (snap.kind != "shipped" and snap.feed not in shipped_offer_sets()
+    """Whether a feed is part of the default prices: dated, not an article's example set and
+    not a published history point (a 2024 market level is no offer to rent today)."""
+    return (snap.kind not in ("shipped", "history") and snap.feed not in shipped_offer_sets()
             and snap.observed_at is not None)
 
 

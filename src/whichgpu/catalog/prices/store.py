@@ -173,6 +173,7 @@ class HistoryPoint:
     median: Money
     offers: int
     cheapest_provider: str
+    source: str | None = None  # where the cheapest price comes from (a URL, a catalog file)
 
     def to_json(self) -> dict[str, Any]:
         return {"snapshot_id": self.snapshot_id, "feed": self.feed,
@@ -181,7 +182,7 @@ class HistoryPoint:
                 "gpu": self.gpu, "spot": self.spot,
                 "cheapest_per_gpu_hour": self.cheapest.to_json(),
                 "median_per_gpu_hour": self.median.to_json(), "offers": self.offers,
-                "cheapest_provider": self.cheapest_provider}
+                "cheapest_provider": self.cheapest_provider, "source": self.source}
 
 
 _SNAPSHOT_COLS = ("id, feed, source, kind, status, fetched_at, observed_at, version, digest, "
@@ -371,6 +372,33 @@ class PriceStore:
             self._swap(con, result.feed, snap_id)
         return self.snapshot(snap_id)
 
+    def replace_feeds(self, results: list[FeedResult], *, expected: dict[str, str]) -> bool:
+        """Replace whole feeds with ``results`` (one snapshot each, in order) in one
+        transaction, unless the feeds' current digests are already ``expected`` (checked
+        inside the transaction, so two processes seeding at once store them once). Returns
+        whether anything was written."""
+        feeds = sorted({r.feed for r in results} | set(expected))
+        with self._write() as con:
+            have = dict(con.execute(
+                "SELECT c.feed, s.digest FROM current c JOIN snapshot s ON s.id = c.snapshot_id"
+                f" WHERE c.feed IN ({','.join('?' * len(feeds))})", feeds).fetchall())
+            if have == expected:
+                return False
+            holders = sorted(set(have) | set(feeds))
+            marks = ",".join("?" * len(holders))
+            con.execute(f"DELETE FROM current WHERE feed IN ({marks})", holders)
+            con.execute(f"DELETE FROM snapshot WHERE feed IN ({marks})", holders)
+            for r in results:
+                snap_id = self._insert_snapshot(con, r, "ok", None, oldest_observation(r.offers))
+                con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                [(snap_id, o.provider, o.gpu, o.gpu_count,
+                                  o.price_per_hour.amount, o.price_per_hour.currency,
+                                  o.billing.increment_s, o.billing.minimum_s, int(o.spot),
+                                  o.region, o.observed_at, o.source, o.note) for o in r.offers])
+                self._swap(con, r.feed, snap_id)
+        return True
+
     def save_problem(self, result: FeedResult, status: str, message: str) -> Snapshot:
         """Record a fetch that failed or was rejected; the current snapshot stays as it is."""
         if status not in ("failed", "rejected"):
@@ -426,14 +454,15 @@ class PriceStore:
             return con.execute("DELETE FROM snapshot WHERE feed = ?", (feed,)).rowcount
 
     def prune(self, keep: int) -> int:
-        """Delete all but the ``keep`` newest snapshots of each feed (never a current one)."""
+        """Delete all but the ``keep`` newest snapshots of each feed (never a current one, and
+        never the shipped history of published prices, whose snapshots are its points)."""
         if keep < 1:
             raise ValueError("keep at least one snapshot per feed")
         with self._write() as con:
             cur = con.execute(
-                "DELETE FROM snapshot WHERE id NOT IN (SELECT snapshot_id FROM current) AND id IN"
-                " (SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY feed ORDER BY id"
-                " DESC) AS n FROM snapshot) WHERE n > ?)", (keep,))
+                "DELETE FROM snapshot WHERE id NOT IN (SELECT snapshot_id FROM current) AND "
+                "kind != 'history' AND id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER "
+                "(PARTITION BY feed ORDER BY id DESC) AS n FROM snapshot) WHERE n > ?)", (keep,))
             return cur.rowcount
 
     # -------------------------------------------------------------- reading
@@ -571,24 +600,25 @@ class PriceStore:
 
     def history(self, gpus: Iterable[str], *, feed: str | None = None) -> list[HistoryPoint]:
         """Per snapshot, GPU, currency and spot: the cheapest and median per-GPU-hour price,
-        oldest snapshot first (good snapshots only)."""
+        oldest observation first (good snapshots only; shipped published points included)."""
         gpus = list(gpus)
         if not gpus:
             return []
         sql = ("SELECT s.id, s.feed, s.fetched_at, s.observed_at, o.gpu, o.currency, o.spot, "
-               "o.price_per_hour / o.gpu_count, o.provider FROM offer o JOIN snapshot s "
+               "o.price_per_hour / o.gpu_count, o.provider, o.source FROM offer o JOIN snapshot s "
                f"ON s.id = o.snapshot_id WHERE s.status = 'ok' AND o.gpu IN "
                f"({','.join('?' * len(gpus))})")
         args: list[Any] = list(gpus)
         if feed is not None:
             sql += " AND s.feed = ?"
             args.append(feed)
-        groups: dict[tuple, list[tuple[float, str]]] = {}
+        groups: dict[tuple, list[tuple[float, str, str]]] = {}
         meta: dict[int, tuple] = {}
         with self._read() as con:
-            for sid, fd, fetched, observed, gpu, cur, spot, price, provider in con.execute(
-                    sql, args):
-                groups.setdefault((sid, gpu, cur, bool(spot)), []).append((price, provider))
+            for sid, fd, fetched, observed, gpu, cur, spot, price, provider, source in \
+                    con.execute(sql, args):
+                groups.setdefault((sid, gpu, cur, bool(spot)), []).append(
+                    (price, provider, source or ""))
                 meta[sid] = (fd, fetched, observed)
         points = []
         for (sid, gpu, cur, spot), prices in groups.items():
@@ -596,7 +626,7 @@ class PriceStore:
             best = min(prices)
             points.append(HistoryPoint(
                 sid, fd, parse_time(fetched) or utc_now(), parse_time(observed), gpu, spot,
-                Money(best[0], cur), Money(statistics.median(p for p, _ in prices), cur),
-                len(prices), best[1]))
-        return sorted(points, key=lambda p: (p.snapshot_id, p.gpu, p.spot,
-                                             p.cheapest.currency))
+                Money(best[0], cur), Money(statistics.median(p for p, _, _ in prices), cur),
+                len(prices), best[1], best[2] or None))
+        return sorted(points, key=lambda p: (p.observed_at or p.fetched_at, p.snapshot_id,
+                                             p.gpu, p.spot, p.cheapest.currency))
