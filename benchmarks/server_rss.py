@@ -3,14 +3,16 @@
 Builds a price store of ``--offers`` current offers (synthetic offers over the real catalog
 ids, see ``synthetic_store.py``), starts ``whichgpu serve`` on it (uvicorn in a subprocess,
 loopback, offline), and then, ``--periods`` times: stores a new snapshot of every feed (what
-a refresh does), waits until the server has seen it, and sends steady traffic for
-``--seconds`` (priced API answers and pages, each question varied so that caches fill). The
-server's resident memory (VmRSS from /proc) is read after each period; the growth from the
-first period to the last is the figure (issue 21: under 30 MB with 20k offers over 10
-periods). A server that kept old periods' offers or answers would grow with every period.
+a refresh does), waits until the server has seen it, and sends the same steady traffic in
+every period: ``--requests`` requests at up to ``--rate`` per second (priced API answers and
+pages, each question varied so that caches fill; the same questions in every period, as
+visitors come back). The server's resident memory (VmRSS from /proc) is read after each
+period; the growth from the first period to the last is the figure (issue 21: under 30 MB with
+20k offers over 10 periods). A server that kept old periods' offers or answers would grow
+with every period.
 
     python benchmarks/server_rss.py                      # 20k offers, 10 periods
-    python benchmarks/server_rss.py --offers 20000 --periods 10 --seconds 20 --out x.json
+    python benchmarks/server_rss.py --offers 20000 --periods 10 --requests 400 --out x.json
 """
 
 from __future__ import annotations
@@ -81,17 +83,17 @@ def start(port: int, home: Path, store: Path):
     raise SystemExit("the server did not answer within 60 s")
 
 
-def traffic(base: str, seconds: float, rate: float, seed: int, clients: int = 4) -> dict:
-    """``rate`` requests per second for ``seconds`` from ``clients`` threads; statuses."""
+def traffic(base: str, requests: int, rate: float, seed: int, clients: int = 4) -> dict:
+    """``requests`` requests (``requests // clients`` per client thread) at up to ``rate`` per
+    second; the statuses they got."""
     counts: dict[str, int] = {}
     lock = threading.Lock()
-    end = time.monotonic() + seconds
 
     def client(k: int) -> None:
         rng = random.Random(seed * 100 + k)
         gap = clients / rate
         nxt = time.monotonic()
-        while time.monotonic() < end:
+        for _ in range(requests // clients):
             path, vary = TRAFFIC[rng.randrange(len(TRAFFIC))]
             url = base + path.replace("{v}", str(vary(rng)))
             try:
@@ -119,8 +121,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--offers", type=int, default=20000, help="Current offers (20000).")
     ap.add_argument("--periods", type=int, default=10, help="Price periods (10).")
-    ap.add_argument("--seconds", type=float, default=20.0, help="Traffic per period (20 s).")
-    ap.add_argument("--rate", type=float, default=20.0, help="Requests per second (20).")
+    ap.add_argument("--requests", type=int, default=400, help="Requests per period (400).")
+    ap.add_argument("--rate", type=float, default=20.0, help="At most this many a second (20).")
     ap.add_argument("--out", help="Also write the figures to this JSON file.")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="whichgpu-bench-rss-"))
@@ -141,7 +143,7 @@ def main() -> None:
                 time.sleep(11)  # the server checks the store for new snapshots every 10 s
             else:
                 stored = 0.0
-            counts = traffic(base, args.seconds, args.rate, seed=p)
+            counts = traffic(base, args.requests, args.rate, seed=1)  # the same questions
             gen = json.loads(urllib.request.urlopen(
                 base + "/api/v1/prices?limit=1").read())["prices"]["feeds"][0]["version"]
             rows.append({"period": p + 1, "rss_mb": rss_mb(proc.pid), "requests": counts,
@@ -154,8 +156,8 @@ def main() -> None:
     first, last = rows[0]["rss_mb"], rows[-1]["rss_mb"]
     peak = max(r["rss_mb"] for r in rows)
     growth = last - first
-    print(f"{args.offers:,} offers, {args.periods} price periods, {args.seconds:g} s of "
-          f"{args.rate:g} req/s each: RSS {first:.1f} MB after the first period, {last:.1f} MB "
+    print(f"{args.offers:,} offers, {args.periods} price periods, {args.requests} requests "
+          f"each: RSS {first:.1f} MB after the first period, {last:.1f} MB "
           f"after the last (peak {peak:.1f}): growth {growth:+.1f} MB "
           f"({'meets' if growth < TARGET_MB else 'MISSES'} the < {TARGET_MB:g} MB target)")
     if args.out:

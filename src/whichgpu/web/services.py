@@ -28,6 +28,9 @@ OFFER_CACHE_S = 10.0  # the store is checked for new snapshots at most this ofte
 MEMO_SIZE = 1024  # results kept for repeated questions (the same prices, the same answer)
 MEMO_BYTES = 64 * 1024 * 1024  # and at most this many bytes of them (pages, JSON), measured
 OFFER_SETS = 16  # price selections kept per snapshot generation (prices x max_age asked)
+#: and at most this many offers in them all (a stored offer takes ~0.8 kB: about 40 MB), so
+#: that asking for many variants of a large price list cannot hold many copies of it
+OFFER_SET_OFFERS = 50_000
 
 
 # ------------------------------------------------------------------ prices
@@ -96,7 +99,8 @@ def offers(prices: str | None, max_age: float | None = None, *,
         selection = current_offers(prices, max_age_days=max_age, gpus=gpus,
                                    cheapest_only=cheapest_only).public()
         _cache[key] = selection
-        while len(_cache) > OFFER_SETS:
+        while len(_cache) > 1 and (len(_cache) > OFFER_SETS or sum(
+                len(v.offers) for v in _cache.values()) > OFFER_SET_OFFERS):
             _cache.popitem(last=False)
         return selection
 
@@ -199,21 +203,59 @@ def _epoch() -> tuple:
     return (generation(), _calibration_stamp())
 
 
+MAX_WALK = 200_000  # objects visited when sizing one answer (past it, the count is a floor)
+
+
+@functools.cache
+def _shared_types() -> tuple[type, ...]:
+    """Objects every answer shares (the catalog's GPUs, the selection and its offers, model
+    specs, rate tables): counted once elsewhere, not per answer."""
+    from whichgpu.catalog.gpus import GPU, Catalog
+    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.currency import RateTable
+    from whichgpu.models.spec import ModelSpec
+
+    return (GPU, Catalog, Offer, BillingRule, OfferSelection, RateTable, ModelSpec)
+
+
 def _size(value: Any) -> int:
-    """About how many bytes an answer holds: a page's HTML, else its JSON (the offer list it
-    points at is shared per snapshot and not counted)."""
+    """How many bytes an answer holds in memory: a page's HTML, else the objects it alone
+    holds, walked with ``sys.getsizeof`` (the JSON of a recommendation is ~20x smaller than
+    its objects, so JSON length would let the memo hold far more than MEMO_BYTES). Shared
+    objects (:func:`_shared_types`) are not counted."""
+    import sys
+    import types
+
     if isinstance(value, tuple) and value and isinstance(value[0], bytes):
         return len(value[0]) + 64
-    if isinstance(value, _Raised):
-        return 256 + len(str(value.error))
-    to_json = getattr(value, "to_json", None)
-    try:
-        import json
-
-        data = to_json() if callable(to_json) else value
-        return len(json.dumps(data, default=str)) + 256
-    except (TypeError, ValueError):
-        return 4096
+    skip = (*_shared_types(), type, types.ModuleType, types.FunctionType, types.MethodType)
+    seen: set[int] = set()
+    stack = [value]
+    total = 0
+    while stack and len(seen) < MAX_WALK:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        try:
+            total += sys.getsizeof(obj)
+        except TypeError:
+            continue
+        if isinstance(obj, str | bytes | int | float | bool | type(None)):
+            continue
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            stack.extend(obj)
+        else:
+            attrs = getattr(obj, "__dict__", None)
+            if isinstance(attrs, dict):
+                stack.append(attrs)
+            for name in getattr(type(obj), "__slots__", ()):
+                if hasattr(obj, name):
+                    stack.append(getattr(obj, name))
+    return total + 64
 
 
 MISSING = object()
