@@ -172,6 +172,23 @@ def _market_store(tmp_path) -> PriceStore:
     return store
 
 
+def test_an_offer_beaten_for_every_run_is_left_out_and_no_other():
+    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.catalog.prices.selection import undominated
+
+    def offer(price, inc, minimum):
+        return Offer(provider="p", gpu="l4", price_per_hour=Money(price, "USD"),
+                     billing=BillingRule(increment_s=inc, minimum_s=minimum))
+
+    fine, coarse, cheap_coarse, odd = offer(1.0, 1, 0), offer(1.2, 60, 0), offer(0.9, 3600, 0), \
+        offer(1.1, 40, 0)
+    kept = undominated([fine, coarse, cheap_coarse, offer(1.0, 1, 60), odd])
+    # dearer and coarser (60 s, 40 s steps, a 60 s minimum) go, as the 1 s step divides theirs;
+    # the cheaper hourly one stays: it wins a long run
+    assert kept == [fine, cheap_coarse]
+    assert undominated([odd, offer(1.0, 60, 0)]) == [odd, offer(1.0, 60, 0)]  # 40 s vs 60 s
+
+
 def test_the_store_narrows_a_read_as_the_same_filter_on_every_offer_would(tmp_path):
     from whichgpu.catalog.prices.selection import narrow
 
@@ -202,8 +219,10 @@ def test_a_narrowed_read_gives_the_same_recommendation_as_every_offer(tmp_path):
     w = build_workload(resolve_model("llama-3.1-8b"), quant="awq")
     job = build_job(w, tokens="5M")
     a, b = recommend(job, list(full.offers)), recommend(job, list(cheap.offers))
-    assert [(o.gpu.id, o.count, o.offer.price_per_hour, o.cost.typical) for o in a.options] == \
-        [(o.gpu.id, o.count, o.offer.price_per_hour, o.cost.typical) for o in b.options]
+    # the same configurations at the same hourly price and cost (of two offers that cost the
+    # same, either may be named)
+    assert [(o.gpu.id, o.count, o.price_per_hour, o.cost.typical) for o in a.options] == \
+        [(o.gpu.id, o.count, o.price_per_hour, o.cost.typical) for o in b.options]
     assert a.options  # the job has options to compare
 
 

@@ -378,6 +378,8 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
                 warnings += notes
             snaps, offers = st.read([s.id for s in snaps], gpus=gpus,
                                     cheapest_only=cheapest_only, skip=skip)
+            if cheapest_only:
+                offers = undominated(offers)
             feeds = [_info(s, now, max_age_s) for s in snaps]
             warnings += _failure_warnings(st, snaps)
             return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path),
@@ -399,7 +401,8 @@ def _narrowed(gpus: list[str] | tuple[str, ...] | None, cheapest_only: bool) -> 
     if gpus is not None:
         parts.append("only " + (", ".join(sorted(set(gpus))) or "no GPU"))
     if cheapest_only:
-        parts.append("the cheapest offer per GPU, GPU count, currency, spot and billing rule")
+        parts.append("the cheapest offer per GPU, GPU count, currency, spot and billing rule, "
+                     "less those a cheaper offer with a finer billing rule beats for any run")
     return "; ".join(parts) or None
 
 
@@ -418,7 +421,34 @@ def narrow(offers: list[Offer], gpus: list[str] | tuple[str, ...] | None,
                o.billing.minimum_s)
         if key not in best or o.price_per_hour.amount < best[key].price_per_hour.amount:
             best[key] = o
-    return list(best.values())
+    return undominated(list(best.values()))
+
+
+def _dominates(a: Offer, b: Offer) -> bool:
+    """``a`` costs no more than ``b`` for a run of any length: same GPU, count, currency and
+    spot, a price no higher, a minimum no longer, and a billing step that divides ``b``'s
+    (a step that does not divide can round a run up further: 40 s steps bill 41 s as 80 s,
+    60 s steps as 60 s)."""
+    ra, rb = a.billing, b.billing
+    step = rb.increment_s / ra.increment_s
+    return (a.price_per_hour.amount <= b.price_per_hour.amount
+            and ra.minimum_s <= rb.minimum_s and step >= 1 and abs(step - round(step)) < 1e-9)
+
+
+def undominated(offers: list[Offer]) -> list[Offer]:
+    """The offers no other offer of the same kind beats for every job (see
+    :func:`_dominates`): an offer under a coarser billing rule that is not cheaper either can
+    never be the one a job is priced on. Ties keep the first."""
+    groups: dict[tuple, list[Offer]] = defaultdict(list)
+    for o in offers:
+        groups[(o.gpu, o.gpu_count, o.price_per_hour.currency, o.spot)].append(o)
+    keep = []
+    for group in groups.values():
+        for i, o in enumerate(group):
+            if not any(_dominates(p, o) and (j < i or not _dominates(o, p))
+                       for j, p in enumerate(group) if j != i):
+                keep.append(o)
+    return keep
 
 
 def _is_file(prices: str) -> bool:
