@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test lint setup clean validate calibrate baseline bench-web bench-web-heavy \
-	bench-recommend i18n screenshots check-counts gpu-check gpu-check-wheels
+	bench-recommend bench-store bench-rss i18n screenshots check-counts gpu-check gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,15 @@ bench-recommend: $(STAMP)
 bench-web-heavy: $(STAMP)
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
 	  --heavy-rate 2 --max-p99-ms 1500 --out artifacts/bench-web-heavy.json
+# Priced commands (recommend, cost, tco, gpus, checklist) on 20k- and 200k-offer price stores
+# of 10 price periods: median wall time and peak RSS of each (issue 21: < 0.5 s on 20k).
+bench-store: $(STAMP)
+	$(BIN)/python benchmarks/price_store.py --out artifacts/bench-store.json
+
+# A server's RSS on a 20k-offer store over 10 price periods, steady traffic (issue 21: grows
+# < 30 MB).
+bench-rss: $(STAMP)
+	$(BIN)/python benchmarks/server_rss.py --out artifacts/bench-rss.json
 
 # Extract the web app's messages and merge them into the .po catalogs (then translate).
 i18n: $(STAMP)

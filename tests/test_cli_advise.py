@@ -3,6 +3,8 @@ price store, and parity of ``--only`` with the REST API's ``only``."""
 
 from __future__ import annotations
 
+from whichgpu.catalog.prices.market import market_feed_names
+
 FLUX = ("recommend", "flux.1-dev", "--task", "image", "--quant", "fp8", "--images", "1000",
         "--sampling-steps", "20", "--prices", "vramfarm-2026-11")
 THREE = "rtx-4090,a100-80gb-sxm,h100-sxm"
@@ -86,7 +88,8 @@ def test_checklist_prices_from_the_store_by_default_with_max_age(cli):
             "none", "--hours-per-month", "50", "--horizon-months", "12", "--json")
     d = cli(*args).json()
     feeds = {f["feed"] for f in d["prices"]["feeds"]}
-    assert {"article-000", "vramfarm-2026-11"} <= feeds  # the store's latest of every feed
+    assert set(market_feed_names()) <= feeds  # the market: every dated feed's latest
+    assert not feeds & {"article-000", "vramfarm-2026-11"}  # the articles only on request
     stale = cli(*args, "--max-age", "0.000001").json()
     assert stale["prices"]["max_age_s"] < 1
     assert any("older than" in w for w in stale["prices"]["warnings"])

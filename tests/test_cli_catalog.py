@@ -1,3 +1,5 @@
+from whichgpu.catalog.prices.market import market_feed_names
+
 """The catalog commands as a user runs them: output, JSON shape, exit codes, no tracebacks."""
 
 
@@ -15,9 +17,12 @@ def test_gpus_prices_come_from_the_store_in_one_currency_with_their_age(cli):
     priced = [g for g in data["gpus"] if g.get("price_per_hour")]
     assert priced and {g["price_per_hour"]["currency"] for g in priced} == {data["currency"]}
     feeds = {f["feed"]: f for f in data["price_selection"]["feeds"]}
-    assert {"article-000", "vramfarm-2026-11"} <= set(feeds)
+    assert set(market_feed_names()) <= set(feeds)  # the market snapshot, dated
+    assert not any(f["undated"] for f in feeds.values())
+    shipped = cli("gpus", "--prices", "shipped", "--json").json()["price_selection"]
+    feeds = {f["feed"]: f for f in shipped["feeds"]}
     assert feeds["article-000"]["undated"] and feeds["vramfarm-2026-11"]["age_s"] > 0
-    assert any("converted to" in w for w in data["price_selection"]["warnings"])
+    assert any("converted to" in w for w in shipped["warnings"])
 
 
 def test_gpus_json_with_prices_gives_price_and_cost_per_tflop(cli):
@@ -44,7 +49,8 @@ def test_gpus_table_says_which_figure_it_uses(cli):
 def test_gpu_shows_sources_offers_and_best_uses(cli):
     r = cli("gpu", "rtx-4090")
     assert r.code == 0
-    assert "nv-ada-wp" in r.out and "€0.59" in r.out and "S24" in r.out
+    assert "nv-ada-wp" in r.out and "S24" in r.out
+    assert "skypilot/" in r.out or "RunPod" in r.out  # offers from the market snapshot
 
 
 def test_ambiguous_gpu_prints_a_note_on_stderr(cli):

@@ -9,7 +9,7 @@ S11_FLAGS = ("--purchase-price", "25000USD", "--rent-price", "3.15USD", "--utili
 
 
 def test_tco_h100_json_has_the_stable_keys(cli):
-    r = cli("tco", "h100", "--json")
+    r = cli("tco", "h100", "--prices", "article-000", "--json")
     assert r.code == 0, r.err
     data = r.json()
     for key in ("break_even_hours", "break_even_months_24x7", "effective_cost_per_hour",
@@ -39,7 +39,7 @@ def test_tco_table_prints_breakdown_break_even_and_advice(cli):
 
 def test_tco_converts_to_the_display_currency_and_shows_the_rate(cli):
     data = cli("tco", "h100-sxm", "--currency", "EUR", "--rate", "EURUSD=1.25",
-               "--json").json()
+               "--prices", "article-000", "--json").json()
     assert data["currency"] == "EUR"
     assert data["effective_cost_per_hour"]["currency"] == "EUR"
     assert data["rent_price"]["amount"] == pytest.approx(3.15 / 1.25)
@@ -59,9 +59,10 @@ def test_tco_hours_per_month_and_curve(cli):
 
 
 def test_tco_without_an_offer_needs_a_rent_price_for_the_advice(cli):
-    r = cli("tco", "rtx-3090", "--json")
+    r = cli("tco", "rtx-3090", "--prices", "article-000", "--json")
     assert r.code == 0 and r.json()["advice"] is None and "--rent-price" in r.err
-    assert cli("tco", "rtx-3090", "--rent-price", "0.30USD", "--json").json()["advice"]
+    assert cli("tco", "rtx-3090", "--prices", "article-000", "--rent-price", "0.30USD",
+               "--json").json()["advice"]
 
 
 @pytest.mark.parametrize("args", [
@@ -115,7 +116,7 @@ def test_cost_s25_flux_images_per_image(cli):
 
 def test_cost_s6_thousand_h100_for_30_days(cli):
     data = cli("cost", "--gpu", "h100-sxm", "--duration", "30d", "--count", "1000",
-               "--json").json()
+               "--prices", "article-000", "--json").json()
     assert data["instances"] == 1000
     assert round(data["cost"]["typical"]["amount"]) == 2268000
     assert data["pricing"] == "on-demand"
@@ -123,7 +124,7 @@ def test_cost_s6_thousand_h100_for_30_days(cli):
 
 def test_cost_in_another_currency(cli):
     data = cli("cost", "--gpu", "rtx-4090", "--duration", "10h", "--currency", "EUR",
-               "--rate", "EURUSD=1.2", "--json").json()
+               "--rate", "EURUSD=1.2", "--prices", "article-000", "--json").json()
     assert data["cost"]["typical"] == {"amount": 5.0, "currency": "EUR"}  # $6.00 / 1.2
 
 
@@ -134,7 +135,7 @@ def test_cost_in_another_currency(cli):
     ("--gpu", "rtx-4090", "--duration", "1h", "--count", "0"),
     ("--gpu", "rtx-4090", "--duration", "1h", "--prices", "nope"),
     ("--gpu", "rtx-a6000", "--duration", "1h", "--prices", "article-000"),
-    ("--gpu", "rtx-4090", "--duration", "1h", "--spot"),
+    ("--gpu", "rtx-4090", "--duration", "1h", "--spot", "--prices", "article-000"),
     ("--gpu", "rtx-4090", "--duration", "1h", "--work", "0"),
     ("--gpu", "h10", "--duration", "1h"),
     ("--gpu", "rtx-4090", "--duration", "1h", "--count", "100000000"),
@@ -189,24 +190,24 @@ def test_cost_large_but_real_jobs_pass_the_bounds(cli):
 def _cheap_h100_feed(cli, tmp_path):
     from prices_support import write_offers
 
-    path = write_offers(tmp_path / "myquotes.csv", "Acme,h100-sxm,1,2.00,USD,false,,2026-11-20")
+    path = write_offers(tmp_path / "myquotes.csv", "Acme,h100-sxm,1,0.90,USD,false,,2026-11-20")
     assert cli("prices", "import", str(path)).code == 0
     return path
 
 
 def test_tco_and_cost_price_with_the_newest_imported_feed_by_default(cli, tmp_path):
     before = cli("tco", "h100-sxm", "--json").json()
-    assert before["inputs"]["rent_price"] == {"amount": 3.15, "currency": "USD"}  # article-000
+    assert before["inputs"]["rent_price"]["amount"] > 0.90  # the market snapshot's cheapest
     _cheap_h100_feed(cli, tmp_path)
     after = cli("tco", "h100-sxm", "--json")
     data = after.json()
-    assert data["inputs"]["rent_price"] == {"amount": 2.00, "currency": "USD"}
+    assert data["inputs"]["rent_price"] == {"amount": 0.90, "currency": "USD"}
     assert "myquotes" in data["sources"]["rent_price"]
     assert data["prices"] is None  # nothing pinned: the store's current prices
     assert "myquotes" in {f["feed"] for f in data["price_selection"]["feeds"]}
     assert "myquotes" in after.err  # where the prices came from, and their age
     run = cli("cost", "--gpu", "h100-sxm", "--duration", "10h", "--json").json()
-    assert run["cost"]["typical"] == {"amount": 20.0, "currency": "USD"}
+    assert run["cost"]["typical"] == {"amount": 9.0, "currency": "USD"}
     assert run["offer"]["provider"] == "Acme"
 
 

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from prices_support import DATA, GPUHUNT_DIR, Route, serve, write_offers
+from whichgpu.catalog.prices.market import market_feed_names
 
 
 @pytest.fixture
@@ -14,13 +15,16 @@ def gpuhunt_files(monkeypatch):
 
 
 def test_fresh_install_answers_prices_list_h100_offline(cli):
-    r = cli("prices", "list", "h100")
+    r = cli("prices", "list", "h100", "--limit", "0")
     assert r.code == 0, r.err
-    assert "h100-sxm" in r.out and "€3.90" in r.out and "$3.15" in r.out
-    assert re.search(r"\d+ d", r.out)  # vramfarm-2026-11, observed 2026-11-12
-    assert "undated" in r.out  # article-000 has no date, and says so
+    assert "h100-sxm" in r.out and "h100-pcie" in r.out and "h100-nvl" in r.out
+    assert "skypilot/" in r.out and "SkyPilot catalog" in r.err  # where and how old
     assert "h100-sxm, h100-pcie, h100-nvl" in r.err  # the family covers every variant
     assert "Traceback" not in r.err
+    art = cli("prices", "list", "h100", "--prices", "shipped")
+    assert "€3.90" in art.out and "$3.15" in art.out  # the articles' sets, on request
+    assert re.search(r"\d+ d", art.out)  # vramfarm-2026-11, observed 2026-11-12
+    assert "undated" in art.out  # article-000 has no date, and says so
 
 
 def test_prices_list_json_has_age_source_and_currency_on_every_offer(cli):
@@ -29,7 +33,8 @@ def test_prices_list_json_has_age_source_and_currency_on_every_offer(cli):
     for o in data["offers"]:
         assert o["price_per_gpu_hour"]["currency"] in ("EUR", "USD")
         assert o["offer_set"] and o["source"] and "age_s" in o
-    assert {f["feed"] for f in data["prices"]["feeds"]} == {"article-000", "vramfarm-2026-11"}
+    assert {f["feed"] for f in data["prices"]["feeds"]} == set(market_feed_names())
+    assert not any(f["undated"] for f in data["prices"]["feeds"])
 
 
 def test_prices_list_is_cheapest_first_with_live_feeds(cli, gpuhunt_files):
@@ -38,7 +43,10 @@ def test_prices_list_is_cheapest_first_with_live_feeds(cli, gpuhunt_files):
                "--json").json()
     per_gpu = [o["price_per_gpu_hour"]["amount"] for o in data["offers"]]
     assert per_gpu == sorted(per_gpu) and len(per_gpu) > 8
-    assert data["offers"][0]["spot"]  # verda spot at $1.10 is the cheapest H100 SXM
+    feeds = {o["offer_set"] for o in data["offers"]}
+    assert any(f.startswith("gpuhunt/") for f in feeds)  # refreshed feeds join the market
+    assert any(f.startswith("skypilot/") for f in feeds)
+    assert any(o["spot"] for o in data["offers"])
     on_demand = cli("prices", "list", "h100-sxm", "--on-demand", "--json").json()["offers"]
     assert on_demand and not any(o["spot"] for o in on_demand)
 
@@ -91,10 +99,11 @@ def test_prices_import_then_list_and_history(cli):
     r = cli("prices", "import", str(DATA / "quotes.csv"))
     assert r.code == 0, r.err
     assert "Imported 5 offers" in r.out and "quotes" in r.out
-    listed = cli("prices", "list", "rtx-4090", "--spot", "--json").json()["offers"]
+    listed = cli("prices", "list", "rtx-4090", "--spot", "--prices", "quotes",
+                 "--json").json()["offers"]
     assert [(o["provider"], o["spot"]) for o in listed] == [("Acme Cloud", True)]
     assert cli("prices", "import", str(DATA / "quotes.csv")).code == 0
-    hist = cli("prices", "history", "h100-pcie", "--json").json()
+    hist = cli("prices", "history", "h100-pcie", "--feed", "quotes", "--json").json()
     assert [p["feed"] for p in hist["points"]] == ["quotes", "quotes"]
     text = cli("prices", "history", "h100")
     assert text.code == 0 and "quotes" in text.out and "$2.10" in text.out
@@ -154,7 +163,7 @@ def test_a_url_source_refreshes_through_the_cli(cli, monkeypatch):
 
 def test_gpus_shows_where_its_prices_come_from_and_how_old(cli):
     r = cli("gpus", "--priced-only")
-    assert r.code == 0 and "Prices from" in r.err and "article-000 (undated)" in r.err
+    assert r.code == 0 and "Prices from the SkyPilot catalog" in r.err and "observed" in r.err
     pinned = cli("gpus", "--prices", "vramfarm-2026-11", "--priced-only", "--json").json()
     assert pinned["currency"] == "EUR" and len(pinned["gpus"]) == 5
 

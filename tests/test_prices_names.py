@@ -3,7 +3,7 @@
 import pytest
 
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.catalog.prices.names import load_rules, map_gpu_name
+from whichgpu.catalog.prices.names import PENDING_IDS, load_rules, map_gpu_name
 
 
 @pytest.mark.parametrize(("name", "gpu"), [
@@ -94,8 +94,47 @@ def test_alias_table_rows_have_known_ids_valid_patterns_and_evidence():
     rules = load_rules()
     assert len(rules) > 30
     for r in rules:
-        assert r.gpu is None or r.gpu in ids
+        assert r.gpu is None or r.gpu in ids or r.gpu in PENDING_IDS
         assert r.evidence and r.match in ("instance", "name")
+
+
+def test_a_rule_for_an_agreed_id_the_catalog_lacks_reports_it_never_guesses():
+    ids = {g.id for g in default_catalog().gpus}
+    m = map_gpu_name("RTX3090", provider="vastai", instance="1x-RTX_3090_Ti-32-65536",
+                     via="skypilot")
+    if "rtx-3090-ti" in ids:  # the catalog engineer's cards are merged
+        assert m.gpu == "rtx-3090-ti"
+    else:
+        assert m.gpu is None and m.how == "catalog has no rtx-3090-ti"
+    # the plain name without the instance is the RTX 3090, not the Ti
+    assert map_gpu_name("RTX3090", provider="vastai", instance="1x-RTX_3090-32-65536",
+                        via="skypilot").gpu == "rtx-3090"
+
+
+@pytest.mark.parametrize("name, cloud, instance, gpu", [
+    ("H100", "runpod", "1x_H100_SECURE", "h100-pcie"),
+    ("H100-SXM", "runpod", "1x_H100-SXM_SECURE", "h100-sxm"),
+    ("A100-80GB", "runpod", "1x_A100-80GB_SECURE", "a100-80gb-pcie"),
+    ("A100-80GB-SXM", "runpod", "8x_A100-80GB-SXM_SECURE", "a100-80gb-sxm"),
+    ("A100-80GB", "lambdalabs", "gpu_8x_a100_80gb_sxm4", "a100-80gb-sxm"),
+    ("H100", "vastai", "1x-H100_SXM-32-65536", "h100-sxm"),
+    ("H100", "nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "h100-sxm"),
+    ("H100", "cudo", "epyc-genoa-h100-nvl-pcie_1x2v4gb", "h100-nvl"),
+    ("RTX6000-Ada", "runpod", "1x_RTX6000-Ada_SECURE", "rtx-6000-ada"),
+])
+def test_skypilot_names_map_by_instance_first(name, cloud, instance, gpu):
+    assert map_gpu_name(name, provider=cloud, instance=instance, via="skypilot").gpu == gpu
+
+
+@pytest.mark.parametrize("name, cloud, instance", [
+    ("H100", "vastai", "1x-H100-32-65536"),  # no form factor in the instance type
+    ("H200", "vastai", "1x-H200-32-65536"),
+    ("A100", "lambdalabs", "some_new_a100_type"),
+    ("RTXPRO6000", "runpod", "1x_RTXPRO6000_SECURE"),
+])
+def test_skypilot_names_that_cannot_be_told_apart_are_reported(name, cloud, instance):
+    m = map_gpu_name(name, provider=cloud, instance=instance, via="skypilot")
+    assert m.gpu is None and m.how
 
 
 def test_alias_table_errors_name_the_row_and_field(tmp_path):

@@ -1,5 +1,6 @@
 """The SQLite price store: snapshots with history, guards, and nothing lost when a refresh fails."""
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import timedelta
@@ -13,7 +14,7 @@ from whichgpu.catalog.prices import store as store_mod
 from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
 from whichgpu.catalog.prices.refresh import Guards, record, refresh
 from whichgpu.catalog.prices.sources import FeedResult, PriceSource, iso, utc_now
-from whichgpu.errors import DataError
+from whichgpu.catalog.prices.store import StoreError
 from whichgpu.units import Money
 
 T0 = utc_now() - timedelta(days=3)
@@ -73,15 +74,72 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, monkeypatch):
     assert upgraded.schema_version() == 2
     assert len(upgraded.read()[1]) == 3  # the data survived the migration
     monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:1])
-    with pytest.raises(DataError, match="newer whichgpu"):
+    with pytest.raises(StoreError, match="newer whichgpu") as info:
         PriceStore(store.path).current()
+    assert "left as it is" in info.value.reason
 
 
 def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
     bad = tmp_path / "prices.sqlite"
     bad.write_text("not a database at all, just text " * 100)
-    with pytest.raises(DataError, match="not a usable price store"):
+    with pytest.raises(StoreError, match="not a readable price store") as info:
         PriceStore(bad).current()
+    assert "move it away" not in str(info.value) and "untouched" in info.value.reason
+    assert bad.read_text().startswith("not a database")
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not os.environ.get("WHICHGPU_TEST_AS_ROOT_RO"),
+                    reason="root ignores directory permissions")
+def test_a_read_only_folder_is_said_so_and_never_called_unusable(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    PriceStore(folder / "prices.sqlite").save(feed(2.0))
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(StoreError, match="read-only"):
+            PriceStore(folder / "new.sqlite").current()
+    finally:
+        folder.chmod(0o755)
+
+
+def test_store_errors_are_classified_without_advising_deletion(tmp_path):
+    import sqlite3
+
+    from whichgpu.catalog.prices.store import store_error
+
+    path = tmp_path / "prices.sqlite"
+    cases = {
+        "read-only": sqlite3.OperationalError("attempt to write a readonly database"),
+        "disk is full": sqlite3.OperationalError("database or disk is full"),
+        "write lock": sqlite3.OperationalError("database is locked"),
+        "not a readable price store": sqlite3.DatabaseError("file is not a database"),
+    }
+    for words, exc in cases.items():
+        err = store_error(path, exc)
+        assert words in err.reason, (words, err.reason)
+        assert str(path) not in err.reason and str(path) in str(err)
+        for bad in ("move it away", "delete", "remove the"):
+            assert bad not in err.reason.lower()
+
+
+def test_a_full_disk_during_a_write_keeps_the_store_and_says_so(store, monkeypatch):
+    import sqlite3
+
+    store.save(feed(2.0))
+    connect = sqlite3.connect
+
+    class Full(sqlite3.Connection):
+        def executemany(self, sql, rows):
+            raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store_mod.sqlite3, "connect",
+                        lambda *a, **k: connect(*a, factory=Full, **k))
+    with pytest.raises(StoreError, match="disk is full") as info:
+        store.save(feed(3.0))
+    assert "no transaction is active" not in str(info.value)
+    monkeypatch.undo()
+    (snap,) = store.current()
+    assert snap.offer_count == 3
 
 
 def test_every_refresh_adds_a_dated_snapshot_and_history_keeps_them_all(store):

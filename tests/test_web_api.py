@@ -9,12 +9,13 @@ from whichgpu.units import GB
 
 ARTICLE_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm")
 VOLATILE = {"age_s", "stale"}  # how old a price is depends on the second it is asked
+SERVER_PATH = {"store"}  # the CLI names its store file; the web never shows the server's path
 
 
 def stable(data):
     """JSON without the keys that depend on the clock."""
     if isinstance(data, dict):
-        return {k: stable(v) for k, v in data.items() if k not in VOLATILE}
+        return {k: stable(v) for k, v in data.items() if k not in VOLATILE | SERVER_PATH}
     if isinstance(data, list):
         return [stable(v) for v in data]
     return data
@@ -606,3 +607,26 @@ def test_serve_calibration_file_chooses_the_servers_profile(tmp_path):
 
 def test_health(web):
     assert web.get("/api/v1/health").json()["status"] == "ok"
+
+
+def test_no_priced_answer_shows_the_store_path(web):
+    for url in ("/api/v1/gpus", "/api/v1/prices?gpu=h100",
+                "/api/v1/cost?gpu=rtx-4090&duration=1h"):
+        r = web.get(url)
+        assert r.status_code == 200, r.text
+        assert "prices.sqlite" not in r.text and "whichgpu-home" not in r.text
+
+
+def test_an_unusable_store_is_a_503_without_its_path(web, tmp_path, monkeypatch):
+    bad = tmp_path / "locked-away" / "prices.sqlite"
+    bad.parent.mkdir()
+    bad.write_text("not sqlite " * 300)
+    monkeypatch.setenv("WHICHGPU_PRICE_STORE", str(bad))
+    from whichgpu.web import services
+
+    services.clear_cache()
+    r = web.get("/api/v1/prices/history?gpu=h100")
+    assert r.status_code == 503
+    assert "price store" in r.json()["detail"] and str(bad) not in r.text
+    ok = web.get("/api/v1/prices?gpu=h100")  # the default falls back to the shipped prices
+    assert ok.status_code == 200 and str(bad) not in ok.text

@@ -64,14 +64,19 @@ def apply_currency(selection: OfferSelection, currency: str | None,
 
 def priced_offers(prices: str | None, currency: str | None = None,
                   rate: list[str] | None = None, max_age: float | None = None,
-                  ) -> tuple[OfferSelection, RateTable]:
+                  gpus: list[GPU] | None = None) -> tuple[OfferSelection, RateTable]:
     """The offers a job is priced with (converted to ``currency`` when one is asked), and the
-    exchange rates (``rate`` overrides such as ``EURUSD=1.08``)."""
+    exchange rates (``rate`` overrides such as ``EURUSD=1.08``).
+
+    Read narrowed by the store: only ``gpus`` (None: every GPU) and only the cheapest offer of
+    each kind (GPU, count, currency, spot, billing rule), the only ones a job can be priced on.
+    """
     from whichgpu.catalog.prices import current_offers
     from whichgpu.cost.currency import rates_from
 
     rates = rates_from(rate or [])
-    selection = current_offers(prices, max_age_days=max_age)
+    selection = current_offers(prices, max_age_days=max_age, cheapest_only=True,
+                               gpus=[g.id for g in gpus] if gpus else None)
     if currency:
         selection = apply_currency(selection, currency, rates)
     return selection, rates

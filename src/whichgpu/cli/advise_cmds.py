@@ -15,10 +15,11 @@ def register(app: typer.Typer) -> None:
     app.command("checklist")(checklist)
 
 
-def _offers(prices: str | None, currency: str | None, rate: list[str], max_age: float | None):
+def _offers(prices: str | None, currency: str | None, rate: list[str], max_age: float | None,
+            gpus=None):
     from whichgpu.advise.build import priced_offers
 
-    return priced_offers(prices, currency, rate, max_age)
+    return priced_offers(prices, currency, rate, max_age, gpus)
 
 
 def recommend(
@@ -99,7 +100,7 @@ def recommend(
 
         note(mine.note)
     cur = job.currency
-    selection, rates = _offers(prices, cur, rate, max_age)
+    selection, rates = _offers(prices, cur, rate, max_age, gpus)
     rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
               gpus=gpus, max_gpus=max_gpus, owned=mine.gpu if mine else None,
               owned_count=count)
@@ -298,7 +299,7 @@ def checklist(
     answers = parse_answers(given["workload"], given["model"], given["budget"],
                             given["hours"], given["horizon"], currency=cur or "USD")
     gpus = only_gpus(only)
-    selection, rates = _offers(prices, cur, rate, max_age)
+    selection, rates = _offers(prices, cur, rate, max_age, gpus)
     result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
                            gpus=gpus)
     if as_json:

@@ -47,7 +47,8 @@ def gpus(
     from whichgpu.units import check_currency, format_money, parse_size
 
     rates = rates_from(rate)
-    selection = apply_currency(current_offers(prices, max_age_days=max_age), currency, rates)
+    selection = apply_currency(current_offers(prices, max_age_days=max_age, cheapest_only=True),
+                               currency, rates)
     offers = list(selection.offers)
     rows = catalog_rows(
         precision=precision, offers=offers, vendor=vendor,
@@ -111,7 +112,7 @@ def gpu(
         sources_of,
     )
     from whichgpu.catalog.gpus import ENGINE_LABELS, PRECISIONS, default_catalog, resolve_gpu
-    from whichgpu.catalog.offers import get_offers
+    from whichgpu.catalog.prices import current_offers
     from whichgpu.units import format_bytes_both, format_money
 
     catalog = default_catalog()
@@ -119,7 +120,7 @@ def gpu(
     if res.note:
         note(res.note)
     g = res.gpu
-    offers = [o for o in get_offers(None) if o.gpu == g.id]
+    offers = list(current_offers(None, gpus=[g.id]).offers)
     uses = best_uses(g.id)
     if as_json:
         emit_json(gpu_to_json(g, catalog, offers, lang, res.note))

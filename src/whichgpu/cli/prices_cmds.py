@@ -55,12 +55,35 @@ def apply_currency(selection: OfferSelection, currency: str | None,
     return shared(selection, currency, rates)
 
 
+def describe_origin(selection: OfferSelection) -> str:
+    """Where the prices come from and how old they are, grouped by source, in one line:
+    'the SkyPilot catalog snapshot (7 providers: ...), observed 2026-12-01 (0 d old)'."""
+    from whichgpu.catalog.prices import format_age
+
+    parts = []
+    for src in selection.sources():
+        feeds = [f for f in selection.feeds if f.source == src]
+        ages = [f.age_s for f in feeds if f.age_s is not None]
+        oldest = max(ages) if len(ages) == len(feeds) and ages else None
+        dates = sorted({f"{f.observed_at:%Y-%m-%d}" for f in feeds if f.observed_at})
+        when = (f"observed {dates[0] if len(dates) == 1 else dates[0] + ' to ' + dates[-1]}"
+                f" ({format_age(oldest)} old)" if oldest is not None else "undated")
+        stale = any(f.stale and not f.undated for f in feeds)
+        if src == "skypilot":
+            label = (f"the SkyPilot catalog ({len(feeds)} provider feed(s): "
+                     + ", ".join(f.feed.split("/", 1)[-1] for f in feeds) + ")")
+        elif len(feeds) == 1 and feeds[0].feed == src:
+            label = src
+        else:
+            label = f"{src} ({', '.join(f.feed for f in feeds)})"
+        parts.append(f"{label}, {when}{', stale' if stale else ''}")
+    return "; ".join(parts)
+
+
 def print_price_origin(selection: OfferSelection, *, warnings: bool = True) -> None:
-    """One dim line per feed used (age, source) and the warnings, for people (stderr)."""
-    parts = [f"{f.feed} ({f.age_text}{', stale' if f.stale and not f.undated else ''})"
-             for f in selection.feeds]
-    if parts:
-        err_console.print("[dim]Prices from " + ", ".join(parts) + "[/dim]")
+    """Where the prices come from and their age (one dim line) and the warnings (stderr)."""
+    if selection.feeds:
+        err_console.print(f"[dim]Prices from {describe_origin(selection)}[/dim]")
     if warnings:
         for w in selection.warnings:
             note(w)
@@ -119,7 +142,7 @@ def list_prices(
     if spot and on_demand:
         raise InputError("--spot and --on-demand exclude each other")
     ids, gpu_note = _gpu_ids(gpu)
-    selection = current_offers(prices, store=store, max_age_days=max_age)
+    selection = current_offers(prices, store=store, max_age_days=max_age, gpus=ids)
     if currency:
         selection = apply_currency(selection, currency)
     offers = [o for o in selection.sorted()
@@ -510,3 +533,23 @@ def prune(
     st = _store(store)
     removed = st.prune(keep)
     console.print(f"Deleted {removed} old snapshot(s) from {st.path}.")
+
+
+# ------------------------------------------------------------------------ remove
+
+@prices_app.command("remove")
+def remove(
+    feed: str = typer.Argument(..., metavar="FEED", help="An imported feed's name."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Undo 'prices import': delete an imported feed and its snapshots (its history too)."""
+    from whichgpu.catalog.prices.imports import remove_import
+
+    st = _store(store)
+    deleted = remove_import(feed, store=st)
+    if as_json:
+        emit_json({"feed": feed, "snapshots_deleted": deleted, "store": str(st.path)})
+        return
+    console.print(f"Removed feed [bold]{feed}[/bold] and its {deleted} snapshot(s), history "
+                  "included; the other feeds are unchanged.")

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: No price source pinned: the latest prices of every source in the store (``current_offers``).
 DEFAULT_PRICES = None
+#: ``selection_for(prices, gpu_ids)``: the offers of those GPUs in a price source.
+SelectionFor = Callable[[str | None, list[str]], "OfferSelection"]
 
 # Bounds on a run (docs/ownership.md): far above any real job, so only slips trip them.
 MAX_GPUS = 1_000_000  # the largest clusters reported hold a few hundred thousand GPUs
@@ -132,7 +134,7 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
         maintenance_per_year: str | None = None, rent_price: str | None = None,
         prices: str | None = DEFAULT_PRICES, currency: str | None = None,
         rate: list[str] | None = None, max_age: float | None = None,
-        selection_for: Callable[[str | None], OfferSelection] | None = None,
+        selection_for: SelectionFor | None = None,
         gpu_spec: str | None = None) -> TcoResult:
     """Owning ``gpu_id`` vs renting it: defaults from the catalog, the prices and S9/S11.
 
@@ -140,7 +142,8 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
     (``memory=12GB,tdp=170W,price=329USD``): its price and power then come from the spec.
 
     ``prices`` pins a price source; None takes the store's current prices (every source,
-    latest snapshot). ``selection_for`` reads a selection (the web app passes its cache).
+    latest snapshot). ``selection_for(prices, gpu_ids)`` reads a selection (the web app passes
+    its cache).
     """
 
     _check_max_age(max_age)
@@ -162,7 +165,7 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
         raise InputError(f"{res.gpu.id}: owning it costs electricity: give --tdp W (or "
                          "--gpu-spec tdp=W)")
     read = selection_for or _reader(max_age)
-    selection = read(prices) if rent_price is None else None
+    selection = read(prices, [res.gpu.id]) if rent_price is None else None
     offers = list(selection.offers) if selection is not None else None
     inputs = ownership_inputs(
         res.gpu, offers=offers, rates=rates,
@@ -181,10 +184,12 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
                      selection)
 
 
-def _reader(max_age: float | None) -> Callable[[str | None], OfferSelection]:
+def _reader(max_age: float | None) -> SelectionFor:
+    """Reads the GPUs' offers, the cheapest of each kind (all a run or a rent price can use)."""
     from whichgpu.catalog.prices import current_offers
 
-    return lambda prices: current_offers(prices, max_age_days=max_age)
+    return lambda prices, gpus: current_offers(prices, max_age_days=max_age, gpus=gpus,
+                                               cheapest_only=True)
 
 
 def _check_max_age(max_age: float | None) -> None:
@@ -246,7 +251,7 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
          unit: str = "task", per: str | None = None, rate_of_work: str | None = None,
          currency: str | None = None, rate: list[str] | None = None,
          max_age: float | None = None,
-         selection_for: Callable[[str | None], OfferSelection] | None = None) -> CostResult:
+         selection_for: SelectionFor | None = None) -> CostResult:
     """What a run of ``duration`` (or of ``work`` at ``rate_of_work``) on ``count`` GPUs of
     ``gpu_id`` costs on the cheapest offer, under the offer's billing rule.
 
@@ -274,13 +279,13 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     res = resolve_gpu(gpu_id)
     g = res.gpu
     read = selection_for or _reader(max_age)
-    selection = read(prices)
+    selection = read(prices, [g.id])
     offers = list(selection.offers)
     same_gpu = [o for o in offers if o.gpu == g.id]
     where = prices or "the current prices"
     if not same_gpu:
         elsewhere = [s for s in shipped_offer_sets() if s != prices
-                     and any(o.gpu == g.id for o in read(s).offers)] if prices else []
+                     and read(s, [g.id]).offers] if prices else []
         hint = f"; offer sets with it: {', '.join(elsewhere)}" if elsewhere else ""
         raise InputError(f"no offer for {g.id} in {where}{hint}")
     if show is None:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.models.resolve import no_local_files
 from whichgpu.web import api, pages
@@ -98,6 +99,16 @@ def create_app(calibration: str | None = None) -> FastAPI:
         if _wants_html(request):
             return pages.error_page(request, str(exc), 422)
         return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(StoreError)
+    async def store_fault(request: Request, exc: StoreError):
+        """The server's price store cannot be used: a server fault (503), said without the
+        store's path (the server log has it)."""
+        log.error("price store: %s", exc)
+        text = f"the server's price store cannot be used: {exc.reason}"
+        if _wants_html(request):
+            return pages.error_page(request, text, 503)
+        return JSONResponse({"detail": text}, status_code=503)
 
     @app.exception_handler(WhichGPUError)
     async def failure(request: Request, exc: WhichGPUError):

@@ -270,8 +270,8 @@ def advisor(request: Request) -> HTMLResponse:
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
     if budget:
         if re.fullmatch(r"[\d.,]+", budget):  # a bare number: in the currency shown
-            cur = p.get("currency") or (attempt(s.offers, p.get("prices") or None)[0] or
-                                        s.offers(None)).main_currency() or "USD"
+            cur = p.get("currency") or attempt(s.main_currency, p.get("prices") or None)[0] \
+                or s.main_currency(None) or "USD"
             budget += cur
         params["max_price_per_hour"] = budget
     q, error = read(f.RecommendQuery, params)

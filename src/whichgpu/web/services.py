@@ -27,8 +27,13 @@ from whichgpu.models.resolve import looks_like_path
 from whichgpu.web import forms as f
 from whichgpu.web.resolve import web_model
 
-OFFER_CACHE_S = 10.0  # prices are re-read from the store at most this often
+OFFER_CACHE_S = 10.0  # the store is checked for new snapshots at most this often
 MEMO_SIZE = 1024  # results kept for repeated questions (the same prices, the same answer)
+MEMO_BYTES = 64 * 1024 * 1024  # and at most this many bytes of them (pages, JSON), measured
+OFFER_SETS = 16  # price selections kept per snapshot generation (prices x max_age asked)
+#: and at most this many offers in them all (a stored offer takes ~0.8 kB: about 40 MB), so
+#: that asking for many variants of a large price list cannot hold many copies of it
+OFFER_SET_OFFERS = 50_000
 
 
 # ------------------------------------------------------------------ prices
@@ -64,37 +69,72 @@ def price_names() -> set[str]:
     """Every feed and source the store (or the shipped sets) can price with."""
     from whichgpu.catalog.offers import shipped_offer_sets
 
-    selection = offers(None)
+    selection = offers(None, cheapest_only=True)
     return {*shipped_offer_sets(), "shipped", *(fi.feed for fi in selection.feeds),
             *(fi.source for fi in selection.feeds)}
 
 
-_cache: dict[tuple, tuple[float, OfferSelection]] = {}
+_cache: OrderedDict[tuple, OfferSelection] = OrderedDict()  # one selection per question
 _cache_lock = threading.Lock()
+_generation: list[Any] = [None, -1e9]  # [store path + current snapshot ids, checked at]
 
 
-def offers(prices: str | None, max_age: float | None = None) -> OfferSelection:
-    """``current_offers`` with a short cache (the store is read once per few seconds)."""
-    from whichgpu.catalog.prices import default_store_path
+def generation() -> tuple:
+    """The store's current snapshots (checked at most every OFFER_CACHE_S): answers are kept
+    while it stays the same, and all of them are dropped when a new snapshot arrives."""
+    from whichgpu.catalog.prices import PriceStore, default_store_path
 
-    prices = check_prices(prices) if prices is not None else None
-    key = (prices, max_age, str(default_store_path()))
     now = time.monotonic()
+    if now - _generation[1] >= OFFER_CACHE_S:
+        path = str(default_store_path())
+        try:
+            gen = (path, PriceStore(path).generation())
+        except Exception:  # an unusable store: current_offers says why (503 or fallback)
+            gen = (path, None)
+        with _memo_lock:
+            if gen != _generation[0]:
+                _memo.clear()
+                _memo_bytes[0] = 0
+                with _cache_lock:
+                    _cache.clear()
+            _generation[0], _generation[1] = gen, now
+    return _generation[0]
+
+
+def offers(prices: str | None, max_age: float | None = None, *,
+           gpus: tuple[str, ...] | None = None, cheapest_only: bool = False) -> OfferSelection:
+    """``current_offers`` for the web: one shared, path-free selection per question and
+    snapshot generation (a new snapshot drops the old selections and answers).
+
+    Priced answers ask for ``cheapest_only`` (the cheapest offer of each kind, all a job can
+    be priced on: one small list shared by every question on the same prices); the price
+    list and a GPU's page ask for every offer of their ``gpus``.
+    """
+    prices = check_prices(prices)
+    gpus = tuple(sorted(set(gpus))) if gpus is not None else None
+    key = (generation(), prices, max_age, gpus, cheapest_only)
     hit = _cache.get(key)
-    if hit and now - hit[0] < OFFER_CACHE_S:
-        return hit[1]
-    with _cache_lock:  # one reader refills; the others wait for its answer
+    if hit is not None:
+        return hit
+    with _cache_lock:  # one reader fills; the others wait for its answer
         hit = _cache.get(key)
-        if hit and time.monotonic() - hit[0] < OFFER_CACHE_S:
-            return hit[1]
-        selection = current_offers(prices, max_age_days=max_age)
-        _cache[key] = (time.monotonic(), selection)
+        if hit is not None:
+            return hit
+        selection = current_offers(prices, max_age_days=max_age, gpus=gpus,
+                                   cheapest_only=cheapest_only).public()
+        _cache[key] = selection
+        while len(_cache) > 1 and (len(_cache) > OFFER_SETS or sum(
+                len(v.offers) for v in _cache.values()) > OFFER_SET_OFFERS):
+            _cache.popitem(last=False)
         return selection
 
 
 def clear_cache() -> None:
-    _cache.clear()
-    _memo.clear()
+    with _memo_lock:
+        _cache.clear()
+        _memo.clear()
+        _memo_bytes[0] = 0
+        _generation[0], _generation[1] = None, -1e9
 
 
 # ------------------------------------------------------------------ calibration
@@ -177,16 +217,69 @@ def calibration_profile(requested: str | None):
 
 # ------------------------------------------------------------------ repeated questions
 
-_memo: OrderedDict[tuple, Any] = OrderedDict()
-_memo_lock = threading.Lock()
+_memo: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()  # key -> (answer, its bytes)
+_memo_lock = threading.RLock()
+_memo_bytes = [0]
 
 
 def _epoch() -> tuple:
-    """Results are kept while the prices they used are: per store, per OFFER_CACHE_S."""
-    from whichgpu.catalog.prices import default_store_path
+    """Results are kept while the prices they used are: per store snapshot generation."""
+    return (generation(), _calibration_stamp())
 
-    return (str(default_store_path()), int(time.monotonic() // OFFER_CACHE_S),
-            _calibration_stamp())
+
+MAX_WALK = 200_000  # objects visited when sizing one answer (past it, the count is a floor)
+
+
+@functools.cache
+def _shared_types() -> tuple[type, ...]:
+    """Objects every answer shares (the catalog's GPUs, the selection and its offers, model
+    specs, rate tables): counted once elsewhere, not per answer."""
+    from whichgpu.catalog.gpus import GPU, Catalog
+    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.currency import RateTable
+    from whichgpu.models.spec import ModelSpec
+
+    return (GPU, Catalog, Offer, BillingRule, OfferSelection, RateTable, ModelSpec)
+
+
+def _size(value: Any) -> int:
+    """How many bytes an answer holds in memory: a page's HTML, else the objects it alone
+    holds, walked with ``sys.getsizeof`` (the JSON of a recommendation is ~20x smaller than
+    its objects, so JSON length would let the memo hold far more than MEMO_BYTES). Shared
+    objects (:func:`_shared_types`) are not counted."""
+    import sys
+    import types
+
+    if isinstance(value, tuple) and value and isinstance(value[0], bytes):
+        return len(value[0]) + 64
+    skip = (*_shared_types(), type, types.ModuleType, types.FunctionType, types.MethodType)
+    seen: set[int] = set()
+    stack = [value]
+    total = 0
+    while stack and len(seen) < MAX_WALK:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        try:
+            total += sys.getsizeof(obj)
+        except TypeError:
+            continue
+        if isinstance(obj, str | bytes | int | float | bool | type(None)):
+            continue
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            stack.extend(obj)
+        else:
+            attrs = getattr(obj, "__dict__", None)
+            if isinstance(attrs, dict):
+                stack.append(attrs)
+            for name in getattr(type(obj), "__slots__", ()):
+                if hasattr(obj, name):
+                    stack.append(getattr(obj, name))
+    return total + 64
 
 
 MISSING = object()
@@ -211,7 +304,7 @@ def recalled(name: str, args: tuple) -> Any:
         if key not in _memo:
             return MISSING
         _memo.move_to_end(key)
-        value = _memo[key]
+        value = _memo[key][0]
     if isinstance(value, _Raised):
         raise value.error
     return value
@@ -231,10 +324,16 @@ def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
         value = compute()
     except InputError as exc:
         value = _Raised(exc)
+    size = _size(value)
     with _memo_lock:
-        _memo[key] = value
-        while len(_memo) > MEMO_SIZE:
-            _memo.popitem(last=False)
+        if key[1] == _epoch() and size <= MEMO_BYTES // 8:  # never keep a stale generation
+            old = _memo.pop(key, None)
+            if old is not None:
+                _memo_bytes[0] -= old[1]
+            _memo[key] = (value, size)
+            _memo_bytes[0] += size
+            while len(_memo) > MEMO_SIZE or _memo_bytes[0] > MEMO_BYTES:
+                _memo_bytes[0] -= _memo.popitem(last=False)[1][1]
     if isinstance(value, _Raised):
         raise value.error
     return value
@@ -251,21 +350,38 @@ def memo(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def priced(prices: str | None, currency: str | None, rate: list[str],
-           max_age: float | None = None):
-    """Offers in ``currency`` (converted at the dated rates) and the rate table."""
+           max_age: float | None = None, gpus: list[GPU] | None = None):
+    """The cheapest offer of each kind (of ``gpus``; None: every GPU) in ``currency``
+    (converted at the dated rates), and the rate table."""
     from whichgpu.advise.build import apply_currency
     from whichgpu.cost.currency import rates_from
 
     rates = rates_from(rate)
-    selection = offers(prices, max_age)
+    selection = offers(prices, max_age, cheapest_only=True,
+                       gpus=tuple(g.id for g in gpus) if gpus else None)
     if currency:
         selection = apply_currency(selection, currency, rates)
     return selection, rates
 
 
 def price_sources() -> list[str]:
-    """The feeds the store holds now (for the forms' choices)."""
-    return sorted({fi.feed for fi in offers(None).feeds})
+    """The forms' choices: the market's feeds the store holds now, then the articles' sets
+    (priced only when named)."""
+    from whichgpu.catalog.offers import shipped_offer_sets
+
+    market = sorted({fi.feed for fi in offers(None, cheapest_only=True).feeds})
+    return market + [n for n in shipped_offer_sets() if n not in market]
+
+
+def main_currency(prices: str | None) -> str | None:
+    """The currency most of a price source's offers use (None: no offer)."""
+    return offers(prices, cheapest_only=True).main_currency()
+
+
+def priced_for(prices: str | None, gpus: list[str]) -> OfferSelection:
+    """What ``cost`` and ``tco`` read, as the CLI does: the cheapest offer of each kind of
+    their GPU (one small selection per GPU asked, shared by every question about it)."""
+    return offers(prices, gpus=tuple(gpus), cheapest_only=True)
 
 
 # ------------------------------------------------------------------ catalog
@@ -291,7 +407,8 @@ def gpus(q: f.GpusQuery) -> GpusResult:
     from whichgpu.units import check_currency, parse_size
 
     rates = rates_from(q.rate)
-    selection = apply_currency(offers(q.prices, q.max_age), q.currency, rates)
+    selection = apply_currency(offers(q.prices, q.max_age, cheapest_only=True), q.currency,
+                               rates)
     rows = catalog_rows(
         precision=q.precision, offers=list(selection.offers), vendor=q.vendor,
         min_memory_bytes=parse_size(q.min_memory) if q.min_memory else None,
@@ -318,7 +435,7 @@ class GpuResult:
 @memo
 def gpu(gpu_id: str, lang: str = "en") -> GpuResult:
     res = resolve_gpu(gpu_id, default_catalog())
-    selection = offers(None)
+    selection = offers(None, gpus=(res.gpu.id,))
     return GpuResult(res.gpu, [o for o in selection.offers if o.gpu == res.gpu.id], selection,
                      res.note, lang)
 
@@ -412,9 +529,10 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "objective", "deadline", "max_price_per_hour",
         "budget", "currency", "spot"))
-    selection, rates = priced(q.prices, job.currency, q.rate, q.max_age)
+    gpus = only_gpus(q.only)
+    selection, rates = priced(q.prices, job.currency, q.rate, q.max_age, gpus)
     mine = resolve_gpu_arg(q.gpu, q.gpu_spec)
-    rec = run(job, list(selection.offers), rates=rates, gpus=only_gpus(q.only),
+    rec = run(job, list(selection.offers), rates=rates, gpus=gpus,
               max_gpus=q.max_gpus, profile=calibration_profile(q.calibration),
               owned=mine.gpu if mine else None, owned_count=q.count)
     return RecommendResult(rec, selection, q.top, rates)
@@ -431,7 +549,7 @@ def tco(q: f.TcoQuery):
         "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
         "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",
         "maintenance_per_year", "rent_price", "currency"),
-        prices=check_prices(q.prices), rate=q.rate, selection_for=offers,
+        prices=check_prices(q.prices), rate=q.rate, selection_for=priced_for,
         gpu_spec=q.gpu_spec)
 
 
@@ -442,7 +560,7 @@ def cost(q: f.CostQuery) -> dict[str, Any]:
 
     return run(q.gpu, q.duration, count=q.count, prices=check_prices(q.prices), spot=q.spot,
                work=q.work, unit=q.unit, per=q.per, currency=q.currency, rate=q.rate,
-               selection_for=offers).to_json()
+               selection_for=priced_for).to_json()
 
 
 @dataclass
@@ -467,7 +585,7 @@ def checklist(q: f.ChecklistQuery) -> ChecklistOut:
     answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
                             q.horizon_months, currency=cur or "USD")
     gpus = only_gpus(q.only)
-    selection, rates = priced(q.prices, cur, q.rate, q.max_age)
+    selection, rates = priced(q.prices, cur, q.rate, q.max_age, gpus)
 
     result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
                            gpus=gpus, spec=spec)
@@ -508,7 +626,7 @@ def prices_latest(q: f.PricesQuery) -> PricesOut:
     if q.spot and q.on_demand:
         raise InputError("--spot and --on-demand exclude each other")
     ids, gnote = gpu_ids(q.gpu)
-    selection = offers(q.prices, q.max_age)
+    selection = offers(q.prices, q.max_age, gpus=tuple(ids) if ids is not None else None)
     if q.currency:
         selection = apply_currency(selection, q.currency)
     chosen = [o for o in selection.sorted()

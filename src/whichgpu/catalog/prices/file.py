@@ -26,6 +26,7 @@ from whichgpu.catalog.prices.sources import (
     parse_time,
     utc_now,
 )
+from whichgpu.catalog.prices.validate import offer_problem
 from whichgpu.errors import DataError, InputError
 from whichgpu.user_files import read_text
 
@@ -74,8 +75,12 @@ def parse_feed(text: str, *, path: Path | str, fmt: str, feed: str, source: str,
         if not row.get("observed_at"):
             row["observed_at"] = default_time
         try:
-            offers.append(offer_from_row(row, path=path, index=i, offer_set=feed,
-                                         catalog=catalog, gpu_resolver=resolver))
+            offer = offer_from_row(row, path=path, index=i, offer_set=feed, catalog=catalog,
+                                   gpu_resolver=resolver)
+            problem = offer_problem(offer, now=fetched_at)
+            if problem:  # refreshes and imports alike: implausible data stops the feed
+                raise DataError(path, problem[1], row=i, field=problem[0])
+            offers.append(offer)
         except DataError as exc:
             if not (lenient_gpu and exc.field == "gpu" and row.get("gpu")):
                 raise

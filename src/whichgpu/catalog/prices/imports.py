@@ -52,3 +52,24 @@ def import_file(path: str | Path, *, name: str | None = None, observed_at: str |
         raise InputError(f"{path}: {outcome.message}{kept}. Check the file, or import it with "
                          "--force if the prices really moved that much")
     return outcome
+
+
+def remove_import(feed: str, *, store: PriceStore | str | Path | None = None) -> int:
+    """Undo ``prices import``: delete the imported feed and all its snapshots (its history
+    too: an import is the user's own data, and removing it means it was not wanted). Only
+    imported feeds can be removed; shipped and refreshed feeds are not the user's to delete
+    (``prices prune`` thins their history). Returns the number of snapshots deleted."""
+    from whichgpu.errors import NotFoundError
+
+    st = open_store(store)
+    snaps = [s for s in st.snapshots() if s.feed == feed]
+    if not snaps:
+        imported = sorted({s.feed for s in st.snapshots() if s.kind == "file"})
+        raise NotFoundError("imported feed", feed, imported,
+                            hint="'whichgpu prices sources' lists the feeds")
+    kinds = {s.kind for s in snaps}
+    if kinds != {"file"}:
+        raise InputError(f"{feed!r} is not an imported feed (it comes from "
+                         f"{', '.join(sorted({s.source for s in snaps}))}); only imports can "
+                         "be removed. 'whichgpu prices prune' drops old snapshots")
+    return st.remove_feed(feed)

@@ -30,7 +30,20 @@ from whichgpu.errors import DataError, NotFoundError
 
 TABLE = "data/provider_gpu_names.csv"
 GPUHUNT = "gpuhunt"  # rules on gpuhunt's normalised gpu_name, for any gpuhunt provider
+SKYPILOT = "skypilot"  # rules on the SkyPilot catalog's AcceleratorName, for any cloud
+CATALOGS = (GPUHUNT, SKYPILOT)  # catalogs whose names collapse variants
 ANY = "*"
+#: Catalog ids agreed with the catalog engineer for cards being added in another branch. A rule
+#: may name one before the catalog has it; until then its rows are reported as "catalog has no
+#: <id>", never dropped and never matched to another card.
+PENDING_IDS = frozenset("""
+rtx-3060-12gb rtx-3070 rtx-3080-10gb rtx-3080-12gb rtx-3090-ti rtx-4060-ti-16gb rtx-4070
+rtx-4070-super rtx-4070-ti rtx-4070-ti-super rtx-4080 rtx-4080-super rtx-5060-ti-16gb rtx-5070
+rtx-5070-ti rtx-5080 rtx-pro-6000-server rtx-pro-6000-ws rtx-pro-6000-maxq rtx-pro-5000
+rtx-5000-ada rtx-4000-ada rtx-a5000 rtx-a4000 b300 gb300 h20 h800 l20 mi250x mi210 gaudi3
+apple-m3-ultra apple-m4-max apple-m4-pro dgx-spark ryzen-ai-max-395 rx-7900-xtx
+radeon-ai-pro-r9700 arc-b580 arc-pro-b60
+""".split())
 MEMORY_TOLERANCE = 0.12  # GiB vs GB is 7.4 %; providers round
 
 
@@ -77,8 +90,9 @@ def _scope(provider: str) -> str:
     provider = provider.strip()
     if provider == ANY:
         return ANY
-    if provider.startswith(GPUHUNT + ":"):
-        return f"{GPUHUNT}:{provider_key(provider.split(':', 1)[1])}"
+    for via in CATALOGS:
+        if provider.startswith(via + ":"):
+            return f"{via}:{provider_key(provider.split(':', 1)[1])}"
     return provider_key(provider)
 
 
@@ -104,7 +118,7 @@ def load_rules(path: str | Path | None = None, catalog: Catalog | None = None) -
         except re.error as exc:
             raise DataError(where, f"not a valid regex: {exc}", row=i, field="pattern") from exc
         gpu = row["gpu"].strip() or None
-        if gpu is not None and gpu not in ids:
+        if gpu is not None and gpu not in ids and gpu not in PENDING_IDS:
             raise DataError(where, f"{gpu!r} is not a catalog id", row=i, field="gpu")
         if not row["evidence"].strip():
             raise DataError(where, "every rule needs its evidence", row=i, field="evidence")
@@ -119,15 +133,16 @@ def _default_rules() -> tuple[AliasRule, ...]:
     return tuple(load_rules())
 
 
-def _ordered(rules: tuple[AliasRule, ...], provider: str, gpuhunt: bool) -> list[AliasRule]:
-    """Most specific first: the provider's instance rules, its name rules (gpuhunt's names of
-    it first), gpuhunt's names, any source."""
+def _ordered(rules: tuple[AliasRule, ...], provider: str, via: str | None) -> list[AliasRule]:
+    """Most specific first: the provider's instance rules, its name rules (the catalog's names
+    of it first: ``gpuhunt:verda``), the catalog's names (``gpuhunt``, ``skypilot``), any
+    source."""
     scopes = [(provider, "instance")]
-    if gpuhunt:
-        scopes.append((f"{GPUHUNT}:{provider}", "name"))
+    if via:
+        scopes.append((f"{via}:{provider}", "name"))
     scopes.append((provider, "name"))
-    if gpuhunt:
-        scopes.append((GPUHUNT, "name"))
+    if via:
+        scopes.append((via, "name"))
     scopes.append((ANY, "name"))
     return [r for scope in scopes for r in rules if (r.provider, r.match) == scope]
 
@@ -142,13 +157,15 @@ def _candidates(text: str, catalog: Catalog) -> tuple[str, ...]:
 
 def map_gpu_name(name: str, *, provider: str | None = None, instance: str | None = None,
                  memory_gb: float | None = None, gpuhunt: bool = False,
-                 catalog: Catalog | None = None,
+                 via: str | None = None, catalog: Catalog | None = None,
                  rules: tuple[AliasRule, ...] | None = None) -> NameMatch:
     """Map a provider's GPU name (and instance type, memory per GPU) to a catalog id.
 
-    ``gpuhunt=True`` says ``name`` is gpuhunt's normalised ``gpu_name``, which collapses
-    variants ("H100" is SXM or PCIe), so gpuhunt's rules apply.
+    ``gpuhunt=True`` (or ``via="gpuhunt"``) says ``name`` is gpuhunt's normalised
+    ``gpu_name``; ``via="skypilot"`` says it is the SkyPilot catalog's ``AcceleratorName``.
+    Both collapse variants ("H100" is SXM or PCIe), so that catalog's rules apply.
     """
+    via = GPUHUNT if gpuhunt else via
     catalog = catalog or default_catalog()
     rules = _default_rules() if rules is None else rules
     text = str(name or "").strip()
@@ -159,11 +176,13 @@ def map_gpu_name(name: str, *, provider: str | None = None, instance: str | None
     if text.lower() in ids:
         match = NameMatch(text, text.lower(), "catalog id")
     else:
-        for rule in _ordered(rules, provider_key(provider), gpuhunt):
+        for rule in _ordered(rules, provider_key(provider), via):
             if rule.matches(name=text, instance=instance, memory_gb=memory_gb):
                 what = f"{rule.provider} {rule.match} rule (row {rule.row}): {rule.evidence}"
                 if rule.gpu is None:
                     return NameMatch(text, None, rule.evidence, _candidates(text, catalog))
+                if rule.gpu not in ids:  # an agreed id the catalog does not have yet
+                    return NameMatch(text, None, f"catalog has no {rule.gpu}", (rule.gpu,))
                 match = NameMatch(text, rule.gpu, what)
                 break
     if match is None:

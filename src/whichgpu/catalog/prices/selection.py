@@ -1,24 +1,28 @@
 """The one entry point for prices: :func:`current_offers`, with their age and warnings.
 
-``current_offers()`` gives the latest good snapshot of every feed in the store (seeded from
-the shipped sets on first use, so a fresh install works offline); ``current_offers("NAME")``
-pins a feed, a source, a snapshot (``NAME@ID`` or ``NAME@2026-11-12``) or an offer file.
+``current_offers()`` gives **the market**: the latest good snapshot of every dated feed in the
+store except the articles' example sets (the shipped SkyPilot catalog snapshot seeds it, so a
+fresh install works offline; refreshes and imports join it). Where two feeds price the same
+provider (a gpuhunt refresh and the SkyPilot snapshot of RunPod), the newer one is used.
+``current_offers("NAME")`` pins a feed, a source (``shipped`` = the article sets), a snapshot
+(``NAME@ID`` or ``NAME@2026-11-12``) or an offer file.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 from whichgpu.catalog.offers import Offer, load_offer_set, shipped_offer_sets
 from whichgpu.catalog.prices.sources import iso, parse_time, utc_now
-from whichgpu.catalog.prices.store import PriceStore, Snapshot, oldest_observation
+from whichgpu.catalog.prices.store import PriceStore, Snapshot, StoreError, oldest_observation
 from whichgpu.errors import DataError, InputError, NotFoundError
 from whichgpu.units import Money
 
@@ -100,6 +104,7 @@ class OfferSelection:
     max_age_s: float
     now: datetime
     store_path: str | None = None
+    narrowed: str | None = None  # how the store's read was narrowed (None: every offer)
 
     def feed(self, name: str | None) -> FeedInfo | None:
         return next((f for f in self.feeds if f.feed == name), None)
@@ -121,8 +126,27 @@ class OfferSelection:
         counts = Counter(o.price_per_hour.currency for o in self.offers)
         return min(counts, key=lambda c: (-counts[c], c)) if counts else None
 
+    @cached_property
+    def by_gpu(self) -> dict[str, tuple[Offer, ...]]:
+        """The offers of each GPU (built once per selection; answers touch only their GPUs)."""
+        index: dict[str, list[Offer]] = defaultdict(list)
+        for o in self.offers:
+            index[o.gpu].append(o)
+        return {g: tuple(v) for g, v in index.items()}
+
     def for_gpu(self, *gpu_ids: str) -> list[Offer]:
-        return [o for o in self.offers if o.gpu in gpu_ids]
+        index = self.by_gpu
+        return [o for g in dict.fromkeys(gpu_ids) for o in index.get(g, ())]
+
+    def sources(self) -> list[str]:
+        """The sources the offers come from (several: the output says prices are mixed)."""
+        return sorted({f.source for f in self.feeds})
+
+    def public(self) -> OfferSelection:
+        """This selection without the store's path, for answers to visitors of the web app."""
+        return replace(self, store_path=None, warnings=tuple(
+            w.replace(self.store_path, "the server's price store") if self.store_path else w
+            for w in self.warnings))
 
     def cheapest(self, gpu_id: str, *, spot: bool | None = None,
                  currency: str | None = None) -> Offer | None:
@@ -168,7 +192,9 @@ class OfferSelection:
     def to_json(self) -> dict[str, Any]:
         """Provenance for a result's JSON: feeds with their age, warnings, the threshold."""
         return {"requested": self.requested, "store": self.store_path,
+                "narrowed": self.narrowed, "offers_read": len(self.offers),
                 "max_age_s": self.max_age_s, "currencies": self.currencies(),
+                "sources": self.sources(), "mixed": len(self.sources()) > 1,
                 "feeds": [f.to_json() for f in self.feeds], "warnings": list(self.warnings)}
 
 
@@ -178,16 +204,34 @@ def open_store(store: PriceStore | str | Path | None = None) -> PriceStore:
     return store if isinstance(store, PriceStore) else PriceStore(store)
 
 
-def ensure_shipped(store: PriceStore) -> None:
-    """Seed the store with the shipped sets (first use, or a new package version's sets)."""
+def ensure_shipped(store: PriceStore, current: list[Snapshot] | None = None) -> None:
+    """Seed the store with the shipped article sets and the shipped market snapshot (first
+    use, or a new package version's data). A shipped market feed never replaces a newer
+    snapshot of the same feed (a refresh made after the package was built)."""
+    from whichgpu.catalog.prices.market import MarketSnapshotSource, market_feeds
     from whichgpu.catalog.prices.refresh import record
     from whichgpu.catalog.prices.shipped import ShippedSource, shipped_digest
 
-    have = {s.feed: s.digest for s in store.current()}
-    stale = [n for n in shipped_offer_sets() if have.get(n) != shipped_digest(n)]
+    snaps = {s.feed: s for s in (store.current() if current is None else current)}
+    stale = [n for n in shipped_offer_sets()
+             if (snaps[n].digest if n in snaps else None) != shipped_digest(n)]
     if stale:
         for result in ShippedSource(stale).fetch():
             record(store, result, skip_unchanged=True)
+    newer = []
+    for f in market_feeds():
+        have = snaps.get(f.feed)
+        if have is not None and (have.digest == f.digest or (
+                have.observed_at and f.observed_at and have.observed_at >= f.observed_at
+                and have.kind == "skypilot" and have.version != f.meta.get("version"))):
+            continue
+        newer.append(f.feed)
+    if newer:
+        for result in MarketSnapshotSource(newer).fetch():
+            record(store, result, skip_unchanged=True, force=True)
+    from whichgpu.catalog.prices.published import ensure_published
+
+    ensure_published(store, list(snaps.values()))
 
 
 def _info(snap: Snapshot, now: datetime, max_age_s: float) -> FeedInfo:
@@ -233,36 +277,178 @@ def _pick(store: PriceStore, prices: str) -> list[Snapshot]:
     return sorted(latest.values(), key=lambda s: s.feed)
 
 
+def _unusable(snaps: list[Snapshot], composition: dict[int, set[tuple[str, str]]],
+              warnings: list[str]) -> list[Snapshot]:
+    """Leave out a stored feed no command could use (a currency without an exchange rate,
+    stored before imports were validated): one bad feed never breaks everyone's prices."""
+    from whichgpu.catalog.prices.validate import known_currency
+
+    keep = []
+    for s in snaps:
+        bad = sorted({cur for _, cur in composition.get(s.id, ()) if not known_currency(cur)})
+        if bad:
+            warnings.append(f"{s.feed}: left out, its prices are in {', '.join(bad)}, which has "
+                            f"no exchange rate (re-import it in a known currency, or 'whichgpu "
+                            f"prices remove {s.feed}')")
+        else:
+            keep.append(s)
+    return keep
+
+
+def is_market(snap: Snapshot) -> bool:
+    """Whether a feed is part of the default prices: dated, not an article's example set and
+    not a published history point (a 2024 market level is no offer to rent today)."""
+    return (snap.kind not in ("shipped", "history") and snap.feed not in shipped_offer_sets()
+            and snap.observed_at is not None)
+
+
+@cache
+def _provider_key(name: str) -> str:
+    """One key per provider whatever the feed calls it ('Lambda', 'lambdalabs' -> 'lambda')."""
+    from whichgpu.catalog.prices.names import provider_key
+    from whichgpu.catalog.prices.providers import providers
+
+    key = provider_key(name)
+    for p in providers().values():
+        if key in (provider_key(p.key), provider_key(p.name), provider_key(p.gpuhunt or "")):
+            return p.key
+    return key
+
+
+def _superseded(snaps: list[Snapshot], composition: dict[int, set[tuple[str, str]]]
+                ) -> tuple[set[tuple[int, str]], list[str]]:
+    """Where several feeds price one provider, the newest feed's offers of it are used: the
+    ``(snapshot id, provider)`` pairs to leave out, and a note per provider."""
+    when = {s.id: (s.observed_at or datetime.min.replace(tzinfo=UTC), s.feed) for s in snaps}
+    feed = {s.id: s.feed for s in snaps}
+    by_provider: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for sid, pairs in composition.items():
+        for prov, _ in pairs:
+            by_provider[_provider_key(prov)][sid].add(prov)
+    skip: set[tuple[int, str]] = set()
+    notes = []
+    for key, holders in sorted(by_provider.items()):
+        if len(holders) < 2:
+            continue
+        winner = max(holders, key=lambda sid: when[sid])
+        losers = sorted(feed[sid] for sid in holders if sid != winner)
+        skip |= {(sid, prov) for sid, provs in holders.items() if sid != winner
+                 for prov in provs}
+        notes.append(f"{', '.join(losers)}: {key} prices superseded by the newer "
+                     f"{feed[winner]}")
+    return skip, notes
+
+
 def current_offers(prices: str | None = None, *, store: PriceStore | str | Path | None = None,
                    max_age_days: float | None = None, now: datetime | None = None,
-                   ) -> OfferSelection:
+                   gpus: list[str] | tuple[str, ...] | None = None,
+                   cheapest_only: bool = False) -> OfferSelection:
     """The offers to price a job with, and how old they are.
 
-    ``prices``: None = the latest good snapshot of every feed in the store (shipped sets
-    included); a feed ("vramfarm-2026-11", "gpuhunt/aws"), a source ("gpuhunt", "shipped"),
-    ``NAME@SNAPSHOT_ID`` or ``NAME@DATE`` (the snapshot current on that date), or the path
-    of an offer file (read directly, not stored). Feeds older than ``max_age_days``
-    (default 30, ``$WHICHGPU_PRICE_MAX_AGE_DAYS``) or undated get a warning.
+    ``prices``: None = the market: the latest good snapshot of every dated feed in the store
+    except the articles' example sets (``article-000``, ``vramfarm-2026-11``), newest feed
+    per provider; a feed ("vramfarm-2026-11", "skypilot/runpod", "gpuhunt/aws"), a source
+    ("skypilot", "gpuhunt", "shipped" = the article sets), ``NAME@SNAPSHOT_ID`` or
+    ``NAME@DATE`` (the snapshot current on that date), or the path of an offer file (read
+    directly, not stored). Feeds older than ``max_age_days`` (default 30,
+    ``$WHICHGPU_PRICE_MAX_AGE_DAYS``) or undated get a warning.
+
+    ``gpus`` reads only those GPUs' offers; ``cheapest_only`` keeps one offer per GPU, GPU
+    count, currency, spot and billing rule, the cheapest (the only one a cost-minimising answer
+    can pick): both are done by the store's query, so a priced answer reads only what it can
+    use, however large the store. ``narrowed`` in the JSON says which was applied.
     """
     now = (now or utc_now()).astimezone(UTC)
     max_age_s = (max_age_days if max_age_days is not None else default_max_age_days()) * DAY
     warnings: list[str] = []
     try:
         st = open_store(store)
-        ensure_shipped(st)
-        snaps = st.current() if prices is None else _pick(st, prices)
+        current = st.current()
+        ensure_shipped(st, current)
+        if prices is None:
+            snaps = [s for s in st.current() if is_market(s)]
+        else:
+            snaps = _pick(st, prices)
         if snaps:
-            snaps, offers = st.read([s.id for s in snaps])
+            composition = st.composition(s.id for s in snaps)
+            snaps = _unusable(snaps, composition, warnings)
+            skip: set[tuple[int, str]] = set()
+            if prices is None:
+                skip, notes = _superseded(snaps, {s.id: composition[s.id] for s in snaps})
+                warnings += notes
+            snaps, offers = st.read([s.id for s in snaps], gpus=gpus,
+                                    cheapest_only=cheapest_only, skip=skip)
+            if cheapest_only:
+                offers = undominated(offers)
             feeds = [_info(s, now, max_age_s) for s in snaps]
             warnings += _failure_warnings(st, snaps)
-            return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path))
-    except (DataError, sqlite3.Error, OSError) as exc:
-        if prices is not None and prices not in shipped_offer_sets() and not _is_file(prices):
+            return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path),
+                           _narrowed(gpus, cheapest_only))
+    except (StoreError, DataError, sqlite3.Error, OSError) as exc:
+        if prices is not None and prices not in (*shipped_offer_sets(), "shipped",
+                                                 "skypilot") and not _is_file(prices):
             raise
-        warnings.append(f"the price store cannot be used ({exc}); using the shipped offer "
-                        "sets only")
+        reason = exc.reason if isinstance(exc, StoreError) else str(exc)
+        warnings.append(f"the price store cannot be used ({reason}); using the prices "
+                        "shipped with whichgpu only")
         st = None
-    return _without_store(prices, st, warnings, max_age_s, now)
+    return _without_store(prices, st, warnings, max_age_s, now, gpus, cheapest_only)
+
+
+def _narrowed(gpus: list[str] | tuple[str, ...] | None, cheapest_only: bool) -> str | None:
+    """How a selection was narrowed, said in its JSON (None: every offer)."""
+    parts = []
+    if gpus is not None:
+        parts.append("only " + (", ".join(sorted(set(gpus))) or "no GPU"))
+    if cheapest_only:
+        parts.append("the cheapest offer per GPU, GPU count, currency, spot and billing rule, "
+                     "less those a cheaper offer with a finer billing rule beats for any run")
+    return "; ".join(parts) or None
+
+
+def narrow(offers: list[Offer], gpus: list[str] | tuple[str, ...] | None,
+           cheapest_only: bool) -> list[Offer]:
+    """:meth:`PriceStore.read`'s ``gpus`` and ``cheapest_only`` on offers already in memory
+    (the shipped files, an offer file): the same offers the store's query keeps."""
+    if gpus is not None:
+        wanted = set(gpus)
+        offers = [o for o in offers if o.gpu in wanted]
+    if not cheapest_only:
+        return list(offers)
+    best: dict[tuple, Offer] = {}
+    for o in offers:  # the first of equal prices wins, as in the store's query
+        key = (o.gpu, o.gpu_count, o.price_per_hour.currency, o.spot, o.billing.increment_s,
+               o.billing.minimum_s)
+        if key not in best or o.price_per_hour.amount < best[key].price_per_hour.amount:
+            best[key] = o
+    return undominated(list(best.values()))
+
+
+def _dominates(a: Offer, b: Offer) -> bool:
+    """``a`` costs no more than ``b`` for a run of any length: same GPU, count, currency and
+    spot, a price no higher, a minimum no longer, and a billing step that divides ``b``'s
+    (a step that does not divide can round a run up further: 40 s steps bill 41 s as 80 s,
+    60 s steps as 60 s)."""
+    ra, rb = a.billing, b.billing
+    step = rb.increment_s / ra.increment_s
+    return (a.price_per_hour.amount <= b.price_per_hour.amount
+            and ra.minimum_s <= rb.minimum_s and step >= 1 and abs(step - round(step)) < 1e-9)
+
+
+def undominated(offers: list[Offer]) -> list[Offer]:
+    """The offers no other offer of the same kind beats for every job (see
+    :func:`_dominates`): an offer under a coarser billing rule that is not cheaper either can
+    never be the one a job is priced on. Ties keep the first."""
+    groups: dict[tuple, list[Offer]] = defaultdict(list)
+    for o in offers:
+        groups[(o.gpu, o.gpu_count, o.price_per_hour.currency, o.spot)].append(o)
+    keep = []
+    for group in groups.values():
+        for i, o in enumerate(group):
+            if not any(_dominates(p, o) and (j < i or not _dominates(o, p))
+                       for j, p in enumerate(group) if j != i):
+                keep.append(o)
+    return keep
 
 
 def _is_file(prices: str) -> bool:
@@ -273,23 +459,39 @@ def _is_file(prices: str) -> bool:
 
 
 def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str],
-                   max_age_s: float, now: datetime) -> OfferSelection:
+                   max_age_s: float, now: datetime,
+                   gpus: list[str] | tuple[str, ...] | None = None,
+                   cheapest_only: bool = False) -> OfferSelection:
     """Shipped sets read from the package, or an offer file read directly."""
     from whichgpu.catalog.prices.file import FileSource
+    from whichgpu.catalog.prices.market import market_feeds
 
     names = shipped_offer_sets()
-    if prices is None or prices in names:
-        chosen = names if prices is None else [prices]
+    how = _narrowed(gpus, cheapest_only)
+
+    def finish(offers: list[Offer], feeds: list[FeedInfo]) -> OfferSelection:
+        return _finish(narrow(offers, gpus, cheapest_only), feeds, warnings, prices,
+                       max_age_s, now, None, how)
+
+    if prices is None or prices == "skypilot":  # the shipped market snapshot
+        offers, feeds = [], []
+        for f in market_feeds():
+            offers += f.offers
+            feeds.append(_direct_info(f.feed, "skypilot", "skypilot", list(f.offers), now,
+                                      max_age_s))
+        return finish(offers, feeds)
+    if prices in names or prices == "shipped":
+        chosen = names if prices == "shipped" else [prices]
         offers, feeds = [], []
         for n in chosen:
             group = list(load_offer_set(n))
             offers += group
             feeds.append(_direct_info(n, "shipped", "shipped", group, now, max_age_s))
-        return _finish(offers, feeds, warnings, prices, max_age_s, now, None)
+        return finish(offers, feeds)
     if _is_file(prices):
         (result,) = FileSource(prices).fetch()
         feed = _direct_info(result.feed, "file", "file", result.offers, now, max_age_s)
-        return _finish(result.offers, [feed], warnings, prices, max_age_s, now, None)
+        return finish(result.offers, [feed])
     known = list(names)
     if st is not None:
         snaps = st.current()
@@ -312,8 +514,13 @@ def _failure_warnings(st: PriceStore, snaps: list[Snapshot]) -> list[str]:
 
 def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
             prices: str | None, max_age_s: float, now: datetime,
-            store_path: str | None) -> OfferSelection:
+            store_path: str | None, narrowed: str | None = None) -> OfferSelection:
     days = max_age_s / DAY
+    sources = sorted({f.source for f in feeds})
+    if len(sources) > 1:
+        warnings.append("prices mix " + ", ".join(
+            f"{src} ({sum(1 for f in feeds if f.source == src)} feed(s))" for src in sources)
+            + "; each offer says which feed it comes from")
     for f in feeds:
         if f.undated:
             warnings.append(f"{f.feed}: these prices carry no observation date; treat them as "
@@ -324,4 +531,4 @@ def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
             warnings.append(f"{f.feed}: prices observed {f.age_text} ago "
                             f"({f.observed_at:%Y-%m-%d}), older than {days:g} days ({what})")
     return OfferSelection(tuple(offers), tuple(feeds), tuple(warnings), prices, max_age_s, now,
-                          store_path)
+                          store_path, narrowed)

@@ -133,11 +133,15 @@ class PriceSource(ABC):
 # ------------------------------------------------------------------------ registry
 
 def builtin_sources() -> dict[str, PriceSource]:
-    """The sources every install has: the shipped sets and gpuhunt (an optional extra)."""
+    """The sources every install has: the shipped article sets, the SkyPilot catalog (its
+    shipped snapshot seeds the store; a refresh downloads it) and gpuhunt (an optional
+    extra)."""
     from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
     from whichgpu.catalog.prices.shipped import ShippedSource
+    from whichgpu.catalog.prices.skypilot import SkyPilotSource
 
-    return {"shipped": ShippedSource(), "gpuhunt": GpuhuntSource()}
+    return {"shipped": ShippedSource(), "skypilot": SkyPilotSource(),
+            "gpuhunt": GpuhuntSource()}
 
 
 def all_sources(store: PriceStore) -> list[PriceSource]:
@@ -161,6 +165,10 @@ def get_source(name: str, store: PriceStore) -> PriceSource:
         return builtin[name]
     if name.startswith("gpuhunt/"):
         return GpuhuntSource(providers=[name.split("/", 1)[1]])
+    if name.startswith("skypilot/"):
+        from whichgpu.catalog.prices.skypilot import SkyPilotSource
+
+        return SkyPilotSource(clouds=[name.split("/", 1)[1]])
     for src_name, url, allow_http in store.url_sources():
         if src_name == name:
             return UrlSource(src_name, url, allow_http=allow_http)

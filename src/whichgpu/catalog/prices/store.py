@@ -26,7 +26,7 @@ from typing import Any
 
 from whichgpu.catalog.offers import BillingRule, Offer
 from whichgpu.catalog.prices.sources import FeedResult, Unmapped, iso, parse_time, utc_now
-from whichgpu.errors import DataError
+from whichgpu.errors import DataError, WhichGPUError
 from whichgpu.paths import data_dir
 from whichgpu.units import Money
 
@@ -88,6 +88,44 @@ _V1 = [
 MIGRATIONS: list[list[str]] = [_V1]
 
 
+class StoreError(WhichGPUError):
+    """The price store cannot be used as it stands (a server fault, not bad input: HTTP 503).
+
+    ``reason`` says why without the file's path (safe to show anyone); ``str(exc)`` names the
+    path for the person who owns it. Nothing here ever advises deleting the store.
+    """
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"price store {self.path}: {reason}")
+
+
+def store_error(path: Path, exc: BaseException) -> StoreError:
+    """What went wrong with the store file, said accurately (read-only, full, locked ...)."""
+    text = str(exc).lower()
+    folder = path.parent
+    if isinstance(exc, PermissionError) or "readonly" in text or "read-only" in text or (
+            "unable to open" in text and folder.exists() and not os.access(folder, os.W_OK)):
+        return StoreError(path, "the store's folder or file is read-only, so it cannot be "
+                          "opened for writing; the prices in it are intact. Make it writable, "
+                          "or point --store / WHICHGPU_PRICE_STORE at a writable file")
+    if "disk is full" in text or "no space" in text or getattr(exc, "errno", None) == 28:
+        return StoreError(path, "the disk is full; nothing was changed and the stored prices "
+                          "are intact. Free some space and run the command again")
+    if "locked" in text or "busy" in text:
+        return StoreError(path, "another process holds the store's write lock (a refresh or "
+                          "import still running?); try again when it has finished")
+    if "not a database" in text or "malformed" in text or "encrypted" in text:
+        return StoreError(path, "this file is not a readable price store (not SQLite, or "
+                          "damaged). whichgpu leaves it untouched: keep it for inspection and "
+                          "point --store / WHICHGPU_PRICE_STORE at another file")
+    if "unable to open" in text:
+        return StoreError(path, f"the file cannot be opened ({exc}); check that its folder "
+                          "exists and is accessible")
+    return StoreError(path, f"{type(exc).__name__}: {exc}")
+
+
 def default_store_path() -> Path:
     """``$WHICHGPU_PRICE_STORE``, else ``prices.sqlite`` in the data directory."""
     env = os.environ.get(STORE_ENV)
@@ -135,6 +173,7 @@ class HistoryPoint:
     median: Money
     offers: int
     cheapest_provider: str
+    source: str | None = None  # where the cheapest price comes from (a URL, a catalog file)
 
     def to_json(self) -> dict[str, Any]:
         return {"snapshot_id": self.snapshot_id, "feed": self.feed,
@@ -143,7 +182,7 @@ class HistoryPoint:
                 "gpu": self.gpu, "spot": self.spot,
                 "cheapest_per_gpu_hour": self.cheapest.to_json(),
                 "median_per_gpu_hour": self.median.to_json(), "offers": self.offers,
-                "cheapest_provider": self.cheapest_provider}
+                "cheapest_provider": self.cheapest_provider, "source": self.source}
 
 
 _SNAPSHOT_COLS = ("id, feed, source, kind, status, fetched_at, observed_at, version, digest, "
@@ -160,15 +199,34 @@ def _snapshot(row: tuple) -> Snapshot:
                     json.loads(skipped) if skipped else {}, message)
 
 
-def _offer(row: tuple, feed: str) -> Offer:
+_EVERY_FIELD = set(Offer.model_fields)  # a stored offer sets them all: one shared set
+_RULES: dict[tuple[float, float], BillingRule] = {}  # the few rules there are, built once
+_MAX_RULES = 4096
+
+
+def _rule(increment_s: float, minimum_s: float) -> BillingRule:
+    rule = _RULES.get((increment_s, minimum_s))
+    if rule is None:
+        rule = BillingRule.model_construct(increment_s=increment_s, minimum_s=minimum_s)
+        if len(_RULES) < _MAX_RULES:
+            _RULES[(increment_s, minimum_s)] = rule
+    return rule
+
+
+def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
+    """An offer from a stored row: validated when stored, so built without re-validation
+    (large reads stay fast), its billing rule shared and its repeated strings (``pool``:
+    provider, GPU, currency, region, date, source) held once per read."""
     (provider, gpu, count, price, currency, inc, minimum, spot, region, observed, source,
      note) = row
-    # Validated when stored; built without re-validation so that large reads stay fast.
+    if pool is not None:
+        provider, gpu, currency = (pool.setdefault(x, x) for x in (provider, gpu, currency))
+        region, observed, source = (x if x is None else pool.setdefault(x, x)
+                                    for x in (region, observed, source))
     return Offer.model_construct(
-        provider=provider, gpu=gpu, gpu_count=count, price_per_hour=Money(price, currency),
-        billing=BillingRule.model_construct(increment_s=inc, minimum_s=minimum),
-        spot=bool(spot), region=region, observed_at=observed, source=source, offer_set=feed,
-        note=note)
+        _EVERY_FIELD, provider=provider, gpu=gpu, gpu_count=count,
+        price_per_hour=Money(price, currency), billing=_rule(inc, minimum), spot=bool(spot),
+        region=region, observed_at=observed, source=source, offer_set=feed, note=note)
 
 
 def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
@@ -177,6 +235,15 @@ def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
     if not times or any(t is None for t in times):
         return None
     return min(times)  # type: ignore[type-var]
+
+
+def _rollback(con: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open (never mask the first error)."""
+    if con.in_transaction:
+        try:
+            con.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
 
 class PriceStore:
@@ -194,29 +261,36 @@ class PriceStore:
     # -------------------------------------------------------------- connections
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise store_error(self.path, exc) from exc
+        try:
             con.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
             mode = con.execute("PRAGMA journal_mode").fetchone()[0]
             if mode != "wal":
                 con.execute("PRAGMA journal_mode = WAL")
             con.execute("PRAGMA synchronous = NORMAL")
             con.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.DatabaseError as exc:
-            raise DataError(self.path, f"not a usable price store ({exc}); move it away and "
-                            "run 'whichgpu prices refresh' to start a new one") from exc
-        if not self._migrated:
-            self._migrate(con)
-            self._migrated = True
+            if not self._migrated:
+                self._migrate(con)
+                self._migrated = True
+        except StoreError:
+            con.close()
+            raise
+        except (OSError, sqlite3.Error) as exc:
+            con.close()
+            raise store_error(self.path, exc) from exc
         return con
 
     def _migrate(self, con: sqlite3.Connection) -> None:
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
-            raise DataError(self.path, f"schema version {version} was written by a newer "
-                            f"whichgpu (this one knows up to {len(MIGRATIONS)}); upgrade "
-                            "whichgpu or point WHICHGPU_PRICE_STORE elsewhere")
+            raise StoreError(self.path, f"schema version {version} was written by a newer "
+                             f"whichgpu (this one knows up to {len(MIGRATIONS)}); the file is "
+                             "left as it is: upgrade whichgpu, or point --store / "
+                             "WHICHGPU_PRICE_STORE at another file")
         if version == len(MIGRATIONS):
             return
         con.execute("BEGIN IMMEDIATE")
@@ -228,7 +302,7 @@ class PriceStore:
             con.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _rollback(con)
             raise
 
     @contextmanager
@@ -239,6 +313,8 @@ class PriceStore:
             con.execute("BEGIN")
             yield con
             con.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            raise store_error(self.path, exc) from exc
         finally:
             con.close()
 
@@ -246,13 +322,15 @@ class PriceStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         con = self._open()
         try:
-            con.execute("BEGIN IMMEDIATE")
             try:
+                con.execute("BEGIN IMMEDIATE")
                 yield con
-            except BaseException:
-                con.execute("ROLLBACK")
+                con.execute("COMMIT")
+            except BaseException as exc:
+                _rollback(con)  # a failed COMMIT (disk full) may have ended the transaction
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise store_error(self.path, exc) from exc
                 raise
-            con.execute("COMMIT")
         finally:
             con.close()
 
@@ -293,6 +371,33 @@ class PriceStore:
             self._insert_unmapped(con, snap_id, result.unmapped)
             self._swap(con, result.feed, snap_id)
         return self.snapshot(snap_id)
+
+    def replace_feeds(self, results: list[FeedResult], *, expected: dict[str, str]) -> bool:
+        """Replace whole feeds with ``results`` (one snapshot each, in order) in one
+        transaction, unless the feeds' current digests are already ``expected`` (checked
+        inside the transaction, so two processes seeding at once store them once). Returns
+        whether anything was written."""
+        feeds = sorted({r.feed for r in results} | set(expected))
+        with self._write() as con:
+            have = dict(con.execute(
+                "SELECT c.feed, s.digest FROM current c JOIN snapshot s ON s.id = c.snapshot_id"
+                f" WHERE c.feed IN ({','.join('?' * len(feeds))})", feeds).fetchall())
+            if have == expected:
+                return False
+            holders = sorted(set(have) | set(feeds))
+            marks = ",".join("?" * len(holders))
+            con.execute(f"DELETE FROM current WHERE feed IN ({marks})", holders)
+            con.execute(f"DELETE FROM snapshot WHERE feed IN ({marks})", holders)
+            for r in results:
+                snap_id = self._insert_snapshot(con, r, "ok", None, oldest_observation(r.offers))
+                con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                [(snap_id, o.provider, o.gpu, o.gpu_count,
+                                  o.price_per_hour.amount, o.price_per_hour.currency,
+                                  o.billing.increment_s, o.billing.minimum_s, int(o.spot),
+                                  o.region, o.observed_at, o.source, o.note) for o in r.offers])
+                self._swap(con, r.feed, snap_id)
+        return True
 
     def save_problem(self, result: FeedResult, status: str, message: str) -> Snapshot:
         """Record a fetch that failed or was rejected; the current snapshot stays as it is."""
@@ -341,15 +446,23 @@ class PriceStore:
         with self._write() as con:
             return con.execute("DELETE FROM url_source WHERE name = ?", (name,)).rowcount > 0
 
+    def remove_feed(self, feed: str) -> int:
+        """Delete a feed: its current pointer and every snapshot of it, with their offers (its
+        history goes with it). Returns how many snapshots were deleted."""
+        with self._write() as con:
+            con.execute("DELETE FROM current WHERE feed = ?", (feed,))
+            return con.execute("DELETE FROM snapshot WHERE feed = ?", (feed,)).rowcount
+
     def prune(self, keep: int) -> int:
-        """Delete all but the ``keep`` newest snapshots of each feed (never a current one)."""
+        """Delete all but the ``keep`` newest snapshots of each feed (never a current one, and
+        never the shipped history of published prices, whose snapshots are its points)."""
         if keep < 1:
             raise ValueError("keep at least one snapshot per feed")
         with self._write() as con:
             cur = con.execute(
-                "DELETE FROM snapshot WHERE id NOT IN (SELECT snapshot_id FROM current) AND id IN"
-                " (SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY feed ORDER BY id"
-                " DESC) AS n FROM snapshot) WHERE n > ?)", (keep,))
+                "DELETE FROM snapshot WHERE id NOT IN (SELECT snapshot_id FROM current) AND "
+                "kind != 'history' AND id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER "
+                "(PARTITION BY feed ORDER BY id DESC) AS n FROM snapshot) WHERE n > ?)", (keep,))
             return cur.rowcount
 
     # -------------------------------------------------------------- reading
@@ -372,6 +485,12 @@ class PriceStore:
         with self._read() as con:
             return self._current(con)
 
+    def generation(self) -> tuple[tuple[str, int], ...]:
+        """Which snapshot each feed points at now: a cheap fingerprint of the current prices
+        (a refresh or import that stores a new snapshot changes it)."""
+        with self._read() as con:
+            return tuple(con.execute("SELECT feed, snapshot_id FROM current ORDER BY feed"))
+
     def current_of(self, feed: str) -> Snapshot | None:
         return next((s for s in self.current() if s.feed == feed), None)
 
@@ -382,9 +501,21 @@ class PriceStore:
             f"SELECT {cols} FROM current c JOIN snapshot s ON s.id = c.snapshot_id "
             "ORDER BY s.feed")]
 
-    def read(self, snapshot_ids: Iterable[int] | None = None
+    def read(self, snapshot_ids: Iterable[int] | None = None, *,
+             gpus: Iterable[str] | None = None, cheapest_only: bool = False,
+             skip: Iterable[tuple[int, str]] = (),
              ) -> tuple[list[Snapshot], list[Offer]]:
-        """Snapshots and their offers, read together: the current ones by default."""
+        """Snapshots and their offers, read together: the current ones by default.
+
+        ``gpus`` reads only those GPUs' offers (through the ``offer_by_gpu`` index).
+        ``skip`` leaves out the offers of ``(snapshot id, provider)`` pairs (a provider that a
+        newer feed prices). ``cheapest_only`` keeps, across the snapshots read, one offer per
+        GPU, GPU count, currency, spot and billing rule: the cheapest (of equal prices, the
+        first the query meets). Any other offer of that kind costs more for any job, so a
+        cost-minimising answer never picks it; a price list it is not.
+        """
+        gpu_args: list[str] = sorted(set(gpus)) if gpus is not None else []
+        skip_pairs = sorted(set(skip))
         with self._read() as con:
             if snapshot_ids is None:
                 snaps = self._current(con)
@@ -392,12 +523,47 @@ class PriceStore:
                 ids = list(snapshot_ids)
                 snaps = [_snapshot(r) for r in con.execute(
                     f"SELECT {_SNAPSHOT_COLS} FROM snapshot WHERE id IN "
-                    f"({','.join('?' * len(ids))}) AND status = 'ok'", ids)]
-            offers = []
-            for s in snaps:
-                offers += [_offer(r, s.feed) for r in con.execute(
-                    f"SELECT {_OFFER_COLS} FROM offer WHERE snapshot_id = ?", (s.id,))]
+                    f"({','.join('?' * len(ids))}) AND status = 'ok' ORDER BY feed, id", ids)]
+            if not snaps or (gpus is not None and not gpu_args):
+                return snaps, []
+            feed_of = {s.id: s.feed for s in snaps}
+            where = f"snapshot_id IN ({','.join('?' * len(feed_of))})"
+            args: list[Any] = list(feed_of)
+            if gpus is not None:
+                where += f" AND gpu IN ({','.join('?' * len(gpu_args))})"
+                args += gpu_args
+            if skip_pairs:
+                where += " AND NOT (" + " OR ".join(
+                    "(snapshot_id = ? AND provider = ?)" for _ in skip_pairs) + ")"
+                args += [x for pair in skip_pairs for x in pair]
+            if cheapest_only:
+                # SQLite takes a min() query's other columns from the row with the minimum
+                # (https://www.sqlite.org/lang_select.html#bare_columns_in_an_aggregate_query):
+                # one pass over the index, no sort of the whole set.
+                cols = _OFFER_COLS.replace("price_per_hour", "MIN(price_per_hour)")
+                sql = (f"SELECT snapshot_id, {cols} FROM offer WHERE {where} GROUP BY gpu, "
+                       "gpu_count, currency, spot, billing_increment_s, billing_minimum_s "
+                       "ORDER BY snapshot_id, gpu, gpu_count, spot, currency")
+            else:
+                sql = (f"SELECT snapshot_id, {_OFFER_COLS} FROM offer WHERE {where} "
+                       "ORDER BY snapshot_id, rowid")
+            pool: dict[str, str] = {}
+            offers = [_offer(r[1:], feed_of[r[0]], pool) for r in con.execute(sql, args)]
         return snaps, offers
+
+    def composition(self, snapshot_ids: Iterable[int]) -> dict[int, set[tuple[str, str]]]:
+        """The ``(provider, currency)`` pairs each snapshot's offers have: enough to choose
+        feeds per provider and to leave out an unusable feed without reading its offers."""
+        ids = list(snapshot_ids)
+        if not ids:
+            return {}
+        out: dict[int, set[tuple[str, str]]] = {i: set() for i in ids}
+        with self._read() as con:
+            for sid, prov, cur in con.execute(
+                    "SELECT DISTINCT snapshot_id, provider, currency FROM offer WHERE "
+                    f"snapshot_id IN ({','.join('?' * len(ids))})", ids):
+                out[sid].add((prov, cur))
+        return out
 
     def snapshots(self, feed: str | None = None, *, limit: int | None = None,
                   status: str | None = None) -> list[Snapshot]:
@@ -434,24 +600,25 @@ class PriceStore:
 
     def history(self, gpus: Iterable[str], *, feed: str | None = None) -> list[HistoryPoint]:
         """Per snapshot, GPU, currency and spot: the cheapest and median per-GPU-hour price,
-        oldest snapshot first (good snapshots only)."""
+        oldest observation first (good snapshots only; shipped published points included)."""
         gpus = list(gpus)
         if not gpus:
             return []
         sql = ("SELECT s.id, s.feed, s.fetched_at, s.observed_at, o.gpu, o.currency, o.spot, "
-               "o.price_per_hour / o.gpu_count, o.provider FROM offer o JOIN snapshot s "
+               "o.price_per_hour / o.gpu_count, o.provider, o.source FROM offer o JOIN snapshot s "
                f"ON s.id = o.snapshot_id WHERE s.status = 'ok' AND o.gpu IN "
                f"({','.join('?' * len(gpus))})")
         args: list[Any] = list(gpus)
         if feed is not None:
             sql += " AND s.feed = ?"
             args.append(feed)
-        groups: dict[tuple, list[tuple[float, str]]] = {}
+        groups: dict[tuple, list[tuple[float, str, str]]] = {}
         meta: dict[int, tuple] = {}
         with self._read() as con:
-            for sid, fd, fetched, observed, gpu, cur, spot, price, provider in con.execute(
-                    sql, args):
-                groups.setdefault((sid, gpu, cur, bool(spot)), []).append((price, provider))
+            for sid, fd, fetched, observed, gpu, cur, spot, price, provider, source in \
+                    con.execute(sql, args):
+                groups.setdefault((sid, gpu, cur, bool(spot)), []).append(
+                    (price, provider, source or ""))
                 meta[sid] = (fd, fetched, observed)
         points = []
         for (sid, gpu, cur, spot), prices in groups.items():
@@ -459,7 +626,7 @@ class PriceStore:
             best = min(prices)
             points.append(HistoryPoint(
                 sid, fd, parse_time(fetched) or utc_now(), parse_time(observed), gpu, spot,
-                Money(best[0], cur), Money(statistics.median(p for p, _ in prices), cur),
-                len(prices), best[1]))
-        return sorted(points, key=lambda p: (p.snapshot_id, p.gpu, p.spot,
-                                             p.cheapest.currency))
+                Money(best[0], cur), Money(statistics.median(p for p, _, _ in prices), cur),
+                len(prices), best[1], best[2] or None))
+        return sorted(points, key=lambda p: (p.observed_at or p.fetched_at, p.snapshot_id,
+                                             p.gpu, p.spot, p.cheapest.currency))

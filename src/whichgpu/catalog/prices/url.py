@@ -1,13 +1,16 @@
 """Offers from a URL serving whichgpu's JSON offer schema (``{"offers": [...]}``).
 
-Safe by default: https only (``allow_http`` for a server on your own network), a timeout, a
-size limit, no redirect to plain http. Rows whose GPU cannot be mapped are reported and left
-out; any other bad row fails the fetch, and the store keeps the previous snapshot.
+Safe by default: https only (``allow_http`` for a server on your own network), a deadline on
+the whole download (not per read: a server that trickles one byte every few seconds is cut off
+at the deadline), a size limit, no redirect to plain http. Rows whose GPU cannot be mapped are
+reported and left out; any other bad row fails the fetch, and the store keeps the previous
+snapshot.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -50,12 +53,30 @@ class _SafeRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+class DeadlineError(TimeoutError):
+    """The whole download took longer than its deadline."""
+
+
+def _shrink_timeout(response, remaining: float) -> None:
+    """Make the next socket read wait at most ``remaining`` seconds (best effort)."""
+    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.settimeout(max(remaining, 0.001))
+        except OSError:
+            pass
+
+
 def download(url: str, *, allow_http: bool = False, timeout_s: float = TIMEOUT_S,
-             max_bytes: int = MAX_BYTES, progress: Progress | None = None) -> bytes:
-    """The body of ``url``: https only, bounded in time and size. Raises OSError on failure."""
+             max_bytes: int = MAX_BYTES, progress: Progress | None = None,
+             accept: str = "application/json") -> bytes:
+    """The body of ``url``: https only, bounded in size and by a deadline of ``timeout_s``
+    seconds on the whole download (connect, headers and every read together). Raises OSError
+    (``DeadlineError`` past the deadline) on failure."""
     check_url(url, allow_http)
+    deadline = time.monotonic() + timeout_s
     opener = urllib.request.build_opener(_SafeRedirects(allow_http))
-    request = urllib.request.Request(url, headers={"Accept": "application/json",
+    request = urllib.request.Request(url, headers={"Accept": accept,
                                                    "User-Agent": "whichgpu-prices"})
     with opener.open(request, timeout=timeout_s) as response:
         length = response.headers.get("Content-Length")
@@ -64,7 +85,19 @@ def download(url: str, *, allow_http: bool = False, timeout_s: float = TIMEOUT_S
                           f"{max_bytes:,}-byte limit")
         total = int(length) if length and length.isdigit() else None
         body = bytearray()
-        while chunk := response.read(_CHUNK):
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DeadlineError(f"the download took longer than {timeout_s:g} s "
+                                    f"({len(body):,} bytes received)")
+            _shrink_timeout(response, remaining)
+            try:
+                chunk = response.read1(_CHUNK)  # returns what one read brings, not 64 KiB
+            except TimeoutError:
+                raise DeadlineError(f"the download took longer than {timeout_s:g} s "
+                                    f"({len(body):,} bytes received)") from None
+            if not chunk:
+                break
             body += chunk
             if len(body) > max_bytes:
                 raise OSError(f"the response is over the {max_bytes:,}-byte limit")

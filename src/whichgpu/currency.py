@@ -1,0 +1,190 @@
+"""Currencies: a dated exchange-rate table, user overrides, and conversion that never guesses.
+
+A base layer beside :mod:`whichgpu.units` (it imports nothing else of whichgpu's but
+``units`` and ``errors``): the price store validates currencies with it, and ``cost`` converts
+with it (``whichgpu.cost.currency`` re-exports these names).
+
+The shipped table is the ECB reference rates of one stated date
+(``whichgpu/data/exchange_rates.toml``).
+A rate is written as a pair, ``EURUSD=1.08``: one EUR buys 1.08 USD. Pairs not in the table are
+crossed through the table's base (EUR); a pair that cannot be priced is an error that says how
+to give the rate, never a silent 1:1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+
+from whichgpu.errors import DataError, InputError
+from whichgpu.units import Money, check_currency
+
+# Active ISO 4217 currency codes (the maintenance agency's list A.1, as of 2025: SIX Group,
+# https://www.six-group.com/en/products-services/financial-information/data-standards.html),
+# fund and precious-metal codes included; XTS (testing) and XXX (no currency) left out.
+ISO_4217 = frozenset("""
+AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD BTN BWP
+BYN BZD CAD CDF CHE CHF CHW CLF CLP CNY COP COU CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR
+FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES
+KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR
+MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF
+SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD
+TZS UAH UGX USD USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG XAU XBA XBB XBC XBD XCD XCG XDR
+XOF XPD XPF XPT XSU XUA YER ZAR ZMW ZWG ZWL
+""".split())
+
+_RATE = re.compile(
+    r"\s*([A-Za-z]{3})\s*[/:\-]?\s*([A-Za-z]{3})\s*=\s*([0-9]*[.,]?[0-9]+(?:e[-+]?\d+)?)\s*")
+
+
+@dataclass(frozen=True)
+class RateTable:
+    """Exchange rates against one base currency, with the date and source they come from.
+
+    ``rates[X]`` is how many X one unit of ``base`` buys. ``overrides`` are pairs the user gave
+    (``("EUR", "USD"): 1.08``); they win over the table, in both directions.
+    """
+
+    base: str
+    date: str
+    source: str
+    rates: Mapping[str, float]
+    overrides: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rates", MappingProxyType(dict(self.rates)))
+        object.__setattr__(self, "overrides", MappingProxyType(dict(self.overrides)))
+
+    # ---------------------------------------------------------------- look-up
+
+    def currencies(self) -> list[str]:
+        extra = {c for pair in self.overrides for c in pair}
+        return sorted({self.base, *self.rates, *extra})
+
+    def _per_base(self, currency: str) -> float | None:
+        """Units of ``currency`` per one unit of the base, overrides first."""
+        if currency == self.base:
+            return 1.0
+        if (self.base, currency) in self.overrides:
+            return self.overrides[(self.base, currency)]
+        if (currency, self.base) in self.overrides:
+            return 1.0 / self.overrides[(currency, self.base)]
+        return self.rates.get(currency)
+
+    def rate(self, from_currency: str, to_currency: str) -> float:
+        """How many ``to_currency`` one ``from_currency`` buys; an unknown pair is an error."""
+        a, b = check_currency(from_currency), check_currency(to_currency)
+        if a == b:
+            return 1.0
+        if (a, b) in self.overrides:
+            return self.overrides[(a, b)]
+        if (b, a) in self.overrides:
+            return 1.0 / self.overrides[(b, a)]
+        pa, pb = self._per_base(a), self._per_base(b)
+        if pa is None or pb is None:
+            missing = a if pa is None else b
+            raise InputError(
+                f"no exchange rate for {a}->{b}: {missing} is not in the {self.describe()}; "
+                f"give one with --rate {a}{b}=<rate> (one {a} in {b})")
+        return pb / pa
+
+    def is_overridden(self, from_currency: str, to_currency: str) -> bool:
+        pairs = {(from_currency, to_currency), (to_currency, from_currency),
+                 (self.base, from_currency), (from_currency, self.base),
+                 (self.base, to_currency), (to_currency, self.base)}
+        return any(p in self.overrides for p in pairs)
+
+    def describe(self) -> str:
+        return f"exchange-rate table of {self.date}"
+
+    def describe_pair(self, from_currency: str, to_currency: str) -> str:
+        """``'1 EUR = 1.0705 USD (ECB reference rate of 2024-06-28)'`` or ``'... (given)'``."""
+        r = self.rate(from_currency, to_currency)
+        origin = ("given with --rate" if self.is_overridden(from_currency, to_currency)
+                  else f"table of {self.date}")
+        return f"1 {from_currency} = {r:.6g} {to_currency} ({origin})"
+
+    # ---------------------------------------------------------------- overriding
+
+    def with_rate(self, from_currency: str, to_currency: str, rate: float) -> RateTable:
+        """A copy with one pair fixed by the user: one ``from_currency`` buys ``rate``."""
+        a, b = check_currency(from_currency), check_currency(to_currency)
+        if a == b:
+            raise InputError(f"a rate needs two different currencies, got {a}{b}")
+        if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
+            raise InputError(f"exchange rate {a}{b} must be a positive number, got {rate}")
+        overrides = {k: v for k, v in self.overrides.items() if k not in ((a, b), (b, a))}
+        overrides[(a, b)] = float(rate)
+        return RateTable(self.base, self.date, self.source, self.rates, overrides)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "base": self.base, "date": self.date, "source": self.source,
+            "overrides": {f"{a}{b}": r for (a, b), r in self.overrides.items()},
+        }
+
+
+def known_currency(code: str, rates: RateTable | None = None) -> str:
+    """``code`` upper-cased if it is an ISO 4217 code or a currency of ``rates`` (the table and
+    the user's ``--rate`` pairs); otherwise a clear error. ``'XYZ'`` is not a currency."""
+    c = check_currency(code)
+    table = rates or default_rates()
+    if c not in ISO_4217 and c not in table.currencies():
+        raise InputError(f"unknown currency {code!r}: not an ISO 4217 code; use one such as USD, "
+                         f"EUR or GBP (the {table.describe()} has {len(table.currencies())})")
+    return c
+
+
+def parse_rate(text: str) -> tuple[str, str, float]:
+    """``'EURUSD=1.08'`` (also ``EUR/USD=1.08``, ``eur-usd=1,08``) -> ``('EUR', 'USD', 1.08)``."""
+    m = _RATE.fullmatch(str(text))
+    if not m:
+        raise InputError(f"cannot read {text!r} as an exchange rate; write it like EURUSD=1.08 "
+                         "(one EUR buys 1.08 USD)")
+    a, b = check_currency(m.group(1)), check_currency(m.group(2))
+    value = float(m.group(3).replace(",", "."))
+    if a == b:
+        raise InputError(f"exchange rate {text!r} names the same currency twice")
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"exchange rate {text!r} must be a positive number")
+    return a, b, value
+
+
+@cache
+def default_rates() -> RateTable:
+    """The shipped table (ECB reference rates of its stated date)."""
+    path = "whichgpu/data/exchange_rates.toml"
+    text = resources.files("whichgpu").joinpath("data/exchange_rates.toml").read_text("utf-8")
+    try:
+        data = tomllib.loads(text)
+        rates = {check_currency(k): float(v) for k, v in data["rates"].items()}
+        table = RateTable(check_currency(data["base"]), str(data["date"]), str(data["source"]),
+                          rates)
+    except (tomllib.TOMLDecodeError, KeyError, ValueError, TypeError) as exc:
+        raise DataError(path, f"not a valid rate table ({exc})") from exc
+    if any(not (math.isfinite(v) and v > 0) for v in rates.values()):
+        raise DataError(path, "every rate must be a positive number")
+    return table
+
+
+def rates_from(overrides: Iterable[str] = (), table: RateTable | None = None) -> RateTable:
+    """The shipped table (or ``table``) with the user's ``--rate`` pairs applied."""
+    table = table or default_rates()
+    for text in overrides:
+        table = table.with_rate(*parse_rate(text))
+    return table
+
+
+def convert(money: Money, currency: str, rates: RateTable | None = None) -> Money:
+    """``money`` in ``currency``; the same currency comes back unchanged."""
+    currency = check_currency(currency)
+    if money.currency == currency:
+        return money
+    rates = rates or default_rates()
+    return Money(money.amount * rates.rate(money.currency, currency), currency)

@@ -1,0 +1,202 @@
+"""The shipped market snapshot and the live SkyPilot source: rebuilt from the recorded input,
+replayed from the recorded real files, and judged by the same guards as every refresh."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import statistics
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from prices_support import Route, serve
+from whichgpu.catalog.gpus import default_catalog
+from whichgpu.catalog.prices import PriceStore, current_offers
+from whichgpu.catalog.prices.market import market_feed_names, market_feeds
+from whichgpu.catalog.prices.refresh import refresh
+from whichgpu.catalog.prices.skypilot import CATALOG_VERSION, SkyPilotSource, read_vms_csv
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDED = ROOT / "scripts" / "data" / "skypilot-catalog"
+SHIPPED = ROOT / "src" / "whichgpu" / "catalog" / "prices" / "data" / "market"
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_market_snapshot",
+                                                  ROOT / "scripts" / "build_market_snapshot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_builder_reproduces_the_shipped_snapshot_from_the_recorded_input(tmp_path):
+    _builder().build(RECORDED, tmp_path)
+    for name in ("skypilot.csv", "skypilot.json"):
+        assert (tmp_path / name).read_bytes() == (SHIPPED / name).read_bytes(), name
+
+
+def test_every_shipped_offer_names_its_commit_and_date_and_matches_the_recorded_row():
+    manifest = tomllib.loads((RECORDED / "manifest.toml").read_text())
+    for f in market_feeds():
+        cloud = f.feed.split("/", 1)[1]
+        info = manifest["files"][cloud]
+        rows, _ = read_vms_csv((RECORDED / f"{cloud}.csv").read_text(), path=cloud)
+        for o in f.offers:
+            assert info["commit"] in o.source and info["path"] in o.source
+            assert o.observed_at == manifest["read_on"]
+            instance = o.note.split(";", 1)[0]
+            prices = [(r.spot if o.spot else r.price) for r in rows if r.instance == instance]
+            assert o.price_per_hour.amount == pytest.approx(min(p for p in prices if p))
+
+
+def test_a_fresh_install_lists_dated_market_offers_for_many_gpus_and_providers(cli):
+    data = cli("prices", "list", "--limit", "0", "--json").json()
+    offers = data["offers"]
+    assert len({o["gpu"] for o in offers}) >= 20
+    assert len({o["provider"] for o in offers}) >= 6
+    assert any(o["spot"] for o in offers) and all(o["observed_at"] for o in offers)
+    assert all("interrupted" in o["note"] for o in offers if o["spot"])
+    # the median on-demand H100 SXM per GPU-hour is the shipped snapshot's
+    with open(SHIPPED / "skypilot.csv") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["gpu"] == "h100-sxm" and r["spot"] == "false"]
+    expected = statistics.median(float(r["price_per_hour"]) / int(r["gpu_count"]) for r in rows)
+    listed = [o["price_per_gpu_hour"]["amount"] for o in offers
+              if o["gpu"] == "h100-sxm" and not o["spot"]]
+    assert statistics.median(listed) == pytest.approx(expected)
+
+
+def test_unmapped_names_are_listed_with_their_counts_never_dropped(cli):
+    data = cli("prices", "sources", "--unmapped", "--json").json()
+    sky = next(s for s in data["sources"] if s["name"] == "skypilot")
+    unmapped = [u for f in sky["feeds"] for u in f["unmapped"]]
+    assert unmapped and all(u["rows"] >= 1 and u["reason"] for u in unmapped)
+    ids = {g.id for g in default_catalog().gpus}
+    pending = [u for u in unmapped if u["reason"].startswith("catalog has no ")]
+    assert all(u["reason"].removeprefix("catalog has no ") not in ids for u in pending)
+
+
+def test_the_recommendation_is_priced_from_the_market_snapshot_and_says_so(cli):
+    r = cli("recommend", "llama-3.1-70b", "--quant", "awq", "--tokens", "1M",
+            "--prompt-tokens", "512", "--output-tokens", "512", "--json")
+    assert r.code == 0, r.err
+    prices = r.json()["prices"]
+    assert {f["feed"] for f in prices["feeds"]} == set(market_feed_names())
+    assert prices["sources"] == ["skypilot"] and not prices["mixed"]
+    text = cli("recommend", "llama-3.1-70b", "--quant", "awq", "--tokens", "1M",
+               "--prompt-tokens", "512", "--output-tokens", "512")
+    assert "Prices from the SkyPilot catalog" in text.err and "observed" in text.err
+
+
+# ------------------------------------------------------------------------ the live source
+
+def _recorded_routes(transform=lambda cloud, text: text) -> dict[str, Route]:
+    return {f"/catalogs/{CATALOG_VERSION}/{p.stem}/vms.csv":
+            Route(transform(p.stem, p.read_text()).encode()) for p in RECORDED.glob("*.csv")}
+
+
+def test_a_refresh_replays_the_recorded_real_files_and_stores_offers(monkeypatch):
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    with serve(_recorded_routes()) as base:
+        report = refresh([SkyPilotSource(["runpod", "vast"], base=base)], PriceStore())
+    status = {o.feed: o.status for o in report.outcomes}
+    assert status == {"skypilot/runpod": "updated", "skypilot/vast": "updated"}
+    sel = current_offers("skypilot/runpod")
+    assert sel.feeds[0].snapshot_id and len(sel.offers) > 50
+    assert all(o.source.startswith("http://127.0.0.1") for o in sel.offers)
+
+
+def _cut(cloud: str, text: str) -> str:
+    return text[: len(text) // 2]
+
+
+def _prices_times_1000(cloud: str, text: str) -> str:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        if r["Price"]:
+            r["Price"] = str(float(r["Price"]) * 1000)
+        writer.writerow(r)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("transform, why", [
+    (lambda c, t: "", "missing column"),
+    (lambda c, t: t.splitlines()[0] + "\n", "no offers"),
+    (lambda c, t: "name,price\nh100,2\n", "missing column"),
+    (_cut, "truncated"),
+    (_prices_times_1000, "implausible"),
+])
+def test_a_bad_file_is_rejected_with_a_reason_and_the_previous_snapshot_kept(
+        monkeypatch, transform, why):
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    store = PriceStore()
+    before = current_offers("skypilot/runpod", store=store)  # the shipped snapshot
+    with serve(_recorded_routes(transform)) as base:
+        (outcome,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
+    assert outcome.status in ("failed", "rejected") and why in outcome.message
+    after = current_offers("skypilot/runpod", store=store)
+    assert after.feeds[0].snapshot_id == before.feeds[0].snapshot_id
+    assert len(after.offers) == len(before.offers)
+
+
+def test_a_download_that_keeps_trickling_stops_at_the_whole_deadline():
+    from whichgpu.catalog.prices.url import DeadlineError, download
+
+    class Trickle:
+        def __init__(self):
+            self.body = b"x" * 100
+
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            try:
+                for _ in range(100):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.3)  # each read is well inside the timeout
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        start = time.monotonic()
+        with pytest.raises(DeadlineError, match="longer than 1 s"):
+            download(f"http://127.0.0.1:{server.server_address[1]}/", allow_http=True,
+                     timeout_s=1.0)
+        assert time.monotonic() - start < 2.5
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_gcp_rows_priced_apart_from_their_vm_never_become_offers():
+    """GCP's catalog lists an a3-highgpu-1g host ($1.18/h, no GPU in the row) apart from the
+    accelerator's own price (a row with no instance type): neither is an offer, and the skip
+    reasons say why (an H100 at the host's price would be 10x too cheap)."""
+    from whichgpu.catalog.prices.skypilot import feed_from_rows
+
+    text = (Path(__file__).parent / "data" / "prices" / "skypilot" /
+            "gcp-v8-excerpt.csv").read_text()
+    rows, skipped = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="gcp")
+    assert rows == []
+    assert skipped == {"no GPU": 4, "GPU priced apart from its VM (not an offer on its own)": 3}
+    # another cloud's accelerator row without an instance type is read as before
+    rows, _ = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="vast")
+    assert [r.accelerator for r in rows] == ["tpu-v6e-1", "tpu-v6e-1", "tpu-v6e-8"]
+    assert feed_from_rows([], cloud="gcp", observed_at="2026-12-01", source="x").offers == []
