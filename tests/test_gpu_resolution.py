@@ -115,3 +115,17 @@ def test_a_word_that_changes_the_card_is_not_dropped():
     # "RTX 5080 SUPER" is not an RTX 5080: suggest, do not resolve silently
     with pytest.raises(NotFoundError):
         resolve_gpu("rtx 5080 super")
+
+
+def test_suggestions_are_the_same_under_every_hash_seed():
+    """Ties between families are broken by name, not by set order (the shipped market
+    snapshot records these suggestions, and a rebuild must reproduce it byte for byte)."""
+    import subprocess
+    import sys
+
+    code = ("from whichgpu.catalog.gpus import gpu_suggestions as s;"
+            "print([s(t) for t in ('RTX6000', '3080', 'pro6000', 'A4500', 'V100')])")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}, check=True).stdout
+            for seed in (1, 2, 3, 4, 5)}
+    assert len(outs) == 1

@@ -12,7 +12,8 @@ from pathlib import Path
 import whichgpu
 
 SRC = Path(next(iter(whichgpu.__path__)))
-BASE = {"whichgpu.units", "whichgpu.errors", "whichgpu.paths", "whichgpu.currency"}
+BASE = {"whichgpu.units", "whichgpu.errors", "whichgpu.paths", "whichgpu.currency",
+        "whichgpu.user_files"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -563,9 +563,9 @@ def gpu_suggestions(text: str, catalog: Catalog | None = None, n: int = 3) -> li
     if numbers:
         with_number = {f for key, f in names.items()
                        if any(num in _MODEL_NUMBER.findall(key) for num in numbers)}
-        families += sorted(with_number, key=lambda f: -max(
+        families += sorted(with_number, key=lambda f: (-max(
             difflib.SequenceMatcher(None, query, k).ratio() for k, ff in names.items()
-            if ff == f))
+            if ff == f), f))  # ties by name: the same suggestions on every run
     for key in closest(query, names, n=2 * n):
         families.append(names[key])
     out: list[str] = []
