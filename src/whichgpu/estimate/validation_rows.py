@@ -146,11 +146,47 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
             kw[key] = _bool(value)
         elif key == "lora_targets":
             kw[key] = tuple(_TARGETS.get(t.strip(), t.strip()) for t in value.split(","))
-        elif key in ("offload", "engine", "quant", "quant_scope", "optimizer", "kv_dtype"):
+        elif key in ("offload", "engine", "quant", "quant_scope", "optimizer", "kv_dtype",
+                     "loss", "framework"):
             kw[key] = value
         else:
             raise InputError(f"unknown setting {key!r}")
+    if task in ("lora", "qlora", "full-ft", "pretrain"):
+        _apply_framework(kw, row, task)
     return Workload(**kw)
+
+
+def _apply_framework(kw: dict, row: dict[str, str], task: str) -> None:
+    """A training row's framework (settings ``framework=``, else its engine column) fills what
+    the row does not state, as ``--framework`` does on the CLI."""
+    from whichgpu.estimate.frameworks import apply_framework, canonical
+
+    name = kw.get("framework") or TRAINING_FRAMEWORKS.get(
+        (row.get("engine") or "").strip().lower())
+    if not name:
+        kw.pop("framework", None)
+        return
+    kw["framework"] = canonical(name)
+    given = {k: kw.get(k) for k in ("optimizer", "gradient_checkpointing",
+                                    "activation_offloading", "loss", "master_weights",
+                                    "optimizer_in_backward", "lora_rank", "lora_targets", "quant")}
+    if kw.get("fused_loss") and given["loss"] is None:
+        given["loss"] = "fused"
+    for key, value in apply_framework(kw["framework"], task, given).items():
+        if value is None:
+            continue
+        if key == "lora_targets" and isinstance(value, str):
+            value = ("all-linear",) if value == "all-linear" else tuple(
+                _TARGETS.get(t.strip(), t.strip()) for t in value.split(","))
+        kw[key] = value
+
+
+# Training frameworks named in the engine column of published measurements -> profile names
+# (estimate/frameworks.py); LitGPT and others are modelled with the plain defaults.
+TRAINING_FRAMEWORKS = {"unsloth": "unsloth", "torchtune": "torchtune", "axolotl": "axolotl",
+                       "peft": "transformers", "trl": "transformers",
+                       "transformers": "transformers", "llm-foundry": "llm-foundry",
+                       "torchtitan": "torchtitan"}
 
 
 def gpu_of(row: dict[str, str]) -> GPU:
