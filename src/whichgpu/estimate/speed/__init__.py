@@ -67,6 +67,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     from whichgpu.estimate.speed.hardware import hardware
     from whichgpu.estimate.speed.training import check_framework
 
+    framework = framework or w.framework
     if framework is not None:
         check_framework(framework)
     lengths = None

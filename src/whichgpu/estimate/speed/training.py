@@ -35,9 +35,12 @@ def size_factor(hidden: int) -> float:
 
 
 def check_framework(framework: str | None) -> str:
+    """The framework's profile name (aliases such as peft resolve); unknown names are input
+    errors with the closest names."""
     from whichgpu.errors import InputError
+    from whichgpu.estimate.frameworks import canonical
 
-    name = (framework or DEFAULT_FRAMEWORK).lower()
+    name = canonical(framework or DEFAULT_FRAMEWORK)
     if name not in speed_value("training_framework_factor"):
         raise InputError(f"unknown training framework {framework!r}; use one of "
                          f"{', '.join(FRAMEWORKS)}")
