@@ -59,6 +59,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         "optimizer": optimizer, "gradient_checkpointing": gradient_checkpointing,
         "activation_offloading": activation_offloading, "loss": loss,
         "master_weights": master_weights, "optimizer_in_backward": None,
+        "selective_checkpointing": None,
         "lora_rank": lora_rank, "lora_targets": lora_targets, "quant": quant})
     if fused_loss and chosen["loss"] is None:
         chosen["loss"] = "fused"
@@ -80,6 +81,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context,
         framework=framework, activation_offloading=chosen["activation_offloading"],
         loss=chosen["loss"], optimizer_in_backward=bool(chosen["optimizer_in_backward"]),
+        selective_checkpointing=chosen["selective_checkpointing"],
         fp8_training=fp8_training)
 
 

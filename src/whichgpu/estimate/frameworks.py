@@ -21,9 +21,9 @@ from whichgpu.errors import InputError
 FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axolotl",
                         "llm-foundry", "torchtitan", "megatron"]
 # The Workload settings a profile may set (anything else in the file is an error).
-SETTINGS = ("optimizer", "gradient_checkpointing", "activation_offloading", "loss",
-            "master_weights", "optimizer_in_backward", "lora_rank", "lora_targets",
-            "adapter_bytes", "qlora_quant")
+SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
+            "activation_offloading", "loss", "master_weights", "optimizer_in_backward",
+            "lora_rank", "lora_targets", "adapter_bytes", "qlora_quant", "fused_mlp_backward")
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
             if task == "qlora" and out.get("quant") is None:
                 out["quant"] = value
             continue
-        if key == "adapter_bytes":
+        if key in ("adapter_bytes", "fused_mlp_backward"):  # read by the memory model itself
             continue
         if out.get(key) is None:
             out[key] = value
@@ -127,6 +127,8 @@ def describe(name: str, task: str) -> str:
     if not s:
         return f"framework {p.name}: {p.title}; no memory defaults for {task}"
     parts = []
+    if s.get("selective_checkpointing"):
+        parts.append("selective (op-level) activation checkpointing")
     if s.get("gradient_checkpointing"):
         parts.append("gradient checkpointing" + (" with the kept activations offloaded to CPU "
                                                  "RAM" if s.get("activation_offloading")

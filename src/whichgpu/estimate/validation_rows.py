@@ -24,7 +24,7 @@ ENGINE_ALIASES = {
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("vae_tiling", "vae_slicing", "tiny_vae", "fused_loss", "flash_attention",
           "master_weights", "cfg", "gradient_checkpointing", "optimizer_in_backward",
-          "fp8_training")
+          "fp8_training", "activation_offloading", "selective_checkpointing")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -59,7 +59,7 @@ def _bool(text: str | None) -> bool | None:
 
 def engine_of(row: dict[str, str]) -> str | None:
     e = (row.get("engine") or "").strip().lower()
-    if not e or e in ("wan-generate", "lightx2v", "wan2gp", "tensorrt"):
+    if not e or e in ("wan-generate", "lightx2v", "wan2gp", "tensorrt", "flux-fp8-api"):
         return None
     if e in ("diffusers", "comfyui"):
         return e
@@ -169,7 +169,8 @@ def _apply_framework(kw: dict, row: dict[str, str], task: str) -> None:
     kw["framework"] = canonical(name)
     given = {k: kw.get(k) for k in ("optimizer", "gradient_checkpointing",
                                     "activation_offloading", "loss", "master_weights",
-                                    "optimizer_in_backward", "lora_rank", "lora_targets", "quant")}
+                                    "optimizer_in_backward", "lora_rank", "lora_targets", "quant",
+                                    "selective_checkpointing")}
     if kw.get("fused_loss") and given["loss"] is None:
         given["loss"] = "fused"
     for key, value in apply_framework(kw["framework"], task, given).items():

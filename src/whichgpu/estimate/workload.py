@@ -90,6 +90,7 @@ class Workload:
     fp8_training: bool = False  # FP8 matmuls on bf16 weights (Transformer Engine, torchao)
     framework: str | None = None  # training framework (estimate/frameworks.py)
     activation_offloading: bool | None = None  # kept activations in CPU RAM (Unsloth, torchtune)
+    selective_checkpointing: bool | None = None  # torchtitan's op-level selective AC
     loss: str | None = None  # full, chunked or fused (LOSSES); fused_loss=True means fused
     allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
     tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead

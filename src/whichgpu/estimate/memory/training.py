@@ -67,6 +67,38 @@ def activation_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
     return 2 * (4 * h + split) + 4 * a / tp
 
 
+def _mlp_width(m: ModelSpec) -> tuple[int, bool]:
+    """(the MLP width a token sees, gated?): the active experts' for MoE."""
+    if m.moe is not None:
+        return (m.moe.experts_per_token * m.moe.expert_intermediate_size
+                + m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size), True
+    return m.intermediate_size or 4 * m.hidden_size, m.gated_mlp
+
+
+def backward_working_bytes_per_token(m: ModelSpec, tp: int, in_place: bool = False) -> float:
+    """The gradients a block's MLP backward holds at once, per token, bf16: dL/d(act) from the
+    down-projection, then dL/d(gate) and dL/d(up) (one up-projection when not gated). A
+    layer's backward holds them beside its (recomputed) activations, which is where the peak
+    is (Unsloth's long-context blog: 'peak VRAM occurs during the MLP backward'). Unsloth's
+    SwiGLU backward kernel writes dL/d(gate) and dL/d(up) into the buffers it reads
+    (unsloth/kernels/swiglu.py _DWf_DW_dfg_kernel), so only dL/d(act) is new there."""
+    i, gated = _mlp_width(m)
+    new = 1 if in_place else (3 if gated else 2)
+    return 2 * new * i / tp
+
+
+def selective_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
+    """What op-level selective checkpointing keeps per token and layer (torchtitan): the layer
+    input, the attention output with its fp32 log-sum-exp, and every second matmul output
+    (half of q, k, v, o, gate, up, down), bf16."""
+    h, a = m.hidden_size, m.num_attention_heads
+    d = m.head_dim or h // max(a, 1)
+    k = m.num_kv_heads or a
+    i, gated = _mlp_width(m)
+    mm = a * d + 2 * k * d + h + (2 if gated else 1) * i + h
+    return 2 * (h + a * d / tp + mm / 2 / tp) + 4 * a / tp
+
+
 def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     m = w.model
     q = w.quant_format
@@ -169,14 +201,29 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     L = m.num_layers
     per_tl = activation_bytes_per_token_layer(m, tp)
     in_flight = int(memory_value("activation_offload_layers_in_flight"))
-    kept_per_layer = s * b * 2 * m.hidden_size if w.uses_checkpointing else s * b * per_tl
+    from whichgpu.estimate.frameworks import framework_defaults
+
+    in_place = bool(framework_defaults(w.framework, w.task).get("fused_mlp_backward"))
+    bwd = s * b * backward_working_bytes_per_token(m, tp, in_place)
+    selective = bool(w.selective_checkpointing) and not w.uses_checkpointing
     if w.uses_checkpointing:
-        act = L * kept_per_layer + s * b * per_tl
-        formula = (f"checkpointed: {L} layers x {s} tokens x batch {b} x 2 x hidden (layer "
-                   "inputs) + one layer recomputed in full")
+        kept_per_layer = s * b * 2 * m.hidden_size
+    elif selective:
+        kept_per_layer = s * b * selective_bytes_per_token_layer(m, tp)
     else:
-        act = L * kept_per_layer
-        formula = (f"{L} layers x {s} tokens x batch {b} x {per_tl:,.0f} bytes per token-layer")
+        kept_per_layer = s * b * per_tl
+    if w.uses_checkpointing or selective:
+        act = L * kept_per_layer + s * b * per_tl + bwd
+        formula = ((f"checkpointed: {L} layers x {s} tokens x batch {b} x 2 x hidden (layer "
+                    "inputs)" if w.uses_checkpointing else
+                    f"selective (op-level) checkpointing: {L} layers x {s} tokens x batch {b} x "
+                    f"{kept_per_layer / (s * b):,.0f} bytes kept (layer input, attention output, "
+                    "every second matmul output)")
+                   + " + one layer recomputed in full with its MLP backward gradients")
+    else:
+        act = L * kept_per_layer + bwd
+        formula = (f"{L} layers x {s} tokens x batch {b} x {per_tl:,.0f} bytes per token-layer"
+                   " + the last layer's MLP backward gradients")
     if w.offloads_activations and L > in_flight:
         host["activations"] = int((L - in_flight) * kept_per_layer)
         act -= (L - in_flight) * kept_per_layer
@@ -189,6 +236,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     c = memory_constant("train_activation_bytes_per_token_layer")
     terms.append(MemoryTerm("activations", int(act), formula,
                             ("gradient checkpointing on" if w.uses_checkpointing else
+                             "selective checkpointing" if selective else
                              "gradient checkpointing off") + (
                                 ", activations offloaded to CPU RAM as they are produced"
                                 if w.offloads_activations else "") + ", "
