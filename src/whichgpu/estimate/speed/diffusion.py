@@ -117,13 +117,35 @@ def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
     elif precision in ("fp16", "bf16"):
         why = (f"{precision} matmuls with FP32 accumulate (PyTorch's cuBLAS default; "
                "allow_fp16_accumulation is off)")
-    if compiled and w.engine_name == "comfyui" and hw.gpu.form_factor == "consumer" and \
-            precision in ("fp16", "fp8") and hw.gpu.supports(precision + "_acc16"):
+    consumer = hw.gpu.form_factor == "consumer"
+    if compiled and precision == "fp8" and consumer and hw.gpu.supports("fp8_acc16"):
+        # FP8 inference kernels ask cuBLASLt for fast accumulation: torchao's
+        # Float8DynamicActivationFloat8WeightConfig defaults to Float8MMConfig(use_fast_accum=
+        # True), flux-fp8-api's F8Linear passes use_fast_accum=True ("much faster than float16
+        # matmul w/ float32 accumulate on ADA devices"); on GeForce that is the full FP8 rate
+        precision = "fp8_acc16"
+        why = ("FP8 matmuls with fast accumulation (torchao and flux-fp8-api defaults): the "
+               "GeForce full FP8 rate")
+    elif compiled and w.engine_name == "comfyui" and consumer and precision == "fp16" and \
+            hw.gpu.supports("fp16_acc16"):
         # ComfyUI --fast: fp16_accumulation (PyTorch 2.7 allow_fp16_accumulation) for fp16
-        # models, FP8 matmuls; GeForce runs FP16-accumulate at the full rate (S22)
-        precision += "_acc16"
+        # models; GeForce runs FP16-accumulate at the full rate (S22)
+        precision = "fp16_acc16"
         why = "ComfyUI --fast: FP16 accumulation, the GeForce full-rate path (S22)"
     return precision, why
+
+
+def compile_speedup(w: Workload, hw: Hardware, compiled: bool) -> tuple[float, str]:
+    """How much faster a compiled transformer denoiser's step runs than the eager one: the
+    elementwise work between the matmuls (norms, modulation, RoPE, activations, FP8 input
+    scaling) is fused into few kernels; UNets gain mostly the launch overhead (counted
+    apart)."""
+    d = w.model.diffusion
+    if not compiled or d.component(d.denoiser).kind not in ("dit", "mmdit"):
+        return 1.0, ""
+    arch = arch_key(hw.gpu)
+    s = per_key("diffusion_compile_speedup", arch)
+    return s, f"compiled: x{s:g} on the denoiser's compute ({arch} fused elementwise work)"
 
 
 def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]:
@@ -165,16 +187,20 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
-    # attention (flash attention) stays in 16-bit even when the linears run in FP8
-    attn_precision = {"fp8": "bf16", "fp8_acc16": "fp16_acc16"}.get(precision, precision)
+    # attention (flash attention: 16-bit inputs, FP32 accumulate) stays at the 16-bit rate
+    # whatever the linears run at
+    attn_precision = "bf16" if hw.gpu.supports("bf16") and den.native_dtype != "fp16" \
+        else "fp16"
+    # the constant's note: FP8/INT8/FP4 matmuls reach a smaller share of their higher peak
     lin_eta = eta * (speed_value("fp8_compute_efficiency_factor")
-                     if precision.startswith("fp8") else 1.0)
+                     if precision.startswith(("fp8", "int8", "fp4")) else 1.0)
     attn_peak = (hw.peak(attn_precision) * scale * per_key(
         "attention_arch_factor", str(hw.gpu.architecture.value))) or peak
     # CUDA graphs (torch.compile max-autotune / reduce-overhead, TensorRT) replay a step's
     # kernels without the CPU launching each one: the launch overhead goes
     overhead = 0.0 if compiled else per_key("diffusion_step_overhead_ms", den.kind) * 1e-3
-    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) + overhead
+    speedup, speedup_why = compile_speedup(w, hw, compiled)
+    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup + overhead
     t_denoise = steps * t_step
     width, height = w.image_size
     base_peak = (hw.peak("bf16") or hw.peak("fp16") or peak) * scale
@@ -195,8 +221,9 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("denoising", t_denoise,
                   f"{steps} steps x {w.cfg_passes} pass(es) x batch {w.batch} x "
                   f"({formula}) / ({peak / 1e12:,.0f} TFLOPS sustained {precision} x "
-                  f"{eta:.2f}) + {overhead * 1e3:.0f} ms launch overhead per step "
-                  "(CFG passes batched)"),
+                  f"{eta:.2f})" + (f" / {speedup:g} (compiled)" if speedup != 1 else "")
+                  + f" + {overhead * 1e3:.0f} ms launch overhead per step (CFG passes "
+                  "batched)"),
         Component("VAE decode", vae, f"decoder FLOPs per output pixel at {aux:.0%} of the "
                                      "16-bit peak" + (f", x{tiling:g} for the tiles' overlap"
                                                       if w.vae_tiling else "")),
@@ -205,7 +232,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("pipeline overhead", fixed, "scheduler, transfers, Python"),
         Component("CPU offload transfers", offload, offload_why),
     )
-    return {"precision": precision, "why": f"{why}; {scale_why}", "seconds_per_run": per_run,
+    why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "")
+    return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff,
             "components": comps, "sustained_scale": scale,

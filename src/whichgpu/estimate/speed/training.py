@@ -60,10 +60,16 @@ def framework_factor(framework: str | None, compile_: bool = False) -> tuple[flo
 
 
 def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
-             compile_: bool = False) -> tuple[float, str]:
-    """MFU before communication for a training task on this GPU (full-ft reference x factors)."""
-    mfu = per_key("training_mfu", "full-ft")
-    parts = [f"{mfu:.2f} (training_mfu)"]
+             compile_: bool = False, denoiser: str | None = None) -> tuple[float, str]:
+    """MFU before communication for a training task on this GPU (full-ft reference x factors).
+    A denoiser's LoRA starts from that denoiser kind's fitted eager efficiency instead: its
+    training step runs the same kernels as its inference pass, elementwise work included."""
+    if denoiser:
+        mfu = per_key("diffusion_compute_efficiency", denoiser)
+        parts = [f"{mfu:.2f} (diffusion_compute_efficiency[{denoiser}])"]
+    else:
+        mfu = per_key("training_mfu", "full-ft")
+        parts = [f"{mfu:.2f} (training_mfu)"]
     if task in ("lora", "qlora", "image-lora"):
         r = speed_value("lora_mfu_ratio")
         mfu *= r
