@@ -8,9 +8,9 @@ the power limit), and much less on power-limited cards (a 70 W T4 65 %, a 72 W L
 The constant ``sustained_matmul_fraction`` holds those measurements per GPU, with class
 defaults for cards nobody has measured, lowered to what the board's power limit can feed where
 the architecture's power-limited cards say how many watts a sustained TFLOP draws
-(``power_limited_watts_per_tflop``: an RTX 6000 Ada at 300 W, an L40 at 300 W); the speed model's efficiencies are fitted against the
-reference 80 % (``REFERENCE_MATMUL_FRACTION``, the fraction a calibration profile is compared
-with too), so the scale is ``fraction / 0.80``.
+(``power_limited_watts_per_tflop``: an RTX 6000 Ada at 300 W, an L40 at 300 W); the speed
+model's efficiencies are fitted against the reference 80 % (``REFERENCE_MATMUL_FRACTION``, the
+fraction a calibration profile is compared with too), so the scale is ``fraction / 0.80``.
 """
 
 from __future__ import annotations
