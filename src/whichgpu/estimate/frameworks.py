@@ -120,12 +120,13 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
     return out
 
 
-def describe(name: str, task: str) -> str:
-    """One line on what a framework sets for this task, for the estimate's assumptions."""
+def describe(name: str, task: str) -> list[str]:
+    """What a framework sets for this task, for the estimate's assumptions: the settings in
+    one line (joined by '; '), where they come from in another."""
     p = get_framework(name)
     s = p.settings(task)
     if not s:
-        return f"framework {p.name}: {p.title}; no memory defaults for {task}"
+        return [f"framework {p.name} ({p.title}): no memory defaults for {task}"]
     parts = []
     if s.get("selective_checkpointing"):
         parts.append("selective (op-level) activation checkpointing")
@@ -147,4 +148,5 @@ def describe(name: str, task: str) -> str:
         parts.append(f"LoRA rank {s['lora_rank']} on {s.get('lora_targets', 'all-linear')}")
     if s.get("adapter_bytes") == 2:
         parts.append("bf16 adapters")
-    return f"framework {p.name} defaults: " + ", ".join(parts) + f" ({p.sources[0]})"
+    return [f"framework {p.name} defaults: " + "; ".join(parts),
+            f"{p.name} defaults from {p.sources[0]}"]

@@ -290,7 +290,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     if w.framework:
         from whichgpu.estimate.frameworks import describe
 
-        assumptions.append(describe(w.framework, w.task))
+        assumptions.extend(describe(w.framework, w.task))
         if w.framework == "unsloth" and q.linear_bits < 8:
             assumptions.append("Unsloth's dynamic 4-bit checkpoints ('-unsloth-bnb-4bit') keep "
                                "some layers in 16-bit: up to about 10 % more weight memory than "
