@@ -135,6 +135,21 @@ def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
     return precision, why
 
 
+def upcast_seconds(w: Workload, hw: Hardware, precision: str, compiled: bool) -> float:
+    """Per step, an eager pipeline whose quantized weights compute in 16-bit casts every
+    layer's weights before its matmul (diffusers' layerwise casting and torchao/quanto
+    weight-only tensors, ComfyUI's manual cast): the quantized bytes read, a 16-bit copy
+    written and read back by the matmul, at the datasheet bandwidth (one forward per step:
+    the CFG passes are batched). Compiled graphs fuse the cast into the matmul's load."""
+    q = w.quant_format
+    if compiled or q.is_16bit or precision not in ("bf16", "fp16"):
+        return 0.0
+    d = w.model.diffusion
+    params = d.component(d.denoiser).params
+    moved = params * (q.linear_bits / 8 + 4)
+    return moved / hw.gpu.bandwidth_bytes_per_s
+
+
 def compile_speedup(w: Workload, hw: Hardware, compiled: bool) -> tuple[float, str]:
     """How much faster a compiled transformer denoiser's step runs than the eager one: the
     elementwise work between the matmuls (norms, modulation, RoPE, activations, FP8 input
@@ -200,7 +215,9 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     # kernels without the CPU launching each one: the launch overhead goes
     overhead = 0.0 if compiled else per_key("diffusion_step_overhead_ms", den.kind) * 1e-3
     speedup, speedup_why = compile_speedup(w, hw, compiled)
-    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup + overhead
+    upcast = upcast_seconds(w, hw, precision, compiled)
+    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup + overhead \
+        + upcast
     t_denoise = steps * t_step
     width, height = w.image_size
     base_peak = (hw.peak("bf16") or hw.peak("fp16") or peak) * scale
@@ -223,7 +240,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
                   f"({formula}) / ({peak / 1e12:,.0f} TFLOPS sustained {precision} x "
                   f"{eta:.2f})" + (f" / {speedup:g} (compiled)" if speedup != 1 else "")
                   + f" + {overhead * 1e3:.0f} ms launch overhead per step (CFG passes "
-                  "batched)"),
+                  "batched)" + (f" + {upcast * 1e3:.0f} ms per step casting the quantized "
+                                "weights to 16-bit" if upcast else "")),
         Component("VAE decode", vae, f"decoder FLOPs per output pixel at {aux:.0%} of the "
                                      "16-bit peak" + (f", x{tiling:g} for the tiles' overlap"
                                                       if w.vae_tiling else "")),
