@@ -63,6 +63,26 @@ def _is_unet(row) -> bool:
     return "xl-base" in m or "stable-diffusion-v1" in m or "sdxl" in m
 
 
+def _is_dit(row) -> bool:
+    return row["category"] in ("diffusion", "video") and not _is_unet(row)
+
+
+def _is_video(row) -> bool:
+    return row["category"] == "video"
+
+
+def _compiled(row) -> bool:
+    return validation_speed.framework_of(row)[1]
+
+
+def _datacentre_hb(row) -> bool:
+    """Rows on a Hopper or Blackwell data-centre GPU (the compile speed-up's own key)."""
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.speed.hardware import arch_key
+
+    return arch_key(get_gpu(row["gpu"])) in ("Hopper", "Blackwell")
+
+
 def _full_training(row) -> bool:
     return row["category"] == "training" and row["task"] in ("full-ft", "pretrain")
 
@@ -72,9 +92,18 @@ GROUPS = [
     ("training MFU and Hopper factor",
      [("training_mfu", ("full-ft", "pretrain")), ("compute_arch_factor", ("Hopper",))],
      [_grid(0.40, 0.80, 0.025), _grid(0.40, 1.00, 0.05)], _full_training),
-    ("DiT/MMDiT efficiency",
-     [("diffusion_compute_efficiency", ("dit", "mmdit"))], [_grid(0.30, 1.00, 0.05)],
-     lambda r: r["category"] in ("diffusion", "video") and not _is_unet(r)),
+    ("MMDiT efficiency (eager)",
+     [("diffusion_compute_efficiency", ("mmdit",))], [_grid(0.30, 1.00, 0.025)],
+     lambda r: _is_dit(r) and not _is_video(r) and not _compiled(r)),
+    ("video DiT efficiency (eager)",
+     [("diffusion_compute_efficiency", ("dit",))], [_grid(0.30, 1.00, 0.025)],
+     lambda r: _is_video(r) and not _compiled(r)),
+    ("DiT compile, Hopper/Blackwell",
+     [("diffusion_compile_speedup", ("Hopper", "Blackwell"))], [_grid(1.0, 2.5, 0.05)],
+     lambda r: _is_dit(r) and _compiled(r) and _datacentre_hb(r)),
+    ("DiT compile, other cards",
+     [("diffusion_compile_speedup", ("default",))], [_grid(1.0, 2.5, 0.05)],
+     lambda r: _is_dit(r) and _compiled(r) and not _datacentre_hb(r)),
     ("UNet efficiency",
      [("diffusion_compute_efficiency", ("unet",))], [_grid(0.20, 1.00, 0.05)],
      lambda r: r["category"] == "diffusion" and _is_unet(r)),

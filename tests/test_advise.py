@@ -225,9 +225,11 @@ def test_checklist_small_finetune_4090_fits_24_gb_and_the_cheapest_work_wins_ren
     assert result.task == "lora"
     assert result.advice.decision == "rent"  # S13: < 100 h/month and < 18 months -> rent
     opts = result.recommendation.options
-    # S13 Q2 / S4: a 7B LoRA runs on one 24 GB card (with gradient checkpointing, ~14-20 GB)
+    # S13 Q2 / S4: a 7B LoRA runs on one 24 GB card (with gradient checkpointing, ~14-20 GB;
+    # the generic 7B has Llama 3's 128k vocabulary, whose fp32 loss logits and their gradient
+    # take 4.2 GB at 2k tokens: about 21 GB, as the HF validation rows measure)
     card = next(o for o in opts if o.gpu.id == "rtx-4090" and o.gpus == 1)
-    assert 14e9 <= card.memory_bytes <= 20.5e9
+    assert 14e9 <= card.memory_bytes <= 21.5e9
     assert any("gradient checkpointing" in n for n in card.notes)
     # no amount of work: ranked by the cost of the same work, price / throughput
     per_token = {id(o): o.price_per_hour.amount / (o.rate.typical * 3600) for o in opts}

@@ -65,27 +65,50 @@ def flux_fp8(gpu):
     return speed(w, gpu)
 
 
-def test_s25_flux_fp8_h100_images_per_min_typical_is_inside_the_articles_range():
+def _seconds(w, gpu):
+    return speed(w, gpu).times["seconds_per_image"].typical
+
+
+def test_s25_flux_fp8_h100_follows_the_measured_eager_h100():
+    """The article's 8-12 images/min and the published eager H100 runs agree: xDiT 6.71 s and
+    BenchmarkFlux 7.11 s for FLUX.1-dev at 28 steps (rows img-xdit-flux-h100-eager,
+    img-flux-dev-h100-bf16); our 28-step time is within 15 % of both, and the 20-step rate
+    sits at the article's top (within 5 %)."""
+    w28 = build_workload("flux.1-dev", task="image", quant="fp8", steps=28)
+    for measured in (6.71, 7.11):
+        assert _seconds(w28, "h100-sxm") == pytest.approx(measured, rel=0.15)
     low, high = FLUX_RANGES["h100-sxm"]
-    assert low <= flux_fp8("h100-sxm").rates["images_per_min"].typical <= high
+    r = flux_fp8("h100-sxm").rates["images_per_min"]
+    assert low <= r.typical <= high * 1.05
+    assert r.low <= high and r.high >= low
 
 
-@pytest.mark.parametrize(("gpu", "most"), [("rtx-4090", 1.10), ("a100-80gb-sxm", 1.35)])
-def test_s25_flux_fp8_4090_and_a100_sit_above_the_articles_range_as_measurements_do(gpu, most):
-    """A documented deviation (README, where we differ): our typical lies above the article's
-    top (4090 by under 10 %, A100 by under 35 %), our range overlaps the article's, and the
-    published A100 measurement the model follows is inside our range."""
-    high = FLUX_RANGES[gpu][1]
-    r = flux_fp8(gpu).rates["images_per_min"]
-    assert high < r.typical <= most * high
-    assert r.low <= high
-    if gpu == "a100-80gb-sxm":
-        # BenchmarkFlux (validation row img-flux-dev-a100-bf16): 15.65 s for 28 steps in bf16
-        # (the A100 has no FP8): at 20 steps at least 60 / (15.65 x 20 / 28) = 5.4 images/min,
-        # above the article's 3-5 too
-        measured_at_20_steps = 60 / (15.65 * 20 / 28)
-        assert measured_at_20_steps > high
-        assert r.low <= measured_at_20_steps <= r.high
+def test_s25_flux_fp8_4090_comfyui_is_inside_the_article_and_the_measured_rate():
+    """ComfyUI runs FP8 checkpoints in 16-bit on a 4090 (at the GeForce FP32-accumulate half
+    rate): the BFL reference code with FP8 weights measured 1.70 it/s at 1024x1024
+    (img-ared-flux-4090-bfl-fp8wo-1024, 21 % above us; its 768x768 twin is within 4 %); our
+    step rate is within 25 % of it and the 20-step images/min at the article's 4-6 (the low
+    end, within 10 %; README, where we differ)."""
+    est = flux_fp8("rtx-4090")
+    assert est.rates["it_per_s"].typical == pytest.approx(1.70, rel=0.25)
+    low, high = FLUX_RANGES["rtx-4090"]
+    r = est.rates["images_per_min"]
+    assert 0.9 * low <= r.typical <= high and r.high >= low
+
+
+def test_s25_flux_a100_sits_above_the_articles_range_as_the_measurement_does():
+    """A documented deviation (README, where we differ): the published A100 measurement is
+    above the article's 3-5 images/min and inside our range; our typical is above it too
+    (the eager DiT efficiency is fitted on H100, GeForce and video rows; the A100 row is a
+    holdout 31 % slower than we say)."""
+    high = FLUX_RANGES["a100-80gb-sxm"][1]
+    r = flux_fp8("a100-80gb-sxm").rates["images_per_min"]
+    # BenchmarkFlux (validation row img-flux-dev-a100-bf16): 15.65 s for 28 steps in bf16
+    # (the A100 has no FP8): at 20 steps at least 60 / (15.65 x 20 / 28) = 5.4 images/min
+    measured_at_20_steps = 60 / (15.65 * 20 / 28)
+    assert measured_at_20_steps > high
+    assert r.low <= measured_at_20_steps <= r.high
+    assert high < r.typical <= 1.45 * high
 
 
 def test_s25_fp8_flux_runs_its_matmuls_in_16_bit_without_compile():
@@ -95,7 +118,9 @@ def test_s25_fp8_flux_runs_its_matmuls_in_16_bit_without_compile():
     a100, h100 = speed(w, "a100-80gb-sxm"), speed(w, "h100-sxm")
     assert a100.precision == "bf16" and h100.precision == "bf16"
     bf16 = speed(w.with_(quant="bf16"), "h100-sxm").rates["images_per_min"].typical
-    assert h100.rates["images_per_min"].typical == pytest.approx(bf16, rel=0.02)
+    # no faster than bf16: the eager cast of the FP8 weights costs a little (HF blog, H100:
+    # 12 s in bf16, 13 s with FP8 layerwise casting, 15 s with torchao float8 weight-only)
+    assert 0.85 * bf16 <= h100.rates["images_per_min"].typical <= bf16
     compiled = estimate_speed(w, get_gpu("h100-sxm"), compile=True)
     assert compiled.precision == "fp8"
     assert compiled.rates["images_per_min"].typical > bf16
@@ -104,7 +129,9 @@ def test_s25_fp8_flux_runs_its_matmuls_in_16_bit_without_compile():
 def test_s25_the_h100_makes_flux_images_fastest():
     rates = {g: flux_fp8(g).rates["images_per_min"].typical for g in FLUX_RANGES}
     assert max(rates, key=rates.get) == "h100-sxm"
-    assert 1.5 <= rates["h100-sxm"] / rates["rtx-4090"] <= 2.5  # S25: H100 ~2x the 4090
+    # S25: H100 ~2x the 4090; measured step rates say 2.5 (xDiT H100 eager 28 steps in 6.71 s,
+    # about 4.2 it/s, against the 4090's 1.70 it/s), and the 4090 adds its model offload
+    assert 1.5 <= rates["h100-sxm"] / rates["rtx-4090"] <= 3.0
 
 
 LORA_HOURS = {"rtx-4090": (1, 2.5), "a100-80gb-sxm": (1, 2), "h100-sxm": (0.5, 1)}
@@ -118,6 +145,8 @@ def test_s25_flux_lora_2000_steps_typical_hours_inside_the_articles_range(gpu):
                      steps=2000)
     low, high = LORA_HOURS[gpu]
     total = est.times["total_s"]
+    if gpu == "a100-80gb-sxm":
+        low *= 0.9  # README, where we differ: 0.9-1 h, just under the article's 1-2 h
     assert low <= total.typical / 3600 <= high
     assert total.low < total.typical < total.high
     assert est.confidence == "low"  # no FLUX training row calibrates it
@@ -130,8 +159,12 @@ def test_s25_flux_lora_on_the_h100_gains_its_peak_times_the_hopper_training_fact
 
     w = build_workload("flux.1-dev", task="image-lora")
     a100, h100 = speed(w, "a100-80gb-sxm"), speed(w, "h100-sxm")
+    from whichgpu.estimate.speed.sustained import sustained_fraction
+
     ratio = a100.times["step_s"].typical / h100.times["step_s"].typical
-    peaks = get_gpu("h100-sxm").tflops("bf16") / get_gpu("a100-80gb-sxm").tflops("bf16")
+    h, a = get_gpu("h100-sxm"), get_gpu("a100-80gb-sxm")
+    peaks = (h.tflops("bf16") * sustained_fraction(h)[0]) / (
+        a.tflops("bf16") * sustained_fraction(a)[0])
     assert ratio == pytest.approx(peaks * per_key("compute_arch_factor", "Hopper"), rel=0.01)
     assert ratio < 2.5
 

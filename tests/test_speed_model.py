@@ -288,10 +288,13 @@ def test_confidence_follows_the_calibration_evidence_of_family_and_engine():
 
 def test_video_gets_low_confidence_and_the_widest_band():
     from whichgpu.estimate.build import build_workload
+    from whichgpu.estimate.constants import speed_value
 
     est = estimate_speed(build_workload("wan-2.2-14b", task="video"), get_gpu("h200-sxm"),
                          check_fit=False)
-    assert est.confidence == "low"
+    # video's cap comes from its cross-validated error (make calibrate): never high
+    cap = speed_value("category_confidence_cap")["video"]
+    assert cap != "high" and est.confidence == cap
     r = est.times["seconds_per_video"]
     image = estimate_speed(build_workload("sdxl", task="image"), get_gpu("h200-sxm"),
                            check_fit=False)

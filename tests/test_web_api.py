@@ -198,7 +198,12 @@ def test_speed_training_total_and_framework_are_the_clis(web, cli):
     tps = data["tokens_per_s"]["typical"]
     assert data["total_s"]["typical"] == pytest.approx(100e6 / tps, rel=0.02)
     plain = web.get("/api/v1/speed?model=llama-3.1-8b&task=lora&context=2k&gpu=h100-sxm").json()
-    assert tps > plain["tokens_per_s"]["typical"]  # unsloth's fused kernels: a higher MFU
+    # unsloth's fused kernels: a higher MFU (its default offloaded checkpointing recomputes
+    # each layer, so the tokens/s are compared at the same recompute)
+    assert data["mfu_assumed"] > plain["mfu_assumed"]
+    same = web.get("/api/v1/speed?model=llama-3.1-8b&task=lora&context=2k&gpu=h100-sxm"
+                   "&framework=unsloth&gradient_checkpointing=false").json()
+    assert same["tokens_per_s"]["typical"] > plain["tokens_per_s"]["typical"]
 
 
 def test_speed_of_a_bare_size_says_it_is_approximate(web, cli):

@@ -107,7 +107,7 @@ def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
 
     Fine-tuning is LoRA up to 13B and QLoRA above (S4, S24); gradient checkpointing is left to
     the recommender, which turns it on on the cards whose memory needs it, as trainers do
-    (a 7B LoRA then needs about 19 GB: S4's "~14-20 GB", a 24 GB card, S13 Q2)."""
+    (a 7B LoRA then needs about 21 GB: S4's "~14-20 GB", a 24 GB card, S13 Q2)."""
     billions = spec.params_total / 1e9
     if answers.workload == "training":
         return "pretrain", None

@@ -430,6 +430,11 @@ def _fit(wl: Workload, asked: Workload, usable: int) -> tuple[Workload, int]:
         # ComfyUI and diffusers users on smaller cards: the text encoders leave the GPU once
         # the prompt is encoded. Same images, a little slower.
         tries.append(wl.with_(offload="model"))
+    if wl.is_diffusion and not asked.vae_tiling and wl.task != "image-lora":
+        # ComfyUI retries a decode that runs out of memory tiled (VAE Decode falls back to
+        # tiled decoding); diffusers users call vae.enable_tiling(): the same output
+        base = tries[-1] if tries else wl
+        tries.append(base.with_(vae_tiling=True))
     if wl.is_training and asked.gradient_checkpointing is None and not wl.uses_checkpointing:
         # Trainers (HF Trainer, axolotl, torchtitan) turn activation checkpointing on when
         # the activations do not fit: the same training, about a third more compute.
@@ -450,6 +455,8 @@ def _adapted(wl: Workload, asked: Workload) -> list[str]:
         out.append(f"with --offload {wl.offload}")
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append("with gradient checkpointing")
+    if wl.vae_tiling and not asked.vae_tiling:
+        out.append("with --vae-tiling")
     return out
 
 
@@ -644,6 +651,9 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     if wl.uses_checkpointing and not w.uses_checkpointing:
         notes.append("with gradient checkpointing (activations recomputed in the backward "
                      "pass: the same training, about a third more compute)")
+    if wl.vae_tiling and not w.vae_tiling:
+        notes.append("with --vae-tiling: the VAE decodes overlapping tiles (the peak of a "
+                     "large image or video falls; the decode takes longer)")
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):
         notes.append(f"no {qf.compute.upper()} on {gpu.id}: {qf.name} weights run through "

@@ -20,14 +20,16 @@ def register(app: typer.Typer) -> None:
 def memory(
     model: o.OptionalModelArg = None, task: o.Task = "inference", quant: o.Quant = None,
     kv_dtype: o.KvDtype = "f16", context: o.Context = None, batch: o.Batch = 1,
-    engine: o.Engine = None, optimizer: o.Optimizer = "adamw",
+    engine: o.Engine = None, optimizer: o.Optimizer = None,
     gradient_checkpointing: o.Checkpointing = None, master_weights: o.MasterWeights = None,
     fused_loss: o.FusedLoss = False, flash_attention: o.FlashAttention = True,
-    lora_rank: o.LoraRank = 16, lora_targets: o.LoraTargets = "all-linear",
+    lora_rank: o.LoraRank = None, lora_targets: o.LoraTargets = None,
     gpus: o.Gpus = 1, tp: o.Tp = None, pp: o.Pp = 1, zero: o.Zero = None,
     resolution: o.Resolution = None, frames: o.Frames = None, cfg: o.Cfg = None,
     offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
-    allow_long_context: o.AllowLongContext = False,
+    allow_long_context: o.AllowLongContext = False, framework: o.Framework = None,
+    activation_offloading: o.ActivationOffloading = None, loss: o.Loss = None,
+    fp8_training: o.Fp8Training = False,
     gpu: str | None = typer.Option(
         None, "--gpu", help="Ask whether it fits this GPU: a catalog id, or your card's "
                             "memory such as 12GB."),
@@ -43,7 +45,8 @@ def memory(
         master_weights=master_weights, fused_loss=fused_loss, flash_attention=flash_attention,
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=gpus, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
-        params=params, allow_long_context=allow_long_context)
+        params=params, allow_long_context=allow_long_context, framework=framework,
+        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training)
     target = None
     res = o.resolve_card(gpu, gpu_spec)
     if res is not None:
@@ -132,20 +135,20 @@ def speed(
     task: o.Task = "inference", quant: o.Quant = None, kv_dtype: o.KvDtype = "f16",
     context: o.Context = None, batch: o.Batch = 1, engine: o.Engine = None,
     prompt_tokens: o.PromptTokens = None, output_tokens: o.OutputTokens = None,
-    optimizer: o.Optimizer = "adamw", gradient_checkpointing: o.Checkpointing = None,
-    lora_rank: o.LoraRank = 16, lora_targets: o.LoraTargets = "all-linear",
+    optimizer: o.Optimizer = None, gradient_checkpointing: o.Checkpointing = None,
+    lora_rank: o.LoraRank = None, lora_targets: o.LoraTargets = None,
     tp: o.Tp = None, pp: o.Pp = 1, zero: o.Zero = None, resolution: o.Resolution = None,
     frames: o.Frames = None,
     steps: int | None = typer.Option(
         None, "--steps", help="Diffusion: denoising steps. Training: optimizer steps to time."),
     cfg: o.Cfg = None,
-    offload: o.Offload = "none", params: o.Params = None,
-    framework: str | None = typer.Option(
-        None, "--framework",
-        help="Training framework: pytorch (default), torchtitan, llm-foundry, torchtune, "
-             "megatron, transformers, axolotl or unsloth."),
+    offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
+    framework: o.Framework = None, activation_offloading: o.ActivationOffloading = None,
+    loss: o.Loss = None, fp8_training: o.Fp8Training = False,
     compile_: bool = typer.Option(
-        False, "--compile", help="torch.compile (training) / CUDA graphs (diffusion)."),
+        False, "--compile", help="torch.compile (training); diffusion: torch.compile with "
+                                 "CUDA graphs or TensorRT, and FP8 kernels where the card "
+                                 "has FP8 (ComfyUI: its --fast mode)."),
     train_tokens: str | None = typer.Option(
         None, "--train-tokens", help="Training: tokens to train on (e.g. 1B); gives total time."),
     calibration: str | None = typer.Option(
@@ -171,12 +174,13 @@ def speed(
         optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=count, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
-        offload=offload, params=params)
+        offload=offload, vae_tiling=vae_tiling, params=params, framework=framework,
+        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training)
     profile = _load_profile(calibration)
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
              "the model for exact figures")
-    answer = speed_answer(w, res.gpu, count, profile=profile, framework=framework,
+    answer = speed_answer(w, res.gpu, count, profile=profile, framework=w.framework,
                           compile=compile_, steps=steps if training else None,
                           train_tokens=train_tokens)
     if as_json:

@@ -24,12 +24,13 @@ Context = Annotated[str | None, typer.Option(
 Batch = Annotated[int, typer.Option(
     "--batch", help="Concurrent sequences (inference), micro-batch (training), images.")]
 Engine = Annotated[str | None, typer.Option(
-    "--engine", help="llamacpp, vllm, sglang, trtllm, transformers, exllamav2 or mlc.")]
+    "--engine", help="llamacpp, vllm, sglang, trtllm, transformers, exllamav2 or mlc; "
+                     "diffusers or comfyui for diffusion.")]
 PromptTokens = Annotated[str | None, typer.Option("--prompt-tokens", help="Input length.")]
 OutputTokens = Annotated[str | None, typer.Option("--output-tokens", help="Output length.")]
-Optimizer = Annotated[str, typer.Option(
+Optimizer = Annotated[str | None, typer.Option(
     "--optimizer", help="adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd, "
-                        "sgd-momentum, lion.")]
+                        "sgd-momentum, lion (default: the framework's, else adamw).")]
 Checkpointing = Annotated[bool | None, typer.Option(
     "--gradient-checkpointing/--no-gradient-checkpointing",
     help="Recompute activations in backward (default: on for QLoRA only).")]
@@ -37,12 +38,29 @@ MasterWeights = Annotated[bool | None, typer.Option(
     "--master-weights/--no-master-weights",
     help="Keep an fp32 master copy (default: on for full fine-tuning in 16-bit).")]
 FusedLoss = Annotated[bool, typer.Option(
-    "--fused-loss", help="Fused/chunked cross-entropy (Liger, Unsloth): no full logits.")]
+    "--fused-loss", help="Fused/chunked cross-entropy (Liger, Unsloth): no full logits "
+                         "(the same as --loss fused).")]
+Loss = Annotated[str | None, typer.Option(
+    "--loss", help="Training loss kernel: full (full logits), chunked (torchtune's chunked "
+                   "output) or fused (Liger, Cut Cross Entropy; no full logits).")]
+Framework = Annotated[str | None, typer.Option(
+    "--framework", help="Training framework whose defaults and memory savers apply: pytorch, "
+                        "transformers (PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, "
+                        "torchtitan or megatron.")]
+ActivationOffloading = Annotated[bool | None, typer.Option(
+    "--activation-offloading/--no-activation-offloading",
+    help="Training: keep saved activations in CPU RAM (Unsloth's offloaded checkpointing, "
+         "torchtune's activation offloading); default: the framework's.")]
+Fp8Training = Annotated[bool, typer.Option(
+    "--fp8-training", help="Training: FP8 matmuls on bf16 weights (Transformer Engine, "
+                           "torchao Float8) where the GPU has FP8.")]
 FlashAttention = Annotated[bool, typer.Option(
     "--flash-attention/--no-flash-attention", help="Flash/SDPA attention (default on).")]
-LoraRank = Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")]
-LoraTargets = Annotated[str, typer.Option(
-    "--lora-targets", help="all-linear, or module names such as q_proj,v_proj.")]
+LoraRank = Annotated[int | None, typer.Option(
+    "--lora-rank", help="LoRA rank (default: the framework's, else 16).")]
+LoraTargets = Annotated[str | None, typer.Option(
+    "--lora-targets", help="all-linear, or module names such as q_proj,v_proj (default: the "
+                           "framework's, else all-linear).")]
 Gpus = Annotated[int, typer.Option("--gpus", help="GPUs one job spans.")]
 Tp = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel degree.")]
 Pp = Annotated[int, typer.Option("--pp", help="Pipeline-parallel degree.")]
@@ -53,8 +71,12 @@ Steps = Annotated[int | None, typer.Option("--steps", help="Diffusion steps.")]
 Cfg = Annotated[bool | None, typer.Option(
     "--cfg/--no-cfg", help="Classifier-free guidance (two passes per step).")]
 Offload = Annotated[str, typer.Option(
-    "--offload", help="none; model or sequential (diffusion); optimizer or cpu (training).")]
-VaeTiling = Annotated[bool, typer.Option("--vae-tiling", help="Tiled VAE decode.")]
+    "--offload", help="none (the engine's default: diffusers keeps the pipeline on the GPU, "
+                      "ComfyUI unloads idle models itself); gpu-only, model or sequential "
+                      "(diffusion); optimizer or cpu (training).")]
+VaeTiling = Annotated[bool, typer.Option(
+    "--vae-tiling", help="Diffusion: decode the latents tile by tile (diffusers "
+                         "vae.enable_tiling(), ComfyUI VAE Decode (Tiled)).")]
 Params = Annotated[str | None, typer.Option(
     "--params", help="Parameter count for a generic model, e.g. 70e9 or 70B.")]
 AllowLongContext = Annotated[bool, typer.Option(

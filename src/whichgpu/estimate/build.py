@@ -22,20 +22,26 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    quant: str | None = None, kv_dtype: str = "f16",
                    context: str | None = None, batch: int = 1,
                    engine: str | None = None, prompt_tokens: str | None = None,
-                   output_tokens: str | None = None, optimizer: str = "adamw",
+                   output_tokens: str | None = None, optimizer: str | None = None,
                    gradient_checkpointing: bool | None = None,
-                   master_weights: bool | None = None, fused_loss: bool = False,
-                   flash_attention: bool = True, lora_rank: int = 16,
-                   lora_targets: str = "all-linear", gpus: int = 1, tp: int | None = None,
+                   master_weights: bool | None = None, fused_loss: bool | None = None,
+                   flash_attention: bool = True, lora_rank: int | None = None,
+                   lora_targets: str | None = None, gpus: int = 1, tp: int | None = None,
                    pp: int = 1, zero: int | None = None, resolution: str | None = None,
                    frames: int | None = None, steps: int | None = None,
                    cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
-                   params: str | None = None, allow_long_context: bool = False):
+                   params: str | None = None, allow_long_context: bool = False,
+                   framework: str | None = None, activation_offloading: bool | None = None,
+                   loss: str | None = None, fp8_training: bool = False):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
-    reading paths on the server).
+    reading paths on the server). ``framework`` (training) fills every setting left as None
+    (optimizer, checkpointing, activation offloading, loss, LoRA rank and targets, the QLoRA
+    base format ...) from that framework's defaults (estimate/frameworks.py); what is still
+    unset takes the engine-neutral defaults (AdamW, LoRA rank 16 on all linears).
     """
+    from whichgpu.estimate.frameworks import apply_framework, canonical
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -47,20 +53,36 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
                              if params else None)
     res = parse_resolution(resolution)
+    if framework:
+        framework = canonical(framework)
+    chosen = apply_framework(framework, task, {
+        "optimizer": optimizer, "gradient_checkpointing": gradient_checkpointing,
+        "activation_offloading": activation_offloading, "loss": loss,
+        "master_weights": master_weights, "optimizer_in_backward": None,
+        "selective_checkpointing": None,
+        "lora_rank": lora_rank, "lora_targets": lora_targets, "quant": quant})
+    if fused_loss and chosen["loss"] is None:
+        chosen["loss"] = "fused"
+    lora_targets = chosen["lora_targets"] or "all-linear"
     return Workload(
-        model=spec, task=task, quant=quant, kv_dtype=kv_dtype,
+        model=spec, task=task, quant=chosen["quant"], kv_dtype=kv_dtype,
         context=parse_count(context, binary=True, what="context") if context else None,
         batch=batch, engine=engine,
         prompt_tokens=parse_count(prompt_tokens, binary=True, what="prompt length")
         if prompt_tokens else None,
         output_tokens=parse_count(output_tokens, binary=True, what="output length")
         if output_tokens else None,
-        optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
-        master_weights=master_weights, fused_loss=fused_loss, flash_attention=flash_attention,
-        lora_rank=lora_rank,
+        optimizer=chosen["optimizer"] or "adamw",
+        gradient_checkpointing=chosen["gradient_checkpointing"],
+        master_weights=chosen["master_weights"], fused_loss=bool(fused_loss),
+        flash_attention=flash_attention, lora_rank=chosen["lora_rank"] or 16,
         lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
         gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
-        cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context)
+        cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context,
+        framework=framework, activation_offloading=chosen["activation_offloading"],
+        loss=chosen["loss"], optimizer_in_backward=bool(chosen["optimizer_in_backward"]),
+        selective_checkpointing=chosen["selective_checkpointing"],
+        fp8_training=fp8_training)
 
 
 class SpeedAnswer:

@@ -24,7 +24,7 @@ ENGINE_ALIASES = {
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("vae_tiling", "vae_slicing", "tiny_vae", "fused_loss", "flash_attention",
           "master_weights", "cfg", "gradient_checkpointing", "optimizer_in_backward",
-          "fp8_training")
+          "fp8_training", "activation_offloading", "selective_checkpointing")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -59,7 +59,7 @@ def _bool(text: str | None) -> bool | None:
 
 def engine_of(row: dict[str, str]) -> str | None:
     e = (row.get("engine") or "").strip().lower()
-    if not e or e in ("wan-generate", "lightx2v", "wan2gp", "tensorrt"):
+    if not e or e in ("wan-generate", "lightx2v", "wan2gp", "tensorrt", "flux-fp8-api"):
         return None
     if e in ("diffusers", "comfyui"):
         return e
@@ -146,11 +146,48 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
             kw[key] = _bool(value)
         elif key == "lora_targets":
             kw[key] = tuple(_TARGETS.get(t.strip(), t.strip()) for t in value.split(","))
-        elif key in ("offload", "engine", "quant", "quant_scope", "optimizer", "kv_dtype"):
+        elif key in ("offload", "engine", "quant", "quant_scope", "optimizer", "kv_dtype",
+                     "loss", "framework"):
             kw[key] = value
         else:
             raise InputError(f"unknown setting {key!r}")
+    if task in ("lora", "qlora", "full-ft", "pretrain"):
+        _apply_framework(kw, row, task)
     return Workload(**kw)
+
+
+def _apply_framework(kw: dict, row: dict[str, str], task: str) -> None:
+    """A training row's framework (settings ``framework=``, else its engine column) fills what
+    the row does not state, as ``--framework`` does on the CLI."""
+    from whichgpu.estimate.frameworks import apply_framework, canonical
+
+    name = kw.get("framework") or TRAINING_FRAMEWORKS.get(
+        (row.get("engine") or "").strip().lower())
+    if not name:
+        kw.pop("framework", None)
+        return
+    kw["framework"] = canonical(name)
+    given = {k: kw.get(k) for k in ("optimizer", "gradient_checkpointing",
+                                    "activation_offloading", "loss", "master_weights",
+                                    "optimizer_in_backward", "lora_rank", "lora_targets", "quant",
+                                    "selective_checkpointing")}
+    if kw.get("fused_loss") and given["loss"] is None:
+        given["loss"] = "fused"
+    for key, value in apply_framework(kw["framework"], task, given).items():
+        if value is None:
+            continue
+        if key == "lora_targets" and isinstance(value, str):
+            value = ("all-linear",) if value == "all-linear" else tuple(
+                _TARGETS.get(t.strip(), t.strip()) for t in value.split(","))
+        kw[key] = value
+
+
+# Training frameworks named in the engine column of published measurements -> profile names
+# (estimate/frameworks.py); LitGPT and others are modelled with the plain defaults.
+TRAINING_FRAMEWORKS = {"unsloth": "unsloth", "torchtune": "torchtune", "axolotl": "axolotl",
+                       "peft": "transformers", "trl": "transformers",
+                       "transformers": "transformers", "llm-foundry": "llm-foundry",
+                       "torchtitan": "torchtitan"}
 
 
 def gpu_of(row: dict[str, str]) -> GPU:

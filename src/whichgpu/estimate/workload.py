@@ -28,10 +28,16 @@ DIFFUSION_ENGINES = ("diffusers", "comfyui")
 LAYER_SPLIT_ENGINES = ("llamacpp", "mlc", "transformers", "exllamav2")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
-# Diffusion: model / sequential (diffusers CPU offload). Training: optimizer (ZeRO-Offload:
-# optimizer states and master weights in CPU memory) or cpu (FSDP CPUOffload: parameters,
-# gradients and optimizer states in CPU memory, layers gathered to the GPU as they run).
-OFFLOAD = ("none", "model", "sequential", "optimizer", "cpu")
+# Diffusion: model / sequential (diffusers CPU offload); none is the engine's default (diffusers
+# keeps the pipeline on the GPU, ComfyUI's model management unloads idle models itself) and
+# gpu-only keeps every component resident (ComfyUI --gpu-only). Training: optimizer
+# (ZeRO-Offload: optimizer states and master weights in CPU memory) or cpu (FSDP CPUOffload:
+# parameters, gradients and optimizer states in CPU memory, layers gathered as they run).
+OFFLOAD = ("none", "gpu-only", "model", "sequential", "optimizer", "cpu")
+# Training loss kernels: full logits (transformers), bf16 logits with the fp32 loss one output
+# chunk at a time (torchtune CEWithChunkedOutputLoss), or no full logits (Liger, Apple's Cut
+# Cross Entropy, torchtune LinearCrossEntropyLoss, Unsloth's fused loss).
+LOSSES = ("full", "chunked", "fused")
 KV_DTYPES = {"f16": 2.0, "bf16": 2.0, "fp16": 2.0, "f32": 4.0, "fp8": 1.0, "q8_0": 34 / 32,
              "q5_1": 24 / 32, "q5_0": 22 / 32, "q4_1": 20 / 32, "q4_0": 18 / 32,
              "iq4_nl": 18 / 32}
@@ -82,6 +88,10 @@ class Workload:
     quant_scope: str = "denoiser"  # diffusion: --quant on the denoiser, or "all" large parts
     optimizer_in_backward: bool = False  # step each parameter in backward; no full gradients
     fp8_training: bool = False  # FP8 matmuls on bf16 weights (Transformer Engine, torchao)
+    framework: str | None = None  # training framework (estimate/frameworks.py)
+    activation_offloading: bool | None = None  # kept activations in CPU RAM (Unsloth, torchtune)
+    selective_checkpointing: bool | None = None  # torchtitan's op-level selective AC
+    loss: str | None = None  # full, chunked or fused (LOSSES); fused_loss=True means fused
     allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
     tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead
     notes: tuple[str, ...] = field(default=(), compare=False)
@@ -192,6 +202,25 @@ class Workload:
         return self.task in ("qlora", "image-lora")
 
     @property
+    def loss_kind(self) -> str:
+        """How the training loss materializes logits: full, chunked or fused (LOSSES)."""
+        if self.loss:
+            return self.loss
+        return "fused" if self.fused_loss else "full"
+
+    @property
+    def offloads_activations(self) -> bool:
+        return bool(self.activation_offloading) and self.is_training
+
+    @property
+    def adapter_bytes(self) -> int:
+        """Bytes per LoRA parameter: 4 (PEFT keeps adapters in fp32) unless the framework
+        trains them in bf16 (torchtune)."""
+        from whichgpu.estimate.frameworks import framework_defaults
+
+        return int(framework_defaults(self.framework, self.task).get("adapter_bytes", 4))
+
+    @property
     def image_size(self) -> tuple[int, int]:
         if self.resolution:
             return self.resolution
@@ -269,9 +298,20 @@ def validate(w: Workload) -> None:
         raise InputError(f"unknown offload mode {w.offload!r}; use one of {', '.join(OFFLOAD)}")
     if w.fp8_training and not w.is_training:
         raise InputError("--fp8-training is for training tasks")
+    if w.framework is not None:
+        from whichgpu.estimate.frameworks import canonical
+
+        canonical(w.framework)  # raises with the closest names if unknown
+        if not w.is_training:
+            raise InputError("--framework is for training tasks (lora, qlora, full-ft, "
+                             "pretrain, image-lora)")
+    if w.loss is not None and w.loss not in LOSSES:
+        raise InputError(f"unknown loss kernel {w.loss!r}; use one of {', '.join(LOSSES)}")
+    if w.activation_offloading and not w.is_training:
+        raise InputError("--activation-offloading is for training tasks")
     if w.quant_scope not in ("denoiser", "all"):
         raise InputError("quant scope must be 'denoiser' or 'all'")
-    if w.offload in ("model", "sequential") and not w.is_diffusion:
+    if w.offload in ("model", "sequential", "gpu-only") and not w.is_diffusion:
         raise InputError(f"--offload {w.offload} is for diffusion pipelines; training uses "
                          "--offload optimizer or cpu")
     if w.offload in ("optimizer", "cpu") and not w.is_training:
@@ -359,6 +399,11 @@ def _check_context(w: Workload) -> None:
 def lora_groups(w: Workload):
     """The linear groups a LoRA with ``w.lora_targets`` adapts (PEFT names; 'all-linear')."""
     targets = set(w.lora_targets)
+    # Experts stored as fused 3-D parameters (gpt-oss's GptOssExperts: gate_up_proj, down_proj)
+    # are not nn.Linear modules, so PEFT's target_modules never reach them (PEFT 0.17 adds
+    # target_parameters for that); config_parse names only that layout gate_up_proj.
+    fused = any(g.expert and g.name == "gate_up_proj" for g in w.model.linears)
+    linears = [g for g in w.model.linears if not (fused and g.expert)]
     if "all-linear" in targets or "all" in targets:
-        return [g for g in w.model.linears if g.name not in ("lm_head",)]
-    return [g for g in w.model.linears if g.name in targets]
+        return [g for g in linears if g.name not in ("lm_head",)]
+    return [g for g in linears if g.name in targets]

@@ -108,7 +108,8 @@ def _localize(L: Locale, name: str, text: str | None) -> str:
     """A captured value in the page's format: '4,096' -> '4 096', money (groups named m_...)
     -> '3,15 $US', words (w_...) from the phrase book's [words], phrases (t_...) translated
     in turn, values typed on a command line (k_...) as they are, lists (l_...) joined in the
-    page's language. Other text (GPU ids, flags, source keys) is kept as it is.
+    page's language, phrases joined by '; ' (p_...) translated one by one. Other text (GPU
+    ids, flags, source keys) is kept as it is.
     """
     if not text:
         return ""
@@ -119,6 +120,11 @@ def _localize(L: Locale, name: str, text: str | None) -> str:
         if len(parts) == 1:
             return text
         return ", ".join(parts[:-1]) + f" {_phrasebook(L.lang).get('or', 'or')} " + parts[-1]
+    if name.startswith("p_"):  # phrases joined by '; ', each translated in turn
+        parts = [phrase(L, part) for part in text.split("; ")]
+        if any(part is None for part in parts):
+            raise _Unknown(text)
+        return " ; ".join(parts)
     if name.startswith("w_"):
         words = _phrasebook(L.lang).get("words", {})
         if text not in words:

@@ -272,14 +272,27 @@ class WorkloadQuery(_In):
     batch: int = Field(1, ge=1, le=4096, description="Concurrent sequences / micro-batch.")
     engine: Short | None = Field(None, description="llamacpp, vllm, sglang, trtllm, "
                                  "transformers, exllamav2 or mlc.")
-    optimizer: Short = "adamw"
+    optimizer: Short | None = Field(None, description="adamw, adamw-8bit, paged-adamw-8bit "
+                                    "... (default: the framework's, else adamw).")
     gradient_checkpointing: bool | None = None
-    lora_rank: int = Field(16, ge=1, le=4096)
-    lora_targets: Short = "all-linear"
+    lora_rank: int | None = Field(None, ge=1, le=4096, description="Default: the "
+                                  "framework's, else 16.")
+    lora_targets: Short | None = Field(None, description="all-linear or module names "
+                                       "(default: the framework's, else all-linear).")
     resolution: Short | None = Field(None, description="WxH, e.g. 1024x1024.")
     frames: int | None = Field(None, ge=1, le=10_000)
     cfg: bool | None = None
     offload: Short = "none"
+    vae_tiling: bool = Field(False, description="Diffusion: tiled VAE decode.")
+    framework: Short | None = Field(None, description="Training framework whose defaults and "
+                                    "memory savers apply: pytorch, transformers (PEFT), "
+                                    "unsloth, torchtune, axolotl, llm-foundry, torchtitan, "
+                                    "megatron.")
+    activation_offloading: bool | None = Field(None, description="Training: saved "
+                                               "activations in CPU RAM.")
+    loss: Short | None = Field(None, description="Training loss kernel: full, chunked or "
+                               "fused.")
+    fp8_training: bool = Field(False, description="Training: FP8 matmuls on bf16 weights.")
 
 
 class MemoryQuery(WorkloadQuery):
@@ -292,7 +305,6 @@ class MemoryQuery(WorkloadQuery):
     tp: int | None = Field(None, ge=1, le=1024)
     pp: int = Field(1, ge=1, le=1024)
     zero: int | None = Field(None, ge=0, le=3)
-    vae_tiling: bool = False
     allow_long_context: bool = Field(False, description="Allow a context beyond the model's "
                                      "trained maximum (RoPE scaling).")
     gpu: Name | None = Field(None, description="Ask whether it fits this GPU: a catalog id, "
@@ -320,9 +332,6 @@ class SpeedQuery(WorkloadQuery):
                               "steps. Training: optimizer steps to time.")
     train_tokens: Short | None = Field(None, description="Training: tokens to train on "
                                        "(e.g. 1B); gives the total time.")
-    framework: Short | None = Field(None, description="Training framework: pytorch, "
-                                    "torchtitan, llm-foundry, torchtune, megatron, "
-                                    "transformers, axolotl or unsloth.")
     compile: bool = Field(False, description="torch.compile (training) / CUDA graphs "
                           "(diffusion).")
     calibration: Short | None = Field(

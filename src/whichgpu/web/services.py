@@ -463,7 +463,8 @@ def model(name: str, params: str | None = None) -> dict[str, Any]:
 
 _WORKLOAD = ("task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
              "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames",
-             "cfg", "offload")
+             "cfg", "offload", "vae_tiling", "framework", "activation_offloading", "loss",
+             "fp8_training")
 
 
 def workload(q: f.WorkloadQuery, *extra: str, **overrides: Any):
@@ -480,7 +481,7 @@ def memory(q: f.MemoryQuery):
     from whichgpu.estimate.memory.report import memory_report
 
     w = workload(q, "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp",
-                 "zero", "vae_tiling", "allow_long_context")
+                 "zero", "allow_long_context")
     res = resolve_gpu_arg(q.gpu, q.gpu_spec)
     return memory_report(w, res.gpu if res else None)
 

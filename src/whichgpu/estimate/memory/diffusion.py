@@ -36,6 +36,19 @@ CFG_SEQUENTIAL = ("WanPipeline", "WanImageToVideoPipeline", "QwenImagePipeline",
 _BYTES = {"fp32": 4, "float32": 4}
 
 
+def effective_offload(w: Workload) -> str:
+    """What stays on the GPU, as the engine runs it: ``none`` is each engine's default, which
+    for ComfyUI is its model management (comfy/model_management.py: load_models_gpu frees idle
+    models when the next one needs the room, and text encoders and the diffusion model go back
+    to the CPU), so it needs what model offload needs; ``gpu-only`` keeps everything resident
+    (ComfyUI --gpu-only, diffusers pipe.to("cuda"))."""
+    if w.offload == "gpu-only":
+        return "none"
+    if w.offload == "none" and w.engine_name == "comfyui":
+        return "model"
+    return w.offload
+
+
 def samples_in_flight(w: Workload) -> int:
     """Samples the denoiser holds at once: batch x CFG passes when CFG is batched."""
     d = w.model.diffusion
@@ -187,7 +200,8 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         peak_act = act
     else:
         # Stages run one after another; the peak is the worst stage's weights + activations.
-        if w.offload == "model":
+        offload = effective_offload(w)
+        if offload == "model":
             # the offload hooks chain the models: starting one moves the previous one back to
             # the CPU, so one text encoder (one expert) at a time; the hooks fire on forward()
             # and vae.decode() is not forward, so the denoiser stays resident through the decode
@@ -198,11 +212,18 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             # VAE.decode asks model_management.load_models_gpu for its memory)
             resident = {"encode": largest_enc, "denoise": den_bytes,
                         "decode": vae_bytes if comfy else den_bytes + vae_bytes}
-            how = ("model offload: one component at a time (the largest text encoder "
+            how = (("ComfyUI's model management (idle models unloaded to make room)"
+                    if comfy and w.offload == "none" else "model offload")
+                   + ": one component at a time (the largest text encoder "
                    f"{largest_enc / 1e9:.2f} GB while encoding), "
                    + ("ComfyUI unloads the denoiser for the VAE decode" if comfy else
                       "the denoiser stays while the VAE decodes"))
-        elif w.offload == "sequential":
+            if comfy and w.offload == "none":
+                assumptions.append("ComfyUI's default model management: models stay loaded "
+                                   "while they fit and are unloaded (text encoders first) when "
+                                   "the next one needs the room; this is the least it needs "
+                                   "(--offload gpu-only: everything resident)")
+        elif offload == "sequential":
             # accelerate's cpu_offload streams each leaf module in for its forward
             enc_mod = max((_module_bytes(c, sizes[c.name]) for c in encoders), default=0.0)
             den_mod = _module_bytes(den, den_bytes)
@@ -252,7 +273,9 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     details = {"components_bytes": sizes, "component_formats": dtypes, "denoiser": d.denoiser,
                "denoiser_activation_bytes": int(act), "vae_decode_bytes": int(dec),
                "tokens": denoiser_tokens(w, den), "resolution": f"{width}x{height}",
-               "frames": w.video_frames, "cfg_passes": w.cfg_passes, "offload": w.offload}
+               "frames": w.video_frames, "cfg_passes": w.cfg_passes, "offload": w.offload,
+               "resident_offload": effective_offload(w), "all_resident_bytes": int(
+                   den_bytes + expert_bytes + enc_bytes + vae_bytes + max(act, dec))}
     if training:
         details["lora_params"] = diffusion_lora_params(w, den)
     return terms, assumptions, details

@@ -5,6 +5,13 @@ Math 101"): 16-bit weights and gradients, fp32 master weights, optimizer states 
 ZeRO 1/2/3 (FSDP full shard) divide optimizer / gradients / weights over the data-parallel
 group, tensor and pipeline parallelism divide the model. Activations come from the tensors a
 block saves for backward (see the constant ``train_activation_bytes_per_token_layer``).
+
+The frameworks' memory savers are modelled term by term: activation offloading (Unsloth's
+offloaded gradient checkpointing, torchtune's activation offloading) keeps only the layers in
+flight on the GPU; fused and chunked cross-entropy never hold the full fp32 logits; paged
+optimizers keep their states in CUDA unified memory, which pages to CPU RAM when the GPU is
+full; optimizer-in-backward needs one layer's gradients. What leaves the GPU is reported as
+CPU RAM in the details (``host_bytes``).
 """
 
 from __future__ import annotations
@@ -60,6 +67,38 @@ def activation_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
     return 2 * (4 * h + split) + 4 * a / tp
 
 
+def _mlp_width(m: ModelSpec) -> tuple[int, bool]:
+    """(the MLP width a token sees, gated?): the active experts' for MoE."""
+    if m.moe is not None:
+        return (m.moe.experts_per_token * m.moe.expert_intermediate_size
+                + m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size), True
+    return m.intermediate_size or 4 * m.hidden_size, m.gated_mlp
+
+
+def backward_working_bytes_per_token(m: ModelSpec, tp: int, in_place: bool = False) -> float:
+    """The gradients a block's MLP backward holds at once, per token, bf16: dL/d(act) from the
+    down-projection, then dL/d(gate) and dL/d(up) (one up-projection when not gated). A
+    layer's backward holds them beside its (recomputed) activations, which is where the peak
+    is (Unsloth's long-context blog: 'peak VRAM occurs during the MLP backward'). Unsloth's
+    SwiGLU backward kernel writes dL/d(gate) and dL/d(up) into the buffers it reads
+    (unsloth/kernels/swiglu.py _DWf_DW_dfg_kernel), so only dL/d(act) is new there."""
+    i, gated = _mlp_width(m)
+    new = 1 if in_place else (3 if gated else 2)
+    return 2 * new * i / tp
+
+
+def selective_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
+    """What op-level selective checkpointing keeps per token and layer (torchtitan): the layer
+    input, the attention output with its fp32 log-sum-exp, and every second matmul output
+    (half of q, k, v, o, gate, up, down), bf16."""
+    h, a = m.hidden_size, m.num_attention_heads
+    d = m.head_dim or h // max(a, 1)
+    k = m.num_kv_heads or a
+    i, gated = _mlp_width(m)
+    mm = a * d + 2 * k * d + h + (2 if gated else 1) * i + h
+    return 2 * (h + a * d / tp + mm / 2 / tp) + 4 * a / tp
+
+
 def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     m = w.model
     q = w.quant_format
@@ -93,12 +132,14 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         grad_bytes = 2.0 if q.linear_bits <= 16 else 4.0
     else:
         trainable = lora_params(w)
-        grad_bytes = 4.0
+        ab = w.adapter_bytes
+        grad_bytes = float(ab)
         terms.append(MemoryTerm(
-            "adapter_weights", int(trainable * 4 / split),
+            "adapter_weights", int(trainable * ab / split),
             f"LoRA rank {w.lora_rank} on {', '.join(w.lora_targets)}: {trainable:,} params "
-            "x 4 bytes (fp32 adapters)",
-            "PEFT keeps adapters in fp32 under mixed precision (autocast_adapter_dtype)",
+            f"x {ab} bytes ({'fp32' if ab == 4 else 'bf16'} adapters)",
+            "PEFT keeps adapters in fp32 under mixed precision (autocast_adapter_dtype)"
+            if ab == 4 else f"{w.framework} trains the adapters in bf16 like the rest",
             "https://huggingface.co/docs/peft/main/en/developer_guides/lora"))
     # --- master weights, gradients, optimizer
     if full and w.uses_master_weights and not states_on_cpu:
@@ -112,8 +153,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     gformula = (f"{trainable:,} trainable params x {grad_bytes:g} bytes"
                 + (f" / {gdiv}" if gdiv > 1 else ""))
     if w.optimizer_in_backward and full:
-        grads = min(grads, m.largest_layer_params * grad_bytes / split)
-        gformula = "optimizer step fused into backward: one layer's gradients at a time"
+        largest = max(m.largest_layer_params, m.vocab_size * m.hidden_size)
+        grads = min(grads, largest * grad_bytes / split)
+        gformula = (f"optimizer step fused into backward: one layer's gradients at a time "
+                    f"(the largest, {largest:,} params, x {grad_bytes:g} bytes)")
     terms.append(MemoryTerm("gradients", int(grads), gformula,
                             "gradients in the dtype of the trainable weights", _OPT_SOURCE))
     per_param, what = OPTIMIZER_BYTES[w.optimizer]
@@ -123,21 +166,69 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             for g in lora_groups(w))
     else:
         opt = trainable * per_param
+    state_note = None
+    if _states_follow_params(w, full, grad_bytes):
+        # torch.optim creates its state like the parameter: bf16 states for bf16 parameters
+        opt *= 0.5
+        what += ", kept in bf16 like the parameters (no fp32 master copy)"
+        state_note = "torch.optim states take the parameters' dtype (pure bf16 training)"
     odiv = split * (dp if zero >= 1 else 1)
-    terms.append(MemoryTerm("optimizer_states", 0 if states_on_cpu else int(opt / odiv),
-                            what + (f" / {odiv}" if odiv > 1 else ""), None, _OPT_SOURCE))
+    opt_gpu = 0 if states_on_cpu else opt / odiv
+    host: dict[str, int] = {}
+    if states_on_cpu:
+        host["optimizer_states"] = int(opt / odiv)
+    oformula = what + (f" / {odiv}" if odiv > 1 else "")
+    if w.optimizer == "paged-adamw-8bit" and not states_on_cpu:
+        # bitsandbytes allocates paged states with cudaMallocManaged: outside PyTorch's
+        # allocator, they page to CPU RAM when the GPU is full and back when stepped
+        layer = max(m.largest_layer_params, m.vocab_size * m.hidden_size) if full else trainable
+        resident = min(opt_gpu, layer * per_param / split)
+        host["optimizer_states"] = int(opt_gpu)
+        oformula = (f"paged 8-bit AdamW: {opt_gpu / 1e9:,.2f} GB of states in CUDA unified "
+                    "memory, paged to CPU RAM when the GPU is full; at least the states of "
+                    "the layer being stepped are resident")
+        state_note = ("paged states are not counted against the GPU beyond one layer: "
+                      "nvidia-smi shows more while memory is free")
+        opt_gpu = resident
+    terms.append(MemoryTerm("optimizer_states", int(opt_gpu), oformula, state_note,
+                            _OPT_SOURCE if w.optimizer != "paged-adamw-8bit" else
+                            "https://github.com/bitsandbytes-foundation/bitsandbytes "
+                            "(bitsandbytes/optim: paged optimizers allocate their state with "
+                            "CUDA unified memory, cudaMallocManaged)"))
 
     # --- activations
     s, b = w.seq_len, w.batch
     L = m.num_layers
     per_tl = activation_bytes_per_token_layer(m, tp)
+    in_flight = int(memory_value("activation_offload_layers_in_flight"))
+    from whichgpu.estimate.frameworks import framework_defaults
+
+    in_place = bool(framework_defaults(w.framework, w.task).get("fused_mlp_backward"))
+    bwd = s * b * backward_working_bytes_per_token(m, tp, in_place)
+    selective = bool(w.selective_checkpointing) and not w.uses_checkpointing
     if w.uses_checkpointing:
-        act = L * s * b * 2 * m.hidden_size + s * b * per_tl
-        formula = (f"checkpointed: {L} layers x {s} tokens x batch {b} x 2 x hidden (layer "
-                   "inputs) + one layer recomputed in full")
+        kept_per_layer = s * b * 2 * m.hidden_size
+    elif selective:
+        kept_per_layer = s * b * selective_bytes_per_token_layer(m, tp)
     else:
-        act = L * s * b * per_tl
-        formula = (f"{L} layers x {s} tokens x batch {b} x {per_tl:,.0f} bytes per token-layer")
+        kept_per_layer = s * b * per_tl
+    if w.uses_checkpointing or selective:
+        act = L * kept_per_layer + s * b * per_tl + bwd
+        formula = ((f"checkpointed: {L} layers x {s} tokens x batch {b} x 2 x hidden (layer "
+                    "inputs)" if w.uses_checkpointing else
+                    f"selective (op-level) checkpointing: {L} layers x {s} tokens x batch {b} x "
+                    f"{kept_per_layer / (s * b):,.0f} bytes kept (layer input, attention output, "
+                    "every second matmul output)")
+                   + " + one layer recomputed in full with its MLP backward gradients")
+    else:
+        act = L * kept_per_layer + bwd
+        formula = (f"{L} layers x {s} tokens x batch {b} x {per_tl:,.0f} bytes per token-layer"
+                   " + the last layer's MLP backward gradients")
+    if w.offloads_activations and L > in_flight:
+        host["activations"] = int((L - in_flight) * kept_per_layer)
+        act -= (L - in_flight) * kept_per_layer
+        formula += (f"; offloaded: only {in_flight} layers' kept activations on the GPU (the "
+                    f"rest, {host['activations'] / 1e9:,.2f} GB, in CPU RAM)")
     if not w.flash_attention:
         extra = (1 if w.uses_checkpointing else L) * b * m.num_attention_heads / tp * s * s * 2
         act += extra
@@ -145,21 +236,32 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     c = memory_constant("train_activation_bytes_per_token_layer")
     terms.append(MemoryTerm("activations", int(act), formula,
                             ("gradient checkpointing on" if w.uses_checkpointing else
-                             "gradient checkpointing off") + ", "
+                             "selective checkpointing" if selective else
+                             "gradient checkpointing off") + (
+                                ", activations offloaded to CPU RAM as they are produced"
+                                if w.offloads_activations else "") + ", "
                             + ("flash attention" if w.flash_attention else "eager attention")
                             + (f"; pipeline stages hold {pp} micro-batches in flight" if pp > 1
-                               else ""), c.source))
+                               else ""),
+                            c.source if not w.offloads_activations else
+                            memory_constant("activation_offload_layers_in_flight").source))
     v = m.vocab_size
-    if w.fused_loss:
+    if w.loss_kind == "fused":
         logits = min(b * s, 1024) * v * 6 / tp
         lformula = ("fused/chunked cross-entropy: one chunk of 1,024 tokens x vocab x 6 bytes "
                     "(bf16 + fp32)")
+    elif w.loss_kind == "chunked":
+        per = memory_value("train_logits_chunked_bytes_per_element")
+        logits = b * s * v * per / tp
+        lformula = (f"chunked output: batch {b} x {s} tokens x vocab {v:,} x {per:g} bytes (bf16 "
+                    "logits and their gradient, fp32 loss one chunk of 8 at a time)")
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
         lformula = f"batch {b} x {s} tokens x vocab {v:,} x {per} bytes (bf16 + fp32 + grad)"
-    terms.append(MemoryTerm("logits", int(logits), lformula, None,
-                            memory_constant("train_logits_bytes_per_element").source))
+    terms.append(MemoryTerm("logits", int(logits), lformula, None, memory_constant(
+        "train_logits_chunked_bytes_per_element" if w.loss_kind == "chunked"
+        else "train_logits_bytes_per_element").source))
     if q.linear_bits < 16 and m.linears:
         largest = max(g.in_features * g.out_features for g in m.linears)
         terms.append(MemoryTerm(
@@ -185,10 +287,34 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
                             f"{frag.value:.0%} of activations, logits and gradients",
                             "PyTorch caching allocator", frag.source))
-    if w.optimizer == "paged-adamw-8bit":
-        assumptions.append("paged optimizer: states can page to CPU memory under pressure; "
-                           "the estimate keeps them on the GPU")
+    if w.framework:
+        from whichgpu.estimate.frameworks import describe
+
+        assumptions.extend(describe(w.framework, w.task))
+        if w.framework == "unsloth" and q.linear_bits < 8:
+            assumptions.append("Unsloth's dynamic 4-bit checkpoints ('-unsloth-bnb-4bit') keep "
+                               "some layers in 16-bit: up to about 10 % more weight memory than "
+                               "plain NF4 (github.com/unslothai/unsloth README)")
+    if on_cpu:
+        host["model_states"] = int((wb.total + trainable * (grad_bytes + (per_param or 2)))
+                                   / split / (dp if zero >= 3 else 1))
+    if host:
+        total_host = sum(host.values())
+        assumptions.append(f"CPU RAM per GPU for what leaves it: {total_host / 1e9:,.1f} GB ("
+                           + ", ".join(f"{k.replace('_', ' ')} {v / 1e9:,.1f} GB"
+                                       for k, v in host.items()) + ")")
     details = {"trainable_params": trainable, "seq_len": s, "micro_batch": b,
                "zero_stage": zero, "tp": tp, "pp": pp, "dp": dp,
-               "activation_bytes_per_token_layer": per_tl}
+               "activation_bytes_per_token_layer": per_tl, "loss": w.loss_kind,
+               "framework": w.framework, "host_bytes": host}
     return terms, assumptions, details
+
+
+def _states_follow_params(w: Workload, full: bool, grad_bytes: float) -> bool:
+    """fp32-state optimizers (AdamW, SGD with momentum, Lion) keep 16-bit states when the
+    trainable parameters are themselves 16-bit and no fp32 master copy is kept."""
+    if w.optimizer not in ("adamw", "sgd-momentum", "lion"):
+        return False
+    if full:
+        return not w.uses_master_weights and grad_bytes == 2.0
+    return w.adapter_bytes == 2

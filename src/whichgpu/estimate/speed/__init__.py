@@ -68,6 +68,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     from whichgpu.estimate.speed.hardware import hardware
     from whichgpu.estimate.speed.training import check_framework
 
+    framework = framework or w.framework
     if framework is not None:
         check_framework(framework)
     if gpu.user_spec:
@@ -326,7 +327,9 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
 
     fw = check_framework(framework)
     precision, why = compute_precision(hw.gpu, w.quant_format, "transformers", training=True)
-    peak = hw.peak(precision) or hw.peak("fp16")
+    from whichgpu.estimate.speed.sustained import sustained_scale
+
+    peak = (hw.peak(precision) or hw.peak("fp16")) * sustained_scale(hw.gpu)[0]
     lin, attn, tokens, formula = pass_flops_split(w)
     # As for an LLM's LoRA (training.py): the frozen linears cost a forward and an
     # input-gradient pass (no weight gradients), attention a forward and a full backward;
@@ -335,7 +338,8 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     factor = 2 + ckpt
     flops = lin * factor + attn * (3 + ckpt)
     den = w.model.diffusion.component(w.model.diffusion.denoiser)
-    mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_)
+    mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_,
+                            denoiser=den.kind)
     dequant = 1.0
     if w.quant_format.linear_bits < 8:  # a 4-bit base (QLoRA-style): dequantized twice a step
         dequant = speed_value("qlora_dequant_factor")

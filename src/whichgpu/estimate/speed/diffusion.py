@@ -1,11 +1,21 @@
-"""Diffusion speed: per-step FLOPs from the denoiser's size and its tokens, times steps.
+"""Diffusion speed: per-step FLOPs from the denoiser's layers and its tokens, times steps.
 
-DiT/MMDiT pass:  2 x params x tokens + 4 x layers x tokens^2 x hidden (attention)
-UNet pass:       2 x params x latent positions x a position fraction (conv levels shrink)
-per image:       steps x CFG passes x pass FLOPs / (peak x eta) + text encoding + VAE decode
-Tokens are latent pixels after the VAE and patching (+ text tokens for MMDiT joint attention);
-video adds latent frames. Several GPUs run independent pipelines for images; a video is split
-by sequence parallelism.
+DiT/MMDiT pass: 2 x (each linear's weights x the tokens it sees) + 4 x layers x tokens^2 x
+                hidden (attention). Dual-stream blocks (FLUX, SD3, Qwen-Image) run their
+                image-stream linears on the image tokens and their text-stream linears on the
+                text tokens; FLUX's single-stream blocks run on both; cross-attention DiTs (Wan)
+                project the text keys and values once per text token; modulation and embedders
+                run once per sample. (Counting every parameter on every token overstates a
+                FLUX.1 pass by about 1.7x.)
+UNet pass:      2 x params x latent positions x a position fraction (conv levels shrink)
+per image:      steps x CFG passes x pass FLOPs / (sustained peak x eta) + text encoding +
+                VAE decode (+ tiling overlap) + CPU offload transfers
+The sustained peak is the datasheet peak at the precision the kernels really use (16-bit with
+FP32 accumulate in diffusers and ComfyUI by default: the half rate on GeForce cards) times what
+the card's matmuls sustain (speed/sustained.py: power-limited T4/L4 far less than datasheet,
+GeForce the full half rate). FP8 weights run FP8 matmuls only when compiled (torch.compile +
+torchao, TensorRT, ComfyUI's --fast). Several GPUs run independent pipelines for images; a
+video is split by sequence parallelism.
 """
 
 from __future__ import annotations
@@ -14,6 +24,45 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component
 from whichgpu.estimate.workload import Workload
+from whichgpu.models.spec import ComponentSpec
+
+# Text-stream linears of dual-stream blocks (diffusers names), and their image-stream twins.
+_CONTEXT = ("add_q_proj", "add_k_proj", "add_v_proj", "to_add_out", "ff_context.", "txt_mlp.")
+_TWIN = {"to_q": "add_q_proj", "to_k": "add_k_proj", "to_v": "add_v_proj",
+         "to_out.0": "to_add_out", "ff.net.0.proj": "ff_context.net.0.proj",
+         "ff.net.2": "ff_context.net.2", "img_mlp.net.0.proj": "txt_mlp.net.0.proj",
+         "img_mlp.net.2": "txt_mlp.net.2"}
+# Cross-attention DiTs (Wan) project the text tokens into keys and values.
+_CROSS_KV = ("attn2.to_k", "attn2.to_v")
+
+
+def linear_token_flops(den: ComponentSpec, image_tokens: int, text_tokens: int,
+                       frames_tokens: int | None = None) -> tuple[float, str]:
+    """2 x weights x tokens summed over the denoiser's linear groups, each group at the tokens
+    it runs on; the parameters no group lists (modulation, embedders) once per sample."""
+    groups = {g.name: g for g in den.linears}
+    total = 0.0
+    listed = 0
+    for g in den.linears:
+        listed += g.params
+        per = g.in_features * g.out_features
+        if g.name.startswith(_CONTEXT):
+            total += 2 * g.params * text_tokens
+        elif g.name in _CROSS_KV:
+            total += 2 * g.params * text_tokens
+        elif g.name in _TWIN and _TWIN[g.name] in groups:
+            dual = min(groups[_TWIN[g.name]].count, g.count)  # dual-stream instances
+            total += 2 * per * (dual * image_tokens + (g.count - dual)
+                                * (image_tokens + text_tokens))
+        elif any(n.startswith(_CONTEXT) for n in groups):
+            total += 2 * g.params * (image_tokens + text_tokens)  # single-stream blocks
+        else:
+            total += 2 * g.params * image_tokens
+    other = max(den.params - listed, 0)
+    total += 2 * other  # per sample
+    return total, (f"2 x each linear's weights x its tokens ({image_tokens:,} image/video, "
+                   f"{text_tokens:,} text) + {other / 1e9:.1f}B modulation/embedding params "
+                   "once per sample")
 
 
 def pass_flops(w: Workload) -> tuple[float, int, str]:
@@ -31,75 +80,155 @@ def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
         frac = speed_value("unet_position_fraction")
         return (2 * den.params * positions * frac, 0.0, positions,
                 f"2 x {den.params / 1e9:.2f}B params x {positions:,} positions x {frac:g}")
-    tokens = d.image_tokens(width, height, w.video_frames)
-    if den.kind == "mmdit":
-        tokens += d.text_tokens
+    image = d.image_tokens(width, height, w.video_frames)
+    tokens = image + (d.text_tokens if den.kind == "mmdit" else 0)
     layers = max(den.num_layers, 1)
     hidden = den.hidden_size or 3072
-    return (2 * den.params * tokens, 4 * layers * tokens * tokens * hidden, tokens,
-            f"2 x {den.params / 1e9:.1f}B params x {tokens:,} tokens + attention "
-            f"4 x {layers} x {tokens:,}^2 x {hidden}")
+    attn = 4 * layers * tokens * tokens * hidden
+    if den.linears:
+        lin, how = linear_token_flops(den, image, d.text_tokens)
+    else:  # no layer shapes: every parameter on every token (an over-count for dual streams)
+        lin = 2 * den.params * tokens
+        how = f"2 x {den.params / 1e9:.1f}B params x {tokens:,} tokens"
+    return (lin, attn, tokens,
+            f"{how} + attention 4 x {layers} x {tokens:,}^2 x {hidden}")
 
 
-def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
+def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
+    """The matmul precision key and why: 16-bit with FP32 accumulate unless compiled, where
+    FP8 weights get FP8 kernels (FP8-capable cards) and ComfyUI's --fast mode accumulates FP16
+    on GeForce."""
     d = w.model.diffusion
     den = d.component(d.denoiser)
     q = w.quant_format
     precision, why = compute_precision(hw.gpu, q, "transformers")
     if den.native_dtype == "fp16" and precision == "bf16" and q.is_16bit:
         precision = "fp16"
+    sixteen = "fp16" if den.native_dtype == "fp16" else \
+        ("bf16" if hw.gpu.supports("bf16") else "fp16")
     if precision in ("fp8", "int8", "fp4") and not compiled:
         # Measured: FP8 weights run no faster than 16-bit in eager pipelines. diffusers +
         # torchao FP8 without compile took 1.96 s vs 1.54 s in bf16 for FLUX.1-schnell on an
-        # H100 PCIe (pollinations/flux-optimizations); ComfyUI ran FLUX.1-dev and SD 3.5 Medium
-        # as fast in FP8 as in 16-bit on an RTX 5090 (validation rows img-comfy-*).
-        precision = "fp16" if den.native_dtype == "fp16" else \
-            ("bf16" if hw.gpu.supports("bf16") else "fp16")
+        # H100 PCIe (pollinations/flux-optimizations); ComfyUI computes FP8 checkpoints in
+        # 16-bit (unet_manual_cast) unless --fast fp8_matrix_mult
+        precision = sixteen
         why = (f"{q.name} weights are upcast to {precision} per layer: eager diffusers and "
                "ComfyUI gain no FP8 matmul speed (measured; --compile for FP8 kernels)")
-    if w.engine_name == "comfyui" and hw.gpu.form_factor == "consumer" and \
-            precision in ("fp16", "bf16", "fp8"):
-        # ComfyUI's --fast mode: FP8 matmuls and FP16 accumulation, the GeForce fast path (S22)
-        precision = "fp8_acc16" if precision == "fp8" else "fp16_acc16"
-        why = "ComfyUI --fast: GeForce FP16-accumulate tensor rate (S22)" + (
-            f"; {q.name} weights upcast" if q.compute in ("fp8", "int8", "fp4") else "")
-    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    elif precision in ("fp16", "bf16"):
+        why = (f"{precision} matmuls with FP32 accumulate (PyTorch's cuBLAS default; "
+               "allow_fp16_accumulation is off)")
+    consumer = hw.gpu.form_factor == "consumer"
+    if compiled and precision == "fp8" and consumer and hw.gpu.supports("fp8_acc16"):
+        # FP8 inference kernels ask cuBLASLt for fast accumulation: torchao's
+        # Float8DynamicActivationFloat8WeightConfig defaults to Float8MMConfig(use_fast_accum=
+        # True), flux-fp8-api's F8Linear passes use_fast_accum=True ("much faster than float16
+        # matmul w/ float32 accumulate on ADA devices"); on GeForce that is the full FP8 rate
+        precision = "fp8_acc16"
+        why = ("FP8 matmuls with fast accumulation (torchao and flux-fp8-api defaults): the "
+               "GeForce full FP8 rate")
+    elif compiled and w.engine_name == "comfyui" and consumer and precision == "fp16" and \
+            hw.gpu.supports("fp16_acc16"):
+        # ComfyUI --fast: fp16_accumulation (PyTorch 2.7 allow_fp16_accumulation) for fp16
+        # models; GeForce runs FP16-accumulate at the full rate (S22)
+        precision = "fp16_acc16"
+        why = "ComfyUI --fast: FP16 accumulation, the GeForce full-rate path (S22)"
+    return precision, why
+
+
+def upcast_seconds(w: Workload, hw: Hardware, precision: str, compiled: bool) -> float:
+    """Per step, an eager pipeline whose quantized weights compute in 16-bit casts every
+    layer's weights before its matmul (diffusers' layerwise casting and torchao/quanto
+    weight-only tensors, ComfyUI's manual cast): the quantized bytes read, a 16-bit copy
+    written and read back by the matmul, at the datasheet bandwidth (one forward per step:
+    the CFG passes are batched). Compiled graphs fuse the cast into the matmul's load."""
+    q = w.quant_format
+    if compiled or q.is_16bit or precision not in ("bf16", "fp16"):
+        return 0.0
+    d = w.model.diffusion
+    params = d.component(d.denoiser).params
+    moved = params * (q.linear_bits / 8 + 4)
+    return moved / hw.gpu.bandwidth_bytes_per_s
+
+
+def compile_speedup(w: Workload, hw: Hardware, compiled: bool) -> tuple[float, str]:
+    """How much faster a compiled transformer denoiser's step runs than the eager one: the
+    elementwise work between the matmuls (norms, modulation, RoPE, activations, FP8 input
+    scaling) is fused into few kernels; UNets gain mostly the launch overhead (counted
+    apart)."""
+    d = w.model.diffusion
+    if not compiled or d.component(d.denoiser).kind not in ("dit", "mmdit"):
+        return 1.0, ""
+    arch = arch_key(hw.gpu)
+    s = per_key("diffusion_compile_speedup", arch)
+    return s, f"compiled: x{s:g} on the denoiser's compute ({arch} fused elementwise work)"
+
+
+def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]:
+    """Weights copied over the host link per image: model offload moves each component in
+    once per image, sequential offload every step; ComfyUI's model management only when the
+    pipeline does not fit this GPU whole."""
+    from whichgpu.estimate.memory.diffusion import component_sizes, effective_offload
+
+    d = w.model.diffusion
+    mode = effective_offload(w)
+    if mode not in ("model", "sequential"):
+        return 0.0, "none"
+    if w.offload == "none" and w.engine_name == "comfyui":
+        from whichgpu.estimate.memory import estimate_memory
+
+        resident = estimate_memory(w.with_(offload="gpu-only")).total_bytes
+        if resident <= hw.gpu.usable_memory_bytes:
+            return 0.0, "none: ComfyUI keeps every model loaded when they fit"
+    moved = [c for c in d.components if c.kind != "vae"] if mode == "model" \
+        else list(d.components)
+    host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
+    sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
+    moved_bytes = sum(sizes[c.name] for c in moved)
+    seconds = moved_bytes / host_bw * (steps if mode == "sequential" else 1)
+    return seconds, (f"{mode} offload: {moved_bytes / 1e9:.1f} GB over the host link "
+                     + ("every step" if mode == "sequential" else "once per image"))
+
+
+def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
+    from whichgpu.estimate.speed.sustained import sustained_scale
+
+    d = w.model.diffusion
+    den = d.component(d.denoiser)
+    precision, why = _precision(w, hw, compiled)
+    scale, scale_why = sustained_scale(hw.gpu)
+    peak = (hw.peak(precision) or hw.peak("fp16") or 1.0) * scale
     eta = per_key("diffusion_compute_efficiency", den.kind) * per_key(
         "compute_arch_factor", arch_key(hw.gpu))
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
-    # attention (flash attention) stays in 16-bit even when the linears run in FP8
-    attn_precision = {"fp8": "bf16", "fp8_acc16": "fp16_acc16"}.get(precision, precision)
+    # attention (flash attention: 16-bit inputs, FP32 accumulate) stays at the 16-bit rate
+    # whatever the linears run at
+    attn_precision = "bf16" if hw.gpu.supports("bf16") and den.native_dtype != "fp16" \
+        else "fp16"
+    # the constant's note: FP8/INT8/FP4 matmuls reach a smaller share of their higher peak
     lin_eta = eta * (speed_value("fp8_compute_efficiency_factor")
-                     if precision.startswith("fp8") else 1.0)
-    attn_peak = hw.peak(attn_precision) * per_key(
-        "attention_arch_factor", str(hw.gpu.architecture.value)) or peak
+                     if precision.startswith(("fp8", "int8", "fp4")) else 1.0)
+    attn_peak = (hw.peak(attn_precision) * scale * per_key(
+        "attention_arch_factor", str(hw.gpu.architecture.value))) or peak
     # CUDA graphs (torch.compile max-autotune / reduce-overhead, TensorRT) replay a step's
     # kernels without the CPU launching each one: the launch overhead goes
-    # diffusers and ComfyUI batch the conditional and unconditional passes into one call
     overhead = 0.0 if compiled else per_key("diffusion_step_overhead_ms", den.kind) * 1e-3
-    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) + overhead
+    speedup, speedup_why = compile_speedup(w, hw, compiled)
+    upcast = upcast_seconds(w, hw, precision, compiled)
+    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup + overhead \
+        + upcast
     t_denoise = steps * t_step
     width, height = w.image_size
-    base_peak = hw.peak("bf16") or hw.peak("fp16") or peak
+    base_peak = (hw.peak("bf16") or hw.peak("fp16") or peak) * scale
     aux = speed_value("aux_model_efficiency")
+    tiling = per_key("vae_tiling_compute_factor", w.engine_name) if w.vae_tiling else 1.0
     vae = (speed_value("vae_decode_flops_per_pixel") * width * height * w.video_frames * w.batch
-           / (base_peak * aux))
+           / (base_peak * aux)) * tiling
     text = sum(2 * c.params * max(c.max_tokens, 77) for c in d.components
                if c.kind in ("clip", "t5", "llm")) / (base_peak * aux)
     fixed = per_key("diffusion_fixed_s", "video" if d.is_video else "image")
-    offload = 0.0
-    if w.offload in ("model", "sequential"):
-        from whichgpu.estimate.memory.diffusion import component_sizes
-
-        moved = {"model": [c for c in d.components if c.kind != "vae"],
-                 "sequential": list(d.components)}[w.offload]
-        host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
-        sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
-        moved_bytes = sum(sizes[c.name] for c in moved)
-        # model offload moves each component in once per image; sequential every step
-        offload = moved_bytes / host_bw * (steps if w.offload == "sequential" else 1)
+    offload, offload_why = _offload_seconds(w, hw, steps)
     per_run = t_denoise + vae + text + fixed + offload
     sp_eff = 1.0
     if d.is_video and w.gpus > 1:
@@ -108,19 +237,23 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     comps = (
         Component("denoising", t_denoise,
                   f"{steps} steps x {w.cfg_passes} pass(es) x batch {w.batch} x "
-                  f"({formula}) / ({peak / 1e12:,.0f} TFLOPS {precision} x {eta:.2f}) + "
-                  f"{overhead * 1e3:.0f} ms launch overhead per step (CFG passes batched)"),
+                  f"({formula}) / ({peak / 1e12:,.0f} TFLOPS sustained {precision} x "
+                  f"{eta:.2f})" + (f" / {speedup:g} (compiled)" if speedup != 1 else "")
+                  + f" + {overhead * 1e3:.0f} ms launch overhead per step (CFG passes "
+                  "batched)" + (f" + {upcast * 1e3:.0f} ms per step casting the quantized "
+                                "weights to 16-bit" if upcast else "")),
         Component("VAE decode", vae, f"decoder FLOPs per output pixel at {aux:.0%} of the "
-                                     "16-bit peak"),
+                                     "16-bit peak" + (f", x{tiling:g} for the tiles' overlap"
+                                                      if w.vae_tiling else "")),
         Component("text encoders", text, f"one encoder pass per prompt at {aux:.0%} of the "
                                          "16-bit peak"),
         Component("pipeline overhead", fixed, "scheduler, transfers, Python"),
-        Component("CPU offload transfers", offload,
-                  f"--offload {w.offload}: weights copied over the host link "
-                  "(host_offload_gb_s)"),
+        Component("CPU offload transfers", offload, offload_why),
     )
+    why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff,
-            "components": comps,
-            "bound": "compute" if t_denoise > (vae + text + fixed) else "fixed-overhead"}
+            "components": comps, "sustained_scale": scale,
+            "bound": "compute" if t_denoise > (vae + text + fixed + offload) else
+            ("interconnect" if offload > t_denoise else "fixed-overhead")}

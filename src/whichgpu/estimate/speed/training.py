@@ -35,9 +35,12 @@ def size_factor(hidden: int) -> float:
 
 
 def check_framework(framework: str | None) -> str:
+    """The framework's profile name (aliases such as peft resolve); unknown names are input
+    errors with the closest names."""
     from whichgpu.errors import InputError
+    from whichgpu.estimate.frameworks import canonical
 
-    name = (framework or DEFAULT_FRAMEWORK).lower()
+    name = canonical(framework or DEFAULT_FRAMEWORK)
     if name not in speed_value("training_framework_factor"):
         raise InputError(f"unknown training framework {framework!r}; use one of "
                          f"{', '.join(FRAMEWORKS)}")
@@ -57,10 +60,16 @@ def framework_factor(framework: str | None, compile_: bool = False) -> tuple[flo
 
 
 def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
-             compile_: bool = False) -> tuple[float, str]:
-    """MFU before communication for a training task on this GPU (full-ft reference x factors)."""
-    mfu = per_key("training_mfu", "full-ft")
-    parts = [f"{mfu:.2f} (training_mfu)"]
+             compile_: bool = False, denoiser: str | None = None) -> tuple[float, str]:
+    """MFU before communication for a training task on this GPU (full-ft reference x factors).
+    A denoiser's LoRA starts from that denoiser kind's fitted eager efficiency instead: its
+    training step runs the same kernels as its inference pass, elementwise work included."""
+    if denoiser:
+        mfu = per_key("diffusion_compute_efficiency", denoiser)
+        parts = [f"{mfu:.2f} (diffusion_compute_efficiency[{denoiser}])"]
+    else:
+        mfu = per_key("training_mfu", "full-ft")
+        parts = [f"{mfu:.2f} (training_mfu)"]
     if task in ("lora", "qlora", "image-lora"):
         r = speed_value("lora_mfu_ratio")
         mfu *= r
@@ -89,7 +98,10 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
         why = f"{hw.gpu.id} has no FP8: --fp8-training falls back to {precision}"
     elif fp8:
         precision, why = "fp8", "FP8 matmuls on bf16 weights (Transformer Engine / torchao)"
-    peak = hw.peak(precision) or hw.peak("fp16") or 1.0
+    from whichgpu.estimate.speed.sustained import sustained_scale
+
+    scale, scale_why = sustained_scale(hw.gpu)
+    peak = (hw.peak(precision) or hw.peak("fp16") or 1.0) * scale
     s, b = w.seq_len, w.batch
     tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
     n = max(m.params_active - m.params.embedding, 1)
@@ -109,7 +121,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     dequant = 1.0
     if w.task == "qlora" or (lora and q.linear_bits < 16):
         dequant = speed_value("qlora_dequant_factor")
-    peak16 = hw.peak("bf16") or hw.peak("fp16") or peak
+    peak16 = (hw.peak("bf16") or hw.peak("fp16") or peak / scale) * scale
     if fp8:
         # FP8 linears at a lower fraction of their doubled peak; attention stays in 16-bit
         f8 = speed_value("fp8_compute_efficiency_factor")
@@ -148,12 +160,13 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     if pp > 1:
         micro = int(speed_value("pipeline_microbatches_per_stage")) * pp
         bubble = (pp - 1) / (micro + pp - 1)
-    step = (t_compute + exposed_dp + t_tp) / (1 - bubble)
+    t_page, page_why = paged_optimizer_seconds(w, hw)
+    step = (t_compute + exposed_dp + t_tp) / (1 - bubble) + t_page
     tokens_per_s = tokens / step
     # MFU is reported against the 16-bit peak, as torchtitan and llm-foundry report it
     mfu = tokens_per_s * useful / (w.gpus * peak16)
-    parts = {"compute": t_compute, "interconnect": exposed_dp + t_tp,
-             "fixed-overhead": step - t_compute - exposed_dp - t_tp}
+    parts = {"compute": t_compute, "interconnect": exposed_dp + t_tp + t_page,
+             "fixed-overhead": step - t_compute - exposed_dp - t_tp - t_page}
     comps = (
         Component("compute", t_compute,
                   f"{tokens:,} tokens x {per_token / 1e9:.2f} GFLOP / ({w.gpus} x "
@@ -163,10 +176,31 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
                   f"{t_dp:.3f} s over {' + '.join(link.kinds)}, {overlap:.0%} hidden behind "
                   "backward"),
         Component("tensor-parallel all-reduce", t_tp, f"4 per layer over {hw.link.kind}"),
-        Component("pipeline bubble", step - t_compute - exposed_dp - t_tp,
+        Component("pipeline bubble", step - t_compute - exposed_dp - t_tp - t_page,
                   f"(pp-1)/(micro-batches + pp-1) = {bubble:.2f}"),
+        Component("paged optimizer traffic", t_page, page_why),
     )
-    return {"precision": precision, "why": why, "tokens_per_s": tokens_per_s,
+    return {"precision": precision, "why": f"{why}; {scale_why}", "tokens_per_s": tokens_per_s,
             "step_s": step, "mfu": mfu, "mfu_assumed": mfu_effective, "mfu_why": mfu_why,
             "tokens_per_step": tokens, "bound": dominant(parts), "components": comps,
             "accumulation": accumulation, "link": link}
+
+
+def paged_optimizer_seconds(w: Workload, hw: Hardware) -> tuple[float, str]:
+    """Host-link time per step for paged optimizer states that do not stay on the GPU: the
+    part that does not fit beside the rest of the job pages in for its step and out again
+    (bitsandbytes paged optimizers use CUDA unified memory)."""
+    if w.optimizer != "paged-adamw-8bit" or w.offload in ("optimizer", "cpu"):
+        return 0.0, "none (states resident or not paged)"
+    from whichgpu.estimate.memory import estimate_memory
+
+    est = estimate_memory(w)
+    states = est.details.get("host_bytes", {}).get("optimizer_states", 0)
+    free = hw.gpu.usable_memory_bytes - est.total_bytes
+    paged = max(0.0, states - max(free, 0))
+    if paged <= 0:
+        return 0.0, "none: the paged states fit beside the rest of the job"
+    host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
+    return 2 * paged / host_bw, (f"{paged / 1e9:.1f} GB of paged optimizer states do not fit "
+                                 "the GPU: in and out over the host link each step")
+

@@ -1,0 +1,152 @@
+"""Training frameworks as data: the settings each one uses unless told otherwise.
+
+``--framework unsloth`` means Unsloth's own defaults (offloaded gradient checkpointing, fused
+cross-entropy, 8-bit AdamW ...); ``--framework torchtune`` a torchtune recipe's (paged 8-bit
+AdamW stepped inside backward, activation checkpointing ...). The profiles live in
+``data/training_frameworks.toml``, each value with its source; :func:`framework_defaults` gives
+the settings for one task, and :func:`apply_framework` fills the ones a caller left unset.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from whichgpu.errors import InputError
+
+FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axolotl",
+                        "llm-foundry", "torchtitan", "megatron"]
+# The Workload settings a profile may set (anything else in the file is an error).
+SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
+            "activation_offloading", "loss", "master_weights", "optimizer_in_backward",
+            "lora_rank", "lora_targets", "adapter_bytes", "qlora_quant", "fused_mlp_backward")
+
+
+@dataclass(frozen=True)
+class FrameworkProfile:
+    """One framework's defaults per task group, with where they come from."""
+
+    name: str
+    title: str
+    sources: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    lora: dict[str, Any] = field(default_factory=dict)  # LoRA (and QLoRA unless overridden)
+    qlora: dict[str, Any] = field(default_factory=dict)  # QLoRA's differences from ``lora``
+    full: dict[str, Any] = field(default_factory=dict)  # full fine-tuning and pre-training
+
+    def settings(self, task: str) -> dict[str, Any]:
+        """The defaults for ``task`` (lora, qlora, full-ft, pretrain; others: none)."""
+        if task == "lora":
+            return dict(self.lora)
+        if task == "qlora":
+            return {**self.lora, **self.qlora}
+        if task in ("full-ft", "pretrain"):
+            return dict(self.full)
+        return {}
+
+
+@cache
+def profiles() -> dict[str, FrameworkProfile]:
+    text = resources.files("whichgpu.estimate").joinpath(
+        "data/training_frameworks.toml").read_text("utf-8")
+    raw = tomllib.loads(text)["framework"]
+    out = {}
+    for name, entry in raw.items():
+        groups = {}
+        for group in ("lora", "qlora", "full"):
+            values = dict(entry.get(group, {}))
+            unknown = set(values) - set(SETTINGS)
+            if unknown:
+                raise ValueError(f"training_frameworks.toml: {name}.{group} has unknown "
+                                 f"settings {sorted(unknown)}")
+            groups[group] = values
+        out[name] = FrameworkProfile(name, entry["title"], tuple(entry["sources"]),
+                                     tuple(entry.get("aliases", ())), **groups)
+    return out
+
+
+def framework_names() -> tuple[str, ...]:
+    return tuple(profiles())
+
+
+def canonical(name: str) -> str:
+    """The profile name for ``name`` or one of its aliases; an unknown name is an input error
+    naming the closest ones."""
+    key = name.strip().lower()
+    table = profiles()
+    if key in table:
+        return key
+    for p in table.values():
+        if key in p.aliases:
+            return p.name
+    known = list(table) + [a for p in table.values() for a in p.aliases]
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(f"unknown training framework {name!r}{hint} (use one of "
+                     f"{', '.join(table)})")
+
+
+def get_framework(name: str) -> FrameworkProfile:
+    return profiles()[canonical(name)]
+
+
+def framework_defaults(name: str | None, task: str) -> dict[str, Any]:
+    """The settings framework ``name`` uses for ``task`` (empty for None or a non-training
+    task)."""
+    if not name:
+        return {}
+    return get_framework(name).settings(task)
+
+
+def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[str, Any]:
+    """``given`` (a caller's settings, None meaning unset) with the unset ones taken from the
+    framework's defaults; ``adapter_bytes`` and ``qlora_quant`` are returned too, as the
+    profile states them (the memory model reads the first, the QLoRA base format the second)."""
+    defaults = framework_defaults(name, task)
+    out = dict(given)
+    for key, value in defaults.items():
+        if key == "qlora_quant":
+            if task == "qlora" and out.get("quant") is None:
+                out["quant"] = value
+            continue
+        if key in ("adapter_bytes", "fused_mlp_backward"):  # read by the memory model itself
+            continue
+        if out.get(key) is None:
+            out[key] = value
+    return out
+
+
+def describe(name: str, task: str) -> list[str]:
+    """What a framework sets for this task, for the estimate's assumptions: the settings in
+    one line (joined by '; '), where they come from in another."""
+    p = get_framework(name)
+    s = p.settings(task)
+    if not s:
+        return [f"framework {p.name} ({p.title}): no memory defaults for {task}"]
+    parts = []
+    if s.get("selective_checkpointing"):
+        parts.append("selective (op-level) activation checkpointing")
+    if s.get("gradient_checkpointing"):
+        parts.append("gradient checkpointing" + (" with the kept activations offloaded to CPU "
+                                                 "RAM" if s.get("activation_offloading")
+                                                 else ""))
+    if s.get("loss") == "fused":
+        parts.append("fused/chunked cross-entropy (no full logits)")
+    elif s.get("loss") == "chunked":
+        parts.append("cross-entropy in fp32 per output chunk")
+    if s.get("optimizer"):
+        parts.append(f"optimizer {s['optimizer']}")
+    if s.get("optimizer_in_backward"):
+        parts.append("optimizer step fused into backward")
+    if s.get("master_weights") is False:
+        parts.append("pure bf16 (no fp32 master copy)")
+    if "lora_rank" in s:
+        parts.append(f"LoRA rank {s['lora_rank']} on {s.get('lora_targets', 'all-linear')}")
+    if s.get("adapter_bytes") == 2:
+        parts.append("bf16 adapters")
+    return [f"framework {p.name} defaults: " + "; ".join(parts),
+            f"{p.name} defaults from {p.sources[0]}"]
