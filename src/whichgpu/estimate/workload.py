@@ -45,7 +45,7 @@ LIMITS = {"context": 1 << 24, "prompt_tokens": 1 << 24, "output_tokens": 1 << 24
           "frames": 10_000, "steps": 100_000}
 
 # GGUF formats imply llama.cpp; EXL2 implies exllamav2.
-_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "f32")
+_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "tq", "f32", "mxfp4_moe")
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     assumptions: list[str] = []
     terms: list[MemoryTerm] = []
 
-    wb = llm_weight_bytes(m, q, w.quant)
+    wb = llm_weight_bytes(m, q, w.quant, engine=w.engine_name)
     weights = wb.total / split
     terms.append(MemoryTerm(
         "weights", int(weights),

@@ -71,7 +71,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     assumptions: list[str] = []
 
     # --- weights
-    wb = llm_weight_bytes(m, q, w.quant)
+    wb = llm_weight_bytes(m, q, w.quant, engine=w.engine_name)
     w_div = split * (dp if zero >= 3 else 1)
     on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
     states_on_cpu = w.offload in ("optimizer", "cpu")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
 from whichgpu.models.spec import ComponentSpec, ModelSpec
 
@@ -18,6 +19,26 @@ class WeightBytes:
     lm_head: int
     exact: bool  # from checkpoint bytes rather than from counts x bits
     formula: str
+    experts: int = 0  # routed-expert tensors (what MoE expert offload moves to host memory)
+    # routed-expert bytes of each decoder layer (zeros for dense layers), and every other
+    # byte of each layer (attention, dense MLP, shared experts, norms, router, biases);
+    # total = embedding + lm_head + sum(layer_experts) + sum(layer_other) + rest
+    layer_experts: tuple[int, ...] = ()
+    layer_other: tuple[int, ...] = ()
+    mix: str = ""  # GGUF: the ggml types and their shares of the bytes
+    source: str = ""
+
+    @property
+    def outside_layers(self) -> int:
+        """Bytes not in any decoder layer: embedding, output head, final norm."""
+        return max(0, self.total - sum(self.layer_experts) - sum(self.layer_other))
+
+    def scaled(self, total: int, formula: str, source: str) -> WeightBytes:
+        """The same layout scaled to an exact total (a checkpoint's real bytes)."""
+        f = total / max(self.total, 1)
+        return WeightBytes(total, int(self.embedding * f), int(self.lm_head * f), True, formula,
+                           int(self.experts * f), tuple(int(b * f) for b in self.layer_experts),
+                           tuple(int(b * f) for b in self.layer_other), self.mix, source)
 
 
 def native_bits(model: ModelSpec) -> int:
@@ -35,16 +56,61 @@ def uses_checkpoint_bytes(model: ModelSpec, quant_name: str, requested: str | No
     return requested.lower() == stored or requested.lower() == quant_name.lower() == stored
 
 
-def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
-                     use_checkpoint: bool = True) -> WeightBytes:
-    """Bytes of a decoder's weights in ``quant`` (embeddings/LM head at the format's own bits).
+def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
+    """The llama.cpp file type whose per-tensor recipe sizes these weights, if any.
 
-    Exact checkpoint bytes are used when the checkpoint runs as stored (``use_checkpoint``).
+    GGUF formats are file types; MXFP4 under llama.cpp is the MXFP4_MOE file ggml-org
+    publishes for gpt-oss (experts MXFP4, every other tensor Q8_0)."""
+    name = quant.name
+    if name in ("fp16", "bf16", "fp32", "f32"):  # plain dtypes: GGUF only under llama.cpp
+        return {"fp16": "f16", "fp32": "f32"}.get(name, name) if engine == "llamacpp" else None
+    if is_gguf_ftype(name):
+        return name
+    if name == "mxfp4" and engine == "llamacpp":
+        return "mxfp4_moe"
+    return None
+
+
+def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
+                     use_checkpoint: bool = True, engine: str | None = None) -> WeightBytes:
+    """Bytes of a decoder's weights in ``quant``, with how they sit in the layers.
+
+    A GGUF file type is sized tensor by tensor with llama.cpp's quantization rules
+    (models/gguf_recipe.py); other formats by parameter kind at the format's bits
+    (embeddings/LM head at the format's own bits). Exact checkpoint bytes are used when the
+    checkpoint runs as stored (``use_checkpoint``), spread over the layers as computed.
     """
+    ftype = gguf_ftype(quant, engine)
+    computed = (_recipe_bytes(model, ftype) if ftype and model.linears and model.num_layers
+                else _format_bytes(model, quant))
     if use_checkpoint and uses_checkpoint_bytes(model, quant.name, requested):
         ck = model.checkpoint
-        return WeightBytes(ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes, True,
-                           f"exact checkpoint bytes ({ck.source})")
+        exact = computed.scaled(ck.total_bytes, f"exact checkpoint bytes ({ck.source})",
+                                ck.source)
+        return replace(exact, embedding=ck.embedding_bytes or exact.embedding,
+                       lm_head=ck.lm_head_bytes or exact.lm_head)
+    return computed
+
+
+def _recipe_bytes(model: ModelSpec, ftype: str) -> WeightBytes:
+    from whichgpu.models.gguf_recipe import RECIPE_SOURCE, recipe
+
+    r = recipe(model, ftype)
+    n = model.num_layers
+    experts = r.expert_bytes_by_layer(n)
+    plain_per_layer = r.plain_bytes / max(n, 1)
+    other = tuple(int(b + plain_per_layer) for b in r.layer_bytes(n))
+    emb = r.bytes_where(category="token_embd")
+    head = r.bytes_where(category="output")
+    formula = (f"llama.cpp {ftype.upper()} recipe, tensor by tensor ({r.mix()}); norms, "
+               "routers and biases F32"
+               + (" (an importance matrix assumed)" if r.imatrix else "")
+               + ("; " + "; ".join(r.notes) if r.notes else ""))
+    return WeightBytes(int(r.total_bytes), int(emb), int(head), False, formula,
+                       sum(experts), experts, other, r.mix(), RECIPE_SOURCE)
+
+
+def _format_bytes(model: ModelSpec, quant: QuantFormat) -> WeightBytes:
     p = model.params
     other_bits = native_bits(model) if quant.linear_bits >= 16 else 16
     norm_bits = quant.norm_bits or other_bits
@@ -58,6 +124,7 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
         plain = 0
     emb = p.embedding * quant.embedding_bits / 8
     head = p.lm_head * quant.lm_head_bits / 8
+    expert_bytes = p.experts * quant.linear_bits / 8
     total = (quantized * quant.linear_bits / 8 + plain * other_bits / 8 + emb + head
              + p.norms * norm_bits / 8 + p.router * router_bits / 8 + p.other * other_bits / 8)
     formula = (f"linear params x {quant.linear_bits:g} bits"
@@ -69,7 +136,28 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
                + f" + norms x {norm_bits:g} bits"
                + (f" + router x {router_bits:g} bits" if p.router else "")
                + (f" + other x {other_bits} bits" if p.other else ""))
-    return WeightBytes(int(total), int(emb), int(head), False, formula)
+    layer_experts, layer_other = _spread(model, total - emb - head - p.other * other_bits / 8,
+                                         expert_bytes)
+    return WeightBytes(int(total), int(emb), int(head), False, formula, int(expert_bytes),
+                       layer_experts, layer_other, "", quant.source)
+
+
+def _spread(model: ModelSpec, in_layers: float, experts: float
+            ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Layer bytes without a per-tensor recipe: experts evenly over the MoE layers, the rest
+    evenly over all layers."""
+    n = model.num_layers
+    if n <= 0:
+        return (), ()
+    moe = model.moe
+    moe_layers = set()
+    if moe is not None and experts:
+        first = moe.dense_layers or max(0, n - (moe.moe_layers or n))
+        moe_layers = set(range(first, n))
+    per_expert_layer = experts / max(len(moe_layers), 1)
+    rest = (in_layers - experts) / n
+    return (tuple(int(per_expert_layer) if i in moe_layers else 0 for i in range(n)),
+            tuple(int(rest) for _ in range(n)))
 
 
 DENOISERS = ("unet", "dit", "mmdit", "transformer")

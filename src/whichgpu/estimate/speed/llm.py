@@ -48,15 +48,11 @@ def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
     """Weight bytes read from memory for one forward pass over ``tokens`` tokens."""
     m = w.model
     q = w.quant_format
-    wb = llm_weight_bytes(m, q, w.quant)
+    wb = llm_weight_bytes(m, q, w.quant, engine=w.engine_name)
     total = wb.total - wb.embedding  # the embedding table is looked up, not streamed
     if m.moe is None or not m.params.experts:
         return total, "weights without the embedding table"
-    bits = q.linear_bits
-    expert_bytes = m.params.experts * bits / 8
-    if wb.exact:
-        calc = llm_weight_bytes(m, q, w.quant, use_checkpoint=False).total or 1
-        expert_bytes *= wb.total / calc
+    expert_bytes = wb.experts
     moe = m.moe
     touched = expected_distinct_experts(moe.num_experts, moe.experts_per_token, tokens)
     frac = touched / moe.num_experts
