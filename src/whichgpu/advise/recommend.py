@@ -222,7 +222,19 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     from whichgpu.advise.explain import explain
 
     explain(rec, offers, catalog, rates, profile)
+    _note_no_offload(rec)
     return rec
+
+
+def _note_no_offload(rec: Recommendation) -> None:
+    """Say once why cards too small were not tried with weights in host RAM."""
+    from whichgpu.estimate.memory.offload_plan import no_offload_reason
+
+    w = rec.job.workload
+    why = no_offload_reason(w)
+    if why and any(e.kind == "memory" and e.count == 1 for e in rec.excluded):
+        rec.explanation.append(f"Cards too small for the whole model were not tried with part "
+                               f"of it in host RAM: {why}.")
 
 
 def _where(gpu: GPU, count: int) -> str:
@@ -244,6 +256,14 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
         try:
             wl = layout_for(w, count)
         except InputError:
+            continue
+        wl, spilled = _with_offload(wl, gpu, count)
+        if spilled is not None and not spilled.host_ok:
+            misses.append(_memory_exclusion(
+                gpu, count, estimate_memory(layout_for(w, count)).total_bytes, bool(pool),
+                [f"with llama.cpp offload ({spilled.flags}) it needs "
+                 f"{spilled.host_bytes / 1e9:.1f} GB of host RAM, more than the "
+                 f"{spilled.memory.host.usable_ram_bytes / 1e9:.0f} GB free (--host-ram)"]))
             continue
         batch = 1
         if job.kind in ("tokens", "daily", "serving"):
@@ -312,6 +332,18 @@ def _fit(wl: Workload, asked: Workload, usable: int) -> tuple[Workload, int]:
             return t, n
         best = min(best, (n, t), key=lambda p: p[0])
     return best[1], best[0]
+
+
+def _with_offload(wl: Workload, gpu: GPU, count: int):
+    """llama.cpp on a card too small for the whole model: the layout with the fewest experts
+    (or layers) in host RAM that fits, as llama.cpp's own --fit chooses; (workload, plan),
+    plan None when nothing is moved."""
+    from whichgpu.estimate.memory.offload_plan import offload_plan
+
+    plan = offload_plan(wl, gpu, count)
+    if plan is None:
+        return wl, None
+    return (plan.workload if plan.host_ok else wl), plan
 
 
 def _adapted(wl: Workload, asked: Workload) -> list[str]:
@@ -506,6 +538,19 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     if wl.uses_checkpointing and not w.uses_checkpointing:
         notes.append("with gradient checkpointing (activations recomputed in the backward "
                      "pass: the same training, about a third more compute)")
+    if wl.offload_requested and not w.offload_requested:
+        est = estimate_memory(wl)
+        place = est.details.get("placement") or {}
+        what = []
+        if place.get("host_expert_layers"):
+            what.append(f"the experts of {place['host_expert_layers']} layer(s)")
+        if place.get("cpu_layers"):
+            what.append(f"{place['cpu_layers']} layer(s)")
+        decode = speed.rates.get("decode_tokens_per_s_per_sequence")
+        notes.append(f"{_where(gpu, count)} + {' and '.join(what)} in host RAM "
+                     f"({place.get('flags', '')}; needs {est.host_total_bytes / 1e9:.1f} GB of "
+                     "RAM)" + (f", about {decode.typical:,.0f} tokens/s per sequence"
+                               if decode else ""))
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):
         notes.append(f"no {qf.compute.upper()} on {gpu.id}: {qf.name} weights run through "

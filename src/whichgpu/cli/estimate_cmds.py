@@ -29,6 +29,9 @@ def memory(
     offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
     allow_long_context: o.AllowLongContext = False,
     gpu: str | None = typer.Option(None, "--gpu", help="Ask whether it fits this GPU."),
+    gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
+    override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
+    host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
     as_json: o.Json = False,
 ) -> None:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
@@ -41,7 +44,9 @@ def memory(
         master_weights=master_weights, fused_loss=fused_loss, flash_attention=flash_attention,
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=gpus, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
-        params=params, allow_long_context=allow_long_context)
+        params=params, allow_long_context=allow_long_context, gpu_layers=gpu_layers,
+        n_cpu_moe=n_cpu_moe, cpu_moe=cpu_moe, override_tensor=override_tensor,
+        host_ram=host_ram, host_memory=host_memory, host_bandwidth=host_bandwidth)
     target = None
     if gpu:
         res = resolve_gpu(gpu)
@@ -76,6 +81,7 @@ def _print_memory(report) -> None:
     console.print(t)
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
+    _print_host(e)
     for w in e.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     for a in e.assumptions:
@@ -83,12 +89,22 @@ def _print_memory(report) -> None:
     if report.target is not None:
         f = report.target
         where = f.gpu.id if f.count == 1 else f"{f.count} x {f.gpu.id}"
-        verdict = "[green]fits[/green]" if f.fits else "[red]does not fit[/red]"
-        console.print(f"On {where}: {verdict}, headroom "
+        verdict = {"fits": "[green]fits[/green]", "borderline": "[yellow]borderline[/yellow]",
+                   "does not fit": "[red]does not fit[/red]"}[f.verdict]
+        edge = ""
+        if f.verdict == "borderline":
+            edge = (f" (within the estimate's {f.band:.0%} uncertainty of the card's usable "
+                    f"memory: it {'may not fit' if f.fits else 'may fit'})")
+        host = "" if f.host_ok else " (host RAM too small for what stays on the CPU)"
+        alone = " on the GPU alone" if report.offload and not f.fits else ""
+        console.print(f"On {where}: {verdict}{alone}{edge}{host}, headroom "
                       f"{format_bytes_both(f.headroom_bytes)} of "
                       f"{format_bytes(f.gpu.usable_memory_bytes)} usable.")
+        _print_offload(report)
     cap = report.capacity
     if cap:
+        if cap.get("with_offload"):
+            where += " with that offload"
         console.print(f"Capacity on {where}: {cap['max_concurrent_sequences']:,} concurrent "
                       f"sequences of {cap['context']:,} tokens; at {cap['batch']} sequence(s) "
                       f"the longest context is {cap['max_context_tokens']:,} tokens.")
@@ -108,6 +124,39 @@ def _print_memory(report) -> None:
         for c in report.changes[:8]:
             on = ", ".join(c.fits_on) if c.fits_on else "still too big"
             console.print(f"  - {c.description}: {format_bytes(c.total_bytes)} -> {on}")
+
+
+def _print_host(e) -> None:
+    """What a llama.cpp job keeps in host RAM, when that is more than the token embedding."""
+    from whichgpu.units import GB
+
+    if not e.host_terms:
+        return
+    placement = e.details.get("placement") or {}
+    if not placement.get("offloaded"):
+        console.print(f"[dim]Host RAM: {e.host_total_bytes / GB:,.2f} GB (the token embedding, "
+                      "which llama.cpp keeps on the CPU).[/dim]")
+        return
+    host = e.host
+    parts = "; ".join(f"{t.name.replace('_', ' ')} {t.bytes / GB:,.2f} GB" for t in e.host_terms)
+    room = (f" of {host.usable_ram_bytes / GB:,.0f} GB free ({host.describe()})"
+            if host is not None else "")
+    state = "fits" if e.host_fits else "[red]does not fit[/red]"
+    console.print(f"Host RAM: {e.host_total_bytes / GB:,.1f} GB{room}: {state} ({parts}).")
+
+
+def _print_offload(report) -> None:
+    plan = report.offload
+    if plan:
+        speed = plan.get("decode_tokens_per_s_per_sequence")
+        pre = plan.get("prefill_tokens_per_s")
+        rate = (f", about {speed['typical']:,.0f} tokens/s ({speed['low']:,.0f}-"
+                f"{speed['high']:,.0f}), prefill {pre['typical']:,.0f} tokens/s"
+                if speed and pre else "")
+        ok = "" if plan["host_fits"] else " [red](host RAM too small)[/red]"
+        console.print(f"[bold]With llama.cpp offload:[/bold] {plan['description']}{rate}{ok}.")
+    elif report.no_offload:
+        console.print(f"[dim]No offload: {report.no_offload}.[/dim]")
 
 
 def speed(
@@ -136,6 +185,9 @@ def speed(
     calibration: str | None = typer.Option(
         None, "--calibration",
         help="A calibration profile from 'whichgpu bench' (a JSON file, or 'default')."),
+    gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
+    override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
+    host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
@@ -153,7 +205,9 @@ def speed(
         optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=count, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
-        offload=offload, params=params)
+        offload=offload, params=params, gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe,
+        cpu_moe=cpu_moe, override_tensor=override_tensor, host_ram=host_ram,
+        host_memory=host_memory, host_bandwidth=host_bandwidth)
     profile = _load_profile(calibration)
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "

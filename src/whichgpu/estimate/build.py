@@ -30,12 +30,20 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    pp: int = 1, zero: int | None = None, resolution: str | None = None,
                    frames: int | None = None, steps: int | None = None,
                    cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
-                   params: str | None = None, allow_long_context: bool = False):
+                   params: str | None = None, allow_long_context: bool = False,
+                   gpu_layers: int | None = None, n_cpu_moe: int | None = None,
+                   cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
+                   host_ram: str | None = None, host_memory: str | None = None,
+                   host_bandwidth: str | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
-    reading paths on the server).
+    reading paths on the server). llama.cpp's offload flags: ``gpu_layers`` (-ngl),
+    ``n_cpu_moe`` / ``cpu_moe`` and ``override_tensor`` (-ot ``PATTERN=DEVICE``, several
+    comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``),
+    ``host_memory`` (``ddr5-6000x2``), ``host_bandwidth`` (``90GB/s``).
     """
+    from whichgpu.estimate.host import parse_host
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -47,6 +55,9 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
                              if params else None)
     res = parse_resolution(resolution)
+    cpu_moe_layers = spec.num_layers if cpu_moe else (n_cpu_moe or 0)
+    host = (parse_host(host_ram, host_memory, host_bandwidth)
+            if host_ram or host_memory or host_bandwidth else None)
     return Workload(
         model=spec, task=task, quant=quant, kv_dtype=kv_dtype,
         context=parse_count(context, binary=True, what="context") if context else None,
@@ -60,7 +71,27 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         lora_rank=lora_rank,
         lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
         gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
-        cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context)
+        cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context,
+        gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
+        tensor_overrides=parse_overrides(override_tensor), host=host)
+
+
+def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:
+    """llama.cpp's ``-ot``: ``PATTERN=DEVICE``, several per value separated by commas, split
+    at the first '=' (common/arg.cpp reads them so)."""
+    if not values:
+        return ()
+    items = [values] if isinstance(values, str) else list(values)
+    out = []
+    for value in items:
+        for part in str(value).split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise InputError(f"-ot {part!r}: write PATTERN=DEVICE, e.g. exps=CPU")
+            pattern, device = part.split("=", 1)
+            out.append((pattern.strip(), device.strip()))
+    return tuple(out)
 
 
 class SpeedAnswer:

@@ -13,6 +13,17 @@ _DTYPE_BITS = {"bf16": 16, "fp16": 16, "float16": 16, "bfloat16": 16, "fp32": 32
 
 
 @dataclass(frozen=True)
+class TensorBytes:
+    """One weight tensor as llama.cpp names it (``blk.3.ffn_up_exps``) and its bytes; the
+    norms, biases and routers of a layer are folded into ``blk.N.attn_norm``."""
+
+    name: str
+    layer: int | None  # None: token_embd, output
+    bytes: int
+    expert: bool = False  # a layer's routed experts
+
+
+@dataclass(frozen=True)
 class WeightBytes:
     total: int
     embedding: int  # token embedding table (looked up, not streamed per token)
@@ -27,6 +38,7 @@ class WeightBytes:
     layer_other: tuple[int, ...] = ()
     mix: str = ""  # GGUF: the ggml types and their shares of the bytes
     source: str = ""
+    tensors: tuple[TensorBytes, ...] = ()  # per tensor (llama.cpp names), summing to total
 
     @property
     def outside_layers(self) -> int:
@@ -38,7 +50,8 @@ class WeightBytes:
         f = total / max(self.total, 1)
         return WeightBytes(total, int(self.embedding * f), int(self.lm_head * f), True, formula,
                            int(self.experts * f), tuple(int(b * f) for b in self.layer_experts),
-                           tuple(int(b * f) for b in self.layer_other), self.mix, source)
+                           tuple(int(b * f) for b in self.layer_other), self.mix, source,
+                           tuple(replace(t, bytes=int(t.bytes * f)) for t in self.tensors))
 
 
 def native_bits(model: ModelSpec) -> int:
@@ -106,8 +119,11 @@ def _recipe_bytes(model: ModelSpec, ftype: str) -> WeightBytes:
                "routers and biases F32"
                + (" (an importance matrix assumed)" if r.imatrix else "")
                + ("; " + "; ".join(r.notes) if r.notes else ""))
+    tensors = [TensorBytes(t.tensor.name, t.tensor.layer, int(t.bytes), t.tensor.expert)
+               for t in r.tensors]
+    tensors += [TensorBytes(f"blk.{i}.attn_norm", i, int(plain_per_layer)) for i in range(n)]
     return WeightBytes(int(r.total_bytes), int(emb), int(head), False, formula,
-                       sum(experts), experts, other, r.mix(), RECIPE_SOURCE)
+                       sum(experts), experts, other, r.mix(), RECIPE_SOURCE, tuple(tensors))
 
 
 def _format_bytes(model: ModelSpec, quant: QuantFormat) -> WeightBytes:
@@ -139,7 +155,27 @@ def _format_bytes(model: ModelSpec, quant: QuantFormat) -> WeightBytes:
     layer_experts, layer_other = _spread(model, total - emb - head - p.other * other_bits / 8,
                                          expert_bytes)
     return WeightBytes(int(total), int(emb), int(head), False, formula, int(expert_bytes),
-                       layer_experts, layer_other, "", quant.source)
+                       layer_experts, layer_other, "", quant.source,
+                       _synthetic_tensors(emb, head, layer_experts, layer_other,
+                                          total - emb - head - sum(layer_experts)
+                                          - sum(layer_other)))
+
+
+def _synthetic_tensors(emb: float, head: float, experts: tuple[int, ...],
+                       other: tuple[int, ...], rest: float) -> tuple[TensorBytes, ...]:
+    """llama.cpp-named tensors for a layout known only per layer: a layer's routed experts
+    as gate, up and down thirds, its other weights as one tensor."""
+    out = [TensorBytes("token_embd", None, int(emb))] if emb else []
+    for i, (e, o) in enumerate(zip(experts, other, strict=True)):
+        out.append(TensorBytes(f"blk.{i}.attn", i, int(o)))
+        if e:
+            out += [TensorBytes(f"blk.{i}.ffn_{part}_exps", i, int(e / 3), True)
+                    for part in ("gate", "up", "down")]
+    if head:
+        out.append(TensorBytes("output", None, int(head)))
+    if rest > 0:
+        out.append(TensorBytes("other", None, int(rest)))
+    return tuple(out)
 
 
 def _spread(model: ModelSpec, in_layers: float, experts: float

@@ -17,6 +17,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.weights import llm_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
+from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
@@ -117,6 +118,21 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     eta_bw = per_key("decode_bandwidth_efficiency", engine) * platform
     if q.weight_only:
         eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
+    share = host_share(w, _touched_fraction(m, batch))
+    t_host = t_switch = 0.0
+    host_desc = ""
+    if share is not None:  # llama.cpp with layers or experts in host RAM
+        weights = share.gpu_weight_bytes
+        kv_host = kv_gpu * (1 - share.kv_gpu_fraction)
+        kv_gpu *= share.kv_gpu_fraction
+        host = w.host_spec
+        eta_host = speed_value("host_decode_bandwidth_efficiency")
+        t_host = (share.host_weight_bytes + kv_host) / (host.bandwidth_bytes_per_s * eta_host)
+        t_switch = share.switches * speed_value("llamacpp_offload_switch_us") * 1e-6
+        host_desc = (f"({share.host_weight_bytes / 1e9:.2f} GB + KV {kv_host / 1e9:.3f} GB in "
+                     f"host RAM) / ({host.bandwidth_bytes_per_s / 1e9:,.0f} GB/s {host.memory} "
+                     f"x {eta_host:.2f}); {share.switches} CPU<->GPU switches")
+        wdesc = f"on the GPU: {share.layout.describe()}"
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
     peak, eta_c = _matmul_rate(hw, q, engine, precision, platform)
@@ -129,7 +145,7 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     t_fix = (decode_fixed_s(engine, hw)
              + m.num_layers * per_key("decode_per_layer_us", engine) * 1e-6)
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
-             "fixed-overhead": t_fix}
+             "fixed-overhead": t_fix, "host-memory": t_host + t_switch}
     comps = (
         Component("weights+kv read", t_mem,
                   f"({wdesc}: {weights / tp / 1e9:.2f} GB + KV {kv_gpu / 1e9:.3f} GB) / "
@@ -139,8 +155,17 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         Component("tensor-parallel all-reduce", t_comm,
                   f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}"),
         Component("fixed per step", t_fix, f"{engine}: per-token and per-layer overheads"),
+        Component("host RAM read (CPU part)", t_host + t_switch, host_desc),
     )
-    return StepTime(max(t_mem, t_comp) + t_comm + t_fix, parts, comps)
+    return StepTime(max(t_mem, t_comp) + t_comm + t_fix + t_host + t_switch, parts, comps)
+
+
+def _touched_fraction(m: ModelSpec, tokens: int) -> float:
+    """The share of a MoE layer's experts ``tokens`` tokens route to (1 for dense models)."""
+    if m.moe is None or not m.moe.num_experts:
+        return 1.0
+    return expected_distinct_experts(m.moe.num_experts, m.moe.experts_per_token,
+                                     tokens) / m.moe.num_experts
 
 
 def _matmul_rate(hw: Hardware, q, engine: str, precision: str,
@@ -180,8 +205,9 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(tokens * m.hidden_size * 2, tp)
     t_fix = (m.num_layers * per_key("prefill_per_layer_ms", engine) * 1e-3
              + decode_fixed_s(engine, hw))
+    t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
     parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
-             "fixed-overhead": t_fix}
+             "fixed-overhead": t_fix, "pcie": t_copy}
     comps = (
         Component("prefill matmuls + attention", t_comp,
                   f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
@@ -189,8 +215,41 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
         Component("weights read once", t_mem, f"{weights / tp / 1e9:.2f} GB"),
         Component("tensor-parallel all-reduce", t_comm, f"over {hw.link.kind}"),
         Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
+        Component("host weights over PCIe", t_copy, copy_desc),
     )
-    return StepTime(max(t_comp, t_mem) + t_comm + t_fix, parts, comps)
+    return StepTime(max(t_comp, t_mem) + t_comm + t_fix + t_copy, parts, comps)
+
+
+def _offload_copies(w: Workload, hw: Hardware, tokens: int, attn_per_token: float
+                    ) -> tuple[float, str]:
+    """llama.cpp prefill with weights in host RAM: each micro-batch of 32 tokens or more
+    copies them over PCIe to run on the GPU (op offload; only the experts it routes to);
+    the attention of layers on the CPU runs on the CPU."""
+    from whichgpu.estimate.constants import memory_value
+    ubatch = int(memory_value("llamacpp_ubatch_tokens"))
+    per_ub = min(ubatch, max(tokens, 1))
+    share = host_share(w, _touched_fraction(w.model, per_ub))
+    if share is None:
+        return 0.0, ""
+    n_ub = -(-tokens // ubatch)
+    host = w.host_spec
+    cpu_layers = w.model.num_layers - sum(share.layout.layer_on_gpu)
+    t_cpu_attn = (tokens * attn_per_token * cpu_layers / max(w.model.num_layers, 1)
+                  / (speed_value("host_compute_tflops") * 1e12))
+    if per_ub < OP_OFFLOAD_MIN_BATCH:  # too small to offload: the CPU runs those weights
+        t = share.host_weight_bytes * n_ub / (host.bandwidth_bytes_per_s
+                                              * speed_value("host_decode_bandwidth_efficiency"))
+        return t + t_cpu_attn, (f"{n_ub} micro-batch(es) under {OP_OFFLOAD_MIN_BATCH} tokens: "
+                                f"the CPU reads {share.host_weight_bytes / 1e9:.2f} GB each")
+    link = str(hw.gpu.interconnect.host_link.value)
+    rate = per_key("host_offload_gb_s", link) * 1e9 * speed_value(
+        "llamacpp_offload_copy_efficiency")
+    t = n_ub * share.copy_bytes / rate
+    return t + t_cpu_attn, (f"{n_ub} micro-batch(es) of up to {ubatch} tokens x "
+                            f"{share.copy_bytes / 1e9:.2f} GB copied over {link} at "
+                            f"{rate / 1e9:.1f} GB/s (memory-mapped, pageable)"
+                            + (f"; attention of {cpu_layers} CPU layer(s) on the CPU"
+                               if cpu_layers else ""))
 
 
 def _samples(prompt: int) -> list[int]:
