@@ -14,12 +14,14 @@ selective expert copy; ggml-cuda.cu ggml_backend_cuda_device_offload_op: batch >
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from whichgpu.estimate.memory.placement import Placement, placement
 from whichgpu.estimate.memory.weights import llm_weight_bytes
 from whichgpu.estimate.workload import Workload
 
-OP_OFFLOAD_MIN_BATCH = 32  # ggml-cuda.cu: op_offload_min_batch_size default (GGML_OP_OFFLOAD_MIN_BATCH)
+# ggml-cuda.cu: op_offload_min_batch_size, default 32 (GGML_OP_OFFLOAD_MIN_BATCH)
+OP_OFFLOAD_MIN_BATCH = 32
 SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-backend.cpp "
           "(op_offload, selective expert copy) and ggml/src/ggml-cuda/ggml-cuda.cu "
           "(ggml_backend_cuda_device_offload_op: batch >= 32)")
@@ -70,4 +72,4 @@ def _switches(p: Placement) -> int:
         if p.experts_gpu[i] or p.experts_host[i]:
             path.append(p.experts_gpu[i] >= p.experts_host[i])
     path.append(p.output_on_gpu)
-    return sum(1 for a, b in zip(path, path[1:], strict=False) if a != b)
+    return sum(1 for a, b in pairwise(path) if a != b)
