@@ -67,6 +67,8 @@ def recommend(
              "rtx-4090,a100,h100); the API's 'only'. Default: the whole catalog."),
     calibration: str | None = typer.Option(None, "--calibration",
                                            help="Calibration profile (file or 'default')."),
+    host_ram: o.HostRam = None, host_memory: o.HostMemory = None,
+    host_bandwidth: o.HostBandwidth = None,
     as_json: o.Json = False,
 ) -> None:
     """The cheapest GPU configuration that can run a job, why, and what was excluded."""
@@ -79,7 +81,8 @@ def recommend(
         engine=engine, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
         optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
         lora_rank=lora_rank, lora_targets=lora_targets, resolution=resolution, frames=frames,
-        steps=steps_per_image, cfg=cfg, offload=offload, params=params)
+        steps=steps_per_image, cfg=cfg, offload=offload, params=params, host_ram=host_ram,
+        host_memory=host_memory, host_bandwidth=host_bandwidth)
     job = build_job(
         w, tokens=tokens, images=images, videos=videos, steps=steps, train_tokens=train_tokens,
         users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,

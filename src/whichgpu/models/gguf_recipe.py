@@ -450,7 +450,7 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     notes = []
     if fell_back:
         notes.append(f"{fell_back} tensor(s) whose rows the block size does not divide take "
-                     "llama.cpp's fallback type (tensor_type_fallback)")
+                     "llama.cpp's fallback type")
     return Recipe(f, tuple(placed), imatrix, plain, tuple(notes))
 
 

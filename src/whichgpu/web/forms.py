@@ -268,6 +268,12 @@ class WorkloadQuery(_In):
     batch: int = Field(1, ge=1, le=4096, description="Concurrent sequences / micro-batch.")
     engine: Short | None = Field(None, description="llamacpp, vllm, sglang, trtllm, "
                                  "transformers, exllamav2 or mlc.")
+    host_ram: Short | None = Field(None, description="System RAM for llama.cpp offload, e.g. "
+                                   "64GB (default 64GB).")
+    host_memory: Short | None = Field(None, description="System RAM type: ddr4, ddr5-6000, "
+                                      "ddr5-4800x8 (default ddr5-5600x2).")
+    host_bandwidth: Short | None = Field(None, description="System RAM bandwidth, e.g. "
+                                         "90GB/s (overrides host_memory).")
     optimizer: Short = "adamw"
     gradient_checkpointing: bool | None = None
     lora_rank: int = Field(16, ge=1, le=4096)
@@ -292,6 +298,13 @@ class MemoryQuery(WorkloadQuery):
     allow_long_context: bool = Field(False, description="Allow a context beyond the model's "
                                      "trained maximum (RoPE scaling).")
     gpu: Name | None = Field(None, description="Ask whether it fits this GPU.")
+    gpu_layers: int | None = Field(None, ge=0, le=1024, description="llama.cpp -ngl: layers "
+                                   "on the GPU (default all).")
+    n_cpu_moe: int | None = Field(None, ge=0, le=1024, description="llama.cpp: the MoE experts "
+                                  "of the first N layers in host RAM.")
+    cpu_moe: bool = Field(False, description="llama.cpp: every MoE expert in host RAM.")
+    override_tensor: Short | None = Field(None, description="llama.cpp -ot PATTERN=CPU, "
+                                          "comma-separated.")
 
 
 class SpeedQuery(WorkloadQuery):
@@ -299,6 +312,13 @@ class SpeedQuery(WorkloadQuery):
 
     gpu: Name = Field(..., description="Catalog GPU id, e.g. h100 or rtx-4090.")
     count: int = Field(1, ge=1, le=1024)
+    gpu_layers: int | None = Field(None, ge=0, le=1024, description="llama.cpp -ngl: layers "
+                                   "on the GPU (default all).")
+    n_cpu_moe: int | None = Field(None, ge=0, le=1024, description="llama.cpp: the MoE experts "
+                                  "of the first N layers in host RAM.")
+    cpu_moe: bool = Field(False, description="llama.cpp: every MoE expert in host RAM.")
+    override_tensor: Short | None = Field(None, description="llama.cpp -ot PATTERN=CPU, "
+                                          "comma-separated.")
     prompt_tokens: Short | None = None
     output_tokens: Short | None = None
     tp: int | None = Field(None, ge=1, le=1024)

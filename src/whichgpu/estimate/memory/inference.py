@@ -64,9 +64,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     weights = on_gpu / split
     where = ""
     if layout is not None:
-        where = (f"; on the GPU{'s' if split > 1 else ''}: {layout.describe()}"
-                 if layout.offloaded else "; token embedding in host RAM (llama.cpp keeps the "
-                 "input layer on the CPU)")
+        where = ("; " + layout.formula() if layout.offloaded else "; token embedding in host "
+                 "RAM (llama.cpp keeps the input layer on the CPU)")
     terms.append(MemoryTerm(
         "weights", int(weights),
         wb.formula + (f", split over {split} GPUs" if split > 1 else "") + where,
@@ -82,7 +81,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         "kv_cache", int(kv_gpu),
         f"{w.batch} sequence(s) x {kv.context_cached:,} tokens; {kv.formula}"
         + (f"; split over tp={tp}" if tp > 1 else "")
-        + (f"; the {kv_share:.0%} of it in the GPU layers" if kv_share < 1 else ""),
+        + (f"; in the GPU layers: {kv_share:.0%}" if kv_share < 1 else ""),
         f"KV dtype {w.kv_dtype} ({w.kv_bytes:g} bytes per element)"))
     if layout is not None:
         host_terms.append(MemoryTerm(

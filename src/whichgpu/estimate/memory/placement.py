@@ -71,6 +71,18 @@ class Placement:
             parts.append("the output head on the CPU")
         return ", ".join(parts) + f" ({self.flags})"
 
+    def formula(self) -> str:
+        """The layout in the memory terms' words (the web translates them)."""
+        parts = []
+        cpu_layers = self.num_layers - sum(self.layer_on_gpu)
+        if cpu_layers:
+            parts.append(f"CPU layers: {cpu_layers}/{self.num_layers}")
+        if self.host_expert_layers:
+            parts.append(f"experts in host RAM: {self.host_expert_layers} layer(s)")
+        if not self.output_on_gpu:
+            parts.append("output head on the CPU")
+        return "; ".join(parts) + f" ({self.flags})"
+
     def to_json(self) -> dict:
         return {"flags": self.flags, "gpu_layers": self.gpu_layers,
                 "num_layers": self.num_layers, "gpu_weight_bytes": self.gpu_bytes,
