@@ -312,6 +312,38 @@ def validate_speed(
     _report(validation_speed.run(Path(file) if file else None), split, as_json, "speed")
 
 
+@validate_app.command("fits")
+def validate_fits(
+    file: str | None = typer.Option(None, "--file", help="A CSV in validation/fits.csv's "
+                                                         "schema (default: the shipped set)."),
+    as_json: o.Json = False,
+) -> None:
+    """Set-ups people run: the memory model's verdict on each (never 'does not fit')."""
+    from collections import Counter
+    from pathlib import Path
+
+    from rich.table import Table
+
+    from whichgpu.estimate import validation_fits
+
+    outcomes = validation_fits.run(Path(file) if file else None)
+    counts = Counter(x.verdict for x in outcomes)
+    if as_json:
+        emit_json({"what": "fits", "rows": [x.to_json() for x in outcomes],
+                   "summary": dict(counts)})
+        return
+    t = Table(title="fits validation: set-ups people run", title_justify="left",
+              pad_edge=False)
+    for col in ("Row", "Verdict", "Why"):
+        t.add_column(col, overflow="fold")
+    for x in outcomes:
+        color = {"does not fit": "red", "borderline": "yellow", "not modelled": "dim"}.get(
+            x.verdict, "green")
+        t.add_row(x.id, f"[{color}]{x.verdict}[/{color}]", x.detail)
+    console.print(t)
+    console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
 def _report(outcomes, split: str, as_json: bool, what: str) -> None:
     from rich.table import Table
 

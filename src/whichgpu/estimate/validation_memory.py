@@ -34,7 +34,13 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
     e = estimate_memory(w)
     kind = row["measured"].strip()
     if kind in ("file_bytes", "weights_bytes"):
+        # the whole model, wherever it sits (llama.cpp keeps the token embedding in host RAM)
+        whole = e.details.get("model_weight_bytes")
+        if whole and e.host_terms:
+            return float(whole), "the model's weight bytes (GPU and host RAM)"
         return float(e.term("weights")), "weights term"
+    if kind == "gpu_weights_bytes":
+        return float(e.term("weights")), "weights term (on the GPU)"
     if kind == "kv_cache_bytes":
         return float(e.term("kv_cache")), "kv_cache term"
     if kind == "peak_allocated_bytes":
@@ -43,6 +49,8 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
     if kind == "peak_reserved_bytes":
         return float(e.total_bytes - sum(e.term(t) for t in _NOT_RESERVED)), \
             "total without CUDA context and engine reserve"
+    if kind == "engine_total_bytes" and e.engine == "llamacpp":
+        return float(e.total_bytes + e.host_total_bytes), "total on the GPU and in host RAM"
     if kind in ("nvidia_smi_bytes", "engine_total_bytes"):
         if e.engine == "vllm" and row.get("gpu"):
             # vLLM takes its utilisation fraction of the whole card whatever the model needs

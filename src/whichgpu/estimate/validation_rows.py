@@ -139,9 +139,17 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         kw["cfg"] = cfg
     if "unmodelled" in extra:
         raise InputError(extra["unmodelled"])
+    host_args: dict[str, str] = {}
     for key, value in extra.items():
-        if key in ("zero", "pp", "steps", "batch", "lora_rank"):
+        if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch"):
             kw[key] = int(value)
+        elif key in ("n_cpu_moe", "ngl"):
+            _llamacpp_offload(kw, key, value, model)
+        elif key == "ot":
+            kw["tensor_overrides"] = kw.get("tensor_overrides", ()) + tuple(
+                tuple(part.split("=", 1)) for part in value.split(",") if "=" in part)
+        elif key in ("host_ram", "host_memory", "host_bandwidth"):
+            host_args[key] = value
         elif key in _BOOLS:
             kw[key] = _bool(value)
         elif key == "lora_targets":
@@ -150,7 +158,21 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
             kw[key] = value
         else:
             raise InputError(f"unknown setting {key!r}")
+    if host_args:
+        from whichgpu.estimate.host import parse_host
+
+        kw["host"] = parse_host(host_args.get("host_ram"), host_args.get("host_memory"),
+                                host_args.get("host_bandwidth"))
     return Workload(**kw)
+
+
+def _llamacpp_offload(kw: dict, key: str, value: str, model) -> None:
+    """``n_cpu_moe=N`` / ``n_cpu_moe=all`` (--cpu-moe) and ``ngl=N`` / ``ngl=all``."""
+    v = value.strip().lower()
+    if key == "n_cpu_moe":
+        kw["cpu_moe_layers"] = model.num_layers if v == "all" else int(v)
+    elif v not in ("all", "999", "99"):
+        kw["gpu_layers"] = int(v)
 
 
 def gpu_of(row: dict[str, str]) -> GPU:

@@ -91,6 +91,7 @@ class Workload:
     cpu_moe_layers: int = 0
     tensor_overrides: tuple[tuple[str, str], ...] = ()
     host: Host | None = None  # the machine's RAM and its bandwidth (None: the stated default)
+    ubatch: int | None = None  # llama.cpp -ub: tokens per micro-batch (None: its default 512)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -102,6 +103,13 @@ class Workload:
     def host_spec(self) -> Host:
         """The host RAM and bandwidth: as given, else the stated default."""
         return self.host or default_host()
+
+    @property
+    def ubatch_tokens(self) -> int:
+        """llama.cpp's physical batch (-ub): its compute buffer and prefill step."""
+        from whichgpu.estimate.constants import memory_value
+
+        return int(self.ubatch or memory_value("llamacpp_ubatch_tokens"))
 
     @property
     def offload_requested(self) -> bool:
@@ -329,6 +337,8 @@ def validate(w: Workload) -> None:
 
 def _check_offload(w: Workload) -> None:
     """llama.cpp's layer / expert offload flags: only llama.cpp inference has them."""
+    if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
+        raise InputError(f"-ub must be between 1 and 65,536 tokens, got {w.ubatch}")
     if not w.offload_requested:
         return
     flags = ", ".join(f for f, on in (("-ngl", w.gpu_layers is not None),
@@ -338,6 +348,8 @@ def _check_offload(w: Workload) -> None:
         what = f"engine {w.engine_name}" if w.task == "inference" else f"task {w.task}"
         raise InputError(f"{flags} are llama.cpp's offload flags (--engine llamacpp, --task "
                          f"inference); {what} keeps every weight on the GPU in whichgpu's model")
+    if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
+        raise InputError(f"-ub must be between 1 and 65,536 tokens, got {w.ubatch}")
     if w.gpu_layers is not None and w.gpu_layers < 0:
         raise InputError(f"-ngl must be >= 0, got {w.gpu_layers}")
     if w.cpu_moe_layers < 0:

@@ -116,7 +116,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         terms.append(MemoryTerm("cuda_graphs", int(g.value * GiB), "captured CUDA graphs",
                                 g.note, g.source))
     elif engine in ("llamacpp", "mlc"):
-        ub = min(int(memory_value("llamacpp_ubatch_tokens")), max(ctx, 1))
+        ub = min(w.ubatch_tokens, max(ctx, 1))
         attn = 2 * ub * kv.context_cached if w.flash_attention else \
             4 * ub * kv.context_cached * (1 + m.num_attention_heads)
         act_bytes = max(4 * ub * (1 + 4 * h) + attn, 4 * ub * (h + v))
@@ -155,7 +155,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     reserve = _engine_reserve(engine, terms, kv_gpu)
     if reserve:
         terms.append(reserve)
-    details = {"host_terms": host_terms,
+    details = {"host_terms": host_terms, "model_weight_bytes": wb.total,
                "placement": layout.to_json() if layout is not None else None,
                "kv_bytes_per_sequence": kv.bytes_per_sequence,
                "kv_bytes_per_token": kv.bytes_per_sequence / max(kv.context_cached, 1),
