@@ -225,7 +225,6 @@ def _offload_copies(w: Workload, hw: Hardware, tokens: int, attn_per_token: floa
     """llama.cpp prefill with weights in host RAM: each micro-batch of 32 tokens or more
     copies them over PCIe to run on the GPU (op offload; only the experts it routes to);
     the attention of layers on the CPU runs on the CPU."""
-    from whichgpu.estimate.constants import memory_value
     ubatch = w.ubatch_tokens
     per_ub = min(ubatch, max(tokens, 1))
     share = host_share(w, _touched_fraction(w.model, per_ub))
