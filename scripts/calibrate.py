@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import itertools
 import math
 import re
@@ -67,6 +68,53 @@ def _full_training(row) -> bool:
     return row["category"] == "training" and row["task"] in ("full-ft", "pretrain")
 
 
+@functools.cache
+def _row_info(row_id: str, row_items: tuple) -> dict | None:
+    """What the LLM groups select rows by: engine era, dense or MoE, architecture, ggml type
+    family, offload (None for a row that is not modelled)."""
+    from whichgpu.estimate.speed.hardware import arch_key
+    from whichgpu.estimate.speed.kernels import format_family
+    from whichgpu.estimate.validation_rows import gpu_of, workload_of
+
+    row = dict(row_items)
+    try:
+        w = workload_of(validation_speed.speed_settings(row)[0])
+        gpu = gpu_of(row)
+    except Exception:
+        return None
+    return {"era": w.engine_version, "moe": w.model.is_moe, "arch": arch_key(gpu),
+            "family": format_family(w.quant_format, w.engine_name),
+            "offload": w.offload_requested, "engine": w.engine_name}
+
+
+def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hbm_arch=None,
+              offload=False) -> bool:
+    """A llama.cpp (or Ollama, LM Studio) row of this phase and kind."""
+    phases = (phase,) if isinstance(phase, str) else phase
+    if row["category"] not in phases or not row["engine"].startswith(
+            ("llamacpp", "ollama", "lmstudio")):
+        return False
+    info = _row_info(row["id"], tuple(sorted(row.items())))
+    if info is None or info["engine"] != "llamacpp" or info["offload"] != offload:
+        return False
+    if era is not None and info["era"] != era:
+        return False
+    if moe is not None and info["moe"] != moe:
+        return False
+    if family is not None and info["family"] != family:
+        return False
+    if quantized is not None and (info["family"] != "float") != quantized:
+        return False
+    if hbm_arch is not None and (info["arch"] in ("Hopper", "Blackwell")) != hbm_arch:
+        return False
+    return True
+
+
+def _era(row) -> str | None:
+    info = _row_info(row["id"], tuple(sorted(row.items())))
+    return info["era"] if info else None
+
+
 # (label, [(constant, keys tied together)], [grid per constant], row selector)
 GROUPS = [
     ("training MFU and Hopper factor",
@@ -78,10 +126,43 @@ GROUPS = [
     ("UNet efficiency",
      [("diffusion_compute_efficiency", ("unet",))], [_grid(0.20, 1.00, 0.05)],
      lambda r: r["category"] == "diffusion" and _is_unet(r)),
-    ("llama.cpp decode bandwidth",
-     [("decode_bandwidth_efficiency", ("llamacpp",)), ("decode_fixed_ms", ("llamacpp/HBM",))],
+    # llama.cpp, by engine version (estimate/data/engine_kernels.toml): the 2023-24 builds the
+    # first rows measured, and today's builds, each fitted only on its own rows
+    ("llama.cpp decode, 2023-24 builds",
+     [("decode_bandwidth_efficiency", ("llamacpp@2023-24",)),
+      ("decode_fixed_ms", ("llamacpp@2023-24/HBM",))],
      [_grid(0.50, 0.95, 0.025), _grid(0.5, 8.0, 0.25)],
-     lambda r: r["category"] == "decode" and r["engine"].startswith(("llamacpp", "ollama"))),
+     lambda r: _llamacpp(r, "decode", era="2023-24", moe=False)),
+    ("llama.cpp decode, today's builds",
+     [("decode_bandwidth_efficiency", ("llamacpp",)), ("decode_fixed_ms", ("llamacpp",))],
+     [_grid(0.50, 1.00, 0.025), _grid(0.25, 4.0, 0.25)],
+     lambda r: _llamacpp(r, "decode", era="2025-26", moe=False)),
+    ("llama.cpp MoE decode fixed costs",
+     [("decode_moe_layer_us", ("llamacpp",))], [_grid(0.0, 200.0, 5.0)],
+     lambda r: _llamacpp(r, "decode", moe=True) and _era(r) != "ollama"),
+    ("llama.cpp IQ decode (llama.cpp's own builds)",
+     [("decode_kernel_bandwidth_factor", ("llamacpp_iq",))], [_grid(0.40, 1.20, 0.05)],
+     lambda r: _llamacpp(r, "decode", family="iq")),
+    ("llama.cpp MMQ prefill (Ampere, Ada, Blackwell GeForce)",
+     [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.50, 0.01)],
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=False)),
+    ("llama.cpp MMQ prefill (Hopper, Blackwell)",
+     [("prefill_kernel_efficiency", ("llamacpp_mmq/Hopper", "llamacpp_mmq/Blackwell"))],
+     [_grid(0.02, 0.50, 0.01)],
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=True)),
+    ("llama.cpp MoE prefill",
+     [("moe_expert_half_tokens", ("llamacpp",))], [_grid(4.0, 512.0, 4.0)],
+     lambda r: _llamacpp(r, "prefill", moe=True) and _era(r) != "ollama"),
+    ("Ollama's llama.cpp: MoE decode",
+     [("decode_moe_layer_us", ("llamacpp@ollama",))], [_grid(0.0, 400.0, 10.0)],
+     lambda r: _llamacpp(r, "decode", era="ollama", moe=True)),
+    ("Ollama's llama.cpp: MoE prefill",
+     [("moe_expert_half_tokens", ("llamacpp@ollama",))], [_grid(4.0, 1024.0, 8.0)],
+     lambda r: _llamacpp(r, "prefill", era="ollama", moe=True)),
+    ("llama.cpp with weights in host RAM",
+     [("host_decode_bandwidth_efficiency", ()), ("llamacpp_offload_copy_efficiency", ())],
+     [_grid(0.20, 1.00, 0.05), _grid(0.20, 1.00, 0.05)],
+     lambda r: _llamacpp(r, ("decode", "prefill"), offload=True)),
     ("ExLlamaV2 decode bandwidth",
      [("decode_bandwidth_efficiency", ("exllamav2",))], [_grid(0.50, 1.00, 0.025)],
      lambda r: r["category"] == "decode" and r["engine"] == "exllamav2"),

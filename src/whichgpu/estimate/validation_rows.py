@@ -22,7 +22,7 @@ ENGINE_ALIASES = {
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
-_BOOLS = ("vae_tiling", "vae_slicing", "tiny_vae", "fused_loss", "flash_attention",
+_BOOLS = ("imatrix", "vae_tiling", "vae_slicing", "tiny_vae", "fused_loss", "flash_attention",
           "master_weights", "cfg", "gradient_checkpointing", "optimizer_in_backward",
           "fp8_training")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
@@ -81,6 +81,13 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
     engine = engine_of(row) if task in ("inference", "image", "video") else None
     # a measured run happened, so its context was possible (RoPE scaling, ALiBi ...)
     kw: dict = {"model": model, "task": task, "engine": engine, "allow_long_context": True}
+    if engine:
+        from whichgpu.estimate.speed.kernels import era_of, eras
+
+        if eras(engine):
+            # the build measured: its engine_version, else its date (blank on neither: today's)
+            named = f"{row.get('engine') or ''} {row.get('engine_version') or ''}".strip()
+            kw["engine_version"] = era_of(engine, named, row.get("date"))
     quant = (row.get("quant") or "").strip()
     if quant and task in ("full-ft", "pretrain") and quant == "fp8":
         kw["fp8_training"] = True  # FP8 training keeps bf16 weights

@@ -92,6 +92,10 @@ class Workload:
     tensor_overrides: tuple[tuple[str, str], ...] = ()
     host: Host | None = None  # the machine's RAM and its bandwidth (None: the stated default)
     ubatch: int | None = None  # llama.cpp -ub: tokens per micro-batch (None: its default 512)
+    # the engine build the speed is for: an era name ('2023-24'), a build ('b4458') or a date;
+    # None: today's builds (estimate/data/engine_kernels.toml)
+    engine_version: str | None = None
+    imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings

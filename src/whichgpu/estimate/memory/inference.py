@@ -14,7 +14,7 @@ from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
 from whichgpu.estimate.memory.placement import placement
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import GiB, MiB
 
@@ -54,7 +54,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     assumptions: list[str] = []
     terms: list[MemoryTerm] = []
 
-    wb = llm_weight_bytes(m, q, w.quant, engine=w.engine_name)
+    wb = workload_weight_bytes(w)
     host_terms: list[MemoryTerm] = []
     layout = None
     on_gpu = wb.total

@@ -84,8 +84,15 @@ def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
     return None
 
 
+def workload_weight_bytes(w) -> WeightBytes:
+    """:func:`llm_weight_bytes` for a Workload (its format, engine and importance matrix)."""
+    return llm_weight_bytes(w.model, w.quant_format, w.quant, engine=w.engine_name,
+                            imatrix=w.imatrix)
+
+
 def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
-                     use_checkpoint: bool = True, engine: str | None = None) -> WeightBytes:
+                     use_checkpoint: bool = True, engine: str | None = None,
+                     imatrix: bool | None = None) -> WeightBytes:
     """Bytes of a decoder's weights in ``quant``, with how they sit in the layers.
 
     A GGUF file type is sized tensor by tensor with llama.cpp's quantization rules
@@ -94,21 +101,61 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
     checkpoint runs as stored (``use_checkpoint``), spread over the layers as computed.
     """
     ftype = gguf_ftype(quant, engine)
-    computed = (_recipe_bytes(model, ftype) if ftype and model.linears and model.num_layers
-                else _format_bytes(model, quant))
+    computed = _computed(model, quant, ftype, imatrix)
     if use_checkpoint and uses_checkpoint_bytes(model, quant.name, requested):
         ck = model.checkpoint
-        exact = computed.scaled(ck.total_bytes, f"exact checkpoint bytes ({ck.source})",
-                                ck.source)
-        return replace(exact, embedding=ck.embedding_bytes or exact.embedding,
-                       lm_head=ck.lm_head_bytes or exact.lm_head)
+        return _exact(computed, ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes,
+                      f"exact checkpoint bytes ({ck.source})", ck.source)
     return computed
 
 
-def _recipe_bytes(model: ModelSpec, ftype: str) -> WeightBytes:
+def _exact(computed: WeightBytes, total: int, embedding: int, lm_head: int, formula: str,
+           source: str) -> WeightBytes:
+    """The computed layout made to add up to a checkpoint's exact bytes: its exact embedding
+    and head where the checkpoint gives them, the layers scaled to the rest."""
+    emb = embedding or computed.embedding
+    head = lm_head or computed.lm_head
+    rest = max(total - emb - head, 0)
+    inner = max(computed.total - computed.embedding - computed.lm_head, 1)
+    f = rest / inner
+
+    def size(t: TensorBytes) -> int:
+        if t.name == "token_embd":
+            return emb
+        if t.name == "output":
+            return head
+        return int(t.bytes * f)
+
+    return WeightBytes(total, emb, head, True, formula, int(computed.experts * f),
+                       tuple(int(b * f) for b in computed.layer_experts),
+                       tuple(int(b * f) for b in computed.layer_other), computed.mix, source,
+                       tuple(replace(t, bytes=size(t)) for t in computed.tensors))
+
+
+_CACHE: dict[tuple, tuple[ModelSpec, QuantFormat, WeightBytes]] = {}
+_CACHE_SIZE = 256
+
+
+def _computed(model: ModelSpec, quant: QuantFormat, ftype: str | None,
+              imatrix: bool | None = None) -> WeightBytes:
+    """The computed layout, memoised per (model object, format): a recipe walks every tensor
+    and the speed model asks for it several times per estimate."""
+    key = (id(model), id(quant), quant.name, ftype, imatrix)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is model and hit[1] is quant:
+        return hit[2]
+    out = (_recipe_bytes(model, ftype, imatrix) if ftype and model.linears and model.num_layers
+           else _format_bytes(model, quant))
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (model, quant, out)
+    return out
+
+
+def _recipe_bytes(model: ModelSpec, ftype: str, imatrix: bool | None = None) -> WeightBytes:
     from whichgpu.models.gguf_recipe import RECIPE_SOURCE, recipe
 
-    r = recipe(model, ftype)
+    r = recipe(model, ftype, imatrix=imatrix)
     n = model.num_layers
     experts = r.expert_bytes_by_layer(n)
     plain_per_layer = r.plain_bytes / max(n, 1)
@@ -117,7 +164,7 @@ def _recipe_bytes(model: ModelSpec, ftype: str) -> WeightBytes:
     head = r.bytes_where(category="output")
     formula = (f"llama.cpp {ftype.upper()} recipe, tensor by tensor ({r.mix()}); norms, "
                "routers and biases F32"
-               + (" (an importance matrix assumed)" if r.imatrix else "")
+               + (" (with an importance matrix)" if r.imatrix else "")
                + ("; " + "; ".join(r.notes) if r.notes else ""))
     tensors = [TensorBytes(t.tensor.name, t.tensor.layer, int(t.bytes), t.tensor.expert)
                for t in r.tensors]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from whichgpu.estimate.memory.placement import Placement, placement
-from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
 
 # ggml-cuda.cu: op_offload_min_batch_size, default 32 (GGML_OP_OFFLOAD_MIN_BATCH)
@@ -49,7 +49,7 @@ def host_share(w: Workload, touched_fraction: float) -> HostShare | None:
     """
     if w.engine_name != "llamacpp" or not w.offload_requested or not w.model.num_layers:
         return None
-    wb = llm_weight_bytes(w.model, w.quant_format, w.quant, engine="llamacpp")
+    wb = workload_weight_bytes(w)
     p = placement(w, wb)
     if not p.offloaded:
         return None
