@@ -222,11 +222,13 @@ def _with(name: str, keys: tuple[str, ...], value: float, base):
     return new
 
 
-def fit_groups(rows, report=print, calib_ids: set[str] | None = None
+def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
+               only: set[str] | None = None
                ) -> tuple[dict[tuple[str, str], float], dict[str, list[str]]]:
     """Fit each group; returns ({(constant, key): value}, {constant: [what was fitted, on
     how many rows]}) for what was fitted (the values are also applied). ``calib_ids`` fits on
-    a subset of the calibration rows (cross-validation)."""
+    a subset of the calibration rows (cross-validation); ``only`` names the groups to refit
+    (the others keep their values)."""
     table = _load("speed_constants")
     chosen: dict[tuple[str, str], float] = {}
     fitted_notes: dict[str, list[str]] = {}
@@ -236,6 +238,8 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None
     report(f"{'group':34s} {'rows':>4s}  {'constant':40s} {'TOML':>6s} {'fit':>6s}  "
            f"{'calib err TOML->fit':>20s}  {'holdout err TOML->fit':>22s}")
     for label, params, grids, pick in GROUPS:
+        if only is not None and label not in only:
+            continue
         calib = [r for r in calib_all if pick(r)]
         hold = [r for r in hold_all if pick(r)]
         modelled = [r for r in calib if _modelled(r)]
@@ -274,6 +278,12 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None
         if edges:
             report(f"{'':39s}  at the edge of its grid: {', '.join(edges)}")
     return chosen, fitted_notes
+
+
+def groups_using(rows) -> set[str]:
+    """The labels of the groups that fit on any of ``rows`` (calibration rows only)."""
+    calib = [r for r in rows if split_of(r["id"]) == "calibration"]
+    return {label for label, _, _, pick in GROUPS if any(pick(r) for r in calib)}
 
 
 def _modelled(row) -> bool:

@@ -75,7 +75,7 @@ def test_the_prediction_interval_widens_for_small_samples():
 
 
 def test_validate_speed_reports_each_rows_range_and_the_holdout_coverage(cli):
-    res = cli("validate", "speed", "--split", "holdout", "--json")
+    res = cli("validate", "speed", "--split", "holdout", "--no-cross-validation", "--json")
     assert res.code == 0
     data = res.json()
     ranged = [r for r in data["rows"] if r.get("low") is not None]
@@ -86,7 +86,7 @@ def test_validate_speed_reports_each_rows_range_and_the_holdout_coverage(cli):
     summary = {s["category"]: s for s in data["summary"]}
     inside = [r["inside"] for r in ranged]
     assert summary["all"]["coverage"] == pytest.approx(sum(inside) / len(inside))
-    text = cli("validate", "speed", "--split", "holdout")
+    text = cli("validate", "speed", "--split", "holdout", "--no-cross-validation")
     assert "Inside range" in text.out
 
 

@@ -289,12 +289,22 @@ def validate_memory(
     split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
     as_json: o.Json = False,
 ) -> None:
-    """Each memory measurement against the estimate, and the error by category."""
+    """Each memory measurement against the estimate, and the error by category and engine,
+    and the fit verdict on each measured card (a run that happened fits)."""
     from pathlib import Path
 
     from whichgpu.estimate import validation_memory
+    from whichgpu.estimate.validation import default_path, read_rows
+    from whichgpu.estimate.validation_report import group_errors
 
-    _report(validation_memory.run(Path(file) if file else None), split, as_json, "memory")
+    path = Path(file) if file else default_path("memory")
+    outcomes = validation_memory.run(path)
+    by_id = {r["id"]: r for r in read_rows(path)}
+    chosen = [x for x in outcomes if split == "all" or x.split == split]
+    extra = {"by_engine": [g.to_json() for g in group_errors(
+        chosen, by_id, lambda r: (r.get("category", ""), (r.get("engine") or "-").strip()))],
+        "verdicts": validation_memory.verdicts([by_id[x.id] for x in chosen])}
+    _report(outcomes, split, as_json, "memory", extra)
 
 
 @validate_app.command("speed")
@@ -302,14 +312,40 @@ def validate_speed(
     file: str | None = typer.Option(None, "--file", help="A CSV in validation/speed.csv's "
                                                          "schema (default: the shipped set)."),
     split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
+    cross_validation: bool = typer.Option(
+        True, "--cross-validation/--no-cross-validation",
+        help="Also refit without each GPU and each source and predict their rows (needs "
+             "scripts/calibrate.py from the source checkout; a few seconds)."),
     as_json: o.Json = False,
 ) -> None:
-    """Each speed measurement against the estimate, and the error by category."""
+    """Each speed measurement against the estimate, and the error by category, by engine and
+    architecture, and leaving each GPU and each source out of the fit."""
     from pathlib import Path
 
     from whichgpu.estimate import validation_speed
+    from whichgpu.estimate.validation import default_path, read_rows
 
-    _report(validation_speed.run(Path(file) if file else None), split, as_json, "speed")
+    path = Path(file) if file else default_path("speed")
+    outcomes = validation_speed.run(path)
+    rows = read_rows(path)
+    extra = _speed_tables(outcomes, rows, split, cross_validation)
+    _report(outcomes, split, as_json, "speed", extra)
+
+
+def _speed_tables(outcomes, rows, split: str, cross_validation: bool) -> dict:
+    """The per engine/architecture table and the leave-one-out summaries (JSON-ready)."""
+    from whichgpu.estimate import validation_cv
+    from whichgpu.estimate.validation_report import engine_arch_key, group_errors
+
+    by_id = {r["id"]: r for r in rows}
+    chosen = [x for x in outcomes if split == "all" or x.split == split]
+    extra = {"by_engine_arch": [g.to_json() for g in group_errors(chosen, by_id,
+                                                                  engine_arch_key)]}
+    if cross_validation:
+        extra["cross_validation"] = {
+            by: [s.to_json() for s in validation_cv.summarize(
+                validation_cv.leave_one_out(rows, by))] for by in ("gpu", "source")}
+    return extra
 
 
 @validate_app.command("fits")
@@ -344,7 +380,7 @@ def validate_fits(
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
-def _report(outcomes, split: str, as_json: bool, what: str) -> None:
+def _report(outcomes, split: str, as_json: bool, what: str, extra: dict | None = None) -> None:
     from rich.table import Table
 
     from whichgpu.errors import InputError
@@ -354,9 +390,10 @@ def _report(outcomes, split: str, as_json: bool, what: str) -> None:
         raise InputError("--split must be calibration, holdout or all")
     rows = [x for x in outcomes if split == "all" or x.split == split]
     summary = [s for s in summarize(rows) if split == "all" or s.split == split]
+    extra = extra or {}
     if as_json:
         emit_json({"what": what, "rows": [x.to_json() for x in rows],
-                   "summary": [s.to_json() for s in summary]})
+                   "summary": [s.to_json() for s in summary], **extra})
         return
     t = Table(title=f"{what} validation: each row", title_justify="left", pad_edge=False)
     for col in ("Row", "Split", "Measured", "Estimate", "Error"):
@@ -393,3 +430,68 @@ def _report(outcomes, split: str, as_json: bool, what: str) -> None:
         console.print("[dim]Inside range: measurements within the estimate's low..high; the "
                       "holdout rows show how honest the ranges are (make calibrate sets them "
                       "from the calibration rows only).[/dim]")
+    _print_groups(extra.get("by_engine_arch") or extra.get("by_engine"), what, summary)
+    if "cross_validation" in extra:
+        _print_cross_validation(extra["cross_validation"], summary)
+    if "verdicts" in extra:
+        _print_verdicts(extra["verdicts"])
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _print_groups(groups, what: str, summary) -> None:
+    from rich.table import Table
+
+    if not groups:
+        return
+    speed = what == "speed"
+    t = Table(title=f"{what} validation: by category, engine"
+                    + (" and architecture" if speed else "") + " (all splits; holdout apart)",
+              title_justify="left", pad_edge=False)
+    cols = ["Category", "Engine"] + (["Architecture"] if speed else []) + [
+        "Rows", "Median", "P90", "Signed", "Holdout", "Dates"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("Category", "Engine", "Architecture",
+                                                    "Dates") else "right")
+    for g in groups:
+        hold = (f"{_pct(g['holdout_median_abs_error'])} ({g['n_holdout']})"
+                if g["n_holdout"] else "-")
+        dates = g["first_date"] if g["first_date"] == g["last_date"] else \
+            f"{g['first_date']}..{g['last_date']}"
+        t.add_row(*g["key"], str(g["n"]), _pct(g["median_abs_error"]),
+                  _pct(g["p90_abs_error"]), f"{g['median_signed_error']:+.1%}", hold, dates)
+    console.print(t)
+
+
+def _print_cross_validation(cv: dict, summary) -> None:
+    from rich.table import Table
+
+    hold = {s.category: s for s in summary if s.split == "holdout"}
+    t = Table(title="speed validation: holdout and leave-one-out cross-validation (median "
+                    "absolute error, rows)", title_justify="left", pad_edge=False)
+    for col in ("Category", "Holdout", "Leave one GPU out", "Leave one source out"):
+        t.add_column(col, justify="left" if col == "Category" else "right")
+    cats = sorted({s["category"] for by in cv.values() for s in by})
+    for cat in cats:
+        h = hold.get(cat)
+        cells = [f"{h.median_abs_error:.1%} ({h.n})" if h else "-"]
+        for by, unit in (("gpu", "GPUs"), ("source", "sources")):
+            s = next((x for x in cv.get(by, []) if x["category"] == cat), None)
+            cells.append(f"{s['median_abs_error']:.1%} ({s['n']}, {s['groups']} {unit})"
+                         if s else "-")
+        t.add_row(cat, *cells)
+    console.print(t)
+    console.print("[dim]Leave one out: the fitted constants refitted without that GPU's (or "
+                  "source's) calibration rows, then its rows predicted: the error on a card or "
+                  "publisher the fit has not seen.[/dim]")
+
+
+def _print_verdicts(verdicts: dict) -> None:
+    counts = verdicts["counts"]
+    console.print("Fit verdict on the measured card (each run happened, so it fits): "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for row in verdicts["rows"]:
+        if row["verdict"] != "fits":
+            console.print(f"[dim]  {row['id']}: {row['verdict']} ({row['detail']})[/dim]")

@@ -64,3 +64,32 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
 def run(path: Path | None = None) -> list[Outcome]:
     rows = read_rows(path or default_path("memory"))
     return evaluate(rows, predict, measured_bytes)
+
+
+def verdicts(rows: list[dict[str, str]]) -> dict:
+    """The memory model's fit verdict for each measured run on its own card (a run that
+    happened fits): {'counts': {verdict: n}, 'rows': [{'id', 'verdict', 'detail'}]}.
+    Borderline: within the estimate's uncertainty of the card's usable memory."""
+    from whichgpu.estimate.memory.fit import memory_band, verdict
+    from whichgpu.errors import InputError
+
+    counts: dict[str, int] = {}
+    out = []
+    for row in rows:
+        if not (row.get("gpu") or "").strip() or row.get("measured") in (
+                "file_bytes", "weights_bytes", "gpu_weights_bytes", "kv_cache_bytes"):
+            continue
+        try:
+            w = workload_of({**row, "settings": "; ".join(
+                f"{k}={v}" for k, v in settings(row).items() if k != "measured_over")})
+            gpu = gpu_of(row)
+            e = estimate_memory(w)
+        except (InputError, KeyError, ValueError):
+            continue
+        usable = gpu.usable_memory_bytes
+        v = verdict(e.total_bytes, usable, memory_band(w), e.host_fits)
+        counts[v] = counts.get(v, 0) + 1
+        out.append({"id": row["id"], "verdict": v,
+                    "detail": f"estimate {e.total_bytes / 1e9:.1f} GB per GPU of "
+                              f"{usable / 1e9:.1f} GB usable on {gpu.id}"})
+    return {"counts": counts, "rows": out}
