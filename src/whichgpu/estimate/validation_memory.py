@@ -70,8 +70,8 @@ def verdicts(rows: list[dict[str, str]]) -> dict:
     """The memory model's fit verdict for each measured run on its own card (a run that
     happened fits): {'counts': {verdict: n}, 'rows': [{'id', 'verdict', 'detail'}]}.
     Borderline: within the estimate's uncertainty of the card's usable memory."""
-    from whichgpu.estimate.memory.fit import memory_band, verdict
     from whichgpu.errors import InputError
+    from whichgpu.estimate.memory.fit import memory_band, verdict
 
     counts: dict[str, int] = {}
     out = []

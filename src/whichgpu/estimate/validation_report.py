@@ -48,7 +48,7 @@ def engine_arch_key(row: dict[str, str]) -> tuple[str, str, str]:
         modelled = f"llamacpp ({era})" if era else modelled
     try:
         arch = arch_key(gpu_of(row))
-    except Exception:  # noqa: BLE001 - an unknown GPU is its own group
+    except Exception:
         arch = (row.get("gpu") or "-").strip()
     return (row.get("category", ""), modelled, arch)
 
