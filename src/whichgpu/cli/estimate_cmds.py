@@ -188,6 +188,7 @@ def speed(
     gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
     override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
     host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
+    engine_version: o.EngineVersion = None,
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
@@ -207,7 +208,7 @@ def speed(
         resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
         offload=offload, params=params, gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe,
         cpu_moe=cpu_moe, override_tensor=override_tensor, host_ram=host_ram,
-        host_memory=host_memory, host_bandwidth=host_bandwidth)
+        host_memory=host_memory, host_bandwidth=host_bandwidth, engine_version=engine_version)
     profile = _load_profile(calibration)
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "

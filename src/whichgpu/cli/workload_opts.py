@@ -76,6 +76,9 @@ HostMemory = Annotated[str | None, typer.Option(
                           "default ddr5-5600x2).")]
 HostBandwidth = Annotated[str | None, typer.Option(
     "--host-bandwidth", help="System RAM bandwidth, e.g. 90GB/s (overrides --host-memory).")]
+EngineVersion = Annotated[str | None, typer.Option(
+    "--engine-version", help="The engine build to estimate for: a llama.cpp build (b4458), a "
+                             "date (2024-05) or an era (2023-24, ollama); default today's.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 __all__ = ["build_workload"]

@@ -34,7 +34,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    gpu_layers: int | None = None, n_cpu_moe: int | None = None,
                    cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
                    host_ram: str | None = None, host_memory: str | None = None,
-                   host_bandwidth: str | None = None):
+                   host_bandwidth: str | None = None, engine_version: str | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -73,7 +73,8 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
         cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context,
         gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
-        tensor_overrides=parse_overrides(override_tensor), host=host)
+        tensor_overrides=parse_overrides(override_tensor), host=host,
+        engine_version=engine_version or None)
 
 
 def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:

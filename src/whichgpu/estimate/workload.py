@@ -46,7 +46,7 @@ LIMITS = {"context": 1 << 24, "prompt_tokens": 1 << 24, "output_tokens": 1 << 24
           "frames": 10_000, "steps": 100_000}
 
 # GGUF formats imply llama.cpp; EXL2 implies exllamav2.
-_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "tq", "f32", "mxfp4_moe")
+_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "tq", "f32", "mxfp4_moe", "ud-")
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,7 @@ class Workload:
     # None: today's builds (estimate/data/engine_kernels.toml)
     engine_version: str | None = None
     imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
+    mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings

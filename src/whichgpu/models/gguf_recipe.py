@@ -47,6 +47,19 @@ FTYPES: dict[str, str] = {
     "iq3_s": "IQ3_S", "iq3_m": "IQ3_S", "iq4_nl": "IQ4_NL", "iq4_xs": "IQ4_XS",
     "tq1_0": "TQ1_0", "tq2_0": "TQ2_0", "mxfp4_moe": "MXFP4", "nvfp4": "NVFP4",
 }
+# Unsloth's dynamic MoE quants (https://unsloth.ai/blog/deepseekr1-dynamic, 2025-01-27): the
+# routed experts at a low-bit file type's rules, attention, dense layers and the rest at 4 or
+# 6 bits (the Q4_K_M mix), shared experts at 6 bits (Q6_K). Made for MoE models only.
+# Only the two whose down_proj types the blog states are modelled (UD-IQ1_S is checked against
+# a published file size; the later "Dynamic 2.0" UD-Q*_K_XL mixes are chosen per model).
+UNSLOTH_DYNAMIC: dict[str, str] = {"ud-iq1_s": "iq1_s", "ud-iq1_m": "iq1_m"}
+UNSLOTH_SOURCE = ("https://unsloth.ai/blog/deepseekr1-dynamic (MoE layers at 1.58 / 1.73 / "
+                  "2.22 / 2.51 bits, attention and the first dense layers at 4 or 6 bits, "
+                  "shared experts at 6 bits)")
+FTYPES.update({k: FTYPES[v] for k, v in UNSLOTH_DYNAMIC.items()})
+# the blog's "Down_proj" column: (the first eighth of the ffn_down tensors, the others)
+UNSLOTH_DOWN = {"ud-iq1_s": ("IQ2_XXS", "IQ1_S"), "ud-iq1_m": ("IQ2_XXS", "IQ2_XXS")}
+
 # file types whose tensors need an importance matrix (tensor_requires_imatrix): published
 # files of these types are always made with one
 IMATRIX_REQUIRED = ("iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq2_m", "iq3_xxs")
@@ -416,31 +429,54 @@ def _is_70b(model: ModelSpec) -> bool:
             and model.num_kv_heads < model.num_attention_heads)
 
 
+def _state(model: ModelSpec, ftype: str, imatrix: bool, tensors: list[GGUFTensor]) -> _State:
+    return _State(
+        ftype=ftype, arch=model.architecture, n_layer=model.num_layers,
+        n_expert=model.moe.num_experts if model.moe else 0,
+        gqa=(model.num_attention_heads / model.num_kv_heads
+             if model.num_kv_heads and model.mla is None else 1.0),
+        is_70b=_is_70b(model), tied=not model.params.lm_head, imatrix=imatrix,
+        n_attn_v=sum(1 for t in tensors if t.category in _ATTN_V_LIKE))
+
+
 def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Recipe:
     """Every weight tensor of ``model`` with its ggml type in file type ``ftype``.
 
     ``imatrix``: whether an importance matrix was used (default: yes for the IQ file types,
     which llama-quantize refuses to make without one, and IQ3_XXS / IQ4 too, as their
     publishers make them; no for K and legacy types, where it changes only Q4_0 / Q5_0).
+    Unsloth's dynamic MoE types (``ud-iq1_s`` ...) take the low-bit rules for the routed
+    experts and Q4_K_M's for everything else, Q6_K for shared experts.
     """
     f = ftype.lower()
     if f not in FTYPES:
         raise KeyError(f"{ftype} is not a llama.cpp file type")
+    dynamic = UNSLOTH_DYNAMIC.get(f)
+    if dynamic and not model.is_moe:
+        raise KeyError(f"{ftype} is Unsloth's dynamic quant of MoE models; {model.name} is "
+                       "dense")
+    base = dynamic or f
     if imatrix is None:
-        imatrix = f in IMATRIX_REQUIRED or f.startswith("iq")
+        imatrix = base in IMATRIX_REQUIRED or base.startswith("iq") or bool(dynamic)
     tensors = tensors_of(model)
-    state = _State(
-        ftype=f, arch=model.architecture, n_layer=model.num_layers,
-        n_expert=model.moe.num_experts if model.moe else 0,
-        gqa=(model.num_attention_heads / model.num_kv_heads
-             if model.num_kv_heads and model.mla is None else 1.0),
-        is_70b=_is_70b(model), tied=not model.params.lm_head, imatrix=imatrix,
-        n_attn_v=sum(1 for t in tensors if t.category in _ATTN_V_LIKE))
+    state = _state(model, base, imatrix, tensors)
+    rest = _state(model, "q4_k_m", imatrix, tensors) if dynamic else None
     placed = []
     fell_back = 0
     float_type = FTYPES[f] if ggml_type(FTYPES[f]).family == "float" else None
     for t in _in_file_order(tensors):
-        wanted = float_type or _type_for(t, state)
+        if rest is not None:
+            down = UNSLOTH_DOWN.get(f)
+            first = state.i_ffn_down < state.n_layer // 8  # llama-quant's ffn_down counter
+            low = _type_for(t, state)  # keeps the low-bit rules' counters in file order
+            if not t.expert:
+                wanted = "Q6_K" if t.shared else _type_for(t, rest)
+            elif down and t.category == "ffn_down":
+                wanted = down[0] if first else down[1]
+            else:
+                wanted = low
+        else:
+            wanted = float_type or _type_for(t, state)
         chosen = _fallback(t, wanted)
         fell_back += chosen != wanted
         placed.append(PlacedTensor(t, chosen))
@@ -448,6 +484,9 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     biases = sum(g.bias_params for g in model.linears)
     plain = (p.norms + p.router + biases) * 4 + p.other * 2
     notes = []
+    if dynamic:
+        notes.append(f"Unsloth dynamic: routed experts at {base.upper()}'s rules, the rest "
+                     "Q4_K_M's, shared experts Q6_K")
     if fell_back:
         notes.append(f"{fell_back} tensor(s) whose rows the block size does not divide take "
                      "llama.cpp's fallback type")

@@ -118,6 +118,8 @@ def flags_of(w: Workload) -> str:
     elif w.cpu_moe_layers:
         parts.append(f"--n-cpu-moe {w.cpu_moe_layers}")
     parts += [f"-ot {p}={d}" for p, d in w.tensor_overrides]
+    if not w.mmap:
+        parts.append("--no-mmap")
     return " ".join(parts)
 
 

@@ -145,11 +145,15 @@ def kernel_notes(w: Workload, hw: Hardware) -> tuple[str | None, list[str]]:
 
 def moe_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
     """Per decode step, the fixed cost of the MoE layers: routing (router GEMV, top-k) and
-    one grouped kernel per expert matrix, whatever their size (0 for dense models)."""
+    the launches of each active expert's matrices, whatever their size (0 for dense
+    models); much larger in engine builds that synchronise with the host per MoE layer."""
     m = w.model
     if m.moe is None or not m.moe.moe_layers:
         return 0.0
-    return m.moe.moe_layers * engine_value("decode_moe_layer_us", w.engine_name, hw, era) * 1e-6
+    per_layer = (engine_value("decode_moe_layer_us", w.engine_name, hw, era)
+                 + m.moe.experts_per_token
+                 * engine_value("decode_moe_expert_us", w.engine_name, hw, era))
+    return m.moe.moe_layers * per_layer * 1e-6
 
 
 def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
@@ -343,12 +347,16 @@ def _offload_copies(w: Workload, hw: Hardware, tokens: int, attn_per_token: floa
         return t + t_cpu_attn, (f"{n_ub} micro-batch(es) under {OP_OFFLOAD_MIN_BATCH} tokens: "
                                 f"the CPU reads {share.host_weight_bytes / 1e9:.2f} GB each")
     link = str(hw.gpu.interconnect.host_link.value)
-    rate = per_key("host_offload_gb_s", link) * 1e9 * speed_value(
-        "llamacpp_offload_copy_efficiency")
+    # memory-mapped host weights (llama.cpp's default) copy from pageable memory; with
+    # --no-mmap they sit in pinned CUDA host buffers
+    pageable = speed_value("llamacpp_offload_copy_efficiency") if w.mmap else 1.0
+    rate = per_key("host_offload_gb_s", link) * 1e9 * pageable
     t = n_ub * share.copy_bytes / rate
     return t + t_cpu_attn, (f"{n_ub} micro-batch(es) of up to {ubatch} tokens x "
                             f"{share.copy_bytes / 1e9:.2f} GB copied over {link} at "
-                            f"{rate / 1e9:.1f} GB/s (memory-mapped, pageable)"
+                            f"{rate / 1e9:.1f} GB/s ("
+                            + ("memory-mapped, pageable" if w.mmap else "--no-mmap, pinned")
+                            + ")"
                             + (f"; attention of {cpu_layers} CPU layer(s) on the CPU"
                                if cpu_layers else ""))
 
