@@ -594,6 +594,43 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
     return text
 
 
+# ------------------------------------------------------------------ memory uncertainty
+
+MEMORY_TOML = TOML.parent / "memory_constants.toml"
+MEMORY_GROUPS = {"inference": ("inference",), "training": ("lora", "qlora", "full-ft",
+                                                           "pretrain"),
+                 "diffusion": ("image", "video")}
+
+
+def memory_uncertainty() -> tuple[dict[str, float], dict[str, int]]:
+    """The memory estimate's own uncertainty per task group: the 90th percentile of the
+    absolute error of the calibration rows of validation/memory.csv that measure a whole
+    job (not file sizes); a group with fewer than MIN_BAND_ROWS rows takes the pooled one.
+    A fit verdict within it of a card's usable memory is 'borderline'."""
+    from whichgpu.estimate import validation_memory
+
+    outcomes = [o for o in validation_memory.run(default_path("memory"))
+                if o.split == "calibration" and o.error is not None]
+    pooled = [abs(o.error) for o in outcomes if o.category != "weights"]
+    values, counts = {}, {}
+    for group, cats in MEMORY_GROUPS.items():
+        errs = [abs(o.error) for o in outcomes if o.category in cats]
+        counts[group] = len(errs)
+        sample = errs if len(errs) >= MIN_BAND_ROWS else pooled
+        values[group] = round(_quantile(sample, 0.9), 3)
+    return values, counts
+
+
+def memory_text(text: str) -> str:
+    values, counts = memory_uncertainty()
+    text = set_value(text, "memory_uncertainty", values)
+    n = ", ".join(f"{g} {counts[g]}" for g in sorted(counts))
+    return set_source(text, "memory_uncertainty",
+                      "scripts/calibrate.py: 90th percentile of the absolute error of the "
+                      "calibration rows of validation/memory.csv that measure a whole job, per "
+                      f"task group ({n} rows; fewer than {MIN_BAND_ROWS}: all groups pooled)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the results to the TOML")
@@ -625,21 +662,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"confidence_widening: {tables['confidence_widening']} "
           f"(leave-one-out rows by evidence: {tables['_loo_counts']})")
     print(f"category_confidence_cap: {tables['category_confidence_cap']}")
-    text = TOML.read_text("utf-8")
-    new = desired_text(text, fitted, tables, notes)
-    if args.write and new != text:
-        TOML.write_text(new, "utf-8")
-        print(f"\nwrote {TOML}")
-    if args.check and new != text:
-        import difflib
+    print(f"memory_uncertainty: {memory_uncertainty()}")
+    status = 0
+    for path, make in ((TOML, lambda t: desired_text(t, fitted, tables, notes)),
+                       (MEMORY_TOML, memory_text)):
+        text = path.read_text("utf-8")
+        new = make(text)
+        if args.write and new != text:
+            path.write_text(new, "utf-8")
+            print(f"\nwrote {path}")
+        if args.check and new != text:
+            import difflib
 
-        sys.stdout.writelines(difflib.unified_diff(
-            text.splitlines(True), new.splitlines(True), "speed_constants.toml (now)",
-            "speed_constants.toml (make calibrate)"))
-        print("\nthe TOML differs from what make calibrate produces: run "
-              "'python scripts/calibrate.py --write'")
-        return 1
-    return 0
+            sys.stdout.writelines(difflib.unified_diff(
+                text.splitlines(True), new.splitlines(True), f"{path.name} (now)",
+                f"{path.name} (make calibrate)"))
+            print(f"\n{path.name} differs from what make calibrate produces: run "
+                  "'python scripts/calibrate.py --write'")
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

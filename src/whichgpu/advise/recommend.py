@@ -21,7 +21,7 @@ from whichgpu.cost.currency import RateTable, convert
 from whichgpu.cost.task import task_cost
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.estimate.memory.fit import layout_for, max_concurrency
+from whichgpu.estimate.memory.fit import layout_for, max_concurrency, memory_band
 from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import Money, Range, format_duration, format_money
@@ -278,7 +278,8 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             wl = wl.with_(batch=batch)
         wl, need = _fit(wl, w, usable)
         if need > usable:
-            misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w)))
+            misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w),
+                                            memory_band(wl)))
             continue
         if not pool:
             pricing = "spot" if job.spot else "on-demand"
@@ -357,11 +358,14 @@ def _adapted(wl: Workload, asked: Workload) -> list[str]:
 
 
 def _memory_exclusion(gpu: GPU, count: int, need: int, has_offer: bool = True,
-                      adapted: list[str] | None = None) -> Exclusion:
+                      adapted: list[str] | None = None, band: float = 0.0) -> Exclusion:
     usable = gpu.usable_memory_bytes
     even = f" (even {' and '.join(adapted)})" if adapted else ""
+    edge = ("borderline (within the memory estimate's "
+            f"{band:.0%} uncertainty of the card: it may fit): " if band and
+            need - usable <= band * usable else "does not fit: ")
     return Exclusion(gpu, count, "memory",
-                     f"does not fit: needs {need / 1e9:.1f} GB per GPU on {_where(gpu, count)}"
+                     f"{edge}needs {need / 1e9:.1f} GB per GPU on {_where(gpu, count)}"
                      f"{even}, has {usable / 1e9:.1f} GB ({_gb(need - usable)} GB short)",
                      need - usable, (need - usable) / usable, has_offer=has_offer)
 
@@ -557,6 +561,10 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                      "16-bit matmuls")
     if w.model.approximate:
         notes.append("generic model from a bare size: approximate")
+    band = memory_band(wl)
+    if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes:
+        notes.append(f"borderline fit: {need / 1e9:.1f} GB of {gpu.usable_memory_bytes / 1e9:.1f}"
+                     f" GB is within the memory estimate's {band:.0%} uncertainty of the card")
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
                   assumptions=tuple(_assumptions(offer, count, replicas)),
