@@ -32,6 +32,7 @@ def memory(
     gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
     override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
     host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
+    ubatch: o.Ubatch = None, mmap: o.Mmap = True,
     as_json: o.Json = False,
 ) -> None:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
@@ -46,7 +47,8 @@ def memory(
         resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
         params=params, allow_long_context=allow_long_context, gpu_layers=gpu_layers,
         n_cpu_moe=n_cpu_moe, cpu_moe=cpu_moe, override_tensor=override_tensor,
-        host_ram=host_ram, host_memory=host_memory, host_bandwidth=host_bandwidth)
+        host_ram=host_ram, host_memory=host_memory, host_bandwidth=host_bandwidth,
+        ubatch=ubatch, mmap=mmap)
     target = None
     if gpu:
         res = resolve_gpu(gpu)
@@ -188,7 +190,7 @@ def speed(
     gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
     override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
     host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
-    engine_version: o.EngineVersion = None,
+    engine_version: o.EngineVersion = None, ubatch: o.Ubatch = None, mmap: o.Mmap = True,
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
@@ -208,7 +210,8 @@ def speed(
         resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
         offload=offload, params=params, gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe,
         cpu_moe=cpu_moe, override_tensor=override_tensor, host_ram=host_ram,
-        host_memory=host_memory, host_bandwidth=host_bandwidth, engine_version=engine_version)
+        host_memory=host_memory, host_bandwidth=host_bandwidth, engine_version=engine_version,
+        ubatch=ubatch, mmap=mmap)
     profile = _load_profile(calibration)
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "

@@ -79,6 +79,12 @@ HostBandwidth = Annotated[str | None, typer.Option(
 EngineVersion = Annotated[str | None, typer.Option(
     "--engine-version", help="The engine build to estimate for: a llama.cpp build (b4458), a "
                              "date (2024-05) or an era (2023-24, ollama); default today's.")]
+Ubatch = Annotated[int | None, typer.Option(
+    "--ubatch-size", "-ub", help="llama.cpp: tokens per micro-batch (default 512); larger "
+                                 "ones copy offloaded weights to the GPU less often.")]
+Mmap = Annotated[bool, typer.Option(
+    "--mmap/--no-mmap", help="llama.cpp: memory-map the model (its default) or load it into "
+                             "pinned buffers (faster copies of offloaded weights).")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 __all__ = ["build_workload"]

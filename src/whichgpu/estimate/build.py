@@ -34,14 +34,17 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    gpu_layers: int | None = None, n_cpu_moe: int | None = None,
                    cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
                    host_ram: str | None = None, host_memory: str | None = None,
-                   host_bandwidth: str | None = None, engine_version: str | None = None):
+                   host_bandwidth: str | None = None, engine_version: str | None = None,
+                   ubatch: int | None = None, mmap: bool = True,
+                   imatrix: bool | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
     reading paths on the server). llama.cpp's offload flags: ``gpu_layers`` (-ngl),
     ``n_cpu_moe`` / ``cpu_moe`` and ``override_tensor`` (-ot ``PATTERN=DEVICE``, several
     comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``),
-    ``host_memory`` (``ddr5-6000x2``), ``host_bandwidth`` (``90GB/s``).
+    ``host_memory`` (``ddr5-6000x2``), ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub),
+    ``mmap`` (False for --no-mmap) and ``imatrix`` (whether the GGUF used an importance matrix).
     """
     from whichgpu.estimate.host import parse_host
     from whichgpu.models import resolve_model
@@ -74,7 +77,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context,
         gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
         tensor_overrides=parse_overrides(override_tensor), host=host,
-        engine_version=engine_version or None)
+        engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix)
 
 
 def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:

@@ -353,8 +353,6 @@ def _check_offload(w: Workload) -> None:
         what = f"engine {w.engine_name}" if w.task == "inference" else f"task {w.task}"
         raise InputError(f"{flags} are llama.cpp's offload flags (--engine llamacpp, --task "
                          f"inference); {what} keeps every weight on the GPU in whichgpu's model")
-    if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
-        raise InputError(f"-ub must be between 1 and 65,536 tokens, got {w.ubatch}")
     if w.gpu_layers is not None and w.gpu_layers < 0:
         raise InputError(f"-ngl must be >= 0, got {w.gpu_layers}")
     if w.cpu_moe_layers < 0:
