@@ -131,3 +131,17 @@ def test_iq_formats_decode_through_their_own_kernel():
 def test_the_rtx_5090_is_blackwell_geforce():
     assert arch_key(RTX_5090) == "Blackwell GeForce"
     assert arch_key(get_gpu("b200")) == "Blackwell"
+
+
+def test_llama_cpp_splits_layers_so_two_gpus_decode_at_one_gpus_bandwidth():
+    def decode(engine, quant, n):
+        e = _speed("llama-3.1-8b", "h100-sxm", n, quant=quant, engine=engine)
+        return e, e.rates["decode_tokens_per_s_per_sequence"].typical
+
+    one = decode("llamacpp", "q8_0", 1)[1]
+    e, two = decode("llamacpp", "q8_0", 2)
+    assert two == pytest.approx(one, rel=0.05) and two <= one
+    assert any(c.name == "layer-split hops" and "one active at a time" in c.formula
+               for c in e.components)
+    # tensor parallelism reads half the weights per GPU
+    assert decode("vllm", "bf16", 2)[1] > 1.3 * decode("vllm", "bf16", 1)[1]

@@ -210,8 +210,13 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
                   f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"),
         Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} TFLOPS "
                                      f"{precision} x {eta_c:.2f})"),
-        Component("tensor-parallel all-reduce", t_comm,
-                  f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}"),
+        Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
+                  else "layer-split hops", t_comm,
+                  (f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}" if tp > 1
+                   else "") + ("; " if tp > 1 and w.pp_degree > 1 else "")
+                  + (f"layers split over {w.pp_degree} GPUs, one active at a time (weights "
+                     f"read at one GPU's bandwidth): {w.pp_degree - 1} hop(s) over "
+                     f"{hw.link.kind}" if w.pp_degree > 1 else "")),
         Component("fixed per step", t_fix, f"{engine}"
                   + (f" ({era} builds)" if era else "") + ": per-token and per-layer overheads"
                   + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
