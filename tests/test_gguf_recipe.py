@@ -69,8 +69,8 @@ def test_rows_the_block_does_not_divide_fall_back_as_llama_cpp_does():
     # gpt-oss's hidden size 2880 is not a multiple of 256: K-quants fall back (Q4_K -> Q5_0)
     m = resolve_model("gpt-oss-20b")
     r = recipe(m, "q4_k_m")
-    assert {t.type for t in r.tensors if t.tensor.category == "ffn_up"} <= {"Q5_0", "Q8_0"}
-    assert r.notes
+    assert {t.type for t in r.tensors if t.tensor.category == "attn_q"} <= {"Q5_0", "Q8_0"}
+    assert any("fallback" in n for n in r.notes)
 
 
 def test_low_bit_iq_file_types_protect_attn_v_and_the_first_ffn_down():
@@ -123,3 +123,18 @@ def test_published_moe_gguf_files_are_sized_within_two_percent():
         predicted, _ = validation_memory.predict(row)
         measured = float(row["bytes"])
         assert abs(predicted / measured - 1) < 0.02, (row["id"], predicted, measured)
+
+
+def test_gpt_oss_k_quants_keep_the_checkpoints_mxfp4_experts():
+    # bartowski's gpt-oss-20b GGUFs (llama.cpp b6096): "All quants keep the feed forward
+    # networks at mxfp4"; Q6_K is 12.04 GB, MXFP4 12.1 GB; Unsloth's Q4_K_M 11.6 GB
+    m = resolve_model("gpt-oss-20b")
+    r = recipe(m, "q4_k_m")
+    assert {t.type for t in r.tensors if t.tensor.expert} == {"MXFP4"}
+    assert {t.type for t in r.tensors if not t.tensor.expert} - {"MXFP4"}
+    q6 = llm_weight_bytes(m, get_quant("q6_k"), "llamacpp").total
+    assert q6 == pytest.approx(12.04e9, rel=0.02)
+    assert llm_weight_bytes(m, get_quant("q4_k_m"), "llamacpp").total < q6
+    # a dense model's K-quants are untouched by the rule
+    assert "MXFP4" not in {t.type for t in recipe(resolve_model("llama-3.1-8b"),
+                                                    "q4_k_m").tensors}

@@ -464,7 +464,20 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     placed = []
     fell_back = 0
     float_type = FTYPES[f] if ggml_type(FTYPES[f]).family == "float" else None
+    # a checkpoint shipped with MXFP4 experts (gpt-oss) keeps them MXFP4 in every GGUF file
+    # type: the converter writes the checkpoint's own blocks and the published K-quant and F16
+    # files leave them ("All quants keep the feed forward networks at mxfp4",
+    # https://huggingface.co/bartowski/openai_gpt-oss-20b-GGUF, llama.cpp b6096; Unsloth's
+    # gpt-oss-20b Q4_K_M is 11.6 GB, against 12.1 GB for MXFP4_MOE)
+    keep_mxfp4 = model.quantization == "mxfp4" and f != "mxfp4_moe"
+    kept = 0
     for t in _in_file_order(tensors):
+        if keep_mxfp4 and t.expert:
+            if rest is None:
+                _type_for(t, state)  # keeps the rules' layer counters in file order
+            placed.append(PlacedTensor(t, "MXFP4"))
+            kept += 1
+            continue
         if rest is not None:
             down = UNSLOTH_DOWN.get(f)
             first = state.i_ffn_down < state.n_layer // 8  # llama-quant's ffn_down counter
@@ -487,6 +500,9 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     if dynamic:
         notes.append(f"Unsloth dynamic: routed experts at {base.upper()}'s rules, the rest "
                      "Q4_K_M's, shared experts Q6_K")
+    if kept:
+        notes.append(f"{kept} expert tensor(s) kept in the checkpoint's MXFP4, as published "
+                     "GGUFs of this model keep them")
     if fell_back:
         notes.append(f"{fell_back} tensor(s) whose rows the block size does not divide take "
                      "llama.cpp's fallback type")
