@@ -40,6 +40,7 @@ check-counts: $(STAMP)
 validate: $(STAMP)
 	$(BIN)/whichgpu validate memory
 	$(BIN)/whichgpu validate speed
+	$(BIN)/whichgpu validate fits
 
 # Refit the speed constants on the calibration rows, derive the range bands and evidence, and
 # write them into src/whichgpu/estimate/data/speed_constants.toml (a test checks they match).

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import itertools
 import math
 import re
@@ -87,6 +88,53 @@ def _full_training(row) -> bool:
     return row["category"] == "training" and row["task"] in ("full-ft", "pretrain")
 
 
+@functools.cache
+def _row_info(row_id: str, row_items: tuple) -> dict | None:
+    """What the LLM groups select rows by: engine era, dense or MoE, architecture, ggml type
+    family, offload (None for a row that is not modelled)."""
+    from whichgpu.estimate.speed.hardware import arch_key
+    from whichgpu.estimate.speed.kernels import format_family
+    from whichgpu.estimate.validation_rows import gpu_of, workload_of
+
+    row = dict(row_items)
+    try:
+        w = workload_of(validation_speed.speed_settings(row)[0])
+        gpu = gpu_of(row)
+    except Exception:
+        return None
+    return {"era": w.engine_version, "moe": w.model.is_moe, "arch": arch_key(gpu),
+            "family": format_family(w.quant_format, w.engine_name),
+            "offload": w.offload_requested, "engine": w.engine_name}
+
+
+def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hbm_arch=None,
+              offload=False) -> bool:
+    """A llama.cpp (or Ollama, LM Studio) row of this phase and kind."""
+    phases = (phase,) if isinstance(phase, str) else phase
+    if row["category"] not in phases or not row["engine"].startswith(
+            ("llamacpp", "ollama", "lmstudio")):
+        return False
+    info = _row_info(row["id"], tuple(sorted(row.items())))
+    if info is None or info["engine"] != "llamacpp" or info["offload"] != offload:
+        return False
+    if era is not None and info["era"] != era:
+        return False
+    if moe is not None and info["moe"] != moe:
+        return False
+    if family is not None and info["family"] != family:
+        return False
+    if quantized is not None and (info["family"] != "float") != quantized:
+        return False
+    if hbm_arch is not None and (info["arch"] in ("Hopper", "Blackwell")) != hbm_arch:
+        return False
+    return True
+
+
+def _era(row) -> str | None:
+    info = _row_info(row["id"], tuple(sorted(row.items())))
+    return info["era"] if info else None
+
+
 # (label, [(constant, keys tied together)], [grid per constant], row selector)
 GROUPS = [
     ("training MFU and Hopper factor",
@@ -107,10 +155,47 @@ GROUPS = [
     ("UNet efficiency",
      [("diffusion_compute_efficiency", ("unet",))], [_grid(0.20, 1.00, 0.05)],
      lambda r: r["category"] == "diffusion" and _is_unet(r)),
-    ("llama.cpp decode bandwidth",
-     [("decode_bandwidth_efficiency", ("llamacpp",)), ("decode_fixed_ms", ("llamacpp/HBM",))],
+    # llama.cpp, by engine version (estimate/data/engine_kernels.toml): the 2023-24 builds the
+    # first rows measured, and today's builds, each fitted only on its own rows
+    ("llama.cpp decode, 2023-24 builds",
+     [("decode_bandwidth_efficiency", ("llamacpp@2023-24",)),
+      ("decode_fixed_ms", ("llamacpp@2023-24/HBM",))],
      [_grid(0.50, 0.95, 0.025), _grid(0.5, 8.0, 0.25)],
-     lambda r: r["category"] == "decode" and r["engine"].startswith(("llamacpp", "ollama"))),
+     lambda r: _llamacpp(r, "decode", era="2023-24", moe=False)),
+    ("llama.cpp decode, today's builds",
+     [("decode_bandwidth_efficiency", ("llamacpp",)), ("decode_fixed_ms", ("llamacpp",))],
+     [_grid(0.50, 1.00, 0.025), _grid(0.25, 4.0, 0.25)],
+     lambda r: _llamacpp(r, "decode", era="2025-26", moe=False)),
+    ("llama.cpp MoE decode fixed costs, today's builds",
+     [("decode_moe_layer_us", ("llamacpp",))], [_grid(0.0, 200.0, 5.0)],
+     lambda r: _llamacpp(r, "decode", era="2025-26", moe=True)),
+    ("llama.cpp MoE decode fixed costs, host-synchronised builds (2023-24, 2025-h1)",
+     [("decode_moe_expert_us", ("llamacpp@2025-h1", "llamacpp@2023-24"))],
+     [_grid(0.0, 300.0, 5.0)],
+     lambda r: _llamacpp(r, "decode", moe=True) and _era(r) in ("2025-h1", "2023-24")),
+    ("llama.cpp IQ decode (llama.cpp's own builds)",
+     [("decode_kernel_bandwidth_factor", ("llamacpp_iq",))], [_grid(0.40, 1.20, 0.05)],
+     lambda r: _llamacpp(r, "decode", family="iq")),
+    ("llama.cpp MMQ prefill (Ampere, Ada, Blackwell GeForce)",
+     [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.50, 0.01)],
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=False)),
+    ("llama.cpp MMQ prefill (Hopper, Blackwell)",
+     [("prefill_kernel_efficiency", ("llamacpp_mmq/Hopper", "llamacpp_mmq/Blackwell"))],
+     [_grid(0.02, 0.50, 0.01)],
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=True)),
+    ("llama.cpp MoE prefill",
+     [("moe_expert_half_tokens", ("llamacpp",))], [_grid(4.0, 512.0, 4.0)],
+     lambda r: _llamacpp(r, "prefill", moe=True) and _era(r) != "ollama"),
+    ("Ollama's llama.cpp: MoE decode",
+     [("decode_moe_layer_us", ("llamacpp@ollama",))], [_grid(0.0, 400.0, 10.0)],
+     lambda r: _llamacpp(r, "decode", era="ollama", moe=True)),
+    ("Ollama's llama.cpp: MoE prefill",
+     [("moe_expert_half_tokens", ("llamacpp@ollama",))], [_grid(4.0, 1024.0, 8.0)],
+     lambda r: _llamacpp(r, "prefill", era="ollama", moe=True)),
+    ("llama.cpp with weights in host RAM",
+     [("host_decode_bandwidth_efficiency", ()), ("llamacpp_offload_copy_efficiency", ())],
+     [_grid(0.20, 1.00, 0.05), _grid(0.20, 1.00, 0.05)],
+     lambda r: _llamacpp(r, ("decode", "prefill"), offload=True)),
     ("ExLlamaV2 decode bandwidth",
      [("decode_bandwidth_efficiency", ("exllamav2",))], [_grid(0.50, 1.00, 0.025)],
      lambda r: r["category"] == "decode" and r["engine"] == "exllamav2"),
@@ -170,11 +255,13 @@ def _with(name: str, keys: tuple[str, ...], value: float, base):
     return new
 
 
-def fit_groups(rows, report=print, calib_ids: set[str] | None = None
+def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
+               only: set[str] | None = None
                ) -> tuple[dict[tuple[str, str], float], dict[str, list[str]]]:
     """Fit each group; returns ({(constant, key): value}, {constant: [what was fitted, on
     how many rows]}) for what was fitted (the values are also applied). ``calib_ids`` fits on
-    a subset of the calibration rows (cross-validation)."""
+    a subset of the calibration rows (cross-validation); ``only`` names the groups to refit
+    (the others keep their values)."""
     table = _load("speed_constants")
     chosen: dict[tuple[str, str], float] = {}
     fitted_notes: dict[str, list[str]] = {}
@@ -184,6 +271,8 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None
     report(f"{'group':34s} {'rows':>4s}  {'constant':40s} {'TOML':>6s} {'fit':>6s}  "
            f"{'calib err TOML->fit':>20s}  {'holdout err TOML->fit':>22s}")
     for label, params, grids, pick in GROUPS:
+        if only is not None and label not in only:
+            continue
         calib = [r for r in calib_all if pick(r)]
         hold = [r for r in hold_all if pick(r)]
         modelled = [r for r in calib if _modelled(r)]
@@ -222,6 +311,12 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None
         if edges:
             report(f"{'':39s}  at the edge of its grid: {', '.join(edges)}")
     return chosen, fitted_notes
+
+
+def groups_using(rows) -> set[str]:
+    """The labels of the groups that fit on any of ``rows`` (calibration rows only)."""
+    calib = [r for r in rows if split_of(r["id"]) == "calibration"]
+    return {label for label, _, _, pick in GROUPS if any(pick(r) for r in calib)}
 
 
 def _modelled(row) -> bool:
@@ -528,6 +623,43 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
     return text
 
 
+# ------------------------------------------------------------------ memory uncertainty
+
+MEMORY_TOML = TOML.parent / "memory_constants.toml"
+MEMORY_GROUPS = {"inference": ("inference",), "training": ("lora", "qlora", "full-ft",
+                                                           "pretrain"),
+                 "diffusion": ("image", "video")}
+
+
+def memory_uncertainty() -> tuple[dict[str, float], dict[str, int]]:
+    """The memory estimate's own uncertainty per task group: the 90th percentile of the
+    absolute error of the calibration rows of validation/memory.csv that measure a whole
+    job (not file sizes); a group with fewer than MIN_BAND_ROWS rows takes the pooled one.
+    A fit verdict within it of a card's usable memory is 'borderline'."""
+    from whichgpu.estimate import validation_memory
+
+    outcomes = [o for o in validation_memory.run(default_path("memory"))
+                if o.split == "calibration" and o.error is not None]
+    pooled = [abs(o.error) for o in outcomes if o.category != "weights"]
+    values, counts = {}, {}
+    for group, cats in MEMORY_GROUPS.items():
+        errs = [abs(o.error) for o in outcomes if o.category in cats]
+        counts[group] = len(errs)
+        sample = errs if len(errs) >= MIN_BAND_ROWS else pooled
+        values[group] = round(_quantile(sample, 0.9), 3)
+    return values, counts
+
+
+def memory_text(text: str) -> str:
+    values, counts = memory_uncertainty()
+    text = set_value(text, "memory_uncertainty", values)
+    n = ", ".join(f"{g} {counts[g]}" for g in sorted(counts))
+    return set_source(text, "memory_uncertainty",
+                      "scripts/calibrate.py: 90th percentile of the absolute error of the "
+                      "calibration rows of validation/memory.csv that measure a whole job, per "
+                      f"task group ({n} rows; fewer than {MIN_BAND_ROWS}: all groups pooled)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the results to the TOML")
@@ -559,21 +691,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"confidence_widening: {tables['confidence_widening']} "
           f"(leave-one-out rows by evidence: {tables['_loo_counts']})")
     print(f"category_confidence_cap: {tables['category_confidence_cap']}")
-    text = TOML.read_text("utf-8")
-    new = desired_text(text, fitted, tables, notes)
-    if args.write and new != text:
-        TOML.write_text(new, "utf-8")
-        print(f"\nwrote {TOML}")
-    if args.check and new != text:
-        import difflib
+    print(f"memory_uncertainty: {memory_uncertainty()}")
+    status = 0
+    for path, make in ((TOML, lambda t: desired_text(t, fitted, tables, notes)),
+                       (MEMORY_TOML, memory_text)):
+        text = path.read_text("utf-8")
+        new = make(text)
+        if args.write and new != text:
+            path.write_text(new, "utf-8")
+            print(f"\nwrote {path}")
+        if args.check and new != text:
+            import difflib
 
-        sys.stdout.writelines(difflib.unified_diff(
-            text.splitlines(True), new.splitlines(True), "speed_constants.toml (now)",
-            "speed_constants.toml (make calibrate)"))
-        print("\nthe TOML differs from what make calibrate produces: run "
-              "'python scripts/calibrate.py --write'")
-        return 1
-    return 0
+            sys.stdout.writelines(difflib.unified_diff(
+                text.splitlines(True), new.splitlines(True), f"{path.name} (now)",
+                f"{path.name} (make calibrate)"))
+            print(f"\n{path.name} differs from what make calibrate produces: run "
+                  "'python scripts/calibrate.py --write'")
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

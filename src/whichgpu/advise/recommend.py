@@ -21,7 +21,7 @@ from whichgpu.cost.currency import RateTable, convert
 from whichgpu.cost.task import task_cost
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.estimate.memory.fit import layout_for, max_concurrency
+from whichgpu.estimate.memory.fit import layout_for, max_concurrency, memory_band
 from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import Money, Range, format_duration, format_money
@@ -267,6 +267,7 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     explain(rec, offers, catalog, rates, profile)
     if owned is not None:
         rec.owned = owned_options(job, owned, owned_count, currency, rates, profile)
+    _note_no_offload(rec)
     return rec
 
 
@@ -344,6 +345,17 @@ def _ownership_per_hour(gpu: GPU, currency: str, rates: RateTable | None,
                       "takes every input)")
 
 
+def _note_no_offload(rec: Recommendation) -> None:
+    """Say once why cards too small were not tried with weights in host RAM."""
+    from whichgpu.estimate.memory.offload_plan import no_offload_reason
+
+    w = rec.job.workload
+    why = no_offload_reason(w)
+    if why and any(e.kind == "memory" and e.count == 1 for e in rec.excluded):
+        rec.explanation.append(f"Cards too small for the whole model were not tried with part "
+                               f"of it in host RAM: {why}.")
+
+
 def _where(gpu: GPU, count: int) -> str:
     return gpu.id if count == 1 else f"{count} x {gpu.id}"
 
@@ -372,6 +384,14 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             wl = layout_for(w, count)
         except InputError:
             continue
+        wl, spilled = _with_offload(wl, gpu, count)
+        if spilled is not None and not spilled.host_ok:
+            misses.append(_memory_exclusion(
+                gpu, count, estimate_memory(layout_for(w, count)).total_bytes, bool(pool),
+                [f"with llama.cpp offload ({spilled.flags}) it needs "
+                 f"{spilled.host_bytes / 1e9:.1f} GB of host RAM, more than the "
+                 f"{spilled.memory.host.usable_ram_bytes / 1e9:.0f} GB free (--host-ram)"]))
+            continue
         batch = 1
         if job.kind in ("tokens", "daily", "serving"):
             cap = job.concurrency or MAX_CONCURRENCY
@@ -385,7 +405,8 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             wl = wl.with_(batch=batch)
         wl, need = _fit(wl, w, usable)
         if need > usable:
-            misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w)))
+            misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w),
+                                            memory_band(wl)))
             continue
         if not pool:
             pricing = "spot" if job.spot else "on-demand"
@@ -448,6 +469,18 @@ def _fit(wl: Workload, asked: Workload, usable: int) -> tuple[Workload, int]:
     return best[1], best[0]
 
 
+def _with_offload(wl: Workload, gpu: GPU, count: int):
+    """llama.cpp on a card too small for the whole model: the layout with the fewest experts
+    (or layers) in host RAM that fits, as llama.cpp's own --fit chooses; (workload, plan),
+    plan None when nothing is moved."""
+    from whichgpu.estimate.memory.offload_plan import offload_plan
+
+    plan = offload_plan(wl, gpu, count)
+    if plan is None:
+        return wl, None
+    return (plan.workload if plan.host_ok else wl), plan
+
+
 def _adapted(wl: Workload, asked: Workload) -> list[str]:
     """The adaptations ``_fit`` made, in words."""
     out = []
@@ -470,11 +503,14 @@ def _to_buy(gpu: GPU) -> str:
 
 
 def _memory_exclusion(gpu: GPU, count: int, need: int, has_offer: bool = True,
-                      adapted: list[str] | None = None) -> Exclusion:
+                      adapted: list[str] | None = None, band: float = 0.0) -> Exclusion:
     usable = gpu.usable_memory_bytes
     even = f" (even {' and '.join(adapted)})" if adapted else ""
+    edge = ("borderline (within the memory estimate's "
+            f"{band:.0%} uncertainty of the card: it may fit): " if band and
+            need - usable <= band * usable else "does not fit: ")
     return Exclusion(gpu, count, "memory",
-                     f"does not fit: needs {need / 1e9:.1f} GB per GPU on {_where(gpu, count)}"
+                     f"{edge}needs {need / 1e9:.1f} GB per GPU on {_where(gpu, count)}"
                      f"{even}, has {usable / 1e9:.1f} GB ({_gb(need - usable)} GB short)",
                      need - usable, (need - usable) / usable, has_offer=has_offer)
 
@@ -654,12 +690,29 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     if wl.vae_tiling and not w.vae_tiling:
         notes.append("with --vae-tiling: the VAE decodes overlapping tiles (the peak of a "
                      "large image or video falls; the decode takes longer)")
+    if wl.offload_requested and not w.offload_requested:
+        est = estimate_memory(wl)
+        place = est.details.get("placement") or {}
+        what = []
+        if place.get("host_expert_layers"):
+            what.append(f"the experts of {place['host_expert_layers']} layer(s)")
+        if place.get("cpu_layers"):
+            what.append(f"{place['cpu_layers']} layer(s)")
+        decode = speed.rates.get("decode_tokens_per_s_per_sequence")
+        notes.append(f"{_where(gpu, count)} + {' and '.join(what)} in host RAM "
+                     f"({place.get('flags', '')}; needs {est.host_total_bytes / 1e9:.1f} GB of "
+                     "RAM)" + (f", about {decode.typical:,.0f} tokens/s per sequence"
+                               if decode else ""))
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):
         notes.append(f"no {qf.compute.upper()} on {gpu.id}: {qf.name} weights run through "
                      "16-bit matmuls")
     if w.model.approximate:
         notes.append("generic model from a bare size: approximate")
+    band = memory_band(wl)
+    if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes:
+        notes.append(f"borderline fit: {need / 1e9:.1f} GB of {gpu.usable_memory_bytes / 1e9:.1f}"
+                     f" GB is within the memory estimate's {band:.0%} uncertainty of the card")
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
                   assumptions=tuple(_assumptions(offer, count, replicas)),

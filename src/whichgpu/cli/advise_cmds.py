@@ -77,6 +77,8 @@ def recommend(
     count: int = typer.Option(1, "--count", help="How many of your cards (--gpu) you have: "
                                                  "every count up to it that the layout "
                                                  "allows is tried."),
+    host_ram: o.HostRam = None, host_memory: o.HostMemory = None,
+    host_bandwidth: o.HostBandwidth = None,
     as_json: o.Json = False,
 ) -> None:
     """The cheapest GPU configuration that can run a job, why, and what was excluded."""
@@ -91,7 +93,8 @@ def recommend(
         lora_rank=lora_rank, lora_targets=lora_targets, resolution=resolution, frames=frames,
         steps=steps_per_image, cfg=cfg, offload=offload, vae_tiling=vae_tiling, params=params,
         framework=framework, activation_offloading=activation_offloading, loss=loss,
-        fp8_training=fp8_training)
+        fp8_training=fp8_training, host_ram=host_ram, host_memory=host_memory,
+        host_bandwidth=host_bandwidth)
     job = build_job(
         w, tokens=tokens, images=images, videos=videos, steps=steps, train_tokens=train_tokens,
         users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,

@@ -34,6 +34,10 @@ def memory(
         None, "--gpu", help="Ask whether it fits this GPU: a catalog id, or your card's "
                             "memory such as 12GB."),
     gpu_spec: o.GpuSpec = None,
+    gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
+    override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
+    host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
+    ubatch: o.Ubatch = None, mmap: o.Mmap = True,
     as_json: o.Json = False,
 ) -> None:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
@@ -46,7 +50,10 @@ def memory(
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=gpus, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
         params=params, allow_long_context=allow_long_context, framework=framework,
-        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training)
+        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training,
+        gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe, cpu_moe=cpu_moe,
+        override_tensor=override_tensor, host_ram=host_ram, host_memory=host_memory,
+        host_bandwidth=host_bandwidth, ubatch=ubatch, mmap=mmap)
     target = None
     res = o.resolve_card(gpu, gpu_spec)
     if res is not None:
@@ -84,6 +91,7 @@ def _print_memory(report) -> None:
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
     for n in report.notes:
         console.print(f"[yellow]note:[/yellow] {n}")
+    _print_host(e)
     for w in e.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     for a in e.assumptions:
@@ -91,12 +99,22 @@ def _print_memory(report) -> None:
     if report.target is not None:
         f = report.target
         where = f.gpu.id if f.count == 1 else f"{f.count} x {f.gpu.id}"
-        verdict = "[green]fits[/green]" if f.fits else "[red]does not fit[/red]"
-        console.print(f"On {where}: {verdict}, headroom "
+        verdict = {"fits": "[green]fits[/green]", "borderline": "[yellow]borderline[/yellow]",
+                   "does not fit": "[red]does not fit[/red]"}[f.verdict]
+        edge = ""
+        if f.verdict == "borderline":
+            edge = (f" (within the estimate's {f.band:.0%} uncertainty of the card's usable "
+                    f"memory: it {'may not fit' if f.fits else 'may fit'})")
+        host = "" if f.host_ok else " (host RAM too small for what stays on the CPU)"
+        alone = " on the GPU alone" if report.offload and not f.fits else ""
+        console.print(f"On {where}: {verdict}{alone}{edge}{host}, headroom "
                       f"{format_bytes_both(f.headroom_bytes)} of "
                       f"{format_bytes(f.gpu.usable_memory_bytes)} usable.")
+        _print_offload(report)
     cap = report.capacity
     if cap:
+        if cap.get("with_offload"):
+            where += " with that offload"
         console.print(f"Capacity on {where}: {cap['max_concurrent_sequences']:,} concurrent "
                       f"sequences of {cap['context']:,} tokens; at {cap['batch']} sequence(s) "
                       f"the longest context is {cap['max_context_tokens']:,} tokens.")
@@ -122,6 +140,39 @@ def _print_memory(report) -> None:
         more = more_line(len(report.changes), 8, "more changes", "--json lists all")
         if more:
             console.print(f"  [dim]{more}[/dim]")
+
+
+def _print_host(e) -> None:
+    """What a llama.cpp job keeps in host RAM, when that is more than the token embedding."""
+    from whichgpu.units import GB
+
+    if not e.host_terms:
+        return
+    placement = e.details.get("placement") or {}
+    if not placement.get("offloaded"):
+        console.print(f"[dim]Host RAM: {e.host_total_bytes / GB:,.2f} GB (the token embedding, "
+                      "which llama.cpp keeps on the CPU).[/dim]")
+        return
+    host = e.host
+    parts = "; ".join(f"{t.name.replace('_', ' ')} {t.bytes / GB:,.2f} GB" for t in e.host_terms)
+    room = (f" of {host.usable_ram_bytes / GB:,.0f} GB free ({host.describe()})"
+            if host is not None else "")
+    state = "fits" if e.host_fits else "[red]does not fit[/red]"
+    console.print(f"Host RAM: {e.host_total_bytes / GB:,.1f} GB{room}: {state} ({parts}).")
+
+
+def _print_offload(report) -> None:
+    plan = report.offload
+    if plan:
+        speed = plan.get("decode_tokens_per_s_per_sequence")
+        pre = plan.get("prefill_tokens_per_s")
+        rate = (f", about {speed['typical']:,.0f} tokens/s ({speed['low']:,.0f}-"
+                f"{speed['high']:,.0f}), prefill {pre['typical']:,.0f} tokens/s"
+                if speed and pre else "")
+        ok = "" if plan["host_fits"] else " [red](host RAM too small)[/red]"
+        console.print(f"[bold]With llama.cpp offload:[/bold] {plan['description']}{rate}{ok}.")
+    elif report.no_offload:
+        console.print(f"[dim]No offload: {report.no_offload}.[/dim]")
 
 
 def speed(
@@ -154,6 +205,10 @@ def speed(
     calibration: str | None = typer.Option(
         None, "--calibration",
         help="A calibration profile from 'whichgpu bench' (a JSON file, or 'default')."),
+    gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
+    override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
+    host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
+    engine_version: o.EngineVersion = None, ubatch: o.Ubatch = None, mmap: o.Mmap = True,
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
@@ -175,7 +230,10 @@ def speed(
         lora_rank=lora_rank, lora_targets=lora_targets, gpus=count, tp=tp, pp=pp, zero=zero,
         resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
         offload=offload, vae_tiling=vae_tiling, params=params, framework=framework,
-        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training)
+        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training,
+        gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe, cpu_moe=cpu_moe,
+        override_tensor=override_tensor, host_ram=host_ram, host_memory=host_memory,
+        host_bandwidth=host_bandwidth, engine_version=engine_version, ubatch=ubatch, mmap=mmap)
     profile = _load_profile(calibration)
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
@@ -257,12 +315,22 @@ def validate_memory(
     split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
     as_json: o.Json = False,
 ) -> None:
-    """Each memory measurement against the estimate, and the error by category."""
+    """Each memory measurement against the estimate, and the error by category and engine,
+    and the fit verdict on each measured card (a run that happened fits)."""
     from pathlib import Path
 
     from whichgpu.estimate import validation_memory
+    from whichgpu.estimate.validation import default_path, read_rows
+    from whichgpu.estimate.validation_report import group_errors
 
-    _report(validation_memory.run(Path(file) if file else None), split, as_json, "memory")
+    path = Path(file) if file else default_path("memory")
+    outcomes = validation_memory.run(path)
+    by_id = {r["id"]: r for r in read_rows(path)}
+    chosen = [x for x in outcomes if split == "all" or x.split == split]
+    extra = {"by_engine": [g.to_json() for g in group_errors(
+        chosen, by_id, lambda r: (r.get("category", ""), (r.get("engine") or "-").strip()))],
+        "verdicts": validation_memory.verdicts([by_id[x.id] for x in chosen])}
+    _report(outcomes, split, as_json, "memory", extra)
 
 
 @validate_app.command("speed")
@@ -270,17 +338,75 @@ def validate_speed(
     file: str | None = typer.Option(None, "--file", help="A CSV in validation/speed.csv's "
                                                          "schema (default: the shipped set)."),
     split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
+    cross_validation: bool = typer.Option(
+        True, "--cross-validation/--no-cross-validation",
+        help="Also refit without each GPU and each source and predict their rows (needs "
+             "scripts/calibrate.py from the source checkout; a few seconds)."),
     as_json: o.Json = False,
 ) -> None:
-    """Each speed measurement against the estimate, and the error by category."""
+    """Each speed measurement against the estimate, and the error by category, by engine and
+    architecture, and leaving each GPU and each source out of the fit."""
     from pathlib import Path
 
     from whichgpu.estimate import validation_speed
+    from whichgpu.estimate.validation import default_path, read_rows
 
-    _report(validation_speed.run(Path(file) if file else None), split, as_json, "speed")
+    path = Path(file) if file else default_path("speed")
+    outcomes = validation_speed.run(path)
+    rows = read_rows(path)
+    extra = _speed_tables(outcomes, rows, split, cross_validation)
+    _report(outcomes, split, as_json, "speed", extra)
 
 
-def _report(outcomes, split: str, as_json: bool, what: str) -> None:
+def _speed_tables(outcomes, rows, split: str, cross_validation: bool) -> dict:
+    """The per engine/architecture table and the leave-one-out summaries (JSON-ready)."""
+    from whichgpu.estimate import validation_cv
+    from whichgpu.estimate.validation_report import engine_arch_key, group_errors
+
+    by_id = {r["id"]: r for r in rows}
+    chosen = [x for x in outcomes if split == "all" or x.split == split]
+    extra = {"by_engine_arch": [g.to_json() for g in group_errors(chosen, by_id,
+                                                                  engine_arch_key)]}
+    if cross_validation:
+        extra["cross_validation"] = {
+            by: [s.to_json() for s in validation_cv.summarize(
+                validation_cv.leave_one_out(rows, by))] for by in ("gpu", "source")}
+    return extra
+
+
+@validate_app.command("fits")
+def validate_fits(
+    file: str | None = typer.Option(None, "--file", help="A CSV in validation/fits.csv's "
+                                                         "schema (default: the shipped set)."),
+    as_json: o.Json = False,
+) -> None:
+    """Set-ups people run: the memory model's verdict on each (never 'does not fit')."""
+    from collections import Counter
+    from pathlib import Path
+
+    from rich.table import Table
+
+    from whichgpu.estimate import validation_fits
+
+    outcomes = validation_fits.run(Path(file) if file else None)
+    counts = Counter(x.verdict for x in outcomes)
+    if as_json:
+        emit_json({"what": "fits", "rows": [x.to_json() for x in outcomes],
+                   "summary": dict(counts)})
+        return
+    t = Table(title="fits validation: set-ups people run", title_justify="left",
+              pad_edge=False)
+    for col in ("Row", "Verdict", "Why"):
+        t.add_column(col, overflow="fold")
+    for x in outcomes:
+        color = {"does not fit": "red", "borderline": "yellow", "not modelled": "dim"}.get(
+            x.verdict, "green")
+        t.add_row(x.id, f"[{color}]{x.verdict}[/{color}]", x.detail)
+    console.print(t)
+    console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+def _report(outcomes, split: str, as_json: bool, what: str, extra: dict | None = None) -> None:
     from rich.table import Table
 
     from whichgpu.errors import InputError
@@ -290,9 +416,10 @@ def _report(outcomes, split: str, as_json: bool, what: str) -> None:
         raise InputError("--split must be calibration, holdout or all")
     rows = [x for x in outcomes if split == "all" or x.split == split]
     summary = [s for s in summarize(rows) if split == "all" or s.split == split]
+    extra = extra or {}
     if as_json:
         emit_json({"what": what, "rows": [x.to_json() for x in rows],
-                   "summary": [s.to_json() for s in summary]})
+                   "summary": [s.to_json() for s in summary], **extra})
         return
     t = Table(title=f"{what} validation: each row", title_justify="left", pad_edge=False)
     for col in ("Row", "Split", "Measured", "Estimate", "Error"):
@@ -329,3 +456,68 @@ def _report(outcomes, split: str, as_json: bool, what: str) -> None:
         console.print("[dim]Inside range: measurements within the estimate's low..high; the "
                       "holdout rows show how honest the ranges are (make calibrate sets them "
                       "from the calibration rows only).[/dim]")
+    _print_groups(extra.get("by_engine_arch") or extra.get("by_engine"), what, summary)
+    if "cross_validation" in extra:
+        _print_cross_validation(extra["cross_validation"], summary)
+    if "verdicts" in extra:
+        _print_verdicts(extra["verdicts"])
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _print_groups(groups, what: str, summary) -> None:
+    from rich.table import Table
+
+    if not groups:
+        return
+    speed = what == "speed"
+    t = Table(title=f"{what} validation: by category, engine"
+                    + (" and architecture" if speed else "") + " (all splits; holdout apart)",
+              title_justify="left", pad_edge=False)
+    cols = ["Category", "Engine"] + (["Architecture"] if speed else []) + [
+        "Rows", "Median", "P90", "Signed", "Holdout", "Dates"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("Category", "Engine", "Architecture",
+                                                    "Dates") else "right")
+    for g in groups:
+        hold = (f"{_pct(g['holdout_median_abs_error'])} ({g['n_holdout']})"
+                if g["n_holdout"] else "-")
+        dates = g["first_date"] if g["first_date"] == g["last_date"] else \
+            f"{g['first_date']}..{g['last_date']}"
+        t.add_row(*g["key"], str(g["n"]), _pct(g["median_abs_error"]),
+                  _pct(g["p90_abs_error"]), f"{g['median_signed_error']:+.1%}", hold, dates)
+    console.print(t)
+
+
+def _print_cross_validation(cv: dict, summary) -> None:
+    from rich.table import Table
+
+    hold = {s.category: s for s in summary if s.split == "holdout"}
+    t = Table(title="speed validation: holdout and leave-one-out cross-validation (median "
+                    "absolute error, rows)", title_justify="left", pad_edge=False)
+    for col in ("Category", "Holdout", "Leave one GPU out", "Leave one source out"):
+        t.add_column(col, justify="left" if col == "Category" else "right")
+    cats = sorted({s["category"] for by in cv.values() for s in by})
+    for cat in cats:
+        h = hold.get(cat)
+        cells = [f"{h.median_abs_error:.1%} ({h.n})" if h else "-"]
+        for by, unit in (("gpu", "GPUs"), ("source", "sources")):
+            s = next((x for x in cv.get(by, []) if x["category"] == cat), None)
+            cells.append(f"{s['median_abs_error']:.1%} ({s['n']}, {s['groups']} {unit})"
+                         if s else "-")
+        t.add_row(cat, *cells)
+    console.print(t)
+    console.print("[dim]Leave one out: the fitted constants refitted without that GPU's (or "
+                  "source's) calibration rows, then its rows predicted: the error on a card or "
+                  "publisher the fit has not seen.[/dim]")
+
+
+def _print_verdicts(verdicts: dict) -> None:
+    counts = verdicts["counts"]
+    console.print("Fit verdict on the measured card (each run happened, so it fits): "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for row in verdicts["rows"]:
+        if row["verdict"] != "fits":
+            console.print(f"[dim]  {row['id']}: {row['verdict']} ({row['detail']})[/dim]")

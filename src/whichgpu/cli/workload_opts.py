@@ -82,6 +82,31 @@ Params = Annotated[str | None, typer.Option(
 AllowLongContext = Annotated[bool, typer.Option(
     "--allow-long-context", help="Allow a context beyond the model's trained maximum "
                                  "(you extend it with RoPE scaling such as YaRN).")]
+GpuLayers = Annotated[int | None, typer.Option(
+    "--gpu-layers", "-ngl", help="llama.cpp: layers on the GPU (the last N; default all).")]
+NCpuMoe = Annotated[int | None, typer.Option(
+    "--n-cpu-moe", help="llama.cpp: keep the MoE experts of the first N layers in host RAM.")]
+CpuMoe = Annotated[bool, typer.Option(
+    "--cpu-moe", help="llama.cpp: keep every MoE expert in host RAM.")]
+OverrideTensor = Annotated[list[str] | None, typer.Option(
+    "--override-tensor", "-ot", help="llama.cpp: PATTERN=CPU keeps matching tensors in host "
+                                     "RAM (e.g. exps=CPU); repeatable.")]
+HostRam = Annotated[str | None, typer.Option(
+    "--host-ram", help="System RAM for llama.cpp offload (default 64GB).")]
+HostMemory = Annotated[str | None, typer.Option(
+    "--host-memory", help="System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels; "
+                          "default ddr5-5600x2).")]
+HostBandwidth = Annotated[str | None, typer.Option(
+    "--host-bandwidth", help="System RAM bandwidth, e.g. 90GB/s (overrides --host-memory).")]
+EngineVersion = Annotated[str | None, typer.Option(
+    "--engine-version", help="The engine build to estimate for: a llama.cpp build (b4458), a "
+                             "date (2024-05) or an era (2023-24, ollama); default today's.")]
+Ubatch = Annotated[int | None, typer.Option(
+    "--ubatch-size", "-ub", help="llama.cpp: tokens per micro-batch (default 512); larger "
+                                 "ones copy offloaded weights to the GPU less often.")]
+Mmap = Annotated[bool, typer.Option(
+    "--mmap/--no-mmap", help="llama.cpp: memory-map the model (its default) or load it into "
+                             "pinned buffers (faster copies of offloaded weights).")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 GpuSpec = Annotated[str | None, typer.Option(
     "--gpu-spec", metavar="KEY=VALUE,...",

@@ -32,7 +32,13 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
                    params: str | None = None, allow_long_context: bool = False,
                    framework: str | None = None, activation_offloading: bool | None = None,
-                   loss: str | None = None, fp8_training: bool = False):
+                   loss: str | None = None, fp8_training: bool = False,
+                   gpu_layers: int | None = None, n_cpu_moe: int | None = None,
+                   cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
+                   host_ram: str | None = None, host_memory: str | None = None,
+                   host_bandwidth: str | None = None, engine_version: str | None = None,
+                   ubatch: int | None = None, mmap: bool = True,
+                   imatrix: bool | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -40,8 +46,14 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     (optimizer, checkpointing, activation offloading, loss, LoRA rank and targets, the QLoRA
     base format ...) from that framework's defaults (estimate/frameworks.py); what is still
     unset takes the engine-neutral defaults (AdamW, LoRA rank 16 on all linears).
+    llama.cpp's offload flags: ``gpu_layers`` (-ngl), ``n_cpu_moe`` / ``cpu_moe`` and
+    ``override_tensor`` (-ot ``PATTERN=DEVICE``, several comma-separated as llama.cpp reads
+    them); the host: ``host_ram`` (``64GB``), ``host_memory`` (``ddr5-6000x2``),
+    ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub), ``mmap`` (False for --no-mmap) and
+    ``imatrix`` (whether the GGUF used an importance matrix).
     """
     from whichgpu.estimate.frameworks import apply_framework, canonical
+    from whichgpu.estimate.host import parse_host
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -64,6 +76,9 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     if fused_loss and chosen["loss"] is None:
         chosen["loss"] = "fused"
     lora_targets = chosen["lora_targets"] or "all-linear"
+    cpu_moe_layers = spec.num_layers if cpu_moe else (n_cpu_moe or 0)
+    host = (parse_host(host_ram, host_memory, host_bandwidth)
+            if host_ram or host_memory or host_bandwidth else None)
     return Workload(
         model=spec, task=task, quant=chosen["quant"], kv_dtype=kv_dtype,
         context=parse_count(context, binary=True, what="context") if context else None,
@@ -82,7 +97,28 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         framework=framework, activation_offloading=chosen["activation_offloading"],
         loss=chosen["loss"], optimizer_in_backward=bool(chosen["optimizer_in_backward"]),
         selective_checkpointing=chosen["selective_checkpointing"],
-        fp8_training=fp8_training)
+        fp8_training=fp8_training,
+        gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
+        tensor_overrides=parse_overrides(override_tensor), host=host,
+        engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix)
+
+
+def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:
+    """llama.cpp's ``-ot``: ``PATTERN=DEVICE``, several per value separated by commas, split
+    at the first '=' (common/arg.cpp reads them so)."""
+    if not values:
+        return ()
+    items = [values] if isinstance(values, str) else list(values)
+    out = []
+    for value in items:
+        for part in str(value).split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise InputError(f"-ot {part!r}: write PATTERN=DEVICE, e.g. exps=CPU")
+            pattern, device = part.split("=", 1)
+            out.append((pattern.strip(), device.strip()))
+    return tuple(out)
 
 
 class SpeedAnswer:

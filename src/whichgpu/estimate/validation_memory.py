@@ -34,7 +34,13 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
     e = estimate_memory(w)
     kind = row["measured"].strip()
     if kind in ("file_bytes", "weights_bytes"):
+        # the whole model, wherever it sits (llama.cpp keeps the token embedding in host RAM)
+        whole = e.details.get("model_weight_bytes")
+        if whole and e.host_terms:
+            return float(whole), "the model's weight bytes (GPU and host RAM)"
         return float(e.term("weights")), "weights term"
+    if kind == "gpu_weights_bytes":
+        return float(e.term("weights")), "weights term (on the GPU)"
     if kind == "kv_cache_bytes":
         return float(e.term("kv_cache")), "kv_cache term"
     if kind == "peak_allocated_bytes":
@@ -43,6 +49,8 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
     if kind == "peak_reserved_bytes":
         return float(e.total_bytes - sum(e.term(t) for t in _NOT_RESERVED)), \
             "total without CUDA context and engine reserve"
+    if kind == "engine_total_bytes" and e.engine == "llamacpp":
+        return float(e.total_bytes + e.host_total_bytes), "total on the GPU and in host RAM"
     if kind in ("nvidia_smi_bytes", "engine_total_bytes"):
         if e.engine == "vllm" and row.get("gpu"):
             # vLLM takes its utilisation fraction of the whole card whatever the model needs
@@ -56,3 +64,32 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
 def run(path: Path | None = None) -> list[Outcome]:
     rows = read_rows(path or default_path("memory"))
     return evaluate(rows, predict, measured_bytes)
+
+
+def verdicts(rows: list[dict[str, str]]) -> dict:
+    """The memory model's fit verdict for each measured run on its own card (a run that
+    happened fits): {'counts': {verdict: n}, 'rows': [{'id', 'verdict', 'detail'}]}.
+    Borderline: within the estimate's uncertainty of the card's usable memory."""
+    from whichgpu.errors import InputError
+    from whichgpu.estimate.memory.fit import memory_band, verdict
+
+    counts: dict[str, int] = {}
+    out = []
+    for row in rows:
+        if not (row.get("gpu") or "").strip() or row.get("measured") in (
+                "file_bytes", "weights_bytes", "gpu_weights_bytes", "kv_cache_bytes"):
+            continue
+        try:
+            w = workload_of({**row, "settings": "; ".join(
+                f"{k}={v}" for k, v in settings(row).items() if k != "measured_over")})
+            gpu = gpu_of(row)
+            e = estimate_memory(w)
+        except (InputError, KeyError, ValueError):
+            continue
+        usable = gpu.usable_memory_bytes
+        v = verdict(e.total_bytes, usable, memory_band(w), e.host_fits)
+        counts[v] = counts.get(v, 0) + 1
+        out.append({"id": row["id"], "verdict": v,
+                    "detail": f"estimate {e.total_bytes / 1e9:.1f} GB per GPU of "
+                              f"{usable / 1e9:.1f} GB usable on {gpu.id}"})
+    return {"counts": counts, "rows": out}

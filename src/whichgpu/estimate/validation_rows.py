@@ -22,9 +22,10 @@ ENGINE_ALIASES = {
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
-_BOOLS = ("vae_tiling", "vae_slicing", "tiny_vae", "fused_loss", "flash_attention",
-          "master_weights", "cfg", "gradient_checkpointing", "optimizer_in_backward",
-          "fp8_training", "activation_offloading", "selective_checkpointing")
+_BOOLS = ("imatrix", "mmap", "vae_tiling", "vae_slicing", "tiny_vae", "fused_loss",
+          "flash_attention", "master_weights", "cfg", "gradient_checkpointing",
+          "optimizer_in_backward", "fp8_training", "activation_offloading",
+          "selective_checkpointing")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -81,6 +82,13 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
     engine = engine_of(row) if task in ("inference", "image", "video") else None
     # a measured run happened, so its context was possible (RoPE scaling, ALiBi ...)
     kw: dict = {"model": model, "task": task, "engine": engine, "allow_long_context": True}
+    if engine:
+        from whichgpu.estimate.speed.kernels import era_of, eras
+
+        if eras(engine):
+            # the build measured: its engine_version, else its date (blank on neither: today's)
+            named = f"{row.get('engine') or ''} {row.get('engine_version') or ''}".strip()
+            kw["engine_version"] = era_of(engine, named, row.get("date"))
     quant = (row.get("quant") or "").strip()
     if quant and task in ("full-ft", "pretrain") and quant == "fp8":
         kw["fp8_training"] = True  # FP8 training keeps bf16 weights
@@ -139,9 +147,17 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         kw["cfg"] = cfg
     if "unmodelled" in extra:
         raise InputError(extra["unmodelled"])
+    host_args: dict[str, str] = {}
     for key, value in extra.items():
-        if key in ("zero", "pp", "steps", "batch", "lora_rank"):
+        if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch"):
             kw[key] = int(value)
+        elif key in ("n_cpu_moe", "ngl"):
+            _llamacpp_offload(kw, key, value, model)
+        elif key == "ot":
+            kw["tensor_overrides"] = kw.get("tensor_overrides", ()) + tuple(
+                tuple(part.split("=", 1)) for part in value.split(",") if "=" in part)
+        elif key in ("host_ram", "host_memory", "host_bandwidth"):
+            host_args[key] = value
         elif key in _BOOLS:
             kw[key] = _bool(value)
         elif key == "lora_targets":
@@ -151,6 +167,11 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
             kw[key] = value
         else:
             raise InputError(f"unknown setting {key!r}")
+    if host_args:
+        from whichgpu.estimate.host import parse_host
+
+        kw["host"] = parse_host(host_args.get("host_ram"), host_args.get("host_memory"),
+                                host_args.get("host_bandwidth"))
     if task in ("lora", "qlora", "full-ft", "pretrain"):
         _apply_framework(kw, row, task)
     return Workload(**kw)
@@ -188,6 +209,15 @@ TRAINING_FRAMEWORKS = {"unsloth": "unsloth", "torchtune": "torchtune", "axolotl"
                        "peft": "transformers", "trl": "transformers",
                        "transformers": "transformers", "llm-foundry": "llm-foundry",
                        "torchtitan": "torchtitan"}
+
+
+def _llamacpp_offload(kw: dict, key: str, value: str, model) -> None:
+    """``n_cpu_moe=N`` / ``n_cpu_moe=all`` (--cpu-moe) and ``ngl=N`` / ``ngl=all``."""
+    v = value.strip().lower()
+    if key == "n_cpu_moe":
+        kw["cpu_moe_layers"] = model.num_layers if v == "all" else int(v)
+    elif v not in ("all", "999", "99"):
+        kw["gpu_layers"] = int(v)
 
 
 def gpu_of(row: dict[str, str]) -> GPU:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from whichgpu.errors import InputError
+from whichgpu.estimate.host import Host, default_host
 from whichgpu.models.quant import QuantFormat, get_quant
 from whichgpu.models.spec import ModelSpec
 
@@ -51,7 +52,7 @@ LIMITS = {"context": 1 << 24, "prompt_tokens": 1 << 24, "output_tokens": 1 << 24
           "frames": 10_000, "steps": 100_000}
 
 # GGUF formats imply llama.cpp; EXL2 implies exllamav2.
-_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "f32")
+_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "tq", "f32", "mxfp4_moe", "ud-")
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,42 @@ class Workload:
     loss: str | None = None  # full, chunked or fused (LOSSES); fused_loss=True means fused
     allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
     tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead
+    # llama.cpp offload: -ngl N (None: every layer on the GPU), --n-cpu-moe N (the experts of
+    # the first N layers in host RAM; the layer count or more: --cpu-moe), -ot PATTERN=DEVICE
+    gpu_layers: int | None = None
+    cpu_moe_layers: int = 0
+    tensor_overrides: tuple[tuple[str, str], ...] = ()
+    host: Host | None = None  # the machine's RAM and its bandwidth (None: the stated default)
+    ubatch: int | None = None  # llama.cpp -ub: tokens per micro-batch (None: its default 512)
+    # the engine build the speed is for: an era name ('2023-24'), a build ('b4458') or a date;
+    # None: today's builds (estimate/data/engine_kernels.toml)
+    engine_version: str | None = None
+    imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
+    mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
 
     def __post_init__(self) -> None:
         validate(self)
+
+    @property
+    def host_spec(self) -> Host:
+        """The host RAM and bandwidth: as given, else the stated default."""
+        return self.host or default_host()
+
+    @property
+    def ubatch_tokens(self) -> int:
+        """llama.cpp's physical batch (-ub): its compute buffer and prefill step."""
+        from whichgpu.estimate.constants import memory_value
+
+        return int(self.ubatch or memory_value("llamacpp_ubatch_tokens"))
+
+    @property
+    def offload_requested(self) -> bool:
+        """Whether llama.cpp flags keep part of the model in host RAM."""
+        return (self.gpu_layers is not None or self.cpu_moe_layers > 0
+                or bool(self.tensor_overrides))
 
     @property
     def is_training(self) -> bool:
@@ -318,6 +349,7 @@ def validate(w: Workload) -> None:
         raise InputError(f"--offload {w.offload} is for training (ZeRO-Offload / FSDP CPU "
                          "offload)")
     get_quant(w.quant_name)  # raises with suggestions if unknown
+    _check_offload(w)
     if w.task == "qlora" and w.quant and get_quant(w.quant).linear_bits > 8:
         raise InputError("QLoRA trains adapters on a quantized base: use --quant nf4, nf4-dq or "
                          "fp4 (or --task lora for a 16-bit base)")
@@ -346,6 +378,33 @@ def validate(w: Workload) -> None:
         if w.lora_rank > smallest:
             raise InputError(f"LoRA rank {w.lora_rank} is larger than the smallest targeted "
                              f"layer dimension ({smallest}); use a rank <= {smallest}")
+
+
+def _check_offload(w: Workload) -> None:
+    """llama.cpp's layer / expert offload flags: only llama.cpp inference has them."""
+    if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
+        raise InputError(f"-ub must be between 1 and 65,536 tokens, got {w.ubatch}")
+    if not w.offload_requested:
+        return
+    flags = ", ".join(f for f, on in (("-ngl", w.gpu_layers is not None),
+                                       ("--n-cpu-moe", w.cpu_moe_layers > 0),
+                                       ("-ot", bool(w.tensor_overrides))) if on)
+    if w.task != "inference" or w.engine_name != "llamacpp":
+        what = f"engine {w.engine_name}" if w.task == "inference" else f"task {w.task}"
+        raise InputError(f"{flags} are llama.cpp's offload flags (--engine llamacpp, --task "
+                         f"inference); {what} keeps every weight on the GPU in whichgpu's model")
+    if w.gpu_layers is not None and w.gpu_layers < 0:
+        raise InputError(f"-ngl must be >= 0, got {w.gpu_layers}")
+    if w.cpu_moe_layers < 0:
+        raise InputError(f"--n-cpu-moe must be >= 0, got {w.cpu_moe_layers}")
+    if w.cpu_moe_layers and not w.model.is_moe:
+        raise InputError(f"--n-cpu-moe keeps MoE experts in host RAM; {w.model.name} is a "
+                         "dense model with no experts (use -ngl N to keep layers on the CPU)")
+    for pattern, device in w.tensor_overrides:
+        if not pattern:
+            raise InputError("-ot needs PATTERN=DEVICE, e.g. exps=CPU")
+        if not (device.upper() == "CPU" or device.upper().startswith(("CUDA", "GPU"))):
+            raise InputError(f"-ot device {device!r}: use CPU (host RAM) or CUDA0 (the GPU)")
 
 
 def tp_problem(model: ModelSpec, tp: int) -> str | None:

@@ -272,6 +272,12 @@ class WorkloadQuery(_In):
     batch: int = Field(1, ge=1, le=4096, description="Concurrent sequences / micro-batch.")
     engine: Short | None = Field(None, description="llamacpp, vllm, sglang, trtllm, "
                                  "transformers, exllamav2 or mlc.")
+    host_ram: Short | None = Field(None, description="System RAM for llama.cpp offload, e.g. "
+                                   "64GB (default 64GB).")
+    host_memory: Short | None = Field(None, description="System RAM type: ddr4, ddr5-6000, "
+                                      "ddr5-4800x8 (default ddr5-5600x2).")
+    host_bandwidth: Short | None = Field(None, description="System RAM bandwidth, e.g. "
+                                         "90GB/s (overrides host_memory).")
     optimizer: Short | None = Field(None, description="adamw, adamw-8bit, paged-adamw-8bit "
                                     "... (default: the framework's, else adamw).")
     gradient_checkpointing: bool | None = None
@@ -312,6 +318,13 @@ class MemoryQuery(WorkloadQuery):
     gpu_spec: Name | None = Field(None, description="Your own card instead of a catalog id: "
                                   "memory=12GB,bandwidth=360GB/s,fp16=51,tdp=170W,price=329USD "
                                   "(memory alone answers the fit).")
+    gpu_layers: int | None = Field(None, ge=0, le=1024, description="llama.cpp -ngl: layers "
+                                   "on the GPU (default all).")
+    n_cpu_moe: int | None = Field(None, ge=0, le=1024, description="llama.cpp: the MoE experts "
+                                  "of the first N layers in host RAM.")
+    cpu_moe: bool = Field(False, description="llama.cpp: every MoE expert in host RAM.")
+    override_tensor: Short | None = Field(None, description="llama.cpp -ot PATTERN=CPU, "
+                                          "comma-separated.")
 
 
 class SpeedQuery(WorkloadQuery):
@@ -323,6 +336,13 @@ class SpeedQuery(WorkloadQuery):
                                   "memory=12GB,bandwidth=360GB/s,fp16=51,tdp=170W,price=329USD "
                                   "(memory alone answers the fit).")
     count: int = Field(1, ge=1, le=1024)
+    gpu_layers: int | None = Field(None, ge=0, le=1024, description="llama.cpp -ngl: layers "
+                                   "on the GPU (default all).")
+    n_cpu_moe: int | None = Field(None, ge=0, le=1024, description="llama.cpp: the MoE experts "
+                                  "of the first N layers in host RAM.")
+    cpu_moe: bool = Field(False, description="llama.cpp: every MoE expert in host RAM.")
+    override_tensor: Short | None = Field(None, description="llama.cpp -ot PATTERN=CPU, "
+                                          "comma-separated.")
     prompt_tokens: Short | None = None
     output_tokens: Short | None = None
     tp: int | None = Field(None, ge=1, le=1024)

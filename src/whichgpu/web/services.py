@@ -464,7 +464,8 @@ def model(name: str, params: str | None = None) -> dict[str, Any]:
 _WORKLOAD = ("task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
              "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames",
              "cfg", "offload", "vae_tiling", "framework", "activation_offloading", "loss",
-             "fp8_training")
+             "fp8_training", "host_ram", "host_memory", "host_bandwidth")
+_OFFLOAD = ("gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor")
 
 
 def workload(q: f.WorkloadQuery, *extra: str, **overrides: Any):
@@ -481,7 +482,7 @@ def memory(q: f.MemoryQuery):
     from whichgpu.estimate.memory.report import memory_report
 
     w = workload(q, "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp",
-                 "zero", "allow_long_context")
+                 "zero", "allow_long_context", *_OFFLOAD)
     res = resolve_gpu_arg(q.gpu, q.gpu_spec)
     return memory_report(w, res.gpu if res else None)
 
@@ -497,7 +498,8 @@ def speed(q: f.SpeedQuery) -> dict[str, Any]:
         raise InputError("speed needs a GPU: gpu (e.g. rtx-4090) or gpu_spec "
                          "(memory=...,bandwidth=...,fp16=...)")
     training = q.task in TRAINING_TASKS  # steps: optimizer steps to time, not diffusion steps
-    w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", gpus=q.count,
+    w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", *_OFFLOAD,
+                 gpus=q.count,
                  steps=None if training else q.steps)
     profile = calibration_profile(q.calibration)
     return speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,

@@ -15,6 +15,7 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
     else:
         from whichgpu.estimate.memory.inference import inference_terms as build
     terms, assumptions, details = build(w)
+    host_terms = tuple(details.pop("host_terms", None) or ())
     warnings = list(w.notes)
     if w.model.approximate:
         warnings.append(f"{w.model.name} is a generic approximation from a bare size, not the "
@@ -23,7 +24,8 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
     return MemoryEstimate(
         task=w.task, engine=w.engine_name, quant=w.quant_name, gpus=w.gpus,
         terms=ordered(terms), assumptions=tuple(assumptions), warnings=tuple(warnings),
-        approximate=w.model.approximate, details=details)
+        approximate=w.model.approximate, details=details, host_terms=host_terms,
+        host=w.host_spec if host_terms else None)
 
 
 def _defaults(w: Workload) -> list[str]:

@@ -7,12 +7,14 @@ nvidia-smi reports), the engine's own reserve and a fragmentation margin already
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
+from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
+from whichgpu.models.quant import get_quant
 from whichgpu.units import GB
 
 # Every count one server holds, not only powers of two (3 x RTX 3090 is a common build): a
@@ -34,6 +36,27 @@ def counts_for(w: Workload, upto: int = SERVER_COUNT) -> tuple[int, ...]:
     return tuple(out)
 
 
+Verdict = Literal["fits", "borderline", "does not fit"]
+
+
+def memory_band(w: Workload) -> float:
+    """The estimate's own uncertainty as a fraction: within it of a card's usable memory, a
+    fit verdict could go either way ("borderline"). Per task group, from the memory
+    validation rows (``memory_uncertainty``, written by make calibrate)."""
+    group = "training" if w.is_training else "diffusion" if w.is_diffusion else "inference"
+    return float(memory_constant("memory_uncertainty").value[group])
+
+
+def verdict(need: int, usable: int, band: float, host_ok: bool = True) -> Verdict:
+    """fits / borderline / does not fit: borderline when the need is within ``band`` of the
+    usable memory on either side (a host RAM shortfall is a plain miss)."""
+    if not host_ok:
+        return "does not fit"
+    if abs(usable - need) <= band * usable:
+        return "borderline"
+    return "fits" if need <= usable else "does not fit"
+
+
 @dataclass(frozen=True)
 class Fit:
     gpu: GPU
@@ -41,15 +64,25 @@ class Fit:
     per_gpu_bytes: int
     headroom_bytes: int  # usable - needed (negative when it does not fit)
     layout: str
+    band: float = 0.0  # the estimate's uncertainty (fraction), see memory_band
+    host_bytes: int = 0  # what the job keeps in host RAM (llama.cpp offload)
+    host_ok: bool = True  # the host RAM holds it
 
     @property
     def fits(self) -> bool:
-        return self.headroom_bytes >= 0
+        return self.headroom_bytes >= 0 and self.host_ok
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(self.per_gpu_bytes, self.gpu.usable_memory_bytes, self.band,
+                       self.host_ok)
 
     def to_json(self) -> dict[str, Any]:
         return {"gpu": self.gpu.id, "count": self.count, "per_gpu_bytes": self.per_gpu_bytes,
                 "usable_bytes": self.gpu.usable_memory_bytes,
-                "headroom_bytes": self.headroom_bytes, "fits": self.fits, "layout": self.layout}
+                "headroom_bytes": self.headroom_bytes, "fits": self.fits,
+                "verdict": self.verdict, "uncertainty": self.band, "layout": self.layout,
+                "host_bytes": self.host_bytes, "host_fits": self.host_ok}
 
 
 def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
@@ -102,11 +135,12 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
         except InputError:
             continue
         est = cache.setdefault(count, estimate_memory(wc))
+        band = memory_band(wc)
         for g in gpus or catalog.gpus:
             if w.engine is not None and catalog.engine_problem(g, w.engine):
                 continue  # the engine the user named does not run there
             out.append(Fit(g, count, est.total_bytes, g.usable_memory_bytes - est.total_bytes,
-                           _describe(wc)))
+                           _describe(wc), band, est.host_total_bytes, est.host_fits))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
 
 
@@ -188,8 +222,12 @@ def suggestions(w: Workload, target: GPU | None = None, *,
         if w.seq_len > 512:
             candidates.append((f"sequence length {w.seq_len // 2:,}", {"context": w.seq_len // 2}))
     else:
-        for name in ("fp8", "awq", "q4_k_m"):
-            fmt_bits = {"fp8": 8, "awq": 4.16, "q4_k_m": 4.85}[name]
+        # smaller weights in the engine's own formats: GGUF file types under llama.cpp,
+        # FP8 / AWQ for the serving engines (and a GGUF under llama.cpp as the alternative)
+        names = (("q4_k_m", "q3_k_m", "q2_k") if w.engine_name == "llamacpp"
+                 else ("fp8", "awq", "q4_k_m"))
+        for name in names:
+            fmt_bits = get_quant(name).linear_bits
             if fmt_bits < q.linear_bits:
                 candidates.append((f"{name} weights (--quant {name})",
                                    {"quant": name, "engine": "llamacpp" if name.startswith("q")
@@ -210,6 +248,10 @@ def suggestions(w: Workload, target: GPU | None = None, *,
             continue
         if total < base:
             out.append(Change(text, wc, total, _fits_on(wc, target, catalog)))
+    if target is not None:
+        plan = _offload_change(w, target)
+        if plan is not None:
+            out.append(plan)
     if not any(_fits_one(c, target) for c in out):
         out += _pairs(w, candidates, base, target, catalog)
     # more GPUs / a bigger GPU
@@ -225,7 +267,31 @@ def suggestions(w: Workload, target: GPU | None = None, *,
         if bigger:
             out.append(Change(f"a bigger GPU: {bigger[0].gpu.id}", w, base,
                               (bigger[0].gpu.id,)))
-    return sorted(out, key=lambda c: c.total_bytes)
+    # what fits the card the user has comes first (one card with llama.cpp offload before
+    # four of them), then the smallest
+    return sorted(out, key=lambda c: (not _fits_one(c, target), c.total_bytes))
+
+
+def _offload_change(w: Workload, target: GPU) -> Change | None:
+    """llama.cpp's offload layout on one ``target`` (see offload_plan), as a change."""
+    from whichgpu.estimate.memory.offload_plan import offload_plan
+    from whichgpu.estimate.speed import estimate_speed
+
+    plan = offload_plan(w, target, w.gpus)
+    if plan is None:
+        return None
+    rate = ""
+    try:
+        est = estimate_speed(plan.workload, target, plan.count, check_fit=False,
+                             saturation=False)
+        rate = (f", about {est.rates['decode_tokens_per_s_per_sequence'].typical:,.0f} "
+                "tokens/s")
+    except InputError:
+        pass
+    text = plan.describe() + rate
+    fits_on = (target.id if plan.count == 1 else f"{target.id} x {plan.count}",) \
+        if plan.host_ok else ()
+    return Change(text, plan.workload, plan.memory.total_bytes, fits_on)
 
 
 def _fits_one(c: Change, target: GPU | None) -> bool:
@@ -276,7 +342,8 @@ def _search(make, gpu: GPU, lo: int, hi: int) -> int:
     usable = gpu.usable_memory_bytes
 
     def ok(n: int) -> bool:
-        return estimate_memory(make(n)).total_bytes <= usable
+        est = estimate_memory(make(n))
+        return est.total_bytes <= usable and est.host_fits
 
     if not ok(lo):
         return 0

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
+from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
+from whichgpu.estimate.memory.placement import placement
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import GiB, MiB
 
@@ -52,22 +54,44 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     assumptions: list[str] = []
     terms: list[MemoryTerm] = []
 
-    wb = llm_weight_bytes(m, q, w.quant)
-    weights = wb.total / split
+    wb = workload_weight_bytes(w)
+    host_terms: list[MemoryTerm] = []
+    layout = None
+    on_gpu = wb.total
+    if engine == "llamacpp" and m.num_layers:
+        layout = placement(w, wb)
+        on_gpu = layout.gpu_bytes
+    weights = on_gpu / split
+    where = ""
+    if layout is not None:
+        where = ("; " + layout.formula() if layout.offloaded else "; token embedding in host "
+                 "RAM (llama.cpp keeps the input layer on the CPU)")
     terms.append(MemoryTerm(
         "weights", int(weights),
-        wb.formula + (f", split over {split} GPUs" if split > 1 else ""),
+        wb.formula + (f", split over {split} GPUs" if split > 1 else "") + where,
         None if wb.exact else f"{q.name}: {q.description}",
-        m.checkpoint.source if wb.exact and m.checkpoint else q.source))
+        m.checkpoint.source if wb.exact and m.checkpoint else wb.source or q.source))
 
     ctx = w.seq_len
     kv = kv_cache(m, ctx, w.kv_bytes, engine)
-    kv_gpu = kv.bytes_per_sequence * w.batch / kv_tp_divisor(m, tp) / pp
+    kv_all = kv.bytes_per_sequence * w.batch / kv_tp_divisor(m, tp)
+    kv_share = layout.kv_gpu_fraction if layout is not None else 1.0
+    kv_gpu = kv_all * kv_share / pp
     terms.append(MemoryTerm(
         "kv_cache", int(kv_gpu),
         f"{w.batch} sequence(s) x {kv.context_cached:,} tokens; {kv.formula}"
-        + (f"; split over tp={tp}" if tp > 1 else ""),
+        + (f"; split over tp={tp}" if tp > 1 else "")
+        + (f"; in the GPU layers: {kv_share:.0%}" if kv_share < 1 else ""),
         f"KV dtype {w.kv_dtype} ({w.kv_bytes:g} bytes per element)"))
+    if layout is not None:
+        host_terms.append(MemoryTerm(
+            "weights", layout.host_bytes,
+            "token embedding" + (f" + {layout.describe()}" if layout.offloaded else ""),
+            "memory-mapped from the GGUF file (llama.cpp's default)", PLACEMENT_SOURCE))
+        if kv_share < 1:
+            host_terms.append(MemoryTerm("kv_cache", int(kv_all * (1 - kv_share)),
+                                         "the KV cache of the layers on the CPU",
+                                         None, PLACEMENT_SOURCE))
     if m.max_context and ctx > m.max_context:
         assumptions.append(f"context {ctx:,} exceeds the model's trained maximum "
                            f"{m.max_context:,}: quality may drop without RoPE scaling")
@@ -92,7 +116,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         terms.append(MemoryTerm("cuda_graphs", int(g.value * GiB), "captured CUDA graphs",
                                 g.note, g.source))
     elif engine in ("llamacpp", "mlc"):
-        ub = min(int(memory_value("llamacpp_ubatch_tokens")), max(ctx, 1))
+        ub = min(w.ubatch_tokens, max(ctx, 1))
         attn = 2 * ub * kv.context_cached if w.flash_attention else \
             4 * ub * kv.context_cached * (1 + m.num_attention_heads)
         act_bytes = max(4 * ub * (1 + 4 * h) + attn, 4 * ub * (h + v))
@@ -131,7 +155,9 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     reserve = _engine_reserve(engine, terms, kv_gpu)
     if reserve:
         terms.append(reserve)
-    details = {"kv_bytes_per_sequence": kv.bytes_per_sequence,
+    details = {"host_terms": host_terms, "model_weight_bytes": wb.total,
+               "placement": layout.to_json() if layout is not None else None,
+               "kv_bytes_per_sequence": kv.bytes_per_sequence,
                "kv_bytes_per_token": kv.bytes_per_sequence / max(kv.context_cached, 1),
                "context": ctx, "context_cached": kv.context_cached,
                "weights_exact": wb.exact, "kv_by_layer_kind": kv.by_kind,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
+from whichgpu.errors import InputError
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.memory.fit import (
     Change,
@@ -16,6 +17,7 @@ from whichgpu.estimate.memory.fit import (
     smallest_fits,
     suggestions,
 )
+from whichgpu.estimate.memory.offload_plan import no_offload_reason
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import GB
 
@@ -97,6 +99,8 @@ class MemoryReport:
     model_name: str
     capacity: dict[str, Any] | None = None  # serving capacity on the --gpu configuration
     notes: tuple[str, ...] = ()  # e.g. the engine swapped for one the --gpu runs
+    offload: dict[str, Any] | None = None  # llama.cpp: the layout that fits the --gpu
+    no_offload: str | None = None  # why a job that does not fit cannot spill to host RAM
 
     def to_json(self) -> dict[str, Any]:
         data = self.estimate.to_json()
@@ -107,6 +111,8 @@ class MemoryReport:
         data["rule_of_thumb"] = self.rule.to_json()
         data["capacity"] = self.capacity
         data["notes"] = list(self.notes)
+        data["offload"] = self.offload
+        data["no_offload_reason"] = self.no_offload
         return data
 
 
@@ -129,12 +135,42 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
         f.count == 1 for f in best)
     changes = suggestions(w, gpu if target is not None and not target.fits else None,
                           catalog=catalog) if needs_help else []
+    offload = no_offload = None
+    if target is not None and not target.fits:
+        offload = offload_answer(w, gpu)
+        no_offload = no_offload_reason(w)
     capacity = None
     if gpu is not None and w.task == "inference":
+        wc = offload["workload"] if offload else w
         capacity = {
             "gpu": gpu.id, "count": w.gpus, "context": w.seq_len, "batch": w.batch,
-            "max_concurrent_sequences": max_concurrency(w, gpu, w.gpus),
-            "max_context_tokens": max_context(w, gpu, w.gpus),
+            "max_concurrent_sequences": max_concurrency(wc, gpu, w.gpus),
+            "max_context_tokens": max_context(wc, gpu, w.gpus),
+            "with_offload": bool(offload),
         }
+    if offload:
+        offload = {k: v for k, v in offload.items() if k != "workload"}
     return MemoryReport(est, best, target, changes, rule_of_thumb(w, est), w.model.name,
-                        capacity, notes)
+                        capacity, notes, offload, no_offload)
+
+
+def offload_answer(w: Workload, gpu: GPU) -> dict[str, Any] | None:
+    """llama.cpp's layout that fits ``gpu`` with part of the model in host RAM, with its
+    memory per GPU, the host RAM it needs and its speed (None when none fits or the engine
+    cannot offload); ``workload`` holds the job with the flags set (not JSON)."""
+    from whichgpu.estimate.memory.offload_plan import offload_plan
+    from whichgpu.estimate.speed import estimate_speed
+
+    plan = offload_plan(w, gpu, w.gpus)
+    if plan is None:
+        return None
+    data = plan.to_json()
+    data["workload"] = plan.workload
+    try:
+        est = estimate_speed(plan.workload, gpu, plan.count, check_fit=False, saturation=False)
+    except InputError:
+        return data
+    for key in ("decode_tokens_per_s_per_sequence", "prefill_tokens_per_s"):
+        data[key] = est.rates[key].to_json()
+    data["memory"] = plan.memory.to_json()
+    return data

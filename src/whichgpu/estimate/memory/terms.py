@@ -43,10 +43,25 @@ class MemoryEstimate:
     warnings: tuple[str, ...] = ()
     approximate: bool = False
     details: dict[str, Any] = field(default_factory=dict)
+    # what the job keeps in host RAM (llama.cpp: the token embedding, offloaded layers and
+    # experts, their KV cache), for the whole machine, and the host it was checked against
+    host_terms: tuple[MemoryTerm, ...] = ()
+    host: Any = None
 
     @property
     def total_bytes(self) -> int:
         return int(sum(t.bytes for t in self.terms))
+
+    @property
+    def host_total_bytes(self) -> int:
+        return int(sum(t.bytes for t in self.host_terms))
+
+    @property
+    def host_fits(self) -> bool:
+        """Whether the host RAM holds what the job keeps there (True when it keeps nothing)."""
+        if not self.host_terms or self.host is None:
+            return True
+        return self.host_total_bytes <= self.host.usable_ram_bytes
 
     def term(self, name: str) -> int:
         return int(sum(t.bytes for t in self.terms if t.name == name))
@@ -70,7 +85,18 @@ class MemoryEstimate:
             "warnings": list(self.warnings),
             "approximate": self.approximate,
             "details": self.details,
+            "host": self._host_json(),
         }
+
+    def _host_json(self) -> dict[str, Any] | None:
+        if not self.host_terms:
+            return None
+        data = {"total_bytes": self.host_total_bytes,
+                "total_gb": round(self.host_total_bytes / GB, 3),
+                "terms": [t.to_json() for t in self.host_terms], "fits": self.host_fits}
+        if self.host is not None:
+            data.update(self.host.to_json())
+        return data
 
 
 def ordered(terms: list[MemoryTerm]) -> tuple[MemoryTerm, ...]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.inference import nccl_term, runtime_term
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload, lora_groups
 from whichgpu.models.spec import ModelSpec
 
@@ -110,7 +110,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     assumptions: list[str] = []
 
     # --- weights
-    wb = llm_weight_bytes(m, q, w.quant)
+    wb = workload_weight_bytes(w)
     w_div = split * (dp if zero >= 3 else 1)
     on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
     states_on_cpu = w.offload in ("optimizer", "cpu")

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
 from whichgpu.models.spec import ComponentSpec, ModelSpec
 
 _DTYPE_BITS = {"bf16": 16, "fp16": 16, "float16": 16, "bfloat16": 16, "fp32": 32, "float32": 32,
                "fp8": 8}
+
+
+@dataclass(frozen=True)
+class TensorBytes:
+    """One weight tensor as llama.cpp names it (``blk.3.ffn_up_exps``) and its bytes; the
+    norms, biases and routers of a layer are folded into ``blk.N.attn_norm``."""
+
+    name: str
+    layer: int | None  # None: token_embd, output
+    bytes: int
+    expert: bool = False  # a layer's routed experts
 
 
 @dataclass(frozen=True)
@@ -18,6 +30,28 @@ class WeightBytes:
     lm_head: int
     exact: bool  # from checkpoint bytes rather than from counts x bits
     formula: str
+    experts: int = 0  # routed-expert tensors (what MoE expert offload moves to host memory)
+    # routed-expert bytes of each decoder layer (zeros for dense layers), and every other
+    # byte of each layer (attention, dense MLP, shared experts, norms, router, biases);
+    # total = embedding + lm_head + sum(layer_experts) + sum(layer_other) + rest
+    layer_experts: tuple[int, ...] = ()
+    layer_other: tuple[int, ...] = ()
+    mix: str = ""  # GGUF: the ggml types and their shares of the bytes
+    source: str = ""
+    tensors: tuple[TensorBytes, ...] = ()  # per tensor (llama.cpp names), summing to total
+
+    @property
+    def outside_layers(self) -> int:
+        """Bytes not in any decoder layer: embedding, output head, final norm."""
+        return max(0, self.total - sum(self.layer_experts) - sum(self.layer_other))
+
+    def scaled(self, total: int, formula: str, source: str) -> WeightBytes:
+        """The same layout scaled to an exact total (a checkpoint's real bytes)."""
+        f = total / max(self.total, 1)
+        return WeightBytes(total, int(self.embedding * f), int(self.lm_head * f), True, formula,
+                           int(self.experts * f), tuple(int(b * f) for b in self.layer_experts),
+                           tuple(int(b * f) for b in self.layer_other), self.mix, source,
+                           tuple(replace(t, bytes=int(t.bytes * f)) for t in self.tensors))
 
 
 def native_bits(model: ModelSpec) -> int:
@@ -35,16 +69,111 @@ def uses_checkpoint_bytes(model: ModelSpec, quant_name: str, requested: str | No
     return requested.lower() == stored or requested.lower() == quant_name.lower() == stored
 
 
-def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
-                     use_checkpoint: bool = True) -> WeightBytes:
-    """Bytes of a decoder's weights in ``quant`` (embeddings/LM head at the format's own bits).
+def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
+    """The llama.cpp file type whose per-tensor recipe sizes these weights, if any.
 
-    Exact checkpoint bytes are used when the checkpoint runs as stored (``use_checkpoint``).
+    GGUF formats are file types; MXFP4 under llama.cpp is the MXFP4_MOE file ggml-org
+    publishes for gpt-oss (experts MXFP4, every other tensor Q8_0)."""
+    name = quant.name
+    if name in ("fp16", "bf16", "fp32", "f32"):  # plain dtypes: GGUF only under llama.cpp
+        return {"fp16": "f16", "fp32": "f32"}.get(name, name) if engine == "llamacpp" else None
+    if is_gguf_ftype(name):
+        return name
+    if name == "mxfp4" and engine == "llamacpp":
+        return "mxfp4_moe"
+    return None
+
+
+def workload_weight_bytes(w) -> WeightBytes:
+    """:func:`llm_weight_bytes` for a Workload (its format, engine and importance matrix)."""
+    return llm_weight_bytes(w.model, w.quant_format, w.quant, engine=w.engine_name,
+                            imatrix=w.imatrix)
+
+
+def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
+                     use_checkpoint: bool = True, engine: str | None = None,
+                     imatrix: bool | None = None) -> WeightBytes:
+    """Bytes of a decoder's weights in ``quant``, with how they sit in the layers.
+
+    A GGUF file type is sized tensor by tensor with llama.cpp's quantization rules
+    (models/gguf_recipe.py); other formats by parameter kind at the format's bits
+    (embeddings/LM head at the format's own bits). Exact checkpoint bytes are used when the
+    checkpoint runs as stored (``use_checkpoint``), spread over the layers as computed.
     """
+    ftype = gguf_ftype(quant, engine)
+    computed = _computed(model, quant, ftype, imatrix)
     if use_checkpoint and uses_checkpoint_bytes(model, quant.name, requested):
         ck = model.checkpoint
-        return WeightBytes(ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes, True,
-                           f"exact checkpoint bytes ({ck.source})")
+        return _exact(computed, ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes,
+                      f"exact checkpoint bytes ({ck.source})", ck.source)
+    return computed
+
+
+def _exact(computed: WeightBytes, total: int, embedding: int, lm_head: int, formula: str,
+           source: str) -> WeightBytes:
+    """The computed layout made to add up to a checkpoint's exact bytes: its exact embedding
+    and head where the checkpoint gives them, the layers scaled to the rest."""
+    emb = embedding or computed.embedding
+    head = lm_head or computed.lm_head
+    rest = max(total - emb - head, 0)
+    inner = max(computed.total - computed.embedding - computed.lm_head, 1)
+    f = rest / inner
+
+    def size(t: TensorBytes) -> int:
+        if t.name == "token_embd":
+            return emb
+        if t.name == "output":
+            return head
+        return int(t.bytes * f)
+
+    return WeightBytes(total, emb, head, True, formula, int(computed.experts * f),
+                       tuple(int(b * f) for b in computed.layer_experts),
+                       tuple(int(b * f) for b in computed.layer_other), computed.mix, source,
+                       tuple(replace(t, bytes=size(t)) for t in computed.tensors))
+
+
+_CACHE: dict[tuple, tuple[ModelSpec, QuantFormat, WeightBytes]] = {}
+_CACHE_SIZE = 256
+
+
+def _computed(model: ModelSpec, quant: QuantFormat, ftype: str | None,
+              imatrix: bool | None = None) -> WeightBytes:
+    """The computed layout, memoised per (model object, format): a recipe walks every tensor
+    and the speed model asks for it several times per estimate."""
+    key = (id(model), id(quant), quant.name, ftype, imatrix)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is model and hit[1] is quant:
+        return hit[2]
+    out = (_recipe_bytes(model, ftype, imatrix) if ftype and model.linears and model.num_layers
+           else _format_bytes(model, quant))
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (model, quant, out)
+    return out
+
+
+def _recipe_bytes(model: ModelSpec, ftype: str, imatrix: bool | None = None) -> WeightBytes:
+    from whichgpu.models.gguf_recipe import RECIPE_SOURCE, recipe
+
+    r = recipe(model, ftype, imatrix=imatrix)
+    n = model.num_layers
+    experts = r.expert_bytes_by_layer(n)
+    plain_per_layer = r.plain_bytes / max(n, 1)
+    other = tuple(int(b + plain_per_layer) for b in r.layer_bytes(n))
+    emb = r.bytes_where(category="token_embd")
+    head = r.bytes_where(category="output")
+    formula = (f"llama.cpp {ftype.upper()} recipe, tensor by tensor ({r.mix()}); norms, "
+               "routers and biases F32"
+               + (" (with an importance matrix)" if r.imatrix else "")
+               + ("; " + "; ".join(r.notes) if r.notes else ""))
+    tensors = [TensorBytes(t.tensor.name, t.tensor.layer, int(t.bytes), t.tensor.expert)
+               for t in r.tensors]
+    tensors += [TensorBytes(f"blk.{i}.attn_norm", i, int(plain_per_layer)) for i in range(n)]
+    return WeightBytes(int(r.total_bytes), int(emb), int(head), False, formula,
+                       sum(experts), experts, other, r.mix(), RECIPE_SOURCE, tuple(tensors))
+
+
+def _format_bytes(model: ModelSpec, quant: QuantFormat) -> WeightBytes:
     p = model.params
     other_bits = native_bits(model) if quant.linear_bits >= 16 else 16
     norm_bits = quant.norm_bits or other_bits
@@ -58,6 +187,7 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
         plain = 0
     emb = p.embedding * quant.embedding_bits / 8
     head = p.lm_head * quant.lm_head_bits / 8
+    expert_bytes = p.experts * quant.linear_bits / 8
     total = (quantized * quant.linear_bits / 8 + plain * other_bits / 8 + emb + head
              + p.norms * norm_bits / 8 + p.router * router_bits / 8 + p.other * other_bits / 8)
     formula = (f"linear params x {quant.linear_bits:g} bits"
@@ -69,7 +199,48 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
                + f" + norms x {norm_bits:g} bits"
                + (f" + router x {router_bits:g} bits" if p.router else "")
                + (f" + other x {other_bits} bits" if p.other else ""))
-    return WeightBytes(int(total), int(emb), int(head), False, formula)
+    layer_experts, layer_other = _spread(model, total - emb - head - p.other * other_bits / 8,
+                                         expert_bytes)
+    return WeightBytes(int(total), int(emb), int(head), False, formula, int(expert_bytes),
+                       layer_experts, layer_other, "", quant.source,
+                       _synthetic_tensors(emb, head, layer_experts, layer_other,
+                                          total - emb - head - sum(layer_experts)
+                                          - sum(layer_other)))
+
+
+def _synthetic_tensors(emb: float, head: float, experts: tuple[int, ...],
+                       other: tuple[int, ...], rest: float) -> tuple[TensorBytes, ...]:
+    """llama.cpp-named tensors for a layout known only per layer: a layer's routed experts
+    as gate, up and down thirds, its other weights as one tensor."""
+    out = [TensorBytes("token_embd", None, int(emb))] if emb else []
+    for i, (e, o) in enumerate(zip(experts, other, strict=True)):
+        out.append(TensorBytes(f"blk.{i}.attn", i, int(o)))
+        if e:
+            out += [TensorBytes(f"blk.{i}.ffn_{part}_exps", i, int(e / 3), True)
+                    for part in ("gate", "up", "down")]
+    if head:
+        out.append(TensorBytes("output", None, int(head)))
+    if rest > 0:
+        out.append(TensorBytes("other", None, int(rest)))
+    return tuple(out)
+
+
+def _spread(model: ModelSpec, in_layers: float, experts: float
+            ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Layer bytes without a per-tensor recipe: experts evenly over the MoE layers, the rest
+    evenly over all layers."""
+    n = model.num_layers
+    if n <= 0:
+        return (), ()
+    moe = model.moe
+    moe_layers = set()
+    if moe is not None and experts:
+        first = moe.dense_layers or max(0, n - (moe.moe_layers or n))
+        moe_layers = set(range(first, n))
+    per_expert_layer = experts / max(len(moe_layers), 1)
+    rest = (in_layers - experts) / n
+    return (tuple(int(per_expert_layer) if i in moe_layers else 0 for i in range(n)),
+            tuple(int(rest) for _ in range(n)))
 
 
 DENOISERS = ("unet", "dit", "mmdit", "transformer")

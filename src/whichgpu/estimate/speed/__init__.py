@@ -140,7 +140,7 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
 def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                with_saturation: bool = True) -> SpeedEstimate:
     from whichgpu.estimate.speed.hardware import compute_precision
-    from whichgpu.estimate.speed.llm import decode_step, prefill_time
+    from whichgpu.estimate.speed.llm import decode_step, kernel_notes, prefill_time
 
     prompt, output, why_len = lengths
     batch = w.batch
@@ -154,6 +154,9 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     engine = w.engine_name
     conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
     precision, why = compute_precision(hw.gpu, w.quant_format, engine)
+    kernel_precision, kernels = kernel_notes(w, hw)
+    if kernel_precision:
+        precision, why = kernel_precision, "the kernel paths below"
     rates = {
         "decode_tokens_per_s": band(batch / step.seconds, conf["decode"][2], category="decode"),
         "decode_tokens_per_s_per_sequence": band(1 / step.seconds, conf["decode"][2],
@@ -172,6 +175,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
         "sequence(s); memory checked at the same lengths",
         f"engine {engine}; {why}",
+        *kernels,
         f"decode rates at the average context of a generation (prompt + output/2 = {ctx:,} "
         "tokens)",
         _confidence_note(conf["decode"]),

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
-from whichgpu.estimate.memory.weights import llm_weight_bytes
+from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
+from whichgpu.estimate.speed.kernels import kernel
+from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
@@ -48,16 +50,11 @@ def expected_distinct_experts(num_experts: int, top_k: int, tokens: int) -> floa
 def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
     """Weight bytes read from memory for one forward pass over ``tokens`` tokens."""
     m = w.model
-    q = w.quant_format
-    wb = llm_weight_bytes(m, q, w.quant)
+    wb = workload_weight_bytes(w)
     total = wb.total - wb.embedding  # the embedding table is looked up, not streamed
     if m.moe is None or not m.params.experts:
         return total, "weights without the embedding table"
-    bits = q.linear_bits
-    expert_bytes = m.params.experts * bits / 8
-    if wb.exact:
-        calc = llm_weight_bytes(m, q, w.quant, use_checkpoint=False).total or 1
-        expert_bytes *= wb.total / calc
+    expert_bytes = wb.experts
     moe = m.moe
     touched = expected_distinct_experts(moe.num_experts, moe.experts_per_token, tokens)
     frac = touched / moe.num_experts
@@ -93,15 +90,28 @@ def linear_flops_per_token(m: ModelSpec) -> float:
     return 2 * max(m.params_active - m.params.embedding, 1)
 
 
-def _platform_value(name: str, engine: str, hw: Hardware) -> float:
-    """A per-engine constant, refined by architecture (``engine/arch``) or memory class
-    (``engine/HBM``, ``engine/GDDR``) where the table has such a key."""
+def engine_value(name: str, key: str, hw: Hardware, era: str | None = None) -> float:
+    """A per-engine (or per-kernel) constant, refined by engine version (``key@era``),
+    architecture (``key/arch``) and memory class (``key/HBM``, ``key/GDDR``) where the table
+    has such keys; the most specific key wins."""
     table = speed_value(name)
     memory = "HBM" if str(hw.gpu.memory_type.value).upper().startswith("HBM") else "GDDR"
-    for key in (f"{engine}/{arch_key(hw.gpu)}", f"{engine}/{memory}", engine):
-        if key in table:
-            return float(table[key])
+    arch = arch_key(hw.gpu)
+    bases = ([f"{key}@{era}"] if era else []) + [key]
+    for base in bases:
+        for k in (f"{base}/{arch}", f"{base}/{memory}", base):
+            if k in table:
+                return float(table[k])
     return float(table["default"])
+
+
+def engine_era(w: Workload) -> str | None:
+    """The engine version the constants are taken for: the workload's, else today's."""
+    from whichgpu.estimate.speed.kernels import default_era, era_of
+
+    if w.engine_version:
+        return era_of(w.engine_name, w.engine_version)
+    return default_era(w.engine_name)
 
 
 def engine_platform_factor(engine: str, hw: Hardware) -> float:
@@ -111,9 +121,48 @@ def engine_platform_factor(engine: str, hw: Hardware) -> float:
     return float(table.get(key, table["default"]))
 
 
-def decode_fixed_s(engine: str, hw: Hardware) -> float:
+def decode_fixed_s(engine: str, hw: Hardware, era: str | None = None) -> float:
     """The fixed time of one decode step (sampling, scheduling, launches), in seconds."""
-    return _platform_value("decode_fixed_ms", engine, hw) * 1e-3
+    return engine_value("decode_fixed_ms", engine, hw, era) * 1e-3
+
+
+def kernel_notes(w: Workload, hw: Hardware) -> tuple[str | None, list[str]]:
+    """(the precision prefill computes at when a kernel path sets it, what the paths are),
+    for the estimate's assumptions."""
+    arch = arch_key(hw.gpu)
+    notes = []
+    precision = None
+    era = engine_era(w)
+    if era:
+        notes.append(f"{w.engine_name} constants of its {era} builds"
+                     + (" (today's; --engine-version to change)" if not w.engine_version
+                        else f" (engine version {w.engine_version})"))
+    for phase in ("prefill", "decode"):
+        path = kernel(w.engine_name, phase, arch, w.quant_format)
+        if path is None:
+            continue
+        if phase == "prefill" and path.peak and hw.peak(path.peak):
+            precision = path.peak
+        at = ""
+        if path.peak and path.speedup != 1:
+            at = f" ({path.speedup:g}x the {path.efficiency} rate on the {path.peak} peak)"
+        elif path.peak:
+            at = f" at the {path.peak} peak"
+        notes.append(f"{phase}: {path.path}{at}")
+    return precision, notes
+
+
+def moe_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
+    """Per decode step, the fixed cost of the MoE layers: routing (router GEMV, top-k) and
+    the launches of each active expert's matrices, whatever their size (0 for dense
+    models); much larger in engine builds that synchronise with the host per MoE layer."""
+    m = w.model
+    if m.moe is None or not m.moe.moe_layers:
+        return 0.0
+    per_layer = (engine_value("decode_moe_layer_us", w.engine_name, hw, era)
+                 + m.moe.experts_per_token
+                 * engine_value("decode_moe_expert_us", w.engine_name, hw, era))
+    return m.moe.moe_layers * per_layer * 1e-6
 
 
 def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
@@ -127,47 +176,99 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     kv = kv_read_bytes(m, context, w.kv_bytes, engine) * batch
     kv_gpu = kv / kv_tp_divisor(m, tp)
     platform = engine_platform_factor(engine, hw)
-    eta_bw = per_key("decode_bandwidth_efficiency", engine) * platform
+    era = engine_era(w)
+    eta_bw = engine_value("decode_bandwidth_efficiency", engine, hw, era) * platform
     if q.weight_only:
         eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
+    path = kernel(engine, "decode", arch_key(hw.gpu), q)
+    if path is not None:
+        eta_bw *= engine_value("decode_kernel_bandwidth_factor", path.efficiency, hw, era)
+    share = host_share(w, _touched_fraction(m, batch))
+    t_host = t_switch = 0.0
+    host_desc = ""
+    if share is not None:  # llama.cpp with layers or experts in host RAM
+        weights = share.gpu_weight_bytes
+        kv_host = kv_gpu * (1 - share.kv_gpu_fraction)
+        kv_gpu *= share.kv_gpu_fraction
+        host = w.host_spec
+        eta_host = speed_value("host_decode_bandwidth_efficiency")
+        t_host = (share.host_weight_bytes + kv_host) / (host.bandwidth_bytes_per_s * eta_host)
+        t_switch = share.switches * speed_value("llamacpp_offload_switch_us") * 1e-6
+        host_desc = (f"({share.host_weight_bytes / 1e9:.2f} GB + KV {kv_host / 1e9:.3f} GB in "
+                     f"host RAM) / ({host.bandwidth_bytes_per_s / 1e9:,.0f} GB/s {host.memory} "
+                     f"x {eta_host:.2f}); {share.switches} CPU<->GPU switches")
+        wdesc = f"on the GPU: {share.layout.describe()}"
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
-    peak, eta_c = _matmul_rate(hw, q, engine, precision, platform)
+    peak, eta_c, precision = _matmul_rate(hw, q, engine, precision, platform, era)
     t_comp = flops / (peak * eta_c)
     t_comm = 0.0
     if tp > 1:
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(batch * m.hidden_size * 2, tp)
     if w.pp_degree > 1:
         t_comm += (w.pp_degree - 1) * hw.link.latency_s
-    t_fix = (decode_fixed_s(engine, hw)
-             + m.num_layers * per_key("decode_per_layer_us", engine) * 1e-6)
+    t_moe = moe_layer_s(w, hw, era)
+    t_fix = (decode_fixed_s(engine, hw, era)
+             + m.num_layers * engine_value("decode_per_layer_us", engine, hw, era) * 1e-6
+             + t_moe)
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
-             "fixed-overhead": t_fix}
+             "fixed-overhead": t_fix, "host-memory": t_host + t_switch}
     comps = (
         Component("weights+kv read", t_mem,
                   f"({wdesc}: {weights / tp / 1e9:.2f} GB + KV {kv_gpu / 1e9:.3f} GB) / "
                   f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"),
         Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} TFLOPS "
                                      f"{precision} x {eta_c:.2f})"),
-        Component("tensor-parallel all-reduce", t_comm,
-                  f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}"),
-        Component("fixed per step", t_fix, f"{engine}: per-token and per-layer overheads"),
+        Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
+                  else "layer-split hops", t_comm,
+                  (f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}" if tp > 1
+                   else "") + ("; " if tp > 1 and w.pp_degree > 1 else "")
+                  + (f"layers split over {w.pp_degree} GPUs, one active at a time (weights "
+                     f"read at one GPU's bandwidth): {w.pp_degree - 1} hop(s) over "
+                     f"{hw.link.kind}" if w.pp_degree > 1 else "")),
+        Component("fixed per step", t_fix, f"{engine}"
+                  + (f" ({era} builds)" if era else "") + ": per-token and per-layer overheads"
+                  + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
+                     f"({t_moe * 1e3:.2f} ms)" if t_moe else "")),
+        Component("host RAM read (CPU part)", t_host + t_switch, host_desc),
     )
-    return StepTime(max(t_mem, t_comp) + t_comm + t_fix, parts, comps)
+    return StepTime(max(t_mem, t_comp) + t_comm + t_fix + t_host + t_switch, parts, comps)
 
 
-def _matmul_rate(hw: Hardware, q, engine: str, precision: str,
-                 platform: float) -> tuple[float, float]:
-    """(peak FLOP/s at ``precision``, the share of it this engine's matmuls reach): the
-    engine's prefill efficiency, less for weight-only formats (dequantization in the kernel)
-    and for 8/4-bit compute."""
-    eta = per_key("prefill_compute_efficiency", engine) * platform
+def _touched_fraction(m: ModelSpec, tokens: int) -> float:
+    """The share of a MoE layer's experts ``tokens`` tokens route to (1 for dense models)."""
+    if m.moe is None or not m.moe.num_experts:
+        return 1.0
+    return expected_distinct_experts(m.moe.num_experts, m.moe.experts_per_token,
+                                     tokens) / m.moe.num_experts
+
+
+def _matmul_rate(hw: Hardware, q, engine: str, precision: str, platform: float,
+                 era: str | None = None) -> tuple[float, float, str]:
+    """(peak FLOP/s, the share of it this engine's matmuls reach, the precision key): the
+    kernel engine_kernels.toml names for this engine, architecture and format (llama.cpp's
+    int8 MMQ tiles, FP4 tensor cores, Marlin's 16-bit dequantizing GEMMs), else the engine's
+    prefill efficiency, less for weight-only formats (dequantization in the kernel) and for
+    8/4-bit compute."""
+    path = kernel(engine, "prefill", arch_key(hw.gpu), q)
+    if path is not None and path.efficiency != "weight_only":
+        key = path.peak if path.peak and hw.peak(path.peak) else precision
+        eta = (engine_value("prefill_kernel_efficiency", path.efficiency, hw, era) * platform
+               * path.speedup)
+        return hw.peak(key) or hw.peak("fp16") or 1.0, eta, key
+    if path is not None and path.efficiency == "weight_only":
+        precision = path.peak if path.peak and hw.peak(path.peak) else precision
+        eta = (engine_value("prefill_compute_efficiency", engine, hw, era) * platform
+               * speed_value("weight_only_compute_efficiency")["default"]
+               * per_key("weight_only_arch_factor", arch_key(hw.gpu)))
+        return hw.peak(precision) or hw.peak("fp16") or 1.0, eta, precision
+    eta = engine_value("prefill_compute_efficiency", engine, hw, era) * platform
     if q.weight_only:
         eta *= per_key("weight_only_compute_efficiency", q.name) * per_key(
             "weight_only_arch_factor", arch_key(hw.gpu))
     if precision in ("fp8", "fp4", "int8"):
         eta *= speed_value("fp8_compute_efficiency_factor")
-    return hw.peak(precision) or hw.peak("fp16") or 1.0, eta
+    return hw.peak(precision) or hw.peak("fp16") or 1.0, eta, precision
 
 
 def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime:
@@ -181,29 +282,97 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     # causal attention: token t attends to t tokens, on average prompt/2
     samples = _samples(prompt)
     attn = sum(attention_flops_per_token(m, c) for c in samples) / len(samples)
-    flops = tokens * (linear_flops_per_token(m) + attn) / tp
     platform = engine_platform_factor(engine, hw)
-    peak, eta = _matmul_rate(hw, q, engine, precision, platform)
-    t_comp = flops / (peak * eta)
+    era = engine_era(w)
+    peak, eta, precision = _matmul_rate(hw, q, engine, precision, platform, era)
+    expert_flops, moe_eff, moe_desc = _expert_prefill(w, hw, tokens, era)
+    flops = tokens * (linear_flops_per_token(m) + attn) / tp
+    t_comp = (flops - expert_flops / tp) / (peak * eta) \
+        + expert_flops / tp / (peak * eta * moe_eff)
     weights, _ = streamed_weight_bytes(w, tokens)
-    t_mem = weights / tp / (hw.bandwidth * per_key("decode_bandwidth_efficiency", engine)
-                            * platform)
+    t_mem = weights / tp / (hw.bandwidth * platform
+                            * engine_value("decode_bandwidth_efficiency", engine, hw, era))
     t_comm = 0.0
     if tp > 1:
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(tokens * m.hidden_size * 2, tp)
-    t_fix = (m.num_layers * per_key("prefill_per_layer_ms", engine) * 1e-3
-             + decode_fixed_s(engine, hw))
+    t_fix = (m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
+             + decode_fixed_s(engine, hw, era))
+    t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
     parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
-             "fixed-overhead": t_fix}
+             "fixed-overhead": t_fix, "pcie": t_copy}
     comps = (
         Component("prefill matmuls + attention", t_comp,
                   f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
-                  f"{eta:.2f})"),
+                  f"{eta:.2f})" + moe_desc),
         Component("weights read once", t_mem, f"{weights / tp / 1e9:.2f} GB"),
         Component("tensor-parallel all-reduce", t_comm, f"over {hw.link.kind}"),
         Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
+        Component("host weights over PCIe", t_copy, copy_desc),
     )
-    return StepTime(max(t_comp, t_mem) + t_comm + t_fix, parts, comps)
+    return StepTime(max(t_comp, t_mem) + t_comm + t_fix + t_copy, parts, comps)
+
+
+def _expert_prefill(w: Workload, hw: Hardware, tokens: int, era: str | None
+                    ) -> tuple[float, float, str]:
+    """(routed-expert FLOPs of the prefill, the efficiency multiplier of those GEMMs, why).
+
+    A micro-batch of U tokens sends U x k / E tokens to each expert: small GEMMs that keep a
+    GPU less busy than one dense GEMM of U rows. Multiplier n / (n + n_half) with n those
+    tokens per expert and n_half the engine's half-efficiency size (moe_expert_half_tokens).
+    llama.cpp's micro-batch is -ub (512); the serving engines' is their batched-token budget.
+    """
+    m = w.model
+    if m.moe is None or not m.moe.num_experts or not m.params.experts:
+        return 0.0, 1.0, ""
+    moe = m.moe
+    per_token = 2 * m.params.experts * moe.experts_per_token / moe.num_experts
+    if w.engine_name in ("llamacpp", "mlc"):
+        chunk = w.ubatch_tokens
+    else:
+        from whichgpu.estimate.constants import memory_value
+
+        chunk = int(memory_value("vllm_max_num_batched_tokens"))
+    n = max(1.0, min(chunk, tokens) * moe.experts_per_token / moe.num_experts)
+    half = engine_value("moe_expert_half_tokens", w.engine_name, hw, era)
+    eff = n / (n + half)
+    return tokens * per_token, eff, (f"; routed experts: {n:,.0f} tokens per expert per "
+                                     f"{min(chunk, tokens):,}-token batch, x{eff:.2f} "
+                                     f"(n / (n + {half:g}))")
+
+
+def _offload_copies(w: Workload, hw: Hardware, tokens: int, attn_per_token: float
+                    ) -> tuple[float, str]:
+    """llama.cpp prefill with weights in host RAM: each micro-batch of 32 tokens or more
+    copies them over PCIe to run on the GPU (op offload; only the experts it routes to);
+    the attention of layers on the CPU runs on the CPU."""
+    ubatch = w.ubatch_tokens
+    per_ub = min(ubatch, max(tokens, 1))
+    share = host_share(w, _touched_fraction(w.model, per_ub))
+    if share is None:
+        return 0.0, ""
+    n_ub = -(-tokens // ubatch)
+    host = w.host_spec
+    cpu_layers = w.model.num_layers - sum(share.layout.layer_on_gpu)
+    t_cpu_attn = (tokens * attn_per_token * cpu_layers / max(w.model.num_layers, 1)
+                  / (speed_value("host_compute_tflops") * 1e12))
+    if per_ub < OP_OFFLOAD_MIN_BATCH:  # too small to offload: the CPU runs those weights
+        t = share.host_weight_bytes * n_ub / (host.bandwidth_bytes_per_s
+                                              * speed_value("host_decode_bandwidth_efficiency"))
+        return t + t_cpu_attn, (f"{n_ub} micro-batch(es) under {OP_OFFLOAD_MIN_BATCH} tokens: "
+                                f"the CPU reads {share.host_weight_bytes / 1e9:.2f} GB each")
+    link = str(hw.gpu.interconnect.host_link.value)
+    # memory-mapped host weights (llama.cpp's default) copy from pageable memory; with
+    # --no-mmap they sit in pinned CUDA host buffers
+    pageable = speed_value("llamacpp_offload_copy_efficiency") if w.mmap else 1.0
+    rate = per_key("host_offload_gb_s", link) * 1e9 * pageable
+    t = n_ub * share.copy_bytes / rate
+    return t + t_cpu_attn, (f"{n_ub} micro-batch(es) of up to {ubatch} tokens x "
+                            f"{share.copy_bytes / 1e9:.2f} GB copied over {link} at "
+                            f"{rate / 1e9:.1f} GB/s ("
+                            + ("memory-mapped, pageable" if w.mmap else "--no-mmap, pinned")
+                            + ")"
+                            + (f"; attention of {cpu_layers} CPU layer(s) on the CPU"
+                               if cpu_layers else ""))
 
 
 def _samples(prompt: int) -> list[int]:

@@ -8,7 +8,8 @@ from typing import Any
 from whichgpu.estimate.constants import speed_constant, speed_value
 from whichgpu.units import Range
 
-BOUNDS = ("memory-bandwidth", "compute", "interconnect", "fixed-overhead")
+BOUNDS = ("memory-bandwidth", "compute", "interconnect", "fixed-overhead", "host-memory",
+          "pcie")
 LEVELS = ("low", "medium", "high")
 CATEGORIES = ("decode", "prefill", "serving", "training", "diffusion", "video")
 

@@ -1,0 +1,124 @@
+"""The host side of a GPU machine: system RAM and its bandwidth (``data/host_memory.toml``).
+
+llama.cpp can keep layers or MoE experts in system RAM; then the RAM must hold them and the
+CPU streams them from it for every generated token. ``--host-ram`` says how much RAM there is,
+``--host-memory`` its type (``ddr5-6000x2``: DDR5 at 6,000 MT/s on two 64-bit channels) and
+``--host-bandwidth`` overrides the peak that follows from the type.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from whichgpu.errors import InputError
+from whichgpu.units import GB, parse_size
+
+_SPEC = re.compile(r"(ddr4|ddr5|lpddr5x)(?:-(\d{3,5}))?(?:x(\d{1,2}))?")
+MAX_RAM = 64 * 1024 * GB  # far above any single machine (64 TB)
+MAX_BANDWIDTH = 20_000 * GB  # far above any CPU memory system (20 TB/s)
+
+
+@cache
+def _table() -> dict[str, Any]:
+    text = resources.files("whichgpu.estimate").joinpath("data/host_memory.toml").read_text(
+        "utf-8")
+    return tomllib.loads(text)
+
+
+@dataclass(frozen=True)
+class Host:
+    """System RAM and its peak bandwidth, with where each value came from."""
+
+    ram_bytes: int
+    memory: str  # "ddr5-5600x2", or "custom" with an explicit bandwidth
+    bandwidth_bytes_per_s: float
+    ram_source: str
+    bandwidth_source: str
+
+    @property
+    def usable_ram_bytes(self) -> int:
+        """RAM left for the engine after the operating system's own share."""
+        return max(0, self.ram_bytes - int(os_reserve_bytes()))
+
+    def describe(self) -> str:
+        return (f"{self.ram_bytes / GB:,.0f} GB host RAM, {self.memory} "
+                f"({self.bandwidth_bytes_per_s / GB:,.0f} GB/s peak)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ram_bytes": self.ram_bytes, "memory": self.memory,
+                "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
+                "usable_ram_bytes": self.usable_ram_bytes, "ram_source": self.ram_source,
+                "bandwidth_source": self.bandwidth_source}
+
+
+def os_reserve_bytes() -> float:
+    return float(_table()["reserve"]["os_gb"]) * GB
+
+
+def os_reserve_source() -> str:
+    return str(_table()["reserve"]["source"])
+
+
+def memory_bandwidth(spec: str) -> tuple[float, str]:
+    """Peak bytes/s of a memory spec such as ``ddr5``, ``ddr5-6400`` or ``ddr4-3200x8``."""
+    key = str(spec).strip().lower().replace(" ", "").replace("_", "-")
+    m = _SPEC.fullmatch(key)
+    if not m:
+        raise InputError(f"cannot read host memory {spec!r}; write it like ddr5, ddr5-6000, "
+                         "ddr4-3200x2 or ddr5-4800x8 (type-MT/s x 64-bit channels)")
+    kind = _table()["type"][m.group(1)]
+    mt_s = int(m.group(2) or kind["mt_s"])
+    channels = int(m.group(3) or kind["channels"])
+    if not 800 <= mt_s <= 20000:
+        raise InputError(f"host memory speed {mt_s} MT/s is outside 800..20,000")
+    if not 1 <= channels <= 24:
+        raise InputError(f"host memory channels {channels} is outside 1..24")
+    bw = mt_s * 1e6 * 8 * channels
+    name = f"{m.group(1)}-{mt_s}x{channels}"
+    return bw, (f"{name}: {mt_s} MT/s x 8 bytes x {channels} channels = {bw / GB:,.1f} GB/s "
+                f"(JEDEC 64-bit channels; {kind['source']})")
+
+
+def default_host() -> Host:
+    d = _table()["default"]
+    bw, why = memory_bandwidth(d["memory"])
+    return Host(int(float(d["ram_gb"]) * GB), d["memory"], bw, d["ram_source"],
+                f"{why}; default: {d['memory_source']}")
+
+
+def parse_host(ram: str | int | None = None, memory: str | None = None,
+               bandwidth: str | float | None = None) -> Host:
+    """A Host from the flags a person types (each optional; the rest from the defaults)."""
+    host = default_host()
+    ram_bytes, ram_source = host.ram_bytes, host.ram_source
+    if ram not in (None, ""):
+        ram_bytes = parse_size(ram)
+        if ram_bytes <= 0 or ram_bytes > MAX_RAM:
+            raise InputError(f"--host-ram must be between 1 GB and 64 TB, got {ram}")
+        ram_source = "as given (--host-ram)"
+    name, bw, bw_source = host.memory, host.bandwidth_bytes_per_s, host.bandwidth_source
+    if memory not in (None, ""):
+        bw, bw_source = memory_bandwidth(memory)
+        name = bw_source.split(":", 1)[0]
+    if bandwidth not in (None, ""):
+        bw = _parse_bandwidth(bandwidth)
+        name = name if memory else "custom"
+        bw_source = "as given (--host-bandwidth)"
+    return Host(ram_bytes, name, bw, ram_source, bw_source)
+
+
+def _parse_bandwidth(text: str | float) -> float:
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        s = str(text).strip().lower().replace(" ", "")
+        s = s.removesuffix("/s").removesuffix("ps")
+        value = float(parse_size(s))
+    if value <= 0 or value > MAX_BANDWIDTH:
+        raise InputError(f"--host-bandwidth must be between 1 B/s and 20 TB/s, got {text}")
+    return value

@@ -1,0 +1,160 @@
+"""The llama.cpp layout that fits a GPU when the whole model does not: experts or layers in
+host RAM, as llama.cpp's own ``--fit`` does (PR #16653: for MoE models the dense weights keep
+the GPU and experts move to system memory first; then whole layers).
+
+The plan keeps ``llamacpp_fit_margin_mib`` free on each GPU (``--fit-target``'s default) and
+says how much host RAM it needs; ``speed`` turns it into tokens/s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from whichgpu.catalog.gpus import GPU
+from whichgpu.errors import InputError
+from whichgpu.estimate.constants import memory_value
+from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.workload import Workload
+from whichgpu.units import GB, MiB
+
+PlanKind = Literal["experts", "layers", "experts+layers"]
+
+
+@dataclass(frozen=True)
+class OffloadPlan:
+    """One GPU configuration plus host RAM, with the llama.cpp flags that make it fit."""
+
+    workload: Workload  # the job with the offload flags set
+    memory: MemoryEstimate
+    gpu: GPU
+    count: int
+    kind: PlanKind
+
+    @property
+    def flags(self) -> str:
+        return (self.memory.details.get("placement") or {}).get("flags", "")
+
+    @property
+    def host_bytes(self) -> int:
+        return self.memory.host_total_bytes
+
+    @property
+    def host_ok(self) -> bool:
+        return self.memory.host_fits
+
+    @property
+    def expert_layers(self) -> int:
+        return (self.memory.details.get("placement") or {}).get("host_expert_layers", 0)
+
+    @property
+    def cpu_layers(self) -> int:
+        return (self.memory.details.get("placement") or {}).get("cpu_layers", 0)
+
+    def describe(self) -> str:
+        where = ("one " + self.gpu.id) if self.count == 1 else f"{self.count} x {self.gpu.id}"
+        parts = []
+        if self.expert_layers:
+            parts.append(f"the experts of {self.expert_layers} layer(s) in RAM")
+        if self.cpu_layers:
+            parts.append(f"{self.cpu_layers} layer(s) on the CPU")
+        host = self.memory.host
+        ram = (f"needs {self.host_bytes / GB:,.1f} GB of host RAM"
+               + ("" if self.host_ok or host is None else
+                  f", more than the {host.usable_ram_bytes / GB:,.0f} GB free of "
+                  f"{host.ram_bytes / GB:,.0f} GB (--host-ram)"))
+        return (f"{where} + {' and '.join(parts)} ({self.flags}): "
+                f"{self.memory.total_bytes / GB:,.1f} GB per GPU, {ram}")
+
+    def to_json(self) -> dict:
+        return {"gpu": self.gpu.id, "count": self.count, "kind": self.kind,
+                "flags": self.flags, "gpu_bytes": self.memory.total_bytes,
+                "host_bytes": self.host_bytes, "host_fits": self.host_ok,
+                "expert_layers_in_ram": self.expert_layers, "cpu_layers": self.cpu_layers,
+                "description": self.describe()}
+
+
+def supports_offload(w: Workload) -> bool:
+    """Whether the job can keep part of the model in host RAM (llama.cpp inference)."""
+    return w.task == "inference" and w.engine_name == "llamacpp" and bool(w.model.num_layers)
+
+
+def no_offload_reason(w: Workload) -> str | None:
+    """Why a job that does not fit cannot spill to host RAM, in one line (None if it can)."""
+    if w.task != "inference" or w.is_diffusion:
+        return None
+    if w.engine_name == "llamacpp":
+        return None
+    return (f"{w.engine_name} keeps every weight on the GPU in whichgpu's model; llama.cpp "
+            "(--engine llamacpp with a GGUF) can keep layers or MoE experts in host RAM")
+
+
+def offload_plan(w: Workload, gpu: GPU, count: int = 1) -> OffloadPlan | None:
+    """The llama.cpp layout of ``w`` on ``count`` x ``gpu`` that moves the least to host RAM,
+    or None when the job already fits, cannot offload, or fits no layout.
+
+    MoE: the experts of the first N layers (``--n-cpu-moe N``, the smallest N that fits);
+    if even every expert in RAM is too much, whole layers too (``-ngl``). Dense: the most
+    layers that fit (``-ngl N``). A user's own offload flags are kept as given.
+    """
+    from whichgpu.estimate.memory.fit import layout_for
+
+    if not supports_offload(w) or w.offload_requested:
+        return None
+    try:
+        base = layout_for(w, count)
+    except InputError:
+        return None
+    limit = gpu.usable_memory_bytes - memory_value("llamacpp_fit_margin_mib") * MiB
+    full = estimate_memory(base)
+    if full.total_bytes <= gpu.usable_memory_bytes:
+        return None
+    n = w.model.num_layers
+
+    def need(**flags) -> tuple[int, MemoryEstimate, Workload]:
+        wl = base.with_(**flags)
+        est = estimate_memory(wl)
+        return est.total_bytes, est, wl
+
+    if w.model.is_moe:
+        best = _smallest(lambda k: need(cpu_moe_layers=k)[0] <= limit, 1, n)
+        if best is not None:
+            _, est, wl = need(cpu_moe_layers=best)
+            return OffloadPlan(wl, est, gpu, count, "experts")
+        ngl = _largest(lambda k: need(cpu_moe_layers=n, gpu_layers=k)[0] <= limit, 0, n + 1)
+        if ngl is not None:
+            _, est, wl = need(cpu_moe_layers=n, gpu_layers=ngl)
+            return OffloadPlan(wl, est, gpu, count, "experts+layers")
+        return None
+    ngl = _largest(lambda k: need(gpu_layers=k)[0] <= limit, 0, n)
+    if ngl is None:
+        return None
+    _, est, wl = need(gpu_layers=ngl)
+    return OffloadPlan(wl, est, gpu, count, "layers")
+
+
+def _smallest(ok: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The smallest k in [lo, hi] with ok(k), for ok monotone (False ... True)."""
+    if not ok(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _largest(ok: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The largest k in [lo, hi] with ok(k), for ok monotone (True ... False)."""
+    if not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -1,0 +1,125 @@
+"""Engine reality as data (``data/engine_kernels.toml``): which kernel an engine runs for a
+weight format on an architecture, the peak it computes at, and the engine versions ("eras")
+whose constants differ.
+
+The efficiencies themselves live in speed_constants.toml (``prefill_kernel_efficiency``,
+``decode_kernel_bandwidth_factor``), fitted by make calibrate where the validation rows allow;
+this file says which of them applies, and why, with a source for each entry.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from whichgpu.models.quant import QuantFormat
+
+Phase = Literal["prefill", "decode"]
+BUILD = re.compile(r"(?:\bb|build[: ]+|version[: ]+|\()(\d{3,5})\b", re.I)
+DATE = re.compile(r"(20\d\d)(?:-(\d\d))?")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The kernel path of one (engine, phase, architecture, format)."""
+
+    path: str
+    efficiency: str  # key in prefill_kernel_efficiency / decode_kernel_bandwidth_factor
+    peak: str | None = None  # prefill: the precision key of the peak it computes at
+    speedup: float = 1.0  # measured throughput over the path its efficiency belongs to
+    source: str = ""
+    since: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "efficiency": self.efficiency, "peak": self.peak,
+                "speedup": self.speedup, "source": self.source, "since": self.since}
+
+
+@cache
+def _table() -> dict[str, Any]:
+    text = resources.files("whichgpu.estimate").joinpath("data/engine_kernels.toml").read_text(
+        "utf-8")
+    return tomllib.loads(text)
+
+
+def _listed(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def format_family(quant: QuantFormat, engine: str) -> str:
+    """The family a kernel table keys a format by: the ggml type family of a GGUF file type
+    (float, legacy, k, iq, fp4), else the format's compute ('fp8', 'fp4', 'int8',
+    'weight-only', or 'float' for 16/32-bit)."""
+    from whichgpu.estimate.memory.weights import gguf_ftype
+    from whichgpu.models.gguf_recipe import FTYPES, ggml_type
+
+    ftype = gguf_ftype(quant, engine)
+    if ftype:
+        return ggml_type(FTYPES[ftype]).family
+    if quant.compute in ("bf16", "fp16", "fp32"):
+        return "float"
+    return quant.compute
+
+
+def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat) -> Kernel | None:
+    """The first entry of engine_kernels.toml for this engine, phase, architecture and format
+    (None: the engine's generic model applies)."""
+    family = format_family(quant, engine)
+    for k in _table().get("kernel", []):
+        if engine not in _listed(k["engine"]) or k["phase"] != phase:
+            continue
+        if k.get("arch", "*") not in ("*", arch):
+            continue
+        if "formats" in k and quant.name not in _listed(k["formats"]):
+            continue
+        if "family" in k and family not in _listed(k["family"]):
+            continue
+        return Kernel(k["path"], k["efficiency"], k.get("peak"), float(k.get("speedup", 1.0)),
+                      k.get("source", ""), k.get("since"))
+    return None
+
+
+def eras(engine: str) -> list[dict[str, Any]]:
+    return [v for v in _table().get("version", []) if v["engine"] == engine]
+
+
+def default_era(engine: str) -> str | None:
+    for v in eras(engine):
+        if v.get("default"):
+            return v["era"]
+    return None
+
+
+def era_of(engine: str, version: str | None = None, date: str | None = None) -> str | None:
+    """The era of an engine build: from a build number in ``version`` ('b6918', 'build 4458',
+    'version: 8763', '(7340)'), an era name, or the ``date`` of the measurement ('2024-05');
+    today's era when neither says."""
+    known = eras(engine)
+    if not known:
+        return None
+    text = (version or "").strip()
+    for v in known:
+        if text and (text == v["era"] or ("match" in v and v["match"] in text.lower())):
+            return v["era"]
+    build = BUILD.search(text)
+    if build:
+        b = int(build.group(1))
+        for v in known:
+            if "max_build" in v and b <= int(v["max_build"]):
+                return v["era"]
+        return default_era(engine)
+    when = DATE.search(date or "") or DATE.search(text)
+    if when:
+        stamp = f"{when.group(1)}-{when.group(2) or '06'}"
+        for v in known:
+            if "until" in v and stamp <= v["until"][:7]:
+                return v["era"]
+    return default_era(engine)
+
+
+def era_names(engine: str) -> list[str]:
+    return [v["era"] for v in eras(engine)]

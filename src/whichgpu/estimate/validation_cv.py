@@ -1,0 +1,136 @@
+"""Leave-one-GPU-out and leave-one-source-out cross-validation of the speed constants.
+
+For each GPU (or each source of rows), the fitted constants are refitted without that GPU's
+(source's) calibration rows, and its rows, calibration and holdout, are predicted with them: how
+far off the estimates are for a card, or a publisher, the fit has never seen. The fitting is
+scripts/calibrate.py's (the same groups, grids and row minimums as ``make calibrate``), loaded
+from the source checkout like the validation data; only the groups that use a left-out row are
+refitted, the others keep their fitted values.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from whichgpu.errors import InputError
+from whichgpu.estimate.validation import Outcome, _p90, default_path, split_of
+
+LeaveOut = Literal["gpu", "source"]
+
+
+@cache
+def calibrator() -> ModuleType:
+    """scripts/calibrate.py of the source checkout (it ships with the validation data)."""
+    script = default_path("speed").parents[1] / "scripts" / "calibrate.py"
+    if not script.exists():
+        raise InputError("cross-validation needs scripts/calibrate.py from the source "
+                         "checkout (it is not part of the installed package)")
+    spec = importlib.util.spec_from_file_location("whichgpu_calibrate", script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["whichgpu_calibrate"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def gpu_key(row: dict[str, str]) -> str:
+    return (row.get("gpu") or "").strip() or "-"
+
+
+def source_key(row: dict[str, str]) -> str:
+    """Who published a row: a GitHub repository (its issue or PR where the row is one), else
+    the page's site and path without query or anchor."""
+    url = urlparse((row.get("source_url") or "").strip())
+    parts = [p for p in url.path.split("/") if p]
+    if url.netloc.endswith("github.com") and len(parts) >= 2:
+        base = "/".join(parts[:2])
+        if len(parts) >= 4 and parts[2] in ("issues", "pull", "discussions"):
+            return f"github:{base}/{parts[2]}/{parts[3]}"
+        return f"github:{base}"
+    return f"{url.netloc}{url.path}" or "-"
+
+
+KEYS: dict[str, Callable[[dict[str, str]], str]] = {"gpu": gpu_key, "source": source_key}
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One left-out group's rows, predicted by constants fitted without it."""
+
+    value: str
+    outcomes: tuple[Outcome, ...]
+    refitted: tuple[str, ...]  # the groups of constants refitted without it
+
+
+@dataclass(frozen=True)
+class CrossValidationSummary:
+    category: str
+    n: int
+    groups: int  # GPUs or sources with rows in the category
+    median_abs_error: float
+    p90_abs_error: float
+    median_signed_error: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category, "n": self.n, "groups": self.groups,
+                "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
+                "median_signed_error": self.median_signed_error}
+
+
+def leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
+                  values: set[str] | None = None) -> list[LeftOut]:
+    """Each GPU (or source) left out in turn; ``values`` restricts which ones."""
+    cal = calibrator()
+    key = KEYS[by]
+    modelled = [r for r in rows if cal._modelled(r)]
+    start = cal._snapshot()
+    current = {o.id: o for o in cal._outcomes(modelled)}
+    out: list[LeftOut] = []
+    try:
+        for value in sorted(values or {key(r) for r in modelled}):
+            members = [r for r in modelled if key(r) == value]
+            if not members:
+                continue
+            affected = cal.groups_using(members)
+            if not affected:  # no fit used these rows: the fitted constants already left them out
+                outs = tuple(current[r["id"]] for r in members)
+            else:
+                train = {r["id"] for r in rows if split_of(r["id"]) == "calibration"
+                         and key(r) != value}
+                cal.fit_groups(rows, report=lambda *a: None, calib_ids=train, only=affected)
+                outs = tuple(cal._outcomes(members))
+                cal._restore(start)
+            out.append(LeftOut(value, outs, tuple(sorted(affected))))
+    finally:
+        cal._restore(start)
+    return out
+
+
+def summarize(results: list[LeftOut]) -> list[CrossValidationSummary]:
+    by_cat: dict[str, list[tuple[str, float]]] = {}
+    for r in results:
+        for o in r.outcomes:
+            if o.error is not None:
+                by_cat.setdefault(o.category, []).append((r.value, o.error))
+    out = []
+    for cat, items in sorted(by_cat.items()):
+        errs = [e for _, e in items]
+        absolute = [abs(e) for e in errs]
+        out.append(CrossValidationSummary(cat, len(errs), len({v for v, _ in items}),
+                                          statistics.median(absolute), _p90(absolute),
+                                          statistics.median(errs)))
+    return out
+
+
+def run(path: Path | None = None, by: LeaveOut = "gpu") -> list[LeftOut]:
+    from whichgpu.estimate.validation import read_rows
+
+    return leave_one_out(read_rows(path or default_path("speed")), by)
