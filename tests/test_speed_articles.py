@@ -70,11 +70,20 @@ def test_s25_flux_fp8_h100_images_per_min_typical_is_inside_the_articles_range()
     assert low <= flux_fp8("h100-sxm").rates["images_per_min"].typical <= high
 
 
-@pytest.mark.parametrize(("gpu", "most"), [("rtx-4090", 1.10), ("a100-80gb-sxm", 1.35)])
-def test_s25_flux_fp8_4090_and_a100_sit_above_the_articles_range_as_measurements_do(gpu, most):
+def test_s25_flux_fp8_4090_typical_is_at_the_top_of_the_articles_range():
+    """Inside the article's 4-6 images/min or above it by under 10 % (the fitted DiT
+    efficiency moves it across the top: 0.85 since SD 3.5 Medium's calibration row counts)."""
+    low, high = FLUX_RANGES["rtx-4090"]
+    r = flux_fp8("rtx-4090").rates["images_per_min"]
+    assert 0.9 * high <= r.typical <= 1.10 * high
+    assert r.low <= high and r.high >= low
+
+
+@pytest.mark.parametrize(("gpu", "most"), [("a100-80gb-sxm", 1.35)])
+def test_s25_flux_fp8_a100_sits_above_the_articles_range_as_measurements_do(gpu, most):
     """A documented deviation (README, where we differ): our typical lies above the article's
-    top (4090 by under 10 %, A100 by under 35 %), our range overlaps the article's, and the
-    published A100 measurement the model follows is inside our range."""
+    top (A100 by under 35 %), our range overlaps the article's, and the published A100
+    measurement the model follows is inside our range."""
     high = FLUX_RANGES[gpu][1]
     r = flux_fp8(gpu).rates["images_per_min"]
     assert high < r.typical <= most * high
