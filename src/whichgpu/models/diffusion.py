@@ -420,10 +420,11 @@ def denoiser_shapes(cls: str, c: ConfigReader) -> tuple[int, int, tuple[LinearGr
     if cls == "WanTransformer3DModel":
         n = c.int("num_layers", default=40, limit="layers")
         ffn = c.int("ffn_dim", default=13824, limit="intermediate")
-        parts = [("attn1.to_q", d, d, n), ("attn1.to_k", d, d, n), ("attn1.to_v", d, d, n),
-                 ("attn1.to_out.0", d, d, n), ("attn2.to_q", d, d, n), ("attn2.to_k", d, d, n),
-                 ("attn2.to_v", d, d, n), ("attn2.to_out.0", d, d, n),
-                 ("ffn.net.0.proj", d, ffn, n), ("ffn.net.2", ffn, d, n)]
+        # leaf names as PEFT targets match them (attn1: self, attn2: cross-attention), so a
+        # 'to_out.0' target finds both attentions' output projections
+        parts = [("to_q", d, d, 2 * n), ("to_k", d, d, 2 * n), ("to_v", d, d, 2 * n),
+                 ("to_out.0", d, d, 2 * n), ("ffn.net.0.proj", d, ffn, n),
+                 ("ffn.net.2", ffn, d, n)]
         return ffn, d * ffn, tuple(g for g in (_lg(*p) for p in parts) if g), n
     return 4 * d, 4 * d * d, (), 0
 

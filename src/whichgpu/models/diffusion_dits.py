@@ -141,8 +141,11 @@ def hunyuan_video_shapes(c: ConfigReader) -> tuple[int, int, tuple[LinearGroup, 
     n2 = c.int("num_layers", default=20, lo=0, limit="layers")
     n1 = c.int("num_single_layers", default=40, lo=0, limit="layers")
     mlp = _mlp_width(c, d, 4.0)
-    parts = [("to_q", d, d, n2 + n1), ("to_k", d, d, n2 + n1), ("to_v", d, d, n2 + n1),
-             ("to_out.0", d, d, n2), ("add_q_proj", d, d, n2), ("add_k_proj", d, d, n2),
+    nref = c.int("num_refiner_layers", default=2, lo=0, limit="layers")
+    # the token refiner's self-attention modules carry the same names (PEFT matches them too)
+    parts = [("to_q", d, d, n2 + n1 + nref), ("to_k", d, d, n2 + n1 + nref),
+             ("to_v", d, d, n2 + n1 + nref), ("to_out.0", d, d, n2 + nref),
+             ("add_q_proj", d, d, n2), ("add_k_proj", d, d, n2),
              ("add_v_proj", d, d, n2), ("to_add_out", d, d, n2),
              ("ff.net.0.proj", d, mlp, n2), ("ff.net.2", mlp, d, n2),
              ("ff_context.net.0.proj", d, mlp, n2), ("ff_context.net.2", mlp, d, n2),
@@ -186,9 +189,9 @@ def ltx_video_shapes(c: ConfigReader) -> tuple[int, int, tuple[LinearGroup, ...]
     d = hd * c.int("num_attention_heads", default=32, limit="heads")
     n = c.int("num_layers", default=28, limit="layers")
     cross = c.int("cross_attention_dim", default=2048, limit="hidden")
-    parts = [("attn1.to_q", d, d, n), ("attn1.to_k", d, d, n), ("attn1.to_v", d, d, n),
-             ("attn1.to_out.0", d, d, n), ("attn2.to_q", d, d, n), ("attn2.to_k", cross, d, n),
-             ("attn2.to_v", cross, d, n), ("attn2.to_out.0", d, d, n),
+    # leaf module names, as PEFT targets match them: attn1 (self) and attn2 (cross to T5)
+    parts = [("to_q", d, d, 2 * n), ("to_k", d, d, n), ("to_k", cross, d, n),
+             ("to_v", d, d, n), ("to_v", cross, d, n), ("to_out.0", d, d, 2 * n),
              ("ff.net.0.proj", d, 4 * d, n), ("ff.net.2", 4 * d, d, n)]
     caption = c.int("caption_channels", default=4096, limit="hidden")
     return 4 * d, max(4 * d * d, caption * d), _groups(parts), n
