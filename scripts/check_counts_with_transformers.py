@@ -8,6 +8,7 @@ multi-token-prediction layers (transformers does not load them). Needs ``torch``
 
     pip install torch transformers        # in any environment that also has whichgpu
     python scripts/check_counts_with_transformers.py [alias ...]
+    python scripts/check_counts_with_transformers.py --pipelines [alias ...]   # needs diffusers
 
 A model type transformers does not register is built as the architecture it is a copy of
 (Kimi K2 as DeepSeek-V3, which its config.json's auto_map points to); any other class it cannot
@@ -73,5 +74,57 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _build_component(cls: str, config: dict):
+    """A pipeline component on the meta device: a diffusers class by name, else transformers."""
+    import torch
+
+    with torch.device("meta"):
+        import diffusers
+
+        if hasattr(diffusers, cls):
+            return getattr(diffusers, cls).from_config(config)
+        import transformers
+
+        cfg = transformers.AutoConfig.for_model(**config)
+        return getattr(transformers, cls)._from_config(cfg)
+
+
+def main_pipelines(argv: list[str]) -> int:
+    """Every component of every pipeline preset (or the aliases given), built with diffusers
+    (transformers for the text encoders), beside whichgpu's count."""
+    try:
+        import diffusers
+    except ImportError:
+        print("needs torch, diffusers and transformers: pip install torch diffusers transformers")
+        return 2
+    from whichgpu.models.preset_index import load_preset, presets
+
+    chosen = [p for p in presets() if p.family == "diffusion" and (not argv or p.alias in argv)]
+    print(f"diffusers {diffusers.__version__}")
+    print(f"{'preset / component':44s} {'whichgpu':>16s} {'diffusers':>16s} {'difference':>12s}")
+    mismatches = 0
+    for p in chosen:
+        spec = load_preset(p).diffusion
+        index = p.read_json("model_index.json")
+        for comp in spec.components:
+            cls = index[comp.name][1]
+            name = f"{p.alias} / {comp.name}"
+            config = p.read_json(f"{comp.name}/config.json") or {}
+            try:
+                theirs = _count(_build_component(cls, config))
+            except Exception as exc:  # reported, never skipped silently
+                print(f"{name:44s} {comp.params:>16,} {'not built':>16s}  ({type(exc).__name__}: "
+                      f"{str(exc).splitlines()[0][:50]})")
+                continue
+            diff = theirs - comp.params
+            mismatches += diff != 0
+            print(f"{name:44s} {comp.params:>16,} {theirs:>16,} {diff:>+12,}")
+    print(f"{len(chosen)} pipelines, {mismatches} components with a different count")
+    return 0
+
+
 if __name__ == "__main__":
+    if "--pipelines" in sys.argv[1:]:
+        warnings.filterwarnings("ignore")
+        raise SystemExit(main_pipelines([a for a in sys.argv[1:] if a != "--pipelines"]))
     raise SystemExit(main(sys.argv[1:]))

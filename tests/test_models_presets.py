@@ -19,7 +19,7 @@ ROOT = resources.files("whichgpu.models").joinpath("presets")
 
 # Presets whose only published count is the size in the model's name. The count from the
 # config is shown next to it by 'whichgpu models'; these are the ones not checkable to 0.5 %.
-NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "wan-2.2-5b", "kimi-k2.5",
+NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "kimi-k2.5",
                 "wan-2.2-i2v-14b"}
 
 

@@ -36,6 +36,9 @@ Reader = Callable[[str], Any]
 _SKIP = {"tokenizer", "tokenizer_2", "tokenizer_3", "tokenizer_4", "scheduler",
          "feature_extractor", "image_processor", "processor", "safety_checker"}
 _DENOISERS = ("transformer", "unet", "prior", "decoder")
+# transformers base classes a pipeline loads as a text encoder: the decoder without an LM head
+# (HunyuanVideo's text_encoder is the LlamaModel of llava-llama-3-8b)
+_BARE_DECODERS = ("LlamaModel", "MistralModel", "Qwen2Model", "Qwen3Model")
 
 
 # ---------------------------------------------------------------------------- text encoders
@@ -203,8 +206,9 @@ def wan_params(c: ConfigReader) -> int:
     return total + n * block + _lin(d, cout * vol) + 2 * d
 
 
-def _resnet(cin: int, cout: int, temb: int | None) -> int:
-    p = 2 * cin + cin * cout * 9 + cout + 2 * cout + cout * cout * 9 + cout
+def _resnet(cin: int, cout: int, temb: int | None, k: int = 9) -> int:
+    """A GroupNorm + conv ResNet block; ``k`` is the kernel volume (9 for 3x3, 27 for 3x3x3)."""
+    p = 2 * cin + cin * cout * k + cout + 2 * cout + cout * cout * k + cout
     if temb:
         p += temb * cout + cout
     if cin != cout:
@@ -280,8 +284,12 @@ def unet_params(c: ConfigReader) -> int:
     return total + 2 * chans[0] + chans[0] * cout * 9 + cout
 
 
-def vae_kl_params(c: ConfigReader) -> int:
-    """AutoencoderKL: 2D ResNet encoder/decoder with one attention block in each middle."""
+def vae_kl_params(c: ConfigReader, k: int = 9) -> int:
+    """AutoencoderKL: 2D ResNet encoder/decoder with one attention block in each middle.
+
+    ``k`` is the convolutions' kernel volume: 27 for the 3x3x3 causal convolutions of
+    AutoencoderKLHunyuanVideo, which otherwise has the same layout.
+    """
     cin = c.int("in_channels", default=3, limit="hidden")
     cout = c.int("out_channels", default=3, limit="hidden")
     chans = c.int_list("block_out_channels", lo=1) or [64]
@@ -291,27 +299,27 @@ def vae_kl_params(c: ConfigReader) -> int:
     nb = len(chans)
 
     def mid(ch: int) -> int:
-        return 2 * _resnet(ch, ch, None) + (2 * ch + 4 * _lin(ch, ch) if attn else 0)
+        return 2 * _resnet(ch, ch, None, k) + (2 * ch + 4 * _lin(ch, ch) if attn else 0)
 
-    enc = cin * chans[0] * 9 + chans[0]
+    enc = cin * chans[0] * k + chans[0]
     out = chans[0]
     for i in range(nb):
         prev, out = out, chans[i]
         for j in range(lpb):
-            enc += _resnet(prev if j == 0 else out, out, None)
+            enc += _resnet(prev if j == 0 else out, out, None, k)
         if i != nb - 1:
-            enc += out * out * 9 + out
-    enc += mid(chans[-1]) + 2 * chans[-1] + chans[-1] * 2 * lat * 9 + 2 * lat
-    dec = lat * chans[-1] * 9 + chans[-1] + mid(chans[-1])
+            enc += out * out * k + out
+    enc += mid(chans[-1]) + 2 * chans[-1] + chans[-1] * 2 * lat * k + 2 * lat
+    dec = lat * chans[-1] * k + chans[-1] + mid(chans[-1])
     r = chans[::-1]
     out = r[0]
     for i in range(nb):
         prev, out = out, r[i]
         for j in range(lpb + 1):
-            dec += _resnet(prev if j == 0 else out, out, None)
+            dec += _resnet(prev if j == 0 else out, out, None, k)
         if i != nb - 1:
-            dec += out * out * 9 + out
-    dec += 2 * chans[0] + chans[0] * cout * 9 + cout
+            dec += out * out * k + out
+    dec += 2 * chans[0] + chans[0] * cout * k + cout
     total = enc + dec
     if c.bool("use_quant_conv", default=True):
         total += _lin(2 * lat, 2 * lat)
@@ -405,13 +413,18 @@ def denoiser_shapes(cls: str, c: ConfigReader) -> tuple[int, int, tuple[LinearGr
         if pos_max:  # SD3's patch embedding holds its position table (pos_max^2 x d)
             largest = max(largest, pos_max * pos_max * d)
         return 4 * d, largest, tuple(g for g in (_lg(*p) for p in parts) if g), n
+    from whichgpu.models import diffusion_dits
+
+    if cls in diffusion_dits.FORMULAS:
+        return diffusion_dits.FORMULAS[cls][1](c)
     if cls == "WanTransformer3DModel":
         n = c.int("num_layers", default=40, limit="layers")
         ffn = c.int("ffn_dim", default=13824, limit="intermediate")
-        parts = [("attn1.to_q", d, d, n), ("attn1.to_k", d, d, n), ("attn1.to_v", d, d, n),
-                 ("attn1.to_out.0", d, d, n), ("attn2.to_q", d, d, n), ("attn2.to_k", d, d, n),
-                 ("attn2.to_v", d, d, n), ("attn2.to_out.0", d, d, n),
-                 ("ffn.net.0.proj", d, ffn, n), ("ffn.net.2", ffn, d, n)]
+        # leaf names as PEFT targets match them (attn1: self, attn2: cross-attention), so a
+        # 'to_out.0' target finds both attentions' output projections
+        parts = [("to_q", d, d, 2 * n), ("to_k", d, d, 2 * n), ("to_v", d, d, 2 * n),
+                 ("to_out.0", d, d, 2 * n), ("ffn.net.0.proj", d, ffn, n),
+                 ("ffn.net.2", ffn, d, n)]
         return ffn, d * ffn, tuple(g for g in (_lg(*p) for p in parts) if g), n
     return 4 * d, 4 * d * d, (), 0
 
@@ -440,8 +453,9 @@ def _kind(cls: str) -> str:
         return "unet"
     if "autoencoder" in low or "vae" in low:
         return "vae"
-    if "flux" in low or "sd3" in low or "qwenimage" in low or "hidream" in low:
-        return "mmdit"
+    if "flux" in low or "sd3" in low or "qwenimage" in low or "hidream" in low \
+            or "hunyuanvideo" in low:
+        return "mmdit"  # joint attention over image (or video) and text tokens
     if "transformer" in low:
         return "dit"
     return "llm"
@@ -465,10 +479,20 @@ def component_params(cls: str, cfg: ConfigReader) -> int | None:
     }
     if cls in formulas:
         return formulas[cls]()
-    if cls.endswith("ForCausalLM"):
+    from whichgpu.models import diffusion_dits, diffusion_vaes
+
+    if cls in diffusion_dits.FORMULAS:
+        return diffusion_dits.FORMULAS[cls][0](cfg)
+    if cls in diffusion_vaes.FORMULAS:
+        return diffusion_vaes.FORMULAS[cls](cfg)
+    if cls.endswith(("ForCausalLM", "ForConditionalGeneration")) or cls in _BARE_DECODERS:
         from whichgpu.models.config_parse import parse_config
 
-        return parse_config(cfg.data, origin=cfg.origin).params.total
+        spec = parse_config(cfg.data, origin=cfg.origin)
+        if cls in _BARE_DECODERS and not spec.tie_word_embeddings:
+            # LlamaModel / MistralModel: the decoder without its LM head, as a text encoder
+            return spec.params_total - spec.vocab_size * spec.hidden_size
+        return spec.params_total
     return None
 
 
@@ -554,7 +578,8 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
                 "block_out_channels") else []
             top = max(chans) if chans else 4 * cfg.raw("base_dim", 96) if isinstance(
                 cfg.raw("base_dim", 96), int) else 384
-            largest = 9 * top * top  # a 3x3 convolution at the widest level
+            # a 3x3 (video VAEs: 3x3x3) convolution at the widest level
+            largest = (27 if "Video" in str(ccls) else 9) * top * top
         else:
             largest = encoder_largest_module(str(ccls), cfg)
         comps.append(ComponentSpec(
@@ -613,7 +638,8 @@ def _dtype(cfg: ConfigReader) -> str:
 def _max_tokens(cls: str, key: str, run: Mapping[str, Any]) -> int:
     if "CLIP" in cls:
         return 77
-    if "T5" in cls or cls.endswith("ForCausalLM") or "VL" in cls:
+    if "T5" in cls or cls.endswith(("ForCausalLM", "ForConditionalGeneration")) or "VL" in cls \
+            or cls in _BARE_DECODERS:
         return int(run.get("text_tokens", 77))
     return 0
 
@@ -622,6 +648,14 @@ def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:
     """(latent channels, spatial scale, temporal compression) of the pipeline's VAE."""
     if v is None:
         return 4, 8, 1
+    if v.raw("_class_name") == "AutoencoderKLLTXVideo":
+        from whichgpu.models.diffusion_vaes import ltx_video_vae_geometry
+
+        return ltx_video_vae_geometry(v)
+    if v.has("temporal_compression_ratio"):  # HunyuanVideo's causal 3D VAE
+        return (v.int("latent_channels", default=16, limit="hidden"),
+                v.int("spatial_compression_ratio", default=8, limit="hidden"),
+                v.int("temporal_compression_ratio", limit="hidden"))
     if v.has("z_dim"):  # Wan / Qwen-Image causal 3D VAEs
         lat = v.int("z_dim", limit="hidden")
         down = v.raw("temperal_downsample", [False, True, True])
@@ -640,8 +674,9 @@ def _patch(d: ConfigReader, latent: int) -> tuple[int, int]:
         return int(raw[-1]), int(raw[0])
     cin = d.raw("in_channels", latent)
     if isinstance(cin, int) and cin == 4 * latent and raw == 1:
-        return 2, 1  # FLUX packs 2x2 latent patches into 64 channels
-    return int(raw), 1
+        return 2, 1  # FLUX packs 2x2 latent patches into 64 channels (FLUX.2: 128)
+    pt = d.raw("patch_size_t", 1)
+    return int(raw), int(pt) if isinstance(pt, int) and pt > 0 else 1
 
 
 def _blocks(cfg) -> int:

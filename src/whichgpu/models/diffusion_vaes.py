@@ -1,0 +1,157 @@
+"""Parameter counts and latent geometry of the 2025-26 video and image autoencoders:
+``AutoencoderKLFlux2`` (FLUX.2), ``AutoencoderKLHunyuanVideo`` and ``AutoencoderKLLTXVideo``.
+
+The formulas follow the modules the diffusers classes build (diffusers
+``src/diffusers/models/autoencoders/autoencoder_kl_flux2.py``, ``autoencoder_kl_hunyuan_video.py``,
+``autoencoder_kl_ltx.py`` at commit 58eb52c0); counts include the persistent buffers a
+checkpoint stores (FLUX.2's batch-norm statistics, LTX's latent mean and std).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whichgpu.errors import DataError
+from whichgpu.models.config_fields import ConfigReader
+
+
+def flux2_vae_params(c: ConfigReader) -> int:
+    """AutoencoderKLFlux2: the AutoencoderKL layout (32 latent channels) plus a BatchNorm over the
+    2x2-patchified latents, whose running mean and variance (and step counter) it stores."""
+    from whichgpu.models.diffusion import vae_kl_params
+
+    lat = c.int("latent_channels", default=32, limit="hidden")
+    patch = c.int_list("patch_size", lo=1) or [2, 2]
+    packed = lat * patch[0] * patch[-1]
+    return vae_kl_params(c) + 2 * packed + 1
+
+
+def hunyuan_video_vae_params(c: ConfigReader) -> int:
+    """AutoencoderKLHunyuanVideo: the AutoencoderKL layout with 3x3x3 causal convolutions."""
+    from whichgpu.models.diffusion import vae_kl_params
+
+    return vae_kl_params(c, k=27)
+
+
+def _per_block(c: ConfigReader, key: str, n: int, default: list[Any]) -> list[Any]:
+    raw = c.raw(key, default)
+    if not isinstance(raw, list) or len(raw) != n:
+        raise DataError(c.origin, f"expected a list of {n} entries", field=c.prefix + key)
+    return list(raw)
+
+
+def _conv(cin: int, cout: int, k: int = 27) -> int:
+    return cin * cout * k + cout
+
+
+def _ltx_resnet(cin: int, cout: int, *, noise: bool = False, temb: bool = False) -> int:
+    """LTXVideoResnetBlock3d: two 3x3x3 convolutions (RMS norms without weights); a LayerNorm and
+    1x1x1 shortcut when the width changes; noise scales and a 4 x width scale-shift table when
+    the decoder injects noise or is timestep-conditioned."""
+    p = _conv(cin, cout) + _conv(cout, cout)
+    if cin != cout:
+        p += 2 * cin + _conv(cin, cout, 1)
+    if noise:
+        p += 2 * cin
+    if temb:
+        p += 4 * cin
+    return p
+
+
+def _pixart_time_embedder(dim: int) -> int:
+    """PixArtAlphaCombinedTimestepSizeEmbeddings(dim, 0): a TimestepEmbedding from 256."""
+    return 256 * dim + dim + dim * dim + dim
+
+
+def ltx_video_vae_params(c: ConfigReader) -> int:
+    """AutoencoderKLLTXVideo, for every published layout (0.9.0, 0.9.1, 0.9.5/0.9.7/0.9.8):
+    a causal 3D ResNet encoder over 4x4-patchified frames and a decoder that upsamples by
+    depth-to-space (each upsampler's convolution multiplies the width by 8 / upsample_factor)."""
+    cin = c.int("in_channels", default=3, limit="hidden")
+    cout = c.int("out_channels", default=3, limit="hidden")
+    lat = c.int("latent_channels", default=128, limit="hidden")
+    patch = c.int("patch_size", default=4, limit="hidden")
+    pt = c.int("patch_size_t", default=1, limit="hidden")
+    if pt != 1:
+        raise DataError(c.origin, "only 1 is modelled", field=c.prefix + "patch_size_t")
+    chans = c.int_list("block_out_channels", lo=1) or [128, 256, 512, 512]
+    nb = len(chans)
+    downs = c.str_list("down_block_types") or ["LTXVideoDownBlock3D"] * (nb if nb == 4 else 4)
+    v095 = downs[-1] == "LTXVideo095DownBlock3D"
+    n_down = nb - (1 if v095 else 0)
+    if len(downs) != n_down:
+        raise DataError(c.origin, f"expected {n_down} down block types",
+                        field=c.prefix + "down_block_types")
+    lpb = _per_block(c, "layers_per_block", n_down + 1, [4, 3, 3, 3, 4])
+    scaling = _per_block(c, "spatio_temporal_scaling", n_down, [True, True, True, False])
+    dtypes = _per_block(c, "downsample_type", n_down, ["conv"] * n_down)
+    # encoder
+    total = _conv(cin * patch * patch, chans[0])
+    out = chans[0]
+    for i in range(n_down):
+        inp = out
+        out = chans[i + 1] if (v095 or i + 1 < n_down) else chans[i]
+        total += sum(_ltx_resnet(inp, inp) for _ in range(lpb[i]))
+        if scaling[i]:
+            if dtypes[i] == "conv":
+                total += _conv(inp, inp)
+            else:
+                stride = {"spatial": 4, "temporal": 2, "spatiotemporal": 8}.get(dtypes[i])
+                if stride is None:
+                    raise DataError(c.origin, f"unknown downsample type {dtypes[i]!r}",
+                                    field=c.prefix + "downsample_type")
+                total += _conv(inp, out // stride)
+        if not v095 and inp != out:
+            total += _ltx_resnet(inp, out)
+    total += sum(_ltx_resnet(out, out) for _ in range(lpb[-1]))  # mid block
+    total += _conv(out, lat + 1)  # mean and one shared log-variance channel
+    # decoder
+    dchans = c.int_list("decoder_block_out_channels", lo=1) or list(chans)
+    nd = len(dchans)
+    dlpb = _per_block(c, "decoder_layers_per_block", nd + 1, list(lpb))[::-1]
+    dscale = _per_block(c, "decoder_spatio_temporal_scaling", nd, list(scaling))[::-1]
+    noise = _per_block(c, "decoder_inject_noise", nd + 1, [False] * (nd + 1))[::-1]
+    factor = _per_block(c, "upsample_factor", nd, [1] * nd)[::-1]
+    temb = c.bool("timestep_conditioning", default=False)
+    rch = dchans[::-1]
+    width = rch[0]
+    total += _conv(lat, width)
+    if temb:
+        total += _pixart_time_embedder(width * 4)
+    total += sum(_ltx_resnet(width, width, noise=noise[0], temb=temb) for _ in range(dlpb[0]))
+    for i in range(nd):
+        inp = width // factor[i]
+        width = rch[i] // factor[i]
+        if temb:
+            total += _pixart_time_embedder(inp * 4)
+        if inp != width:
+            total += _ltx_resnet(inp, width, noise=noise[i + 1], temb=temb)
+        if dscale[i]:
+            up_in = width * factor[i]
+            total += _conv(up_in, up_in * 8 // factor[i])
+        total += sum(_ltx_resnet(width, width, noise=noise[i + 1], temb=temb)
+                     for _ in range(dlpb[i + 1]))
+    total += _conv(width, cout * patch * patch)
+    if temb:  # timestep_scale_multiplier, the output time embedder and scale-shift table
+        total += 1 + _pixart_time_embedder(width * 2) + 2 * width
+    return total + 2 * lat  # latents_mean, latents_std (persistent buffers)
+
+
+def ltx_video_vae_geometry(c: ConfigReader) -> tuple[int, int, int]:
+    """(latent channels, spatial, temporal compression) as AutoencoderKLLTXVideo derives them:
+    patch x 2^(scaling stages), and 2^(scaling stages) in time when not given."""
+    lat = c.int("latent_channels", default=128, limit="hidden")
+    patch = c.int("patch_size", default=4, limit="hidden")
+    pt = c.int("patch_size_t", default=1, limit="hidden")
+    stages = sum(bool(x) for x in (c.raw("spatio_temporal_scaling")
+                                   or [True, True, True, False]))
+    spatial = c.opt_int("spatial_compression_ratio", limit="hidden") or patch * 2 ** stages
+    temporal = c.opt_int("temporal_compression_ratio", limit="hidden") or pt * 2 ** stages
+    return lat, spatial, temporal
+
+
+FORMULAS = {
+    "AutoencoderKLFlux2": flux2_vae_params,
+    "AutoencoderKLHunyuanVideo": hunyuan_video_vae_params,
+    "AutoencoderKLLTXVideo": ltx_video_vae_params,
+}
