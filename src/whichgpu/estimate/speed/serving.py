@@ -323,7 +323,8 @@ class ServingModel:
 
     def __init__(self, w: Workload, gpu: GPU, *, profile: Any = None,
                  config: EngineConfig | None = None, version: str | None = None,
-                 usage: Usage = "server", lengths: Lengths = "fixed") -> None:
+                 usage: Usage = "server", lengths: Lengths = "fixed",
+                 hardware_view: Any = None) -> None:
         from whichgpu.estimate.speed import inference_lengths
         from whichgpu.estimate.speed.hardware import hardware
 
@@ -337,7 +338,7 @@ class ServingModel:
         self.prompt, self.output = prompt, output
         self.gpus = w.tp_degree * w.pp_degree
         self.config = config or engine_config(w, gpu, version=version, usage=usage)
-        self.hw = hardware(gpu, self.gpus, profile)
+        self.hw = hardware_view or hardware(gpu, self.gpus, profile)
         self.capacity: KVCapacity = kv_capacity(w, gpu, self.config, prompt, output)
         self.limit, self.limited_by = batch_limit(self.config, self.capacity, prompt, output)
         if self.limit < 1:
