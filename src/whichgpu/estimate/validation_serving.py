@@ -264,9 +264,10 @@ def predict(row: dict[str, str], memo: dict | None = None
     }[what]
     if not math.isfinite(value):
         raise InputError("the stated load is beyond what the replica serves (no steady state)")
-    lo, hi = serving_band(family)
-    if what == "per_user":
-        lo, hi = serving_band("throughput")
+    from whichgpu.estimate.speed.result import speed_family
+
+    model_family = speed_family(case.model.workload.model)
+    lo, hi = serving_band("throughput" if what == "per_user" else family, model_family)
     span = (value * lo, value * hi)
     note = (f"{case.model.config.engine} {case.model.config.generation}, batch "
             f"{pt.decode_batch:.0f} of {case.model.limit} ({case.model.limited_by})"

@@ -91,7 +91,11 @@ class StepModel:
             self.comm_fixed = c1 - self.comm_per_token
         else:
             self.comm_per_token = self.comm_fixed = 0.0
-        self.per_sequence_s = _per_key("serving_step_per_sequence_us", w.engine_name) * 1e-6
+        from whichgpu.estimate.speed.result import speed_family
+
+        family = speed_family(w.model)
+        self.per_sequence_s = _per_key("serving_step_per_sequence_us", w.engine_name,
+                                       f"{w.engine_name}/{family}") * 1e-6
 
     # -------------------------------------------------------------- the speed model's terms
 
@@ -190,9 +194,13 @@ def _grid_point_above(b: float) -> int:
     return _GRID[min(i, len(_GRID) - 1)]
 
 
-def _per_key(name: str, key: str) -> float:
+def _per_key(name: str, *keys: str) -> float:
+    """``value[key]`` for the most specific key present (last first), else the default."""
     table = serving_value(name)
-    return float(table.get(key, table.get("default", 0.0)))
+    for key in reversed(keys):
+        if key in table:
+            return float(table[key])
+    return float(table.get("default", 0.0))
 
 
 def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
