@@ -278,7 +278,7 @@ def report_tables(rows, residuals: dict[str, float] | None = None, report=print)
                 and o.error is not None]
         lo = [abs(math.exp(-residuals[o.id]) - 1) for o in outs if residuals and
               o.id in residuals and o.category == family]
-        med = (lambda v: statistics.median(v) if v else None)
+        med = _med
         summary[family] = {"calibration": med(cal), "loso": med(lo), "holdout": med(hold),
                            "n_holdout": len(hold)}
         target = f"{TARGETS[family]:.0%}" if family in TARGETS else ""
@@ -364,7 +364,8 @@ def desired_text(text: str, chosen: dict, band: dict, counts: dict) -> str:
                      'source = "scripts/calibrate_serving.py: 90 % prediction interval of '
                      'measured / estimated from leave-one-source-out residuals of the '
                      'calibration sources of validation/serving.csv (log-normal: mean +- '
-                     't(0.95, n-1) x sd x sqrt(1 + 1/n)), per metric family and per metric family / model family (' + n
+                     't(0.95, n-1) x sd x sqrt(1 + 1/n)), per metric family and per metric '
+                     'family / model family (' + n
                      + ' rows; fewer than 5 rows: the speed model\'s low-confidence factors)"')
     return text
 

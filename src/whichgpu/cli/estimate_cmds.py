@@ -136,6 +136,10 @@ def speed(
     calibration: str | None = typer.Option(
         None, "--calibration",
         help="A calibration profile from 'whichgpu bench' (a JSON file, or 'default')."),
+    max_throughput: bool = typer.Option(
+        False, "--max-throughput",
+        help="Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch "
+             "that fits, the batch and what bounds it."),
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
@@ -158,6 +162,16 @@ def speed(
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
              "the model for exact figures")
+    if max_throughput:
+        from whichgpu.cli.serving_view import print_max_throughput
+        from whichgpu.estimate.speed.serving_answers import max_throughput_answer
+
+        data = max_throughput_answer(w, res.gpu, count, profile=profile)
+        if as_json:
+            emit_json(data)
+        else:
+            print_max_throughput(data)
+        return
     answer = speed_answer(w, res.gpu, count, profile=profile, framework=framework,
                           compile=compile_, steps=steps if training else None,
                           train_tokens=train_tokens)

@@ -389,10 +389,10 @@ class ServingModel:
         return self._open_separate(rate, limit, slots)
 
     def _open_mixed(self, rate: float, limit: int, slots: bool) -> _Open:
-        s, P, O = self.steps, self.prompt, self.output
+        s, P, n_out = self.steps, self.prompt, self.output
 
         def decodes(t: float) -> float:
-            return max(1.0, rate * O * t)
+            return max(1.0, rate * n_out * t)
 
         def feasible(t: float) -> bool:
             d = decodes(t)
@@ -409,7 +409,7 @@ class ServingModel:
         share = P / room * t  # time the prompt holds the whole prefill budget
         waits = {"prefill queue": md1_wait_s(rate, share)}
         own = self._own_prefill_mixed(d)
-        in_engine = own + waits["prefill queue"] + (O - 1) * t
+        in_engine = own + waits["prefill queue"] + (n_out - 1) * t
         waits["step under way"] = busy_probability(rate, in_engine) * t / 2
         if slots:
             waits["batch slot"] = slot_wait_s(limit, rate, in_engine, self.cv2)
@@ -417,7 +417,7 @@ class ServingModel:
         return _Open(t, d, own, waits, ok, "" if ok else "queues grow without bound")
 
     def _open_separate(self, rate: float, limit: int, slots: bool) -> _Open:
-        s, P, O = self.steps, self.prompt, self.output
+        s, P, n_out = self.steps, self.prompt, self.output
         chunks = self._prefill_chunks()
         most = max(1, self.config.token_budget // max(P, 1)) if len(chunks) == 1 else 1
 
@@ -429,7 +429,7 @@ class ServingModel:
             return s.prefill_batch(k) / k
 
         def decodes(t: float) -> float:
-            return max(1.0, rate * O * t)
+            return max(1.0, rate * n_out * t)
 
         def feasible(t: float) -> bool:
             return rate * per_prompt(t) < 1 and decodes(t) <= limit
@@ -446,7 +446,7 @@ class ServingModel:
             return _Open(t, min(d, limit), own, {}, False,
                          f"the load needs more than {why} allows")
         waits = {"prefill queue": md1_wait_s(rate, per_prompt(t))}
-        in_engine = own + waits["prefill queue"] + (O - 1) * t
+        in_engine = own + waits["prefill queue"] + (n_out - 1) * t
         waits["step under way"] = busy_probability(rate, in_engine) * s.decode(d) / 2
         if slots:
             waits["batch slot"] = slot_wait_s(limit, rate, in_engine, self.cv2)
@@ -575,7 +575,7 @@ class ServingModel:
         """(seconds, mean TTFT, mean TPOT) of ``k`` fixed-length requests that start
         together and finish together: their prompts first (mixed: decodes join the steps as
         prompts complete; separate: decodes wait), then their outputs at batch ``k``."""
-        s, P, O = self.steps, self.prompt, self.output
+        s, P, n_out = self.steps, self.prompt, self.output
         if self.config.policy == "mixed":
             budget = self._budget(0.0)
             tokens = k * P
@@ -585,14 +585,14 @@ class ServingModel:
             for i in range(samples):
                 j = (i + 0.5) / samples * n
                 fill += s.mixed(k * j / n, min(budget, tokens / n)) * n / samples
-            rest = max(O - 1 - n / 2, 0.0)
+            rest = max(n_out - 1 - n / 2, 0.0)
             decode = s.decode(k)
             wave = fill + rest * decode
-            tpot = (fill / 2 + rest * decode) / max(O - 1, 1)
+            tpot = (fill / 2 + rest * decode) / max(n_out - 1, 1)
             return wave, s.request_dispatch_s + fill / 2, tpot
         fill = self._fill_time(k)
         decode = s.decode(k)
-        return fill + (O - 1) * decode, s.request_dispatch_s + fill / 2, decode
+        return fill + (n_out - 1) * decode, s.request_dispatch_s + fill / 2, decode
 
     def _waves(self, load: Load, running: int, users: int, requests: int,
                notes: tuple[str, ...]) -> ServingPoint:
@@ -621,12 +621,12 @@ class ServingModel:
         ``steady_rate``, and it ends with a drain in which the last ``in_flight`` requests
         finish as the batch empties (exponential outputs: the last one is about
         ln(in_flight) mean outputs long)."""
-        s, O = self.steps, self.output
+        s, n_out = self.steps, self.output
         fill = self._fill_time(in_flight)
         steady = max(requests - in_flight, 0) / steady_rate if steady_rate > 0 else 0.0
         points = 48
-        span = O * math.log(max(in_flight, 1) + 1)
-        drain = sum(s.decode(max(in_flight * math.exp(-((i + 0.5) / points * span) / O),
+        span = n_out * math.log(max(in_flight, 1) + 1)
+        drain = sum(s.decode(max(in_flight * math.exp(-((i + 0.5) / points * span) / n_out),
                                  1.0)) for i in range(points)) * span / points
         total = fill + steady + drain
         return requests / total if total > 0 else steady_rate
