@@ -272,6 +272,26 @@ def validate_speed(
     _report(validation_speed.run(Path(file) if file else None), split, as_json, "speed")
 
 
+@validate_app.command("serving")
+def validate_serving(
+    file: str | None = typer.Option(None, "--file", help="A CSV in validation/serving.csv's "
+                                                         "schema (default: the shipped set)."),
+    split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
+    as_json: o.Json = False,
+) -> None:
+    """Each serving measurement against the model, by engine and GPU, holdout apart."""
+    from pathlib import Path
+
+    from whichgpu.cli.serving_view import print_validation
+    from whichgpu.estimate import validation_serving
+
+    report = validation_serving.report(Path(file) if file else None, split)
+    if as_json:
+        emit_json(report)
+        return
+    print_validation(report)
+
+
 def _report(outcomes, split: str, as_json: bool, what: str) -> None:
     from rich.table import Table
 

@@ -79,3 +79,48 @@ def print_max_throughput(data: dict) -> None:
     console.print(f"[dim]- {cap['formula']}[/dim]")
     for a in data["assumptions"]:
         console.print(f"[dim]- {a}[/dim]")
+
+
+def print_validation(report: dict) -> None:
+    """``validate serving``: each row, then the medians by family, engine, GPU and source."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="serving validation: each row", title_justify="left", pad_edge=False)
+    for col in ("Row", "Split", "Measured", "Estimate", "Error"):
+        t.add_column(col, justify="left" if col in ("Row", "Split") else "right",
+                     overflow="fold")
+    for r in report["rows"]:
+        err = "-" if r["error"] is None else f"{r['error']:+.0%}"
+        est = "-" if r["predicted"] is None else f"{r['predicted']:,.4g}"
+        t.add_row(escape(r["id"]), r["split"][:5], f"{r['measured']:,.4g}", est, err)
+    console.print(t)
+    for r in report["rows"]:
+        if r["predicted"] is None:
+            console.print(f"[dim]{escape(r['id'])}: {escape(r['note'])}[/dim]")
+    for key, title, cols in (("by_family", "by metric family", ("family",)),
+                             ("by_engine", "by engine", ("engine", "family")),
+                             ("by_gpu", "by GPU", ("gpu", "family")),
+                             ("by_source", "by source", ("source", "family"))):
+        s = Table(title=f"serving validation: median absolute error {title}",
+                  title_justify="left", pad_edge=False)
+        for col in ("Split", *[c.title() for c in cols], "Rows", "Median", "Inside range"):
+            s.add_column(col, justify="right" if col in ("Rows", "Median", "Inside range")
+                         else "left")
+        for c in report[key]:
+            med = "-" if c["median_abs_error"] is None else f"{c['median_abs_error']:.1%}"
+            s.add_row(c["split"], *[str(c[k]) for k in cols], str(c["n"]), med,
+                      f"{c['inside_range']}/{c['n']}")
+        console.print(s)
+    parts = []
+    for name, label in (("max_throughput", "max-throughput tables"), ("ttft", "TTFT"),
+                        ("tpot", "TPOT")):
+        c = report["holdout_targets"][name]
+        med = "-" if c["median_abs_error"] is None else f"{c['median_abs_error']:.1%}"
+        verdict = "met" if c["met"] else "missed"
+        parts.append(f"{label} {med} on {c['n']} rows (target {c['target']:.0%}: {verdict})")
+    console.print("Holdout (sources " + ", ".join(report["split_rule"]) + "): "
+                  + "; ".join(parts) + ".")
+    console.print("[dim]Rows are split by source (validation/serving_split.toml), decided "
+                  "before any fit; make calibrate-serving fits only the calibration sources "
+                  "and prints leave-one-source-out errors.[/dim]")

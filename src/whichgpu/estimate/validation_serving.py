@@ -347,3 +347,37 @@ def table(outcomes: list[Outcome], rows: list[dict[str, str]],
                   "kind": (r.get("kind") or "").strip()}
         groups.setdefault(tuple(values[k] for k in by), []).append(o)
     return {k: cell(v) for k, v in sorted(groups.items())}
+
+
+def report(path: Path | None = None, split: str = "all") -> dict[str, Any]:
+    """``validate serving --json``: every row, and median errors by split x family, by engine
+    and by GPU, and the issue's targets on the holdout."""
+    if split not in ("all", "calibration", "holdout"):
+        raise InputError("--split must be calibration, holdout or all")
+    rows = read_rows(path or default_path("serving"))
+    outcomes = evaluate_rows(rows)
+    shown = [o for o in outcomes if split == "all" or o.split == split]
+    info = {r["id"]: r for r in rows}
+
+    def tab(by: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [{**dict(zip(by, k, strict=True)), **c.to_json()}
+                for k, c in table(shown, rows, by).items()]
+
+    targets = {}
+    held = [o for o in outcomes if o.split == "holdout" and o.error is not None]
+    for name, pick, target in (
+            ("max_throughput", lambda o: info[o.id]["kind"] == "max_throughput", 0.20),
+            ("ttft", lambda o: info[o.id]["kind"] == "latency_under_load"
+             and o.category == "ttft", 0.25),
+            ("tpot", lambda o: info[o.id]["kind"] == "latency_under_load"
+             and o.category == "tpot", 0.25)):
+        c = cell([o for o in held if pick(o)])
+        targets[name] = {**c.to_json(), "target": target,
+                         "met": c.median is not None and c.median <= target}
+    return {"what": "serving", "split_rule": sorted(split_rule()),
+            "rows": [o.to_json() for o in shown],
+            "by_family": tab(("split", "family")), "by_engine": tab(("split", "engine",
+                                                                      "family")),
+            "by_gpu": tab(("split", "gpu", "family")),
+            "by_source": tab(("split", "source", "family")),
+            "holdout_targets": targets}
