@@ -179,6 +179,18 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
     from whichgpu.advise.recommend import Recommendation, _job_currency, _rank
     from whichgpu.catalog.gpus import default_catalog
 
+    from dataclasses import replace
+
+    from whichgpu.estimate.speed import inference_lengths
+    from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
+
+    w = job.workload
+    if w.engine_name not in SERVING_ENGINES:
+        raise InputError("sizing for a request rate models vLLM, SGLang and TensorRT-LLM "
+                         f"(--engine vllm, sglang or trtllm), not {w.engine_name}")
+    prompt, output, _ = inference_lengths(w)  # the lengths every estimate below assumes
+    job = replace(job, workload=w.with_(prompt_tokens=prompt, output_tokens=output,
+                                        context=max(w.context or 0, prompt + output)))
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)

@@ -224,9 +224,9 @@ def answer(case: Case):
     if load.kind == "rate":
         return sm.at_rate(load.value, load.requests)
     if load.kind == "concurrency":
-        return sm.at_concurrency(int(load.value), load.requests)
+        return sm.at_concurrency(int(load.value), load.requests, utilisation=False)
     if load.kind == "backlog":
-        return sm.backlog(int(load.value))
+        return sm.backlog(int(load.value), utilisation=False)
     return sm.max_throughput()
 
 

@@ -201,7 +201,8 @@ def _continuous_batching(w: Workload, hw, batch: int):
     if w.engine_name not in SERVING_ENGINES:
         return None
     try:
-        return ServingModel(w, hw.gpu, hardware_view=hw).at_concurrency(max(batch, 1))
+        return ServingModel(w, hw.gpu, hardware_view=hw).at_concurrency(max(batch, 1),
+                                                                        utilisation=False)
     except InputError:
         return None  # no KV room at all: the memory check says so
 

@@ -304,7 +304,8 @@ class ServingPoint:
                 "requests_per_s": self.requests_per_s,
                 "output_tokens_per_s": self.output_tokens_per_s, "ttft_s": self.ttft_s,
                 "tpot_s": self.tpot_s, "e2e_s": self.e2e_s, "decode_batch": self.decode_batch,
-                "utilisation": self.utilisation, "saturated": self.saturated,
+                "utilisation": None if math.isnan(self.utilisation) else self.utilisation,
+                "saturated": self.saturated,
                 "ttft_parts": dict(self.ttft_parts), "notes": list(self.notes)}
 
 
@@ -459,20 +460,35 @@ class ServingModel:
         """(requests/s, state) of ``users`` requests always in flight (no think time)."""
         n = max(1, min(users, self.limit))
         s = self.steps
-        lo, hi = 0.0, n / (self._own_prefill_min() + (self.output - 1) * s.decode(1.0))
+        hi = n / (self._own_prefill_min() + (self.output - 1) * s.decode(1.0))
+
+        def excess(rate: float) -> tuple[float, _Open]:
+            """Requests in flight at ``rate`` minus ``n`` (inf where the rate is unstable)."""
+            st = self._open(rate, n, slots=False)
+            if not st.stable:
+                return math.inf, st
+            return rate * (st.ttft + (self.output - 1) * st.tpot) - n, st
+
+        lo, g_lo = 0.0, -float(n)
+        g_hi, _ = excess(hi)
         best = None
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            st = self._open(mid, n, slots=False)
-            if st.stable and mid * (st.ttft + (self.output - 1) * st.tpot) <= n:
-                lo, best = mid, st
+        for _ in range(60):  # safeguarded regula falsi: the excess grows with the rate
+            span = hi - lo
+            if math.isfinite(g_hi) and g_hi > g_lo:
+                t = hi - g_hi * span / (g_hi - g_lo)
+                t = min(max(t, lo + 0.05 * span), hi - 0.05 * span)
             else:
-                hi = mid
-            if hi - lo <= 1e-4 * hi:
+                t = lo + span / 2
+            g, st = excess(t)
+            if g <= 0:
+                lo, g_lo, best = t, g, st
+            else:
+                hi, g_hi = t, g
+            if hi - lo <= 1e-4 * hi or -g_lo <= 1e-4 * n:
                 break
         if best is None:
-            best = self._open(lo or hi * 1e-3, n, slots=False)
-            lo = lo or hi * 1e-3
+            lo = hi * 1e-3
+            best = self._open(lo, n, slots=False)
         return lo, best
 
     def _own_prefill_min(self) -> float:
@@ -515,7 +531,8 @@ class ServingModel:
                             (f"{rate:g} requests/s is above the {cap:.3g} requests/s this "
                              f"replica serves: a run of {requests:,} requests queues up",))
 
-    def at_concurrency(self, users: int, requests: int | None = None) -> ServingPoint:
+    def at_concurrency(self, users: int, requests: int | None = None, *,
+                       utilisation: bool = True) -> ServingPoint:
         """``users`` requests kept in flight (a benchmark's max-concurrency), each user sending
         the next request when one ends. With fixed lengths the users start together and stay
         in step (``wave``); with sampled lengths they spread into a steady stream."""
@@ -528,9 +545,10 @@ class ServingModel:
             notes = (f"{users} users but at most {self.limit} sequences at once "
                      f"({self.limited_by}): the others wait for a slot",)
         if self.cv2 == 0:
-            return self._waves(load, running, users, requests or users, notes)
+            return self._waves(load, running, users, requests or users, notes,
+                               self._cap(utilisation))
         rate, st = self._closed(users)
-        point = self._point(load, rate, st, self.max_requests_per_s)
+        point = self._point(load, rate, st, self._cap(utilisation))
         parts = dict(point.ttft_parts)
         ttft = point.ttft_s
         if users > self.limit:
@@ -547,7 +565,7 @@ class ServingModel:
                             point.decode_batch, point.utilisation, point.saturated, parts,
                             point.notes + notes)
 
-    def backlog(self, requests: int) -> ServingPoint:
+    def backlog(self, requests: int, *, utilisation: bool = True) -> ServingPoint:
         """``requests`` sent at once (an offline run): FIFO through the batch limit. The
         throughput is over the whole run: the first batch's prefill, the steady part, and the
         tail while the last requests finish with ever fewer sequences in the batch."""
@@ -556,10 +574,10 @@ class ServingModel:
         load = Load("backlog", requests, requests)
         running = min(requests, self.limit)
         if self.cv2 == 0:
-            return self._waves(load, running, requests, requests, ())
+            return self._waves(load, running, requests, requests, (), self._cap(utilisation))
         rate, st = self._closed(running)
         run_rate = self._run_rate(requests, running, rate)
-        point = self._point(load, run_rate, st, self.max_requests_per_s)
+        point = self._point(load, run_rate, st, self._cap(utilisation))
         first = self.steps.request_dispatch_s + self._fill_time(running) / 2
         later = requests - running
         queued = backlog_wait_s(requests, running, rate)
@@ -595,7 +613,7 @@ class ServingModel:
         return fill + (n_out - 1) * decode, s.request_dispatch_s + fill / 2, decode
 
     def _waves(self, load: Load, running: int, users: int, requests: int,
-               notes: tuple[str, ...]) -> ServingPoint:
+               notes: tuple[str, ...], cap: float | None) -> ServingPoint:
         """Fixed-length requests in waves of ``running``: ``users`` in a closed loop (or a
         backlog of ``requests``) wait for earlier waves."""
         wave, ttft, tpot = self._wave(running)
@@ -609,9 +627,8 @@ class ServingModel:
             parts["backlog"] = (waves - 1) / 2 * wave
         elif waiting:
             parts["batch slot"] = waiting / running * wave
-        cap = self.max_requests_per_s
         return ServingPoint(load, rate, rate * self.output, sum(parts.values()), tpot,
-                            float(running), min(rate / cap, 1.0) if cap else 1.0, False, parts,
+                            float(running), _share(rate, cap), False, parts,
                             notes + (f"fixed-length requests that start together run in "
                                      f"waves of {running}",))
 
@@ -649,11 +666,14 @@ class ServingModel:
 
     # -------------------------------------------------------------- helpers
 
-    def _point(self, load: Load, rate: float, st: _Open, cap: float) -> ServingPoint:
+    def _cap(self, wanted: bool) -> float | None:
+        """The replica's max requests/s, for a utilisation (skipped where none is wanted)."""
+        return self.max_requests_per_s if wanted else None
+
+    def _point(self, load: Load, rate: float, st: _Open, cap: float | None) -> ServingPoint:
         parts = {"prefill": st.own_prefill, **st.waits}
         return ServingPoint(load, rate, rate * self.output, st.ttft, st.tpot, st.decodes,
-                            min(rate / cap, 1.0) if cap > 0 else 1.0, not st.stable,
-                            parts)
+                            _share(rate, cap), not st.stable, parts)
 
     def _saturated(self, load: Load, full: ServingPoint, why: str) -> ServingPoint:
         return ServingPoint(load, full.requests_per_s, full.output_tokens_per_s, math.inf,
@@ -671,6 +691,13 @@ class ServingModel:
                 "batch_limit": self.limit, "limited_by": self.limited_by,
                 "gpus_per_replica": self.gpus, "prompt_tokens": self.prompt,
                 "output_tokens": self.output}
+
+
+def _share(rate: float, cap: float | None) -> float:
+    """``rate`` as a share of ``cap`` (NaN when no cap was asked for)."""
+    if cap is None:
+        return math.nan
+    return min(rate / cap, 1.0) if cap > 0 else 1.0
 
 
 def serving_model(w: Workload, gpu: GPU, **kwargs) -> ServingModel:

@@ -89,8 +89,10 @@ def version_tuple(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(g) for g in m.groups() if g is not None)
 
 
-def _at_least(version: tuple[int, ...] | None, first: str) -> bool:
+def _at_least(version: tuple[int, ...] | str | None, first: str) -> bool:
     """A version at or above ``first``; an unknown version is taken as a current one."""
+    if isinstance(version, str):
+        version = version_tuple(version)
     if version is None:
         return True
     return version >= version_tuple(first)
@@ -127,8 +129,10 @@ def _sglang_tier(gpu: GPU) -> dict:
     return serving_value("sglang_memory_tiers")[-1]
 
 
-def sglang_mem_fraction(gpu: GPU, tp: int, pp: int, version) -> tuple[float, int]:
-    """(mem_fraction_static, chunked_prefill_size) SGLang picks for this GPU and layout."""
+def sglang_mem_fraction(gpu: GPU, tp: int, pp: int,
+                        version: str | tuple[int, ...] | None) -> tuple[float, int]:
+    """(mem_fraction_static, chunked_prefill_size) SGLang picks for this GPU and layout
+    (``version`` as published, e.g. 'SGLang 0.4.3'; None: a current release)."""
     if not _at_least(version, serving_value("sglang_reserved_memory_first_version")):
         table = serving_value("sglang_mem_fraction_static_by_tp")
         key = max((int(k) for k in table if int(k) <= max(tp * pp, 1)), default=1)
