@@ -387,6 +387,9 @@ def _serving_lines(rec, targets: Targets) -> list[str]:
         f"{best.price_per_hour.currency} (per 1M input + output tokens "
         f"{s['cost_per_million_tokens']['input_and_output']['amount']:.4g}).",
     ]
+    sm_lines.append("Not modelled: speculative decoding, prefix-cache hits (give the uncached "
+                    "part of the prompt as --prompt-tokens) and tail percentiles (the targets "
+                    "are met on the mean).")
     if not s["meets_targets_at_slow_end"]:
         sm_lines.append("The slow end of the ranges misses a target: add a replica for "
                         "headroom if the targets are hard limits.")

@@ -58,5 +58,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
             "ranges: 90 % prediction intervals of published serving measurements "
             "(validation/serving.csv, leave-one-source-out)",
             *sm.config.notes,
+            "not modelled: speculative decoding, prefix-cache hits, preemption when the paged "
+            "cache overflows",
         ],
     }
