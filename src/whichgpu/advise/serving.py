@@ -176,11 +176,10 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
                        max_gpus: int | None = None):
     """The recommendation for a serving job given by its request rate (``job.kind ==
     'rate'``): one option per GPU (its cheapest replicas x TP), the rest excluded."""
-    from whichgpu.advise.recommend import Recommendation, _job_currency, _rank
-    from whichgpu.catalog.gpus import default_catalog
-
     from dataclasses import replace
 
+    from whichgpu.advise.recommend import Recommendation, _job_currency, _rank
+    from whichgpu.catalog.gpus import default_catalog
     from whichgpu.estimate.speed import inference_lengths
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
 
