@@ -178,3 +178,17 @@ def test_a_tiny_target_raises_no_error_but_no_option():
     assert math.isclose(parse_latency("3600s", "--ttft"), 3600)
     with pytest.raises(InputError):
         parse_latency("2h", "--ttft")
+
+
+@pytest.mark.parametrize("query", [
+    "requests_per_s=20&prompt_tokens=1000&output_tokens=200&ttft=2s&tpot=60ms",
+    "requests_per_s=2&prompt_tokens=500&output_tokens=200&tpot=3ms"])
+def test_the_french_serving_answer_has_no_unmarked_english(web, query):
+    from test_web_i18n import ENGLISH, _Text
+
+    model = "llama-3.1-70b" if "tpot=3ms" in query else "llama-3.1-8b"
+    html = web.get(f"/?task=inference&model={model}&engine=vllm&{query}"
+                   "&prices=vramfarm-2026-11&lang=fr").text
+    parser = _Text()
+    parser.feed(html)
+    assert not [t for t in parser.text if ENGLISH.search(t)]
