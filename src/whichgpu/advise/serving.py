@@ -200,6 +200,7 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
             options.append(opt)
         excluded += misses
     _rank(job, options)
+    options = _latency_front(job, options)
     rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
                          only=[g.id for g in gpus] if gpus else None,
                          offered=frozenset(o.gpu for o in offers if o.spot == job.spot))
@@ -218,6 +219,25 @@ def evaluate_layout(job, gpu: GPU, count: int, offers, currency, *, rates=None, 
     opt, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus,
                            degrees=(count,))
     return opt if opt is not None else (misses[0] if misses else None)
+
+
+def _latency_front(job, options: list) -> list:
+    """Mark the cost/latency Pareto front (nothing else both cheaper per hour and faster per
+    token); ``--objective time`` ranks by TPOT, then TTFT, then cost."""
+    from dataclasses import replace
+
+    def tpot(o) -> float:
+        return o.serving["tpot_s"]["typical"]
+
+    def cost(o) -> float:
+        return o.price_per_hour.amount
+
+    if job.objective == "time":
+        options = sorted(options, key=lambda o: (tpot(o), o.serving["ttft_s"]["typical"],
+                                                 cost(o)))
+    return [replace(o, pareto=not any(cost(p) <= cost(o) and tpot(p) <= tpot(o)
+                                      and (cost(p) < cost(o) or tpot(p) < tpot(o))
+                                      for p in options)) for o in options]
 
 
 def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, max_gpus,
