@@ -192,3 +192,20 @@ def test_the_french_serving_answer_has_no_unmarked_english(web, query):
     parser = _Text()
     parser.feed(html)
     assert not [t for t in parser.text if ENGLISH.search(t)]
+
+
+def test_objective_time_ranks_by_tpot_and_the_front_is_cost_against_tpot(cli):
+    args = [a for a in DONE_WHEN] + ["--json"]
+    by_cost = cli(*args).json()["options"]
+    by_time = cli(*args, "--objective", "time").json()["options"]
+    tpots = [o["tpot_s"]["typical"] for o in by_time]
+    assert tpots == sorted(tpots)
+    assert {o["gpu"] for o in by_cost} == {o["gpu"] for o in by_time}
+    for o in by_cost:
+        dominated = any(p["price_per_hour"]["amount"] <= o["price_per_hour"]["amount"]
+                        and p["tpot_s"]["typical"] <= o["tpot_s"]["typical"]
+                        and p is not o and (p["price_per_hour"]["amount"]
+                                            < o["price_per_hour"]["amount"]
+                                            or p["tpot_s"]["typical"] < o["tpot_s"]["typical"])
+                        for p in by_cost)
+        assert o["pareto"] == (not dominated)
