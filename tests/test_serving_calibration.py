@@ -84,6 +84,8 @@ def test_validate_serving_reports_by_engine_and_gpu_with_the_holdout_apart(cli):
     assert res.code == 0, res.err
     data = res.json()
     assert data["split_rule"] == sorted(vs.split_rule())
+    loso = {c["name"]: c for c in data["leave_one_source_out"]["by_source"]}
+    assert set(loso) and not set(loso) & vs.split_rule()  # calibration sources only
     splits = {r["split"] for r in data["rows"]}
     assert splits == {"calibration", "holdout"}
     for r in data["rows"]:
@@ -97,7 +99,7 @@ def test_validate_serving_reports_by_engine_and_gpu_with_the_holdout_apart(cli):
     for name in ("max_throughput", "ttft", "tpot"):
         t = data["holdout_targets"][name]
         assert t["n"] > 0 and t["met"] == (t["median_abs_error"] <= t["target"])
-    text = cli("validate", "serving", "--split", "holdout")
+    text = cli("validate", "serving", "--split", "holdout", "--no-loso")
     assert text.code == 0 and "Holdout (sources" in text.out
 
 
@@ -112,5 +114,5 @@ def test_rows_the_model_cannot_describe_are_listed_with_the_reason():
 
 @pytest.mark.parametrize("split", ["bogus"])
 def test_validate_serving_refuses_an_unknown_split(cli, split):
-    res = cli("validate", "serving", "--split", split)
+    res = cli("validate", "serving", "--split", split, "--no-loso")
     assert res.code == 2 and "--split" in res.err

@@ -277,6 +277,9 @@ def validate_serving(
     file: str | None = typer.Option(None, "--file", help="A CSV in validation/serving.csv's "
                                                          "schema (default: the shipped set)."),
     split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
+    loso: bool = typer.Option(True, "--loso/--no-loso",
+                              help="Leave one calibration source out: refit without it and "
+                                   "report its error (about 20 s)."),
     as_json: o.Json = False,
 ) -> None:
     """Each serving measurement against the model, by engine and GPU, holdout apart."""
@@ -285,7 +288,7 @@ def validate_serving(
     from whichgpu.cli.serving_view import print_validation
     from whichgpu.estimate import validation_serving
 
-    report = validation_serving.report(Path(file) if file else None, split)
+    report = validation_serving.report(Path(file) if file else None, split, loso)
     if as_json:
         emit_json(report)
         return

@@ -112,6 +112,15 @@ def print_validation(report: dict) -> None:
             s.add_row(c["split"], *[str(c[k]) for k in cols], str(c["n"]), med,
                       f"{c['inside_range']}/{c['n']}")
         console.print(s)
+    loso = report.get("leave_one_source_out")
+    if loso:
+        s = Table(title="serving validation: leave one calibration source out (refitted "
+                        "without it)", title_justify="left", pad_edge=False)
+        for col in ("Source or family", "Rows", "Median"):
+            s.add_column(col, justify="left" if col.startswith("Source") else "right")
+        for c in loso["by_source"] + loso["by_family"]:
+            s.add_row(c["name"], str(c["n"]), f"{c['median_abs_error']:.1%}")
+        console.print(s)
     parts = []
     for name, label in (("max_throughput", "max-throughput tables"), ("ttft", "TTFT"),
                         ("tpot", "TPOT")):
