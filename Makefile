@@ -8,8 +8,9 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint setup clean validate calibrate baseline bench-web bench-web-heavy \
-	bench-recommend bench-store bench-rss i18n screenshots check-counts gpu-check gpu-check-wheels
+.PHONY: run test lint setup clean validate calibrate calibrate-serving baseline bench-web \
+	bench-web-heavy bench-recommend bench-store bench-rss i18n screenshots check-counts gpu-check \
+	gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,11 +42,18 @@ validate: $(STAMP)
 	$(BIN)/whichgpu validate memory
 	$(BIN)/whichgpu validate speed
 	$(BIN)/whichgpu validate fits
+	$(BIN)/whichgpu validate serving
 
 # Refit the speed constants on the calibration rows, derive the range bands and evidence, and
 # write them into src/whichgpu/estimate/data/speed_constants.toml (a test checks they match).
 calibrate: $(STAMP)
 	$(BIN)/python scripts/calibrate.py --write
+
+# Refit the serving model's engine constants on the calibration sources of
+# validation/serving.csv, derive its ranges (leave one source out), print calibration, LOSO and
+# holdout errors, and write src/whichgpu/estimate/data/serving_constants.toml (a test checks it).
+calibrate-serving: $(STAMP)
+	$(BIN)/python scripts/calibrate_serving.py --write
 
 # On a machine with an NVIDIA GPU: bench, bench model on three presets, validate; results under
 # validation/calibration/<host>-<date>/ (scripts/gpu_check.sh --dry-run prints the plan).

@@ -21,11 +21,14 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
               videos: str | None = None, steps: str | None = None,
               train_tokens: str | None = None, users: int | None = None,
               tokens_per_s_each: float | None = None, tokens_per_day: str | None = None,
-              concurrency: int | None = None, objective: str = "cost",
+              concurrency: int | None = None, requests_per_s: str | float | None = None,
+              ttft: str | None = None, tpot: str | None = None, objective: str = "cost",
               deadline: str | None = None, max_price_per_hour: str | None = None,
               budget: str | None = None, currency: str | None = None,
               spot: bool = False) -> Job:
-    """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``."""
+    """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
+    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``."""
+    from whichgpu.advise.serving import parse_latency, parse_rate
     from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
     cur = check_currency(currency) if currency else None
@@ -38,7 +41,9 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
         videos=count(videos, "video count"), steps=count(steps, "step count"),
         train_tokens=count(train_tokens, "token count"), users=users,
         tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, "tokens"),
-        concurrency=concurrency, deadline_s=parse_duration(deadline) if deadline else None,
+        concurrency=concurrency, requests_per_s=parse_rate(requests_per_s),
+        ttft_s=parse_latency(ttft, "--ttft"), tpot_s=parse_latency(tpot, "--tpot"),
+        deadline_s=parse_duration(deadline) if deadline else None,
         max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
         if max_price_per_hour else None,
         budget=parse_money(budget, default_currency=cur) if budget else None,

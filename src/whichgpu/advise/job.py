@@ -26,6 +26,9 @@ class Job:
     tokens_per_s_each: float | None = None  # ... each reading at this speed
     tokens_per_day: int | None = None  # serving: a daily volume
     concurrency: int | None = None  # sequences in flight for a token job (None: as many as fit)
+    requests_per_s: float | None = None  # serving: a request rate (advise/serving.py) ...
+    ttft_s: float | None = None  # ... with a mean time-to-first-token target
+    tpot_s: float | None = None  # ... and a mean time-per-output-token target
     deadline_s: float | None = None
     max_price_per_hour: Money | None = None
     budget: Money | None = None
@@ -35,11 +38,12 @@ class Job:
 
     def __post_init__(self) -> None:
         amounts = [a for a in (self.tokens, self.images, self.videos, self.steps,
-                               self.train_tokens, self.users, self.tokens_per_day)
+                               self.train_tokens, self.users, self.tokens_per_day,
+                               self.requests_per_s)
                    if a is not None]
         if len(amounts) > 1:
             raise InputError("give one amount of work (--tokens, --images, --videos, --steps, "
-                             "--train-tokens, --users or --tokens-per-day)")
+                             "--train-tokens, --users, --tokens-per-day or --requests-per-s)")
         if any(a <= 0 for a in amounts):
             raise InputError("the amount of work must be positive")
         if self.objective not in OBJECTIVES:
@@ -54,9 +58,13 @@ class Job:
                              "full-ft, pretrain, image-lora)")
         if self.train_tokens and w.task == "image-lora":
             raise InputError("an image LoRA is measured in --steps")
-        if (self.tokens or self.users or self.tokens_per_day) and (w.is_training or
-                                                                   w.is_diffusion):
-            raise InputError("--tokens, --users and --tokens-per-day are for LLM inference")
+        if (self.tokens or self.users or self.tokens_per_day or self.requests_per_s) and (
+                w.is_training or w.is_diffusion):
+            raise InputError("--tokens, --users, --tokens-per-day and --requests-per-s are for "
+                             "LLM inference")
+        if (self.ttft_s is not None or self.tpot_s is not None) and not self.requests_per_s:
+            raise InputError("--ttft and --tpot are targets for a request rate: give "
+                             "--requests-per-s too")
         if self.users and not self.tokens_per_s_each:
             raise InputError("a serving target needs --users and --tokens-per-s-each")
         for name, label in (("deadline_s", "deadline"), ("tokens_per_s_each",
@@ -73,6 +81,8 @@ class Job:
 
     @property
     def kind(self) -> str:
+        if self.requests_per_s:
+            return "rate"
         if self.users:
             return "serving"
         if self.tokens_per_day:
@@ -92,18 +102,22 @@ class Job:
     @property
     def amount(self) -> float | None:
         return (self.tokens or self.images or self.videos or self.steps or self.train_tokens
-                or self.users or self.tokens_per_day)
+                or self.users or self.tokens_per_day or self.requests_per_s)
 
     @property
     def per_hour(self) -> bool:
         """Serving jobs are priced per hour (or per day), not as one run."""
-        return self.kind in ("serving",)
+        return self.kind in ("serving", "rate")
 
     def describe(self) -> str:
         """The amount of work in words: '1,000 images', '50 users at 20 tokens/s each'."""
         k = self.kind
         if k == "serving":
             return f"{self.users} users at {self.tokens_per_s_each:g} tokens/s each"
+        if k == "rate":
+            from whichgpu.advise.serving import Targets
+
+            return Targets(self.requests_per_s, self.ttft_s, self.tpot_s).describe()
         if k == "none":
             return "no amount of work given (ranked by hourly price)"
         label = {"tokens": "tokens", "images": "images", "videos": "videos",

@@ -64,6 +64,7 @@ class Option:
     assumptions: tuple[str, ...] = ()
     unit_cost: MoneyRange | None = None  # no amount given: cost per ``unit`` of work
     unit: str | None = None
+    serving: dict[str, Any] | None = None  # sizing for a request rate (advise/serving.py)
 
     @property
     def gpus(self) -> int:
@@ -99,6 +100,8 @@ class Option:
         }
         if self.unit_cost is not None:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
+        if self.serving is not None:
+            data.update(self.serving)
         return data
 
 
@@ -247,6 +250,11 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     """
     if max_gpus is not None and (isinstance(max_gpus, bool) or int(max_gpus) < 1):
         raise InputError(f"--max-gpus must be at least 1, got {max_gpus}")
+    if job.kind == "rate":  # replicas x TP for a request rate and latency targets
+        from whichgpu.advise.serving import recommend_for_rate
+
+        return recommend_for_rate(job, offers, catalog=catalog, rates=rates, profile=profile,
+                                  gpus=gpus, max_gpus=max_gpus)
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
@@ -435,6 +443,11 @@ def evaluate(job: Job, gpu: GPU, count: int, offers: list[Offer], currency: str,
              rates: RateTable | None = None, profile: Any = None,
              max_gpus: int | None = None) -> Option | Exclusion | None:
     """One GPU size for ``job`` (used to test what a change to the job would do)."""
+    if job.kind == "rate":
+        from whichgpu.advise.serving import evaluate_layout
+
+        return evaluate_layout(job, gpu, count, offers, currency, rates=rates,
+                               profile=profile, max_gpus=max_gpus)
     opts, misses = _evaluate_gpu(job, gpu, offers, currency, rates, profile, (count,),
                                  max_gpus)
     return opts[0] if opts else misses[0] if misses else None

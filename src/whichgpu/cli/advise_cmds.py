@@ -50,6 +50,13 @@ def recommend(
     concurrency: int | None = typer.Option(
         None, "--concurrency", help="Sequences in flight for --tokens (default: as many as "
                                     "fit, up to 256)."),
+    requests_per_s: str | None = typer.Option(
+        None, "--requests-per-s", help="Serving: requests per second to size for (20, "
+                                       "1200/min); with --prompt-tokens/--output-tokens."),
+    ttft: str | None = typer.Option(None, "--ttft", help="Serving: mean time to first token "
+                                                         "target, e.g. 2s or 500ms."),
+    tpot: str | None = typer.Option(None, "--tpot", help="Serving: mean time per output token "
+                                                         "target, e.g. 50ms."),
     objective: str = typer.Option("cost", "--objective", help="cost or time."),
     deadline: str | None = typer.Option(None, "--deadline", help="e.g. 2h or 3d."),
     max_price_per_hour: str | None = typer.Option(None, "--max-price-per-hour",
@@ -98,7 +105,8 @@ def recommend(
     job = build_job(
         w, tokens=tokens, images=images, videos=videos, steps=steps, train_tokens=train_tokens,
         users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,
-        concurrency=concurrency, objective=objective, deadline=deadline,
+        concurrency=concurrency, requests_per_s=requests_per_s, ttft=ttft, tpot=tpot,
+        objective=objective, deadline=deadline,
         max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot)
     gpus = only_gpus(only)
     mine = o.resolve_card(gpu, gpu_spec)
@@ -116,6 +124,12 @@ def recommend(
         data["options"] = data["options"][:top] if top else data["options"]
         data["prices"] = selection.to_json()
         emit_json(data)
+        return
+    if rec.job.kind == "rate":  # serving for a request rate: replicas x TP, TTFT, TPOT
+        from whichgpu.cli.serving_view import print_rate_recommendation
+
+        print_rate_recommendation(rec, top)
+        _print(rec, top, selection, table=False)
         return
     _print(rec, top, selection)
 
@@ -140,7 +154,7 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _print(rec, top: int, selection) -> None:
+def _print(rec, top: int, selection, table: bool = True) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -153,7 +167,7 @@ def _print(rec, top: int, selection) -> None:
     shown = rec.options[:top] if top else rec.options
     title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what} (ranked by "
                    f"{rec.ranking})")
-    if shown:
+    if shown and table:
         first = shown[0]
         rate_name = _RATE_HEADERS.get(first.rate_name, first.rate_name.replace("_", " "))
         unit = first.unit if rec.ranking.startswith("cost per ") and first.unit and \
@@ -185,7 +199,7 @@ def _print(rec, top: int, selection) -> None:
         if any(o.near_tie for o in shown):
             legend.append("= within 5 % of the first: a near-tie")
         console.print("[dim]" + "; ".join(legend) + "[/dim]")
-    else:
+    elif table:
         console.print(f"[bold]{title}[/bold]")
     console.print("[bold]Why[/bold]")
     for line in rec.explanation:

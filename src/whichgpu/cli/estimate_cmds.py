@@ -209,6 +209,10 @@ def speed(
     override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
     host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
     engine_version: o.EngineVersion = None, ubatch: o.Ubatch = None, mmap: o.Mmap = True,
+    max_throughput: bool = typer.Option(
+        False, "--max-throughput",
+        help="Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch "
+             "that fits, the batch and what bounds it."),
     as_json: o.Json = False,
 ) -> None:
     """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
@@ -238,6 +242,16 @@ def speed(
     if w.model.approximate:
         note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
              "the model for exact figures")
+    if max_throughput:
+        from whichgpu.cli.serving_view import print_max_throughput
+        from whichgpu.estimate.speed.serving_answers import max_throughput_answer
+
+        data = max_throughput_answer(w, res.gpu, count, profile=profile)
+        if as_json:
+            emit_json(data)
+        else:
+            print_max_throughput(data)
+        return
     answer = speed_answer(w, res.gpu, count, profile=profile, framework=w.framework,
                           compile=compile_, steps=steps if training else None,
                           train_tokens=train_tokens)
@@ -404,6 +418,29 @@ def validate_fits(
         t.add_row(x.id, f"[{color}]{x.verdict}[/{color}]", x.detail)
     console.print(t)
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+@validate_app.command("serving")
+def validate_serving(
+    file: str | None = typer.Option(None, "--file", help="A CSV in validation/serving.csv's "
+                                                         "schema (default: the shipped set)."),
+    split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
+    loso: bool = typer.Option(True, "--loso/--no-loso",
+                              help="Leave one calibration source out: refit without it and "
+                                   "report its error (about 20 s)."),
+    as_json: o.Json = False,
+) -> None:
+    """Each serving measurement against the model, by engine and GPU, holdout apart."""
+    from pathlib import Path
+
+    from whichgpu.cli.serving_view import print_validation
+    from whichgpu.estimate import validation_serving
+
+    report = validation_serving.report(Path(file) if file else None, split, loso)
+    if as_json:
+        emit_json(report)
+        return
+    print_validation(report)
 
 
 def _report(outcomes, split: str, as_json: bool, what: str, extra: dict | None = None) -> None:

@@ -64,7 +64,8 @@ DIRECTIONS = {"bidirectional": N_("both directions together"),
               "unidirectional": N_("per direction")}
 EXCLUSION_KINDS = {"memory": N_("memory"), "offer": N_("no offer"), "price": N_("hourly budget"),
                    "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed"),
-                   "engine": N_("engine not available")}
+                   "engine": N_("engine not available"),
+                   "latency": N_("latency target")}
 
 
 # ------------------------------------------------------------------ phrases from the engine
@@ -285,6 +286,15 @@ def explanation(L: Locale, rec: Any) -> list[str]:
     else:
         lines.append(g("%(label)s wins with the shortest time: %(what)s at %(price)s/h "
                        "(%(provider)s, %(billing)s).", **args))
+    if job.kind == "rate" and best.serving:
+        sv = best.serving
+        lines.append(g("Sized for %(rate)s requests/s: %(replicas)s replica(s) of %(tp)s GPU(s), "
+                       "each at %(load)s of its maximum throughput; time to first token "
+                       "%(ttft)s, time per output token %(tpot)s; %(cost)s per million output "
+                       "tokens.", rate=L.sig(job.requests_per_s), replicas=sv["replicas"],
+                       tp=sv["tp"], load=L.percent(sv["utilisation"]),
+                       ttft=seconds_range(L, sv["ttft_s"]), tpot=seconds_range(L, sv["tpot_s"]),
+                       cost=L.money(sv["cost_per_million_tokens"]["output"])))
     usable = best.gpu.usable_memory_bytes
     sp = best.speed
     lines.append(g("Memory first: it needs %(need)s per GPU of %(usable)s (%(spare)s spare). "
@@ -386,7 +396,15 @@ def exclusion(L: Locale, e: Any) -> str:
         return g("over the hourly budget")
     if e.kind == "speed":
         return g("too slow for the speed each user needs")
+    if e.kind == "latency":
+        return g("misses the TTFT or TPOT target even with one request at a time")
     return e.reason
+
+
+def seconds_range(L: Locale, r: dict) -> str:
+    """A serving latency range in milliseconds: '141 ms (50–412)'."""
+    return L.gettext("%(typical)s ms (%(low)s–%(high)s)", typical=L.number(r["typical"] * 1e3),
+                     low=L.number(r["low"] * 1e3), high=L.number(r["high"] * 1e3))
 
 
 # ------------------------------------------------------------------ rent or buy

@@ -358,6 +358,8 @@ class SpeedQuery(WorkloadQuery):
         None, description="'default': this server's calibration profile (saved by 'whichgpu "
         "bench' on the server, or chosen with 'whichgpu serve --calibration'); 'none' or "
         "empty: datasheet figures. The server never reads a file named in a request.")
+    max_throughput: bool = Field(False, description="Serving engines: output tokens/s at the "
+                                 "largest batch that fits, the batch and what bounds it.")
 
     BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
         "count": ("gpus must be a whole number >= 1, got {v}", None)}  # --count is gpus
@@ -378,6 +380,12 @@ class RecommendQuery(WorkloadQuery):
     tokens_per_s_each: float | None = Field(None, gt=0, le=100_000)
     tokens_per_day: Short | None = None
     concurrency: int | None = Field(None, ge=1, le=4096)
+    requests_per_s: Short | None = Field(None, description="Serving: requests per second to "
+                                         "size for, e.g. 20 or 1200/min.")
+    ttft: Short | None = Field(None, description="Serving: mean time to first token target, "
+                               "e.g. 2s or 500ms.")
+    tpot: Short | None = Field(None, description="Serving: mean time per output token "
+                               "target, e.g. 50ms.")
     objective: Short = "cost"
     deadline: Short | None = Field(None, description="e.g. 2h or 3d.")
     max_price_per_hour: Short | None = Field(None, description="e.g. 2EUR.")

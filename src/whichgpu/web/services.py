@@ -502,6 +502,10 @@ def speed(q: f.SpeedQuery) -> dict[str, Any]:
                  gpus=q.count,
                  steps=None if training else q.steps)
     profile = calibration_profile(q.calibration)
+    if q.max_throughput:  # whichgpu speed --max-throughput --json
+        from whichgpu.estimate.speed.serving_answers import max_throughput_answer
+
+        return max_throughput_answer(w, res.gpu, q.count, profile=profile)
     return speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
                         compile=q.compile, steps=q.steps if training else None,
                         train_tokens=q.train_tokens).to_json()
@@ -530,7 +534,8 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
     w = workload(q, "prompt_tokens", "output_tokens", steps=q.sampling_steps)
     job = build_job(w, **q.fields(
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
-        "tokens_per_day", "concurrency", "objective", "deadline", "max_price_per_hour",
+        "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
+        "deadline", "max_price_per_hour",
         "budget", "currency", "spot"))
     gpus = only_gpus(q.only)
     selection, rates = priced(q.prices, job.currency, q.rate, q.max_age, gpus)

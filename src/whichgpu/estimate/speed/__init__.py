@@ -151,6 +151,9 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     pre = prefill_time(w, hw, batch, prompt) if batch > 1 else pre1
     wave = pre.seconds + output * step.seconds  # one batch of requests start to finish
     serving = batch * output / wave
+    served = _continuous_batching(w, hw, batch)
+    if served is not None:  # vLLM, SGLang, TensorRT-LLM: the continuous-batching model
+        serving = served.output_tokens_per_s
     engine = w.engine_name
     conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
     precision, why = compute_precision(hw.gpu, w.quant_format, engine)
@@ -171,6 +174,10 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                           inverse=True, category="decode"),
     }
     sat = saturation(w, hw, prompt, output, conf["serving"][2]) if with_saturation else None
+    if sat and served is not None:
+        sat["output_tokens_per_s"] = band(_continuous_batching(w, hw, sat["batch"])
+                                          .output_tokens_per_s, conf["serving"][2],
+                                          category="serving")
     assumptions = [
         f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
         "sequence(s); memory checked at the same lengths",
@@ -180,6 +187,10 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         "tokens)",
         _confidence_note(conf["decode"]),
     ]
+    if served is not None:
+        assumptions.append(f"output tokens/s: {batch} users kept in flight under continuous "
+                           "batching (estimate/speed/serving.py; at most "
+                           f"{served.decode_batch:.0f} decoding at once)")
     warnings = []
     if sat and sat["kv_limited_batch"] and batch > sat["kv_limited_batch"]:
         warnings.append(f"{batch} sequences of {prompt + output:,} tokens need more KV cache "
@@ -193,6 +204,21 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         warnings=tuple(warnings), calibration=hw.calibration,
         details={**({"saturation": sat} if sat else {}),
                  "confidence_by_category": {c: v[0] for c, v in conf.items()}})
+
+
+def _continuous_batching(w: Workload, hw, batch: int):
+    """Where ``batch`` users in a closed loop settle under a serving engine's continuous
+    batching (estimate/speed/serving.py); None for the other engines."""
+    from whichgpu.estimate.speed.serving import ServingModel
+    from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
+
+    if w.engine_name not in SERVING_ENGINES:
+        return None
+    try:
+        return ServingModel(w, hw.gpu, hardware_view=hw).at_concurrency(max(batch, 1),
+                                                                        utilisation=False)
+    except InputError:
+        return None  # no KV room at all: the memory check says so
 
 
 def saturation(w: Workload, hw, prompt: int, output: int, confidence: str) -> dict[str, Any]:

@@ -1,0 +1,415 @@
+"""Sizing for a request rate: how many replicas of which GPU layout serve ``R`` requests/s of
+``P`` prompt and ``O`` output tokens within a TTFT and a TPOT target, at the lowest cost.
+
+For each GPU and each tensor-parallel degree that holds the model (1, 2, 4, 8 GPUs per
+replica, within one server), the serving model (estimate/speed/serving.py) gives the highest
+rate one replica sustains with its mean TTFT and TPOT within the targets; ``R`` is split evenly
+over ``ceil(R / that rate)`` replicas, and every matching offer prices them. Per GPU the
+cheapest layout is kept. A layout that misses a target even with one request at a time is
+excluded with how close it came and what would meet it (a bigger layout, a looser target).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from whichgpu.catalog.gpus import GPU
+from whichgpu.errors import InputError
+from whichgpu.units import Money, Range
+
+TP_DEGREES = (1, 2, 4, 8)
+#: Without a TTFT or TPOT target, each replica is kept at or below this share of its max
+#: throughput: the knee where queueing delay starts to grow fast (an M/G/c queue's wait rises
+#: steeply past about 80 % utilisation) - a prior, stated in the answer.
+DEFAULT_MAX_UTILISATION = 0.8
+MAX_REQUESTS_PER_S = 1e6  # bound on the input (a million requests/s)
+_LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
+
+
+def parse_latency(text: str | float | None, what: str) -> float | None:
+    """Seconds from ``2s``, ``60ms``, ``0.06s`` (a unit is required); None stays None."""
+    if text is None or text == "":
+        return None
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:[.,]\d*)?|[.,]\d+)\s*([a-z]*)\s*", str(text).lower())
+        if not m:
+            raise InputError(f"cannot read {text!r} as a {what}; write it like 2s or 60ms")
+        unit = m.group(2)
+        if not unit:
+            raise InputError(f"{what} {text!r} needs a unit, e.g. 2s or 60ms")
+        if unit not in _LATENCY_UNITS:
+            raise InputError(f"unknown unit {unit!r} in {what} {text!r}; use ms or s")
+        value = float(m.group(1).replace(",", ".")) * _LATENCY_UNITS[unit]
+    if not value > 0 or not math.isfinite(value):
+        raise InputError(f"{what} must be positive, got {text!r}")
+    if value > 3600:
+        raise InputError(f"{what} must be at most an hour, got {text!r}")
+    return value
+
+
+def parse_rate(text: str | float | None) -> float | None:
+    """Requests per second from ``20``, ``20/s``, ``1200/min`` or ``72000/h``."""
+    if text is None or text == "":
+        return None
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:[.,]\d*)?|[.,]\d+)\s*(?:/\s*(s|sec|min|h|hr))?\s*",
+                         str(text).lower())
+        if not m:
+            raise InputError(f"cannot read {text!r} as requests per second; write it like 20 "
+                             "or 1200/min")
+        per = {"s": 1, "sec": 1, "min": 60, "h": 3600, "hr": 3600}[m.group(2) or "s"]
+        value = float(m.group(1).replace(",", ".")) / per
+    if not value > 0 or not math.isfinite(value):
+        raise InputError(f"--requests-per-s must be positive, got {text!r}")
+    if value > MAX_REQUESTS_PER_S:
+        raise InputError("--requests-per-s must be at most 1,000,000")
+    return value
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What each request must see (mean values), and the traffic."""
+
+    requests_per_s: float
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+
+    def met(self, ttft: float, tpot: float) -> bool:
+        return ((self.ttft_s is None or ttft <= self.ttft_s)
+                and (self.tpot_s is None or tpot <= self.tpot_s))
+
+    def describe(self) -> str:
+        parts = [f"{self.requests_per_s:g} requests/s"]
+        if self.ttft_s is not None:
+            parts.append(f"TTFT <= {_ms(self.ttft_s)}")
+        if self.tpot_s is not None:
+            parts.append(f"TPOT <= {_ms(self.tpot_s)}")
+        return ", ".join(parts)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.0f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One replica layout on one GPU and what it can serve within the targets."""
+
+    gpu: GPU
+    tp: int
+    model: Any  # ServingModel
+    max_rate: float  # requests/s one replica sustains within the targets (0: none)
+    idle_ttft_s: float
+    idle_tpot_s: float
+    memory_bytes: int
+
+    @property
+    def feasible(self) -> bool:
+        return self.max_rate > 0
+
+
+def _workload_at(w, tp: int):
+    from whichgpu.estimate.memory.fit import layout_for
+
+    return layout_for(w.with_(batch=1), tp)
+
+
+def layout(w, gpu: GPU, tp: int, targets: Targets, *, profile: Any = None) -> Layout | str:
+    """The best one replica of ``tp`` x ``gpu`` can do, or why it cannot run the model."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.speed.serving import ServingModel
+    from whichgpu.estimate.workload import tp_problem
+
+    why = tp_problem(w.model, tp)
+    if why:
+        return f"tensor parallelism over {tp} GPUs does not fit the model: {why}"
+    wl = _workload_at(w, tp)
+    if wl.pp_degree > 1:
+        return f"{tp} GPUs would need pipeline stages"
+    need = estimate_memory(wl).total_bytes
+    if need > gpu.usable_memory_bytes:
+        return f"memory:{need}"
+    try:
+        sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
+    except InputError as exc:
+        return str(exc)
+    idle = sm.at_rate(_tiny(sm))
+    if not targets.met(idle.ttft_s, idle.tpot_s):
+        return Layout(gpu, tp, sm, 0.0, idle.ttft_s, idle.tpot_s, need)
+    return Layout(gpu, tp, sm, max_rate(sm, targets), idle.ttft_s, idle.tpot_s, need)
+
+
+def _tiny(sm) -> float:
+    return max(sm.max_requests_per_s * 1e-4, 1e-9)
+
+
+def max_rate(sm, targets: Targets) -> float:
+    """The highest Poisson rate at which one replica's mean TTFT and TPOT meet the targets
+    (both grow with the rate), capped at DEFAULT_MAX_UTILISATION of its max throughput when
+    no target is set."""
+    cap = sm.max_requests_per_s
+    if targets.ttft_s is None and targets.tpot_s is None:
+        return cap * DEFAULT_MAX_UTILISATION
+    lo, hi = _tiny(sm), cap
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        p = sm.at_rate(mid)
+        if not p.saturated and targets.met(p.ttft_s, p.tpot_s):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-4 * hi:
+            break
+    return lo
+
+
+# ------------------------------------------------------------------ the recommendation
+
+def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, gpus=None,
+                       max_gpus: int | None = None):
+    """The recommendation for a serving job given by its request rate (``job.kind ==
+    'rate'``): one option per GPU (its cheapest replicas x TP), the rest excluded."""
+    from dataclasses import replace
+
+    from whichgpu.advise.recommend import Recommendation, _job_currency, _rank
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.estimate.speed import inference_lengths
+    from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
+
+    w = job.workload
+    if w.engine_name not in SERVING_ENGINES:
+        raise InputError("sizing for a request rate models vLLM, SGLang and TensorRT-LLM "
+                         f"(--engine vllm, sglang or trtllm), not {w.engine_name}")
+    prompt, output, _ = inference_lengths(w)  # the lengths every estimate below assumes
+    job = replace(job, workload=w.with_(prompt_tokens=prompt, output_tokens=output,
+                                        context=max(w.context or 0, prompt + output)))
+    catalog = catalog or default_catalog()
+    currency = _job_currency(job, offers)
+    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
+    options, excluded = [], []
+    for gpu in gpus or catalog.gpus:
+        opt, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus)
+        if opt is not None:
+            options.append(opt)
+        excluded += misses
+    _rank(job, options)
+    options = _latency_front(job, options)
+    rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
+                         only=[g.id for g in gpus] if gpus else None,
+                         offered=frozenset(o.gpu for o in offers if o.spot == job.spot))
+    from whichgpu.advise.explain import explain
+
+    explain(rec, offers, catalog, rates, profile)
+    rec.explanation[1:1] = _serving_lines(rec, targets)
+    return rec
+
+
+def evaluate_layout(job, gpu: GPU, count: int, offers, currency, *, rates=None, profile=None,
+                    max_gpus: int | None = None):
+    """One replica size (``count`` GPUs, tensor parallel) for a rate job: its Option, or the
+    Exclusion saying why not (used to test what a change to the job would do)."""
+    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
+    opt, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus,
+                           degrees=(count,))
+    return opt if opt is not None else (misses[0] if misses else None)
+
+
+def _latency_front(job, options: list) -> list:
+    """Mark the cost/latency Pareto front (nothing else both cheaper per hour and faster per
+    token); ``--objective time`` ranks by TPOT, then TTFT, then cost."""
+    from dataclasses import replace
+
+    def tpot(o) -> float:
+        return o.serving["tpot_s"]["typical"]
+
+    def cost(o) -> float:
+        return o.price_per_hour.amount
+
+    if job.objective == "time":
+        options = sorted(options, key=lambda o: (tpot(o), o.serving["ttft_s"]["typical"],
+                                                 cost(o)))
+    return [replace(o, pareto=not any(cost(p) <= cost(o) and tpot(p) <= tpot(o)
+                                      and (cost(p) < cost(o) or tpot(p) < tpot(o))
+                                      for p in options)) for o in options]
+
+
+def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, max_gpus,
+             degrees: tuple[int, ...] = TP_DEGREES):
+    """(the cheapest option on this GPU or None, the exclusions to report)."""
+    from whichgpu.advise.recommend import Exclusion, _memory_exclusion
+
+    w = job.workload
+    pool = [o for o in offers if o.gpu == gpu.id and o.spot == job.spot]
+    tried: list[Layout] = []
+    misses: list[Exclusion] = []
+    for tp in degrees:
+        if max_gpus is not None and tp > max_gpus:
+            break
+        got = layout(w, gpu, tp, targets, profile=profile)
+        if isinstance(got, str):
+            if got.startswith("memory:"):
+                misses.append(_memory_exclusion(gpu, tp, int(got.split(":")[1]), bool(pool)))
+            continue
+        tried.append(got)
+    feasible = [lay for lay in tried if lay.feasible]
+    if not tried:
+        return None, [min(misses, key=lambda m: (m.gap, m.count))] if misses else []
+    if not feasible:
+        return None, [_latency_miss(gpu, tried, targets, bool(pool))]
+    if not pool:
+        best = min(feasible, key=lambda lay: math.ceil(targets.requests_per_s / lay.max_rate)
+                   * lay.tp)
+        return None, [Exclusion(gpu, best.tp, "offer",
+                                f"meets the targets with {_replicas(targets, best)} x "
+                                f"{best.tp} GPU(s) but the price list has no "
+                                f"{'spot' if job.spot else 'on-demand'} offer for it",
+                                has_offer=False)]
+    priced = []
+    for lay in feasible:
+        replicas = _replicas(targets, lay)
+        if max_gpus is not None and replicas * lay.tp > max_gpus:
+            gap = replicas * lay.tp / max_gpus - 1
+            misses.append(Exclusion(gpu, lay.tp, "speed",
+                                    f"needs {replicas} replicas of {lay.tp} GPU(s) "
+                                    f"({replicas * lay.tp} GPUs) for "
+                                    f"{targets.requests_per_s:g} requests/s, more than "
+                                    f"--max-gpus {max_gpus}",
+                                    replicas * lay.tp - max_gpus, gap))
+            continue
+        priced.append(_option(job, lay, replicas, targets, pool, currency, rates, profile))
+    if not priced:
+        return None, [min(misses, key=lambda m: (m.gap, m.count))]
+    best = min(priced, key=lambda o: (o.price_per_hour.amount, o.gpus, o.layout))
+    fewest = min(lay.tp for lay in feasible)
+    return best, [m for m in misses if m.count < fewest and m.kind == "memory"]
+
+
+def _replicas(targets: Targets, lay: Layout) -> int:
+    return max(1, math.ceil(targets.requests_per_s / lay.max_rate * (1 - 1e-9)))
+
+
+def _latency_miss(gpu: GPU, tried: list[Layout], targets: Targets, has_offer: bool):
+    """The layout of this GPU nearest to meeting the targets at no load, and what would."""
+    from whichgpu.advise.recommend import Exclusion
+
+    def gap(lay: Layout) -> float:
+        g = 0.0
+        if targets.ttft_s is not None:
+            g = max(g, lay.idle_ttft_s / targets.ttft_s - 1)
+        if targets.tpot_s is not None:
+            g = max(g, lay.idle_tpot_s / targets.tpot_s - 1)
+        return g
+
+    near = min(tried, key=lambda lay: (gap(lay), lay.tp))
+    said = []
+    if targets.tpot_s is not None and near.idle_tpot_s > targets.tpot_s:
+        said.append(f"TPOT at least {_ms(near.idle_tpot_s)} even with one request at a time "
+                    f"({_ms(targets.tpot_s)} asked)")
+    if targets.ttft_s is not None and near.idle_ttft_s > targets.ttft_s:
+        said.append(f"TTFT at least {_ms(near.idle_ttft_s)} ({_ms(targets.ttft_s)} asked)")
+    would = []
+    if targets.tpot_s is not None and near.idle_tpot_s > targets.tpot_s:
+        would.append(f"--tpot {math.ceil(near.idle_tpot_s * 1e3 * 1.05)}ms")
+    if targets.ttft_s is not None and near.idle_ttft_s > targets.ttft_s:
+        would.append(f"--ttft {math.ceil(near.idle_ttft_s * 1e3 * 1.05)}ms")
+    bigger = [t for t in TP_DEGREES if t > near.tp]
+    hint = f"; would meet it: {' and '.join(would)}" if would else ""
+    if bigger and near.tp == max(lay.tp for lay in tried):
+        hint += f", or more GPUs per replica (tp={bigger[0]}) where the model splits"
+    reason = "; ".join(said) + hint
+    return Exclusion(gpu, near.tp, "latency", reason, gap(near), gap(near),
+                     has_offer=has_offer)
+
+
+def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, rates,
+            profile):
+    from whichgpu.advise.recommend import Option
+    from whichgpu.cost.billing import MoneyRange, hourly_price
+    from whichgpu.estimate.speed import estimate_speed
+    from whichgpu.estimate.speed.result import speed_family
+    from whichgpu.estimate.speed.serving_bands import serving_range
+
+    sm = lay.model
+    per_replica = targets.requests_per_s / replicas
+    point = sm.at_rate(per_replica)
+    priced = [(o, hourly_price(o, lay.tp, currency, rates) * replicas) for o in pool]
+    offer, price = min(priced, key=lambda p: (p[1].amount, p[0].provider))
+    family = speed_family(sm.workload.model)
+    ttft = serving_range(point.ttft_s, "ttft", family)
+    tpot = serving_range(point.tpot_s, "tpot", family)
+    out_per_h = targets.requests_per_s * sm.output * 3600
+    total_per_h = targets.requests_per_s * (sm.prompt + sm.output) * 3600
+    per_m_out = Money(price.amount / out_per_h * 1e6, price.currency)
+    per_m_all = Money(price.amount / total_per_h * 1e6, price.currency)
+    speed = estimate_speed(sm.workload, lay.gpu, lay.tp, profile=profile, check_fit=False,
+                           saturation=False)
+    tokens = Range.point(targets.requests_per_s * sm.output)
+    layout_text = (f"tp={lay.tp}" if replicas == 1 else
+                   f"{replicas} replicas of {lay.tp} GPU{'s' if lay.tp > 1 else ''}"
+                   + (f", tp={lay.tp}" if lay.tp > 1 else ""))
+    notes = [f"{replicas} replica(s) x {lay.tp} GPU(s), each at {per_replica:.3g} requests/s "
+             f"({point.utilisation:.0%} of the {sm.max_requests_per_s:.3g} it can serve)"]
+    if targets.ttft_s is None and targets.tpot_s is None:
+        notes.append(f"no TTFT or TPOT target: each replica kept at or below "
+                     f"{DEFAULT_MAX_UTILISATION:.0%} of its max throughput")
+    serving = {
+        "replicas": replicas, "tp": lay.tp, "ttft_s": ttft.to_json(),
+        "tpot_s": tpot.to_json(), "utilisation": round(point.utilisation, 4),
+        "requests_per_s_per_replica": round(per_replica, 6),
+        "max_requests_per_s_per_replica": round(lay.max_rate, 6),
+        "replica_max_throughput_requests_per_s": round(sm.max_requests_per_s, 6),
+        "decode_batch": round(point.decode_batch, 2),
+        "meets_targets": targets.met(point.ttft_s, point.tpot_s),
+        "meets_targets_at_slow_end": targets.met(ttft.high, tpot.high),
+        "cost_per_hour": price.to_json(),
+        "cost_per_million_tokens": {"output": per_m_out.to_json(),
+                                    "input_and_output": per_m_all.to_json()},
+        "engine": sm.config.to_json(), "kv_capacity": sm.capacity.to_json(),
+        "batch_limit": sm.limit, "limited_by": sm.limited_by,
+    }
+    return Option(lay.gpu, lay.tp, offer, price, None, MoneyRange(price, price, price),
+                  lay.memory_bytes, speed, "output_tokens_per_s", tokens,
+                  batch=int(round(point.decode_batch)), replicas=replicas, notes=tuple(notes),
+                  layout=layout_text, assumptions=tuple(_pricing_assumptions(offer, lay.tp,
+                                                                            replicas)),
+                  serving=serving)
+
+
+def _pricing_assumptions(offer, tp: int, replicas: int) -> list[str]:
+    from whichgpu.advise.recommend import _assumptions
+
+    return _assumptions(offer, tp, replicas)
+
+
+def _serving_lines(rec, targets: Targets) -> list[str]:
+    """What the sizing assumed, after the first line of the explanation."""
+    if not rec.options:
+        return []
+    best = rec.options[0]
+    s = best.serving
+    sm_lines = [
+        f"Sized for {targets.describe()} of {rec.job.workload.prompt_tokens:,} prompt and "
+        f"{rec.job.workload.output_tokens:,} output tokens (Poisson arrivals, mean TTFT and "
+        f"TPOT): {s['replicas']} replica(s) of {best.count} x {best.gpu.id}, each at "
+        f"{s['utilisation']:.0%} of its max throughput; TTFT about "
+        f"{_ms(s['ttft_s']['typical'])} ({_ms(s['ttft_s']['low'])}-{_ms(s['ttft_s']['high'])}), "
+        f"TPOT about {_ms(s['tpot_s']['typical'])} ({_ms(s['tpot_s']['low'])}-"
+        f"{_ms(s['tpot_s']['high'])}).",
+        f"Cost per 1M output tokens {s['cost_per_million_tokens']['output']['amount']:.4g} "
+        f"{best.price_per_hour.currency} (per 1M input + output tokens "
+        f"{s['cost_per_million_tokens']['input_and_output']['amount']:.4g}).",
+    ]
+    sm_lines.append("Not modelled: speculative decoding, prefix-cache hits (give the uncached "
+                    "part of the prompt as --prompt-tokens) and tail percentiles (the targets "
+                    "are met on the mean).")
+    if not s["meets_targets_at_slow_end"]:
+        sm_lines.append("The slow end of the ranges misses a target: add a replica for "
+                        "headroom if the targets are hard limits.")
+    return sm_lines

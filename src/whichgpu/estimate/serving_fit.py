@@ -1,0 +1,232 @@
+"""Fitting the serving model's engine constants on the calibration sources of
+validation/serving.csv, leave-one-source-out residuals, and the bands derived from them.
+
+Used by scripts/calibrate_serving.py (``make calibrate-serving``, which writes the TOML) and by
+``whichgpu validate serving`` (which prints the leave-one-source-out errors). Holdout sources
+(validation/serving_split.toml) never choose a value.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from whichgpu.estimate import validation_serving as vs
+from whichgpu.estimate.constants import Constant, _load, overridden
+
+TABLE = "serving_constants"
+MIN_ROWS = 3
+MIN_GROUPS = 3
+LOW_LOAD = 8  # users or requests/s
+TARGETS = {"throughput": 0.20, "ttft": 0.25, "tpot": 0.25}
+PER_SEQ_GRID = [0, 2, 5, 10, 15, 20, 30, 40, 50, 60, 80, 100, 125, 150, 200, 250, 300, 400,
+                500, 600]
+TTFT_GRID = [0, 2, 5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100]
+ENGINES = ("vllm", "sglang", "trtllm")
+FAMILIES = ("dense", "moe", "moe-mla")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One constant key fitted on a set of rows."""
+
+    constant: str
+    key: str
+    grid: list[float]
+    label: str
+    pick: object  # row -> bool
+
+
+def _engine(row) -> str | None:
+    from whichgpu.estimate.validation_rows import engine_of
+
+    try:
+        return engine_of(row)
+    except Exception:  # an engine the serving model has no name for
+        return None
+
+
+_FAMILY: dict[str, str | None] = {}
+
+
+def _family(row) -> str | None:
+    from whichgpu.estimate.speed.result import speed_family
+    from whichgpu.estimate.validation_rows import _model
+
+    name = row["model"].strip()
+    if name not in _FAMILY:
+        try:
+            _FAMILY[name] = speed_family(_model(name))
+        except Exception:  # not a preset: the row is not modelled anyway
+            _FAMILY[name] = None
+    return _FAMILY[name]
+
+
+def _low_load(row) -> bool:
+    conc = vs._num(row, "concurrency")
+    rate = (row.get("request_rate") or "").strip().lower()
+    if conc is not None:
+        return conc <= LOW_LOAD
+    return bool(rate) and rate != "inf" and float(rate) <= LOW_LOAD
+
+
+def fits() -> list[Fit]:
+    out = []
+    for engine in ENGINES:
+        for family in FAMILIES:
+            out.append(Fit("serving_step_per_sequence_us", f"{engine}/{family}", PER_SEQ_GRID,
+                           "per-sequence step cost",
+                           lambda r, e=engine, f=family: _engine(r) == e and _family(r) == f
+                           and vs.family_of(r) in ("throughput", "tpot")))
+    for engine in ENGINES:
+        out.append(Fit("serving_ttft_overhead_ms", engine, TTFT_GRID, "TTFT overhead",
+                       lambda r, e=engine: _engine(r) == e and vs.family_of(r) == "ttft"
+                       and _low_load(r) and _family(r) == "dense"))
+    return out
+
+
+# ------------------------------------------------------------------ scoring
+
+def _outcomes(rows):
+    return vs.evaluate_rows(rows)
+
+
+def _log_errors(rows) -> list[float]:
+    return [math.log(o.predicted / o.measured) for o in _outcomes(rows)
+            if o.predicted and o.measured and o.predicted > 0]
+
+
+def _objective(errs: list[float]) -> float:
+    return statistics.fmean(abs(e) for e in errs) if errs else math.inf
+
+
+def _set(name: str, key: str, value: float) -> None:
+    """Keep ``value[key]`` of a constant for the rest of the run (the loader caches)."""
+    table = _load(TABLE)
+    old = table[name]
+    table[name] = Constant(name, {**old.value, key: value}, old.source, old.note)
+
+
+def _with(name: str, key: str, value: float):
+    old = _load(TABLE)[name].value
+    return overridden(TABLE, name, {**old, key: value})
+
+
+def _snapshot() -> dict:
+    return dict(_load(TABLE))
+
+
+def _restore(snap: dict) -> None:
+    table = _load(TABLE)
+    table.clear()
+    table.update(snap)
+
+
+def fit_all(rows, report=print, exclude: str | None = None,
+            only: set[tuple[str, str]] | None = None) -> dict[tuple[str, str], tuple]:
+    """Fit every key on the calibration rows (without source ``exclude``); returns
+    {(constant, key): (value, rows, groups)} for the keys fitted."""
+    holdout = vs.split_rule()
+    calib = [r for r in rows if vs.source_of(r) not in holdout and vs.source_of(r) != exclude]
+    chosen = {}
+    for f in fits():
+        if only is not None and (f.constant, f.key) not in only:
+            continue
+        picked = [r for r in calib if f.pick(r)]
+        modelled = [r for r, o in zip(picked, _outcomes(picked), strict=True) if o.predicted]
+        groups = {r.get("group") for r in modelled}
+        prior = float(_load(TABLE)[f.constant].value.get(f.key, _load(TABLE)[f.constant]
+                                                         .value.get("default", 0.0)))
+        if len(modelled) < MIN_ROWS or len(groups) < MIN_GROUPS:
+            report(f"  {f.label:24s} {f.key:18s} {len(modelled):3d} rows in {len(groups)} "
+                   f"runs: not fitted (prior {prior:g})")
+            continue
+        before = _objective(_log_errors(modelled))
+        scores = []
+        for v in f.grid:
+            with _with(f.constant, f.key, v):
+                scores.append((round(_objective(_log_errors(modelled)), 9), abs(v - prior), v))
+        best = min(scores)[2]
+        _set(f.constant, f.key, best)
+        after = _objective(_log_errors(modelled))
+        chosen[(f.constant, f.key)] = (best, len(modelled), len(groups))
+        edge = " (edge of the grid)" if best in (f.grid[0], f.grid[-1]) and best else ""
+        report(f"  {f.label:24s} {f.key:18s} {len(modelled):3d} rows in {len(groups):2d} runs: "
+               f"{prior:g} -> {best:g}{edge}   mean |log err| {before:.3f} -> {after:.3f}")
+    return chosen
+
+
+# ------------------------------------------------------------------ leave one source out
+
+def loso(rows, start: dict) -> dict[str, float]:
+    """{row id: log(measured / estimated)} of every modelled calibration row, each estimated
+    with the constants fitted without its source."""
+    holdout = vs.split_rule()
+    calib = [r for r in rows if vs.source_of(r) not in holdout]
+    out: dict[str, float] = {}
+    after = _snapshot()
+    try:
+        for source in sorted({vs.source_of(r) for r in calib}):
+            _restore(start)
+            mine = [r for r in calib if vs.source_of(r) == source]
+            touched = {(f.constant, f.key) for f in fits() if any(f.pick(r) for r in mine)}
+            fit_all(rows, report=lambda *a: None, exclude=source, only=touched)
+            _restore_untouched(after, touched)
+            for o in _outcomes(mine):
+                if o.predicted and o.measured:
+                    out[o.id] = math.log(o.measured / o.predicted)
+    finally:
+        _restore(after)
+    return out
+
+
+def _restore_untouched(full: dict, touched: set[tuple[str, str]]) -> None:
+    """Keys the left-out source does not drive keep their full-fit values."""
+    for name in ("serving_step_per_sequence_us", "serving_ttft_overhead_ms"):
+        value = dict(full[name].value)
+        current = _load(TABLE)[name].value
+        for (c, k) in touched:
+            if c == name and k in current:
+                value[k] = current[k]
+        _set_whole(name, value)
+
+
+def _set_whole(name: str, value: dict) -> None:
+    table = _load(TABLE)
+    old = table[name]
+    table[name] = Constant(name, value, old.source, old.note)
+
+
+# ------------------------------------------------------------------ bands
+
+_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
+        9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
+
+
+def _t95(df: int) -> float:
+    return _T95[max(k for k in _T95 if k <= max(df, 1))]
+
+
+def bands(rows, residuals: dict[str, float]) -> dict[str, list[float]]:
+    """A 90 % prediction interval of measured / estimated per metric family, and per metric
+    family and model family (``ttft/dense``, ``throughput/moe``) where that has 5 rows."""
+    info = {r["id"]: r for r in rows}
+    by: dict[str, list[float]] = {}
+    for rid, lr in residuals.items():
+        metric = vs.family_of(info[rid])
+        by.setdefault(metric, []).append(lr)
+        by.setdefault(f"{metric}/{_family(info[rid])}", []).append(lr)
+    out = {}
+    for family, lrs in sorted(by.items()):
+        if len(lrs) < 5:
+            continue
+        n = len(lrs)
+        mean, sd = statistics.fmean(lrs), statistics.stdev(lrs)
+        half = _t95(n - 1) * sd * math.sqrt(1 + 1 / n)
+        out[family] = [round(min(1.0, math.exp(mean - half)), 3),
+                       round(max(1.0, math.exp(mean + half)), 3)]
+    return out
+
+
+# ------------------------------------------------------------------ reports

@@ -1,0 +1,64 @@
+"""The serving model's answers as the CLI, the REST API and the web give them
+(``speed --max-throughput``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whichgpu.catalog.gpus import GPU
+from whichgpu.errors import InputError
+from whichgpu.estimate.workload import Workload
+
+_POLICY = {"mixed": "prefill inside the decode steps", "separate": "prefill in steps of its own"}
+
+
+def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
+                          profile: Any = None) -> dict[str, Any]:
+    """Output tokens/s of one replica of ``count`` x ``gpu`` at the largest batch that fits
+    (low / typical / high), the batch, what bounds it, and the TTFT and TPOT there."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.speed.result import speed_family
+    from whichgpu.estimate.speed.serving import ServingModel
+    from whichgpu.estimate.speed.serving_bands import serving_range
+    from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
+
+    if w.engine_name not in SERVING_ENGINES:
+        raise InputError("--max-throughput is for serving engines: --engine vllm, sglang or "
+                         f"trtllm (got {w.engine_name})")
+    wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
+    need = estimate_memory(wl).total_bytes
+    where = gpu.id if count == 1 else f"{count} x {gpu.id}"
+    if need > gpu.usable_memory_bytes:
+        raise InputError(f"does not fit on {where}: needs {need / 1e9:.1f} GB per GPU, "
+                         f"{gpu.id} has {gpu.usable_memory_bytes / 1e9:.1f} GB usable")
+    sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
+    point = sm.max_throughput()
+    family = speed_family(w.model)
+    step_bound = sm.step_bound(point.decode_batch)
+    bound = "compute" if step_bound == "compute" else sm.limited_by
+    tput = serving_range(point.output_tokens_per_s, "throughput", family)
+    return {
+        "gpu": gpu.id, "count": count, "where": where, "model": w.model.name,
+        "engine": sm.config.to_json(), "prompt_tokens": sm.prompt,
+        "output_tokens": sm.output, "tp": wl.tp_degree, "pp": wl.pp_degree,
+        "throughput_tokens_per_s": tput.to_json(),
+        "requests_per_s": tput.scale(1 / sm.output).to_json(),
+        "batch": int(round(point.decode_batch)), "bound": bound, "limited_by": sm.limited_by,
+        "step_bound": step_bound,
+        "ttft_s": serving_range(point.ttft_s, "ttft", family).to_json(),
+        "tpot_s": serving_range(point.tpot_s, "tpot", family).to_json(),
+        "kv_capacity": sm.capacity.to_json(), "memory_bytes": need,
+        "assumptions": [
+            f"{sm.prompt:,} prompt + {sm.output:,} output tokens per request, kept in flight "
+            f"as long as the engine admits them (a closed loop at {sm.limit:,} sequences)",
+            f"{sm.config.engine} defaults ({sm.config.generation}): max_num_seqs "
+            f"{sm.config.max_num_seqs:,}, {sm.config.token_budget:,} tokens per step, "
+            f"{_POLICY[sm.config.policy]}, KV held at the {sm.config.reservation} length",
+            "ranges: 90 % prediction intervals of published serving measurements "
+            "(validation/serving.csv, leave-one-source-out)",
+            *sm.config.notes,
+            "not modelled: speculative decoding, prefix-cache hits, preemption when the paged "
+            "cache overflows",
+        ],
+    }

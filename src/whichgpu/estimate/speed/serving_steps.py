@@ -1,0 +1,207 @@
+"""Step times of one serving replica, from the speed model's own decode step and prefill, and
+the fixed-point solver the serving model settles a load with.
+
+A step with ``d`` decodes and ``p`` prompt tokens takes
+``max(KV read(d) + weights read(d + p), matmuls(d) + p x prefill FLOPs per token)
++ all-reduce(d + p) + fixed``, plus a fitted CPU cost per running sequence
+(``serving_step_per_sequence_us``); the decode terms are evaluated on a geometric grid of batch
+sizes and interpolated.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+from whichgpu.estimate.speed.serving_engine import serving_value
+from whichgpu.estimate.workload import Workload
+
+_GRID_STEP = 1.25  # geometric grid of decode batch sizes (interpolated in between)
+
+class StepModel:
+    """Step times of one replica at fixed prompt and output lengths, built from the speed
+    model's decode step and prefill (evaluated on a grid of batch sizes, interpolated)."""
+
+    def __init__(self, w: Workload, hw, prompt: int, output: int) -> None:
+        from whichgpu.estimate.speed.llm import decode_step, prefill_time
+
+        self.w, self.hw, self.prompt, self.output = w, hw, prompt, output
+        self.context = prompt + output // 2  # average KV length a decoding sequence reads
+        self._decode_step = decode_step
+        self._grid: dict[int, tuple[float, float, float, float, float]] = {}
+        self._weights: dict[int, float] = {}
+        pre = prefill_time(w, hw, 1, prompt)
+        self.prefill_compute_per_token = pre.parts["compute"] / prompt
+        # what a request waits beyond the GPU's steps (API server, tokenizer, scheduler,
+        # detokenizer): paid once by each request's TTFT
+        self.request_dispatch_s = _per_key("serving_ttft_overhead_ms", w.engine_name) * 1e-3
+        self.prefill_alone_s = pre.seconds
+        if w.tp_degree > 1:
+            c1 = decode_step(w, hw, 1, 1).parts["interconnect"]
+            c2 = decode_step(w, hw, 1025, 1).parts["interconnect"]
+            self.comm_per_token = (c2 - c1) / 1024
+            self.comm_fixed = c1 - self.comm_per_token
+        else:
+            self.comm_per_token = self.comm_fixed = 0.0
+        from whichgpu.estimate.speed.result import speed_family
+
+        family = speed_family(w.model)
+        self.per_sequence_s = _per_key("serving_step_per_sequence_us", w.engine_name,
+                                       f"{w.engine_name}/{family}") * 1e-6
+
+    # -------------------------------------------------------------- the speed model's terms
+
+    def _parts(self, batch: int) -> tuple[float, float, float, float, float]:
+        """(KV read, matmuls, fixed, other additive terms, weights read) at ``batch``."""
+        hit = self._grid.get(batch)
+        if hit is None:
+            st = self._decode_step(self.w, self.hw, batch, self.context)
+            p = st.parts
+            mem, comp = p["memory-bandwidth"], p["compute"]
+            comm, fix = p.get("interconnect", 0.0), p.get("fixed-overhead", 0.0)
+            other = st.seconds - max(mem, comp) - comm - fix
+            weights = self._weights_read(batch)
+            hit = (max(mem - weights, 0.0), comp, fix, max(other, 0.0), weights)
+            self._grid[batch] = hit
+        return hit
+
+    def _weights_read(self, tokens: int) -> float:
+        """Seconds to stream the weights a forward pass over ``tokens`` tokens touches (the
+        experts it routes to for MoE), from a decode step with a one-token context."""
+        tokens = max(int(tokens), 1)
+        if self.w.model.moe is None:
+            tokens = 1  # dense: the same bytes whatever the batch
+        else:
+            tokens = _grid_point(tokens)
+        hit = self._weights.get(tokens)
+        if hit is None:
+            hit = self._decode_step(self.w, self.hw, tokens, 1).parts["memory-bandwidth"]
+            self._weights[tokens] = hit
+        return hit
+
+    def decode_terms(self, batch: float) -> tuple[float, float, float, float]:
+        """(KV read, matmuls, fixed, other) at a fractional batch, interpolated on the grid."""
+        b = max(batch, 1.0)
+        lo = _grid_point_below(b)
+        hi = _grid_point_above(b)
+        a = self._parts(lo)
+        if hi == lo:
+            return a[:4]
+        z = self._parts(hi)
+        t = (b - lo) / (hi - lo)
+        return tuple(x + (y - x) * t for x, y in zip(a[:4], z[:4], strict=True))
+
+    # -------------------------------------------------------------- steps
+
+    def mixed(self, decodes: float, prompt_tokens: float) -> float:
+        """Seconds of one step decoding ``decodes`` sequences and carrying ``prompt_tokens``."""
+        kv, comp, fix, other = self.decode_terms(decodes) if decodes > 0 else (0.0, 0.0, 0.0,
+                                                                                0.0)
+        if decodes <= 0:
+            fix = self.decode_terms(1)[2]
+        weights = self._weights_read(math.ceil(max(decodes, 0) + prompt_tokens))
+        mem = kv + weights
+        compute = comp + prompt_tokens * self.prefill_compute_per_token
+        comm = 0.0
+        if self.comm_per_token or self.comm_fixed:
+            comm = self.comm_fixed + self.comm_per_token * (max(decodes, 0) + prompt_tokens)
+        return (max(mem, compute) + comm + fix + other
+                + self.per_sequence_s * max(decodes, 0))
+
+    def decode(self, batch: float) -> float:
+        return self.mixed(batch, 0.0)
+
+    def prefill_batch(self, prompts: int, tokens_each: int | None = None) -> float:
+        """GPU seconds of a prefill-only forward over ``prompts`` prompts (separate
+        policy)."""
+        tokens = prompts * (tokens_each or self.prompt)
+        return self.mixed(0.0, tokens)
+
+
+def _grid_points(upto: int) -> list[int]:
+    pts, b = [1], 1.0
+    while b < upto:
+        b *= _GRID_STEP
+        n = int(round(b))
+        if n > pts[-1]:
+            pts.append(n)
+    return pts
+
+
+_GRID = _grid_points(1 << 17)
+
+
+def _grid_point(tokens: int) -> int:
+    i = bisect.bisect_left(_GRID, tokens)
+    return _GRID[min(i, len(_GRID) - 1)]
+
+
+def _grid_point_below(b: float) -> int:
+    i = bisect.bisect_right(_GRID, b) - 1
+    return _GRID[max(i, 0)]
+
+
+def _grid_point_above(b: float) -> int:
+    i = bisect.bisect_left(_GRID, b)
+    return _GRID[min(i, len(_GRID) - 1)]
+
+
+def _per_key(name: str, *keys: str) -> float:
+    """``value[key]`` for the most specific key present (last first), else the default."""
+    table = serving_value(name)
+    for key in reversed(keys):
+        if key in table:
+            return float(table[key])
+    return float(table.get("default", 0.0))
+
+
+def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
+    """The smallest ``t >= start`` with ``f(t) = t`` for an increasing ``f`` (a step time
+    that grows with the load it carries), and whether it exists within ``feasible``.
+
+    Doubling brackets the first crossing of ``f(t) - t``; regula falsi (Illinois) refines it.
+    No crossing before ``feasible`` fails means the load has no steady state.
+    """
+    lo = start
+    g_lo = f(lo) - lo
+    if g_lo <= 0:
+        return f(lo), feasible(lo)
+    hi = lo
+    g_hi = g_lo
+    for _ in range(64):
+        nxt = hi * 2
+        if not feasible(nxt):
+            a, b = hi, nxt  # the edge of the feasible region lies in (a, b]
+            for _ in range(40):
+                m = (a + b) / 2
+                a, b = (m, b) if feasible(m) else (a, m)
+            edge = a
+            if f(edge) - edge >= 0:
+                return edge, False
+            hi, g_hi = edge, f(edge) - edge
+            break
+        hi = nxt
+        g_hi = f(hi) - hi
+        if g_hi < 0:
+            break
+        lo, g_lo = hi, g_hi
+    else:
+        return hi, False
+    side = 0
+    t = hi
+    for _ in range(80):
+        t = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+        g_t = f(t) - t
+        if abs(g_t) <= 1e-9 + 1e-7 * t:
+            break
+        if g_t >= 0:
+            lo, g_lo = t, g_t
+            if side == -1:
+                g_hi /= 2
+            side = -1
+        else:
+            hi, g_hi = t, g_t
+            if side == 1:
+                g_lo /= 2
+            side = 1
+    return f(t), True

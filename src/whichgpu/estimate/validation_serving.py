@@ -1,0 +1,405 @@
+"""``whichgpu validate serving``: the serving model against validation/serving.csv.
+
+Each row is one published metric of one run (``group``). The run becomes a replica
+(``ServingModel``: the row's model, weights, engine and version, GPU, TP x PP layout and the
+engine settings it states) and a load (a Poisson rate, a closed loop of ``concurrency`` users,
+or ``num_requests`` sent at once), and the metric is read off the replica's answer. Rows are
+split by SOURCE (validation/serving_split.toml), never by id, so a run's throughput and its
+latencies stay on one side.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from whichgpu.errors import InputError
+from whichgpu.estimate.validation import Outcome, default_path, read_rows
+
+#: metric -> (family, what the replica's answer gives)
+METRICS = {
+    "output_tokens_per_s": ("throughput", "output"),
+    "total_tokens_per_s": ("throughput", "total"),
+    "input_tokens_per_s": ("throughput", "input"),
+    "requests_per_s": ("throughput", "requests"),
+    "ttft_ms_mean": ("ttft", "ttft"), "ttft_ms_median": ("ttft", "ttft"),
+    "tpot_ms_mean": ("tpot", "tpot"), "tpot_ms_median": ("tpot", "tpot"),
+    "itl_ms_mean": ("tpot", "itl"), "itl_ms_median": ("tpot", "itl"),
+    "e2e_s_mean": ("e2e", "e2e"), "e2e_s_median": ("e2e", "e2e"),
+    "output_tokens_per_s_per_user": ("tpot", "per_user"),
+}
+FAMILIES = ("throughput", "ttft", "tpot", "e2e")
+#: Weight formats whose TensorRT-LLM engines keep the KV cache in FP8 when a row does not say:
+#: NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md (commit 258c754, quoted in
+#: serving.csv's trt017 conditions): "an FP8 build sets the KV cache to FP8 as well". Nothing
+#: says so of NVFP4 builds, whose rows keep the model's 16-bit KV cache.
+FP8_KV_QUANTS = ("fp8",)
+_TAIL = re.compile(r"_p(9\d|99)$")
+_SPLIT_FILE = "serving_split"
+
+
+# ------------------------------------------------------------------ the split
+
+@cache
+def split_rule(path: str | None = None) -> frozenset[str]:
+    """The held-out sources, from validation/serving_split.toml (decided before any fit)."""
+    file = Path(path) if path else _split_path()
+    data = tomllib.loads(file.read_text("utf-8"))
+    return frozenset(data["split"]["holdout"])
+
+
+def _split_path() -> Path:
+    csv = default_path("serving")
+    return csv.with_name(f"{_SPLIT_FILE}.toml")
+
+
+def source_of(row: dict[str, str]) -> str:
+    """A row's source: the prefix of its group before the first '-'."""
+    return (row.get("group") or row["id"]).split("-", 1)[0]
+
+
+def split_of_row(row: dict[str, str], holdout: frozenset[str] | None = None) -> str:
+    held = split_rule() if holdout is None else holdout
+    return "holdout" if source_of(row) in held else "calibration"
+
+
+# ------------------------------------------------------------------ a row as a replica + load
+
+@dataclass(frozen=True)
+class Case:
+    """One run of serving.csv as the model sees it."""
+
+    model: Any  # ServingModel
+    load: Any  # Load
+    replicas: int
+    prompt: int
+    output: int
+    per_gpu_divisor: int
+    notes: tuple[str, ...]
+
+
+def _num(row: dict[str, str], key: str) -> float | None:
+    v = (row.get(key) or "").strip()
+    if not v or v.lower() == "inf":
+        return None
+    return float(v)
+
+
+def _settings(row: dict[str, str]) -> dict[str, str]:
+    out = {}
+    for part in (row.get("settings") or "").split(";"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def _gpu(gpu_id: str):
+    from whichgpu.catalog.gpus import default_catalog
+
+    for g in default_catalog().gpus:
+        if g.id == gpu_id:
+            return g
+    raise InputError(f"unknown GPU {gpu_id!r} (not in this catalog yet)")
+
+
+def _usage(row: dict[str, str], engine: str) -> str:
+    text = (row.get("conditions") or "").lower()
+    if engine == "trtllm" and "trtllm-bench" in text:
+        return "bench"
+    if engine == "vllm" and any(k in text for k in ("benchmark_throughput", "throughput tests",
+                                                    "offline mode", "bench throughput")):
+        return "offline"
+    return "server"
+
+
+def _lengths(row: dict[str, str]) -> tuple[int, int, str]:
+    from whichgpu.estimate.speed.serving_engine import serving_value
+
+    prompt, output = _num(row, "prompt_tokens"), _num(row, "output_tokens")
+    how = (row.get("lengths") or "").strip() or "unknown"
+    if prompt is None or output is None:
+        dataset = (row.get("dataset") or "").strip()
+        means = serving_value("dataset_mean_lengths").get(dataset)
+        if means is None:
+            raise InputError("the source gives no prompt and output lengths")
+        prompt = prompt if prompt is not None else means[0]
+        output = output if output is not None else means[1]
+        how = "mean"
+    return max(int(round(prompt)), 1), max(int(round(output)), 1), how
+
+
+def case_of(row: dict[str, str]) -> Case:
+    """The replica and load a row describes (raises InputError when it cannot be modelled)."""
+    from whichgpu.estimate.speed.serving import Load, ServingModel
+    from whichgpu.estimate.speed.serving_engine import engine_config
+    from whichgpu.estimate.validation_rows import _model, engine_of
+    from whichgpu.estimate.workload import Workload
+
+    extra = _settings(row)
+    if "unmodelled" in extra:
+        raise InputError(extra["unmodelled"])
+    conditions = (row.get("conditions") or "").lower()
+    if "dp-attention" in conditions or "attention_dp" in conditions or \
+            "attention data-parallel" in conditions or "attention dp" in conditions:
+        raise InputError("attention data parallelism (DP attention) is not modelled")
+    if (row.get("speculative") or "").strip():
+        raise InputError(f"speculative decoding ({row['speculative']}) is not modelled")
+    tp = int(_num(row, "tp") or 1)
+    pp = int(_num(row, "pp") or 1)
+    dp = int(_num(row, "dp") or 1)
+    if pp > 1:
+        raise InputError("pipeline-parallel serving is not modelled")
+    if dp > 1 and (_num(row, "ep") or 0) > 1:
+        raise InputError("attention data parallelism with expert parallelism (DEP) is not "
+                         "modelled")
+    engine = engine_of(row)
+    if engine not in ("vllm", "sglang", "trtllm"):
+        raise InputError(f"engine {row.get('engine')!r} is not a serving engine here")
+    gpu = _gpu((row.get("gpu") or "").strip())
+    prompt, output, how = _lengths(row)
+    model = _model(row["model"].strip())
+    kw: dict[str, Any] = {"model": model, "engine": engine, "prompt_tokens": prompt,
+                          "output_tokens": output, "context": prompt + output,
+                          "gpus": tp * pp, "tp": tp, "allow_long_context": True}
+    quant = (row.get("quant") or "").strip()
+    if quant:
+        kw["quant"] = quant
+    kv = (row.get("kv_dtype") or "").strip()
+    notes = []
+    if kv:
+        kw["kv_dtype"] = kv
+    elif engine == "trtllm" and quant in FP8_KV_QUANTS:
+        kw["kv_dtype"] = "fp8"  # see FP8_KV_QUANTS
+        notes.append("TensorRT-LLM FP8 build: FP8 KV cache")
+    w = Workload(**kw)
+    usage = _usage(row, engine)
+    cfg = engine_config(w, gpu, version=row.get("engine_version"), usage=usage)
+    changes: dict[str, Any] = {}
+    for key in ("gpu_memory_utilization", "mem_fraction_static",
+                "kv_cache_free_gpu_mem_fraction"):
+        if key in extra:
+            changes["memory_fraction"] = float(extra[key])
+    seqs = _num(row, "max_num_seqs")
+    if seqs:
+        changes["max_num_seqs"] = int(seqs)
+    budget = _num(row, "max_batched_tokens")
+    if budget:
+        changes["token_budget"] = int(budget)
+    steps = re.search(r"num-scheduler-steps (\d+)", conditions)
+    if steps:
+        changes["multi_step"] = int(steps.group(1))
+    if changes:
+        cfg = cfg.with_(**changes)
+    gpu_count = int(_num(row, "gpu_count") or tp * pp)
+    replicas = max(gpu_count // (tp * pp), 1)
+    sm = ServingModel(w, gpu, config=cfg, lengths=how)  # type: ignore[arg-type]
+    rate = (row.get("request_rate") or "").strip().lower()
+    conc = _num(row, "concurrency")
+    n = _num(row, "num_requests")
+    n_rep = int(math.ceil(n / replicas)) if n else None
+    if rate and rate != "inf":
+        load = Load("rate", float(rate) / replicas, n_rep)
+    elif conc:
+        load = Load("concurrency", max(int(round(conc / replicas)), 1), n_rep)
+    elif n_rep:
+        load = Load("backlog", n_rep, n_rep)
+    else:
+        load = Load("max-throughput")
+        notes.append("no load stated: the replica's max throughput")
+    per_gpu = gpu_count if (row.get("per_gpu") or "").strip().lower() == "true" else 1
+    return Case(sm, load, replicas, prompt, output, per_gpu, tuple(notes))
+
+
+def answer(case: Case):
+    """The replica's ServingPoint under the case's load."""
+    sm, load = case.model, case.load
+    if load.kind == "rate":
+        return sm.at_rate(load.value, load.requests)
+    if load.kind == "concurrency":
+        return sm.at_concurrency(int(load.value), load.requests, utilisation=False)
+    if load.kind == "backlog":
+        return sm.backlog(int(load.value), utilisation=False)
+    return sm.max_throughput()
+
+
+def predict(row: dict[str, str], memo: dict | None = None
+            ) -> tuple[float, str, tuple[float, float] | None]:
+    """(estimate in the row's unit, note, (low, high)); ``memo`` keeps each run's answer for
+    the other metrics of its group."""
+    from whichgpu.estimate.speed.serving_bands import serving_band
+
+    metric = row["metric"].strip()
+    if _TAIL.search(metric):
+        raise InputError("tail percentiles (p90, p99) are not modelled")
+    if metric not in METRICS:
+        raise InputError(f"metric {metric!r} has no serving estimate")
+    family, what = METRICS[metric]
+    key = row.get("group") or row["id"]
+    if memo is not None and key in memo:
+        case, pt = memo[key]
+    else:
+        case = case_of(row)
+        pt = answer(case)
+        if memo is not None:
+            memo[key] = (case, pt)
+    if what == "itl" and case.model.config.multi_step > 1:
+        raise InputError(f"vLLM multi-step scheduling ({case.model.config.multi_step} steps) "
+                         "streams tokens in bursts: ITL is not TPOT")
+    scale = case.replicas / case.per_gpu_divisor
+    value = {
+        "output": pt.output_tokens_per_s * scale,
+        "total": pt.requests_per_s * (case.prompt + case.output) * scale,
+        "input": pt.requests_per_s * case.prompt * scale,
+        "requests": pt.requests_per_s * scale,
+        "ttft": pt.ttft_s * 1e3, "tpot": pt.tpot_s * 1e3, "itl": pt.tpot_s * 1e3,
+        "e2e": pt.e2e_s, "per_user": 1 / pt.tpot_s if pt.tpot_s else math.inf,
+    }[what]
+    if not math.isfinite(value):
+        raise InputError("the stated load is beyond what the replica serves (no steady state)")
+    from whichgpu.estimate.speed.result import speed_family
+
+    model_family = speed_family(case.model.workload.model)
+    lo, hi = serving_band("throughput" if what == "per_user" else family, model_family)
+    span = (value * lo, value * hi)
+    note = (f"{case.model.config.engine} {case.model.config.generation}, batch "
+            f"{pt.decode_batch:.0f} of {case.model.limit} ({case.model.limited_by})"
+            + ("; saturated" if pt.saturated else "")
+            + (f"; {case.replicas} replicas" if case.replicas > 1 else ""))
+    return value, note, span
+
+
+def measured(row: dict[str, str]) -> tuple[float, str]:
+    return float(row["value"]), row["metric"]
+
+
+def family_of(row: dict[str, str]) -> str:
+    metric = row["metric"].strip()
+    if metric in METRICS:
+        return METRICS[metric][0]
+    return "ttft" if metric.startswith("ttft") else "tpot" if metric.startswith(
+        ("tpot", "itl")) else "e2e" if metric.startswith("e2e") else "throughput"
+
+
+def evaluate_rows(rows: Iterable[dict[str, str]],
+                  holdout: frozenset[str] | None = None) -> list[Outcome]:
+    """Every row's outcome (category = metric family; split = the row's source side)."""
+    out = []
+    held = split_rule() if holdout is None else holdout
+    memo: dict = {}
+    for row in rows:
+        value, unit = measured(row)
+        span = None
+        try:
+            predicted, note, span = predict(row, memo)
+        except (InputError, KeyError, ValueError, ZeroDivisionError) as exc:
+            predicted, note = None, f"not modelled: {exc}"
+        out.append(Outcome(row["id"], family_of(row), split_of_row(row, held), value,
+                           predicted, unit, note, row.get("source_url", ""),
+                           span[0] if span else None, span[1] if span else None))
+    return out
+
+
+def run(path: Path | None = None) -> list[Outcome]:
+    rows = read_rows(path or default_path("serving"))
+    return evaluate_rows(rows)
+
+
+# ------------------------------------------------------------------ tables
+
+@dataclass(frozen=True)
+class Cell:
+    """Median absolute error of a set of rows."""
+
+    n: int
+    median: float | None
+    inside: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, "median_abs_error": self.median, "inside_range": self.inside}
+
+
+def cell(outcomes: list[Outcome]) -> Cell:
+    errs = [abs(o.error) for o in outcomes if o.error is not None]
+    inside = sum(1 for o in outcomes if o.inside)
+    return Cell(len(errs), statistics.median(errs) if errs else None, inside)
+
+
+def table(outcomes: list[Outcome], rows: list[dict[str, str]],
+          by: tuple[str, ...] = ("split", "family")) -> dict[tuple[str, ...], Cell]:
+    """Median absolute error grouped by any of: split, family, engine, gpu, source, kind."""
+    info = {r["id"]: r for r in rows}
+    groups: dict[tuple[str, ...], list[Outcome]] = {}
+    for o in outcomes:
+        if o.error is None:
+            continue
+        r = info.get(o.id, {})
+        values = {"split": o.split, "family": o.category,
+                  "engine": (r.get("engine") or "").strip(),
+                  "gpu": (r.get("gpu") or "").strip(), "source": source_of(r) if r else "",
+                  "kind": (r.get("kind") or "").strip()}
+        groups.setdefault(tuple(values[k] for k in by), []).append(o)
+    return {k: cell(v) for k, v in sorted(groups.items())}
+
+
+def report(path: Path | None = None, split: str = "all",
+           leave_one_out: bool = True) -> dict[str, Any]:
+    """``validate serving --json``: every row, and median errors by split x family, by engine
+    and by GPU, the issue's targets on the holdout, and (``leave_one_out``) each calibration
+    source's error with the constants refitted without it."""
+    if split not in ("all", "calibration", "holdout"):
+        raise InputError("--split must be calibration, holdout or all")
+    rows = read_rows(path or default_path("serving"))
+    outcomes = evaluate_rows(rows)
+    shown = [o for o in outcomes if split == "all" or o.split == split]
+    info = {r["id"]: r for r in rows}
+
+    def tab(by: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [{**dict(zip(by, k, strict=True)), **c.to_json()}
+                for k, c in table(shown, rows, by).items()]
+
+    targets = {}
+    held = [o for o in outcomes if o.split == "holdout" and o.error is not None]
+    for name, pick, target in (
+            ("max_throughput", lambda o: info[o.id]["kind"] == "max_throughput", 0.20),
+            ("ttft", lambda o: info[o.id]["kind"] == "latency_under_load"
+             and o.category == "ttft", 0.25),
+            ("tpot", lambda o: info[o.id]["kind"] == "latency_under_load"
+             and o.category == "tpot", 0.25)):
+        c = cell([o for o in held if pick(o)])
+        targets[name] = {**c.to_json(), "target": target,
+                         "met": c.median is not None and c.median <= target}
+    loso = _leave_one_source_out(rows) if leave_one_out else None
+    return {"what": "serving", "split_rule": sorted(split_rule()),
+            "leave_one_source_out": loso,
+            "rows": [o.to_json() for o in shown],
+            "by_family": tab(("split", "family")), "by_engine": tab(("split", "engine",
+                                                                      "family")),
+            "by_gpu": tab(("split", "gpu", "family")),
+            "by_source": tab(("split", "source", "family")),
+            "holdout_targets": targets}
+
+
+def _leave_one_source_out(rows: list[dict[str, str]]) -> dict[str, Any]:
+    """Median |error| per calibration source and per metric family, each source estimated with
+    the serving constants refitted on the other calibration sources (estimate/serving_fit)."""
+    from whichgpu.estimate.serving_fit import _snapshot, loso
+
+    residuals = loso(rows, _snapshot())
+    info = {r["id"]: r for r in rows}
+
+    def summary(key) -> list[dict[str, Any]]:
+        groups: dict[str, list[float]] = {}
+        for rid, lr in residuals.items():
+            groups.setdefault(key(info[rid]), []).append(abs(math.exp(-lr) - 1))
+        return [{"name": k, "n": len(v), "median_abs_error": statistics.median(v)}
+                for k, v in sorted(groups.items())]
+
+    return {"by_source": summary(source_of), "by_family": summary(family_of)}
