@@ -200,3 +200,14 @@ def test_gcp_rows_priced_apart_from_their_vm_never_become_offers():
     rows, _ = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="vast")
     assert [r.accelerator for r in rows] == ["tpu-v6e-1", "tpu-v6e-1", "tpu-v6e-8"]
     assert feed_from_rows([], cloud="gcp", observed_at="2026-12-01", source="x").offers == []
+
+
+def test_market_offers_name_their_instance_type_through_the_store():
+    """Each snapshot offer keeps the SkyPilot InstanceType it was built from (a launcher
+    export names it), also after the store has been seeded from the shipped files."""
+    shipped = {o.instance_type for f in market_feeds() for o in f.offers}
+    assert None not in shipped and len(shipped) > 50
+    stored = current_offers(None).offers
+    assert {o.instance_type for o in stored if o.offer_set.startswith("skypilot/")} == shipped
+    with open(SHIPPED / "skypilot.csv", newline="", encoding="utf-8") as fh:
+        assert {r["instance"] for r in csv.DictReader(fh)} == shipped

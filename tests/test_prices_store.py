@@ -55,7 +55,7 @@ def store(tmp_path) -> PriceStore:
 
 
 def test_fresh_store_is_created_at_the_latest_schema_in_wal_mode(store):
-    assert store.schema_version() == len(store_mod.MIGRATIONS) == 1
+    assert store.schema_version() == len(store_mod.MIGRATIONS) == 2
     con = sqlite3.connect(store.path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -71,12 +71,41 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, monkeypatch):
     extra = ["ALTER TABLE snapshot ADD COLUMN collector TEXT"]
     monkeypatch.setattr(store_mod, "MIGRATIONS", [*store_mod.MIGRATIONS, extra])
     upgraded = PriceStore(store.path)
-    assert upgraded.schema_version() == 2
+    assert upgraded.schema_version() == 3
     assert len(upgraded.read()[1]) == 3  # the data survived the migration
-    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:1])
+    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:2])
     with pytest.raises(StoreError, match="newer whichgpu") as info:
         PriceStore(store.path).current()
     assert "left as it is" in info.value.reason
+
+
+def test_a_version_1_store_gains_instance_types_and_keeps_its_offers(tmp_path):
+    """Schema 2 adds each offer's instance type (what a launcher export names): a store
+    written at schema 1 is upgraded in place, its offers kept (instance type unknown), and
+    new offers keep theirs."""
+    path = tmp_path / "prices.sqlite"
+    con = sqlite3.connect(path)
+    for statement in store_mod.MIGRATIONS[0]:
+        con.execute(statement)
+    con.execute("INSERT INTO snapshot (feed, source, kind, status, fetched_at, offer_count) "
+                "VALUES ('old', 'unit', 'test', 'ok', ?, 1)", (iso(utc_now()),))
+    con.execute("INSERT INTO offer (snapshot_id, provider, gpu, gpu_count, price_per_hour, "
+                "currency, billing_increment_s, billing_minimum_s, spot, observed_at) "
+                "VALUES (1, 'p', 'a100-80gb-sxm', 1, 1.2, 'USD', 1, 0, 0, '2026-11-30')")
+    con.execute("INSERT INTO current (feed, snapshot_id) VALUES ('old', 1)")
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    store = PriceStore(path)
+    assert store.schema_version() == 2
+    kept = store.read()[1]
+    assert [(o.gpu, o.instance_type) for o in kept] == [("a100-80gb-sxm", None)]
+    typed = Offer(provider="p", gpu="h100-sxm", price_per_hour=Money(2.5, "USD"),
+                  instance_type="gpu_1x_h100_sxm5", observed_at="2026-11-30")
+    store.save(FeedResult(feed="typed", source="test", kind="test", offers=[typed],
+                          fetched_at=utc_now()))
+    assert {o.instance_type for o in store.read()[1] if o.offer_set == "typed"} == {
+        "gpu_1x_h100_sxm5"}
 
 
 def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):

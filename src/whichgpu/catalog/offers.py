@@ -75,6 +75,7 @@ class Offer(BaseModel):
     billing: BillingRule = BillingRule()
     spot: bool = False
     region: str | None = None
+    instance_type: str | None = None  # the provider's instance / machine type, where it has one
     observed_at: str | None = None  # ISO date or datetime
     source: str | None = None  # URL or article id
     offer_set: str | None = None
@@ -100,12 +101,18 @@ class Offer(BaseModel):
             "billing": {"increment_s": self.billing.increment_s,
                         "minimum_s": self.billing.minimum_s,
                         "description": self.billing.describe()},
-            "spot": self.spot, "region": self.region, "observed_at": self.observed_at,
+            "spot": self.spot, "region": self.region, "instance_type": self.instance_type,
+            "observed_at": self.observed_at,
             "source": self.source, "offer_set": self.offer_set, "note": self.note,
         }
 
 
 # ------------------------------------------------------------------------ parsing
+
+def _text(value: object) -> str | None:
+    text = str(value).strip() if value is not None else ""
+    return text or None
+
 
 def _bool(text: str, path: Path, row: int, field: str) -> bool:
     t = str(text).strip().lower()
@@ -173,6 +180,7 @@ def offer_from_row(row: dict[str, Any], *, path: Path, index: int, offer_set: st
                              default=0)),
         spot=spot,
         region=(str(row.get("region")).strip() or None) if row.get("region") else None,
+        instance_type=_text(row.get("instance_type") or row.get("instance")),
         observed_at=str(row["observed_at"]).strip() if row.get("observed_at") else None,
         source=str(row["source"]).strip() if row.get("source") else None,
         offer_set=offer_set,

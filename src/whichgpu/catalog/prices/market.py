@@ -138,7 +138,7 @@ def write_snapshot(results: list[FeedResult], meta: dict[str, dict[str, Any]],
                                                  o.price_per_hour.amount))
         for o in offers:
             writer.writerow({
-                "feed": r.feed, "instance": (o.note or "").split(";", 1)[0],
+                "feed": r.feed, "instance": o.instance_type or (o.note or "").split(";", 1)[0],
                 "provider": o.provider, "gpu": o.gpu, "gpu_count": o.gpu_count,
                 "price_per_hour": f"{o.price_per_hour.amount:.10g}",
                 "currency": o.price_per_hour.currency,

@@ -188,8 +188,9 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
                     + ("; spot: can be interrupted" if spot else ""))
             offer = Offer(provider=who.name, gpu=m.gpu, gpu_count=count,
                           price_per_hour=Money(price, "USD"), billing=who.billing, spot=spot,
-                          region=region or None, observed_at=observed_at, source=source,
-                          offer_set=result.feed, note=note)
+                          region=region or None, instance_type=instance,
+                          observed_at=observed_at, source=source, offer_set=result.feed,
+                          note=note)
             priced += 1
             problem = offer_problem(offer, now=now)
             if problem:

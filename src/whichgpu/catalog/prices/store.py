@@ -84,8 +84,10 @@ _V1 = [
         allow_http INTEGER NOT NULL DEFAULT 0,
         added_at TEXT NOT NULL)""",
 ]
+# v2: the provider's instance type of each offer (a launcher export names it)
+_V2 = ["ALTER TABLE offer ADD COLUMN instance_type TEXT"]
 #: ``MIGRATIONS[i]`` takes a store from schema version i to i + 1.
-MIGRATIONS: list[list[str]] = [_V1]
+MIGRATIONS: list[list[str]] = [_V1, _V2]
 
 
 class StoreError(WhichGPUError):
@@ -188,7 +190,7 @@ class HistoryPoint:
 _SNAPSHOT_COLS = ("id, feed, source, kind, status, fetched_at, observed_at, version, digest, "
                   "offer_count, unmapped_count, skipped, message")
 _OFFER_COLS = ("provider, gpu, gpu_count, price_per_hour, currency, billing_increment_s, "
-               "billing_minimum_s, spot, region, observed_at, source, note")
+               "billing_minimum_s, spot, region, observed_at, source, note, instance_type")
 
 
 def _snapshot(row: tuple) -> Snapshot:
@@ -218,7 +220,7 @@ def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
     (large reads stay fast), its billing rule shared and its repeated strings (``pool``:
     provider, GPU, currency, region, date, source) held once per read."""
     (provider, gpu, count, price, currency, inc, minimum, spot, region, observed, source,
-     note) = row
+     note, instance_type) = row
     if pool is not None:
         provider, gpu, currency = (pool.setdefault(x, x) for x in (provider, gpu, currency))
         region, observed, source = (x if x is None else pool.setdefault(x, x)
@@ -226,7 +228,8 @@ def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
     return Offer.model_construct(
         _EVERY_FIELD, provider=provider, gpu=gpu, gpu_count=count,
         price_per_hour=Money(price, currency), billing=_rule(inc, minimum), spot=bool(spot),
-        region=region, observed_at=observed, source=source, offer_set=feed, note=note)
+        region=region, instance_type=instance_type, observed_at=observed, source=source,
+        offer_set=feed, note=note)
 
 
 def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
@@ -356,7 +359,7 @@ class PriceStore:
         observed = oldest_observation(result.offers)
         rows = [(o.provider, o.gpu, o.gpu_count, o.price_per_hour.amount,
                  o.price_per_hour.currency, o.billing.increment_s, o.billing.minimum_s,
-                 int(o.spot), o.region, o.observed_at, o.source, o.note)
+                 int(o.spot), o.region, o.observed_at, o.source, o.note, o.instance_type)
                 for o in result.offers]
         with self._write() as con:
             if only_if_changed and result.digest and con.execute(
@@ -366,7 +369,7 @@ class PriceStore:
                 return None
             snap_id = self._insert_snapshot(con, result, "ok", None, observed)
             con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [(snap_id, *r) for r in rows])
             self._insert_unmapped(con, snap_id, result.unmapped)
             self._swap(con, result.feed, snap_id)
@@ -391,11 +394,12 @@ class PriceStore:
             for r in results:
                 snap_id = self._insert_snapshot(con, r, "ok", None, oldest_observation(r.offers))
                 con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 [(snap_id, o.provider, o.gpu, o.gpu_count,
                                   o.price_per_hour.amount, o.price_per_hour.currency,
                                   o.billing.increment_s, o.billing.minimum_s, int(o.spot),
-                                  o.region, o.observed_at, o.source, o.note) for o in r.offers])
+                                  o.region, o.observed_at, o.source, o.note, o.instance_type)
+                                 for o in r.offers])
                 self._swap(con, r.feed, snap_id)
         return True
 
