@@ -21,13 +21,14 @@ WORKLOADS = {
     "training": "training", "pretraining": "training", "pre-training": "training",
 }
 
-QUESTIONS = (
-    ("workload", "1. What is your workload: training, fine-tuning or inference?"),
-    ("model", "2. How large is your model (e.g. 7B, 70B, or a name such as llama-3.1-8b)?"),
-    ("budget", "3. What is your hourly budget (e.g. 1USD, 3EUR; 'none' for no limit)?"),
-    ("hours", "4. How many hours per month will you use it?"),
-    ("horizon", "5. For how many months will you need it?"),
-)
+#: the five questions, by the checklist request's field that answers each
+QUESTIONS = {
+    "workload": "1. What is your workload: training, fine-tuning or inference?",
+    "model": "2. How large is your model (e.g. 7B, 70B, or a name such as llama-3.1-8b)?",
+    "budget_per_hour": "3. What is your hourly budget (e.g. 1USD, 3EUR; 'none' for no limit)?",
+    "hours_per_month": "4. How many hours per month will you use it?",
+    "horizon_months": "5. For how many months will you need it?",
+}
 
 
 @dataclass(frozen=True)

@@ -4,62 +4,16 @@ from __future__ import annotations
 
 import typer
 
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
 from whichgpu.cli.common import note
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
+    bind(app, req.Serve, serve)
 
 
-def serve(
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on. The default "
-                             "serves this machine only."),
-    port: int = typer.Option(8000, "--port", help="TCP port.", min=1, max=65535),
-    workers: int = typer.Option(1, "--workers", min=1, max=64,
-                                help="Server processes (one per CPU core serves the most)."),
-    log_level: str = typer.Option("warning", "--log-level",
-                                  help="uvicorn's log level: info shows each request."),
-    calibration: str = typer.Option(
-        "default", "--calibration",
-        help="The calibration profile that speed and recommend use when a request asks for "
-             "calibration=default: 'default' (the one 'whichgpu bench' saved), a FILE, or "
-             "'none'. Requests can never name a file."),
-) -> None:
-    """Serve the web pages (advisor, VRAM selector, catalog, cost, rent vs buy, prices) and
-    the REST API (/api/v1, OpenAPI at /docs), with the shipped catalog and the local prices."""
-    import os
-    from pathlib import Path
+def serve(q: req.Serve) -> None:
+    from whichgpu.web.server import serve as run  # the one import of the web package
 
-    import uvicorn
-
-    from whichgpu.bench.profile import default_profile_path, load_profile
-    from whichgpu.web.app import CALIBRATION_ENV, create_app
-
-    choice = calibration.strip()
-    if choice.lower() == "none":
-        choice = "none"
-    elif choice.lower() == "default":
-        choice = "default"
-        if default_profile_path().exists():
-            load_profile(default_profile_path())  # a broken profile stops the start, not a page
-        else:
-            note(f"no calibration profile at {default_profile_path()} yet: requests with "
-                 "calibration=default are refused until 'whichgpu bench' saves one")
-    else:
-        load_profile(choice)  # check it now: a missing or broken file is an error (exit 1)
-        choice = str(Path(choice).resolve())
-    os.environ[CALIBRATION_ENV] = choice  # each worker process builds its app from it
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        note(f"listening on {host}: other machines can reach this server")
-    shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"whichgpu web app: http://{shown}:{port}/  (REST API: /api/v1, docs: /docs; "
-               "Ctrl+C to stop)")
-    from whichgpu.web.resolve import hub_status
-
-    hub = hub_status()  # offline or not, stated at start (and at /api/v1/health)
-    typer.echo(f"Hugging Face Hub: {hub['mode']} ({hub['detail']})")
-    if workers > 1:  # each process builds its own app (and its own memory of answers)
-        uvicorn.run("whichgpu.web.app:create_app", factory=True, workers=workers, host=host,
-                    port=port, log_level=log_level, access_log=False)
-    else:
-        uvicorn.run(create_app(choice), host=host, port=port, log_level=log_level, access_log=False)
+    run(q, note)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 from whichgpu.errors import InputError, NotFoundError
 from whichgpu.models.bounds import check_spec
@@ -62,18 +63,22 @@ def looks_like_path(text: str) -> bool:
             or ":\\" in t or t.lower().endswith(MODEL_FILE_SUFFIXES) or "//" in t)
 
 
-def resolve_model(name: str, *, params: float | None = None, offline: bool | None = None,
-                  files: bool = True, hub: HubLookup | None = None) -> ModelSpec:
+def resolve_model(name: str | None, *, params: float | None = None,
+                  offline: bool | None = None, files: bool = True,
+                  hub: HubLookup | None = None,
+                  config: dict[str, Any] | None = None) -> ModelSpec:
     """A ModelSpec for ``name``: alias, Hub id, config.json/folder path, .gguf path or size.
 
     ``params`` (e.g. ``70e9``) asks for a generic dense decoder of that size, marked
-    ``approximate``. ``offline=True`` never touches the network; None follows
-    ``HF_HUB_OFFLINE``. ``files=False`` never reads or even looks for a local file (a server
-    resolving a visitor's name). ``hub(repo_id)`` replaces the Hub look-up (a server's
-    bounded one).
+    ``approximate``; ``config`` is a config.json's contents (pasted on the web).
+    ``offline=True`` never touches the network; None follows ``HF_HUB_OFFLINE``.
+    ``files=False`` never reads or even looks for a local file (a server resolving a
+    visitor's name). ``hub(repo_id)`` replaces the Hub look-up (a server's bounded one).
     """
     if params is not None:
         return check_spec(generic_spec(params, label=None))
+    if config is not None:
+        return check_spec(_pasted(config), "pasted config.json")
     if not isinstance(name, str) or not name.strip():
         raise InputError(f"no model given; {_HINT}")
     text = name.strip()
@@ -109,6 +114,21 @@ def resolve_model(name: str, *, params: float | None = None, offline: bool | Non
 
         return check_spec(spec_from_hub(text, offline=offline), f"hub:{text}")
     raise NotFoundError("model", text[:200], preset_names(), hint=refused or _HINT)
+
+
+def _pasted(config: dict[str, Any]) -> ModelSpec:
+    """A config.json's contents as given (nothing is read from disk)."""
+    from whichgpu.models.config_parse import parse_config
+    from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
+
+    if "_class_name" in config:
+        raise InputError("a diffusers model_index.json cannot be pasted: name the "
+                         "pipeline's preset or Hub id instead")
+    if json_depth(config) > MAX_JSON_DEPTH:
+        raise InputError(f"the pasted config.json nests more than {MAX_JSON_DEPTH} levels "
+                         "deep; a model config nests a few")
+    return parse_config(config, origin="pasted config.json", source="config:pasted",
+                        model_id="pasted config.json")
 
 
 def _from_path(path: Path, mode: int) -> ModelSpec:
