@@ -222,9 +222,11 @@ def test_a_full_pool_answers_503_at_once_with_retry_after(web, monkeypatch):
     monkeypatch.setattr(work, "_pool", work._Pool())
     release = threading.Event()
 
-    def slow(family=None):
+    def slow(*args):
+        from whichgpu.answers.catalog import ModelsAnswer
+
         release.wait(5)
-        return {"models": []}
+        return ModelsAnswer([])
 
     monkeypatch.setattr(services, "models", slow)
     first: list[int] = []

@@ -90,7 +90,7 @@ class ChecklistAnswer:
 
 def missing_answers(q: Checklist) -> list[str]:
     """The questions of S13 still unanswered (their field names)."""
-    return [name for name in q.ANSWERS if getattr(q, name) is None]
+    return [name for name in q.ANSWERS if getattr(q, name) in (None, "")]
 
 
 def checklist(q: Checklist, ctx: Context = LOCAL) -> ChecklistAnswer:
@@ -99,11 +99,11 @@ def checklist(q: Checklist, ctx: Context = LOCAL) -> ChecklistAnswer:
     if missing:
         raise InputError(msg("checklist.missing", "answer every question for a script: "
                              "missing {fields}", fields=Join(Field(n) for n in missing)))
-    assert q.workload and q.model and q.hours_per_month and q.horizon_months
+    model = str(q.model)
     cur = check_currency(q.currency) if q.currency else None
-    spec = ctx.model(q.model)
-    answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
-                            q.horizon_months, currency=cur or "USD")
+    spec = ctx.model(model)
+    answers = parse_answers(str(q.workload), model, q.budget_per_hour, str(q.hours_per_month),
+                            str(q.horizon_months), currency=cur or "USD")
     gpus = only_gpus(q.only)
     selection, rates = priced(ctx, q.prices, cur, q.rate, q.max_age, gpus)
     result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,

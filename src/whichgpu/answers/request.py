@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from whichgpu.answers.fields import choice_of, flag, label, web_of
+from whichgpu.answers.fields import choice_of, flag, flags, label, web_of
 from whichgpu.errors import InputError
 from whichgpu.units import parse_count, parse_duration, parse_money
 
@@ -147,15 +147,17 @@ def _at_most_count(value: str, name: str, limit: int) -> str:
 
 # ------------------------------------------------------------------ the web's variant
 
-_web_models: dict[type, type] = {}
+_web_models: dict[tuple[type, bool], type] = {}
+R = typing.TypeVar("R", bound=Request)
 
 
-def for_web(model: type[Request]) -> type[Request]:
+def for_web(model: type[R], body: bool = False) -> type[R]:
     """``model`` as the web server takes it: the same fields, defaults and sentences, plus
     the bounds only the server applies (``Web(max=...)``: what one request may cost it), the
     fields it never takes (``Web(skip=True)``: files on its disk) refused, and a calibration
-    profile only ever the server's own (``default``)."""
-    hit = _web_models.get(model)
+    profile only ever the server's own (``default``). ``body``: a JSON body, which may carry
+    a pasted config.json (requests.PastedConfig)."""
+    hit = _web_models.get((model, body))
     if hit is not None:
         return hit
     ns: dict[str, Any] = {"SURFACE": "web", "__module__": model.__module__,
@@ -164,9 +166,14 @@ def for_web(model: type[Request]) -> type[Request]:
         if web_of(model, name).skip:
             ns["__annotations__"][name] = typing.ClassVar[Any]
             ns[name] = None
-    web = type(model.__name__, (model,), ns)
+    bases: tuple[type, ...] = (model,)
+    if body:
+        from whichgpu.answers.requests import PastedConfig
+
+        bases = (model, PastedConfig)
+    web = type(model.__name__ + ("Body" if body else ""), bases, ns)
     web.model_rebuild()
-    _web_models[model] = web
+    _web_models[(model, body)] = web
     return web
 
 
@@ -287,8 +294,8 @@ def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -
         loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
         name = loc[0] if loc else ""
         known = model is not None and name in model.model_fields
-        option = flag(model, name) if known and model is not None else \
-            "--" + name.replace("_", "-")
+        named = flags(model, name) if known and model is not None else ()
+        option = named[0] if named else "--" + name.replace("_", "-")
         kind = err.get("type", "")
         value = err.get("input")
         text = str(err.get("msg", "invalid")).removeprefix("Value error, ")

@@ -22,15 +22,18 @@ from pydantic import BaseModel
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from whichgpu.answers.request import reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.models.resolve import no_local_files
 from whichgpu.web import api, pages
-from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES, reason
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
 log = logging.getLogger("whichgpu.web")
+
+MAX_BODY_BYTES = 128 * 1024  # a pasted config.json is a few KB
+MAX_QUERY_BYTES = 4096
 
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
@@ -39,7 +42,7 @@ DOCS_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-
 
 
 def _validation_reason(request: Request, exc: RequestValidationError) -> str:
-    """Pydantic's errors as one line, in the CLI's words (see ``forms.reason``)."""
+    """Pydantic's errors as one line, in the CLI's words (see ``answers.request.reason``)."""
     return reason(list(exc.errors()), _form_model(request))
 
 
