@@ -12,8 +12,9 @@ Parameters are typed, so each surface can say them its own way:
 
 - numbers (``int``, ``float``) with the template's format spec (``{n:,}``, ``{gb:.1f}``,
   ``{share:.0%}``);
-- :class:`~whichgpu.units.Money` (spec: decimals, e.g. ``{price:0}``), :class:`Duration`
-  (spec ``short`` for the compact form);
+- :class:`~whichgpu.units.Money` (spec: decimals, e.g. ``{price:0}``) and
+  :class:`~whichgpu.units.Duration` (spec ``short`` for the compact form), which say
+  themselves in English (``__format__``);
 - :class:`Field`: a request field and (optionally) its value: the CLI says ``--quant fp8``,
   the web its own words for the field;
 - nested :class:`Message` values, :class:`Join` and :class:`Some` for lists;
@@ -27,20 +28,6 @@ import string
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
-
-from whichgpu.units import Money, format_duration, format_duration_short, format_money
-
-__all__ = ["Duration", "Field", "Join", "Message", "Param", "Some", "data_text", "msg",
-           "params_json"]
-
-
-class Duration(float):
-    """Seconds, said as a duration ('3h 20m'; spec ``short``: '3h20m')."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"Duration({float(self)!r})"
 
 
 class Field(str):
@@ -125,18 +112,13 @@ class Some(Join):
         return f"{head} and {self.more} more" if self.more else head
 
 
-Param = (int | float | str | Money | Duration | Field | Join | StrEnum | None
-         | Sequence[Any])
+Param = int | float | str | Field | Join | StrEnum | Sequence[Any] | None
 
 
 class _EnglishFormatter(string.Formatter):
     """``str.format`` with the parameter types said in English, as the CLI always has."""
 
     def format_field(self, value: Any, format_spec: str) -> str:
-        if isinstance(value, Money):
-            return format_money(value, int(format_spec) if format_spec else None)
-        if isinstance(value, Duration):
-            return (format_duration_short if format_spec == "short" else format_duration)(value)
         if isinstance(value, Join):
             return value.english(format_spec)
         if isinstance(value, StrEnum | Message | Field):
@@ -182,11 +164,16 @@ def msg(id: str, template: str, /, **params: Any) -> Message:
     return Message(id, template, params)
 
 
-def data_text(text: str) -> str:
-    """Mark a string that comes from a data file (a catalog note, a source's description):
-    the web translates it as a whole from the catalog's ``data`` context, or shows it as it
-    is, marked English."""
-    return text
+class DataText(str):
+    """A string from a data file (a catalog note, a format's description), said as a whole:
+    the web translates it from its catalog's ``data`` entries, never by parts."""
+
+    __slots__ = ()
+
+
+def data_text(text: str) -> DataText:
+    """Mark a string that comes from a data file (see :class:`DataText`)."""
+    return DataText(text)
 
 
 def params_json(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,10 +182,8 @@ def params_json(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _json(value: Any) -> Any:
-    if isinstance(value, Message | Field | Money):
+    if hasattr(value, "to_json"):  # Message, Field, Money, Duration, Placement
         return value.to_json()
-    if isinstance(value, Duration):
-        return {"seconds": float(value)}
     if isinstance(value, Join):
         return [_json(i) for i in value.items]
     if isinstance(value, StrEnum):

@@ -220,3 +220,12 @@ class Placement(str):
 def parse_choice(kind: type[StrEnum], value: str | StrEnum) -> Any:
     """``value`` as a member of ``kind`` (an unknown value raises ValueError)."""
     return kind(str(value))
+
+
+def word(kind: type[StrEnum], value: str) -> str:
+    """``value`` as a member of ``kind`` when it is one (so that it is said as a word of that
+    vocabulary), else as it is."""
+    try:
+        return kind(str(value))
+    except ValueError:
+        return str(value)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from whichgpu.catalog.prices import OfferSelection, current_offers
+from whichgpu.estimate.build import PARAMS_WORDS
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.models.resolve import resolve_model
 from whichgpu.models.spec import ModelSpec
@@ -49,7 +50,7 @@ def local_model(name: str | None, *, params: str | None = None,
                 ) -> ModelSpec:
     """The command line's model: a preset, a size, a Hub id, or a file on this machine
     (``offline``: never the Hub; None follows HF_HUB_OFFLINE)."""
-    count = float(parse_count(params, what="parameter count")) if params else None
+    count = float(parse_count(params, what=PARAMS_WORDS)) if params else None
     return resolve_model(name, params=count, config=config, offline=offline)
 
 

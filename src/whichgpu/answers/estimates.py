@@ -21,7 +21,11 @@ from whichgpu.messages import Field, Message, msg
 def workload(q: Workload, ctx: Context = LOCAL, **overrides: Any) -> Job:
     """The Workload a request describes: its model resolved the surface's way, then the
     engine's builder with the request's settings (``overrides`` replace some)."""
-    spec = ctx.model(q.model, params=q.params, config=getattr(q, "config", None))
+    config = getattr(q, "config", None)
+    if not q.model and not q.params and config is None:
+        raise InputError(msg("workload.no_model", "name a model (see 'whichgpu models') or give "
+                             "{params}, e.g. 70e9", params=Field("params")))
+    spec = ctx.model(q.model, params=q.params, config=config)
     names = (*q.WORKLOAD_FIELDS, *getattr(q, "EXTRA_WORKLOAD", ()))
     values = {**q.fields(*names), **overrides}
     return build_workload(spec, **values)

@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from whichgpu.messages import Message
+
 
 def N_(text: str) -> str:
     """Mark a string for the web's message catalog (translated where it is shown)."""
@@ -57,11 +59,23 @@ class Web:
 
 
 @dataclass(frozen=True)
+class Text:
+    """A sentence of the request layer, by its message id and English template (the web's
+    engine catalog translates it; message extraction reads these)."""
+
+    id: str
+    template: str
+
+    def __call__(self, **params: Any) -> Message:
+        return Message(self.id, self.template, params)
+
+
+@dataclass(frozen=True)
 class Choice:
     """A field whose value is one of a vocabulary: ``unknown`` is the sentence for any other
     value (``{v}`` the value, ``{choices}`` the vocabulary)."""
 
-    unknown: str
+    unknown: Text
 
 
 _CLI = Cli()

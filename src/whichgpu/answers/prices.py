@@ -38,7 +38,7 @@ from whichgpu.catalog.prices.sources import (
 from whichgpu.catalog.prices.store import HistoryPoint
 from whichgpu.catalog.prices.url import check_url
 from whichgpu.errors import InputError, NotFoundError, closest
-from whichgpu.messages import Field, msg
+from whichgpu.messages import Field, Join, msg
 
 
 def store(path: str | None) -> PriceStore:
@@ -116,9 +116,10 @@ def prices_history(q: PricesHistory, ctx: Context = LOCAL) -> HistoryAnswer:
         feeds = sorted({snap.feed for snap in st.current()})
         if q.feed not in feeds:
             near = closest(q.feed, feeds)
-            hint = f"did you mean {', '.join(near)}?" if near else \
-                f"the store has {', '.join(feeds) or 'no feed'}"
-            raise InputError(f"unknown price feed {q.feed!r}; {hint}")
+            raise InputError(msg("prices.unknown_feed.near", "unknown price feed {v!r}; did you "
+                                 "mean {near}?", v=q.feed, near=Join(near)) if near else
+                             msg("prices.unknown_feed", "unknown price feed {v!r}; the store "
+                                 "has {feeds}", v=q.feed, feeds=", ".join(feeds) or "no feed"))
     return HistoryAnswer(q, ids, st.history(ids or [], feed=q.feed),
                          None if ctx.public else str(st.path), note)
 

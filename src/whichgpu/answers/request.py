@@ -24,8 +24,9 @@ from pydantic import (
     model_validator,
 )
 
-from whichgpu.answers.fields import choice_of, flag, flags, label, web_of
+from whichgpu.answers.fields import Text, choice_of, flags, web_of
 from whichgpu.errors import InputError
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import parse_count, parse_duration, parse_money
 
 MAX_WORK = 10**15  # about 70 times the 15T tokens Llama 3 was pre-trained on
@@ -46,7 +47,7 @@ class Request(BaseModel):
     COMMAND: ClassVar[str] = ""
     #: field -> (sentence below the lower bound, sentence above the upper bound); {v} is the
     #: value. Only where the engine words it differently from the generic sentences.
-    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {}
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {}
     #: surface the model validates for: "cli" (the model itself) or "web" (for_web)
     SURFACE: ClassVar[str] = "cli"
 
@@ -66,7 +67,7 @@ class Request(BaseModel):
     def _work(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, str):  # steps is a number of diffusion steps in speed
             return value
-        return _at_most_count(value, info.field_name or "", MAX_WORK)
+        return _at_most_count(value, field_named(cls, info.field_name or ""), MAX_WORK)
 
     @field_validator(*MONEY_FIELDS, check_fields=False)
     @classmethod
@@ -78,8 +79,9 @@ class Request(BaseModel):
         except (InputError, ValueError, OverflowError):
             return value  # not money at all: the engine's parser says why
         if abs(amount) > MAX_MONEY:
-            raise ValueError(f"{_words(info.field_name or '')} must be at most 10^12 "
-                             f"(1,000,000,000,000) in any currency, got {value!r}")
+            raise InputError(msg("bound.money", "{field} must be at most 10^12 "
+                                 "(1,000,000,000,000) in any currency, got {v!r}",
+                                 field=field_named(cls, info.field_name or ""), v=value))
         return value
 
     @field_validator("deadline", check_fields=False)
@@ -92,8 +94,9 @@ class Request(BaseModel):
         except (InputError, ValueError, OverflowError):
             return value
         if longest > MAX_DURATION_S:
-            raise ValueError(f"{_words(info.field_name or '')} must be at most 100 years, "
-                             f"got {value!r}")
+            raise InputError(msg("bound.duration", "{field} must be at most 100 years, got "
+                                 "{v!r}", field=field_named(cls, info.field_name or ""),
+                                 v=value))
         return value
 
     @field_validator("calibration", check_fields=False)
@@ -104,9 +107,9 @@ class Request(BaseModel):
         if value is None or value.strip().lower() in ("", "none"):
             return None
         if value.strip().lower() != "default":
-            raise ValueError("calibration must be 'default' (this server's calibration "
-                             "profile) or 'none': the web server reads no file named in a "
-                             "request")
+            raise InputError(msg("web.calibration", "calibration must be 'default' (this "
+                                 "server's calibration profile) or 'none': the web server "
+                                 "reads no file named in a request"))
         return "default"
 
     @model_validator(mode="after")
@@ -126,7 +129,8 @@ class Request(BaseModel):
             except (InputError, ValueError, OverflowError):
                 continue
             if not MIN_RATE <= rate <= MAX_RATE:
-                raise ValueError(f"exchange rate {text!r} must be between 10^-7 and 10^7")
+                raise InputError(msg("bound.rate", "exchange rate {v!r} must be between 10^-7 "
+                                     "and 10^7", v=text))
         return value
 
 
@@ -134,14 +138,14 @@ def _words(name: str) -> str:
     return name.replace("_", " ")
 
 
-def _at_most_count(value: str, name: str, limit: int) -> str:
+def _at_most_count(value: str, field: Field, limit: int) -> str:
     try:
-        n = parse_count(value, what=_words(name))
+        n = parse_count(value, what=str(field))
     except (InputError, ValueError, OverflowError):
         return value  # unreadable: the engine's parser gives the reason
     if n > limit:
-        shown = f"{limit:,}" if limit < 10**9 else "10^15"
-        raise ValueError(f"{_words(name)} must be at most {shown}, got {value!r}")
+        raise InputError(msg("bound.work", "{field} must be at most 10^15, got {v!r}",
+                             field=field, v=value))
     return value
 
 
@@ -178,6 +182,11 @@ def for_web(model: type[R], body: bool = False) -> type[R]:
 
 
 DEFAULT_WEB_LENGTH = 40  # a value typed in a form: 8k, 1M, 2EUR, q4_k_m, ddr5-6000x2
+_TOO_MANY = Text("web.too_many", "{field} takes at most {n} values")
+_SERVER_WHOLE = Text("web.max.whole", "{field} must be a whole number <= {limit} (the web "
+                     "server's limit), got {v}")
+_SERVER_MAX = Text("web.max", "{field} must be at most {limit} (the web server's limit), got "
+                   "{v}")
 
 
 def check_web_bounds(request: Request) -> None:
@@ -191,39 +200,94 @@ def check_web_bounds(request: Request) -> None:
         longest = web.max_length or DEFAULT_WEB_LENGTH
         texts = value if isinstance(value, list) else [value]
         if isinstance(value, list) and web.max_items is not None and len(value) > web.max_items:
-            raise InputError(f"{flag(cls, name)} takes at most {web.max_items} values")
+            raise InputError(_TOO_MANY(field=field_flag(cls, name), n=web.max_items))
         if any(isinstance(t, str) and len(t) > longest for t in texts):
-            raise InputError(f"{flag(cls, name)} must be at most {longest} characters")
+            raise InputError(_TOO_LONG(field=field_flag(cls, name), n=longest))
         if cap is not None and isinstance(value, int | float) and not isinstance(value, bool) \
                 and value > cap:
             text = cls.BOUND_TEXT.get(name, (None, None))[1]
             if text:
-                raise InputError(text.format(v=_number_text(value)))
+                raise InputError(text(v=_number_text(value), field=_bound_flag(cls, name)))
             if isinstance(value, int):
-                raise InputError(f"{_label_words(cls, name)} must be a whole number <= "
-                                 f"{cap:g} (the web server's limit), got {value}")
-            raise InputError(f"{_label_words(cls, name)} must be at most {cap:g} (the web "
-                             f"server's limit), got {_number_text(value)}")
+                raise InputError(_SERVER_WHOLE(field=field_named(cls, name), limit=f"{cap:g}",
+                                               v=value))
+            raise InputError(_SERVER_MAX(field=field_named(cls, name), limit=f"{cap:g}",
+                                         v=_number_text(value)))
 
 
 # ------------------------------------------------------------------ bad input in one line
 
-_ENGINE_BOUNDS: dict[str, tuple[str | None, str | None]] = {
+_ENGINE_BOUNDS: dict[str, tuple[Text | None, Text | None]] = {
     # the engine's sentences (estimate/workload.py, cost/ownership.py, cost/build.py, advise)
-    "tp": ("tensor parallel degree must be >= 1, got {v}", None),
-    "zero": ("ZeRO stage must be 0, 1, 2 or 3, got {v}",) * 2,
-    "frames": ("frames must be >= 1, got {v}", None),
-    "tdp": ("TDP must be more than 0 W and at most 5,000 W, got {v}",) * 2,
-    "load_factor": ("load factor (share of TDP drawn while busy) must be more than 0 and at "
-                    "most 1, got {v}",) * 2,
-    "pue": ("PUE must be between 1 and 3, got {v}",) * 2,
-    "concurrency": ("concurrency must be at least 1", None),
+    "tp": (Text("bound.tp", "tensor parallel degree must be >= 1, got {v}"), None),
+    "zero": (Text("bound.zero", "ZeRO stage must be 0, 1, 2 or 3, got {v}"),) * 2,
+    "frames": (Text("bound.frames", "frames must be >= 1, got {v}"), None),
+    "tdp": (Text("bound.tdp", "TDP must be more than 0 W and at most 5,000 W, got {v}"),) * 2,
+    "load_factor": (Text("bound.load_factor", "load factor (share of TDP drawn while busy) "
+                         "must be more than 0 and at most 1, got {v}"),) * 2,
+    "pue": (Text("bound.pue", "PUE must be between 1 and 3, got {v}"),) * 2,
+    "concurrency": (Text("bound.concurrency", "concurrency must be at least 1"), None),
+    "steps": (Text("bound.steps", "steps must be >= 1, got {v}"), None),
+    "gpu_layers": (Text("bound.gpu_layers", "{field} must be >= 0, got {v}"), None),
+    "n_cpu_moe": (Text("bound.n_cpu_moe", "{field} must be >= 0, got {v}"), None),
+    "tokens_per_s_each": (Text("bound.tokens_per_s_each", "tokens per s each must be "
+                               "positive"), None),
+    "max_age": (Text("bound.max_age", "{field} must be a positive number of days, got "
+                     "{v}"), None),
+    "max_gpus": (Text("bound.max_gpus", "{field} must be at least 1, got {v}"), None),
 }
+#: the flag a bound's sentence names (the engine's own sentences say these)
+_BOUND_FLAGS = {"gpu_layers": "-ngl"}
 _LABELS = {"lora_rank": "lora rank"}
+_GENERIC = {
+    "greater_than": Text("bound.more_than", "{field} must be more than {limit}, got {v}"),
+    "greater_than_equal": Text("bound.at_least", "{field} must be at least {limit}, got {v}"),
+    "less_than": Text("bound.less_than", "{field} must be less than {limit}, got {v}"),
+    "less_than_equal": Text("bound.at_most", "{field} must be at most {limit}, got {v}"),
+}
+_WHOLE_LOW = Text("bound.whole.low", "{field} must be a whole number >= {limit}, got {v}")
+_WHOLE_HIGH = Text("bound.whole.high", "{field} must be a whole number <= {limit}, got {v}")
+_OPEN_CLOSED = Text("bound.open_closed", "{field} must be more than {low} and at most {high}, "
+                    "got {v}")
+_CLOSED = Text("bound.between", "{field} must be between {low} and {high}, got {v}")
+_PARSE = {
+    "int_parsing": Text("parse.int", "Invalid value for '{field}': {v!r} is not a valid "
+                        "integer."),
+    "int_from_float": Text("parse.int", "Invalid value for '{field}': {v!r} is not a valid "
+                           "integer."),
+    "float_parsing": Text("parse.float", "Invalid value for '{field}': {v!r} is not a valid "
+                          "float."),
+    "finite_number": Text("parse.finite", "Invalid value for '{field}': {v!r} is not a finite "
+                          "number."),
+    "bool_parsing": Text("parse.bool", "Invalid value for '{field}': {v!r} is not a valid "
+                         "boolean."),
+}
+_MISSING = Text("parse.missing", "Missing option '{field}'.")
+_EXTRA = Text("parse.extra", "No such option: {field}")
+_TOO_LONG = Text("parse.too_long", "{field} must be at most {n} characters")
+_JOINED = Text("parse.joined", "{reasons}")
+_INVALID = Text("parse.invalid", "invalid request")
 
 
 def _label_words(model: type[BaseModel] | None, name: str) -> str:
     return _LABELS.get(name, _words(name))
+
+
+def field_named(model: type[BaseModel] | None, name: str) -> Field:
+    """A field said by its name in words ('lora rank'); the web says its own label."""
+    return Field(name, flag=_label_words(model, name))
+
+
+def field_flag(model: type[BaseModel] | None, name: str) -> Field:
+    """A field said by its flag ('--batch'; a positional argument: '--gpu')."""
+    known = model is not None and name in model.model_fields
+    named = flags(model, name) if known and model is not None else ()
+    return Field(name, flag=named[0] if named else "--" + name.replace("_", "-"))
+
+
+def _bound_flag(model: type[BaseModel] | None, name: str) -> Field:
+    flag = _BOUND_FLAGS.get(name)
+    return Field(name, flag=flag) if flag else field_flag(model, name)
 
 
 def _number_text(text: Any) -> str:
@@ -257,86 +321,84 @@ def _is_int(model: type[BaseModel] | None, name: str) -> bool:
 
 
 def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any,
-                    ctx: dict[str, Any]) -> str:
+                    ctx: dict[str, Any]) -> Message:
     v = _number_text(value)
     texts = {**_ENGINE_BOUNDS, **(getattr(model, "BOUND_TEXT", None) or {})}.get(
         name, (None, None))
     below = kind in ("greater_than", "greater_than_equal")
     special = texts[0] if below else texts[1]
     if special:
-        return special.format(v=v)
-    words = _label_words(model, name)
+        return special(v=v, field=_bound_flag(model, name))
+    field = field_named(model, name)
     low, low_in, high, high_in = _bounds(model, name)
     if (low if below else high) is None:
-        limit = next(iter(ctx.values()), "?")
-        how = {"greater_than": "more than", "greater_than_equal": "at least",
-               "less_than": "less than", "less_than_equal": "at most"}[kind]
-        return f"{words} must be {how} {limit}, got {v}"
+        return _GENERIC[kind](field=field, limit=next(iter(ctx.values()), "?"), v=v)
     if _is_int(model, name):
-        if below:
-            return f"{words} must be a whole number >= {low}, got {v}"
-        return f"{words} must be a whole number <= {high}, got {v}"
-    if low is not None and high is not None:
-        if not low_in and high_in:
-            return f"{words} must be more than {low:g} and at most {high:g}, got {v}"
-        if low_in and high_in:
-            return f"{words} must be between {low:g} and {high:g}, got {v}"
+        return (_WHOLE_LOW if below else _WHOLE_HIGH)(field=field, limit=low if below else high,
+                                                      v=v)
+    if low is not None and high is not None and high_in:
+        return (_CLOSED if low_in else _OPEN_CLOSED)(field=field, low=f"{low:g}",
+                                                     high=f"{high:g}", v=v)
     if below:
-        return f"{words} must be {'at least' if low_in else 'more than'} {low:g}, got {v}"
-    return f"{words} must be {'at most' if high_in else 'less than'} {high:g}, got {v}"
+        return _GENERIC["greater_than_equal" if low_in else "greater_than"](
+            field=field, limit=f"{low:g}", v=v)
+    return _GENERIC["less_than_equal" if high_in else "less_than"](field=field,
+                                                                   limit=f"{high:g}", v=v)
 
 
-def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -> str:
+def _said(err: dict[str, Any], text: str) -> Message | str:
+    """A validator's own sentence: the message it raised, when it raised one."""
+    raised = (err.get("ctx") or {}).get("error")
+    first = raised.args[0] if isinstance(raised, BaseException) and raised.args else None
+    return first if isinstance(first, Message) else text
+
+
+def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -> Message:
     """Pydantic's errors as one line, in the engine's words where it has them:
     'batch must be a whole number >= 1, got 0', 'No such option: --colour'."""
-    parts = []
+    parts: list[Message | str] = []
     for err in errors[:5]:
         loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
         name = loc[0] if loc else ""
         known = model is not None and name in model.model_fields
-        named = flags(model, name) if known and model is not None else ()
-        option = named[0] if named else "--" + name.replace("_", "-")
         kind = err.get("type", "")
         value = err.get("input")
         text = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         single = len(loc) == 1
-        if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") \
-                and single:
+        if kind in _GENERIC and single:
             parts.append(_bound_sentence(model, name, kind, value, err.get("ctx") or {}))
         elif kind == "enum" and single and known and model is not None:
             parts.append(_unknown_choice(model, name, value, err.get("ctx") or {}))
-        elif kind in ("int_parsing", "int_from_float") and single:
-            parts.append(f"Invalid value for '{option}': {value!r} is not a valid integer.")
-        elif kind == "float_parsing" and single:
-            parts.append(f"Invalid value for '{option}': {value!r} is not a valid float.")
-        elif kind == "finite_number" and single:
-            parts.append(f"Invalid value for '{option}': {value!r} is not a finite number.")
-        elif kind == "bool_parsing" and single:
-            parts.append(f"Invalid value for '{option}': {value!r} is not a valid boolean.")
+        elif kind in _PARSE and single:
+            parts.append(_PARSE[kind](field=field_flag(model, name), v=value))
         elif kind == "missing" and single:
-            parts.append(f"Missing option '{option}'.")
+            parts.append(_MISSING(field=field_flag(model, name)))
         elif kind == "extra_forbidden" and single:
-            parts.append(f"No such option: {option}")
+            parts.append(_EXTRA(field=field_flag(model, name)))
         elif kind == "string_too_long" and single:
             limit = (err.get("ctx") or {}).get("max_length")
-            parts.append(f"{option} must be at most {limit} characters")
+            parts.append(_TOO_LONG(field=field_flag(model, name), n=limit))
         elif kind == "value_error":
-            parts.append(text)  # our validators write whole sentences
+            parts.append(_said(err, text))  # our validators write whole sentences
         else:
             parts.append(f"{'.'.join(loc)}: {text}" if loc else text)
-    return "; ".join(parts) or "invalid request"
+    if not parts:
+        return _INVALID()
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], Message) else \
+        _JOINED(reasons=Join(parts, "; "))
 
 
-def _unknown_choice(model: type[BaseModel], name: str, value: Any, ctx: dict[str, Any]) -> str:
+def _unknown_choice(model: type[BaseModel], name: str, value: Any,
+                    ctx: dict[str, Any]) -> Message:
     choice = choice_of(model, name)
     annotation = model.model_fields[name].annotation
     members = [a for a in (annotation, *typing.get_args(annotation))
                if isinstance(a, type) and issubclass(a, str) and a is not str]
     values = [str(m) for m in members[0]] if members else \
         [v.strip(" '") for v in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
-    if choice is not None:
-        return choice.unknown.format(v=repr(value), choices=", ".join(values))
-    return f"unknown {label(model, name)} {value!r}; use one of {', '.join(values)}"
+    unknown = choice.unknown if choice is not None else Text(
+        "choice.unknown", "unknown {field} {v!r}; use one of {choices}")
+    return unknown(field=field_named(model, name), v=value, choices=", ".join(values))
 
 
 def finite(value: float | None) -> bool:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from whichgpu.answers.fields import N_, Choice, Cli, Web
+from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
 from whichgpu.vocabulary import Engine, Objective, OffloadMode, Task
 
@@ -45,7 +45,8 @@ Params = Annotated[str | None, Field(description=(
                                          "or 70e9."))]
 TaskField = Annotated[Task, Field(description=(
     "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
-    Choice("unknown task {v}; use one of {choices}"), Web(label=N_("Workload"), hint=N_(
+    Choice(Text("choice.task",
+                "unknown task {v!r}; use one of {choices}")), Web(label=N_("Workload"), hint=N_(
         "Question 1 of S13: training, fine-tuning or inference."))]
 Quant = Annotated[str | None, Field(description=(
     "Weight format: bf16, fp8, awq, gptq, nf4, q4_k_m, exl2-4.0 ...")),
@@ -60,7 +61,8 @@ Batch = Annotated[int, Field(ge=1, description=(
     Web(label=N_("Batch"), max=4096)]
 EngineField = Annotated[Engine | None, Field(description=(
     "llamacpp, vllm, sglang, trtllm, transformers, exllamav2 or mlc; diffusers or comfyui "
-    "for diffusion.")), Choice("unknown engine {v}; use one of {choices}"),
+    "for diffusion.")), Choice(Text("choice.engine",
+                "unknown engine {v!r}; use one of {choices}")),
     Web(label=N_("Engine"))]
 PromptTokens = Annotated[str | None, Field(description="Input length."),
                          Web(label=N_("Prompt tokens per request"))]
@@ -117,7 +119,8 @@ Cfg = Annotated[bool | None, Field(description=(
 Offload = Annotated[OffloadMode, Field(description=(
     "none (the engine's default: diffusers keeps the pipeline on the GPU, ComfyUI unloads "
     "idle models itself); gpu-only, model or sequential (diffusion); optimizer or cpu "
-    "(training).")), Choice("unknown offload mode {v}; use one of {choices}"),
+    "(training).")), Choice(Text("choice.offload",
+                "unknown offload mode {v!r}; use one of {choices}")),
     Web(label=N_("Offload"))]
 VaeTiling = Annotated[bool, Field(description=(
     "Diffusion: decode the latents tile by tile (diffusers vae.enable_tiling(), ComfyUI VAE "
@@ -228,22 +231,23 @@ class PastedConfig(Request):
     @field_validator("config")
     @classmethod
     def _config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        from whichgpu.errors import DataError
-        from whichgpu.models.bounds import check_config
+        from whichgpu.errors import DataError, InputError
+        from whichgpu.messages import msg
+        from whichgpu.models.bounds import PASTED, check_config
         from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
 
         if value is None:
             return value
         if json_depth(value) > MAX_JSON_DEPTH:
-            raise ValueError(f"the pasted config.json nests more than {MAX_JSON_DEPTH} levels "
-                             "deep; a model config nests a few")
+            raise InputError(msg("paste.depth", "the pasted config.json nests more than {n} "
+                                 "levels deep; a model config nests a few", n=MAX_JSON_DEPTH))
         if not _all_finite(value):
-            raise ValueError("the pasted config.json holds NaN or Infinity, which are not JSON "
-                             "numbers")
+            raise InputError(msg("paste.nan", "the pasted config.json holds NaN or Infinity, "
+                                 "which are not JSON numbers"))
         try:  # dimensions no model has: refused here, before the request takes a worker
-            check_config(value, "pasted config.json")
+            check_config(value, PASTED)
         except DataError as exc:
-            raise ValueError(str(exc)) from None
+            raise InputError(exc.args[0]) from None
         return value
 
 
@@ -334,8 +338,9 @@ class Speed(Workload):
         "fits, the batch and what bounds it.")), Web(label=N_("Maximum throughput"))] = False
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
-    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
-        "count": ("gpus must be a whole number >= 1, got {v}", None)}
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
+        "count": (Text("bound.speed.count", "gpus must be a whole number >= 1, got {v}"),
+                  None)}
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
         "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap")
@@ -393,7 +398,8 @@ class Recommend(Workload):
         Web(label=N_("Time per output token (mean)"), hint=N_(
             "e.g. 50ms; empty: no target."))] = None
     objective: Annotated[Objective, Field(description="cost or time."),
-                         Choice("--objective must be cost or time, got {v}"),
+                         Choice(Text("choice.objective",
+                                     "--objective must be cost or time, got {v!r}")),
                          Web(label=N_("Rank by"))] = Objective.COST
     deadline: Annotated[str | None, Field(description="e.g. 2h or 3d."),
                         Web(label=N_("Deadline"), hint=N_("e.g. 2h or 3d."))] = None
@@ -424,6 +430,8 @@ class Recommend(Workload):
         "How many of your cards (--gpu) you have: every count up to it that the layout "
         "allows is tried.")), Web(label=N_("How many of your cards"), max=64)] = 1
 
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
+        "count": (Text("bound.recommend.count", "{field} must be at least 1, got {v}"), None)}
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens")
     JOB_FIELDS: ClassVar[tuple[str, ...]] = (
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
@@ -527,9 +535,9 @@ class Tco(Request):
         Web(skip=True)] = False
     as_json: Json = False
 
-    BOUND_TEXT: ClassVar[dict[str, tuple[str | None, str | None]]] = {
-        "hours_per_month": ("--hours-per-month must be more than 0 and at most 730 (24/7), "
-                            "got {v}",) * 2}
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
+        "hours_per_month": (Text("bound.tco.hours", "{field} must be more than 0 and at most "
+                                 "730 (24/7), got {v}"),) * 2}
 
 
 class Cost(Request):
@@ -940,7 +948,8 @@ class Compare(Request):
         Cli(flags=("--model",)), Web(skip=True)] = None
     task: Annotated[Task, Field(description=(
         "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
-        Choice("unknown task {v}; use one of {choices}"), Web(skip=True)] = Task.INFERENCE
+        Choice(Text("choice.task",
+                "unknown task {v!r}; use one of {choices}")), Web(skip=True)] = Task.INFERENCE
     quant: Annotated[str | None, Field(description=(
         "Weight format: bf16, fp8, awq, gptq, nf4, q4_k_m, exl2-4.0 ...")),
         Web(skip=True)] = None
@@ -956,7 +965,8 @@ class Compare(Request):
                              Web(skip=True)] = None
     engine: Annotated[Engine | None, Field(description=(
         "llamacpp, vllm, sglang, trtllm, transformers, exllamav2 or mlc; diffusers or comfyui "
-        "for diffusion.")), Choice("unknown engine {v}; use one of {choices}"),
+        "for diffusion.")), Choice(Text("choice.engine",
+                "unknown engine {v!r}; use one of {choices}")),
         Web(skip=True)] = None
     bound: Annotated[str, Field(description=(
         "Without --model: compute (dense BF16 peak), memory (bandwidth) or auto (fit both on "

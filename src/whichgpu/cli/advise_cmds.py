@@ -9,6 +9,7 @@ import typer
 from whichgpu.answers import requests as req
 from whichgpu.cli.bind import bind
 from whichgpu.cli.common import console, show
+from whichgpu.vocabulary import Ranking
 
 
 def register(app: typer.Typer) -> None:
@@ -69,8 +70,7 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
     if shown and table:
         first = shown[0]
         rate_name = _RATE_HEADERS.get(first.rate_name, first.rate_name.replace("_", " "))
-        unit = first.unit if rec.ranking.startswith("cost per ") and first.unit and \
-            rec.ranking != "cost per hour" else None
+        unit = first.unit if rec.ranked_by is Ranking.COST_PER_UNIT and first.unit else None
         t = Table(title=title, title_justify="left", pad_edge=False)
         cost_head = f"per {unit}" if unit else "Cost"
         for col in ("#", "GPUs", "Price/h", "Time", cost_head, "Cost range", rate_name):
@@ -230,7 +230,8 @@ def _print_checklist(result) -> None:
             console.print("  Then: " + escape("; ".join(
                 f"{o.label} at {format_money(o.price_per_hour)}/h"
                 + (f" ({format_money(o.unit_cost.typical)} per {o.unit})"
-                   if o.unit_cost is not None and rec.ranking != "cost per hour" else "")
+                   if o.unit_cost is not None and rec.ranked_by is not Ranking.COST_PER_HOUR
+                   else "")
                 for o in others)) + (f"; and {rest} more options" if rest > 0 else ""))
     if result.advice is not None:
         adv = result.advice

@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from whichgpu.errors import InputError, NotFoundError
-from whichgpu.models.bounds import check_spec
+from whichgpu.messages import msg
+from whichgpu.models.bounds import PASTED, check_spec
 from whichgpu.models.generic import bare_size_spec, generic_spec
 from whichgpu.models.local_file import file_kind, read_json, stat_path
 from whichgpu.models.preset_index import find_preset, load_preset, preset_names
 from whichgpu.models.spec import ModelSpec
 
-_HINT = ("give a preset alias (see 'whichgpu models'), a Hub id like org/name, a path to a "
-         "config.json, a model folder or a .gguf file, or a size like 70B (106B-A12B for a MoE)")
+_HINT = msg("model.hint", "give a preset alias (see 'whichgpu models'), a Hub id like "
+            "org/name, a path to a config.json, a model folder or a .gguf file, or a size like "
+            "70B (106B-A12B for a MoE)")
 MAX_NAME_CHARS = 1000  # a Hub id is at most 96 + 1 + 96 characters; paths rarely pass 300
 MODEL_FILE_SUFFIXES = (".json", ".gguf", ".safetensors", ".bin", ".pt", ".pth", ".ckpt",
                        ".csv", ".toml")
@@ -78,15 +80,16 @@ def resolve_model(name: str | None, *, params: float | None = None,
     if params is not None:
         return check_spec(generic_spec(params, label=None))
     if config is not None:
-        return check_spec(_pasted(config), "pasted config.json")
+        return check_spec(_pasted(config), PASTED)
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"no model given; {_HINT}")
+        raise InputError(msg("model.missing", "no model given; {hint}", hint=_HINT))
     text = name.strip()
     if len(text) > MAX_NAME_CHARS:
-        raise InputError(f"a model name of {len(text):,} characters is not a model name; "
-                         f"{_HINT}")
+        raise InputError(msg("model.too_long", "a model name of {n:,} characters is not a "
+                             "model name; {hint}", n=len(text), hint=_HINT))
     refused = local_files_refused() or (None if files else
-                                        "local files are not read here: " + _HINT)
+                                        msg("model.no_files", "local files are not read here: "
+                                            "{hint}", hint=_HINT))
     if refused is None:
         path = Path(text).expanduser() if text.startswith("~") else Path(text)
         found = stat_path(path)
@@ -122,12 +125,12 @@ def _pasted(config: dict[str, Any]) -> ModelSpec:
     from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
 
     if "_class_name" in config:
-        raise InputError("a diffusers model_index.json cannot be pasted: name the "
-                         "pipeline's preset or Hub id instead")
+        raise InputError(msg("paste.model_index", "a diffusers model_index.json cannot be "
+                             "pasted: name the pipeline's preset or Hub id instead"))
     if json_depth(config) > MAX_JSON_DEPTH:
-        raise InputError(f"the pasted config.json nests more than {MAX_JSON_DEPTH} levels "
-                         "deep; a model config nests a few")
-    return parse_config(config, origin="pasted config.json", source="config:pasted",
+        raise InputError(msg("paste.depth", "the pasted config.json nests more than {n} levels "
+                             "deep; a model config nests a few", n=MAX_JSON_DEPTH))
+    return parse_config(config, origin=PASTED, source="config:pasted",
                         model_id="pasted config.json")
 
 

@@ -27,7 +27,8 @@ from whichgpu.answers.fields import is_bool, is_list
 from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web, reason
 from whichgpu.errors import InputError, WhichGPUError
-from whichgpu.web import charts, explain, work
+from whichgpu.messages import msg
+from whichgpu.web import charts, explain, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
 from whichgpu.web.resolve import prefetch
@@ -99,7 +100,7 @@ def _env() -> Environment:
     for name in ("number", "sig", "percent", "money", "gb", "gib", "duration", "date",
                  "datetime", "age"):
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
-    env.filters["tr"] = lambda text: explain.tr(_L(), text)
+    env.filters["say"] = lambda text: words.say(_L(), text)
     env.globals.update(charts=charts, explain=explain, math=math)
     return env
 
@@ -181,13 +182,18 @@ def read(model: type[Question], params: dict[str, Any]) -> tuple[Any, str | None
 
 
 def attempt(fn, *args):
-    """(result, None) or (None, reason): bad input is shown on the page, not raised."""
+    """(result, None) or (None, reason): bad input is shown on the page, not raised (the
+    reason as the engine said it: a message the page says in its own language)."""
     try:
         return fn(*args), None
-    except InputError as exc:
-        return None, str(exc)
     except WhichGPUError as exc:
-        return None, str(exc)
+        return None, said(exc)
+
+
+def said(exc: BaseException) -> str:
+    """What an error says: its message (structured when the engine gave one)."""
+    first = exc.args[0] if exc.args else ""
+    return first if isinstance(first, str) and first == str(exc) else str(exc)
 
 
 def status_of(error: str | None) -> int:
@@ -257,7 +263,7 @@ def _number(text: str | None) -> float | None:
     try:
         value = float(str(text).strip().replace(",", "."))
     except ValueError:
-        raise InputError(f"cannot read {text!r} as a number") from None
+        raise InputError(msg("web.number", "cannot read {v!r} as a number", v=text)) from None
     return value if math.isfinite(value) else None
 
 
@@ -270,7 +276,7 @@ def _rent_or_buy(result: Any, p: dict[str, Any]):
     try:
         hours, horizon = _number(p.get("hours_per_month")), _number(p.get("horizon_months"))
     except InputError as exc:
-        return None, [str(exc)]
+        return None, [said(exc)]
     if best is None or hours is None or horizon is None:
         return None, []
     try:
@@ -280,12 +286,12 @@ def _rent_or_buy(result: Any, p: dict[str, Any]):
         return rent_or_buy(inputs, result.rates, hours_per_month=hours,
                            horizon_months=horizon), []
     except InputError as exc:
-        return None, [str(exc)]
+        return None, [said(exc)]
 
 
 def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
     """What S13 says for these answers (shown beside the computed answer)."""
-    from whichgpu.advise.checklist import ChecklistAnswers, article_rules
+    from whichgpu.advise.checklist import ChecklistAnswers, answers_rule, article_rules
 
     try:
         hours = _number(p.get("hours_per_month")) or 100.0
@@ -299,8 +305,8 @@ def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
         return []
     rules = article_rules(answers, job.workload.model.params_total / 1e9)
     given = {"hours": p.get("hours_per_month"), "horizon": p.get("horizon_months")}
-    return [r for r in rules if (not r.startswith("Q4") or given["hours"])
-            and (not r.startswith("Q5") or given["horizon"])]
+    return [r for r in rules if (not answers_rule(r, 4) or given["hours"])
+            and (not answers_rule(r, 5) or given["horizon"])]
 
 
 def _pareto_chart(rec) -> Markup | None:

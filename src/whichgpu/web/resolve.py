@@ -27,6 +27,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from whichgpu.errors import InputError, WhichGPUError
+from whichgpu.estimate.build import PARAMS_WORDS
+from whichgpu.messages import msg
 from whichgpu.models.generic import parse_bare_size
 from whichgpu.models.hub import (
     HubDeadlineExceeded,
@@ -48,8 +50,8 @@ KEEP_S = 3600.0  # a Hub model's spec is kept this long (configs rarely change)
 KEEP = 128
 MISS_S = 600.0  # a Hub answer that the id is wrong (not found, gated, not a model)
 DOWN_S = 30.0  # after the Hub could not be reached, uncached ids fail at once this long
-NO_FILES = ("the web server reads no files: give a preset alias, a Hub id (org/name) or a "
-            "size such as 70B, or paste the contents of a config.json")
+NO_FILES = msg("web.no_files", "the web server reads no files: give a preset alias, a Hub id "
+               "(org/name) or a size such as 70B, or paste the contents of a config.json")
 T = TypeVar("T")
 
 __all__ = ["HubDeadlineExceeded", "NO_FILES", "check_name", "hub_status", "is_hub_lookup",
@@ -256,7 +258,7 @@ def web_model(name: str | None, *, params: str | None = None,
     """The ModelSpec of a preset, a size, a Hub id or a pasted config.json: the one resolver
     (models/resolve.py) with local files off and the Hub asked through this server's pool
     (``offline`` is the command line's: a visitor cannot turn the Hub off or on)."""
-    count = float(parse_count(params, what="parameter count")) if params else None
+    count = float(parse_count(params, what=PARAMS_WORDS)) if params else None
     if count is None and config is None and name is not None and name.strip():
         name = check_name(name)
     with no_local_files(NO_FILES):

@@ -33,6 +33,7 @@ from whichgpu.catalog.prices import OfferSelection, current_offers
 from whichgpu.cost.build import CostResult, TcoResult
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
+from whichgpu.messages import msg
 from whichgpu.models.resolve import looks_like_path
 from whichgpu.web.resolve import web_model
 
@@ -48,8 +49,8 @@ OFFER_SET_OFFERS = 50_000
 # ------------------------------------------------------------------ prices
 
 _FEED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+\-]*)?")
-NO_OFFER_FILES = ("the web server reads no offer files: name a price source (the 'prices' "
-                  "page lists them), e.g. vramfarm-2026-11")
+NO_OFFER_FILES = msg("web.no_offer_files", "the web server reads no offer files: name a price "
+                     "source (the 'prices' page lists them), e.g. vramfarm-2026-11")
 
 
 def check_prices(prices: str | None) -> str | None:
@@ -70,7 +71,7 @@ def check_prices(prices: str | None) -> str | None:
         from whichgpu.errors import NotFoundError
 
         raise NotFoundError("price source", name, sorted(known),
-                            hint="the 'prices' page lists them")
+                            hint=msg("web.prices_hint", "the 'prices' page lists them"))
     return p
 
 
@@ -205,21 +206,21 @@ def calibration_profile(requested: str | None) -> Calibration | None:
         return None
     path = _calibration_file()
     if path is None:
-        raise InputError("this server uses no calibration profile (it was started with "
-                         "--calibration none): ask without calibration")
+        raise InputError(msg("web.no_calibration", "this server uses no calibration profile (it "
+                             "was started with --calibration none): ask without calibration"))
     stamp = _calibration_stamp()
     if stamp[1] is None:
-        raise InputError("this server has no calibration profile yet: run 'whichgpu bench' "
-                         "on its GPU (or start it with 'whichgpu serve --calibration FILE'), "
-                         "or ask without calibration")
+        raise InputError(msg("web.calibration_missing", "this server has no calibration "
+                             "profile yet: run 'whichgpu bench' on its GPU (or start it with "
+                             "'whichgpu serve --calibration FILE'), or ask without calibration"))
     profile = _profiles.get(stamp)
     if profile is None:
         try:
             profile = dataclasses.replace(load_profile(path), path=path.name)
         except DataError as exc:
             logging.getLogger("whichgpu.web").error("calibration profile: %s", exc)
-            raise WhichGPUError("this server's calibration profile cannot be read; the "
-                                "server log says why") from None
+            raise WhichGPUError(msg("web.calibration_unreadable", "this server's calibration "
+                                    "profile cannot be read; the server log says why")) from None
         _profiles.clear()  # one profile at a time: the file as it is now
         _profiles[stamp] = profile
     return profile

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whichgpu.engines import has
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import workload_weight_bytes
@@ -326,7 +327,7 @@ def _expert_prefill(w: Workload, hw: Hardware, tokens: int, era: str | None
         return 0.0, 1.0, ""
     moe = m.moe
     per_token = 2 * m.params.experts * moe.experts_per_token / moe.num_experts
-    if w.engine_name in ("llamacpp", "mlc"):
+    if has(w.engine_name, "ggml_runtime"):
         chunk = w.ubatch_tokens
     else:
         from whichgpu.estimate.constants import memory_value
