@@ -96,7 +96,15 @@ class SpotEstimate:
     assumption: SpotAssumption
     restart: RestartAssumption
     never_finishes: bool = False  # the high end practically never finishes
+    kind: str = "training"  # training (checkpoints) or items (inference, resumes per item)
     assumptions: tuple[str, ...] = field(default=())
+
+    def converted(self, currency: str, rates: Any = None) -> SpotEstimate:
+        """The same estimate with its costs in ``currency``."""
+        from dataclasses import replace
+
+        return replace(self, cost=self.cost.convert(currency, rates),
+                       uninterrupted_cost=self.uninterrupted_cost.convert(currency, rates))
 
     @property
     def overhead(self) -> float:
@@ -116,6 +124,7 @@ class SpotEstimate:
             "restart_billed_s": self.restart_billed_s.to_json(),
             "capacity_wait_s": self.restart.capacity_wait_s.to_json(),
             "instances": self.instances, "never_finishes": self.never_finishes,
+            "kind": self.kind,
             "interruption": self.assumption.to_json(), "assumptions": list(self.assumptions),
         }
 
@@ -279,7 +288,7 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
                                                                             strict=True))
     estimate = SpotEstimate(
         offer, n, work_s, Range(*walls), Range(*bills), Range(*fails), MoneyRange(*costs),
-        MoneyRange(*plains), every, write, restart, assume, rs, capped_any)
+        MoneyRange(*plains), every, write, restart, assume, rs, capped_any, kind)
     return _with_assumptions(estimate, kind, item_s)
 
 
