@@ -27,7 +27,7 @@ _DEFAULT_OUTPUT_TOKENS = 256  # a request's output when the job does not say (pe
 
 
 @cache
-def _bytes(wl: Workload) -> tuple[float, float]:
+def job_bytes(wl: Workload) -> tuple[float, float]:
     """(bytes one checkpoint writes, bytes a restart reads) for ``wl`` on all its GPUs."""
     from whichgpu.estimate.memory import estimate_memory
 
@@ -67,7 +67,7 @@ def spot_risk(job: Job, wl: Workload, offer: Offer, count: int, replicas: int,
 def _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour):
     if not offer.spot:
         return None
-    ckpt, load = _bytes(wl)
+    ckpt, load = job_bytes(wl)
     if job.per_hour:  # serving: spares keep the service up
         return serving_on_spot(offer, price_per_hour / max(1, replicas), replicas,
                                load_bytes=load)
