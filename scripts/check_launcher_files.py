@@ -61,7 +61,8 @@ def _names() -> dict:
     clouds = sorted(registry.CLOUD_REGISTRY.keys())
     accelerators = {}
     for cloud in ("aws", "cudo", "hyperbolic", "lambda", "mithril", "nebius", "runpod", "vast"):
-        listed = catalog.list_accelerators(gpus_only=True, clouds=cloud, case_sensitive=False)
+        # gpus_only would need the GpuInfo column, which the recorded rows leave empty
+        listed = catalog.list_accelerators(gpus_only=False, clouds=cloud, case_sensitive=False)
         accelerators[cloud] = sorted(listed)
     known = [{"name": g.name, "memory": g.memory, "vendor": "nvidia"}
              for g in gpuhunt.KNOWN_NVIDIA_GPUS]

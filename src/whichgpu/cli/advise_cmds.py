@@ -75,8 +75,9 @@ def recommend(
     export: str | None = typer.Option(
         None, "--export", help="Print the chosen option as a launcher task file: skypilot or "
                                "dstack (YAML on stdout; with --json in the 'export' field)."),
-    export_option: int = typer.Option(1, "--export-option",
-                                      help="Which ranked option --export writes (1: the best)."),
+    export_option: int | None = typer.Option(
+        None, "--export-option", help="Which ranked option --export writes (default: the best "
+                                      "one the launcher can launch)."),
     top: int = typer.Option(10, "--top", help="Options to show."),
     max_gpus: int | None = typer.Option(None, "--max-gpus",
                                         help="At most this many GPUs (1: single cards)."),

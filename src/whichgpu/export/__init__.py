@@ -51,19 +51,34 @@ def check_launcher(name: str) -> Launcher:
     return n  # type: ignore[return-value]
 
 
-def export_option(rec: Recommendation, launcher: str, option: int = 1, *, selection=None,
-                  command: str | None = None) -> Export:
-    """The ``option``-th ranked option of ``rec`` as a ``launcher`` task file."""
+def export_option(rec: Recommendation, launcher: str, option: int | None = None, *,
+                  selection=None, command: str | None = None) -> Export:
+    """The ``option``-th ranked option of ``rec`` as a ``launcher`` task file; by default the
+    best-ranked option the launcher can express (the header says which were passed over)."""
     from whichgpu.export.header import header
     from whichgpu.export.target import target
     from whichgpu.export.yaml_text import dump
 
     which = check_launcher(launcher)
-    if isinstance(option, bool) or not isinstance(option, int) or option < 1:
-        raise InputError(f"--export-option must be a whole number >= 1, got {option!r}")
     if not rec.options:
         raise InputError(f"nothing to export to {label(which)}: no option can run the job "
                          "(see why above)")
+    skipped: list[str] = []
+    if option is None:
+        for i, candidate in enumerate(rec.options, start=1):
+            try:
+                target(candidate, which)
+            except InputError as exc:
+                skipped.append(f"option {i} ({candidate.label} on "
+                               f"{candidate.offer.provider}) passed over: {exc}".split(": pick")[0])
+                if i == len(rec.options):
+                    raise InputError(f"{label(which)} can launch none of the "
+                                     f"{len(rec.options)} ranked options: {exc}") from None
+                continue
+            option = i
+            break
+    if isinstance(option, bool) or not isinstance(option, int) or option < 1:
+        raise InputError(f"--export-option must be a whole number >= 1, got {option!r}")
     if option > len(rec.options):
         raise InputError(f"--export-option {option}: there are only {len(rec.options)} "
                          "ranked option(s)")
@@ -79,7 +94,7 @@ def export_option(rec: Recommendation, launcher: str, option: int = 1, *, select
     else:
         from whichgpu.export.dstack import task
     body = task(rec, opt, where, cmds)
-    notes = list(where.notes)
+    notes = [*skipped, *where.notes]
     text = header(rec, opt, option, which, where, cmds, selection, command, notes) + dump(body)
     slug = "-".join(p for p in (rec.job.workload.model.id.replace("/", "-").lower(),
                                 rec.job.workload.task, opt.gpu.id) if p)

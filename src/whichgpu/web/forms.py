@@ -400,7 +400,8 @@ class RecommendQuery(WorkloadQuery):
     export: Literal["skypilot", "dstack"] | None = Field(
         None, description="Also return the chosen option as a launcher task file (the YAML "
         "in the 'export' field), as --export.")
-    export_option: int = Field(1, ge=1, le=500, description="Which ranked option to export.")
+    export_option: int | None = Field(None, ge=1, le=500, description="Which ranked option "
+                                      "to export (default: the best the launcher can launch).")
     top: int = Field(10, ge=0, le=500, description="Options to return (0: all).")
     max_gpus: int | None = Field(None, ge=1, le=1024,
                                  description="At most this many GPUs (1: single cards).")
