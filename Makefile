@@ -4,6 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# SkyPilot and dstack, test-only, in their own environment: skypilot 0.14 pins click<8.2, which
+# huggingface_hub 2.x (click>=8.4.2) cannot share (docs/export.md). The tests load exports with them.
+LVENV := .venv-launchers
+LSTAMP := $(LVENV)/.installed
+export WHICHGPU_LAUNCHERS_PYTHON := $(abspath $(LVENV))/bin/python
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -18,7 +23,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP)
+$(LSTAMP): pyproject.toml
+	@test -x $(LVENV)/bin/python || $(PYTHON) -m venv $(LVENV)
+	$(LVENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LVENV)/bin/python -m pip install --quiet $$($(PYTHON) -c "import tomllib; \
+	  print(' '.join(repr(r) for r in tomllib.load(open('pyproject.toml', 'rb')) \
+	  ['project']['optional-dependencies']['launchers']))" | tr -d "'")
+	@touch $(LSTAMP)
+
+setup: $(STAMP) $(LSTAMP)
 
 # The web app and REST API on the shipped catalog, presets and local price store (no network).
 run: $(STAMP)
@@ -28,7 +41,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
 
-test: $(STAMP)
+test: $(STAMP) $(LSTAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest
 
@@ -109,4 +122,4 @@ screenshots: $(STAMP)
 	   artifacts/screenshots/rent-or-buy.png docs/img/
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LVENV) .pytest_cache .ruff_cache
