@@ -102,20 +102,27 @@ def _row_info(row_id: str, row_items: tuple) -> dict | None:
         gpu = gpu_of(row)
     except Exception:
         return None
-    return {"era": w.engine_version, "moe": w.model.is_moe, "arch": arch_key(gpu),
+    from whichgpu.estimate.speed.llm import engine_era, llamacpp_backend
+
+    return {"era": engine_era(w), "moe": w.model.is_moe, "arch": arch_key(gpu),
             "family": format_family(w.quant_format, w.engine_name),
-            "offload": w.offload_requested, "engine": w.engine_name}
+            "offload": w.offload_requested, "engine": w.engine_name,
+            "backend": llamacpp_backend(w, gpu)}
 
 
 def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hbm_arch=None,
-              offload=False) -> bool:
-    """A llama.cpp (or Ollama, LM Studio) row of this phase and kind."""
+              offload=False, backend=None) -> bool:
+    """A llama.cpp (or Ollama, LM Studio) row of this phase and kind; ``backend`` 'metal'
+    selects the Metal rows, which the other groups leave out (their constants have keys of
+    their own)."""
     phases = (phase,) if isinstance(phase, str) else phase
     if row["category"] not in phases or not row["engine"].startswith(
             ("llamacpp", "ollama", "lmstudio")):
         return False
     info = _row_info(row["id"], tuple(sorted(row.items())))
     if info is None or info["engine"] != "llamacpp" or info["offload"] != offload:
+        return False
+    if (info["backend"] == "metal") != (backend == "metal"):
         return False
     if era is not None and info["era"] != era:
         return False
@@ -176,13 +183,10 @@ GROUPS = [
     ("llama.cpp IQ decode (llama.cpp's own builds)",
      [("decode_kernel_bandwidth_factor", ("llamacpp_iq",))], [_grid(0.40, 1.20, 0.05)],
      lambda r: _llamacpp(r, "decode", family="iq")),
-    ("llama.cpp MMQ prefill (Ampere, Ada, Blackwell GeForce)",
-     [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.50, 0.01)],
-     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=False)),
-    ("llama.cpp MMQ prefill (Hopper, Blackwell)",
-     [("prefill_kernel_efficiency", ("llamacpp_mmq/Hopper", "llamacpp_mmq/Blackwell"))],
-     [_grid(0.02, 0.50, 0.01)],
-     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=True)),
+    # one share of the mma_sync_int8 peak (SM count x clock) on every NVIDIA architecture
+    ("llama.cpp MMQ prefill",
+     [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.60, 0.01)],
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True)),
     ("llama.cpp MoE prefill",
      [("moe_expert_half_tokens", ("llamacpp",))], [_grid(4.0, 512.0, 4.0)],
      lambda r: _llamacpp(r, "prefill", moe=True) and _era(r) != "ollama"),
@@ -192,6 +196,9 @@ GROUPS = [
     ("Ollama's llama.cpp: MoE prefill",
      [("moe_expert_half_tokens", ("llamacpp@ollama",))], [_grid(4.0, 1024.0, 8.0)],
      lambda r: _llamacpp(r, "prefill", era="ollama", moe=True)),
+    ("llama.cpp on Apple silicon (Metal): decode bandwidth",
+     [("decode_bandwidth_efficiency", ("llamacpp-metal",))], [_grid(0.50, 1.00, 0.01)],
+     lambda r: _llamacpp(r, "decode", backend="metal")),
     ("llama.cpp with weights in host RAM",
      [("host_decode_bandwidth_efficiency", ()), ("llamacpp_offload_copy_efficiency", ())],
      [_grid(0.20, 1.00, 0.05), _grid(0.20, 1.00, 0.05)],
