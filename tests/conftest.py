@@ -9,6 +9,9 @@ import pytest
 
 from whichgpu.cli import main
 
+# The price store on both engines (fixtures store, store_url, pg_url): store_backends.py.
+pytest_plugins = ["store_backends"]
+
 
 @dataclass
 class CliResult:
