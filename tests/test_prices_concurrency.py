@@ -11,6 +11,7 @@ snapshot (its offer count and its price name the same version) and must finish w
 HOLD_S; the writers' lock intervals must not overlap; every refresh must land.
 """
 
+import itertools
 import json
 import subprocess
 import sys
@@ -140,7 +141,7 @@ def test_two_refreshes_take_turns_and_readers_are_never_blocked_or_shown_half(st
     read = _results(readers)
     spans = sorted(span for w in written for span in w["intervals"])
     assert len(spans) == 2 * ROUNDS
-    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+    for (_, end), (start, _) in itertools.pairwise(spans):
         assert start >= end, spans  # one refresh at a time, across processes
     for r in read:
         assert r["errors"] == []

@@ -491,6 +491,14 @@ class PriceStore:
                                "(SELECT MAX(id) FROM snapshot GROUP BY feed)").fetchall()
         return {s.feed: s for s in map(_snapshot, rows)}
 
+    def fetch_counts(self) -> list[tuple[str, str, int, datetime | None]]:
+        """Per feed and status (ok, failed, rejected): how many fetches the store keeps and
+        when the latest was stored; what /metrics reports, whichever process refreshed."""
+        with self._read() as con:
+            rows = con.execute("SELECT feed, status, COUNT(*), MAX(fetched_at) FROM snapshot "
+                               "GROUP BY feed, status ORDER BY feed, status").fetchall()
+        return [(feed, status, int(n), parse_time(last)) for feed, status, n, last in rows]
+
     def unmapped(self, snap_id: int) -> list[Unmapped]:
         with self._read() as con:
             return [Unmapped(p, n, r, i, m, tuple(c.split(",")) if c else (), rows)
