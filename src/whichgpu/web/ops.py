@@ -45,7 +45,6 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from starlette.routing import Match
 
 ACCESS_LOG_ENV = "WHICHGPU_ACCESS_LOG"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -245,9 +244,10 @@ class Telemetry:
     """ASGI middleware (outermost): counts, times and logs every HTTP request, the ones the
     app refuses before routing (413, 414) included."""
 
-    def __init__(self, app, routes: list | None = None) -> None:
+    def __init__(self, app, owner: Any = None) -> None:
         self.app = app
-        self.routes = routes or []
+        self.app_ref = owner  # the FastAPI app, for its OpenAPI paths
+        self.templates: list | None = None
         self.log = os.environ.get(ACCESS_LOG_ENV, "").strip().lower() in ("1", "true", "yes")
 
     async def __call__(self, scope, receive, send) -> None:
@@ -295,20 +295,33 @@ class Telemetry:
                     "pid": os.getpid()}, ensure_ascii=False))
 
     def _route(self, scope) -> str:
-        """The route template that answered (or would have: a request refused before
-        routing), 'unmatched' for paths no route knows."""
+        """The route template that answered, or would have (a request refused before
+        routing: 413, 414), from the OpenAPI paths; 'unmatched' for paths no route knows."""
         route = scope.get("route")
         path = getattr(route, "path", None)
         if path:
             return path
-        for candidate in self.routes:
-            try:
-                match, _ = candidate.matches(scope)
-            except Exception:
-                continue
-            if match == Match.FULL:
-                return getattr(candidate, "path", "unmatched") or "unmatched"
+        if self.templates is None:
+            self.templates = _templates(self.app_ref)
+        method, target = scope.get("method", "GET").lower(), scope.get("path", "")
+        for regex, methods, template in self.templates:
+            if method in methods and regex.match(target):
+                return template
         return "unmatched"
+
+
+def _templates(app: Any) -> list[tuple[re.Pattern, set[str], str]]:
+    """(regex, methods, template) of every documented route."""
+    from starlette.routing import compile_path
+
+    out = []
+    try:
+        paths = app.openapi().get("paths", {}) if app is not None else {}
+    except Exception:
+        return out
+    for template, item in paths.items():
+        out.append((compile_path(template)[0], set(item), template))
+    return out
 
 
 def _header(scope, name: bytes) -> str | None:
@@ -353,7 +366,7 @@ def install(app: FastAPI) -> None:
     """Add the endpoints, the telemetry middleware (outermost) and, in multiprocess mode,
     the bookkeeping of a worker that stops."""
     app.include_router(router)
-    app.add_middleware(Telemetry, routes=app.router.routes)
+    app.add_middleware(Telemetry, owner=app)
     if os.environ.get(ACCESS_LOG_ENV, "").strip().lower() in ("1", "true", "yes"):
         _configure_access_log()
     inner = app.router.lifespan_context
