@@ -73,7 +73,7 @@ def test_two_workers_share_one_postgresql_store(pg_url, tmp_path, cli, monkeypat
 
         def probe() -> None:
             for _ in range(25):
-                code, data = _get(port, "/healthz")
+                _, data = _get(port, "/healthz")
                 with lock:
                     sent[0] += 1
                     pids.add(json.loads(data)["pid"])
