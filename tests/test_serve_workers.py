@@ -90,15 +90,19 @@ def test_two_workers_share_one_postgresql_store(pg_url, tmp_path, cli, monkeypat
                 break
         assert len(pids) == 2, pids
 
-        # /metrics, from whichever worker, counts every worker's /healthz answers.
-        status, text = _get(port, "/metrics")
-        assert status == 200
-        counted = 0.0
-        for family in text_string_to_metric_families(text.decode()):
-            for s in family.samples:
-                if s.name == "whichgpu_http_requests_total" and \
-                        s.labels.get("route") == "/healthz":
-                    counted += s.value
+        # /metrics, from whichever worker, counts every worker's /healthz answers. (A
+        # worker counts a request just after sending its answer: the last ones may take a
+        # moment to appear, so it is read again until they have, never more.)
+        def healthz_counted() -> float:
+            status, text = _get(port, "/metrics")
+            assert status == 200
+            return sum(s.value for family in text_string_to_metric_families(text.decode())
+                       for s in family.samples if s.name == "whichgpu_http_requests_total"
+                       and s.labels.get("route") == "/healthz")
+
+        until = time.monotonic() + 10
+        while (counted := healthz_counted()) < sent[0] and time.monotonic() < until:
+            time.sleep(0.2)
         assert counted == sent[0]
 
         # The prices served are the CLI's on SQLite, from the same shipped inputs.
