@@ -287,7 +287,8 @@ def main() -> None:
           f"recorded gpuhunt catalog started once {args.requests // 2} were answered; "
           f"{os.cpu_count()} CPUs")
     head = (f"{'store':<11}{'workers':>8}{'requests':>9}{'req/s':>7}{'p50 ms':>8}"
-            f"{'p90 ms':>8}{'p99 ms':>8}{'max ms':>8}{'errors':>7}  {'during refresh: n, p50, p99 ms':<32}{'refresh s':>9}")
+            f"{'p90 ms':>8}{'p99 ms':>8}{'max ms':>8}{'errors':>7}  "
+            f"{'during refresh: n, p50, p99 ms':<32}{'refresh s':>9}")
     print(head)
     for r in results:
         d = r["during_refresh"]
