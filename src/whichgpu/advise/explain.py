@@ -16,9 +16,11 @@ def _what(o) -> str:
             return (f"{_money_range(o.unit_cost)} per {o.unit} at "
                     f"{format_money(o.price_per_hour)}/h")
         return f"{format_money(o.cost.typical)} per hour"
+    spot = (f" uninterrupted (on spot, expected {_money_range(o.spot_risk.cost)})"
+            if getattr(o.spot_risk, "cost", None) is not None else "")  # issue 19
     return (f"about {format_duration(o.time_s.typical)} "
             f"({format_duration(o.time_s.low)}-{format_duration(o.time_s.high)}) and "
-            f"{_money_range(o.cost)}")
+            f"{_money_range(o.cost)}{spot}")
 
 
 def _name(o) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whichgpu.cost.spot import DEFAULT_CHECKPOINT_EVERY_S
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import Money
@@ -35,6 +36,8 @@ class Job:
     currency: str | None = None
     spot: bool = False
     objective: str = "cost"
+    # training on spot resumes from its last checkpoint (None: no checkpoints, from the start)
+    checkpoint_every_s: float | None = DEFAULT_CHECKPOINT_EVERY_S
 
     def __post_init__(self) -> None:
         amounts = [a for a in (self.tokens, self.images, self.videos, self.steps,
@@ -78,6 +81,9 @@ class Job:
                 raise InputError(f"{name.replace('_', ' ')} must be positive")
         if self.concurrency is not None and self.concurrency < 1:
             raise InputError("concurrency must be at least 1")
+        c = self.checkpoint_every_s
+        if c is not None and (not isinstance(c, int | float) or not c > 0 or c == float("inf")):
+            raise InputError("--checkpoint-every must be a positive duration (e.g. 30m) or none")
 
     @property
     def kind(self) -> str:

@@ -67,7 +67,17 @@ def recommend(
     rate: list[str] = typer.Option([], "--rate", help="Exchange rate, EURUSD=1.08."),
     max_age: float | None = typer.Option(None, "--max-age", help="Days before prices are "
                                                                  "stale (30)."),
-    spot: bool = typer.Option(False, "--spot", help="Use spot/interruptible offers."),
+    spot: bool = typer.Option(False, "--spot", help="Price spot/interruptible offers too, by "
+                                                    "their expected cost with interruptions."),
+    checkpoint_every: str | None = typer.Option(
+        None, "--checkpoint-every", help="Training on spot: checkpoint interval (default 30m; "
+                                         "'none': no checkpoints)."),
+    export: str | None = typer.Option(
+        None, "--export", help="Print the chosen option as a launcher task file: skypilot or "
+                               "dstack (YAML on stdout; with --json in the 'export' field)."),
+    export_option: int | None = typer.Option(
+        None, "--export-option", help="Which ranked option --export writes (default: the best "
+                                      "one the launcher can launch)."),
     top: int = typer.Option(10, "--top", help="Options to show."),
     max_gpus: int | None = typer.Option(None, "--max-gpus",
                                         help="At most this many GPUs (1: single cards)."),
@@ -107,7 +117,12 @@ def recommend(
         users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,
         concurrency=concurrency, requests_per_s=requests_per_s, ttft=ttft, tpot=tpot,
         objective=objective, deadline=deadline,
-        max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot)
+        max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot,
+        checkpoint_every=checkpoint_every)
+    if export is not None:
+        from whichgpu.export import check_launcher
+
+        check_launcher(export)
     gpus = only_gpus(only)
     mine = o.resolve_card(gpu, gpu_spec)
     if mine is not None and mine.note:
@@ -119,11 +134,22 @@ def recommend(
     rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
               gpus=gpus, max_gpus=max_gpus, owned=mine.gpu if mine else None,
               owned_count=count)
+    exported = None
+    if export is not None:
+        from whichgpu.export import export_option as make_export
+
+        exported = make_export(rec, export, export_option, selection=selection,
+                               command=_command_line())
     if as_json:
         data = rec.to_json()
         data["options"] = data["options"][:top] if top else data["options"]
         data["prices"] = selection.to_json()
+        if exported is not None:
+            data["export"] = exported.to_json()
         emit_json(data)
+        return
+    if exported is not None:  # the task file alone on stdout, ready for the launcher
+        sys.stdout.write(exported.text)
         return
     if rec.job.kind == "rate":  # serving for a request rate: replicas x TP, TTFT, TPOT
         from whichgpu.cli.serving_view import print_rate_recommendation
@@ -132,6 +158,13 @@ def recommend(
         _print(rec, top, selection, table=False)
         return
     _print(rec, top, selection)
+
+
+def _command_line() -> str:
+    """The command as typed, for the export's header (the reproduce line)."""
+    import shlex
+
+    return " ".join(["whichgpu", *(shlex.quote(a) for a in sys.argv[1:])])
 
 
 _RATE_HEADERS = {"output_tokens_per_s": "tok/s", "tokens_per_s": "tok/s",
@@ -179,12 +212,20 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
         for i, opt in enumerate(shown, start=1):
             time = "-" if opt.time_s is None else dur(opt.time_s.typical)
             money = opt.unit_cost if unit and opt.unit_cost is not None else opt.cost
-            cost = format_money(money.typical) + ("/h" if money is opt.cost and
-                                                  opt.time_s is None else "")
-            crng = ("" if money.low == money.high else
-                    f"{format_money(money.low)}-{format_money(money.high)}")
+            hourly = money is opt.cost and opt.time_s is None
+            high = format_money(money.high)
+            if money is opt.cost and opt.spot_risk is not None:  # spot: its expected cost
+                from whichgpu.advise.spot_risk import expected_cost
+
+                money = expected_cost(opt.spot_risk) or money
+                high = ("never ends" if getattr(opt.spot_risk, "never_finishes", False)
+                        else format_money(money.high))
+                if getattr(opt.spot_risk, "expected_time_s", None) is not None:
+                    time = dur(opt.spot_risk.expected_time_s.typical)
+            cost = format_money(money.typical) + ("/h" if hourly else "")
+            crng = ("" if money.low == money.high else f"{format_money(money.low)}-{high}")
             mark = ("=" if opt.near_tie else "") + ("*" if opt.pareto else "")
-            label = escape(opt.label)
+            label = escape(opt.label) + (" [yellow]spot[/yellow]" if opt.offer.spot else "")
             if opt.replicas > 1:
                 label += f" [dim]({opt.replicas} replicas x {opt.count})[/dim]"
             elif opt.gpus > 1 and _layout_clash(opt, shown):

@@ -25,7 +25,7 @@ Out-of-bounds numbers get the CLI's sentence where the CLI has one (``reason``).
 from __future__ import annotations
 
 import typing
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -395,6 +395,13 @@ class RecommendQuery(WorkloadQuery):
     rate: Rates = Field(default_factory=list, description="Exchange rates, EURUSD=1.08.")
     max_age: float | None = Field(None, gt=0, le=36_500)
     spot: bool = False
+    checkpoint_every: Short | None = Field(None, description="Training on spot: checkpoint "
+                                           "interval, e.g. 30m (the default), or none.")
+    export: Literal["skypilot", "dstack"] | None = Field(
+        None, description="Also return the chosen option as a launcher task file (the YAML "
+        "in the 'export' field), as --export.")
+    export_option: int | None = Field(None, ge=1, le=500, description="Which ranked option "
+                                      "to export (default: the best the launcher can launch).")
     top: int = Field(10, ge=0, le=500, description="Options to return (0: all).")
     max_gpus: int | None = Field(None, ge=1, le=1024,
                                  description="At most this many GPUs (1: single cards).")

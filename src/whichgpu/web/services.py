@@ -517,11 +517,14 @@ class RecommendResult:
     selection: OfferSelection
     top: int
     rates: Any = None
+    exported: Any = None  # export.Export when the request asked for one
 
     def to_json(self) -> dict[str, Any]:
         data = self.rec.to_json()
         data["options"] = data["options"][:self.top] if self.top else data["options"]
         data["prices"] = self.selection.to_json()
+        if self.exported is not None:
+            data["export"] = self.exported.to_json()
         return data
 
 
@@ -536,14 +539,19 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
         "deadline", "max_price_per_hour",
-        "budget", "currency", "spot"))
+        "budget", "currency", "spot", "checkpoint_every"))
     gpus = only_gpus(q.only)
     selection, rates = priced(q.prices, job.currency, q.rate, q.max_age, gpus)
     mine = resolve_gpu_arg(q.gpu, q.gpu_spec)
     rec = run(job, list(selection.offers), rates=rates, gpus=gpus,
               max_gpus=q.max_gpus, profile=calibration_profile(q.calibration),
               owned=mine.gpu if mine else None, owned_count=q.count)
-    return RecommendResult(rec, selection, q.top, rates)
+    exported = None
+    if q.export:
+        from whichgpu.export import export_option
+
+        exported = export_option(rec, q.export, q.export_option, selection=selection)
+    return RecommendResult(rec, selection, q.top, rates, exported)
 
 
 # ------------------------------------------------------------------ money
