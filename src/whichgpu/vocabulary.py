@@ -49,6 +49,7 @@ class Engine(StrEnum):
     TRANSFORMERS = "transformers"
     EXLLAMAV2 = "exllamav2"
     MLC = "mlc"
+    MLX = "mlx"
     DIFFUSERS = "diffusers"
     COMFYUI = "comfyui"
 

@@ -32,7 +32,7 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
               ttft: str | None = None, tpot: str | None = None, objective: str = "cost",
               deadline: str | None = None, max_price_per_hour: str | None = None,
               budget: str | None = None, currency: str | None = None,
-              spot: bool = False) -> Job:
+              spot: bool = False, checkpoint_every: str | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
     request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``."""
     from whichgpu.advise.serving import parse_latency, parse_rate
@@ -54,7 +54,26 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
         max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
         if max_price_per_hour else None,
         budget=parse_money(budget, default_currency=cur) if budget else None,
-        currency=cur, spot=spot, objective=objective)
+        currency=cur, spot=spot, objective=objective,
+        **_checkpoints(checkpoint_every))
+
+
+def _checkpoints(text: str | None) -> dict:
+    """``--checkpoint-every``: ``30m``, ``2h``; ``none`` (or ``0``) for no checkpoints;
+    nothing given: the stated default (cost/spot.py)."""
+    from whichgpu.errors import InputError
+    from whichgpu.units import parse_duration
+
+    if text is None or not str(text).strip():
+        return {}
+    t = str(text).strip().lower()
+    if t in ("none", "no", "never", "0", "off"):
+        return {"checkpoint_every_s": None}
+    seconds = parse_duration(t)
+    if seconds <= 0:
+        raise InputError(msg("job.checkpoint_every", "{flag} must be a positive duration "
+                             "(e.g. 30m) or none", flag=Field("checkpoint_every")))
+    return {"checkpoint_every_s": seconds}
 
 
 def apply_currency(selection: OfferSelection, currency: str | None,

@@ -41,9 +41,14 @@ def what(o: Option) -> Message:
             return msg("explain.what.per_unit", "{cost} per {unit} at {price}/h",
                        cost=money_range(o.unit_cost), unit=o.unit, price=o.price_per_hour)
         return msg("explain.what.per_hour", "{cost} per hour", cost=o.cost.typical)
-    return msg("explain.what.job", "about {time} ({low}-{high}) and {cost}",
-               time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
-               high=Duration(o.time_s.high), cost=money_range(o.cost))
+    job = msg("explain.what.job", "about {time} ({low}-{high}) and {cost}",
+              time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
+              high=Duration(o.time_s.high), cost=money_range(o.cost))
+    spot_cost = getattr(o.spot_risk, "cost", None)  # issue 19: a spot option's expected cost
+    if spot_cost is None:
+        return job
+    return msg("explain.what.job_spot", "{job} uninterrupted (on spot, expected {expected})",
+               job=job, expected=money_range(spot_cost))
 
 
 def name(o: Option) -> Message | Placement:

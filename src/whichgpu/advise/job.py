@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whichgpu.cost.spot import DEFAULT_CHECKPOINT_EVERY_S
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
@@ -39,6 +40,8 @@ class Job:
     currency: str | None = None
     spot: bool = False
     objective: Objective = Objective.COST
+    # training on spot resumes from its last checkpoint (None: no checkpoints, from the start)
+    checkpoint_every_s: float | None = DEFAULT_CHECKPOINT_EVERY_S
 
     def __post_init__(self) -> None:
         amounts = [a for a in (self.tokens, self.images, self.videos, self.steps,
@@ -96,6 +99,10 @@ class Job:
                                      name=name.replace("_", " ")))
         if self.concurrency is not None and self.concurrency < 1:
             raise InputError(msg("job.concurrency", "concurrency must be at least 1"))
+        c = self.checkpoint_every_s
+        if c is not None and (not isinstance(c, int | float) or not c > 0 or c == float("inf")):
+            raise InputError(msg("job.checkpoint_every", "{flag} must be a positive duration "
+                                 "(e.g. 30m) or none", flag=Field("checkpoint_every")))
 
     @property
     def kind(self) -> WorkKind:

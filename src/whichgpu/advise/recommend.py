@@ -68,6 +68,9 @@ class Option:
     unit_cost: MoneyRange | None = None  # no amount given: cost per ``unit`` of work
     unit: Message | None = None
     serving: dict[str, Any] | None = None  # sizing for a request rate (advise/serving.py)
+    # spot offers: the expected cost and time with interruptions (advise/spot_risk.py)
+    spot_risk: Any = None
+    workload: Workload | None = field(default=None, compare=False)  # as run (for --export)
 
     @property
     def gpus(self) -> int:
@@ -96,7 +99,9 @@ class Option:
                       "gpu_count": self.offer.gpu_count,
                       "instances": instances_needed(self.offer, self.count) * self.replicas,
                       "spot": self.offer.spot, "billing": self.offer.billing.describe(),
+                      "region": self.offer.region, "instance_type": self.offer.instance_type,
                       "source": self.offer.source, "observed_at": self.offer.observed_at},
+            "pricing": "spot" if self.offer.spot else "on-demand",
             "notes": list(self.notes), "assumptions": list(self.assumptions),
             "near_tie": self.near_tie, "pareto": self.pareto,
             "messages": {"notes": [n.to_json() for n in self.notes],
@@ -106,6 +111,10 @@ class Option:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
         if self.serving is not None:
             data.update(self.serving)
+        if self.spot_risk is not None:
+            risk = self.spot_risk.to_json()
+            data["expected_cost"] = risk["expected_cost"]
+            data["spot_risk"] = risk
         return data
 
 
@@ -293,10 +302,12 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     _rank(job, options)
     rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
                          only=[g.id for g in gpus] if gpus else None,
-                         offered=frozenset(o.gpu for o in offers if o.spot == job.spot))
+                         offered=frozenset(o.gpu for o in offers if job.spot or not o.spot))
     from whichgpu.advise.explain import explain
+    from whichgpu.advise.spot_risk import explain_spot
 
     explain(rec, offers, catalog, rates, profile)
+    rec.explanation += explain_spot(rec)
     if owned is not None:
         rec.owned = owned_options(job, owned, owned_count, currency, rates, profile)
     _note_no_offload(rec)
@@ -408,7 +419,12 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
                               has_offer=any(o.gpu == gpu.id for o in offers))]
     if engine_note:
         job = replace(job, workload=w)
-    pool = [o for o in offers if o.gpu == gpu.id and o.spot == job.spot]
+    # --spot prices each size on spot (by its expected cost) and on-demand, so that on-demand
+    # can win a job too long or too little checkpointed for interruptible capacity
+    pools = [[o for o in offers if o.gpu == gpu.id and o.spot == spot]
+             for spot in ((True, False) if job.spot else (False,))]
+    pools = [p for p in pools if p]
+    pool = [o for p in pools for o in p]
     usable = gpu.usable_memory_bytes
     opts: list[Option] = []
     misses: list[Exclusion] = []
@@ -455,14 +471,15 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
                        "price list has no on-demand offer for it{buy}", **fits))
             misses.append(Exclusion(gpu, count, ExclusionKind.OFFER, why, has_offer=False))
             break  # no offer for one GPU is no offer for more
-        option = _option(job, wl, gpu, count, pool, need, batch, currency, rates, profile,
-                         max_gpus)
-        if isinstance(option, Exclusion):
-            misses.append(option)
-            continue
-        if engine_note:
-            option = replace(option, notes=(engine_note, *option.notes))
-        opts.append(option)
+        for priced_pool in pools:
+            option = _option(job, wl, gpu, count, priced_pool, need, batch, currency, rates,
+                             profile, max_gpus)
+            if isinstance(option, Exclusion):
+                misses.append(option)
+                continue
+            if engine_note:
+                option = replace(option, notes=(engine_note, *option.notes))
+            opts.append(option)
     if opts:
         fewest = min(o.count for o in opts)
         return opts, [replace(m, works_with=fewest) for m in misses if m.count < fewest]
@@ -699,7 +716,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
             cost = task_cost(offer, seconds, gpus=count).cost.convert(currency, rates)
             if replicas > 1 and kind != WorkKind.DAILY:
                 cost = cost.scale(replicas)
-        priced.append((offer, price, cost))
+        priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, seconds,
+                                                 speed, price, rates)))
     if job.max_price_per_hour is not None:
         cap = convert(job.max_price_per_hour, currency, rates)
         within = [p for p in priced if p[1].amount <= cap.amount]
@@ -709,8 +727,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                 "exclusion.price", "over budget per hour: {price}/h > {cap}/h", price=cheapest,
                 cap=cap), cheapest.amount - cap.amount, cheapest.amount / cap.amount - 1)
         priced = within
-    offer, price, cost = min(priced, key=lambda p: (p[2].typical.amount, p[1].amount,
-                                                    p[0].provider))
+    offer, price, cost, risk = min(priced, key=lambda p: (_ranked(p[2], p[3]).typical.amount,
+                                                          p[1].amount, p[0].provider))
     if kind == WorkKind.DAILY and seconds is not None:
         seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:
@@ -722,7 +740,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                 late / job.deadline_s)
     if job.budget is not None:
         cap = convert(job.budget, currency, rates)
-        if cost.typical.amount > cap.amount:
+        if _ranked(cost, risk).typical.amount > cap.amount:
             return Exclusion(gpu, count, ExclusionKind.BUDGET, msg(
                 "exclusion.budget", "over budget: about {cost} > {cap}", cost=cost.typical,
                 cap=cap), cost.typical.amount - cap.amount,
@@ -773,17 +791,40 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.borderline", "borderline fit: {need:.1f} GB of {usable:.1f} GB "
                          "is within the memory estimate's {band:.0%} uncertainty of the card",
                          need=need / 1e9, usable=gpu.usable_memory_bytes / 1e9, band=band))
+    if offer.spot and risk is None and seconds is None and not job.per_hour:
+        notes.append(msg("option.spot_without_amount", "spot: give the amount of work ({flags} "
+                         "...) for its expected cost with interruptions; ranked here at its "
+                         "price", flags=Join(Field(n) for n in ("steps", "images", "tokens"))))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
-                  assumptions=tuple(_assumptions(offer, count, replicas)),
-                  unit_cost=unit_cost, unit=unit)
+                  assumptions=tuple(_assumptions(offer, count, replicas))
+                  + (tuple(risk.assumptions) if risk is not None else ()),
+                  unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl)
+
+
+def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, seconds,
+          speed: SpeedEstimate, price: Money, rates: RateTable | None):
+    """The spot risk of pricing this option on ``offer`` (None when it is on-demand)."""
+    if not offer.spot:
+        return None
+    from whichgpu.advise.spot_risk import spot_risk
+
+    return spot_risk(job, wl, offer, count, replicas, seconds, speed, price, rates)
+
+
+def _ranked(cost: MoneyRange, risk) -> MoneyRange:
+    """What an option is ranked and budgeted by: a spot option's expected cost."""
+    from whichgpu.advise.spot_risk import expected_cost
+
+    return expected_cost(risk) or cost
 
 
 def rank_cost(job: Job, o: Option) -> float:
-    """What the cost objective sorts by: the job's cost, or per unit of work (no amount)."""
+    """What the cost objective sorts by: the job's cost (a spot option's expected cost), or
+    per unit of work (no amount)."""
     if _unit_ranked(job) and o.unit_cost is not None:
         return o.unit_cost.typical.amount
-    return o.cost.typical.amount
+    return _ranked(o.cost, o.spot_risk).typical.amount
 
 
 def _rank(job: Job, options: list[Option]) -> None:
@@ -792,6 +833,8 @@ def _rank(job: Job, options: list[Option]) -> None:
         return rank_cost(job, o)
 
     def time_of(o: Option) -> float:
+        if getattr(o.spot_risk, "expected_time_s", None) is not None:
+            return o.spot_risk.expected_time_s.typical
         if o.time_s is not None:
             return o.time_s.typical
         return -o.rate.typical  # serving and no amount: faster is better

@@ -17,6 +17,7 @@ from whichgpu.catalog.gpus import GPU
 from whichgpu.catalog.prices import OfferSelection
 from whichgpu.currency import RateTable, rates_from
 from whichgpu.errors import InputError
+from whichgpu.export import Export, check_launcher, export_option
 from whichgpu.messages import Field, Join, msg
 from whichgpu.units import check_currency
 
@@ -43,6 +44,7 @@ class RecommendAnswer:
     selection: OfferSelection
     rates: RateTable
     notes: tuple[str, ...] = ()
+    exported: Export | None = None  # the chosen option as a launcher task file (--export)
 
     @property
     def top(self) -> int:
@@ -56,21 +58,32 @@ class RecommendAnswer:
         data = self.rec.to_json()
         data["options"] = data["options"][:self.top] if self.top else data["options"]
         data["prices"] = self.selection.to_json()
+        if self.exported is not None:
+            data["export"] = self.exported.to_json()
         return data
 
 
-def recommend(q: Recommend, ctx: Context = LOCAL) -> RecommendAnswer:
-    """The cheapest GPU configuration that can run a job, why, and what was excluded."""
+def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = None,
+              ) -> RecommendAnswer:
+    """The cheapest GPU configuration that can run a job, why, and what was excluded (and,
+    with ``export``, the chosen option as a launcher task file; ``command_line`` is the
+    reproduce line its header gives)."""
     w = recommend_workload(q, ctx)
     job = build_job(w, **q.fields(*q.JOB_FIELDS))
+    if q.export is not None:
+        check_launcher(q.export)  # before the ranking: a typo is said at once
     gpus = only_gpus(q.only)
     mine = card(q.gpu, q.gpu_spec)
     selection, rates = priced(ctx, q.prices, job.currency, q.rate, q.max_age, gpus)
     rec = rank(job, list(selection.offers), rates=rates, gpus=gpus, max_gpus=q.max_gpus,
                profile=ctx.calibration(q.calibration), owned=mine.gpu if mine else None,
                owned_count=q.count)
+    exported = None
+    if q.export is not None:
+        exported = export_option(rec, q.export, q.export_option, selection=selection,
+                                 command=command_line)
     return RecommendAnswer(q, rec, selection, rates,
-                           tuple(n for n in (mine.note if mine else None,) if n))
+                           tuple(n for n in (mine.note if mine else None,) if n), exported)
 
 
 @dataclass(frozen=True)

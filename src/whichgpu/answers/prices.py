@@ -26,7 +26,7 @@ from whichgpu.catalog.gpus import family_ids
 from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices import OfferSelection, PriceStore, current_offers
 from whichgpu.catalog.prices.imports import import_file, remove_import
-from whichgpu.catalog.prices.refresh import FeedOutcome, RefreshReport, refresh
+from whichgpu.catalog.prices.refresh import FeedOutcome, RefreshBusy, RefreshReport, refresh
 from whichgpu.catalog.prices.selection import ensure_shipped
 from whichgpu.catalog.prices.sources import (
     PriceSource,
@@ -39,6 +39,7 @@ from whichgpu.catalog.prices.store import HistoryPoint
 from whichgpu.catalog.prices.url import check_url
 from whichgpu.errors import InputError, NotFoundError, closest
 from whichgpu.messages import Field, Join, msg
+from whichgpu.units import parse_duration
 
 
 def store(path: str | None) -> PriceStore:
@@ -130,15 +131,18 @@ def prices_history(q: PricesHistory, ctx: Context = LOCAL) -> HistoryAnswer:
 class RefreshAnswer:
     """``whichgpu prices refresh``: each feed's outcome (failures keep the previous data)."""
 
-    report: RefreshReport
+    report: RefreshReport | None  # None: another refresh of the store was doing the work
     store_path: str
     skipped: tuple[str, ...] = ()  # sources not available here, and why
+    busy: str | None = None  # why this refresh did not run (another one holds the lock)
 
     @property
     def ok(self) -> bool:
-        return self.report.ok
+        return self.report is None or self.report.ok
 
     def to_json(self) -> dict[str, Any]:
+        if self.report is None:
+            return {"ok": True, "skipped": self.busy, "feeds": [], "store": self.store_path}
         return {**self.report.to_json(), "store": self.store_path}
 
 
@@ -162,7 +166,11 @@ def prices_refresh(q: PricesRefresh, progress_for: Callable[[PriceSource], Any] 
                 skipped.append(f"skipping {s.name}: {why}")
             else:
                 sources.append(s)
-    report = refresh(sources, st, force=q.force, progress_for=progress_for)
+    try:
+        report = refresh(sources, st, force=q.force, progress_for=progress_for,
+                         wait_s=parse_duration(q.wait))
+    except RefreshBusy as busy:  # another refresh is doing the work: not a failure
+        return RefreshAnswer(None, str(st.path), tuple(skipped), str(busy))
     return RefreshAnswer(report, str(st.path), tuple(skipped))
 
 

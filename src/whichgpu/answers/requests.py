@@ -413,8 +413,20 @@ class Recommend(Workload):
     currency: Currency = None
     rate: RateField = []
     max_age: MaxAge = None
-    spot: Annotated[bool, Field(description="Use spot/interruptible offers."),
-                    Web(label=N_("Spot offers"))] = False
+    spot: Annotated[bool, Field(description=(
+        "Price spot/interruptible offers too, by their expected cost with interruptions.")),
+        Web(label=N_("Spot offers"))] = False
+    checkpoint_every: Annotated[str | None, Field(max_length=40, description=(
+        "Training on spot: checkpoint interval (default 30m; 'none': no checkpoints).")),
+        Web(label=N_("Checkpoint every"), hint=N_(
+            "Training on spot: e.g. 30m (the default), or none."))] = None
+    export: Annotated[str | None, Field(max_length=40, description=(
+        "Print the chosen option as a launcher task file: skypilot or dstack (YAML on "
+        "stdout; with --json, and on the REST API, in the 'export' field).")),
+        Web(skip=True)] = None
+    export_option: Annotated[int | None, Field(ge=1, le=500, description=(
+        "Which ranked option --export writes (default: the best one the launcher can "
+        "launch).")), Web(skip=True)] = None
     top: Annotated[int, Field(ge=0, description="Options to show (0: all)."),
                    Web(label=N_("Options shown"), max=500)] = 10
     max_gpus: Annotated[int | None, Field(ge=1, description=(
@@ -436,7 +448,7 @@ class Recommend(Workload):
     JOB_FIELDS: ClassVar[tuple[str, ...]] = (
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
-        "deadline", "max_price_per_hour", "budget", "currency", "spot")
+        "deadline", "max_price_per_hour", "budget", "currency", "spot", "checkpoint_every")
 
 
 class Checklist(Request):
@@ -712,6 +724,10 @@ class PricesRefresh(Request):
         "Accept a snapshot the sanity guards reject (not an empty one).")),
         Web(skip=True)] = False
     store: Store = None
+    wait: Annotated[str, Field(description=(
+        "If another refresh of the store is running (any process or machine), wait up to "
+        "this long (10m); by default this one is skipped, saying so.")),
+        Cli(metavar="DURATION"), Web(skip=True)] = "0s"
     as_json: Json = False
 
 
@@ -995,9 +1011,15 @@ class Serve(Request):
         Web(skip=True)] = "127.0.0.1"
     port: Annotated[int, Field(ge=1, le=65535, description="TCP port."), Web(skip=True)] = 8000
     workers: Annotated[int, Field(ge=1, le=64, description=(
-        "Server processes (one per CPU core serves the most).")), Web(skip=True)] = 1
+        "Server processes (one per CPU core serves the most). They share the price store "
+        "(WHICHGPU_DATABASE_URL: PostgreSQL for several machines); each keeps its own cache "
+        "of answers.")), Web(skip=True)] = 1
     log_level: Annotated[str, Field(description=(
         "uvicorn's log level: info shows each request.")), Web(skip=True)] = "warning"
+    access_log: Annotated[bool, Field(description=(
+        "One JSON line per request on stderr (time, method, route, status, duration, request "
+        "id, worker pid); also WHICHGPU_ACCESS_LOG=1.")), Cli(negatable=True),
+        Web(skip=True)] = False
     calibration: Annotated[str, Field(description=(
         "The calibration profile that speed and recommend use when a request asks for "
         "calibration=default: 'default' (the one 'whichgpu bench' saved), a FILE, or 'none'. "

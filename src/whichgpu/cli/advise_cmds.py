@@ -20,10 +20,13 @@ def register(app: typer.Typer) -> None:
 def recommend(q: req.Recommend) -> None:
     from whichgpu.answers.advice import recommend as answer
 
-    show(answer(q), q.as_json, _print_recommendation)
+    show(answer(q, command_line=_command_line()), q.as_json, _print_recommendation)
 
 
 def _print_recommendation(answer) -> None:
+    if answer.exported is not None:  # the task file alone on stdout, ready for the launcher
+        sys.stdout.write(answer.exported.text)
+        return
     rec, top = answer.rec, answer.top
     if rec.job.kind == "rate":  # serving for a request rate: replicas x TP, TTFT, TPOT
         from whichgpu.cli.serving_view import print_rate_recommendation
@@ -32,6 +35,13 @@ def _print_recommendation(answer) -> None:
         _print(rec, top, answer.selection, table=False)
         return
     _print(rec, top, answer.selection)
+
+
+def _command_line() -> str:
+    """The command as typed, for the export's header (the reproduce line)."""
+    import shlex
+
+    return " ".join(["whichgpu", *(shlex.quote(a) for a in sys.argv[1:])])
 
 
 _RATE_HEADERS = {"output_tokens_per_s": "tok/s", "tokens_per_s": "tok/s",
@@ -78,12 +88,20 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
         for i, opt in enumerate(shown, start=1):
             time = "-" if opt.time_s is None else dur(opt.time_s.typical)
             money = opt.unit_cost if unit and opt.unit_cost is not None else opt.cost
-            cost = format_money(money.typical) + ("/h" if money is opt.cost and
-                                                  opt.time_s is None else "")
-            crng = ("" if money.low == money.high else
-                    f"{format_money(money.low)}-{format_money(money.high)}")
+            hourly = money is opt.cost and opt.time_s is None
+            high = format_money(money.high)
+            if money is opt.cost and opt.spot_risk is not None:  # spot: its expected cost
+                from whichgpu.advise.spot_risk import expected_cost
+
+                money = expected_cost(opt.spot_risk) or money
+                high = ("never ends" if getattr(opt.spot_risk, "never_finishes", False)
+                        else format_money(money.high))
+                if getattr(opt.spot_risk, "expected_time_s", None) is not None:
+                    time = dur(opt.spot_risk.expected_time_s.typical)
+            cost = format_money(money.typical) + ("/h" if hourly else "")
+            crng = ("" if money.low == money.high else f"{format_money(money.low)}-{high}")
             mark = ("=" if opt.near_tie else "") + ("*" if opt.pareto else "")
-            label = escape(opt.label)
+            label = escape(opt.label) + (" [yellow]spot[/yellow]" if opt.offer.spot else "")
             if opt.replicas > 1:
                 label += f" [dim]({opt.replicas} replicas x {opt.count})[/dim]"
             elif opt.gpus > 1 and _layout_clash(opt, shown):

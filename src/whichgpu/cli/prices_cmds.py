@@ -188,6 +188,12 @@ def refresh_cmd(q: req.PricesRefresh) -> None:
             bars.update(task, completed=1, total=1, description="done")
     for text in answer.skipped:
         note(text)
+    if answer.report is None:  # another refresh of the store was doing the work
+        if q.as_json:
+            emit_json(answer.to_json())
+        else:
+            note(answer.busy or "")
+        return
     if q.as_json:
         emit_json(answer.to_json())
         if not answer.ok:

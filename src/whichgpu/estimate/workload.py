@@ -29,6 +29,10 @@ DIFFUSION_ENGINES: tuple[str, ...] = family_engines("diffusion")
 # Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
 # transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
 LAYER_SPLIT_ENGINES: tuple[str, ...] = engines_with("splits_layers")
+# llama.cpp's GPU backends (ggml-cuda, ggml-vulkan, ggml-hip, ggml-metal, ggml-sycl): None is
+# the card's own (CUDA on NVIDIA, HIP on AMD, Metal on Apple, SYCL on Intel)
+Backend = Literal["cuda", "vulkan", "rocm", "metal", "sycl"]
+BACKENDS: tuple[str, ...] = ("cuda", "vulkan", "rocm", "metal", "sycl")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
 # Diffusion: model / sequential (diffusers CPU offload); none is the engine's default (diffusers
@@ -109,6 +113,7 @@ class Workload:
     engine_version: str | None = None
     imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
     mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
+    backend: Backend | None = None  # llama.cpp's GPU backend (None: the card's own)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -340,6 +345,14 @@ def validate(w: Workload) -> None:
     if w.engine is not None and w.engine not in ENGINES:
         raise InputError(msg("choice.engine", "unknown engine {v!r}; use one of {choices}",
                              v=str(w.engine), choices=", ".join(ENGINES)))
+    if w.backend is not None:
+        if w.backend not in BACKENDS:
+            raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
+                                 "of {choices}", v=str(w.backend), choices=", ".join(BACKENDS)))
+        if w.engine_name != "llamacpp":
+            raise InputError(msg("workload.backend_engine", "--backend is llama.cpp's (ggml's "
+                                 "GPU backends); engine {engine} has none",
+                                 engine=w.engine_name))
     if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
         raise InputError(msg("workload.engine_task", "engine {engine} does not run task {task}: "
                              "diffusion tasks use {engines}; LLM tasks use the others",

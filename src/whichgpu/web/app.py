@@ -27,7 +27,7 @@ from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import Message
 from whichgpu.models.resolve import no_local_files
-from whichgpu.web import api, pages
+from whichgpu.web import api, ops, pages
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
@@ -170,6 +170,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(pages.router)
     app.add_middleware(Guard)
+    ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
     return app
 
 

@@ -1,0 +1,92 @@
+"""Load whichgpu's task files with the launchers' own code (run in the launchers' environment).
+
+Runs under the environment ``make setup`` builds for SkyPilot and dstack (.venv-launchers: they
+cannot share whichgpu's, see docs/export.md); the tests call it and read its JSON.
+
+    python scripts/check_launcher_files.py skypilot FILE...   # sky.Task.from_yaml, feasibility
+    python scripts/check_launcher_files.py dstack FILE...     # dstack apply's own loader
+    python scripts/check_launcher_files.py names              # names the launchers accept
+
+SkyPilot reads its catalog from $SKY_RUNTIME_DIR/.sky/catalogs (the tests point it at recorded
+rows, so nothing is downloaded); a file is feasible when SkyPilot's cloud finds a launchable
+resource for it, as ``sky launch`` does before provisioning.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+
+def _skypilot(path: str) -> dict:
+    import sky
+
+    task = sky.Task.from_yaml(path)
+    (res,) = list(task.resources)
+    feasible = res.cloud.get_feasible_launchable_resources(res, num_nodes=task.num_nodes)
+    return {"cloud": str(res.cloud), "region": res.region, "instance_type": res.instance_type,
+            "accelerators": res.accelerators, "use_spot": res.use_spot,
+            "disk_size": res.disk_size, "num_nodes": task.num_nodes,
+            "envs": dict(task.envs), "run": task.run, "setup": task.setup,
+            "job_recovery": res.job_recovery,
+            "launchable": [str(r) for r in feasible.resources_list],
+            "launchable_instance_types": [r.instance_type for r in feasible.resources_list],
+            "hint": feasible.hint}
+
+
+def _dstack(path: str) -> dict:
+    from dstack._internal.cli.services.configurators import load_apply_configuration
+
+    _, conf = load_apply_configuration(path)
+    gpu = conf.resources.gpu
+    return {"type": conf.type, "gpu_name": gpu.name, "gpu_count": [gpu.count.min, gpu.count.max],
+            "gpu_memory_gb": [gpu.memory.min, gpu.memory.max] if gpu.memory else None,
+            "gpu_vendor": gpu.vendor.value if gpu.vendor else None,
+            "disk_min_gb": conf.resources.disk.size.min if conf.resources.disk else None,
+            "spot_policy": conf.spot_policy.value if conf.spot_policy else None,
+            "max_price": conf.max_price,
+            "backends": [b.value for b in conf.backends or []], "regions": conf.regions,
+            "instance_types": conf.instance_types, "nodes": conf.nodes,
+            "commands": conf.commands,
+            "env": {k: (v if isinstance(v, str) else None) for k, v in conf.env.root.items()}}
+
+
+def _names() -> dict:
+    import gpuhunt
+    from dstack._internal.core.models.backends.base import BackendType
+    from sky import catalog
+    from sky.utils import registry
+
+    clouds = sorted(registry.CLOUD_REGISTRY.keys())
+    accelerators = {}
+    for cloud in ("aws", "cudo", "hyperbolic", "lambda", "mithril", "nebius", "runpod", "vast"):
+        # gpus_only would need the GpuInfo column, which the recorded rows leave empty
+        listed = catalog.list_accelerators(gpus_only=False, clouds=cloud, case_sensitive=False)
+        accelerators[cloud] = sorted(listed)
+    known = [{"name": g.name, "memory": g.memory, "vendor": "nvidia"}
+             for g in gpuhunt.KNOWN_NVIDIA_GPUS]
+    known += [{"name": g.name, "memory": g.memory, "vendor": "amd"}
+              for g in gpuhunt.KNOWN_AMD_GPUS]
+    return {"skypilot_clouds": clouds, "skypilot_accelerators": accelerators,
+            "dstack_backends": [b.value for b in BackendType], "dstack_gpus": known}
+
+
+def main() -> None:
+    mode, paths = sys.argv[1], sys.argv[2:]
+    if mode == "names":
+        print(json.dumps(_names(), default=str))
+        return
+    check = {"skypilot": _skypilot, "dstack": _dstack}[mode]
+    out = {}
+    for p in paths:
+        try:
+            out[p] = {"ok": True, **check(p)}
+        except Exception as exc:  # the loader's own refusal is the result
+            out[p] = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                      "trace": traceback.format_exc(limit=3)}
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main()

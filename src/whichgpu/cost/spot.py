@@ -1,0 +1,414 @@
+"""Spot risk: the expected cost and time of a job on interruptible capacity.
+
+A spot offer is cheaper per hour, but an interruption loses the work since the last checkpoint
+and costs a restart (a new instance boots, installs the engine, loads the weights and the
+checkpoint: billed) after a wait for capacity (not billed). With interruptions arriving at a
+rate ``r`` per instance-hour (Poisson) and a job cut into segments of ``s`` seconds (the
+checkpoint interval plus the time to write a checkpoint), a segment is retried until it runs
+through: ``e^(r s) - 1`` interruptions on average, and ``(e^(r s) - 1) (1/r + restart)`` seconds
+on instances (the classic first-order model of checkpoint/restart: J. W. Young, "A first order
+approximation to the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A higher
+order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), 2006). A job
+without checkpoints is one segment, so its expected time grows exponentially with its length:
+why long uncheckpointed jobs belong on on-demand capacity.
+
+Every figure is a low / typical / high range: low pairs the fast end of the speed estimate with
+the calm end of the interruption prior, high the slow end with the busy end. The expected cost
+is never below the uninterrupted cost of the same offer. The rates, restart times and their
+sources are data: ``cost/data/spot.toml``.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from whichgpu.catalog.offers import Offer
+from whichgpu.cost.billing import MoneyRange, run_cost
+from whichgpu.errors import InputError
+from whichgpu.units import Money, Range, format_duration
+
+#: Training checkpoints every 30 minutes unless told otherwise. With the prior's typical rate
+#: (0.06 interruptions an hour) Young's optimum interval sqrt(2 x write time / rate) is 15 min
+#: for a 20 s checkpoint (a LoRA adapter, a 7B model to local disk) and 45 min for a 3 min
+#: one (a full fine-tune's weights and optimizer to a network volume): 30 min lies between.
+DEFAULT_CHECKPOINT_EVERY_S = 1800.0
+#: An exponent past this means the job practically never finishes (e^40 ~ 2e17 retries).
+_MAX_EXPONENT = 40.0
+
+Basis = Literal["provider", "prior"]
+
+
+@dataclass(frozen=True)
+class SpotAssumption:
+    """What whichgpu assumes about one provider's spot capacity, and where it comes from."""
+
+    provider: str
+    interruptions_per_hour: Range
+    basis: Basis  # a rate the provider (or a measurement of it) states, or the stated prior
+    source: str
+    notice_s: float | None = None
+    max_runtime_s: float | None = None
+    note: str = ""
+    facts: tuple[str, ...] = ()  # what the provider states besides a rate, with sources
+
+    @property
+    def mean_hours_between(self) -> Range:
+        return self.interruptions_per_hour.inverse()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"provider": self.provider,
+                "interruptions_per_hour": self.interruptions_per_hour.to_json(),
+                "basis": self.basis, "source": self.source, "notice_s": self.notice_s,
+                "max_runtime_s": self.max_runtime_s, "note": self.note,
+                "facts": list(self.facts)}
+
+
+@dataclass(frozen=True)
+class RestartAssumption:
+    """What one interruption costs besides the lost work (seconds), and the storage rate."""
+
+    boot_setup_s: Range
+    capacity_wait_s: Range
+    storage_bytes_per_s: Range
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SpotEstimate:
+    """A job on a spot offer: expected time and cost beside the uninterrupted ones."""
+
+    offer: Offer
+    instances: int
+    work_s: Range  # uninterrupted duration
+    expected_time_s: Range  # wall time, waits for capacity included
+    billed_s: Range  # per instance, restarts included
+    interruptions: Range  # expected number
+    cost: MoneyRange  # expected
+    uninterrupted_cost: MoneyRange
+    checkpoint_every_s: float | None  # None: no checkpoints
+    checkpoint_write_s: Range
+    restart_billed_s: Range
+    assumption: SpotAssumption
+    restart: RestartAssumption
+    never_finishes: bool = False  # the high end practically never finishes
+    kind: str = "training"  # training (checkpoints) or items (inference, resumes per item)
+    assumptions: tuple[str, ...] = field(default=())
+
+    def converted(self, currency: str, rates: Any = None) -> SpotEstimate:
+        """The same estimate with its costs in ``currency``."""
+        from dataclasses import replace
+
+        return replace(self, cost=self.cost.convert(currency, rates),
+                       uninterrupted_cost=self.uninterrupted_cost.convert(currency, rates))
+
+    @property
+    def overhead(self) -> float:
+        """Typical expected cost over the uninterrupted cost, less one (0.12: 12 % more)."""
+        base = self.uninterrupted_cost.typical.amount
+        return self.cost.typical.amount / base - 1 if base else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "expected_cost": self.cost.to_json(),
+            "uninterrupted_cost": self.uninterrupted_cost.to_json(),
+            "expected_time_s": self.expected_time_s.to_json(),
+            "uninterrupted_time_s": self.work_s.to_json(),
+            "billed_s": self.billed_s.to_json(), "interruptions": self.interruptions.to_json(),
+            "checkpoint_every_s": self.checkpoint_every_s,
+            "checkpoint_write_s": self.checkpoint_write_s.to_json(),
+            "restart_billed_s": self.restart_billed_s.to_json(),
+            "capacity_wait_s": self.restart.capacity_wait_s.to_json(),
+            "instances": self.instances, "never_finishes": self.never_finishes,
+            "kind": self.kind,
+            "interruption": self.assumption.to_json(), "assumptions": list(self.assumptions),
+        }
+
+
+# ------------------------------------------------------------------------------- data
+
+def _range(table: dict[str, Any], key: str) -> Range:
+    v = table[key]
+    return Range(float(v["low"]), float(v["typical"]), float(v["high"]))
+
+
+@cache
+def _data() -> dict[str, Any]:
+    text = resources.files("whichgpu.cost").joinpath("data/spot.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+def prior() -> SpotAssumption:
+    """The stated prior every provider without a rate of its own uses."""
+    p = _data()["prior"]
+    return SpotAssumption("any", _range(p, "interruptions_per_hour"), "prior", p["source"])
+
+
+def restart_assumption() -> RestartAssumption:
+    r = _data()["restart"]
+    return RestartAssumption(_range(r, "boot_setup_s"), _range(r, "capacity_wait_s"),
+                             _range(r, "storage_bytes_per_s"),
+                             (r["boot_setup_source"], r["capacity_wait_source"],
+                              r["storage_source"]))
+
+
+def providers() -> dict[str, dict[str, Any]]:
+    """The provider entries of the data file, by key."""
+    return dict(_data()["provider"])
+
+
+def spot_assumption(provider: str) -> SpotAssumption:
+    """The interruption assumption for ``provider`` (its display name, as offers carry it)."""
+    base = prior()
+    for key, entry in providers().items():
+        names = [key, *entry.get("names", [])]
+        if provider.strip().lower() not in (n.lower() for n in names):
+            continue
+        rate = entry.get("interruptions_per_hour")
+        facts = tuple(f"{what}: {entry[key + '_source']}" for what, key in
+                      (("notice", "notice"), ("maximum run time", "max_runtime"))
+                      if entry.get(key + "_source"))
+        return SpotAssumption(
+            entry.get("names", [key])[0],
+            _range(entry, "interruptions_per_hour") if rate else base.interruptions_per_hour,
+            "provider" if rate else "prior", entry["rate_source"] if rate else base.source,
+            notice_s=entry.get("notice_s"), max_runtime_s=entry.get("max_runtime_s"),
+            note=entry.get("note", ""), facts=facts)
+    return SpotAssumption(provider, base.interruptions_per_hour, "prior", base.source,
+                          note="no entry for this provider: the prior applies")
+
+
+def target_availability() -> float:
+    return float(_data()["serving"]["target_availability"])
+
+
+# ------------------------------------------------------------------------------- the model
+
+def _segments(work_s: float, every_s: float | None, write_s: float) -> list[float]:
+    """The job cut at its checkpoints: each segment's length, the checkpoint write included
+    (none after the last segment)."""
+    if every_s is None or every_s >= work_s:
+        return [work_s]
+    full, rest = divmod(work_s, every_s)
+    n = int(full)
+    segs = [every_s + write_s] * n
+    if rest > 1e-9:
+        segs.append(rest)
+    else:
+        segs[-1] = every_s
+    return segs
+
+
+def _expected(segments: list[float], rate_per_s: float, restart_s: float, wait_s: float
+              ) -> tuple[float, float, float, bool]:
+    """(seconds on instances, wall seconds, expected interruptions, capped) for a job of
+    ``segments`` under Poisson interruptions at ``rate_per_s``."""
+    if rate_per_s <= 0:
+        total = sum(segments)
+        return total, total, 0.0, False
+    on = wall = fails = 0.0
+    capped = False
+    for s in segments:
+        x = rate_per_s * s
+        if x > _MAX_EXPONENT:
+            x, capped = _MAX_EXPONENT, True
+        f = math.expm1(x)  # expected interruptions before the segment runs through
+        fails += f
+        on += f * (1 / rate_per_s + restart_s)
+        wall += f * (1 / rate_per_s + restart_s + wait_s)
+    return on, wall, fails, capped
+
+
+def young_interval_s(write_s: float, rate_per_hour: float) -> float:
+    """Young's optimum checkpoint interval, sqrt(2 x write time / rate) (CACM 1974)."""
+    if rate_per_hour <= 0 or write_s <= 0:
+        return math.inf
+    return math.sqrt(2 * write_s * 3600 / rate_per_hour)
+
+
+def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
+                 checkpoint_every_s: float | None = DEFAULT_CHECKPOINT_EVERY_S,
+                 checkpoint_bytes: float = 0.0, load_bytes: float = 0.0,
+                 kind: Literal["training", "items"] = "training",
+                 item_s: Range | None = None) -> SpotEstimate:
+    """The expected time and cost of a job of ``work_s`` (uninterrupted seconds) on ``offer``.
+
+    ``gpus`` GPUs rent ``ceil(gpus / offer.gpu_count)`` instances; all must run at once, so an
+    interruption of any one stops the job (synchronous training). Training resumes from its
+    last checkpoint (``checkpoint_every_s``; None: no checkpoints, from the start) after
+    writing ``checkpoint_bytes`` each time; inference (``kind="items"``) loses only the items
+    in flight (``item_s`` each) and needs no checkpoints. A restart loads ``load_bytes`` (the
+    weights, and the checkpoint) from storage.
+    """
+    from whichgpu.cost.billing import instances_needed
+
+    if checkpoint_every_s is not None and (not math.isfinite(checkpoint_every_s)
+                                           or checkpoint_every_s <= 0):
+        raise InputError(f"a checkpoint interval must be a positive duration, got "
+                         f"{checkpoint_every_s}")
+    gpus = offer.gpu_count if gpus is None else gpus
+    n = instances_needed(offer, gpus)
+    assume = spot_assumption(offer.provider)
+    rs = restart_assumption()
+    storage = rs.storage_bytes_per_s
+    write = Range(checkpoint_bytes / storage.high, checkpoint_bytes / storage.typical,
+                  checkpoint_bytes / storage.low) if kind == "training" else Range.point(0.0)
+    read = Range(load_bytes / storage.high, load_bytes / storage.typical,
+                 load_bytes / storage.low)
+    restart = Range(rs.boot_setup_s.low + read.low, rs.boot_setup_s.typical + read.typical,
+                    rs.boot_setup_s.high + read.high)
+    every = checkpoint_every_s if kind == "training" else None
+    rate = assume.interruptions_per_hour
+
+    results = []
+    capped_any = False
+    for case in ("low", "typical", "high"):
+        w = getattr(work_s, case)
+        if kind == "items":
+            step = getattr(item_s, case) if item_s is not None else 0.0
+            segs = _segments(w, step or None, 0.0) if step else [w]
+        else:
+            segs = _segments(w, every, getattr(write, case))
+        r = getattr(rate, case) * n / 3600  # any of the n instances stops the job
+        on, wall, fails, capped = _expected(segs, r, getattr(restart, case),
+                                            getattr(rs.capacity_wait_s, case))
+        capped_any |= capped and case == "high"
+        starts = 1 + fails
+        billed = starts * offer.billing.billed_seconds(on / starts)
+        cost = offer.price_per_hour * (n * billed / 3600)
+        plain = run_cost(offer, w, gpus=gpus).cost
+        if cost.amount < plain.amount:  # never below the uninterrupted cost
+            cost = plain
+        results.append((wall, billed, fails, cost, plain))
+    walls, bills, fails, costs, plains = (sorted(c, key=_key) for c in zip(*results,
+                                                                            strict=True))
+    estimate = SpotEstimate(
+        offer, n, work_s, Range(*walls), Range(*bills), Range(*fails), MoneyRange(*costs),
+        MoneyRange(*plains), every, write, restart, assume, rs, capped_any, kind)
+    return _with_assumptions(estimate, kind, item_s)
+
+
+def _key(v: float | Money) -> float:
+    return v.amount if isinstance(v, Money) else v
+
+
+def _hours(rate: float) -> str:
+    return format_duration(3600 / rate) if rate > 0 else "never"
+
+
+def _with_assumptions(e: SpotEstimate, kind: str, item_s: Range | None) -> SpotEstimate:
+    from dataclasses import replace
+
+    a = e.assumption
+    rate = a.interruptions_per_hour
+    lines = [f"{a.provider} spot: {rate.typical:g} interruptions per instance-hour "
+             f"({rate.low:g}-{rate.high:g}), one every {_hours(rate.typical)} typically "
+             f"({'the stated prior' if a.basis == 'prior' else 'the provider rate'}; "
+             "cost/data/spot.toml gives its sources)"]
+    if e.instances > 1:
+        lines.append(f"{e.instances} instances must all run: an interruption of any one stops "
+                     f"the job ({e.instances} x the rate)")
+    if kind == "items":
+        lines.append("inference resumes per item: an interruption loses the items in flight "
+                     "(no checkpoints needed)")
+    elif e.checkpoint_every_s is None:
+        lines.append("no checkpoints: an interruption restarts the job from the beginning")
+    else:
+        lines.append(f"a checkpoint every {format_duration(e.checkpoint_every_s)} "
+                     f"(writing it takes {format_duration(e.checkpoint_write_s.typical)}); an "
+                     "interruption loses the work since the last one")
+        best = young_interval_s(e.checkpoint_write_s.typical, rate.typical * e.instances)
+        if math.isfinite(best) and e.checkpoint_write_s.typical >= 1:
+            lines.append(f"Young's optimum interval for this write time and rate: about "
+                         f"{format_duration(best)}")
+    rs = e.restart
+    lines.append(f"a restart: boot and setup {format_duration(rs.boot_setup_s.typical)} plus "
+                 f"loading from storage, {format_duration(e.restart_billed_s.typical)} billed "
+                 f"({format_duration(e.restart_billed_s.low)}-"
+                 f"{format_duration(e.restart_billed_s.high)}); waiting for capacity "
+                 f"{format_duration(rs.capacity_wait_s.typical)} "
+                 f"({format_duration(rs.capacity_wait_s.low)}-"
+                 f"{format_duration(rs.capacity_wait_s.high)}), not billed")
+    lines.append(f"expected {e.interruptions.typical:.2g} interruption(s) "
+                 f"({e.interruptions.low:.2g}-{e.interruptions.high:.2g})")
+    if a.max_runtime_s and e.work_s.typical > a.max_runtime_s:
+        lines.append(f"{a.provider} stops preemptible machines after "
+                     f"{format_duration(a.max_runtime_s)}: a longer run needs checkpoints "
+                     "(or Spot VMs, which have no limit)")
+    if e.never_finishes:
+        lines.append("at the high end of the interruption rate the job practically never "
+                     "finishes without more frequent checkpoints")
+    lines.append("the expected cost is never below the uninterrupted cost of the same offer")
+    return replace(e, assumptions=tuple(lines))
+
+
+# ------------------------------------------------------------------------------- serving
+
+@dataclass(frozen=True)
+class SpotServing:
+    """Spot replicas for a service: spares for a target availability, cost per hour."""
+
+    replicas: int
+    spares: Range  # spare replicas at the low / typical / high interruption rate
+    availability_each: Range  # fraction of time one replica is up (high rate: lowest)
+    target: float
+    cost_per_hour: MoneyRange  # all replicas and spares, billed fractions included
+    assumption: SpotAssumption
+    assumptions: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"replicas": self.replicas, "spare_replicas": self.spares.to_json(0),
+                "availability_each": self.availability_each.to_json(),
+                "target_availability": self.target,
+                "expected_cost": self.cost_per_hour.to_json(),
+                "interruption": self.assumption.to_json(), "assumptions": list(self.assumptions)}
+
+
+def spares_for(replicas: int, up: float, target: float, limit: int = 64) -> int:
+    """The fewest spares k so that at least ``replicas`` of ``replicas + k`` are up with
+    probability >= ``target``, each up independently a fraction ``up`` of the time."""
+    for k in range(limit + 1):
+        n = replicas + k
+        ok = sum(math.comb(n, i) * up ** i * (1 - up) ** (n - i) for i in range(replicas, n + 1))
+        if ok >= target:
+            return k
+    return limit
+
+
+def serving_on_spot(offer: Offer, price_per_hour: Money, replicas: int, *,
+                    load_bytes: float = 0.0, target: float | None = None) -> SpotServing:
+    """What ``replicas`` serving replicas (each at ``price_per_hour``) cost on spot with the
+    spares that keep ``replicas`` up ``target`` of the time."""
+    target = target_availability() if target is None else target
+    if not 0 < target < 1:
+        raise InputError(f"a target availability must be between 0 and 1, got {target}")
+    a = spot_assumption(offer.provider)
+    rs = restart_assumption()
+    storage = rs.storage_bytes_per_s
+    read = Range(load_bytes / storage.high, load_bytes / storage.typical,
+                 load_bytes / storage.low)
+    ups, spares, costs = [], [], []
+    for case in ("low", "typical", "high"):
+        rate = getattr(a.interruptions_per_hour, case) / 3600
+        billed_restart = getattr(rs.boot_setup_s, case) + getattr(read, case)
+        down = billed_restart + getattr(rs.capacity_wait_s, case)
+        up = 1 / (1 + rate * down)
+        k = spares_for(replicas, up, target)
+        billed_fraction = (1 + rate * billed_restart) / (1 + rate * down)
+        ups.append(up)
+        spares.append(k)
+        costs.append(price_per_hour * ((replicas + k) * billed_fraction))
+    lines = (f"{a.provider} spot: {a.interruptions_per_hour.typical:g} interruptions per "
+             f"replica-hour ({a.interruptions_per_hour.low:g}-"
+             f"{a.interruptions_per_hour.high:g}); a replaced replica is down for its restart "
+             "and the wait for capacity",
+             f"spot replicas need spare capacity: {spares[1]} spare(s) ({spares[0]}-{spares[2]}) "
+             f"keep {replicas} replica(s) up {target:.0%} of the time "
+             "(independent interruptions; spread them across zones or providers)",
+             "a replica's own interruptions are billed only while it runs (restarts included)")
+    return SpotServing(replicas, Range(*spares), Range(ups[2], ups[1], ups[0]), target,
+                       MoneyRange(*sorted(costs, key=_key)), a, lines)
