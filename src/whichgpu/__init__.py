@@ -27,11 +27,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time they load on first use
-    from whichgpu import answers, requests
+    from whichgpu import answers
     from whichgpu.advise.build import build_job
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import Recommendation, recommend
     from whichgpu.advise.serving import recommend_for_rate
+    from whichgpu.answers import requests
     from whichgpu.catalog.gpus import GPU, default_catalog, get_gpu, resolve_gpu
     from whichgpu.catalog.offers import Offer
     from whichgpu.catalog.prices import OfferSelection, current_offers
@@ -77,7 +78,14 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "requests": ("whichgpu.answers.requests", None),
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "GPU", "InputError", "Job", "Message", "ModelSpec", "NotFoundError", "Offer",
+    "OfferSelection", "Recommendation", "WhichGPUError", "Workload", "answers", "build_job",
+    "build_workload", "cost", "current_offers", "default_catalog", "estimate_memory",
+    "estimate_speed", "get_gpu", "recommend", "recommend_for_rate", "requests", "resolve_gpu",
+    "resolve_model", "task_cost", "tco",
+]
+assert sorted(__all__) == sorted(_EXPORTS)  # one list of the public names
 
 
 def __getattr__(name: str) -> Any:
