@@ -11,9 +11,9 @@ from importlib import resources
 
 import pytest
 
+from whichgpu.messages import Field, msg
 from whichgpu.units import Money
 from whichgpu.web import i18n
-from whichgpu.messages import Field, msg
 from whichgpu.web.messages import extract, po_path
 from whichgpu.web.words import say_text
 
