@@ -464,14 +464,15 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
         raise UnknownGPU(query, gpu_suggestions(query, catalog))
 
     candidates = [g for g in catalog.gpus if g.family == family]
-    # Memory first: an "A100-PCIE-40GB" is a 40 GB card before it is a PCIe one.
+    # Memory first: an "A100-PCIE-40GB" is a 40 GB card before it is a PCIe one. A size no
+    # variant has is refused, never swapped for another card's (an 8 GB RTX 4060 Ti is not
+    # the 16 GB one: its fit, and often its bandwidth and clocks, differ).
     if mem:
         narrowed = [g for g in candidates
                     if abs(float(g.memory_gb.value) - mem) <= 0.08 * mem]
-        if not narrowed and strict:
-            raise NotFoundError("GPU", query, [g.id for g in candidates],
-                                hint=f"no {mem} GB variant in the catalog")
-        candidates = narrowed or candidates
+        if not narrowed:
+            raise MemoryNotInCatalog(query, mem, candidates)
+        candidates = narrowed
     if form:
         narrowed = [g for g in candidates if g.form_factor == form]
         if not narrowed and strict and len(candidates) == 1 and mem:
@@ -488,6 +489,21 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
     note = (f"{query!r} is ambiguous: {', '.join(ids)} exist; using {chosen.id}. "
             f"Name the variant to choose another.")
     return Resolution(gpu=chosen, query=query, note=note, candidates=ids)
+
+
+class MemoryNotInCatalog(NotFoundError):
+    """A GPU name whose stated memory no catalog variant of its family has ("RTX 4060 Ti
+    8GB", "M4 Max 36GB"): refused with the variants that exist and how to describe the card."""
+
+    def __init__(self, name: str, mem_gb: int, variants: list[GPU]) -> None:
+        have = ", ".join(f"{g.id} ({float(g.memory_gb.value):g} GB)" for g in variants)
+        message = (f"no {mem_gb} GB variant of {name!r} in the catalog, which has {have}: "
+                   f"name one of them, or describe your card with --gpu {mem_gb}GB (the fit "
+                   f"only) or --gpu-spec memory={mem_gb}GB,bandwidth=...,fp16=... (its "
+                   "bandwidth and clocks may differ from the catalog card's)")
+        InputError.__init__(self, message)
+        self.kind, self.name = "GPU", name
+        self.suggestions = [g.id for g in variants]
 
 
 class UnknownGPU(NotFoundError):
