@@ -39,7 +39,8 @@ def tco(
     host_share: str | None = typer.Option(
         None, "--host-share", help="Share of the host/server per GPU, e.g. 2000USD. Default: "
         "nothing."),
-    tdp: float | None = typer.Option(None, "--tdp", help="Watts. Default: the catalog's TDP."),
+    tdp: str | None = typer.Option(None, "--tdp", help="Board power, e.g. 350W (a bare number "
+                                   "is watts). Default: the catalog's TDP."),
     load_factor: float | None = typer.Option(
         None, "--load-factor", help="Share of TDP drawn while busy (0-1). Default 1 (S9)."),
     utilization: str | None = typer.Option(
@@ -80,9 +81,11 @@ def tco(
     for the article's rent).
     """
     from whichgpu.cost.build import tco as run
+    from whichgpu.units import parse_power
 
     result = run(gpu_id, purchase_price=purchase_price, resale_value=resale_value, years=years,
-                 host_share=host_share, tdp=tdp, load_factor=load_factor,
+                 host_share=host_share, tdp=parse_power(tdp, what="--tdp") if tdp else None,
+                 load_factor=load_factor,
                  utilization=utilization, hours_per_month=hours_per_month,
                  kwh_price=kwh_price, pue=pue, cooling_per_hour=cooling_per_hour,
                  maintenance_per_year=maintenance_per_year, rent_price=rent_price,
