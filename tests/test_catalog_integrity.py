@@ -390,7 +390,7 @@ def test_each_card_runs_the_engines_of_its_platform():
         "apple-m4-max", "rx-7900-xtx", "gaudi3", "arc-b580"))
     assert "vllm" not in CATALOG.engines_for(apple) and "llamacpp" in CATALOG.engines_for(apple)
     why = CATALOG.engine_problem(apple, "vllm")
-    assert why.startswith("vLLM does not run on Apple silicon") and "llama.cpp or MLX" in why
+    assert why.startswith("vLLM does not run on Apple silicon") and "llama.cpp" in why
     problem = CATALOG.engine_problem
     assert problem(radeon, "sglang") and problem(radeon, "vllm") is None
     assert problem(gaudi, "llamacpp") and problem(gaudi, "vllm") is None
@@ -401,6 +401,27 @@ def test_each_card_runs_the_engines_of_its_platform():
 
 def test_every_platform_engine_has_a_known_source():
     for key, info in CATALOG.platforms.items():
-        assert info.engines and info.instead, key
+        assert info.engines, key
         for engine, src in info.engines.items():
             assert _known_source(src), f"platforms.{key}.{engine}"
+
+
+def test_a_refusal_names_only_engines_that_run_there_and_that_engine_accepts():
+    """The sentence after "does not run on" lists engines a user can pass to --engine and
+    that run on the card (it once named MLX, which --engine refused)."""
+    from whichgpu.catalog.gpus import ENGINE_LABELS
+    from whichgpu.estimate.workload import DIFFUSION_ENGINES, ENGINES
+
+    by_label = {v: k for k, v in ENGINE_LABELS.items()}
+    for g in GPUS:
+        runs = CATALOG.engines_for(g) or ()
+        for engine in ENGINES:
+            why = CATALOG.engine_problem(g, engine)
+            if why is None:
+                continue
+            found = re.match(r"^.*? does not run on [^;]*; (.*?) (?:do|does)(?: \(|$)", why)
+            assert found, (g.id, engine, why)
+            names = re.split(r", | or ", found.group(1))
+            for name in names:
+                assert by_label.get(name) in runs and by_label[name] in ENGINES, (g.id, why)
+                assert (by_label[name] in DIFFUSION_ENGINES) == (engine in DIFFUSION_ENGINES)

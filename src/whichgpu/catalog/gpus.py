@@ -119,12 +119,12 @@ class NoPublicPrice(_Frozen):
 
 
 class PlatformInfo(_Frozen):
-    """One software stack: its name, the engines that run on it (each with its source) and,
-    for the engines that do not, what a user runs instead."""
+    """One software stack: its name and the engines that run on it, each with its source.
+    A refusal names the engines that run there instead, from this list, so that it never
+    points to an engine ``--engine`` does not take."""
 
     name: str
     engines: dict[str, str]  # engine -> source key
-    instead: str  # "llama.cpp or MLX": said when an engine does not run on it
     note: str | None = None
 
 
@@ -230,6 +230,17 @@ ENGINE_LABELS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang",
                  "exllamav2": "ExLlamaV2", "mlc": "MLC LLM", "diffusers": "diffusers",
                  "comfyui": "ComfyUI"}
 
+# Engines that run diffusion pipelines; the others run language models.
+_DIFFUSION_ENGINES = ("diffusers", "comfyui")
+
+
+def _same_kind(engine: str, runs: tuple[str, ...]) -> list[str]:
+    """The engines of ``runs`` that do the job ``engine`` does (a language model or a
+    diffusion pipeline), in the catalog's order."""
+    diffusion = engine in _DIFFUSION_ENGINES
+    return [e for e in runs if (e in _DIFFUSION_ENGINES) == diffusion]
+
+
 _SOURCED_FIELDS = ("architecture", "compute_capability", "launch_year", "memory_gb",
                    "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w")
 _INTERCONNECT_FIELDS = ("kind", "bandwidth_gb_s", "direction", "peer_to_peer", "domain_gpus",
@@ -272,7 +283,12 @@ class Catalog(_Frozen):
             return None
         label = ENGINE_LABELS.get(engine, engine)
         where = info.name if gpu.engines is None else gpu.name
-        why = f"{label} does not run on {where}; {info.instead} do"
+        why = f"{label} does not run on {where}"
+        instead = _same_kind(engine, runs)
+        if instead:
+            names = [ENGINE_LABELS.get(e, e) for e in instead]
+            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+            why += f"; {listed} {'does' if len(names) == 1 else 'do'}"
         if gpu.engines is not None and gpu.engines.note:
             why += f" ({gpu.engines.note})"
         return why
