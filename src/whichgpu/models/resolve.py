@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from whichgpu.errors import InputError, NotFoundError
+from whichgpu.errors import InputError, NotFoundError, WhichGPUError
 from whichgpu.models.bounds import check_spec
 from whichgpu.models.generic import bare_size_spec, generic_spec
 from whichgpu.models.local_file import file_kind, read_json, stat_path
@@ -103,12 +103,28 @@ def resolve_model(name: str, *, params: float | None = None, offline: bool | Non
     from whichgpu.models.hub import looks_like_hub_id
 
     if looks_like_hub_id(text):
-        if hub is not None:
-            return check_spec(hub(text), f"hub:{text}")
         from whichgpu.models.hub import spec_from_hub
 
-        return check_spec(spec_from_hub(text, offline=offline), f"hub:{text}")
+        try:
+            spec = hub(text) if hub is not None else spec_from_hub(text, offline=offline)
+        except WhichGPUError as exc:
+            raise _with_closest_presets(exc, text) from exc
+        return check_spec(spec, f"hub:{text}")
     raise NotFoundError("model", text[:200], preset_names(), hint=refused or _HINT)
+
+
+def _with_closest_presets(exc: WhichGPUError, repo_id: str) -> WhichGPUError:
+    """A Hub look-up's error with the closest shipped presets by Hub id, which answer
+    offline (the same kind of error, so that a server still answers 422 or 503)."""
+    from whichgpu.models.hub import HubUnavailable
+    from whichgpu.models.preset_index import closest_by_hub_id
+
+    if type(exc) not in (InputError, HubUnavailable, WhichGPUError):
+        return exc
+    close = closest_by_hub_id(repo_id)
+    if not close:
+        return exc
+    return type(exc)(f"{exc}; closest presets by Hub id (offline): {', '.join(close)}")
 
 
 def _from_path(path: Path, mode: int) -> ModelSpec:
