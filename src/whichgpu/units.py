@@ -63,9 +63,12 @@ def parse_size(text: str | int | float) -> int:
     return int(round(value * _SIZE_UNITS[unit]))
 
 
-def parse_power(text: str | int | float, *, what: str = "power") -> float:
-    """Watts from ``170W``, ``170 W``, ``1.1kW`` or a bare number of watts (``170``); more than
-    0 and finite. One reader for every power a person types (--tdp, --gpu-spec tdp=)."""
+def parse_power(text: str | int | float, *, what: str = "power", positive: bool = True
+                ) -> float:
+    """Watts from ``170W``, ``170 W``, ``1.1kW`` or a bare number of watts (``170``); finite,
+    and more than 0 unless ``positive=False`` (the caller then checks the range, as ``tco``
+    does with the web's words). One reader for every power a person types (--tdp,
+    --gpu-spec tdp=)."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         value = float(text)
     else:
@@ -74,7 +77,7 @@ def parse_power(text: str | int | float, *, what: str = "power") -> float:
         if not m:
             raise InputError(f"cannot read {text!r} as a {what}; write it like 170W or 1.1kW")
         value = _number(m.group(1)) * (1000.0 if m.group(2) == "kw" else 1.0)
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or (positive and value <= 0):
         raise InputError(f"{what} must be a positive number of watts, got {text!r}")
     return value
 

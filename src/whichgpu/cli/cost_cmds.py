@@ -84,7 +84,8 @@ def tco(
     from whichgpu.units import parse_power
 
     result = run(gpu_id, purchase_price=purchase_price, resale_value=resale_value, years=years,
-                 host_share=host_share, tdp=parse_power(tdp, what="--tdp") if tdp else None,
+                 host_share=host_share, tdp=(parse_power(tdp, what="--tdp", positive=False)
+                                               if tdp is not None else None),
                  load_factor=load_factor,
                  utilization=utilization, hours_per_month=hours_per_month,
                  kwh_price=kwh_price, pue=pue, cooling_per_hour=cooling_per_hour,
