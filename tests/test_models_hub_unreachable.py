@@ -18,6 +18,10 @@ from whichgpu.models import hub
 @pytest.fixture
 def no_network(monkeypatch, tmp_path):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    from huggingface_hub import constants
+
+    # huggingface_hub reads HF_HUB_OFFLINE once, when first imported (maybe by a test that set it)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache
