@@ -265,7 +265,11 @@ class ServingModel:
                          f"the load needs more than {why} allows")
         waits = {"prefill queue": md1_wait_s(rate, per_prompt(t))}
         in_engine = own + waits["prefill queue"] + (n_out - 1) * t
-        waits["step under way"] = busy_probability(rate, in_engine) * s.decode(d) / 2
+        # vLLM 0.6's multi-step scheduling (--num-scheduler-steps k) admits new requests only
+        # between groups of k decode steps (vLLM PR #7000), so an arrival waits out the rest of
+        # a k-step group, not of one step.
+        group = s.decode(d) * max(self.config.multi_step, 1)
+        waits["step under way"] = busy_probability(rate, in_engine) * group / 2
         if slots:
             waits["batch slot"] = slot_wait_s(limit, rate, in_engine, self.cv2)
         ok = all(math.isfinite(v) for v in waits.values())
