@@ -30,7 +30,8 @@ replica's max throughput is the closed loop at that batch.
 Not modelled (named where they matter): speculative decoding (EAGLE, MTP, n-gram: the
 accepted tokens per step depend on the data), prefix-cache hits (the workload's shared
 prefixes are unknown; set a shorter prompt for the cached part), preemption and recompute when
-a paged cache overflows, multi-step scheduling's bursty streaming, prefill/decode
+a paged cache overflows, multi-step scheduling's bursty streaming (its admission delay is
+modelled: an arrival waits out a group of k steps), prefill/decode
 disaggregation and attention data parallelism, tail percentiles.
 """
 
