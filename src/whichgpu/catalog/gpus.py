@@ -16,7 +16,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from whichgpu.engines import labels as engine_labels
 from whichgpu.errors import DataError, InputError, NotFoundError, closest
+from whichgpu.messages import Join, Message, data_text, msg
 from whichgpu.units import GB, MiB
 
 # precision key -> (what it measures, accumulator). Dense figures only.
@@ -224,12 +226,8 @@ class GPU(_Frozen):
         return refs
 
 
-# How engines are named in sentences (the CLI ids are the keys).
-ENGINE_LABELS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang",
-                 "trtllm": "TensorRT-LLM", "transformers": "transformers (PyTorch)",
-                 "exllamav2": "ExLlamaV2", "mlc": "MLC LLM", "mlx": "MLX-LM",
-                 "diffusers": "diffusers",
-                 "comfyui": "ComfyUI"}
+# How engines are named in sentences (the CLI ids are the keys): data/engines.toml.
+ENGINE_LABELS = engine_labels()
 
 _SOURCED_FIELDS = ("architecture", "compute_capability", "launch_year", "memory_gb",
                    "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w")
@@ -263,7 +261,7 @@ class Catalog(_Frozen):
         info = self.platforms.get(str(gpu.platform.value))
         return tuple(info.engines) if info else None
 
-    def engine_problem(self, gpu: GPU, engine: str) -> str | None:
+    def engine_problem(self, gpu: GPU, engine: str) -> Message | None:
         """Why ``engine`` cannot run on ``gpu`` (None when it can), with what runs instead."""
         info = self.platforms.get(str(gpu.platform.value))
         if info is None:
@@ -272,11 +270,13 @@ class Catalog(_Frozen):
         if runs is None or engine in runs:
             return None
         label = ENGINE_LABELS.get(engine, engine)
-        where = info.name if gpu.engines is None else gpu.name
-        why = f"{label} does not run on {where}; {info.instead} do"
+        where = data_text(info.name) if gpu.engines is None else gpu.name
         if gpu.engines is not None and gpu.engines.note:
-            why += f" ({gpu.engines.note})"
-        return why
+            return msg("engine.not_here.note", "{engine} does not run on {where}; {instead} do "
+                       "({note})", engine=label, where=where, instead=data_text(info.instead),
+                       note=data_text(gpu.engines.note))
+        return msg("engine.not_here", "{engine} does not run on {where}; {instead} do",
+                   engine=label, where=where, instead=data_text(info.instead))
 
     def get(self, gpu_id: str) -> GPU:
         return resolve_gpu(gpu_id, self).gpu
@@ -422,7 +422,7 @@ class Resolution(_Frozen):
 
     gpu: GPU
     query: str
-    note: str | None = None
+    note: str | None = None  # a Message
     candidates: tuple[str, ...] = ()
 
 
@@ -471,23 +471,26 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
                     if abs(float(g.memory_gb.value) - mem) <= 0.08 * mem]
         if not narrowed and strict:
             raise NotFoundError("GPU", query, [g.id for g in candidates],
-                                hint=f"no {mem} GB variant in the catalog")
+                                hint=msg("gpu.no_memory_variant", "no {gb} GB variant in the "
+                                         "catalog", gb=mem))
         candidates = narrowed or candidates
     if form:
         narrowed = [g for g in candidates if g.form_factor == form]
         if not narrowed and strict and len(candidates) == 1 and mem:
             raise NotFoundError("GPU", query, [g.id for g in candidates],
-                                hint=f"the catalog has no {form} variant of that size")
+                                hint=msg("gpu.no_form_variant", "the catalog has no {form} "
+                                         "variant of that size", form=form))
         candidates = narrowed or candidates
     if len(candidates) == 1:
         return Resolution(gpu=candidates[0], query=query)
     ids = tuple(g.id for g in candidates)
     if strict:
         raise NotFoundError("GPU", query, ids,
-                            hint=f"ambiguous: it could be {', '.join(ids)}; name the variant")
+                            hint=msg("gpu.ambiguous.strict", "ambiguous: it could be {ids}; "
+                                     "name the variant", ids=Join(ids)))
     chosen = next((g for g in candidates if g.default_variant), candidates[0])
-    note = (f"{query!r} is ambiguous: {', '.join(ids)} exist; using {chosen.id}. "
-            f"Name the variant to choose another.")
+    note = msg("gpu.ambiguous", "{query!r} is ambiguous: {ids} exist; using {chosen}. Name "
+               "the variant to choose another.", query=query, ids=Join(ids), chosen=chosen.id)
     return Resolution(gpu=chosen, query=query, note=note, candidates=ids)
 
 
@@ -587,7 +590,8 @@ def family_ids(text: str | None, catalog: Catalog | None = None,
     res = resolve_gpu(text, catalog)
     if res.candidates:
         ids = list(res.candidates)
-        return ids, f"{text!r} covers {', '.join(ids)}; showing all of them"
+        return ids, msg("gpu.family", "{query!r} covers {ids}; showing all of them",
+                        query=text, ids=Join(ids))
     return [res.gpu.id], None
 
 
