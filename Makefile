@@ -15,7 +15,7 @@ PORT ?= 8000
 
 .PHONY: run test lint setup clean validate calibrate calibrate-serving baseline bench-web \
 	bench-web-heavy bench-recommend bench-store bench-rss bench-service i18n screenshots \
-	check-counts gpu-check gpu-check-wheels
+	check-counts gpu-check gpu-check-wheels readme-accuracy readme-accuracy-check
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,14 @@ validate: $(STAMP)
 	$(BIN)/whichgpu validate speed
 	$(BIN)/whichgpu validate fits
 	$(BIN)/whichgpu validate serving
+
+# The README's accuracy tables, regenerated from the validation (readme-accuracy-check: fail
+# if they drifted, the leave-one-out tables included; the test suite checks the others).
+readme-accuracy: $(STAMP)
+	$(BIN)/python -m whichgpu.estimate.validation_tables --write
+
+readme-accuracy-check: $(STAMP)
+	$(BIN)/python -m whichgpu.estimate.validation_tables --check
 
 # Refit the speed constants on the calibration rows, derive the range bands and evidence, and
 # write them into src/whichgpu/estimate/data/speed_constants.toml (a test checks they match).

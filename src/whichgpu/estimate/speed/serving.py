@@ -30,7 +30,8 @@ replica's max throughput is the closed loop at that batch.
 Not modelled (named where they matter): speculative decoding (EAGLE, MTP, n-gram: the
 accepted tokens per step depend on the data), prefix-cache hits (the workload's shared
 prefixes are unknown; set a shorter prompt for the cached part), preemption and recompute when
-a paged cache overflows, multi-step scheduling's bursty streaming, prefill/decode
+a paged cache overflows, multi-step scheduling's bursty streaming (its admission delay is
+modelled: an arrival waits out a group of k steps), prefill/decode
 disaggregation and attention data parallelism, tail percentiles.
 """
 
@@ -269,7 +270,11 @@ class ServingModel:
                          f"the load needs more than {why} allows")
         waits = {"prefill queue": md1_wait_s(rate, per_prompt(t))}
         in_engine = own + waits["prefill queue"] + (n_out - 1) * t
-        waits["step under way"] = busy_probability(rate, in_engine) * s.decode(d) / 2
+        # vLLM 0.6's multi-step scheduling (--num-scheduler-steps k) admits new requests only
+        # between groups of k decode steps (vLLM PR #7000), so an arrival waits out the rest of
+        # a k-step group, not of one step.
+        group = s.decode(d) * max(self.config.multi_step, 1)
+        waits["step under way"] = busy_probability(rate, in_engine) * group / 2
         if slots:
             waits["batch slot"] = slot_wait_s(limit, rate, in_engine, self.cv2)
         ok = all(math.isfinite(v) for v in waits.values())
