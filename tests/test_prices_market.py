@@ -105,7 +105,9 @@ def test_a_refresh_replays_the_recorded_real_files_and_stores_offers(monkeypatch
     status = {o.feed: o.status for o in report.outcomes}
     assert status == {"skypilot/runpod": "updated", "skypilot/vast": "updated"}
     sel = current_offers("skypilot/runpod")
-    assert sel.feeds[0].snapshot_id and len(sel.offers) > 50
+    rows, _ = read_vms_csv((RECORDED / "runpod.csv").read_text(), path="runpod")
+    # one on-demand offer per recorded instance type (every v8 RunPod spot equals on-demand)
+    assert sel.feeds[0].snapshot_id and len(sel.offers) == len({r.instance for r in rows})
     assert all(o.source.startswith("http://127.0.0.1") for o in sel.offers)
 
 
@@ -118,9 +120,10 @@ def _prices_times_1000(cloud: str, text: str) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    for r in rows:
-        if r["Price"]:
-            r["Price"] = str(float(r["Price"]) * 1000)
+    for r in rows:  # a unit error (cents read as dollars) hits both price columns
+        for col in ("Price", "SpotPrice"):
+            if r[col]:
+                r[col] = str(float(r[col]) * 1000)
         writer.writerow(r)
     return out.getvalue()
 

@@ -67,7 +67,7 @@ class ListSource(PriceSource):
 
 
 def test_fresh_store_is_created_at_the_latest_schema(store):
-    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 3
+    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 4
     assert store.current() == [] and store.read() == ([], [])
 
 
@@ -93,7 +93,7 @@ def test_a_fresh_postgresql_schema_gets_every_table_and_its_version(pg_url):
         ).fetchone()[0]
     assert tables == {"snapshot", "offer", "unmapped", "current", "url_source",
                       "whichgpu_schema"}
-    assert version == [(3,)]
+    assert version == [(len(schema_mod.MIGRATIONS),)]
     assert price_type == "double precision"  # PostgreSQL's REAL would keep 4 bytes
 
 
@@ -118,9 +118,9 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, store_url, mo
     extra = ["ALTER TABLE snapshot ADD COLUMN collector {text}"]
     monkeypatch.setattr(schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, extra])
     upgraded = PriceStore(store_url)
-    assert upgraded.schema_version() == 4
+    assert upgraded.schema_version() == 5
     assert len(upgraded.read()[1]) == 3  # the data survived the migration
-    monkeypatch.setattr(schema_mod, "MIGRATIONS", schema_mod.MIGRATIONS[:3])
+    monkeypatch.setattr(schema_mod, "MIGRATIONS", schema_mod.MIGRATIONS[:4])
     with pytest.raises(StoreError, match="newer whichgpu") as info:
         PriceStore(store_url).current()
     assert "left as it is" in info.value.reason
@@ -128,8 +128,9 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, store_url, mo
 
 def test_a_version_1_sqlite_store_is_upgraded_and_keeps_its_offers_in_order(tmp_path):
     """Schema 2 adds each offer's instance type (what a launcher export names), schema 3 its
-    place in the snapshot: a store written at schema 1 is upgraded in place, its offers kept
-    in the order they were stored (instance type unknown), and new offers keep theirs."""
+    place in the snapshot, schema 4 the upstream file's row count: a store written at schema 1
+    is upgraded in place, its offers kept in the order they were stored (instance type and row
+    count unknown), and new offers keep theirs."""
     path = tmp_path / "prices.sqlite"
     con = sqlite3.connect(path)
     for statement in schema_mod.steps("sqlite", 0, schema_mod.MIGRATIONS[:1]):
@@ -146,7 +147,8 @@ def test_a_version_1_sqlite_store_is_upgraded_and_keeps_its_offers_in_order(tmp_
     con.commit()
     con.close()
     store = PriceStore(path)
-    assert store.schema_version() == 3
+    assert store.schema_version() == 4
+    assert store.current_of("old").source_rows is None
     kept = store.read()[1]
     assert [(o.gpu, o.instance_type) for o in kept] == [
         ("l4", None), ("a100-80gb-sxm", None), ("h100-sxm", None)]
@@ -173,7 +175,7 @@ def test_two_processes_opening_an_empty_postgresql_create_the_tables_once(pg_url
              for _ in range(3)]
     outs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
-    assert [o.strip() for o, _ in outs] == ["3", "3", "3"]
+    assert [o.strip() for o, _ in outs] == [str(len(schema_mod.MIGRATIONS))] * 3
 
 
 def test_a_file_that_is_not_a_sqlite_store_is_a_clear_error(tmp_path):
