@@ -214,3 +214,95 @@ def test_market_offers_name_their_instance_type_through_the_store():
     assert {o.instance_type for o in stored if o.offer_set.startswith("skypilot/")} == shipped
     with open(SHIPPED / "skypilot.csv", newline="", encoding="utf-8") as fh:
         assert {r["instance"] for r in csv.DictReader(fh)} == shipped
+
+
+# ------------------------------------------------------------------------ review fixes
+
+def test_every_mithril_offer_is_spot_because_its_file_mirrors_the_spot_price():
+    """SkyPilot's fetch_mithril.py writes Mithril's spot price into Price and SpotPrice: the
+    offers are interruptible, never on-demand, and their note says why."""
+    (mithril,) = [f for f in market_feeds() if f.feed == "skypilot/mithril"]
+    assert mithril.offers and all(o.spot for o in mithril.offers)
+    assert all("interrupted" in o.note and "fetch_mithril" in o.note for o in mithril.offers)
+    rows, _ = read_vms_csv((RECORDED / "mithril.csv").read_text(), path="m", cloud="mithril")
+    assert all(r.price is None and r.spot for r in rows)
+
+
+def test_the_headline_recommendation_never_prices_a_spot_only_offer_as_on_demand(cli):
+    listed = cli("prices", "list", "--limit", "0", "--json").json()["offers"]
+    mithril = [o for o in listed if o["provider"] == "Mithril"]
+    assert mithril and all(o["spot"] for o in mithril)
+    data = cli("recommend", "llama-3.1-70b", "--quant", "awq", "--tokens", "1M",
+               "--prompt-tokens", "512", "--output-tokens", "512", "--json", "--top", "0"
+               ).json()
+    offers = [o["offer"] for o in data["options"]]
+    assert offers and not any(o["provider"] == "Mithril" and not o["spot"] for o in offers)
+
+
+def test_a_spot_price_above_on_demand_keeps_on_demand_and_says_so_in_the_build_report():
+    from whichgpu.catalog.prices.skypilot import VmRow, feed_from_rows
+
+    rows = [VmRow("1x_L40S_SECURE", "L40S", 1, 0.43, 0.86, "US")]
+    result = feed_from_rows(rows, cloud="runpod", observed_at="2026-12-01", source="t")
+    assert [(o.spot, o.price_per_hour.amount) for o in result.offers] == [(False, 0.43)]
+    (reason,) = result.skipped
+    assert "spot above on-demand" in reason and "$0.86" in reason and "$0.43" in reason
+    # the shipped build report names the one it found (AWS p5.4xlarge in the recorded file)
+    meta = {f.feed: f.meta for f in market_feeds()}
+    assert any("p5.4xlarge" in k for k in meta["skypilot/aws"]["skipped"])
+
+
+def _first_rows(keep: float):
+    def cut(cloud: str, text: str) -> str:
+        lines = text.splitlines(keepends=True)
+        return "".join(lines[: 1 + int((len(lines) - 1) * keep)])  # at a row boundary
+    return cut
+
+
+def test_a_file_cut_at_a_row_boundary_is_refused_against_the_last_good_refresh(monkeypatch):
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    store = PriceStore()
+    with serve(_recorded_routes()) as base:
+        (good,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
+    assert good.status == "updated" and good.snapshot.source_rows == 19
+    with serve(_recorded_routes(_first_rows(0.5))) as base:
+        (cut,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
+    assert cut.status == "rejected" and "cut short" in cut.message and "19" in cut.message
+    assert current_offers("skypilot/runpod", store=store).feeds[0].snapshot_id == \
+        good.snapshot.id
+    # the same cut is taken when the user says so
+    with serve(_recorded_routes(_first_rows(0.5))) as base:
+        (forced,) = refresh([SkyPilotSource(["runpod"], base=base)], store,
+                            force=True).outcomes
+    assert forced.status == "updated"
+
+
+def test_a_cut_file_is_refused_against_the_shipped_snapshot_by_its_instance_types(
+        monkeypatch):
+    """Without a refresh of its own to compare rows with, the shipped snapshot's instance types
+    and GPUs are the yardstick: a file that lost most of them is not used."""
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    store = PriceStore()
+    before = current_offers("skypilot/vast", store=store)
+    with serve(_recorded_routes(_first_rows(0.3))) as base:
+        (outcome,) = refresh([SkyPilotSource(["vast"], base=base)], store).outcomes
+    assert outcome.status == "rejected" and "missing" in outcome.message
+    assert current_offers("skypilot/vast", store=store).feeds[0].snapshot_id == \
+        before.feeds[0].snapshot_id
+
+
+def test_a_file_that_lost_an_expected_column_is_refused(monkeypatch):
+    def drop_spot(cloud: str, text: str) -> str:
+        rows = list(csv.DictReader(io.StringIO(text)))
+        out = io.StringIO()
+        fields = [c for c in rows[0] if c != "SpotPrice"]
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore",
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
+
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    with serve(_recorded_routes(drop_spot)) as base:
+        (outcome,) = refresh([SkyPilotSource(["runpod"], base=base)], PriceStore()).outcomes
+    assert outcome.status == "failed" and "missing column(s) SpotPrice" in outcome.message
