@@ -350,10 +350,14 @@ def history(
     st = _store(store)
     ensure_shipped(st)
     points = st.history(ids or [], feed=feed)
+    undated = st.history(ids or [], feed=feed, dated=False)  # listed, never on a time axis
     if as_json:
         emit_json({"gpu": gpu, "gpus": ids, "points": [p.to_json() for p in points],
-                   "store": str(st.path)})
+                   "undated": [p.to_json() for p in undated], "store": str(st.path)})
         return
+    for p in undated:
+        note(f"undated, not in the history: {p.feed} {p.gpu}{' spot' if p.spot else ''} "
+             f"{format_money(p.cheapest)}/GPU-h")
     if gpu_note:
         note(gpu_note)
     if not points:

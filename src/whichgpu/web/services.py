@@ -659,10 +659,12 @@ class HistoryOut:
     ids: list[str] | None
     points: list
     note: str | None = None
+    undated: list = field(default_factory=list)  # prices with no date: listed, never plotted
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON less ``store``: a visitor has no business with the server's paths."""
-        return {"gpu": self.gpu, "gpus": self.ids, "points": [p.to_json() for p in self.points]}
+        return {"gpu": self.gpu, "gpus": self.ids, "points": [p.to_json() for p in self.points],
+                "undated": [p.to_json() for p in self.undated]}
 
 
 @memo
@@ -683,4 +685,5 @@ def prices_history(q: f.HistoryQuery) -> HistoryOut:
             hint = f"did you mean {', '.join(near)}?" if near else \
                 f"the store has {', '.join(feeds) or 'no feed'}"
             raise InputError(f"unknown price feed {q.feed!r}; {hint}")
-    return HistoryOut(q.gpu, ids, st.history(ids or [], feed=q.feed), gnote)
+    return HistoryOut(q.gpu, ids, st.history(ids or [], feed=q.feed), gnote,
+                      st.history(ids or [], feed=q.feed, dated=False))

@@ -507,9 +507,14 @@ class PriceStore:
                         "SELECT provider, name, instance, memory_gb, reason, candidates, rows "
                         "FROM unmapped WHERE snapshot_id = ? ORDER BY rows DESC", (snap_id,))]
 
-    def history(self, gpus: Iterable[str], *, feed: str | None = None) -> list[HistoryPoint]:
+    def history(self, gpus: Iterable[str], *, feed: str | None = None,
+                dated: bool | None = True) -> list[HistoryPoint]:
         """Per snapshot, GPU, currency and spot: the cheapest and median per-GPU-hour price,
-        oldest observation first (good snapshots only; shipped published points included)."""
+        oldest observation first (good snapshots only; shipped published points included).
+
+        An undated price (an article's example) has no place on a time axis: by default only
+        dated points come back; ``dated=False`` gives the undated ones (to list them as such),
+        ``dated=None`` both."""
         gpus = list(gpus)
         if not gpus:
             return []
@@ -532,6 +537,8 @@ class PriceStore:
         points = []
         for (sid, gpu, cur, spot), prices in groups.items():
             fd, fetched, observed = meta[sid]
+            if dated is not None and (observed is not None) != dated:
+                continue
             best = min(prices)
             points.append(HistoryPoint(
                 sid, fd, parse_time(fetched) or utc_now(), parse_time(observed), gpu, spot,
