@@ -306,3 +306,18 @@ def test_a_file_that_lost_an_expected_column_is_refused(monkeypatch):
     with serve(_recorded_routes(drop_spot)) as base:
         (outcome,) = refresh([SkyPilotSource(["runpod"], base=base)], PriceStore()).outcomes
     assert outcome.status == "failed" and "missing column(s) SpotPrice" in outcome.message
+
+
+def test_a_provider_whose_billing_rule_is_not_stated_says_so_in_every_answer(cli):
+    """Prime Intellect's and Nebius's rules are 'not stated': the per-second rule priced with is
+    named an assumption, in the offer's JSON and in the recommendation's reason."""
+    from whichgpu.catalog.prices.providers import providers
+
+    listed = cli("prices", "list", "--limit", "0", "--json").json()["offers"]
+    unstated = {p.name for p in providers().values() if not p.stated}
+    for o in listed:
+        assert o["billing"]["stated"] == (o["provider"] not in unstated), o["provider"]
+        if o["provider"] in unstated:
+            assert "assumed" in o["billing"]["description"]
+    r = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--only", "h200-sxm")
+    assert "Prime Intellect does not state its billing rule" in " ".join(r.out.split())

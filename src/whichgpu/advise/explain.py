@@ -49,7 +49,7 @@ def explain(rec, offers, catalog, rates, profile=None) -> None:
         best = opts[0]
         at = f" at {format_money(best.price_per_hour)}/h" if best.time_s is not None else ""
         lines.append(f"{_name(best)} wins with the {_goal(rec)}: {_what(best)}{at} "
-                     f"({best.offer.provider}, {best.offer.billing.describe()}).")
+                     f"({best.offer.provider}, {best.offer.billing_text()}).")
         if job.kind == "none":
             lines.append("No amount of work given: " + (
                 f"ranked by the cost of the same work (per {best.unit}), shown with the price "
