@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -199,18 +200,47 @@ def test_a_postgresql_schema_with_someone_elses_tables_is_a_clear_error(pg_url):
         assert con.execute("SELECT to_regclass('offer')").fetchone()[0] is None
 
 
-@pytest.mark.skipif(os.geteuid() == 0 and not os.environ.get("WHICHGPU_TEST_AS_ROOT_RO"),
-                    reason="root ignores directory permissions")
+def _folder_that_refuses_files(tmp_path):
+    """A folder the store cannot create its file in, for any user: a folder without write
+    permission, or, as root (who ignores permissions), /sys, whose filesystem refuses new
+    files for everyone. Yields the folder; None when neither can be had here."""
+    import contextlib
+    import errno
+
+    @contextlib.contextmanager
+    def chmodded():
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        PriceStore(folder / "prices.sqlite").save(feed(2.0))  # a store already in it
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+
+    @contextlib.contextmanager
+    def sysfs():
+        try:
+            open("/sys/whichgpu-probe", "w").close()
+        except OSError as exc:
+            yield Path("/sys") if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) \
+                else None
+        else:  # pragma: no cover - a /sys that takes files
+            os.remove("/sys/whichgpu-probe")
+            yield None
+
+    return chmodded() if os.geteuid() != 0 else sysfs()
+
+
 def test_a_read_only_folder_is_said_so_and_never_called_unusable(tmp_path):
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    PriceStore(folder / "prices.sqlite").save(feed(2.0))
-    folder.chmod(0o555)
-    try:
-        with pytest.raises(StoreError, match="read-only"):
+    with _folder_that_refuses_files(tmp_path) as folder:
+        if folder is None:
+            pytest.skip("no folder here refuses files to this user")
+        with pytest.raises(StoreError, match="read-only") as info:
             PriceStore(folder / "new.sqlite").current()
-    finally:
-        folder.chmod(0o755)
+        assert "intact" in info.value.reason
+        for bad in ("move it away", "delete", "unusable"):
+            assert bad not in info.value.reason.lower()
 
 
 def test_sqlite_store_errors_are_classified_without_advising_deletion(tmp_path):
