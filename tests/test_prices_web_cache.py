@@ -74,3 +74,23 @@ def test_the_selection_cache_is_bounded_by_count_and_by_offers(fresh, monkeypatc
     monkeypatch.setattr(services, "OFFER_SET_OFFERS", 1)
     services.offers(None, gpus=("h200-sxm",))
     assert len(services._cache) == 1  # the newest one is always kept
+
+
+def test_a_new_snapshot_hands_the_dropped_price_lists_back_once(fresh, monkeypatch):
+    """The dropped selections' memory is trimmed back to the system when the generation
+    changes (benchmarks/server_rss.py measures what it saves), and only then."""
+    calls = []
+    monkeypatch.setattr(services, "release_memory", lambda: calls.append(1))
+    services.offers(None, cheapest_only=True)
+    services.offers(None, cheapest_only=True)
+    before = len(calls)
+    services.offers(None, cheapest_only=True)
+    assert len(calls) == before  # the same prices: nothing dropped, nothing trimmed
+    _store_new_snapshot(2.34)
+    services.offers(None, cheapest_only=True)
+    assert len(calls) == before + 1
+
+
+def test_release_memory_runs_where_there_is_no_glibc(monkeypatch):
+    monkeypatch.setattr(services, "_malloc_trim", lambda: None)
+    services.release_memory()  # a collection only, no error
