@@ -88,7 +88,10 @@ def test_the_recommendation_is_priced_from_the_market_snapshot_and_says_so(cli):
     assert prices["sources"] == ["skypilot"] and not prices["mixed"]
     text = cli("recommend", "llama-3.1-70b", "--quant", "awq", "--tokens", "1M",
                "--prompt-tokens", "512", "--output-tokens", "512")
-    assert "Prices from the SkyPilot catalog" in text.err and "observed" in text.err
+    err = " ".join(text.err.split())
+    assert "Prices from the SkyPilot catalog" in err
+    # dated by the day the files were read, and the label says so (not "observed")
+    assert "catalog files read 2026-12-01" in err and "at most as new" in err
 
 
 # ------------------------------------------------------------------------ the live source
