@@ -66,7 +66,7 @@ def describe_origin(selection: OfferSelection) -> str:
         ages = [f.age_s for f in feeds if f.age_s is not None]
         oldest = max(ages) if len(ages) == len(feeds) and ages else None
         dates = sorted({f"{f.observed_at:%Y-%m-%d}" for f in feeds if f.observed_at})
-        span = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+        span = (dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}") if dates else ""
         if oldest is None:
             when = "undated"
         elif src == "skypilot" and all(f.version for f in feeds):
