@@ -74,9 +74,9 @@ def start(port: int, home: Path, store: Path):
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
-            urllib.request.urlopen(base + "/api/v1/models", timeout=2).read()
+            urllib.request.urlopen(base + "/api/v1/models", timeout=10).read()
             return proc, base
-        except (urllib.error.URLError, ConnectionError):
+        except (urllib.error.URLError, OSError):  # refused, reset, or slow (a loaded host)
             if proc.poll() is not None:
                 raise SystemExit(f"the server did not start: {proc.stderr.read()}") from None
             time.sleep(0.2)

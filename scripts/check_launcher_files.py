@@ -60,7 +60,8 @@ def _names() -> dict:
 
     clouds = sorted(registry.CLOUD_REGISTRY.keys())
     accelerators = {}
-    for cloud in ("aws", "cudo", "hyperbolic", "lambda", "mithril", "nebius", "runpod", "vast"):
+    for cloud in ("aws", "cudo", "hyperbolic", "lambda", "mithril", "nebius", "primeintellect",
+                  "runpod", "vast"):
         # gpus_only would need the GpuInfo column, which the recorded rows leave empty
         listed = catalog.list_accelerators(gpus_only=False, clouds=cloud, case_sensitive=False)
         accelerators[cloud] = sorted(listed)

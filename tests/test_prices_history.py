@@ -60,3 +60,16 @@ def test_prune_keeps_every_published_point(cli):
     assert cli("prices", "prune", "--keep", "1").code == 0
     snaps = [s for s in PriceStore().snapshots() if s.kind == "history"]
     assert len(snaps) == len(_table())
+
+
+def test_an_undated_price_is_listed_as_undated_and_never_placed_on_the_time_axis(cli, web):
+    """article-000's H100 SXM example ($3.15/h) has no date: no history point sits at
+    'today' for it; both the CLI and the web answer list it apart."""
+    data = cli("prices", "history", "h100-sxm", "--json").json()
+    assert data["points"] and all(p["observed_at"] for p in data["points"])
+    undated = data["undated"]
+    assert undated and all(p["observed_at"] is None for p in undated)
+    assert any(p["feed"] == "article-000" for p in undated)
+    api = web.get("/api/v1/prices/history", params={"gpu": "h100-sxm"}).json()
+    assert all(p["observed_at"] for p in api["points"])
+    assert {p["feed"] for p in api["undated"]} == {p["feed"] for p in undated}

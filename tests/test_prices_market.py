@@ -88,7 +88,10 @@ def test_the_recommendation_is_priced_from_the_market_snapshot_and_says_so(cli):
     assert prices["sources"] == ["skypilot"] and not prices["mixed"]
     text = cli("recommend", "llama-3.1-70b", "--quant", "awq", "--tokens", "1M",
                "--prompt-tokens", "512", "--output-tokens", "512")
-    assert "Prices from the SkyPilot catalog" in text.err and "observed" in text.err
+    err = " ".join(text.err.split())
+    assert "Prices from the SkyPilot catalog" in err
+    # dated by the day the files were read, and the label says so (not "observed")
+    assert "catalog files read 2026-12-01" in err and "at most as new" in err
 
 
 # ------------------------------------------------------------------------ the live source
@@ -105,7 +108,9 @@ def test_a_refresh_replays_the_recorded_real_files_and_stores_offers(monkeypatch
     status = {o.feed: o.status for o in report.outcomes}
     assert status == {"skypilot/runpod": "updated", "skypilot/vast": "updated"}
     sel = current_offers("skypilot/runpod")
-    assert sel.feeds[0].snapshot_id and len(sel.offers) > 50
+    rows, _ = read_vms_csv((RECORDED / "runpod.csv").read_text(), path="runpod")
+    # one on-demand offer per recorded instance type (every v8 RunPod spot equals on-demand)
+    assert sel.feeds[0].snapshot_id and len(sel.offers) == len({r.instance for r in rows})
     assert all(o.source.startswith("http://127.0.0.1") for o in sel.offers)
 
 
@@ -118,9 +123,10 @@ def _prices_times_1000(cloud: str, text: str) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    for r in rows:
-        if r["Price"]:
-            r["Price"] = str(float(r["Price"]) * 1000)
+    for r in rows:  # a unit error (cents read as dollars) hits both price columns
+        for col in ("Price", "SpotPrice"):
+            if r[col]:
+                r[col] = str(float(r[col]) * 1000)
         writer.writerow(r)
     return out.getvalue()
 
@@ -211,3 +217,110 @@ def test_market_offers_name_their_instance_type_through_the_store():
     assert {o.instance_type for o in stored if o.offer_set.startswith("skypilot/")} == shipped
     with open(SHIPPED / "skypilot.csv", newline="", encoding="utf-8") as fh:
         assert {r["instance"] for r in csv.DictReader(fh)} == shipped
+
+
+# ------------------------------------------------------------------------ review fixes
+
+def test_every_mithril_offer_is_spot_because_its_file_mirrors_the_spot_price():
+    """SkyPilot's fetch_mithril.py writes Mithril's spot price into Price and SpotPrice: the
+    offers are interruptible, never on-demand, and their note says why."""
+    (mithril,) = [f for f in market_feeds() if f.feed == "skypilot/mithril"]
+    assert mithril.offers and all(o.spot for o in mithril.offers)
+    assert all("interrupted" in o.note and "fetch_mithril" in o.note for o in mithril.offers)
+    rows, _ = read_vms_csv((RECORDED / "mithril.csv").read_text(), path="m", cloud="mithril")
+    assert all(r.price is None and r.spot for r in rows)
+
+
+def test_the_headline_recommendation_never_prices_a_spot_only_offer_as_on_demand(cli):
+    listed = cli("prices", "list", "--limit", "0", "--json").json()["offers"]
+    mithril = [o for o in listed if o["provider"] == "Mithril"]
+    assert mithril and all(o["spot"] for o in mithril)
+    data = cli("recommend", "llama-3.1-70b", "--quant", "awq", "--tokens", "1M",
+               "--prompt-tokens", "512", "--output-tokens", "512", "--json", "--top", "0"
+               ).json()
+    offers = [o["offer"] for o in data["options"]]
+    assert offers and not any(o["provider"] == "Mithril" and not o["spot"] for o in offers)
+
+
+def test_a_spot_price_above_on_demand_keeps_on_demand_and_says_so_in_the_build_report():
+    from whichgpu.catalog.prices.skypilot import VmRow, feed_from_rows
+
+    rows = [VmRow("1x_L40S_SECURE", "L40S", 1, 0.43, 0.86, "US")]
+    result = feed_from_rows(rows, cloud="runpod", observed_at="2026-12-01", source="t")
+    assert [(o.spot, o.price_per_hour.amount) for o in result.offers] == [(False, 0.43)]
+    (reason,) = result.skipped
+    assert "spot above on-demand" in reason and "$0.86" in reason and "$0.43" in reason
+    # the shipped build report names the one it found (AWS p5.4xlarge in the recorded file)
+    meta = {f.feed: f.meta for f in market_feeds()}
+    assert any("p5.4xlarge" in k for k in meta["skypilot/aws"]["skipped"])
+
+
+def _first_rows(keep: float):
+    def cut(cloud: str, text: str) -> str:
+        lines = text.splitlines(keepends=True)
+        return "".join(lines[: 1 + int((len(lines) - 1) * keep)])  # at a row boundary
+    return cut
+
+
+def test_a_file_cut_at_a_row_boundary_is_refused_against_the_last_good_refresh(monkeypatch):
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    store = PriceStore()
+    with serve(_recorded_routes()) as base:
+        (good,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
+    assert good.status == "updated" and good.snapshot.source_rows == 19
+    with serve(_recorded_routes(_first_rows(0.5))) as base:
+        (cut,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
+    assert cut.status == "rejected" and "cut short" in cut.message and "19" in cut.message
+    assert current_offers("skypilot/runpod", store=store).feeds[0].snapshot_id == \
+        good.snapshot.id
+    # the same cut is taken when the user says so
+    with serve(_recorded_routes(_first_rows(0.5))) as base:
+        (forced,) = refresh([SkyPilotSource(["runpod"], base=base)], store,
+                            force=True).outcomes
+    assert forced.status == "updated"
+
+
+def test_a_cut_file_is_refused_against_the_shipped_snapshot_by_its_instance_types(
+        monkeypatch):
+    """Without a refresh of its own to compare rows with, the shipped snapshot's instance types
+    and GPUs are the yardstick: a file that lost most of them is not used."""
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    store = PriceStore()
+    before = current_offers("skypilot/vast", store=store)
+    with serve(_recorded_routes(_first_rows(0.3))) as base:
+        (outcome,) = refresh([SkyPilotSource(["vast"], base=base)], store).outcomes
+    assert outcome.status == "rejected" and "missing" in outcome.message
+    assert current_offers("skypilot/vast", store=store).feeds[0].snapshot_id == \
+        before.feeds[0].snapshot_id
+
+
+def test_a_file_that_lost_an_expected_column_is_refused(monkeypatch):
+    def drop_spot(cloud: str, text: str) -> str:
+        rows = list(csv.DictReader(io.StringIO(text)))
+        out = io.StringIO()
+        fields = [c for c in rows[0] if c != "SpotPrice"]
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore",
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
+
+    monkeypatch.delenv("WHICHGPU_OFFLINE")
+    with serve(_recorded_routes(drop_spot)) as base:
+        (outcome,) = refresh([SkyPilotSource(["runpod"], base=base)], PriceStore()).outcomes
+    assert outcome.status == "failed" and "missing column(s) SpotPrice" in outcome.message
+
+
+def test_a_provider_whose_billing_rule_is_not_stated_says_so_in_every_answer(cli):
+    """Prime Intellect's and Nebius's rules are 'not stated': the per-second rule priced with is
+    named an assumption, in the offer's JSON and in the recommendation's reason."""
+    from whichgpu.catalog.prices.providers import providers
+
+    listed = cli("prices", "list", "--limit", "0", "--json").json()["offers"]
+    unstated = {p.name for p in providers().values() if not p.stated}
+    for o in listed:
+        assert o["billing"]["stated"] == (o["provider"] not in unstated), o["provider"]
+        if o["provider"] in unstated:
+            assert "assumed" in o["billing"]["description"]
+    r = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--only", "h200-sxm")
+    assert "Prime Intellect does not state its billing rule" in " ".join(r.out.split())

@@ -151,3 +151,66 @@ def test_a100_40gb_without_a_form_factor_is_reported_not_guessed():
     assert m.gpu is None and "form factor" in m.how
     assert map_gpu_name("A100-PCIE-40GB").gpu == "a100-40gb-pcie"
     assert map_gpu_name("A100-SXM4-40GB").gpu == "a100-40gb"
+
+
+# ---------------------------------------------------------------- the review's four guesses
+
+def _vast_feed(instance: str, name: str, count: int, total_mib: int):
+    """One Vast row as SkyPilot's v8 catalog writes it (GpuInfo memory is the whole
+    instance's), through the same reader and feed builder as the shipped snapshot."""
+    from whichgpu.catalog.prices.skypilot import feed_from_rows, read_vms_csv
+
+    info = (f"{{'Gpus': [{{'Name': '{name}', 'Count': {count}, 'MemoryInfo': "
+            f"{{'SizeInMiB': {total_mib}}}}}], 'TotalGpuMemoryInMiB': {total_mib}}}")
+    text = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,"
+            f"SpotPrice,Region\n{instance},{name},{count},32,64.0,\"{info}\",0.40,0.00,"
+            "\"Texas, US, NA\"\n")
+    rows, _ = read_vms_csv(text, path="vast.csv", cloud="vast")
+    return feed_from_rows(rows, cloud="vast", observed_at="2026-12-01", source="test")
+
+
+@pytest.mark.parametrize(("instance", "name", "count", "total_mib", "why"), [
+    # the card is a 3060 Ti (8 GB), which SkyPilot collapses to RTX3060 (12 GB)
+    ("2x-RTX_3060_Ti-32-65536", "RTX3060", 2, 16384, "3060 Ti"),
+    # a 49,140 MiB card sold as an RTX 4090 is not the 24 GB catalog card
+    ("1x-RTX_4090-32-65536", "RTX4090", 1, 49140, "memory"),
+])
+def test_a_vast_card_that_matches_no_catalog_card_exactly_is_unmapped(instance, name, count,
+                                                                      total_mib, why):
+    result = _vast_feed(instance, name, count, total_mib)
+    assert result.offers == []
+    (u,) = result.unmapped
+    assert u.instance == instance and why in u.reason and u.rows == 1
+
+
+@pytest.mark.parametrize(("instance", "name", "count", "total_mib", "gpu"), [
+    # SkyPilot's RTX4070 and RTX4080 are what Vast's instance type calls the SUPER cards
+    ("2x-RTX_4070S_Ti-32-65536", "RTX4070", 2, 32752, "rtx-4070-ti-super"),
+    ("1x-RTX_4080S-32-65536", "RTX4080", 1, 16376, "rtx-4080-super"),
+    ("1x-RTX_4090-32-65536", "RTX4090", 1, 24564, "rtx-4090"),
+])
+def test_a_vast_row_maps_to_the_card_its_instance_type_names(instance, name, count, total_mib,
+                                                             gpu):
+    result = _vast_feed(instance, name, count, total_mib)
+    assert [o.gpu for o in result.offers] == [gpu] and not result.unmapped
+
+
+def test_a_vast_card_named_apart_from_its_accelerator_without_a_rule_is_unmapped():
+    """The base model's rule (RTX4080 -> rtx-4080) does not apply to a row whose instance
+    type names another card that no rule knows."""
+    result = _vast_feed("1x-RTX_4080_Ultra-32-65536", "RTX4080", 1, 16376)
+    (u,) = result.unmapped
+    assert result.offers == [] and "RTX 4080 Ultra" in u.reason and "does not say" in u.reason
+    assert u.candidates == ("rtx-4080",)  # what the base model would have guessed
+
+
+def test_memory_per_card_is_read_the_way_each_cloud_writes_gpuinfo():
+    from whichgpu.catalog.prices.skypilot import gpu_memory_gb
+
+    per_card = "{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}"
+    assert gpu_memory_gb(per_card, 8, "lambda") == pytest.approx(80)  # MiB per card
+    assert gpu_memory_gb("{'SizeInMiB': 80}", 2, "runpod") == pytest.approx(80)  # GB per card
+    assert gpu_memory_gb("{'SizeInMiB': 65214}", 2, "vast") == pytest.approx(31.8, abs=0.1)
+    assert gpu_memory_gb('{"SizeInMiB":655360}', 8, "primeintellect") == pytest.approx(80)
+    assert gpu_memory_gb("{'SizeInMiB': 0}", 1, "seeweb") is None  # 0 says nothing
+    assert gpu_memory_gb(per_card, 1, "a-cloud-we-never-read") is None

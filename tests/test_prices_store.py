@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -67,7 +68,7 @@ class ListSource(PriceSource):
 
 
 def test_fresh_store_is_created_at_the_latest_schema(store):
-    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 3
+    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 4
     assert store.current() == [] and store.read() == ([], [])
 
 
@@ -93,7 +94,7 @@ def test_a_fresh_postgresql_schema_gets_every_table_and_its_version(pg_url):
         ).fetchone()[0]
     assert tables == {"snapshot", "offer", "unmapped", "current", "url_source",
                       "whichgpu_schema"}
-    assert version == [(3,)]
+    assert version == [(len(schema_mod.MIGRATIONS),)]
     assert price_type == "double precision"  # PostgreSQL's REAL would keep 4 bytes
 
 
@@ -118,9 +119,9 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, store_url, mo
     extra = ["ALTER TABLE snapshot ADD COLUMN collector {text}"]
     monkeypatch.setattr(schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, extra])
     upgraded = PriceStore(store_url)
-    assert upgraded.schema_version() == 4
+    assert upgraded.schema_version() == 5
     assert len(upgraded.read()[1]) == 3  # the data survived the migration
-    monkeypatch.setattr(schema_mod, "MIGRATIONS", schema_mod.MIGRATIONS[:3])
+    monkeypatch.setattr(schema_mod, "MIGRATIONS", schema_mod.MIGRATIONS[:4])
     with pytest.raises(StoreError, match="newer whichgpu") as info:
         PriceStore(store_url).current()
     assert "left as it is" in info.value.reason
@@ -128,8 +129,9 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, store_url, mo
 
 def test_a_version_1_sqlite_store_is_upgraded_and_keeps_its_offers_in_order(tmp_path):
     """Schema 2 adds each offer's instance type (what a launcher export names), schema 3 its
-    place in the snapshot: a store written at schema 1 is upgraded in place, its offers kept
-    in the order they were stored (instance type unknown), and new offers keep theirs."""
+    place in the snapshot, schema 4 the upstream file's row count: a store written at schema 1
+    is upgraded in place, its offers kept in the order they were stored (instance type and row
+    count unknown), and new offers keep theirs."""
     path = tmp_path / "prices.sqlite"
     con = sqlite3.connect(path)
     for statement in schema_mod.steps("sqlite", 0, schema_mod.MIGRATIONS[:1]):
@@ -146,7 +148,8 @@ def test_a_version_1_sqlite_store_is_upgraded_and_keeps_its_offers_in_order(tmp_
     con.commit()
     con.close()
     store = PriceStore(path)
-    assert store.schema_version() == 3
+    assert store.schema_version() == 4
+    assert store.current_of("old").source_rows is None
     kept = store.read()[1]
     assert [(o.gpu, o.instance_type) for o in kept] == [
         ("l4", None), ("a100-80gb-sxm", None), ("h100-sxm", None)]
@@ -173,7 +176,7 @@ def test_two_processes_opening_an_empty_postgresql_create_the_tables_once(pg_url
              for _ in range(3)]
     outs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
-    assert [o.strip() for o, _ in outs] == ["3", "3", "3"]
+    assert [o.strip() for o, _ in outs] == [str(len(schema_mod.MIGRATIONS))] * 3
 
 
 def test_a_file_that_is_not_a_sqlite_store_is_a_clear_error(tmp_path):
@@ -197,18 +200,47 @@ def test_a_postgresql_schema_with_someone_elses_tables_is_a_clear_error(pg_url):
         assert con.execute("SELECT to_regclass('offer')").fetchone()[0] is None
 
 
-@pytest.mark.skipif(os.geteuid() == 0 and not os.environ.get("WHICHGPU_TEST_AS_ROOT_RO"),
-                    reason="root ignores directory permissions")
+def _folder_that_refuses_files(tmp_path):
+    """A folder the store cannot create its file in, for any user: a folder without write
+    permission, or, as root (who ignores permissions), /sys, whose filesystem refuses new
+    files for everyone. Yields the folder; None when neither can be had here."""
+    import contextlib
+    import errno
+
+    @contextlib.contextmanager
+    def chmodded():
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        PriceStore(folder / "prices.sqlite").save(feed(2.0))  # a store already in it
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+
+    @contextlib.contextmanager
+    def sysfs():
+        try:
+            open("/sys/whichgpu-probe", "w").close()
+        except OSError as exc:
+            yield Path("/sys") if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) \
+                else None
+        else:  # pragma: no cover - a /sys that takes files
+            os.remove("/sys/whichgpu-probe")
+            yield None
+
+    return chmodded() if os.geteuid() != 0 else sysfs()
+
+
 def test_a_read_only_folder_is_said_so_and_never_called_unusable(tmp_path):
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    PriceStore(folder / "prices.sqlite").save(feed(2.0))
-    folder.chmod(0o555)
-    try:
-        with pytest.raises(StoreError, match="read-only"):
+    with _folder_that_refuses_files(tmp_path) as folder:
+        if folder is None:
+            pytest.skip("no folder here refuses files to this user")
+        with pytest.raises(StoreError, match="read-only") as info:
             PriceStore(folder / "new.sqlite").current()
-    finally:
-        folder.chmod(0o755)
+        assert "intact" in info.value.reason
+        for bad in ("move it away", "delete", "unusable"):
+            assert bad not in info.value.reason.lower()
 
 
 def test_sqlite_store_errors_are_classified_without_advising_deletion(tmp_path):

@@ -17,6 +17,7 @@ import time
 from prometheus_client.parser import text_string_to_metric_families
 
 from test_prices_store_agree import normal
+from whichgpu.catalog.prices.schema import MIGRATIONS
 
 
 def _free_port() -> int:
@@ -61,7 +62,8 @@ def test_two_workers_share_one_postgresql_store(pg_url, tmp_path, cli, monkeypat
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.2)
         with psycopg.connect(pg_url) as con:  # serve created the tables and seeded them
-            assert con.execute("SELECT version FROM whichgpu_schema").fetchone()[0] == 3
+            assert con.execute("SELECT version FROM whichgpu_schema").fetchone()[0] == len(
+                    MIGRATIONS)
             assert con.execute("SELECT count(*) FROM offer").fetchone()[0] > 0
         status, body = _get(port, "/readyz")
         assert status == 200 and json.loads(body)["store"]["engine"] == "postgresql"
@@ -125,4 +127,5 @@ def test_two_workers_share_one_postgresql_store(pg_url, tmp_path, cli, monkeypat
     assert all(a["route"] in ("/healthz", "/readyz", "/metrics", "/api/v1/prices")
                for a in access)
     started = "".join(err_lines) + (server.stdout.read() if server.stdout else "")
-    assert "Price store: postgresql://" in started and "(postgresql, schema 3)" in started
+    assert "Price store: postgresql://" in started
+    assert f"(postgresql, schema {len(MIGRATIONS)})" in started

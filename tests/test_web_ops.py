@@ -72,7 +72,9 @@ def test_readyz_reports_the_market_prices_and_their_age_on_both_engines(client_f
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["ready"] is True and body["store"]["engine"] == store.dialect
-    assert body["store"]["schema_version"] == 3
+    from whichgpu.catalog.prices.schema import MIGRATIONS
+
+    assert body["store"]["schema_version"] == len(MIGRATIONS)
     by_feed = {f["feed"]: f for f in body["prices"]["by_feed"]}
     assert set(by_feed) == set(market_feed_names())
     assert body["prices"]["offers"] == sum(s.offer_count for s in store.current()

@@ -97,7 +97,7 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
         lines.append(msg("explain.wins", "{name} wins with the {goal}: {what}{at} "
                          "({provider}, {billing}).", name=name(best), goal=goal(rec),
                          what=what(best), at=at, provider=best.offer.provider,
-                         billing=best.offer.billing.describe()))
+                         billing=best.offer.billing_text()))
         if job.kind == WorkKind.NONE:
             if rec.ranked_by is Ranking.COST_PER_UNIT and best.unit:
                 lines.append(msg("explain.no_amount.per_unit", "No amount of work given: "

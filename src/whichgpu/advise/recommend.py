@@ -98,7 +98,7 @@ class Option:
             "offer": {"provider": self.offer.provider, "offer_set": self.offer.offer_set,
                       "gpu_count": self.offer.gpu_count,
                       "instances": instances_needed(self.offer, self.count) * self.replicas,
-                      "spot": self.offer.spot, "billing": self.offer.billing.describe(),
+                      "spot": self.offer.spot, "billing": self.offer.billing_text(),
                       "region": self.offer.region, "instance_type": self.offer.instance_type,
                       "source": self.offer.source, "observed_at": self.offer.observed_at},
             "pricing": "spot" if self.offer.spot else "on-demand",

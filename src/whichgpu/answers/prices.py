@@ -98,10 +98,12 @@ class HistoryAnswer:
     points: list[HistoryPoint]
     store_path: str | None  # None on the web: a visitor has no business with the server's paths
     note: str | None = None
+    undated: tuple[HistoryPoint, ...] = ()  # prices with no date: listed, never plotted
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"gpu": self.request.gpu, "gpus": self.ids,
-                                "points": [p.to_json() for p in self.points]}
+                                "points": [p.to_json() for p in self.points],
+                                "undated": [p.to_json() for p in self.undated]}
         if self.store_path is not None:
             data["store"] = self.store_path
         return data
@@ -122,7 +124,8 @@ def prices_history(q: PricesHistory, ctx: Context = LOCAL) -> HistoryAnswer:
                              msg("prices.unknown_feed", "unknown price feed {v!r}; the store "
                                  "has {feeds}", v=q.feed, feeds=", ".join(feeds) or "no feed"))
     return HistoryAnswer(q, ids, st.history(ids or [], feed=q.feed),
-                         None if ctx.public else str(st.path), note)
+                         None if ctx.public else str(st.path), note,
+                         tuple(st.history(ids or [], feed=q.feed, dated=False)))
 
 
 # ------------------------------------------------------------------ the store's upkeep

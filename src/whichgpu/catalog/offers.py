@@ -90,6 +90,21 @@ class Offer(BaseModel):
     def price_per_gpu_hour(self) -> Money:
         return self.price_per_hour / self.gpu_count
 
+    @property
+    def billing_stated(self) -> bool:
+        """False when the provider's table row says its billing rule is not stated anywhere we
+        could read (the rule is then an assumption, and every answer says so)."""
+        from whichgpu.catalog.prices.providers import stated_by_name
+
+        return stated_by_name(self.provider) is not False
+
+    def billing_text(self) -> str:
+        """'per second', or 'per second (assumed: Nebius does not state its billing rule)'."""
+        text = self.billing.describe()
+        if not self.billing_stated:
+            text += f" (assumed: {self.provider} does not state its billing rule)"
+        return text
+
     def observed_date(self) -> date | None:
         if not self.observed_at:
             return None
@@ -105,7 +120,7 @@ class Offer(BaseModel):
             "price_per_gpu_hour": self.price_per_gpu_hour.to_json(),
             "billing": {"increment_s": self.billing.increment_s,
                         "minimum_s": self.billing.minimum_s,
-                        "description": self.billing.describe()},
+                        "description": self.billing_text(), "stated": self.billing_stated},
             "spot": self.spot, "region": self.region, "instance_type": self.instance_type,
             "observed_at": self.observed_at,
             "source": self.source, "offer_set": self.offer_set, "note": self.note,

@@ -49,8 +49,16 @@ def describe_origin(selection: OfferSelection) -> str:
         ages = [f.age_s for f in feeds if f.age_s is not None]
         oldest = max(ages) if len(ages) == len(feeds) and ages else None
         dates = sorted({f"{f.observed_at:%Y-%m-%d}" for f in feeds if f.observed_at})
-        when = (f"observed {dates[0] if len(dates) == 1 else dates[0] + ' to ' + dates[-1]}"
-                f" ({format_age(oldest)} old)" if oldest is not None else "undated")
+        span = (dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}") if dates else ""
+        if oldest is None:
+            when = "undated"
+        elif src == "skypilot" and all(f.version for f in feeds):
+            # the shipped snapshot: dated by the day its files were read at their commits,
+            # not by the commits' own dates (not recorded); say what the age is
+            when = (f"catalog files read {span} ({format_age(oldest)} ago; the prices are at "
+                    "most as new)")
+        else:
+            when = f"observed {span} ({format_age(oldest)} old)"
         stale = any(f.stale and not f.undated for f in feeds)
         if src == "skypilot":
             label = (f"the SkyPilot catalog ({len(feeds)} provider feed(s): "

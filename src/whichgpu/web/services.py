@@ -102,13 +102,39 @@ def generation() -> tuple:
         except Exception:  # an unusable store: current_offers says why (503 or fallback)
             gen = (None, None)
         with _memo_lock:
-            if gen != _generation[0]:
+            changed = gen != _generation[0]
+            if changed:
                 _memo.clear()
                 _memo_bytes[0] = 0
                 with _cache_lock:
                     _cache.clear()
             _generation[0], _generation[1] = gen, now
+        if changed:
+            release_memory()
     return _generation[0]
+
+
+def release_memory() -> None:
+    """Hand the dropped price lists' memory back to the system. CPython frees them into the C
+    allocator, which keeps the pages (one arena per worker thread): without a trim a server
+    that refreshes keeps each period's price lists' pages until the arenas happen to be reused
+    (benchmarks/server_rss.py, benchmarks/price_cache_rss.py). glibc only."""
+    import gc
+
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
 
 
 def offers(prices: str | None, max_age: float | None = None, *,

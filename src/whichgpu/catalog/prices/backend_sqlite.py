@@ -32,12 +32,28 @@ from whichgpu.catalog.prices.backend import (
 )
 
 
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder``: tried, not judged from its mode bits
+    (root passes ``os.access`` on a read-only mount or a folder like /sys that refuses
+    files)."""
+    import errno
+    import tempfile
+
+    if not os.access(folder, os.W_OK):
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError as exc:
+        return exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 def store_error(path: Path, exc: BaseException) -> StoreError:
     """What went wrong with the store file, said accurately (read-only, full, locked ...)."""
     text = str(exc).lower()
     folder = path.parent
     if isinstance(exc, PermissionError) or "readonly" in text or "read-only" in text or (
-            "unable to open" in text and folder.exists() and not os.access(folder, os.W_OK)):
+            "unable to open" in text and folder.exists() and not _can_create_in(folder)):
         return StoreError(path, "the store's folder or file is read-only, so it cannot be "
                           "opened for writing; the prices in it are intact. Make it writable, "
                           "or point --store / WHICHGPU_PRICE_STORE at a writable file")

@@ -85,3 +85,15 @@ def provider(key: str) -> Provider:
         return known[key]
     return Provider(key, key, None, ASSUMED, None,
                     "not in whichgpu's provider table; per second without minimum assumed")
+
+
+@cache
+def _by_name() -> dict[str, Provider]:
+    return {p.name.lower(): p for p in providers().values()}
+
+
+def stated_by_name(name: str | None) -> bool | None:
+    """Whether the provider displayed as ``name`` states its billing rule (None: not a
+    provider of the table, e.g. an article's set or a user's own file)."""
+    found = _by_name().get((name or "").strip().lower())
+    return None if found is None else found.stated

@@ -5,7 +5,12 @@ A feed's new snapshot replaces the current one only if it passes the guards:
 * it has offers (an empty answer is a failure, not "no GPUs today");
 * it keeps at least :attr:`Guards.min_kept_fraction` of the previous offer count;
 * no GPU's median per-GPU-hour price moved by more than :attr:`Guards.max_price_factor`
-  (cents read as dollars, a per-GPU price read as per-instance ...).
+  (cents read as dollars, a per-GPU price read as per-instance ...);
+* for a catalog file (the SkyPilot source): it keeps its shape against the last good refresh
+  of the same feed: at least :attr:`Guards.min_rows_kept` of its GPU rows, of its instance
+  types and of its GPUs (a file cut at a row boundary passes every per-row check, and only
+  a comparison with the previous file shows what it lost). The expected columns are checked
+  when the file is read (:data:`.skypilot.EXPECTED`).
 
 A feed that fails or is rejected is recorded with the reason, and its previous snapshot
 stays current. ``force`` accepts a snapshot the guards reject (never an empty one).
@@ -27,7 +32,7 @@ from whichgpu.catalog.prices.store import PendingWrite, PriceStore, RefreshBusy,
 from whichgpu.errors import WhichGPUError
 
 __all__ = ["FeedOutcome", "Guards", "PriceChange", "RefreshBusy", "RefreshReport", "judge",
-           "plan", "price_changes", "record", "refresh"]
+           "judge_shape", "plan", "price_changes", "record", "refresh"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,13 @@ class Guards:
 
     max_price_factor: float = 10.0
     min_kept_fraction: float = 0.2
+    #: A catalog file keeps at least this fraction of the last good refresh's GPU rows,
+    #: instance types and GPUs. SkyPilot's catalog jobs rewrite a whole file from the
+    #: provider's API, and its files are sorted (RunPod's by GPU type), so a file cut short
+    #: loses its tail: whole instance types and GPUs. Availability-listed clouds (Vast lists
+    #: only what is rentable now) legitimately move by tens of percent between runs, so the
+    #: bound is a loss of more than a third, not any loss; ``--force`` takes a file anyway.
+    min_rows_kept: float = 2 / 3
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,26 @@ def _cheapest(offers: Iterable[Offer]) -> dict[tuple[str, str, bool], float]:
     return best
 
 
+def judge_shape(new: list[Offer], previous: list[Offer], guards: Guards, *,
+                new_rows: int | None = None, previous_rows: int | None = None) -> str | None:
+    """Why a catalog file lost too much of its shape against the last good refresh (rows,
+    instance types, GPUs), or None."""
+    keep = guards.min_rows_kept
+    if new_rows is not None and previous_rows and new_rows < keep * previous_rows:
+        return (f"the file has {new_rows} GPU rows against {previous_rows} at the last good "
+                f"refresh (fewer than {keep:.0%}): cut short?")
+    for what, key in (("instance types", lambda o: o.instance_type),
+                      ("GPUs", lambda o: o.gpu)):
+        before = {key(o) for o in previous if key(o)}
+        after = {key(o) for o in new if key(o)}
+        lost = sorted(before - after)
+        if before and len(before & after) < keep * len(before):
+            return (f"{len(lost)} of the {len(before)} {what} of the last good refresh are "
+                    f"missing ({', '.join(lost[:5])}{' ...' if len(lost) > 5 else ''}; more "
+                    f"than {1 - keep:.0%} gone): cut short?")
+    return None
+
+
 def judge(new: list[Offer], previous: list[Offer] | None, guards: Guards) -> str | None:
     """Why a new snapshot must not replace the previous one, or None if it may."""
     if previous:
@@ -195,6 +227,11 @@ def plan(store: PriceStore, result: FeedResult, *, force: bool = False,
                         "rows with GPU names we could not map)")
     else:
         problem = None if force else judge(result.offers, old, guards)
+        # a live catalog file (it counts its rows; the shipped snapshot does not)
+        if problem is None and not force and result.rows is not None and old:
+            problem = judge_shape(result.offers, old, guards, new_rows=result.rows,
+                                  previous_rows=earlier.rows if earlier is not None
+                                  else (previous.source_rows if previous else None))
     if problem:
         out.status, out.message = "rejected", problem
         return out, PendingWrite(result, "rejected", out.message)

@@ -90,8 +90,12 @@ _V3: list[Statement] = [
     "DROP INDEX offer_by_snapshot",
 ]
 
+# v4: how many GPU rows the upstream file had (a SkyPilot vms.csv), so that the next refresh
+# of the same feed can refuse a file that lost rows (one cut at a row boundary) against it
+_V4: list[Statement] = ["ALTER TABLE snapshot ADD COLUMN source_rows INTEGER"]
+
 #: ``MIGRATIONS[i]`` takes a store from schema version i to i + 1.
-MIGRATIONS: list[list[Statement]] = [_V1, _V2, _V3]
+MIGRATIONS: list[list[Statement]] = [_V1, _V2, _V3, _V4]
 
 
 def render(statement: Statement, dialect: Dialect) -> str | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import statistics
 import urllib.error
 import urllib.parse
@@ -62,7 +63,32 @@ CLOUDS = ("aws", "gcp", "lambda", "runpod", "vast", "nebius", "cudo", "hyperboli
 #: AcceleratorName but no InstanceType is the GPU's price alone, not an offer).
 GPU_PRICED_APART = frozenset({"gcp"})
 NEEDED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+#: Columns a cloud's file had when it was recorded (every v8 file we read has them): a live file
+#: without one of them has changed layout, and its rows are not read as if it had not.
+EXPECTED = (*NEEDED, "SpotPrice")
 NO_SPOT = 99999999.0  # primeintellect's "no spot price" marker
+#: Clouds whose catalog puts the spot price in ``Price`` too: every offer of theirs is spot
+#: (interruptible), whatever column it is read from. Mithril: SkyPilot's
+#: ``sky/catalog/data_fetchers/fetch_mithril.py``
+#: (skypilot-org/skypilot@161a59fc9bac7b093f6b632ac68b1cab9bbee843) lists an instance type
+#: only where ``/v2/spot/availability`` has it and writes the spot market's minimum price
+#: (``/v2/pricing/current``, ``minimum_price_cents``) into both Price and SpotPrice.
+SPOT_ONLY = {"mithril": "Mithril rents spot capacity only: SkyPilot's fetch_mithril.py writes "
+                        "the spot market's minimum price into both Price and SpotPrice"}
+#: How each cloud's ``GpuInfo`` gives GPU memory: MiB per card (``per_card``), MiB for the whole
+#: instance (``instance_total``, divided by the GPU count) or GB per card (``gb_per_card``), as
+#: read in the recorded v8 files (RunPod's 1x A100-80GB says 80; Vast's 2x RTX 5090 says 65214;
+#: Prime Intellect's 8x A100-80GB says 655360). A cloud not listed gives no memory to check.
+GPU_MEMORY_FIELD = {
+    "aws": "per_card", "lambda": "per_card", "nebius": "per_card", "cudo": "per_card",
+    "mithril": "per_card", "hyperbolic": "per_card", "seeweb": "per_card",
+    "runpod": "gb_per_card", "vast": "instance_total", "primeintellect": "instance_total",
+}
+_SIZE = re.compile(r"""["']SizeInMiB["']\s*:\s*([0-9.]+)""")
+#: Vast's instance type names the card it rents (``2x-RTX_3060_Ti-32-65536``), where SkyPilot's
+#: AcceleratorName collapses variants (RTX3060): the card's name sits between the count and the
+#: vCPU/memory suffix.
+_VAST_CARD = re.compile(r"\d+x-(?P<card>.+)-\d+-\d+")
 #: A feed whose implausible rows outnumber this fraction of its priced rows is nonsense.
 MAX_BAD_FRACTION = 0.5
 
@@ -78,6 +104,24 @@ class VmRow:
     spot: float | None
     region: str
     upstream: str | None = None  # primeintellect's UpstreamCloudId (the reseller's own name)
+    memory_gb: float | None = None  # GPU memory per card (GiB) from GpuInfo, where it says
+
+
+def gpu_memory_gb(info: str | None, count: int, cloud: str | None) -> float | None:
+    """GPU memory per card in GiB from a GpuInfo cell, read the way ``cloud`` writes it
+    (:data:`GPU_MEMORY_FIELD`); None when the cloud or the cell does not say (0 is "not said")."""
+    kind = GPU_MEMORY_FIELD.get(cloud or "")
+    m = _SIZE.search(info or "")
+    if kind is None or m is None:
+        return None
+    value = float(m.group(1))
+    if value <= 0:
+        return None
+    if kind == "gb_per_card":
+        return value
+    if kind == "instance_total":
+        value /= max(count, 1)
+    return value / 1024
 
 
 def _price(text: str | None) -> float | None:
@@ -97,7 +141,7 @@ def read_vms_csv(text: str, *, path: object, cloud: str | None = None
     an instance type is skipped: it is a part of a price, not an offer.
     """
     reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
+    missing = [c for c in EXPECTED if c not in (reader.fieldnames or [])]
     if missing:
         raise DataError(path, f"not a SkyPilot vms.csv: missing column(s) {', '.join(missing)}")
     if not text.endswith("\n"):  # SkyPilot's files end with a newline; a cut file does not
@@ -132,10 +176,27 @@ def read_vms_csv(text: str, *, path: object, cloud: str | None = None
         if price is None and spot is None:
             skip("no price")
             continue
+        if cloud in SPOT_ONLY:  # its Price is the spot price too: an interruptible offer
+            price, spot = None, spot if spot is not None else price
         rows.append(VmRow(str(row["InstanceType"]).strip(), name, int(count), price, spot,
                           (row.get("Region") or "").strip(),
-                          (row.get("UpstreamCloudId") or "").strip() or None))
+                          (row.get("UpstreamCloudId") or "").strip() or None,
+                          gpu_memory_gb(row.get("GpuInfo"), int(count), cloud)))
     return rows, skipped
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _vast_card_differs(instance: str, accelerator: str) -> str | None:
+    """Why a Vast row's instance type names another card than its AcceleratorName (None: the
+    same card). ``2x-RTX_3060_Ti-...`` with RTX3060 is a 3060 Ti, not a 3060."""
+    m = _VAST_CARD.fullmatch(instance)
+    if m is None or _norm(m["card"]) == _norm(accelerator):
+        return None
+    return (f"Vast's instance type names {m['card'].replace('_', ' ')}, which SkyPilot's "
+            f"AcceleratorName {accelerator} does not say; no rule names that card")
 
 
 def _money(x: float) -> str:
@@ -153,19 +214,25 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
     rules_key = who.gpuhunt or cloud  # Lambda's instance rules are keyed 'lambdalabs'
     result = FeedResult(feed=f"skypilot/{cloud}", source="skypilot", kind="skypilot",
                         fetched_at=fetched_at or utc_now(), version=version,
-                        skipped=dict(skipped or {}))
-    groups: dict[tuple[str, str, int, str | None], list[VmRow]] = {}
+                        skipped=dict(skipped or {}), rows=len(rows))
+    groups: dict[tuple[str, str, int, str | None, float | None], list[VmRow]] = {}
     for r in rows:
-        groups.setdefault((r.instance, r.accelerator, r.count, r.upstream), []).append(r)
+        memory = round(r.memory_gb, 1) if r.memory_gb else None
+        groups.setdefault((r.instance, r.accelerator, r.count, r.upstream, memory), []).append(r)
     unmapped: list[Unmapped] = []
     offers: list[Offer] = []
     priced = bad = 0
-    for (instance, name, count, upstream), group in sorted(groups.items()):
+    for (instance, name, count, upstream, memory), group in sorted(
+            groups.items(), key=lambda kv: tuple("" if v is None else str(v) for v in kv[0])):
         where = f"{instance} ({upstream})" if upstream else instance
         m: NameMatch = map_gpu_name(name, provider=rules_key, instance=where, via=SKYPILOT,
-                                    catalog=catalog)
+                                    memory_gb=memory, catalog=catalog)
+        if m.gpu is not None and cloud == "vast" and "instance rule" not in m.how:
+            differs = _vast_card_differs(instance, name)
+            if differs:
+                m = NameMatch(name, None, differs, (m.gpu,))
         if m.gpu is None:
-            unmapped.append(Unmapped(cloud, name, m.how, instance, None, m.candidates,
+            unmapped.append(Unmapped(cloud, name, m.how, instance, memory, m.candidates,
                                      rows=len(group)))
             continue
         for spot in (False, True):
@@ -176,8 +243,16 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
             if spot:
                 cheapest_od = min((r.price for r in group if r.price is not None), default=None)
                 if cheapest_od is not None and points[0][0] >= cheapest_od:
-                    result.skip("spot price not below on-demand (kept on-demand only)",
-                                len(points))
+                    # a spot price at or above on-demand is a catalog artefact (a swapped
+                    # column, or a file that copies one price into both): the on-demand
+                    # price is kept and the spot one dropped, and the build report says so
+                    if points[0][0] > cheapest_od:  # looks swapped: name it in the report
+                        result.skip(f"spot above on-demand, spot dropped: {instance} spot "
+                                    f"{_money(points[0][0])}/h, on-demand "
+                                    f"{_money(cheapest_od)}/h", len(points))
+                    else:
+                        result.skip("spot price equal to on-demand (kept on-demand only)",
+                                    len(points))
                     continue
             price, region = points[0]
             median = statistics.median(p for p, _ in points)
@@ -185,7 +260,8 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
             note = (f"{instance}; cheapest of {regions} region(s)"
                     + (f", median {_money(median)}/h" if regions > 1 else "")
                     + f"; {who.billing_text()}"
-                    + ("; spot: can be interrupted" if spot else ""))
+                    + ("; spot: can be interrupted" if spot else "")
+                    + (f" ({SPOT_ONLY[cloud]})" if spot and cloud in SPOT_ONLY else ""))
             offer = Offer(provider=who.name, gpu=m.gpu, gpu_count=count,
                           price_per_hour=Money(price, "USD"), billing=who.billing, spot=spot,
                           region=region or None, instance_type=instance,
@@ -283,7 +359,7 @@ class SkyPilotSource(PriceSource):
                 continue
             if not rows:
                 result = FeedResult(feed=feed, source=self.name, kind=self.kind,
-                                    fetched_at=fetched_at, skipped=skipped)
+                                    fetched_at=fetched_at, skipped=skipped, rows=0)
             else:
                 result = feed_from_rows(rows, cloud=cloud, observed_at=iso(fetched_at),
                                         source=f"{url} (fetched {iso(fetched_at)})",

@@ -89,6 +89,7 @@ class FeedResult:
     unmapped: list[Unmapped] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> rows (e.g. "no GPU")
     error: str | None = None
+    rows: int | None = None  # GPU rows of the upstream file, where the source counts them
 
     def skip(self, reason: str, rows: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + rows

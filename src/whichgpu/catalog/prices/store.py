@@ -68,6 +68,7 @@ class Snapshot:
     unmapped_count: int
     skipped: dict[str, int]
     message: str | None
+    source_rows: int | None = None  # GPU rows of the upstream file (None: not counted)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "feed": self.feed, "source": self.source, "kind": self.kind,
@@ -75,7 +76,7 @@ class Snapshot:
                 "observed_at": iso(self.observed_at) if self.observed_at else None,
                 "version": self.version, "offer_count": self.offer_count,
                 "unmapped_count": self.unmapped_count, "skipped": self.skipped,
-                "message": self.message}
+                "source_rows": self.source_rows, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class HistoryPoint:
 
 
 _SNAPSHOT_COLS = ("id, feed, source, kind, status, fetched_at, observed_at, version, digest, "
-                  "offer_count, unmapped_count, skipped, message")
+                  "offer_count, unmapped_count, skipped, message, source_rows")
 _OFFER_COLS = ("provider, gpu, gpu_count, price_per_hour, currency, billing_increment_s, "
                "billing_minimum_s, spot, region, observed_at, source, note, instance_type")
 
@@ -117,10 +118,10 @@ _KIND = "gpu, gpu_count, spot, currency, billing_increment_s, billing_minimum_s"
 
 def _snapshot(row: tuple) -> Snapshot:
     (id_, feed, source, kind, status, fetched, observed, version, digest, count, unmapped,
-     skipped, message) = row
+     skipped, message, source_rows) = row
     return Snapshot(id_, feed, source, kind, status, parse_time(fetched) or utc_now(),
                     parse_time(observed), version, digest, count, unmapped,
-                    json.loads(skipped) if skipped else {}, message)
+                    json.loads(skipped) if skipped else {}, message, source_rows)
 
 
 _EVERY_FIELD = set(Offer.model_fields)  # a stored offer sets them all: one shared set
@@ -308,11 +309,11 @@ class PriceStore:
                          message: str | None, observed: datetime | None) -> int:
         return tx.insert_id(
             f"INSERT INTO snapshot ({_SNAPSHOT_COLS.replace('id, ', '', 1)}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (r.feed, r.source, r.kind, status, iso(r.fetched_at),
              iso(observed) if observed else None, r.version, r.digest, len(r.offers),
              sum(u.rows for u in r.unmapped), json.dumps(r.skipped) if r.skipped else None,
-             message))
+             message, r.rows))
 
     @staticmethod
     def _insert_unmapped(tx: Tx, snap_id: int, items: list[Unmapped]) -> None:
@@ -506,9 +507,14 @@ class PriceStore:
                         "SELECT provider, name, instance, memory_gb, reason, candidates, rows "
                         "FROM unmapped WHERE snapshot_id = ? ORDER BY rows DESC", (snap_id,))]
 
-    def history(self, gpus: Iterable[str], *, feed: str | None = None) -> list[HistoryPoint]:
+    def history(self, gpus: Iterable[str], *, feed: str | None = None,
+                dated: bool | None = True) -> list[HistoryPoint]:
         """Per snapshot, GPU, currency and spot: the cheapest and median per-GPU-hour price,
-        oldest observation first (good snapshots only; shipped published points included)."""
+        oldest observation first (good snapshots only; shipped published points included).
+
+        An undated price (an article's example) has no place on a time axis: by default only
+        dated points come back; ``dated=False`` gives the undated ones (to list them as such),
+        ``dated=None`` both."""
         gpus = list(gpus)
         if not gpus:
             return []
@@ -531,6 +537,8 @@ class PriceStore:
         points = []
         for (sid, gpu, cur, spot), prices in groups.items():
             fd, fetched, observed = meta[sid]
+            if dated is not None and (observed is not None) != dated:
+                continue
             best = min(prices)
             points.append(HistoryPoint(
                 sid, fd, parse_time(fetched) or utc_now(), parse_time(observed), gpu, spot,
