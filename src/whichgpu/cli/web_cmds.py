@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import typer
 
 from whichgpu.cli.common import note
@@ -72,7 +70,9 @@ def serve(
     hub = hub_status()  # offline or not, stated at start (and at /api/v1/health)
     typer.echo(f"Hugging Face Hub: {hub['mode']} ({hub['detail']})")
     if workers > 1:  # each process builds its own app (and its own memory of answers)
-        with _shared_metrics():
+        from whichgpu.web.ops import workers_environment
+
+        with workers_environment():  # shared metrics; workers end with this process
             uvicorn.run("whichgpu.web.app:create_app", factory=True, workers=workers,
                         host=host, port=port, log_level=log_level, access_log=False)
     else:
@@ -98,27 +98,3 @@ def _open_store() -> None:
         note(f"{exc}; the pages use the prices shipped with whichgpu meanwhile")
         return
     typer.echo(f"Price store: {store.location} ({store.dialect}, schema {version})")
-
-
-@contextmanager
-def _shared_metrics():
-    """prometheus-client's multiprocess mode for the workers: a fresh folder for their
-    metric files (PROMETHEUS_MULTIPROC_DIR: the operator's, emptied, or a temporary one),
-    so that /metrics, whichever worker answers, sums them all."""
-    import glob
-    import os
-    import shutil
-    import tempfile
-
-    from whichgpu.web.ops import MULTIPROC_ENV
-
-    given = os.environ.get(MULTIPROC_ENV)
-    folder = given or tempfile.mkdtemp(prefix="whichgpu-metrics-")
-    for stale in glob.glob(os.path.join(folder, "*.db")):  # files of an earlier run
-        os.remove(stale)
-    os.environ[MULTIPROC_ENV] = folder
-    try:
-        yield
-    finally:
-        if not given:
-            shutil.rmtree(folder, ignore_errors=True)
