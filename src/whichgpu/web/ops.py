@@ -35,7 +35,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -300,7 +300,7 @@ class Telemetry:
                     "duration_ms": round(elapsed * 1000, 2), "bytes": state["bytes"],
                     "request_id": request_id, "client": client[0] if client else None,
                     "user_agent": (_header(scope, b"user-agent") or "")[:200],
-                    "pid": os.getpid()}, ensure_ascii=False))
+                    "pid": os.getpid()}))  # ASCII: no character a reader splits lines on
 
     def _route(self, scope) -> str:
         """The route template that answered, or would have (a request refused before
@@ -357,6 +357,39 @@ class _Stderr(logging.Handler):
             sys.stderr.flush()
         except Exception:
             self.handleError(record)
+
+
+class _JsonRecord(logging.Formatter):
+    """A log record as one JSON object (event "log"): a multi-line message or traceback
+    stays on its line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        return json.dumps({
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
+                timespec="milliseconds"),
+            "event": "log", "level": record.levelname, "logger": record.name,
+            "message": message[:8000], "pid": os.getpid()})
+
+
+@contextmanager
+def _json_logs() -> Iterator[None]:
+    """While the app runs with the access log on, every other record on stderr is a JSON
+    line too: uvicorn's (its handler replaced) and whatever reaches the root logger (the
+    database pool's warnings, whichgpu's errors), which would otherwise print plain text."""
+    handler = _Stderr()
+    handler.setFormatter(_JsonRecord())
+    root, server = logging.getLogger(), logging.getLogger("uvicorn")
+    saved = list(server.handlers)
+    root.addHandler(handler)
+    server.handlers = [handler]
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        server.handlers = saved
 
 
 def _configure_access_log() -> None:
@@ -498,10 +531,13 @@ def install(app: FastAPI) -> None:
         _configure_access_log()
     inner = app.router.lifespan_context
 
+    logs_json = os.environ.get(ACCESS_LOG_ENV, "").strip().lower() in ("1", "true", "yes")
+
     @asynccontextmanager
     async def lifespan(application: Any):
-        async with inner(application) as state:
-            yield state
+        with _json_logs() if logs_json else nullcontext():
+            async with inner(application) as state:
+                yield state
         if multiprocess():
             from prometheus_client.multiprocess import mark_process_dead
 
