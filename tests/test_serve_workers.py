@@ -65,6 +65,13 @@ def test_two_workers_share_one_postgresql_store(pg_url, tmp_path, cli, monkeypat
             assert con.execute("SELECT count(*) FROM offer").fetchone()[0] > 0
         status, body = _get(port, "/readyz")
         assert status == 200 and json.loads(body)["store"]["engine"] == "postgresql"
+        with psycopg.connect(pg_url) as con:  # each connection says whose it is
+            names = [r[0] for r in con.execute(
+                "SELECT application_name FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                " AND application_name LIKE 'whichgpu%'")]
+        assert names and all(n.startswith("whichgpu, pid ") for n in names), names
+        # the supervisor seeded the store and let go: only the workers hold connections
+        assert not any(f"pid {server.pid} " in n for n in names), names
 
         # Both workers answer: concurrent requests, each on its own connection.
         pids: set[int] = set()

@@ -90,3 +90,24 @@ def test_a_busy_pool_is_waited_for_not_mistaken_for_an_outage(pg_url, monkeypatc
     finally:
         release.set()
         holder.join(10)
+
+
+def test_closing_a_backend_gives_its_connections_back(pg_url):
+    """What 'serve' does once it has seeded the store: its supervisor holds no connection
+    for the life of the server (the workers have their own pools)."""
+    import os
+
+    import psycopg
+
+    def mine() -> int:
+        with psycopg.connect(pg_url) as con:
+            return con.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE %s",
+                (f"whichgpu, pid {os.getpid()} %",)).fetchone()[0]
+
+    store = PriceStore(pg_url)
+    store.current()
+    assert mine() >= 1
+    store.backend.close()
+    assert mine() == 0
+    assert store.current() == []  # usable again: a new pool is made on demand

@@ -97,4 +97,6 @@ def _open_store() -> None:
             raise
         note(f"{exc}; the pages use the prices shipped with whichgpu meanwhile")
         return
+    finally:
+        store.backend.close()  # the workers have their own connections; this one holds none
     typer.echo(f"Price store: {store.location} ({store.dialect}, schema {version})")

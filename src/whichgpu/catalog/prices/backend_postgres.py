@@ -88,6 +88,12 @@ _INHERITED: list[Any] = []  # a forked child's copies of its parent's pools: nev
 _POOLS_LOCK = threading.Lock()
 
 
+def client_name(role: str = "") -> str:
+    """This process's ``application_name``: 'whichgpu, pid 123 on host-a' (what
+    pg_stat_activity shows an operator; at most 63 printable ASCII characters)."""
+    return re.sub(r"[^ -~]", "?", f"whichgpu{role}, {holder_text()}")[:63]
+
+
 def _conninfo(url: str) -> str:
     """The URL with whichgpu's defaults for what it leaves unset (connect_timeout,
     application_name)."""
@@ -99,7 +105,7 @@ def _conninfo(url: str) -> str:
         raise InputError(f"database URL {redact(url)!r} cannot be read: "
                          f"{str(exc).splitlines()[0]}") from None
     extra = {k: v for k, v in (("connect_timeout", str(CONNECT_TIMEOUT_S)),
-                               ("application_name", "whichgpu")) if k not in given}
+                               ("application_name", client_name())) if k not in given}
     return make_conninfo(url, **extra)
 
 
@@ -404,12 +410,20 @@ class PostgresBackend(Backend):
         with self._connection(read_only=True) as con:
             return self._version(con)
 
+    def close(self) -> None:
+        """Close this process's pool for this database (its connections go back to the
+        server); a later call makes a new one."""
+        with _POOLS_LOCK:
+            pool = _POOLS.pop((os.getpid(), self.url), None)
+        if pool is not None:
+            pool.close()
+
     # -------------------------------------------------------------- the refresh lock
 
     @contextmanager
     def refresh_lock(self, wait_s: float = 0.0) -> Iterator[None]:
         key = lock_key("refresh", self._ready())
-        name = re.sub(r"[^ -~]", "?", f"whichgpu refresh, {holder_text()}")[:63]
+        name = client_name(" refresh")
         try:
             con = psycopg.connect(_conninfo(self.url), autocommit=True, application_name=name)
         except psycopg.Error as exc:
