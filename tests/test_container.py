@@ -98,6 +98,8 @@ def test_compose_runs_the_app_postgresql_and_a_scheduled_refresh():
     job = " ".join(services["refresh"]["command"])
     assert "whichgpu prices refresh" in job and "sleep" in job and "while true" in job
     assert services["refresh"]["healthcheck"] == {"disable": True}
+    # the job is a shell loop: without an init as PID 1 the shell ignores SIGTERM
+    assert services["refresh"].get("init") is True and app.get("init") is True
 
 
 def test_a_compose_cli_accepts_the_file_where_one_is_installed():
