@@ -23,10 +23,9 @@ from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices.sources import FeedResult
 from whichgpu.units import Money
 
-# A reader blocked by a writer would wait out the writer's whole HOLD_S; an unblocked one on
-# a loaded 2-core machine (load average 20) took up to 1.3 s to read its 2,000 offers, so
-# HOLD_S leaves room for that below HOLD_S * 0.6.
-HOLD_S = 3.0
+# Long enough that a reader stuck behind a writer (up to HOLD_S) stands apart from a read slowed
+# by a loaded machine (0.7 s seen under a load average of 17).
+HOLD_S = 2.5
 ROUNDS = 2
 BASE = 2000  # version k has BASE + k offers, all priced k + 1
 
