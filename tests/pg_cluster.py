@@ -97,6 +97,8 @@ class Cluster:
 
     root: Path
     process: subprocess.Popen
+    bindir: Path
+    settings: dict[str, str]
 
     @property
     def socket_dir(self) -> Path:
@@ -108,7 +110,8 @@ class Cluster:
                          {"host": str(self.socket_dir), "user": "postgres", **options}.items())
         return f"postgresql:///{dbname}?{query}"
 
-    def stop(self) -> None:
+    def stop_server(self) -> None:
+        """Stop the server (fast shutdown) and keep its data: :meth:`start_server` again."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)  # fast shutdown
             try:
@@ -116,6 +119,13 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def start_server(self) -> None:
+        """Start the server again on the same data and socket (after :meth:`stop_server`)."""
+        self.process = _start_server(self.bindir, self.root, self.settings)
+
+    def stop(self) -> None:
+        self.stop_server()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -142,20 +152,29 @@ def start_cluster(bindir: Path | None = None, *, max_connections: int = 200) -> 
                 "max_connections": str(max_connections), "shared_buffers": "32MB",
                 "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
                 "log_min_messages": "warning"}
-    args = [str(bindir / "postgres"), "-D", str(data)]
+    cluster = Cluster(root, _start_server(bindir, root, settings), bindir, settings)
+    return cluster
+
+
+def _start_server(bindir: Path, root: Path, settings: dict[str, str]) -> subprocess.Popen:
+    """``postgres`` on ``root/data`` as our child; returns once it accepts connections."""
+    user = _user()
+    args = [str(bindir / "postgres"), "-D", str(root / "data")]
     for k, v in settings.items():
         args += ["-c", f"{k}={v}"]
-    log = open(root / "server.log", "wb")
+    log = open(root / "server.log", "ab")
     process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=root,
                                preexec_fn=_as(user, die_with_parent=True))
     log.close()
-    cluster = Cluster(root, process)
     deadline = time.monotonic() + 60
     while subprocess.run([str(bindir / "pg_isready"), "-q", "-h", str(root), "-U", "postgres"],
                          timeout=30).returncode != 0:  # accepting connections
         if process.poll() is not None or time.monotonic() > deadline:
             text = (root / "server.log").read_text(errors="replace")
-            cluster.stop()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            shutil.rmtree(root, ignore_errors=True)
             raise RuntimeError(f"PostgreSQL did not start: {text[-2000:]}")
         time.sleep(0.05)
-    return cluster
+    return process

@@ -66,6 +66,9 @@ def test_dockerignore_sends_only_the_sources():
     assert {r for r in rules if r.startswith("!")} == {"!pyproject.toml", "!README.md", "!src/"}
 
 
+REQUIRED_PASSWORD = "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD (docs/deploy.md)}"
+
+
 def _compose() -> dict:
     return yaml.safe_load((ROOT / "compose.yaml").read_text())
 
@@ -82,7 +85,12 @@ def test_compose_runs_the_app_postgresql_and_a_scheduled_refresh():
         s = services[name]
         url = s["environment"]["WHICHGPU_DATABASE_URL"]
         assert url.startswith("postgresql://") and "@db:5432/" in url
+        assert ":" not in url.split("://", 1)[1].split("@", 1)[0]  # no password in the URL
+        assert s["environment"]["PGPASSWORD"] == REQUIRED_PASSWORD  # libpq reads it
         assert s["depends_on"]["db"]["condition"] == "service_healthy"
+    # No default password: a forgotten POSTGRES_PASSWORD stops Compose, saying so.
+    assert db["environment"]["POSTGRES_PASSWORD"] == REQUIRED_PASSWORD
+    assert "POSTGRES_PASSWORD:-" not in (ROOT / "compose.yaml").read_text()
     app = services["app"]
     assert app["command"][0] == "serve" and "--workers" in app["command"]
     assert "/readyz" in " ".join(app["healthcheck"]["test"])
@@ -90,6 +98,8 @@ def test_compose_runs_the_app_postgresql_and_a_scheduled_refresh():
     job = " ".join(services["refresh"]["command"])
     assert "whichgpu prices refresh" in job and "sleep" in job and "while true" in job
     assert services["refresh"]["healthcheck"] == {"disable": True}
+    # the job is a shell loop: without an init as PID 1 the shell ignores SIGTERM
+    assert services["refresh"].get("init") is True and app.get("init") is True
 
 
 def test_a_compose_cli_accepts_the_file_where_one_is_installed():
@@ -101,5 +111,13 @@ def test_a_compose_cli_accepts_the_file_where_one_is_installed():
     else:
         pytest.skip("no Compose CLI here (docker compose, docker-compose): compose.yaml was "
                     "checked as YAML only")
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    import os
+
+    env = {**os.environ, "POSTGRES_PASSWORD": "p@ss:w/rd#1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env=env)
     assert done.returncode == 0, f"{shlex.join(command)}: {done.stderr}"
+    env.pop("POSTGRES_PASSWORD")
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT,
+                             env=env)
+    assert refused.returncode != 0 and "set POSTGRES_PASSWORD" in refused.stderr

@@ -1,6 +1,8 @@
 """Choosing the price store (WHICHGPU_DATABASE_URL, --database-url) and what is said when it
 cannot be used: one line, no traceback, never a password."""
 
+import re
+
 import pytest
 
 from whichgpu.catalog.prices import PriceStore
@@ -89,3 +91,37 @@ def test_postgresql_errors_are_said_accurately_without_advising_deletion(make, w
     assert isinstance(err, StoreError) and words in err.reason
     assert "postgresql://db/w" not in err.reason and "postgresql://db/w" in str(err)
     assert "delete" not in err.reason.lower() and "drop" not in err.reason.lower()
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://app:Zq9x@Kw7v@127.0.0.1:1/w",  # libpq cuts at the first '@': host 'Kw7v@…'
+    "postgresql://app:Zq9x/Kw7v@127.0.0.1:1/w",  # ... or at the '/': host 'app', port 'Zq9x'
+    "postgresql://app:Zq9x?Kw7v@127.0.0.1:1/w",
+    "postgresql://app:Zq9x#Kw7v@127.0.0.1:1/w",
+    "postgresql://app:12/Kw7v@127.0.0.1:1/w",  # a port '12', then the rest as a path
+    "postgresql://app:Zq9xKw7v@[bad/w",  # not a URL at all
+])
+def test_a_password_that_libpq_would_misread_is_refused_without_showing_it(url, cli,
+                                                                          monkeypatch):
+    """A password with an unescaped '@', '/', '?' or '#' makes libpq read part of it as the
+    host or port, and echo that part in its error: refused before any connection (exit 2),
+    saying how to write it, with no piece of the password."""
+    secret = url.split("://app:", 1)[1].rsplit("@", 1)[0]
+    with pytest.raises(InputError, match=r"percent-encode|PGPASSWORD") as info:
+        parse_target(url)
+    pieces = {p for p in re.split(r"[@/?#\[]", secret) if len(p) > 2}
+    assert not any(p in str(info.value) for p in pieces), str(info.value)
+    assert not any(p in redact(url) for p in pieces), redact(url)
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", url)
+    r = cli("prices", "history", "h100")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
+    assert not any(p in r.err for p in pieces), r.err
+
+
+def test_a_percent_encoded_password_is_accepted_and_hidden():
+    url = "postgresql://app:p%40ss%2Fw%3Fd%23@db:5432/w"
+    assert parse_target(url).url == url
+    assert redact(url) == "postgresql://app:***@db:5432/w"
+    user_at_host = "postgresql://db/w?user=admin@server&password=s3cret"  # '@' in a parameter
+    assert parse_target(user_at_host).kind == "postgresql"
+    assert "s3cret" not in redact(user_at_host)

@@ -169,8 +169,8 @@ def test_the_access_log_is_one_json_line_per_request_without_the_query(client_fo
     r = c.get("/api/v1/gpus/rtx-4090?secret-question=abc123",
               headers={"x-request-id": "req-42", "user-agent": "probe/1"})
     bad = c.get("/api/v1/gpus/rtx-4090", headers={"x-request-id": "not ok; " * 20})
-    lines = [json.loads(x) for x in capsys.readouterr().err.splitlines()
-             if x.startswith("{")]
+    lines = [x for x in map(json.loads, capsys.readouterr().err.splitlines())
+             if x["event"] == "request"]
     assert len(lines) == 2
     first, second = lines
     assert r.headers["x-request-id"] == "req-42" == first["request_id"]
@@ -180,3 +180,29 @@ def test_the_access_log_is_one_json_line_per_request_without_the_query(client_fo
     assert "abc123" not in json.dumps(lines)  # what a visitor typed stays out of the log
     assert second["request_id"] == bad.headers["x-request-id"] != "not ok"
     assert len(second["request_id"]) == 32  # a made one
+
+
+def test_every_line_the_server_logs_is_one_json_object_whatever_it_holds(client_for, capsys):
+    """With the access log on, stderr is JSON lines only: a path holding a line or paragraph
+    separator (which many readers split on) stays on its line, and the warnings of the
+    database pool and of whichgpu itself (multi-line in plain text) are JSON lines too."""
+    import logging
+
+    c = client_for(WHICHGPU_ACCESS_LOG="1")
+    capsys.readouterr()
+    c.get("/api/v1/gpus/a%E2%80%A8b%C2%85c%E2%80%A9d")  # U+2028, NEL, U+2029
+    logging.getLogger("psycopg.pool").warning(
+        "error connecting in 'whichgpu-prices-1': connection failed\n\tIs the server running?")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        logging.getLogger("whichgpu.web").exception("price store: %s", "unreachable")
+    err = capsys.readouterr().err
+    records = [json.loads(line) for line in err.splitlines()]  # str.splitlines: every break
+    assert [r["event"] for r in records] == ["request", "log", "log"], err
+    request, pool, app_error = records
+    assert request["path"] == "/api/v1/gpus/a\u2028b\x85c\u2029d"
+    assert pool["level"] == "WARNING" and pool["logger"] == "psycopg.pool"
+    assert "Is the server running?" in pool["message"] and pool["pid"]
+    assert app_error["level"] == "ERROR" and "RuntimeError: boom" in app_error["message"]
+    assert all(set(r) >= {"time", "event", "pid"} for r in records)

@@ -22,15 +22,22 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
 import re
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
 import uuid
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -48,6 +55,7 @@ from prometheus_client.registry import Collector
 
 ACCESS_LOG_ENV = "WHICHGPU_ACCESS_LOG"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+SUPERVISOR_ENV = "WHICHGPU_SUPERVISOR_PID"  # set by 'serve --workers N' for its workers
 PROBE_TIMEOUT_S = 3.0  # /readyz and /metrics wait at most this long for the store
 
 access_log = logging.getLogger("whichgpu.access")
@@ -292,7 +300,7 @@ class Telemetry:
                     "duration_ms": round(elapsed * 1000, 2), "bytes": state["bytes"],
                     "request_id": request_id, "client": client[0] if client else None,
                     "user_agent": (_header(scope, b"user-agent") or "")[:200],
-                    "pid": os.getpid()}, ensure_ascii=False))
+                    "pid": os.getpid()}))  # ASCII: no character a reader splits lines on
 
     def _route(self, scope) -> str:
         """The route template that answered, or would have (a request refused before
@@ -351,6 +359,39 @@ class _Stderr(logging.Handler):
             self.handleError(record)
 
 
+class _JsonRecord(logging.Formatter):
+    """A log record as one JSON object (event "log"): a multi-line message or traceback
+    stays on its line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        return json.dumps({
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
+                timespec="milliseconds"),
+            "event": "log", "level": record.levelname, "logger": record.name,
+            "message": message[:8000], "pid": os.getpid()})
+
+
+@contextmanager
+def _json_logs() -> Iterator[None]:
+    """While the app runs with the access log on, every other record on stderr is a JSON
+    line too: uvicorn's (its handler replaced) and whatever reaches the root logger (the
+    database pool's warnings, whichgpu's errors), which would otherwise print plain text."""
+    handler = _Stderr()
+    handler.setFormatter(_JsonRecord())
+    root, server = logging.getLogger(), logging.getLogger("uvicorn")
+    saved = list(server.handlers)
+    root.addHandler(handler)
+    server.handlers = [handler]
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        server.handlers = saved
+
+
 def _configure_access_log() -> None:
     """JSON lines on stderr, one per request, apart from uvicorn's own logging."""
     if access_log.handlers:
@@ -362,6 +403,125 @@ def _configure_access_log() -> None:
     access_log.propagate = False
 
 
+# ------------------------------------------------------------------ serve --workers N
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (ours or not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _metrics_base() -> Path | None:
+    """``$TMPDIR/whichgpu-metrics-<uid>``, made private to this user; None if someone else
+    made it (the caller then takes a fresh private folder instead)."""
+    base = Path(tempfile.gettempdir()) / f"whichgpu-metrics-{os.getuid()}"
+    try:
+        base.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(base)
+    except OSError:
+        return None
+    import stat
+
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return base
+
+
+@contextmanager
+def workers_environment() -> Iterator[str]:
+    """What ``whichgpu serve --workers N`` sets up around uvicorn's supervisor; yields the
+    metrics folder.
+
+    * prometheus-client's multiprocess mode: a folder for the workers' metric files
+      (``PROMETHEUS_MULTIPROC_DIR``: the operator's, emptied, or ``serve-<pid>`` under
+      ``$TMPDIR/whichgpu-metrics-<uid>``), so that /metrics, whichever worker answers, sums
+      them all. The folders of earlier runs whose ``serve`` is gone (killed, so it could not
+      clean up) are deleted first: restarts never pile them up. This run's folder goes when
+      it stops.
+    * ``WHICHGPU_SUPERVISOR_PID``: each worker ends when this process ends, however it ends
+      (:func:`follow_supervisor`), so that no orphan keeps serving on the port.
+    """
+    given = os.environ.get(MULTIPROC_ENV)
+    made: str | None = None
+    if given:
+        folder = given
+        for stale in glob.glob(os.path.join(folder, "*.db")):  # files of an earlier run
+            os.remove(stale)
+    else:
+        base = _metrics_base()
+        if base is None:
+            made = folder = tempfile.mkdtemp(prefix="whichgpu-metrics-")
+        else:
+            for old in base.glob("serve-*"):
+                pid = old.name.removeprefix("serve-")
+                if not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
+                    shutil.rmtree(old, ignore_errors=True)
+            made = folder = str(base / f"serve-{os.getpid()}")
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+    saved = {k: os.environ.get(k) for k in (MULTIPROC_ENV, SUPERVISOR_ENV)}
+    os.environ[MULTIPROC_ENV] = folder
+    os.environ[SUPERVISOR_ENV] = str(os.getpid())
+    try:
+        yield folder
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if made:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def follow_supervisor() -> None:
+    """In a worker of ``serve --workers N``: get SIGTERM (uvicorn's graceful stop) when the
+    supervisor dies, even by SIGKILL. Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread that
+    watches the parent. No-op outside such a worker."""
+    text = os.environ.get(SUPERVISOR_ENV, "")
+    if not text.isdigit() or int(text) == os.getpid():
+        return
+    supervisor = int(text)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != supervisor:  # it died before the line above ran
+            os.kill(os.getpid(), signal.SIGTERM)
+        return
+
+    def watch() -> None:
+        while os.getppid() == supervisor:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="whichgpu-follow-supervisor", daemon=True).start()
+
+
+def forget_dead_workers(folder: str) -> list[int]:
+    """Mark dead the workers whose live gauges are still in ``folder`` (a worker killed
+    without its shutdown: uvicorn replaces a hung one with SIGKILL), so that
+    ``whichgpu_http_requests_in_progress`` counts live workers only. Their counters stay:
+    a counter never goes back."""
+    from prometheus_client.multiprocess import mark_process_dead
+
+    dead = set()
+    for path in glob.glob(os.path.join(folder, "gauge_live*_*.db")):
+        pid = Path(path).stem.rsplit("_", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            dead.add(int(pid))
+    for pid in sorted(dead):
+        mark_process_dead(pid, folder)
+    return sorted(dead)
+
+
 def install(app: FastAPI) -> None:
     """Add the endpoints, the telemetry middleware (outermost) and, in multiprocess mode,
     the bookkeeping of a worker that stops."""
@@ -371,13 +531,19 @@ def install(app: FastAPI) -> None:
         _configure_access_log()
     inner = app.router.lifespan_context
 
+    logs_json = os.environ.get(ACCESS_LOG_ENV, "").strip().lower() in ("1", "true", "yes")
+
     @asynccontextmanager
     async def lifespan(application: Any):
-        async with inner(application) as state:
-            yield state
+        with _json_logs() if logs_json else nullcontext():
+            async with inner(application) as state:
+                yield state
         if multiprocess():
             from prometheus_client.multiprocess import mark_process_dead
 
             mark_process_dead(os.getpid())
 
     app.router.lifespan_context = lifespan
+    if multiprocess():  # a worker of 'serve --workers N'
+        follow_supervisor()
+        forget_dead_workers(os.environ[MULTIPROC_ENV])

@@ -3,13 +3,9 @@ way into the web package)."""
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
@@ -20,7 +16,7 @@ from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices.selection import ensure_shipped
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.web.app import CALIBRATION_ENV, create_app
-from whichgpu.web.ops import ACCESS_LOG_ENV, MULTIPROC_ENV
+from whichgpu.web.ops import ACCESS_LOG_ENV
 from whichgpu.web.resolve import hub_status
 
 
@@ -53,7 +49,9 @@ def serve(q: Serve, note: Callable[[str], None]) -> None:
     hub = hub_status()  # offline or not, stated at start (and at /api/v1/health)
     print(f"Hugging Face Hub: {hub['mode']} ({hub['detail']})", flush=True)
     if q.workers > 1:  # each process builds its own app (and its own memory of answers)
-        with _shared_metrics():
+        from whichgpu.web.ops import workers_environment
+
+        with workers_environment():  # shared metrics; workers end with this process
             uvicorn.run("whichgpu.web.app:create_app", factory=True, workers=q.workers,
                         host=host, port=q.port, log_level=q.log_level, access_log=False)
     else:
@@ -75,21 +73,6 @@ def _open_store(note: Callable[[str], None]) -> None:
             raise
         note(f"{exc}; the pages use the prices shipped with whichgpu meanwhile")
         return
-    print(f"Price store: {store.location} ({store.dialect}, schema {version})", flush=True)
-
-
-@contextmanager
-def _shared_metrics() -> Iterator[None]:
-    """prometheus-client's multiprocess mode for the workers: a fresh folder for their
-    metric files (PROMETHEUS_MULTIPROC_DIR: the operator's, emptied, or a temporary one),
-    so that /metrics, whichever worker answers, sums them all."""
-    given = os.environ.get(MULTIPROC_ENV)
-    folder = given or tempfile.mkdtemp(prefix="whichgpu-metrics-")
-    for stale in glob.glob(os.path.join(folder, "*.db")):  # files of an earlier run
-        os.remove(stale)
-    os.environ[MULTIPROC_ENV] = folder
-    try:
-        yield
     finally:
-        if not given:
-            shutil.rmtree(folder, ignore_errors=True)
+        store.backend.close()  # the workers have their own connections; this one holds none
+    print(f"Price store: {store.location} ({store.dialect}, schema {version})", flush=True)

@@ -18,6 +18,7 @@ first use, and holds the refresh lock. Everything else, the SQL included, is sha
 from __future__ import annotations
 
 import os
+import re
 import socket
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -25,7 +26,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from whichgpu.catalog.prices.schema import Dialect
 from whichgpu.errors import InputError, WhichGPUError
@@ -87,20 +88,43 @@ class StoreTarget:
         return str(self.path) if self.kind == "sqlite" else redact(self.url or "")
 
 
+# The user name and password of a URL: after the scheme, a name, ':', then anything up to the
+# last '@' before the path (a password holding '@', '?' or '#' is hidden whole); failing that,
+# up to an '@' before any query (one holding '/', which parse_target refuses, is hidden too).
+_CREDENTIALS = (re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/]*@"),
+                re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^@?]*@"))
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
 def redact(url: str) -> str:
-    """``url`` without its password (in the authority or a ``password=`` parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    userinfo, at, hostport = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
-    params = parts.query.split("&") if parts.query else []
-    hidden = [p.split("=", 1)[0] + "=***" if p.lower().startswith("password=") else p
-              for p in params]
-    if netloc == parts.netloc and hidden == params:
-        return url
-    rest = urlunsplit(("", "", parts.path, "&".join(hidden), parts.fragment))
-    return f"{parts.scheme}://{netloc}{rest}"
+    """``url`` without its password (in the authority or a ``password=`` parameter). Never
+    fails, whatever the text."""
+    for pattern in _CREDENTIALS:
+        hidden, found = pattern.subn(r"\1:***@", url, count=1)
+        if found:
+            url = hidden
+            break
+    return _PASSWORD_PARAM.sub(r"\1***", url)
+
+
+_ENCODE_HINT = ("percent-encode any '@', '/', '?', '#' or ':' in the user name or password "
+                "(%40, %2F, %3F, %23, %3A), or leave the password out of the URL and set "
+                "PGPASSWORD (or a ~/.pgpass file)")
+
+
+def _check_postgres_url(text: str) -> None:
+    """Refuse a URL that libpq would read differently from what it looks like (it would
+    take part of the password for the host or port, and echo it in its errors). The
+    message never shows the URL: its password may be the part that is misread."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError when the port is not a number
+    except ValueError:
+        raise InputError("the PostgreSQL database URL cannot be read (its host or port "
+                         f"part is malformed): {_ENCODE_HINT}") from None
+    if parts.netloc.count("@") > 1 or "@" in parts.path:
+        raise InputError("the PostgreSQL database URL has an '@' that libpq would read as "
+                         f"the end of the password: {_ENCODE_HINT}")
 
 
 def default_store_path() -> Path:
@@ -127,6 +151,7 @@ def parse_target(target: str | Path | None) -> StoreTarget:
     if not scheme:
         return StoreTarget("sqlite", path=Path(text).expanduser())
     if scheme in ("postgresql", "postgres"):
+        _check_postgres_url(text)
         return StoreTarget("postgresql", url=text)
     if scheme == "sqlite":
         rest = text.split("://", 1)[1]

@@ -3,6 +3,11 @@
 * One pool per database URL per process (``psycopg_pool``; ``$WHICHGPU_DATABASE_POOL_SIZE``
   connections at most, 8 by default), each connection checked when it is lent, so a restarted
   server costs no failed request.
+* A server that cannot be reached fails every call at once: a call that gets no connection
+  within ``FIRST_WAIT_S`` connects directly to say why; if the server is down, the calls of
+  the next ``DOWN_S`` seconds are refused at once with the same words, then one call tries
+  again. No request waits the pool's whole ``MAX_WAIT_S`` for a server that is gone, and the
+  store serves again by itself when it is back.
 * Reads run in ``REPEATABLE READ READ ONLY`` transactions: every query of one read sees the
   same committed state (MVCC), and no writer ever blocks them.
 * Writes run in ``READ COMMITTED`` transactions that first take a transaction-level advisory
@@ -28,7 +33,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC
 from functools import lru_cache
 from typing import Any
@@ -49,6 +54,8 @@ POOL_SIZE_ENV = "WHICHGPU_DATABASE_POOL_SIZE"
 DEFAULT_POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 5  # libpq's connect_timeout, unless the URL sets one
 MAX_WAIT_S = 10.0  # the longest a request waits for a pooled connection
+FIRST_WAIT_S = 0.5  # then a direct connection says whether the server is down or just busy
+DOWN_S = 2.0  # a server found down is not asked again for this long (calls fail at once)
 
 try:
     import psycopg
@@ -81,6 +88,12 @@ _INHERITED: list[Any] = []  # a forked child's copies of its parent's pools: nev
 _POOLS_LOCK = threading.Lock()
 
 
+def client_name(role: str = "") -> str:
+    """This process's ``application_name``: 'whichgpu, pid 123 on host-a' (what
+    pg_stat_activity shows an operator; at most 63 printable ASCII characters)."""
+    return re.sub(r"[^ -~]", "?", f"whichgpu{role}, {holder_text()}")[:63]
+
+
 def _conninfo(url: str) -> str:
     """The URL with whichgpu's defaults for what it leaves unset (connect_timeout,
     application_name)."""
@@ -92,7 +105,7 @@ def _conninfo(url: str) -> str:
         raise InputError(f"database URL {redact(url)!r} cannot be read: "
                          f"{str(exc).splitlines()[0]}") from None
     extra = {k: v for k, v in (("connect_timeout", str(CONNECT_TIMEOUT_S)),
-                               ("application_name", "whichgpu")) if k not in given}
+                               ("application_name", client_name())) if k not in given}
     return make_conninfo(url, **extra)
 
 
@@ -128,6 +141,38 @@ def close_pools() -> None:
 
 
 atexit.register(close_pools)
+
+_VERDICT: dict[str, tuple[float, StoreError | None]] = {}  # url -> (until, why down / None)
+_VERDICT_LOCK = threading.Lock()
+
+
+def _still_down(url: str) -> StoreError | None:
+    """The error of a server found down less than DOWN_S ago (None: ask it again)."""
+    seen = _VERDICT.get(url)
+    return _copy(seen[1]) if seen is not None and time.monotonic() < seen[0] else None
+
+
+def _copy(error: StoreError | None) -> StoreError | None:
+    """A fresh exception to raise (one object raised by several threads would share its
+    traceback)."""
+    return None if error is None else StoreError(error.path, error.reason, error.detail)
+
+
+def _mark_down(url: str, error: StoreError) -> StoreError:
+    _VERDICT[url] = (time.monotonic() + DOWN_S, error)
+    return error
+
+
+def _server_down(url: str) -> StoreError | None:
+    """Whether the server is down (its error) or answers (None: a pool that lends nothing is
+    only busy). One direct connection per process per DOWN_S at most: the other callers
+    reuse its verdict, so that a busy pool never adds a connection per waiting request."""
+    with _VERDICT_LOCK:
+        seen = _VERDICT.get(url)
+        if seen is None or time.monotonic() >= seen[0]:
+            seen = (time.monotonic() + DOWN_S, _diagnose(url))
+            _VERDICT[url] = seen
+        return _copy(seen[1])
 
 
 # ------------------------------------------------------------------ errors
@@ -166,7 +211,7 @@ def pg_store_error(location: str, exc: BaseException, url: str | None = None) ->
     text = str(exc).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
     if psycopg_pool is not None and isinstance(exc, psycopg_pool.PoolTimeout):
-        cause = _diagnose(url) if url else None
+        cause = _server_down(url) if url else None
         if cause is not None:
             return cause
         return StoreError(location, f"every connection to the database stayed busy for "
@@ -195,6 +240,8 @@ def _diagnose(url: str) -> StoreError | None:
         with psycopg.connect(_conninfo(url), connect_timeout=CONNECT_TIMEOUT_S):
             return None
     except psycopg.Error as exc:
+        if getattr(exc, "sqlstate", None) == "53300" or "too many" in str(exc).lower():
+            return None  # it answers, with every slot taken: busy, not down
         return pg_store_error(redact(url), exc)
 
 
@@ -252,8 +299,7 @@ class PostgresBackend(Backend):
         """A pooled connection set for a read or a write transaction; errors become
         StoreError. Committed when the block ends, rolled back if it raised."""
         try:
-            pool = _pool(self.url)
-            with pool.connection(timeout=self.wait_s) as con:
+            with self._lend() as con:
                 if read_only:
                     con.isolation_level = IsolationLevel.REPEATABLE_READ
                     con.read_only = True
@@ -263,6 +309,31 @@ class PostgresBackend(Backend):
                 yield con
         except psycopg.Error as exc:
             raise pg_store_error(self.location, exc, self.url) from exc
+
+    @contextmanager
+    def _lend(self) -> Iterator[Any]:
+        """A connection from the pool, or StoreError at once when the server is down (see
+        the module's doc): wait FIRST_WAIT_S, then ask the server directly, then wait the rest
+        only if it answers (the pool is just busy)."""
+        down = _still_down(self.url)
+        if down is not None:
+            raise down
+        try:
+            pool = _pool(self.url)
+        except psycopg.OperationalError as exc:
+            raise _mark_down(self.url, pg_store_error(self.location, exc)) from exc
+        first = min(FIRST_WAIT_S, self.wait_s)
+        with ExitStack() as stack:
+            try:
+                con = stack.enter_context(pool.connection(timeout=first))
+            except psycopg_pool.PoolTimeout:
+                cause = _server_down(self.url)
+                if cause is not None:
+                    raise cause from None
+                # It answers: the pool is only busy. (PoolTimeout again: pg_store_error says.)
+                con = stack.enter_context(
+                    pool.connection(timeout=max(self.wait_s - first, 0.001)))
+            yield con
 
     def _ready(self) -> str:
         """The schema the tables live in, after migrating them to the latest version."""
@@ -339,12 +410,20 @@ class PostgresBackend(Backend):
         with self._connection(read_only=True) as con:
             return self._version(con)
 
+    def close(self) -> None:
+        """Close this process's pool for this database (its connections go back to the
+        server); a later call makes a new one."""
+        with _POOLS_LOCK:
+            pool = _POOLS.pop((os.getpid(), self.url), None)
+        if pool is not None:
+            pool.close()
+
     # -------------------------------------------------------------- the refresh lock
 
     @contextmanager
     def refresh_lock(self, wait_s: float = 0.0) -> Iterator[None]:
         key = lock_key("refresh", self._ready())
-        name = re.sub(r"[^ -~]", "?", f"whichgpu refresh, {holder_text()}")[:63]
+        name = client_name(" refresh")
         try:
             con = psycopg.connect(_conninfo(self.url), autocommit=True, application_name=name)
         except psycopg.Error as exc:

@@ -81,11 +81,17 @@ _V1: list[Statement] = [
 _V2: list[Statement] = ["ALTER TABLE offer ADD COLUMN instance_type {text}"]
 # v3: each offer's place in its snapshot, so that both engines read a snapshot in the order it
 # was stored (PostgreSQL has no rowid, and a heap's order is not insertion order after
-# deletes) and break price ties alike (the first stored wins). An older SQLite store numbers
-# its offers by rowid, which is insertion order; no PostgreSQL store predates version 3.
+# deletes) and break price ties alike (the first stored wins). An older store numbers its
+# offers in the order it holds them: SQLite's rowid is insertion order; in PostgreSQL the
+# heap's (ctid), which is insertion order for offers written by COPY and never updated, as
+# whichgpu writes them. (No whichgpu wrote a PostgreSQL store below version 3; one made by
+# hand, or by a development build, is kept whole all the same.)
 _V3: list[Statement] = [
     "ALTER TABLE offer ADD COLUMN seq INTEGER",
-    {"sqlite": "UPDATE offer SET seq = rowid", "postgresql": None},
+    {"sqlite": "UPDATE offer SET seq = rowid",
+     "postgresql": "UPDATE offer SET seq = numbered.n FROM (SELECT ctid AS at, ROW_NUMBER() "
+                   "OVER (ORDER BY snapshot_id, ctid) AS n FROM offer) AS numbered "
+                   "WHERE offer.ctid = numbered.at"},
     "CREATE INDEX offer_by_snapshot_seq ON offer(snapshot_id, seq)",
     "DROP INDEX offer_by_snapshot",
 ]
