@@ -100,7 +100,7 @@ def test_an_old_store_is_upgraded_keeping_every_row_and_the_offers_order(store_u
     kept = {t: _rows(store_url, t, c) for t, c in TABLES.items()}
 
     store = PriceStore(store_url)
-    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 3
+    assert store.schema_version() == len(schema_mod.MIGRATIONS) >= 3
     for table, columns in TABLES.items():  # every row of every table is still there
         assert _rows(store_url, table, columns) == kept[table], table
     assert _rows(store_url, "offer", "seq IS NULL") == [(False,)] * len(OFFERS)
