@@ -46,6 +46,9 @@ def store(path: str | None) -> PriceStore:
     return PriceStore(Path(path) if path else None)
 
 
+#: Offers a table shows unless --limit says otherwise (JSON lists them all).
+DEFAULT_ROWS = 25
+
 # ------------------------------------------------------------------ list
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ def prices_list(q: PricesList, ctx: Context = LOCAL) -> PricesAnswer:
               if (ids is None or o.gpu in ids) and (not q.spot or o.spot)
               and (not q.on_demand or not o.spot)
               and (q.provider is None or o.provider.lower() == q.provider.lower())]
-    shown = chosen if q.limit <= 0 else chosen[:q.limit]
+    limit = q.limit if q.limit is not None else (0 if q.as_json else DEFAULT_ROWS)
+    shown = chosen if limit <= 0 else chosen[:limit]
     return PricesAnswer(q, ids, shown, len(chosen), selection, note)
 
 

@@ -701,8 +701,9 @@ class PricesList(Request):
     prices: Prices = None
     provider: Annotated[str | None, Field(description="Only this provider."),
                         Web(max_length=200, label=N_("Provider"))] = None
-    limit: Annotated[int, Field(ge=0, description="Rows to show (0: all)."),
-                     Web(label=N_("Rows"), max=1000)] = 25
+    limit: Annotated[int | None, Field(ge=0, description=(
+        "Rows to show (0: all). Default: 25 in the table, every offer with --json.")),
+        Web(label=N_("Rows"), max=1000)] = None
     max_age: MaxAge = None
     store: Store = None
     as_json: Json = False

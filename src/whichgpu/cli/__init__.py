@@ -18,9 +18,25 @@ def main(argv: list[str] | None = None) -> None:
     from whichgpu.cli.common import input_failure, machine_failure, refuse_non_finite_floats
 
     refuse_non_finite_floats()
+    import typer
+
+    # typer's own copy of click, whose exceptions its parser raises
+    click = sys.modules[typer.BadParameter.__module__]
     try:
-        # typer handles usage errors itself (exit status 2) and exits with the command's status.
-        app(args=args, prog_name="whichgpu")
+        # Usage errors come back here (not typer's boxed panel): one line, exit status 2.
+        status = app(args=args, prog_name="whichgpu", standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:  # a bare group: its help, as typer shows it
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "whichgpu"
+        print(f"error: {exc.format_message()} (see '{where} --help')", file=sys.stderr)
+        sys.exit(2)
+    except click.ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
     except WhichGPUError as exc:
         if debug:
             raise
@@ -42,3 +58,4 @@ def main(argv: list[str] | None = None) -> None:
         print(f"internal error: {type(exc).__name__}: {str(exc)[:300]}\n"
               "run again with --debug for the traceback, and please report it", file=sys.stderr)
         sys.exit(1)
+    sys.exit(status if isinstance(status, int) else 0)
