@@ -105,9 +105,15 @@ def test_closing_a_backend_gives_its_connections_back(pg_url):
                 "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE %s",
                 (f"whichgpu, pid {os.getpid()} %",)).fetchone()[0]
 
+    import time
+
+    before = mine()  # other stores of this test process may hold theirs
     store = PriceStore(pg_url)
     store.current()
-    assert mine() >= 1
+    assert mine() > before
     store.backend.close()
-    assert mine() == 0
+    deadline = time.monotonic() + 5  # the server forgets a closed session within moments
+    while mine() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert mine() == before
     assert store.current() == []  # usable again: a new pool is made on demand
