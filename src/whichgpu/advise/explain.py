@@ -16,8 +16,11 @@ def _what(o) -> str:
             return (f"{_money_range(o.unit_cost)} per {o.unit} at "
                     f"{format_money(o.price_per_hour)}/h")
         return f"{format_money(o.cost.typical)} per hour"
-    spot = (f" uninterrupted (on spot, expected {_money_range(o.spot_risk.cost)})"
-            if getattr(o.spot_risk, "cost", None) is not None else "")  # issue 19
+    spot = ""
+    if getattr(o.spot_risk, "cost", None) is not None:  # issue 19
+        from whichgpu.advise.spot_risk import expected_phrase
+
+        spot = f" uninterrupted (on spot, {expected_phrase(o.spot_risk)})"
     return (f"about {format_duration(o.time_s.typical)} "
             f"({format_duration(o.time_s.low)}-{format_duration(o.time_s.high)}) and "
             f"{_money_range(o.cost)}{spot}")
@@ -64,7 +67,8 @@ def explain(rec, offers, catalog, rates, profile=None) -> None:
                      f"{best.speed.precision}, confidence {best.speed.confidence}.")
         if len(opts) > 1:
             second = opts[1]
-            if job.objective == "cost" and rank_cost(job, best) > 0:
+            finishes = getattr(second.spot_risk, "finishes", (True,) * 3)[1]  # issue 19
+            if job.objective == "cost" and rank_cost(job, best) > 0 and finishes:
                 diff = rank_cost(job, second) / rank_cost(job, best) - 1
                 lines.append(f"Next: {_name(second)}, {_what(second)} ({diff:+.0%} cost).")
             else:
@@ -142,25 +146,38 @@ def _counts_line(rec) -> str:
     return text + "."
 
 
+def _per_gpu_price(o) -> float:
+    """The option's price per GPU-hour paid: its whole instances over the GPUs they hold (an
+    option on one GPU of an 8-GPU instance pays for eight)."""
+    from whichgpu.cost.billing import instances_needed
+
+    paid = instances_needed(o.offer, o.count) * o.offer.gpu_count * o.replicas
+    return o.price_per_hour.amount / max(paid, 1)
+
+
 def _slower_but_cheaper(rec, best) -> str | None:
-    """Why a slower card wins on cost: the faster cards cost more per hour than they gain.
-    Compared at the same number of GPUs where there is one (scaling changes speed per GPU)."""
+    """Why a slower card wins on cost: the faster cards cost more per GPU-hour than they gain
+    per GPU. Compared at the same number of GPUs where there is one (scaling changes speed
+    per GPU), on the same pricing (spot with spot), and per GPU-hour paid."""
     if rec.job.objective != "cost" or rec.job.per_hour:
         return None
     mine = _per_gpu_speed(best)
-    per_gpu_price = best.price_per_hour.amount / best.gpus
+    per_gpu_price = _per_gpu_price(best)
     faster = [o for o in rec.options if o.gpu.id != best.gpu.id and _per_gpu_speed(o) > mine]
     if not faster or mine <= 0 or per_gpu_price <= 0:
         return None
     same = [o for o in faster if o.gpus == best.gpus]
-    f = max(same or faster, key=_per_gpu_speed)
+    pool = [o for o in (same or faster) if o.offer.spot == best.offer.spot] or same or faster
+    top = max(_per_gpu_speed(o) for o in pool)
+    # the fastest card per GPU, at its cheapest GPU-hour (it does not change with the job)
+    f = min((o for o in pool if _per_gpu_speed(o) >= top * (1 - 1e-9)), key=_per_gpu_price)
     speed_ratio = _per_gpu_speed(f) / mine
-    price_ratio = (f.price_per_hour.amount / f.gpus) / per_gpu_price
+    price_ratio = _per_gpu_price(f) / per_gpu_price
     if price_ratio <= speed_ratio:
         return None
     at = f" (both on {best.gpus} GPUs)" if f.gpus == best.gpus and best.gpus > 1 else ""
     return (f"Per GPU{at}, {f.gpu.id} is {speed_ratio:.1f}x as fast as {best.gpu.id} but costs "
-            f"{price_ratio:.1f}x as much per hour here, so {best.gpu.id} does the same work "
+            f"{price_ratio:.1f}x as much per GPU-hour here, so {best.gpu.id} does the same work "
             "for less; the faster card wins when time counts (--objective time, --deadline, "
             "--max-gpus).")
 
