@@ -14,8 +14,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test lint setup clean validate calibrate calibrate-serving baseline bench-web \
-	bench-web-heavy bench-recommend bench-store bench-rss i18n screenshots check-counts gpu-check \
-	gpu-check-wheels
+	bench-web-heavy bench-recommend bench-store bench-rss bench-service i18n screenshots \
+	check-counts gpu-check gpu-check-wheels
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -110,6 +110,15 @@ bench-store: $(STAMP)
 # < 30 MB).
 bench-rss: $(STAMP)
 	$(BIN)/python benchmarks/server_rss.py --out artifacts/bench-rss.json
+
+# Issue 20: the service under load with a refresh in the middle: 4 workers sharing a throwaway
+# PostgreSQL, then one process on SQLite; mixed requests 50 at a time (at least 3,000, and until
+# 10 s after the refresh), repeated questions then all different; p50/p99, errors, and that
+# nothing was lost (exit 1 otherwise).
+bench-service: $(STAMP)
+	$(BIN)/python benchmarks/service_load.py --requests 3000 --concurrency 50
+	$(BIN)/python benchmarks/service_load.py --requests 3000 --concurrency 50 --vary \
+	  --out artifacts/bench-service-vary.json
 
 # Extract the web app's messages and merge them into the .po catalogs (then translate).
 i18n: $(STAMP)

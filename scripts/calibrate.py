@@ -102,20 +102,27 @@ def _row_info(row_id: str, row_items: tuple) -> dict | None:
         gpu = gpu_of(row)
     except Exception:
         return None
-    return {"era": w.engine_version, "moe": w.model.is_moe, "arch": arch_key(gpu),
+    from whichgpu.estimate.speed.llm import engine_era, llamacpp_backend
+
+    return {"era": engine_era(w), "moe": w.model.is_moe, "arch": arch_key(gpu),
             "family": format_family(w.quant_format, w.engine_name),
-            "offload": w.offload_requested, "engine": w.engine_name}
+            "offload": w.offload_requested, "engine": w.engine_name,
+            "backend": llamacpp_backend(w, gpu)}
 
 
 def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hbm_arch=None,
-              offload=False) -> bool:
-    """A llama.cpp (or Ollama, LM Studio) row of this phase and kind."""
+              offload=False, backend=None) -> bool:
+    """A llama.cpp (or Ollama, LM Studio) row of this phase and kind; ``backend`` 'metal'
+    selects the Metal rows, which the other groups leave out (their constants have keys of
+    their own)."""
     phases = (phase,) if isinstance(phase, str) else phase
     if row["category"] not in phases or not row["engine"].startswith(
             ("llamacpp", "ollama", "lmstudio")):
         return False
     info = _row_info(row["id"], tuple(sorted(row.items())))
     if info is None or info["engine"] != "llamacpp" or info["offload"] != offload:
+        return False
+    if (info["backend"] == "metal") != (backend == "metal"):
         return False
     if era is not None and info["era"] != era:
         return False
@@ -141,19 +148,19 @@ GROUPS = [
      [("training_mfu", ("full-ft", "pretrain")), ("compute_arch_factor", ("Hopper",))],
      [_grid(0.40, 0.80, 0.025), _grid(0.40, 1.00, 0.05)], _full_training),
     ("MMDiT efficiency (eager)",
-     [("diffusion_compute_efficiency", ("mmdit",))], [_grid(0.30, 1.00, 0.025)],
+     [("diffusion_compute_efficiency", ("mmdit",))], [_grid(0.30, 1.00, 0.005)],
      lambda r: _is_dit(r) and not _is_video(r) and not _compiled(r)),
     ("video DiT efficiency (eager)",
-     [("diffusion_compute_efficiency", ("dit",))], [_grid(0.30, 1.00, 0.025)],
+     [("diffusion_compute_efficiency", ("dit",))], [_grid(0.30, 1.00, 0.005)],
      lambda r: _is_video(r) and not _compiled(r)),
     ("DiT compile, Hopper/Blackwell",
-     [("diffusion_compile_speedup", ("Hopper", "Blackwell"))], [_grid(1.0, 2.5, 0.05)],
+     [("diffusion_compile_speedup", ("Hopper", "Blackwell"))], [_grid(1.0, 2.5, 0.01)],
      lambda r: _is_dit(r) and _compiled(r) and _datacentre_hb(r)),
     ("DiT compile, other cards",
-     [("diffusion_compile_speedup", ("default",))], [_grid(1.0, 2.5, 0.05)],
+     [("diffusion_compile_speedup", ("default",))], [_grid(1.0, 2.5, 0.01)],
      lambda r: _is_dit(r) and _compiled(r) and not _datacentre_hb(r)),
     ("UNet efficiency",
-     [("diffusion_compute_efficiency", ("unet",))], [_grid(0.20, 1.00, 0.05)],
+     [("diffusion_compute_efficiency", ("unet",))], [_grid(0.20, 1.00, 0.005)],
      lambda r: r["category"] == "diffusion" and _is_unet(r)),
     # llama.cpp, by engine version (estimate/data/engine_kernels.toml): the 2023-24 builds the
     # first rows measured, and today's builds, each fitted only on its own rows
@@ -176,13 +183,10 @@ GROUPS = [
     ("llama.cpp IQ decode (llama.cpp's own builds)",
      [("decode_kernel_bandwidth_factor", ("llamacpp_iq",))], [_grid(0.40, 1.20, 0.05)],
      lambda r: _llamacpp(r, "decode", family="iq")),
-    ("llama.cpp MMQ prefill (Ampere, Ada, Blackwell GeForce)",
-     [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.50, 0.01)],
-     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=False)),
-    ("llama.cpp MMQ prefill (Hopper, Blackwell)",
-     [("prefill_kernel_efficiency", ("llamacpp_mmq/Hopper", "llamacpp_mmq/Blackwell"))],
-     [_grid(0.02, 0.50, 0.01)],
-     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True, hbm_arch=True)),
+    # one share of the mma_sync_int8 peak (SM count x clock) on every NVIDIA architecture
+    ("llama.cpp MMQ prefill",
+     [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.60, 0.01)],
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True)),
     ("llama.cpp MoE prefill",
      [("moe_expert_half_tokens", ("llamacpp",))], [_grid(4.0, 512.0, 4.0)],
      lambda r: _llamacpp(r, "prefill", moe=True) and _era(r) != "ollama"),
@@ -192,6 +196,9 @@ GROUPS = [
     ("Ollama's llama.cpp: MoE prefill",
      [("moe_expert_half_tokens", ("llamacpp@ollama",))], [_grid(4.0, 1024.0, 8.0)],
      lambda r: _llamacpp(r, "prefill", era="ollama", moe=True)),
+    ("llama.cpp on Apple silicon (Metal): decode bandwidth",
+     [("decode_bandwidth_efficiency", ("llamacpp-metal",))], [_grid(0.50, 1.00, 0.01)],
+     lambda r: _llamacpp(r, "decode", backend="metal")),
     ("llama.cpp with weights in host RAM",
      [("host_decode_bandwidth_efficiency", ()), ("llamacpp_offload_copy_efficiency", ())],
      [_grid(0.20, 1.00, 0.05), _grid(0.20, 1.00, 0.05)],
@@ -281,7 +288,7 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
             report(f"{label:34s} {len(modelled):4d}  {', '.join(names)}: fewer than "
                    f"{MIN_ROWS_PER_PARAMETER} calibration rows per constant; not fitted")
             continue
-        current = [table[c].value[k[0]] for c, k in params]
+        current = [table[c].value[k[0]] if k else table[c].value for c, k in params]
         base_c, base_h = _score(_log_errors(modelled)), _score(_log_errors(hold))
         results = []
         for combo in itertools.product(*grids):
@@ -295,11 +302,11 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
             combo = tuple(current)
         together = f" jointly with {', '.join(names)}" if len(params) > 1 else ""
         for (c, keys), v in zip(params, combo, strict=True):
-            for k in keys:
+            for k in keys or ("",):
                 chosen[(c, k)] = v
             _apply(c, keys, v)
             fitted_notes.setdefault(c, []).append(
-                f"{'/'.join(keys)} = {v:g} on {len(modelled)} calibration rows ({label}"
+                f"{'/'.join(keys) or 'value'} = {v:g} on {len(modelled)} calibration rows ({label}"
                 f"{together})")
         fit_c, fit_h = _score(_log_errors(modelled)), _score(_log_errors(hold))
         edges = [n for n, v, g in zip(names, combo, grids, strict=True) if v in (g[0], g[-1])]
@@ -583,9 +590,12 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
     current = tomllib.loads(text)["constant"]
     names = sorted({c for c, _ in fitted})
     for name in names:
-        value = dict(current[name]["value"])
-        for (c, k), v in fitted.items():
-            if c == name:
+        keyed = [(k, v) for (c, k), v in fitted.items() if c == name]
+        if any(k == "" for k, _ in keyed):  # a scalar constant
+            value = next(v for k, v in keyed if k == "")
+        else:
+            value = dict(current[name]["value"])
+            for k, v in keyed:
                 value[k] = v
         text = set_value(text, name, value)
         text = set_fitted(text, name, "by scripts/calibrate.py (make calibrate): "

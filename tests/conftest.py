@@ -9,6 +9,9 @@ import pytest
 
 from whichgpu.cli import main
 
+# The price store on both engines (fixtures store, store_url, pg_url): store_backends.py.
+pytest_plugins = ["store_backends"]
+
 
 @dataclass
 class CliResult:
@@ -31,7 +34,7 @@ def _isolated_home(tmp_path, monkeypatch):
     # Prices: no network source may run; nothing of the developer's own setup leaks in.
     monkeypatch.setenv("WHICHGPU_OFFLINE", "1")
     for name in ("WHICHGPU_PRICE_STORE", "WHICHGPU_PRICE_MAX_AGE_DAYS", "GPUHUNT_CATALOG_DIR",
-                 "GPUHUNT_CATALOG_URL"):
+                 "GPUHUNT_CATALOG_URL", "WHICHGPU_DATABASE_URL", "WHICHGPU_ACCESS_LOG"):
         monkeypatch.delenv(name, raising=False)
 
 

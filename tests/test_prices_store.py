@@ -1,20 +1,27 @@
-"""The SQLite price store: snapshots with history, guards, and nothing lost when a refresh fails."""
+"""The price store on both engines (a SQLite file, a real PostgreSQL): snapshots with history,
+guards, one refresh at a time, and nothing lost when a refresh fails.
+
+Every test taking ``store`` runs twice, once per engine (``store_backends``); the few that
+are about one engine's own file or server say so in their name.
+"""
 
 import os
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
 from prices_support import GPUHUNT_DIR
-from whichgpu.catalog.offers import Offer
+from whichgpu.catalog.offers import BillingRule, Offer
 from whichgpu.catalog.prices import PriceStore
-from whichgpu.catalog.prices import store as store_mod
+from whichgpu.catalog.prices import schema as schema_mod
 from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
 from whichgpu.catalog.prices.refresh import Guards, record, refresh
 from whichgpu.catalog.prices.sources import FeedResult, PriceSource, iso, utc_now
-from whichgpu.catalog.prices.store import StoreError
+from whichgpu.catalog.prices.store import RefreshBusy, StoreError
 from whichgpu.units import Money
 
 T0 = utc_now() - timedelta(days=3)
@@ -34,6 +41,16 @@ def feed(price: float | None, *, name: str = "test", error: str | None = None,
                       fetched_at=fetched_at or utc_now(), error=error)
 
 
+def poisoned(name: str = "test", price: float = 2.0) -> FeedResult:
+    """A feed whose last offer breaks the store's CHECK (price > 0): both engines refuse it
+    mid-insert, after the snapshot row and the first offers are written. (Offer's own
+    validation would refuse it earlier: model_construct skips it, as a bug might.)"""
+    bad = Offer.model_construct(**{**offers(price, 1, feed=name)[0].__dict__,
+                                   "price_per_hour": Money(-1.0, "USD")})
+    return FeedResult(feed=name, source="unit", kind="test",
+                      offers=[*offers(price, 50, feed=name), bad], fetched_at=utc_now())
+
+
 class ListSource(PriceSource):
     """A source that yields prepared results, or raises."""
 
@@ -49,57 +66,90 @@ class ListSource(PriceSource):
         yield from self.results
 
 
-@pytest.fixture
-def store(tmp_path) -> PriceStore:
-    return PriceStore(tmp_path / "prices.sqlite")
+def test_fresh_store_is_created_at_the_latest_schema(store):
+    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 3
+    assert store.current() == [] and store.read() == ([], [])
 
 
-def test_fresh_store_is_created_at_the_latest_schema_in_wal_mode(store):
-    assert store.schema_version() == len(store_mod.MIGRATIONS) == 2
+def test_a_fresh_sqlite_file_is_in_wal_mode(tmp_path):
+    store = PriceStore(tmp_path / "prices.sqlite")
+    store.current()
     con = sqlite3.connect(store.path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_fresh_postgresql_schema_gets_every_table_and_its_version(pg_url):
+    import psycopg
+
+    PriceStore(pg_url).current()
+    with psycopg.connect(pg_url) as con:
+        tables = {r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema()")}
+        version = con.execute("SELECT version FROM whichgpu_schema").fetchall()
+        price_type = con.execute(
+            "SELECT data_type FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = 'offer' AND column_name = 'price_per_hour'"
+        ).fetchone()[0]
+    assert tables == {"snapshot", "offer", "unmapped", "current", "url_source",
+                      "whichgpu_schema"}
+    assert version == [(3,)]
+    assert price_type == "double precision"  # PostgreSQL's REAL would keep 4 bytes
 
 
 def test_default_store_lives_in_the_data_directory_and_can_be_moved(tmp_path, monkeypatch):
     assert PriceStore().path == tmp_path / "whichgpu-home" / "prices.sqlite"
     monkeypatch.setenv("WHICHGPU_PRICE_STORE", str(tmp_path / "elsewhere.sqlite"))
     assert PriceStore().path == tmp_path / "elsewhere.sqlite"
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", f"sqlite:///{tmp_path}/by-url.sqlite")
+    assert PriceStore().path == tmp_path / "by-url.sqlite"  # the URL wins over the file
 
 
-def test_an_older_store_is_migrated_and_a_newer_one_refused(store, monkeypatch):
+def test_database_url_selects_postgresql_everywhere(pg_url, monkeypatch):
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", pg_url)
+    store = PriceStore()
+    assert store.dialect == "postgresql" and store.location == pg_url
     store.save(feed(2.0))
-    extra = ["ALTER TABLE snapshot ADD COLUMN collector TEXT"]
-    monkeypatch.setattr(store_mod, "MIGRATIONS", [*store_mod.MIGRATIONS, extra])
-    upgraded = PriceStore(store.path)
-    assert upgraded.schema_version() == 3
+    assert [s.feed for s in PriceStore(pg_url).current()] == ["test"]
+
+
+def test_an_older_store_is_migrated_and_a_newer_one_refused(store, store_url, monkeypatch):
+    store.save(feed(2.0))
+    extra = ["ALTER TABLE snapshot ADD COLUMN collector {text}"]
+    monkeypatch.setattr(schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, extra])
+    upgraded = PriceStore(store_url)
+    assert upgraded.schema_version() == 4
     assert len(upgraded.read()[1]) == 3  # the data survived the migration
-    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:2])
+    monkeypatch.setattr(schema_mod, "MIGRATIONS", schema_mod.MIGRATIONS[:3])
     with pytest.raises(StoreError, match="newer whichgpu") as info:
-        PriceStore(store.path).current()
+        PriceStore(store_url).current()
     assert "left as it is" in info.value.reason
 
 
-def test_a_version_1_store_gains_instance_types_and_keeps_its_offers(tmp_path):
-    """Schema 2 adds each offer's instance type (what a launcher export names): a store
-    written at schema 1 is upgraded in place, its offers kept (instance type unknown), and
-    new offers keep theirs."""
+def test_a_version_1_sqlite_store_is_upgraded_and_keeps_its_offers_in_order(tmp_path):
+    """Schema 2 adds each offer's instance type (what a launcher export names), schema 3 its
+    place in the snapshot: a store written at schema 1 is upgraded in place, its offers kept
+    in the order they were stored (instance type unknown), and new offers keep theirs."""
     path = tmp_path / "prices.sqlite"
     con = sqlite3.connect(path)
-    for statement in store_mod.MIGRATIONS[0]:
+    for statement in schema_mod.steps("sqlite", 0, schema_mod.MIGRATIONS[:1]):
         con.execute(statement)
     con.execute("INSERT INTO snapshot (feed, source, kind, status, fetched_at, offer_count) "
                 "VALUES ('old', 'unit', 'test', 'ok', ?, 1)", (iso(utc_now()),))
-    con.execute("INSERT INTO offer (snapshot_id, provider, gpu, gpu_count, price_per_hour, "
-                "currency, billing_increment_s, billing_minimum_s, spot, observed_at) "
-                "VALUES (1, 'p', 'a100-80gb-sxm', 1, 1.2, 'USD', 1, 0, 0, '2026-11-30')")
+    for gpu, price in (("l4", 0.9), ("a100-80gb-sxm", 1.2), ("h100-sxm", 0.9)):
+        con.execute("INSERT INTO offer (snapshot_id, provider, gpu, gpu_count, "
+                    "price_per_hour, currency, billing_increment_s, billing_minimum_s, spot, "
+                    "observed_at) VALUES (1, 'p', ?, 1, ?, 'USD', 1, 0, 0, '2026-11-30')",
+                    (gpu, price))
     con.execute("INSERT INTO current (feed, snapshot_id) VALUES ('old', 1)")
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
     store = PriceStore(path)
-    assert store.schema_version() == 2
+    assert store.schema_version() == 3
     kept = store.read()[1]
-    assert [(o.gpu, o.instance_type) for o in kept] == [("a100-80gb-sxm", None)]
+    assert [(o.gpu, o.instance_type) for o in kept] == [
+        ("l4", None), ("a100-80gb-sxm", None), ("h100-sxm", None)]
     typed = Offer(provider="p", gpu="h100-sxm", price_per_hour=Money(2.5, "USD"),
                   instance_type="gpu_1x_h100_sxm5", observed_at="2026-11-30")
     store.save(FeedResult(feed="typed", source="test", kind="test", offers=[typed],
@@ -108,13 +158,43 @@ def test_a_version_1_store_gains_instance_types_and_keeps_its_offers(tmp_path):
         "gpu_1x_h100_sxm5"}
 
 
-def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
+def test_two_processes_opening_an_empty_postgresql_create_the_tables_once(pg_url):
+    """Both run the migrations at the same moment; the advisory lock lets one create the
+    tables and the other find them made (no 'relation already exists')."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nfrom whichgpu.catalog.prices import PriceStore\n"
+            "t = float(sys.argv[2])\nwhile time.time() < t: pass\n"
+            "print(PriceStore(sys.argv[1]).schema_version())")
+    start = str(time.time() + 1.5)
+    procs = [subprocess.Popen([sys.executable, "-c", code, pg_url, start],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
+    assert [o.strip() for o, _ in outs] == ["3", "3", "3"]
+
+
+def test_a_file_that_is_not_a_sqlite_store_is_a_clear_error(tmp_path):
     bad = tmp_path / "prices.sqlite"
     bad.write_text("not a database at all, just text " * 100)
     with pytest.raises(StoreError, match="not a readable price store") as info:
         PriceStore(bad).current()
     assert "move it away" not in str(info.value) and "untouched" in info.value.reason
     assert bad.read_text().startswith("not a database")
+
+
+def test_a_postgresql_schema_with_someone_elses_tables_is_a_clear_error(pg_url):
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute("CREATE TABLE snapshot (who TEXT)")  # another application's table
+    with pytest.raises(StoreError, match="did not create") as info:
+        PriceStore(pg_url).current()
+    assert "another database or schema" in info.value.reason
+    with psycopg.connect(pg_url) as con:  # left as it was
+        assert con.execute("SELECT to_regclass('offer')").fetchone()[0] is None
 
 
 @pytest.mark.skipif(os.geteuid() == 0 and not os.environ.get("WHICHGPU_TEST_AS_ROOT_RO"),
@@ -131,9 +211,7 @@ def test_a_read_only_folder_is_said_so_and_never_called_unusable(tmp_path):
         folder.chmod(0o755)
 
 
-def test_store_errors_are_classified_without_advising_deletion(tmp_path):
-    import sqlite3
-
+def test_sqlite_store_errors_are_classified_without_advising_deletion(tmp_path):
     from whichgpu.catalog.prices.store import store_error
 
     path = tmp_path / "prices.sqlite"
@@ -151,24 +229,121 @@ def test_store_errors_are_classified_without_advising_deletion(tmp_path):
             assert bad not in err.reason.lower()
 
 
-def test_a_full_disk_during_a_write_keeps_the_store_and_says_so(store, monkeypatch):
-    import sqlite3
+def _disk_full(store_url: str, monkeypatch) -> None:
+    """Make the engine's bulk insert fail as a full disk does, in that engine's own error."""
+    if store_url.startswith("postgresql"):
+        import psycopg
 
-    store.save(feed(2.0))
-    connect = sqlite3.connect
+        from whichgpu.catalog.prices.backend_postgres import PostgresTx
 
-    class Full(sqlite3.Connection):
-        def executemany(self, sql, rows):
+        def full(self, table, columns, rows):
+            raise psycopg.errors.DiskFull("could not extend file: No space left on device")
+        monkeypatch.setattr(PostgresTx, "insert_rows", full)
+    else:
+        from whichgpu.catalog.prices.backend_sqlite import SQLiteTx
+
+        def full(self, table, columns, rows):
             raise sqlite3.OperationalError("database or disk is full")
+        monkeypatch.setattr(SQLiteTx, "insert_rows", full)
 
-    monkeypatch.setattr(store_mod.sqlite3, "connect",
-                        lambda *a, **k: connect(*a, factory=Full, **k))
+
+def test_a_full_disk_during_a_write_keeps_the_store_and_says_so(store, store_url,
+                                                                monkeypatch):
+    store.save(feed(2.0))
+    _disk_full(store_url, monkeypatch)
     with pytest.raises(StoreError, match="disk is full") as info:
         store.save(feed(3.0))
     assert "no transaction is active" not in str(info.value)
     monkeypatch.undo()
     (snap,) = store.current()
-    assert snap.offer_count == 3
+    assert snap.offer_count == 3 and len(store.snapshots()) == 1  # no half-written snapshot
+
+
+def test_a_write_the_engine_refuses_midway_leaves_nothing_behind(store):
+    """A real error from the engine after the snapshot row and 50 offers went in: the whole
+    transaction is rolled back, on both engines."""
+    first = record(store, feed(3.0))
+    with pytest.raises(StoreError):
+        record(store, poisoned(price=3.1))
+    assert [s.id for s in store.snapshots()] == [first.snapshot.id]
+    assert store.current()[0].id == first.snapshot.id
+    assert sorted(o.price_per_hour.amount for o in store.read()[1]) == [3.0, 3.01, 3.02]
+
+
+def test_a_refresh_is_one_transaction_and_a_failed_write_keeps_every_feed(store):
+    """Two sources in one refresh; the second feed's write fails inside the engine. The
+    first feed's new snapshot, written earlier in the same transaction, is gone too: the
+    store keeps exactly what it had, and readers never saw one feed new and one old."""
+    record(store, feed(3.0, name="a"))
+    record(store, feed(3.0, name="b"))
+    before = store.generation()
+    with pytest.raises(StoreError):
+        refresh([ListSource("a", [feed(2.9, name="a")]),
+                 ListSource("b", [poisoned("b", 2.9)])], store)
+    assert store.generation() == before
+    assert len(store.snapshots()) == 2
+    report = refresh([ListSource("a", [feed(2.9, name="a")]),
+                      ListSource("b", [feed(2.8, name="b")])], store)
+    assert report.ok and store.generation() != before
+    assert {s.feed: s.id for s in store.current()} == {
+        o.feed: o.snapshot.id for o in report.outcomes}
+
+
+def test_a_second_refresh_skips_with_the_holders_name_or_waits_its_turn(store, store_url):
+    """One refresh at a time per store: another one told not to wait is refused at once,
+    naming who holds the lock; one told to wait runs once the first has finished."""
+    holding, release = threading.Event(), threading.Event()
+
+    class Slow(PriceSource):
+        kind, name = "test", "slow"
+
+        def fetch(self, progress=None):
+            holding.set()
+            release.wait(10)
+            yield feed(2.0, name="slow")
+
+    first = threading.Thread(target=refresh, args=([Slow()], PriceStore(store_url)))
+    first.start()
+    try:
+        assert holding.wait(10)
+        t0 = time.monotonic()
+        with pytest.raises(RefreshBusy) as info:
+            refresh([ListSource("fast", [feed(3.0, name="fast")])], PriceStore(store_url))
+        assert time.monotonic() - t0 < 2
+        assert f"pid {os.getpid()}" in str(info.value) and "skipped" in str(info.value)
+        assert "--wait" in str(info.value)
+        threading.Timer(0.6, release.set).start()
+        t0 = time.monotonic()
+        report = refresh([ListSource("fast", [feed(3.0, name="fast")])],
+                         PriceStore(store_url), wait_s=20)
+        assert report.ok and time.monotonic() - t0 >= 0.5
+    finally:
+        release.set()
+        first.join(10)
+    assert {s.feed for s in store.current()} == {"slow", "fast"}
+    with pytest.raises(RefreshBusy, match=r"after waiting 0\.3 s"):
+        with store.refresh_lock():
+            refresh([ListSource("x", [feed(1.0, name="x")])], PriceStore(store_url),
+                    wait_s=0.3)
+
+
+def test_of_equal_prices_the_first_stored_offer_is_kept_on_both_engines(store):
+    """cheapest_only keeps one offer per kind; a tie goes to the first stored (the lowest
+    snapshot id, then its place in the snapshot), not to whichever row the engine meets."""
+    rule = BillingRule(increment_s=60, minimum_s=0)
+    tied = [Offer(provider=p, gpu="l40s", price_per_hour=Money(0.9, "USD"), billing=rule,
+                  observed_at=iso(T0), region=r)
+            for p, r in (("zeta", "z-1"), ("alpha", "a-1"), ("mid", "m-1"))]
+    store.save(FeedResult(feed="later", source="unit", kind="test", offers=[
+        Offer(provider="omega", gpu="l40s", price_per_hour=Money(0.9, "USD"), billing=rule,
+              observed_at=iso(T0))], fetched_at=utc_now()))
+    store.save(FeedResult(feed="ties", source="unit", kind="test", offers=tied,
+                          fetched_at=utc_now()))
+    _, best = store.read(cheapest_only=True)
+    assert [(o.provider, o.offer_set) for o in best] == [("omega", "later")]
+    ties_only = [s.id for s in store.current() if s.feed == "ties"]
+    assert [o.provider for o in store.read(ties_only, cheapest_only=True)[1]] == ["zeta"]
+    assert [o.provider for o in store.read(ties_only)[1]] == ["zeta", "alpha", "mid"]
 
 
 def test_every_refresh_adds_a_dated_snapshot_and_history_keeps_them_all(store):

@@ -227,7 +227,8 @@ class GPU(_Frozen):
 # How engines are named in sentences (the CLI ids are the keys).
 ENGINE_LABELS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang",
                  "trtllm": "TensorRT-LLM", "transformers": "transformers (PyTorch)",
-                 "exllamav2": "ExLlamaV2", "mlc": "MLC LLM", "diffusers": "diffusers",
+                 "exllamav2": "ExLlamaV2", "mlc": "MLC LLM", "mlx": "MLX-LM",
+                 "diffusers": "diffusers",
                  "comfyui": "ComfyUI"}
 
 _SOURCED_FIELDS = ("architecture", "compute_capability", "launch_year", "memory_gb",

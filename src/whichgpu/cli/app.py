@@ -44,8 +44,24 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=_print_version),
+    database_url: str | None = typer.Option(
+        None, "--database-url", metavar="URL",
+        help="The price store: postgresql://... (a shared database) or a SQLite file. "
+             "Default: $WHICHGPU_DATABASE_URL, else the local prices.sqlite."),
 ) -> None:
     """Which GPU to rent or buy for an AI job, what it will cost, and how sure that is."""
+    if database_url is not None:
+        _use_database(database_url)
+
+
+def _use_database(url: str) -> None:
+    """Every store this process (and the workers 'serve' starts) opens is ``url``."""
+    import os
+
+    from whichgpu.catalog.prices.backend import DATABASE_URL_ENV, parse_target
+
+    parse_target(url)  # an unsupported URL is bad input: said now, in one line
+    os.environ[DATABASE_URL_ENV] = url
 
 
 # One line per command module (keeps merges of new modules simple).

@@ -226,16 +226,22 @@ def refresh_cmd(
                                help="Accept a snapshot the sanity guards reject (not an "
                                     "empty one)."),
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    wait: str = typer.Option("0s", "--wait", metavar="DURATION",
+                             help="If another refresh of the store is running (any process or "
+                                  "machine), wait up to this long (10m); by default this one "
+                                  "is skipped, saying so."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Fetch prices from every source into the store; failures keep the previous data."""
     from rich.progress import BarColumn, Progress, TextColumn
     from rich.table import Table
 
-    from whichgpu.catalog.prices.refresh import refresh
+    from whichgpu.catalog.prices.refresh import RefreshBusy, refresh
     from whichgpu.catalog.prices.selection import ensure_shipped
     from whichgpu.catalog.prices.sources import all_sources, get_source
+    from whichgpu.units import parse_duration
 
+    wait_s = parse_duration(wait)
     st = _store(store)
     ensure_shipped(st)
     if source:
@@ -268,9 +274,20 @@ def refresh_cmd(
                 bars.update(task, description=message, completed=done, total=total)
             return update
 
-        report = refresh(sources, st, force=force, progress_for=progress_for)
+        try:
+            report = refresh(sources, st, force=force, progress_for=progress_for,
+                             wait_s=wait_s)
+        except RefreshBusy as busy:  # another refresh is doing the work: not a failure
+            report = None
+            skipped = str(busy)
         for task in tasks.values():
             bars.update(task, completed=1, total=1, description="done")
+    if report is None:
+        if as_json:
+            emit_json({"ok": True, "skipped": skipped, "feeds": [], "store": str(st.path)})
+        else:
+            note(skipped)
+        return
     if as_json:
         emit_json({**report.to_json(), "store": str(st.path)})
         if not report.ok:

@@ -38,7 +38,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    host_ram: str | None = None, host_memory: str | None = None,
                    host_bandwidth: str | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool = True,
-                   imatrix: bool | None = None):
+                   imatrix: bool | None = None, backend: str | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -50,7 +50,8 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     ``override_tensor`` (-ot ``PATTERN=DEVICE``, several comma-separated as llama.cpp reads
     them); the host: ``host_ram`` (``64GB``), ``host_memory`` (``ddr5-6000x2``),
     ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub), ``mmap`` (False for --no-mmap) and
-    ``imatrix`` (whether the GGUF used an importance matrix).
+    ``imatrix`` (whether the GGUF used an importance matrix); ``backend``: llama.cpp's GPU
+    backend (cuda, vulkan, rocm, metal, sycl; None: the card's own).
     """
     from whichgpu.estimate.frameworks import apply_framework, canonical
     from whichgpu.estimate.host import parse_host
@@ -100,7 +101,8 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         fp8_training=fp8_training,
         gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
         tensor_overrides=parse_overrides(override_tensor), host=host,
-        engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix)
+        engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
+        backend=backend or None)
 
 
 def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:

@@ -12,6 +12,7 @@ from whichgpu.units import GB, MB, GiB, MiB
 # Engines named in published measurements, mapped to the engine model that behaves alike.
 ENGINE_ALIASES = {
     "ollama": "llamacpp", "llamacpp-vulkan": "llamacpp", "llama.cpp": "llamacpp",
+    "llamacpp-rocm": "llamacpp", "llamacpp-metal": "llamacpp", "llamacpp-sycl": "llamacpp",
     "lmstudio": "llamacpp", "exllama": "exllamav2", "mlc-llm": "mlc",
     "gpt-fast": "vllm",  # torch.compile + CUDA graphs: a compiled decode loop like vLLM's
     "nim": "trtllm", "tensorrt": "trtllm", "tensorrt-llm": "trtllm",
@@ -82,13 +83,16 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
     engine = engine_of(row) if task in ("inference", "image", "video") else None
     # a measured run happened, so its context was possible (RoPE scaling, ALiBi ...)
     kw: dict = {"model": model, "task": task, "engine": engine, "allow_long_context": True}
+    named_engine = (row.get("engine") or "").strip().lower()
+    if engine == "llamacpp" and named_engine.startswith("llamacpp-"):
+        kw["backend"] = named_engine.split("-", 1)[1]  # the ggml backend the row names
     if engine:
-        from whichgpu.estimate.speed.kernels import era_of, eras
+        from whichgpu.estimate.speed.kernels import eras, version_label
 
         if eras(engine):
             # the build measured: its engine_version, else its date (blank on neither: today's)
             named = f"{row.get('engine') or ''} {row.get('engine_version') or ''}".strip()
-            kw["engine_version"] = era_of(engine, named, row.get("date"))
+            kw["engine_version"] = version_label(engine, named, row.get("date"))
     quant = (row.get("quant") or "").strip()
     if quant and task in ("full-ft", "pretrain") and quant == "fp8":
         kw["fp8_training"] = True  # FP8 training keeps bf16 weights

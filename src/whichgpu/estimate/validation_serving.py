@@ -83,6 +83,7 @@ class Case:
     output: int
     per_gpu_divisor: int
     notes: tuple[str, ...]
+    users_cap: int | None = None  # a rate-driven run's max-concurrency (benchmark semaphore)
 
 
 def _num(row: dict[str, str], key: str) -> float | None:
@@ -205,8 +206,11 @@ def case_of(row: dict[str, str]) -> Case:
     conc = _num(row, "concurrency")
     n = _num(row, "num_requests")
     n_rep = int(math.ceil(n / replicas)) if n else None
+    cap = None
     if rate and rate != "inf":
         load = Load("rate", float(rate) / replicas, n_rep)
+        if conc:  # benchmark_serving --max-concurrency: at most conc requests in flight
+            cap = max(int(round(conc / replicas)), 1)
     elif conc:
         load = Load("concurrency", max(int(round(conc / replicas)), 1), n_rep)
     elif n_rep:
@@ -215,12 +219,19 @@ def case_of(row: dict[str, str]) -> Case:
         load = Load("max-throughput")
         notes.append("no load stated: the replica's max throughput")
     per_gpu = gpu_count if (row.get("per_gpu") or "").strip().lower() == "true" else 1
-    return Case(sm, load, replicas, prompt, output, per_gpu, tuple(notes))
+    return Case(sm, load, replicas, prompt, output, per_gpu, tuple(notes), cap)
 
 
 def answer(case: Case):
     """The replica's ServingPoint under the case's load."""
     sm, load = case.model, case.load
+    if load.kind == "rate" and case.users_cap:
+        # a rate with a max-concurrency: requests beyond the cap wait in the client, where
+        # TTFT does not count them; if the capped users cannot keep up with the rate, the run
+        # is that closed loop
+        closed = sm.at_concurrency(case.users_cap, load.requests, utilisation=False)
+        if closed.requests_per_s <= load.value:
+            return closed
     if load.kind == "rate":
         return sm.at_rate(load.value, load.requests)
     if load.kind == "concurrency":

@@ -22,11 +22,15 @@ TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
 LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
 DIFFUSION_TASKS = ("image", "video", "image-lora")
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc",
-           "diffusers", "comfyui")
+           "mlx", "diffusers", "comfyui")
 DIFFUSION_ENGINES = ("diffusers", "comfyui")
 # Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
 # transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
 LAYER_SPLIT_ENGINES = ("llamacpp", "mlc", "transformers", "exllamav2")
+# llama.cpp's GPU backends (ggml-cuda, ggml-vulkan, ggml-hip, ggml-metal, ggml-sycl): None is
+# the card's own (CUDA on NVIDIA, HIP on AMD, Metal on Apple, SYCL on Intel)
+Backend = Literal["cuda", "vulkan", "rocm", "metal", "sycl"]
+BACKENDS: tuple[str, ...] = ("cuda", "vulkan", "rocm", "metal", "sycl")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum",
               "lion")
 # Diffusion: model / sequential (diffusers CPU offload); none is the engine's default (diffusers
@@ -107,6 +111,7 @@ class Workload:
     engine_version: str | None = None
     imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
     mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
+    backend: Backend | None = None  # llama.cpp's GPU backend (None: the card's own)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -320,6 +325,13 @@ def validate(w: Workload) -> None:
                          f"{', '.join(KV_DTYPES)}")
     if w.engine is not None and w.engine not in ENGINES:
         raise InputError(f"unknown engine {w.engine!r}; use one of {', '.join(ENGINES)}")
+    if w.backend is not None:
+        if w.backend not in BACKENDS:
+            raise InputError(f"unknown llama.cpp backend {w.backend!r}; use one of "
+                             f"{', '.join(BACKENDS)}")
+        if w.engine_name != "llamacpp":
+            raise InputError(f"--backend is llama.cpp's (ggml's GPU backends); engine "
+                             f"{w.engine_name} has none")
     if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
         raise InputError(f"engine {w.engine} does not run task {w.task}: diffusion tasks use "
                          f"{' or '.join(DIFFUSION_ENGINES)}; LLM tasks use the others")

@@ -57,6 +57,22 @@ UNSLOTH_SOURCE = ("https://unsloth.ai/blog/deepseekr1-dynamic (MoE layers at 1.5
                   "2.22 / 2.51 bits, attention and the first dense layers at 4 or 6 bits, "
                   "shared experts at 6 bits)")
 FTYPES.update({k: FTYPES[v] for k, v in UNSLOTH_DYNAMIC.items()})
+# Unsloth's "Dynamic 2.0" UD-*_K_XL files: each tensor's type is chosen per model by
+# calibration ("we now dynamically quantize all layers so every layer has a different bit",
+# https://docs.unsloth.ai/basics/unsloth-dynamic-2.0-ggufs), so no fixed rule gives them; the
+# file declares its base file type (llama-bench reports UD-Q4_K_XL files as 'Q4_K - Medium'),
+# and its size follows that type's llama.cpp recipe within -6 % to +8 % on seven published
+# files (validation/memory.csv rows mem-lhl-ud-*: llama-bench model_size in
+# https://github.com/lhl/strix-halo-testing/tree/5ee14b5b0ecfbd16b7fd0aa41a91581c32b33b61/llm-bench).
+# Sized as their base type; the estimate's uncertainty says so.
+UNSLOTH_XL: dict[str, str] = {"ud-q2_k_xl": "q2_k", "ud-q3_k_xl": "q3_k_m",
+                              "ud-q4_k_xl": "q4_k_m", "ud-q5_k_xl": "q5_k_m",
+                              "ud-q6_k_xl": "q6_k", "ud-q8_k_xl": "q8_0"}
+UNSLOTH_XL_SOURCE = ("https://docs.unsloth.ai/basics/unsloth-dynamic-2.0-ggufs (per-model "
+                     "layer types); sizes: llama-bench model_size of UD-Q3/Q4/Q6_K_XL files in "
+                     "https://github.com/lhl/strix-halo-testing/tree/"
+                     "5ee14b5b0ecfbd16b7fd0aa41a91581c32b33b61/llm-bench")
+FTYPES.update({k: FTYPES[v] for k, v in UNSLOTH_XL.items()})
 # the blog's "Down_proj" column: (the first eighth of the ffn_down tensors, the others)
 UNSLOTH_DOWN = {"ud-iq1_s": ("IQ2_XXS", "IQ1_S"), "ud-iq1_m": ("IQ2_XXS", "IQ2_XXS")}
 
@@ -451,6 +467,11 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     f = ftype.lower()
     if f not in FTYPES:
         raise KeyError(f"{ftype} is not a llama.cpp file type")
+    if f in UNSLOTH_XL:  # sized as the base file type it declares (see UNSLOTH_XL)
+        base = recipe(model, UNSLOTH_XL[f], imatrix=True if imatrix is None else imatrix)
+        note = (f"Unsloth Dynamic 2.0 {f.upper()}: tensor types chosen per model; sized as "
+                f"{UNSLOTH_XL[f].upper()} (published files within -6 % to +8 % of it)")
+        return Recipe(f, base.tensors, base.imatrix, base.plain_bytes, base.notes + (note,))
     dynamic = UNSLOTH_DYNAMIC.get(f)
     if dynamic and not model.is_moe:
         raise KeyError(f"{ftype} is Unsloth's dynamic quant of MoE models; {model.name} is "

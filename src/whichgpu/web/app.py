@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.models.resolve import no_local_files
-from whichgpu.web import api, pages
+from whichgpu.web import api, ops, pages
 from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES, reason
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
@@ -157,6 +157,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(pages.router)
     app.add_middleware(Guard)
+    ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
     return app
 
 

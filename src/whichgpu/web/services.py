@@ -82,15 +82,15 @@ _generation: list[Any] = [None, -1e9]  # [store path + current snapshot ids, che
 def generation() -> tuple:
     """The store's current snapshots (checked at most every OFFER_CACHE_S): answers are kept
     while it stays the same, and all of them are dropped when a new snapshot arrives."""
-    from whichgpu.catalog.prices import PriceStore, default_store_path
+    from whichgpu.catalog.prices import PriceStore
 
     now = time.monotonic()
     if now - _generation[1] >= OFFER_CACHE_S:
-        path = str(default_store_path())
-        try:
-            gen = (path, PriceStore(path).generation())
+        try:  # the file, or the database of WHICHGPU_DATABASE_URL
+            store = PriceStore(None)
+            gen = (store.location, store.generation())
         except Exception:  # an unusable store: current_offers says why (503 or fallback)
-            gen = (path, None)
+            gen = (None, None)
         with _memo_lock:
             if gen != _generation[0]:
                 _memo.clear()

@@ -9,6 +9,9 @@ A feed's new snapshot replaces the current one only if it passes the guards:
 
 A feed that fails or is rejected is recorded with the reason, and its previous snapshot
 stays current. ``force`` accepts a snapshot the guards reject (never an empty one).
+
+One refresh runs at a time per store (its refresh lock), and writes everything it stores in
+one transaction.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from typing import Any
 
 from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices.sources import FeedResult, PriceSource, Progress, Unmapped
-from whichgpu.catalog.prices.store import PriceStore, Snapshot
+from whichgpu.catalog.prices.store import PendingWrite, PriceStore, RefreshBusy, Snapshot
 from whichgpu.errors import WhichGPUError
+
+__all__ = ["FeedOutcome", "Guards", "PriceChange", "RefreshBusy", "RefreshReport", "judge",
+           "plan", "price_changes", "record", "refresh"]
 
 
 @dataclass(frozen=True)
@@ -153,12 +159,18 @@ def price_changes(previous: list[Offer], new: list[Offer]) -> list[PriceChange]:
             for (g, c, s) in sorted(before.keys() | after.keys())]
 
 
-def record(store: PriceStore, result: FeedResult, *, force: bool = False,
-           guards: Guards = Guards(), skip_unchanged: bool = False) -> FeedOutcome:
-    """Judge one fetched feed and store it: as the new current snapshot, or as a problem."""
+def plan(store: PriceStore, result: FeedResult, *, force: bool = False,
+         guards: Guards = Guards(), skip_unchanged: bool = False,
+         current: dict[str, Snapshot] | None = None,
+         pending: dict[str, FeedResult] | None = None,
+         ) -> tuple[FeedOutcome, PendingWrite | None]:
+    """Judge one fetched feed: its outcome, and what to store (None: nothing). ``current``:
+    the store's current snapshots (read once per refresh); ``pending``: feeds this refresh
+    already accepted, which a second result of the same feed is judged against."""
     out = FeedOutcome(result.feed, result.source, "failed", offers=len(result.offers),
                       unmapped=result.unmapped, skipped=result.skipped)
-    current = {s.feed: s for s in store.current()}
+    if current is None:
+        current = {s.feed: s for s in store.current()}
     out.previous = previous = current.get(result.feed)
     if result.error:
         out.message = result.error
@@ -166,13 +178,16 @@ def record(store: PriceStore, result: FeedResult, *, force: bool = False,
         out.message = (f"feed {result.feed!r} belongs to source {previous.source!r}; "
                        "give this one another name")
     if out.message:
-        out.snapshot = store.save_problem(result, "failed", out.message)
-        return out
+        return out, PendingWrite(result, "failed", out.message)
     if skip_unchanged and previous is not None and result.digest \
             and previous.digest == result.digest:
         out.status, out.snapshot = "unchanged", previous
-        return out
-    old = store.read([previous.id])[1] if previous else []
+        return out, None
+    earlier = (pending or {}).get(result.feed)
+    if earlier is not None:
+        old = earlier.offers
+    else:
+        old = store.read([previous.id])[1] if previous else []
     if not result.offers:
         problem = "returned no offers"
         if result.unmapped:
@@ -182,14 +197,37 @@ def record(store: PriceStore, result: FeedResult, *, force: bool = False,
         problem = None if force else judge(result.offers, old, guards)
     if problem:
         out.status, out.message = "rejected", problem
-        out.snapshot = store.save_problem(result, "rejected", out.message)
-        return out
-    snap = store.save_if_changed(result) if skip_unchanged else store.save(result)
-    if snap is None:  # another process stored the same content meanwhile
-        out.status, out.snapshot = "unchanged", store.current_of(result.feed)
-        return out
-    out.status, out.snapshot = "updated", snap
+        return out, PendingWrite(result, "rejected", out.message)
+    out.status = "updated"
     out.changes = price_changes(old, result.offers)
+    if pending is not None:
+        pending[result.feed] = result
+    return out, PendingWrite(result, only_if_changed=skip_unchanged)
+
+
+def _settle(store: PriceStore, planned: list[tuple[FeedOutcome, PendingWrite | None]]
+            ) -> list[FeedOutcome]:
+    """Store every planned write in one transaction and fill in each outcome's snapshot."""
+    writes = [w for _, w in planned if w is not None]
+    stored = iter(store.commit(writes) if writes else [])
+    outcomes = []
+    for out, w in planned:
+        if w is not None:
+            snap = next(stored)
+            if snap is None:  # another process stored the same content meanwhile
+                out.status, out.snapshot, out.changes = "unchanged", \
+                    store.current_of(out.feed), []
+            else:
+                out.snapshot = snap
+        outcomes.append(out)
+    return outcomes
+
+
+def record(store: PriceStore, result: FeedResult, *, force: bool = False,
+           guards: Guards = Guards(), skip_unchanged: bool = False) -> FeedOutcome:
+    """Judge one fetched feed and store it: as the new current snapshot, or as a problem."""
+    (out,) = _settle(store, [plan(store, result, force=force, guards=guards,
+                                  skip_unchanged=skip_unchanged)])
     return out
 
 
@@ -198,20 +236,32 @@ def record(store: PriceStore, result: FeedResult, *, force: bool = False,
 def refresh(sources: Iterable[PriceSource], store: PriceStore, *, force: bool = False,
             guards: Guards = Guards(),
             progress_for: Callable[[PriceSource], Progress | None] | None = None,
-            ) -> RefreshReport:
+            wait_s: float = 0.0) -> RefreshReport:
     """Fetch every source and record each feed. A source that raises is recorded as failed
-    and the others go on: one failing provider never holds back the rest."""
+    and the others go on: one failing provider never holds back the rest.
+
+    The whole refresh holds the store's refresh lock (one refresh at a time, whatever the
+    process or machine: a second one waits up to ``wait_s`` seconds, then raises
+    :class:`RefreshBusy`), and everything it stores is written in one transaction at the
+    end: readers see the prices before it or after it, never a mix, and a store that fails
+    mid-write (a full disk, a lost database connection) keeps exactly what it had."""
     report = RefreshReport()
-    for source in sources:
-        progress = progress_for(source) if progress_for else None
-        try:
-            for result in source.fetch(progress):
-                report.outcomes.append(record(store, result, force=force, guards=guards,
-                                              skip_unchanged=source.kind == "shipped"))
-        except Exception as exc:
-            message = str(exc) if isinstance(exc, WhichGPUError | OSError) else \
-                f"{type(exc).__name__}: {exc}"
-            failed = FeedResult(feed=source.name, source=source.name, kind=source.kind,
-                                error=message)
-            report.outcomes.append(record(store, failed))
+    with store.refresh_lock(wait_s):
+        current = {s.feed: s for s in store.current()}
+        pending: dict[str, FeedResult] = {}
+        planned: list[tuple[FeedOutcome, PendingWrite | None]] = []
+        for source in sources:
+            progress = progress_for(source) if progress_for else None
+            try:
+                for result in source.fetch(progress):
+                    planned.append(plan(store, result, force=force, guards=guards,
+                                        skip_unchanged=source.kind == "shipped",
+                                        current=current, pending=pending))
+            except Exception as exc:
+                message = str(exc) if isinstance(exc, WhichGPUError | OSError) else \
+                    f"{type(exc).__name__}: {exc}"
+                failed = FeedResult(feed=source.name, source=source.name, kind=source.kind,
+                                    error=message)
+                planned.append(plan(store, failed, current=current))
+        report.outcomes = _settle(store, planned)
     return report

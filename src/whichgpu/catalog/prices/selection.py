@@ -382,7 +382,7 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
                 offers = undominated(offers)
             feeds = [_info(s, now, max_age_s) for s in snaps]
             warnings += _failure_warnings(st, snaps)
-            return _finish(offers, feeds, warnings, prices, max_age_s, now, str(st.path),
+            return _finish(offers, feeds, warnings, prices, max_age_s, now, st.location,
                            _narrowed(gpus, cheapest_only))
     except (StoreError, DataError, sqlite3.Error, OSError) as exc:
         if prices is not None and prices not in (*shipped_offer_sets(), "shipped",

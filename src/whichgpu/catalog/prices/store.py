@@ -1,137 +1,54 @@
-"""The local price store: SQLite (standard library), one dated snapshot per feed per refresh.
+"""The price store: one dated snapshot per feed per refresh, in SQLite or PostgreSQL.
 
 * Every fetch is recorded as a ``snapshot`` row: ``ok`` (with its offers), ``failed`` or
   ``rejected`` (with the reason, and no offers). Nothing is ever overwritten.
 * ``current`` points each feed at its latest good snapshot. A new snapshot and its offers
   are inserted and the pointer moved in one transaction, so readers see the old snapshot or
-  the new one, never half of one.
-* WAL mode: readers never wait for a writer, and a refresh holds the write lock only for
-  the final insert, not while it downloads.
-* ``PRAGMA user_version`` is the schema version; :data:`MIGRATIONS` brings older files up
-  to date, and a file from a newer whichgpu is refused rather than damaged.
+  the new one, never half of one; a whole refresh is one transaction (:meth:`PriceStore.commit`).
+* Readers never wait for a writer (SQLite's WAL, PostgreSQL's MVCC), and a refresh holds the
+  write transaction only for its final inserts, not while it downloads.
+* The schema is versioned (:mod:`~whichgpu.catalog.prices.schema`): migrations are applied
+  on first use, once even when several processes start together, and a store from a newer
+  whichgpu is refused rather than damaged.
+
+Where the store lives (``WHICHGPU_DATABASE_URL``, ``WHICHGPU_PRICE_STORE``) and what differs
+between the engines: :mod:`~whichgpu.catalog.prices.backend`. The SQL here is shared.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 import statistics
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.prices.backend import (
+    DATABASE_URL_ENV,
+    STORE_ENV,
+    STORE_FILE,
+    Backend,
+    RefreshBusy,
+    StoreError,
+    Tx,
+    default_store_path,
+    open_backend,
+    parse_target,
+)
+from whichgpu.catalog.prices.backend_sqlite import store_error
+from whichgpu.catalog.prices.schema import MIGRATIONS
 from whichgpu.catalog.prices.sources import FeedResult, Unmapped, iso, parse_time, utc_now
-from whichgpu.errors import DataError, WhichGPUError
-from whichgpu.paths import data_dir
+from whichgpu.errors import DataError
 from whichgpu.units import Money
 
-STORE_ENV = "WHICHGPU_PRICE_STORE"
-STORE_FILE = "prices.sqlite"
-
-_V1 = [
-    """CREATE TABLE snapshot (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        feed TEXT NOT NULL,
-        source TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'rejected')),
-        fetched_at TEXT NOT NULL,
-        observed_at TEXT,
-        version TEXT,
-        digest TEXT,
-        offer_count INTEGER NOT NULL DEFAULT 0,
-        unmapped_count INTEGER NOT NULL DEFAULT 0,
-        skipped TEXT,
-        message TEXT)""",
-    "CREATE INDEX snapshot_by_feed ON snapshot(feed, id)",
-    """CREATE TABLE offer (
-        snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,
-        provider TEXT NOT NULL,
-        gpu TEXT NOT NULL,
-        gpu_count INTEGER NOT NULL CHECK (gpu_count >= 1),
-        price_per_hour REAL NOT NULL CHECK (price_per_hour > 0),
-        currency TEXT NOT NULL,
-        billing_increment_s REAL NOT NULL,
-        billing_minimum_s REAL NOT NULL,
-        spot INTEGER NOT NULL,
-        region TEXT,
-        observed_at TEXT,
-        source TEXT,
-        note TEXT)""",
-    "CREATE INDEX offer_by_snapshot ON offer(snapshot_id)",
-    "CREATE INDEX offer_by_gpu ON offer(gpu, snapshot_id)",
-    """CREATE TABLE unmapped (
-        snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,
-        provider TEXT NOT NULL,
-        name TEXT NOT NULL,
-        instance TEXT,
-        memory_gb REAL,
-        reason TEXT NOT NULL,
-        candidates TEXT,
-        rows INTEGER NOT NULL)""",
-    "CREATE INDEX unmapped_by_snapshot ON unmapped(snapshot_id)",
-    """CREATE TABLE current (
-        feed TEXT PRIMARY KEY,
-        snapshot_id INTEGER NOT NULL REFERENCES snapshot(id))""",
-    """CREATE TABLE url_source (
-        name TEXT PRIMARY KEY,
-        url TEXT NOT NULL,
-        allow_http INTEGER NOT NULL DEFAULT 0,
-        added_at TEXT NOT NULL)""",
+__all__ = [
+    "DATABASE_URL_ENV", "MIGRATIONS", "STORE_ENV", "STORE_FILE", "HistoryPoint",
+    "PendingWrite", "PriceStore", "RefreshBusy", "Snapshot", "StoreError",
+    "default_store_path", "oldest_observation", "store_error",
 ]
-# v2: the provider's instance type of each offer (a launcher export names it)
-_V2 = ["ALTER TABLE offer ADD COLUMN instance_type TEXT"]
-#: ``MIGRATIONS[i]`` takes a store from schema version i to i + 1.
-MIGRATIONS: list[list[str]] = [_V1, _V2]
-
-
-class StoreError(WhichGPUError):
-    """The price store cannot be used as it stands (a server fault, not bad input: HTTP 503).
-
-    ``reason`` says why without the file's path (safe to show anyone); ``str(exc)`` names the
-    path for the person who owns it. Nothing here ever advises deleting the store.
-    """
-
-    def __init__(self, path: object, reason: str) -> None:
-        self.path = str(path)
-        self.reason = reason
-        super().__init__(f"price store {self.path}: {reason}")
-
-
-def store_error(path: Path, exc: BaseException) -> StoreError:
-    """What went wrong with the store file, said accurately (read-only, full, locked ...)."""
-    text = str(exc).lower()
-    folder = path.parent
-    if isinstance(exc, PermissionError) or "readonly" in text or "read-only" in text or (
-            "unable to open" in text and folder.exists() and not os.access(folder, os.W_OK)):
-        return StoreError(path, "the store's folder or file is read-only, so it cannot be "
-                          "opened for writing; the prices in it are intact. Make it writable, "
-                          "or point --store / WHICHGPU_PRICE_STORE at a writable file")
-    if "disk is full" in text or "no space" in text or getattr(exc, "errno", None) == 28:
-        return StoreError(path, "the disk is full; nothing was changed and the stored prices "
-                          "are intact. Free some space and run the command again")
-    if "locked" in text or "busy" in text:
-        return StoreError(path, "another process holds the store's write lock (a refresh or "
-                          "import still running?); try again when it has finished")
-    if "not a database" in text or "malformed" in text or "encrypted" in text:
-        return StoreError(path, "this file is not a readable price store (not SQLite, or "
-                          "damaged). whichgpu leaves it untouched: keep it for inspection and "
-                          "point --store / WHICHGPU_PRICE_STORE at another file")
-    if "unable to open" in text:
-        return StoreError(path, f"the file cannot be opened ({exc}); check that its folder "
-                          "exists and is accessible")
-    return StoreError(path, f"{type(exc).__name__}: {exc}")
-
-
-def default_store_path() -> Path:
-    """``$WHICHGPU_PRICE_STORE``, else ``prices.sqlite`` in the data directory."""
-    env = os.environ.get(STORE_ENV)
-    return Path(env).expanduser() if env else data_dir() / STORE_FILE
 
 
 @dataclass(frozen=True)
@@ -193,6 +110,11 @@ _OFFER_COLS = ("provider, gpu, gpu_count, price_per_hour, currency, billing_incr
                "billing_minimum_s, spot, region, observed_at, source, note, instance_type")
 
 
+#: What makes two offers the same kind for ``cheapest_only``: a cheaper one of the same kind
+#: costs less for any job.
+_KIND = "gpu, gpu_count, spot, currency, billing_increment_s, billing_minimum_s"
+
+
 def _snapshot(row: tuple) -> Snapshot:
     (id_, feed, source, kind, status, fetched, observed, version, digest, count, unmapped,
      skipped, message) = row
@@ -240,112 +162,83 @@ def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
     return min(times)  # type: ignore[type-var]
 
 
-def _rollback(con: sqlite3.Connection) -> None:
-    """Roll back if a transaction is still open (never mask the first error)."""
-    if con.in_transaction:
-        try:
-            con.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
+Status = Literal["ok", "failed", "rejected"]
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """One snapshot to store: a good fetch (``ok``: its offers become the feed's current
+    snapshot; ``only_if_changed``: unless the current one already has the same digest) or a
+    problem (``failed`` / ``rejected``: recorded with ``message``, the current one kept)."""
+
+    result: FeedResult
+    status: Status = "ok"
+    message: str | None = None
+    only_if_changed: bool = False
+
+
+def _offer_row(snap_id: int, seq: int, o: Offer) -> tuple:
+    return (snap_id, o.provider, o.gpu, o.gpu_count, o.price_per_hour.amount,
+            o.price_per_hour.currency, o.billing.increment_s, o.billing.minimum_s, int(o.spot),
+            o.region, o.observed_at, o.source, o.note, o.instance_type, seq)
+
+
+_OFFER_INSERT = ("snapshot_id", *(c.strip() for c in _OFFER_COLS.split(",")), "seq")
+_UNMAPPED_INSERT = ("snapshot_id", "provider", "name", "instance", "memory_gb", "reason",
+                    "candidates", "rows")
 
 
 class PriceStore:
-    """A price store file. Cheap to create: each operation opens its own connection, so one
-    object may be used from several threads, and several processes may share the file."""
+    """A price store: a SQLite file or a PostgreSQL database (see :func:`parse_target`).
+    Cheap to create: each operation runs its own transaction (SQLite: its own connection;
+    PostgreSQL: one lent by the process's pool), so one object may be used from several
+    threads, and several processes (and machines, with PostgreSQL) may share the store."""
 
     def __init__(self, path: str | Path | None = None, *, timeout_s: float = 30.0) -> None:
-        self.path = Path(path).expanduser() if path else default_store_path()
+        self.target = parse_target(path)
+        self.backend: Backend = open_backend(self.target, timeout_s)
         self.timeout_s = timeout_s
-        self._migrated = False
+
+    @property
+    def location(self) -> str:
+        """Where the store is, for people: the file, or the URL without its password."""
+        return self.target.location
+
+    @property
+    def path(self) -> Path | str:
+        """The SQLite file (a Path); for PostgreSQL, :attr:`location`."""
+        return self.target.path if self.target.path is not None else self.location
+
+    @property
+    def dialect(self) -> str:
+        return self.backend.dialect
 
     def __repr__(self) -> str:
-        return f"PriceStore({str(self.path)!r})"
+        return f"PriceStore({self.location!r})"
 
-    # -------------------------------------------------------------- connections
+    # -------------------------------------------------------------- transactions
 
-    def _open(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
-            raise store_error(self.path, exc) from exc
-        try:
-            con.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
-            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
-            if mode != "wal":
-                con.execute("PRAGMA journal_mode = WAL")
-            con.execute("PRAGMA synchronous = NORMAL")
-            con.execute("PRAGMA foreign_keys = ON")
-            if not self._migrated:
-                self._migrate(con)
-                self._migrated = True
-        except StoreError:
-            con.close()
-            raise
-        except (OSError, sqlite3.Error) as exc:
-            con.close()
-            raise store_error(self.path, exc) from exc
-        return con
-
-    def _migrate(self, con: sqlite3.Connection) -> None:
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise StoreError(self.path, f"schema version {version} was written by a newer "
-                             f"whichgpu (this one knows up to {len(MIGRATIONS)}); the file is "
-                             "left as it is: upgrade whichgpu, or point --store / "
-                             "WHICHGPU_PRICE_STORE at another file")
-        if version == len(MIGRATIONS):
-            return
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            version = con.execute("PRAGMA user_version").fetchone()[0]  # another process?
-            for step in MIGRATIONS[version:]:
-                for statement in step:
-                    con.execute(statement)
-            con.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-            con.execute("COMMIT")
-        except BaseException:
-            _rollback(con)
-            raise
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self):
         """A read transaction: every query inside sees the same state of the store."""
-        con = self._open()
-        try:
-            con.execute("BEGIN")
-            yield con
-            con.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            raise store_error(self.path, exc) from exc
-        finally:
-            con.close()
+        return self.backend.read()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        con = self._open()
-        try:
-            try:
-                con.execute("BEGIN IMMEDIATE")
-                yield con
-                con.execute("COMMIT")
-            except BaseException as exc:
-                _rollback(con)  # a failed COMMIT (disk full) may have ended the transaction
-                if isinstance(exc, sqlite3.OperationalError):
-                    raise store_error(self.path, exc) from exc
-                raise
-        finally:
-            con.close()
+    def _write(self):
+        """A write transaction: one writer at a time, all or nothing."""
+        return self.backend.write()
 
     def schema_version(self) -> int:
-        with self._read() as con:
-            return con.execute("PRAGMA user_version").fetchone()[0]
+        return self.backend.schema_version()
+
+    def refresh_lock(self, wait_s: float = 0.0):
+        """Held for a whole refresh (see :meth:`Backend.refresh_lock`): a second refresh
+        waits up to ``wait_s`` seconds, then raises :class:`RefreshBusy` naming the holder."""
+        return self.backend.refresh_lock(wait_s)
 
     # -------------------------------------------------------------- writing
 
     def save(self, result: FeedResult) -> Snapshot:
         """Record a good fetch and make it the feed's current snapshot, atomically."""
-        snap = self._save(result, only_if_changed=False)
+        (snap,) = self.commit([PendingWrite(result)])
         assert snap is not None
         return snap
 
@@ -353,27 +246,43 @@ class PriceStore:
         """Like :meth:`save`, unless the current snapshot already has this content (same
         digest), checked inside the write transaction: two processes seeding a fresh store
         store it once. None when nothing was stored."""
-        return self._save(result, only_if_changed=True)
+        return self.commit([PendingWrite(result, only_if_changed=True)])[0]
 
-    def _save(self, result: FeedResult, *, only_if_changed: bool) -> Snapshot | None:
-        observed = oldest_observation(result.offers)
-        rows = [(o.provider, o.gpu, o.gpu_count, o.price_per_hour.amount,
-                 o.price_per_hour.currency, o.billing.increment_s, o.billing.minimum_s,
-                 int(o.spot), o.region, o.observed_at, o.source, o.note, o.instance_type)
-                for o in result.offers]
-        with self._write() as con:
-            if only_if_changed and result.digest and con.execute(
-                    "SELECT 1 FROM current c JOIN snapshot s ON s.id = c.snapshot_id "
-                    "WHERE c.feed = ? AND s.digest = ?", (result.feed, result.digest)
-            ).fetchone():
-                return None
-            snap_id = self._insert_snapshot(con, result, "ok", None, observed)
-            con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [(snap_id, *r) for r in rows])
-            self._insert_unmapped(con, snap_id, result.unmapped)
-            self._swap(con, result.feed, snap_id)
-        return self.snapshot(snap_id)
+    def save_problem(self, result: FeedResult, status: str, message: str) -> Snapshot:
+        """Record a fetch that failed or was rejected; the current snapshot stays as it is."""
+        if status not in ("failed", "rejected"):
+            raise ValueError(status)
+        (snap,) = self.commit([PendingWrite(result, status, message)])  # type: ignore[arg-type]
+        assert snap is not None
+        return snap
+
+    def commit(self, writes: list[PendingWrite]) -> list[Snapshot | None]:
+        """Store every write in one transaction: all of them, or (on any error) none, and
+        readers see the store before or after, never between. Per write, the snapshot
+        stored (None: ``only_if_changed`` and the content was already current)."""
+        ids: list[int | None] = []
+        with self._write() as tx:
+            for w in writes:
+                ids.append(self._store(tx, w))
+        if not any(i is not None for i in ids):
+            return [None] * len(ids)
+        stored = {s.id: s for s in self._snapshots_by_id([i for i in ids if i is not None])}
+        return [stored[i] if i is not None else None for i in ids]
+
+    def _store(self, tx: Tx, w: PendingWrite) -> int | None:
+        r = w.result
+        if w.status == "ok" and w.only_if_changed and r.digest and tx.execute(
+                "SELECT 1 FROM current c JOIN snapshot s ON s.id = c.snapshot_id "
+                "WHERE c.feed = ? AND s.digest = ?", (r.feed, r.digest)).fetchone():
+            return None
+        snap_id = self._insert_snapshot(tx, r, w.status, w.message, oldest_observation(r.offers))
+        if w.status == "ok":
+            tx.insert_rows("offer", _OFFER_INSERT,
+                           (_offer_row(snap_id, i, o) for i, o in enumerate(r.offers)))
+        self._insert_unmapped(tx, snap_id, r.unmapped)
+        if w.status == "ok":
+            self._swap(tx, r.feed, snap_id)
+        return snap_id
 
     def replace_feeds(self, results: list[FeedResult], *, expected: dict[str, str]) -> bool:
         """Replace whole feeds with ``results`` (one snapshot each, in order) in one
@@ -381,63 +290,43 @@ class PriceStore:
         inside the transaction, so two processes seeding at once store them once). Returns
         whether anything was written."""
         feeds = sorted({r.feed for r in results} | set(expected))
-        with self._write() as con:
-            have = dict(con.execute(
+        with self._write() as tx:
+            have = dict(tx.execute(
                 "SELECT c.feed, s.digest FROM current c JOIN snapshot s ON s.id = c.snapshot_id"
                 f" WHERE c.feed IN ({','.join('?' * len(feeds))})", feeds).fetchall())
             if have == expected:
                 return False
             holders = sorted(set(have) | set(feeds))
             marks = ",".join("?" * len(holders))
-            con.execute(f"DELETE FROM current WHERE feed IN ({marks})", holders)
-            con.execute(f"DELETE FROM snapshot WHERE feed IN ({marks})", holders)
+            tx.execute(f"DELETE FROM current WHERE feed IN ({marks})", holders)
+            tx.execute(f"DELETE FROM snapshot WHERE feed IN ({marks})", holders)
             for r in results:
-                snap_id = self._insert_snapshot(con, r, "ok", None, oldest_observation(r.offers))
-                con.executemany(f"INSERT INTO offer (snapshot_id, {_OFFER_COLS}) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                [(snap_id, o.provider, o.gpu, o.gpu_count,
-                                  o.price_per_hour.amount, o.price_per_hour.currency,
-                                  o.billing.increment_s, o.billing.minimum_s, int(o.spot),
-                                  o.region, o.observed_at, o.source, o.note, o.instance_type)
-                                 for o in r.offers])
-                self._swap(con, r.feed, snap_id)
+                self._store(tx, PendingWrite(r))
         return True
 
-    def save_problem(self, result: FeedResult, status: str, message: str) -> Snapshot:
-        """Record a fetch that failed or was rejected; the current snapshot stays as it is."""
-        if status not in ("failed", "rejected"):
-            raise ValueError(status)
-        with self._write() as con:
-            snap_id = self._insert_snapshot(con, result, status, message,
-                                            oldest_observation(result.offers))
-            self._insert_unmapped(con, snap_id, result.unmapped)
-        return self.snapshot(snap_id)
-
-    def _insert_snapshot(self, con: sqlite3.Connection, r: FeedResult, status: str,
+    def _insert_snapshot(self, tx: Tx, r: FeedResult, status: str,
                          message: str | None, observed: datetime | None) -> int:
-        cur = con.execute(
+        return tx.insert_id(
             f"INSERT INTO snapshot ({_SNAPSHOT_COLS.replace('id, ', '', 1)}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (r.feed, r.source, r.kind, status, iso(r.fetched_at),
              iso(observed) if observed else None, r.version, r.digest, len(r.offers),
              sum(u.rows for u in r.unmapped), json.dumps(r.skipped) if r.skipped else None,
              message))
-        return int(cur.lastrowid)
 
     @staticmethod
-    def _insert_unmapped(con: sqlite3.Connection, snap_id: int, items: list[Unmapped]) -> None:
-        con.executemany(
-            "INSERT INTO unmapped (snapshot_id, provider, name, instance, memory_gb, reason, "
-            "candidates, rows) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(snap_id, u.provider, u.name, u.instance, u.memory_gb, u.reason,
-              ",".join(u.candidates), u.rows) for u in items])
+    def _insert_unmapped(tx: Tx, snap_id: int, items: list[Unmapped]) -> None:
+        if items:
+            tx.insert_rows("unmapped", _UNMAPPED_INSERT, [
+                (snap_id, u.provider, u.name, u.instance, u.memory_gb, u.reason,
+                 ",".join(u.candidates), u.rows) for u in items])
 
     @staticmethod
-    def _swap(con: sqlite3.Connection, feed: str, snap_id: int) -> None:
+    def _swap(tx: Tx, feed: str, snap_id: int) -> None:
         """Point ``feed`` at ``snap_id`` (inside the caller's write transaction)."""
-        con.execute("INSERT INTO current (feed, snapshot_id) VALUES (?, ?) "
-                    "ON CONFLICT(feed) DO UPDATE SET snapshot_id = excluded.snapshot_id",
-                    (feed, snap_id))
+        tx.execute("INSERT INTO current (feed, snapshot_id) VALUES (?, ?) "
+                   "ON CONFLICT(feed) DO UPDATE SET snapshot_id = excluded.snapshot_id",
+                   (feed, snap_id))
 
     def add_url_source(self, name: str, url: str, allow_http: bool = False) -> None:
         with self._write() as con:
@@ -466,7 +355,8 @@ class PriceStore:
             cur = con.execute(
                 "DELETE FROM snapshot WHERE id NOT IN (SELECT snapshot_id FROM current) AND "
                 "kind != 'history' AND id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER "
-                "(PARTITION BY feed ORDER BY id DESC) AS n FROM snapshot) WHERE n > ?)", (keep,))
+                "(PARTITION BY feed ORDER BY id DESC) AS n FROM snapshot) AS ranked WHERE n > ?)",
+                (keep,))
             return cur.rowcount
 
     # -------------------------------------------------------------- reading
@@ -498,8 +388,14 @@ class PriceStore:
     def current_of(self, feed: str) -> Snapshot | None:
         return next((s for s in self.current() if s.feed == feed), None)
 
+    def _snapshots_by_id(self, ids: list[int]) -> list[Snapshot]:
+        with self._read() as con:
+            return [_snapshot(r) for r in con.execute(
+                f"SELECT {_SNAPSHOT_COLS} FROM snapshot WHERE id IN "
+                f"({','.join('?' * len(ids))}) ORDER BY id", ids)]
+
     @staticmethod
-    def _current(con: sqlite3.Connection) -> list[Snapshot]:
+    def _current(con: Tx) -> list[Snapshot]:
         cols = ", ".join(f"s.{c.strip()}" for c in _SNAPSHOT_COLS.split(","))
         return [_snapshot(r) for r in con.execute(
             f"SELECT {cols} FROM current c JOIN snapshot s ON s.id = c.snapshot_id "
@@ -515,8 +411,9 @@ class PriceStore:
         ``skip`` leaves out the offers of ``(snapshot id, provider)`` pairs (a provider that a
         newer feed prices). ``cheapest_only`` keeps, across the snapshots read, one offer per
         GPU, GPU count, currency, spot and billing rule: the cheapest (of equal prices, the
-        first the query meets). Any other offer of that kind costs more for any job, so a
-        cost-minimising answer never picks it; a price list it is not.
+        first stored: the lowest snapshot id, then its place in the snapshot). Any other offer
+        of that kind costs more for any job, so a cost-minimising answer never picks it; a
+        price list it is not.
         """
         gpu_args: list[str] = sorted(set(gpus)) if gpus is not None else []
         skip_pairs = sorted(set(skip))
@@ -541,16 +438,15 @@ class PriceStore:
                     "(snapshot_id = ? AND provider = ?)" for _ in skip_pairs) + ")"
                 args += [x for pair in skip_pairs for x in pair]
             if cheapest_only:
-                # SQLite takes a min() query's other columns from the row with the minimum
-                # (https://www.sqlite.org/lang_select.html#bare_columns_in_an_aggregate_query):
-                # one pass over the index, no sort of the whole set.
-                cols = _OFFER_COLS.replace("price_per_hour", "MIN(price_per_hour)")
-                sql = (f"SELECT snapshot_id, {cols} FROM offer WHERE {where} GROUP BY gpu, "
-                       "gpu_count, currency, spot, billing_increment_s, billing_minimum_s "
-                       "ORDER BY snapshot_id, gpu, gpu_count, spot, currency")
+                # One offer per kind: the cheapest, and of equal prices the first stored
+                # (lowest snapshot id, then place in it), the same on both engines.
+                sql = (f"SELECT snapshot_id, {_OFFER_COLS} FROM (SELECT snapshot_id, "
+                       f"{_OFFER_COLS}, ROW_NUMBER() OVER (PARTITION BY {_KIND} ORDER BY "
+                       f"price_per_hour, snapshot_id, seq) AS pick FROM offer WHERE {where}) "
+                       f"AS ranked WHERE pick = 1 ORDER BY snapshot_id, {_KIND}")
             else:
                 sql = (f"SELECT snapshot_id, {_OFFER_COLS} FROM offer WHERE {where} "
-                       "ORDER BY snapshot_id, rowid")
+                       "ORDER BY snapshot_id, seq")
             pool: dict[str, str] = {}
             offers = [_offer(r[1:], feed_of[r[0]], pool) for r in con.execute(sql, args)]
         return snaps, offers
@@ -594,6 +490,14 @@ class PriceStore:
             rows = con.execute(f"SELECT {_SNAPSHOT_COLS} FROM snapshot WHERE id IN "
                                "(SELECT MAX(id) FROM snapshot GROUP BY feed)").fetchall()
         return {s.feed: s for s in map(_snapshot, rows)}
+
+    def fetch_counts(self) -> list[tuple[str, str, int, datetime | None]]:
+        """Per feed and status (ok, failed, rejected): how many fetches the store keeps and
+        when the latest was stored; what /metrics reports, whichever process refreshed."""
+        with self._read() as con:
+            rows = con.execute("SELECT feed, status, COUNT(*), MAX(fetched_at) FROM snapshot "
+                               "GROUP BY feed, status ORDER BY feed, status").fetchall()
+        return [(feed, status, int(n), parse_time(last)) for feed, status, n, last in rows]
 
     def unmapped(self, snap_id: int) -> list[Unmapped]:
         with self._read() as con:

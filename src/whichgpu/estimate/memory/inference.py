@@ -28,6 +28,10 @@ def _coeff(table: str, tp: int) -> float:
 
 
 def runtime_term(engine: str) -> MemoryTerm:
+    if engine == "mlx":  # no CUDA context; Metal's own runtime is of llama.cpp's minimum's order
+        c = memory_constant("llamacpp_cuda_minimum_mib")
+        return MemoryTerm("runtime", int(c.value * MiB), "Metal runtime (llama.cpp's minimum "
+                          "taken for MLX)", c.note, c.source)
     if engine in ("llamacpp", "mlc"):
         c = memory_constant("llamacpp_cuda_minimum_mib")
         return MemoryTerm("runtime", int(c.value * MiB), "CUDA context and llama.cpp minimum",
@@ -127,7 +131,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             "flash attention on" if w.flash_attention else "flash attention off",
             "https://github.com/ollama/ollama (llm/ggml.go GraphSize, llama family)"))
     else:  # transformers, exllamav2: dynamic allocation, prefill peak
-        chunk = min(ctx, 2048) if engine == "exllamav2" else (w.prompt_tokens or ctx)
+        # ExLlamaV2 and MLX-LM (generate.py prefill_step_size = 2048) prefill 2,048 at a time
+        chunk = min(ctx, 2048) if engine in ("exllamav2", "mlx") else (w.prompt_tokens or ctx)
         tokens = chunk * w.batch
         i = m.intermediate_size or 4 * h
         per_token = 2 * max(h + 3 * i / tp, 2 * h + 2 * m.num_kv_heads * m.head_dim / tp)

@@ -32,8 +32,28 @@ _TWIN = {"to_q": "add_q_proj", "to_k": "add_k_proj", "to_v": "add_v_proj",
          "to_out.0": "to_add_out", "ff.net.0.proj": "ff_context.net.0.proj",
          "ff.net.2": "ff_context.net.2", "img_mlp.net.0.proj": "txt_mlp.net.0.proj",
          "img_mlp.net.2": "txt_mlp.net.2"}
-# Cross-attention DiTs (Wan) project the text tokens into keys and values.
-_CROSS_KV = ("attn2.to_k", "attn2.to_v")
+# Cross-attention DiTs (Wan, LTX-Video): each block has one self-attention and one
+# cross-attention, and the linears are named by leaf module (PEFT targets), so the instances of
+# to_k / to_v beyond one per block are the cross-attention's, projecting the text tokens.
+_CROSS_KV = ("to_k", "to_v")
+# Single-stream blocks (FLUX, HunyuanVideo: proj_mlp; FLUX.2: fused qkv+MLP) run on the image
+# and text tokens together; an MMDiT without them (SD3) has only joint blocks.
+_SINGLE_STREAM = ("proj_mlp", "attn.to_qkv_mlp_proj")
+
+
+def _has_single_stream(den: ComponentSpec) -> bool:
+    return any(g.name.startswith(_SINGLE_STREAM) for g in den.linears)
+
+
+def image_only_attentions(den: ComponentSpec) -> int:
+    """Self-attentions over the image tokens alone besides the blocks' joint attention: SD3.5's
+    dual attention layers (``dual_attention_layers``: a second self-attention in the first
+    13 blocks of SD3.5 Medium), seen as to_q instances beyond one per block in an MMDiT
+    without single-stream blocks."""
+    if den.kind != "mmdit" or _has_single_stream(den):
+        return 0
+    to_q = sum(g.count for g in den.linears if g.name == "to_q")
+    return max(0, to_q - max(den.num_layers, 0))
 
 
 def linear_token_flops(den: ComponentSpec, image_tokens: int, text_tokens: int,
@@ -41,6 +61,8 @@ def linear_token_flops(den: ComponentSpec, image_tokens: int, text_tokens: int,
     """2 x weights x tokens summed over the denoiser's linear groups, each group at the tokens
     it runs on; the parameters no group lists (modulation, embedders) once per sample."""
     groups = {g.name: g for g in den.linears}
+    joint_only = den.kind == "mmdit" and not _has_single_stream(den)
+    self_left = {name: den.num_layers for name in _CROSS_KV}  # cross-attention DiTs
     total = 0.0
     listed = 0
     for g in den.linears:
@@ -48,13 +70,15 @@ def linear_token_flops(den: ComponentSpec, image_tokens: int, text_tokens: int,
         per = g.in_features * g.out_features
         if g.name.startswith(_CONTEXT):
             total += 2 * g.params * text_tokens
-        elif g.name in _CROSS_KV:
-            total += 2 * g.params * text_tokens
+        elif den.kind == "dit" and g.name in _CROSS_KV:
+            own = min(g.count, self_left[g.name])
+            self_left[g.name] -= own
+            total += 2 * per * (own * image_tokens + (g.count - own) * text_tokens)
         elif g.name in _TWIN and _TWIN[g.name] in groups:
             dual = min(groups[_TWIN[g.name]].count, g.count)  # dual-stream instances
-            total += 2 * per * (dual * image_tokens + (g.count - dual)
-                                * (image_tokens + text_tokens))
-        elif any(n.startswith(_CONTEXT) for n in groups):
+            rest = image_tokens if joint_only else image_tokens + text_tokens
+            total += 2 * per * (dual * image_tokens + (g.count - dual) * rest)
+        elif any(n.startswith(_CONTEXT) for n in groups) and not joint_only:
             total += 2 * g.params * (image_tokens + text_tokens)  # single-stream blocks
         else:
             total += 2 * g.params * image_tokens
@@ -85,13 +109,17 @@ def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
     layers = max(den.num_layers, 1)
     hidden = den.hidden_size or 3072
     attn = 4 * layers * tokens * tokens * hidden
+    extra = image_only_attentions(den)
+    attn += 4 * extra * image * image * hidden
     if den.linears:
         lin, how = linear_token_flops(den, image, d.text_tokens)
     else:  # no layer shapes: every parameter on every token (an over-count for dual streams)
         lin = 2 * den.params * tokens
         how = f"2 x {den.params / 1e9:.1f}B params x {tokens:,} tokens"
     return (lin, attn, tokens,
-            f"{how} + attention 4 x {layers} x {tokens:,}^2 x {hidden}")
+            f"{how} + attention 4 x {layers} x {tokens:,}^2 x {hidden}"
+            + (f" + 4 x {extra} x {image:,}^2 x {hidden} (image-only self-attentions)"
+               if extra else ""))
 
 
 def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
@@ -163,6 +191,23 @@ def compile_speedup(w: Workload, hw: Hardware, compiled: bool) -> tuple[float, s
     return s, f"compiled: x{s:g} on the denoiser's compute ({arch} fused elementwise work)"
 
 
+def gemm_size_factor(den: ComponentSpec) -> tuple[float, str]:
+    """How much less of the peak a transformer denoiser's GEMMs reach for its width: a
+    narrow model's matmuls fill the GPU less and its per-token elementwise work (norms,
+    modulation, activations: ~tokens x hidden) weighs more against the matmuls (~tokens x
+    hidden^2). The same measured curve as small_model_mfu (llm-foundry's MFU against d_model
+    on H100s); UNets keep 1.0 (their efficiency is fitted on their own rows)."""
+    from whichgpu.estimate.speed.training import size_factor
+
+    if den.kind not in ("dit", "mmdit") or not den.hidden_size:
+        return 1.0, ""
+    f = size_factor(den.hidden_size)
+    if f >= 1.0:
+        return 1.0, ""
+    return f, (f"hidden size {den.hidden_size:,}: x{f:.2f} for its narrower GEMMs "
+               "(small_model_mfu)")
+
+
 def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]:
     """Weights copied over the host link per image: model offload moves each component in
     once per image, sequential offload every step; ComfyUI's model management only when the
@@ -197,8 +242,9 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     precision, why = _precision(w, hw, compiled)
     scale, scale_why = sustained_scale(hw.gpu)
     peak = (hw.peak(precision) or hw.peak("fp16") or 1.0) * scale
+    size, size_why = gemm_size_factor(den)
     eta = per_key("diffusion_compute_efficiency", den.kind) * per_key(
-        "compute_arch_factor", arch_key(hw.gpu))
+        "compute_arch_factor", arch_key(hw.gpu)) * size
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
@@ -250,7 +296,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("pipeline overhead", fixed, "scheduler, transfers, Python"),
         Component("CPU offload transfers", offload, offload_why),
     )
-    why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "")
+    why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "") + (
+        f"; {size_why}" if size_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff,

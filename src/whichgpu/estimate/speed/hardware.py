@@ -70,9 +70,38 @@ class Hardware:
 
 
     def peak(self, precision: str) -> float:
-        """Dense FLOP/s at ``precision`` (0 if the card has no such unit)."""
-        tf = self.gpu.tflops(precision)
+        """Dense FLOP/s at ``precision`` (0 if the card has no such unit); also the derived
+        ``mma_sync_int8`` rate (:func:`mma_sync_int8_tflops`)."""
+        if precision == MMA_SYNC_INT8:
+            tf = mma_sync_int8_tflops(self.gpu)
+        else:
+            tf = self.gpu.tflops(precision)
         return (tf or 0.0) * 1e12 * self.compute_scale
+
+
+# The int8 rate of warp-level mma.sync tiles at a consumer SM's width, the peak llama.cpp's
+# MMQ kernels are measured against (engine_kernels.toml).
+MMA_SYNC_INT8 = "mma_sync_int8"
+# FP32 lanes per SM: 64 on Volta, Turing and the A100 (GA100, compute capability 8.0), 128 on
+# GA10x, Ada, Hopper and Blackwell (NVIDIA's architecture whitepapers: the GA102 SM doubled
+# the FP32 datapath of GA100's; Hopper's SM has 128 FP32 cores)
+_FP32_LANES_64 = ("7.", "8.0")
+
+
+def mma_sync_int8_tflops(gpu: GPU) -> float | None:
+    """The int8 tensor rate of a consumer-class SM (GA10x, AD10x, GB20x: 8 x their FP32
+    vector rate, which is their datasheet int8) at this card's SM count and clock, from its
+    FP32 vector rate; NVIDIA only (other vendors: their int8 peak). llama.cpp's MMQ tiles
+    (mma.sync on int8, dequantised in registers) run at this per-SM rate: the A100's doubled
+    per-SM int8 and Hopper's and data-centre Blackwell's wgmma/tcgen05 peaks go unused."""
+    if str(gpu.vendor) != "nvidia":
+        return gpu.tflops("int8")
+    fp32, int8 = gpu.tflops("fp32"), gpu.tflops("int8")
+    if not int8 or not fp32:  # no int8 tensor cores (Volta), or no FP32 figure
+        return int8
+    cc = str(gpu.compute_capability.value)
+    lanes = 64 if cc.startswith(_FP32_LANES_64) else 128
+    return min(8 * fp32 * 128 / lanes, int8)
 
 
 def link_for(gpu: GPU, count: int) -> Link:

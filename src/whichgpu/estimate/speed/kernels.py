@@ -65,12 +65,21 @@ def format_family(quant: QuantFormat, engine: str) -> str:
     return quant.compute
 
 
-def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat) -> Kernel | None:
+def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
+           version: str | None = None) -> Kernel | None:
     """The first entry of engine_kernels.toml for this engine, phase, architecture and format
-    (None: the engine's generic model applies)."""
-    family = format_family(quant, engine)
+    that the engine ``version`` has (None: the engine's generic model applies)."""
+    base, _, backend = engine.partition("-")  # 'llamacpp-metal': llama.cpp on Metal
+    if base != "llamacpp":
+        base, backend = engine, ""
+    family = format_family(quant, base)
     for k in _table().get("kernel", []):
-        if engine not in _listed(k["engine"]) or k["phase"] != phase:
+        listed = _listed(k["engine"])
+        if (engine not in listed and base not in listed) or k["phase"] != phase:
+            continue
+        if "backend" in k and (backend or "cuda") not in _listed(k["backend"]):
+            continue
+        if not _in_build(k, engine, version):
             continue
         if k.get("arch", "*") not in ("*", arch):
             continue
@@ -80,6 +89,45 @@ def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat) -> Kernel |
             continue
         return Kernel(k["path"], k["efficiency"], k.get("peak"), float(k.get("speedup", 1.0)),
                       k.get("source", ""), k.get("since"))
+    return None
+
+
+def _in_build(entry: dict[str, Any], engine: str, version: str | None) -> bool:
+    """Whether a kernel entry with ``since_build`` (and ``since``, its date) is in the build
+    ``version`` names: a build number, a date, or an era (today's when None)."""
+    first = entry.get("since_build")
+    if first is None or not version:
+        return True
+    text = version.strip()
+    build = BUILD.search(text)
+    if build:
+        return int(build.group(1)) >= int(first)
+    for v in eras(engine):
+        if text == v["era"]:
+            return "until" not in v or v["until"] >= str(entry.get("since", ""))
+    when = DATE.search(text)
+    if when and entry.get("since"):
+        return f"{when.group(1)}-{when.group(2) or '06'}" >= str(entry["since"])[:7]
+    return True
+
+
+def version_label(engine: str, version: str | None = None, date: str | None = None
+                  ) -> str | None:
+    """What a measurement says of the engine build, kept for the estimate: the era a name
+    matches ('ollama'), else the build number ('b6910'), else the date ('2025-11'), else None
+    (today's). :func:`era_of` maps each to its era; kernels with ``since_build`` compare it."""
+    if not eras(engine):
+        return None
+    text = (version or "").strip()
+    for v in eras(engine):
+        if text and (text == v["era"] or ("match" in v and v["match"] in text.lower())):
+            return v["era"]
+    build = BUILD.search(text)
+    if build:
+        return f"b{int(build.group(1))}"
+    when = DATE.search(date or "") or DATE.search(text)
+    if when:
+        return f"{when.group(1)}-{when.group(2) or '06'}"
     return None
 
 

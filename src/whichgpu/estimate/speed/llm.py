@@ -97,12 +97,34 @@ def engine_value(name: str, key: str, hw: Hardware, era: str | None = None) -> f
     table = speed_value(name)
     memory = "HBM" if str(hw.gpu.memory_type.value).upper().startswith("HBM") else "GDDR"
     arch = arch_key(hw.gpu)
-    bases = ([f"{key}@{era}"] if era else []) + [key]
+    # a llama.cpp backend's key ('llamacpp-metal') falls back to llama.cpp's own
+    keys = [key] + ([key.split("-", 1)[0]] if key.startswith("llamacpp-") else [])
+    bases = [b for k in keys for b in ([f"{k}@{era}"] if era else []) + [k]]
     for base in bases:
         for k in (f"{base}/{arch}", f"{base}/{memory}", base):
             if k in table:
                 return float(table[k])
     return float(table["default"])
+
+
+# the ggml backend llama.cpp uses on each software platform when none is named
+_PLATFORM_BACKEND = {"cuda": "cuda", "rocm": "rocm", "metal": "metal", "xpu": "sycl"}
+
+
+def llamacpp_backend(w: Workload, gpu) -> str | None:
+    """llama.cpp's GPU backend for this job on ``gpu``: the one named (``backend``), else the
+    card's own (CUDA, HIP on AMD, Metal on Apple silicon, SYCL on Intel); None for other
+    engines."""
+    if w.engine_name != "llamacpp":
+        return None
+    return w.backend or _PLATFORM_BACKEND.get(str(gpu.platform.value), "cuda")
+
+
+def constants_key(w: Workload, hw: Hardware) -> str:
+    """The key of the engine's constants: the engine, or 'llamacpp-<backend>' for llama.cpp
+    on a backend other than CUDA (whose keys fall back to llama.cpp's own)."""
+    backend = llamacpp_backend(w, hw.gpu)
+    return w.engine_name if backend in (None, "cuda") else f"llamacpp-{backend}"
 
 
 def engine_era(w: Workload) -> str | None:
@@ -137,8 +159,12 @@ def kernel_notes(w: Workload, hw: Hardware) -> tuple[str | None, list[str]]:
         notes.append(f"{w.engine_name} constants of its {era} builds"
                      + (" (today's; --engine-version to change)" if not w.engine_version
                         else f" (engine version {w.engine_version})"))
+    key = constants_key(w, hw)
+    backend = llamacpp_backend(w, hw.gpu)
+    if backend and backend != "cuda":
+        notes.append(f"llama.cpp's {backend} backend")
     for phase in ("prefill", "decode"):
-        path = kernel(w.engine_name, phase, arch, w.quant_format)
+        path = kernel(key, phase, arch, w.quant_format, w.engine_version)
         if path is None:
             continue
         if phase == "prefill" and path.peak and hw.peak(path.peak):
@@ -159,9 +185,10 @@ def moe_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
     m = w.model
     if m.moe is None or not m.moe.moe_layers:
         return 0.0
-    per_layer = (engine_value("decode_moe_layer_us", w.engine_name, hw, era)
+    key = constants_key(w, hw)
+    per_layer = (engine_value("decode_moe_layer_us", key, hw, era)
                  + m.moe.experts_per_token
-                 * engine_value("decode_moe_expert_us", w.engine_name, hw, era))
+                 * engine_value("decode_moe_expert_us", key, hw, era))
     return m.moe.moe_layers * per_layer * 1e-6
 
 
@@ -169,9 +196,9 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
     m = w.model
     q = w.quant_format
-    engine = w.engine_name
     tp = w.tp_degree
-    precision, _ = compute_precision(hw.gpu, q, engine)
+    precision, _ = compute_precision(hw.gpu, q, w.engine_name)
+    engine = constants_key(w, hw)
     weights, wdesc = streamed_weight_bytes(w, batch)
     kv = kv_read_bytes(m, context, w.kv_bytes, engine) * batch
     kv_gpu = kv / kv_tp_divisor(m, tp)
@@ -180,7 +207,7 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     eta_bw = engine_value("decode_bandwidth_efficiency", engine, hw, era) * platform
     if q.weight_only:
         eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
-    path = kernel(engine, "decode", arch_key(hw.gpu), q)
+    path = kernel(engine, "decode", arch_key(hw.gpu), q, w.engine_version)
     if path is not None:
         eta_bw *= engine_value("decode_kernel_bandwidth_factor", path.efficiency, hw, era)
     share = host_share(w, _touched_fraction(m, batch))
@@ -200,7 +227,8 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         wdesc = f"on the GPU: {share.layout.describe()}"
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
-    peak, eta_c, precision = _matmul_rate(hw, q, engine, precision, platform, era)
+    peak, eta_c, precision = _matmul_rate(hw, q, engine, precision, platform, era,
+                                          w.engine_version)
     t_comp = flops / (peak * eta_c)
     t_comm = 0.0
     if tp > 1:
@@ -244,13 +272,14 @@ def _touched_fraction(m: ModelSpec, tokens: int) -> float:
 
 
 def _matmul_rate(hw: Hardware, q, engine: str, precision: str, platform: float,
-                 era: str | None = None) -> tuple[float, float, str]:
+                 era: str | None = None, version: str | None = None
+                 ) -> tuple[float, float, str]:
     """(peak FLOP/s, the share of it this engine's matmuls reach, the precision key): the
     kernel engine_kernels.toml names for this engine, architecture and format (llama.cpp's
     int8 MMQ tiles, FP4 tensor cores, Marlin's 16-bit dequantizing GEMMs), else the engine's
     prefill efficiency, less for weight-only formats (dequantization in the kernel) and for
     8/4-bit compute."""
-    path = kernel(engine, "prefill", arch_key(hw.gpu), q)
+    path = kernel(engine, "prefill", arch_key(hw.gpu), q, version)
     if path is not None and path.efficiency != "weight_only":
         key = path.peak if path.peak and hw.peak(path.peak) else precision
         eta = (engine_value("prefill_kernel_efficiency", path.efficiency, hw, era) * platform
@@ -275,21 +304,34 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     """Seconds to process ``batch`` prompts of ``prompt`` tokens (time to first token)."""
     m = w.model
     q = w.quant_format
-    engine = w.engine_name
     tp = w.tp_degree
-    precision, _ = compute_precision(hw.gpu, q, engine)
+    precision, _ = compute_precision(hw.gpu, q, w.engine_name)
+    engine = constants_key(w, hw)
     tokens = batch * prompt
     # causal attention: token t attends to t tokens, on average prompt/2
     samples = _samples(prompt)
     attn = sum(attention_flops_per_token(m, c) for c in samples) / len(samples)
     platform = engine_platform_factor(engine, hw)
     era = engine_era(w)
-    peak, eta, precision = _matmul_rate(hw, q, engine, precision, platform, era)
+    peak, eta, precision = _matmul_rate(hw, q, engine, precision, platform, era,
+                                        w.engine_version)
     expert_flops, moe_eff, moe_desc = _expert_prefill(w, hw, tokens, era)
+    # narrow models keep a GPU less busy: the measured width curve of small_model_mfu, as for
+    # training and diffusion transformers
+    from whichgpu.estimate.speed.training import size_factor
+
+    width = size_factor(m.hidden_size or 0)
+    eta *= width
+    if width < 1:
+        moe_desc += f"; hidden {m.hidden_size:,}: x{width:.2f} (small_model_mfu)"
     flops = tokens * (linear_flops_per_token(m) + attn) / tp
     t_comp = (flops - expert_flops / tp) / (peak * eta) \
         + expert_flops / tp / (peak * eta * moe_eff)
-    weights, _ = streamed_weight_bytes(w, tokens)
+    # each micro-batch (llama.cpp's -ub, a serving engine's batched-token budget) is its own
+    # forward pass: it reads every weight (of a MoE, the experts its tokens route to) again
+    chunk = min(prefill_chunk_tokens(w), max(tokens, 1))
+    passes = -(-max(tokens, 1) // chunk)
+    weights = streamed_weight_bytes(w, chunk)[0] * passes
     t_mem = weights / tp / (hw.bandwidth * platform
                             * engine_value("decode_bandwidth_efficiency", engine, hw, era))
     t_comm = 0.0
@@ -304,7 +346,8 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
         Component("prefill matmuls + attention", t_comp,
                   f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
                   f"{eta:.2f})" + moe_desc),
-        Component("weights read once", t_mem, f"{weights / tp / 1e9:.2f} GB"),
+        Component("weights read per micro-batch", t_mem,
+                  f"{passes} pass(es) of up to {chunk:,} tokens: {weights / tp / 1e9:.2f} GB"),
         Component("tensor-parallel all-reduce", t_comm, f"over {hw.link.kind}"),
         Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
         Component("host weights over PCIe", t_copy, copy_desc),
@@ -326,18 +369,25 @@ def _expert_prefill(w: Workload, hw: Hardware, tokens: int, era: str | None
         return 0.0, 1.0, ""
     moe = m.moe
     per_token = 2 * m.params.experts * moe.experts_per_token / moe.num_experts
-    if w.engine_name in ("llamacpp", "mlc"):
-        chunk = w.ubatch_tokens
-    else:
-        from whichgpu.estimate.constants import memory_value
-
-        chunk = int(memory_value("vllm_max_num_batched_tokens"))
+    chunk = prefill_chunk_tokens(w)
     n = max(1.0, min(chunk, tokens) * moe.experts_per_token / moe.num_experts)
-    half = engine_value("moe_expert_half_tokens", w.engine_name, hw, era)
+    half = engine_value("moe_expert_half_tokens", constants_key(w, hw), hw, era)
     eff = n / (n + half)
     return tokens * per_token, eff, (f"; routed experts: {n:,.0f} tokens per expert per "
                                      f"{min(chunk, tokens):,}-token batch, x{eff:.2f} "
                                      f"(n / (n + {half:g}))")
+
+
+def prefill_chunk_tokens(w: Workload) -> int:
+    """Tokens per prefill forward pass: llama.cpp's physical batch (-ub), a serving engine's
+    batched-token budget (vLLM's max_num_batched_tokens)."""
+    if w.engine_name in ("llamacpp", "mlc"):
+        return w.ubatch_tokens
+    if w.engine_name == "mlx":  # mlx-lm generate.py: prefill_step_size = 2048
+        return 2048
+    from whichgpu.estimate.constants import memory_value
+
+    return int(memory_value("vllm_max_num_batched_tokens"))
 
 
 def _offload_copies(w: Workload, hw: Hardware, tokens: int, attn_per_token: float

@@ -66,6 +66,12 @@ Lengths = Literal["fixed", "mean", "max", "unknown"]
 __all__ = ["Load", "ServingModel", "ServingPoint", "StepModel", "fixed_point", "serving_model"]
 
 
+def _fifo_share(k: int) -> float:
+    """The mean prompt's share of a prefill fill that ``k`` equal prompts go through in order:
+    the i-th is done at i/k of it, so (k + 1) / 2k (one prompt waits for all of its fill)."""
+    return (k + 1) / (2 * max(k, 1))
+
+
 # ------------------------------------------------------------------ results
 
 @dataclass(frozen=True)
@@ -418,10 +424,11 @@ class ServingModel:
             decode = s.decode(k)
             wave = fill + rest * decode
             tpot = (fill / 2 + rest * decode) / max(n_out - 1, 1)
-            return wave, s.request_dispatch_s + fill / 2, tpot
+            return wave, s.request_dispatch_s + fill * _fifo_share(k), tpot
         fill = self._fill_time(k)
         decode = s.decode(k)
-        return fill + (n_out - 1) * decode, s.request_dispatch_s + fill / 2, decode
+        return (fill + (n_out - 1) * decode, s.request_dispatch_s + fill * _fifo_share(k),
+                decode)
 
     def _waves(self, load: Load, running: int, users: int, requests: int,
                notes: tuple[str, ...], cap: float | None) -> ServingPoint:

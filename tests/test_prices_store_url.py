@@ -1,0 +1,91 @@
+"""Choosing the price store (WHICHGPU_DATABASE_URL, --database-url) and what is said when it
+cannot be used: one line, no traceback, never a password."""
+
+import pytest
+
+from whichgpu.catalog.prices import PriceStore
+from whichgpu.catalog.prices.backend import parse_target, redact
+from whichgpu.catalog.prices.backend_postgres import pg_store_error
+from whichgpu.catalog.prices.store import StoreError
+from whichgpu.errors import InputError
+
+
+def test_unset_means_the_local_sqlite_file_and_a_url_is_read_by_its_scheme(tmp_path,
+                                                                          monkeypatch):
+    assert parse_target(None).path == tmp_path / "whichgpu-home" / "prices.sqlite"
+    assert parse_target(str(tmp_path / "a.sqlite")).path == tmp_path / "a.sqlite"
+    assert parse_target("sqlite:///rel/b.sqlite").path.as_posix() == "rel/b.sqlite"
+    assert parse_target("sqlite:////abs/c.sqlite").path.as_posix() == "/abs/c.sqlite"
+    for url in ("postgresql://u@db/whichgpu", "postgres://db/whichgpu"):
+        assert parse_target(url).kind == "postgresql"
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", "postgresql://u@db/whichgpu")
+    assert parse_target(None).kind == "postgresql"
+
+
+@pytest.mark.parametrize("url", ["mysql://u@db/x", "sqlite://relative.db", "sqlite:///"])
+def test_an_unsupported_database_url_is_bad_input(url):
+    with pytest.raises(InputError, match=r"sqlite|postgresql"):
+        parse_target(url)
+
+
+def test_passwords_never_appear_where_the_store_is_named():
+    assert redact("postgresql://app:s3cret@db:5432/w") == "postgresql://app:***@db:5432/w"
+    assert redact("postgresql://db/w?sslmode=require&password=s3cret") == \
+        "postgresql://db/w?sslmode=require&password=***"
+    assert redact("postgresql:///w?host=/run/pg") == "postgresql:///w?host=/run/pg"
+    assert "s3cret" not in repr(PriceStore("postgresql://app:s3cret@127.0.0.1:1/w"))
+
+
+def test_without_the_postgres_extra_a_postgresql_url_says_what_to_install(monkeypatch):
+    from whichgpu.catalog.prices import backend_postgres
+
+    monkeypatch.setattr(backend_postgres, "psycopg", None)
+    with pytest.raises(InputError, match=r"pip install 'whichgpu\[postgres\]'"):
+        PriceStore("postgresql://db/whichgpu")
+
+
+def test_an_unreachable_server_is_one_line_without_the_password(cli, monkeypatch):
+    """Port 1 on loopback: nothing listens, libpq is refused at once. The CLI says so in one
+    line naming the database (password hidden); a priced answer falls back to the shipped
+    prices and says why."""
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", "postgresql://app:s3cret@127.0.0.1:1/w")
+    r = cli("prices", "history", "h100")
+    assert r.code == 1 and "Traceback" not in r.err
+    assert len(r.err.strip().splitlines()) == 1, r.err
+    assert "cannot connect to the PostgreSQL server" in r.err and "s3cret" not in r.err
+    assert "postgresql://app:***@127.0.0.1:1/w" in r.err
+    listed = cli("prices", "list", "h100", "--json")
+    assert listed.code == 0
+    warnings = listed.json()["prices"]["warnings"]
+    assert any("cannot connect to the PostgreSQL server" in w for w in warnings)
+    assert "s3cret" not in listed.out + listed.err
+
+
+def test_database_url_option_and_environment_reach_every_command(cli, pg_url, monkeypatch):
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", "")  # restored after the test
+    r = cli("--database-url", pg_url, "prices", "sources", "--json")
+    assert r.code == 0, r.err
+    data = r.json()
+    assert data["store"] == pg_url and data["schema_version"] == 3
+    assert cli("--database-url", "mysql://x/y", "prices", "list").code == 2
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", pg_url)
+    cost = cli("cost", "--gpu", "rtx-4090", "--duration", "1h", "--json")
+    assert cost.code == 0 and cost.json()["price_selection"]["store"] == pg_url
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda e: e.DiskFull("could not extend file"), "disk is full"),
+    (lambda e: e.ReadOnlySqlTransaction("cannot execute INSERT in a read-only transaction"),
+     "only accepts reads"),
+    (lambda e: e.InsufficientPrivilege("permission denied for table offer"),
+     "lacks a permission (permission denied for table offer)"),
+    (lambda e: e.TooManyConnections("sorry, too many clients already"), "no free connection"),
+    (lambda e: e.InvalidSchemaName("schema \"prices\" does not exist"), "search_path"),
+])
+def test_postgresql_errors_are_said_accurately_without_advising_deletion(make, words):
+    import psycopg
+
+    err = pg_store_error("postgresql://db/w", make(psycopg.errors))
+    assert isinstance(err, StoreError) and words in err.reason
+    assert "postgresql://db/w" not in err.reason and "postgresql://db/w" in str(err)
+    assert "delete" not in err.reason.lower() and "drop" not in err.reason.lower()
