@@ -25,6 +25,14 @@ def _skypilot(path: str) -> dict:
     task = sky.Task.from_yaml(path)
     (res,) = list(task.resources)
     feasible = res.cloud.get_feasible_launchable_resources(res, num_nodes=task.num_nodes)
+    # what sky launch checks next: every feature the task and its resources need (open ports,
+    # several nodes, a mounted bucket, spot, a container image) is implemented on that cloud
+    features = task.get_required_cloud_features() | res.get_required_cloud_features()
+    try:
+        res.cloud.check_features_are_supported(res, features)
+        features_error = None
+    except Exception as exc:  # sky.exceptions.NotSupportedError
+        features_error = f"{type(exc).__name__}: {exc}"
     return {"cloud": str(res.cloud), "region": res.region, "instance_type": res.instance_type,
             "accelerators": res.accelerators, "use_spot": res.use_spot,
             "disk_size": res.disk_size, "num_nodes": task.num_nodes,
@@ -32,7 +40,8 @@ def _skypilot(path: str) -> dict:
             "job_recovery": res.job_recovery,
             "launchable": [str(r) for r in feasible.resources_list],
             "launchable_instance_types": [r.instance_type for r in feasible.resources_list],
-            "hint": feasible.hint}
+            "hint": feasible.hint, "features": sorted(f.value for f in features),
+            "features_error": features_error, "image_id": res.image_id}
 
 
 def _dstack(path: str) -> dict:
@@ -69,7 +78,20 @@ def _names() -> dict:
     known += [{"name": g.name, "memory": g.memory, "vendor": "amd"}
               for g in gpuhunt.KNOWN_AMD_GPUS]
     return {"skypilot_clouds": clouds, "skypilot_accelerators": accelerators,
-            "dstack_backends": [b.value for b in BackendType], "dstack_gpus": known}
+            "dstack_backends": [b.value for b in BackendType], "dstack_gpus": known,
+            "skypilot_unsupported": _unsupported(clouds)}
+
+
+def _unsupported(clouds: list[str]) -> dict[str, list[str]]:
+    """Per cloud, the features SkyPilot does not implement there (its own table)."""
+    from sky.utils import registry
+
+    out = {}
+    for name in clouds:
+        cloud = registry.CLOUD_REGISTRY.from_str(name)
+        table = getattr(type(cloud), "_CLOUD_UNSUPPORTED_FEATURES", {})
+        out[name] = sorted(f.value for f in table)
+    return out
 
 
 def main() -> None:

@@ -123,6 +123,10 @@ def recommend(
         from whichgpu.export import check_launcher
 
         check_launcher(export)
+    elif export_option is not None:
+        from whichgpu.errors import InputError
+
+        raise InputError("--export-option needs --export skypilot or --export dstack")
     gpus = only_gpus(only)
     mine = o.resolve_card(gpu, gpu_spec)
     if mine is not None and mine.note:
@@ -139,7 +143,7 @@ def recommend(
         from whichgpu.export import export_option as make_export
 
         exported = make_export(rec, export, export_option, selection=selection,
-                               command=_command_line())
+                               command=_command_line(), rates=rates)
     if as_json:
         data = rec.to_json()
         data["options"] = data["options"][:top] if top else data["options"]

@@ -32,6 +32,8 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     }
     if where.instance_type:
         resources["instance_type"] = where.instance_type
+    if cmds.image:
+        resources["image_id"] = f"docker:{cmds.image}"
     resources["use_spot"] = where.spot
     resources["disk_size"] = where.disk_gb
     if cmds.ports:

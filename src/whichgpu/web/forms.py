@@ -419,6 +419,12 @@ class RecommendQuery(WorkloadQuery):
                                   "(memory alone answers the fit).")
     count: int = Field(1, ge=1, le=64, description="How many of your cards you have.")
 
+    @field_validator("export", mode="before")
+    @classmethod
+    def _launcher(cls, value: Any) -> Any:
+        """Any case, as the CLI's --export (SkyPilot, DSTACK)."""
+        return value.strip().lower() if isinstance(value, str) else value
+
 
 class WorkloadBody(BaseModel):
     """A pasted config.json, bounded by the request size, its nesting and strict JSON."""

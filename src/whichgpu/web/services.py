@@ -550,7 +550,8 @@ def recommend(q: f.RecommendQuery) -> RecommendResult:
     if q.export:
         from whichgpu.export import export_option
 
-        exported = export_option(rec, q.export, q.export_option, selection=selection)
+        exported = export_option(rec, q.export, q.export_option, selection=selection,
+                                 rates=rates)
     return RecommendResult(rec, selection, q.top, rates, exported)
 
 
