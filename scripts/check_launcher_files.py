@@ -41,7 +41,10 @@ def _skypilot(path: str) -> dict:
             "launchable": [str(r) for r in feasible.resources_list],
             "launchable_instance_types": [r.instance_type for r in feasible.resources_list],
             "hint": feasible.hint, "features": sorted(f.value for f in features),
-            "features_error": features_error, "image_id": res.image_id}
+            "features_error": features_error, "image_id": res.image_id,
+            "service_replicas": task.service.min_replicas if task.service else None,
+            "readiness_path": task.service.readiness_path if task.service else None,
+            "ports": res.ports}
 
 
 def _dstack(path: str) -> dict:
@@ -56,9 +59,20 @@ def _dstack(path: str) -> dict:
             "spot_policy": conf.spot_policy.value if conf.spot_policy else None,
             "max_price": conf.max_price,
             "backends": [b.value for b in conf.backends or []], "regions": conf.regions,
-            "instance_types": conf.instance_types, "nodes": conf.nodes,
+            "instance_types": conf.instance_types, "nodes": getattr(conf, "nodes", None),
+            "replicas": _replicas(conf), "port": _port(conf),
             "commands": conf.commands,
             "env": {k: (v if isinstance(v, str) else None) for k, v in conf.env.root.items()}}
+
+
+def _replicas(conf) -> list[int] | None:
+    r = getattr(conf, "replicas", None)
+    return None if r is None else [r.min, r.max]
+
+
+def _port(conf) -> int | None:
+    p = getattr(conf, "port", None)
+    return None if p is None else p.container_port
 
 
 def _names() -> dict:

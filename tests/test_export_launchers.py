@@ -122,6 +122,12 @@ def test_spot_and_other_options_load_and_launch_as_priced(cli, tmp_path, sky_hom
                 assert "storage_mounting" in unsupported[cloud], res.err
                 refused += 1
                 continue
+            if res.code == 2 and "in machines of" in res.err:
+                # priced from smaller offers, and the price list sells no machine that size
+                assert opt["count"] > opt["offer"]["gpu_count"], res.err
+                assert f"none of {opt['count']}" in res.err
+                refused += 1
+                continue
             assert res.code == 0, res.err
             p = tmp_path / f"o{i}.{launcher}.yaml"
             p.write_text(res.out)
@@ -321,7 +327,8 @@ def test_a_machine_size_the_provider_does_not_sell_is_refused_with_the_sizes(cli
         res = cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                   "--export", launcher, "--export-option", str(i))
         assert res.code == 2 and "none of 6" in res.err and "Traceback" not in res.err
-        assert f"{provider} sells l40s in machines of 1, 2, 4, 8 GPU(s)" in res.err
+        assert f"{provider} sells l40s in machines of 1, 2, 4, 8 GPU(s) in this price " \
+            "list" in res.err
     # the best exportable option asks for a count some machine of that offer has
     best = yaml.safe_load(cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                               "--export", "skypilot").out)
@@ -350,6 +357,38 @@ def test_export_file_is_the_rest_answers_file():
                              rates=res.rates)
     assert name == res.exported.filename and name.endswith(".dstack.yml")
     assert text == res.exported.text
+
+
+RATE = ("recommend", "llama-3.1-8b", "--engine", "vllm", "--requests-per-s", "20",
+        "--prompt-tokens", "1000", "--output-tokens", "200")
+
+
+@pytest.mark.parametrize("spot", [False, True])
+def test_rate_sized_serving_exports_a_service_of_its_replicas(cli, tmp_path, sky_home, spot):
+    """--requests-per-s exports its replicas as a SkyServe service and a dstack service (with
+    the spot spares), and both launchers' loaders take them."""
+    extra = ("--spot",) if spot else ()
+    data = cli(*RATE, *extra, "--export", "dstack", "--json", "--top", "0").json()
+    opt = data["options"][data["export"]["option"] - 1]
+    spares = (opt.get("spot_risk") or {}).get("spare_replicas", {}).get("typical", 0)
+    want = opt["replicas"] + spares
+    paths = {}
+    for launcher in ("skypilot", "dstack"):
+        res = cli(*RATE, *extra, "--export", launcher)
+        assert res.code == 0, res.err
+        paths[launcher] = tmp_path / f"rate-{spot}.{launcher}.yaml"
+        paths[launcher].write_text(res.out)
+    ds = _check("dstack", [paths["dstack"]], sky_home)[str(paths["dstack"])]
+    assert ds["ok"], ds.get("error")
+    assert ds["type"] == "service" and ds["port"] == 8000 and ds["replicas"] == [want, want]
+    sky = _check("skypilot", [paths["skypilot"]], sky_home)[str(paths["skypilot"])]
+    assert sky["ok"], sky.get("error")
+    assert sky["readiness_path"] == "/health" and sky["features_error"] is None
+    sky_opt = cli(*RATE, *extra, "--export", "skypilot", "--json", "--top", "0").json()
+    chosen = sky_opt["options"][sky_opt["export"]["option"] - 1]
+    assert sky["service_replicas"] == chosen["replicas"] + (
+        (chosen.get("spot_risk") or {}).get("spare_replicas", {}).get("typical", 0))
+    assert "--max-num-seqs" in sky["run"]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -177,9 +177,9 @@ def _slower_but_cheaper(rec, best) -> str | None:
         return None
     at = f" (both on {best.gpus} GPUs)" if f.gpus == best.gpus and best.gpus > 1 else ""
     return (f"Per GPU{at}, {f.gpu.id} is {speed_ratio:.1f}x as fast as {best.gpu.id} but costs "
-            f"{price_ratio:.1f}x as much per GPU-hour here, so {best.gpu.id} does the same work "
-            "for less; the faster card wins when time counts (--objective time, --deadline, "
-            "--max-gpus).")
+            f"{price_ratio:.1f}x as much per hour for each GPU paid here, so {best.gpu.id} does "
+            "the same work for less; the faster card wins when time counts (--objective time, "
+            "--deadline, --max-gpus).")
 
 
 def closest_miss(excluded):

@@ -238,8 +238,9 @@ def _why(risk: SpotRisk) -> str:
     """What the interruptions cost this option, in words."""
     rate = risk.assumption.interruptions_per_hour.typical
     if isinstance(risk, SpotServing):
-        return (f"{int(risk.spares.typical)} spare replica(s) for {risk.replicas} at "
-                f"{rate:g} interruptions per replica-hour, and each replacement's restart")
+        return (f"it runs {int(risk.spares.typical)} spare replica(s) beside {risk.replicas} "
+                f"to ride out {rate:g} interruptions per replica-hour and each replacement's "
+                "restart")
     rate *= risk.instances
     every = format_duration(3600 / rate) if rate > 0 else "never"
     work = format_duration(risk.work_s.typical)

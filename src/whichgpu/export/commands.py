@@ -182,14 +182,21 @@ def _vllm(o: Option, w: Workload) -> LaunchCommands:
     out.run = _lines(f"vllm serve $MODEL --tensor-parallel-size {w.tp_degree}",
                      f"--pipeline-parallel-size {w.pp_degree}" if w.pp_degree > 1 else "",
                      f"--max-model-len {w.seq_len}", f"--gpu-memory-utilization {util:g}",
-                     f"--max-num-seqs {max(1, o.batch)}", quant, kv,
+                     f"--max-num-seqs {_max_seqs(o)}", quant, kv,
                      f"--host 0.0.0.0 --port {PORT}")
     out.settings += [f"vLLM: tensor parallel {w.tp_degree}" +
                      (f", pipeline parallel {w.pp_degree}" if w.pp_degree > 1 else ""),
-                     f"context {w.seq_len:,} tokens, up to {o.batch} sequences at once",
+                     f"context {w.seq_len:,} tokens, up to {_max_seqs(o)} sequences at once",
                      f"--gpu-memory-utilization {util:g} (vLLM's default, as the memory "
                      "estimate assumed)"]
     return out
+
+
+def _max_seqs(o: Option) -> int:
+    """Sequences at once: a rate-sized replica's engine limit (the serving model's batch
+    limit), else the option's batch."""
+    limit = (o.serving or {}).get("batch_limit") if getattr(o, "serving", None) else None
+    return max(1, int(limit)) if limit else max(1, o.batch)
 
 
 def _sglang(o: Option, w: Workload) -> LaunchCommands:
@@ -201,7 +208,7 @@ def _sglang(o: Option, w: Workload) -> LaunchCommands:
     _model_env(w, out)
     out.run = _lines(f"python -m sglang.launch_server --model-path $MODEL --tp {w.tp_degree}",
                      f"--context-length {w.seq_len}", f"--mem-fraction-static {frac:g}",
-                     f"--max-running-requests {max(1, o.batch)}",
+                     f"--max-running-requests {_max_seqs(o)}",
                      "--kv-cache-dtype fp8_e5m2" if w.kv_dtype.lower() == "fp8" else "",
                      f"--host 0.0.0.0 --port {PORT}")
     out.settings += [f"SGLang: tensor parallel {w.tp_degree}, context {w.seq_len:,}, up to "

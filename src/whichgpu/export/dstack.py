@@ -67,7 +67,13 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     if env:
         out["env"] = env
     out["commands"] = _commands(cmds.setup) + _commands(cmds.run)
-    if cmds.ports:
+    replicas = where.service_replicas(cmds)
+    if replicas is not None:  # a dstack service: its replicas behind one endpoint
+        out["type"] = "service"
+        out["port"] = cmds.ports[0]
+        out["replicas"] = replicas
+        out["probes"] = [{"type": "http", "url": "/health"}]
+    elif cmds.ports:
         out["ports"] = list(cmds.ports)
     out["resources"] = {"gpu": spec, "disk": f"{math.ceil(where.disk_gb * 1e9 / 2**30)}GB.."}
     out["backends"] = [where.cloud]

@@ -36,6 +36,15 @@ class Target:
     price_per_node_hour: float  # what the estimate paid per node and hour, offer currency
     currency: str
     notes: tuple[str, ...] = ()
+    replicas: int = 1  # replicas the estimate runs (a service: SkyServe / dstack replicas)
+    spares: int = 0  # spare replicas on spot, to stay up through interruptions
+
+    def service_replicas(self, cmds: LaunchCommands) -> int | None:
+        """Replicas to run as a service (a server run as several replicas, or on spot with
+        spares); None: a single task."""
+        if not cmds.ports or (self.replicas <= 1 and not self.spares):
+            return None
+        return self.replicas + self.spares
 
 
 def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = None) -> Target:
@@ -67,11 +76,15 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
     else:
         gpus, nodes, instance, price, note = _machines(option, offers)
         notes.append(note)
-    if option.replicas > 1:
-        notes.append(f"this file runs one replica; the estimate runs {option.replicas} "
-                     "(launch it that many times, or as a service with replicas)")
     return Target(cloud, offer.provider, offer.region, instance, gpus, nodes, offer.spot,
-                  disk_gb(option), price, offer.price_per_hour.currency, tuple(notes))
+                  disk_gb(option), price, offer.price_per_hour.currency, tuple(notes),
+                  replicas=option.replicas, spares=_spares(option))
+
+
+def _spares(option: Option) -> int:
+    """Spare replicas a spot service runs (its spot risk's typical count)."""
+    spares = getattr(option.spot_risk, "spares", None)
+    return int(spares.typical) if spares is not None else 0
 
 
 def disk_gb(option: Option) -> int:
@@ -115,14 +128,15 @@ def _machines(option: Option, offers: Sequence[Offer] | None
                 f"{o.price_per_hour.amount:.2f} {o.price_per_hour.currency}/h); the estimate "
                 f"priced {math.ceil(need / offer.gpu_count)} x the {offer.gpu_count}-GPU offer")
     top = sizes[-1]
-    if need > top and (need % top == 0 or offer.gpu_count == top):
+    if need > SERVER_GPUS and need > top and (need % top == 0 or offer.gpu_count == top):
         o = cheapest(top)  # whole nodes (the estimate paid whole instances of its offer)
         nodes = math.ceil(need / top)
         return (top, nodes, o.instance_type, o.price_per_hour.amount,
                 f"a cluster of {nodes} nodes of {top} GPUs")
     sold = ", ".join(str(n) for n in sizes)
     priced = math.ceil(need / offer.gpu_count)
-    raise InputError(f"{offer.provider} sells {option.gpu.id} in machines of {sold} GPU(s), "
+    raise InputError(f"{offer.provider} sells {option.gpu.id} in machines of {sold} GPU(s) in "
+                     "this price list, "
                      f"none of {need} (the estimate priced {priced} x its {offer.gpu_count}-GPU "
                      "offer as one server): pick another option with --export-option N, or "
                      "--max-gpus")
