@@ -304,6 +304,9 @@ def test_amd_exports_use_rocm_builds(cli, tmp_path, sky_home):
     vllm, ft = sky[str(paths["vllm.sky"])], sky[str(paths["fullft.sky"])]
     assert vllm["ok"] and vllm["image_id"] and "rocm/vllm" in str(vllm["image_id"]), vllm
     assert "vllm serve" in vllm["run"] and vllm["features_error"] is None
+    # SkyPilot's feasibility step finds the file's own instance type (recorded catalog rows)
+    asked = yaml.safe_load(paths["vllm.sky"].read_text())["resources"].get("instance_type")
+    assert vllm["launchable_instance_types"] == [asked], vllm["hint"]
     assert ft["ok"] and "rocm/pytorch" in str(ft["image_id"]) and "sdp_attention: true" in \
         ft["run"], ft
 
