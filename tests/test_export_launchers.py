@@ -350,11 +350,13 @@ def test_export_option_without_export_and_the_apis_launcher_case(cli, web):
 
 def test_export_file_is_the_rest_answers_file():
     """export_file (for the advisor page's download button) gives the REST field's file."""
+    from whichgpu.answers.request import for_web
+    from whichgpu.answers.requests import Recommend
     from whichgpu.export import export_file
-    from whichgpu.web import forms, services
+    from whichgpu.web import services
 
-    q = forms.RecommendQuery(model="llama-3.1-8b", task="lora", steps="2000", context="2k",
-                             export="dstack")
+    q = for_web(Recommend)(model="llama-3.1-8b", task="lora", steps="2000", context="2k",
+                           export="dstack")
     res = services.recommend(q)
     name, text = export_file(res.rec, "dstack", None, selection=res.selection,
                              rates=res.rates)

@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from whichgpu.web import forms as f
+from whichgpu.answers import requests as r
+from whichgpu.answers.request import for_web
 
 EXAMPLES = int(os.environ.get("WHICHGPU_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -59,7 +61,7 @@ def field_values(name: str, annotation: Any) -> st.SearchStrategy:
     return values
 
 
-def request_strategy(model: type[f.BaseModel], extra: bool = True) -> st.SearchStrategy:
+def request_strategy(model: type[BaseModel], extra: bool = True) -> st.SearchStrategy:
     fields = model.model_fields
     required = {n: st.sampled_from(GOOD.get(n, ["1"])) | field_values(n, fi.annotation)
                 for n, fi in fields.items() if fi.is_required()}
@@ -111,14 +113,13 @@ def _query(params: dict) -> list[tuple[str, str]]:
     return out
 
 
-GETS = [("/api/v1/memory", f.MemoryQuery), ("/api/v1/speed", f.SpeedQuery),
-        ("/api/v1/recommend", f.RecommendQuery), ("/api/v1/checklist", f.ChecklistQuery),
-        ("/api/v1/tco", f.TcoQuery), ("/api/v1/cost", f.CostQuery),
-        ("/api/v1/gpus", f.GpusQuery), ("/api/v1/prices", f.PricesQuery),
-        ("/api/v1/prices/history", f.HistoryQuery)]
-POSTS = [("/api/v1/memory", f.MemoryBody), ("/api/v1/speed", f.SpeedBody),
-         ("/api/v1/recommend", f.RecommendBody), ("/api/v1/checklist", f.ChecklistQuery),
-         ("/api/v1/tco", f.TcoQuery)]
+GETS = [(f"/api/v1/{path}", for_web(model)) for path, model in (
+    ("memory", r.Memory), ("speed", r.Speed), ("recommend", r.Recommend),
+    ("checklist", r.Checklist), ("tco", r.Tco), ("cost", r.Cost), ("gpus", r.Gpus),
+    ("prices", r.PricesList), ("prices/history", r.PricesHistory))]
+POSTS = [(f"/api/v1/{path}", for_web(model, body=True)) for path, model in (
+    ("memory", r.Memory), ("speed", r.Speed), ("recommend", r.Recommend),
+    ("checklist", r.Checklist), ("tco", r.Tco))]
 
 
 @pytest.mark.parametrize("path,model", GETS, ids=[p for p, _ in GETS])

@@ -131,15 +131,12 @@ def test_every_priced_json_answer_parses_strictly(cli):
 def test_a_full_disk_says_so(cli, monkeypatch, exc, words):
     """Before: a full disk read 'internal error: ... cannot rollback - no transaction is
     active'. The machine's failures are one clear line (exit 1: not the input's fault)."""
-    from whichgpu.cli import catalog_cmds
+    from whichgpu.answers import advice
 
     def fail(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(catalog_cmds, "priced_offers", fail, raising=False)
-    from whichgpu.cli import advise_cmds
-
-    monkeypatch.setattr(advise_cmds, "_offers", fail)
+    monkeypatch.setattr(advice, "priced", fail)
     result = cli("recommend", "llama-3.1-8b")
     assert result.code == 1
     assert result.err.startswith("error: ") and words in result.err
@@ -147,8 +144,8 @@ def test_a_full_disk_says_so(cli, monkeypatch, exc, words):
 
 
 def test_a_real_bug_is_still_called_a_bug(cli, monkeypatch):
-    from whichgpu.cli import advise_cmds
+    from whichgpu.answers import advice
 
-    monkeypatch.setattr(advise_cmds, "_offers", lambda *a, **k: {}["missing"])
+    monkeypatch.setattr(advice, "priced", lambda *a, **k: {}["missing"])
     result = cli("recommend", "llama-3.1-8b")
     assert result.code == 1 and "internal error: KeyError" in result.err

@@ -124,19 +124,28 @@ def test_calibrated_hint_asks_the_cli_for_the_same_profile(web, cli):
     assert [o["gpu"] for o in data["options"][:3]] == rows(page, "options")[:3]
 
 
-def test_every_flag_in_a_hint_is_one_the_cli_has(web):
-    """Apart from --only (the advise layer adds it), each flag a page can print exists."""
-    from whichgpu.web import forms
-    from whichgpu.web.pages import _FLAGS, _cli_params
+def test_every_flag_in_a_hint_is_one_the_cli_has():
+    """Each flag a page can print (the request models' flags) is an option of the command
+    the CLI generates from the same model."""
+    import typer
 
-    for cmd, model, positional in (("recommend", forms.RecommendQuery, "model"),
-                                   ("memory", forms.MemoryQuery, "model"),
-                                   ("gpus", forms.GpusQuery, None),
-                                   ("tco", forms.TcoQuery, "gpu"),
-                                   ("prices list", forms.PricesQuery, "gpu")):
-        flags = _cli_params(cmd)
-        for name in model.model_fields:
-            if name in (positional, "config") or (cmd, name) == ("recommend", "only"):
+    from whichgpu.answers import requests as r
+    from whichgpu.answers.fields import cli_of, flag, negative_flag
+    from whichgpu.answers.request import for_web
+    from whichgpu.cli.app import app
+
+    root = typer.main.get_command(app)
+    for model in (r.Recommend, r.Memory, r.Gpus, r.Tco, r.PricesList, r.Speed, r.Checklist,
+                  r.Cost):
+        command = root
+        for part in model.COMMAND.split():
+            command = command.commands[part]
+        options = {o for p in command.params for o in (*getattr(p, "opts", ()),
+                                                       *getattr(p, "secondary_opts", ()))}
+        web = for_web(model)
+        for name in web.model_fields:
+            if name == "config" or cli_of(web, name).positional:
                 continue
-            flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
-            assert flag in flags, (cmd, flag)
+            assert flag(web, name) in options, (model.COMMAND, name)
+            off = negative_flag(web, name)
+            assert off is None or off in options, (model.COMMAND, off)

@@ -23,6 +23,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from whichgpu.errors import DataError, InputError
+from whichgpu.messages import Field, Message, msg
 from whichgpu.units import Money, check_currency
 
 # Active ISO 4217 currency codes (the maintenance agency's list A.1, as of 2025: SIX Group,
@@ -89,9 +90,10 @@ class RateTable:
         pa, pb = self._per_base(a), self._per_base(b)
         if pa is None or pb is None:
             missing = a if pa is None else b
-            raise InputError(
-                f"no exchange rate for {a}->{b}: {missing} is not in the {self.describe()}; "
-                f"give one with --rate {a}{b}=<rate> (one {a} in {b})")
+            raise InputError(msg(
+                "rate.missing", "no exchange rate for {a}->{b}: {missing} is not in the "
+                "exchange-rate table of {date}; give one with {flag}=<rate> (one {a} in {b})",
+                a=a, b=b, missing=missing, date=self.date, flag=Field("rate", f"{a}{b}")))
         return pb / pa
 
     def is_overridden(self, from_currency: str, to_currency: str) -> bool:
@@ -103,12 +105,14 @@ class RateTable:
     def describe(self) -> str:
         return f"exchange-rate table of {self.date}"
 
-    def describe_pair(self, from_currency: str, to_currency: str) -> str:
-        """``'1 EUR = 1.0705 USD (ECB reference rate of 2024-06-28)'`` or ``'... (given)'``."""
+    def describe_pair(self, from_currency: str, to_currency: str) -> Message:
+        """``'1 EUR = 1.0705 USD (table of 2024-06-28)'`` or ``'... (given with --rate)'``."""
         r = self.rate(from_currency, to_currency)
-        origin = ("given with --rate" if self.is_overridden(from_currency, to_currency)
-                  else f"table of {self.date}")
-        return f"1 {from_currency} = {r:.6g} {to_currency} ({origin})"
+        if self.is_overridden(from_currency, to_currency):
+            return msg("rate.pair.given", "1 {a} = {rate:.6g} {b} (given with {flag})",
+                       a=from_currency, rate=r, b=to_currency, flag=Field("rate"))
+        return msg("rate.pair", "1 {a} = {rate:.6g} {b} (table of {date})", a=from_currency,
+                   rate=r, b=to_currency, date=self.date)
 
     # ---------------------------------------------------------------- overriding
 
@@ -116,9 +120,11 @@ class RateTable:
         """A copy with one pair fixed by the user: one ``from_currency`` buys ``rate``."""
         a, b = check_currency(from_currency), check_currency(to_currency)
         if a == b:
-            raise InputError(f"a rate needs two different currencies, got {a}{b}")
+            raise InputError(msg("rate.same_pair", "a rate needs two different currencies, got {v}",
+                                 v=f"{a}{b}"))
         if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
-            raise InputError(f"exchange rate {a}{b} must be a positive number, got {rate}")
+            raise InputError(msg("rate.positive", "exchange rate {pair} must be a positive "
+                                 "number, got {v}", pair=f"{a}{b}", v=str(rate)))
         overrides = {k: v for k, v in self.overrides.items() if k not in ((a, b), (b, a))}
         overrides[(a, b)] = float(rate)
         return RateTable(self.base, self.date, self.source, self.rates, overrides)
@@ -136,8 +142,10 @@ def known_currency(code: str, rates: RateTable | None = None) -> str:
     c = check_currency(code)
     table = rates or default_rates()
     if c not in ISO_4217 and c not in table.currencies():
-        raise InputError(f"unknown currency {code!r}: not an ISO 4217 code; use one such as USD, "
-                         f"EUR or GBP (the {table.describe()} has {len(table.currencies())})")
+        raise InputError(msg("currency.unknown", "unknown currency {v!r}: not an ISO 4217 code; "
+                             "use one such as USD, EUR or GBP (the exchange-rate table of "
+                             "{date} has {n})", v=code, date=table.date,
+                             n=len(table.currencies())))
     return c
 
 
@@ -145,14 +153,16 @@ def parse_rate(text: str) -> tuple[str, str, float]:
     """``'EURUSD=1.08'`` (also ``EUR/USD=1.08``, ``eur-usd=1,08``) -> ``('EUR', 'USD', 1.08)``."""
     m = _RATE.fullmatch(str(text))
     if not m:
-        raise InputError(f"cannot read {text!r} as an exchange rate; write it like EURUSD=1.08 "
-                         "(one EUR buys 1.08 USD)")
+        raise InputError(msg("rate.unreadable", "cannot read {v!r} as an exchange rate; write "
+                             "it like EURUSD=1.08 (one EUR buys 1.08 USD)", v=text))
     a, b = check_currency(m.group(1)), check_currency(m.group(2))
     value = float(m.group(3).replace(",", "."))
     if a == b:
-        raise InputError(f"exchange rate {text!r} names the same currency twice")
+        raise InputError(msg("rate.same", "exchange rate {v!r} names the same currency twice",
+                             v=text))
     if not (math.isfinite(value) and value > 0):
-        raise InputError(f"exchange rate {text!r} must be a positive number")
+        raise InputError(msg("rate.not_positive", "exchange rate {v!r} must be a positive "
+                             "number", v=text))
     return a, b, value
 
 

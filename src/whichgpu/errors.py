@@ -9,6 +9,18 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from whichgpu.messages import Join, data_text, msg
+
+#: the things a name can fail to name, in words (the web says them in its language)
+_KINDS = {"GPU": msg("kind.gpu", "GPU"), "model": msg("kind.model", "model"),
+          "price source": msg("kind.price_source", "price source"),
+          "quantization format": msg("kind.quant", "quantization format"),
+          "precision": msg("kind.precision", "precision"),
+          "URL source": msg("kind.url_source", "URL source"),
+          "imported feed": msg("kind.imported_feed", "imported feed"),
+          "offer set": msg("kind.offer_set", "offer set"),
+          "sort key": msg("kind.sort_key", "sort key")}
+
 
 class WhichGPUError(Exception):
     """Base class: a failure the user cannot fix by changing the input (exit 1)."""
@@ -29,11 +41,19 @@ class NotFoundError(InputError, LookupError):
         self.kind = kind
         self.name = name
         self.suggestions = closest(name, known)
-        message = f"unknown {kind} {name!r}"
-        if self.suggestions:
-            message += f": did you mean {', '.join(self.suggestions)}?"
-        if hint:
-            message += f" ({hint})"
+        what = _KINDS.get(kind) or data_text(kind)
+        near = Join(self.suggestions)
+        if self.suggestions and hint:
+            message = msg("unknown.near.hint", "unknown {kind} {name!r}: did you mean {near}? "
+                          "({hint})", kind=what, name=name, near=near, hint=hint)
+        elif self.suggestions:
+            message = msg("unknown.near", "unknown {kind} {name!r}: did you mean {near}?",
+                          kind=what, name=name, near=near)
+        elif hint:
+            message = msg("unknown.hint", "unknown {kind} {name!r} ({hint})", kind=what,
+                          name=name, hint=hint)
+        else:
+            message = msg("unknown", "unknown {kind} {name!r}", kind=what, name=name)
         super().__init__(message)
 
 
@@ -46,14 +66,21 @@ class DataError(InputError):
     def __init__(self, path: object, problem: str, *, row: int | None = None,
                  field: str | None = None) -> None:
         self.path = str(path)
+        where = path if isinstance(path, str) else self.path  # a Message names a paste
         self.row = row
         self.field = field
-        where = self.path
-        if row is not None:
-            where += f", row {row}"
-        if field is not None:
-            where += f", field {field!r}"
-        super().__init__(f"{where}: {problem}")
+        if row is not None and field is not None:
+            text = msg("data.row_field", "{path}, row {row}, field {field!r}: {problem}",
+                       path=where, row=row, field=field, problem=problem)
+        elif row is not None:
+            text = msg("data.row", "{path}, row {row}: {problem}", path=where, row=row,
+                       problem=problem)
+        elif field is not None:
+            text = msg("data.field", "{path}, field {field!r}: {problem}", path=where,
+                       field=field, problem=problem)
+        else:
+            text = msg("data", "{path}: {problem}", path=where, problem=problem)
+        super().__init__(text)
 
 
 def closest(name: str, known: Iterable[str], n: int = 3) -> list[str]:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from whichgpu.errors import InputError
+from whichgpu.messages import msg
 
 KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -41,26 +42,47 @@ def parse_size(text: str | int | float) -> int:
     """Bytes from a size such as ``48GB``, ``80 GiB``, ``512MiB`` (a unit is required)."""
     if isinstance(text, int | float):
         if isinstance(text, float) and not math.isfinite(text):
-            raise InputError(f"size must be a finite number, got {text}")
+            raise InputError(msg("size.finite", "size must be a finite number, got {v}", v=text))
         if text < 0:
-            raise InputError(f"size must not be negative, got {text}")
+            raise InputError(msg("size.negative", "size must not be negative, got {v}", v=text))
         return int(text)
     s = _SPACES.sub("", str(text).strip().lower())
     m = re.fullmatch(rf"({_NUMBER})([a-z]*)", s)
     if not m:
-        raise InputError(f"cannot read {text!r} as a size; write it like 48GB or 80GiB")
+        raise InputError(msg("size.unreadable", "cannot read {v!r} as a size; write it like 48GB "
+                             "or 80GiB", v=text))
     value, unit = _number(m.group(1)), m.group(2)
     if unit in ("g", "m", "t", "k"):
         unit += "b"
     if unit not in _SIZE_UNITS:
-        raise InputError(
-            f"size {text!r} needs a unit: B, KB, MB, GB, TB (powers of 10) "
-            "or KiB, MiB, GiB, TiB (powers of 2)")
+        raise InputError(msg("size.unit", "size {v!r} needs a unit: B, KB, MB, GB, TB (powers of "
+                             "10) or KiB, MiB, GiB, TiB (powers of 2)", v=text))
     if value < 0:
-        raise InputError(f"size must not be negative, got {text!r}")
+        raise InputError(msg("size.negative.text", "size must not be negative, got {v!r}",
+                             v=text))
     if not math.isfinite(value * _SIZE_UNITS[unit]):
-        raise InputError(f"size {text!r} is not a finite number of bytes")
+        raise InputError(msg("size.infinite", "size {v!r} is not a finite number of bytes",
+                             v=text))
     return int(round(value * _SIZE_UNITS[unit]))
+
+
+def parse_power(text: str | int | float, *, what: str = "power", positive: bool = True
+                ) -> float:
+    """Watts from ``170W``, ``170 W``, ``1.1kW`` or a bare number of watts (``170``); finite,
+    and more than 0 unless ``positive=False`` (the caller then checks the range, as ``tco``
+    does with the web's words). One reader for every power a person types (--tdp,
+    --gpu-spec tdp=)."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        s = _SPACES.sub("", str(text).strip().lower())
+        m = re.fullmatch(rf"({_NUMBER})(w|kw|watts?)?", s)
+        if not m:
+            raise InputError(f"cannot read {text!r} as a {what}; write it like 170W or 1.1kW")
+        value = _number(m.group(1)) * (1000.0 if m.group(2) == "kw" else 1.0)
+    if not math.isfinite(value) or (positive and value <= 0):
+        raise InputError(f"{what} must be a positive number of watts, got {text!r}")
+    return value
 
 
 def format_bytes(n: float, unit: str = "GB", digits: int = 1) -> str:
@@ -90,7 +112,8 @@ def parse_count(text: str | int | float, *, binary: bool = False, what: str = "c
     "8k" for 8,192 and "128k" for 131,072 tokens.
     """
     if isinstance(text, bool):
-        raise InputError(f"{what} must be a number, got {text!r}")
+        raise InputError(msg("count.number", "{what} must be a number, got {v!r}", what=what,
+                             v=text))
     if isinstance(text, int):
         return text
     if isinstance(text, float):
@@ -99,14 +122,17 @@ def parse_count(text: str | int | float, *, binary: bool = False, what: str = "c
         s = _SPACES.sub("", str(text).strip().lower().replace("_", ""))
         m = re.fullmatch(rf"({_NUMBER}(?:,\d{{3}})*)([a-z]?)", s)
         if not m:
-            raise InputError(f"cannot read {text!r} as a {what}; write it like 70B, 8k or 131072")
+            raise InputError(msg("count.unreadable", "cannot read {v!r} as a {what}; write it like "
+                                 "70B, 8k or 131072", v=text, what=what))
         suffixes = _BINARY_SUFFIX if binary else _COUNT_SUFFIX
         if m.group(2) not in suffixes:
             allowed = ", ".join(k for k in suffixes if k)
-            raise InputError(f"unknown suffix in {what} {text!r}; use one of {allowed}")
+            raise InputError(msg("count.suffix", "unknown suffix in {what} {v!r}; use one of "
+                                 "{allowed}", what=what, v=text, allowed=allowed))
         value = _number(m.group(1)) * suffixes[m.group(2)]
     if not math.isfinite(value):
-        raise InputError(f"{what} must be finite, got {text!r}")
+        raise InputError(msg("count.finite", "{what} must be finite, got {v!r}", what=what,
+                             v=text))
     return int(round(value))
 
 
@@ -133,24 +159,29 @@ def parse_duration(text: str | int | float) -> float:
     """Seconds from ``90s``, ``2h30m``, ``3h 20min``, ``1.5h``, ``2d`` (a unit is required)."""
     if isinstance(text, int | float):
         if not math.isfinite(text):
-            raise InputError(f"duration must be finite, got {text}")
+            raise InputError(msg("duration.finite", "duration must be finite, got {v}", v=text))
         if text < 0:
-            raise InputError(f"duration must not be negative, got {text}")
+            raise InputError(msg("duration.negative", "duration must not be negative, got {v}",
+                                 v=text))
         return float(text)
     s = str(text).strip().lower().replace(",", ".")
     parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]+)", s)
     rebuilt = re.sub(r"\s+", "", "".join(n + u for n, u in parts))
     if not parts or rebuilt != re.sub(r"\s+", "", s):
         if re.fullmatch(_NUMBER, s):
-            raise InputError(f"duration {text!r} needs a unit, e.g. 90s, 45m, 3h20m or 2d")
-        raise InputError(f"cannot read {text!r} as a duration; write it like 90s, 45m or 3h20m")
+            raise InputError(msg("duration.unit", "duration {v!r} needs a unit, e.g. 90s, 45m, "
+                                 "3h20m or 2d", v=text))
+        raise InputError(msg("duration.unreadable", "cannot read {v!r} as a duration; write it "
+                             "like 90s, 45m or 3h20m", v=text))
     total = 0.0
     for number, unit in parts:
         if unit not in _DURATION_UNITS:
-            raise InputError(f"unknown unit {unit!r} in duration {text!r}; use s, m, h, d or w")
+            raise InputError(msg("duration.unknown_unit", "unknown unit {unit!r} in duration "
+                                 "{v!r}; use s, m, h, d or w", unit=unit, v=text))
         total += float(number) * _DURATION_UNITS[unit]
     if not math.isfinite(total):
-        raise InputError(f"duration {text!r} is not a finite number of seconds")
+        raise InputError(msg("duration.infinite", "duration {v!r} is not a finite number of "
+                             "seconds", v=text))
     return total
 
 
@@ -220,7 +251,8 @@ def check_currency(code: str) -> str:
     if c in _BY_SYMBOL:
         c = _BY_SYMBOL[c]
     if not re.fullmatch(r"[A-Z]{3}", c):
-        raise InputError(f"{code!r} is not a currency code; use an ISO code such as USD or EUR")
+        raise InputError(msg("currency.code", "{v!r} is not a currency code; use an ISO code "
+                             "such as USD or EUR", v=code))
     return c
 
 
@@ -267,6 +299,50 @@ class Money:
     def __str__(self) -> str:
         return format_money(self)
 
+    def __format__(self, spec: str) -> str:
+        """``f"{price}"``: ``$3.15``; a spec of decimals: ``f"{price:0}"``: ``$3``."""
+        return format_money(self, int(spec) if spec else None)
+
+
+def format_age(seconds: float | None) -> str:
+    """How old a price is: 'just now', '40 min', '5 h', '18 d', or 'undated'."""
+    if seconds is None:
+        return "undated"
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} d"
+
+
+class Age(float):
+    """Seconds since a price was observed, said as an age: ``f"{a}"`` gives '18 d'."""
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        return format_age(float(self))
+
+    def to_json(self) -> dict[str, float]:
+        return {"seconds": float(self)}
+
+
+class Duration(float):
+    """Seconds, said as a duration: ``f"{d}"`` gives '3h 20m', ``f"{d:short}"`` '3h20m'."""
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        return (format_duration_short if spec == "short" else format_duration)(float(self))
+
+    def __repr__(self) -> str:
+        return f"Duration({float(self)!r})"
+
+    def to_json(self) -> dict[str, float]:
+        return {"seconds": float(self)}
+
 
 def parse_money(text: str | float | int, default_currency: str | None = None) -> Money:
     """``3.15USD``, ``3.15 USD``, ``$3.15``, ``€0.59``, ``0,59 EUR``, ``25kUSD``, and money as
@@ -277,9 +353,10 @@ def parse_money(text: str | float | int, default_currency: str | None = None) ->
     """
     if isinstance(text, int | float):
         if default_currency is None:
-            raise InputError(f"amount {text} needs a currency, e.g. {text}USD")
+            raise InputError(msg("money.currency.number", "amount {v} needs a currency, e.g. "
+                                 "{v}USD", v=text))
         if not math.isfinite(text):
-            raise InputError(f"amount must be finite, got {text!r}")
+            raise InputError(msg("money.finite", "amount must be finite, got {v!r}", v=text))
         return Money(float(text), default_currency)
     s = _SPACES.sub("", str(text).strip())
     sign = s[0] if s[:1] in ("-", "+") and not s[1:2].isdigit() else ""
@@ -297,16 +374,18 @@ def parse_money(text: str | float | int, default_currency: str | None = None) ->
     s = sign + s
     m = re.fullmatch(rf"({_NUMBER})([kKmM]?)([A-Za-z]{{3}})?", s)
     if not m:
-        raise InputError(f"cannot read {text!r} as money; write it like 3.15USD or 0.59EUR")
+        raise InputError(msg("money.unreadable", "cannot read {v!r} as money; write it like "
+                             "3.15USD or 0.59EUR", v=text))
     if m.group(3):
         currency = m.group(3)
     if currency is None:
         if default_currency is None:
-            raise InputError(f"amount {text!r} needs a currency, e.g. {text}USD")
+            raise InputError(msg("money.currency", "amount {v!r} needs a currency, e.g. {v}USD",
+                                 v=text))
         currency = default_currency
     amount = _number(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6}[m.group(2).lower()]
     if not math.isfinite(amount):
-        raise InputError(f"amount must be finite, got {text!r}")
+        raise InputError(msg("money.finite", "amount must be finite, got {v!r}", v=text))
     return Money(amount, currency)
 
 

@@ -10,11 +10,18 @@ from typing import TYPE_CHECKING
 
 from whichgpu.advise.job import Job
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, msg
 
 if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
     from whichgpu.catalog.prices import OfferSelection
     from whichgpu.cost.currency import RateTable
+
+_TOKEN_COUNT = msg("what.token_count", "token count")
+_IMAGE_COUNT = msg("what.image_count", "image count")
+_VIDEO_COUNT = msg("what.video_count", "video count")
+_STEP_COUNT = msg("what.step_count", "step count")
+_TOKENS = msg("what.tokens", "tokens")
 
 
 def build_job(workload: Workload, *, tokens: str | None = None, images: str | None = None,
@@ -37,12 +44,12 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
         return parse_count(text, what=what) if text else None
 
     return Job(
-        workload, tokens=count(tokens, "token count"), images=count(images, "image count"),
-        videos=count(videos, "video count"), steps=count(steps, "step count"),
-        train_tokens=count(train_tokens, "token count"), users=users,
-        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, "tokens"),
+        workload, tokens=count(tokens, _TOKEN_COUNT), images=count(images, _IMAGE_COUNT),
+        videos=count(videos, _VIDEO_COUNT), steps=count(steps, _STEP_COUNT),
+        train_tokens=count(train_tokens, _TOKEN_COUNT), users=users,
+        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, _TOKENS),
         concurrency=concurrency, requests_per_s=parse_rate(requests_per_s),
-        ttft_s=parse_latency(ttft, "--ttft"), tpot_s=parse_latency(tpot, "--tpot"),
+        ttft_s=parse_latency(ttft, Field("ttft")), tpot_s=parse_latency(tpot, Field("tpot")),
         deadline_s=parse_duration(deadline) if deadline else None,
         max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
         if max_price_per_hour else None,
@@ -66,7 +73,8 @@ def _checkpoints(text: str | None) -> dict:
     if seconds == 0:  # 0s, 0m, 0h: no checkpoints, as 0
         return {"checkpoint_every_s": None}
     if seconds < 0:
-        raise InputError("--checkpoint-every must be a positive duration (e.g. 30m) or none")
+        raise InputError(msg("job.checkpoint_every", "{flag} must be a positive duration "
+                             "(e.g. 30m) or none", flag=Field("checkpoint_every")))
     return {"checkpoint_every_s": seconds}
 
 
@@ -120,7 +128,7 @@ def only_gpus(text: str | None) -> list[GPU] | None:
         return None
     names = [t.strip() for t in str(text).split(",") if t.strip()]
     if len(names) > MAX_ONLY:
-        raise InputError(f"compare at most {MAX_ONLY} GPUs at once")
+        raise InputError(msg("only.too_many", "compare at most {n} GPUs at once", n=MAX_ONLY))
     out: list[GPU] = []
     for n in names:
         g = resolve_gpu(n).gpu

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whichgpu.errors import InputError
-from whichgpu.units import Money, format_money
+from whichgpu.messages import Message, msg
+from whichgpu.units import Money
+from whichgpu.vocabulary import Ranking
 
 WORKLOADS = {
     "inference": "inference",
@@ -21,13 +23,14 @@ WORKLOADS = {
     "training": "training", "pretraining": "training", "pre-training": "training",
 }
 
-QUESTIONS = (
-    ("workload", "1. What is your workload: training, fine-tuning or inference?"),
-    ("model", "2. How large is your model (e.g. 7B, 70B, or a name such as llama-3.1-8b)?"),
-    ("budget", "3. What is your hourly budget (e.g. 1USD, 3EUR; 'none' for no limit)?"),
-    ("hours", "4. How many hours per month will you use it?"),
-    ("horizon", "5. For how many months will you need it?"),
-)
+#: the five questions, by the checklist request's field that answers each
+QUESTIONS = {
+    "workload": "1. What is your workload: training, fine-tuning or inference?",
+    "model": "2. How large is your model (e.g. 7B, 70B, or a name such as llama-3.1-8b)?",
+    "budget_per_hour": "3. What is your hourly budget (e.g. 1USD, 3EUR; 'none' for no limit)?",
+    "hours_per_month": "4. How many hours per month will you use it?",
+    "horizon_months": "5. For how many months will you need it?",
+}
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,14 @@ class ChecklistAnswers:
 
     def __post_init__(self) -> None:
         if self.workload not in ("inference", "finetune", "training"):
-            raise InputError("workload must be training, fine-tuning or inference")
+            raise InputError(msg("checklist.workload", "workload must be training, fine-tuning "
+                                 "or inference"))
         if not 0 < self.hours_per_month <= 730:
-            raise InputError("hours per month must be more than 0 and at most 730")
+            raise InputError(msg("checklist.hours", "hours per month must be more than 0 and at "
+                                 "most 730"))
         if not 0 < self.horizon_months <= 120:
-            raise InputError("the horizon must be more than 0 and at most 120 months")
+            raise InputError(msg("checklist.horizon", "the horizon must be more than 0 and at "
+                                 "most {n} months", n=120))
 
 
 @dataclass
@@ -54,8 +60,8 @@ class ChecklistResult:
     quant: str
     recommendation: Any  # advise.recommend.Recommendation
     advice: Any | None  # cost.rent_or_buy.Advice for the chosen GPU
-    article_rules: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    article_rules: list[Message] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
 
     @property
     def gpu(self) -> str | None:
@@ -89,8 +95,8 @@ def parse_answers(workload: str, model: str, budget: str | None, hours: str | fl
 
     key = str(workload).strip().lower()
     if key not in WORKLOADS:
-        raise InputError(f"unknown workload {workload!r}: answer training, fine-tuning or "
-                         "inference")
+        raise InputError(msg("checklist.unknown_workload", "unknown workload {v!r}: answer "
+                             "training, fine-tuning or inference", v=str(workload)))
     money = None
     if budget and str(budget).strip().lower() not in ("none", "no", "-", "0", ""):
         money = parse_money(budget, default_currency=currency)
@@ -98,7 +104,8 @@ def parse_answers(workload: str, model: str, budget: str | None, hours: str | fl
         h = float(str(hours).strip().lower().replace("h", ""))
         months = float(str(horizon).strip().lower().replace("months", "").replace("m", ""))
     except ValueError:
-        raise InputError("hours per month and horizon must be numbers (e.g. 120 and 24)") from None
+        raise InputError(msg("checklist.numbers", "hours per month and horizon must be numbers "
+                             "(e.g. 120 and 24)")) from None
     return ChecklistAnswers(WORKLOADS[key], str(model).strip(), money, h, months)
 
 
@@ -116,28 +123,39 @@ def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
     return "inference", (None if billions <= 13 else "awq")
 
 
-def article_rules(answers: ChecklistAnswers, billions: float) -> list[str]:
-    """What S13 and S14 say for these answers, to show beside the computed answer."""
+def article_rules(answers: ChecklistAnswers, billions: float) -> list[Message]:
+    """What S13 and S14 say for these answers, to show beside the computed answer (each rule
+    is one message, its id ``rule.q<N>...`` says which question it answers)."""
     rules = []
     if billions < 13:
-        rules.append("Q2 (S13): under 13B, 24 GB GPUs are enough.")
+        rules.append(msg("rule.q2.small", "Q2 (S13): under 13B, 24 GB GPUs are enough."))
     elif billions > 70:
-        rules.append("Q2 (S13): over 70B, multi-GPU with 80+ GB per GPU.")
+        rules.append(msg("rule.q2.large", "Q2 (S13): over 70B, multi-GPU with 80+ GB per GPU."))
     b = answers.budget_per_hour
     if b is not None:
         usd = b.amount if b.currency == "USD" else None
         if usd is not None and usd < 1:
-            rules.append("Q3 (S13): under $1/h, the options are RTX 4090, A100 spot or L4.")
+            rules.append(msg("rule.q3.low", "Q3 (S13): under $1/h, the options are RTX 4090, "
+                             "A100 spot or L4."))
         elif usd is not None and usd > 3:
-            rules.append("Q3 (S13): above $3/h, H100 or B200 are within reach.")
+            rules.append(msg("rule.q3.high", "Q3 (S13): above $3/h, H100 or B200 are within "
+                             "reach."))
     h = answers.hours_per_month
-    rules.append("Q4 (S13): " + ("under 100 h/month, always rent." if h < 100 else
-                                 "100-500 h/month, rent on marketplaces." if h <= 500 else
-                                 "over 500 h/month at high utilisation, consider owning."))
-    rules.append("Q5 (S13): " + ("under 18 months, rent (avoids depreciation)."
-                                 if answers.horizon_months < 18 else
-                                 "18+ months at high utilisation, buying may break even."))
+    rules.append(msg("rule.q4.rent", "Q4 (S13): under 100 h/month, always rent.") if h < 100
+                 else msg("rule.q4.marketplace", "Q4 (S13): 100-500 h/month, rent on "
+                          "marketplaces.") if h <= 500 else
+                 msg("rule.q4.own", "Q4 (S13): over 500 h/month at high utilisation, consider "
+                     "owning."))
+    rules.append(msg("rule.q5.rent", "Q5 (S13): under 18 months, rent (avoids depreciation).")
+                 if answers.horizon_months < 18 else
+                 msg("rule.q5.buy", "Q5 (S13): 18+ months at high utilisation, buying may "
+                     "break even."))
     return rules
+
+
+def answers_rule(rule: Message, question: int) -> bool:
+    """Whether an article rule answers question ``question`` (4: hours, 5: horizon)."""
+    return rule.id.startswith(f"rule.q{question}.")
 
 
 def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | None = None,
@@ -161,12 +179,16 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
     w = Workload(spec, task=task, quant=quant)
     job = Job(w, max_price_per_hour=answers.budget_per_hour, currency=currency)
     rec = recommend(job, offers, rates=rates, gpus=gpus)
-    notes = [f"assumed {task}" + (f" with {quant} weights" if quant else "")
-             + " (the checklist's default for this workload and size)"]
-    notes.append("ranked by " + rec.ranking + (
-        " (no amount of work asked: the same work costs least there)"
-        if rec.ranking.startswith("cost per") and rec.ranking != "cost per hour" else
-        " (no amount of work asked: hosting the model by the hour)"))
+    notes: list[Message] = [
+        msg("checklist.assumed.quant", "assumed {task} with {quant} weights (the checklist's "
+            "default for this workload and size)", task=task, quant=quant) if quant else
+        msg("checklist.assumed", "assumed {task} (the checklist's default for this workload "
+            "and size)", task=task)]
+    notes.append(msg("checklist.ranked.per_unit", "ranked by {ranking} (no amount of work "
+                     "asked: the same work costs least there)", ranking=rec.ranking)
+                 if rec.ranked_by is Ranking.COST_PER_UNIT else
+                 msg("checklist.ranked.per_hour", "ranked by {ranking} (no amount of work "
+                     "asked: hosting the model by the hour)", ranking=rec.ranking))
     advice = None
     best = rec.best
     if best is not None and spec.params_total < 13e9 and best.gpu.usable_memory_bytes > 26e9:
@@ -175,10 +197,15 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
             from whichgpu.advise.recommend import rank_cost
 
             o = small[0]  # options are sorted: the cheapest 24 GB card
-            unit = f" per {o.unit}" if o.unit and rec.ranking != "cost per hour" else "/h"
-            notes.append(f"a 24 GB card holds it, as Q2 says: {o.gpu.id} at "
-                         f"{format_money(Money(rank_cost(job, o), rec.currency))}{unit}; "
-                         f"{best.label} does the same for less at these prices")
+            cost = Money(rank_cost(job, o), rec.currency)
+            notes.append(msg("checklist.24gb.per_unit", "a 24 GB card holds it, as Q2 says: "
+                             "{gpu} at {cost} per {unit}; {best} does the same for less at "
+                             "these prices", gpu=o.gpu.id, cost=cost, unit=o.unit,
+                             best=best.label)
+                         if o.unit and rec.ranked_by is not Ranking.COST_PER_HOUR else
+                         msg("checklist.24gb", "a 24 GB card holds it, as Q2 says: {gpu} at "
+                             "{cost}/h; {best} does the same for less at these prices",
+                             gpu=o.gpu.id, cost=cost, best=best.label))
     if best is not None:
         try:
             inputs = ownership_inputs(best.gpu, offers=offers, rates=rates,
@@ -187,10 +214,13 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
             advice = rent_or_buy(inputs, rates, hours_per_month=answers.hours_per_month,
                                  horizon_months=answers.horizon_months)
             if best.count > 1:
-                notes.append(f"rent or buy is per GPU; the job needs {best.count}")
+                notes.append(msg("checklist.per_gpu", "rent or buy is per GPU; the job needs "
+                                 "{n}", n=best.count))
         except InputError as exc:
-            notes.append(f"no rent-or-buy figure for {best.gpu.id}: {exc}")
+            notes.append(msg("checklist.no_rent_or_buy", "no rent-or-buy figure for {gpu}: "
+                             "{why}", gpu=best.gpu.id, why=exc.args[0] if exc.args else ""))
     elif answers.budget_per_hour is not None:
-        notes.append(f"nothing fits under {format_money(answers.budget_per_hour)}/h")
+        notes.append(msg("checklist.nothing_under", "nothing fits under {budget}/h",
+                         budget=answers.budget_per_hour))
     return ChecklistResult(answers, task, quant or w.quant_name, rec, advice,
                            article_rules(answers, spec.params_total / 1e9), notes)

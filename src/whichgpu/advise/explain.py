@@ -1,38 +1,66 @@
-"""Why the first choice wins, why the others were excluded, what would change the answer."""
+"""Why the first choice wins, why the others were excluded, what would change the answer.
+
+Every line is a :class:`~whichgpu.messages.Message` (an id, its English template and typed
+parameters): the command line prints its English, the JSON carries it, and the web says it
+in the reader's language from its catalog. Nothing here reads text back.
+"""
 
 from __future__ import annotations
 
-from whichgpu.listing import join_some
-from whichgpu.units import format_duration, format_money
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.estimate.memory.fit import COUNTS, fits, suggestions
+from whichgpu.messages import Field, Join, Message, Some, msg
+from whichgpu.units import Duration, format_money
+from whichgpu.vocabulary import (
+    Bound,
+    Confidence,
+    ExclusionKind,
+    Objective,
+    Placement,
+    Ranking,
+    WorkKind,
+    word,
+)
+
+if TYPE_CHECKING:
+    from whichgpu.advise.recommend import Exclusion, Option, Recommendation
 
 
-def _money_range(r) -> str:
-    return f"{format_money(r.typical)} ({format_money(r.low)}-{format_money(r.high)})"
+def money_range(r: Any) -> Message:
+    """'$1.23 ($1.00-$1.50)'."""
+    return msg("explain.money_range", "{typical} ({low}-{high})", typical=r.typical, low=r.low,
+               high=r.high)
 
 
-def _what(o) -> str:
+def what(o: Option) -> Message:
+    """An option's time and cost: 'about 3h 20m (2h-4h) and $1.23 ($1.00-$1.50)'."""
     if o.time_s is None:
         if o.unit_cost is not None and o.unit:
-            return (f"{_money_range(o.unit_cost)} per {o.unit} at "
-                    f"{format_money(o.price_per_hour)}/h")
-        return f"{format_money(o.cost.typical)} per hour"
-    spot = ""
-    if getattr(o.spot_risk, "cost", None) is not None:  # issue 19
-        from whichgpu.advise.spot_risk import expected_phrase
+            return msg("explain.what.per_unit", "{cost} per {unit} at {price}/h",
+                       cost=money_range(o.unit_cost), unit=o.unit, price=o.price_per_hour)
+        return msg("explain.what.per_hour", "{cost} per hour", cost=o.cost.typical)
+    job = msg("explain.what.job", "about {time} ({low}-{high}) and {cost}",
+              time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
+              high=Duration(o.time_s.high), cost=money_range(o.cost))
+    if getattr(o.spot_risk, "cost", None) is None:  # issue 19: a spot option's expected cost
+        return job
+    from whichgpu.advise.spot_risk import expected_phrase
 
-        spot = f" uninterrupted (on spot, {expected_phrase(o.spot_risk)})"
-    return (f"about {format_duration(o.time_s.typical)} "
-            f"({format_duration(o.time_s.low)}-{format_duration(o.time_s.high)}) and "
-            f"{_money_range(o.cost)}{spot}")
+    return msg("explain.what.job_spot", "{job} uninterrupted (on spot, {expected})", job=job,
+               expected=expected_phrase(o.spot_risk))
 
 
-def _name(o) -> str:
+def name(o: Option) -> Message | Placement:
     """An option's label, with its layout when it has several replicas (two '8 x a100' can
     be 4 replicas of 2 GPUs or 2 of 4)."""
-    return f"{o.label} ({o.layout})" if o.replicas > 1 else o.label
+    if o.replicas > 1:
+        return msg("explain.name.layout", "{gpus} ({layout})", gpus=o.label, layout=o.layout)
+    return o.label
 
 
-def _per_gpu_speed(o) -> float:
+def _per_gpu_speed(o: Option) -> float:
     """Work per second per GPU (times such as seconds per step are inverted)."""
     r = o.rate.typical
     if o.rate_name in ("step_s", "seconds_per_video"):
@@ -40,93 +68,123 @@ def _per_gpu_speed(o) -> float:
     return r / o.gpus
 
 
-def explain(rec, offers, catalog, rates, profile=None) -> None:
+def goal(rec: Recommendation) -> Message:
+    """What the winner is best at, as the ranking says."""
+    ranked = rec.ranked_by
+    if ranked is Ranking.SHORTEST_TIME:
+        return msg("explain.goal.time", "shortest time")
+    if ranked is Ranking.FASTEST_PER_USER:
+        return msg("explain.goal.per_user", "fastest speed per user")
+    if ranked is Ranking.TOTAL_COST:
+        return msg("explain.goal.total", "lowest total cost")
+    if ranked is Ranking.COST_PER_UNIT:
+        return msg("explain.goal.per_unit", "lowest cost per {unit}", unit=rec.ranking_unit)
+    return msg("explain.goal.per_hour", "lowest cost per hour")
+
+
+def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
+            profile: Any = None) -> None:
     """Fill ``rec.explanation``, ``rec.what_would_change`` and ``rec.closest`` in place."""
     from whichgpu.advise.recommend import rank_cost
 
     job = rec.job
     opts = rec.options
-    lines: list[str] = []
-    change: list[str] = []
+    lines: list[Message] = []
+    change: list[Message] = []
     if opts:
         best = opts[0]
-        at = f" at {format_money(best.price_per_hour)}/h" if best.time_s is not None else ""
-        lines.append(f"{_name(best)} wins with the {_goal(rec)}: {_what(best)}{at} "
-                     f"({best.offer.provider}, {best.offer.billing.describe()}).")
-        if job.kind == "none":
-            lines.append("No amount of work given: " + (
-                f"ranked by the cost of the same work (per {best.unit}), shown with the price "
-                "per hour." if rec.ranking.startswith("cost per") and best.unit and
-                rec.ranking != "cost per hour" else
-                "ranked by the price per hour of a configuration that holds it (add --tokens, "
-                "--images, --steps ... to rank by the cost of a job)."))
+        at = (msg("explain.at_price", " at {price}/h", price=best.price_per_hour)
+              if best.time_s is not None else "")
+        lines.append(msg("explain.wins", "{name} wins with the {goal}: {what}{at} "
+                         "({provider}, {billing}).", name=name(best), goal=goal(rec),
+                         what=what(best), at=at, provider=best.offer.provider,
+                         billing=best.offer.billing.describe()))
+        if job.kind == WorkKind.NONE:
+            if rec.ranked_by is Ranking.COST_PER_UNIT and best.unit:
+                lines.append(msg("explain.no_amount.per_unit", "No amount of work given: "
+                                 "ranked by the cost of the same work (per {unit}), shown with "
+                                 "the price per hour.", unit=best.unit))
+            else:
+                lines.append(msg("explain.no_amount.per_hour", "No amount of work given: "
+                                 "ranked by the price per hour of a configuration that holds "
+                                 "it (add {tokens}, {images}, {steps} ... to rank by the cost "
+                                 "of a job).", tokens=Field("tokens"), images=Field("images"),
+                                 steps=Field("steps")))
         headroom = best.gpu.usable_memory_bytes - best.memory_bytes
-        lines.append(f"Memory first: it needs {best.memory_bytes / 1e9:.1f} GB per GPU of "
-                     f"{best.gpu.usable_memory_bytes / 1e9:.1f} GB ({headroom / 1e9:.1f} GB "
-                     f"spare; {best.layout}). Speed second: {best.speed.bound}-bound at "
-                     f"{best.speed.precision}, confidence {best.speed.confidence}.")
+        lines.append(msg("explain.memory_speed", "Memory first: it needs {need:.1f} GB per GPU "
+                         "of {usable:.1f} GB ({spare:.1f} GB spare; {layout}). Speed second: "
+                         "{bound}-bound at {precision}, confidence {confidence}.",
+                         need=best.memory_bytes / 1e9,
+                         usable=best.gpu.usable_memory_bytes / 1e9, spare=headroom / 1e9,
+                         layout=best.layout, bound=word(Bound, best.speed.bound),
+                         precision=best.speed.precision,
+                         confidence=word(Confidence, best.speed.confidence)))
         if len(opts) > 1:
             second = opts[1]
             finishes = getattr(second.spot_risk, "finishes", (True,) * 3)[1]  # issue 19
-            if job.objective == "cost" and rank_cost(job, best) > 0 and finishes:
+            if job.objective == Objective.COST and rank_cost(job, best) > 0 and finishes:
                 diff = rank_cost(job, second) / rank_cost(job, best) - 1
-                lines.append(f"Next: {_name(second)}, {_what(second)} ({diff:+.0%} cost).")
+                lines.append(msg("explain.next.diff", "Next: {name}, {what} ({diff:+.0%} "
+                                 "cost).", name=name(second), what=what(second), diff=diff))
             else:
-                lines.append(f"Next: {_name(second)}, {_what(second)}.")
-        ties = [_name(o) for o in opts[1:] if o.near_tie]
+                lines.append(msg("explain.next", "Next: {name}, {what}.", name=name(second),
+                                 what=what(second)))
+        ties = [name(o) for o in opts[1:] if o.near_tie]
         if ties:
-            lines.append(f"Near-tie (within 5 %): {', '.join(ties)}; the ranges overlap, so "
-                         "prices on the day decide.")
+            lines.append(msg("explain.near_tie", "Near-tie (within 5 %): {options}; the ranges "
+                             "overlap, so prices on the day decide.", options=Join(ties)))
         slower = _slower_but_cheaper(rec, best)
         if slower:
             lines.append(slower)
         lines.append(_counts_line(rec))
         no_fp8 = sorted({o.gpu.id for o in opts if o.lacks_fp8})
         if no_fp8:
-            lines.append(f"Without FP8 or FP4 support ({', '.join(no_fp8)}), the weights run "
-                         "through 16-bit matmuls: those cards are kept, with their slower "
-                         "speed (a note, not an exclusion).")
+            lines.append(msg("explain.no_fp8", "Without FP8 or FP4 support ({gpus}), the "
+                             "weights run through 16-bit matmuls: those cards are kept, with "
+                             "their slower speed (a note, not an exclusion).",
+                             gpus=Join(no_fp8)))
         for note in best.notes:
-            if not note.startswith(("no FP8", "no FP4")):
-                lines.append(f"Note: {note}.")
+            if getattr(note, "id", None) != "option.no_fp8":
+                lines.append(msg("explain.note", "Note: {note}.", note=note))
         for a in best.assumptions:
-            lines.append(f"Assumes: {a}.")
+            lines.append(msg("explain.assumes", "Assumes: {assumption}.", assumption=a))
         change += _what_changes(rec, best, offers, rates, profile)
     else:
-        where = []
+        where: list[Message] = []
         if rec.only:
-            where.append(f"among {', '.join(rec.only)}")
+            where.append(msg("explain.nothing.among", "among {gpus}", gpus=Join(rec.only)))
         if rec.max_gpus:
-            where.append(f"with at most {rec.max_gpus} GPU(s)")
-        lines.append("Nothing in the catalog and price list can run this job as asked"
-                     + (f" ({'; '.join(where)})" if where else "") + ".")
+            where.append(msg("explain.nothing.at_most", "with at most {n} GPU(s)",
+                             n=rec.max_gpus))
+        lines.append(msg("explain.nothing.where", "Nothing in the catalog and price list can "
+                         "run this job as asked ({where}).", where=Join(where, "; "))
+                     if where else msg("explain.nothing", "Nothing in the catalog and price "
+                                       "list can run this job as asked."))
         closest = closest_miss(rec.excluded)
         if closest is not None:
-            rec.closest = f"{_where(closest)}: {closest.reason}" + (
-                "" if closest.has_offer or closest.kind == "offer"
-                else "; and the price list has no offer for it")
-            lines.append(f"Closest: {rec.closest}.")
+            no_offer = not closest.has_offer and closest.kind != ExclusionKind.OFFER
+            rec.closest = (msg("explain.closest.no_offer", "{where}: {reason}; and the price "
+                               "list has no offer for it", where=placement(closest),
+                               reason=closest.reason) if no_offer else
+                           msg("explain.closest.text", "{where}: {reason}",
+                               where=placement(closest), reason=closest.reason))
+            lines.append(msg("explain.closest", "Closest: {closest}.", closest=rec.closest))
             if not closest.has_offer:
                 offered = closest_miss([e for e in rec.excluded if e.has_offer])
                 if offered is not None:
-                    lines.append(f"Closest with an offer: {_where(offered)}: "
-                                 f"{offered.reason}.")
+                    lines.append(msg("explain.closest_offered", "Closest with an offer: "
+                                     "{where}: {reason}.", where=placement(offered),
+                                     reason=offered.reason))
         change += _memory_fixes(rec, catalog)
     rec.explanation = lines
     rec.what_would_change = change
 
 
-def _goal(rec) -> str:
-    r = rec.ranking
-    return {"shortest time": "shortest time", "fastest per user": "fastest speed per user",
-            "total cost": "lowest total cost"}.get(r, f"lowest {r}")
+def placement(e: Exclusion) -> Placement:
+    return Placement(e.gpu.id, e.count)
 
 
-def _where(e) -> str:
-    return e.gpu.id if e.count == 1 else f"{e.count} x {e.gpu.id}"
-
-
-def excluded_counts(rec) -> tuple[int, int, int]:
+def excluded_counts(rec: Recommendation) -> tuple[int, int, int]:
     """(GPUs that cannot run the job at any size tried, how many of those the price list does
     not rent, smaller sizes excluded of GPUs that do run it with more cards)."""
     with_options = {o.gpu.id for o in rec.options}
@@ -136,17 +194,20 @@ def excluded_counts(rec) -> tuple[int, int, int]:
     return len(gpus), len(no_offer), smaller
 
 
-def _counts_line(rec) -> str:
+def _counts_line(rec: Recommendation) -> Message:
     gpus, no_offer, smaller = excluded_counts(rec)
-    text = f"{len(rec.options)} configuration(s) can run it. Excluded: {gpus} GPU(s)"
+    extra: list[Message] = []
     if no_offer:
-        text += f" ({no_offer} of them not in this price list)"
+        extra.append(msg("explain.counts.no_offer", " ({n} of them not in this price list)",
+                         n=no_offer))
     if smaller:
-        text += (f", and {smaller} smaller size(s) of GPUs that run it with more cards")
-    return text + "."
+        extra.append(msg("explain.counts.smaller", ", and {n} smaller size(s) of GPUs that "
+                         "run it with more cards", n=smaller))
+    return msg("explain.counts", "{options} configuration(s) can run it. Excluded: {gpus} "
+               "GPU(s){extra}.", options=len(rec.options), gpus=gpus, extra=Join(extra, ""))
 
 
-def _per_gpu_price(o) -> float:
+def _per_gpu_price(o: Option) -> float:
     """The option's price per GPU-hour paid: its whole instances over the GPUs they hold (an
     option on one GPU of an 8-GPU instance pays for eight)."""
     from whichgpu.cost.billing import instances_needed
@@ -155,11 +216,11 @@ def _per_gpu_price(o) -> float:
     return o.price_per_hour.amount / max(paid, 1)
 
 
-def _slower_but_cheaper(rec, best) -> str | None:
+def _slower_but_cheaper(rec: Recommendation, best: Option) -> Message | None:
     """Why a slower card wins on cost: the faster cards cost more per GPU-hour than they gain
     per GPU. Compared at the same number of GPUs where there is one (scaling changes speed
     per GPU), on the same pricing (spot with spot), and per GPU-hour paid."""
-    if rec.job.objective != "cost" or rec.job.per_hour:
+    if rec.job.objective != Objective.COST or rec.job.per_hour:
         return None
     mine = _per_gpu_speed(best)
     per_gpu_price = _per_gpu_price(best)
@@ -175,79 +236,91 @@ def _slower_but_cheaper(rec, best) -> str | None:
     price_ratio = _per_gpu_price(f) / per_gpu_price
     if price_ratio <= speed_ratio:
         return None
-    at = f" (both on {best.gpus} GPUs)" if f.gpus == best.gpus and best.gpus > 1 else ""
-    return (f"Per GPU{at}, {f.gpu.id} is {speed_ratio:.1f}x as fast as {best.gpu.id} but costs "
-            f"{price_ratio:.1f}x as much per hour for each GPU paid here, so {best.gpu.id} does "
-            "the same work for less; the faster card wins when time counts (--objective time, "
-            "--deadline, --max-gpus).")
+    both = (msg("explain.slower.both", " (both on {n} GPUs)", n=best.gpus)
+            if f.gpus == best.gpus and best.gpus > 1 else "")
+    return msg("explain.slower", "Per GPU{both}, {fast} is {speed:.1f}x as fast as {slow} but "
+               "costs {price:.1f}x as much per hour for each GPU paid here, so {slow} does the "
+               "same work for less; the faster card wins when time counts ({objective}, "
+               "{deadline}, {max_gpus}).", both=both, fast=f.gpu.id, slow=best.gpu.id,
+               speed=speed_ratio, price=price_ratio, objective=Field("objective", "time"),
+               deadline=Field("deadline"), max_gpus=Field("max_gpus"))
 
 
-def closest_miss(excluded):
+def closest_miss(excluded: list[Exclusion]) -> Exclusion | None:
     """The exclusion nearest to working: the smallest gap relative to what was needed
     (memory short, time late, money over, speed missing)."""
     if not excluded:
         return None
     # a card that cannot run the engine asked for is not "nearly" working, whatever its gap
-    return min(excluded, key=lambda e: (e.kind == "engine", e.gap, e.count))
+    return min(excluded, key=lambda e: (e.kind == ExclusionKind.ENGINE, e.gap, e.count))
 
 
-def _what_changes(rec, best, offers, rates, profile) -> list[str]:
+def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: Any,
+                  profile: Any) -> list[Message]:
     from whichgpu.advise.recommend import rank_cost
 
     job = rec.job
-    out: list[str] = []
+    out: list[Message] = []
     opts = rec.options
     timed = [o for o in opts if o.time_s is not None]
-    if job.objective == "cost" and best.time_s is not None and timed:
-        fastest = min(timed, key=lambda o: o.time_s.typical)
-        if fastest is not best:
-            out.append(f"If time matters more: {_name(fastest)} takes "
-                       f"{format_duration(fastest.time_s.typical)} for "
-                       f"{format_money(fastest.cost.typical)} (--objective time).")
-    elif job.objective == "time":
+    if job.objective == Objective.COST and best.time_s is not None and timed:
+        fastest = min(timed, key=lambda o: o.time_s.typical if o.time_s else 0.0)
+        if fastest is not best and fastest.time_s is not None:
+            out.append(msg("change.time_matters", "If time matters more: {name} takes {time} "
+                           "for {cost} ({flag}).", name=name(fastest),
+                           time=Duration(fastest.time_s.typical), cost=fastest.cost.typical,
+                           flag=Field("objective", "time")))
+    elif job.objective == Objective.TIME:
         cheapest = min(opts, key=lambda o: rank_cost(job, o))
         if cheapest is not best:
-            out.append(f"If cost matters more: {_name(cheapest)} costs "
-                       f"{format_money(cheapest.cost.typical)} and takes "
-                       + (format_duration(cheapest.time_s.typical) if cheapest.time_s
-                          else "the same hours") + " (--objective cost).")
+            took = (Duration(cheapest.time_s.typical) if cheapest.time_s else
+                    msg("change.same_hours", "the same hours"))
+            out.append(msg("change.cost_matters", "If cost matters more: {name} costs {cost} "
+                           "and takes {time} ({flag}).", name=name(cheapest),
+                           cost=cheapest.cost.typical, time=took,
+                           flag=Field("objective", "cost")))
     win = price_to_win(rec)
     if win is not None:
         runner, target, now = win
-        per = " per GPU" if runner.gpus > 1 else ""
-        out.append(f"{_name(runner)} would win below {format_money(target)}/h{per} "
-                   f"(now {format_money(now)}/h{per}).")
+        out.append(msg("change.price_to_win.per_gpu", "{name} would win below {target}/h per "
+                       "GPU (now {now}/h per GPU).", name=name(runner), target=target, now=now)
+                   if runner.gpus > 1 else
+                   msg("change.price_to_win", "{name} would win below {target}/h (now "
+                       "{now}/h).", name=name(runner), target=target, now=now))
     if best.gpus > 1:
         fewer = [o for o in opts if o.gpus < best.gpus]
         if fewer:
-            o = min(fewer, key=lambda o: rank_cost(job, o)) if job.objective == "cost" \
+            o = min(fewer, key=lambda o: rank_cost(job, o)) if job.objective == Objective.COST \
                 else fewer[0]
-            out.append(f"On fewer GPUs: {_name(o)}, {_what(o)} (--max-gpus {o.gpus}).")
-    late = [e for e in rec.excluded if e.kind == "deadline"]
+            out.append(msg("change.fewer_gpus", "On fewer GPUs: {name}, {what} ({flag}).",
+                           name=name(o), what=what(o), flag=Field("max_gpus", o.gpus)))
+    late = [e for e in rec.excluded if e.kind == ExclusionKind.DEADLINE]
     if late:
         e = min(late, key=lambda e: e.shortfall)
-        out.append(f"A longer deadline would let {_where(e)} in: {e.reason}.")
-    pricey = [e for e in rec.excluded if e.kind in ("budget", "price")]
+        out.append(msg("change.deadline", "A longer deadline would let {where} in: {reason}.",
+                       where=placement(e), reason=e.reason))
+    pricey = [e for e in rec.excluded if e.kind in (ExclusionKind.BUDGET, ExclusionKind.PRICE)]
     if pricey:
-        out.append("A bigger budget would let in: "
-                   f"{join_some(sorted({_where(e) for e in pricey}), 8)}.")
+        out.append(msg("change.budget", "A bigger budget would let in: {gpus}.",
+                       gpus=Some(sorted({placement(e) for e in pricey}), 8)))
     fix = _memory_fix(rec, best, offers, rates, profile)
     if fix:
         out.append(fix)
-    no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == "offer"})
+    no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == ExclusionKind.OFFER})
     if no_offer:
-        out.append(f"Fits but has no offer in this price list: {join_some(no_offer, 8)} "
-                   "(another --prices may change the answer).")
+        out.append(msg("change.no_offer", "Fits but has no offer in this price list: {gpus} "
+                       "(another {prices} may change the answer).", gpus=Some(no_offer, 8),
+                       prices=Field("prices")))
     return out
 
 
-def price_to_win(rec):
+def price_to_win(rec: Recommendation) -> tuple[Option, Any, Any] | None:
     """(the best option on another GPU, its price per GPU-hour that would make it win, its
     price now), when ranking on cost and the two are not tied; else None."""
     from whichgpu.advise.recommend import rank_cost
 
     opts, job = rec.options, rec.job
-    if job.objective != "cost" or not opts:
+    if job.objective != Objective.COST or not opts:
         return None
     best = opts[0]
     runner = next((o for o in opts if o.gpu.id != best.gpu.id), None)
@@ -261,38 +334,33 @@ def price_to_win(rec):
     return runner, target, now
 
 
-def _fixable_count(text: str) -> int:
-    """'rtx-4090 x 2' -> 2, 'rtx-4090' -> 1."""
-    _, _, n = text.rpartition(" x ")
-    return int(n) if n.isdigit() else 1
-
-
-def _memory_fix(rec, best, offers, rates, profile) -> str | None:
+def _memory_fix(rec: Recommendation, best: Option, offers: list[Any], rates: Any,
+                profile: Any) -> Message | None:
     """A change to the job (a smaller format, a shorter context, checkpointing ...) that lets
     in a GPU size which does not fit as asked and would then beat the winner: each change is
     costed on that GPU's offers, within --max-gpus; the best such change is named."""
-    from dataclasses import replace
-
     from whichgpu.advise.recommend import Option, evaluate, rank_cost
     from whichgpu.errors import InputError
-    from whichgpu.estimate.memory.fit import suggestions
 
     job = rec.job
-    goal = (lambda o: rank_cost(job, o)) if job.objective == "cost" else \
-        (lambda o: o.time_s.typical if o.time_s else -o.rate.typical)
-    target = goal(best)
+
+    def aim(o: Option) -> float:
+        if job.objective == Objective.COST:
+            return rank_cost(job, o)
+        return o.time_s.typical if o.time_s else -o.rate.typical
+
+    target = aim(best)
     found = None
     seen = set()
     for e in sorted(rec.excluded, key=lambda e: e.gap):
-        if e.kind != "memory" or not e.has_offer or (e.gpu.id, e.count) in seen:
+        if e.kind != ExclusionKind.MEMORY or not e.has_offer or (e.gpu.id, e.count) in seen:
             continue
         seen.add((e.gpu.id, e.count))
         for c in suggestions(job.workload, e.gpu):
             changed = c.workload
             if changed.task != job.workload.task and job.workload.task == "pretrain":
                 continue  # LoRA is not pre-training
-            if changed is job.workload or "bigger GPU" in c.description or \
-                    f" x {e.gpu.id} (" in c.description:
+            if changed is job.workload or not c.kind.changes_the_job:
                 continue  # more GPUs or another GPU: not a change to the job
             try:
                 option = evaluate(replace(job, workload=changed), e.gpu, e.count, offers,
@@ -300,72 +368,73 @@ def _memory_fix(rec, best, offers, rates, profile) -> str | None:
                                   max_gpus=rec.max_gpus)
             except InputError:  # a change the estimators refuse is no answer
                 continue
-            if not isinstance(option, Option) or goal(option) >= target:
+            if not isinstance(option, Option) or aim(option) >= target:
                 continue
-            if found is None or goal(option) < goal(found[1]):
+            if found is None or aim(option) < aim(found[1]):
                 found = (c, option, e)
         if len(seen) >= 6:
             break
     if found is None:
         return None
     c, o, e = found
-    what = (f"{format_money(o.cost.typical)} in {format_duration(o.time_s.typical)}"
-            if o.time_s is not None else f"{format_money(o.price_per_hour)}/h")
-    return (f"{_where(e)} does not fit as asked ({_short(e)}); with {c.description} it would "
-            f"({o.memory_bytes / 1e9:.1f} GB per GPU) and win: {what}.")
+    result = (msg("change.memory_fix.job", "{cost} in {time}", cost=o.cost.typical,
+                  time=Duration(o.time_s.typical)) if o.time_s is not None else
+              msg("change.memory_fix.hour", "{price}/h", price=o.price_per_hour))
+    return msg("change.memory_fix", "{where} does not fit as asked ({short}); with {change} it "
+               "would ({need:.1f} GB per GPU) and win: {result}.", where=placement(e),
+               short=short(e), change=c.description, need=o.memory_bytes / 1e9, result=result)
 
 
-def _short(e) -> str:
+def short(e: Exclusion) -> Message:
     gb = e.shortfall / 1e9
-    return f"{gb:.1f} GB short" if gb >= 1 else f"{gb:.2f} GB short"
+    return (msg("change.short", "{gb:.1f} GB short", gb=gb) if gb >= 1 else
+            msg("change.short.small", "{gb:.2f} GB short", gb=gb))
 
 
-def _memory_fixes(rec, catalog) -> list[str]:
+def _memory_fixes(rec: Recommendation, catalog: Any) -> list[Message]:
     """Nothing runs: what would. GPUs that hold the job but have no offer; then the single
     changes that make it fit, first on GPUs the price list rents (within --max-gpus and
     --only), naming the ones that would hold it but have no offer."""
-    from whichgpu.estimate.memory.fit import COUNTS, fits, suggestions
-
     w = rec.job.workload
     allowed = set(rec.only) if rec.only else None
     counts = tuple(n for n in COUNTS if rec.max_gpus is None or n <= rec.max_gpus)
     rented_gpus = [g for g in (catalog.gpus if catalog else []) if g.id in rec.offered
                    and (allowed is None or g.id in allowed)]
-    out = []
-    no_offer = sorted({_where(e) for e in rec.excluded if e.kind == "offer"})
+    out: list[Message] = []
+    no_offer = sorted({placement(e) for e in rec.excluded if e.kind == ExclusionKind.OFFER})
     if no_offer:
-        pricing = "spot " if rec.job.spot else ""
-        instead = " or on-demand (no --spot)" if rec.job.spot else ""
-        out.append(f"It fits on {join_some(no_offer, 8)}, which have no {pricing}offer in "
-                   f"this price list: another --prices{instead} may change the answer.")
-
-    def place(gpu_id: str, n: int) -> str:
-        return gpu_id if n == 1 else f"{gpu_id} x {n}"
-
+        out.append(msg("change.fits_unrented.spot", "It fits on {gpus}, which have no spot "
+                       "offer in this price list: another {prices} or on-demand (no {spot}) "
+                       "may change the answer.", gpus=Some(no_offer, 8), prices=Field("prices"),
+                       spot=Field("spot")) if rec.job.spot else
+                   msg("change.fits_unrented", "It fits on {gpus}, which have no offer in "
+                       "this price list: another {prices} may change the answer.",
+                       gpus=Some(no_offer, 8), prices=Field("prices")))
     for c in suggestions(w, None, catalog=catalog):
-        rented: list[str] = []
+        rented: list[Placement] = []
         if rented_gpus and counts:
             seen: set[str] = set()
             for f in fits(c.workload, catalog=catalog, counts=counts, gpus=rented_gpus):
                 if f.fits and f.gpu.id not in seen:
                     seen.add(f.gpu.id)
-                    rented.append(place(f.gpu.id, f.count))
-        unrented = []
-        for p in c.fits_on:
-            gpu = p.rpartition(" x ")[0] or p
-            if gpu in rec.offered or (allowed is not None and gpu not in allowed) or \
-                    (rec.max_gpus is not None and _fixable_count(p) > rec.max_gpus):
-                continue
-            unrented.append(p)
+                    rented.append(Placement(f.gpu.id, f.count))
+        unrented = [p for p in c.fits_on
+                    if p.gpu not in rec.offered and (allowed is None or p.gpu in allowed)
+                    and (rec.max_gpus is None or p.count <= rec.max_gpus)]
         if not rented and (not unrented or no_offer):
             continue
-        text = f"{c.description}: {c.total_bytes / 1e9:.1f} GB per GPU"
-        if rented:
-            text += f", fits {join_some(rented, 4)}"
-        if unrented:
-            text += ("; also " if rented else ", fits only ") + \
-                f"{join_some(unrented, 6)} (no offer in this price list)"
-        out.append(text)
+        total = c.total_bytes / 1e9
+        if rented and unrented:
+            out.append(msg("change.fix.both", "{change}: {gb:.1f} GB per GPU, fits {rented}; "
+                           "also {unrented} (no offer in this price list)", change=c.description,
+                           gb=total, rented=Some(rented, 4), unrented=Some(unrented, 6)))
+        elif rented:
+            out.append(msg("change.fix.rented", "{change}: {gb:.1f} GB per GPU, fits {rented}",
+                           change=c.description, gb=total, rented=Some(rented, 4)))
+        else:
+            out.append(msg("change.fix.unrented", "{change}: {gb:.1f} GB per GPU, fits only "
+                           "{unrented} (no offer in this price list)", change=c.description,
+                           gb=total, unrented=Some(unrented, 6)))
         if len(out) == 5:
             break
     if rec.max_gpus is not None:
@@ -374,6 +443,7 @@ def _memory_fixes(rec, catalog) -> list[str]:
                 and (allowed is None or f.gpu.id in allowed)]
         if more:
             f = more[0]
-            out.append(f"More GPUs: {f.count} x {f.gpu.id} hold it as asked "
-                       f"({f.per_gpu_bytes / 1e9:.1f} GB per GPU; --max-gpus {f.count}).")
+            out.append(msg("change.more_gpus", "More GPUs: {where} hold it as asked ({gb:.1f} "
+                           "GB per GPU; {flag}).", where=Placement(f.gpu.id, f.count),
+                           gb=f.per_gpu_bytes / 1e9, flag=Field("max_gpus", f.count)))
     return out

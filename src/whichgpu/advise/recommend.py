@@ -20,11 +20,14 @@ from whichgpu.cost.billing import MoneyRange, hourly_price, instances_needed
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.cost.task import task_cost
 from whichgpu.errors import InputError
+from whichgpu.estimate.calibration import Calibration
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.estimate.memory.fit import layout_for, max_concurrency, memory_band
+from whichgpu.estimate.memory.fit import describe_layout, layout_for, max_concurrency, memory_band
 from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
-from whichgpu.units import Money, Range, format_duration, format_money
+from whichgpu.messages import Field, Join, Message, msg
+from whichgpu.units import Duration, Money, Range
+from whichgpu.vocabulary import ExclusionKind, Objective, Placement, Ranking, WorkKind
 
 COUNTS = tuple(range(1, 9))  # every count a server holds (fit.COUNTS): 3 x RTX 3090 too
 CLUSTER_COUNTS = (16, 32, 64, 128, 256, 512, 1024)
@@ -34,10 +37,10 @@ SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a clus
 #: The rates that measure a workload's work, and the unit its cost is quoted per when no
 #: amount of work is given: rate name -> (rate units per hour factor, unit label, units quoted).
 _WORK_RATES = {
-    "tokens_per_s": (3600, "1M training tokens", 1e6),
-    "images_per_min": (60, "1,000 images", 1e3),
-    "videos_per_hour": (1, "video", 1),
-    "steps_per_s": (3600, "1,000 steps", 1e3),
+    "tokens_per_s": (3600, msg("unit.train_tokens", "1M training tokens"), 1e6),
+    "images_per_min": (60, msg("unit.images", "1,000 images"), 1e3),
+    "videos_per_hour": (1, msg("unit.video", "video"), 1),
+    "steps_per_s": (3600, msg("unit.steps", "1,000 steps"), 1e3),
 }
 
 
@@ -57,13 +60,13 @@ class Option:
     rate: Range
     batch: int = 1
     replicas: int = 1
-    notes: tuple[str, ...] = ()
+    notes: tuple[Message, ...] = ()
     near_tie: bool = False
     pareto: bool = False
     layout: str = "single GPU"
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[Message, ...] = ()
     unit_cost: MoneyRange | None = None  # no amount given: cost per ``unit`` of work
-    unit: str | None = None
+    unit: Message | None = None
     serving: dict[str, Any] | None = None  # sizing for a request rate (advise/serving.py)
     # spot offers: the expected cost and time with interruptions (advise/spot_risk.py)
     spot_risk: Any = None
@@ -74,13 +77,12 @@ class Option:
         return self.count * self.replicas
 
     @property
-    def label(self) -> str:
-        n = self.gpus
-        return self.gpu.id if n == 1 else f"{n} x {self.gpu.id}"
+    def label(self) -> Placement:
+        return Placement(self.gpu.id, self.gpus)
 
     @property
     def lacks_fp8(self) -> bool:
-        return any(n.startswith("no FP8") or n.startswith("no FP4") for n in self.notes)
+        return any(getattr(n, "id", None) == "option.no_fp8" for n in self.notes)
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -102,6 +104,8 @@ class Option:
             "pricing": "spot" if self.offer.spot else "on-demand",
             "notes": list(self.notes), "assumptions": list(self.assumptions),
             "near_tie": self.near_tie, "pareto": self.pareto,
+            "messages": {"notes": [n.to_json() for n in self.notes],
+                         "assumptions": [a.to_json() for a in self.assumptions]},
         }
         if self.unit_cost is not None:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
@@ -125,8 +129,8 @@ class Exclusion:
 
     gpu: GPU
     count: int
-    kind: str  # memory, offer, deadline, budget, price, speed
-    reason: str
+    kind: ExclusionKind
+    reason: Message
     shortfall: float = 0.0
     gap: float = 0.0
     works_with: int | None = None  # the fewest GPUs of this kind that do run the job
@@ -135,7 +139,8 @@ class Exclusion:
     def to_json(self) -> dict[str, Any]:
         return {"gpu": self.gpu.id, "count": self.count, "kind": self.kind,
                 "reason": self.reason, "gap": round(self.gap, 6),
-                "works_with": self.works_with, "has_offer": self.has_offer}
+                "works_with": self.works_with, "has_offer": self.has_offer,
+                "message": self.reason.to_json()}
 
 
 @dataclass(frozen=True)
@@ -151,12 +156,12 @@ class OwnedOption:
     count: int
     fits: bool
     memory_bytes: int
-    reason: str  # the fit in words
+    reason: Message  # the fit in words
     option: Option | None = None  # time and rate (price: the ownership cost, or 0 if unknown)
     missing: tuple[str, ...] = ()  # --gpu-spec keys a speed still needs
     cost_per_hour: Money | None = None  # owning it, per hour of use, all `count` cards
-    cost_note: str = ""
-    notes: tuple[str, ...] = ()
+    cost_note: Message | str = ""
+    notes: tuple[Message, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         o = self.option
@@ -182,9 +187,9 @@ class Recommendation:
     currency: str
     options: list[Option]
     excluded: list[Exclusion]
-    explanation: list[str] = field(default_factory=list)
-    what_would_change: list[str] = field(default_factory=list)
-    closest: str | None = None
+    explanation: list[Message] = field(default_factory=list)
+    what_would_change: list[Message] = field(default_factory=list)
+    closest: Message | None = None
     max_gpus: int | None = None
     only: list[str] | None = None  # the GPUs compared when narrowed (catalog ids)
     offered: frozenset[str] = frozenset()  # GPU ids the price list rents (as asked: spot or not)
@@ -195,16 +200,31 @@ class Recommendation:
         return self.options[0] if self.options else None
 
     @property
-    def ranking(self) -> str:
-        """What the options are sorted by, in words."""
-        if self.job.objective == "time":
-            return "fastest per user" if self.job.per_hour else "shortest time"
-        if self.job.per_hour or (self.job.kind == "none" and not _unit_ranked(self.job)):
-            return "cost per hour"
-        if self.job.kind == "none":
-            unit = next((o.unit for o in self.options if o.unit), "unit of work")
-            return f"cost per {unit}"
-        return "total cost"
+    def ranked_by(self) -> Ranking:
+        """What the options are sorted by."""
+        if self.job.objective == Objective.TIME:
+            return Ranking.FASTEST_PER_USER if self.job.per_hour else Ranking.SHORTEST_TIME
+        if self.job.per_hour or (self.job.kind == WorkKind.NONE and not _unit_ranked(self.job)):
+            return Ranking.COST_PER_HOUR
+        if self.job.kind == WorkKind.NONE:
+            return Ranking.COST_PER_UNIT
+        return Ranking.TOTAL_COST
+
+    @property
+    def ranking_unit(self) -> Message | None:
+        """The unit of work a cost-per-unit ranking is quoted per ('1M training tokens')."""
+        if self.ranked_by is not Ranking.COST_PER_UNIT:
+            return None
+        return next((o.unit for o in self.options if o.unit),
+                    msg("unit.work", "unit of work"))
+
+    @property
+    def ranking(self) -> Message | Ranking:
+        """What the options are sorted by, in words ('cost per 1M training tokens')."""
+        unit = self.ranking_unit
+        if unit is not None:
+            return msg("ranking.per_unit", "cost per {unit}", unit=unit)
+        return self.ranked_by
 
     def pareto(self) -> list[Option]:
         return [o for o in self.options if o.pareto]
@@ -216,6 +236,7 @@ class Recommendation:
             "job": {"kind": self.job.kind, "amount": self.job.amount,
                     "objective": self.job.objective},
             "ranking": self.ranking,
+            "ranked_by": self.ranked_by, "ranking_unit": self.ranking_unit,
             "currency": self.currency,
             "max_gpus": self.max_gpus, "only": self.only,
             "options": [o.to_json() for o in self.options],
@@ -225,6 +246,8 @@ class Recommendation:
             "what_would_change": self.what_would_change,
             "closest": self.closest,
             "owned": [o.to_json() for o in self.owned],
+            "messages": {"explanation": [m.to_json() for m in self.explanation],
+                         "what_would_change": [m.to_json() for m in self.what_would_change]},
         }
 
 
@@ -232,7 +255,7 @@ def _unit_ranked(job: Job) -> bool:
     """No amount of work for a job that ends (training, images, videos): the options are
     ranked by what the same work costs (per 1M tokens, per 1,000 images), not by the hour."""
     w = job.workload
-    return job.kind == "none" and (w.is_training or w.is_diffusion)
+    return job.kind == WorkKind.NONE and (w.is_training or w.is_diffusion)
 
 
 def _job_currency(job: Job, offers: list[Offer]) -> str:
@@ -247,7 +270,7 @@ def _counts(w: Workload) -> tuple[int, ...]:
 
 
 def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
-              rates: RateTable | None = None, profile: Any = None,
+              rates: RateTable | None = None, profile: Calibration | None = None,
               gpus: list[GPU] | None = None, max_gpus: int | None = None,
               owned: GPU | None = None, owned_count: int = 1) -> Recommendation:
     """Rank every GPU configuration that can run ``job`` on ``offers``; explain the rest.
@@ -258,8 +281,9 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     allows, as owned hardware (no rental price), beside the ranked rentals.
     """
     if max_gpus is not None and (isinstance(max_gpus, bool) or int(max_gpus) < 1):
-        raise InputError(f"--max-gpus must be at least 1, got {max_gpus}")
-    if job.kind == "rate":  # replicas x TP for a request rate and latency targets
+        raise InputError(msg("recommend.max_gpus", "{flag} must be at least 1, got {n}",
+                             flag=Field("max_gpus"), n=max_gpus))
+    if job.kind == WorkKind.RATE:  # replicas x TP for a request rate and latency targets
         from whichgpu.advise.serving import recommend_for_rate
 
         return recommend_for_rate(job, offers, catalog=catalog, rates=rates, profile=profile,
@@ -291,7 +315,8 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
 
 
 def owned_options(job: Job, gpu: GPU, count: int, currency: str,
-                  rates: RateTable | None = None, profile: Any = None) -> list[OwnedOption]:
+                  rates: RateTable | None = None,
+                  profile: Calibration | None = None) -> list[OwnedOption]:
     """Your card at each count from 1 to ``count`` that the layout allows: fit, speed and
     the cost of owning it (never a rental price)."""
     from whichgpu.catalog.offers import BillingRule
@@ -300,28 +325,29 @@ def owned_options(job: Job, gpu: GPU, count: int, currency: str,
     from whichgpu.estimate.platform import EngineUnavailable, engine_for
 
     if isinstance(count, bool) or int(count) < 1:
-        raise InputError(f"--count must be at least 1, got {count}")
+        raise InputError(msg("recommend.count", "{flag} must be at least 1, got {n}",
+                             flag=Field("count"), n=count))
     per_card, cost_note = _ownership_per_hour(gpu, currency, rates)
     out: list[OwnedOption] = []
     try:
         w, engine_note = engine_for(job.workload, gpu)
     except EngineUnavailable as exc:
-        return [OwnedOption(gpu, 1, False, 0, str(exc))]
+        return [OwnedOption(gpu, 1, False, 0, exc.message)]
     notes = (engine_note,) if engine_note else ()
     usable = gpu.usable_memory_bytes
     for n in counts_for(w, count):
         wl = layout_for(w, n)
         batch = 1
-        if job.kind in ("tokens", "daily", "serving"):
+        if job.kind in (WorkKind.TOKENS, WorkKind.DAILY, WorkKind.SERVING):
             batch = max(1, max_concurrency(wl, gpu, n, limit=job.concurrency or MAX_CONCURRENCY))
             wl = wl.with_(batch=batch)
         wl, need = _fit(wl, w, usable)
-        where = _where(gpu, n)
         if need > usable:
             out.append(OwnedOption(gpu, n, False, need, _memory_exclusion(gpu, n, need).reason,
                                    notes=notes))
             continue
-        reason = f"fits: {need / 1e9:.1f} GB per GPU on {where}, {usable / 1e9:.1f} GB usable"
+        reason = msg("owned.fits", "fits: {need:.1f} GB per GPU on {where}, {usable:.1f} GB "
+                     "usable", need=need / 1e9, where=Placement(gpu.id, n), usable=usable / 1e9)
         missing = tuple(missing_for_speed(gpu))
         if missing:
             out.append(OwnedOption(gpu, n, True, need, reason, missing=missing,
@@ -333,8 +359,9 @@ def owned_options(job: Job, gpu: GPU, count: int, currency: str,
                       note="your own hardware: the price is the cost of owning it")
         option = _option(job, wl, gpu, n, [offer], need, batch, currency, rates, profile, None)
         if isinstance(option, Exclusion):
-            out.append(OwnedOption(gpu, n, True, need, f"{reason}; {option.reason}",
-                                   cost_note=cost_note, notes=notes))
+            out.append(OwnedOption(gpu, n, True, need, msg(
+                "owned.fits_but", "{fits}; {reason}", fits=reason, reason=option.reason),
+                cost_note=cost_note, notes=notes))
             continue
         out.append(OwnedOption(gpu, n, True, need, reason, option=option,
                                cost_per_hour=price if per_card is not None else None,
@@ -344,7 +371,7 @@ def owned_options(job: Job, gpu: GPU, count: int, currency: str,
 
 
 def _ownership_per_hour(gpu: GPU, currency: str, rates: RateTable | None,
-                        ) -> tuple[Money | None, str]:
+                        ) -> tuple[Money | None, Message]:
     """What owning one card costs per hour of use (S9's defaults: 3 years, 60 % use,
     $0.10/kWh), and how that was reached or what it lacks."""
     from whichgpu.cost.ownership import ownership, ownership_inputs
@@ -352,16 +379,20 @@ def _ownership_per_hour(gpu: GPU, currency: str, rates: RateTable | None,
     try:
         inputs = ownership_inputs(gpu, rates=rates, currency=currency)
     except InputError as exc:
-        lacks = "purchase price" if gpu.purchase_price is None else "power"
-        key = "price=329USD" if gpu.purchase_price is None else "tdp=170W"
-        return None, (f"owned: no rental price, and no cost of owning it without its {lacks} "
-                      f"(--gpu-spec {key}); {exc}")
+        why = exc.args[0] if exc.args else str(exc)
+        if gpu.purchase_price is None:
+            return None, msg("owned.no_price", "owned: no rental price, and no cost of owning "
+                             "it without its purchase price ({spec}); {why}",
+                             spec=Field("gpu_spec", "price=329USD"), why=why)
+        return None, msg("owned.no_power", "owned: no rental price, and no cost of owning it "
+                         "without its power ({spec}); {why}", spec=Field("gpu_spec", "tdp=170W"),
+                         why=why)
     o = ownership(inputs, rates)
     per_hour = convert(o.effective_cost_per_used_hour, currency, rates)
-    return per_hour, (f"owned: no rental price; owning it costs about {format_money(per_hour)} "
-                      f"per hour of use ({inputs.years:g} years, {inputs.utilization:.0%} use, "
-                      f"electricity at {format_money(inputs.kwh_price)}/kWh: 'whichgpu tco' "
-                      "takes every input)")
+    return per_hour, msg("owned.cost", "owned: no rental price; owning it costs about {cost} "
+                         "per hour of use ({years:g} years, {use:.0%} use, electricity at "
+                         "{kwh}/kWh: 'whichgpu tco' takes every input)", cost=per_hour,
+                         years=inputs.years, use=inputs.utilization, kwh=inputs.kwh_price)
 
 
 def _note_no_offload(rec: Recommendation) -> None:
@@ -370,13 +401,10 @@ def _note_no_offload(rec: Recommendation) -> None:
 
     w = rec.job.workload
     why = no_offload_reason(w)
-    if why and any(e.kind == "memory" and e.count == 1 for e in rec.excluded):
-        rec.explanation.append(f"Cards too small for the whole model were not tried with part "
-                               f"of it in host RAM: {why}.")
-
-
-def _where(gpu: GPU, count: int) -> str:
-    return gpu.id if count == 1 else f"{count} x {gpu.id}"
+    if why and any(e.kind == ExclusionKind.MEMORY and e.count == 1 for e in rec.excluded):
+        rec.explanation.append(msg("explain.no_offload", "Cards too small for the whole model "
+                                   "were not tried with part of it in host RAM: {why}.",
+                                   why=why))
 
 
 def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, max_gpus):
@@ -387,7 +415,7 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
     try:
         w, engine_note = engine_for(job.workload, gpu)
     except EngineUnavailable as exc:  # the engine the user named does not run on this card
-        return [], [Exclusion(gpu, 1, "engine", str(exc).split(": ", 1)[-1],
+        return [], [Exclusion(gpu, 1, ExclusionKind.ENGINE, exc.why,
                               has_offer=any(o.gpu == gpu.id for o in offers))]
     if engine_note:
         job = replace(job, workload=w)
@@ -410,14 +438,17 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             continue
         wl, spilled = _with_offload(wl, gpu, count)
         if spilled is not None and not spilled.host_ok:
+            host = spilled.memory.host
             misses.append(_memory_exclusion(
                 gpu, count, estimate_memory(layout_for(w, count)).total_bytes, bool(pool),
-                [f"with llama.cpp offload ({spilled.flags}) it needs "
-                 f"{spilled.host_bytes / 1e9:.1f} GB of host RAM, more than the "
-                 f"{spilled.memory.host.usable_ram_bytes / 1e9:.0f} GB free (--host-ram)"]))
+                [msg("exclusion.host_ram", "with llama.cpp offload ({flags}) it needs "
+                     "{host:.1f} GB of host RAM, more than the {free:.0f} GB free ({flag})",
+                     flags=spilled.flags, host=spilled.host_bytes / 1e9,
+                     free=(host.usable_ram_bytes if host else 0) / 1e9,
+                     flag=Field("host_ram"))]))
             continue
         batch = 1
-        if job.kind in ("tokens", "daily", "serving"):
+        if job.kind in (WorkKind.TOKENS, WorkKind.DAILY, WorkKind.SERVING):
             cap = job.concurrency or MAX_CONCURRENCY
             batch = max_concurrency(wl, gpu, count, limit=cap)
             if job.concurrency and batch < job.concurrency:
@@ -433,11 +464,12 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
                                             memory_band(wl)))
             continue
         if not pool:
-            pricing = "spot" if job.spot else "on-demand"
-            misses.append(Exclusion(gpu, count, "offer",
-                                    f"fits ({need / 1e9:.1f} GB per GPU on "
-                                    f"{_where(gpu, count)}) but the price list has no "
-                                    f"{pricing} offer for it{_to_buy(gpu)}", has_offer=False))
+            fits = dict(need=need / 1e9, where=Placement(gpu.id, count), buy=_to_buy(gpu))
+            why = (msg("exclusion.offer.spot", "fits ({need:.1f} GB per GPU on {where}) but the "
+                       "price list has no spot offer for it{buy}", **fits) if job.spot else
+                   msg("exclusion.offer", "fits ({need:.1f} GB per GPU on {where}) but the "
+                       "price list has no on-demand offer for it{buy}", **fits))
+            misses.append(Exclusion(gpu, count, ExclusionKind.OFFER, why, has_offer=False))
             break  # no offer for one GPU is no offer for more
         for priced_pool in pools:
             option = _option(job, wl, gpu, count, priced_pool, need, batch, currency, rates,
@@ -460,7 +492,7 @@ def evaluate(job: Job, gpu: GPU, count: int, offers: list[Offer], currency: str,
              rates: RateTable | None = None, profile: Any = None,
              max_gpus: int | None = None) -> Option | Exclusion | None:
     """One GPU size for ``job`` (used to test what a change to the job would do)."""
-    if job.kind == "rate":
+    if job.kind == WorkKind.RATE:
         from whichgpu.advise.serving import evaluate_layout
 
         return evaluate_layout(job, gpu, count, offers, currency, rates=rates,
@@ -511,44 +543,54 @@ def _with_offload(wl: Workload, gpu: GPU, count: int):
     return (plan.workload if plan.host_ok else wl), plan
 
 
-def _adapted(wl: Workload, asked: Workload) -> list[str]:
+def _adapted(wl: Workload, asked: Workload) -> list[Message]:
     """The adaptations ``_fit`` made, in words."""
     out = []
     if wl.offload != asked.offload:
-        out.append(f"with --offload {wl.offload}")
+        out.append(msg("adapted.offload", "with {flag}", flag=Field("offload", wl.offload)))
     if wl.uses_checkpointing and not asked.uses_checkpointing:
-        out.append("with gradient checkpointing")
+        out.append(msg("adapted.checkpointing", "with gradient checkpointing"))
     if wl.vae_tiling and not asked.vae_tiling:
-        out.append("with --vae-tiling")
+        out.append(msg("adapted.vae_tiling", "with {flag}", flag=Field("vae_tiling")))
     return out
 
 
-def _to_buy(gpu: GPU) -> str:
+def _to_buy(gpu: GPU) -> Message | str:
     """For a card nobody rents: what buying one costs, and the command that weighs it."""
     p = gpu.purchase_price
     if p is None:
         return ""
-    span = f"{p.low:,.0f}" if p.low == p.high else f"{p.low:,.0f}-{p.high:,.0f}"
-    return f"; to buy: {span} {p.currency} ({p.date}), 'whichgpu tco {gpu.id}'"
+    if p.low == p.high:
+        return msg("exclusion.to_buy", "; to buy: {low:,.0f} {currency} ({date}), 'whichgpu "
+                   "tco {gpu}'", low=p.low, currency=p.currency, date=p.date, gpu=gpu.id)
+    return msg("exclusion.to_buy.range", "; to buy: {low:,.0f}-{high:,.0f} {currency} ({date}), "
+               "'whichgpu tco {gpu}'", low=p.low, high=p.high, currency=p.currency,
+               date=p.date, gpu=gpu.id)
 
 
 def _memory_exclusion(gpu: GPU, count: int, need: int, has_offer: bool = True,
-                      adapted: list[str] | None = None, band: float = 0.0) -> Exclusion:
+                      adapted: list[Message] | None = None, band: float = 0.0) -> Exclusion:
     usable = gpu.usable_memory_bytes
-    even = f" (even {' and '.join(adapted)})" if adapted else ""
-    edge = ("borderline (within the memory estimate's "
-            f"{band:.0%} uncertainty of the card: it may fit): " if band and
-            need - usable <= band * usable else "does not fit: ")
-    return Exclusion(gpu, count, "memory",
-                     f"{edge}needs {need / 1e9:.1f} GB per GPU on {_where(gpu, count)}"
-                     f"{even}, has {usable / 1e9:.1f} GB ({_gb(need - usable)} GB short)",
-                     need - usable, (need - usable) / usable, has_offer=has_offer)
-
-
-def _gb(n: float) -> str:
-    """Bytes as GB with enough digits that a small shortfall does not read as 0.0."""
-    gb = n / 1e9
-    return f"{gb:.1f}" if gb >= 1 else f"{gb:.2f}" if gb >= 0.01 else f"{gb:.3f}"
+    even = msg("exclusion.memory.even", " (even {how})", how=Join(adapted, " and ")) \
+        if adapted else ""
+    short = need - usable
+    gb = short / 1e9
+    # enough digits that a small shortfall does not read as 0.0
+    missing = (msg("exclusion.gb.1", "{gb:.1f}", gb=gb) if gb >= 1 else
+               msg("exclusion.gb.2", "{gb:.2f}", gb=gb) if gb >= 0.01 else
+               msg("exclusion.gb.3", "{gb:.3f}", gb=gb))
+    params = dict(need=need / 1e9, where=Placement(gpu.id, count), even=even,
+                  usable=usable / 1e9, short=missing)
+    if band and short <= band * usable:
+        reason = msg("exclusion.memory.borderline", "borderline (within the memory estimate's "
+                     "{band:.0%} uncertainty of the card: it may fit): needs {need:.1f} GB per "
+                     "GPU on {where}{even}, has {usable:.1f} GB ({short} GB short)", band=band,
+                     **params)
+    else:
+        reason = msg("exclusion.memory", "does not fit: needs {need:.1f} GB per GPU on "
+                     "{where}{even}, has {usable:.1f} GB ({short} GB short)", **params)
+    return Exclusion(gpu, count, ExclusionKind.MEMORY, reason, short, short / usable,
+                     has_offer=has_offer)
 
 
 def _main_rate(speed: SpeedEstimate) -> str:
@@ -558,65 +600,61 @@ def _main_rate(speed: SpeedEstimate) -> str:
     return next(iter(speed.rates))
 
 
-def _layout(wl: Workload, replicas: int) -> str:
+def _layout(wl: Workload, replicas: int) -> Message:
     """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs'."""
-    if wl.gpus == 1:
-        base = "single GPU"
-    elif wl.is_training:
-        parts = [f"tp={wl.tp_degree}"] if wl.tp_degree > 1 else []
-        if wl.pp_degree > 1:
-            parts.append(f"pp={wl.pp_degree}")
-        parts.append(f"dp={wl.dp_degree}" + (f" ZeRO-{wl.zero_stage}" if wl.zero_stage else ""))
-        base = " ".join(parts)
-    elif wl.is_diffusion:
-        base = f"{wl.gpus} independent pipelines"
-    else:
-        base = f"tp={wl.tp_degree}" + (f" pp={wl.pp_degree}" if wl.pp_degree > 1 else "")
+    base = describe_layout(wl)
     if replicas == 1:
         return base
     if wl.gpus == 1:
-        return f"{replicas} replicas of 1 GPU"
-    return f"{replicas} replicas of {wl.gpus} GPUs, {base}"
+        return msg("layout.replicas.one", "{n} replicas of 1 GPU", n=replicas)
+    return msg("layout.replicas", "{n} replicas of {gpus} GPUs, {layout}", n=replicas,
+               gpus=wl.gpus, layout=base)
 
 
-def _assumptions(offer: Offer, count: int, replicas: int) -> list[str]:
+def _assumptions(offer: Offer, count: int, replicas: int) -> list[Message]:
     """What pricing ``count`` GPUs on ``offer`` assumes (instance sizes, servers, clusters)."""
     out = []
     instances = instances_needed(offer, count)
     paid = instances * offer.gpu_count
-    each = " per replica" if replicas > 1 else ""
     if paid > count:
-        out.append(f"{offer.provider} rents {offer.gpu_count}-GPU instances: {paid} GPUs paid "
-                   f"for{each}, {count} used")
+        paying = dict(provider=offer.provider, size=offer.gpu_count, paid=paid, used=count)
+        out.append(msg("assume.instances.replica", "{provider} rents {size}-GPU instances: "
+                       "{paid} GPUs paid for per replica, {used} used", **paying)
+                   if replicas > 1 else
+                   msg("assume.instances", "{provider} rents {size}-GPU instances: {paid} GPUs "
+                       "paid for, {used} used", **paying))
     if offer.gpu_count < count <= SERVER_GPUS:
-        out.append(f"priced as {instances} x the {offer.gpu_count}-GPU offer of "
-                   f"{offer.provider}; assumes they come as one {count}-GPU server at the "
-                   "same price per GPU (the speed assumes the server's own links)")
+        out.append(msg("assume.server", "priced as {n} x the {size}-GPU offer of {provider}; "
+                       "assumes they come as one {count}-GPU server at the same price per GPU "
+                       "(the speed assumes the server's own links)", n=instances,
+                       size=offer.gpu_count, provider=offer.provider, count=count))
     elif offer.gpu_count < count:
-        servers = math.ceil(count / SERVER_GPUS)
-        out.append(f"a {count}-GPU cluster ({servers} servers of {SERVER_GPUS}, linked by a "
-                   f"cluster network) priced at {offer.provider}'s {offer.gpu_count}-GPU "
-                   "offer: the price list does not say such a cluster can be rented; large "
-                   "clusters are usually reserved in advance, at other prices")
+        out.append(msg("assume.cluster", "a {count}-GPU cluster ({servers} servers of {per}, "
+                       "linked by a cluster network) priced at {provider}'s {size}-GPU offer: "
+                       "the price list does not say such a cluster can be rented; large "
+                       "clusters are usually reserved in advance, at other prices", count=count,
+                       servers=math.ceil(count / SERVER_GPUS), per=SERVER_GPUS,
+                       provider=offer.provider, size=offer.gpu_count))
     return out
 
 
 def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], need: int,
             batch: int, currency: str, rates, profile, max_gpus) -> Option | Exclusion:
     speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
-    notes: list[str] = []
+    notes: list[Message] = []
     replicas = 1
     kind = job.kind
-    if kind == "tokens":
+    if kind == WorkKind.TOKENS:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
         seconds = rate.inverse(job.tokens)
-    elif kind == "daily":
+    elif kind == WorkKind.DAILY:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
         seconds = rate.inverse(job.tokens_per_day)
         replicas = max(1, math.ceil(seconds.typical / 86400))
         if replicas > 1:
-            notes.append(f"{replicas} replicas to finish the daily volume within 24 h")
-    elif kind == "serving":
+            notes.append(msg("option.daily_replicas", "{n} replicas to finish the daily volume "
+                             "within 24 h", n=replicas))
+    elif kind == WorkKind.SERVING:
         rate_name = "decode_tokens_per_s_per_sequence"
         replicas = max(1, math.ceil(job.users / max(batch, 1)))
         per_replica = math.ceil(job.users / replicas)
@@ -631,26 +669,27 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         rate = s.rates[rate_name]
         if rate.typical < job.tokens_per_s_each:
             missing = job.tokens_per_s_each - rate.typical
-            return Exclusion(gpu, count, "speed",
-                             f"too slow: {rate.typical:.0f} tokens/s per user even alone, "
-                             f"{job.tokens_per_s_each:g} wanted", missing,
-                             missing / job.tokens_per_s_each)
+            return Exclusion(gpu, count, ExclusionKind.SPEED, msg(
+                "exclusion.speed", "too slow: {rate:.0f} tokens/s per user even alone, "
+                "{wanted:g} wanted", rate=rate.typical, wanted=job.tokens_per_s_each),
+                missing, missing / job.tokens_per_s_each)
         speed, batch = s, per_replica
         seconds = None
         if replicas > 1:
-            notes.append(f"{replicas} replicas of {count} GPU(s), {per_replica} users each")
-    elif kind == "images":
+            notes.append(msg("option.serving_replicas", "{n} replicas of {count} GPU(s), "
+                             "{users} users each", n=replicas, count=count, users=per_replica))
+    elif kind == WorkKind.IMAGES:
         rate_name, rate = "images_per_min", speed.rates["images_per_min"]
         seconds = rate.inverse(job.images * 60)
-    elif kind == "videos":
+    elif kind == WorkKind.VIDEOS:
         rate_name = "seconds_per_video"
         rate = speed.times["seconds_per_video"]
         seconds = rate.scale(job.videos)
-    elif kind == "steps":
+    elif kind == WorkKind.STEPS:
         rate_name = "step_s"
         rate = speed.times["step_s"]
         seconds = rate.scale(job.steps)
-    elif kind == "train-tokens":
+    elif kind == WorkKind.TRAIN_TOKENS:
         rate_name, rate = "tokens_per_s", speed.rates["tokens_per_s"]
         seconds = rate.inverse(job.train_tokens)
     else:  # no amount: cost per hour, and per unit of work
@@ -658,11 +697,13 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         rate = speed.rates[rate_name]
         seconds = None
     if max_gpus is not None and count * replicas > max_gpus:
-        what = "the daily volume" if kind == "daily" else f"{job.users} users"
-        return Exclusion(gpu, count, "speed",
-                         f"needs {replicas} replicas of {count} ({count * replicas} GPUs) for "
-                         f"{what}, more than --max-gpus {max_gpus}",
-                         count * replicas - max_gpus, count * replicas / max_gpus - 1)
+        what = (msg("exclusion.for.daily", "the daily volume") if kind == WorkKind.DAILY else
+                msg("exclusion.for.users", "{n} users", n=job.users))
+        return Exclusion(gpu, count, ExclusionKind.SPEED, msg(
+            "exclusion.max_gpus", "needs {n} replicas of {count} ({gpus} GPUs) for {what}, more "
+            "than {flag}", n=replicas, count=count, gpus=count * replicas, what=what,
+            flag=Field("max_gpus", max_gpus)),
+            count * replicas - max_gpus, count * replicas / max_gpus - 1)
 
     # every matching offer, costed under its own billing rule and instance size
     priced = []
@@ -673,7 +714,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         else:
             # the billed machine time; a daily volume over replicas costs the same GPU-hours
             cost = task_cost(offer, seconds, gpus=count).cost.convert(currency, rates)
-            if replicas > 1 and kind != "daily":
+            if replicas > 1 and kind != WorkKind.DAILY:
                 cost = cost.scale(replicas)
         priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, seconds,
                                                  speed, price, rates)))
@@ -682,29 +723,28 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         within = [p for p in priced if p[1].amount <= cap.amount]
         if not within:
             cheapest = min(p[1] for p in priced)
-            return Exclusion(gpu, count, "price",
-                             f"over budget per hour: {format_money(cheapest)}/h > "
-                             f"{format_money(cap)}/h", cheapest.amount - cap.amount,
-                             cheapest.amount / cap.amount - 1)
+            return Exclusion(gpu, count, ExclusionKind.PRICE, msg(
+                "exclusion.price", "over budget per hour: {price}/h > {cap}/h", price=cheapest,
+                cap=cap), cheapest.amount - cap.amount, cheapest.amount / cap.amount - 1)
         priced = within
     offer, price, cost, risk = min(priced, key=lambda p: (_ranked(p[2], p[3]).typical.amount,
                                                           p[1].amount, p[0].provider))
-    if kind == "daily":
+    if kind == WorkKind.DAILY and seconds is not None:
         seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:
         if seconds.typical > job.deadline_s:
             late = seconds.typical - job.deadline_s
-            return Exclusion(gpu, count, "deadline",
-                             f"misses the deadline: about {format_duration(seconds.typical)} "
-                             f"> {format_duration(job.deadline_s)}", late,
-                             late / job.deadline_s)
+            return Exclusion(gpu, count, ExclusionKind.DEADLINE, msg(
+                "exclusion.deadline", "misses the deadline: about {time} > {deadline}",
+                time=Duration(seconds.typical), deadline=Duration(job.deadline_s)), late,
+                late / job.deadline_s)
     if job.budget is not None:
         cap = convert(job.budget, currency, rates)
         if _ranked(cost, risk).typical.amount > cap.amount:
-            return Exclusion(gpu, count, "budget",
-                             f"over budget: about {format_money(cost.typical)} > "
-                             f"{format_money(cap)}", cost.typical.amount - cap.amount,
-                             cost.typical.amount / cap.amount - 1)
+            return Exclusion(gpu, count, ExclusionKind.BUDGET, msg(
+                "exclusion.budget", "over budget: about {cost} > {cap}", cost=cost.typical,
+                cap=cap), cost.typical.amount - cap.amount,
+                cost.typical.amount / cap.amount - 1)
     unit_cost = unit = None
     if _unit_ranked(job) and rate_name in _WORK_RATES and rate.low > 0:
         per_hour, unit, per = _WORK_RATES[rate_name]
@@ -713,40 +753,48 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     notes += list(speed.warnings)
     w = job.workload
     if wl.offload != w.offload:
-        notes.append(f"with --offload {wl.offload}: components wait in CPU memory between "
-                     "stages (a little slower, same output)")
+        notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "
+                         "stages (a little slower, same output)",
+                         flag=Field("offload", wl.offload)))
     if wl.uses_checkpointing and not w.uses_checkpointing:
-        notes.append("with gradient checkpointing (activations recomputed in the backward "
-                     "pass: the same training, about a third more compute)")
+        notes.append(msg("option.checkpointing", "with gradient checkpointing (activations "
+                         "recomputed in the backward pass: the same training, about a third "
+                         "more compute)"))
     if wl.vae_tiling and not w.vae_tiling:
-        notes.append("with --vae-tiling: the VAE decodes overlapping tiles (the peak of a "
-                     "large image or video falls; the decode takes longer)")
+        notes.append(msg("option.vae_tiling", "with {flag}: the VAE decodes overlapping tiles "
+                         "(the peak of a large image or video falls; the decode takes longer)",
+                         flag=Field("vae_tiling")))
     if wl.offload_requested and not w.offload_requested:
         est = estimate_memory(wl)
         place = est.details.get("placement") or {}
-        what = []
+        what: list[Message] = []
         if place.get("host_expert_layers"):
-            what.append(f"the experts of {place['host_expert_layers']} layer(s)")
+            what.append(msg("option.host.experts", "the experts of {n} layer(s)",
+                            n=place["host_expert_layers"]))
         if place.get("cpu_layers"):
-            what.append(f"{place['cpu_layers']} layer(s)")
+            what.append(msg("option.host.layers", "{n} layer(s)", n=place["cpu_layers"]))
         decode = speed.rates.get("decode_tokens_per_s_per_sequence")
-        notes.append(f"{_where(gpu, count)} + {' and '.join(what)} in host RAM "
-                     f"({place.get('flags', '')}; needs {est.host_total_bytes / 1e9:.1f} GB of "
-                     "RAM)" + (f", about {decode.typical:,.0f} tokens/s per sequence"
-                               if decode else ""))
+        rate_text = (msg("option.host.rate", ", about {rate:,.0f} tokens/s per sequence",
+                         rate=decode.typical) if decode else "")
+        notes.append(msg("option.host", "{where} + {what} in host RAM ({flags}; needs "
+                         "{ram:.1f} GB of RAM){rate}", where=Placement(gpu.id, count),
+                         what=Join(what, " and "), flags=place.get("flags", ""),
+                         ram=est.host_total_bytes / 1e9, rate=rate_text))
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):
-        notes.append(f"no {qf.compute.upper()} on {gpu.id}: {qf.name} weights run through "
-                     "16-bit matmuls")
+        notes.append(msg("option.no_fp8", "no {unit} on {gpu}: {quant} weights run through "
+                         "16-bit matmuls", unit=qf.compute.upper(), gpu=gpu.id, quant=qf.name))
     if w.model.approximate:
-        notes.append("generic model from a bare size: approximate")
+        notes.append(msg("option.approximate", "generic model from a bare size: approximate"))
     band = memory_band(wl)
     if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes:
-        notes.append(f"borderline fit: {need / 1e9:.1f} GB of {gpu.usable_memory_bytes / 1e9:.1f}"
-                     f" GB is within the memory estimate's {band:.0%} uncertainty of the card")
+        notes.append(msg("option.borderline", "borderline fit: {need:.1f} GB of {usable:.1f} GB "
+                         "is within the memory estimate's {band:.0%} uncertainty of the card",
+                         need=need / 1e9, usable=gpu.usable_memory_bytes / 1e9, band=band))
     if offer.spot and risk is None and seconds is None and not job.per_hour:
-        notes.append("spot: give the amount of work (--steps, --images, --tokens ...) for its "
-                     "expected cost with interruptions; ranked here at its price")
+        notes.append(msg("option.spot_without_amount", "spot: give the amount of work ({flags} "
+                         "...) for its expected cost with interruptions; ranked here at its "
+                         "price", flags=Join(Field(n) for n in ("steps", "images", "tokens"))))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
                   assumptions=tuple(_assumptions(offer, count, replicas))

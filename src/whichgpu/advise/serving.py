@@ -18,7 +18,10 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
+from whichgpu.estimate.calibration import Calibration
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Money, Range
+from whichgpu.vocabulary import ExclusionKind
 
 TP_DEGREES = (1, 2, 4, 8)
 #: Without a TTFT or TPOT target, each replica is kept at or below this share of its max
@@ -29,7 +32,7 @@ MAX_REQUESTS_PER_S = 1e6  # bound on the input (a million requests/s)
 _LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
 
 
-def parse_latency(text: str | float | None, what: str) -> float | None:
+def parse_latency(text: str | float | None, what: str | Field) -> float | None:
     """Seconds from ``2s``, ``60ms``, ``0.06s`` (a unit is required); None stays None."""
     if text is None or text == "":
         return None
@@ -38,17 +41,22 @@ def parse_latency(text: str | float | None, what: str) -> float | None:
     else:
         m = re.fullmatch(r"\s*(\d+(?:[.,]\d*)?|[.,]\d+)\s*([a-z]*)\s*", str(text).lower())
         if not m:
-            raise InputError(f"cannot read {text!r} as a {what}; write it like 2s or 60ms")
+            raise InputError(msg("latency.unreadable", "cannot read {v!r} as a {what}; write it "
+                                 "like 2s or 60ms", v=text, what=what))
         unit = m.group(2)
         if not unit:
-            raise InputError(f"{what} {text!r} needs a unit, e.g. 2s or 60ms")
+            raise InputError(msg("latency.unit", "{what} {v!r} needs a unit, e.g. 2s or 60ms",
+                                 what=what, v=text))
         if unit not in _LATENCY_UNITS:
-            raise InputError(f"unknown unit {unit!r} in {what} {text!r}; use ms or s")
+            raise InputError(msg("latency.unknown_unit", "unknown unit {unit!r} in {what} {v!r}; "
+                                 "use ms or s", unit=unit, what=what, v=text))
         value = float(m.group(1).replace(",", ".")) * _LATENCY_UNITS[unit]
     if not value > 0 or not math.isfinite(value):
-        raise InputError(f"{what} must be positive, got {text!r}")
+        raise InputError(msg("latency.positive", "{what} must be positive, got {v!r}", what=what,
+                             v=text))
     if value > 3600:
-        raise InputError(f"{what} must be at most an hour, got {text!r}")
+        raise InputError(msg("latency.hour", "{what} must be at most an hour, got {v!r}",
+                             what=what, v=text))
     return value
 
 
@@ -62,14 +70,16 @@ def parse_rate(text: str | float | None) -> float | None:
         m = re.fullmatch(r"\s*(\d+(?:[.,]\d*)?|[.,]\d+)\s*(?:/\s*(s|sec|min|h|hr))?\s*",
                          str(text).lower())
         if not m:
-            raise InputError(f"cannot read {text!r} as requests per second; write it like 20 "
-                             "or 1200/min")
+            raise InputError(msg("requests.unreadable", "cannot read {v!r} as requests per second; "
+                                 "write it like 20 or 1200/min", v=text))
         per = {"s": 1, "sec": 1, "min": 60, "h": 3600, "hr": 3600}[m.group(2) or "s"]
         value = float(m.group(1).replace(",", ".")) / per
     if not value > 0 or not math.isfinite(value):
-        raise InputError(f"--requests-per-s must be positive, got {text!r}")
+        raise InputError(msg("requests.positive", "{flag} must be positive, got {v!r}",
+                             flag=Field("requests_per_s"), v=text))
     if value > MAX_REQUESTS_PER_S:
-        raise InputError("--requests-per-s must be at most 1,000,000")
+        raise InputError(msg("requests.most", "{flag} must be at most 1,000,000",
+                             flag=Field("requests_per_s")))
     return value
 
 
@@ -85,17 +95,20 @@ class Targets:
         return ((self.ttft_s is None or ttft <= self.ttft_s)
                 and (self.tpot_s is None or tpot <= self.tpot_s))
 
-    def describe(self) -> str:
-        parts = [f"{self.requests_per_s:g} requests/s"]
+    def describe(self) -> Message:
+        parts = [msg("serving.target.rate", "{rate:g} requests/s", rate=self.requests_per_s)]
         if self.ttft_s is not None:
-            parts.append(f"TTFT <= {_ms(self.ttft_s)}")
+            parts.append(msg("serving.target.ttft", "TTFT <= {ttft}", ttft=ms(self.ttft_s)))
         if self.tpot_s is not None:
-            parts.append(f"TPOT <= {_ms(self.tpot_s)}")
-        return ", ".join(parts)
+            parts.append(msg("serving.target.tpot", "TPOT <= {tpot}", tpot=ms(self.tpot_s)))
+        return msg("serving.targets", "{targets}", targets=Join(parts))
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:,.0f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+def ms(seconds: float) -> Message:
+    """A latency: '141 ms' (under 10 s), '12.5 s'."""
+    if seconds < 10:
+        return msg("serving.ms", "{ms:,.0f} ms", ms=seconds * 1e3)
+    return msg("serving.s", "{s:,.1f} s", s=seconds)
 
 
 @dataclass(frozen=True)
@@ -121,7 +134,17 @@ def _workload_at(w, tp: int):
     return layout_for(w.with_(batch=1), tp)
 
 
-def layout(w, gpu: GPU, tp: int, targets: Targets, *, profile: Any = None) -> Layout | str:
+@dataclass(frozen=True)
+class NoLayout:
+    """Why one replica of ``tp`` GPUs cannot serve the model: ``need`` bytes per GPU when
+    memory is what stops it (0 otherwise), and the reason."""
+
+    reason: str
+    need: int = 0
+
+
+def layout(w, gpu: GPU, tp: int, targets: Targets, *,
+           profile: Calibration | None = None) -> Layout | NoLayout:
     """The best one replica of ``tp`` x ``gpu`` can do, or why it cannot run the model."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.speed.serving import ServingModel
@@ -129,17 +152,17 @@ def layout(w, gpu: GPU, tp: int, targets: Targets, *, profile: Any = None) -> La
 
     why = tp_problem(w.model, tp)
     if why:
-        return f"tensor parallelism over {tp} GPUs does not fit the model: {why}"
+        return NoLayout(f"tensor parallelism over {tp} GPUs does not fit the model: {why}")
     wl = _workload_at(w, tp)
     if wl.pp_degree > 1:
-        return f"{tp} GPUs would need pipeline stages"
+        return NoLayout(f"{tp} GPUs would need pipeline stages")
     need = estimate_memory(wl).total_bytes
     if need > gpu.usable_memory_bytes:
-        return f"memory:{need}"
+        return NoLayout("does not fit", need)
     try:
         sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
     except InputError as exc:
-        return str(exc)
+        return NoLayout(str(exc))
     idle = sm.at_rate(_tiny(sm))
     if not targets.met(idle.ttft_s, idle.tpot_s):
         return Layout(gpu, tp, sm, 0.0, idle.ttft_s, idle.tpot_s, need)
@@ -185,8 +208,9 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
 
     w = job.workload
     if w.engine_name not in SERVING_ENGINES:
-        raise InputError("sizing for a request rate models vLLM, SGLang and TensorRT-LLM "
-                         f"(--engine vllm, sglang or trtllm), not {w.engine_name}")
+        raise InputError(msg("serving.rate_engines", "sizing for a request rate models vLLM, "
+                             "SGLang and TensorRT-LLM ({flag} vllm, sglang or trtllm), not "
+                             "{engine}", flag=Field("engine"), engine=w.engine_name))
     prompt, output, _ = inference_lengths(w)  # the lengths every estimate below assumes
     job = replace(job, workload=w.with_(prompt_tokens=prompt, output_tokens=output,
                                         context=max(w.context or 0, prompt + output)))
@@ -262,9 +286,9 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
         if max_gpus is not None and tp > max_gpus:
             break
         got = layout(w, gpu, tp, targets, profile=profile)
-        if isinstance(got, str):
-            if got.startswith("memory:"):
-                misses.append(_memory_exclusion(gpu, tp, int(got.split(":")[1]), bool(pool)))
+        if isinstance(got, NoLayout):
+            if got.need:
+                misses.append(_memory_exclusion(gpu, tp, got.need, bool(pool)))
             continue
         tried.append(got)
     feasible = [lay for lay in tried if lay.feasible]
@@ -275,22 +299,22 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     if not pool:
         best = min(feasible, key=lambda lay: math.ceil(targets.requests_per_s / lay.max_rate)
                    * lay.tp)
-        return None, [Exclusion(gpu, best.tp, "offer",
-                                f"meets the targets with {_replicas(targets, best)} x "
-                                f"{best.tp} GPU(s) but the price list has no "
-                                f"{'spot' if job.spot else 'on-demand'} offer for it",
-                                has_offer=False)]
+        n = _replicas(targets, best)
+        why = (msg("exclusion.rate_offer.spot", "meets the targets with {n} x {tp} GPU(s) but "
+                   "the price list has no spot offer for it", n=n, tp=best.tp) if job.spot else
+               msg("exclusion.rate_offer", "meets the targets with {n} x {tp} GPU(s) but the "
+                   "price list has no on-demand offer for it", n=n, tp=best.tp))
+        return None, [Exclusion(gpu, best.tp, ExclusionKind.OFFER, why, has_offer=False)]
     priced = []
     for lay in feasible:
         replicas = _replicas(targets, lay)
         if max_gpus is not None and replicas * lay.tp > max_gpus:
             gap = replicas * lay.tp / max_gpus - 1
-            misses.append(Exclusion(gpu, lay.tp, "speed",
-                                    f"needs {replicas} replicas of {lay.tp} GPU(s) "
-                                    f"({replicas * lay.tp} GPUs) for "
-                                    f"{targets.requests_per_s:g} requests/s, more than "
-                                    f"--max-gpus {max_gpus}",
-                                    replicas * lay.tp - max_gpus, gap))
+            misses.append(Exclusion(gpu, lay.tp, ExclusionKind.SPEED, msg(
+                "exclusion.rate_max_gpus", "needs {n} replicas of {tp} GPU(s) ({gpus} GPUs) for "
+                "{rate:g} requests/s, more than {flag}", n=replicas, tp=lay.tp,
+                gpus=replicas * lay.tp, rate=targets.requests_per_s,
+                flag=Field("max_gpus", max_gpus)), replicas * lay.tp - max_gpus, gap))
             continue
         priced += [_option(job, lay, replicas, targets, p, currency, rates, profile)
                    for p in pools]
@@ -325,23 +349,30 @@ def _latency_miss(gpu: GPU, tried: list[Layout], targets: Targets, has_offer: bo
         return g
 
     near = min(tried, key=lambda lay: (gap(lay), lay.tp))
-    said = []
+    said: list[Message] = []
     if targets.tpot_s is not None and near.idle_tpot_s > targets.tpot_s:
-        said.append(f"TPOT at least {_ms(near.idle_tpot_s)} even with one request at a time "
-                    f"({_ms(targets.tpot_s)} asked)")
+        said.append(msg("exclusion.latency.tpot", "TPOT at least {least} even with one request "
+                        "at a time ({asked} asked)", least=ms(near.idle_tpot_s),
+                        asked=ms(targets.tpot_s)))
     if targets.ttft_s is not None and near.idle_ttft_s > targets.ttft_s:
-        said.append(f"TTFT at least {_ms(near.idle_ttft_s)} ({_ms(targets.ttft_s)} asked)")
-    would = []
+        said.append(msg("exclusion.latency.ttft", "TTFT at least {least} ({asked} asked)",
+                        least=ms(near.idle_ttft_s), asked=ms(targets.ttft_s)))
+    would: list[Field] = []
     if targets.tpot_s is not None and near.idle_tpot_s > targets.tpot_s:
-        would.append(f"--tpot {math.ceil(near.idle_tpot_s * 1e3 * 1.05)}ms")
+        would.append(Field("tpot", f"{math.ceil(near.idle_tpot_s * 1e3 * 1.05)}ms"))
     if targets.ttft_s is not None and near.idle_ttft_s > targets.ttft_s:
-        would.append(f"--ttft {math.ceil(near.idle_ttft_s * 1e3 * 1.05)}ms")
+        would.append(Field("ttft", f"{math.ceil(near.idle_ttft_s * 1e3 * 1.05)}ms"))
     bigger = [t for t in TP_DEGREES if t > near.tp]
-    hint = f"; would meet it: {' and '.join(would)}" if would else ""
+    hints: list[Message] = []
+    if would:
+        hints.append(msg("exclusion.latency.would", "; would meet it: {flags}",
+                         flags=Join(would, " and ")))
     if bigger and near.tp == max(lay.tp for lay in tried):
-        hint += f", or more GPUs per replica (tp={bigger[0]}) where the model splits"
-    reason = "; ".join(said) + hint
-    return Exclusion(gpu, near.tp, "latency", reason, gap(near), gap(near),
+        hints.append(msg("exclusion.latency.bigger", ", or more GPUs per replica (tp={tp}) "
+                         "where the model splits", tp=bigger[0]))
+    reason = msg("exclusion.latency", "{said}{hints}", said=Join(said, "; "),
+                 hints=Join(hints, ""))
+    return Exclusion(gpu, near.tp, ExclusionKind.LATENCY, reason, gap(near), gap(near),
                      has_offer=has_offer)
 
 
@@ -368,14 +399,17 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
     speed = estimate_speed(sm.workload, lay.gpu, lay.tp, profile=profile, check_fit=False,
                            saturation=False)
     tokens = Range.point(targets.requests_per_s * sm.output)
-    layout_text = (f"tp={lay.tp}" if replicas == 1 else
-                   f"{replicas} replicas of {lay.tp} GPU{'s' if lay.tp > 1 else ''}"
-                   + (f", tp={lay.tp}" if lay.tp > 1 else ""))
-    notes = [f"{replicas} replica(s) x {lay.tp} GPU(s), each at {per_replica:.3g} requests/s "
-             f"({point.utilisation:.0%} of the {sm.max_requests_per_s:.3g} it can serve)"]
+    layout_text = (msg("layout.tp", "tp={tp}", tp=lay.tp) if replicas == 1 else
+                   msg("layout.rate.one", "{n} replicas of 1 GPU", n=replicas) if lay.tp == 1
+                   else msg("layout.rate", "{n} replicas of {tp} GPUs, tp={tp}", n=replicas,
+                            tp=lay.tp))
+    notes = [msg("option.rate", "{n} replica(s) x {tp} GPU(s), each at {rate:.3g} requests/s "
+                 "({load:.0%} of the {most:.3g} it can serve)", n=replicas, tp=lay.tp,
+                 rate=per_replica, load=point.utilisation, most=sm.max_requests_per_s)]
     if targets.ttft_s is None and targets.tpot_s is None:
-        notes.append(f"no TTFT or TPOT target: each replica kept at or below "
-                     f"{DEFAULT_MAX_UTILISATION:.0%} of its max throughput")
+        notes.append(msg("option.rate.no_target", "no TTFT or TPOT target: each replica kept "
+                         "at or below {cap:.0%} of its max throughput",
+                         cap=DEFAULT_MAX_UTILISATION))
     serving = {
         "replicas": replicas, "tp": lay.tp, "ttft_s": ttft.to_json(),
         "tpot_s": tpot.to_json(), "utilisation": round(point.utilisation, 4),
@@ -407,34 +441,39 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
                   serving=serving, spot_risk=risk, workload=sm.workload)
 
 
-def _pricing_assumptions(offer, tp: int, replicas: int) -> list[str]:
+def _pricing_assumptions(offer, tp: int, replicas: int) -> list[Message]:
     from whichgpu.advise.recommend import _assumptions
 
     return _assumptions(offer, tp, replicas)
 
 
-def _serving_lines(rec, targets: Targets) -> list[str]:
+def _serving_lines(rec, targets: Targets) -> list[Message]:
     """What the sizing assumed, after the first line of the explanation."""
     if not rec.options:
         return []
     best = rec.options[0]
     s = best.serving
+    per_m = s["cost_per_million_tokens"]
     sm_lines = [
-        f"Sized for {targets.describe()} of {rec.job.workload.prompt_tokens:,} prompt and "
-        f"{rec.job.workload.output_tokens:,} output tokens (Poisson arrivals, mean TTFT and "
-        f"TPOT): {s['replicas']} replica(s) of {best.count} x {best.gpu.id}, each at "
-        f"{s['utilisation']:.0%} of its max throughput; TTFT about "
-        f"{_ms(s['ttft_s']['typical'])} ({_ms(s['ttft_s']['low'])}-{_ms(s['ttft_s']['high'])}), "
-        f"TPOT about {_ms(s['tpot_s']['typical'])} ({_ms(s['tpot_s']['low'])}-"
-        f"{_ms(s['tpot_s']['high'])}).",
-        f"Cost per 1M output tokens {s['cost_per_million_tokens']['output']['amount']:.4g} "
-        f"{best.price_per_hour.currency} (per 1M input + output tokens "
-        f"{s['cost_per_million_tokens']['input_and_output']['amount']:.4g}).",
+        msg("serving.sized", "Sized for {targets} of {prompt:,} prompt and {output:,} output "
+            "tokens (Poisson arrivals, mean TTFT and TPOT): {n} replica(s) of {count} x {gpu}, "
+            "each at {load:.0%} of its max throughput; TTFT about {ttft} ({ttft_low}-{ttft_high}), "
+            "TPOT about {tpot} ({tpot_low}-{tpot_high}).", targets=targets.describe(),
+            prompt=rec.job.workload.prompt_tokens, output=rec.job.workload.output_tokens,
+            n=s["replicas"], count=best.count, gpu=best.gpu.id,
+            load=s["utilisation"], ttft=ms(s["ttft_s"]["typical"]),
+            ttft_low=ms(s["ttft_s"]["low"]), ttft_high=ms(s["ttft_s"]["high"]),
+            tpot=ms(s["tpot_s"]["typical"]), tpot_low=ms(s["tpot_s"]["low"]),
+            tpot_high=ms(s["tpot_s"]["high"])),
+        msg("serving.cost", "Cost per 1M output tokens {output:.4g} {currency} (per 1M input + "
+            "output tokens {both:.4g}).", output=per_m["output"]["amount"],
+            currency=best.price_per_hour.currency, both=per_m["input_and_output"]["amount"]),
     ]
-    sm_lines.append("Not modelled: speculative decoding, prefix-cache hits (give the uncached "
-                    "part of the prompt as --prompt-tokens) and tail percentiles (the targets "
-                    "are met on the mean).")
+    sm_lines.append(msg("serving.not_modelled", "Not modelled: speculative decoding, "
+                        "prefix-cache hits (give the uncached part of the prompt as {flag}) and "
+                        "tail percentiles (the targets are met on the mean).",
+                        flag=Field("prompt_tokens")))
     if not s["meets_targets_at_slow_end"]:
-        sm_lines.append("The slow end of the ranges misses a target: add a replica for "
-                        "headroom if the targets are hard limits.")
+        sm_lines.append(msg("serving.slow_end", "The slow end of the ranges misses a target: "
+                            "add a replica for headroom if the targets are hard limits."))
     return sm_lines

@@ -12,7 +12,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from whichgpu.cost.spot import SpotEstimate, SpotServing, expected_run, serving_on_spot
-from whichgpu.units import Range, format_duration, format_money
+from whichgpu.messages import Message, msg
+from whichgpu.units import Duration, Money, Range, format_money
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from whichgpu.catalog.offers import Offer
     from whichgpu.estimate.speed import SpeedEstimate
     from whichgpu.estimate.workload import Workload
-    from whichgpu.units import Money
 
 SpotRisk = SpotEstimate | SpotServing
 #: Trainers that save resumable checkpoints only at the end of an epoch. torchtune 0.6.1 (its
@@ -30,9 +30,10 @@ SpotRisk = SpotEstimate | SpotServing
 #: tag v0.6.1). Its main branch added save_every_n_steps after that release (commit e43b6e6,
 #: July 2025), unreleased, and the LoRA recipes skip it in the last epoch. A one-epoch run (the
 #: export's) therefore restarts from the beginning after an interruption.
-EPOCH_END_SAVERS = {"torchtune": "torchtune 0.6.1 saves resumable checkpoints only at the end "
-                                 "of each epoch (pytorch/torchtune v0.6.1, the fine-tuning "
-                                 "recipes' docstrings)"}
+EPOCH_END_SAVERS = {"torchtune": msg("spot.epoch_end.torchtune", "torchtune 0.6.1 saves "
+                                     "resumable checkpoints only at the end of each epoch "
+                                     "(pytorch/torchtune v0.6.1, the fine-tuning recipes' "
+                                     "docstrings)")}
 _CHECKPOINTED = ("adapter_weights", "optimizer_states", "master_weights")
 _DEFAULT_OUTPUT_TOKENS = 256  # a request's output when the job does not say (per-item loss)
 
@@ -52,7 +53,7 @@ def job_bytes(wl: Workload) -> tuple[float, float]:
     return ckpt, weights + ckpt
 
 
-def checkpoint_interval(job: Job, wl: Workload) -> tuple[float | None, str | None]:
+def checkpoint_interval(job: Job, wl: Workload) -> tuple[float | None, Message | None]:
     """The checkpoint interval the spot estimate can count on, and why it differs from the
     job's (a trainer that saves only at epoch ends runs this job as one epoch)."""
     every = job.checkpoint_every_s
@@ -63,9 +64,9 @@ def checkpoint_interval(job: Job, wl: Workload) -> tuple[float | None, str | Non
     why = EPOCH_END_SAVERS.get(canonical(wl.framework))
     if why is None:
         return every, None
-    return None, (f"{why}: this run is one epoch, so an interruption restarts it from the "
-                  f"beginning; the spot estimate counts no checkpoints (not one every "
-                  f"{format_duration(every)})")
+    return None, msg("spot.epoch_end", "{why}: this run is one epoch, so an interruption "
+                     "restarts it from the beginning; the spot estimate counts no checkpoints "
+                     "(not one every {every})", why=why, every=Duration(every))
 
 
 def _item_s(job: Job, wl: Workload, speed: SpeedEstimate) -> Range | None:
@@ -139,45 +140,60 @@ def uninterrupted_cost(risk: SpotRisk | None):
     return None
 
 
-def cost_text(risk: SpotRisk, which: str = "typical") -> str:
+def cost_text(risk: SpotRisk, which: str = "typical") -> Message | str:
     """One end of the expected cost for a table cell: '$12.81', or 'never ends' for a case
     that does not finish in practice (cost/spot.py NOT_IN_PRACTICE)."""
     i = ("low", "typical", "high").index(which)
     if isinstance(risk, SpotEstimate) and not risk.finishes[i]:
-        return "never ends"
+        return msg("spot.never_ends", "never ends")
     cost = risk.cost if isinstance(risk, SpotEstimate) else risk.cost_per_hour
     return format_money(getattr(cost, which))
 
 
-def range_text(risk: SpotRisk) -> str:
-    """The expected cost in words: '$12.81 ($4.56-$20.10)'; the cases that do not finish in
-    practice said so instead of a figure."""
+def _finishing(risk: SpotRisk) -> int:
+    """0: every case finishes in practice; 1: all but the busy end; 2: only the calm end;
+    3: none (serving is open-ended: 0)."""
     done = risk.finishes if isinstance(risk, SpotEstimate) else (True, True, True)
-    cost = risk.cost if isinstance(risk, SpotEstimate) else risk.cost_per_hour
-    low, typical, high = (format_money(m) for m in (cost.low, cost.typical, cost.high))
-    if all(done):
-        return f"{typical} ({low}-{high})"
-    if done[1]:
-        return f"{typical} ({low} to never finishing at the busy end of the interruption prior)"
-    if done[0]:
-        return f"no finish in practice ({low} at the calm end of the interruption prior)"
-    return "no finish in practice, even at the calm end of the interruption prior"
+    return 0 if all(done) else 1 if done[1] else 2 if done[0] else 3
 
 
-def expected_phrase(risk: SpotRisk, per: str = "") -> str:
-    """'expected $0.11 ($0.06-$0.23)' or 'not finishing in practice (...)'."""
-    text = range_text(risk)
-    if text.startswith("no finish"):
-        return "not finishing" + text[len("no finish"):]
-    return f"expected {text.replace(' (', per + ' (', 1)}"
+def _spot_cost(risk: SpotRisk):
+    return risk.cost if isinstance(risk, SpotEstimate) else risk.cost_per_hour
 
 
-def _verb(risk: SpotRisk, per: str) -> str:
+def expected_phrase(risk: SpotRisk, per: str = "") -> Message:
+    """'expected $0.11 ($0.06-$0.23)' or 'not finishing in practice (...)'; ``per`` ('/h')
+    follows the typical figure."""
+    cost, case = _spot_cost(risk), _finishing(risk)
+    if case == 0:
+        return msg("spot.phrase.expected", "expected {typical}{per} ({low}-{high})",
+                   typical=cost.typical, per=per, low=cost.low, high=cost.high)
+    if case == 1:
+        return msg("spot.phrase.expected_busy", "expected {typical}{per} ({low} to never "
+                   "finishing at the busy end of the interruption prior)", typical=cost.typical,
+                   per=per, low=cost.low)
+    if case == 2:
+        return msg("spot.phrase.not_finishing_calm", "not finishing in practice ({low} at the "
+                   "calm end of the interruption prior)", low=cost.low)
+    return msg("spot.phrase.not_finishing", "not finishing in practice, even at the calm end "
+               "of the interruption prior")
+
+
+def _verb(risk: SpotRisk, per: str) -> Message:
     """'is expected to cost $0.11 (...)' or 'does not finish in practice (...)'."""
-    text = range_text(risk)
-    if text.startswith("no finish"):
-        return "does not finish" + text[len("no finish"):]
-    return f"is expected to cost {text.replace(' (', per + ' (', 1)}"
+    cost, case = _spot_cost(risk), _finishing(risk)
+    if case == 0:
+        return msg("spot.verb.expected", "is expected to cost {typical}{per} ({low}-{high})",
+                   typical=cost.typical, per=per, low=cost.low, high=cost.high)
+    if case == 1:
+        return msg("spot.verb.expected_busy", "is expected to cost {typical}{per} ({low} to "
+                   "never finishing at the busy end of the interruption prior)",
+                   typical=cost.typical, per=per, low=cost.low)
+    if case == 2:
+        return msg("spot.verb.not_finishing_calm", "does not finish in practice ({low} at the "
+                   "calm end of the interruption prior)", low=cost.low)
+    return msg("spot.verb.not_finishing", "does not finish in practice, even at the calm end "
+               "of the interruption prior")
 
 
 def expected_seconds(risk: SpotRisk) -> float | None:
@@ -188,7 +204,7 @@ def expected_seconds(risk: SpotRisk) -> float | None:
     return risk.expected_time_s.typical if risk.finishes[1] else math.inf
 
 
-def explain_spot(rec: Recommendation) -> list[str]:
+def explain_spot(rec: Recommendation) -> list[Message]:
     """What spot changed: the best spot option against the best on-demand one, and why the
     winner wins (a spot price above on-demand, or the interruptions)."""
     if not rec.job.spot:
@@ -196,72 +212,86 @@ def explain_spot(rec: Recommendation) -> list[str]:
     spot = [o for o in rec.options if o.offer.spot]
     plain = [o for o in rec.options if not o.offer.spot]
     if not spot:
-        return ["No spot offer in this price list can run the job; the options are on-demand."]
+        return [msg("spot.none", "No spot offer in this price list can run the job; the "
+                    "options are on-demand.")]
     s = spot[0]
-    lines = []
+    lines: list[Message] = []
     risk = s.spot_risk
     per = "/h" if rec.job.per_hour else ""
     if isinstance(risk, SpotServing):
-        lines.append(f"Spot replicas need spare capacity: {s.label} on spot runs "
-                     f"{int(risk.spares.typical)} spare replica(s) "
-                     f"({int(risk.spares.low)}-{int(risk.spares.high)}) to stay up "
-                     f"{risk.target:.0%} of the time, about "
-                     f"{format_money(risk.cost_per_hour.typical)}/h in all.")
+        lines.append(msg("spot.spares", "Spot replicas need spare capacity: {name} on spot runs "
+                         "{spares} spare replica(s) ({low}-{high}) to stay up {target:.0%} of "
+                         "the time, about {cost}/h in all.", name=s.label,
+                         spares=int(risk.spares.typical), low=int(risk.spares.low),
+                         high=int(risk.spares.high), target=risk.target,
+                         cost=risk.cost_per_hour.typical))
     if not plain or risk is None:
         return lines
     p = plain[0]
     ec = expected_cost(risk)
     base = uninterrupted_cost(risk) or s.cost
-    where = f"{s.label} on {s.offer.provider} spot at {format_money(s.price_per_hour)}/h"
-    rival = (f"{p.label} on {p.offer.provider} on-demand at "
-             f"{format_money(p.price_per_hour)}/h")
+    where = msg("spot.where", "{name} on {provider} spot at {price}/h", name=s.label,
+                provider=s.offer.provider, price=s.price_per_hour)
+    rival = msg("spot.rival", "{name} on {provider} on-demand at {price}/h", name=p.label,
+                provider=p.offer.provider, price=p.price_per_hour)
     if rec.options.index(s) < rec.options.index(p):
-        lines.append(f"Spot wins: {where} {_verb(risk, per)}, "
-                     f"interruptions included ({ec.typical.amount / base.typical.amount - 1:+.0%}"
-                     f" over uninterrupted: {_why(risk)}); {rival} costs "
-                     f"{format_money(p.cost.typical)}{per}.")
+        lines.append(msg("spot.wins", "Spot wins: {where} {verb}, interruptions included "
+                         "({overhead:+.0%} over uninterrupted: {why}); {rival} costs "
+                         "{plain_cost}{per}.", where=where, verb=_verb(risk, per),
+                         overhead=ec.typical.amount / base.typical.amount - 1, why=_why(risk),
+                         rival=rival, plain_cost=p.cost.typical, per=per))
         return lines
     if base.typical.amount >= p.cost.typical.amount:
-        lines.append(f"On-demand wins: {rival} costs {format_money(p.cost.typical)}{per}; spot "
-                     f"is not cheaper here even without interruptions: the cheapest spot "
-                     f"option, {where}, costs {format_money(base.typical)}{per} uninterrupted "
-                     f"({expected_phrase(risk, per)} with them).")
+        lines.append(msg("spot.on_demand_wins.price", "On-demand wins: {rival} costs "
+                         "{plain_cost}{per}; spot is not cheaper here even without "
+                         "interruptions: the cheapest spot option, {where}, costs "
+                         "{uninterrupted}{per} uninterrupted ({expected} with them).",
+                         rival=rival, plain_cost=p.cost.typical, per=per, where=where,
+                         uninterrupted=base.typical, expected=expected_phrase(risk, per)))
         return lines
-    lines.append(f"On-demand wins: {rival} costs {format_money(p.cost.typical)}{per}; the "
-                 f"cheapest spot option, {where}, would cost {format_money(base.typical)}{per} "
-                 f"uninterrupted but {_verb(risk, per)}, because "
-                 f"{_why(risk)}.")
+    lines.append(msg("spot.on_demand_wins", "On-demand wins: {rival} costs {plain_cost}{per}; "
+                     "the cheapest spot option, {where}, would cost {uninterrupted}{per} "
+                     "uninterrupted but {verb}, because {why}.", rival=rival,
+                     plain_cost=p.cost.typical, per=per, where=where,
+                     uninterrupted=base.typical, verb=_verb(risk, per), why=_why(risk)))
     return lines
 
 
-def _why(risk: SpotRisk) -> str:
+def _why(risk: SpotRisk) -> Message:
     """What the interruptions cost this option, in words."""
     rate = risk.assumption.interruptions_per_hour.typical
     if isinstance(risk, SpotServing):
-        return (f"it runs {int(risk.spares.typical)} spare replica(s) beside {risk.replicas} "
-                f"to ride out {rate:g} interruptions per replica-hour and each replacement's "
-                "restart")
+        return msg("spot.why.serving", "it runs {spares} spare replica(s) beside {replicas} to "
+                   "ride out {rate:g} interruptions per replica-hour and each replacement's "
+                   "restart", spares=int(risk.spares.typical), replicas=risk.replicas,
+                   rate=rate)
     rate *= risk.instances
-    every = format_duration(3600 / rate) if rate > 0 else "never"
-    work = format_duration(risk.work_s.typical)
+    every = Duration(3600 / rate) if rate > 0 else msg("spot.never", "never")
+    work = Duration(risk.work_s.typical)
     n = risk.interruptions.typical
+    restart = Duration(risk.restart_billed_s.typical)
     if not risk.finishes[1]:
-        return (f"at the typical rate (one interruption every {every}) a run of {work} "
-                + ("without checkpoints" if risk.checkpoint_every_s is None else
-                   f"checkpointed every {format_duration(risk.checkpoint_every_s)}")
-                + " does not finish in practice: restarts, not work, set its length")
+        if risk.checkpoint_every_s is None:
+            return msg("spot.why.unfinished", "at the typical rate (one interruption every "
+                       "{every}) a run of {work} without checkpoints does not finish in "
+                       "practice: restarts, not work, set its length", every=every, work=work)
+        return msg("spot.why.unfinished_checkpointed", "at the typical rate (one interruption "
+                   "every {every}) a run of {work} checkpointed every {interval} does not "
+                   "finish in practice: restarts, not work, set its length", every=every,
+                   work=work, interval=Duration(risk.checkpoint_every_s))
     if risk.kind == "items":
-        return (f"an interruption (one every {every} typically, {n:.2g} expected) loses only "
-                f"the items in flight plus a {format_duration(risk.restart_billed_s.typical)} "
-                "restart")
+        return msg("spot.why.items", "an interruption (one every {every} typically, {n:.2g} "
+                   "expected) loses only the items in flight plus a {restart} restart",
+                   every=every, n=n, restart=restart)
     if risk.checkpoint_every_s is None:
-        return (f"it runs {work} without checkpoints and an interruption (one every {every} "
-                f"typically) restarts it from the beginning: {n:.2g} expected")
+        return msg("spot.why.restart", "it runs {work} without checkpoints and an interruption "
+                   "(one every {every} typically) restarts it from the beginning: {n:.2g} "
+                   "expected", work=work, every=every, n=n)
     if risk.checkpoint_every_s >= risk.work_s.typical:
-        return (f"it runs {work}, shorter than its checkpoint interval, so an interruption "
-                f"(one every {every} typically, {n:.2g} expected) restarts it from the "
-                f"beginning")
-    return (f"it checkpoints every {format_duration(risk.checkpoint_every_s)}: "
-            f"{n:.2g} interruption(s) expected (one every {every} typically), each losing up "
-            f"to that much work plus a {format_duration(risk.restart_billed_s.typical)} "
-            "restart")
+        return msg("spot.why.short", "it runs {work}, shorter than its checkpoint interval, so "
+                   "an interruption (one every {every} typically, {n:.2g} expected) restarts "
+                   "it from the beginning", work=work, every=every, n=n)
+    return msg("spot.why.checkpoints", "it checkpoints every {interval}: {n:.2g} "
+               "interruption(s) expected (one every {every} typically), each losing up to that "
+               "much work plus a {restart} restart", interval=Duration(risk.checkpoint_every_s),
+               n=n, every=every, restart=restart)

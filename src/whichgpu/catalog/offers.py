@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from whichgpu.catalog.gpus import Catalog, default_catalog, resolve_gpu
 from whichgpu.errors import DataError, InputError, NotFoundError
+from whichgpu.messages import Message, msg
 from whichgpu.units import Money, check_currency
 
 OFFER_FIELDS = ("provider", "gpu", "gpu_count", "price_per_hour", "currency",
@@ -54,13 +55,17 @@ class BillingRule(BaseModel):
         steps = math.ceil(round(duration_s / self.increment_s, 9))
         return max(self.minimum_s, steps * self.increment_s)
 
-    def describe(self) -> str:
-        unit = {1: "second", 60: "minute", 3600: "hour"}.get(int(self.increment_s),
-                                                            f"{self.increment_s:g} s")
-        text = f"per {unit}"
+    def describe(self) -> Message:
+        """How the rule bills: 'per second', 'per minute after a 15-minute minimum'."""
+        step = int(self.increment_s)
+        unit = (msg("billing.second", "per second") if step == 1 else
+                msg("billing.minute", "per minute") if step == 60 else
+                msg("billing.hour", "per hour") if step == 3600 else
+                msg("billing.step", "per {s:g} s", s=self.increment_s))
         if self.minimum_s:
-            text += f" after a {self.minimum_s / 60:g}-minute minimum"
-        return text
+            return msg("billing.minimum", "{unit} after a {minutes:g}-minute minimum",
+                       unit=unit, minutes=self.minimum_s / 60)
+        return unit
 
 
 class Offer(BaseModel):

@@ -30,7 +30,8 @@ from whichgpu.catalog.gpus import (
     resolve_gpu,
 )
 from whichgpu.errors import InputError
-from whichgpu.units import GB, GiB, MiB, parse_money, parse_size
+from whichgpu.messages import Field, Join, Message, msg
+from whichgpu.units import GB, GiB, MiB, parse_money, parse_power, parse_size
 
 SOURCE = "user-spec"
 #: Every key ``--gpu-spec`` takes, and what it is for.
@@ -61,8 +62,9 @@ def is_memory_only(text: str) -> bool:
     return bool(_MEMORY_ONLY.fullmatch(str(text)))
 
 
-def _bad(key: str, value: str, want: str) -> InputError:
-    return InputError(f"--gpu-spec {key}={value!r}: {want}")
+def _bad(key: str, value: str, want: Message) -> InputError:
+    return InputError(msg("gpu_spec.bad", "{field} {key}={v!r}: {want}", field=Field("gpu_spec"),
+                          key=key, v=value, want=want))
 
 
 def _float(key: str, value: str, unit: str = "") -> float:
@@ -72,10 +74,18 @@ def _float(key: str, value: str, unit: str = "") -> float:
     try:
         number = float(text)
     except ValueError:
-        raise _bad(key, value, f"expected a number{' of ' + unit if unit else ''}") from None
+        raise _bad(key, value, msg("gpu_spec.number_of", "expected a number of {unit}", unit=unit)
+                   if unit else msg("gpu_spec.number", "expected a number")) from None
     if not number > 0 or number != number or number == float("inf"):
-        raise _bad(key, value, "must be a positive number")
+        raise _bad(key, value, msg("gpu_spec.positive", "must be a positive number"))
     return number
+
+
+def _tdp(value: str) -> float:
+    try:
+        return parse_power(value, what="tdp")
+    except InputError:
+        raise _bad("tdp", value, "write it like 170W or 1.1kW (a positive power)") from None
 
 
 def _bandwidth_gb_s(value: str) -> float:
@@ -83,7 +93,7 @@ def _bandwidth_gb_s(value: str) -> float:
     for unit, scale in (("tb/s", 1000.0), ("gb/s", 1.0)):
         if text.endswith(unit):
             return _float("bandwidth", text[: -len(unit)]) * scale
-    raise _bad("bandwidth", value, "write it like 360GB/s or 1.8TB/s")
+    raise _bad("bandwidth", value, msg("gpu_spec.bandwidth", "write it like 360GB/s or 1.8TB/s"))
 
 
 def _memory_mib(key: str, value: str, marketed: bool) -> tuple[float, int]:
@@ -91,9 +101,10 @@ def _memory_mib(key: str, value: str, marketed: bool) -> tuple[float, int]:
     try:
         n = parse_size(value)
     except InputError:
-        raise _bad(key, value, "write it like 12GB, 24GiB or 12282MiB") from None
+        raise _bad(key, value, msg("gpu_spec.size", "write it like 12GB, 24GiB or 12282MiB")
+                   ) from None
     if n <= 0:
-        raise _bad(key, value, "must be more than 0")
+        raise _bad(key, value, msg("gpu_spec.above_zero", "must be more than 0"))
     unit = re.sub(r"[\d.,\s]", "", value.lower())
     if marketed and unit in ("gb", "g"):  # "12 GB" cards carry 12 GiB
         return n / GB, int(round(n / GB * 1024))
@@ -110,7 +121,8 @@ def _interconnect(value: str, p2p: bool | None) -> dict[str, Any]:
     else:
         m = _PCIE.fullmatch(text)
         if not m:
-            raise _bad("interconnect", value, "use pcie3x16, pcie4x8, pcie5x16, nvlink:600 or none")
+            raise _bad("interconnect", value, msg("gpu_spec.interconnect", "use pcie3x16, "
+                                                  "pcie4x8, pcie5x16, nvlink:600 or none"))
         gen, lanes = int(m.group(1)), int(m.group(2) or 16)
         kind, bw, domain = f"pcie{gen}", {3: 32, 4: 64, 5: 128}[gen] * lanes / 16, 8
     link = {"kind": kind, "bandwidth_gb_s": bw, "direction": "bidirectional",
@@ -128,16 +140,19 @@ def parse_gpu_spec(text: str) -> dict[str, str]:
         key, sep, value = part.partition("=")
         key = key.strip().lower()
         if not sep or not value.strip():
-            raise InputError(f"--gpu-spec: {part!r} is not KEY=VALUE "
-                             f"(keys: {', '.join(SPEC_KEYS)})")
+            raise InputError(msg("gpu_spec.pair", "{field}: {v!r} is not KEY=VALUE (keys: "
+                                 "{keys})", field=Field("gpu_spec"), v=part,
+                                 keys=", ".join(SPEC_KEYS)))
         if key not in SPEC_KEYS:
-            raise InputError(f"--gpu-spec: unknown key {key!r}; use {', '.join(SPEC_KEYS)}")
+            raise InputError(msg("gpu_spec.key", "{field}: unknown key {v!r}; use {keys}",
+                                 field=Field("gpu_spec"), v=key, keys=", ".join(SPEC_KEYS)))
         if key in spec:
-            raise InputError(f"--gpu-spec: {key} is given twice")
+            raise InputError(msg("gpu_spec.twice", "{field}: {key} is given twice",
+                                 field=Field("gpu_spec"), key=key))
         spec[key] = value.strip()
     if "memory" not in spec:
-        raise InputError("--gpu-spec needs memory=SIZE (e.g. memory=12GB); "
-                         "bandwidth= and fp16= add a speed")
+        raise InputError(msg("gpu_spec.memory", "{field} needs memory=SIZE (e.g. memory=12GB); "
+                             "bandwidth= and fp16= add a speed", field=Field("gpu_spec")))
     return spec
 
 
@@ -149,13 +164,15 @@ def user_gpu(spec: dict[str, str] | str) -> GPU:
     if "usable" in spec:
         _, mib = _memory_mib("usable", spec["usable"], marketed=False)
         if mib * MiB > gb * GiB * 1.01:
-            raise _bad("usable", spec["usable"], f"more than the memory ({spec['memory']})")
+            raise _bad("usable", spec["usable"], msg("gpu_spec.usable", "more than the memory "
+                                                     "({memory})", memory=spec["memory"]))
     name = spec.get("name", "").strip().lower()
     if name and not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", name):
-        raise _bad("name", spec["name"], "letters, digits and dashes only")
+        raise _bad("name", spec["name"], msg("gpu_spec.name", "letters, digits and dashes only"))
     platform = spec.get("platform", "cuda").lower()
     if platform not in PLATFORMS:
-        raise _bad("platform", spec["platform"], f"use one of {', '.join(PLATFORMS)}")
+        raise _bad("platform", spec["platform"], msg("gpu_spec.platform", "use one of {choices}",
+                                                     choices=", ".join(PLATFORMS)))
     throughput: dict[str, Throughput] = {}
     for key in ("fp16", "bf16", "fp16_acc16", "fp8", "fp4", "int8", "fp32"):
         if key not in spec:
@@ -173,16 +190,16 @@ def user_gpu(spec: dict[str, str] | str) -> GPU:
     p2p = None
     if "p2p" in spec:
         if spec["p2p"].lower() not in ("true", "false", "yes", "no"):
-            raise _bad("p2p", spec["p2p"], "true or false")
+            raise _bad("p2p", spec["p2p"], msg("gpu_spec.bool", "true or false"))
         p2p = spec["p2p"].lower() in ("true", "yes")
     price = None
     if "price" in spec:
         try:
             money = parse_money(spec["price"], "USD")
         except InputError as exc:
-            raise _bad("price", spec["price"], str(exc)) from None
+            raise _bad("price", spec["price"], exc.args[0] if exc.args else str(exc)) from None
         if not money.amount > 0:
-            raise _bad("price", spec["price"], "must be more than 0")
+            raise _bad("price", spec["price"], msg("gpu_spec.above_zero", "must be more than 0"))
         price = PurchasePrice(low=money.amount, high=money.amount, currency=money.currency,
                               date="user", source=SOURCE, note="your price")
     label = name or f"{gb:g}gb"
@@ -194,7 +211,7 @@ def user_gpu(spec: dict[str, str] | str) -> GPU:
         launch_year=sv(2026), memory_gb=sv(gb), memory_usable_mib=sv(mib),
         memory_type=sv("?"),
         bandwidth_gb_s=sv(_bandwidth_gb_s(spec["bandwidth"]) if "bandwidth" in spec else 0.0),
-        tdp_w=sv(_float("tdp", spec["tdp"], "w") if "tdp" in spec else 0.0),
+        tdp_w=sv(_tdp(spec["tdp"]) if "tdp" in spec else 0.0),
         purchase_price=price,
         no_public_price=None,
         throughput=throughput,
@@ -224,7 +241,7 @@ def missing_for_speed(gpu: GPU, w: Any = None) -> list[str]:
     if not gpu.bandwidth_gb_s.value:
         need.append("bandwidth=GB/s")
     if gpu.tflops("bf16") is None and gpu.tflops("fp16") is None:
-        need.append("fp16=TFLOPS (dense, FP32 accumulate)")
+        need.append(msg("gpu_spec.need.fp16", "fp16=TFLOPS (dense, FP32 accumulate)"))
     return need
 
 
@@ -232,17 +249,19 @@ def require_speed_figures(gpu: GPU, w: Any = None) -> None:
     """Refuse a speed for a described card that lacks the figures a speed rests on."""
     need = missing_for_speed(gpu, w)
     if need:
-        raise InputError(
-            f"{gpu.id} is described by its memory only: a speed needs its "
-            f"{' and '.join(need)}; give --gpu-spec memory={gpu.memory_gb.value:g}GB,"
-            "bandwidth=...,fp16=... (the fit is answered without them)")
+        raise InputError(msg(
+            "gpu_spec.speed_figures", "{gpu} is described by its memory only: a speed needs its "
+            "{need}; give {spec} (the fit is answered without them)", gpu=gpu.id,
+            need=Join(need, ", ", " and "),
+            spec=Field("gpu_spec", f"memory={gpu.memory_gb.value:g}GB,bandwidth=...,fp16=...")))
 
 
 def resolve_gpu_arg(text: str | None, spec: str | None = None) -> Resolution | None:
     """A --gpu value (a catalog name or a bare size) and/or a --gpu-spec, as one GPU."""
     if spec:
         if text and not is_memory_only(text):
-            raise InputError("give --gpu NAME or --gpu-spec, not both")
+            raise InputError(msg("flags.not_both", "give {a} or {b}, not both",
+                                 a=Field("gpu", "NAME"), b=Field("gpu_spec")))
         parsed = parse_gpu_spec(spec if "memory=" in spec.lower() or not text
                                 else f"memory={text},{spec}")
         return Resolution(gpu=user_gpu(parsed), query=spec)

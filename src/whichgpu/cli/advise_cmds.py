@@ -6,162 +6,35 @@ import sys
 
 import typer
 
-from whichgpu.cli import workload_opts as o
-from whichgpu.cli.common import console, emit_json
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
+from whichgpu.cli.common import console, show
+from whichgpu.vocabulary import Ranking
 
 
 def register(app: typer.Typer) -> None:
-    app.command("recommend")(recommend)
-    app.command("checklist")(checklist)
+    bind(app, req.Recommend, recommend)
+    bind(app, req.Checklist, checklist)
 
 
-def _offers(prices: str | None, currency: str | None, rate: list[str], max_age: float | None,
-            gpus=None):
-    from whichgpu.advise.build import priced_offers
+def recommend(q: req.Recommend) -> None:
+    from whichgpu.answers.advice import recommend as answer
 
-    return priced_offers(prices, currency, rate, max_age, gpus)
+    show(answer(q, command_line=_command_line()), q.as_json, _print_recommendation)
 
 
-def recommend(
-    model: o.ModelArg, task: o.Task = "inference", quant: o.Quant = None,
-    kv_dtype: o.KvDtype = "f16", context: o.Context = None, batch: o.Batch = 1,
-    engine: o.Engine = None, prompt_tokens: o.PromptTokens = None,
-    output_tokens: o.OutputTokens = None, optimizer: o.Optimizer = None,
-    gradient_checkpointing: o.Checkpointing = None, lora_rank: o.LoraRank = None,
-    lora_targets: o.LoraTargets = None, resolution: o.Resolution = None,
-    frames: o.Frames = None,
-    steps_per_image: int | None = typer.Option(None, "--sampling-steps",
-                                               help="Diffusion steps per image or video."),
-    cfg: o.Cfg = None,
-    offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
-    framework: o.Framework = None, activation_offloading: o.ActivationOffloading = None,
-    loss: o.Loss = None, fp8_training: o.Fp8Training = False,
-    tokens: str | None = typer.Option(None, "--tokens", help="Tokens to generate, e.g. 1M."),
-    images: str | None = typer.Option(None, "--images", help="Images to generate, e.g. 1000."),
-    videos: str | None = typer.Option(None, "--videos", help="Videos to generate."),
-    steps: str | None = typer.Option(None, "--steps", help="Training steps, e.g. 2000."),
-    train_tokens: str | None = typer.Option(None, "--train-tokens",
-                                            help="Training tokens, e.g. 2B."),
-    users: int | None = typer.Option(None, "--users", help="Serving: concurrent users."),
-    tokens_per_s_each: float | None = typer.Option(
-        None, "--tokens-per-s-each", help="Serving: tokens/s each user reads."),
-    tokens_per_day: str | None = typer.Option(None, "--tokens-per-day",
-                                              help="Serving: a daily volume, e.g. 50M."),
-    concurrency: int | None = typer.Option(
-        None, "--concurrency", help="Sequences in flight for --tokens (default: as many as "
-                                    "fit, up to 256)."),
-    requests_per_s: str | None = typer.Option(
-        None, "--requests-per-s", help="Serving: requests per second to size for (20, "
-                                       "1200/min); with --prompt-tokens/--output-tokens."),
-    ttft: str | None = typer.Option(None, "--ttft", help="Serving: mean time to first token "
-                                                         "target, e.g. 2s or 500ms."),
-    tpot: str | None = typer.Option(None, "--tpot", help="Serving: mean time per output token "
-                                                         "target, e.g. 50ms."),
-    objective: str = typer.Option("cost", "--objective", help="cost or time."),
-    deadline: str | None = typer.Option(None, "--deadline", help="e.g. 2h or 3d."),
-    max_price_per_hour: str | None = typer.Option(None, "--max-price-per-hour",
-                                                  help="e.g. 2EUR."),
-    budget: str | None = typer.Option(None, "--budget", help="Total budget, e.g. 50EUR."),
-    prices: str | None = typer.Option(None, "--prices", help="Price source or offer file."),
-    currency: str | None = typer.Option(None, "--currency", help="EUR, USD ..."),
-    rate: list[str] = typer.Option([], "--rate", help="Exchange rate, EURUSD=1.08."),
-    max_age: float | None = typer.Option(None, "--max-age", help="Days before prices are "
-                                                                 "stale (30)."),
-    spot: bool = typer.Option(False, "--spot", help="Price spot/interruptible offers too, by "
-                                                    "their expected cost with interruptions."),
-    checkpoint_every: str | None = typer.Option(
-        None, "--checkpoint-every", help="Training on spot: checkpoint interval (default 30m; "
-                                         "'none': no checkpoints)."),
-    export: str | None = typer.Option(
-        None, "--export", help="Print the chosen option as a launcher task file: skypilot or "
-                               "dstack (YAML on stdout; with --json in the 'export' field)."),
-    export_option: int | None = typer.Option(
-        None, "--export-option", help="Which ranked option --export writes (default: the best "
-                                      "one the launcher can launch)."),
-    top: int = typer.Option(10, "--top", help="Options to show."),
-    max_gpus: int | None = typer.Option(None, "--max-gpus",
-                                        help="At most this many GPUs (1: single cards)."),
-    only: str | None = typer.Option(
-        None, "--only", metavar="GPU[,GPU...]",
-        help="Compare only these GPUs (comma-separated catalog ids or names, e.g. "
-             "rtx-4090,a100,h100); the API's 'only'. Default: the whole catalog."),
-    calibration: str | None = typer.Option(None, "--calibration",
-                                           help="Calibration profile (file or 'default')."),
-    gpu: str | None = typer.Option(
-        None, "--gpu", help="Your own card, shown beside the rentals as owned hardware: a "
-                            "catalog id or its memory (12GB)."),
-    gpu_spec: o.GpuSpec = None,
-    count: int = typer.Option(1, "--count", help="How many of your cards (--gpu) you have: "
-                                                 "every count up to it that the layout "
-                                                 "allows is tried."),
-    host_ram: o.HostRam = None, host_memory: o.HostMemory = None,
-    host_bandwidth: o.HostBandwidth = None,
-    as_json: o.Json = False,
-) -> None:
-    """The cheapest GPU configuration that can run a job, why, and what was excluded."""
-    from whichgpu.advise.build import build_job, only_gpus
-    from whichgpu.advise.recommend import recommend as run
-    from whichgpu.cli.estimate_cmds import _load_profile
-
-    w = o.build_workload(
-        model, task=task, quant=quant, kv_dtype=kv_dtype, context=context, batch=batch,
-        engine=engine, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-        optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
-        lora_rank=lora_rank, lora_targets=lora_targets, resolution=resolution, frames=frames,
-        steps=steps_per_image, cfg=cfg, offload=offload, vae_tiling=vae_tiling, params=params,
-        framework=framework, activation_offloading=activation_offloading, loss=loss,
-        fp8_training=fp8_training, host_ram=host_ram, host_memory=host_memory,
-        host_bandwidth=host_bandwidth)
-    job = build_job(
-        w, tokens=tokens, images=images, videos=videos, steps=steps, train_tokens=train_tokens,
-        users=users, tokens_per_s_each=tokens_per_s_each, tokens_per_day=tokens_per_day,
-        concurrency=concurrency, requests_per_s=requests_per_s, ttft=ttft, tpot=tpot,
-        objective=objective, deadline=deadline,
-        max_price_per_hour=max_price_per_hour, budget=budget, currency=currency, spot=spot,
-        checkpoint_every=checkpoint_every)
-    if export is not None:
-        from whichgpu.export import check_launcher
-
-        check_launcher(export)
-    elif export_option is not None:
-        from whichgpu.errors import InputError
-
-        raise InputError("--export-option needs --export skypilot or --export dstack")
-    gpus = only_gpus(only)
-    mine = o.resolve_card(gpu, gpu_spec)
-    if mine is not None and mine.note:
-        from whichgpu.cli.common import note
-
-        note(mine.note)
-    cur = job.currency
-    selection, rates = _offers(prices, cur, rate, max_age, gpus)
-    rec = run(job, list(selection.offers), rates=rates, profile=_load_profile(calibration),
-              gpus=gpus, max_gpus=max_gpus, owned=mine.gpu if mine else None,
-              owned_count=count)
-    exported = None
-    if export is not None:
-        from whichgpu.export import export_option as make_export
-
-        exported = make_export(rec, export, export_option, selection=selection,
-                               command=_command_line(), rates=rates)
-    if as_json:
-        data = rec.to_json()
-        data["options"] = data["options"][:top] if top else data["options"]
-        data["prices"] = selection.to_json()
-        if exported is not None:
-            data["export"] = exported.to_json()
-        emit_json(data)
+def _print_recommendation(answer) -> None:
+    if answer.exported is not None:  # the task file alone on stdout, ready for the launcher
+        sys.stdout.write(answer.exported.text)
         return
-    if exported is not None:  # the task file alone on stdout, ready for the launcher
-        sys.stdout.write(exported.text)
-        return
+    rec, top = answer.rec, answer.top
     if rec.job.kind == "rate":  # serving for a request rate: replicas x TP, TTFT, TPOT
         from whichgpu.cli.serving_view import print_rate_recommendation
 
         print_rate_recommendation(rec, top)
-        _print(rec, top, selection, table=False)
+        _print(rec, top, answer.selection, table=False)
         return
-    _print(rec, top, selection)
+    _print(rec, top, answer.selection)
 
 
 def _command_line() -> str:
@@ -207,8 +80,7 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
     if shown and table:
         first = shown[0]
         rate_name = _RATE_HEADERS.get(first.rate_name, first.rate_name.replace("_", " "))
-        unit = first.unit if rec.ranking.startswith("cost per ") and first.unit and \
-            rec.ranking != "cost per hour" else None
+        unit = first.unit if rec.ranked_by is Ranking.COST_PER_UNIT and first.unit else None
         t = Table(title=title, title_justify="left", pad_edge=False)
         cost_head = f"per {unit}" if unit else "Cost"
         for col in ("#", "GPUs", "Price/h", "Time", cost_head, "Cost range", rate_name):
@@ -326,58 +198,23 @@ def _layout_clash(opt, shown) -> bool:
                and o.layout != opt.layout for o in shown)
 
 
-def checklist(
-    workload: str | None = typer.Option(None, "--workload",
-                                        help="training, fine-tuning or inference."),
-    model: str | None = typer.Option(None, "--model", help="Model size (7B) or name."),
-    budget: str | None = typer.Option(None, "--budget-per-hour",
-                                      help="Hourly budget, e.g. 1USD (or none)."),
-    hours: str | None = typer.Option(None, "--hours-per-month", help="Hours of use a month."),
-    horizon: str | None = typer.Option(None, "--horizon-months", help="Months needed."),
-    prices: str | None = typer.Option(None, "--prices", help="Price source or offer file."),
-    currency: str | None = typer.Option(None, "--currency", help="EUR, USD ..."),
-    rate: list[str] = typer.Option([], "--rate", help="Exchange rate, EURUSD=1.08."),
-    max_age: float | None = typer.Option(None, "--max-age", help="Days before prices are "
-                                                                 "stale (30)."),
-    only: str | None = typer.Option(
-        None, "--only", metavar="GPU[,GPU...]",
-        help="Consider only these GPUs (comma-separated catalog ids or names)."),
-    as_json: o.Json = False,
-) -> None:
-    """The five questions of S13, answered with a GPU and rent-or-buy (asks what is missing)."""
-    from whichgpu.advise.build import only_gpus
-    from whichgpu.advise.checklist import QUESTIONS, parse_answers, run_checklist
-    from whichgpu.errors import InputError
-    from whichgpu.units import check_currency
+def checklist(q: req.Checklist) -> None:
+    from whichgpu.advise.checklist import QUESTIONS
+    from whichgpu.answers.advice import checklist as answer
+    from whichgpu.answers.advice import missing_answers
 
-    given = {"workload": workload, "model": model, "budget": budget, "hours": hours,
-             "horizon": horizon}
-    missing = [k for k, v in given.items() if v is None]
-    if missing:
-        if not sys.stdin.isatty() or as_json:
-            flags = {"workload": "--workload", "model": "--model", "budget": "--budget-per-hour",
-                     "hours": "--hours-per-month", "horizon": "--horizon-months"}
-            raise InputError("answer every question for a script: missing "
-                             + ", ".join(flags[k] for k in missing))
-        for key, question in QUESTIONS:
-            if given[key] is None:
-                given[key] = typer.prompt(question)
-    cur = check_currency(currency) if currency else None
-    answers = parse_answers(given["workload"], given["model"], given["budget"],
-                            given["hours"], given["horizon"], currency=cur or "USD")
-    gpus = only_gpus(only)
-    selection, rates = _offers(prices, cur, rate, max_age, gpus)
-    result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
-                           gpus=gpus)
-    if as_json:
-        data = result.to_json()
-        data["prices"] = selection.to_json()
-        emit_json(data)
-        return
-    _print_checklist(result)
+    missing = missing_answers(q)
+    if missing and sys.stdin.isatty() and not q.as_json:  # ask what is missing
+        asked = {name: typer.prompt(QUESTIONS[name]) for name in missing}
+        q = q.model_copy(update=asked)
+    show(answer(q), q.as_json, _print_checklist_answer)
+
+
+def _print_checklist_answer(answer) -> None:
+    _print_checklist(answer.result)
     from whichgpu.cli.prices_cmds import print_price_origin
 
-    print_price_origin(selection)
+    print_price_origin(answer.selection)
 
 
 def _print_checklist(result) -> None:
@@ -412,7 +249,8 @@ def _print_checklist(result) -> None:
             console.print("  Then: " + escape("; ".join(
                 f"{o.label} at {format_money(o.price_per_hour)}/h"
                 + (f" ({format_money(o.unit_cost.typical)} per {o.unit})"
-                   if o.unit_cost is not None and rec.ranking != "cost per hour" else "")
+                   if o.unit_cost is not None and rec.ranked_by is not Ranking.COST_PER_HOUR
+                   else "")
                 for o in others)) + (f"; and {rest} more options" if rest > 0 else ""))
     if result.advice is not None:
         adv = result.advice

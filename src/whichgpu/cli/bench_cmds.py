@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from whichgpu.cli import workload_opts as o
-from whichgpu.cli.common import console, emit_json, err_console, note
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
+from whichgpu.cli.common import console, err_console, show
 
 bench_app = typer.Typer(
     help="Measure this machine's GPUs against their datasheets and save a calibration profile.",
     invoke_without_command=True)
 
-Device = typer.Option("cuda", "--device", help="cuda, or cpu to check the harness on the CPU "
-                                                "(CPU numbers calibrate nothing).")
-Calibration = typer.Option(None, "--calibration", help="A calibration profile (a JSON file "
-                                                       "from 'whichgpu bench', or 'default').")
-
-
 def register(app: typer.Typer) -> None:
+    bind(bench_app, req.Bench, bench, callback=True)
+    bind(bench_app, req.BenchModel, bench_model)
     app.add_typer(bench_app, name="bench")
-    app.command("compare")(compare)
+    bind(app, req.Compare, compare)
 
 
 class RichReporter:
@@ -66,105 +63,11 @@ class RichReporter:
 
 # ------------------------------------------------------------------ whichgpu bench
 
-@bench_app.callback(invoke_without_command=True)
-def bench(
-    ctx: typer.Context,
-    output: str | None = typer.Option(
-        None, "--output", "-o", help="Save the profile here (default: the data directory, "
-                                     "which --calibration default reads)."),
-    no_save: bool = typer.Option(False, "--no-save", help="Measure and print only."),
-    quick: bool = typer.Option(False, "--quick", help="Smaller sizes, fewer repetitions."),
-    gpus: str | None = typer.Option(None, "--gpus", help="GPU indices to measure, e.g. 0,1 "
-                                                        "(default: all)."),
-    as_id: str | None = typer.Option(None, "--as", help="The catalog id of the card, when "
-                                                         "its name does not map to one."),
-    precisions: str | None = typer.Option(None, "--precision", help="Only these matmul "
-                                                                    "precisions: bf16,fp8 ..."),
-    no_p2p: bool = typer.Option(False, "--no-p2p", help="Skip peer-to-peer copies."),
-    device: str = Device,
-    as_json: o.Json = False,
-) -> None:
-    """Measure each GPU (matmul per precision, memory, host and peer bandwidth), print it beside
-    the datasheet, and save a calibration profile for 'speed --calibration'."""
-    if ctx.invoked_subcommand is not None:
-        return
-    from whichgpu.bench import needs
-    from whichgpu.bench.detect import GpuInfo
-    from whichgpu.bench.run import QUICK, Options, run_bench
-    from whichgpu.bench.topology import Topology, read_topology
+def bench(q: req.Bench, ctx: typer.Context) -> None:
+    from whichgpu.answers.bench import bench as answer
 
-    opts = QUICK if quick else Options()
-    if precisions:
-        from dataclasses import replace
-
-        opts = replace(opts, precisions=tuple(p.strip() for p in precisions.split(",")))
-    if no_p2p:
-        from dataclasses import replace
-
-        opts = replace(opts, p2p=False)
-    if device == "cpu":
-        torch = needs.import_torch()
-        found = [GpuInfo(index=0, name="CPU", source="cpu", catalog_note="the CPU")]
-        topo = Topology((0,), source="cpu")
-        device_type = "cpu"
-    elif device == "cuda":
-        torch, found = needs.require_cuda()
-        found = _select(found, gpus, as_id)
-        topo = read_topology(max(g.index for g in found) + 1)
-        keep = {g.index for g in found}
-        from dataclasses import replace
-
-        topo = replace(topo, gpus=tuple(i for i in topo.gpus if i in keep),
-                       pairs=tuple(p for p in topo.pairs if p.a in keep and p.b in keep))
-        device_type = "cuda"
-    else:
-        from whichgpu.errors import InputError
-
-        raise InputError(f"--device must be cuda or cpu, got {device!r}")
-    result = run_bench(torch, found, topo, options=opts, reporter=RichReporter(not as_json),
-                       device_type=device_type)
-    saved = _save(result, output, no_save or device_type == "cpu")
-    if as_json:
-        data = result.to_json()
-        data["saved_to"] = str(saved) if saved else None
-        emit_json(data)
-        return
-    _print_bench(result, saved, device_type)
-
-
-def _select(found, gpus: str | None, as_id: str | None):
-    from dataclasses import replace
-
-    from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.errors import InputError
-
-    if gpus:
-        try:
-            wanted = {int(x) for x in gpus.split(",") if x.strip()}
-        except ValueError:
-            raise InputError(f"--gpus takes indices such as 0,1, got {gpus!r}") from None
-        missing = wanted - {g.index for g in found}
-        if missing:
-            raise InputError(f"no GPU {', '.join(map(str, sorted(missing)))} here; this "
-                             f"machine has {', '.join(str(g.index) for g in found)}")
-        found = [g for g in found if g.index in wanted]
-    if as_id:
-        gid = resolve_gpu(as_id, strict=True).gpu.id
-        found = [replace(g, catalog_id=gid, catalog_note=f"--as {as_id}") for g in found]
-    return found
-
-
-def _save(result, output: str | None, skip: bool):
-    from whichgpu.bench.profile import save_profile
-
-    if skip:
-        return None
-    profile = result.to_profile()
-    if not profile["gpus"]:
-        note("no measured GPU maps to a catalog card, so no profile was saved; name it with "
-             "--as ID")
-        return None
-    return save_profile(profile, output)
+    result = answer(q, RichReporter(not q.as_json))
+    show(result, q.as_json, lambda a: _print_bench(a.result, a.saved, a.device_type))
 
 
 def _fmt(value: float | None, unit: str) -> str:
@@ -288,84 +191,20 @@ def _print_topology(result) -> None:
 
 # ------------------------------------------------------------------ whichgpu bench model
 
-@bench_app.command("model")
-def bench_model(
-    model: o.ModelArg,
-    batch: o.Batch = 1,
-    prompt_tokens: o.PromptTokens = "512",
-    output_tokens: o.OutputTokens = "128",
-    train: bool = typer.Option(False, "--train", help="Also time one training step (AdamW, "
-                                                      "bf16 autocast)."),
-    context: str = typer.Option("1024", "--context", help="Sequence length of the training "
-                                                          "step."),
-    dtype: str = typer.Option("bf16", "--dtype", help="Weights for prefill/decode: bf16, fp16 "
-                                                      "or fp32."),
-    repeat: int = typer.Option(3, "--repeat", help="Timed repetitions (the median counts)."),
-    gpu: str | None = typer.Option(None, "--gpu", help="Catalog id to estimate for (default: "
-                                                       "the card detected)."),
-    calibration: str | None = Calibration,
-    append: str | None = typer.Option(
-        None, "--append", help="Append the results to this folder's speed.csv and memory.csv "
-                               "(e.g. validation), with their conditions."),
-    device: str = Device,
-    as_json: o.Json = False,
-) -> None:
-    """Build MODEL from its config with random weights (no download), time prefill, decode and
-    optionally a training step, and set the numbers beside whichgpu's estimates."""
-    from whichgpu.bench import needs
-    from whichgpu.bench.model_bench import Settings, append_rows, run_model_bench
-    from whichgpu.bench.profile import profile_from_option
-    from whichgpu.bench.run import conditions
-    from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.errors import InputError
-    from whichgpu.models import resolve_model
-    from whichgpu.units import parse_count
+def bench_model(q: req.BenchModel) -> None:
+    from whichgpu.answers.bench import bench_model as answer
 
-    settings = Settings(batch=batch, prompt_tokens=parse_count(prompt_tokens, binary=True),
-                        output_tokens=parse_count(output_tokens, binary=True), train=train,
-                        train_seq=parse_count(context, binary=True), dtype=dtype, repeat=repeat)
-    spec = resolve_model(model)
-    from whichgpu.bench.model_bench import check_buildable
+    result = answer(q, RichReporter(not q.as_json))
+    show(result, q.as_json, _print_model_bench_answer)
 
-    check_buildable(spec)
-    profile = profile_from_option(calibration)
-    if device == "cpu":
-        torch = needs.import_torch("whichgpu bench model")
-        found, dev, gpu_id = [], "cpu", None
-        if gpu:
-            note("--gpu is ignored on the CPU: CPU numbers are not compared with a GPU estimate")
-        if append:
-            raise InputError("--append records GPU measurements; a CPU run is not one")
-    elif device == "cuda":
-        torch, found = needs.require_cuda("whichgpu bench model")
-        found = sorted(found, key=lambda g: 10**6 if g.cuda_index is None else g.cuda_index)
-        dev = f"cuda:{found[0].cuda_index or 0}"
-        gpu_id = resolve_gpu(gpu).gpu.id if gpu else found[0].catalog_id
-        if gpu_id is None:
-            raise InputError(f"{found[0].name} is not in the catalog ({found[0].catalog_note});"
-                             " name the card with --gpu ID to compare with its estimate")
-        from whichgpu.bench.model_bench import check_fits
 
-        check_fits(torch, dev, spec, settings)
-    else:
-        raise InputError(f"--device must be cuda or cpu, got {device!r}")
-    cond = conditions(torch, found[:1])
-    if found:
-        cond["gpu_name"] = found[0].name
-        if found[0].power_limit_w:
-            cond["power_limit_w"] = found[0].power_limit_w
-    result = run_model_bench(torch, spec, settings, device=dev, gpu_id=gpu_id, profile=profile,
-                             reporter=RichReporter(not as_json), conditions=cond)
-    written = append_rows(append, result.rows) if append else []
-    if as_json:
-        data = result.to_json()
-        data["appended"] = written
-        emit_json(data)
-        return
-    _print_model_bench(result, profile)
-    if append:
-        console.print(f"Appended {len(written)} row(s) to {append}/speed.csv and memory.csv"
-                      + (f": {', '.join(written)}" if written else " (all were there already)"))
+def _print_model_bench_answer(answer) -> None:
+    _print_model_bench(answer.result, answer.profile)
+    if answer.append:
+        written = answer.appended
+        console.print(f"Appended {len(written)} row(s) to {answer.append}/speed.csv and "
+                      "memory.csv" + (f": {', '.join(written)}" if written else
+                                      " (all were there already)"))
 
 
 def _print_model_bench(result, profile) -> None:
@@ -416,72 +255,11 @@ def _error(line, r) -> str:
 
 # ------------------------------------------------------------------ whichgpu compare
 
-def compare(
-    args: list[str] | None = typer.Argument(
-        None, metavar="[CARD=DURATION ...] | -- COMMAND",
-        help="More CARD=DURATION pairs after --measured, or the command to time after --."),
-    measured: list[str] | None = typer.Option(
-        None, "--measured", help="Minutes you saw on a card: h100=12m a100=21m (durations "
-                                 "like 12m, 1h5m, 90s)."),
-    prices: str = typer.Option("article-000", "--prices", help="Offer set or offer file."),
-    currency: str | None = typer.Option(None, "--currency", help="Show costs in this "
-                                                                 "currency."),
-    rate: list[str] | None = typer.Option(None, "--rate", help="Exchange rate override, e.g. "
-                                                               "EURUSD=1.08."),
-    spot: bool = typer.Option(False, "--spot", help="Spot offers (on-demand by default)."),
-    count: int = typer.Option(1, "--count", help="GPUs the job uses on each card."),
-    model: str | None = typer.Option(None, "--model", help="The job's model: project the "
-                                                           "other cards with the speed model."),
-    task: o.Task = "inference", quant: o.Quant = None, batch: o.Batch = 1,
-    context: o.Context = None, prompt_tokens: o.PromptTokens = None,
-    output_tokens: o.OutputTokens = None, engine: o.Engine = None,
-    bound: str = typer.Option("auto", "--bound", help="Without --model: compute (dense BF16 "
-                                                      "peak), memory (bandwidth) or auto (fit "
-                                                      "both on two measured cards)."),
-    gpu: str | None = typer.Option(None, "--gpu", help="With -- COMMAND: the catalog id of "
-                                                       "this machine's card, if not detected."),
-    no_project: bool = typer.Option(False, "--no-project", help="Only the measured cards."),
-    priced_only: bool = typer.Option(False, "--priced-only", help="Only cards with an offer "
-                                                                  "in --prices."),
-    calibration: str | None = Calibration,
-    as_json: o.Json = False,
-) -> None:
-    """S30: compare the same short job on cards by its minutes and cost per run (billing
-    rules included), and project the other cards from the measured one."""
-    from whichgpu.bench.compare import compare as run_compare
-    from whichgpu.bench.compare import looks_like_pair, parse_measured
-    from whichgpu.bench.profile import profile_from_option
-    from whichgpu.catalog.offers import get_offers
-    from whichgpu.cost.currency import rates_from
+def compare(q: req.Compare) -> None:
+    from whichgpu.answers.bench import compare as answer
 
-    args = list(args or [])
-    if measured and args and not all(looks_like_pair(a) for a in args):
-        from whichgpu.errors import InputError
-
-        raise InputError("give either --measured CARD=DURATION pairs or a command after --, "
-                         "not both")
-    if measured or (args and all(looks_like_pair(a) for a in args)):
-        pairs = parse_measured([*(measured or []), *args])
-    else:
-        pairs = _time_here(args, gpu, as_json)
-    workload = None
-    if model:
-        workload = o.build_workload(model, task=task, quant=quant, batch=batch,
-                                    context=context, prompt_tokens=prompt_tokens,
-                                    output_tokens=output_tokens, engine=engine, gpus=count)
-    for p in pairs:
-        if p.note:
-            note(p.note)
-    result = run_compare(pairs, get_offers(prices), prices=prices, currency=currency,
-                         rates=rates_from(rate or []), count=count, spot=spot,
-                         workload=workload, bound=bound, project=not no_project,
-                         profile=profile_from_option(calibration))
-    if priced_only:
-        result.rows = [r for r in result.rows if r.measured or r.cost is not None]
-    if as_json:
-        emit_json(result.to_json())
-        return
-    _print_compare(result)
+    result = answer(q, lambda argv, gpu: _time_here(argv, gpu, q.as_json))
+    show(result, q.as_json, lambda a: _print_compare(a.result))
 
 
 def _time_here(argv: list[str], gpu: str | None, as_json: bool):
@@ -492,9 +270,6 @@ def _time_here(argv: list[str], gpu: str | None, as_json: bool):
     from whichgpu.errors import InputError
     from whichgpu.units import format_duration
 
-    if not argv:
-        raise InputError("give --measured CARD=DURATION pairs (h100=12m a100=21m) or a command "
-                         "to time after -- (whichgpu compare -- python train.py)")
     try:
         found = detect_gpus()
     except BenchUnavailable as exc:

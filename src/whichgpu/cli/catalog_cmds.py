@@ -4,64 +4,30 @@ from __future__ import annotations
 
 import typer
 
-from whichgpu.cli.common import console, emit_json, note
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
+from whichgpu.cli.common import console, emit_json, note, show
 
 
 def register(app: typer.Typer) -> None:
-    app.command("gpus")(gpus)
-    app.command("gpu")(gpu)
+    bind(app, req.Gpus, gpus)
+    bind(app, req.Gpu, gpu)
 
 
-def gpus(
-    precision: str = typer.Option(
-        "bf16", "--precision", "-p",
-        help="Throughput figure for cost per TFLOP: bf16, fp16, fp16_acc16, fp8, fp4, tf32, "
-             "fp32, int8 ... (dense), or an article's quoted set such as article-000:fp16."),
-    prices: str | None = typer.Option(
-        None, "--prices", help="Price source: a feed or source of the price store "
-        "(article-000, vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT, or an offer file. "
-        "Default: the latest prices of every source."),
-    currency: str | None = typer.Option(
-        None, "--currency", help="Prices in this currency (converted where rates exist, else "
-        "only offers quoted in it). Default: the currency most offers use."),
-    max_age: float | None = typer.Option(
-        None, "--max-age", help="Days after which prices are flagged as stale (30)."),
-    vendor: str | None = typer.Option(None, "--vendor", help="nvidia or amd."),
-    min_memory: str | None = typer.Option(None, "--min-memory", help="e.g. 48GB or 80GiB."),
-    form_factor: str | None = typer.Option(
-        None, "--form-factor", help="sxm, pcie, nvl, oam, superchip or consumer."),
-    sort: str = typer.Option("cost-per-tflop", "--sort",
-                             help="cost-per-tflop, tflops, memory, bandwidth, price or id."),
-    priced_only: bool = typer.Option(False, "--priced-only",
-                                     help="Only GPUs with an offer in --prices."),
-    rate: list[str] = typer.Option([], "--rate", help="Exchange rate override, EURUSD=1.08."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """List the GPU catalog with throughput, and cost per TFLOP-hour when --prices is given."""
+def gpus(q: req.Gpus) -> None:
+    from whichgpu.answers.catalog import gpus as answer
+
+    show(answer(q), q.as_json, _print_gpus)
+
+
+def _print_gpus(answer) -> None:
     from rich.table import Table
 
-    from whichgpu.catalog.prices import current_offers
-    from whichgpu.cli.prices_cmds import apply_currency, print_price_origin
-    from whichgpu.cost.currency import rates_from
-    from whichgpu.cost.per_tflop import catalog_rows
-    from whichgpu.units import check_currency, format_money, parse_size
+    from whichgpu.cli.prices_cmds import print_price_origin
+    from whichgpu.units import format_money
 
-    rates = rates_from(rate)
-    selection = apply_currency(current_offers(prices, max_age_days=max_age, cheapest_only=True),
-                               currency, rates)
+    rows, selection, precision = answer.rows, answer.selection, answer.request.precision
     offers = list(selection.offers)
-    rows = catalog_rows(
-        precision=precision, offers=offers, vendor=vendor,
-        min_memory_bytes=parse_size(min_memory) if min_memory else None,
-        form_factor=form_factor, priced_only=priced_only, sort=sort,
-        currency=check_currency(currency) if currency else selection.main_currency(),
-        rates=rates)
-    if as_json:
-        emit_json({"precision": precision, "prices": prices,
-                   "currency": selection.main_currency(),
-                   "price_selection": selection.to_json(),
-                   "gpus": [r.to_json() for r in rows]})
-        return
     meaning = rows[0].figure.meaning if rows else precision
     if ":" not in precision:
         meaning = meaning.split(",")[0] + ", dense" if "," not in meaning else meaning
@@ -96,36 +62,27 @@ def gpus(
                       "FP16-accumulate rate some inference engines get (S22).[/dim]")
 
 
-def gpu(
-    gpu_id: str = typer.Argument(..., metavar="GPU", help="A catalog id, e.g. h100 or rtx-4090."),
-    lang: str = typer.Option("en", "--lang", help="en or fr, for the article statements."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Show one GPU: every spec with its source, its offers, and what the articles say it is for."""
+def gpu(q: req.Gpu) -> None:
+    from whichgpu.answers.catalog import gpu as answer
+
+    result = answer(q)
+    if result.note:
+        note(result.note)
+    if q.as_json:
+        emit_json(result.to_json())
+        return
+    _print_gpu(result)
+
+
+def _print_gpu(result) -> None:
     from rich.table import Table
 
-    from whichgpu.catalog.best_uses import best_uses
-    from whichgpu.catalog.describe import (
-        gpu_to_json,
-        platform_text,
-        purchase_price_text,
-        sources_of,
-    )
-    from whichgpu.catalog.gpus import ENGINE_LABELS, PRECISIONS, default_catalog, resolve_gpu
-    from whichgpu.catalog.prices import current_offers
+    from whichgpu.catalog.describe import platform_text, purchase_price_text, sources_of
+    from whichgpu.catalog.gpus import ENGINE_LABELS, PRECISIONS, default_catalog
     from whichgpu.units import format_bytes_both, format_money
 
     catalog = default_catalog()
-    res = resolve_gpu(gpu_id, catalog)
-    if res.note:
-        note(res.note)
-    g = res.gpu
-    offers = list(current_offers(None, gpus=[g.id]).offers)
-    uses = best_uses(g.id)
-    if as_json:
-        emit_json(gpu_to_json(g, catalog, offers, lang, res.note))
-        return
-
+    g, offers, uses, lang = result.gpu, result.offers, result.uses, result.lang
     console.print(f"[bold]{g.name}[/bold]  ({g.id}; {g.vendor}, {g.form_factor})")
     specs = Table(show_header=True, pad_edge=False)
     specs.add_column("Spec")

@@ -7,6 +7,7 @@ import errno
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -51,6 +52,16 @@ def _default(obj: Any) -> Any:
 def note(text: str) -> None:
     """A remark for people (stderr, so --json output stays clean)."""
     err_console.print(f"[yellow]note:[/yellow] {text}")
+
+
+def show(answer: Any, as_json: bool, printer: Callable[[Any], None]) -> None:
+    """An answer: its notes on stderr, then its JSON (``--json``) or ``printer``'s tables."""
+    for text in getattr(answer, "notes", ()) or ():
+        note(text)
+    if as_json:
+        emit_json(answer.to_json())
+    else:
+        printer(answer)
 
 
 def refuse_non_finite_floats() -> None:

@@ -4,67 +4,28 @@ from __future__ import annotations
 
 import typer
 
-from whichgpu.cli import workload_opts as o
-from whichgpu.cli.common import console, emit_json, note
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
+from whichgpu.cli.common import console, show
 
 validate_app = typer.Typer(help="Check the estimates against published measurements.",
                            no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("memory")(memory)
-    app.command("speed")(speed)
+    bind(app, req.Memory, memory)
+    bind(app, req.Speed, speed)
+    bind(validate_app, req.ValidateMemory, validate_memory)
+    bind(validate_app, req.ValidateSpeed, validate_speed)
+    bind(validate_app, req.ValidateFits, validate_fits)
+    bind(validate_app, req.ValidateServing, validate_serving)
     app.add_typer(validate_app, name="validate")
 
 
-def memory(
-    model: o.OptionalModelArg = None, task: o.Task = "inference", quant: o.Quant = None,
-    kv_dtype: o.KvDtype = "f16", context: o.Context = None, batch: o.Batch = 1,
-    engine: o.Engine = None, optimizer: o.Optimizer = None,
-    gradient_checkpointing: o.Checkpointing = None, master_weights: o.MasterWeights = None,
-    fused_loss: o.FusedLoss = False, flash_attention: o.FlashAttention = True,
-    lora_rank: o.LoraRank = None, lora_targets: o.LoraTargets = None,
-    gpus: o.Gpus = 1, tp: o.Tp = None, pp: o.Pp = 1, zero: o.Zero = None,
-    resolution: o.Resolution = None, frames: o.Frames = None, cfg: o.Cfg = None,
-    offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
-    allow_long_context: o.AllowLongContext = False, framework: o.Framework = None,
-    activation_offloading: o.ActivationOffloading = None, loss: o.Loss = None,
-    fp8_training: o.Fp8Training = False,
-    gpu: str | None = typer.Option(
-        None, "--gpu", help="Ask whether it fits this GPU: a catalog id, or your card's "
-                            "memory such as 12GB."),
-    gpu_spec: o.GpuSpec = None,
-    gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
-    override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
-    host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
-    ubatch: o.Ubatch = None, mmap: o.Mmap = True,
-    as_json: o.Json = False,
-) -> None:
-    """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
-    from whichgpu.estimate.memory.report import memory_report
+def memory(q: req.Memory) -> None:
+    from whichgpu.answers.estimates import memory as answer
 
-    w = o.build_workload(
-        model, task=task, quant=quant, kv_dtype=kv_dtype, context=context, batch=batch,
-        engine=engine, optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
-        master_weights=master_weights, fused_loss=fused_loss, flash_attention=flash_attention,
-        lora_rank=lora_rank, lora_targets=lora_targets, gpus=gpus, tp=tp, pp=pp, zero=zero,
-        resolution=resolution, frames=frames, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
-        params=params, allow_long_context=allow_long_context, framework=framework,
-        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training,
-        gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe, cpu_moe=cpu_moe,
-        override_tensor=override_tensor, host_ram=host_ram, host_memory=host_memory,
-        host_bandwidth=host_bandwidth, ubatch=ubatch, mmap=mmap)
-    target = None
-    res = o.resolve_card(gpu, gpu_spec)
-    if res is not None:
-        if res.note:
-            note(res.note)
-        target = res.gpu
-    report = memory_report(w, target)
-    if as_json:
-        emit_json(report.to_json())
-        return
-    _print_memory(report)
+    show(answer(q), q.as_json, lambda a: _print_memory(a.report))
 
 
 def _print_memory(report) -> None:
@@ -175,102 +136,24 @@ def _print_offload(report) -> None:
         console.print(f"[dim]No offload: {report.no_offload}.[/dim]")
 
 
-def speed(
-    model: o.OptionalModelArg = None,
-    gpu: str | None = typer.Option(
-        None, "--gpu", help="Catalog GPU id, e.g. h100 or rtx-4090 (or --gpu-spec for your "
-                            "own card)."),
-    gpu_spec: o.GpuSpec = None,
-    count: int = typer.Option(1, "--count", help="How many of that GPU (any number the "
-                                                 "layout allows, e.g. 3)."),
-    task: o.Task = "inference", quant: o.Quant = None, kv_dtype: o.KvDtype = "f16",
-    context: o.Context = None, batch: o.Batch = 1, engine: o.Engine = None,
-    prompt_tokens: o.PromptTokens = None, output_tokens: o.OutputTokens = None,
-    optimizer: o.Optimizer = None, gradient_checkpointing: o.Checkpointing = None,
-    lora_rank: o.LoraRank = None, lora_targets: o.LoraTargets = None,
-    tp: o.Tp = None, pp: o.Pp = 1, zero: o.Zero = None, resolution: o.Resolution = None,
-    frames: o.Frames = None,
-    steps: int | None = typer.Option(
-        None, "--steps", help="Diffusion: denoising steps. Training: optimizer steps to time."),
-    cfg: o.Cfg = None,
-    offload: o.Offload = "none", vae_tiling: o.VaeTiling = False, params: o.Params = None,
-    framework: o.Framework = None, activation_offloading: o.ActivationOffloading = None,
-    loss: o.Loss = None, fp8_training: o.Fp8Training = False,
-    compile_: bool = typer.Option(
-        False, "--compile", help="torch.compile (training); diffusion: torch.compile with "
-                                 "CUDA graphs or TensorRT, and FP8 kernels where the card "
-                                 "has FP8 (ComfyUI: its --fast mode)."),
-    train_tokens: str | None = typer.Option(
-        None, "--train-tokens", help="Training: tokens to train on (e.g. 1B); gives total time."),
-    calibration: str | None = typer.Option(
-        None, "--calibration",
-        help="A calibration profile from 'whichgpu bench' (a JSON file, or 'default')."),
-    gpu_layers: o.GpuLayers = None, n_cpu_moe: o.NCpuMoe = None, cpu_moe: o.CpuMoe = False,
-    override_tensor: o.OverrideTensor = None, host_ram: o.HostRam = None,
-    host_memory: o.HostMemory = None, host_bandwidth: o.HostBandwidth = None,
-    engine_version: o.EngineVersion = None, ubatch: o.Ubatch = None, mmap: o.Mmap = True,
-    max_throughput: bool = typer.Option(
-        False, "--max-throughput",
-        help="Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch "
-             "that fits, the batch and what bounds it."),
-    as_json: o.Json = False,
-) -> None:
-    """Tokens/s, images/min or training throughput as low/typical/high, and what bounds it."""
-    from whichgpu.errors import InputError
-    from whichgpu.estimate.build import speed_answer
-    from whichgpu.estimate.workload import TRAINING_TASKS
+def speed(q: req.Speed) -> None:
+    from whichgpu.answers.estimates import speed as answer
 
-    res = o.resolve_card(gpu, gpu_spec)
-    if res is None:
-        raise InputError("speed needs a GPU: --gpu ID (e.g. --gpu rtx-4090) or --gpu-spec "
-                         "memory=...,bandwidth=...,fp16=...")
-    if res.note:
-        note(res.note)
-    training = task in TRAINING_TASKS
-    w = o.build_workload(
-        model, task=task, quant=quant, kv_dtype=kv_dtype, context=context, batch=batch,
-        engine=engine, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-        optimizer=optimizer, gradient_checkpointing=gradient_checkpointing,
-        lora_rank=lora_rank, lora_targets=lora_targets, gpus=count, tp=tp, pp=pp, zero=zero,
-        resolution=resolution, frames=frames, steps=None if training else steps, cfg=cfg,
-        offload=offload, vae_tiling=vae_tiling, params=params, framework=framework,
-        activation_offloading=activation_offloading, loss=loss, fp8_training=fp8_training,
-        gpu_layers=gpu_layers, n_cpu_moe=n_cpu_moe, cpu_moe=cpu_moe,
-        override_tensor=override_tensor, host_ram=host_ram, host_memory=host_memory,
-        host_bandwidth=host_bandwidth, engine_version=engine_version, ubatch=ubatch, mmap=mmap)
-    profile = _load_profile(calibration)
-    if w.model.approximate:
-        note(f"{w.model.name} is an approximation from a bare size, not a real model: name "
-             "the model for exact figures")
-    if max_throughput:
+    show(answer(q), q.as_json, _print_speed_answer)
+
+
+def _print_speed_answer(result) -> None:
+    if result.saturation is not None:
         from whichgpu.cli.serving_view import print_max_throughput
-        from whichgpu.estimate.speed.serving_answers import max_throughput_answer
 
-        data = max_throughput_answer(w, res.gpu, count, profile=profile)
-        if as_json:
-            emit_json(data)
-        else:
-            print_max_throughput(data)
+        print_max_throughput(result.saturation)
         return
-    answer = speed_answer(w, res.gpu, count, profile=profile, framework=w.framework,
-                          compile=compile_, steps=steps if training else None,
-                          train_tokens=train_tokens)
-    if as_json:
-        emit_json(answer.to_json())
-        return
+    answer = result.answer
     if answer.estimate is None:
         console.print(f"[red]{answer.not_fit}[/red]: no speed is given for a job that does not "
                       "fit. 'whichgpu memory' shows what would make it fit.")
         return
-    est = answer.estimate
-    _print_speed(est, w)
-
-
-def _load_profile(path: str | None):
-    """No flag: datasheet figures. 'default': the profile 'whichgpu bench' saved. Else a file."""
-    from whichgpu.bench.profile import profile_from_option
-
-    return profile_from_option(path)
+    _print_speed(answer.estimate, result.workload)
 
 
 def _print_speed(est, w) -> None:
@@ -322,142 +205,50 @@ def _print_speed(est, w) -> None:
         console.print(f"[dim]- calibrated with {est.calibration}[/dim]")
 
 
-@validate_app.command("memory")
-def validate_memory(
-    file: str | None = typer.Option(None, "--file", help="A CSV in validation/memory.csv's "
-                                                         "schema (default: the shipped set)."),
-    split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
-    as_json: o.Json = False,
-) -> None:
-    """Each memory measurement against the estimate, and the error by category and engine,
-    and the fit verdict on each measured card (a run that happened fits)."""
-    from pathlib import Path
+def validate_memory(q: req.ValidateMemory) -> None:
+    from whichgpu.answers.validation import validate_memory as answer
 
-    from whichgpu.estimate import validation_memory
-    from whichgpu.estimate.validation import default_path, read_rows
-    from whichgpu.estimate.validation_report import group_errors
-
-    path = Path(file) if file else default_path("memory")
-    outcomes = validation_memory.run(path)
-    by_id = {r["id"]: r for r in read_rows(path)}
-    chosen = [x for x in outcomes if split == "all" or x.split == split]
-    extra = {"by_engine": [g.to_json() for g in group_errors(
-        chosen, by_id, lambda r: (r.get("category", ""), (r.get("engine") or "-").strip()))],
-        "verdicts": validation_memory.verdicts([by_id[x.id] for x in chosen])}
-    _report(outcomes, split, as_json, "memory", extra)
+    show(answer(q), q.as_json, _print_validation)
 
 
-@validate_app.command("speed")
-def validate_speed(
-    file: str | None = typer.Option(None, "--file", help="A CSV in validation/speed.csv's "
-                                                         "schema (default: the shipped set)."),
-    split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
-    cross_validation: bool = typer.Option(
-        True, "--cross-validation/--no-cross-validation",
-        help="Also refit without each GPU and each source and predict their rows (needs "
-             "scripts/calibrate.py from the source checkout; a few seconds)."),
-    as_json: o.Json = False,
-) -> None:
-    """Each speed measurement against the estimate, and the error by category, by engine and
-    architecture, and leaving each GPU and each source out of the fit."""
-    from pathlib import Path
+def validate_speed(q: req.ValidateSpeed) -> None:
+    from whichgpu.answers.validation import validate_speed as answer
 
-    from whichgpu.estimate import validation_speed
-    from whichgpu.estimate.validation import default_path, read_rows
-
-    path = Path(file) if file else default_path("speed")
-    outcomes = validation_speed.run(path)
-    rows = read_rows(path)
-    extra = _speed_tables(outcomes, rows, split, cross_validation)
-    _report(outcomes, split, as_json, "speed", extra)
+    show(answer(q), q.as_json, _print_validation)
 
 
-def _speed_tables(outcomes, rows, split: str, cross_validation: bool) -> dict:
-    """The per engine/architecture table and the leave-one-out summaries (JSON-ready)."""
-    from whichgpu.estimate import validation_cv
-    from whichgpu.estimate.validation_report import engine_arch_key, group_errors
+def validate_fits(q: req.ValidateFits) -> None:
+    from whichgpu.answers.validation import validate_fits as answer
 
-    by_id = {r["id"]: r for r in rows}
-    chosen = [x for x in outcomes if split == "all" or x.split == split]
-    extra = {"by_engine_arch": [g.to_json() for g in group_errors(chosen, by_id,
-                                                                  engine_arch_key)]}
-    if cross_validation:
-        extra["cross_validation"] = {
-            by: [s.to_json() for s in validation_cv.summarize(
-                validation_cv.leave_one_out(rows, by))] for by in ("gpu", "source")}
-    return extra
+    show(answer(q), q.as_json, _print_fits)
 
 
-@validate_app.command("fits")
-def validate_fits(
-    file: str | None = typer.Option(None, "--file", help="A CSV in validation/fits.csv's "
-                                                         "schema (default: the shipped set)."),
-    as_json: o.Json = False,
-) -> None:
-    """Set-ups people run: the memory model's verdict on each (never 'does not fit')."""
-    from collections import Counter
-    from pathlib import Path
-
+def _print_fits(answer) -> None:
     from rich.table import Table
 
-    from whichgpu.estimate import validation_fits
-
-    outcomes = validation_fits.run(Path(file) if file else None)
-    counts = Counter(x.verdict for x in outcomes)
-    if as_json:
-        emit_json({"what": "fits", "rows": [x.to_json() for x in outcomes],
-                   "summary": dict(counts)})
-        return
     t = Table(title="fits validation: set-ups people run", title_justify="left",
               pad_edge=False)
     for col in ("Row", "Verdict", "Why"):
         t.add_column(col, overflow="fold")
-    for x in outcomes:
+    for x in answer.rows:
         color = {"does not fit": "red", "borderline": "yellow", "not modelled": "dim"}.get(
             x.verdict, "green")
         t.add_row(x.id, f"[{color}]{x.verdict}[/{color}]", x.detail)
     console.print(t)
-    console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    console.print(", ".join(f"{k}: {v}" for k, v in sorted(answer.counts.items())))
 
 
-@validate_app.command("serving")
-def validate_serving(
-    file: str | None = typer.Option(None, "--file", help="A CSV in validation/serving.csv's "
-                                                         "schema (default: the shipped set)."),
-    split: str = typer.Option("all", "--split", help="calibration, holdout or all."),
-    loso: bool = typer.Option(True, "--loso/--no-loso",
-                              help="Leave one calibration source out: refit without it and "
-                                   "report its error (about 20 s)."),
-    as_json: o.Json = False,
-) -> None:
-    """Each serving measurement against the model, by engine and GPU, holdout apart."""
-    from pathlib import Path
-
+def validate_serving(q: req.ValidateServing) -> None:
+    from whichgpu.answers.validation import validate_serving as answer
     from whichgpu.cli.serving_view import print_validation
-    from whichgpu.estimate import validation_serving
 
-    report = validation_serving.report(Path(file) if file else None, split, loso)
-    if as_json:
-        emit_json(report)
-        return
-    print_validation(report)
+    show(answer(q), q.as_json, lambda a: print_validation(a.report))
 
 
-def _report(outcomes, split: str, as_json: bool, what: str, extra: dict | None = None) -> None:
+def _print_validation(answer) -> None:
     from rich.table import Table
 
-    from whichgpu.errors import InputError
-    from whichgpu.estimate.validation import summarize
-
-    if split not in ("all", "calibration", "holdout"):
-        raise InputError("--split must be calibration, holdout or all")
-    rows = [x for x in outcomes if split == "all" or x.split == split]
-    summary = [s for s in summarize(rows) if split == "all" or s.split == split]
-    extra = extra or {}
-    if as_json:
-        emit_json({"what": what, "rows": [x.to_json() for x in rows],
-                   "summary": [s.to_json() for s in summary], **extra})
-        return
+    what, rows, summary, extra = answer.what, answer.rows, answer.summary, answer.extra
     t = Table(title=f"{what} validation: each row", title_justify="left", pad_edge=False)
     for col in ("Row", "Split", "Measured", "Estimate", "Error"):
         t.add_column(col, justify="left" if col in ("Row", "Split") else "right",

@@ -5,40 +5,20 @@ from __future__ import annotations
 
 import typer
 
-from whichgpu.cli.common import console, emit_json, note
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
+from whichgpu.cli.common import console, show
 
 
 def register(app: typer.Typer) -> None:
-    app.command("model")(model)
-    app.command("models")(models)
+    bind(app, req.Model, model)
+    bind(app, req.Models, models)
 
 
-def model(
-    name: str | None = typer.Argument(
-        None, metavar="MODEL",
-        help="Preset alias, Hub id, config.json or folder path, .gguf file, or a size like 70B."),
-    params: str | None = typer.Option(
-        None, "--params", help="A generic dense model of this many parameters (70e9, 70B)."),
-    offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face Hub."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Show a model's architecture and parameter breakdown."""
-    from whichgpu.errors import InputError
-    from whichgpu.models.describe import spec_to_json
-    from whichgpu.models.resolve import resolve_model
-    from whichgpu.units import parse_count
+def model(q: req.Model) -> None:
+    from whichgpu.answers.catalog import model as answer
 
-    if name is None and params is None:
-        raise InputError("name a model (see 'whichgpu models') or give --params 70e9")
-    count = parse_count(params, what="parameter count") if params is not None else None
-    spec = resolve_model(name or "", params=count, offline=True if offline else None)
-    if spec.approximate:
-        note(f"{spec.name} is an approximation, not a real model: name the model for exact "
-             "figures")
-    if as_json:
-        emit_json(spec_to_json(spec))
-        return
-    _print_spec(spec)
+    show(answer(q), q.as_json, lambda a: _print_spec(a.spec))
 
 
 def _print_spec(spec) -> None:
@@ -135,23 +115,18 @@ def _print_spec(spec) -> None:
         console.print(f"[dim]- {escape(n)}[/dim]")
 
 
-def models(
-    family: str | None = typer.Option(None, "--family", help="decoder or diffusion."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """List the model presets shipped with whichgpu (they resolve offline)."""
+def models(q: req.Models) -> None:
+    from whichgpu.answers.catalog import models as answer
+
+    show(answer(q), q.as_json, _print_models)
+
+
+def _print_models(answer) -> None:
     from rich.table import Table
 
-    from whichgpu.errors import InputError
-    from whichgpu.models.preset_index import list_presets
     from whichgpu.units import format_count
 
-    if family not in (None, "decoder", "diffusion"):
-        raise InputError(f"unknown family {family!r}; use decoder or diffusion")
-    rows = [r for r in list_presets() if family is None or r.family == family]
-    if as_json:
-        emit_json({"models": [r.to_json() for r in rows]})
-        return
+    rows = answer.rows
     t = Table(title="Model presets (offline)", title_justify="left", pad_edge=False)
     for col in ("Alias", "Params", "Active", "Official", "Error", "Hub id"):
         t.add_column(col, justify="left" if col in ("Alias", "Hub id") else "right",

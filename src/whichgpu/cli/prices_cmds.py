@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from whichgpu.answers import requests as req
+from whichgpu.cli.bind import bind
 from whichgpu.cli.common import console, emit_json, err_console, note
 from whichgpu.listing import join_some
 
@@ -15,14 +16,6 @@ if TYPE_CHECKING:
     from whichgpu.catalog.prices import OfferSelection
     from whichgpu.catalog.prices.refresh import FeedOutcome
 
-STORE_HELP = ("Price store file (default: $WHICHGPU_PRICE_STORE, else prices.sqlite in the "
-              "whichgpu data directory).")
-PRICES_HELP = ("Price source: a feed or source of the store ('whichgpu prices sources'), "
-               "NAME@SNAPSHOT or NAME@DATE, or an offer file. Default: the latest of every "
-               "source.")
-CURRENCY_HELP = ("Show prices in this currency: converted where exchange rates are available, "
-                 "otherwise only the offers quoted in it (never mixed).")
-
 prices_app = typer.Typer(name="prices", no_args_is_help=True, rich_markup_mode="rich",
                          help="Live prices: sources, the local price store and its history.")
 sources_app = typer.Typer(name="sources", rich_markup_mode="rich",
@@ -30,30 +23,20 @@ sources_app = typer.Typer(name="sources", rich_markup_mode="rich",
 
 
 def register(app: typer.Typer) -> None:
+    bind(prices_app, req.PricesList, list_prices)
+    bind(prices_app, req.PricesRefresh, refresh_cmd)
+    bind(prices_app, req.PricesHistory, history)
+    bind(prices_app, req.PricesImport, import_cmd)
+    bind(sources_app, req.PricesSources, sources_list, callback=True)
+    bind(sources_app, req.SourcesAdd, sources_add)
+    bind(sources_app, req.SourcesRemove, sources_remove)
+    bind(prices_app, req.PricesPrune, prune)
+    bind(prices_app, req.PricesRemove, remove)
     prices_app.add_typer(sources_app, name="sources")
     app.add_typer(prices_app, name="prices")
 
 
 # ------------------------------------------------------------------------ shared helpers
-
-def currency_converter(rates=None):
-    """``convert(money, currency)`` with the cost package's dated rates (and overrides)."""
-    from whichgpu.cost.currency import convert
-
-    return lambda money, currency: convert(money, currency, rates)
-
-
-def apply_currency(selection: OfferSelection, currency: str | None,
-                   rates=None) -> OfferSelection:
-    """The selection in ``currency`` (see :func:`whichgpu.advise.build.apply_currency`);
-    ``currency`` must be an ISO 4217 code or one of the rate table's."""
-    from whichgpu.advise.build import apply_currency as shared
-    from whichgpu.cost.currency import known_currency
-
-    if currency:
-        currency = known_currency(currency, rates)
-    return shared(selection, currency, rates)
-
 
 def describe_origin(selection: OfferSelection) -> str:
     """Where the prices come from and how old they are, grouped by source, in one line:
@@ -89,19 +72,6 @@ def print_price_origin(selection: OfferSelection, *, warnings: bool = True) -> N
             note(w)
 
 
-def _gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
-    """Catalog ids a GPU argument covers (see :func:`whichgpu.catalog.gpus.family_ids`)."""
-    from whichgpu.catalog.gpus import family_ids
-
-    return family_ids(text)
-
-
-def _store(path: Path | None):
-    from whichgpu.catalog.prices import PriceStore
-
-    return PriceStore(path)
-
-
 def _offer_row(o: Offer, selection: OfferSelection) -> list[str]:
     from whichgpu.catalog.prices import format_age
     from whichgpu.units import format_money
@@ -117,47 +87,26 @@ def _offer_row(o: Offer, selection: OfferSelection) -> list[str]:
 
 # ------------------------------------------------------------------------ list
 
-@prices_app.command("list")
-def list_prices(
-    gpu: str | None = typer.Argument(None, metavar="[GPU]",
-                                     help="A GPU or family (h100 covers SXM, PCIe and NVL)."),
-    spot: bool = typer.Option(False, "--spot", help="Only spot (interruptible) offers."),
-    on_demand: bool = typer.Option(False, "--on-demand", help="Only on-demand offers."),
-    currency: str | None = typer.Option(None, "--currency", help=CURRENCY_HELP),
-    prices: str | None = typer.Option(None, "--prices", help=PRICES_HELP),
-    provider: str | None = typer.Option(None, "--provider", help="Only this provider."),
-    limit: int = typer.Option(25, "--limit", help="Rows to show (0: all)."),
-    max_age: float | None = typer.Option(None, "--max-age",
-                                         help="Days after which prices are stale (30)."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Offers, cheapest per GPU-hour first, with each price's age and source."""
+def list_prices(q: req.PricesList) -> None:
+    from whichgpu.answers.prices import prices_list as answer
+
+    result = answer(q)
+    if q.as_json:
+        emit_json(result.to_json())
+        return
+    _print_prices(result)
+
+
+def _print_prices(result) -> None:
     from rich import box
     from rich.table import Table
 
-    from whichgpu.catalog.prices import current_offers
-    from whichgpu.errors import InputError
-
-    if spot and on_demand:
-        raise InputError("--spot and --on-demand exclude each other")
-    ids, gpu_note = _gpu_ids(gpu)
-    selection = current_offers(prices, store=store, max_age_days=max_age, gpus=ids)
-    if currency:
-        selection = apply_currency(selection, currency)
-    offers = [o for o in selection.sorted()
-              if (ids is None or o.gpu in ids) and (not spot or o.spot)
-              and (not on_demand or not o.spot)
-              and (provider is None or o.provider.lower() == provider.lower())]
-    shown = offers if limit <= 0 else offers[:limit]
-    if as_json:
-        emit_json({"gpu": gpu, "gpus": ids, "offers": [
-            {**o.to_json(), "age_s": selection.age_s(o), "stale": selection.is_stale(o)}
-            for o in shown], "total": len(offers), "prices": selection.to_json()})
-        return
+    ids, selection, shown = result.ids, result.selection, result.offers
+    offers_total = result.total
+    gpu_note = result.note
     if gpu_note:
         note(gpu_note)
-    if not offers:
+    if not offers_total:
         console.print(f"No offer{' for ' + ', '.join(ids) if ids else ''} in "
                       f"{', '.join(f.feed for f in selection.feeds) or 'the store'}. "
                       "'whichgpu prices refresh' fetches live prices; 'whichgpu prices import "
@@ -179,8 +128,8 @@ def list_prices(
         cells = _offer_row(o, selection)
         table.add_row(*(cells if multi else cells[:4] + cells[5:]))
     console.print(table)
-    if len(shown) < len(offers):
-        console.print(f"[dim]{len(offers) - len(shown)} more; --limit 0 shows all.[/dim]")
+    if len(shown) < offers_total:
+        console.print(f"[dim]{offers_total - len(shown)} more; --limit 0 shows all.[/dim]")
     if len(selection.currencies()) > 1:
         console.print("[dim]Currencies are listed apart, not compared: use --currency to "
                       "choose one.[/dim]")
@@ -216,54 +165,14 @@ def _describe_outcome(o: FeedOutcome) -> tuple[str, str]:
     return "[green]updated[/green]", "; ".join(bits)
 
 
-@prices_app.command("refresh")
-def refresh_cmd(
-    source: list[str] = typer.Option(
-        None, "--source", "-s",
-        help="Source to refresh (repeatable): shipped, gpuhunt, gpuhunt/PROVIDER, a URL "
-             "source's name or an https URL. Default: every source."),
-    force: bool = typer.Option(False, "--force",
-                               help="Accept a snapshot the sanity guards reject (not an "
-                                    "empty one)."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    wait: str = typer.Option("0s", "--wait", metavar="DURATION",
-                             help="If another refresh of the store is running (any process or "
-                                  "machine), wait up to this long (10m); by default this one "
-                                  "is skipped, saying so."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Fetch prices from every source into the store; failures keep the previous data."""
+def refresh_cmd(q: req.PricesRefresh) -> None:
     from rich.progress import BarColumn, Progress, TextColumn
-    from rich.table import Table
 
-    from whichgpu.catalog.prices.refresh import RefreshBusy, refresh
-    from whichgpu.catalog.prices.selection import ensure_shipped
-    from whichgpu.catalog.prices.sources import all_sources, get_source
-    from whichgpu.units import parse_duration
-
-    wait_s = parse_duration(wait)
-    st = _store(store)
-    ensure_shipped(st)
-    if source:
-        sources = [get_source(name, st) for name in source]
-        for s in sources:
-            why = s.available()
-            if why:
-                from whichgpu.errors import InputError
-
-                raise InputError(f"price source {s.name!r}: {why}")
-    else:
-        sources = []
-        for s in all_sources(st):
-            why = s.available()
-            if why:
-                note(f"skipping {s.name}: {why}")
-            else:
-                sources.append(s)
+    from whichgpu.answers.prices import prices_refresh
 
     with Progress(TextColumn("{task.fields[source]:<18}"), BarColumn(),
                   TextColumn("{task.description}"), console=err_console,
-                  disable=as_json) as bars:
+                  disable=q.as_json) as bars:
         tasks = {}
 
         def progress_for(src):
@@ -274,25 +183,29 @@ def refresh_cmd(
                 bars.update(task, description=message, completed=done, total=total)
             return update
 
-        try:
-            report = refresh(sources, st, force=force, progress_for=progress_for,
-                             wait_s=wait_s)
-        except RefreshBusy as busy:  # another refresh is doing the work: not a failure
-            report = None
-            skipped = str(busy)
+        answer = prices_refresh(q, progress_for=progress_for)
         for task in tasks.values():
             bars.update(task, completed=1, total=1, description="done")
-    if report is None:
-        if as_json:
-            emit_json({"ok": True, "skipped": skipped, "feeds": [], "store": str(st.path)})
+    for text in answer.skipped:
+        note(text)
+    if answer.report is None:  # another refresh of the store was doing the work
+        if q.as_json:
+            emit_json(answer.to_json())
         else:
-            note(skipped)
+            note(answer.busy or "")
         return
-    if as_json:
-        emit_json({**report.to_json(), "store": str(st.path)})
-        if not report.ok:
+    if q.as_json:
+        emit_json(answer.to_json())
+        if not answer.ok:
             raise typer.Exit(1)
         return
+    _print_refresh(answer)
+
+
+def _print_refresh(answer) -> None:
+    from rich.table import Table
+
+    report = answer.report
     table = Table(title="Refresh", title_justify="left", pad_edge=False)
     for col in ("Feed", "Result", "Offers", "What changed"):
         table.add_column(col, justify="right" if col == "Offers" else "left",
@@ -311,7 +224,7 @@ def refresh_cmd(
         if len(unmapped) > 12:
             console.print(f"  ... {len(unmapped) - 12} more ('whichgpu prices sources "
                           "--unmapped')")
-    console.print(f"[dim]Store: {st.path}[/dim]")
+    console.print(f"[dim]Store: {answer.store_path}[/dim]")
     if not report.ok:
         err_console.print("[red]Some feeds failed or were rejected; their previous data is "
                           "kept.[/red]")
@@ -332,28 +245,24 @@ def sparkline(values: list[float]) -> str:
     return "".join(_BARS[round((v - lo) / (hi - lo) * (len(_BARS) - 1))] for v in values)
 
 
-@prices_app.command("history")
-def history(
-    gpu: str = typer.Argument(..., metavar="GPU", help="A GPU or family."),
-    feed: str | None = typer.Option(None, "--feed", help="Only this feed."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """How a GPU's cheapest price moved, snapshot by snapshot, per feed."""
+def history(q: req.PricesHistory) -> None:
+    from whichgpu.answers.prices import prices_history
+
+    result = prices_history(q)
+    if q.as_json:
+        emit_json(result.to_json())
+        return
+    _print_history(result)
+
+
+def _print_history(result) -> None:
     from rich import box
     from rich.table import Table
 
-    from whichgpu.catalog.prices.selection import ensure_shipped
     from whichgpu.units import Money, format_money
 
-    ids, gpu_note = _gpu_ids(gpu)
-    st = _store(store)
-    ensure_shipped(st)
-    points = st.history(ids or [], feed=feed)
-    if as_json:
-        emit_json({"gpu": gpu, "gpus": ids, "points": [p.to_json() for p in points],
-                   "store": str(st.path)})
-        return
+    ids, points, gpu_note, feed, gpu = (result.ids, result.points, result.note,
+                                        result.request.feed, result.request.gpu)
     if gpu_note:
         note(gpu_note)
     if not points:
@@ -391,25 +300,14 @@ def history(
 
 # ------------------------------------------------------------------------ import
 
-@prices_app.command("import")
-def import_cmd(
-    file: Path = typer.Argument(..., metavar="FILE", help="A CSV or JSON offer file."),
-    name: str | None = typer.Option(None, "--name", help="Feed name (default: the file's "
-                                                         "name without extension)."),
-    observed_at: str | None = typer.Option(
-        None, "--observed-at", help="Date for rows without observed_at (default: now)."),
-    force: bool = typer.Option(False, "--force", help="Accept prices the guards reject."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Store your own offers (private quotes, on-premise prices) as a dated snapshot."""
-    from whichgpu.catalog.prices.imports import import_file
+def import_cmd(q: req.PricesImport) -> None:
+    from whichgpu.answers.prices import prices_import
 
-    outcome = import_file(file, name=name, observed_at=observed_at, force=force,
-                          store=store)
-    if as_json:
-        emit_json(outcome.to_json())
+    answer = prices_import(q)
+    if q.as_json:
+        emit_json(answer.to_json())
         return
+    outcome, file = answer.outcome, answer.file
     snap = outcome.snapshot
     gpus = sorted({c.gpu for c in outcome.changes if c.after is not None})
     console.print(f"Imported {outcome.offers} offers from {file} as feed "
@@ -422,53 +320,22 @@ def import_cmd(
 
 # ------------------------------------------------------------------------ sources
 
-@sources_app.callback(invoke_without_command=True)
-def sources_list(
-    ctx: typer.Context,
-    unmapped: bool = typer.Option(False, "--unmapped",
-                                  help="List the GPU names each feed could not map."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Every price source, its feeds, their age and the last problem."""
-    if ctx.invoked_subcommand is not None:
+def sources_list(q: req.PricesSources, ctx: typer.Context) -> None:
+    from whichgpu.answers.prices import prices_sources
+
+    answer = prices_sources(q)
+    if q.as_json:
+        emit_json(answer.to_json())
         return
+    _print_sources(answer, q.unmapped)
+
+
+def _print_sources(answer, unmapped: bool) -> None:
     from rich.table import Table
 
     from whichgpu.catalog.prices import format_age
-    from whichgpu.catalog.prices.selection import ensure_shipped
-    from whichgpu.catalog.prices.sources import all_sources, utc_now
 
-    st = _store(store)
-    ensure_shipped(st)
-    now = utc_now()
-    current = st.current()
-    last = st.last_attempts()
-    rows = []
-    listed = set()
-    for src in all_sources(st):
-        rows.append((src.name, src.kind, src.network, src.describe(), src.available()))
-        listed.add(src.name)
-    for snap in current:  # imported files
-        if snap.source not in listed:
-            rows.append((snap.source, snap.kind, False, "imported file", None))
-            listed.add(snap.source)
-    data = []
-    for name, kind, network, describe, why in rows:
-        feeds = [s for s in current if s.source == name]
-        problems = [s for f, s in last.items() if s.source == name and s.status != "ok"]
-        data.append({
-            "name": name, "kind": kind, "network": network, "description": describe,
-            "unavailable": why,
-            "feeds": [{**s.to_json(), "age_s": (now - s.observed_at).total_seconds()
-                       if s.observed_at else None,
-                       "unmapped": [u.to_json() for u in st.unmapped(s.id)] if unmapped
-                       else None} for s in feeds],
-            "last_problems": [p.to_json() for p in problems]})
-    if as_json:
-        emit_json({"store": str(st.path), "schema_version": st.schema_version(),
-                   "sources": data})
-        return
+    data = answer.sources
     table = Table(title="Price sources", title_justify="left", pad_edge=False)
     for col in ("Source", "Kind", "Feed", "Offers", "Age", "Stored", "Notes"):
         table.add_column(col, overflow="fold")
@@ -494,79 +361,42 @@ def sources_list(
                     where = f" {u['instance']}" if u["instance"] else ""
                     console.print(f"  {f['feed']}:{where} {u['name']!r} x{u['rows']}: "
                                   f"{u['reason']}")
-    console.print(f"[dim]Store: {st.path} (schema {st.schema_version()}). "
+    console.print(f"[dim]Store: {answer.store_path} (schema {answer.schema_version}). "
                   "'whichgpu prices sources add NAME URL' adds a URL source.[/dim]")
 
 
-@sources_app.command("add")
-def sources_add(
-    name: str = typer.Argument(..., help="A short name for the source."),
-    url: str = typer.Argument(..., help="An https URL serving whichgpu's JSON offer schema."),
-    allow_http: bool = typer.Option(False, "--allow-http",
-                                    help="Allow plain http (a server on your own network)."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-) -> None:
-    """Register a URL price source; 'whichgpu prices refresh' then fetches it."""
-    import re
+def sources_add(q: req.SourcesAdd) -> None:
+    from whichgpu.answers.prices import sources_add as add
 
-    from whichgpu.catalog.prices.sources import builtin_sources
-    from whichgpu.catalog.prices.url import check_url
-    from whichgpu.errors import InputError
-
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise InputError(f"source name {name!r}: use letters, digits, '.', '_' and '-'")
-    st = _store(store)
-    taken = set(builtin_sources()) | {s.feed for s in st.current() if s.source != name}
-    if name in taken:
-        raise InputError(f"{name!r} is already a source or feed; choose another name")
-    check_url(url, allow_http)
-    st.add_url_source(name, url, allow_http)
-    console.print(f"Added price source {name!r}: {url}. 'whichgpu prices refresh --source "
-                  f"{name}' fetches it.")
+    add(q)
+    console.print(f"Added price source {q.name!r}: {q.url}. 'whichgpu prices refresh --source "
+                  f"{q.name}' fetches it.")
 
 
-@sources_app.command("remove")
-def sources_remove(
-    name: str = typer.Argument(..., help="A URL source's name."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-) -> None:
-    """Forget a URL source (its stored snapshots stay, as history)."""
-    from whichgpu.errors import NotFoundError
+def sources_remove(q: req.SourcesRemove) -> None:
+    from whichgpu.answers.prices import sources_remove as forget
 
-    st = _store(store)
-    if not st.remove_url_source(name):
-        raise NotFoundError("URL source", name, [n for n, _, _ in st.url_sources()])
-    console.print(f"Removed price source {name!r}; its snapshots stay in the store.")
+    forget(q)
+    console.print(f"Removed price source {q.name!r}; its snapshots stay in the store.")
 
 
 # ------------------------------------------------------------------------ prune
 
-@prices_app.command("prune")
-def prune(
-    keep: int = typer.Option(30, "--keep", min=1, help="Snapshots to keep per feed."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-) -> None:
-    """Delete old snapshots, keeping the newest per feed (and every current one)."""
-    st = _store(store)
-    removed = st.prune(keep)
-    console.print(f"Deleted {removed} old snapshot(s) from {st.path}.")
+def prune(q: req.PricesPrune) -> None:
+    from whichgpu.answers.prices import prices_prune
+
+    answer = prices_prune(q)
+    console.print(f"Deleted {answer.removed} old snapshot(s) from {answer.store_path}.")
 
 
 # ------------------------------------------------------------------------ remove
 
-@prices_app.command("remove")
-def remove(
-    feed: str = typer.Argument(..., metavar="FEED", help="An imported feed's name."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
-) -> None:
-    """Undo 'prices import': delete an imported feed and its snapshots (its history too)."""
-    from whichgpu.catalog.prices.imports import remove_import
+def remove(q: req.PricesRemove) -> None:
+    from whichgpu.answers.prices import prices_remove
 
-    st = _store(store)
-    deleted = remove_import(feed, store=st)
-    if as_json:
-        emit_json({"feed": feed, "snapshots_deleted": deleted, "store": str(st.path)})
+    answer = prices_remove(q)
+    if q.as_json:
+        emit_json(answer.to_json())
         return
-    console.print(f"Removed feed [bold]{feed}[/bold] and its {deleted} snapshot(s), history "
-                  "included; the other feeds are unchanged.")
+    console.print(f"Removed feed [bold]{answer.feed}[/bold] and its {answer.deleted} "
+                  "snapshot(s), history included; the other feeds are unchanged.")

@@ -19,6 +19,7 @@ from whichgpu.cost.ownership import Ownership, ownership, ownership_inputs
 from whichgpu.cost.rent_or_buy import Advice, rent_or_buy
 from whichgpu.cost.task import TaskCost, duration_for, task_cost
 from whichgpu.errors import InputError
+from whichgpu.messages import Field, msg
 from whichgpu.units import Money, Range, parse_count, parse_duration, parse_money
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ MAX_RUN_S = 10 * 365 * 86400.0  # ten years
 MAX_WORK = 1e18  # units of work in one run (tokens, images ...)
 
 
+_UTILISATION = msg("what.utilisation", "utilisation")
+
+
 def parse_fraction(text: str | None, what: str) -> float | None:
     """``0.6`` or ``60%`` -> 0.6; anything else is a clear error."""
     if text is None:
@@ -43,14 +47,16 @@ def parse_fraction(text: str | None, what: str) -> float | None:
     try:
         value = float(s[:-1]) / 100 if s.endswith("%") else float(s)
     except ValueError:
-        raise InputError(f"cannot read {text!r} as {what}; write 0.6 or 60%") from None
+        raise InputError(msg("fraction.unreadable", "cannot read {v!r} as {what}; write 0.6 or "
+                             "60%", v=text, what=what)) from None
     if not s.endswith("%") and value > 1:
-        raise InputError(f"{what} {text!r} is more than 1 (100 %); write a fraction such as 0.6 "
-                         "or a percentage such as 60%")
+        raise InputError(msg("fraction.above_1", "{what} {v!r} is more than 1 (100 %); write a "
+                             "fraction such as 0.6 or a percentage such as 60%", what=what,
+                             v=text))
     return value
 
 
-def parse_flag_money(text: str | None, flag: str) -> Money | None:
+def parse_flag_money(text: str | None, flag: str | Field) -> Money | None:
     """Money for an option, with the option's name in the error."""
     if text is None:
         return None
@@ -58,7 +64,8 @@ def parse_flag_money(text: str | None, flag: str) -> Money | None:
         money = parse_money(text)
         return Money(money.amount, known_currency(money.currency))
     except InputError as exc:
-        raise InputError(f"{flag}: {exc}") from None
+        raise InputError(msg("flag.reason", "{flag}: {reason}", flag=flag,
+                             reason=exc.args[0] if exc.args else str(exc))) from None
 
 
 def parse_duration_range(text: str) -> Range:
@@ -69,12 +76,13 @@ def parse_duration_range(text: str) -> Range:
     if len(parts) == 2:
         low, high = parts
         if low > high:
-            raise InputError(f"duration range {text!r} must go from low to high")
+            raise InputError(msg("duration.range", "duration range {v!r} must go from low to "
+                                 "high", v=text))
         return Range(low, (low + high) / 2, high)
     if len(parts) == 3 and parts[0] <= parts[1] <= parts[2]:
         return Range(*parts)
-    raise InputError(f"cannot read {text!r} as a duration range; write 3h20m, 2h..4h or "
-                     "2h..3h..4h (low..typical..high)")
+    raise InputError(msg("duration_range.unreadable", "cannot read {v!r} as a duration range; "
+                         "write 3h20m, 2h..4h or 2h..3h..4h (low..typical..high)", v=str(text)))
 
 
 _RATE_UNITS = {"s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0,
@@ -87,17 +95,20 @@ def parse_rate_of_work(text: str) -> tuple[Range, float]:
     m = re.fullmatch(r"\s*([0-9.,e+\-]+(?:\.\.[0-9.,e+\-]+){0,2})\s*/\s*([a-z]+?)s?\s*",
                      str(text).lower())
     if not m or m.group(2) not in _RATE_UNITS:
-        raise InputError(f"cannot read {text!r} as a rate of work; write it like 4/min, "
-                         "4..6/min or 300..700/s (units per s, min, h or d)")
+        raise InputError(msg("work_rate.unreadable", "cannot read {v!r} as a rate of work; "
+                             "write it like 4/min, 4..6/min or 300..700/s (units per s, min, h "
+                             "or d)", v=str(text)))
     try:
         parts = [float(p.replace(",", ".")) for p in m.group(1).split("..")]
     except ValueError:
-        raise InputError(f"cannot read {text!r} as a rate of work; write it like 4..6/min"
-                         ) from None
+        raise InputError(msg("work_rate.number", "cannot read {v!r} as a rate of work; write "
+                             "it like 4..6/min", v=str(text))) from None
     if any(not math.isfinite(p) or p <= 0 for p in parts):
-        raise InputError(f"a rate of work must be positive, got {text!r}")
+        raise InputError(msg("work_rate.positive", "a rate of work must be positive, got {v!r}",
+                             v=str(text)))
     if parts != sorted(parts):
-        raise InputError(f"rate of work {text!r} must go from low to high")
+        raise InputError(msg("work_rate.order", "rate of work {v!r} must go from low to high",
+                             v=str(text)))
     rate = (Range.point(parts[0]) if len(parts) == 1 else
             Range(parts[0], (parts[0] + parts[1]) / 2, parts[1]) if len(parts) == 2 else
             Range(*parts))
@@ -148,35 +159,37 @@ def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | N
 
     _check_max_age(max_age)
     if utilization is not None and hours_per_month is not None:
-        raise InputError("give --utilization or --hours-per-month, not both")
+        raise InputError(msg("flags.not_both", "give {a} or {b}, not both", a=Field("utilization"),
+                             b=Field("hours_per_month")))
     if hours_per_month is not None and not (0 < hours_per_month <= 730):
-        raise InputError(f"--hours-per-month must be more than 0 and at most 730 (24/7), "
-                         f"got {hours_per_month:g}")
+        raise InputError(msg("tco.hours", "{field} must be more than 0 and at most 730 (24/7), "
+                             "got {v:g}", field=Field("hours_per_month"), v=hours_per_month))
     util = (hours_per_month / 730 if hours_per_month is not None
-            else parse_fraction(utilization, "utilisation"))
+            else parse_fraction(utilization, _UTILISATION))
     rates: RateTable = rates_from(rate or [])
     from whichgpu.catalog.user_gpu import resolve_gpu_arg
 
     res = resolve_gpu_arg(gpu_id, gpu_spec)
     if res is None:
-        raise InputError("tco needs a GPU: a catalog id (tco h100) or --gpu-spec "
-                         "memory=...,tdp=...,price=...")
+        raise InputError(msg("tco.needs_gpu", "tco needs a GPU: a catalog id (tco h100) or "
+                             "{spec}", spec=Field("gpu_spec", "memory=...,tdp=...,price=...")))
     if res.gpu.user_spec and tdp is None and not res.gpu.tdp_watts:
-        raise InputError(f"{res.gpu.id}: owning it costs electricity: give --tdp W (or "
-                         "--gpu-spec tdp=W)")
+        raise InputError(msg("tco.needs_tdp", "{gpu}: owning it costs electricity: give {tdp} "
+                             "(or {spec})", gpu=res.gpu.id, tdp=Field("tdp", "W"),
+                             spec=Field("gpu_spec", "tdp=W")))
     read = selection_for or _reader(max_age)
     selection = read(prices, [res.gpu.id]) if rent_price is None else None
     offers = list(selection.offers) if selection is not None else None
     inputs = ownership_inputs(
         res.gpu, offers=offers, rates=rates,
-        purchase_price=parse_flag_money(purchase_price, "--purchase-price"),
-        resale_value=parse_flag_money(resale_value, "--resale-value"), years=years,
-        host_share=parse_flag_money(host_share, "--host-share"), tdp_watts=tdp,
+        purchase_price=parse_flag_money(purchase_price, Field("purchase_price")),
+        resale_value=parse_flag_money(resale_value, Field("resale_value")), years=years,
+        host_share=parse_flag_money(host_share, Field("host_share")), tdp_watts=tdp,
         load_factor=load_factor, utilization=util,
-        kwh_price=parse_flag_money(kwh_price, "--kwh-price"), pue=pue,
-        cooling_per_hour=parse_flag_money(cooling_per_hour, "--cooling-per-hour"),
-        maintenance_per_year=parse_flag_money(maintenance_per_year, "--maintenance-per-year"),
-        rent_price=parse_flag_money(rent_price, "--rent-price"),
+        kwh_price=parse_flag_money(kwh_price, Field("kwh_price")), pue=pue,
+        cooling_per_hour=parse_flag_money(cooling_per_hour, Field("cooling_per_hour")),
+        maintenance_per_year=parse_flag_money(maintenance_per_year, Field("maintenance_per_year")),
+        rent_price=parse_flag_money(rent_price, Field("rent_price")),
         currency=known_currency(currency, rates) if currency else None)
     o = ownership(inputs, rates)
     advice = rent_or_buy(inputs, rates) if o.rent_price is not None else None
@@ -194,7 +207,8 @@ def _reader(max_age: float | None) -> SelectionFor:
 
 def _check_max_age(max_age: float | None) -> None:
     if max_age is not None and not (math.isfinite(max_age) and max_age > 0):
-        raise InputError(f"--max-age must be a positive number of days, got {max_age:g}")
+        raise InputError(msg("prices.max_age", "{field} must be a positive number of days, got "
+                             "{v:g}", field=Field("max_age"), v=max_age))
 
 
 # ---------------------------------------------------------------- cost of a run
@@ -264,7 +278,8 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
 
     _check_max_age(max_age)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GPUS:
-        raise InputError(f"--count must be a whole number from 1 to {MAX_GPUS:,}, got {count!r}")
+        raise InputError(msg("cost.count", "{field} must be a whole number from 1 to {limit:,}, "
+                             "got {v!r}", field=Field("count"), limit=MAX_GPUS, v=str(count)))
     amount = _work(work)
     per_n = _per(per, amount)
     span = _duration(duration, rate_of_work, amount)
@@ -273,29 +288,38 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     from whichgpu.catalog.user_gpu import is_memory_only
 
     if is_memory_only(gpu_id):
-        raise InputError(f"cost prices a rented GPU, and {gpu_id!r} describes your own card: "
-                         "it has no rental offers; 'whichgpu tco --gpu-spec memory=...,tdp=...,"
-                         "price=...' gives what owning it costs per hour")
+        raise InputError(msg("cost.own_card", "cost prices a rented GPU, and {v!r} describes "
+                             "your own card: it has no rental offers; 'whichgpu tco --gpu-spec "
+                             "memory=...,tdp=...,price=...' gives what owning it costs per hour",
+                             v=str(gpu_id)))
     res = resolve_gpu(gpu_id)
     g = res.gpu
     read = selection_for or _reader(max_age)
     selection = read(prices, [g.id])
     offers = list(selection.offers)
     same_gpu = [o for o in offers if o.gpu == g.id]
-    where = prices or "the current prices"
+    where = prices or msg("cost.current_prices", "the current prices")
     if not same_gpu:
         elsewhere = [s for s in shipped_offer_sets() if s != prices
                      and read(s, [g.id]).offers] if prices else []
-        hint = f"; offer sets with it: {', '.join(elsewhere)}" if elsewhere else ""
-        raise InputError(f"no offer for {g.id} in {where}{hint}")
+        if elsewhere:
+            raise InputError(msg("cost.no_offer.elsewhere", "no offer for {gpu} in {where}; "
+                                 "offer sets with it: {sets}", gpu=g.id, where=where,
+                                 sets=", ".join(elsewhere)))
+        raise InputError(msg("cost.no_offer", "no offer for {gpu} in {where}", gpu=g.id,
+                             where=where))
     if show is None:
         own = {o.price_per_hour.currency for o in same_gpu}
         show = own.pop() if len(own) == 1 else (selection.main_currency() or "USD")
     offer = cheapest_offer(offers, g.id, show, rates, gpus=count, spot=spot)
     if offer is None:
-        kind = "spot" if spot else "on-demand"
-        other = "drop --spot" if spot else "add --spot"
-        raise InputError(f"no {kind} offer for {g.id} in {where}; {other} to use the others")
+        if spot:
+            raise InputError(msg("cost.no_spot", "no spot offer for {gpu} in {where}; drop "
+                                 "{flag} to use the others", gpu=g.id, where=where,
+                                 flag=Field("spot")))
+        raise InputError(msg("cost.no_on_demand", "no on-demand offer for {gpu} in {where}; add "
+                             "{flag} to use the others", gpu=g.id, where=where,
+                             flag=Field("spot")))
     tc = task_cost(offer, span, gpus=count, work=amount, unit=unit, per=per_n)
     shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
     return CostResult(g, tc, shown, show, rates, prices, selection, res.note, rate_of_work)
@@ -304,36 +328,45 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
 def _work(work: str | None) -> float | None:
     if work is None:
         return None
-    amount = parse_count(work, what="amount of work")
+    amount = parse_count(work, what=msg("what.work", "amount of work"))
     if not 0 < amount <= MAX_WORK:
-        raise InputError(f"--work must be more than 0 and at most {MAX_WORK:.0e}, got {work!r}")
+        raise InputError(msg("cost.range", "{field} must be more than 0 and at most {limit:.0e}, "
+                             "got {v!r}", field=Field("work"), limit=MAX_WORK, v=str(work)))
     return amount
 
 
 def _per(per: str | None, work: float | None) -> float:
-    per_n = 1 if per is None else parse_count(per, what="'per'")
+    per_n = 1 if per is None else parse_count(per, what=msg("what.per", "'per'"))
     if not 0 < per_n <= MAX_WORK:
-        raise InputError(f"--per must be more than 0 and at most {MAX_WORK:.0e}, got {per!r}")
+        raise InputError(msg("cost.range", "{field} must be more than 0 and at most {limit:.0e}, "
+                             "got {v!r}", field=Field("per"), limit=MAX_WORK, v=str(per)))
     if work is None and per_n != 1:
-        raise InputError("--per sets the unit of a cost per unit of work: give --work too")
+        raise InputError(msg("cost.per_needs_work", "{per} sets the unit of a cost per unit of "
+                             "work: give {work} too", per=Field("per"), work=Field("work")))
     return per_n
 
 
 def _duration(duration: str | None, rate_of_work: str | None, work: float | None) -> Range:
     if rate_of_work is not None:
         if duration is not None:
-            raise InputError("give --duration or --rate-of-work, not both")
+            raise InputError(msg("flags.not_both", "give {a} or {b}, not both", a=Field("duration"),
+                                 b=Field("rate_of_work")))
         if work is None:
-            raise InputError("--rate-of-work needs --work (how many units the run produces)")
+            raise InputError(msg("cost.rate_needs_work", "{rate} needs {work} (how many units "
+                                 "the run produces)", rate=Field("rate_of_work"),
+                                 work=Field("work")))
         rate, per_s = parse_rate_of_work(rate_of_work)
         span = duration_for(work, rate, per_s=per_s)
     elif duration is None:
-        raise InputError("give --duration (3h20m, 2h..4h) or --work with --rate-of-work")
+        raise InputError(msg("cost.needs_duration", "give {duration} (3h20m, 2h..4h) or {work} "
+                             "with {rate}", duration=Field("duration"), work=Field("work"),
+                             rate=Field("rate_of_work")))
     else:
         span = parse_duration_range(duration)
     if span.high <= 0:
-        raise InputError("--duration must be longer than zero")
+        raise InputError(msg("cost.zero_duration", "{field} must be longer than zero",
+                             field=Field("duration")))
     if span.high > MAX_RUN_S:
-        raise InputError(f"a run of more than 10 years is not a run; got {span.high / 86400:,.0f} "
-                         "days")
+        raise InputError(msg("cost.too_long", "a run of more than 10 years is not a run; got "
+                             "{days:,.0f} days", days=span.high / 86400))
     return span

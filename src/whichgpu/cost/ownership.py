@@ -31,6 +31,7 @@ from whichgpu.catalog.gpus import GPU, Catalog, default_catalog, resolve_gpu
 from whichgpu.catalog.offers import Offer
 from whichgpu.cost.currency import RateTable, convert, default_rates, known_currency
 from whichgpu.errors import InputError
+from whichgpu.messages import Field, Message, msg
 from whichgpu.units import Money, check_currency, format_money, parse_money
 
 HOURS_PER_YEAR = 8760.0  # 365 x 24, as S9 computes
@@ -54,16 +55,19 @@ MONEY_CAPS_USD: dict[str, tuple[float, str]] = {
 ANY_CURRENCY_CAP = 1e12  # for currencies the rate table cannot price
 
 # Where each default comes from (shown with every result).
-DEFAULT_SOURCES: dict[str, str] = {
-    "years": "S9/S11: ownership over 3 years",
-    "utilization": "S9: 60 % average utilisation",
-    "kwh_price": "S9: $0.10/kWh",
-    "load_factor": "S9: annual cost = TDP x 8,760 h x utilisation x price (full TDP while busy)",
-    "pue": "S9's formula has no facility overhead (PUE 1)",
-    "cooling_per_hour": "none by default; S11 adds $0.02/h for an H100",
-    "maintenance_per_year": "none by default; S11 names maintenance without a figure",
-    "resale_value": "none by default; S11 counts no resale",
-    "host_share": "none by default; S9/S11 count the GPU alone",
+DEFAULT_SOURCES: dict[str, Message] = {
+    "years": msg("source.years", "S9/S11: ownership over 3 years"),
+    "utilization": msg("source.utilization", "S9: 60 % average utilisation"),
+    "kwh_price": msg("source.kwh_price", "S9: {price:2}/kWh", price=Money(0.10, "USD")),
+    "load_factor": msg("source.load_factor", "S9: annual cost = TDP x 8,760 h x utilisation x "
+                       "price (full TDP while busy)"),
+    "pue": msg("source.pue", "S9's formula has no facility overhead (PUE 1)"),
+    "cooling_per_hour": msg("source.cooling", "none by default; S11 adds {price:2}/h for an H100",
+                            price=Money(0.02, "USD")),
+    "maintenance_per_year": msg("source.maintenance", "none by default; S11 names maintenance "
+                                "without a figure"),
+    "resale_value": msg("source.resale", "none by default; S11 counts no resale"),
+    "host_share": msg("source.host_share", "none by default; S9/S11 count the GPU alone"),
 }
 
 
@@ -90,7 +94,7 @@ class OwnershipInputs(BaseModel):
     maintenance_per_year: Money | None = None
     rent_price: Money | None = None
     currency: str | None = None
-    sources: dict[str, str] = {}
+    sources: dict[str, Any] = {}  # field -> where its value comes from (a Message)
 
     @field_validator(*_MONEY_FIELDS, mode="before")
     @classmethod
@@ -116,8 +120,11 @@ class OwnershipInputs(BaseModel):
             if m is None:
                 return
             if not math.isfinite(m.amount) or m.amount < 0 or (positive and m.amount == 0):
-                kind = "positive" if positive else "zero or more"
-                problems.append(f"{name.replace('_', ' ')} must be {kind}, got {format_money(m)}")
+                words = name.replace("_", " ")
+                problems.append(msg("ownership.positive", "{name} must be positive, got {v}",
+                                    name=Field(name, flag=words), v=m) if positive else
+                                msg("ownership.zero_or_more", "{name} must be zero or more, got "
+                                    "{v}", name=Field(name, flag=words), v=m))
                 return
             cap = _over_cap(name, m)
             if cap:
@@ -142,7 +149,7 @@ class OwnershipInputs(BaseModel):
         if not (math.isfinite(self.pue) and 1 <= self.pue <= 3):
             problems.append(f"PUE must be between 1 and 3, got {self.pue:g}")
         if problems:
-            raise ValueError("; ".join(problems))
+            raise InputError(problems[0] if len(problems) == 1 else "; ".join(problems))
         return self
 
     @property
@@ -186,11 +193,12 @@ def _readable(exc: ValidationError) -> InputError:
     for err in exc.errors():
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
         ctx_err = (err.get("ctx") or {}).get("error")
+        said: Any = msg
         if isinstance(ctx_err, InputError):
-            msg = str(ctx_err)
+            said = ctx_err.args[0] if ctx_err.args else str(ctx_err)
         loc = ".".join(str(p) for p in err.get("loc", ()))
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return InputError("; ".join(parts))
+        parts.append(f"{loc}: {said}" if loc else said)
+    return InputError(parts[0] if len(parts) == 1 else "; ".join(parts))
 
 
 def make_inputs(**fields: Any) -> OwnershipInputs:
@@ -218,13 +226,15 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
         fields["gpu"] = g.id
         if g.tdp_watts > 0:  # a card the user described may not say its power
             fields["tdp_watts"] = g.tdp_watts
-            sources["tdp_watts"] = f"catalog {g.id}: {g.tdp_watts:g} W ({g.tdp_w.source})"
+            sources["tdp_watts"] = msg("source.tdp", "catalog {gpu}: {watts:g} W ({source})",
+                                       gpu=g.id, watts=g.tdp_watts, source=g.tdp_w.source)
         p = g.purchase_price
         if p is not None:
             fields["purchase_price"] = Money(p.typical, p.currency)
-            sources["purchase_price"] = (
-                f"catalog {g.id}: midpoint of {p.low:,.0f}-{p.high:,.0f} {p.currency} "
-                f"({p.source}, {p.date})")
+            sources["purchase_price"] = msg(
+                "source.purchase_price", "catalog {gpu}: midpoint of {low:,.0f}-{high:,.0f} "
+                "{currency} ({source}, {date})", gpu=g.id, low=p.low, high=p.high,
+                currency=p.currency, source=p.source, date=p.date)
     if "rent_price" not in overrides and offers is not None and g is not None:
         from whichgpu.cost.billing import cheapest_offer
 
@@ -233,21 +243,27 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
         offer = cheapest_offer(offers, g.id, check_currency(currency), rates)
         if offer is not None:
             fields["rent_price"] = offer.price_per_gpu_hour
-            sources["rent_price"] = (f"offer set {offer.offer_set}: {offer.provider}, "
-                                     f"{format_money(offer.price_per_gpu_hour)}/h "
-                                     f"({offer.source or 'no source'})")
+            sources["rent_price"] = msg(
+                "source.rent_price", "offer set {set}: {provider}, {price}/h ({source})",
+                set=offer.offer_set, provider=offer.provider, price=offer.price_per_gpu_hour,
+                source=offer.source or msg("source.none", "no source"))
     for name in overrides:
-        sources[name] = "given"
+        sources[name] = msg("source.given", "given")
     fields.update(overrides)
     if "purchase_price" not in fields:
-        what = "no GPU was named"
-        if g is not None:
-            what = f"the catalog has no purchase price for {g.id}"
-            if g.no_public_price is not None:
-                what += f" (no public price: 'whichgpu gpu {g.id}' says why)"
-        raise InputError(f"{what}; give one, e.g. --purchase-price 25000USD")
+        example = Field("purchase_price", "25000USD")
+        if g is None:
+            raise InputError(msg("tco.no_price.no_gpu", "no GPU was named; give one, e.g. "
+                                 "{example}", example=example))
+        if g.no_public_price is not None:
+            raise InputError(msg("tco.no_price.unpublished", "the catalog has no purchase price "
+                                 "for {gpu} (no public price: 'whichgpu gpu {gpu}' says why); "
+                                 "give one, e.g. {example}", gpu=g.id, example=example))
+        raise InputError(msg("tco.no_price", "the catalog has no purchase price for {gpu}; "
+                             "give one, e.g. {example}", gpu=g.id, example=example))
     if "tdp_watts" not in fields:
-        raise InputError("no TDP known; give one, e.g. --tdp 700")
+        raise InputError(msg("tco.no_tdp", "no TDP known; give one, e.g. {example}",
+                             example=Field("tdp", 700)))
     fields["sources"] = {k: v for k, v in sources.items()}
     return make_inputs(**fields)
 
@@ -369,7 +385,8 @@ class Ownership:
             return None
         u = self.inputs.utilization if utilization is None else utilization
         if not 0 < u <= 1:
-            raise InputError(f"utilisation must be more than 0 and at most 1, got {u:g}")
+            raise InputError(msg("tco.utilisation", "utilisation must be more than 0 and at most "
+                                 "1, got {v:g}", v=u))
         margin = HOURS_PER_MONTH * u * (self.rent_price - self.running_cost_per_used_hour).amount
         margin -= self.maintenance_per_year.amount / 12
         return self.capital_cost.amount / margin if margin > 0 else math.inf
@@ -409,22 +426,26 @@ class Ownership:
         return points
 
     # ------------------------------------------------------------ reporting
-    def assumptions(self) -> list[str]:
+    def assumptions(self) -> list[Message]:
         i = self.inputs
         notes = [
-            f"{i.years:g} years owned = {self.hours_owned:,.0f} h; utilisation "
-            f"{i.utilization:.0%} = {self.hours_used:,.0f} h of use "
-            f"({self.hours_used_per_month:,.0f} h/month)",
-            f"power {i.tdp_watts:g} W TDP x load factor {i.load_factor:g} at "
-            f"{format_money(self.kwh_price)}/kWh, PUE {i.pue:g}",
-            "a month is 730 h (8,760 / 12); break-even counts the capital in full (no resale)",
+            msg("ownership.hours", "{years:g} years owned = {owned:,.0f} h; utilisation "
+                "{use:.0%} = {used:,.0f} h of use ({per_month:,.0f} h/month)", years=i.years,
+                owned=self.hours_owned, use=i.utilization, used=self.hours_used,
+                per_month=self.hours_used_per_month),
+            msg("ownership.power", "power {watts:g} W TDP x load factor {load:g} at {kwh}/kWh, "
+                "PUE {pue:g}", watts=i.tdp_watts, load=i.load_factor, kwh=self.kwh_price,
+                pue=i.pue),
+            msg("ownership.month", "a month is 730 h (8,760 / 12); break-even counts the capital "
+                "in full (no resale)"),
         ]
         if self.currency != i.purchase_price.currency or any(
                 getattr(i, f) is not None and getattr(i, f).currency != self.currency
                 for f in _MONEY_FIELDS):
             used = sorted({getattr(i, f).currency for f in _MONEY_FIELDS
                            if getattr(i, f) is not None} - {self.currency})
-            notes += [f"converted: {self.rates.describe_pair(c, self.currency)}" for c in used]
+            notes += [msg("ownership.converted", "converted: {pair}",
+                          pair=self.rates.describe_pair(c, self.currency)) for c in used]
         return notes
 
     def to_json(self, curve: bool = True) -> dict[str, Any]:
@@ -481,6 +502,6 @@ def ownership(inputs: OwnershipInputs, rates: RateTable | None = None) -> Owners
         maintenance_per_year=to(inputs.maintenance_per_year),
         rent_price=to(inputs.rent_price) if inputs.rent_price is not None else None)
     if result.resale_value.amount > result.capital_cost.amount:
-        raise InputError(f"resale value {format_money(result.resale_value)} is more than was paid "
-                         f"({format_money(result.capital_cost)})")
+        raise InputError(msg("tco.resale", "resale value {resale} is more than was paid "
+                             "({paid})", resale=result.resale_value, paid=result.capital_cost))
     return result

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from whichgpu.catalog.gpus import FORM_FACTORS, GPU, PRECISIONS, VENDORS, Catalog, default_catalog
 from whichgpu.errors import InputError, NotFoundError
+from whichgpu.messages import Message, msg
 from whichgpu.units import Money
 
 
@@ -46,13 +47,14 @@ def tflops_figure(gpu: GPU, basis: str, catalog: Catalog | None = None) -> Tflop
                         t.source, t.status)
 
 
-def _one_of(value: str | None, allowed: tuple[str, ...], what: str) -> str | None:
+def _one_of(value: str | None, allowed: tuple[str, ...], what: Message) -> str | None:
     """``value`` lower-cased if it is one of ``allowed``; a clear error otherwise."""
     if value is None:
         return None
     v = value.strip().lower()
     if v not in allowed:
-        raise InputError(f"unknown {what} {value!r}: use one of {', '.join(allowed)}")
+        raise InputError(msg("choice.catalog", "unknown {what} {v!r}: use one of {choices}",
+                             what=what, v=value, choices=", ".join(allowed)))
     return v
 
 
@@ -144,8 +146,8 @@ def catalog_rows(
         raise NotFoundError("sort key", sort, SORT_KEYS)
     if precision not in precision_choices(catalog):
         raise NotFoundError("precision", precision, precision_choices(catalog))
-    vendor = _one_of(vendor, VENDORS, "vendor")
-    form_factor = _one_of(form_factor, FORM_FACTORS, "form factor")
+    vendor = _one_of(vendor, VENDORS, msg("kind.vendor", "vendor"))
+    form_factor = _one_of(form_factor, FORM_FACTORS, msg("kind.form_factor", "form factor"))
     rows = []
     for g in catalog.gpus:
         if vendor and g.vendor != vendor:

@@ -24,7 +24,8 @@ from typing import Any, Literal
 from whichgpu.cost.currency import RateTable
 from whichgpu.cost.ownership import HOURS_PER_MONTH, Ownership, OwnershipInputs, ownership
 from whichgpu.errors import InputError
-from whichgpu.units import Money, format_money
+from whichgpu.messages import Field, Message, msg
+from whichgpu.units import Money
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,9 @@ class Thresholds:
 
 def _require_rent(o: Ownership) -> Money:
     if o.rent_price is None:
-        raise InputError("rent-or-buy needs a rental price: give --rent-price (e.g. 3.15USD) or "
-                         "an offer set with this GPU (--prices)")
+        raise InputError(msg("rent.needs_price", "rent-or-buy needs a rental price: give {rent} "
+                             "(e.g. 3.15USD) or an offer set with this GPU ({prices})",
+                             rent=Field("rent_price"), prices=Field("prices")))
     return o.rent_price
 
 
@@ -84,7 +86,7 @@ class Advice:
     rent_cost: Money
     own_cost: Money
     thresholds: Thresholds
-    reasons: tuple[str, ...]
+    reasons: tuple[Message, ...]
 
     @property
     def saving(self) -> Money:
@@ -104,15 +106,12 @@ class Advice:
             "saving": self.saving.to_json(2),
             "thresholds": self.thresholds.to_json(),
             "reasons": list(self.reasons),
+            "messages": {"reasons": [m.to_json() for m in self.reasons]},
         }
 
 
 def abs_money(m: Money) -> Money:
     return Money(abs(m.amount), m.currency)
-
-
-def _months(x: float) -> str:
-    return "never" if not math.isfinite(x) else f"{x:.1f} months"
 
 
 def rent_or_buy(inputs: OwnershipInputs, rates: RateTable | None = None, *,
@@ -126,13 +125,14 @@ def rent_or_buy(inputs: OwnershipInputs, rates: RateTable | None = None, *,
     updates: dict[str, Any] = {}
     if hours_per_month is not None:
         if not (math.isfinite(hours_per_month) and 0 < hours_per_month <= HOURS_PER_MONTH):
-            raise InputError(f"hours per month must be more than 0 and at most "
-                             f"{HOURS_PER_MONTH:.0f}, got {hours_per_month:g}")
+            raise InputError(msg("rent.hours", "hours per month must be more than 0 and at "
+                                 "most {limit:.0f}, got {v:g}", limit=HOURS_PER_MONTH,
+                                 v=hours_per_month))
         updates["utilization"] = hours_per_month / HOURS_PER_MONTH
     if horizon_months is not None:
         if not (math.isfinite(horizon_months) and 0 < horizon_months <= 360):
-            raise InputError(f"the horizon must be more than 0 and at most 360 months, "
-                             f"got {horizon_months:g}")
+            raise InputError(msg("rent.horizon", "the horizon must be more than 0 and at most "
+                                 "360 months, got {v:g}", v=horizon_months))
         updates["years"] = horizon_months / 12
     if updates:
         from whichgpu.cost.ownership import make_inputs
@@ -146,25 +146,32 @@ def rent_or_buy(inputs: OwnershipInputs, rates: RateTable | None = None, *,
     decision: Literal["rent", "buy"] = "buy" if own_cost.amount < rent_cost.amount else "rent"
 
     h, hz = o.hours_used_per_month, t.horizon_months
-    reasons = [
-        f"over {hz:g} months at {h:,.0f} h/month ({o.inputs.utilization:.0%}): renting costs "
-        f"{format_money(rent_cost, 0)}, owning {format_money(own_cost, 0)}",
+    reasons: list[Message] = [
+        msg("advice.costs", "over {horizon:g} months at {hours:,.0f} h/month ({use:.0%}): "
+            "renting costs {rent:0}, owning {own:0}", horizon=hz, hours=h,
+            use=o.inputs.utilization, rent=rent_cost, own=own_cost),
     ]
     if math.isfinite(t.months):
-        reasons.append(f"at this use owning pays back after {_months(t.months)} "
-                       f"({'within' if t.months <= hz else 'beyond'} the {hz:g}-month horizon)")
+        reasons.append(msg("advice.pays_back.within", "at this use owning pays back after "
+                           "{months:.1f} months (within the {horizon:g}-month horizon)",
+                           months=t.months, horizon=hz) if t.months <= hz else
+                       msg("advice.pays_back.beyond", "at this use owning pays back after "
+                           "{months:.1f} months (beyond the {horizon:g}-month horizon)",
+                           months=t.months, horizon=hz))
     else:
-        reasons.append("at this use owning never pays back: the rent saved per hour does not "
-                       "cover the running costs and maintenance")
+        reasons.append(msg("advice.never", "at this use owning never pays back: the rent saved "
+                           "per hour does not cover the running costs and maintenance"))
     if t.reachable:
-        reasons.append(f"over {hz:g} months owning needs at least {t.hours_per_month:,.0f} "
-                       f"h/month ({t.utilization:.0%} utilisation) to pay back")
+        reasons.append(msg("advice.needs", "over {horizon:g} months owning needs at least "
+                           "{hours:,.0f} h/month ({use:.0%} utilisation) to pay back",
+                           horizon=hz, hours=t.hours_per_month, use=t.utilization))
     else:
-        reasons.append(f"over {hz:g} months owning cannot pay back even at 24/7 use")
+        reasons.append(msg("advice.cannot", "over {horizon:g} months owning cannot pay back "
+                           "even at 24/7 use", horizon=hz))
     running = o.running_cost_per_used_hour
-    reasons.append(f"each hour of use costs {format_money(running)} to run when owned vs "
-                   f"{format_money(rent_price)} rented; owning also ties up "
-                   f"{format_money(o.capital_cost, 0)} and pays when idle")
+    reasons.append(msg("advice.per_hour", "each hour of use costs {running} to run when owned "
+                       "vs {rent} rented; owning also ties up {capital:0} and pays when idle",
+                       running=running, rent=rent_price, capital=o.capital_cost))
     return Advice(decision, o, rent_cost, own_cost, t, tuple(reasons))
 
 

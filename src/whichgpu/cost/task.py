@@ -13,13 +13,18 @@ from whichgpu.catalog.offers import Offer
 from whichgpu.cost.billing import MoneyRange, run_cost, run_cost_range
 from whichgpu.cost.currency import RateTable
 from whichgpu.errors import InputError
+from whichgpu.messages import Message, msg
 from whichgpu.units import Range, format_duration
 
+_WORK = msg("what.the_work", "the amount of work")
+_PER = msg("what.per", "'per'")
 
-def _positive(value: float, what: str) -> float:
+
+def _positive(value: float, what: Message) -> float:
     value = float(value)
     if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{what} must be a positive number, got {value:g}")
+        raise InputError(msg("cost.positive", "{what} must be a positive number, got {v:g}",
+                             what=what, v=value))
     return value
 
 
@@ -29,17 +34,18 @@ def duration_for(work: float, rate: Range, *, per_s: float = 1.0) -> Range:
     ``duration_for(1000, Range(4, 5, 6), per_s=60)`` -> 10,000 / 12,000 / 15,000 s (a faster
     rate gives the low time, so low and high swap).
     """
-    work = _positive(work, "the amount of work")
-    per_s = _positive(per_s, "the rate's time unit")
+    work = _positive(work, _WORK)
+    per_s = _positive(per_s, msg("what.rate_unit", "the rate's time unit"))
     if rate.low <= 0:
-        raise InputError(f"a rate must be positive, got {rate.low:g} per {per_s:g} s")
+        raise InputError(msg("cost.rate_positive", "a rate must be positive, got {low:g} per "
+                             "{per:g} s", low=rate.low, per=per_s))
     return rate.inverse(work * per_s)
 
 
 def cost_per_unit(cost: MoneyRange, work: float, *, per: float = 1.0) -> MoneyRange:
     """``cost`` for ``work`` units as a cost per ``per`` units (``per=1e6``: per million tokens)."""
-    work = _positive(work, "the amount of work")
-    per = _positive(per, "'per'")
+    work = _positive(work, _WORK)
+    per = _positive(per, _PER)
     return cost.scale(per / work)
 
 
@@ -111,6 +117,6 @@ def task_cost(offer: Offer, duration_s: Range | float, *, gpus: int | None = Non
                      for d in (duration_s.low, duration_s.typical, duration_s.high)))
     cost = run_cost_range(offer, duration_s, gpus=run.gpus)
     if work is not None:
-        _positive(work, "the amount of work")
-        _positive(per, "'per'")
+        _positive(work, _WORK)
+        _positive(per, _PER)
     return TaskCost(offer, run.gpus, run.instances, duration_s, billed, cost, work, unit, per)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
+
+PARAMS_WORDS = msg("what.params", "parameter count")
+_CONTEXT = msg("what.context", "context")
+_PROMPT = msg("what.prompt", "prompt length")
+_OUTPUT = msg("what.output", "output length")
+_TRAIN_TOKENS = msg("what.train_tokens", "number of training tokens")
 
 
 def parse_resolution(text: str | None) -> tuple[int, int] | None:
@@ -15,7 +22,8 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
         w_, h_ = str(text).lower().replace("*", "x").split("x")
         return int(w_), int(h_)
     except ValueError:
-        raise InputError(f"cannot read resolution {text!r}; write it like 1024x1024") from None
+        raise InputError(msg("resolution.unreadable", "cannot read resolution {v!r}; write it "
+                             "like 1024x1024", v=text)) from None
 
 
 def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
@@ -61,9 +69,10 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     if isinstance(model, ModelSpec):
         spec = model
     elif model is None and not params:
-        raise InputError("name a model (see 'whichgpu models') or give --params, e.g. 70e9")
+        raise InputError(msg("model.name_or_params", "name a model (see 'whichgpu models') or "
+                             "give {params}, e.g. 70e9", params=Field("params")))
     else:
-        spec = resolve_model(model, params=float(parse_count(params, what="parameter count"))
+        spec = resolve_model(model, params=float(parse_count(params, what=PARAMS_WORDS))
                              if params else None)
     res = parse_resolution(resolution)
     if framework:
@@ -82,11 +91,11 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
             if host_ram or host_memory or host_bandwidth else None)
     return Workload(
         model=spec, task=task, quant=chosen["quant"], kv_dtype=kv_dtype,
-        context=parse_count(context, binary=True, what="context") if context else None,
+        context=parse_count(context, binary=True, what=_CONTEXT) if context else None,
         batch=batch, engine=engine,
-        prompt_tokens=parse_count(prompt_tokens, binary=True, what="prompt length")
+        prompt_tokens=parse_count(prompt_tokens, binary=True, what=_PROMPT)
         if prompt_tokens else None,
-        output_tokens=parse_count(output_tokens, binary=True, what="output length")
+        output_tokens=parse_count(output_tokens, binary=True, what=_OUTPUT)
         if output_tokens else None,
         optimizer=chosen["optimizer"] or "adamw",
         gradient_checkpointing=chosen["gradient_checkpointing"],
@@ -117,7 +126,9 @@ def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ..
             if not part.strip():
                 continue
             if "=" not in part:
-                raise InputError(f"-ot {part!r}: write PATTERN=DEVICE, e.g. exps=CPU")
+                raise InputError(msg("workload.ot_part", "{field} {v!r}: write PATTERN=DEVICE, "
+                                     "e.g. exps=CPU", field=Field("override_tensor", flag="-ot"),
+                                     v=part))
             pattern, device = part.split("=", 1)
             out.append((pattern.strip(), device.strip()))
     return tuple(out)
@@ -153,17 +164,19 @@ def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
 
     training = w.is_training
     if train_tokens and not training:
-        raise InputError("--train-tokens is for training tasks (lora, qlora, full-ft, pretrain)")
+        raise InputError(msg("speed.train_tokens", "{field} is for training tasks (lora, "
+                             "qlora, full-ft, pretrain)", field=Field("train_tokens")))
     if framework and not training:
-        raise InputError("--framework is for training tasks (lora, qlora, full-ft, pretrain, "
-                         "image-lora)")
+        raise InputError(msg("workload.framework_training", "{field} is for training tasks "
+                             "(lora, qlora, full-ft, pretrain, image-lora)",
+                             field=Field("framework")))
     try:
         est = estimate_speed(w, gpu, count, profile=profile, framework=framework,
                              compile=compile)
     except DoesNotFit as exc:
         return SpeedAnswer(w, gpu.id, count, not_fit=exc)
     if training and (steps is not None or train_tokens):
-        tokens = (float(parse_count(train_tokens, what="number of training tokens"))
+        tokens = (float(parse_count(train_tokens, what=_TRAIN_TOKENS))
                   if train_tokens else None)
         est = with_total(est, steps=steps, tokens=tokens)
     return SpeedAnswer(w, gpu.id, count, est=est)

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from whichgpu.errors import InputError
+from whichgpu.messages import Join, Message, data_text, msg
 
 FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axolotl",
                         "llm-foundry", "torchtitan", "megatron"]
@@ -85,9 +86,12 @@ def canonical(name: str) -> str:
             return p.name
     known = list(table) + [a for p in table.values() for a in p.aliases]
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise InputError(f"unknown training framework {name!r}{hint} (use one of "
-                     f"{', '.join(table)})")
+    if close:
+        raise InputError(msg("choice.framework.near", "unknown training framework {v!r}; did "
+                             "you mean {near}? (use one of {choices})", v=name,
+                             near=", ".join(close), choices=", ".join(table)))
+    raise InputError(msg("choice.framework", "unknown training framework {v!r} (use one of "
+                         "{choices})", v=name, choices=", ".join(table)))
 
 
 def get_framework(name: str) -> FrameworkProfile:
@@ -120,33 +124,41 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
     return out
 
 
-def describe(name: str, task: str) -> list[str]:
+def describe(name: str, task: str) -> list[Message]:
     """What a framework sets for this task, for the estimate's assumptions: the settings in
     one line (joined by '; '), where they come from in another."""
     p = get_framework(name)
     s = p.settings(task)
     if not s:
-        return [f"framework {p.name} ({p.title}): no memory defaults for {task}"]
-    parts = []
+        return [msg("framework.none", "framework {name} ({title}): no memory defaults for "
+                    "{task}", name=p.name, title=data_text(p.title), task=task)]
+    parts: list[Message] = []
     if s.get("selective_checkpointing"):
-        parts.append("selective (op-level) activation checkpointing")
+        parts.append(msg("framework.selective", "selective (op-level) activation "
+                         "checkpointing"))
     if s.get("gradient_checkpointing"):
-        parts.append("gradient checkpointing" + (" with the kept activations offloaded to CPU "
-                                                 "RAM" if s.get("activation_offloading")
-                                                 else ""))
+        parts.append(msg("framework.checkpointing.offloaded", "gradient checkpointing with the "
+                         "kept activations offloaded to CPU RAM")
+                     if s.get("activation_offloading") else
+                     msg("framework.checkpointing", "gradient checkpointing"))
     if s.get("loss") == "fused":
-        parts.append("fused/chunked cross-entropy (no full logits)")
+        parts.append(msg("framework.fused_loss", "fused/chunked cross-entropy (no full "
+                         "logits)"))
     elif s.get("loss") == "chunked":
-        parts.append("cross-entropy in fp32 per output chunk")
+        parts.append(msg("framework.chunked_loss", "cross-entropy in fp32 per output chunk"))
     if s.get("optimizer"):
-        parts.append(f"optimizer {s['optimizer']}")
+        parts.append(msg("framework.optimizer", "optimizer {optimizer}",
+                         optimizer=s["optimizer"]))
     if s.get("optimizer_in_backward"):
-        parts.append("optimizer step fused into backward")
+        parts.append(msg("framework.in_backward", "optimizer step fused into backward"))
     if s.get("master_weights") is False:
-        parts.append("pure bf16 (no fp32 master copy)")
+        parts.append(msg("framework.pure_bf16", "pure bf16 (no fp32 master copy)"))
     if "lora_rank" in s:
-        parts.append(f"LoRA rank {s['lora_rank']} on {s.get('lora_targets', 'all-linear')}")
+        parts.append(msg("framework.lora", "LoRA rank {rank} on {targets}",
+                         rank=s["lora_rank"], targets=s.get("lora_targets", "all-linear")))
     if s.get("adapter_bytes") == 2:
-        parts.append("bf16 adapters")
-    return [f"framework {p.name} defaults: " + "; ".join(parts),
-            f"{p.name} defaults from {p.sources[0]}"]
+        parts.append(msg("framework.bf16_adapters", "bf16 adapters"))
+    return [msg("framework.defaults", "framework {name} defaults: {settings}", name=p.name,
+                settings=Join(parts, "; ")),
+            msg("framework.sources", "{name} defaults from {source}", name=p.name,
+                source=p.sources[0])]

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from whichgpu.errors import InputError
+from whichgpu.messages import Field, msg
 from whichgpu.units import GB, parse_size
 
 _SPEC = re.compile(r"(ddr4|ddr5|lpddr5x)(?:-(\d{3,5}))?(?:x(\d{1,2}))?")
@@ -69,15 +70,18 @@ def memory_bandwidth(spec: str) -> tuple[float, str]:
     key = str(spec).strip().lower().replace(" ", "").replace("_", "-")
     m = _SPEC.fullmatch(key)
     if not m:
-        raise InputError(f"cannot read host memory {spec!r}; write it like ddr5, ddr5-6000, "
-                         "ddr4-3200x2 or ddr5-4800x8 (type-MT/s x 64-bit channels)")
+        raise InputError(msg("host.memory", "cannot read host memory {v!r}; write it like ddr5, "
+                             "ddr5-6000, ddr4-3200x2 or ddr5-4800x8 (type-MT/s x 64-bit "
+                             "channels)", v=str(spec)))
     kind = _table()["type"][m.group(1)]
     mt_s = int(m.group(2) or kind["mt_s"])
     channels = int(m.group(3) or kind["channels"])
     if not 800 <= mt_s <= 20000:
-        raise InputError(f"host memory speed {mt_s} MT/s is outside 800..20,000")
+        raise InputError(msg("host.speed", "host memory speed {v} MT/s is outside 800..20,000",
+                             v=mt_s))
     if not 1 <= channels <= 24:
-        raise InputError(f"host memory channels {channels} is outside 1..24")
+        raise InputError(msg("host.channels", "host memory channels {v} is outside 1..24",
+                             v=channels))
     bw = mt_s * 1e6 * 8 * channels
     name = f"{m.group(1)}-{mt_s}x{channels}"
     return bw, (f"{name}: {mt_s} MT/s x 8 bytes x {channels} channels = {bw / GB:,.1f} GB/s "
@@ -99,7 +103,8 @@ def parse_host(ram: str | int | None = None, memory: str | None = None,
     if ram not in (None, ""):
         ram_bytes = parse_size(ram)
         if ram_bytes <= 0 or ram_bytes > MAX_RAM:
-            raise InputError(f"--host-ram must be between 1 GB and 64 TB, got {ram}")
+            raise InputError(msg("host.ram", "{field} must be between 1 GB and 64 TB, got {v}",
+                                 field=Field("host_ram"), v=str(ram)))
         ram_source = "as given (--host-ram)"
     name, bw, bw_source = host.memory, host.bandwidth_bytes_per_s, host.bandwidth_source
     if memory not in (None, ""):
@@ -120,5 +125,6 @@ def _parse_bandwidth(text: str | float) -> float:
         s = s.removesuffix("/s").removesuffix("ps")
         value = float(parse_size(s))
     if value <= 0 or value > MAX_BANDWIDTH:
-        raise InputError(f"--host-bandwidth must be between 1 B/s and 20 TB/s, got {text}")
+        raise InputError(msg("host.bandwidth", "{field} must be between 1 B/s and 20 TB/s, got "
+                             "{v}", field=Field("host_bandwidth"), v=str(text)))
     return value

@@ -8,32 +8,30 @@ run there is swapped for one that does, and the swap is said, never priced silen
 from __future__ import annotations
 
 from whichgpu.catalog.gpus import ENGINE_LABELS, GPU, Catalog, default_catalog
+from whichgpu.engines import fallbacks
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
-
-# What a user runs instead of a default engine the card lacks, most common first.
-_FALLBACKS = {
-    "inference": ("llamacpp", "vllm", "mlc", "transformers"),
-    "training": ("transformers",),
-    "diffusion": ("diffusers", "comfyui"),
-}
+from whichgpu.messages import Field, Message, msg
 
 
 class EngineUnavailable(InputError):
-    """The engine named for a job does not run on the card."""
+    """The engine named for a job does not run on the card: ``why`` says so and names what
+    does; ``message`` is the whole sentence."""
 
-    def __init__(self, gpu: GPU, engine: str, why: str) -> None:
-        self.gpu, self.engine = gpu, engine
-        super().__init__(f"{gpu.id}: {why} (--engine)")
+    def __init__(self, gpu: GPU, engine: str, why: Message) -> None:
+        self.gpu, self.engine, self.why = gpu, engine, why
+        self.message = msg("engine.unavailable", "{gpu}: {why} ({flag})", gpu=gpu.id, why=why,
+                           flag=Field("engine"))
+        super().__init__(self.message)
 
 
-def engine_problem(w: Workload, gpu: GPU, catalog: Catalog | None = None) -> str | None:
+def engine_problem(w: Workload, gpu: GPU, catalog: Catalog | None = None) -> Message | None:
     """Why the job's engine (named or default) cannot run on ``gpu``; None when it can."""
     return (catalog or default_catalog()).engine_problem(gpu, w.engine_name)
 
 
 def engine_for(w: Workload, gpu: GPU, catalog: Catalog | None = None,
-               ) -> tuple[Workload, str | None]:
+               ) -> tuple[Workload, Message | None]:
     """``w`` with an engine that runs on ``gpu``, and a note when the default was swapped.
 
     Raises :class:`EngineUnavailable` when the user named an engine the card cannot run.
@@ -46,8 +44,10 @@ def engine_for(w: Workload, gpu: GPU, catalog: Catalog | None = None,
         raise EngineUnavailable(gpu, w.engine, why)
     kind = "diffusion" if w.is_diffusion else "training" if w.is_training else "inference"
     runs = catalog.engines_for(gpu) or ()
-    for engine in _FALLBACKS[kind]:
+    for engine in fallbacks(kind):
         if engine in runs:
             label = ENGINE_LABELS.get(engine, engine)
-            return w.with_(engine=engine), f"{why}: estimated with {label} (--engine {engine})"
+            return w.with_(engine=engine), msg(
+                "engine.swapped", "{why}: estimated with {engine} ({flag})", why=why,
+                engine=label, flag=Field("engine", engine))
     raise EngineUnavailable(gpu, w.engine_name, why)

@@ -12,6 +12,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from whichgpu.engines import engines_with
 from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.constants import Constant, _load, overridden
 
@@ -23,7 +24,7 @@ TARGETS = {"throughput": 0.20, "ttft": 0.25, "tpot": 0.25}
 PER_SEQ_GRID = [0, 2, 5, 10, 15, 20, 30, 40, 50, 60, 80, 100, 125, 150, 200, 250, 300, 400,
                 500, 600]
 TTFT_GRID = [0, 2, 5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100]
-ENGINES = ("vllm", "sglang", "trtllm")
+ENGINES = engines_with("continuous_batching")
 FAMILIES = ("dense", "moe", "moe-mla")
 
 

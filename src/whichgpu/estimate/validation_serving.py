@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from whichgpu.engines import engines_with
 from whichgpu.errors import InputError
 from whichgpu.estimate.validation import Outcome, default_path, read_rows
 
@@ -162,7 +163,7 @@ def case_of(row: dict[str, str]) -> Case:
         raise InputError("attention data parallelism with expert parallelism (DEP) is not "
                          "modelled")
     engine = engine_of(row)
-    if engine not in ("vllm", "sglang", "trtllm"):
+    if engine not in engines_with("continuous_batching"):
         raise InputError(f"engine {row.get('engine')!r} is not a serving engine here")
     gpu = _gpu((row.get("gpu") or "").strip())
     prompt, output, how = _lengths(row)

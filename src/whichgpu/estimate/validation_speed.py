@@ -52,10 +52,13 @@ class RowHardware:
     def scales_for(self, gpu_id, ref_matmul, ref_bandwidth):
         return self.compute, self.bandwidth
 
-    def link_for(self, gpu_id, count):
+    def entries(self, gpu_id: str) -> list[dict[str, str]]:
+        return []  # names no profile: the estimate's calibration source stays empty
+
+    def link_for(self, gpu_id: str, count: int) -> None:
         return None
 
-    def describe(self):
+    def describe(self) -> str | None:
         return None
 
 

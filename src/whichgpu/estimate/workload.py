@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from whichgpu.engines import engines_with, family_engines
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
 from whichgpu.models.spec import ModelSpec
+from whichgpu.vocabulary import Engine
 
 Task = Literal["inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
                "image-lora"]
@@ -21,12 +24,11 @@ TASKS: tuple[str, ...] = ("inference", "lora", "qlora", "full-ft", "pretrain", "
 TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
 LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
 DIFFUSION_TASKS = ("image", "video", "image-lora")
-ENGINES = ("llamacpp", "vllm", "sglang", "trtllm", "transformers", "exllamav2", "mlc",
-           "mlx", "diffusers", "comfyui")
-DIFFUSION_ENGINES = ("diffusers", "comfyui")
+ENGINES: tuple[str, ...] = tuple(Engine)  # data/engines.toml holds what each one does
+DIFFUSION_ENGINES: tuple[str, ...] = family_engines("diffusion")
 # Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
 # transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
-LAYER_SPLIT_ENGINES = ("llamacpp", "mlc", "transformers", "exllamav2")
+LAYER_SPLIT_ENGINES: tuple[str, ...] = engines_with("splits_layers")
 # llama.cpp's GPU backends (ggml-cuda, ggml-vulkan, ggml-hip, ggml-metal, ggml-sycl): None is
 # the card's own (CUDA on NVIDIA, HIP on AMD, Metal on Apple, SYCL on Intel)
 Backend = Literal["cuda", "vulkan", "rocm", "metal", "sycl"]
@@ -194,24 +196,29 @@ class Workload:
 
     @property
     def tp_degree(self) -> int:
-        """Tensor-parallel degree: serving engines split over every GPU by default;
+        """Tensor-parallel degree: serving engines split over every GPU by default, or, where
+        the heads do not divide evenly over them, over the largest count that divides both
+        (the rest in pipeline stages: 70B on 3 GPUs is tp=1 x pp=3, on 6 tp=2 x pp=3);
         llama.cpp, MLC, transformers and exllamav2 split layers across GPUs instead."""
         if self.tp:
             return self.tp
         if not self.is_training and not self.is_diffusion:
             if self.engine_name in LAYER_SPLIT_ENGINES and self.pp == 1:
                 return 1
-            return max(1, self.gpus // max(1, self.pp))
+            if self.pp > 1:
+                return max(1, self.gpus // self.pp)
+            return default_tp(self.model, self.gpus)
         return 1
 
     @property
     def pp_degree(self) -> int:
-        """Pipeline (layer-split) degree."""
+        """Pipeline (layer-split) degree: the GPUs tensor parallelism leaves over."""
         if self.pp > 1:
             return self.pp
-        if not self.is_training and not self.is_diffusion and not self.tp \
-                and self.engine_name in LAYER_SPLIT_ENGINES:
-            return self.gpus
+        if not self.is_training and not self.is_diffusion and not self.tp:
+            if self.engine_name in LAYER_SPLIT_ENGINES:
+                return self.gpus
+            return max(1, self.gpus // default_tp(self.model, self.gpus))
         return 1
 
     @property
@@ -288,138 +295,186 @@ def validate(w: Workload) -> None:
     """Reject impossible workloads with a message that says what to change."""
     m = w.model
     if w.task not in TASKS:
-        raise InputError(f"unknown task {w.task!r}; use one of {', '.join(TASKS)}")
+        raise InputError(msg("choice.task", "unknown task {v!r}; use one of {choices}",
+                             v=str(w.task), choices=", ".join(TASKS)))
     if w.task in DIFFUSION_TASKS and m.family != "diffusion":
-        raise InputError(f"task {w.task!r} needs a diffusion pipeline; {m.name} is a "
-                         f"{m.family} model (use --task inference, lora, qlora or full-ft)")
+        raise InputError(msg("workload.task_needs_diffusion", "task {task!r} needs a diffusion "
+                             "pipeline; {model} is a {family} model (use {flag} inference, "
+                             "lora, qlora or full-ft)", task=str(w.task), model=m.name,
+                             family=m.family, flag=Field("task")))
     if w.task in LLM_TASKS and m.family == "diffusion":
-        raise InputError(f"{m.name} is a diffusion pipeline: use --task image"
-                         f"{' or video' if m.diffusion and m.diffusion.is_video else ''}"
-                         " (or image-lora to train a LoRA)")
+        if m.diffusion and m.diffusion.is_video:
+            raise InputError(msg("workload.diffusion_task.video", "{model} is a diffusion "
+                                 "pipeline: use {flag} image or video (or image-lora to train "
+                                 "a LoRA)", model=m.name, flag=Field("task")))
+        raise InputError(msg("workload.diffusion_task", "{model} is a diffusion pipeline: use "
+                             "{flag} image (or image-lora to train a LoRA)", model=m.name,
+                             flag=Field("task")))
     if w.task == "video" and not (m.diffusion and m.diffusion.is_video):
-        raise InputError(f"{m.name} generates images, not video: use --task image")
+        raise InputError(msg("workload.not_video", "{model} generates images, not video: use "
+                             "{flag}", model=m.name, flag=Field("task", "image")))
     if w.context is not None and w.context <= 0:
-        raise InputError(f"context must be at least 1 token, got {w.context}")
+        raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
+                             v=w.context))
     for name in ("batch", "gpus", "pp", "lora_rank"):
         value = getattr(w, name)
         if not isinstance(value, int) or value < 1:
-            raise InputError(f"{name.replace('_', ' ')} must be a whole number >= 1, got {value}")
+            raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
+                                 "got {v}", field=Field(name, flag=name.replace("_", " ")),
+                                 limit=1, v=value))
     for name, limit in LIMITS.items():
         value = getattr(w, name)
         if value is not None and value > limit:
             shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
-            raise InputError(f"{name.replace('_', ' ')} {shown} is beyond what whichgpu "
-                             f"models (at most {limit:,})")
+            raise InputError(msg("workload.beyond", "{field} {v} is beyond what whichgpu models "
+                                 "(at most {limit:,})", field=Field(name, flag=name.replace(
+                                     "_", " ")), v=shown, limit=limit))
     for name in ("prompt_tokens", "output_tokens"):
         value = getattr(w, name)
         if value is not None and value < 0:
-            raise InputError(f"{name.replace('_', ' ')} must be >= 0, got {value}")
+            raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
+                                 "got {v}", field=Field(name, flag=name.replace("_", " ")),
+                                 limit=0, v=value))
     if w.tp is not None and w.tp < 1:
-        raise InputError(f"tensor parallel degree must be >= 1, got {w.tp}")
+        raise InputError(msg("bound.tp", "tensor parallel degree must be >= 1, got {v}",
+                             v=w.tp))
     if w.gpus % (max(1, w.tp or 1) * w.pp):
-        raise InputError(f"{w.gpus} GPUs cannot be split into tp={w.tp or 1} x pp={w.pp}")
+        raise InputError(msg("workload.split", "{n} GPUs cannot be split into tp={tp} x "
+                             "pp={pp}", n=w.gpus, tp=w.tp or 1, pp=w.pp))
     if w.zero is not None and w.zero not in (0, 1, 2, 3):
-        raise InputError(f"ZeRO stage must be 0, 1, 2 or 3, got {w.zero}")
+        raise InputError(msg("bound.zero", "ZeRO stage must be 0, 1, 2 or 3, got {v}",
+                             v=w.zero))
     if w.kv_dtype.lower() not in KV_DTYPES:
-        raise InputError(f"unknown KV-cache dtype {w.kv_dtype!r}; use one of "
-                         f"{', '.join(KV_DTYPES)}")
+        raise InputError(msg("choice.kv_dtype", "unknown KV-cache dtype {v!r}; use one of "
+                             "{choices}", v=w.kv_dtype, choices=", ".join(KV_DTYPES)))
     if w.engine is not None and w.engine not in ENGINES:
-        raise InputError(f"unknown engine {w.engine!r}; use one of {', '.join(ENGINES)}")
+        raise InputError(msg("choice.engine", "unknown engine {v!r}; use one of {choices}",
+                             v=str(w.engine), choices=", ".join(ENGINES)))
     if w.backend is not None:
         if w.backend not in BACKENDS:
-            raise InputError(f"unknown llama.cpp backend {w.backend!r}; use one of "
-                             f"{', '.join(BACKENDS)}")
+            raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
+                                 "of {choices}", v=str(w.backend), choices=", ".join(BACKENDS)))
         if w.engine_name != "llamacpp":
-            raise InputError(f"--backend is llama.cpp's (ggml's GPU backends); engine "
-                             f"{w.engine_name} has none")
+            raise InputError(msg("workload.backend_engine", "--backend is llama.cpp's (ggml's "
+                                 "GPU backends); engine {engine} has none",
+                                 engine=w.engine_name))
     if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
-        raise InputError(f"engine {w.engine} does not run task {w.task}: diffusion tasks use "
-                         f"{' or '.join(DIFFUSION_ENGINES)}; LLM tasks use the others")
+        raise InputError(msg("workload.engine_task", "engine {engine} does not run task {task}: "
+                             "diffusion tasks use {engines}; LLM tasks use the others",
+                             engine=str(w.engine), task=str(w.task),
+                             engines=Join(DIFFUSION_ENGINES, ", ", " or ")))
     if w.optimizer not in OPTIMIZERS:
-        raise InputError(f"unknown optimizer {w.optimizer!r}; use one of {', '.join(OPTIMIZERS)}")
+        raise InputError(msg("choice.optimizer", "unknown optimizer {v!r}; use one of "
+                             "{choices}", v=w.optimizer, choices=", ".join(OPTIMIZERS)))
     if w.offload not in OFFLOAD:
-        raise InputError(f"unknown offload mode {w.offload!r}; use one of {', '.join(OFFLOAD)}")
+        raise InputError(msg("choice.offload", "unknown offload mode {v!r}; use one of "
+                             "{choices}", v=str(w.offload), choices=", ".join(OFFLOAD)))
     if w.fp8_training and not w.is_training:
-        raise InputError("--fp8-training is for training tasks")
+        raise InputError(msg("workload.training_only", "{field} is for training tasks",
+                             field=Field("fp8_training")))
     if w.framework is not None:
         from whichgpu.estimate.frameworks import canonical
 
         canonical(w.framework)  # raises with the closest names if unknown
         if not w.is_training:
-            raise InputError("--framework is for training tasks (lora, qlora, full-ft, "
-                             "pretrain, image-lora)")
+            raise InputError(msg("workload.framework_training", "{field} is for training tasks "
+                                 "(lora, qlora, full-ft, pretrain, image-lora)",
+                                 field=Field("framework")))
     if w.loss is not None and w.loss not in LOSSES:
-        raise InputError(f"unknown loss kernel {w.loss!r}; use one of {', '.join(LOSSES)}")
+        raise InputError(msg("choice.loss", "unknown loss kernel {v!r}; use one of {choices}",
+                             v=str(w.loss), choices=", ".join(LOSSES)))
     if w.activation_offloading and not w.is_training:
-        raise InputError("--activation-offloading is for training tasks")
+        raise InputError(msg("workload.training_only", "{field} is for training tasks",
+                             field=Field("activation_offloading")))
     if w.quant_scope not in ("denoiser", "all"):
-        raise InputError("quant scope must be 'denoiser' or 'all'")
+        raise InputError(msg("workload.quant_scope", "quant scope must be 'denoiser' or 'all'"))
     if w.offload in ("model", "sequential", "gpu-only") and not w.is_diffusion:
-        raise InputError(f"--offload {w.offload} is for diffusion pipelines; training uses "
-                         "--offload optimizer or cpu")
+        raise InputError(msg("workload.offload_diffusion", "{field} is for diffusion pipelines; "
+                             "training uses {flag} optimizer or cpu",
+                             field=Field("offload", str(w.offload)), flag=Field("offload")))
     if w.offload in ("optimizer", "cpu") and not w.is_training:
-        raise InputError(f"--offload {w.offload} is for training (ZeRO-Offload / FSDP CPU "
-                         "offload)")
+        raise InputError(msg("workload.offload_training", "{field} is for training "
+                             "(ZeRO-Offload / FSDP CPU offload)",
+                             field=Field("offload", str(w.offload))))
     get_quant(w.quant_name)  # raises with suggestions if unknown
     _check_offload(w)
     if w.task == "qlora" and w.quant and get_quant(w.quant).linear_bits > 8:
-        raise InputError("QLoRA trains adapters on a quantized base: use --quant nf4, nf4-dq or "
-                         "fp4 (or --task lora for a 16-bit base)")
+        raise InputError(msg("workload.qlora_base", "QLoRA trains adapters on a quantized base: "
+                             "use {quant} nf4, nf4-dq or fp4 (or {lora} for a 16-bit base)",
+                             quant=Field("quant"), lora=Field("task", "lora")))
     if w.task in ("full-ft", "pretrain") and w.quant and get_quant(w.quant).linear_bits < 16:
-        raise InputError("full fine-tuning and pre-training update 16-bit weights (fp8 training "
-                         "keeps them in bf16): use --quant bf16, or --task qlora to train "
-                         "adapters on a quantized base")
+        raise InputError(msg("workload.full_ft_base", "full fine-tuning and pre-training update "
+                             "16-bit weights (fp8 training keeps them in bf16): use {bf16}, or "
+                             "{qlora} to train adapters on a quantized base",
+                             bf16=Field("quant", "bf16"), qlora=Field("task", "qlora")))
     if m.family == "decoder":
         _check_layout(w)
         _check_context(w)
     if w.resolution is not None:
         width, height = w.resolution
         if width < 64 or height < 64 or width > 16384 or height > 16384:
-            raise InputError(f"resolution {width}x{height} is outside 64..16384 pixels")
+            raise InputError(msg("workload.resolution", "resolution {v} is outside 64..16384 "
+                                 "pixels", v=f"{width}x{height}"))
     if w.frames is not None and w.frames < 1:
-        raise InputError(f"frames must be >= 1, got {w.frames}")
+        raise InputError(msg("bound.frames", "frames must be >= 1, got {v}", v=w.frames))
     if w.steps is not None and w.steps < 1:
-        raise InputError(f"steps must be >= 1, got {w.steps}")
+        raise InputError(msg("bound.steps", "steps must be >= 1, got {v}", v=w.steps))
     if w.task in ("lora", "qlora") and m.linears:
         targets = lora_groups(w)
         if not targets:
             names = sorted({g.name for g in m.linears})
-            raise InputError(f"no linear layer of {m.name} matches LoRA targets "
-                             f"{', '.join(w.lora_targets)}; its layers are {', '.join(names)}")
+            raise InputError(msg("workload.lora_targets", "no linear layer of {model} matches "
+                                 "LoRA targets {targets}; its layers are {layers}", model=m.name,
+                                 targets=", ".join(w.lora_targets), layers=", ".join(names)))
         smallest = min(min(g.in_features, g.out_features) for g in targets)
         if w.lora_rank > smallest:
-            raise InputError(f"LoRA rank {w.lora_rank} is larger than the smallest targeted "
-                             f"layer dimension ({smallest}); use a rank <= {smallest}")
+            raise InputError(msg("workload.lora_rank", "LoRA rank {rank} is larger than the "
+                                 "smallest targeted layer dimension ({n}); use a rank <= {n}",
+                                 rank=w.lora_rank, n=smallest))
 
 
 def _check_offload(w: Workload) -> None:
     """llama.cpp's layer / expert offload flags: only llama.cpp inference has them."""
     if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
-        raise InputError(f"-ub must be between 1 and 65,536 tokens, got {w.ubatch}")
+        raise InputError(msg("workload.ubatch", "{field} must be between 1 and 65,536 tokens, "
+                             "got {v}", field=Field("ubatch", flag="-ub"), v=w.ubatch))
     if not w.offload_requested:
         return
-    flags = ", ".join(f for f, on in (("-ngl", w.gpu_layers is not None),
-                                       ("--n-cpu-moe", w.cpu_moe_layers > 0),
-                                       ("-ot", bool(w.tensor_overrides))) if on)
+    flags = Join(f for f, on in ((Field("gpu_layers", flag="-ngl"), w.gpu_layers is not None),
+                                  (Field("n_cpu_moe"), w.cpu_moe_layers > 0),
+                                  (Field("override_tensor", flag="-ot"),
+                                   bool(w.tensor_overrides))) if on)
     if w.task != "inference" or w.engine_name != "llamacpp":
-        what = f"engine {w.engine_name}" if w.task == "inference" else f"task {w.task}"
-        raise InputError(f"{flags} are llama.cpp's offload flags (--engine llamacpp, --task "
-                         f"inference); {what} keeps every weight on the GPU in whichgpu's model")
+        what = (msg("workload.what.engine", "engine {engine}", engine=w.engine_name)
+                if w.task == "inference" else msg("workload.what.task", "task {task}",
+                                                  task=str(w.task)))
+        raise InputError(msg("workload.llamacpp_offload", "{flags} are llama.cpp's offload "
+                             "flags ({engine}, {task}); {what} keeps every weight on the GPU in "
+                             "whichgpu's model", flags=flags, engine=Field("engine", "llamacpp"),
+                             task=Field("task", "inference"), what=what))
     if w.gpu_layers is not None and w.gpu_layers < 0:
-        raise InputError(f"-ngl must be >= 0, got {w.gpu_layers}")
+        raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
+                             "got {v}", field=Field("gpu_layers", flag="-ngl"), limit=0,
+                             v=w.gpu_layers))
     if w.cpu_moe_layers < 0:
-        raise InputError(f"--n-cpu-moe must be >= 0, got {w.cpu_moe_layers}")
+        raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
+                             "got {v}", field=Field("n_cpu_moe"), limit=0, v=w.cpu_moe_layers))
     if w.cpu_moe_layers and not w.model.is_moe:
-        raise InputError(f"--n-cpu-moe keeps MoE experts in host RAM; {w.model.name} is a "
-                         "dense model with no experts (use -ngl N to keep layers on the CPU)")
+        raise InputError(msg("workload.dense_cpu_moe", "{field} keeps MoE experts in host RAM; "
+                             "{model} is a dense model with no experts (use {ngl} to keep "
+                             "layers on the CPU)", field=Field("n_cpu_moe"), model=w.model.name,
+                             ngl=Field("gpu_layers", "N", flag="-ngl")))
     for pattern, device in w.tensor_overrides:
         if not pattern:
-            raise InputError("-ot needs PATTERN=DEVICE, e.g. exps=CPU")
+            raise InputError(msg("workload.ot_pattern", "{field} needs PATTERN=DEVICE, e.g. "
+                                 "exps=CPU", field=Field("override_tensor", flag="-ot")))
         if not (device.upper() == "CPU" or device.upper().startswith(("CUDA", "GPU"))):
-            raise InputError(f"-ot device {device!r}: use CPU (host RAM) or CUDA0 (the GPU)")
+            raise InputError(msg("workload.ot_device", "{field} device {v!r}: use CPU (host RAM) "
+                                 "or CUDA0 (the GPU)", field=Field("override_tensor", flag="-ot"),
+                                 v=device))
 
 
-def tp_problem(model: ModelSpec, tp: int) -> str | None:
+def tp_problem(model: ModelSpec, tp: int) -> Message | None:
     """Why ``tp`` cannot split this model's attention, or None when it can.
 
     vLLM, SGLang and TensorRT-LLM shard attention by heads: the query heads must divide evenly,
@@ -430,11 +485,31 @@ def tp_problem(model: ModelSpec, tp: int) -> str | None:
         return None
     heads, kv = model.num_attention_heads, model.num_kv_heads
     if heads and heads % tp:
-        return f"its {heads} attention heads do not split evenly over {tp} GPUs"
+        return msg("tp.heads", "its {heads} attention heads do not split evenly over {n} GPUs",
+                   heads=heads, n=tp)
     if kv and model.mla is None and kv % tp and tp % kv:
-        return (f"its {kv} KV heads can neither be split over {tp} GPUs nor replicated a whole "
-                "number of times")
+        return msg("tp.kv_heads", "its {heads} KV heads can neither be split over {n} GPUs nor "
+                   "replicated a whole number of times", heads=kv, n=tp)
     return None
+
+
+def default_tp(model: ModelSpec, gpus: int) -> int:
+    """The tensor-parallel degree a serving engine gets on ``gpus`` GPUs when none is named:
+    the largest divisor of the count that the model's heads allow (the same rule as the
+    recommender's layouts, so that ``speed --count 3`` and ``recommend`` agree)."""
+    return max(t for t in range(1, gpus + 1) if gpus % t == 0 and tp_problem(model, t) is None)
+
+
+def layout_note(w: Workload) -> str | None:
+    """What a serving engine's default layout is where the heads do not split over every
+    GPU (None when tensor parallelism takes them all, or the user chose the layout)."""
+    if w.tp or w.pp > 1 or w.gpus <= 1 or w.is_training or w.is_diffusion \
+            or w.pp_degree <= 1 or w.engine_name in LAYER_SPLIT_ENGINES:
+        return None
+    why = tp_problem(w.model, w.gpus)
+    return (f"layout tp={w.tp_degree} x pp={w.pp_degree} on {w.gpus} GPUs: {why}, so tensor "
+            f"parallelism takes {w.tp_degree} and pipeline stages the rest (--tp, --pp to "
+            "choose)")
 
 
 def valid_tp_degrees(model: ModelSpec, upto: int) -> list[int]:
@@ -448,23 +523,30 @@ def _check_layout(w: Workload) -> None:
     why = tp_problem(m, tp)
     if why:
         ok = [t for t in valid_tp_degrees(m, max(tp, 8)) if w.gpus % t == 0]
-        hint = (f"use --tp {' or '.join(map(str, ok))}" + (" with --pp for the other GPUs"
-                if ok and max(ok) < w.gpus else "")) if ok else "use pipeline parallelism (--pp)"
-        raise InputError(f"tensor parallelism over {tp} GPUs does not fit {m.name}: {why}; "
-                         f"{hint}")
+        degrees = Join((str(t) for t in ok), " or ")
+        hint = ((msg("tp.use.pp", "use {tp} {degrees} with {pp} for the other GPUs",
+                     tp=Field("tp"), degrees=degrees, pp=Field("pp"))
+                 if max(ok) < w.gpus else
+                 msg("tp.use", "use {tp} {degrees}", tp=Field("tp"), degrees=degrees))
+                if ok else msg("tp.use_pp", "use pipeline parallelism ({pp})", pp=Field("pp")))
+        raise InputError(msg("tp.no_fit", "tensor parallelism over {n} GPUs does not fit "
+                             "{model}: {why}; {hint}", n=tp, model=m.name, why=why, hint=hint))
     if m.num_layers and pp > m.num_layers:
-        raise InputError(f"pipeline parallelism over {pp} stages needs at least {pp} layers; "
-                         f"{m.name} has {m.num_layers}: use --pp {m.num_layers} or fewer")
+        raise InputError(msg("pp.layers", "pipeline parallelism over {n} stages needs at least "
+                             "{n} layers; {model} has {layers}: use {flag} or fewer", n=pp,
+                             model=m.name, layers=m.num_layers,
+                             flag=Field("pp", m.num_layers)))
 
 
 def _check_context(w: Workload) -> None:
     m = w.model
     ctx = w.seq_len
     if m.max_context and ctx > m.max_context and not w.allow_long_context:
-        raise InputError(
-            f"context {ctx:,} tokens exceeds {m.name}'s trained maximum of {m.max_context:,} "
-            f"(max_position_embeddings): use --context {m.max_context} or less, or "
-            "--allow-long-context if you extend it with RoPE scaling (YaRN, ...)")
+        raise InputError(msg(
+            "workload.long_context", "context {n:,} tokens exceeds {model}'s trained maximum of "
+            "{max:,} (max_position_embeddings): use {flag} or less, or {allow} if you extend it "
+            "with RoPE scaling (YaRN, ...)", n=ctx, model=m.name, max=m.max_context,
+            flag=Field("context", m.max_context), allow=Field("allow_long_context")))
 
 
 def lora_groups(w: Workload):

@@ -18,44 +18,57 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.errors import DataError
+from whichgpu.messages import Message, msg
 from whichgpu.models.spec import ModelSpec
+
+#: what a config pasted on the web is called in messages (there is no file)
+PASTED = msg("origin.pasted", "pasted config.json")
 
 
 @dataclass(frozen=True)
 class Bound:
     """The largest plausible value of one dimension and the real model that argues for it."""
 
-    what: str  # how the message names it: "layers", "hidden size"
+    what: Message  # how the message names it: "layers", "hidden size"
     limit: int
-    largest: str  # the largest real value and its model, as the message says it
+    largest: Message  # the largest real value and its model, as the message says it
     source: str  # where that value is written
 
 
 # Each limit is 8x-100x the largest real value, rounded to a power of two (or ten).
 BOUNDS: dict[str, Bound] = {
-    "layers": Bound("layers", 1024, "the deepest public model, Llama 3.1 405B, has 126",
+    "layers": Bound(msg("dim.layers", "layers"), 1024, msg(
+        "dim.layers.largest", "the deepest public model, Llama 3.1 405B, has 126"),
                     "presets/llama-3.1-405b/config.json: num_hidden_layers"),
-    "hidden": Bound("hidden size", 131_072, "the widest, Llama 3.1 405B, has 16,384",
+    "hidden": Bound(msg("dim.hidden", "hidden size"), 131_072, msg(
+        "dim.hidden.largest", "the widest, Llama 3.1 405B, has 16,384"),
                     "presets/llama-3.1-405b/config.json: hidden_size"),
-    "heads": Bound("attention heads", 1024, "Llama 3.1 405B and DeepSeek-V3 have 128",
+    "heads": Bound(msg("dim.heads", "attention heads"), 1024, msg(
+        "dim.heads.largest", "Llama 3.1 405B and DeepSeek-V3 have 128"),
                    "presets/llama-3.1-405b and presets/deepseek-v3: num_attention_heads"),
-    "head_dim": Bound("head dimension", 4096, "the largest in common use is 256",
+    "head_dim": Bound(msg("dim.head_dim", "head dimension"), 4096, msg(
+        "dim.head_dim.largest", "the largest in common use is 256"),
                       "presets/gemma-2-9b/config.json: head_dim 256; DeepSeek-V3's MLA keys "
                       "are 192 (qk_nope_head_dim 128 + qk_rope_head_dim 64)"),
-    "intermediate": Bound("MLP intermediate size", 524_288, "Llama 3.1 405B has 53,248",
+    "intermediate": Bound(msg("dim.intermediate", "MLP intermediate size"), 524_288, msg(
+        "dim.intermediate.largest", "Llama 3.1 405B has 53,248"),
                           "presets/llama-3.1-405b/config.json: intermediate_size"),
-    "experts": Bound("experts", 8192, "Qwen3-Next has 512, Kimi K2 384",
+    "experts": Bound(msg("dim.experts", "experts"), 8192, msg(
+        "dim.experts.largest", "Qwen3-Next has 512, Kimi K2 384"),
                      "Qwen/Qwen3-Next-80B-A3B-Instruct config.json: num_experts 512; "
                      "moonshotai/Kimi-K2-Instruct config.json: n_routed_experts 384"),
-    "vocab": Bound("vocabulary size", 4_194_304, "Gemma 3 has 262,208 tokens",
+    "vocab": Bound(msg("dim.vocab", "vocabulary size"), 4_194_304, msg(
+        "dim.vocab.largest", "Gemma 3 has 262,208 tokens"),
                    "transformers' Gemma3TextConfig default vocab_size 262208, which "
                    "google/gemma-3-27b-it keeps; Qwen3.5 has 248,320"),
-    "context": Bound("context length", 1 << 30, "the longest, Llama 4 Scout, has 10,485,760 "
-                     "tokens", "meta-llama/Llama-4-Scout-17B-16E config.json: "
-                     "text_config.max_position_embeddings"),
-    "params": Bound("parameters", 10**14, "the largest open models have about 10^12",
+    "context": Bound(msg("dim.context", "context length"), 1 << 30, msg(
+        "dim.context.largest", "the longest, Llama 4 Scout, has 10,485,760 tokens"),
+        "meta-llama/Llama-4-Scout-17B-16E config.json: text_config.max_position_embeddings"),
+    "params": Bound(msg("dim.params", "parameters"), 10**14, msg(
+        "dim.params.largest", "the largest open models have about 10^12"),
                     "moonshotai/Kimi-K2-Instruct model card: 1.04T total parameters"),
-    "tensors": Bound("tensors", 1_000_000, "DeepSeek-V3's checkpoint has about 90,000",
+    "tensors": Bound(msg("dim.tensors", "tensors"), 1_000_000, msg(
+        "dim.tensors.largest", "DeepSeek-V3's checkpoint has about 90,000"),
                      "58 MoE layers x 256 experts x 3 projections, a weight and a scale each "
                      "(presets/deepseek-v3/config.json)"),
 }
@@ -79,10 +92,11 @@ CONFIG_KEYS: dict[str, str] = {
 }
 
 
-def refusal(kind: str, value: int) -> str:
+def refusal(kind: str, value: int) -> Message:
     """'100,000 layers is not a plausible value (at most 1,024; the deepest ... has 126)'."""
     b = BOUNDS[kind]
-    return f"{value:,} {b.what} is not a plausible value (at most {b.limit:,}; {b.largest})"
+    return msg("bounds.refusal", "{value:,} {what} is not a plausible value (at most {limit:,}; "
+               "{largest})", value=value, what=b.what, limit=b.limit, largest=b.largest)
 
 
 def check_value(kind: str, value: int, origin: str, field: str | None = None) -> None:
@@ -109,7 +123,8 @@ def check_config(data: Any, origin: str, _prefix: str = "", _depth: int = 0) -> 
         if value == value and value > BOUNDS[kind].limit:  # NaN: the parser says why
             shown = int(value) if value < 1e300 else value
             raise DataError(origin, refusal(kind, shown) if isinstance(shown, int) else
-                            f"{value!r} {BOUNDS[kind].what} is not a plausible value",
+                            msg("bounds.refusal.float", "{value!r} {what} is not a plausible "
+                                "value", value=value, what=BOUNDS[kind].what),
                             field=_prefix + key)
 
 

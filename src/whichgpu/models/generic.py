@@ -17,6 +17,7 @@ import math
 import re
 
 from whichgpu.errors import InputError
+from whichgpu.messages import msg
 from whichgpu.models.spec import LayerSpec, LinearGroup, ModelSpec, MoESpec, ParamCounts
 from whichgpu.units import format_count
 
@@ -51,8 +52,8 @@ def parse_moe_size(text: str) -> tuple[float, float] | None:
     total = float(m.group(1)) * _UNITS[m.group(2).lower()]
     active = float(m.group(3)) * _UNITS[m.group(4).lower()]
     if active >= total:
-        raise InputError(f"{text.strip()}: the active size (after A) must be below the total, "
-                         "as in 106B-A12B")
+        raise InputError(msg("params.moe_active", "{v}: the active size (after A) must be below "
+                             "the total, as in 106B-A12B", v=text.strip()))
     return total, active
 
 
@@ -70,10 +71,11 @@ def bare_size_spec(text: str) -> ModelSpec | None:
 def generic_spec(params: float, *, label: str | None = None) -> ModelSpec:
     """A dense decoder of ``params`` parameters, shaped like the Llama family."""
     if not isinstance(params, int | float) or not math.isfinite(params):
-        raise InputError(f"parameter count must be a number, got {params!r}")
+        raise InputError(msg("params.number", "parameter count must be a number, got {v}",
+                             v=repr(params)))
     if not _MIN <= params <= _MAX:
-        raise InputError(f"parameter count {params:g} is outside {_MIN:g}..{_MAX:g}; "
-                         "write it like 70B or 70e9")
+        raise InputError(msg("params.range", "parameter count {v:g} is outside {low:g}..{high:g}; "
+                             "write it like 70B or 70e9", v=params, low=_MIN, high=_MAX))
     n_target = int(round(params))
     h = min(_WIDTHS, key=lambda w: abs(math.log(w[0] / params)))[1]
     if params < 0.6e9:  # below the table: narrow models (Qwen2.5-0.5B is 896 wide)
@@ -139,10 +141,12 @@ def generic_moe_spec(total: float, active: float, *, label: str | None = None) -
     """
     for value in (total, active):
         if not isinstance(value, int | float) or not math.isfinite(value):
-            raise InputError(f"parameter count must be a number, got {value!r}")
+            raise InputError(msg("params.number", "parameter count must be a number, got {v}",
+                                 v=repr(value)))
     if not (_MIN <= active < total <= _MAX):
-        raise InputError(f"MoE size {total:g} total / {active:g} active is outside "
-                         f"{_MIN:g}..{_MAX:g} or has active >= total; write it like 106B-A12B")
+        raise InputError(msg("params.moe_range", "MoE size {total:g} total / {active:g} active "
+                             "is outside {low:g}..{high:g} or has active >= total; write it like "
+                             "106B-A12B", total=total, active=active, low=_MIN, high=_MAX))
     n_total, n_active = int(round(total)), int(round(active))
     h = min(_MOE_WIDTHS, key=lambda w: abs(math.log(w[0] / active)))[1]
     a, k, d = h // _HEAD_DIM, _KV_HEADS, _HEAD_DIM
@@ -159,8 +163,9 @@ def generic_moe_spec(total: float, active: float, *, label: str | None = None) -
                   router=layers * e * h, norms=layers * 2 * h + h)
     shaped = sum(counts.values())
     if shaped > n_total:
-        raise InputError(f"{label or total}: too few total parameters for a MoE of "
-                         f"{format_count(n_active)} active; give a larger total")
+        raise InputError(msg("params.moe_small", "{v}: too few total parameters for a MoE of "
+                             "{active} active; give a larger total", v=str(label or total),
+                             active=format_count(n_active)))
     # what whole layers and experts leave over: the active part as a dense MLP term (every
     # token uses it), the rest into the routed experts' pool, so that both counts are exact
     active_shaped = shaped - counts["experts"] + layers * _MOE_TOP_K * expert

@@ -22,6 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
+from whichgpu.messages import msg
 from whichgpu.models.spec import LinearGroup, ModelSpec
 
 Category = Literal["token_embd", "output", "attn_q", "attn_k", "attn_v", "attn_qkv",
@@ -519,14 +520,14 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     plain = (p.norms + p.router + biases) * 4 + p.other * 2
     notes = []
     if dynamic:
-        notes.append(f"Unsloth dynamic: routed experts at {base.upper()}'s rules, the rest "
-                     "Q4_K_M's, shared experts Q6_K")
+        notes.append(msg("recipe.unsloth", "Unsloth dynamic: routed experts at {base}'s rules, "
+                         "the rest Q4_K_M's, shared experts Q6_K", base=base.upper()))
     if kept:
-        notes.append(f"{kept} expert tensor(s) kept in the checkpoint's MXFP4, as published "
-                     "GGUFs of this model keep them")
+        notes.append(msg("recipe.mxfp4_kept", "{n} expert tensor(s) kept in the checkpoint's "
+                         "MXFP4, as published GGUFs of this model keep them", n=kept))
     if fell_back:
-        notes.append(f"{fell_back} tensor(s) whose rows the block size does not divide take "
-                     "llama.cpp's fallback type")
+        notes.append(msg("recipe.fallback", "{n} tensor(s) whose rows the block size does not "
+                         "divide take llama.cpp's fallback type", n=fell_back))
     return Recipe(f, tuple(placed), imatrix, plain, tuple(notes))
 
 

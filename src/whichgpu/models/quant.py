@@ -13,6 +13,7 @@ from functools import cache
 from importlib import resources
 
 from whichgpu.errors import InputError, NotFoundError
+from whichgpu.messages import DataText, Message, data_text, msg
 
 Compute = str  # "bf16", "fp16", "fp32", "fp8", "int8", "fp4" or "weight-only"
 
@@ -48,6 +49,13 @@ class QuantFormat:
         if self.weight_only:
             return native
         return self.compute
+
+    @property
+    def said(self) -> Message | DataText:
+        """The description as the engine says it: a message for a parametric format, else
+        the data file's string (translated whole)."""
+        d = self.description
+        return d if isinstance(d, Message) else data_text(d)
 
     def to_json(self) -> dict:
         return {"name": self.name, "description": self.description,
@@ -97,14 +105,18 @@ def _grouped(key: str) -> QuantFormat | None:
     method, width, group = m.group(1), m.group(2) or "int4", int(m.group(3))
     bits = 8 if width.startswith(("int8", "8")) else 4
     if method == "awq" and bits != 4:
-        raise InputError("AWQ is 4-bit only; use awq-g<N> or gptq-int8-g<N>")
+        raise InputError(msg("quant.awq_bits", "AWQ is 4-bit only; use awq-g<N> or "
+                             "gptq-int8-g<N>"))
     if group not in (16, 32, 64, 128, 256, 512, 1024):
-        raise InputError(f"group size must be a power of two from 16 to 1024, got {group}")
+        raise InputError(msg("quant.group", "group size must be a power of two from 16 to 1024, "
+                             "got {v}", v=group))
     linear = bits + (16 + bits) / group
     name = f"{method}{'-int8' if bits == 8 else ''}-g{group}"
     return QuantFormat(
-        name=name, description=f"{method.upper()} {bits}-bit, group size {group}: {bits} + "
-        f"(16 scale + {bits} zero)/{group} = {linear:.4g} bits per weight",
+        name=name, description=msg("quant.grouped", "{method} {bits}-bit, group size {group}: "
+                                   "{bits} + (16 scale + {bits} zero)/{group} = {linear:.4g} "
+                                   "bits per weight", method=method.upper(), bits=bits,
+                                   group=group, linear=linear),
         linear_bits=linear, embedding_bits=16, lm_head_bits=16, compute="weight-only",
         source=method)
 
@@ -126,10 +138,12 @@ def get_quant(name: str) -> QuantFormat:
     if m:
         bpw = float(m.group(1))
         if not 1.5 <= bpw <= 8.5:
-            raise InputError(f"EXL2 bits per weight must be between 1.5 and 8.5, got {bpw}")
+            raise InputError(msg("quant.exl2_bits", "EXL2 bits per weight must be between 1.5 "
+                                 "and 8.5, got {v}", v=str(bpw)))
         return QuantFormat(
-            name=f"exl2-{bpw:g}", description=f"EXL2 at {bpw:g} bits per weight (average, "
-            "scales included); lm_head at 6 bits; exllamav2 keeps the embedding in system RAM",
+            name=f"exl2-{bpw:g}", description=msg(
+                "quant.exl2", "EXL2 at {bpw:g} bits per weight (average, scales included); "
+                "lm_head at 6 bits; exllamav2 keeps the embedding in system RAM", bpw=bpw),
             linear_bits=bpw, embedding_bits=0.0, lm_head_bits=6.0, compute="weight-only",
             source="exl2")
     raise NotFoundError("quantization format", name, quant_names())

@@ -19,16 +19,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
-from whichgpu.errors import InputError, NotFoundError
-from whichgpu.models.bounds import check_spec
+from whichgpu.errors import InputError, NotFoundError, WhichGPUError
+from whichgpu.messages import Join, msg
+from whichgpu.models.bounds import PASTED, check_spec
 from whichgpu.models.generic import bare_size_spec, generic_spec
 from whichgpu.models.local_file import file_kind, read_json, stat_path
 from whichgpu.models.preset_index import find_preset, load_preset, preset_names
 from whichgpu.models.spec import ModelSpec
 
-_HINT = ("give a preset alias (see 'whichgpu models'), a Hub id like org/name, a path to a "
-         "config.json, a model folder or a .gguf file, or a size like 70B (106B-A12B for a MoE)")
+_HINT = msg("model.hint", "give a preset alias (see 'whichgpu models'), a Hub id like "
+            "org/name, a path to a config.json, a model folder or a .gguf file, or a size like "
+            "70B (106B-A12B for a MoE)")
 MAX_NAME_CHARS = 1000  # a Hub id is at most 96 + 1 + 96 characters; paths rarely pass 300
 MODEL_FILE_SUFFIXES = (".json", ".gguf", ".safetensors", ".bin", ".pt", ".pth", ".ckpt",
                        ".csv", ".toml")
@@ -62,26 +65,31 @@ def looks_like_path(text: str) -> bool:
             or ":\\" in t or t.lower().endswith(MODEL_FILE_SUFFIXES) or "//" in t)
 
 
-def resolve_model(name: str, *, params: float | None = None, offline: bool | None = None,
-                  files: bool = True, hub: HubLookup | None = None) -> ModelSpec:
+def resolve_model(name: str | None, *, params: float | None = None,
+                  offline: bool | None = None, files: bool = True,
+                  hub: HubLookup | None = None,
+                  config: dict[str, Any] | None = None) -> ModelSpec:
     """A ModelSpec for ``name``: alias, Hub id, config.json/folder path, .gguf path or size.
 
     ``params`` (e.g. ``70e9``) asks for a generic dense decoder of that size, marked
-    ``approximate``. ``offline=True`` never touches the network; None follows
-    ``HF_HUB_OFFLINE``. ``files=False`` never reads or even looks for a local file (a server
-    resolving a visitor's name). ``hub(repo_id)`` replaces the Hub look-up (a server's
-    bounded one).
+    ``approximate``; ``config`` is a config.json's contents (pasted on the web).
+    ``offline=True`` never touches the network; None follows ``HF_HUB_OFFLINE``.
+    ``files=False`` never reads or even looks for a local file (a server resolving a
+    visitor's name). ``hub(repo_id)`` replaces the Hub look-up (a server's bounded one).
     """
     if params is not None:
         return check_spec(generic_spec(params, label=None))
+    if config is not None:
+        return check_spec(_pasted(config), PASTED)
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"no model given; {_HINT}")
+        raise InputError(msg("model.missing", "no model given; {hint}", hint=_HINT))
     text = name.strip()
     if len(text) > MAX_NAME_CHARS:
-        raise InputError(f"a model name of {len(text):,} characters is not a model name; "
-                         f"{_HINT}")
+        raise InputError(msg("model.too_long", "a model name of {n:,} characters is not a "
+                             "model name; {hint}", n=len(text), hint=_HINT))
     refused = local_files_refused() or (None if files else
-                                        "local files are not read here: " + _HINT)
+                                        msg("model.no_files", "local files are not read here: "
+                                            "{hint}", hint=_HINT))
     if refused is None:
         path = Path(text).expanduser() if text.startswith("~") else Path(text)
         found = stat_path(path)
@@ -103,12 +111,45 @@ def resolve_model(name: str, *, params: float | None = None, offline: bool | Non
     from whichgpu.models.hub import looks_like_hub_id
 
     if looks_like_hub_id(text):
-        if hub is not None:
-            return check_spec(hub(text), f"hub:{text}")
         from whichgpu.models.hub import spec_from_hub
 
-        return check_spec(spec_from_hub(text, offline=offline), f"hub:{text}")
+        try:
+            spec = hub(text) if hub is not None else spec_from_hub(text, offline=offline)
+        except WhichGPUError as exc:
+            raise _with_closest_presets(exc, text) from exc
+        return check_spec(spec, f"hub:{text}")
     raise NotFoundError("model", text[:200], preset_names(), hint=refused or _HINT)
+
+
+def _pasted(config: dict[str, Any]) -> ModelSpec:
+    """A config.json's contents as given (nothing is read from disk)."""
+    from whichgpu.models.config_parse import parse_config
+    from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
+
+    if "_class_name" in config:
+        raise InputError(msg("paste.model_index", "a diffusers model_index.json cannot be "
+                             "pasted: name the pipeline's preset or Hub id instead"))
+    if json_depth(config) > MAX_JSON_DEPTH:
+        raise InputError(msg("paste.depth", "the pasted config.json nests more than {n} levels "
+                             "deep; a model config nests a few", n=MAX_JSON_DEPTH))
+    return parse_config(config, origin=PASTED, source="config:pasted",
+                        model_id="pasted config.json")
+
+
+def _with_closest_presets(exc: WhichGPUError, repo_id: str) -> WhichGPUError:
+    """A Hub look-up's error with the closest shipped presets by Hub id, which answer
+    offline (the same kind of error, so that a server still answers 422 or 503)."""
+    from whichgpu.models.hub import HubUnavailable
+    from whichgpu.models.preset_index import closest_by_hub_id
+
+    if type(exc) not in (InputError, HubUnavailable, WhichGPUError):
+        return exc
+    close = closest_by_hub_id(repo_id)
+    if not close:
+        return exc
+    said = exc.args[0] if exc.args else str(exc)
+    return type(exc)(msg("hub.closest_presets", "{error}; closest presets by Hub id (offline): "
+                         "{close}", error=said, close=Join(close)))
 
 
 def _from_path(path: Path, mode: int) -> ModelSpec:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from whichgpu.web import forms as f
+from whichgpu.answers import requests as r
+from whichgpu.answers.request import for_web
 from whichgpu.web import services as s
 from whichgpu.web import work
 from whichgpu.web.resolve import prefetch
@@ -59,6 +60,34 @@ def _finite(x: Any) -> Any:
 
 router = APIRouter(prefix="/api/v1", responses=ERRORS, default_response_class=JSON)
 
+# The command line's request models, as the server takes them (its own bounds, no files):
+# query strings for GET, JSON bodies (a body may carry a pasted config.json) for POST.
+if TYPE_CHECKING:  # the same fields as the command line's models
+    from whichgpu.answers.requests import (
+        Checklist,
+        Cost,
+        Gpu,
+        Gpus,
+        Memory,
+        Model,
+        Models,
+        PricesHistory,
+        PricesList,
+        Recommend,
+        Speed,
+        Tco,
+    )
+    ChecklistBody, MemoryBody, RecommendBody, SpeedBody, TcoBody = (
+        Checklist, Memory, Recommend, Speed, Tco)
+else:
+    Gpus, Gpu, Models, Model = (for_web(m) for m in (r.Gpus, r.Gpu, r.Models, r.Model))
+    Memory, Speed, Recommend, Checklist = (
+        for_web(m) for m in (r.Memory, r.Speed, r.Recommend, r.Checklist))
+    Tco, Cost, PricesList, PricesHistory = (
+        for_web(m) for m in (r.Tco, r.Cost, r.PricesList, r.PricesHistory))
+    MemoryBody, SpeedBody, RecommendBody, ChecklistBody, TcoBody = (
+        for_web(m, body=True) for m in (r.Memory, r.Speed, r.Recommend, r.Checklist, r.Tco))
+
 
 def question_key(name: str, args: tuple) -> str:
     """A short fingerprint of a question (what the work pool remembers a refusal by: a
@@ -98,7 +127,7 @@ async def health() -> JSON:
 # ------------------------------------------------------------------ catalog
 
 @router.get("/gpus", tags=["catalog"], summary="The GPU catalog with cost per TFLOP")
-async def gpus(q: Annotated[f.GpusQuery, Query()]) -> JSON:
+async def gpus(q: Annotated[Gpus, Query()]) -> JSON:
     """``whichgpu gpus --json``."""
     return await _out("gpus", (q,), lambda: s.gpus(q).to_json())
 
@@ -109,107 +138,102 @@ async def gpu(gpu_id: Annotated[str, Path(max_length=200)],
               lang: Annotated[str, Query(max_length=10, description="en or fr (fr-FR and any "
                                          "fr-* mean fr)")] = "en") -> JSON:
     """``whichgpu gpu ID --json [--lang fr]``."""
-    from whichgpu.errors import InputError
-    from whichgpu.web.i18n import lang_code
-
-    code = lang_code(lang)
-    if code is None:
-        raise InputError(f"unknown language {lang!r}; use en or fr")
-    return await _out("gpu", (gpu_id, code), lambda: s.gpu(gpu_id, code).to_json())
+    q = Gpu.parse({"gpu": gpu_id, "lang": lang})
+    return await _out("gpu", (q,), lambda: s.gpu(q).to_json())
 
 
 @router.get("/models", tags=["models"], summary="The shipped model presets")
-async def models(family: Annotated[str | None, Query(max_length=20)] = None) -> JSON:
+async def models(q: Annotated[Models, Query()]) -> JSON:
     """``whichgpu models --json``."""
-    return await _out("models", (family,), lambda: s.models(family))
+    return await _out("models", (q,), lambda: s.models(q).to_json())
 
 
 @router.get("/models/{model_id:path}", tags=["models"],
             summary="One model's architecture and parameters")
 async def model(model_id: Annotated[str, Path(max_length=200)],
-          params: Annotated[str | None, Query(max_length=40)] = None) -> JSON:
+                params: Annotated[str | None, Query(max_length=40)] = None) -> JSON:
     """``whichgpu model MODEL --json``: a preset, a size such as 70B, or a Hub id
     (checked before any look-up; the look-up has a time limit)."""
-    return await _out("model", (model_id, params), lambda: s.model(model_id, params),
-                      model_id)
+    q = Model.parse({"model": model_id, "params": params})
+    return await _out("model", (q,), lambda: s.model(q).to_json(), model_id)
 
 
 # ------------------------------------------------------------------ estimates
 
 @router.get("/memory", tags=["estimate"], summary="The VRAM selector")
-async def memory(q: Annotated[f.MemoryQuery, Query()]) -> JSON:
+async def memory(q: Annotated[Memory, Query()]) -> JSON:
     """``whichgpu memory --json``: memory terms, the GPUs that hold it, what would fit."""
     return await _out("memory", (q,), lambda: s.memory(q).to_json(), q.model)
 
 
 @router.post("/memory", tags=["estimate"], summary="The VRAM selector (JSON body)")
-async def memory_post(body: f.MemoryBody) -> JSON:
+async def memory_post(body: MemoryBody) -> JSON:
     return await _out("memory", (body,), lambda: s.memory(body).to_json(), body.model)
 
 
 @router.get("/speed", tags=["estimate"], summary="Throughput on one GPU configuration")
-async def speed(q: Annotated[f.SpeedQuery, Query()]) -> JSON:
+async def speed(q: Annotated[Speed, Query()]) -> JSON:
     """``whichgpu speed --json``."""
-    return await _out("speed", (q,), lambda: s.speed(q), q.model)
+    return await _out("speed", (q,), lambda: s.speed(q).to_json(), q.model)
 
 
 @router.post("/speed", tags=["estimate"], summary="Throughput (JSON body)")
-async def speed_post(body: f.SpeedBody) -> JSON:
-    return await _out("speed", (body,), lambda: s.speed(body), body.model)
+async def speed_post(body: SpeedBody) -> JSON:
+    return await _out("speed", (body,), lambda: s.speed(body).to_json(), body.model)
 
 
 # ------------------------------------------------------------------ advice
 
 @router.get("/recommend", tags=["advise"], summary="The cheapest configuration for a job")
-async def recommend(q: Annotated[f.RecommendQuery, Query()]) -> JSON:
+async def recommend(q: Annotated[Recommend, Query()]) -> JSON:
     """``whichgpu recommend --json``: options ranked, exclusions with reasons, explanation."""
     return await _out("recommend", (q,), lambda: s.recommend(q).to_json(), q.model)
 
 
 @router.post("/recommend", tags=["advise"], summary="Recommend (JSON body)")
-async def recommend_post(body: f.RecommendBody) -> JSON:
+async def recommend_post(body: RecommendBody) -> JSON:
     return await _out("recommend", (body,), lambda: s.recommend(body).to_json(), body.model)
 
 
 @router.get("/checklist", tags=["advise"], summary="The five questions of S13")
-async def checklist(q: Annotated[f.ChecklistQuery, Query()]) -> JSON:
+async def checklist(q: Annotated[Checklist, Query()]) -> JSON:
     """``whichgpu checklist --json``."""
     return await _out("checklist", (q,), lambda: s.checklist(q).to_json(), q.model)
 
 
 @router.post("/checklist", tags=["advise"], summary="The checklist (JSON body)")
-async def checklist_post(body: f.ChecklistQuery) -> JSON:
+async def checklist_post(body: ChecklistBody) -> JSON:
     return await _out("checklist", (body,), lambda: s.checklist(body).to_json(), body.model)
 
 
 # ------------------------------------------------------------------ money
 
 @router.get("/tco", tags=["cost"], summary="Owning vs renting one GPU")
-async def tco(q: Annotated[f.TcoQuery, Query()]) -> JSON:
+async def tco(q: Annotated[Tco, Query()]) -> JSON:
     """``whichgpu tco --json``: ownership terms, break-even, the curve, rent-or-buy advice."""
     return await _out("tco", (q,), lambda: s.tco(q).to_json())
 
 
 @router.post("/tco", tags=["cost"], summary="Owning vs renting (JSON body)")
-async def tco_post(body: f.TcoQuery) -> JSON:
+async def tco_post(body: TcoBody) -> JSON:
     return await _out("tco", (body,), lambda: s.tco(body).to_json())
 
 
 @router.get("/cost", tags=["cost"], summary="What a run costs on the cheapest offer")
-async def cost(q: Annotated[f.CostQuery, Query()]) -> JSON:
+async def cost(q: Annotated[Cost, Query()]) -> JSON:
     """``whichgpu cost --json``."""
-    return await _out("cost", (q,), lambda: s.cost(q))
+    return await _out("cost", (q,), lambda: s.cost(q).to_json())
 
 
 # ------------------------------------------------------------------ prices
 
 @router.get("/prices", tags=["prices"], summary="Latest offers, with their age and source")
-async def prices(q: Annotated[f.PricesQuery, Query()]) -> JSON:
+async def prices(q: Annotated[PricesList, Query()]) -> JSON:
     """``whichgpu prices list --json``."""
     return await _out("prices_latest", (q,), lambda: s.prices_latest(q).to_json())
 
 
 @router.get("/prices/history", tags=["prices"], summary="A GPU's price history")
-async def prices_history(q: Annotated[f.HistoryQuery, Query()]) -> JSON:
+async def prices_history(q: Annotated[PricesHistory, Query()]) -> JSON:
     """``whichgpu prices history GPU --json``."""
     return await _out("prices_history", (q,), lambda: s.prices_history(q).to_json())

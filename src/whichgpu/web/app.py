@@ -11,7 +11,7 @@ import logging
 import os
 import typing
 from importlib import resources
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,15 +22,19 @@ from pydantic import BaseModel
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from whichgpu.answers.request import reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
+from whichgpu.messages import Message
 from whichgpu.models.resolve import no_local_files
 from whichgpu.web import api, ops, pages
-from whichgpu.web.forms import MAX_BODY_BYTES, MAX_QUERY_BYTES, reason
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
 log = logging.getLogger("whichgpu.web")
+
+MAX_BODY_BYTES = 128 * 1024  # a pasted config.json is a few KB
+MAX_QUERY_BYTES = 4096
 
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
@@ -38,8 +42,17 @@ DOCS_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-
             "script-src 'self' 'unsafe-inline'; object-src 'none'; frame-ancestors 'none'")
 
 
+def error_json(reason: str) -> dict[str, Any]:
+    """A 422's body: ``detail`` (the English sentence, as the CLI says it) and, when the
+    engine said it as a message, ``message`` (its id and parameters, to say it another way)."""
+    data: dict[str, Any] = {"detail": str(reason)}
+    if isinstance(reason, Message):
+        data["message"] = reason.to_json()
+    return data
+
+
 def _validation_reason(request: Request, exc: RequestValidationError) -> str:
-    """Pydantic's errors as one line, in the CLI's words (see ``forms.reason``)."""
+    """Pydantic's errors as one line, in the CLI's words (see ``answers.request.reason``)."""
     return reason(list(exc.errors()), _form_model(request))
 
 
@@ -97,8 +110,8 @@ def create_app(calibration: str | None = None) -> FastAPI:
     @app.exception_handler(InputError)
     async def input_error(request: Request, exc: InputError):
         if _wants_html(request):
-            return pages.error_page(request, str(exc), 422)
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+            return pages.error_page(request, pages.said(exc), 422)
+        return JSONResponse(error_json(pages.said(exc)), status_code=422)
 
     @app.exception_handler(StoreError)
     async def store_fault(request: Request, exc: StoreError):
@@ -115,7 +128,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
         retry = getattr(exc, "retry_after", None)  # the server is busy: say when to retry
         headers = {"Retry-After": str(retry)} if retry else None
         if _wants_html(request):
-            response = pages.error_page(request, str(exc), 503)
+            response = pages.error_page(request, pages.said(exc), 503)
             if headers:
                 response.headers.update(headers)
             return response
@@ -126,7 +139,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
         text = _validation_reason(request, exc)
         if _wants_html(request):
             return pages.error_page(request, text, 422)
-        return JSONResponse({"detail": text}, status_code=422)
+        return JSONResponse(error_json(text), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):

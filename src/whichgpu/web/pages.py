@@ -11,7 +11,6 @@ import functools
 import json
 import math
 import re
-import shlex
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlencode
@@ -20,11 +19,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
+from whichgpu.answers import requests as r
+from whichgpu.answers.command_line import command_line
+from whichgpu.answers.fields import is_bool, is_list
+from whichgpu.answers.request import Request as Question
+from whichgpu.answers.request import for_web, reason
 from whichgpu.errors import InputError, WhichGPUError
-from whichgpu.web import charts, explain, work
-from whichgpu.web import forms as f
+from whichgpu.messages import msg
+from whichgpu.web import charts, explain, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
 from whichgpu.web.resolve import prefetch
@@ -96,7 +100,7 @@ def _env() -> Environment:
     for name in ("number", "sig", "percent", "money", "gb", "gib", "duration", "date",
                  "datetime", "age"):
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
-    env.filters["tr"] = lambda text: explain.tr(_L(), text)
+    env.filters["say"] = lambda text: words.say(_L(), text)
     env.globals.update(charts=charts, explain=explain, math=math)
     return env
 
@@ -135,10 +139,10 @@ def _with_query(request: Request, **changes: str) -> str:
 
 # ------------------------------------------------------------------ reading forms
 
-def _clean(params: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+def _clean(params: dict[str, Any], model: type[Question]) -> dict[str, Any]:
     """Form strings -> model fields: blanks dropped, checkboxes as booleans."""
     out: dict[str, Any] = {}
-    for name, field in model.model_fields.items():
+    for name in model.model_fields:
         if name not in params:
             continue
         value = params[name]
@@ -150,91 +154,46 @@ def _clean(params: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
             value = value.strip()
             if value == "":
                 continue
-            if "bool" in str(field.annotation):
+            if is_bool(model, name):
                 value = value.lower() in ("1", "true", "on", "yes")
+            elif is_list(model, name):
+                value = [value]
         out[name] = value
     return out
 
 
+_LIST_FIELDS = frozenset(n for m in r.COMMANDS for n in m.model_fields if is_list(m, n))
+
+
 def _params(request: Request) -> dict[str, Any]:
+    """The query string: one value per key, every value of a list field (rate=...)."""
     q = request.query_params
-    return {k: (q.getlist(k) if k in ("rate",) else q.get(k)) for k in q}
+    return {k: (q.getlist(k) if k in _LIST_FIELDS else q.get(k)) for k in q}
 
 
-def read(model: type[BaseModel], params: dict[str, Any]):
-    """(the validated request, None) or (None, the one-line reason)."""
+def read(model: type[Question], params: dict[str, Any]) -> tuple[Any, str | None]:
+    """(the validated request, None) or (None, the one-line reason). ``model`` is the
+    command's request model, read as the web server takes it (for_web)."""
+    web = for_web(model)
     try:
-        return model.model_validate(_clean(params, model)), None
+        return web.model_validate(_clean(params, web)), None
     except ValidationError as exc:
-        return None, f.reason(list(exc.errors())[:3], model)
+        return None, reason(list(exc.errors())[:3], web)
 
 
 def attempt(fn, *args):
-    """(result, None) or (None, reason): bad input is shown on the page, not raised."""
+    """(result, None) or (None, reason): bad input is shown on the page, not raised (the
+    reason as the engine said it: a message the page says in its own language)."""
     try:
         return fn(*args), None
-    except InputError as exc:
-        return None, str(exc)
     except WhichGPUError as exc:
-        return None, str(exc)
+        return None, said(exc)
 
 
-@functools.cache
-def _cli_params(cmd: str) -> dict[str, Any]:
-    """The options of ``whichgpu CMD`` by flag (``--flash-attention`` and its ``--no-`` form),
-    read from the CLI itself so a hint never names a flag the CLI lacks."""
-    import typer
-
-    from whichgpu.cli.app import app
-
-    command: Any = typer.main.get_command(app)
-    for part in cmd.split():
-        command = command.commands[part]
-    out: dict[str, Any] = {}
-    for param in command.params:
-        for opt in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())):
-            if opt.startswith("--"):
-                out[opt] = param
-    return out
-
-
-_FLAGS = {"sampling_steps": "--sampling-steps"}
-
-
-def cli_command(cmd: str, q: BaseModel, positional: str | None = None,
-                skip: tuple[str, ...] = ()) -> str:
-    """The CLI command that gives the same numbers (shown under each result).
-
-    Every value that differs from the CLI's own default is written out with the CLI's flag
-    (``False`` for an on-by-default switch becomes ``--no-...``); the positional argument only
-    when it is set.
-    """
-    params = _cli_params(cmd)
-    parts = ["whichgpu", *cmd.split()]
-    if positional and getattr(q, positional, None) not in (None, ""):
-        parts.append(str(getattr(q, positional)))
-    for name in type(q).model_fields:
-        if name in (positional, "config", *skip):
-            continue
-        value = getattr(q, name)
-        flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
-        param = params.get(flag)
-        default = param.default if param is not None else type(q).model_fields[name].default
-        if value is None or value == [] or value == default or (
-                value is False and default is None):
-            continue
-        if isinstance(value, bool):
-            if value:
-                parts.append(flag)
-            elif param is not None and param.secondary_opts:
-                parts.append(param.secondary_opts[0])
-            continue
-        if isinstance(value, list):
-            for v in value:
-                parts += [flag, str(v)]
-        else:
-            parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
-    return " ".join(shlex.quote(p) for p in parts)
+def said(exc: BaseException) -> str:
+    """What an error says: its message (structured when the engine gave one)."""
+    first = exc.args[0] if exc.args else ""
+    return first if isinstance(first, str) and first == str(exc) else str(exc)
 
 
 def status_of(error: str | None) -> int:
@@ -274,7 +233,7 @@ def advisor(request: Request) -> HTMLResponse:
                 or s.main_currency(None) or "USD"
             budget += cur
         params["max_price_per_hour"] = budget
-    q, error = read(f.RecommendQuery, params)
+    q, error = read(r.Recommend, params)
     result = advice = None
     if q is not None:
         result, error = attempt(s.recommend, q)
@@ -282,7 +241,7 @@ def advisor(request: Request) -> HTMLResponse:
         advice, notes = _rent_or_buy(result, p)
         ctx.update(advice=advice, advice_notes=notes,
                    rules=_article_rules(result, p),
-                   cli=cli_command("recommend", q, "model"),
+                   cli=command_line(q),
                    api="/api/v1/recommend?" + urlencode(
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
@@ -304,11 +263,11 @@ def _number(text: str | None) -> float | None:
     try:
         value = float(str(text).strip().replace(",", "."))
     except ValueError:
-        raise InputError(f"cannot read {text!r} as a number") from None
+        raise InputError(msg("web.number", "cannot read {v!r} as a number", v=text)) from None
     return value if math.isfinite(value) else None
 
 
-def _rent_or_buy(result: s.RecommendResult, p: dict[str, Any]):
+def _rent_or_buy(result: Any, p: dict[str, Any]):
     """Q4 and Q5 of S13: rent or buy the first option, as the checklist does."""
     from whichgpu.cost.ownership import ownership_inputs
     from whichgpu.cost.rent_or_buy import rent_or_buy
@@ -317,7 +276,7 @@ def _rent_or_buy(result: s.RecommendResult, p: dict[str, Any]):
     try:
         hours, horizon = _number(p.get("hours_per_month")), _number(p.get("horizon_months"))
     except InputError as exc:
-        return None, [str(exc)]
+        return None, [said(exc)]
     if best is None or hours is None or horizon is None:
         return None, []
     try:
@@ -327,12 +286,12 @@ def _rent_or_buy(result: s.RecommendResult, p: dict[str, Any]):
         return rent_or_buy(inputs, result.rates, hours_per_month=hours,
                            horizon_months=horizon), []
     except InputError as exc:
-        return None, [str(exc)]
+        return None, [said(exc)]
 
 
-def _article_rules(result: s.RecommendResult, p: dict[str, Any]) -> list[str]:
+def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
     """What S13 says for these answers (shown beside the computed answer)."""
-    from whichgpu.advise.checklist import ChecklistAnswers, article_rules
+    from whichgpu.advise.checklist import ChecklistAnswers, answers_rule, article_rules
 
     try:
         hours = _number(p.get("hours_per_month")) or 100.0
@@ -346,8 +305,8 @@ def _article_rules(result: s.RecommendResult, p: dict[str, Any]) -> list[str]:
         return []
     rules = article_rules(answers, job.workload.model.params_total / 1e9)
     given = {"hours": p.get("hours_per_month"), "horizon": p.get("horizon_months")}
-    return [r for r in rules if (not r.startswith("Q4") or given["hours"])
-            and (not r.startswith("Q5") or given["horizon"])]
+    return [r for r in rules if (not answers_rule(r, 4) or given["hours"])
+            and (not answers_rule(r, 5) or given["horizon"])]
 
 
 def _pareto_chart(rec) -> Markup | None:
@@ -408,13 +367,15 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
     ctx: dict[str, Any] = {"page": "memory", "form": p, "config_text": config_text,
                            "quants": quant_names(), **_common()}
     if error is None and (p.get("model") or config is not None or p.get("params")):
-        q, error = read(f.MemoryBody, {**p, **({"config": config} if config else {})})
-        report = None
+        model = for_web(r.Memory, body=True) if config else r.Memory
+        q, error = read(model, {**p, **({"config": config} if config else {})})
+        answer = None
         if q is not None:
-            report, error = attempt(s.memory, q)
-        if report is not None:
+            answer, error = attempt(s.memory, q)
+        if answer is not None:
+            report = answer.report
             ctx.update(report=report, q=q, bar=_memory_bar(report),
-                       cli=None if config else cli_command("memory", q, "model"))
+                       cli=None if config else command_line(q))
     return render(request, "memory.html", ctx, status_of(error) if error else 200) \
         if not error else render(request, "memory.html", {**ctx, "error": error}, 422)
 
@@ -449,14 +410,14 @@ def gpus_page(request: Request) -> HTMLResponse:
     from whichgpu.cost.per_tflop import SORT_KEYS, precision_choices
 
     p = _params(request)
-    q, error = read(f.GpusQuery, p)
+    q, error = read(r.Gpus, p)
     result = None
     if q is not None:
         result, error = attempt(s.gpus, q)
     return render(request, "gpus.html", {
         "page": "gpus", "form": p, "q": q, "result": result, "error": error,
         "precisions": precision_choices(), "sorts": SORT_KEYS,
-        "cli": cli_command("gpus", q) if q else None,
+        "cli": command_line(q) if q else None,
         "sort_url": lambda key: _with_query(request, sort=key), **_common()},
         status_of(error))
 
@@ -467,7 +428,10 @@ def gpu_page(request: Request, gpu_id: str) -> HTMLResponse:
     from whichgpu.catalog.gpus import PRECISIONS, default_catalog
 
     lang = getattr(request.state, "lang", "en")
-    result, error = attempt(s.gpu, gpu_id[:200], lang)
+    q, error = read(r.Gpu, {"gpu": gpu_id[:200], "lang": lang})
+    result = None
+    if q is not None:
+        result, error = attempt(s.gpu, q)
     if result is None:
         return error_page(request, error, 422 if error else 404)
     return render(request, "gpu.html", {
@@ -495,14 +459,14 @@ def cost_page(request: Request) -> HTMLResponse:
     params = {**form, "only": ",".join(chosen[:40]), "top": "0"}
     if form.get("amount"):
         params[unit] = form["amount"]
-    q, error = read(f.RecommendQuery, params)
+    q, error = read(r.Recommend, params)
     result = None
     if q is not None:
         result, error = attempt(s.recommend, q)
     if result is not None:
         rows = _per_gpu(result.rec, chosen)
         ctx.update(rows=rows, charts_=_cost_charts(rows, result.rec.currency),
-                   cli=cli_command("recommend", q, "model", skip=("top",)))
+                   cli=command_line(q, skip=("top",)))
     ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "cost.html", ctx, status_of(error))
 
@@ -557,14 +521,14 @@ def rent_page(request: Request) -> HTMLResponse:
               **{k: v for k, v in p.items() if v is not None}}
     if params.get("utilization") and params.get("hours_per_month"):
         params.pop("utilization")  # the form has both; hours per month wins
-    q, error = read(f.TcoQuery, params)
+    q, error = read(r.Tco, params)
     result = None
     if q is not None:
         result, error = attempt(s.tco, q)
     ctx: dict[str, Any] = {"page": "rent", "form": params, "q": q, "result": result,
                            "error": error, **_common()}
     if result is not None:
-        ctx.update(chart=_rent_chart(result), cli=cli_command("tco", q, "gpu") + " --curve")
+        ctx.update(chart=_rent_chart(result), cli=command_line(q, extra=("--curve",)))
     return render(request, "rent.html", ctx, status_of(error))
 
 
@@ -605,18 +569,18 @@ def prices_page(request: Request) -> HTMLResponse:
     pricing = p.get("pricing")
     if pricing in ("spot", "on_demand"):
         params[pricing] = "on"
-    q, error = read(f.PricesQuery, {**params, "limit": p.get("limit") or "100"})
+    q, error = read(r.PricesList, {**params, "limit": p.get("limit") or "100"})
     latest = history = None
     if q is not None:
         latest, error = attempt(s.prices_latest, q)
     if error is None and p.get("gpu"):
-        hq, error = read(f.HistoryQuery, {"gpu": p["gpu"], "feed": p.get("feed")})
+        hq, error = read(r.PricesHistory, {"gpu": p["gpu"], "feed": p.get("feed")})
         if hq is not None:
             history, error = attempt(s.prices_history, hq)
     return render(request, "prices.html", {
         "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
         "error": error, "history_charts": _history_charts(history) if history else [],
-        "cli": cli_command("prices list", q, "gpu") if q else None, **_common()},
+        "cli": command_line(q) if q else None, **_common()},
         status_of(error))
 
 

@@ -27,7 +27,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from whichgpu.errors import InputError, WhichGPUError
-from whichgpu.models.generic import generic_spec, parse_bare_size
+from whichgpu.estimate.build import PARAMS_WORDS
+from whichgpu.messages import msg
+from whichgpu.models.generic import parse_bare_size
 from whichgpu.models.hub import (
     HubDeadlineExceeded,
     HubUnavailable,
@@ -36,7 +38,6 @@ from whichgpu.models.hub import (
     looks_like_hub_id,
 )
 from whichgpu.models.preset_index import find_preset
-from whichgpu.models.resolve import _HINT as MODEL_HINT
 from whichgpu.models.resolve import looks_like_path, no_local_files, resolve_model
 from whichgpu.models.spec import ModelSpec
 from whichgpu.units import parse_count
@@ -49,8 +50,8 @@ KEEP_S = 3600.0  # a Hub model's spec is kept this long (configs rarely change)
 KEEP = 128
 MISS_S = 600.0  # a Hub answer that the id is wrong (not found, gated, not a model)
 DOWN_S = 30.0  # after the Hub could not be reached, uncached ids fail at once this long
-NO_FILES = ("the web server reads no files: give a preset alias, a Hub id (org/name) or a "
-            "size such as 70B, or paste the contents of a config.json")
+NO_FILES = msg("web.no_files", "the web server reads no files: give a preset alias, a Hub id "
+               "(org/name) or a size such as 70B, or paste the contents of a config.json")
 T = TypeVar("T")
 
 __all__ = ["HubDeadlineExceeded", "NO_FILES", "check_name", "hub_status", "is_hub_lookup",
@@ -252,27 +253,13 @@ async def prefetch(name: str | None) -> None:
         await _hub.prefetch(name.strip())
 
 
-def web_model(name: str | None, *, config: dict[str, Any] | None = None,
-              params: str | None = None) -> ModelSpec:
-    """The ModelSpec of a preset, a size, a Hub id or a pasted config.json."""
-    from whichgpu.models.bounds import check_spec
-
-    if params:
-        return check_spec(generic_spec(float(parse_count(params, what="parameter count")),
-                                       label=None))
-    if config is not None:
-        from whichgpu.models.config_parse import parse_config
-        from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
-
-        if "_class_name" in config:
-            raise InputError("a diffusers model_index.json cannot be pasted: name the "
-                             "pipeline's preset or Hub id instead")
-        if json_depth(config) > MAX_JSON_DEPTH:
-            raise InputError(f"the pasted config.json nests more than {MAX_JSON_DEPTH} levels "
-                             "deep; a model config nests a few")
-        return parse_config(config, origin="pasted config.json", source="config:pasted",
-                            model_id="pasted config.json")
-    if name is None or not name.strip():
-        raise InputError(f"no model given; {MODEL_HINT}")
+def web_model(name: str | None, *, params: str | None = None,
+              config: dict[str, Any] | None = None, offline: bool | None = None) -> ModelSpec:
+    """The ModelSpec of a preset, a size, a Hub id or a pasted config.json: the one resolver
+    (models/resolve.py) with local files off and the Hub asked through this server's pool
+    (``offline`` is the command line's: a visitor cannot turn the Hub off or on)."""
+    count = float(parse_count(params, what=PARAMS_WORDS)) if params else None
+    if count is None and config is None and name is not None and name.strip():
+        name = check_name(name)
     with no_local_files(NO_FILES):
-        return resolve_model(check_name(name), hub=_hub.spec)
+        return resolve_model(name, params=count, config=config, hub=_hub.spec)

@@ -1,7 +1,9 @@
-"""The calls behind every endpoint and page: typed requests in, the Python API's results out.
+"""The calls behind every endpoint and page: the answers of the command line (answers/),
+asked with the web's context, remembered per question and price snapshot.
 
-Each function returns the result objects (for the pages) and builds the same JSON as the
-CLI's ``--json`` (for the REST API), so the CLI, the API and the pages cannot disagree.
+Each service returns the typed answer (the pages render it; the REST API sends its
+``to_json()``, the command line's ``--json``), so the CLI, the API and the pages cannot
+disagree.
 """
 
 from __future__ import annotations
@@ -11,20 +13,28 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from whichgpu.advise.build import only_gpus  # the API's `only` is the CLI's `--only`
-from whichgpu.catalog.gpus import GPU, default_catalog, resolve_gpu
+from whichgpu.answers import advice, estimates, money
+from whichgpu.answers import catalog as catalog_answers
+from whichgpu.answers import prices as price_answers
+from whichgpu.answers import requests as r
+from whichgpu.answers.advice import ChecklistAnswer, RecommendAnswer
+from whichgpu.answers.catalog import GpuAnswer, GpusAnswer, ModelAnswer, ModelsAnswer
+from whichgpu.answers.context import Context
+from whichgpu.answers.estimates import MemoryAnswer, SpeedResult
+from whichgpu.answers.prices import HistoryAnswer, PricesAnswer
 from whichgpu.catalog.prices import OfferSelection, current_offers
-from whichgpu.catalog.user_gpu import resolve_gpu_arg
+from whichgpu.cost.build import CostResult, TcoResult
 from whichgpu.errors import InputError
+from whichgpu.estimate.calibration import Calibration
+from whichgpu.messages import msg
 from whichgpu.models.resolve import looks_like_path
-from whichgpu.web import forms as f
 from whichgpu.web.resolve import web_model
 
 OFFER_CACHE_S = 10.0  # the store is checked for new snapshots at most this often
@@ -39,8 +49,8 @@ OFFER_SET_OFFERS = 50_000
 # ------------------------------------------------------------------ prices
 
 _FEED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+\-]*)?")
-NO_OFFER_FILES = ("the web server reads no offer files: name a price source (the 'prices' "
-                  "page lists them), e.g. vramfarm-2026-11")
+NO_OFFER_FILES = msg("web.no_offer_files", "the web server reads no offer files: name a price "
+                     "source (the 'prices' page lists them), e.g. vramfarm-2026-11")
 
 
 def check_prices(prices: str | None) -> str | None:
@@ -61,7 +71,7 @@ def check_prices(prices: str | None) -> str | None:
         from whichgpu.errors import NotFoundError
 
         raise NotFoundError("price source", name, sorted(known),
-                            hint="the 'prices' page lists them")
+                            hint=msg("web.prices_hint", "the 'prices' page lists them"))
     return p
 
 
@@ -102,7 +112,7 @@ def generation() -> tuple:
 
 
 def offers(prices: str | None, max_age: float | None = None, *,
-           gpus: tuple[str, ...] | None = None, cheapest_only: bool = False) -> OfferSelection:
+           gpus: Sequence[str] | None = None, cheapest_only: bool = False) -> OfferSelection:
     """``current_offers`` for the web: one shared, path-free selection per question and
     snapshot generation (a new snapshot drops the old selections and answers).
 
@@ -111,8 +121,8 @@ def offers(prices: str | None, max_age: float | None = None, *,
     list and a GPU's page ask for every offer of their ``gpus``.
     """
     prices = check_prices(prices)
-    gpus = tuple(sorted(set(gpus))) if gpus is not None else None
-    key = (generation(), prices, max_age, gpus, cheapest_only)
+    ids = tuple(sorted(set(gpus))) if gpus is not None else None
+    key = (generation(), prices, max_age, ids, cheapest_only)
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -120,7 +130,8 @@ def offers(prices: str | None, max_age: float | None = None, *,
         hit = _cache.get(key)
         if hit is not None:
             return hit
-        selection = current_offers(prices, max_age_days=max_age, gpus=gpus,
+        selection = current_offers(prices, max_age_days=max_age,
+                                   gpus=list(ids) if ids is not None else None,
                                    cheapest_only=cheapest_only).public()
         _cache[key] = selection
         while len(_cache) > 1 and (len(_cache) > OFFER_SETS or sum(
@@ -179,7 +190,7 @@ def has_calibration() -> bool:
     return bool(stamp) and stamp[1] is not None
 
 
-def calibration_profile(requested: str | None):
+def calibration_profile(requested: str | None) -> Calibration | None:
     """The server's calibration profile when a request asks for it ('default'), else None.
 
     The profile is shown by its file name only (the server's paths are not the visitor's
@@ -195,21 +206,21 @@ def calibration_profile(requested: str | None):
         return None
     path = _calibration_file()
     if path is None:
-        raise InputError("this server uses no calibration profile (it was started with "
-                         "--calibration none): ask without calibration")
+        raise InputError(msg("web.no_calibration", "this server uses no calibration profile (it "
+                             "was started with --calibration none): ask without calibration"))
     stamp = _calibration_stamp()
     if stamp[1] is None:
-        raise InputError("this server has no calibration profile yet: run 'whichgpu bench' "
-                         "on its GPU (or start it with 'whichgpu serve --calibration FILE'), "
-                         "or ask without calibration")
+        raise InputError(msg("web.calibration_missing", "this server has no calibration "
+                             "profile yet: run 'whichgpu bench' on its GPU (or start it with "
+                             "'whichgpu serve --calibration FILE'), or ask without calibration"))
     profile = _profiles.get(stamp)
     if profile is None:
         try:
             profile = dataclasses.replace(load_profile(path), path=path.name)
         except DataError as exc:
             logging.getLogger("whichgpu.web").error("calibration profile: %s", exc)
-            raise WhichGPUError("this server's calibration profile cannot be read; the "
-                                "server log says why") from None
+            raise WhichGPUError(msg("web.calibration_unreadable", "this server's calibration "
+                                    "profile cannot be read; the server log says why")) from None
         _profiles.clear()  # one profile at a time: the file as it is now
         _profiles[stamp] = profile
     return profile
@@ -349,21 +360,6 @@ def memo(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def priced(prices: str | None, currency: str | None, rate: list[str],
-           max_age: float | None = None, gpus: list[GPU] | None = None):
-    """The cheapest offer of each kind (of ``gpus``; None: every GPU) in ``currency``
-    (converted at the dated rates), and the rate table."""
-    from whichgpu.advise.build import apply_currency
-    from whichgpu.cost.currency import rates_from
-
-    rates = rates_from(rate)
-    selection = offers(prices, max_age, cheapest_only=True,
-                       gpus=tuple(g.id for g in gpus) if gpus else None)
-    if currency:
-        selection = apply_currency(selection, currency, rates)
-    return selection, rates
-
-
 def price_sources() -> list[str]:
     """The forms' choices: the market's feeds the store holds now, then the articles' sets
     (priced only when named)."""
@@ -378,310 +374,84 @@ def main_currency(prices: str | None) -> str | None:
     return offers(prices, cheapest_only=True).main_currency()
 
 
-def priced_for(prices: str | None, gpus: list[str]) -> OfferSelection:
-    """What ``cost`` and ``tco`` read, as the CLI does: the cheapest offer of each kind of
-    their GPU (one small selection per GPU asked, shared by every question about it)."""
-    return offers(prices, gpus=tuple(gpus), cheapest_only=True)
+# ------------------------------------------------------------------ the web's context
+
+#: how the answers reach models, offers and profiles on this server: the model through the
+#: web's resolver (never a file, the Hub bounded), offers shared per snapshot, only the
+#: server's own calibration profile, and no path of the server in the JSON
+WEB = Context(model=web_model, offers=offers, calibration=calibration_profile, public=True)
 
 
-# ------------------------------------------------------------------ catalog
+# ------------------------------------------------------------------ the answers
 
-@dataclass
-class GpusResult:
-    query: f.GpusQuery
-    rows: list
-    selection: OfferSelection
-
-    def to_json(self) -> dict[str, Any]:
-        return {"precision": self.query.precision, "prices": self.query.prices,
-                "currency": self.selection.main_currency(),
-                "price_selection": self.selection.to_json(),
-                "gpus": [r.to_json() for r in self.rows]}
+@memo
+def gpus(q: r.Gpus) -> GpusAnswer:
+    """``whichgpu gpus --json``."""
+    return catalog_answers.gpus(q, WEB)
 
 
 @memo
-def gpus(q: f.GpusQuery) -> GpusResult:
-    from whichgpu.advise.build import apply_currency
-    from whichgpu.cost.currency import rates_from
-    from whichgpu.cost.per_tflop import catalog_rows
-    from whichgpu.units import check_currency, parse_size
-
-    rates = rates_from(q.rate)
-    selection = apply_currency(offers(q.prices, q.max_age, cheapest_only=True), q.currency,
-                               rates)
-    rows = catalog_rows(
-        precision=q.precision, offers=list(selection.offers), vendor=q.vendor,
-        min_memory_bytes=parse_size(q.min_memory) if q.min_memory else None,
-        form_factor=q.form_factor, priced_only=q.priced_only, sort=q.sort,
-        currency=check_currency(q.currency) if q.currency else selection.main_currency(),
-        rates=rates)
-    return GpusResult(q, rows, selection)
-
-
-@dataclass
-class GpuResult:
-    gpu: GPU
-    offers: list
-    selection: OfferSelection
-    note: str | None
-    lang: str
-
-    def to_json(self) -> dict[str, Any]:
-        from whichgpu.catalog.describe import gpu_to_json
-
-        return gpu_to_json(self.gpu, default_catalog(), self.offers, self.lang, self.note)
+def gpu(q: r.Gpu) -> GpuAnswer:
+    """``whichgpu gpu ID --json``."""
+    return catalog_answers.gpu(q, WEB)
 
 
 @memo
-def gpu(gpu_id: str, lang: str = "en") -> GpuResult:
-    res = resolve_gpu(gpu_id, default_catalog())
-    selection = offers(None, gpus=(res.gpu.id,))
-    return GpuResult(res.gpu, [o for o in selection.offers if o.gpu == res.gpu.id], selection,
-                     res.note, lang)
-
-
-# ------------------------------------------------------------------ models
-
-@memo
-def models(family: str | None = None) -> dict[str, Any]:
-    from whichgpu.models.preset_index import list_presets
-
-    if family not in (None, "decoder", "diffusion"):
-        raise InputError(f"unknown family {family!r}; use decoder or diffusion")
-    return {"models": [r.to_json() for r in list_presets()
-                       if family is None or r.family == family]}
+def models(q: r.Models) -> ModelsAnswer:
+    """``whichgpu models --json``."""
+    return catalog_answers.models(q, WEB)
 
 
 @memo
-def model(name: str, params: str | None = None) -> dict[str, Any]:
-    from whichgpu.models.describe import spec_to_json
-
-    return spec_to_json(web_model(name, params=params))
-
-
-# ------------------------------------------------------------------ workloads
-
-_WORKLOAD = ("task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
-             "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames",
-             "cfg", "offload", "vae_tiling", "framework", "activation_offloading", "loss",
-             "fp8_training", "host_ram", "host_memory", "host_bandwidth")
-_OFFLOAD = ("gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor")
-
-
-def workload(q: f.WorkloadQuery, *extra: str, **overrides: Any):
-    """A Workload from a request: the model resolved safely, then the CLI's builder."""
-    from whichgpu.estimate.build import build_workload
-
-    spec = web_model(q.model, config=getattr(q, "config", None), params=q.params)
-    return build_workload(spec, **q.fields(*_WORKLOAD, *extra), **overrides)
+def model(q: r.Model) -> ModelAnswer:
+    """``whichgpu model MODEL --json``."""
+    return catalog_answers.model(q, WEB)
 
 
 @memo
-def memory(q: f.MemoryQuery):
+def memory(q: r.Memory) -> MemoryAnswer:
     """``whichgpu memory --json``: the VRAM selector."""
-    from whichgpu.estimate.memory.report import memory_report
-
-    w = workload(q, "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp",
-                 "zero", "allow_long_context", *_OFFLOAD)
-    res = resolve_gpu_arg(q.gpu, q.gpu_spec)
-    return memory_report(w, res.gpu if res else None)
+    return estimates.memory(q, WEB)
 
 
 @memo
-def speed(q: f.SpeedQuery) -> dict[str, Any]:
+def speed(q: r.Speed) -> SpeedResult:
     """``whichgpu speed --json``."""
-    from whichgpu.estimate.build import speed_answer
-    from whichgpu.estimate.workload import TRAINING_TASKS
-
-    res = resolve_gpu_arg(q.gpu, q.gpu_spec)
-    if res is None:
-        raise InputError("speed needs a GPU: gpu (e.g. rtx-4090) or gpu_spec "
-                         "(memory=...,bandwidth=...,fp16=...)")
-    training = q.task in TRAINING_TASKS  # steps: optimizer steps to time, not diffusion steps
-    w = workload(q, "prompt_tokens", "output_tokens", "tp", "pp", "zero", *_OFFLOAD,
-                 gpus=q.count,
-                 steps=None if training else q.steps)
-    profile = calibration_profile(q.calibration)
-    if q.max_throughput:  # whichgpu speed --max-throughput --json
-        from whichgpu.estimate.speed.serving_answers import max_throughput_answer
-
-        return max_throughput_answer(w, res.gpu, q.count, profile=profile)
-    return speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
-                        compile=q.compile, steps=q.steps if training else None,
-                        train_tokens=q.train_tokens).to_json()
-
-
-@dataclass
-class RecommendResult:
-    rec: Any  # advise.recommend.Recommendation
-    selection: OfferSelection
-    top: int
-    rates: Any = None
-    exported: Any = None  # export.Export when the request asked for one
-
-    def to_json(self) -> dict[str, Any]:
-        data = self.rec.to_json()
-        data["options"] = data["options"][:self.top] if self.top else data["options"]
-        data["prices"] = self.selection.to_json()
-        if self.exported is not None:
-            data["export"] = self.exported.to_json()
-        return data
+    return estimates.speed(q, WEB)
 
 
 @memo
-def recommend(q: f.RecommendQuery) -> RecommendResult:
+def recommend(q: r.Recommend) -> RecommendAnswer:
     """``whichgpu recommend --json`` (``only`` narrows the GPUs compared)."""
-    from whichgpu.advise.build import build_job
-    from whichgpu.advise.recommend import recommend as run
-
-    w = workload(q, "prompt_tokens", "output_tokens", steps=q.sampling_steps)
-    job = build_job(w, **q.fields(
-        "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
-        "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
-        "deadline", "max_price_per_hour",
-        "budget", "currency", "spot", "checkpoint_every"))
-    gpus = only_gpus(q.only)
-    selection, rates = priced(q.prices, job.currency, q.rate, q.max_age, gpus)
-    mine = resolve_gpu_arg(q.gpu, q.gpu_spec)
-    rec = run(job, list(selection.offers), rates=rates, gpus=gpus,
-              max_gpus=q.max_gpus, profile=calibration_profile(q.calibration),
-              owned=mine.gpu if mine else None, owned_count=q.count)
-    exported = None
-    if q.export:
-        from whichgpu.export import export_option
-
-        exported = export_option(rec, q.export, q.export_option, selection=selection,
-                                 rates=rates)
-    return RecommendResult(rec, selection, q.top, rates, exported)
-
-
-# ------------------------------------------------------------------ money
-
-@memo
-def tco(q: f.TcoQuery):
-    """``whichgpu tco --json``: owning vs renting, the curve, the advice."""
-    from whichgpu.cost.build import tco as run
-
-    return run(q.gpu, **q.fields(
-        "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
-        "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",
-        "maintenance_per_year", "rent_price", "currency"),
-        prices=check_prices(q.prices), rate=q.rate, selection_for=priced_for,
-        gpu_spec=q.gpu_spec)
+    return advice.recommend(q, WEB)
 
 
 @memo
-def cost(q: f.CostQuery) -> dict[str, Any]:
-    """``whichgpu cost --json``: a run's cost on the cheapest offer for a GPU."""
-    from whichgpu.cost.build import cost as run
-
-    return run(q.gpu, q.duration, count=q.count, prices=check_prices(q.prices), spot=q.spot,
-               work=q.work, unit=q.unit, per=q.per, currency=q.currency, rate=q.rate,
-               selection_for=priced_for).to_json()
-
-
-@dataclass
-class ChecklistOut:
-    result: Any  # advise.checklist.ChecklistResult
-    selection: OfferSelection
-
-    def to_json(self) -> dict[str, Any]:
-        data = self.result.to_json()
-        data["prices"] = self.selection.to_json()
-        return data
-
-
-@memo
-def checklist(q: f.ChecklistQuery) -> ChecklistOut:
+def checklist(q: r.Checklist) -> ChecklistAnswer:
     """``whichgpu checklist --json``: the five questions of S13."""
-    from whichgpu.advise.checklist import parse_answers, run_checklist
-    from whichgpu.units import check_currency
-
-    spec = web_model(q.model)  # the web's resolver: never a file, the Hub bounded
-    cur = check_currency(q.currency) if q.currency else None
-    answers = parse_answers(q.workload, q.model, q.budget_per_hour, q.hours_per_month,
-                            q.horizon_months, currency=cur or "USD")
-    gpus = only_gpus(q.only)
-    selection, rates = priced(q.prices, cur, q.rate, q.max_age, gpus)
-
-    result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
-                           gpus=gpus, spec=spec)
-    return ChecklistOut(result, selection)
-
-
-# ------------------------------------------------------------------ price list and history
-
-@dataclass
-class PricesOut:
-    query: f.PricesQuery
-    ids: list[str] | None
-    offers: list
-    total: int
-    selection: OfferSelection
-    note: str | None = None
-    extra: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        s = self.selection
-        return {"gpu": self.query.gpu, "gpus": self.ids, "offers": [
-            {**o.to_json(), "age_s": s.age_s(o), "stale": s.is_stale(o)} for o in self.offers],
-            "total": self.total, "prices": s.to_json()}
-
-
-def gpu_ids(text: str | None) -> tuple[list[str] | None, str | None]:
-    """Catalog ids a GPU argument covers: a family name covers all its variants."""
-    from whichgpu.catalog.gpus import family_ids
-
-    return family_ids(text)
+    return advice.checklist(q, WEB)
 
 
 @memo
-def prices_latest(q: f.PricesQuery) -> PricesOut:
+def tco(q: r.Tco) -> TcoResult:
+    """``whichgpu tco --json``: owning vs renting, the curve, the advice."""
+    return money.tco(q, WEB)
+
+
+@memo
+def cost(q: r.Cost) -> CostResult:
+    """``whichgpu cost --json``: a run's cost on the cheapest offer for a GPU."""
+    return money.cost(q, WEB)
+
+
+@memo
+def prices_latest(q: r.PricesList) -> PricesAnswer:
     """``whichgpu prices list --json``."""
-    from whichgpu.advise.build import apply_currency
-
-    if q.spot and q.on_demand:
-        raise InputError("--spot and --on-demand exclude each other")
-    ids, gnote = gpu_ids(q.gpu)
-    selection = offers(q.prices, q.max_age, gpus=tuple(ids) if ids is not None else None)
-    if q.currency:
-        selection = apply_currency(selection, q.currency)
-    chosen = [o for o in selection.sorted()
-              if (ids is None or o.gpu in ids) and (not q.spot or o.spot)
-              and (not q.on_demand or not o.spot)
-              and (q.provider is None or o.provider.lower() == q.provider.lower())]
-    shown = chosen if q.limit <= 0 else chosen[:q.limit]
-    return PricesOut(q, ids, shown, len(chosen), selection, gnote)
-
-
-@dataclass
-class HistoryOut:
-    gpu: str
-    ids: list[str] | None
-    points: list
-    note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON less ``store``: a visitor has no business with the server's paths."""
-        return {"gpu": self.gpu, "gpus": self.ids, "points": [p.to_json() for p in self.points]}
+    return price_answers.prices_list(q, WEB)
 
 
 @memo
-def prices_history(q: f.HistoryQuery) -> HistoryOut:
+def prices_history(q: r.PricesHistory) -> HistoryAnswer:
     """``whichgpu prices history --json`` (without the store's path); an unknown ``feed`` is
     bad input, not an empty history."""
-    from whichgpu.catalog.prices import PriceStore
-    from whichgpu.catalog.prices.selection import ensure_shipped
-    from whichgpu.errors import closest
-
-    ids, gnote = gpu_ids(q.gpu)
-    st = PriceStore(None)
-    ensure_shipped(st)
-    if q.feed is not None:
-        feeds = sorted({snap.feed for snap in st.current()})
-        if q.feed not in feeds:
-            near = closest(q.feed, feeds)
-            hint = f"did you mean {', '.join(near)}?" if near else \
-                f"the store has {', '.join(feeds) or 'no feed'}"
-            raise InputError(f"unknown price feed {q.feed!r}; {hint}")
-    return HistoryOut(q.gpu, ids, st.history(ids or [], feed=q.feed), gnote)
+    return price_answers.prices_history(q, WEB)

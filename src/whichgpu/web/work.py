@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from whichgpu.errors import InputError, WhichGPUError
+from whichgpu.messages import Message, msg
 
 WORKERS = int(os.environ.get("WHICHGPU_WEB_WORKERS", "4"))  # threads computing answers
 QUEUE = int(os.environ.get("WHICHGPU_WEB_QUEUE", "64"))  # waiting; beyond this: 503 at once
@@ -53,11 +54,11 @@ class _OverBudget(BaseException):
     engine swallows it)."""
 
 
-def too_much_work_text() -> str:
-    return (f"this question needs more than {CPU_LIMIT_S:g} s of computing, the most one web "
-            "request may use: narrow it (fewer GPUs with only or max_gpus, a smaller model or "
-            "context) or run the same question with the whichgpu command line, which has no "
-            "such limit")
+def too_much_work_text() -> Message:
+    return msg("web.too_much_work", "this question needs more than {s:g} s of computing, the "
+               "most one web request may use: narrow it (fewer GPUs with only or max_gpus, a "
+               "smaller model or context) or run the same question with the whichgpu command "
+               "line, which has no such limit", s=CPU_LIMIT_S)
 
 
 # ------------------------------------------------------------------ the CPU-time watchdog
@@ -186,9 +187,9 @@ def clear_refused() -> None:
         _refused.clear()
 
 
-def busy_text() -> str:
-    return (f"the server is busy ({_pool.pending} questions in progress or waiting): retry in "
-            f"{RETRY_AFTER_S} s")
+def busy_text() -> Message:
+    return msg("web.busy", "the server is busy ({n} questions in progress or waiting): retry "
+               "in {s} s", n=_pool.pending, s=RETRY_AFTER_S)
 
 
 def load() -> dict[str, int]:

@@ -24,7 +24,8 @@ from whichgpu.catalog.offers import Offer, load_offer_set, shipped_offer_sets
 from whichgpu.catalog.prices.sources import iso, parse_time, utc_now
 from whichgpu.catalog.prices.store import PriceStore, Snapshot, StoreError, oldest_observation
 from whichgpu.errors import DataError, InputError, NotFoundError
-from whichgpu.units import Money
+from whichgpu.messages import Field, Join, msg
+from whichgpu.units import Age, Money, format_age
 
 DEFAULT_MAX_AGE_DAYS = 30.0
 MAX_AGE_ENV = "WHICHGPU_PRICE_MAX_AGE_DAYS"
@@ -48,17 +49,6 @@ def default_max_age_days() -> float:
     return value
 
 
-def format_age(seconds: float | None) -> str:
-    """'just now', '40 min', '5 h', '18 d', or 'undated'."""
-    if seconds is None:
-        return "undated"
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * DAY:
-        return f"{seconds / 3600:.0f} h"
-    return f"{seconds / DAY:.0f} d"
 
 
 @dataclass(frozen=True)
@@ -155,8 +145,10 @@ class OfferSelection:
         pool = [o for o in self.for_gpu(gpu_id) if (spot is None or o.spot == spot)
                 and (currency is None or o.price_per_hour.currency == currency)]
         if len({o.price_per_hour.currency for o in pool}) > 1:
-            raise InputError(f"offers for {gpu_id} are in {', '.join(self.currencies())}; "
-                             "choose a currency (--currency) to compare them")
+            raise InputError(msg("prices.currencies", "offers for {gpu} are in {currencies}; "
+                                 "choose a currency ({flag}) to compare them", gpu=gpu_id,
+                                 currencies=", ".join(self.currencies()),
+                                 flag=Field("currency")))
         return min(pool, key=lambda o: o.price_per_gpu_hour.amount, default=None)
 
     def sorted(self) -> list[Offer]:
@@ -180,13 +172,17 @@ class OfferSelection:
                 other[o.price_per_hour.currency] += 1
         warnings = list(self.warnings)
         if converted:
-            done = ", ".join(f"{n} from {c}" for c, n in sorted(converted.items()))
-            warnings.append(f"{done} converted to {currency} at the dated exchange rates "
-                            "(--rate to override)")
+            done = Join(msg("prices.n_from", "{n} from {currency}", n=n, currency=c)
+                        for c, n in sorted(converted.items()))
+            warnings.append(msg("prices.converted", "{done} converted to {currency} at the "
+                                "dated exchange rates ({flag} to override)", done=done,
+                                currency=currency, flag=Field("rate")))
         if other:
-            left = ", ".join(f"{n} in {c}" for c, n in sorted(other.items()))
-            warnings.append(f"{left} left out: prices are shown in {currency} only, and this "
-                            "build has no exchange rates to convert them")
+            left = Join(msg("prices.n_in", "{n} in {currency}", n=n, currency=c)
+                        for c, n in sorted(other.items()))
+            warnings.append(msg("prices.left_out", "{left} left out: prices are shown in "
+                                "{currency} only, and this build has no exchange rates to "
+                                "convert them", left=left, currency=currency))
         return replace(self, offers=tuple(keep), warnings=tuple(warnings))
 
     def to_json(self) -> dict[str, Any]:
@@ -261,19 +257,22 @@ def _pick(store: PriceStore, prices: str) -> list[Snapshot]:
     if at.isdigit():
         found = [s for s in candidates if s.id == int(at)]
         if not found:
-            raise InputError(f"no good snapshot {at} of {name!r}; 'whichgpu prices history' "
-                             "and 'whichgpu prices sources' show the snapshots")
+            raise InputError(msg("prices.no_snapshot_id", "no good snapshot {at} of {name!r}; "
+                                 "'whichgpu prices history' and 'whichgpu prices sources' show "
+                                 "the snapshots", at=at, name=name))
         return found
     when = parse_time(at)
     if when is None:
-        raise InputError(f"{prices!r}: after @ give a snapshot id or a date (2026-11-12)")
+        raise InputError(msg("prices.at", "{v!r}: after @ give a snapshot id or a date "
+                             "(2026-11-12)", v=prices))
     end = when + timedelta(days=1) if len(at.strip()) == 10 else when
     latest: dict[str, Snapshot] = {}
     for s in candidates:  # newest first
         if s.fetched_at < end and s.feed not in latest:
             latest[s.feed] = s
     if not latest:
-        raise InputError(f"no good snapshot of {name!r} was stored by {at}")
+        raise InputError(msg("prices.no_snapshot_by", "no good snapshot of {name!r} was stored "
+                             "by {at}", name=name, at=at))
     return sorted(latest.values(), key=lambda s: s.feed)
 
 
@@ -498,7 +497,8 @@ def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str
         known = list(dict.fromkeys([*(s.feed for s in snaps), *(s.source for s in snaps),
                                     *names]))
     raise NotFoundError("price source", prices, known,
-                        hint="'whichgpu prices sources' lists them; or give an offer file")
+                        hint=msg("prices.sources_hint.file", "'whichgpu prices sources' lists "
+                                 "them; or give an offer file"))
 
 
 def _failure_warnings(st: PriceStore, snaps: list[Snapshot]) -> list[str]:
@@ -518,17 +518,24 @@ def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
     days = max_age_s / DAY
     sources = sorted({f.source for f in feeds})
     if len(sources) > 1:
-        warnings.append("prices mix " + ", ".join(
-            f"{src} ({sum(1 for f in feeds if f.source == src)} feed(s))" for src in sources)
-            + "; each offer says which feed it comes from")
+        warnings.append(msg("prices.mix", "prices mix {sources}; each offer says which feed it "
+                            "comes from", sources=Join(
+                                msg("prices.mix.source", "{source} ({n} feed(s))", source=src,
+                                    n=sum(1 for f in feeds if f.source == src))
+                                for src in sources)))
     for f in feeds:
         if f.undated:
-            warnings.append(f"{f.feed}: these prices carry no observation date; treat them as "
-                            "examples and check today's prices before a big job")
-        elif f.stale:
-            what = ("shipped with whichgpu" if f.kind == "shipped" else
-                    "run 'whichgpu prices refresh'")
-            warnings.append(f"{f.feed}: prices observed {f.age_text} ago "
-                            f"({f.observed_at:%Y-%m-%d}), older than {days:g} days ({what})")
+            warnings.append(msg("prices.undated", "{feed}: these prices carry no observation "
+                                "date; treat them as examples and check today's prices before "
+                                "a big job", feed=f.feed))
+        elif f.stale and f.observed_at is not None and f.age_s is not None:
+            stale = dict(feed=f.feed, age=Age(f.age_s), date=f"{f.observed_at:%Y-%m-%d}",
+                         days=days)
+            warnings.append(
+                msg("prices.stale.shipped", "{feed}: prices observed {age} ago ({date}), older "
+                    "than {days:g} days (shipped with whichgpu)", **stale)
+                if f.kind == "shipped" else
+                msg("prices.stale", "{feed}: prices observed {age} ago ({date}), older than "
+                    "{days:g} days (run 'whichgpu prices refresh')", **stale))
     return OfferSelection(tuple(offers), tuple(feeds), tuple(warnings), prices, max_age_s, now,
                           store_path, narrowed)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from whichgpu.catalog.offers import Offer
 from whichgpu.errors import InputError, NotFoundError
+from whichgpu.messages import msg
 
 if TYPE_CHECKING:
     from whichgpu.catalog.prices.store import PriceStore
@@ -176,4 +177,4 @@ def get_source(name: str, store: PriceStore) -> PriceSource:
         return UrlSource.from_url(name)
     known = [*builtin, *(n for n, _, _ in store.url_sources())]
     raise NotFoundError("price source", name, known,
-                        hint="'whichgpu prices sources' lists them")
+                        hint=msg("prices.sources_hint", "'whichgpu prices sources' lists them"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from whichgpu.estimate.memory.terms import MemoryEstimate, MemoryTerm, ordered
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, Message, msg
 
 
 def estimate_memory(w: Workload) -> MemoryEstimate:
@@ -18,8 +19,9 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
     host_terms = tuple(details.pop("host_terms", None) or ())
     warnings = list(w.notes)
     if w.model.approximate:
-        warnings.append(f"{w.model.name} is a generic approximation from a bare size, not the "
-                        "real architecture: name the model for an exact estimate")
+        warnings.append(msg("memory.approximate", "{model} is a generic approximation from a "
+                            "bare size, not the real architecture: name the model for an exact "
+                            "estimate", model=w.model.name))
     assumptions = [*_defaults(w), *assumptions]
     return MemoryEstimate(
         task=w.task, engine=w.engine_name, quant=w.quant_name, gpus=w.gpus,
@@ -28,24 +30,31 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
         host=w.host_spec if host_terms else None)
 
 
-def _defaults(w: Workload) -> list[str]:
+def _defaults(w: Workload) -> list[Message]:
     out = []
     if w.quant is None:
         if w.task == "qlora":
-            why = "QLoRA's usual base format"
+            why = msg("default.quant.qlora", "QLoRA's usual base format")
         elif w.model.quantization and w.quant_name == w.model.quantization:
-            why = "the format the checkpoint ships in"
+            why = msg("default.quant.shipped", "the format the checkpoint ships in")
         else:
-            why = "the checkpoint's dtype"
-        out.append(f"weights in {w.quant_name} ({why}; --quant to change)")
+            why = msg("default.quant.dtype", "the checkpoint's dtype")
+        out.append(msg("default.quant", "weights in {quant} ({why}; {flag} to change)",
+                       quant=w.quant_name, why=why, flag=Field("quant")))
     if w.engine is None and not (w.is_training or w.is_diffusion):
-        out.append(f"engine {w.engine_name} (--engine to change)")
+        out.append(msg("default.engine", "engine {engine} ({flag} to change)",
+                       engine=w.engine_name, flag=Field("engine")))
     if not w.is_diffusion:
-        what = "sequence length" if w.is_training else "context"
-        out.append(f"{what} {w.seq_len:,} tokens, batch {w.batch}")
+        out.append(msg("default.sequence", "sequence length {n:,} tokens, batch {batch}",
+                       n=w.seq_len, batch=w.batch) if w.is_training else
+                   msg("default.context", "context {n:,} tokens, batch {batch}", n=w.seq_len,
+                       batch=w.batch))
     if w.is_training and w.gradient_checkpointing is None:
-        out.append("gradient checkpointing " + ("on" if w.uses_checkpointing else "off")
-                   + " (--gradient-checkpointing to change)")
+        out.append(msg("default.checkpointing.on", "gradient checkpointing on ({flag} to "
+                       "change)", flag=Field("gradient_checkpointing"))
+                   if w.uses_checkpointing else
+                   msg("default.checkpointing.off", "gradient checkpointing off ({flag} to "
+                       "change)", flag=Field("gradient_checkpointing")))
     return out
 
 

@@ -24,6 +24,7 @@ from whichgpu.estimate.memory.weights import (
     component_quantized,
 )
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.spec import ComponentSpec
 
 _OFFLOAD_SOURCE = ("https://huggingface.co/docs/diffusers/main/en/optimization/memory; "
@@ -93,7 +94,7 @@ def denoiser_tokens(w: Workload, den: ComponentSpec) -> int:
     return tokens + (d.text_tokens if den.kind == "mmdit" else 0)
 
 
-def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, str]:
+def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, Message]:
     """Peak activations of one denoiser step (CFG batches the two passes together)."""
     d = w.model.diffusion
     width, height = w.image_size
@@ -105,14 +106,16 @@ def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, s
         channels = den.hidden_size or 320
         c = memory_constant("diffusion_unet_activation_coeff")
         act = c.value * samples * positions * channels * 2 * scale
-        formula = (f"{c.value:g} x {samples} sample(s) x {positions:,} latent positions x "
-                   f"{channels} channels x {2 * scale:g} bytes")
+        eager: Message | str = ""
         if not w.flash_attention:
             # the largest self-attention runs at 1/2 resolution (SD) with 8-10 heads
             t = positions // 4
             act += samples * 10 * t * t * 2 * scale
-            formula += " + eager attention scores at half resolution"
-        return act, formula
+            eager = msg("formula.unet.eager", " + eager attention scores at half resolution")
+        return act, msg("formula.unet", "{coeff:g} x {samples} sample(s) x {positions:,} latent "
+                        "positions x {channels} channels x {bytes:g} bytes{eager}",
+                        coeff=c.value, samples=samples, positions=positions,
+                        channels=channels, bytes=2 * scale, eager=eager)
     tokens = denoiser_tokens(w, den)
     hidden = den.hidden_size or 3072
     ffn = den.ffn_dim or 4 * hidden
@@ -121,19 +124,23 @@ def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, s
     mlp = c["mlp_hidden"] * hidden + c["mlp_ffn"] * ffn
     per_token = max(attn, mlp) * scale
     act = samples * tokens * per_token
-    phase = "attention" if attn >= mlp else "MLP"
-    formula = (f"one block's working set: {samples} sample(s) x {tokens:,} tokens x "
-               f"{per_token:,.0f} bytes per token (the {phase} phase: "
-               + (f"{c['attention']:g} x hidden {hidden}" if attn >= mlp else
-                  f"{c['mlp_hidden']:g} x hidden {hidden} + {c['mlp_ffn']:g} x MLP width {ffn}")
-               + (" at 4-byte activations)" if scale > 1 else " at 2-byte activations)"))
+    phase = (msg("formula.block.attention", "the attention phase: {coeff:g} x hidden {hidden}",
+                 coeff=c["attention"], hidden=hidden) if attn >= mlp else
+             msg("formula.block.mlp", "the MLP phase: {coeff:g} x hidden {hidden} + {ffn_coeff:g} "
+                 "x MLP width {ffn}", coeff=c["mlp_hidden"], hidden=hidden,
+                 ffn_coeff=c["mlp_ffn"], ffn=ffn))
+    eager: Message | str = ""
     if not w.flash_attention:
         act += samples * (den.num_heads or 24) * tokens * tokens * 2 * scale
-        formula += " + eager attention scores (heads x tokens^2)"
+        eager = msg("formula.block.eager", " + eager attention scores (heads x tokens^2)")
+    formula = msg("formula.block", "one block's working set: {samples} sample(s) x {tokens:,} "
+                  "tokens x {per:,.0f} bytes per token ({phase} at {bytes}-byte "
+                  "activations){eager}", samples=samples, tokens=tokens, per=per_token,
+                  phase=phase, bytes=4 if scale > 1 else 2, eager=eager)
     return act, formula
 
 
-def vae_decode_bytes(w: Workload) -> tuple[float, str]:
+def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     width, height = w.image_size
     pixels = width * height
     tile = 512 * 512
@@ -148,13 +155,18 @@ def vae_decode_bytes(w: Workload) -> tuple[float, str]:
     at_once = 1 if w.vae_slicing else w.batch
     out = width * height * w.video_frames * 3 * 4 * w.batch
     act = pixels * frames * per_px * at_once + out
-    formula = (f"{per_px:g} bytes x {pixels:,} pixels"
-               + (f" x {frames} frames" if frames > 1 else "")
-               + (" (tiled: one 512x512 tile)" if w.vae_tiling else "")
-               + (" (tiny autoencoder)" if w.tiny_vae else "")
-               + ("" if w.vae_slicing or w.batch == 1 else f" x {w.batch} images at once")
-               + " + decoded output in fp32")
-    return act, formula
+    parts: list[Message] = [msg("formula.vae", "{per:g} bytes x {pixels:,} pixels", per=per_px,
+                                pixels=pixels)]
+    if frames > 1:
+        parts.append(msg("formula.vae.frames", " x {n} frames", n=frames))
+    if w.vae_tiling:
+        parts.append(msg("formula.vae.tiled", " (tiled: one 512x512 tile)"))
+    if w.tiny_vae:
+        parts.append(msg("formula.vae.tiny", " (tiny autoencoder)"))
+    if not (w.vae_slicing or w.batch == 1):
+        parts.append(msg("formula.vae.batch", " x {n} images at once", n=w.batch))
+    parts.append(msg("formula.vae.output", " + decoded output in fp32"))
+    return act, msg("formula.vae.all", "{parts}", parts=Join(parts, ""))
 
 
 def _module_bytes(c: ComponentSpec, size: int) -> float:
@@ -165,11 +177,11 @@ def _module_bytes(c: ComponentSpec, size: int) -> float:
     return size * min(largest / c.params, 1.0)
 
 
-def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
+def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     d = w.model.diffusion
     q = w.quant_format
     den = d.component(d.denoiser)
-    assumptions: list[str] = []
+    assumptions: list[Message] = []
     sizes = component_sizes(w)
     encoders = [c for c in d.components if c.name != d.denoiser and c.kind != "vae"
                 and c.kind not in DENOISERS]
@@ -191,10 +203,11 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
 
     if training:
         resident = den_bytes + vae_bytes
-        wformula = (f"denoiser {den_bytes / 1e9:.1f} GB + VAE; text encoders not resident "
-                    "(prompt embeddings cached before training)")
-        assumptions.append("LoRA training caches text embeddings and latents first, as "
-                           "kohya/ai-toolkit do; the text encoders are not on the GPU")
+        wformula = msg("term.diffusion.lora", "denoiser {gb:.1f} GB + VAE; text encoders not "
+                       "resident (prompt embeddings cached before training)", gb=den_bytes / 1e9)
+        assumptions.append(msg("diffusion.lora_cache", "LoRA training caches text embeddings "
+                               "and latents first, as kohya/ai-toolkit do; the text encoders "
+                               "are not on the GPU"))
         terms = [MemoryTerm("weights", int(resident), wformula, None, _OFFLOAD_SOURCE)]
         terms += _lora_terms(w, den, act)
         peak_act = act
@@ -212,52 +225,70 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             # VAE.decode asks model_management.load_models_gpu for its memory)
             resident = {"encode": largest_enc, "denoise": den_bytes,
                         "decode": vae_bytes if comfy else den_bytes + vae_bytes}
-            how = (("ComfyUI's model management (idle models unloaded to make room)"
-                    if comfy and w.offload == "none" else "model offload")
-                   + ": one component at a time (the largest text encoder "
-                   f"{largest_enc / 1e9:.2f} GB while encoding), "
-                   + ("ComfyUI unloads the denoiser for the VAE decode" if comfy else
-                      "the denoiser stays while the VAE decodes"))
+            how = msg("term.diffusion.offload", "{who}: one component at a time (the largest "
+                      "text encoder {gb:.2f} GB while encoding), {decode}",
+                      who=msg("term.diffusion.comfy", "ComfyUI's model management (idle models "
+                              "unloaded to make room)") if comfy and w.offload == "none" else
+                      msg("term.diffusion.model_offload", "model offload"),
+                      gb=largest_enc / 1e9,
+                      decode=msg("term.diffusion.comfy_decode", "ComfyUI unloads the denoiser "
+                                 "for the VAE decode") if comfy else
+                      msg("term.diffusion.stays", "the denoiser stays while the VAE decodes"))
             if comfy and w.offload == "none":
-                assumptions.append("ComfyUI's default model management: models stay loaded "
-                                   "while they fit and are unloaded (text encoders first) when "
-                                   "the next one needs the room; this is the least it needs "
-                                   "(--offload gpu-only: everything resident)")
+                assumptions.append(msg("diffusion.comfy", "ComfyUI's default model management: "
+                                       "models stay loaded while they fit and are unloaded "
+                                       "(text encoders first) when the next one needs the "
+                                       "room; this is the least it needs ({flag}: everything "
+                                       "resident)", flag=Field("offload", "gpu-only")))
         elif offload == "sequential":
             # accelerate's cpu_offload streams each leaf module in for its forward
             enc_mod = max((_module_bytes(c, sizes[c.name]) for c in encoders), default=0.0)
             den_mod = _module_bytes(den, den_bytes)
             vae_mod = max((_module_bytes(c, sizes[c.name]) for c in vae), default=0.0)
             resident = {"encode": enc_mod, "denoise": den_mod, "decode": vae_mod}
-            how = (f"sequential offload: one module at a time (largest: {den_mod / 1e6:,.0f} MB "
-                   f"in the denoiser, {enc_mod / 1e6:,.0f} MB in the text encoders)")
-            assumptions.append("sequential offload is very slow: weights cross PCIe every step")
+            how = msg("term.diffusion.sequential", "sequential offload: one module at a time "
+                      "(largest: {den:,.0f} MB in the denoiser, {enc:,.0f} MB in the text "
+                      "encoders)", den=den_mod / 1e6, enc=enc_mod / 1e6)
+            assumptions.append(msg("diffusion.sequential", "sequential offload is very slow: "
+                                   "weights cross PCIe every step"))
         else:
             every = den_bytes + expert_bytes + enc_bytes + vae_bytes
             resident = {"encode": every, "denoise": every, "decode": every}
-            how = " + ".join(f"{c.name} {sizes[c.name] / 1e9:.2f} GB" for c in d.components)
+            parts = [msg("term.diffusion.component", "{name} {gb:.2f} GB", name=c.name,
+                         gb=sizes[c.name] / 1e9) for c in d.components]
+            how = msg("term.diffusion.components", "{parts}", parts=Join(parts, " + "))
         stage_act = {"encode": 0.0, "denoise": act, "decode": dec}
         stage = max(resident, key=lambda k: resident[k] + stage_act[k])
         peak_act = stage_act[stage]
-        what = {"encode": "text encoding", "denoise": "denoising", "decode": "VAE decode"}
+        what = {"encode": msg("stage.encode", "text encoding"),
+                "denoise": msg("stage.denoise", "denoising"),
+                "decode": msg("stage.decode", "VAE decode")}
         precision = ", ".join(f"{k} {v}" for k, v in dtypes.items())
-        quant_note = ((f"--quant {w.quant} applies to {', '.join(quantized)}; " if quantized
-                       else "") + f"run-time formats: {precision}")
+        formats = msg("term.diffusion.formats", "run-time formats: {formats}", formats=precision)
+        quant_note = (msg("term.diffusion.quant", "{flag} applies to {parts}; {formats}",
+                          flag=Field("quant", w.quant), parts=", ".join(quantized),
+                          formats=formats) if quantized else formats)
         terms = [MemoryTerm("weights", int(resident[stage]),
-                            f"{how}; resident during {what[stage]}, the peak stage",
+                            msg("term.diffusion.weights", "{how}; resident during {stage}, the "
+                                "peak stage", how=how, stage=what[stage]),
                             quant_note, _OFFLOAD_SOURCE)]
         if stage == "denoise":
-            cfg_note = ("one pass per step (guidance-distilled or CFG off)" if w.cfg_passes == 1
-                        else "classifier-free guidance runs its two passes one after the other"
-                        if d.pipeline in CFG_SEQUENTIAL
-                        else "classifier-free guidance batches its two passes")
+            cfg_note = (msg("cfg.one_pass", "one pass per step (guidance-distilled or CFG off)")
+                        if w.cfg_passes == 1 else
+                        msg("cfg.sequential", "classifier-free guidance runs its two passes one "
+                            "after the other") if d.pipeline in CFG_SEQUENTIAL else
+                        msg("cfg.batched", "classifier-free guidance batches its two passes"))
             src = memory_constant("diffusion_unet_activation_coeff" if den.kind == "unet"
                                   else "diffusion_block_bytes_per_token").source
-            terms.append(MemoryTerm("activations", int(act), "denoiser step peak: "
-                                    + act_formula, cfg_note, src))
+            terms.append(MemoryTerm("activations", int(act),
+                                    msg("term.diffusion.step", "denoiser step peak: {formula}",
+                                        formula=act_formula), cfg_note, src))
         elif stage == "decode":
-            terms.append(MemoryTerm("vae_decode", int(dec), "VAE decode peak: " + dec_formula,
-                                    f"denoising needs less ({act / 1e9:.1f} GB of activations)",
+            terms.append(MemoryTerm("vae_decode", int(dec),
+                                    msg("term.diffusion.decode", "VAE decode peak: {formula}",
+                                        formula=dec_formula),
+                                    msg("term.diffusion.less", "denoising needs less ({gb:.1f} "
+                                        "GB of activations)", gb=act / 1e9),
                                     memory_constant("vae_decode_bytes_per_pixel").source))
     terms.append(runtime_term("transformers"))
     nccl = nccl_term(w.gpus) if training else None  # independent pipelines share nothing
@@ -265,10 +296,11 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         terms.append(nccl)
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(peak_act * frag.value),
-                            f"{frag.value:.0%} of the activation peak", None, frag.source))
+                            msg("term.diffusion.fragmentation", "{share:.0%} of the activation "
+                                "peak", share=frag.value), None, frag.source))
     if w.gpus > 1:
-        assumptions.append("diffusers runs one pipeline per GPU: more GPUs add throughput "
-                           "(one image each), not memory per GPU")
+        assumptions.append(msg("diffusion.per_gpu", "diffusers runs one pipeline per GPU: more "
+                               "GPUs add throughput (one image each), not memory per GPU"))
     width, height = w.image_size
     details = {"components_bytes": sizes, "component_formats": dtypes, "denoiser": d.denoiser,
                "denoiser_activation_bytes": int(act), "vae_decode_bytes": int(dec),
@@ -307,8 +339,8 @@ def _lora_terms(w: Workload, den: ComponentSpec, act: float) -> list[MemoryTerm]
     hidden = den.hidden_size or 3072
     adapters = diffusion_lora_params(w, den)
     exact = bool(den.linears)
-    per_param, what = ((8.0, "AdamW on adapters") if w.optimizer == "adamw"
-                       else (2.0, w.optimizer))
+    per_param, what = ((8.0, msg("term.diffusion.adamw", "AdamW on adapters"))
+                       if w.optimizer == "adamw" else (2.0, w.optimizer))
     width, height = w.image_size
     tokens = d.image_tokens(width, height) + d.text_tokens
     ck = 2 * layers * tokens * hidden * w.batch
@@ -318,14 +350,23 @@ def _lora_terms(w: Workload, den: ComponentSpec, act: float) -> list[MemoryTerm]
     targets = ", ".join(w.lora_targets)
     return [
         MemoryTerm("adapter_weights", int(adapters * 4),
-                   f"rank {w.lora_rank} on {targets}: {adapters:,} params x 4 bytes"
-                   + ("" if exact else " (about 16 x hidden x rank per block)"),
-                   "rank x (in + out) for every targeted linear of the denoiser's blocks"
-                   if exact else "no layer shapes for this denoiser class: an approximation"),
-        MemoryTerm("gradients", int(adapters * 4), "fp32 adapter gradients"),
+                   msg("term.diffusion.adapters", "rank {rank} on {targets}: {params:,} params x "
+                       "4 bytes", rank=w.lora_rank, targets=targets, params=adapters) if exact
+                   else msg("term.diffusion.adapters.rough", "rank {rank} on {targets}: "
+                            "{params:,} params x 4 bytes (about 16 x hidden x rank per block)",
+                            rank=w.lora_rank, targets=targets, params=adapters),
+                   msg("term.diffusion.adapters.exact", "rank x (in + out) for every targeted "
+                       "linear of the denoiser's blocks") if exact else
+                   msg("term.diffusion.adapters.approx", "no layer shapes for this denoiser "
+                       "class: an approximation")),
+        MemoryTerm("gradients", int(adapters * 4),
+                   msg("term.diffusion.gradients", "fp32 adapter gradients")),
         MemoryTerm("optimizer_states", int(adapters * per_param), what),
         MemoryTerm("activations", int(train_act),
-                   "checkpointed block inputs + one block recomputed" if w.uses_checkpointing
-                   else "every block's activations kept for backward",
-                   "gradient checkpointing " + ("on" if w.uses_checkpointing else "off")),
+                   msg("term.diffusion.checkpointed", "checkpointed block inputs + one block "
+                       "recomputed") if w.uses_checkpointing else
+                   msg("term.diffusion.kept", "every block's activations kept for backward"),
+                   msg("term.checkpointing.on", "gradient checkpointing on")
+                   if w.uses_checkpointing else
+                   msg("term.checkpointing.off", "gradient checkpointing off")),
     ]

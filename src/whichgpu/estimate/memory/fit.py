@@ -14,8 +14,10 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
+from whichgpu.messages import Field, Message, msg
 from whichgpu.models.quant import get_quant
 from whichgpu.units import GB
+from whichgpu.vocabulary import Placement, SuggestionKind
 
 # Every count one server holds, not only powers of two (3 x RTX 3090 is a common build): a
 # layer split takes any count; tensor parallelism takes the counts that divide the heads, and
@@ -107,9 +109,10 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
     return w.with_(gpus=count, tp=tp, pp=1)
 
 
-def _describe(w: Workload) -> str:
+def describe_layout(w: Workload) -> Message:
+    """How the GPUs of one job are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', 'tp=2 pp=2'."""
     if w.gpus == 1:
-        return "single GPU"
+        return msg("layout.single", "single GPU")
     if w.is_training:
         parts = []
         if w.tp_degree > 1:
@@ -117,10 +120,11 @@ def _describe(w: Workload) -> str:
         if w.pp_degree > 1:
             parts.append(f"pp={w.pp_degree}")
         parts.append(f"dp={w.dp_degree}" + (f" ZeRO-{w.zero_stage}" if w.zero_stage else ""))
-        return " ".join(parts)
+        return msg("layout.training", "{layout}", layout=" ".join(parts))
     if w.is_diffusion:
-        return f"{w.gpus} independent pipelines"
-    return f"tp={w.tp_degree}" + (f" pp={w.pp_degree}" if w.pp_degree > 1 else "")
+        return msg("layout.pipelines", "{n} independent pipelines", n=w.gpus)
+    return msg("layout.parallel", "{layout}", layout=f"tp={w.tp_degree}" + (
+        f" pp={w.pp_degree}" if w.pp_degree > 1 else ""))
 
 
 def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
@@ -140,7 +144,7 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
             if w.engine is not None and catalog.engine_problem(g, w.engine):
                 continue  # the engine the user named does not run there
             out.append(Fit(g, count, est.total_bytes, g.usable_memory_bytes - est.total_bytes,
-                           _describe(wc), band, est.host_total_bytes, est.host_fits))
+                           describe_layout(wc), band, est.host_total_bytes, est.host_fits))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
 
 
@@ -157,29 +161,49 @@ def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
 
 @dataclass(frozen=True)
 class Change:
-    """One change to the workload and its effect."""
+    """One change to the workload and its effect: what it is (``kind``, and the request
+    fields it sets, ``settings``), in words (``description``), what the job then needs and
+    the GPUs that then hold it."""
 
-    description: str
+    description: Message
     workload: Workload
     total_bytes: int
-    fits_on: tuple[str, ...]  # "gpu" or "gpu x count" that now hold it
+    fits_on: tuple[Placement, ...]  # the GPU sizes that now hold it
+    kind: SuggestionKind = SuggestionKind.QUANT
+    settings: tuple[tuple[str, Any], ...] = ()  # (request field, value)
 
     def to_json(self) -> dict[str, Any]:
         return {"change": self.description, "total_bytes": self.total_bytes,
-                "total_gb": round(self.total_bytes / GB, 2), "fits_on": list(self.fits_on)}
+                "total_gb": round(self.total_bytes / GB, 2), "fits_on": list(self.fits_on),
+                "kind": self.kind, "settings": dict(self.settings),
+                "message": self.description.to_json()}
 
 
-def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[str, ...]:
+def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[Placement, ...]:
     if target is not None:
         out = []
         for count in COUNTS:
             f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
             if f and f[0].fits:
-                out.append(target.id if count == 1 else f"{target.id} x {count}")
+                out.append(Placement(target.id, count))
                 break
         return tuple(out)
-    return tuple(f.gpu.id if f.count == 1 else f"{f.gpu.id} x {f.count}"
+    return tuple(Placement(f.gpu.id, f.count)
                  for f in smallest_fits(w, catalog))  # all of them: displays say "and N more"
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A change to try: its words, its kind, and the Workload settings it changes."""
+
+    description: Message
+    kind: SuggestionKind
+    changes: dict[str, Any]
+
+    @property
+    def settings(self) -> tuple[tuple[str, Any], ...]:
+        """The request fields the change sets (a Workload setting has its field's name)."""
+        return tuple((k, v) for k, v in self.changes.items() if k != "engine" or v)
 
 
 def suggestions(w: Workload, target: GPU | None = None, *,
@@ -191,63 +215,17 @@ def suggestions(w: Workload, target: GPU | None = None, *,
     """
     catalog = catalog or default_catalog()
     base = estimate_memory(w).total_bytes
-    candidates: list[tuple[str, dict]] = []
-    q = w.quant_format
-    if w.is_diffusion:
-        if q.linear_bits > 8:
-            candidates.append(("fp8 weights (--quant fp8)", {"quant": "fp8"}))
-        if w.offload == "none":
-            candidates.append(("offload idle components to the CPU (--offload model)",
-                               {"offload": "model"}))
-        if not w.vae_tiling:
-            candidates.append(("tiled VAE decode (--vae-tiling)", {"vae_tiling": True}))
-        if w.batch > 1:
-            candidates.append(("batch 1", {"batch": 1}))
-    elif w.is_training:
-        if not w.uses_checkpointing:
-            candidates.append(("gradient checkpointing (--gradient-checkpointing)",
-                               {"gradient_checkpointing": True}))
-        if w.task in ("full-ft", "pretrain"):
-            candidates.append(("LoRA instead of full fine-tuning (--task lora)", {"task": "lora"}))
-            if w.optimizer == "adamw":
-                candidates.append(("8-bit AdamW (--optimizer adamw-8bit)",
-                                   {"optimizer": "adamw-8bit"}))
-        if w.task == "lora":
-            candidates.append(("QLoRA on a 4-bit base (--task qlora)",
-                               {"task": "qlora", "quant": None}))
-        if not w.fused_loss:
-            candidates.append(("fused cross-entropy (--fused-loss)", {"fused_loss": True}))
-        if w.batch > 1:
-            candidates.append(("micro-batch 1 (with gradient accumulation)", {"batch": 1}))
-        if w.seq_len > 512:
-            candidates.append((f"sequence length {w.seq_len // 2:,}", {"context": w.seq_len // 2}))
-    else:
-        # smaller weights in the engine's own formats: GGUF file types under llama.cpp,
-        # FP8 / AWQ for the serving engines (and a GGUF under llama.cpp as the alternative)
-        names = (("q4_k_m", "q3_k_m", "q2_k") if w.engine_name == "llamacpp"
-                 else ("fp8", "awq", "q4_k_m"))
-        for name in names:
-            fmt_bits = get_quant(name).linear_bits
-            if fmt_bits < q.linear_bits:
-                candidates.append((f"{name} weights (--quant {name})",
-                                   {"quant": name, "engine": "llamacpp" if name.startswith("q")
-                                    else w.engine}))
-        if w.kv_bytes > 1:
-            candidates.append(("fp8 KV cache (--kv-dtype fp8)", {"kv_dtype": "fp8"}))
-        if w.seq_len > 2048:
-            candidates.append((f"context {w.seq_len // 2:,} tokens", {"context": w.seq_len // 2}))
-        if w.batch > 1:
-            candidates.append((f"{max(1, w.batch // 2)} concurrent sequences",
-                               {"batch": max(1, w.batch // 2)}))
+    candidates = _candidates(w)
     out = []
-    for text, change in candidates:
+    for c in candidates:
         try:
-            wc = w.with_(**change)
+            wc = w.with_(**c.changes)
             total = estimate_memory(wc).total_bytes
         except InputError:
             continue
         if total < base:
-            out.append(Change(text, wc, total, _fits_on(wc, target, catalog)))
+            out.append(Change(c.description, wc, total, _fits_on(wc, target, catalog), c.kind,
+                              c.settings))
     if target is not None:
         plan = _offload_change(w, target)
         if plan is not None:
@@ -259,17 +237,95 @@ def suggestions(w: Workload, target: GPU | None = None, *,
         for count in COUNTS[1:]:
             f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
             if f and f[0].fits:
-                out.append(Change(f"{count} x {target.id} ({f[0].layout})",
+                out.append(Change(msg("change.more_gpus.target", "{where} ({layout})",
+                                      where=Placement(target.id, count), layout=f[0].layout),
                                   layout_for(w, count), f[0].per_gpu_bytes,
-                                  (f"{target.id} x {count}",)))
+                                  (Placement(target.id, count),), SuggestionKind.MORE_GPUS))
                 break
         bigger = [f for f in smallest_fits(w, catalog) if f.count == 1]
         if bigger:
-            out.append(Change(f"a bigger GPU: {bigger[0].gpu.id}", w, base,
-                              (bigger[0].gpu.id,)))
+            out.append(Change(msg("change.bigger_gpu", "a bigger GPU: {gpu}",
+                                  gpu=bigger[0].gpu.id), w, base,
+                              (Placement(bigger[0].gpu.id),), SuggestionKind.BIGGER_GPU))
     # what fits the card the user has comes first (one card with llama.cpp offload before
     # four of them), then the smallest
     return sorted(out, key=lambda c: (not _fits_one(c, target), c.total_bytes))
+
+
+def _candidates(w: Workload) -> list[_Candidate]:
+    """The single changes worth trying for this workload, each with its words."""
+    out: list[_Candidate] = []
+    q = w.quant_format
+    if w.is_diffusion:
+        if q.linear_bits > 8:
+            out.append(_Candidate(msg("change.quant", "{quant} weights ({flag})", quant="fp8",
+                                      flag=Field("quant", "fp8")), SuggestionKind.QUANT,
+                                  {"quant": "fp8"}))
+        if w.offload == "none":
+            out.append(_Candidate(msg("change.offload_model", "offload idle components to the "
+                                      "CPU ({flag})", flag=Field("offload", "model")),
+                                  SuggestionKind.OFFLOAD, {"offload": "model"}))
+        if not w.vae_tiling:
+            out.append(_Candidate(msg("change.vae_tiling", "tiled VAE decode ({flag})",
+                                      flag=Field("vae_tiling")), SuggestionKind.VAE_TILING,
+                                  {"vae_tiling": True}))
+        if w.batch > 1:
+            out.append(_Candidate(msg("change.batch_1", "batch 1"), SuggestionKind.BATCH,
+                                  {"batch": 1}))
+    elif w.is_training:
+        if not w.uses_checkpointing:
+            out.append(_Candidate(msg("change.checkpointing", "gradient checkpointing ({flag})",
+                                      flag=Field("gradient_checkpointing")),
+                                  SuggestionKind.CHECKPOINTING,
+                                  {"gradient_checkpointing": True}))
+        if w.task in ("full-ft", "pretrain"):
+            out.append(_Candidate(msg("change.lora", "LoRA instead of full fine-tuning "
+                                      "({flag})", flag=Field("task", "lora")),
+                                  SuggestionKind.TASK, {"task": "lora"}))
+            if w.optimizer == "adamw":
+                out.append(_Candidate(msg("change.adamw_8bit", "8-bit AdamW ({flag})",
+                                          flag=Field("optimizer", "adamw-8bit")),
+                                      SuggestionKind.OPTIMIZER, {"optimizer": "adamw-8bit"}))
+        if w.task == "lora":
+            out.append(_Candidate(msg("change.qlora", "QLoRA on a 4-bit base ({flag})",
+                                      flag=Field("task", "qlora")), SuggestionKind.TASK,
+                                  {"task": "qlora", "quant": None}))
+        if not w.fused_loss:
+            out.append(_Candidate(msg("change.fused_loss", "fused cross-entropy ({flag})",
+                                      flag=Field("fused_loss")), SuggestionKind.LOSS,
+                                  {"fused_loss": True}))
+        if w.batch > 1:
+            out.append(_Candidate(msg("change.micro_batch_1", "micro-batch 1 (with gradient "
+                                      "accumulation)"), SuggestionKind.BATCH, {"batch": 1}))
+        if w.seq_len > 512:
+            out.append(_Candidate(msg("change.sequence", "sequence length {n:,}",
+                                      n=w.seq_len // 2), SuggestionKind.CONTEXT,
+                                  {"context": w.seq_len // 2}))
+    else:
+        # smaller weights in the engine's own formats: GGUF file types under llama.cpp,
+        # FP8 / AWQ for the serving engines (and a GGUF under llama.cpp as the alternative)
+        names = (("q4_k_m", "q3_k_m", "q2_k") if w.engine_name == "llamacpp"
+                 else ("fp8", "awq", "q4_k_m"))
+        for name in names:
+            fmt_bits = get_quant(name).linear_bits
+            if fmt_bits < q.linear_bits:
+                out.append(_Candidate(
+                    msg("change.quant", "{quant} weights ({flag})", quant=name,
+                        flag=Field("quant", name)), SuggestionKind.QUANT,
+                    {"quant": name, "engine": "llamacpp" if name.startswith("q") else w.engine}))
+        if w.kv_bytes > 1:
+            out.append(_Candidate(msg("change.kv_fp8", "fp8 KV cache ({flag})",
+                                      flag=Field("kv_dtype", "fp8")), SuggestionKind.KV_DTYPE,
+                                  {"kv_dtype": "fp8"}))
+        if w.seq_len > 2048:
+            out.append(_Candidate(msg("change.context", "context {n:,} tokens",
+                                      n=w.seq_len // 2), SuggestionKind.CONTEXT,
+                                  {"context": w.seq_len // 2}))
+        if w.batch > 1:
+            n = max(1, w.batch // 2)
+            out.append(_Candidate(msg("change.concurrency", "{n} concurrent sequences", n=n),
+                                  SuggestionKind.BATCH, {"batch": n}))
+    return out
 
 
 def _offload_change(w: Workload, target: GPU) -> Change | None:
@@ -280,34 +336,35 @@ def _offload_change(w: Workload, target: GPU) -> Change | None:
     plan = offload_plan(w, target, w.gpus)
     if plan is None:
         return None
-    rate = ""
+    rate: Message | str = ""
     try:
         est = estimate_speed(plan.workload, target, plan.count, check_fit=False,
                              saturation=False)
-        rate = (f", about {est.rates['decode_tokens_per_s_per_sequence'].typical:,.0f} "
-                "tokens/s")
+        rate = msg("change.offload.rate", ", about {rate:,.0f} tokens/s",
+                   rate=est.rates["decode_tokens_per_s_per_sequence"].typical)
     except InputError:
         pass
-    text = plan.describe() + rate
-    fits_on = (target.id if plan.count == 1 else f"{target.id} x {plan.count}",) \
-        if plan.host_ok else ()
-    return Change(text, plan.workload, plan.memory.total_bytes, fits_on)
+    text = msg("change.offload", "{plan}{rate}", plan=plan.describe(), rate=rate)
+    fits_on = (Placement(target.id, plan.count),) if plan.host_ok else ()
+    return Change(text, plan.workload, plan.memory.total_bytes, fits_on,
+                  SuggestionKind.HOST_OFFLOAD, plan.settings())
 
 
 def _fits_one(c: Change, target: GPU | None) -> bool:
     """Whether a change makes the job fit one GPU (the target, or any catalog GPU)."""
     if target is not None:
-        return target.id in c.fits_on
-    return any(" x " not in f for f in c.fits_on)
+        return target.id in (p.gpu for p in c.fits_on if p.count == 1)
+    return any(p.count == 1 for p in c.fits_on)
 
 
-def _pairs(w: Workload, candidates: list[tuple[str, dict]], base: int, target: GPU | None,
+def _pairs(w: Workload, candidates: list[_Candidate], base: int, target: GPU | None,
            catalog: Catalog, keep: int = 4) -> list[Change]:
     """Two changes together, when no single change is enough (greedy: every pair of the
     single changes that do not touch the same setting), smallest first."""
     found: list[Change] = []
-    for i, (t1, c1) in enumerate(candidates):
-        for t2, c2 in candidates[i + 1:]:
+    for i, one in enumerate(candidates):
+        for two in candidates[i + 1:]:
+            c1, c2 = one.changes, two.changes
             if set(c1) & set(c2) - {"engine"}:
                 continue
             merged = {**c1, **c2}
@@ -319,7 +376,10 @@ def _pairs(w: Workload, candidates: list[tuple[str, dict]], base: int, target: G
             except InputError:
                 continue
             if total < base:
-                found.append(Change(f"{t1} + {t2}", wc, total, _fits_on(wc, target, catalog)))
+                found.append(Change(msg("change.pair", "{one} + {two}", one=one.description,
+                                        two=two.description), wc, total,
+                                    _fits_on(wc, target, catalog), SuggestionKind.PAIR,
+                                    (*one.settings, *two.settings)))
     fitting = [c for c in found if _fits_one(c, target)]
     return sorted(fitting or found, key=lambda c: c.total_bytes)[:keep]
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from whichgpu.engines import engines_with, has
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
@@ -16,9 +17,10 @@ from whichgpu.estimate.memory.placement import placement
 from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Message, data_text, msg
 from whichgpu.units import GiB, MiB
 
-SERVING = ("vllm", "sglang", "trtllm")
+SERVING = engines_with("continuous_batching")
 
 
 def _coeff(table: str, tp: int) -> float:
@@ -30,32 +32,36 @@ def _coeff(table: str, tp: int) -> float:
 def runtime_term(engine: str) -> MemoryTerm:
     if engine == "mlx":  # no CUDA context; Metal's own runtime is of llama.cpp's minimum's order
         c = memory_constant("llamacpp_cuda_minimum_mib")
-        return MemoryTerm("runtime", int(c.value * MiB), "Metal runtime (llama.cpp's minimum "
-                          "taken for MLX)", c.note, c.source)
-    if engine in ("llamacpp", "mlc"):
+        return MemoryTerm("runtime", int(c.value * MiB),
+                          msg("term.runtime.mlx", "Metal runtime (llama.cpp's minimum taken "
+                              "for MLX)"), data_text(c.note), c.source)
+    if has(engine, "ggml_runtime"):
         c = memory_constant("llamacpp_cuda_minimum_mib")
-        return MemoryTerm("runtime", int(c.value * MiB), "CUDA context and llama.cpp minimum",
-                          c.note, c.source)
+        return MemoryTerm("runtime", int(c.value * MiB),
+                          msg("term.runtime.llamacpp", "CUDA context and llama.cpp minimum"),
+                          data_text(c.note), c.source)
     c = memory_constant("torch_cuda_context_gib")
-    return MemoryTerm("runtime", int(c.value * GiB), "CUDA context, cuBLAS/cuDNN workspaces",
-                      c.note, c.source)
+    return MemoryTerm("runtime", int(c.value * GiB),
+                      msg("term.runtime.torch", "CUDA context, cuBLAS/cuDNN workspaces"),
+                      data_text(c.note), c.source)
 
 
 def nccl_term(gpus: int) -> MemoryTerm | None:
     if gpus <= 1:
         return None
     c = memory_constant("nccl_buffers_mib")
-    return MemoryTerm("nccl", int(c.value * MiB), "NCCL communication buffers per GPU",
-                      c.note, c.source)
+    return MemoryTerm("nccl", int(c.value * MiB),
+                      msg("term.nccl", "NCCL communication buffers per GPU"), data_text(c.note),
+                      c.source)
 
 
-def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
+def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     m = w.model
     q = w.quant_format
     engine = w.engine_name
     tp, pp = w.tp_degree, w.pp_degree
     split = tp * pp
-    assumptions: list[str] = []
+    assumptions: list[Message] = []
     terms: list[MemoryTerm] = []
 
     wb = workload_weight_bytes(w)
@@ -66,14 +72,19 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         layout = placement(w, wb)
         on_gpu = layout.gpu_bytes
     weights = on_gpu / split
-    where = ""
+    where: Message | str = ""
     if layout is not None:
-        where = ("; " + layout.formula() if layout.offloaded else "; token embedding in host "
-                 "RAM (llama.cpp keeps the input layer on the CPU)")
+        where = (msg("term.weights.placed", "; {layout}", layout=layout.formula())
+                 if layout.offloaded else
+                 msg("term.weights.embedding_on_cpu", "; token embedding in host RAM "
+                     "(llama.cpp keeps the input layer on the CPU)"))
+    split_text = msg("term.split", ", split over {n} GPUs", n=split) if split > 1 else ""
     terms.append(MemoryTerm(
         "weights", int(weights),
-        wb.formula + (f", split over {split} GPUs" if split > 1 else "") + where,
-        None if wb.exact else f"{q.name}: {q.description}",
+        msg("term.weights", "{formula}{split}{where}", formula=wb.formula, split=split_text,
+            where=where),
+        None if wb.exact else msg("term.weights.format", "{quant}: {description}",
+                                  quant=q.name, description=q.said),
         m.checkpoint.source if wb.exact and m.checkpoint else wb.source or q.source))
 
     ctx = w.seq_len
@@ -83,22 +94,29 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     kv_gpu = kv_all * kv_share / pp
     terms.append(MemoryTerm(
         "kv_cache", int(kv_gpu),
-        f"{w.batch} sequence(s) x {kv.context_cached:,} tokens; {kv.formula}"
-        + (f"; split over tp={tp}" if tp > 1 else "")
-        + (f"; in the GPU layers: {kv_share:.0%}" if kv_share < 1 else ""),
-        f"KV dtype {w.kv_dtype} ({w.kv_bytes:g} bytes per element)"))
+        msg("term.kv", "{batch} sequence(s) x {context:,} tokens; {formula}{tp}{share}",
+            batch=w.batch, context=kv.context_cached, formula=kv.formula,
+            tp=msg("term.kv.tp", "; split over tp={tp}", tp=tp) if tp > 1 else "",
+            share=msg("term.kv.share", "; in the GPU layers: {share:.0%}", share=kv_share)
+            if kv_share < 1 else ""),
+        msg("term.kv.dtype", "KV dtype {dtype} ({bytes:g} bytes per element)",
+            dtype=w.kv_dtype, bytes=w.kv_bytes)))
     if layout is not None:
         host_terms.append(MemoryTerm(
             "weights", layout.host_bytes,
-            "token embedding" + (f" + {layout.describe()}" if layout.offloaded else ""),
-            "memory-mapped from the GGUF file (llama.cpp's default)", PLACEMENT_SOURCE))
+            msg("term.host.weights.placed", "token embedding + {layout}",
+                layout=layout.describe()) if layout.offloaded else
+            msg("term.host.embedding", "token embedding"),
+            msg("term.host.mmap", "memory-mapped from the GGUF file (llama.cpp's default)"),
+            PLACEMENT_SOURCE))
         if kv_share < 1:
             host_terms.append(MemoryTerm("kv_cache", int(kv_all * (1 - kv_share)),
-                                         "the KV cache of the layers on the CPU",
-                                         None, PLACEMENT_SOURCE))
+                                         msg("term.host.kv", "the KV cache of the layers on "
+                                             "the CPU"), None, PLACEMENT_SOURCE))
     if m.max_context and ctx > m.max_context:
-        assumptions.append(f"context {ctx:,} exceeds the model's trained maximum "
-                           f"{m.max_context:,}: quality may drop without RoPE scaling")
+        assumptions.append(msg("memory.beyond_context", "context {context:,} exceeds the "
+                               "model's trained maximum {maximum:,}: quality may drop without "
+                               "RoPE scaling", context=ctx, maximum=m.max_context))
 
     h, v = m.hidden_size, m.vocab_size
     act_bytes = 0.0
@@ -112,23 +130,27 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         act_bytes = act + sampler
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
-            f"2 x {tokens} batched tokens x hidden {h} x {coeff:g} (profiling peak) + sampler "
-            f"logits for up to 256 sequences x vocab x 4 bytes",
-            "the engine profiles one full batch of max_num_batched_tokens",
+            msg("term.activations.serving", "2 x {tokens} batched tokens x hidden {hidden} x "
+                "{coeff:g} (profiling peak) + sampler logits for up to 256 sequences x vocab x "
+                "4 bytes", tokens=tokens, hidden=h, coeff=coeff),
+            msg("term.activations.serving.why", "the engine profiles one full batch of "
+                "max_num_batched_tokens"),
             memory_constant(table).source))
         g = memory_constant("vllm_cuda_graph_gib")
-        terms.append(MemoryTerm("cuda_graphs", int(g.value * GiB), "captured CUDA graphs",
-                                g.note, g.source))
-    elif engine in ("llamacpp", "mlc"):
+        terms.append(MemoryTerm("cuda_graphs", int(g.value * GiB),
+                                msg("term.cuda_graphs", "captured CUDA graphs"),
+                                data_text(g.note), g.source))
+    elif has(engine, "ggml_runtime"):
         ub = min(w.ubatch_tokens, max(ctx, 1))
         attn = 2 * ub * kv.context_cached if w.flash_attention else \
             4 * ub * kv.context_cached * (1 + m.num_attention_heads)
         act_bytes = max(4 * ub * (1 + 4 * h) + attn, 4 * ub * (h + v))
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
-            f"compute buffer: max(4 x ubatch {ub} x (1 + 4 hidden) + attention scratch, "
-            "4 x ubatch x (hidden + vocab))",
-            "flash attention on" if w.flash_attention else "flash attention off",
+            msg("term.activations.llamacpp", "compute buffer: max(4 x ubatch {ubatch} x (1 + 4 "
+                "hidden) + attention scratch, 4 x ubatch x (hidden + vocab))", ubatch=ub),
+            msg("term.flash.on", "flash attention on") if w.flash_attention else
+            msg("term.flash.off", "flash attention off"),
             "https://github.com/ollama/ollama (llm/ggml.go GraphSize, llama family)"))
     else:  # transformers, exllamav2: dynamic allocation, prefill peak
         # ExLlamaV2 and MLX-LM (generate.py prefill_step_size = 2048) prefill 2,048 at a time
@@ -140,13 +162,18 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         if not w.flash_attention:
             act += w.batch * m.num_attention_heads / tp * chunk * chunk * 6
         act_bytes = act + w.batch * v * 4
+        attention = (msg("term.sdpa", "SDPA/flash attention") if w.flash_attention else
+                     msg("term.eager", "eager attention"))
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
-            f"prefill of {tokens:,} tokens: live MLP tensors (hidden + 3 x intermediate, "
-            "16-bit) + last-token logits in fp32"
-            + ("" if w.flash_attention else " + eager attention scores (fp32 softmax)"),
-            f"{'exllamav2 prefills in chunks of 2,048 tokens; ' if engine == 'exllamav2' else ''}"
-            f"{'SDPA/flash attention' if w.flash_attention else 'eager attention'}"))
+            msg("term.activations.prefill", "prefill of {tokens:,} tokens: live MLP tensors "
+                "(hidden + 3 x intermediate, 16-bit) + last-token logits in fp32", tokens=tokens)
+            if w.flash_attention else
+            msg("term.activations.prefill.eager", "prefill of {tokens:,} tokens: live MLP "
+                "tensors (hidden + 3 x intermediate, 16-bit) + last-token logits in fp32 + "
+                "eager attention scores (fp32 softmax)", tokens=tokens),
+            msg("term.exllama.chunks", "exllamav2 prefills in chunks of 2,048 tokens; "
+                "{attention}", attention=attention) if engine == "exllamav2" else attention))
     terms.append(runtime_term(engine))
     nccl = nccl_term(w.gpus)
     if nccl:
@@ -155,8 +182,10 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         dynamic = kv_gpu + act_bytes
         c = memory_constant("fragmentation_fraction")
         terms.append(MemoryTerm("fragmentation", int(dynamic * c.value),
-                                f"{c.value:.0%} of KV cache and activations",
-                                "PyTorch caching allocator", c.source))
+                                msg("term.fragmentation", "{share:.0%} of KV cache and "
+                                    "activations", share=c.value),
+                                msg("term.fragmentation.why", "PyTorch caching allocator"),
+                                c.source))
     reserve = _engine_reserve(engine, terms, kv_gpu)
     if reserve:
         terms.append(reserve)
@@ -175,17 +204,22 @@ def _engine_reserve(engine: str, terms: list[MemoryTerm], kv_gpu: float) -> Memo
     if engine == "vllm":
         c = memory_constant("vllm_gpu_memory_utilization")
         return MemoryTerm("engine_reserve", int(used / c.value - used),
-                          f"vLLM uses {c.value:.0%} of the GPU; the other "
-                          f"{1 - c.value:.0%} stays free", "--gpu-memory-utilization default",
+                          msg("term.reserve.vllm", "vLLM uses {used:.0%} of the GPU; the other "
+                              "{free:.0%} stays free", used=c.value, free=1 - c.value),
+                          msg("term.reserve.vllm.why", "--gpu-memory-utilization default"),
                           c.source)
     if engine == "sglang":
         c = memory_constant("sglang_mem_fraction_static")
         return MemoryTerm("engine_reserve", int(used / c.value - used),
-                          f"SGLang keeps {1 - c.value:.0%} of the GPU out of its static pool",
-                          "--mem-fraction-static default", c.source)
+                          msg("term.reserve.sglang", "SGLang keeps {free:.0%} of the GPU out of "
+                              "its static pool", free=1 - c.value),
+                          msg("term.reserve.sglang.why", "--mem-fraction-static default"),
+                          c.source)
     if engine == "trtllm":
         c = memory_constant("trtllm_free_gpu_memory_fraction")
         return MemoryTerm("engine_reserve", int(kv_gpu / c.value - kv_gpu),
-                          f"TensorRT-LLM gives {c.value:.0%} of the free memory to the KV pool",
-                          "free_gpu_memory_fraction default", c.source)
+                          msg("term.reserve.trtllm", "TensorRT-LLM gives {share:.0%} of the free "
+                              "memory to the KV pool", share=c.value),
+                          msg("term.reserve.trtllm.why", "free_gpu_memory_fraction default"),
+                          c.source)
     return None

@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from whichgpu.engines import engines_with, has
 from whichgpu.estimate.constants import memory_value
+from whichgpu.messages import Join, msg
 from whichgpu.models.spec import LayerSpec, ModelSpec
 
 # Engines that give sliding-window layers full-length pages in hybrid models (hf-mem #60/#70:
@@ -17,9 +19,9 @@ from whichgpu.models.spec import LayerSpec, ModelSpec
 # off by default for latency (vllm-project/vllm#21761, after #19351 added it) and SGLang's is
 # opt-in (sgl-project/sglang#6563, hybrid_kvcache_ratio); transformers' hybrid chunked cache
 # and llama.cpp's chunked SWA cache keep one chunk.
-_FULL_PAGES_FOR_SLIDING = ("vllm", "sglang", "trtllm")
+_FULL_PAGES_FOR_SLIDING = engines_with("pages_sliding_windows")
 # Engines whose MLA cache holds the compressed latent; transformers stores decompressed K/V.
-_LATENT_MLA = ("vllm", "sglang", "trtllm", "llamacpp", "mlc")
+_LATENT_MLA = engines_with("caches_mla_latent")
 
 
 @dataclass(frozen=True)
@@ -47,14 +49,14 @@ def state_element_bytes(engine: str) -> int:
     F32 (estimators.md 5.2, gguf-parser's recurrent path); vLLM, SGLang and transformers keep
     them in the model's 16-bit dtype (vLLM mamba_cache_dtype 'auto'). A quantized KV-cache
     dtype does not apply to them."""
-    return 4 if engine in ("llamacpp", "mlc") else 2
+    return 4 if has(engine, "ggml_runtime") else 2
 
 
 def cached_context(context: int, engine: str) -> int:
     """Context rounded up to the engine's allocation unit (vLLM blocks, llama.cpp padding)."""
-    if engine in ("vllm", "sglang", "trtllm"):
+    if has(engine, "continuous_batching"):
         block = int(memory_value("vllm_block_tokens"))
-    elif engine in ("llamacpp", "mlc"):
+    elif has(engine, "ggml_runtime"):
         block = int(memory_value("llamacpp_ctx_pad_tokens"))
     else:
         return context
@@ -95,26 +97,35 @@ def kv_cache(model: ModelSpec, context: int, kv_bytes: float, engine: str) -> KV
         total += size
     parts = []
     if "full" in by_kind:
-        parts.append("full layers: context x 2 x kv_heads x head_dim x bytes")
-    for bounded in ("sliding", "chunked"):
-        if bounded in by_kind:
-            parts.append(f"{bounded} layers: " + ("full context (engine pages them fully)"
-                                                  if engine in _FULL_PAGES_FOR_SLIDING
-                                                  else "min(context, window)")
-                         + " x 2 x kv_heads x head_dim x bytes")
+        parts.append(msg("formula.kv.full", "full layers: context x 2 x kv_heads x head_dim x "
+                         "bytes"))
+    paged = engine in _FULL_PAGES_FOR_SLIDING
+    if "sliding" in by_kind:
+        parts.append(msg("formula.kv.sliding.paged", "sliding layers: full context (engine "
+                         "pages them fully) x 2 x kv_heads x head_dim x bytes") if paged else
+                     msg("formula.kv.sliding", "sliding layers: min(context, window) x 2 x "
+                         "kv_heads x head_dim x bytes"))
+    if "chunked" in by_kind:
+        parts.append(msg("formula.kv.chunked.paged", "chunked layers: full context (engine "
+                         "pages them fully) x 2 x kv_heads x head_dim x bytes") if paged else
+                     msg("formula.kv.chunked", "chunked layers: min(context, window) x 2 x "
+                         "kv_heads x head_dim x bytes"))
     if "mla-latent" in by_kind:
-        parts.append("MLA: context x (kv_lora_rank + qk_rope_head_dim) x bytes")
+        parts.append(msg("formula.kv.mla", "MLA: context x (kv_lora_rank + qk_rope_head_dim) x "
+                         "bytes"))
     if "mla-decompressed" in by_kind:
-        parts.append("MLA decompressed by transformers: context x heads x (qk dims + v dim) x "
-                     "bytes")
-    if "dsa-indexer" in by_kind:
-        parts.append(f"DeepSeek sparse-attention indexer: context x "
-                     f"{index_key_bytes(mla.index_head_dim, engine)} bytes per layer")
+        parts.append(msg("formula.kv.mla_decompressed", "MLA decompressed by transformers: "
+                         "context x heads x (qk dims + v dim) x bytes"))
+    if "dsa-indexer" in by_kind and mla is not None:
+        parts.append(msg("formula.kv.indexer", "DeepSeek sparse-attention indexer: context x "
+                         "{bytes} bytes per layer",
+                         bytes=index_key_bytes(mla.index_head_dim, engine)))
     if "linear-state" in by_kind:
-        parts.append("linear/SSM layers: a constant state per sequence (conv + recurrent "
-                     f"state x {state_element_bytes(engine)} bytes, float32 where the model "
-                     "asks for it), whatever the context")
-    return KVCache(int(total), ctx, "; ".join(parts), by_kind)
+        parts.append(msg("formula.kv.linear", "linear/SSM layers: a constant state per sequence "
+                         "(conv + recurrent state x {bytes} bytes, float32 where the model asks "
+                         "for it), whatever the context", bytes=state_element_bytes(engine)))
+    return KVCache(int(total), ctx, msg("formula.kv", "{parts}", parts=Join(parts, "; ")),
+                   by_kind)
 
 
 def _state_bytes(layer: LayerSpec, engine: str) -> int:

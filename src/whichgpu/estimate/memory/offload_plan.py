@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import GB, MiB
+from whichgpu.vocabulary import Placement
 
 PlanKind = Literal["experts", "layers", "experts+layers"]
 
@@ -52,20 +54,35 @@ class OffloadPlan:
     def cpu_layers(self) -> int:
         return (self.memory.details.get("placement") or {}).get("cpu_layers", 0)
 
-    def describe(self) -> str:
-        where = ("one " + self.gpu.id) if self.count == 1 else f"{self.count} x {self.gpu.id}"
-        parts = []
+    def settings(self) -> tuple[tuple[str, Any], ...]:
+        """The request fields that ask for this layout (llama.cpp's flags)."""
+        w = self.workload
+        out: list[tuple[str, Any]] = []
+        if w.cpu_moe_layers:
+            out.append(("n_cpu_moe", w.cpu_moe_layers))
+        if w.gpu_layers is not None:
+            out.append(("gpu_layers", w.gpu_layers))
+        return tuple(out)
+
+    def describe(self) -> Message:
+        where = (msg("offload.one", "one {gpu}", gpu=self.gpu.id) if self.count == 1 else
+                 Placement(self.gpu.id, self.count))
+        parts: list[Message] = []
         if self.expert_layers:
-            parts.append(f"the experts of {self.expert_layers} layer(s) in RAM")
+            parts.append(msg("offload.experts", "the experts of {n} layer(s) in RAM",
+                             n=self.expert_layers))
         if self.cpu_layers:
-            parts.append(f"{self.cpu_layers} layer(s) on the CPU")
+            parts.append(msg("offload.layers", "{n} layer(s) on the CPU", n=self.cpu_layers))
         host = self.memory.host
-        ram = (f"needs {self.host_bytes / GB:,.1f} GB of host RAM"
-               + ("" if self.host_ok or host is None else
-                  f", more than the {host.usable_ram_bytes / GB:,.0f} GB free of "
-                  f"{host.ram_bytes / GB:,.0f} GB (--host-ram)"))
-        return (f"{where} + {' and '.join(parts)} ({self.flags}): "
-                f"{self.memory.total_bytes / GB:,.1f} GB per GPU, {ram}")
+        ram = msg("offload.ram", "needs {ram:,.1f} GB of host RAM", ram=self.host_bytes / GB)
+        if not self.host_ok and host is not None:
+            ram = msg("offload.ram.short", "needs {ram:,.1f} GB of host RAM, more than the "
+                      "{free:,.0f} GB free of {total:,.0f} GB ({flag})",
+                      ram=self.host_bytes / GB, free=host.usable_ram_bytes / GB,
+                      total=host.ram_bytes / GB, flag=Field("host_ram"))
+        return msg("offload.plan", "{where} + {what} ({flags}): {gpu:,.1f} GB per GPU, {ram}",
+                   where=where, what=Join(parts, " and "), flags=self.flags,
+                   gpu=self.memory.total_bytes / GB, ram=ram)
 
     def to_json(self) -> dict:
         return {"gpu": self.gpu.id, "count": self.count, "kind": self.kind,
@@ -80,14 +97,15 @@ def supports_offload(w: Workload) -> bool:
     return w.task == "inference" and w.engine_name == "llamacpp" and bool(w.model.num_layers)
 
 
-def no_offload_reason(w: Workload) -> str | None:
+def no_offload_reason(w: Workload) -> Message | None:
     """Why a job that does not fit cannot spill to host RAM, in one line (None if it can)."""
     if w.task != "inference" or w.is_diffusion:
         return None
     if w.engine_name == "llamacpp":
         return None
-    return (f"{w.engine_name} keeps every weight on the GPU in whichgpu's model; llama.cpp "
-            "(--engine llamacpp with a GGUF) can keep layers or MoE experts in host RAM")
+    return msg("offload.none", "{engine} keeps every weight on the GPU in whichgpu's model; "
+               "llama.cpp ({flag} with a GGUF) can keep layers or MoE experts in host RAM",
+               engine=w.engine_name, flag=Field("engine", "llamacpp"))
 
 
 def offload_plan(w: Workload, gpu: GPU, count: int = 1) -> OffloadPlan | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory.weights import TensorBytes, WeightBytes
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, Join, Message, msg
 
 EXPERT_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"  # llama.cpp common.h LLM_FFN_EXPS_REGEX
 SOURCE = "https://github.com/ggml-org/llama.cpp/pull/15077 and src/llama-model.cpp (load_tensors)"
@@ -58,30 +59,36 @@ class Placement:
     def kv_gpu_fraction(self) -> float:
         return sum(self.layer_on_gpu) / max(self.num_layers, 1)
 
-    def describe(self) -> str:
+    def describe(self) -> Message:
         if not self.offloaded:
-            return "every layer on the GPU (the token embedding in host RAM, as llama.cpp does)"
+            return msg("placement.all_on_gpu", "every layer on the GPU (the token embedding in "
+                       "host RAM, as llama.cpp does)")
         parts = []
         cpu_layers = self.num_layers - sum(self.layer_on_gpu)
         if cpu_layers:
-            parts.append(f"{cpu_layers} of {self.num_layers} layers on the CPU")
+            parts.append(msg("placement.cpu_layers", "{n} of {total} layers on the CPU",
+                             n=cpu_layers, total=self.num_layers))
         if self.host_expert_layers:
-            parts.append(f"the experts of {self.host_expert_layers} layer(s) in host RAM")
+            parts.append(msg("placement.experts", "the experts of {n} layer(s) in host RAM",
+                             n=self.host_expert_layers))
         if not self.output_on_gpu:
-            parts.append("the output head on the CPU")
-        return ", ".join(parts) + f" ({self.flags})"
+            parts.append(msg("placement.output", "the output head on the CPU"))
+        return msg("placement.describe", "{parts} ({flags})", parts=Join(parts), flags=self.flags)
 
-    def formula(self) -> str:
-        """The layout in the memory terms' words (the web translates them)."""
+    def formula(self) -> Message:
+        """The layout in the memory terms' words."""
         parts = []
         cpu_layers = self.num_layers - sum(self.layer_on_gpu)
         if cpu_layers:
-            parts.append(f"CPU layers: {cpu_layers}/{self.num_layers}")
+            parts.append(msg("placement.formula.cpu_layers", "CPU layers: {n}/{total}",
+                             n=cpu_layers, total=self.num_layers))
         if self.host_expert_layers:
-            parts.append(f"experts in host RAM: {self.host_expert_layers} layer(s)")
+            parts.append(msg("placement.formula.experts", "experts in host RAM: {n} layer(s)",
+                             n=self.host_expert_layers))
         if not self.output_on_gpu:
-            parts.append("output head on the CPU")
-        return "; ".join(parts) + f" ({self.flags})"
+            parts.append(msg("placement.formula.output", "output head on the CPU"))
+        return msg("placement.formula", "{parts} ({flags})", parts=Join(parts, "; "),
+                   flags=self.flags)
 
     def to_json(self) -> dict:
         return {"flags": self.flags, "gpu_layers": self.gpu_layers,
@@ -99,8 +106,9 @@ def _patterns(w: Workload) -> list[tuple[re.Pattern, bool]]:
         try:
             out.append((re.compile(pattern), device.upper() != "CPU"))
         except re.error as exc:
-            raise InputError(f"--override-tensor {pattern!r} is not a regular expression: "
-                             f"{exc}") from None
+            raise InputError(msg("workload.ot_regex", "{field} {v!r} is not a regular "
+                                 "expression: {why}", field=Field("override_tensor"), v=pattern,
+                                 why=str(exc))) from None
     n = w.model.num_layers
     if w.cpu_moe_layers >= n > 0:
         out.append((re.compile(EXPERT_REGEX), False))

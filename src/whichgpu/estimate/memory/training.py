@@ -21,18 +21,24 @@ from whichgpu.estimate.memory.inference import nccl_term, runtime_term
 from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload, lora_groups
+from whichgpu.messages import Join, Message, msg
 from whichgpu.models.spec import ModelSpec
 
 # Optimizer state bytes per trainable parameter (fp32 states unless 8-bit).
-OPTIMIZER_BYTES = {
-    "adamw": (8.0, "AdamW: fp32 first and second moments (8 bytes/param)"),
-    "adamw-8bit": (2.0, "bitsandbytes 8-bit AdamW: two 1-byte block-quantized moments"),
-    "paged-adamw-8bit": (2.0, "paged 8-bit AdamW: 2 bytes/param, pages to CPU under pressure"),
-    "sgd": (0.0, "SGD without momentum keeps no state"),
-    "sgd-momentum": (4.0, "SGD with momentum: one fp32 buffer (4 bytes/param)"),
-    "lion": (4.0, "Lion: one fp32 momentum (4 bytes/param)"),
-    "adafactor": (None, "Adafactor: factored second moment, fp32 row and column vectors per "
-                        "matrix, no first moment (beta1=None, the transformers default)"),
+OPTIMIZER_BYTES: dict[str, tuple[float | None, Message]] = {
+    "adamw": (8.0, msg("optimizer.adamw", "AdamW: fp32 first and second moments (8 "
+                       "bytes/param)")),
+    "adamw-8bit": (2.0, msg("optimizer.adamw_8bit", "bitsandbytes 8-bit AdamW: two 1-byte "
+                            "block-quantized moments")),
+    "paged-adamw-8bit": (2.0, msg("optimizer.paged", "paged 8-bit AdamW: 2 bytes/param, pages "
+                                  "to CPU under pressure")),
+    "sgd": (0.0, msg("optimizer.sgd", "SGD without momentum keeps no state")),
+    "sgd-momentum": (4.0, msg("optimizer.sgd_momentum", "SGD with momentum: one fp32 buffer (4 "
+                              "bytes/param)")),
+    "lion": (4.0, msg("optimizer.lion", "Lion: one fp32 momentum (4 bytes/param)")),
+    "adafactor": (None, msg("optimizer.adafactor", "Adafactor: factored second moment, fp32 "
+                            "row and column vectors per matrix, no first moment (beta1=None, "
+                            "the transformers default)")),
 }
 _OPT_SOURCE = ("https://blog.eleuther.ai/transformer-math/ (AdamW 8 bytes/param + 4 fp32 master;"
                " 8-bit Adam 2; SGD+momentum 4)")
@@ -99,7 +105,7 @@ def selective_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
     return 2 * (h + a * d / tp + mm / 2 / tp) + 4 * a / tp
 
 
-def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
+def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     m = w.model
     q = w.quant_format
     tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
@@ -107,7 +113,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     split = tp * pp
     full = w.task in ("full-ft", "pretrain")
     terms: list[MemoryTerm] = []
-    assumptions: list[str] = []
+    assumptions: list[Message] = []
 
     # --- weights
     wb = workload_weight_bytes(w)
@@ -115,16 +121,20 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
     states_on_cpu = w.offload in ("optimizer", "cpu")
     if on_cpu:
-        assumptions.append("FSDP CPU offload: parameters, gradients and optimizer states stay in "
-                           "CPU memory; each layer is copied to the GPU as it runs")
+        assumptions.append(msg("train.fsdp_offload", "FSDP CPU offload: parameters, gradients "
+                               "and optimizer states stay in CPU memory; each layer is copied "
+                               "to the GPU as it runs"))
     elif states_on_cpu:
-        assumptions.append("ZeRO-Offload: optimizer states and fp32 master weights stay in CPU "
-                           "memory")
+        assumptions.append(msg("train.zero_offload", "ZeRO-Offload: optimizer states and fp32 "
+                               "master weights stay in CPU memory"))
     terms.append(MemoryTerm(
         "weights", 0 if on_cpu else int(wb.total / w_div),
-        wb.formula + (f", / {w_div} GPUs" if w_div > 1 else "")
-        + (" (ZeRO-3/FSDP shards them)" if zero >= 3 and dp > 1 else ""),
-        "trainable" if full else "frozen base model", q.source))
+        msg("term.train.weights", "{formula}{split}{sharded}", formula=wb.formula,
+            split=msg("term.train.split", ", / {n} GPUs", n=w_div) if w_div > 1 else "",
+            sharded=msg("term.train.sharded", " (ZeRO-3/FSDP shards them)")
+            if zero >= 3 and dp > 1 else ""),
+        msg("term.train.trainable", "trainable") if full else
+        msg("term.train.frozen", "frozen base model"), q.source))
 
     n = m.params_total
     if full:
@@ -136,29 +146,35 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         grad_bytes = float(ab)
         terms.append(MemoryTerm(
             "adapter_weights", int(trainable * ab / split),
-            f"LoRA rank {w.lora_rank} on {', '.join(w.lora_targets)}: {trainable:,} params "
-            f"x {ab} bytes ({'fp32' if ab == 4 else 'bf16'} adapters)",
-            "PEFT keeps adapters in fp32 under mixed precision (autocast_adapter_dtype)"
-            if ab == 4 else f"{w.framework} trains the adapters in bf16 like the rest",
+            msg("term.adapters", "LoRA rank {rank} on {targets}: {params:,} params x {bytes} "
+                "bytes ({dtype} adapters)", rank=w.lora_rank, targets=", ".join(w.lora_targets),
+                params=trainable, bytes=ab, dtype="fp32" if ab == 4 else "bf16"),
+            msg("term.adapters.peft", "PEFT keeps adapters in fp32 under mixed precision "
+                "(autocast_adapter_dtype)") if ab == 4 else
+            msg("term.adapters.bf16", "{framework} trains the adapters in bf16 like the rest",
+                framework=w.framework),
             "https://huggingface.co/docs/peft/main/en/developer_guides/lora"))
     # --- master weights, gradients, optimizer
     if full and w.uses_master_weights and not states_on_cpu:
         div = split * (dp if zero >= 1 else 1)
         terms.append(MemoryTerm("master_weights", int(trainable * 4 / div),
-                                f"fp32 master copy: {trainable:,} params x 4 bytes"
-                                + (f" / {div}" if div > 1 else ""),
-                                "mixed precision keeps fp32 master weights", _OPT_SOURCE))
+                                msg("term.master", "fp32 master copy: {params:,} params x 4 "
+                                    "bytes{div}", params=trainable, div=_over(div)),
+                                msg("term.master.why", "mixed precision keeps fp32 master "
+                                    "weights"), _OPT_SOURCE))
     gdiv = split * (dp if zero >= 2 else 1)
     grads = 0 if on_cpu else trainable * grad_bytes / gdiv
-    gformula = (f"{trainable:,} trainable params x {grad_bytes:g} bytes"
-                + (f" / {gdiv}" if gdiv > 1 else ""))
+    gformula = msg("term.gradients", "{params:,} trainable params x {bytes:g} bytes{div}",
+                   params=trainable, bytes=grad_bytes, div=_over(gdiv))
     if w.optimizer_in_backward and full:
         largest = max(m.largest_layer_params, m.vocab_size * m.hidden_size)
         grads = min(grads, largest * grad_bytes / split)
-        gformula = (f"optimizer step fused into backward: one layer's gradients at a time "
-                    f"(the largest, {largest:,} params, x {grad_bytes:g} bytes)")
+        gformula = msg("term.gradients.in_backward", "optimizer step fused into backward: one "
+                       "layer's gradients at a time (the largest, {params:,} params, x "
+                       "{bytes:g} bytes)", params=largest, bytes=grad_bytes)
     terms.append(MemoryTerm("gradients", int(grads), gformula,
-                            "gradients in the dtype of the trainable weights", _OPT_SOURCE))
+                            msg("term.gradients.why", "gradients in the dtype of the trainable "
+                                "weights"), _OPT_SOURCE))
     per_param, what = OPTIMIZER_BYTES[w.optimizer]
     if per_param is None:
         opt = _adafactor_bytes(m, trainable) if full else sum(
@@ -166,29 +182,31 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
             for g in lora_groups(w))
     else:
         opt = trainable * per_param
-    state_note = None
+    state_note: Message | None = None
     if _states_follow_params(w, full, grad_bytes):
         # torch.optim creates its state like the parameter: bf16 states for bf16 parameters
         opt *= 0.5
-        what += ", kept in bf16 like the parameters (no fp32 master copy)"
-        state_note = "torch.optim states take the parameters' dtype (pure bf16 training)"
+        what = msg("term.optimizer.bf16", "{what}, kept in bf16 like the parameters (no fp32 "
+                   "master copy)", what=what)
+        state_note = msg("term.optimizer.bf16.why", "torch.optim states take the parameters' "
+                         "dtype (pure bf16 training)")
     odiv = split * (dp if zero >= 1 else 1)
     opt_gpu = 0 if states_on_cpu else opt / odiv
     host: dict[str, int] = {}
     if states_on_cpu:
         host["optimizer_states"] = int(opt / odiv)
-    oformula = what + (f" / {odiv}" if odiv > 1 else "")
+    oformula = msg("term.optimizer", "{what}{div}", what=what, div=_over(odiv))
     if w.optimizer == "paged-adamw-8bit" and not states_on_cpu:
         # bitsandbytes allocates paged states with cudaMallocManaged: outside PyTorch's
         # allocator, they page to CPU RAM when the GPU is full and back when stepped
         layer = max(m.largest_layer_params, m.vocab_size * m.hidden_size) if full else trainable
         resident = min(opt_gpu, layer * per_param / split)
         host["optimizer_states"] = int(opt_gpu)
-        oformula = (f"paged 8-bit AdamW: {opt_gpu / 1e9:,.2f} GB of states in CUDA unified "
-                    "memory, paged to CPU RAM when the GPU is full; at least the states of "
-                    "the layer being stepped are resident")
-        state_note = ("paged states are not counted against the GPU beyond one layer: "
-                      "nvidia-smi shows more while memory is free")
+        oformula = msg("term.optimizer.paged", "paged 8-bit AdamW: {gb:,.2f} GB of states in "
+                       "CUDA unified memory, paged to CPU RAM when the GPU is full; at least "
+                       "the states of the layer being stepped are resident", gb=opt_gpu / 1e9)
+        state_note = msg("term.optimizer.paged.why", "paged states are not counted against the "
+                         "GPU beyond one layer: nvidia-smi shows more while memory is free")
         opt_gpu = resident
     terms.append(MemoryTerm("optimizer_states", int(opt_gpu), oformula, state_note,
                             _OPT_SOURCE if w.optimizer != "paged-adamw-8bit" else
@@ -212,53 +230,68 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         kept_per_layer = s * b * selective_bytes_per_token_layer(m, tp)
     else:
         kept_per_layer = s * b * per_tl
+    parts: list[Message] = []
     if w.uses_checkpointing or selective:
         act = L * kept_per_layer + s * b * per_tl + bwd
-        formula = ((f"checkpointed: {L} layers x {s} tokens x batch {b} x 2 x hidden (layer "
-                    "inputs)" if w.uses_checkpointing else
-                    f"selective (op-level) checkpointing: {L} layers x {s} tokens x batch {b} x "
-                    f"{kept_per_layer / (s * b):,.0f} bytes kept (layer input, attention output, "
-                    "every second matmul output)")
-                   + " + one layer recomputed in full with its MLP backward gradients")
+        parts.append(msg("term.act.checkpointed", "checkpointed: {layers} layers x {seq} tokens "
+                         "x batch {batch} x 2 x hidden (layer inputs)", layers=L, seq=s,
+                         batch=b) if w.uses_checkpointing else
+                     msg("term.act.selective", "selective (op-level) checkpointing: {layers} "
+                         "layers x {seq} tokens x batch {batch} x {kept:,.0f} bytes kept (layer "
+                         "input, attention output, every second matmul output)", layers=L,
+                         seq=s, batch=b, kept=kept_per_layer / (s * b)))
+        parts.append(msg("term.act.recomputed", " + one layer recomputed in full with its MLP "
+                         "backward gradients"))
     else:
         act = L * kept_per_layer + bwd
-        formula = (f"{L} layers x {s} tokens x batch {b} x {per_tl:,.0f} bytes per token-layer"
-                   " + the last layer's MLP backward gradients")
+        parts.append(msg("term.act.full", "{layers} layers x {seq} tokens x batch {batch} x "
+                         "{per:,.0f} bytes per token-layer + the last layer's MLP backward "
+                         "gradients", layers=L, seq=s, batch=b, per=per_tl))
     if w.offloads_activations and L > in_flight:
         host["activations"] = int((L - in_flight) * kept_per_layer)
         act -= (L - in_flight) * kept_per_layer
-        formula += (f"; offloaded: only {in_flight} layers' kept activations on the GPU (the "
-                    f"rest, {host['activations'] / 1e9:,.2f} GB, in CPU RAM)")
+        parts.append(msg("term.act.offloaded", "; offloaded: only {n} layers' kept activations "
+                         "on the GPU (the rest, {gb:,.2f} GB, in CPU RAM)", n=in_flight,
+                         gb=host["activations"] / 1e9))
     if not w.flash_attention:
         extra = (1 if w.uses_checkpointing else L) * b * m.num_attention_heads / tp * s * s * 2
         act += extra
-        formula += " + attention probabilities (eager, 2 x heads x seq^2 bytes per layer)"
+        parts.append(msg("term.act.eager", " + attention probabilities (eager, 2 x heads x "
+                         "seq^2 bytes per layer)"))
+    formula = msg("term.activations", "{parts}", parts=Join(parts, ""))
     c = memory_constant("train_activation_bytes_per_token_layer")
+    how: list[Message] = [msg("term.train.checkpointing.on", "gradient checkpointing on")
+                          if w.uses_checkpointing else
+                          msg("term.train.selective", "selective checkpointing") if selective
+                          else msg("term.train.checkpointing.off", "gradient checkpointing off")]
+    if w.offloads_activations:
+        how.append(msg("term.train.act_offloaded", ", activations offloaded to CPU RAM as they "
+                       "are produced"))
+    how.append(msg("term.train.flash", ", flash attention") if w.flash_attention else
+               msg("term.train.eager", ", eager attention"))
+    if pp > 1:
+        how.append(msg("term.train.pipeline", "; pipeline stages hold {n} micro-batches in "
+                       "flight", n=pp))
     terms.append(MemoryTerm("activations", int(act), formula,
-                            ("gradient checkpointing on" if w.uses_checkpointing else
-                             "selective checkpointing" if selective else
-                             "gradient checkpointing off") + (
-                                ", activations offloaded to CPU RAM as they are produced"
-                                if w.offloads_activations else "") + ", "
-                            + ("flash attention" if w.flash_attention else "eager attention")
-                            + (f"; pipeline stages hold {pp} micro-batches in flight" if pp > 1
-                               else ""),
+                            msg("term.train.how", "{how}", how=Join(how, "")),
                             c.source if not w.offloads_activations else
                             memory_constant("activation_offload_layers_in_flight").source))
     v = m.vocab_size
     if w.loss_kind == "fused":
         logits = min(b * s, 1024) * v * 6 / tp
-        lformula = ("fused/chunked cross-entropy: one chunk of 1,024 tokens x vocab x 6 bytes "
-                    "(bf16 + fp32)")
+        lformula = msg("term.logits.fused", "fused/chunked cross-entropy: one chunk of 1,024 "
+                       "tokens x vocab x 6 bytes (bf16 + fp32)")
     elif w.loss_kind == "chunked":
         per = memory_value("train_logits_chunked_bytes_per_element")
         logits = b * s * v * per / tp
-        lformula = (f"chunked output: batch {b} x {s} tokens x vocab {v:,} x {per:g} bytes (bf16 "
-                    "logits and their gradient, fp32 loss one chunk of 8 at a time)")
+        lformula = msg("term.logits.chunked", "chunked output: batch {batch} x {seq} tokens x "
+                       "vocab {vocab:,} x {per:g} bytes (bf16 logits and their gradient, fp32 "
+                       "loss one chunk of 8 at a time)", batch=b, seq=s, vocab=v, per=per)
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
-        lformula = f"batch {b} x {s} tokens x vocab {v:,} x {per} bytes (bf16 + fp32 + grad)"
+        lformula = msg("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
+                       "bytes (bf16 + fp32 + grad)", batch=b, seq=s, vocab=v, per=per)
     terms.append(MemoryTerm("logits", int(logits), lformula, None, memory_constant(
         "train_logits_chunked_bytes_per_element" if w.loss_kind == "chunked"
         else "train_logits_bytes_per_element").source))
@@ -266,17 +299,19 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
         largest = max(g.in_features * g.out_features for g in m.linears)
         terms.append(MemoryTerm(
             "dequant_workspace", int(largest * 2 / tp),
-            f"largest linear ({largest:,} weights) dequantized to 16-bit for its matmul",
-            "bitsandbytes dequantizes one weight at a time",
+            msg("term.dequant", "largest linear ({weights:,} weights) dequantized to 16-bit for "
+                "its matmul", weights=largest),
+            msg("term.dequant.why", "bitsandbytes dequantizes one weight at a time"),
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
     if (zero >= 3 and dp > 1) or on_cpu:
         nlayers = memory_value("zero3_prefetch_layers")
         layer_bytes = min(q.linear_bits, 16) / 8
         terms.append(MemoryTerm(
             "zero3_working_set", int(nlayers * m.largest_layer_params * layer_bytes / tp),
-            f"{nlayers} gathered layers x {m.largest_layer_params:,} params x "
-            f"{layer_bytes:g} bytes",
-            "FSDP/ZeRO-3 all-gathers the current and the prefetched layer",
+            msg("term.zero3", "{n} gathered layers x {params:,} params x {bytes:g} bytes",
+                n=nlayers, params=m.largest_layer_params, bytes=layer_bytes),
+            msg("term.zero3.why", "FSDP/ZeRO-3 all-gathers the current and the prefetched "
+                "layer"),
             memory_constant("zero3_prefetch_layers").source))
     terms.append(runtime_term("transformers"))
     nccl = nccl_term(w.gpus)
@@ -285,29 +320,43 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[str], dict]:
     dynamic = act + logits + grads
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
-                            f"{frag.value:.0%} of activations, logits and gradients",
-                            "PyTorch caching allocator", frag.source))
+                            msg("term.train.fragmentation", "{share:.0%} of activations, logits "
+                                "and gradients", share=frag.value),
+                            msg("term.fragmentation.why", "PyTorch caching allocator"),
+                            frag.source))
     if w.framework:
         from whichgpu.estimate.frameworks import describe
 
         assumptions.extend(describe(w.framework, w.task))
         if w.framework == "unsloth" and q.linear_bits < 8:
-            assumptions.append("Unsloth's dynamic 4-bit checkpoints ('-unsloth-bnb-4bit') keep "
-                               "some layers in 16-bit: up to about 10 % more weight memory than "
-                               "plain NF4 (github.com/unslothai/unsloth README)")
+            assumptions.append(msg("train.unsloth_4bit", "Unsloth's dynamic 4-bit checkpoints "
+                                   "('-unsloth-bnb-4bit') keep some layers in 16-bit: up to "
+                                   "about 10 % more weight memory than plain NF4 "
+                                   "(github.com/unslothai/unsloth README)"))
     if on_cpu:
         host["model_states"] = int((wb.total + trainable * (grad_bytes + (per_param or 2)))
                                    / split / (dp if zero >= 3 else 1))
     if host:
         total_host = sum(host.values())
-        assumptions.append(f"CPU RAM per GPU for what leaves it: {total_host / 1e9:,.1f} GB ("
-                           + ", ".join(f"{k.replace('_', ' ')} {v / 1e9:,.1f} GB"
-                                       for k, v in host.items()) + ")")
+        parts_host = [msg("train.host.part", "{what} {gb:,.1f} GB", what=_HOST_WORDS[k],
+                          gb=v / 1e9) for k, v in host.items()]
+        assumptions.append(msg("train.host", "CPU RAM per GPU for what leaves it: {gb:,.1f} GB "
+                               "({parts})", gb=total_host / 1e9, parts=Join(parts_host)))
     details = {"trainable_params": trainable, "seq_len": s, "micro_batch": b,
                "zero_stage": zero, "tp": tp, "pp": pp, "dp": dp,
                "activation_bytes_per_token_layer": per_tl, "loss": w.loss_kind,
                "framework": w.framework, "host_bytes": host}
     return terms, assumptions, details
+
+
+_HOST_WORDS = {"optimizer_states": msg("train.host.optimizer_states.name", "optimizer states"),
+               "activations": msg("train.host.activations.name", "activations"),
+               "model_states": msg("train.host.model_states.name", "model states")}
+
+
+def _over(n: int) -> Message | str:
+    """' / 8' when a term is divided over ``n`` > 1 GPUs."""
+    return msg("term.over", " / {n}", n=n) if n > 1 else ""
 
 
 def _states_follow_params(w: Workload, full: bool, grad_bytes: float) -> bool:

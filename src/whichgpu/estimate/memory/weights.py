@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from whichgpu.messages import Join, Message, msg
 from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
 from whichgpu.models.spec import ComponentSpec, ModelSpec
@@ -29,7 +30,7 @@ class WeightBytes:
     embedding: int  # token embedding table (looked up, not streamed per token)
     lm_head: int
     exact: bool  # from checkpoint bytes rather than from counts x bits
-    formula: str
+    formula: str  # a Message: how the bytes were counted
     experts: int = 0  # routed-expert tensors (what MoE expert offload moves to host memory)
     # routed-expert bytes of each decoder layer (zeros for dense layers), and every other
     # byte of each layer (attention, dense MLP, shared experts, norms, router, biases);
@@ -105,7 +106,8 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
     if use_checkpoint and uses_checkpoint_bytes(model, quant.name, requested):
         ck = model.checkpoint
         return _exact(computed, ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes,
-                      f"exact checkpoint bytes ({ck.source})", ck.source)
+                      msg("formula.checkpoint", "exact checkpoint bytes ({source})",
+                          source=ck.source), ck.source)
     return computed
 
 
@@ -162,10 +164,11 @@ def _recipe_bytes(model: ModelSpec, ftype: str, imatrix: bool | None = None) -> 
     other = tuple(int(b + plain_per_layer) for b in r.layer_bytes(n))
     emb = r.bytes_where(category="token_embd")
     head = r.bytes_where(category="output")
-    formula = (f"llama.cpp {ftype.upper()} recipe, tensor by tensor ({r.mix()}); norms, "
-               "routers and biases F32"
-               + (" (with an importance matrix)" if r.imatrix else "")
-               + ("; " + "; ".join(r.notes) if r.notes else ""))
+    formula = msg("formula.recipe", "llama.cpp {ftype} recipe, tensor by tensor ({mix}); norms, "
+                  "routers and biases F32{imatrix}{notes}", ftype=ftype.upper(), mix=r.mix(),
+                  imatrix=msg("formula.recipe.imatrix", " (with an importance matrix)")
+                  if r.imatrix else "",
+                  notes=Join(("",) + tuple(r.notes), "; ") if r.notes else "")
     tensors = [TensorBytes(t.tensor.name, t.tensor.layer, int(t.bytes), t.tensor.expert)
                for t in r.tensors]
     tensors += [TensorBytes(f"blk.{i}.attn_norm", i, int(plain_per_layer)) for i in range(n)]
@@ -190,15 +193,23 @@ def _format_bytes(model: ModelSpec, quant: QuantFormat) -> WeightBytes:
     expert_bytes = p.experts * quant.linear_bits / 8
     total = (quantized * quant.linear_bits / 8 + plain * other_bits / 8 + emb + head
              + p.norms * norm_bits / 8 + p.router * router_bits / 8 + p.other * other_bits / 8)
-    formula = (f"linear params x {quant.linear_bits:g} bits"
-               + (f" (experts only; other linears {other_bits} bits)" if experts_only else "")
-               + (" (all linears: the model has no experts)"
-                  if quant.expert_only and not experts_only else "")
-               + f" + embedding x {quant.embedding_bits:g} bits"
-               + (f" + lm_head x {quant.lm_head_bits:g} bits" if p.lm_head else " (tied lm_head)")
-               + f" + norms x {norm_bits:g} bits"
-               + (f" + router x {router_bits:g} bits" if p.router else "")
-               + (f" + other x {other_bits} bits" if p.other else ""))
+    parts: list[Message] = [msg("formula.linear", "linear params x {bits:g} bits",
+                                bits=quant.linear_bits)]
+    if experts_only:
+        parts.append(msg("formula.experts_only", " (experts only; other linears {bits} bits)",
+                         bits=other_bits))
+    if quant.expert_only and not experts_only:
+        parts.append(msg("formula.no_experts", " (all linears: the model has no experts)"))
+    parts.append(msg("formula.embedding", " + embedding x {bits:g} bits",
+                     bits=quant.embedding_bits))
+    parts.append(msg("formula.lm_head", " + lm_head x {bits:g} bits", bits=quant.lm_head_bits)
+                 if p.lm_head else msg("formula.tied", " (tied lm_head)"))
+    parts.append(msg("formula.norms", " + norms x {bits:g} bits", bits=norm_bits))
+    if p.router:
+        parts.append(msg("formula.router", " + router x {bits:g} bits", bits=router_bits))
+    if p.other:
+        parts.append(msg("formula.other", " + other x {bits} bits", bits=other_bits))
+    formula = msg("formula.format", "{parts}", parts=Join(parts, ""))
     layer_experts, layer_other = _spread(model, total - emb - head - p.other * other_bits / 8,
                                          expert_bytes)
     return WeightBytes(int(total), int(emb), int(head), False, formula, int(expert_bytes),

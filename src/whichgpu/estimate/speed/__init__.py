@@ -8,7 +8,8 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.result import SpeedEstimate, band, confidence_for
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import Workload, layout_note
+from whichgpu.messages import Field, msg
 from whichgpu.units import Range
 
 DEFAULT_PROMPT = 512
@@ -36,13 +37,16 @@ def inference_lengths(w: Workload) -> tuple[int, int, str]:
     if w.prompt_tokens:
         output = w.output_tokens or DEFAULT_OUTPUT
         if w.context and w.output_tokens and w.prompt_tokens + w.output_tokens > w.context:
-            raise InputError(f"--prompt-tokens {w.prompt_tokens:,} + --output-tokens "
-                             f"{w.output_tokens:,} exceed --context {w.context:,}")
+            raise InputError(msg("lengths.over_context", "{prompt} + {output} exceed {context}",
+                                 prompt=Field("prompt_tokens", f"{w.prompt_tokens:,}"),
+                                 output=Field("output_tokens", f"{w.output_tokens:,}"),
+                                 context=Field("context", f"{w.context:,}")))
         return w.prompt_tokens, output, "prompt and output as given"
     if w.context:
         if w.output_tokens and w.output_tokens > w.context:
-            raise InputError(f"--output-tokens {w.output_tokens:,} exceed --context "
-                             f"{w.context:,}")
+            raise InputError(msg("lengths.output_over_context", "{output} exceed {context}",
+                                 output=Field("output_tokens", f"{w.output_tokens:,}"),
+                                 context=Field("context", f"{w.context:,}")))
         output = w.output_tokens or min(DEFAULT_OUTPUT, max(1, w.context // 2))
         prompt = max(1, w.context - output)
         return prompt, output, (f"the context of {w.context:,} tokens holds the prompt "
@@ -110,21 +114,26 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
     if steps is None and tokens is None:
         return est
     if steps is not None and tokens is not None:
-        raise InputError("give --steps or --train-tokens, not both")
+        raise InputError(msg("flags.not_both", "give {a} or {b}, not both", a=Field("steps"),
+                             b=Field("train_tokens")))
     if "step_s" not in est.times:
-        raise InputError("--steps and --train-tokens are for training tasks (lora, qlora, "
-                         "full-ft, pretrain, image-lora)")
+        raise InputError(msg("speed.totals_training", "{steps} and {tokens} are for training "
+                             "tasks (lora, qlora, full-ft, pretrain, image-lora)",
+                             steps=Field("steps"), tokens=Field("train_tokens")))
     if steps is not None:
         if steps < 1:
-            raise InputError(f"steps must be >= 1, got {steps}")
+            raise InputError(msg("bound.steps", "steps must be >= 1, got {v}", v=steps))
         total = est.times["step_s"].scale(steps)
         what = f"{steps:,} optimizer steps"
         scalars = {"train_steps": steps}
     else:
         if not tokens or tokens <= 0:
-            raise InputError(f"--train-tokens must be positive, got {tokens}")
+            raise InputError(msg("speed.train_tokens_positive", "{field} must be positive, got "
+                                 "{v}", field=Field("train_tokens"), v=str(tokens)))
         if "tokens_per_s" not in est.rates:
-            raise InputError("--train-tokens is for LLM training; use --steps for image-lora")
+            raise InputError(msg("speed.train_tokens_llm", "{tokens} is for LLM training; use "
+                                 "{steps} for image-lora", tokens=Field("train_tokens"),
+                                 steps=Field("steps")))
         total = est.rates["tokens_per_s"].inverse(tokens)
         what = f"{tokens:,.0f} training tokens"
         scalars = {"train_tokens": tokens,
@@ -187,19 +196,23 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         "tokens)",
         _confidence_note(conf["decode"]),
     ]
+    if (layout := layout_note(w)) is not None:
+        assumptions.append(layout)
     if served is not None:
         assumptions.append(f"output tokens/s: {batch} users kept in flight under continuous "
                            "batching (estimate/speed/serving.py; at most "
                            f"{served.decode_batch:.0f} decoding at once)")
     warnings = []
     if sat and sat["kv_limited_batch"] and batch > sat["kv_limited_batch"]:
-        warnings.append(f"{batch} sequences of {prompt + output:,} tokens need more KV cache "
-                        f"than fits: at most {sat['kv_limited_batch']} at once")
+        warnings.append(msg("speed.kv_full", "{batch} sequences of {tokens:,} tokens need more "
+                            "KV cache than fits: at most {most} at once", batch=batch,
+                            tokens=prompt + output, most=sat["kv_limited_batch"]))
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=engine, precision=precision,
         bound=step.bound, confidence=conf["decode"][0], rates=rates, times=times,
         scalars={"batch": batch, "prompt_tokens": prompt, "output_tokens": output,
-                 "decode_context_tokens": ctx, "tp": w.tp_degree, "link": hw.link.kind},
+                 "decode_context_tokens": ctx, "tp": w.tp_degree, "pp": w.pp_degree,
+                 "link": hw.link.kind},
         components=step.components + pre.components, assumptions=tuple(assumptions),
         warnings=tuple(warnings), calibration=hw.calibration,
         details={**({"saturation": sat} if sat else {}),
@@ -286,11 +299,12 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
         assumptions.append(f"layout tp={w.tp_degree} pp={w.pp_degree} dp={w.dp_degree} "
                            f"ZeRO-{w.zero_stage}, link {' + '.join(r['link'].kinds)}")
     if r["accumulation"] > 1:
-        warnings.append(
-            f"the {r['link'].kind} link is slower than the compute: this estimate accumulates "
-            f"gradients over {r['accumulation']} micro-batches per synchronisation, so each "
-            f"optimizer step sees {r['accumulation']}x the batch you asked for "
-            f"({r['tokens_per_step']:,} tokens); without accumulation it would run slower")
+        warnings.append(msg(
+            "speed.accumulation", "the {link} link is slower than the compute: this estimate "
+            "accumulates gradients over {n} micro-batches per synchronisation, so each optimizer "
+            "step sees {n}x the batch you asked for ({tokens:,} tokens); without accumulation "
+            "it would run slower", link=r["link"].kind, n=r["accumulation"],
+            tokens=r["tokens_per_step"]))
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=r["precision"],
         bound=r["bound"], confidence=conf[0],

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.catalog.gpus import GPU
+from whichgpu.estimate.calibration import Calibration
 from whichgpu.estimate.constants import speed_value
 from whichgpu.models.quant import QuantFormat
 from whichgpu.units import GB
@@ -181,7 +182,7 @@ def fabric_for(gpu: GPU, count: int, link: Link | None = None) -> Link:
                 ("network", inner.kind))
 
 
-def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
+def hardware(gpu: GPU, count: int = 1, profile: Calibration | None = None) -> Hardware:
     """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given.
 
     A profile that measured the topology of up to one server's GPUs replaces the assumed link
@@ -194,13 +195,10 @@ def hardware(gpu: GPU, count: int = 1, profile: Any | None = None) -> Hardware:
     if profile is not None:
         cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
                                     REFERENCE_BANDWIDTH_FRACTION)
-        measured = (profile.link_for(gpu.id, in_server) if hasattr(profile, "link_for")
-                    else None)
+        measured = profile.link_for(gpu.id, in_server)
         if measured:
             link = measured_link(gpu, in_server, measured)
-        # a profile speaks only for the GPUs it measured
-        covers = profile.entries(gpu.id) if hasattr(profile, "entries") else True
-        if covers:
+        if profile.entries(gpu.id):  # a profile speaks only for the GPUs it measured
             source = profile.describe()
     fabric = fabric_for(gpu, count, link)
     if fabric.kind != "network":

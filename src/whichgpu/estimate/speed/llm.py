@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whichgpu.engines import has
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import workload_weight_bytes
@@ -381,7 +382,7 @@ def _expert_prefill(w: Workload, hw: Hardware, tokens: int, era: str | None
 def prefill_chunk_tokens(w: Workload) -> int:
     """Tokens per prefill forward pass: llama.cpp's physical batch (-ub), a serving engine's
     batched-token budget (vLLM's max_num_batched_tokens)."""
-    if w.engine_name in ("llamacpp", "mlc"):
+    if has(w.engine_name, "ggml_runtime"):
         return w.ubatch_tokens
     if w.engine_name == "mlx":  # mlx-lm generate.py: prefill_step_size = 2048
         return 2048

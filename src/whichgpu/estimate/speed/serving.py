@@ -60,6 +60,7 @@ from whichgpu.estimate.speed.serving_queue import (
 )
 from whichgpu.estimate.speed.serving_steps import StepModel, fixed_point
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, msg
 
 LoadKind = Literal["rate", "concurrency", "backlog", "max-throughput"]
 Lengths = Literal["fixed", "mean", "max", "unknown"]
@@ -155,10 +156,12 @@ class ServingModel:
         from whichgpu.estimate.speed.hardware import hardware
 
         if w.is_training or w.is_diffusion:
-            raise InputError("the serving model is for LLM inference (--task inference)")
+            raise InputError(msg("serving.llm_only", "the serving model is for LLM inference "
+                                 "({flag})", flag=Field("task", "inference")))
         prompt, output, _ = inference_lengths(w)
         if output < 1:
-            raise InputError("serving needs at least one output token (--output-tokens)")
+            raise InputError(msg("serving.output", "serving needs at least one output token "
+                                 "({flag})", flag=Field("output_tokens")))
         self.workload = w
         self.gpu = gpu
         self.prompt, self.output = prompt, output
@@ -168,9 +171,10 @@ class ServingModel:
         self.capacity: KVCapacity = kv_capacity(w, gpu, self.config, prompt, output)
         self.limit, self.limited_by = batch_limit(self.config, self.capacity, prompt, output)
         if self.limit < 1:
-            raise InputError(f"the KV cache of {self.gpus} x {gpu.id} holds no sequence of "
-                             f"{prompt + output:,} tokens after the weights "
-                             f"({self.capacity.formula})")
+            raise InputError(msg("serving.no_sequence", "the KV cache of {n} x {gpu} holds no "
+                                 "sequence of {tokens:,} tokens after the weights ({formula})",
+                                 n=self.gpus, gpu=gpu.id, tokens=prompt + output,
+                                 formula=self.capacity.formula))
         self.steps = StepModel(w, self.hw, prompt, output)
         self.cv2 = float(serving_value("service_time_cv2").get(lengths, 0.5))
         self._max: ServingPoint | None = None
@@ -331,7 +335,8 @@ class ServingModel:
         """Poisson arrivals at ``rate`` requests/s. Past saturation: a finite run of
         ``requests`` queues up (its mean wait is given); a steady stream has no answer."""
         if rate <= 0:
-            raise InputError(f"the request rate must be positive, got {rate:g}")
+            raise InputError(msg("serving.rate_positive", "the request rate must be positive, "
+                                 "got {v:g}", v=rate))
         cap = self.max_requests_per_s
         load = Load("rate", rate, requests)
         st = self._open(rate, self.limit)

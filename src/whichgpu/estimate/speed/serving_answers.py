@@ -8,6 +8,7 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, msg
 
 _POLICY = {"mixed": "prefill inside the decode steps", "separate": "prefill in steps of its own"}
 
@@ -24,14 +25,17 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
 
     if w.engine_name not in SERVING_ENGINES:
-        raise InputError("--max-throughput is for serving engines: --engine vllm, sglang or "
-                         f"trtllm (got {w.engine_name})")
+        raise InputError(msg("serving.max_throughput", "{field} is for serving engines: {flag} "
+                             "vllm, sglang or trtllm (got {engine})",
+                             field=Field("max_throughput"), flag=Field("engine"),
+                             engine=w.engine_name))
     wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
     need = estimate_memory(wl).total_bytes
     where = gpu.id if count == 1 else f"{count} x {gpu.id}"
     if need > gpu.usable_memory_bytes:
-        raise InputError(f"does not fit on {where}: needs {need / 1e9:.1f} GB per GPU, "
-                         f"{gpu.id} has {gpu.usable_memory_bytes / 1e9:.1f} GB usable")
+        raise InputError(msg("serving.no_fit", "does not fit on {where}: needs {need:.1f} GB "
+                             "per GPU, {gpu} has {usable:.1f} GB usable", where=where,
+                             need=need / 1e9, gpu=gpu.id, usable=gpu.usable_memory_bytes / 1e9))
     sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
     point = sm.max_throughput()
     family = speed_family(w.model)

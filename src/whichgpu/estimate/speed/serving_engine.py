@@ -24,13 +24,15 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from whichgpu.catalog.gpus import GPU
+from whichgpu.engines import engines_with
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import _load, memory_value
 from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, msg
 from whichgpu.units import GiB, MiB
 
 ServingEngine = Literal["vllm", "sglang", "trtllm"]
-SERVING_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm")
+SERVING_ENGINES: tuple[str, ...] = engines_with("continuous_batching")
 #: How a step mixes prompts and generation: ``mixed`` puts prompt tokens (chunks) into the same
 #: forward pass as the running decodes (vLLM V1, TensorRT-LLM in-flight batching); ``separate``
 #: runs prefill batches on their own while the decodes wait (SGLang, vLLM V0).
@@ -184,8 +186,9 @@ def engine_config(w: Workload, gpu: GPU, *, version: str | None = None,
         return _sglang(w, gpu, v)
     if engine == "trtllm":
         return _trtllm(w, gpu, v, usage)
-    raise InputError(f"the serving model covers vLLM, SGLang and TensorRT-LLM (--engine vllm, "
-                     f"sglang or trtllm), not {engine}")
+    raise InputError(msg("serving.engines", "the serving model covers vLLM, SGLang and "
+                         "TensorRT-LLM ({flag} vllm, sglang or trtllm), not {engine}",
+                         flag=Field("engine"), engine=engine))
 
 
 # ------------------------------------------------------------------ KV capacity

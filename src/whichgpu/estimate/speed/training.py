@@ -42,8 +42,10 @@ def check_framework(framework: str | None) -> str:
 
     name = canonical(framework or DEFAULT_FRAMEWORK)
     if name not in speed_value("training_framework_factor"):
-        raise InputError(f"unknown training framework {framework!r}; use one of "
-                         f"{', '.join(FRAMEWORKS)}")
+        from whichgpu.messages import msg
+
+        raise InputError(msg("choice.speed_framework", "unknown training framework {v!r}; use "
+                             "one of {choices}", v=str(framework), choices=", ".join(FRAMEWORKS)))
     return name
 
 

@@ -1,0 +1,124 @@
+"""``recommend`` and ``checklist``: the answers, as the command line, the REST API and the
+pages give them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from whichgpu.advise.build import apply_currency, build_job, only_gpus
+from whichgpu.advise.checklist import ChecklistResult, parse_answers, run_checklist
+from whichgpu.advise.recommend import Recommendation
+from whichgpu.advise.recommend import recommend as rank
+from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.estimates import card, recommend_workload
+from whichgpu.answers.requests import Checklist, Recommend
+from whichgpu.catalog.gpus import GPU
+from whichgpu.catalog.prices import OfferSelection
+from whichgpu.currency import RateTable, rates_from
+from whichgpu.errors import InputError
+from whichgpu.export import Export, check_launcher, export_option
+from whichgpu.messages import Field, Join, msg
+from whichgpu.units import check_currency
+
+
+def priced(ctx: Context, prices: str | None, currency: str | None, rate: list[str],
+           max_age: float | None = None, gpus: list[GPU] | None = None,
+           ) -> tuple[OfferSelection, RateTable]:
+    """The offers a job is priced with: the cheapest offer of each kind (of ``gpus``; None:
+    every GPU), in ``currency`` (converted at the dated rates), and the rate table."""
+    rates = rates_from(rate)
+    selection = ctx.offers(prices, max_age, cheapest_only=True,
+                           gpus=[g.id for g in gpus] if gpus else None)
+    if currency:
+        selection = apply_currency(selection, currency, rates)
+    return selection, rates
+
+
+@dataclass(frozen=True)
+class RecommendAnswer:
+    """``whichgpu recommend``: the recommendation and the prices it used."""
+
+    request: Recommend
+    rec: Recommendation
+    selection: OfferSelection
+    rates: RateTable
+    notes: tuple[str, ...] = ()
+    exported: Export | None = None  # the chosen option as a launcher task file (--export)
+
+    @property
+    def top(self) -> int:
+        return self.request.top
+
+    def shown(self) -> list[Any]:
+        """The options the answer shows (``top``; 0: all)."""
+        return self.rec.options[:self.top] if self.top else list(self.rec.options)
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.rec.to_json()
+        data["options"] = data["options"][:self.top] if self.top else data["options"]
+        data["prices"] = self.selection.to_json()
+        if self.exported is not None:
+            data["export"] = self.exported.to_json()
+        return data
+
+
+def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = None,
+              ) -> RecommendAnswer:
+    """The cheapest GPU configuration that can run a job, why, and what was excluded (and,
+    with ``export``, the chosen option as a launcher task file; ``command_line`` is the
+    reproduce line its header gives)."""
+    w = recommend_workload(q, ctx)
+    job = build_job(w, **q.fields(*q.JOB_FIELDS))
+    if q.export is not None:
+        check_launcher(q.export)  # before the ranking: a typo is said at once
+    gpus = only_gpus(q.only)
+    mine = card(q.gpu, q.gpu_spec)
+    selection, rates = priced(ctx, q.prices, job.currency, q.rate, q.max_age, gpus)
+    rec = rank(job, list(selection.offers), rates=rates, gpus=gpus, max_gpus=q.max_gpus,
+               profile=ctx.calibration(q.calibration), owned=mine.gpu if mine else None,
+               owned_count=q.count)
+    exported = None
+    if q.export is not None:
+        exported = export_option(rec, q.export, q.export_option, selection=selection,
+                                 command=command_line, rates=rates)
+    return RecommendAnswer(q, rec, selection, rates,
+                           tuple(n for n in (mine.note if mine else None,) if n), exported)
+
+
+@dataclass(frozen=True)
+class ChecklistAnswer:
+    """``whichgpu checklist``: the five questions answered, and the prices used."""
+
+    request: Checklist
+    result: ChecklistResult
+    selection: OfferSelection
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.result.to_json()
+        data["prices"] = self.selection.to_json()
+        return data
+
+
+def missing_answers(q: Checklist) -> list[str]:
+    """The questions of S13 still unanswered (their field names)."""
+    return [name for name in q.ANSWERS if getattr(q, name) in (None, "")]
+
+
+def checklist(q: Checklist, ctx: Context = LOCAL) -> ChecklistAnswer:
+    """The five questions of S13, answered with a GPU and rent-or-buy."""
+    missing = missing_answers(q)
+    if missing:
+        raise InputError(msg("checklist.missing", "answer every question for a script: "
+                             "missing {fields}", fields=Join(Field(n) for n in missing)))
+    model = str(q.model)
+    cur = check_currency(q.currency) if q.currency else None
+    spec = ctx.model(model)
+    answers = parse_answers(str(q.workload), model, q.budget_per_hour, str(q.hours_per_month),
+                            str(q.horizon_months), currency=cur or "USD")
+    gpus = only_gpus(q.only)
+    selection, rates = priced(ctx, q.prices, cur, q.rate, q.max_age, gpus)
+    result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,
+                           gpus=gpus, spec=spec)
+    return ChecklistAnswer(q, result, selection)

@@ -1,0 +1,108 @@
+"""``memory`` and ``speed``: the answers, as the command line, the REST API and the pages
+give them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.requests import Memory, Recommend, Speed, Workload
+from whichgpu.catalog.gpus import GPU, Resolution
+from whichgpu.catalog.user_gpu import resolve_gpu_arg
+from whichgpu.errors import InputError
+from whichgpu.estimate.build import SpeedAnswer, build_workload, speed_answer
+from whichgpu.estimate.memory.report import MemoryReport, memory_report
+from whichgpu.estimate.speed.serving_answers import max_throughput_answer
+from whichgpu.estimate.workload import Workload as Job
+from whichgpu.messages import Field, Message, msg
+
+
+def workload(q: Workload, ctx: Context = LOCAL, **overrides: Any) -> Job:
+    """The Workload a request describes: its model resolved the surface's way, then the
+    engine's builder with the request's settings (``overrides`` replace some)."""
+    config = getattr(q, "config", None)
+    if not q.model and not q.params and config is None:
+        raise InputError(msg("workload.no_model", "name a model (see 'whichgpu models') or give "
+                             "{params}, e.g. 70e9", params=Field("params")))
+    spec = ctx.model(q.model, params=q.params, config=config)
+    names = (*q.WORKLOAD_FIELDS, *getattr(q, "EXTRA_WORKLOAD", ()))
+    values = {**q.fields(*names), **overrides}
+    return build_workload(spec, **values)
+
+
+def approximate_note(job: Job) -> Message | None:
+    """A generic model from a bare size is not a real model: say so."""
+    if not job.model.approximate:
+        return None
+    return msg("model.approximate", "{model} is an approximation from a bare size, not a real "
+               "model: name the model for exact figures", model=job.model.name)
+
+
+def card(gpu: str | None, spec: str | None) -> Resolution | None:
+    """``--gpu`` (a catalog name, or a bare size such as 12GB) and/or ``--gpu-spec``."""
+    return resolve_gpu_arg(gpu, spec)
+
+
+@dataclass(frozen=True)
+class MemoryAnswer:
+    """``whichgpu memory``: the report, and what was said about the card asked."""
+
+    request: Memory
+    report: MemoryReport
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return self.report.to_json()
+
+
+def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
+    """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
+    w = workload(q, ctx)
+    res = card(q.gpu, q.gpu_spec)
+    return MemoryAnswer(q, memory_report(w, res.gpu if res else None),
+                        tuple(n for n in (res.note if res else None,) if n))
+
+
+@dataclass(frozen=True)
+class SpeedResult:
+    """``whichgpu speed``: the estimate (or why it does not fit), or with
+    ``--max-throughput`` the serving model's saturation point."""
+
+    request: Speed
+    workload: Job
+    gpu: GPU
+    answer: SpeedAnswer | None = None
+    saturation: dict[str, Any] | None = None  # speed --max-throughput
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        if self.saturation is not None:
+            return self.saturation
+        assert self.answer is not None
+        return self.answer.to_json()
+
+
+def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
+    """Throughput on one GPU configuration, low / typical / high, and what bounds it."""
+    res = card(q.gpu, q.gpu_spec)
+    if res is None:
+        raise InputError(msg("speed.needs_gpu", "speed needs a GPU: {gpu} (e.g. {example}) or "
+                             "{spec} memory=...,bandwidth=...,fp16=...", gpu=Field("gpu", "ID"),
+                             example=Field("gpu", "rtx-4090"), spec=Field("gpu_spec")))
+    training = q.task.is_training  # steps: optimizer steps to time, not diffusion steps
+    w = workload(q, ctx, gpus=q.count, steps=None if training else q.steps)
+    profile = ctx.calibration(q.calibration)
+    notes = tuple(n for n in (res.note, approximate_note(w)) if n)
+    if q.max_throughput:
+        return SpeedResult(q, w, res.gpu, saturation=max_throughput_answer(
+            w, res.gpu, q.count, profile=profile), notes=notes)
+    answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
+                          compile=q.compile, steps=q.steps if training else None,
+                          train_tokens=q.train_tokens)
+    return SpeedResult(q, w, res.gpu, answer, notes=notes)
+
+
+def recommend_workload(q: Recommend, ctx: Context = LOCAL) -> Job:
+    """The workload of a recommendation (``--sampling-steps`` are its diffusion steps)."""
+    return workload(q, ctx, steps=q.sampling_steps)

@@ -1,0 +1,405 @@
+"""The base of every request model, and bad input as one line.
+
+Values are the strings a person types (``8k``, ``1M``, ``2EUR``, ``60%``): the engine reads
+them, so the same input gives the same answer, or the same one-line reason, on every
+surface. Bounds keep one question cheap: magnitudes no real job reaches are refused here
+(amounts of work up to ``MAX_WORK``, money up to ``MAX_MONEY``, deadlines up to
+``MAX_DURATION_S``, exchange rates between ``MIN_RATE`` and ``MAX_RATE``); where the engine
+bounds a value itself, its bound and its sentence answer. A bound only the web server adds
+(what one request may cost it) is the field's ``Web(max=...)``, applied by :func:`for_web`.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from typing import Any, ClassVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from whichgpu.answers.fields import Text, choice_of, flags, web_of
+from whichgpu.errors import InputError
+from whichgpu.messages import Field, Join, Message, msg
+from whichgpu.units import parse_count, parse_duration, parse_money
+
+MAX_WORK = 10**15  # about 70 times the 15T tokens Llama 3 was pre-trained on
+MAX_MONEY = 1e12  # in whatever currency it is written
+MAX_DURATION_S = 100 * 365.25 * 86400
+MIN_RATE, MAX_RATE = 1e-7, 1e7
+
+WORK_FIELDS = ("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day")
+MONEY_FIELDS = ("max_price_per_hour", "budget", "budget_per_hour")
+
+
+class Request(BaseModel):
+    """One command's question. ``COMMAND`` is its name on the command line."""
+
+    # NaN and infinities are refused at parse time: no answer can be computed from them, and
+    # strict JSON has no way to write them back
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False)
+    COMMAND: ClassVar[str] = ""
+    #: field -> (sentence below the lower bound, sentence above the upper bound); {v} is the
+    #: value. Only where the engine words it differently from the generic sentences.
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {}
+    #: surface the model validates for: "cli" (the model itself) or "web" (for_web)
+    SURFACE: ClassVar[str] = "cli"
+
+    def fields(self, *names: str) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in names}
+
+    @classmethod
+    def parse(cls, values: dict[str, Any]) -> Any:
+        """The validated request, or InputError with the one-line reason."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise InputError(reason(list(exc.errors()), cls)) from None
+
+    @field_validator(*WORK_FIELDS, check_fields=False)
+    @classmethod
+    def _work(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):  # steps is a number of diffusion steps in speed
+            return value
+        return _at_most_count(value, field_named(cls, info.field_name or ""), MAX_WORK)
+
+    @field_validator(*MONEY_FIELDS, check_fields=False)
+    @classmethod
+    def _money(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        try:
+            amount = parse_money(value, default_currency="USD").amount
+        except (InputError, ValueError, OverflowError):
+            return value  # not money at all: the engine's parser says why
+        if abs(amount) > MAX_MONEY:
+            raise InputError(msg("bound.money", "{field} must be at most 10^12 "
+                                 "(1,000,000,000,000) in any currency, got {v!r}",
+                                 field=field_named(cls, info.field_name or ""), v=value))
+        return value
+
+    @field_validator("deadline", check_fields=False)
+    @classmethod
+    def _duration(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        try:
+            longest = max(parse_duration(part) for part in value.split(".."))
+        except (InputError, ValueError, OverflowError):
+            return value
+        if longest > MAX_DURATION_S:
+            raise InputError(msg("bound.duration", "{field} must be at most 100 years, got "
+                                 "{v!r}", field=field_named(cls, info.field_name or ""),
+                                 v=value))
+        return value
+
+    @field_validator("calibration", check_fields=False)
+    @classmethod
+    def _calibration(cls, value: str | None) -> str | None:
+        if cls.SURFACE != "web":
+            return value or None  # the command line: a profile file, or 'default'
+        if value is None or value.strip().lower() in ("", "none"):
+            return None
+        if value.strip().lower() != "default":
+            raise InputError(msg("web.calibration", "calibration must be 'default' (this "
+                                 "server's calibration profile) or 'none': the web server "
+                                 "reads no file named in a request"))
+        return "default"
+
+    @model_validator(mode="after")
+    def _server_bounds(self) -> Request:
+        if self.SURFACE == "web":
+            check_web_bounds(self)
+        return self
+
+    @field_validator("rate", check_fields=False)
+    @classmethod
+    def _rates(cls, value: list[str] | None) -> list[str] | None:
+        from whichgpu.currency import parse_rate
+
+        for text in value or []:
+            try:
+                rate = parse_rate(text)[2]
+            except (InputError, ValueError, OverflowError):
+                continue
+            if not MIN_RATE <= rate <= MAX_RATE:
+                raise InputError(msg("bound.rate", "exchange rate {v!r} must be between 10^-7 "
+                                     "and 10^7", v=text))
+        return value
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _at_most_count(value: str, field: Field, limit: int) -> str:
+    try:
+        n = parse_count(value, what=str(field))
+    except (InputError, ValueError, OverflowError):
+        return value  # unreadable: the engine's parser gives the reason
+    if n > limit:
+        raise InputError(msg("bound.work", "{field} must be at most 10^15, got {v!r}",
+                             field=field, v=value))
+    return value
+
+
+# ------------------------------------------------------------------ the web's variant
+
+_web_models: dict[tuple[type, bool], type] = {}
+R = typing.TypeVar("R", bound=Request)
+
+
+def for_web(model: type[R], body: bool = False) -> type[R]:
+    """``model`` as the web server takes it: the same fields, defaults and sentences, plus
+    the bounds only the server applies (``Web(max=...)``: what one request may cost it), the
+    fields it never takes (``Web(skip=True)``: files on its disk) refused, and a calibration
+    profile only ever the server's own (``default``). ``body``: a JSON body, which may carry
+    a pasted config.json (requests.PastedConfig)."""
+    hit = _web_models.get((model, body))
+    if hit is not None:
+        return hit
+    ns: dict[str, Any] = {"SURFACE": "web", "__module__": model.__module__,
+                          "__doc__": model.__doc__, "__annotations__": {}}
+    for name in model.model_fields:
+        if web_of(model, name).skip:
+            ns["__annotations__"][name] = typing.ClassVar[Any]
+            ns[name] = None
+    bases: tuple[type, ...] = (model,)
+    if body:
+        from whichgpu.answers.requests import PastedConfig
+
+        bases = (model, PastedConfig)
+    web = type(model.__name__ + ("Body" if body else ""), bases, ns)
+    web.model_rebuild()
+    _web_models[(model, body)] = web
+    return web
+
+
+DEFAULT_WEB_LENGTH = 40  # a value typed in a form: 8k, 1M, 2EUR, q4_k_m, ddr5-6000x2
+_TOO_MANY = Text("web.too_many", "{field} takes at most {n} values")
+_SERVER_WHOLE = Text("web.max.whole", "{field} must be a whole number <= {limit} (the web "
+                     "server's limit), got {v}")
+_SERVER_MAX = Text("web.max", "{field} must be at most {limit} (the web server's limit), got "
+                   "{v}")
+
+
+def check_web_bounds(request: Request) -> None:
+    """The server's own bounds (``Web(max=..., max_length=..., max_items=...)``), in the
+    engine's words."""
+    cls = type(request)
+    for name in cls.model_fields:
+        web = web_of(cls, name)
+        cap = web.max
+        value = getattr(request, name)
+        longest = web.max_length or DEFAULT_WEB_LENGTH
+        texts = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and web.max_items is not None and len(value) > web.max_items:
+            raise InputError(_TOO_MANY(field=field_flag(cls, name), n=web.max_items))
+        if any(isinstance(t, str) and len(t) > longest for t in texts):
+            raise InputError(_TOO_LONG(field=field_flag(cls, name), n=longest))
+        if cap is not None and isinstance(value, int | float) and not isinstance(value, bool) \
+                and value > cap:
+            text = cls.BOUND_TEXT.get(name, (None, None))[1]
+            if text:
+                raise InputError(text(v=_number_text(value), field=_bound_flag(cls, name)))
+            if isinstance(value, int):
+                raise InputError(_SERVER_WHOLE(field=field_named(cls, name), limit=f"{cap:g}",
+                                               v=value))
+            raise InputError(_SERVER_MAX(field=field_named(cls, name), limit=f"{cap:g}",
+                                         v=_number_text(value)))
+
+
+# ------------------------------------------------------------------ bad input in one line
+
+_ENGINE_BOUNDS: dict[str, tuple[Text | None, Text | None]] = {
+    # the engine's sentences (estimate/workload.py, cost/ownership.py, cost/build.py, advise)
+    "tp": (Text("bound.tp", "tensor parallel degree must be >= 1, got {v}"), None),
+    "zero": (Text("bound.zero", "ZeRO stage must be 0, 1, 2 or 3, got {v}"),) * 2,
+    "frames": (Text("bound.frames", "frames must be >= 1, got {v}"), None),
+    "tdp": (Text("bound.tdp", "TDP must be more than 0 W and at most 5,000 W, got {v}"),) * 2,
+    "load_factor": (Text("bound.load_factor", "load factor (share of TDP drawn while busy) "
+                         "must be more than 0 and at most 1, got {v}"),) * 2,
+    "pue": (Text("bound.pue", "PUE must be between 1 and 3, got {v}"),) * 2,
+    "concurrency": (Text("bound.concurrency", "concurrency must be at least 1"), None),
+    "steps": (Text("bound.steps", "steps must be >= 1, got {v}"), None),
+    "gpu_layers": (Text("bound.gpu_layers", "{field} must be >= 0, got {v}"), None),
+    "n_cpu_moe": (Text("bound.n_cpu_moe", "{field} must be >= 0, got {v}"), None),
+    "tokens_per_s_each": (Text("bound.tokens_per_s_each", "tokens per s each must be "
+                               "positive"), None),
+    "max_age": (Text("bound.max_age", "{field} must be a positive number of days, got "
+                     "{v}"), None),
+    "max_gpus": (Text("bound.max_gpus", "{field} must be at least 1, got {v}"), None),
+}
+#: the flag a bound's sentence names (the engine's own sentences say these)
+_BOUND_FLAGS = {"gpu_layers": "-ngl"}
+_LABELS = {"lora_rank": "lora rank"}
+_GENERIC = {
+    "greater_than": Text("bound.more_than", "{field} must be more than {limit}, got {v}"),
+    "greater_than_equal": Text("bound.at_least", "{field} must be at least {limit}, got {v}"),
+    "less_than": Text("bound.less_than", "{field} must be less than {limit}, got {v}"),
+    "less_than_equal": Text("bound.at_most", "{field} must be at most {limit}, got {v}"),
+}
+_WHOLE_LOW = Text("bound.whole.low", "{field} must be a whole number >= {limit}, got {v}")
+_WHOLE_HIGH = Text("bound.whole.high", "{field} must be a whole number <= {limit}, got {v}")
+_OPEN_CLOSED = Text("bound.open_closed", "{field} must be more than {low} and at most {high}, "
+                    "got {v}")
+_CLOSED = Text("bound.between", "{field} must be between {low} and {high}, got {v}")
+_PARSE = {
+    "int_parsing": Text("parse.int", "Invalid value for '{field}': {v!r} is not a valid "
+                        "integer."),
+    "int_from_float": Text("parse.int", "Invalid value for '{field}': {v!r} is not a valid "
+                           "integer."),
+    "float_parsing": Text("parse.float", "Invalid value for '{field}': {v!r} is not a valid "
+                          "float."),
+    "finite_number": Text("parse.finite", "Invalid value for '{field}': {v!r} is not a finite "
+                          "number."),
+    "bool_parsing": Text("parse.bool", "Invalid value for '{field}': {v!r} is not a valid "
+                         "boolean."),
+}
+_MISSING = Text("parse.missing", "Missing option '{field}'.")
+_EXTRA = Text("parse.extra", "No such option: {field}")
+_TOO_LONG = Text("parse.too_long", "{field} must be at most {n} characters")
+_JOINED = Text("parse.joined", "{reasons}")
+_INVALID = Text("parse.invalid", "invalid request")
+
+
+def _label_words(model: type[BaseModel] | None, name: str) -> str:
+    return _LABELS.get(name, _words(name))
+
+
+def field_named(model: type[BaseModel] | None, name: str) -> Field:
+    """A field said by its name in words ('lora rank'); the web says its own label."""
+    return Field(name, flag=_label_words(model, name))
+
+
+def field_flag(model: type[BaseModel] | None, name: str) -> Field:
+    """A field said by its flag ('--batch'; a positional argument: '--gpu')."""
+    known = model is not None and name in model.model_fields
+    named = flags(model, name) if known and model is not None else ()
+    return Field(name, flag=named[0] if named else "--" + name.replace("_", "-"))
+
+
+def _bound_flag(model: type[BaseModel] | None, name: str) -> Field:
+    flag = _BOUND_FLAGS.get(name)
+    return Field(name, flag=flag) if flag else field_flag(model, name)
+
+
+def _number_text(text: Any) -> str:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return repr(text)
+    return str(int(v)) if v.is_integer() and abs(v) < 1e16 else f"{v:g}"
+
+
+def _bounds(model: type[BaseModel] | None, name: str) -> tuple[Any, bool, Any, bool]:
+    """(low, low inclusive, high, high inclusive) of a numeric field."""
+    low = high = None
+    low_in = high_in = True
+    field = model.model_fields.get(name) if model else None
+    for m in getattr(field, "metadata", ()):
+        if getattr(m, "ge", None) is not None:
+            low = m.ge
+        if getattr(m, "gt", None) is not None:
+            low, low_in = m.gt, False
+        if getattr(m, "le", None) is not None:
+            high = m.le
+        if getattr(m, "lt", None) is not None:
+            high, high_in = m.lt, False
+    return low, low_in, high, high_in
+
+
+def _is_int(model: type[BaseModel] | None, name: str) -> bool:
+    field = model.model_fields.get(name) if model else None
+    return field is not None and int in (field.annotation, *typing.get_args(field.annotation))
+
+
+def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any,
+                    ctx: dict[str, Any]) -> Message:
+    v = _number_text(value)
+    texts = {**_ENGINE_BOUNDS, **(getattr(model, "BOUND_TEXT", None) or {})}.get(
+        name, (None, None))
+    below = kind in ("greater_than", "greater_than_equal")
+    special = texts[0] if below else texts[1]
+    if special:
+        return special(v=v, field=_bound_flag(model, name))
+    field = field_named(model, name)
+    low, low_in, high, high_in = _bounds(model, name)
+    if (low if below else high) is None:
+        return _GENERIC[kind](field=field, limit=next(iter(ctx.values()), "?"), v=v)
+    if _is_int(model, name):
+        return (_WHOLE_LOW if below else _WHOLE_HIGH)(field=field, limit=low if below else high,
+                                                      v=v)
+    if low is not None and high is not None and high_in:
+        return (_CLOSED if low_in else _OPEN_CLOSED)(field=field, low=f"{low:g}",
+                                                     high=f"{high:g}", v=v)
+    if below:
+        return _GENERIC["greater_than_equal" if low_in else "greater_than"](
+            field=field, limit=f"{low:g}", v=v)
+    return _GENERIC["less_than_equal" if high_in else "less_than"](field=field,
+                                                                   limit=f"{high:g}", v=v)
+
+
+def _said(err: dict[str, Any], text: str) -> Message | str:
+    """A validator's own sentence: the message it raised, when it raised one."""
+    raised = (err.get("ctx") or {}).get("error")
+    first = raised.args[0] if isinstance(raised, BaseException) and raised.args else None
+    return first if isinstance(first, Message) else text
+
+
+def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -> Message:
+    """Pydantic's errors as one line, in the engine's words where it has them:
+    'batch must be a whole number >= 1, got 0', 'No such option: --colour'."""
+    parts: list[Message | str] = []
+    for err in errors[:5]:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body", "path")]
+        name = loc[0] if loc else ""
+        known = model is not None and name in model.model_fields
+        kind = err.get("type", "")
+        value = err.get("input")
+        text = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        single = len(loc) == 1
+        if kind in _GENERIC and single:
+            parts.append(_bound_sentence(model, name, kind, value, err.get("ctx") or {}))
+        elif kind == "enum" and single and known and model is not None:
+            parts.append(_unknown_choice(model, name, value, err.get("ctx") or {}))
+        elif kind in _PARSE and single:
+            parts.append(_PARSE[kind](field=field_flag(model, name), v=value))
+        elif kind == "missing" and single:
+            parts.append(_MISSING(field=field_flag(model, name)))
+        elif kind == "extra_forbidden" and single:
+            parts.append(_EXTRA(field=field_flag(model, name)))
+        elif kind == "string_too_long" and single:
+            limit = (err.get("ctx") or {}).get("max_length")
+            parts.append(_TOO_LONG(field=field_flag(model, name), n=limit))
+        elif kind == "value_error":
+            parts.append(_said(err, text))  # our validators write whole sentences
+        else:
+            parts.append(f"{'.'.join(loc)}: {text}" if loc else text)
+    if not parts:
+        return _INVALID()
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], Message) else \
+        _JOINED(reasons=Join(parts, "; "))
+
+
+def _unknown_choice(model: type[BaseModel], name: str, value: Any,
+                    ctx: dict[str, Any]) -> Message:
+    choice = choice_of(model, name)
+    annotation = model.model_fields[name].annotation
+    members = [a for a in (annotation, *typing.get_args(annotation))
+               if isinstance(a, type) and issubclass(a, str) and a is not str]
+    values = [str(m) for m in members[0]] if members else \
+        [v.strip(" '") for v in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
+    unknown = choice.unknown if choice is not None else Text(
+        "choice.unknown", "unknown {field} {v!r}; use one of {choices}")
+    return unknown(field=field_named(model, name), v=value, choices=", ".join(values))
+
+
+def finite(value: float | None) -> bool:
+    return value is None or math.isfinite(value)

@@ -1,0 +1,1066 @@
+"""Every command's question, declared once: its fields, types, defaults, bounds, help text,
+its flag on the command line and its words on the web.
+
+The typer commands are generated from these models (cli/bind.py), the REST API validates
+its query strings and JSON bodies with them (web/api.py, through :func:`for_web`), the pages
+read their forms with them and label their inputs from them. A field is named after its
+flag (``--kv-dtype`` is ``kv_dtype``) unless its ``Cli`` says otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, field_validator, model_validator
+
+from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
+from whichgpu.answers.request import Request
+from whichgpu.vocabulary import Engine, Objective, OffloadMode, Task
+
+PRICES_HELP = ("Price source: a feed or source of the price store (article-000, "
+               "vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an offer file. "
+               "Default: the latest prices of every source in the store.")
+GPU_SPEC_HELP = ("Your own card instead of a catalog id: memory=12GB (the fit), "
+                 "bandwidth=360GB/s and fp16=TFLOPS dense (a speed), tdp=170W and price=329USD "
+                 "(owning it); also fp8=, fp16_acc16=, interconnect=pcie4x16, "
+                 "platform=cuda|rocm|metal|xpu|hpu, name=. --gpu 12GB is memory=12GB.")
+CALIBRATION_HELP = ("A calibration profile from 'whichgpu bench': a JSON file, or 'default' "
+                    "(on the web: 'default' is the server's profile, and no file is ever read).")
+MAX_AGE_HELP = "Days after which prices are flagged as stale (30)."
+RATE_HELP = "Exchange rate override, e.g. EURUSD=1.08 (repeatable)."
+
+# ------------------------------------------------------------------ shared field types
+
+ModelName = Annotated[str | None, Field(description=(
+    "Preset alias, Hub id (org/name), or a size such as 70B; on the command line also a "
+    "config.json or folder, or a .gguf file (the web server reads no files: paste a "
+    "config.json with POST instead).")), Cli(positional=True, metavar="[MODEL]", help=(
+        "Preset alias, Hub id, config.json or folder, .gguf file, or a bare size such as 70B "
+        "(optional with --params).")), Web(max_length=200, label=N_("Model"), hint=N_(
+            "A preset (start typing to search), a Hugging Face id such as "
+            "Qwen/Qwen2.5-7B-Instruct, or a size such as 70B."))]
+Params = Annotated[str | None, Field(description=(
+    "Parameter count for a generic model, e.g. 70e9 or 70B.")),
+    Web(label=N_("Parameters"), hint=N_("A generic dense model of this many parameters: 70B "
+                                         "or 70e9."))]
+TaskField = Annotated[Task, Field(description=(
+    "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
+    Choice(Text("choice.task",
+                "unknown task {v!r}; use one of {choices}")), Web(label=N_("Workload"), hint=N_(
+        "Question 1 of S13: training, fine-tuning or inference."))]
+Quant = Annotated[str | None, Field(description=(
+    "Weight format: bf16, fp8, awq, gptq, nf4, q4_k_m, exl2-4.0 ...")),
+    Web(label=N_("Weight format"), hint=N_("bf16, fp8, awq (4-bit), q4_k_m (4-bit GGUF) …"))]
+KvDtype = Annotated[str, Field(description="KV cache: f16, fp8, q8_0, q4_0."),
+                    Web(label=N_("KV cache format"))]
+Context = Annotated[str | None, Field(description=(
+    "Tokens per sequence (8k = 8,192); the training sequence length.")),
+    Web(label=N_("Context per sequence"), hint=N_("Tokens, e.g. 8k."))]
+Batch = Annotated[int, Field(ge=1, description=(
+    "Concurrent sequences (inference), micro-batch (training), images.")),
+    Web(label=N_("Batch"), max=4096)]
+EngineField = Annotated[Engine | None, Field(description=(
+    "llamacpp, vllm, sglang, trtllm, transformers, exllamav2 or mlc; diffusers or comfyui "
+    "for diffusion.")), Choice(Text("choice.engine",
+                "unknown engine {v!r}; use one of {choices}")),
+    Web(label=N_("Engine"))]
+PromptTokens = Annotated[str | None, Field(description="Input length."),
+                         Web(label=N_("Prompt tokens per request"))]
+OutputTokens = Annotated[str | None, Field(description="Output length."),
+                         Web(label=N_("Output tokens per request"))]
+OptimizerField = Annotated[str | None, Field(description=(
+    "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd, sgd-momentum, lion (default: the "
+    "framework's, else adamw).")), Web(label=N_("Optimizer"))]
+Checkpointing = Annotated[bool | None, Field(description=(
+    "Recompute activations in backward (default: on for QLoRA only).")),
+    Cli(negatable=True), Web(label=N_("Gradient checkpointing"))]
+MasterWeights = Annotated[bool | None, Field(description=(
+    "Keep an fp32 master copy (default: on for full fine-tuning in 16-bit).")),
+    Cli(negatable=True), Web(label=N_("FP32 master weights"))]
+FusedLoss = Annotated[bool, Field(description=(
+    "Fused/chunked cross-entropy (Liger, Unsloth): no full logits (the same as loss fused).")),
+    Web(label=N_("Fused cross-entropy"))]
+Loss = Annotated[str | None, Field(description=(
+    "Training loss kernel: full (full logits), chunked (torchtune's chunked output) or fused "
+    "(Liger, Cut Cross Entropy; no full logits).")), Web(label=N_("Loss kernel"))]
+Framework = Annotated[str | None, Field(description=(
+    "Training framework whose defaults and memory savers apply: pytorch, transformers "
+    "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron.")),
+    Web(label=N_("Training framework"))]
+ActivationOffloading = Annotated[bool | None, Field(description=(
+    "Training: keep saved activations in CPU RAM (Unsloth's offloaded checkpointing, "
+    "torchtune's activation offloading); default: the framework's.")),
+    Cli(negatable=True), Web(label=N_("Activations in CPU RAM"))]
+Fp8Training = Annotated[bool, Field(description=(
+    "Training: FP8 matmuls on bf16 weights (Transformer Engine, torchao Float8) where the GPU "
+    "has FP8.")), Web(label=N_("FP8 training"))]
+FlashAttention = Annotated[bool, Field(description="Flash/SDPA attention (default on)."),
+                           Cli(negatable=True), Web(label=N_("Flash attention"))]
+LoraRank = Annotated[int | None, Field(ge=1, description=(
+    "LoRA rank (default: the framework's, else 16).")), Web(label=N_("LoRA rank"), max=4096)]
+LoraTargets = Annotated[str | None, Field(description=(
+    "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
+    "all-linear).")), Web(label=N_("LoRA targets"))]
+GpusField = Annotated[int, Field(ge=1, description="GPUs one job spans."),
+                 Web(label=N_("GPUs"), max=1024)]
+Tp = Annotated[int | None, Field(ge=1, description="Tensor-parallel degree."),
+               Web(label=N_("Tensor-parallel degree"), max=1024)]
+Pp = Annotated[int, Field(ge=1, description="Pipeline-parallel degree."),
+               Web(label=N_("Pipeline-parallel degree"), max=1024)]
+Zero = Annotated[int | None, Field(ge=0, le=3, description="ZeRO stage 0-3 (3 = FSDP)."),
+                 Web(label=N_("ZeRO stage"))]
+Resolution = Annotated[str | None, Field(description="WxH, e.g. 1024x1024."),
+                       Web(label=N_("Resolution"))]
+Frames = Annotated[int | None, Field(ge=1, description="Video frames."),
+                   Web(label=N_("Frames"), max=10_000)]
+Cfg = Annotated[bool | None, Field(description=(
+    "Classifier-free guidance (two passes per step).")), Cli(negatable=True),
+    Web(label=N_("Classifier-free guidance"))]
+Offload = Annotated[OffloadMode, Field(description=(
+    "none (the engine's default: diffusers keeps the pipeline on the GPU, ComfyUI unloads "
+    "idle models itself); gpu-only, model or sequential (diffusion); optimizer or cpu "
+    "(training).")), Choice(Text("choice.offload",
+                "unknown offload mode {v!r}; use one of {choices}")),
+    Web(label=N_("Offload"))]
+VaeTiling = Annotated[bool, Field(description=(
+    "Diffusion: decode the latents tile by tile (diffusers vae.enable_tiling(), ComfyUI VAE "
+    "Decode (Tiled)).")), Web(label=N_("VAE decode"))]
+AllowLongContext = Annotated[bool, Field(description=(
+    "Allow a context beyond the model's trained maximum (you extend it with RoPE scaling such "
+    "as YaRN).")), Web(label=N_("Longer than the trained context"))]
+GpuLayers = Annotated[int | None, Field(ge=0, description=(
+    "llama.cpp: layers on the GPU (the last N; default all).")),
+    Cli(flags=("--gpu-layers", "-ngl")), Web(label=N_("Layers on the GPU"), max=1024)]
+NCpuMoe = Annotated[int | None, Field(ge=0, description=(
+    "llama.cpp: keep the MoE experts of the first N layers in host RAM.")),
+    Web(label=N_("Layers with their experts in system RAM"), max=1024)]
+CpuMoe = Annotated[bool, Field(description="llama.cpp: keep every MoE expert in host RAM."),
+                   Web(label=N_("Every expert in system RAM"))]
+OverrideTensor = Annotated[list[str], Field(description=(
+        "llama.cpp: PATTERN=CPU keeps matching tensors in host RAM (e.g. exps=CPU); "
+        "repeatable, or several comma-separated.")),
+    Cli(flags=("--override-tensor", "-ot")),
+    Web(max_length=200, max_items=16, label=N_("Tensors in system RAM"))]
+HostRam = Annotated[str | None, Field(description=(
+    "System RAM for llama.cpp offload (default 64GB).")), Web(label=N_("System RAM"))]
+HostMemory = Annotated[str | None, Field(description=(
+    "System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels; default ddr5-5600x2).")),
+    Web(label=N_("System RAM type"))]
+HostBandwidth = Annotated[str | None, Field(description=(
+    "System RAM bandwidth, e.g. 90GB/s (overrides host memory).")),
+    Web(label=N_("System RAM bandwidth"))]
+EngineVersion = Annotated[str | None, Field(description=(
+    "The engine build to estimate for: a llama.cpp build (b4458), a date (2024-05) or an era "
+    "(2023-24, ollama); default today's.")), Web(label=N_("Engine version"))]
+Ubatch = Annotated[int | None, Field(description=(
+    "llama.cpp: tokens per micro-batch (default 512); larger ones copy offloaded weights to "
+    "the GPU less often.")), Cli(flags=("--ubatch-size", "-ub")),
+    Web(label=N_("Micro-batch (llama.cpp)"))]
+Mmap = Annotated[bool, Field(description=(
+    "llama.cpp: memory-map the model (its default) or load it into pinned buffers (faster "
+    "copies of offloaded weights).")), Cli(negatable=True), Web(label=N_("Memory-map the model"))]
+GpuSpec = Annotated[str | None, Field(description=GPU_SPEC_HELP),
+                    Cli(metavar="KEY=VALUE,..."),
+                    Web(max_length=200, label=N_("Your own card"), hint=N_(
+                        "memory=24GB,bandwidth=936GB/s,fp16=71,tdp=350W,price=700USD: memory "
+                        "alone answers the fit."))]
+Calibration = Annotated[str | None, Field(description=CALIBRATION_HELP),
+                        Web(max_length=200, label=N_("Use the speeds measured on this server"))]
+Prices = Annotated[str | None, Field(description=PRICES_HELP),
+                   Web(max_length=200, label=N_("Prices"), hint=N_(
+                       "Which offer set prices the job (the Prices page shows each one’s "
+                       "age)."))]
+Currency = Annotated[str | None, Field(description=(
+    "Show amounts in this currency (converted at the dated exchange rates).")),
+    Web(label=N_("Currency"))]
+RateField = Annotated[list[str], Field(description=RATE_HELP),
+                     Web(max_items=8, label=N_("Exchange rates"))]
+MaxAge = Annotated[float | None, Field(gt=0, description=MAX_AGE_HELP),
+                   Web(label=N_("Stale after (days)"), max=36_500)]
+Only = Annotated[str | None, Field(description=(
+    "Compare only these GPUs (comma-separated catalog ids or names, e.g. "
+    "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
+    Web(max_length=400, label=N_("Compare"))]
+Json = Annotated[bool, Field(description="Machine-readable output."), Cli(flags=("--json",)),
+               Web(skip=True)]
+
+
+class Workload(Request):
+    """The workload fields ``memory``, ``speed`` and ``recommend`` share."""
+
+    model: ModelName = None
+    params: Params = None
+    task: TaskField = Task.INFERENCE
+    quant: Quant = None
+    kv_dtype: KvDtype = "f16"
+    context: Context = None
+    batch: Batch = 1
+    engine: EngineField = None
+    optimizer: OptimizerField = None
+    gradient_checkpointing: Checkpointing = None
+    lora_rank: LoraRank = None
+    lora_targets: LoraTargets = None
+    resolution: Resolution = None
+    frames: Frames = None
+    cfg: Cfg = None
+    offload: Offload = OffloadMode.NONE
+    vae_tiling: VaeTiling = False
+    framework: Framework = None
+    activation_offloading: ActivationOffloading = None
+    loss: Loss = None
+    fp8_training: Fp8Training = False
+    host_ram: HostRam = None
+    host_memory: HostMemory = None
+    host_bandwidth: HostBandwidth = None
+    as_json: Json = False
+
+    #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
+    WORKLOAD_FIELDS: ClassVar[tuple[str, ...]] = (
+        "task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
+        "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
+        "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
+        "host_ram", "host_memory", "host_bandwidth")
+
+
+class PastedConfig(Request):
+    """A pasted config.json (a JSON body on the web; the command line names a file)."""
+
+    config: Annotated[dict[str, Any] | None, Field(description=(
+        "The contents of a model's config.json (instead of model).")), Cli(skip=True)] = None
+
+    @field_validator("config")
+    @classmethod
+    def _config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        from whichgpu.errors import DataError, InputError
+        from whichgpu.messages import msg
+        from whichgpu.models.bounds import PASTED, check_config
+        from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
+
+        if value is None:
+            return value
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise InputError(msg("paste.depth", "the pasted config.json nests more than {n} "
+                                 "levels deep; a model config nests a few", n=MAX_JSON_DEPTH))
+        if not _all_finite(value):
+            raise InputError(msg("paste.nan", "the pasted config.json holds NaN or Infinity, "
+                                 "which are not JSON numbers"))
+        try:  # dimensions no model has: refused here, before the request takes a worker
+            check_config(value, PASTED)
+        except DataError as exc:
+            raise InputError(exc.args[0]) from None
+        return value
+
+
+def _all_finite(data: Any) -> bool:
+    import math
+
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return True
+
+
+class Memory(Workload):
+    """``whichgpu memory``: peak memory per GPU as named terms, the GPUs that hold it, and what
+    would make it fit."""
+
+    COMMAND: ClassVar[str] = "memory"
+
+    master_weights: MasterWeights = None
+    fused_loss: FusedLoss = False
+    flash_attention: FlashAttention = True
+    gpus: GpusField = 1
+    tp: Tp = None
+    pp: Pp = 1
+    zero: Zero = None
+    allow_long_context: AllowLongContext = False
+    gpu: Annotated[str | None, Field(description=(
+        "Ask whether it fits this GPU: a catalog id, or your card's memory such as 12GB.")),
+        Web(max_length=200, label=N_("GPU"))] = None
+    gpu_spec: GpuSpec = None
+    gpu_layers: GpuLayers = None
+    n_cpu_moe: NCpuMoe = None
+    cpu_moe: CpuMoe = False
+    override_tensor: OverrideTensor = []
+    ubatch: Ubatch = None
+    mmap: Mmap = True
+
+    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
+        "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
+        "allow_long_context", "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor",
+        "ubatch", "mmap")
+
+
+class Speed(Workload):
+    """``whichgpu speed``: tokens/s, images/min or training throughput as low/typical/high,
+    and what bounds it."""
+
+    COMMAND: ClassVar[str] = "speed"
+
+    gpu: Annotated[str | None, Field(description=(
+        "Catalog GPU id, e.g. h100 or rtx-4090 (or --gpu-spec for your own card).")),
+        Web(max_length=200, label=N_("GPU"))] = None
+    gpu_spec: GpuSpec = None
+    count: Annotated[int, Field(ge=1, description=(
+        "How many of that GPU (any number the layout allows, e.g. 3).")),
+        Web(label=N_("How many"), max=1024)] = 1
+    prompt_tokens: PromptTokens = None
+    output_tokens: OutputTokens = None
+    tp: Tp = None
+    pp: Pp = 1
+    zero: Zero = None
+    steps: Annotated[int | None, Field(ge=1, description=(
+        "Diffusion: denoising steps. Training: optimizer steps to time.")),
+        Web(label=N_("Steps"), max=100_000)] = None
+    compile: Annotated[bool, Field(description=(
+        "torch.compile (training); diffusion: torch.compile with CUDA graphs or TensorRT, and "
+        "FP8 kernels where the card has FP8 (ComfyUI: its --fast mode).")),
+        Web(label=N_("Compiled"))] = False
+    train_tokens: Annotated[str | None, Field(description=(
+        "Training: tokens to train on (e.g. 1B); gives total time.")),
+        Web(label=N_("Training tokens"))] = None
+    calibration: Calibration = None
+    gpu_layers: GpuLayers = None
+    n_cpu_moe: NCpuMoe = None
+    cpu_moe: CpuMoe = False
+    override_tensor: OverrideTensor = []
+    engine_version: EngineVersion = None
+    ubatch: Ubatch = None
+    mmap: Mmap = True
+    max_throughput: Annotated[bool, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch that "
+        "fits, the batch and what bounds it.")), Web(label=N_("Maximum throughput"))] = False
+
+    # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
+        "count": (Text("bound.speed.count", "gpus must be a whole number >= 1, got {v}"),
+                  None)}
+    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
+        "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
+        "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap")
+
+
+class Recommend(Workload):
+    """``whichgpu recommend``: the cheapest GPU configuration that can run a job, why, and
+    what was excluded."""
+
+    COMMAND: ClassVar[str] = "recommend"
+
+    model: Annotated[str | None, Field(description=(
+        "Preset alias, Hub id (org/name), or a size such as 70B; on the command line also a "
+        "config.json or folder, or a .gguf file.")), Cli(positional=True, metavar="MODEL",
+                                                          required=True, help=(
+        "Preset alias, Hub id, config.json or folder, .gguf file, or a bare size such as "
+        "70B.")), Web(max_length=200, label=N_("Model"), hint=N_(
+            "A preset (start typing to search), a Hugging Face id such as "
+            "Qwen/Qwen2.5-7B-Instruct, or a size such as 70B."))] = None
+    prompt_tokens: PromptTokens = None
+    output_tokens: OutputTokens = None
+    sampling_steps: Annotated[int | None, Field(ge=1, description=(
+        "Diffusion steps per image or video.")), Web(label=N_("Sampling steps"),
+                                                    max=10_000)] = None
+    tokens: Annotated[str | None, Field(description=(
+        "Tokens to generate, e.g. 1M.")), Web(label=N_("tokens to generate"))] = None
+    images: Annotated[str | None, Field(description=(
+        "Images to generate, e.g. 1000.")), Web(label=N_("images"))] = None
+    videos: Annotated[str | None, Field(description="Videos to generate."),
+                      Web(label=N_("videos"))] = None
+    steps: Annotated[str | None, Field(description=(
+        "Training steps, e.g. 2000.")), Web(label=N_("training steps"))] = None
+    train_tokens: Annotated[str | None, Field(description=(
+        "Training tokens, e.g. 2B.")), Web(label=N_("training tokens"))] = None
+    users: Annotated[int | None, Field(ge=1, description="Serving: concurrent users."),
+                     Web(label=N_("Concurrent users"), max=1_000_000)] = None
+    tokens_per_s_each: Annotated[float | None, Field(gt=0, description=(
+        "Serving: tokens/s each user reads.")), Web(label=N_("Tokens/s each user reads"),
+                                                    max=100_000)] = None
+    tokens_per_day: Annotated[str | None, Field(description=(
+        "Serving: a daily volume, e.g. 50M.")), Web(label=N_("Tokens a day"))] = None
+    concurrency: Annotated[int | None, Field(ge=1, description=(
+        "Sequences in flight for --tokens (default: as many as fit, up to 256).")),
+        Web(label=N_("Sequences in flight"), max=4096)] = None
+    requests_per_s: Annotated[str | None, Field(description=(
+        "Serving: requests per second to size for (20, 1200/min); with the prompt and output "
+        "tokens.")), Web(label=N_("Requests per second"), hint=N_(
+            "Leave the amount of work empty; e.g. 20 or 1200/min."))] = None
+    ttft: Annotated[str | None, Field(description=(
+        "Serving: mean time to first token target, e.g. 2s or 500ms.")),
+        Web(label=N_("Time to first token (mean)"), hint=N_(
+            "e.g. 2s or 500ms; empty: no target."))] = None
+    tpot: Annotated[str | None, Field(description=(
+        "Serving: mean time per output token target, e.g. 50ms.")),
+        Web(label=N_("Time per output token (mean)"), hint=N_(
+            "e.g. 50ms; empty: no target."))] = None
+    objective: Annotated[Objective, Field(description="cost or time."),
+                         Choice(Text("choice.objective",
+                                     "--objective must be cost or time, got {v!r}")),
+                         Web(label=N_("Rank by"))] = Objective.COST
+    deadline: Annotated[str | None, Field(description="e.g. 2h or 3d."),
+                        Web(label=N_("Deadline"), hint=N_("e.g. 2h or 3d."))] = None
+    max_price_per_hour: Annotated[str | None, Field(description="e.g. 2EUR."),
+                                  Web(label=N_("3. Hourly budget"), hint=N_(
+                                      "Most you will pay per hour, e.g. 1 or 3EUR; leave "
+                                      "empty for no limit."))] = None
+    budget: Annotated[str | None, Field(description=(
+        "Total budget, e.g. 50EUR.")), Web(label=N_("Total budget"))] = None
+    prices: Prices = None
+    currency: Currency = None
+    rate: RateField = []
+    max_age: MaxAge = None
+    spot: Annotated[bool, Field(description=(
+        "Price spot/interruptible offers too, by their expected cost with interruptions.")),
+        Web(label=N_("Spot offers"))] = False
+    checkpoint_every: Annotated[str | None, Field(max_length=40, description=(
+        "Training on spot: checkpoint interval (default 30m; 'none': no checkpoints).")),
+        Web(label=N_("Checkpoint every"), hint=N_(
+            "Training on spot: e.g. 30m (the default), or none."))] = None
+    export: Annotated[str | None, Field(max_length=40, description=(
+        "Print the chosen option as a launcher task file: skypilot or dstack (YAML on "
+        "stdout; with --json, and on the REST API, in the 'export' field).")),
+        Web(label=N_("Export as"))] = None
+    export_option: Annotated[int | None, Field(ge=1, description=(
+        "Which ranked option --export writes (default: the best one the launcher can "
+        "launch).")), Web(label=N_("Option to export"), max=500)] = None
+    top: Annotated[int, Field(ge=0, description="Options to show (0: all)."),
+                   Web(label=N_("Options shown"), max=500)] = 10
+    max_gpus: Annotated[int | None, Field(ge=1, description=(
+        "At most this many GPUs (1: single cards).")), Web(label=N_("At most this many GPUs"),
+                                                         max=1024)] = None
+    only: Only = None
+    calibration: Calibration = None
+    gpu: Annotated[str | None, Field(description=(
+        "Your own card, shown beside the rentals as owned hardware: a catalog id or its "
+        "memory (12GB).")), Web(max_length=200, label=N_("Your own card"))] = None
+    gpu_spec: GpuSpec = None
+    count: Annotated[int, Field(ge=1, description=(
+        "How many of your cards (--gpu) you have: every count up to it that the layout "
+        "allows is tried.")), Web(label=N_("How many of your cards"), max=64)] = 1
+
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
+        "count": (Text("bound.recommend.count", "{field} must be at least 1, got {v}"), None)}
+    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens")
+    JOB_FIELDS: ClassVar[tuple[str, ...]] = (
+        "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
+        "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
+        "deadline", "max_price_per_hour", "budget", "currency", "spot", "checkpoint_every")
+
+    @field_validator("export", mode="before")
+    @classmethod
+    def _launcher(cls, value: Any) -> Any:
+        """Any case, as the launchers spell themselves (SkyPilot, DSTACK)."""
+        return (value.strip().lower() or None) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _export_option_needs_export(self) -> Recommend:
+        """An option to export without a launcher to export it to is a mistake, said at once."""
+        if self.export_option is not None and self.export is None:
+            from whichgpu.errors import InputError
+            from whichgpu.messages import Field as Flag
+            from whichgpu.messages import msg
+
+            raise InputError(msg("recommend.export_option", "{option} needs {skypilot} or "
+                                 "{dstack}", option=Flag("export_option"),
+                                 skypilot=Flag("export", "skypilot"),
+                                 dstack=Flag("export", "dstack")))
+        return self
+
+
+class Checklist(Request):
+    """``whichgpu checklist``: the five questions of S13, answered with a GPU and
+    rent-or-buy (the command line asks what is missing)."""
+
+    COMMAND: ClassVar[str] = "checklist"
+
+    workload: Annotated[str | None, Field(description=(
+        "training, fine-tuning or inference.")), Web(label=N_("1. Workload"))] = None
+    model: Annotated[str | None, Field(description=(
+        "Model size (7B) or name.")), Cli(flags=("--model",)),
+        Web(max_length=200, label=N_("2. Model"))] = None
+    budget_per_hour: Annotated[str | None, Field(description=(
+        "Hourly budget, e.g. 1USD (or none).")), Web(label=N_("3. Hourly budget"))] = None
+    hours_per_month: Annotated[str | None, Field(description=(
+        "Hours of use a month.")), Web(label=N_("4. Hours of use per month"))] = None
+    horizon_months: Annotated[str | None, Field(description="Months needed."),
+                              Web(label=N_("5. How many months you need it"))] = None
+    prices: Prices = None
+    currency: Currency = None
+    rate: RateField = []
+    max_age: MaxAge = None
+    only: Only = None
+    as_json: Json = False
+
+    ANSWERS: ClassVar[tuple[str, ...]] = ("workload", "model", "budget_per_hour",
+                                          "hours_per_month", "horizon_months")
+
+
+# ------------------------------------------------------------------ money
+
+def _watts(value: Any) -> Any:
+    """A power as people type it (``170W``, ``0.35kW``, ``350``) in watts; numbers pass."""
+    if isinstance(value, str):
+        from whichgpu.units import parse_power
+
+        return parse_power(value, what="tdp", positive=False)
+    return value
+
+
+class Tco(Request):
+    """``whichgpu tco``: what owning a GPU costs, when it breaks even against renting, and
+    whether to rent or buy.
+
+    The article's H100 case (S11): whichgpu tco h100 --purchase-price 25000USD
+    --rent-price 3.15USD --utilization 1 --cooling-per-hour 0.02USD (or --prices article-000
+    for the article's rent).
+    """
+
+    COMMAND: ClassVar[str] = "tco"
+
+    gpu: Annotated[str | None, Field(description=(
+        "A catalog id, e.g. h100 or rtx-4090, or your card's memory such as 24GB (then give "
+        "the purchase price and the TDP, or a GPU spec).")),
+        Cli(positional=True, metavar="[GPU]"), Web(max_length=200, label=N_("GPU"))] = None
+    gpu_spec: Annotated[str | None, Field(description=(
+        "Your own card: memory=24GB,tdp=350W,price=700USD (see 'whichgpu memory --help').")),
+        Cli(metavar="KEY=VALUE,..."), Web(max_length=200, label=N_("Your own card"))] = None
+    purchase_price: Annotated[str | None, Field(description=(
+        "Price paid per GPU, e.g. 25000USD. Default: the midpoint of the catalog's purchase "
+        "range.")), Web(label=N_("Purchase price"))] = None
+    resale_value: Annotated[str | None, Field(description=(
+        "What the GPU sells for at the end, e.g. 5000USD. Default: nothing.")),
+        Web(label=N_("Resale value at the end"))] = None
+    years: Annotated[float | None, Field(gt=0, le=30, description=(
+        "How long you own it; also the horizon of the advice. Default 3 (S9/S11).")),
+        Web(label=N_("Years"))] = None
+    host_share: Annotated[str | None, Field(description=(
+        "Share of the host/server per GPU, e.g. 2000USD. Default: nothing.")),
+        Web(label=N_("Host share per GPU"))] = None
+    tdp: Annotated[float | None, Field(gt=0, le=5000, description=(
+        "Board power, e.g. 350W or 0.35kW (a bare number is watts). Default: the catalog's "
+        "TDP.")), Cli(text=True), Web(label=N_("TDP (W)"))] = None
+    load_factor: Annotated[float | None, Field(gt=0, le=1, description=(
+        "Share of TDP drawn while busy (0-1). Default 1 (S9).")),
+        Web(label=N_("Load factor"))] = None
+    utilization: Annotated[str | None, Field(description=(
+        "Share of the time it works: 0.6 or 60%. Default 0.6 (S9).")),
+        Cli(flags=("--utilization", "--utilisation")), Web(label=N_("Utilisation"))] = None
+    hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
+        "Hours of use per month (instead of the utilisation; 730 = 24/7).")),
+        Web(label=N_("Hours of use per month"))] = None
+    kwh_price: Annotated[str | None, Field(description=(
+        "Electricity per kWh, e.g. 0.10USD or 0.25EUR. Default 0.10USD (S9).")),
+        Web(label=N_("Electricity per kWh"))] = None
+    pue: Annotated[float | None, Field(ge=1, le=3, description=(
+        "Facility power overhead (cooling as a factor on power, 1-3). Default 1.")),
+        Web(label=N_("PUE"))] = None
+    cooling_per_hour: Annotated[str | None, Field(description=(
+        "Cooling per hour of use, e.g. 0.02USD (S11). Default: nothing.")),
+        Web(label=N_("Cooling per hour of use"))] = None
+    maintenance_per_year: Annotated[str | None, Field(description=(
+        "e.g. 250USD. Default: nothing.")), Web(label=N_("Maintenance per year"))] = None
+    rent_price: Annotated[str | None, Field(description=(
+        "Rental price per GPU-hour to compare with, e.g. 3.15USD. Default: the cheapest "
+        "on-demand offer in the prices.")), Web(label=N_("Rental price per GPU-hour"))] = None
+    prices: Prices = None
+    max_age: MaxAge = None
+    currency: Annotated[str | None, Field(description=(
+        "Show amounts in this currency (default: the purchase price's).")),
+        Web(label=N_("Currency"))] = None
+    rate: RateField = []
+    curve: Annotated[bool, Field(description=(
+        "Also print the month-by-month cumulative cost of renting vs owning.")),
+        Web(skip=True)] = False
+    as_json: Json = False
+
+    BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
+        "hours_per_month": (Text("bound.tco.hours", "{field} must be more than 0 and at most "
+                                 "730 (24/7), got {v}"),) * 2}
+
+    _tdp_in_watts = field_validator("tdp", mode="before")(_watts)
+
+
+class Cost(Request):
+    """``whichgpu cost``: what a run costs on the cheapest offer for a GPU, under the offer's
+    billing rule.
+
+    S25: whichgpu cost --gpu rtx-4090 --work 1000 --unit image --rate-of-work 4..6/min
+    --prices vramfarm-2026-11
+    """
+
+    COMMAND: ClassVar[str] = "cost"
+
+    gpu: Annotated[str, Field(description=(
+        "A catalog id, e.g. rtx-4090 or h100.")), Web(max_length=200, label=N_("GPU"))]
+    duration: Annotated[str | None, Field(description=(
+        "How long the run lasts: 3h20m, or a range 2h..4h (low..high) or 2h..3h..4h "
+        "(low..typical..high). Or give the work and its rate.")),
+        Web(label=N_("Duration"))] = None
+    count: Annotated[int, Field(description=(
+        "How many GPUs the job needs.")), Web(label=N_("GPUs"))] = 1
+    prices: Prices = None
+    max_age: MaxAge = None
+    spot: Annotated[bool, Field(description="Use spot offers (on-demand by default)."),
+                    Web(label=N_("Spot offers"))] = False
+    work: Annotated[str | None, Field(description=(
+        "How much the run produces (1000, 1M), for a cost per unit.")),
+        Web(label=N_("Work"))] = None
+    rate_of_work: Annotated[str | None, Field(description=(
+        "How fast the work goes, instead of the duration: 4/min, 4..6/min (S25: images a "
+        "minute) or 300..700/s (tokens a second).")), Web(label=N_("Rate of work"))] = None
+    unit: Annotated[str, Field(description=(
+        "What one unit of work is: image, token, run ...")), Web(label=N_("Unit"))] = "task"
+    per: Annotated[str | None, Field(description=(
+        "Cost per this many units of work (1M: per million). Default 1.")),
+        Web(label=N_("Per"))] = None
+    currency: Annotated[str | None, Field(description=(
+        "Show amounts in this currency (default: the GPU's offers' currency).")),
+        Web(label=N_("Currency"))] = None
+    rate: RateField = []
+    as_json: Json = False
+
+
+# ------------------------------------------------------------------ catalog and models
+
+class Gpus(Request):
+    """``whichgpu gpus``: the GPU catalog with throughput, and cost per TFLOP-hour."""
+
+    COMMAND: ClassVar[str] = "gpus"
+
+    precision: Annotated[str, Field(description=(
+        "Throughput figure for cost per TFLOP: bf16, fp16, fp16_acc16, fp8, fp4, tf32, fp32, "
+        "int8 ... (dense), or an article's quoted set such as article-000:fp16.")),
+        Cli(flags=("--precision", "-p")), Web(label=N_("Throughput figure"))] = "bf16"
+    prices: Prices = None
+    currency: Annotated[str | None, Field(description=(
+        "Prices in this currency (converted where rates exist, else only offers quoted in "
+        "it). Default: the currency most offers use.")), Web(label=N_("Currency"))] = None
+    max_age: MaxAge = None
+    vendor: Annotated[str | None, Field(description="nvidia or amd."),
+                      Web(label=N_("Vendor"))] = None
+    min_memory: Annotated[str | None, Field(description=(
+        "e.g. 48GB or 80GiB.")), Web(label=N_("At least this much memory"))] = None
+    form_factor: Annotated[str | None, Field(description=(
+        "sxm, pcie, nvl, oam, superchip or consumer.")), Web(label=N_("Form factor"))] = None
+    sort: Annotated[str, Field(description=(
+        "cost-per-tflop, tflops, memory, bandwidth, price or id.")),
+        Web(label=N_("Sort by"))] = "cost-per-tflop"
+    priced_only: Annotated[bool, Field(description="Only GPUs with an offer in the prices."),
+                           Web(label=N_("Only GPUs with a price"))] = False
+    rate: RateField = []
+    as_json: Json = False
+
+
+class Gpu(Request):
+    """``whichgpu gpu``: one GPU, every spec with its source, its offers, and what the
+    articles say it is for."""
+
+    COMMAND: ClassVar[str] = "gpu"
+
+    gpu: Annotated[str, Field(description=(
+        "A catalog id, e.g. h100 or rtx-4090.")), Cli(positional=True, metavar="GPU"),
+        Web(max_length=200, label=N_("GPU"))]
+    lang: Annotated[str, Field(description=(
+        "en or fr, for the article statements (fr-FR and any fr-* mean fr).")),
+        Web(max_length=10, label=N_("Language"))] = "en"
+    as_json: Json = False
+
+
+class Models(Request):
+    """``whichgpu models``: the model presets shipped with whichgpu (they resolve offline)."""
+
+    COMMAND: ClassVar[str] = "models"
+
+    family: Annotated[str | None, Field(description="decoder or diffusion."),
+                      Web(max_length=20, label=N_("Family"))] = None
+    as_json: Json = False
+
+
+class Model(Request):
+    """``whichgpu model``: a model's architecture and parameter breakdown."""
+
+    COMMAND: ClassVar[str] = "model"
+
+    model: Annotated[str | None, Field(description=(
+        "Preset alias, Hub id, config.json or folder path, .gguf file, or a size like 70B.")),
+        Cli(positional=True, metavar="MODEL"), Web(max_length=200, label=N_("Model"))] = None
+    params: Params = None
+    offline: Annotated[bool, Field(description="Never contact the Hugging Face Hub."),
+                       Web(skip=True)] = False
+    as_json: Json = False
+
+
+# ------------------------------------------------------------------ prices
+
+STORE_HELP = ("Price store file (default: $WHICHGPU_PRICE_STORE, else prices.sqlite in the "
+              "whichgpu data directory).")
+Store = Annotated[str | None, Field(description=STORE_HELP), Web(max_length=1000, skip=True)]
+
+
+class PricesList(Request):
+    """``whichgpu prices list``: offers, cheapest per GPU-hour first, with each price's age
+    and source."""
+
+    COMMAND: ClassVar[str] = "prices list"
+
+    gpu: Annotated[str | None, Field(description=(
+        "A GPU or family (h100 covers SXM, PCIe and NVL).")),
+        Cli(positional=True, metavar="[GPU]"), Web(max_length=200, label=N_("GPU"))] = None
+    spot: Annotated[bool, Field(description="Only spot (interruptible) offers."),
+                    Web(label=N_("Spot only"))] = False
+    on_demand: Annotated[bool, Field(description="Only on-demand offers."),
+                         Web(label=N_("On-demand only"))] = False
+    currency: Annotated[str | None, Field(description=(
+        "Show prices in this currency: converted where exchange rates are available, "
+        "otherwise only the offers quoted in it (never mixed).")),
+        Web(label=N_("Currency"))] = None
+    prices: Prices = None
+    provider: Annotated[str | None, Field(description="Only this provider."),
+                        Web(max_length=200, label=N_("Provider"))] = None
+    limit: Annotated[int, Field(ge=0, description="Rows to show (0: all)."),
+                     Web(label=N_("Rows"), max=1000)] = 25
+    max_age: MaxAge = None
+    store: Store = None
+    as_json: Json = False
+
+
+class PricesHistory(Request):
+    """``whichgpu prices history``: how a GPU's cheapest price moved, snapshot by snapshot,
+    per feed."""
+
+    COMMAND: ClassVar[str] = "prices history"
+
+    gpu: Annotated[str, Field(description="A GPU or family."),
+                   Cli(positional=True, metavar="GPU"), Web(max_length=200, label=N_("GPU"))]
+    feed: Annotated[str | None, Field(description="Only this feed."),
+                    Web(max_length=200, label=N_("Feed"))] = None
+    store: Store = None
+    as_json: Json = False
+
+
+class PricesRefresh(Request):
+    """``whichgpu prices refresh``: fetch prices from every source into the store; failures
+    keep the previous data."""
+
+    COMMAND: ClassVar[str] = "prices refresh"
+
+    source: Annotated[list[str], Field(description=(
+        "Source to refresh (repeatable): shipped, gpuhunt, gpuhunt/PROVIDER, a URL source's "
+        "name or an https URL. Default: every source.")), Cli(flags=("--source", "-s")),
+        Web(skip=True)] = []
+    force: Annotated[bool, Field(description=(
+        "Accept a snapshot the sanity guards reject (not an empty one).")),
+        Web(skip=True)] = False
+    store: Store = None
+    wait: Annotated[str, Field(description=(
+        "If another refresh of the store is running (any process or machine), wait up to "
+        "this long (10m); by default this one is skipped, saying so.")),
+        Cli(metavar="DURATION"), Web(skip=True)] = "0s"
+    as_json: Json = False
+
+
+class PricesImport(Request):
+    """``whichgpu prices import``: store your own offers (private quotes, on-premise prices)
+    as a dated snapshot."""
+
+    COMMAND: ClassVar[str] = "prices import"
+
+    file: Annotated[str, Field(description="A CSV or JSON offer file."),
+                    Cli(positional=True, metavar="FILE"), Web(skip=True)]
+    name: Annotated[str | None, Field(description=(
+        "Feed name (default: the file's name without extension).")), Web(skip=True)] = None
+    observed_at: Annotated[str | None, Field(description=(
+        "Date for rows without observed_at (default: now).")), Web(skip=True)] = None
+    force: Annotated[bool, Field(description="Accept prices the guards reject."),
+                     Web(skip=True)] = False
+    store: Store = None
+    as_json: Json = False
+
+
+class PricesSources(Request):
+    """``whichgpu prices sources``: every price source, its feeds, their age and the last
+    problem."""
+
+    COMMAND: ClassVar[str] = "prices sources"
+
+    unmapped: Annotated[bool, Field(description=(
+        "List the GPU names each feed could not map.")), Web(skip=True)] = False
+    store: Store = None
+    as_json: Json = False
+
+
+class SourcesAdd(Request):
+    """``whichgpu prices sources add``: register a URL price source; 'whichgpu prices
+    refresh' then fetches it."""
+
+    COMMAND: ClassVar[str] = "prices sources add"
+
+    name: Annotated[str, Field(description="A short name for the source."),
+                    Cli(positional=True, metavar="NAME"), Web(skip=True)]
+    url: Annotated[str, Field(description=(
+        "An https URL serving whichgpu's JSON offer schema.")),
+        Cli(positional=True, metavar="URL"), Web(skip=True)]
+    allow_http: Annotated[bool, Field(description=(
+        "Allow plain http (a server on your own network).")), Web(skip=True)] = False
+    store: Store = None
+
+
+class SourcesRemove(Request):
+    """``whichgpu prices sources remove``: forget a URL source (its stored snapshots stay, as
+    history)."""
+
+    COMMAND: ClassVar[str] = "prices sources remove"
+
+    name: Annotated[str, Field(description="A URL source's name."),
+                    Cli(positional=True, metavar="NAME"), Web(skip=True)]
+    store: Store = None
+
+
+class PricesPrune(Request):
+    """``whichgpu prices prune``: delete old snapshots, keeping the newest per feed (and
+    every current one)."""
+
+    COMMAND: ClassVar[str] = "prices prune"
+
+    keep: Annotated[int, Field(ge=1, description="Snapshots to keep per feed."),
+                    Web(skip=True)] = 30
+    store: Store = None
+
+
+class PricesRemove(Request):
+    """``whichgpu prices remove``: undo 'prices import': delete an imported feed and its
+    snapshots (its history too)."""
+
+    COMMAND: ClassVar[str] = "prices remove"
+
+    feed: Annotated[str, Field(description="An imported feed's name."),
+                    Cli(positional=True, metavar="FEED"), Web(skip=True)]
+    store: Store = None
+    as_json: Json = False
+
+
+# ------------------------------------------------------------------ validation
+
+ValidationFile = Annotated[str | None, Field(description=(
+    "A CSV in the shipped validation file's schema (default: the shipped set).")),
+    Web(skip=True)]
+Split = Annotated[str, Field(description="calibration, holdout or all."), Web(skip=True)]
+
+
+class ValidateMemory(Request):
+    """``whichgpu validate memory``: each memory measurement against the estimate, the error
+    by category and engine, and the fit verdict on each measured card."""
+
+    COMMAND: ClassVar[str] = "validate memory"
+
+    file: ValidationFile = None
+    split: Split = "all"
+    as_json: Json = False
+
+
+class ValidateSpeed(Request):
+    """``whichgpu validate speed``: each speed measurement against the estimate, the error by
+    category, by engine and architecture, and leaving each GPU and each source out."""
+
+    COMMAND: ClassVar[str] = "validate speed"
+
+    file: ValidationFile = None
+    split: Split = "all"
+    cross_validation: Annotated[bool, Field(description=(
+        "Also refit without each GPU and each source and predict their rows (needs "
+        "scripts/calibrate.py from the source checkout; a few seconds).")),
+        Cli(negatable=True), Web(skip=True)] = True
+    as_json: Json = False
+
+
+class ValidateFits(Request):
+    """``whichgpu validate fits``: set-ups people run, the memory model's verdict on each
+    (never 'does not fit')."""
+
+    COMMAND: ClassVar[str] = "validate fits"
+
+    file: ValidationFile = None
+    as_json: Json = False
+
+
+class ValidateServing(Request):
+    """``whichgpu validate serving``: each serving measurement against the model, by engine
+    and GPU, holdout apart."""
+
+    COMMAND: ClassVar[str] = "validate serving"
+
+    file: ValidationFile = None
+    split: Split = "all"
+    loso: Annotated[bool, Field(description=(
+        "Leave one calibration source out: refit without it and report its error (about "
+        "20 s).")), Cli(negatable=True), Web(skip=True)] = True
+    as_json: Json = False
+
+
+# ------------------------------------------------------------------ a local GPU
+
+Device = Annotated[str, Field(description=(
+    "cuda, or cpu to check the harness on the CPU (CPU numbers calibrate nothing).")),
+    Web(skip=True)]
+
+
+class Bench(Request):
+    """``whichgpu bench``: measure each GPU (matmul per precision, memory, host and peer
+    bandwidth), print it beside the datasheet, and save a calibration profile for 'speed
+    --calibration'."""
+
+    COMMAND: ClassVar[str] = "bench"
+
+    output: Annotated[str | None, Field(description=(
+        "Save the profile here (default: the data directory, which --calibration default "
+        "reads).")), Cli(flags=("--output", "-o")), Web(skip=True)] = None
+    no_save: Annotated[bool, Field(description="Measure and print only."),
+                       Web(skip=True)] = False
+    quick: Annotated[bool, Field(description="Smaller sizes, fewer repetitions."),
+                     Web(skip=True)] = False
+    gpus: Annotated[str | None, Field(description=(
+        "GPU indices to measure, e.g. 0,1 (default: all).")), Web(skip=True)] = None
+    as_id: Annotated[str | None, Field(description=(
+        "The catalog id of the card, when its name does not map to one.")),
+        Cli(flags=("--as",)), Web(skip=True)] = None
+    precision: Annotated[str | None, Field(description=(
+        "Only these matmul precisions: bf16,fp8 ...")), Web(skip=True)] = None
+    no_p2p: Annotated[bool, Field(description="Skip peer-to-peer copies."),
+                      Web(skip=True)] = False
+    device: Device = "cuda"
+    as_json: Json = False
+
+
+class BenchModel(Request):
+    """``whichgpu bench model``: build MODEL from its config with random weights (no
+    download), time prefill, decode and optionally a training step, and set the numbers beside
+    whichgpu's estimates."""
+
+    COMMAND: ClassVar[str] = "bench model"
+
+    model: Annotated[str, Field(description=(
+        "Preset alias, Hub id, config.json or folder, .gguf file, or a bare size such as "
+        "70B.")), Cli(positional=True, metavar="MODEL"), Web(skip=True)]
+    batch: Annotated[int, Field(description=(
+        "Concurrent sequences (inference), micro-batch (training), images.")),
+        Web(skip=True)] = 1
+    prompt_tokens: Annotated[str, Field(description="Input length."), Web(skip=True)] = "512"
+    output_tokens: Annotated[str, Field(description="Output length."), Web(skip=True)] = "128"
+    train: Annotated[bool, Field(description=(
+        "Also time one training step (AdamW, bf16 autocast).")), Web(skip=True)] = False
+    context: Annotated[str, Field(description="Sequence length of the training step."),
+                       Web(skip=True)] = "1024"
+    dtype: Annotated[str, Field(description=(
+        "Weights for prefill/decode: bf16, fp16 or fp32.")), Web(skip=True)] = "bf16"
+    repeat: Annotated[int, Field(description="Timed repetitions (the median counts)."),
+                      Web(skip=True)] = 3
+    gpu: Annotated[str | None, Field(description=(
+        "Catalog id to estimate for (default: the card detected).")), Web(skip=True)] = None
+    calibration: Annotated[str | None, Field(description=CALIBRATION_HELP),
+                           Web(skip=True)] = None
+    append: Annotated[str | None, Field(description=(
+        "Append the results to this folder's speed.csv and memory.csv (e.g. validation), with "
+        "their conditions.")), Web(skip=True)] = None
+    device: Device = "cuda"
+    as_json: Json = False
+
+
+class Compare(Request):
+    """``whichgpu compare``: S30, the same short job on cards by its minutes and cost per run
+    (billing rules included), the other cards projected from the measured one."""
+
+    COMMAND: ClassVar[str] = "compare"
+
+    args: Annotated[list[str], Field(description=(
+        "More CARD=DURATION pairs after --measured, or the command to time after --.")),
+        Cli(positional=True, metavar="[CARD=DURATION ...] | -- COMMAND"),
+        Web(skip=True)] = []
+    measured: Annotated[list[str], Field(description=(
+        "Minutes you saw on a card: h100=12m a100=21m (durations like 12m, 1h5m, 90s).")),
+        Web(skip=True)] = []
+    prices: Annotated[str, Field(description="Offer set or offer file."),
+                      Web(skip=True)] = "article-000"
+    currency: Annotated[str | None, Field(description="Show costs in this currency."),
+                        Web(skip=True)] = None
+    rate: Annotated[list[str], Field(description=RATE_HELP), Web(skip=True)] = []
+    spot: Annotated[bool, Field(description="Spot offers (on-demand by default)."),
+                    Web(skip=True)] = False
+    count: Annotated[int, Field(description="GPUs the job uses on each card."),
+                     Web(skip=True)] = 1
+    model: Annotated[str | None, Field(description=(
+        "The job's model: project the other cards with the speed model.")),
+        Cli(flags=("--model",)), Web(skip=True)] = None
+    task: Annotated[Task, Field(description=(
+        "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
+        Choice(Text("choice.task",
+                "unknown task {v!r}; use one of {choices}")), Web(skip=True)] = Task.INFERENCE
+    quant: Annotated[str | None, Field(description=(
+        "Weight format: bf16, fp8, awq, gptq, nf4, q4_k_m, exl2-4.0 ...")),
+        Web(skip=True)] = None
+    batch: Annotated[int, Field(description=(
+        "Concurrent sequences (inference), micro-batch (training), images.")),
+        Web(skip=True)] = 1
+    context: Annotated[str | None, Field(description=(
+        "Tokens per sequence (8k = 8,192); the training sequence length.")),
+        Web(skip=True)] = None
+    prompt_tokens: Annotated[str | None, Field(description="Input length."),
+                             Web(skip=True)] = None
+    output_tokens: Annotated[str | None, Field(description="Output length."),
+                             Web(skip=True)] = None
+    engine: Annotated[Engine | None, Field(description=(
+        "llamacpp, vllm, sglang, trtllm, transformers, exllamav2 or mlc; diffusers or comfyui "
+        "for diffusion.")), Choice(Text("choice.engine",
+                "unknown engine {v!r}; use one of {choices}")),
+        Web(skip=True)] = None
+    bound: Annotated[str, Field(description=(
+        "Without --model: compute (dense BF16 peak), memory (bandwidth) or auto (fit both on "
+        "two measured cards).")), Web(skip=True)] = "auto"
+    gpu: Annotated[str | None, Field(description=(
+        "With -- COMMAND: the catalog id of this machine's card, if not detected.")),
+        Web(skip=True)] = None
+    no_project: Annotated[bool, Field(description="Only the measured cards."),
+                          Web(skip=True)] = False
+    priced_only: Annotated[bool, Field(description="Only cards with an offer in --prices."),
+                           Web(skip=True)] = False
+    calibration: Annotated[str | None, Field(description=CALIBRATION_HELP),
+                           Web(skip=True)] = None
+    as_json: Json = False
+
+
+class Serve(Request):
+    """``whichgpu serve``: the web pages (advisor, VRAM selector, catalog, cost, rent vs buy,
+    prices) and the REST API (/api/v1, OpenAPI at /docs), with the shipped catalog and the
+    local prices."""
+
+    COMMAND: ClassVar[str] = "serve"
+
+    host: Annotated[str, Field(description=(
+        "Address to listen on. The default serves this machine only.")),
+        Web(skip=True)] = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535, description="TCP port."), Web(skip=True)] = 8000
+    workers: Annotated[int, Field(ge=1, le=64, description=(
+        "Server processes (one per CPU core serves the most). They share the price store "
+        "(WHICHGPU_DATABASE_URL: PostgreSQL for several machines); each keeps its own cache "
+        "of answers.")), Web(skip=True)] = 1
+    log_level: Annotated[str, Field(description=(
+        "uvicorn's log level: info shows each request.")), Web(skip=True)] = "warning"
+    access_log: Annotated[bool, Field(description=(
+        "One JSON line per request on stderr (time, method, route, status, duration, request "
+        "id, worker pid); also WHICHGPU_ACCESS_LOG=1.")), Cli(negatable=True),
+        Web(skip=True)] = False
+    calibration: Annotated[str, Field(description=(
+        "The calibration profile that speed and recommend use when a request asks for "
+        "calibration=default: 'default' (the one 'whichgpu bench' saved), a FILE, or 'none'. "
+        "Requests can never name a file.")), Web(skip=True)] = "default"
+
+
+#: every command, in the order ``whichgpu --help`` lists them
+COMMANDS: tuple[type[Request], ...] = (
+    Recommend, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory, ValidateSpeed,
+    ValidateFits, ValidateServing, Model, Models, PricesList, PricesRefresh, PricesHistory,
+    PricesImport, PricesSources, SourcesAdd, SourcesRemove, PricesPrune, PricesRemove, Serve,
+    Bench, BenchModel, Compare)

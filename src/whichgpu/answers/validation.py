@@ -1,0 +1,114 @@
+"""``validate memory|speed|fits|serving``: the estimates against published measurements."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whichgpu.answers.requests import (
+    ValidateFits,
+    ValidateMemory,
+    ValidateServing,
+    ValidateSpeed,
+)
+from whichgpu.errors import InputError
+from whichgpu.estimate import (
+    validation_cv,
+    validation_fits,
+    validation_memory,
+    validation_serving,
+    validation_speed,
+)
+from whichgpu.estimate.validation import Outcome, Summary, default_path, read_rows, summarize
+from whichgpu.estimate.validation_report import engine_arch_key, group_errors
+
+SPLITS = ("all", "calibration", "holdout")
+
+
+@dataclass(frozen=True)
+class ValidationAnswer:
+    """Each row's error, the summary by category, and the extra tables of its kind."""
+
+    what: str  # memory or speed
+    rows: list[Outcome]
+    summary: list[Summary]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "rows": [x.to_json() for x in self.rows],
+                "summary": [s.to_json() for s in self.summary], **self.extra}
+
+
+def _chosen(outcomes: list[Outcome], split: str) -> tuple[list[Outcome], list[Summary]]:
+    if split not in SPLITS:
+        raise InputError("--split must be calibration, holdout or all")
+    rows = [x for x in outcomes if split == "all" or x.split == split]
+    return rows, [s for s in summarize(rows) if split == "all" or s.split == split]
+
+
+def validate_memory(q: ValidateMemory) -> ValidationAnswer:
+    """Each memory measurement against the estimate, the error by category and engine, and
+    the fit verdict on each measured card (a run that happened fits)."""
+    path = Path(q.file) if q.file else default_path("memory")
+    outcomes = validation_memory.run(path)
+    rows, summary = _chosen(outcomes, q.split)
+    by_id = {r["id"]: r for r in read_rows(path)}
+    extra = {"by_engine": [g.to_json() for g in group_errors(
+        rows, by_id, lambda r: (r.get("category", ""), (r.get("engine") or "-").strip()))],
+        "verdicts": validation_memory.verdicts([by_id[x.id] for x in rows])}
+    return ValidationAnswer("memory", rows, summary, extra)
+
+
+def validate_speed(q: ValidateSpeed) -> ValidationAnswer:
+    """Each speed measurement against the estimate, by category, engine and architecture, and
+    leaving each GPU and each source out of the fit."""
+    path = Path(q.file) if q.file else default_path("speed")
+    outcomes = validation_speed.run(path)
+    rows, summary = _chosen(outcomes, q.split)
+    all_rows = read_rows(path)
+    by_id = {r["id"]: r for r in all_rows}
+    extra: dict[str, Any] = {"by_engine_arch": [g.to_json() for g in group_errors(
+        rows, by_id, engine_arch_key)]}
+    if q.cross_validation:
+        extra["cross_validation"] = {
+            by: [s.to_json() for s in validation_cv.summarize(
+                validation_cv.leave_one_out(all_rows, by))] for by in ("gpu", "source")}
+    return ValidationAnswer("speed", rows, summary, extra)
+
+
+@dataclass(frozen=True)
+class FitsAnswer:
+    """Set-ups people run and the memory model's verdict on each."""
+
+    rows: list[Any]
+
+    @property
+    def counts(self) -> Counter[str]:
+        return Counter(x.verdict for x in self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": "fits", "rows": [x.to_json() for x in self.rows],
+                "summary": dict(self.counts)}
+
+
+def validate_fits(q: ValidateFits) -> FitsAnswer:
+    """Each measured fit / no-fit row against the memory estimate's verdict."""
+    return FitsAnswer(validation_fits.run(Path(q.file) if q.file else None))
+
+
+@dataclass(frozen=True)
+class ServingValidation:
+    """Each serving measurement against the model, by engine and GPU, holdout apart."""
+
+    report: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.report
+
+
+def validate_serving(q: ValidateServing) -> ServingValidation:
+    """The serving model's errors on the measured serving rows (calibration and holdout)."""
+    return ServingValidation(validation_serving.report(Path(q.file) if q.file else None,
+                                                       q.split, q.loso))

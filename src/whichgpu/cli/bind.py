@@ -1,0 +1,127 @@
+"""Typer commands generated from the request models (answers/requests.py).
+
+Each field becomes an option (or an argument) with its flag, its default and its help, in the
+order the model declares them (``--json`` last); the command parses what typer read into the
+request model, so bad input gets the same one-line reason as on the web, then hands the
+request to its command body, which calls the answer and renders it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+import typer
+from pydantic_core import PydanticUndefined
+
+from whichgpu.answers.fields import base_type, cli_of, flags, is_bool, is_list
+from whichgpu.answers.request import Request
+
+Body = Callable[..., None]
+
+
+def _typer_type(model: type[Request], name: str) -> Any:
+    """What typer parses a field as: its base type (an enum as text: the request model
+    says what an unknown value means), optional unless required."""
+    field = model.model_fields[name]
+    base = base_type(field.annotation)
+    if is_list(model, name):
+        return list[str] | None
+    if (isinstance(base, type) and issubclass(base, Enum)) or cli_of(model, name).text:
+        base = str
+    if field.is_required() and not cli_of(model, name).positional:
+        return base
+    return base | None
+
+
+def _default(model: type[Request], name: str) -> Any:
+    field = model.model_fields[name]
+    if field.is_required() or cli_of(model, name).required:
+        return ...
+    default = field.get_default(call_default_factory=True)
+    if default is PydanticUndefined:
+        return ...
+    if isinstance(default, Enum):
+        return default.value
+    if isinstance(default, list):
+        return None  # typer: an empty repeatable option reads as None
+    return default
+
+
+def parameters(model: type[Request]) -> list[inspect.Parameter]:
+    """The typer parameters of a request model's command."""
+    names = [n for n in model.model_fields if n != "as_json"]
+    if "as_json" in model.model_fields:
+        names.append("as_json")
+    out = []
+    for name in names:
+        cli = cli_of(model, name)
+        if cli.skip:
+            continue
+        field = model.model_fields[name]
+        help_text = cli.help or field.description
+        default = _default(model, name)
+        if cli.positional:
+            info = typer.Argument(default, metavar=cli.metavar, help=help_text,
+                                  show_default=False)
+        else:
+            decls = list(flags(model, name))
+            if is_bool(model, name) and cli.negatable:
+                decls[0] = f"{decls[0]}/--no-{decls[0].removeprefix('--')}"
+            info = typer.Option(default, *decls, help=help_text, metavar=cli.metavar,
+                                show_default=default not in (None, ..., False))
+        out.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
+                                     annotation=_typer_type(model, name)))
+    return out
+
+
+def _values(model: type[Request], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What typer read, as the request model takes it (an empty list option is no value)."""
+    return {k: v for k, v in kwargs.items()
+            if not (v is None and is_list(model, k)) and k != "ctx"}
+
+
+def help_of(model: type[Request]) -> str:
+    """The command's help: the request model's docstring without the command's name."""
+    doc = inspect.cleandoc(model.__doc__ or "")
+    head, sep, rest = doc.partition(": ")
+    if sep and head.startswith("``whichgpu"):
+        doc = rest[:1].upper() + rest[1:]
+    return "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
+
+
+def command(model: type[Request], body: Body, *, context: bool = False) -> Callable[..., None]:
+    """A typer command function for ``model``: typer's values -> the request -> ``body``
+    (``body(request)``, or ``body(request, ctx)`` with ``context``)."""
+    params = parameters(model)
+    if context:
+        params.insert(0, inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                           annotation=typer.Context))
+
+    def run(**kwargs: Any) -> None:
+        ctx = kwargs.pop("ctx", None)
+        if context and ctx is not None and ctx.invoked_subcommand is not None:
+            return
+        request = model.parse(_values(model, kwargs))
+        if context:
+            body(request, ctx)
+        else:
+            body(request)
+
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    run.__name__ = model.COMMAND.split()[-1].replace("-", "_") or "command"
+    run.__doc__ = help_of(model)
+    return run
+
+
+def bind(app: typer.Typer, model: type[Request], body: Body, *, name: str | None = None,
+         callback: bool = False, **settings: Any) -> None:
+    """Register ``model``'s command on ``app`` (as the group's callback with ``callback``)."""
+    fn = command(model, body, context=callback)
+    if callback:
+        app.callback(invoke_without_command=True, help=help_of(model), **settings)(fn)
+        return
+    app.command(name or model.COMMAND.split()[-1], help=help_of(model), **settings)(fn)

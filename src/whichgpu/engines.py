@@ -1,0 +1,104 @@
+"""What each engine does differently, read from ``whichgpu/data/engines.toml``.
+
+Code asks for a trait (``has(engine, "splits_layers")``) or the engines that have one
+(``engines_with("continuous_batching")``), so a new engine is a table in that file, not a
+tuple to extend in several modules.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from whichgpu.errors import DataError
+from whichgpu.vocabulary import Engine
+
+Trait = Literal["continuous_batching", "splits_layers", "ggml_runtime",
+                "pages_sliding_windows", "caches_mla_latent"]
+TRAITS: tuple[Trait, ...] = ("continuous_batching", "splits_layers", "ggml_runtime",
+                             "pages_sliding_windows", "caches_mla_latent")
+Family = Literal["llm", "diffusion"]
+_PATH = "whichgpu/data/engines.toml"
+
+
+@dataclass(frozen=True)
+class EngineTraits:
+    """One engine's row of engines.toml."""
+
+    engine: Engine
+    label: str
+    family: Family
+    traits: frozenset[str] = field(default_factory=frozenset)
+    fallback: dict[str, int] = field(default_factory=dict)
+
+
+@cache
+def engine_table() -> dict[Engine, EngineTraits]:
+    """Every engine's traits (the file is checked: every Engine once, known traits only)."""
+    data = tomllib.loads(resources.files("whichgpu").joinpath("data/engines.toml")
+                         .read_text("utf-8"))
+    table: dict[Engine, EngineTraits] = {}
+    for name, row in data.items():
+        try:
+            engine = Engine(name)
+        except ValueError:
+            raise DataError(f"{_PATH}: [{name}] is not an engine whichgpu knows") from None
+        unknown = set(row) - {"label", "family", "fallback", *TRAITS}
+        if unknown:
+            raise DataError(f"{_PATH}: [{name}] has unknown keys {sorted(unknown)}")
+        if row.get("family") not in ("llm", "diffusion"):
+            raise DataError(f"{_PATH}: [{name}].family must be llm or diffusion")
+        table[engine] = EngineTraits(engine, str(row["label"]), row["family"],
+                                     frozenset(t for t in TRAITS if row.get(t)),
+                                     dict(row.get("fallback", {})))
+    missing = set(Engine) - set(table)
+    if missing:
+        raise DataError(f"{_PATH}: no table for {sorted(missing)}")
+    return table
+
+
+def traits(engine: str) -> EngineTraits:
+    return engine_table()[Engine(engine)]
+
+
+def has(engine: str | None, trait: Trait) -> bool:
+    """Whether ``engine`` has ``trait`` (an unknown or missing engine has none)."""
+    if engine is None:
+        return False
+    try:
+        return trait in engine_table()[Engine(engine)].traits
+    except ValueError:
+        return False
+
+
+@cache
+def engines_with(trait: Trait) -> tuple[Engine, ...]:
+    """The engines that have ``trait``, in the file's order."""
+    return tuple(e for e, t in engine_table().items() if trait in t.traits)
+
+
+def label(engine: str) -> str:
+    """How an engine is named in a sentence ('vLLM', 'llama.cpp'); an unknown id as it is."""
+    try:
+        return engine_table()[Engine(engine)].label
+    except ValueError:
+        return engine
+
+
+@cache
+def labels() -> dict[str, str]:
+    return {str(e): t.label for e, t in engine_table().items()}
+
+
+def family_engines(family: Family) -> tuple[Engine, ...]:
+    return tuple(e for e, t in engine_table().items() if t.family == family)
+
+
+def fallbacks(kind: str) -> tuple[Engine, ...]:
+    """The engines swapped in for a default the card lacks, most common first (``kind``:
+    inference, training or diffusion)."""
+    ranked = [(t.fallback[kind], e) for e, t in engine_table().items() if kind in t.fallback]
+    return tuple(e for _, e in sorted(ranked))

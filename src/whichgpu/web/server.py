@@ -1,0 +1,95 @@
+"""``whichgpu serve``: start the web app and REST API with uvicorn (the command line's one
+way into the web package)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import uvicorn
+
+from whichgpu.answers.requests import Serve
+from whichgpu.bench.profile import default_profile_path, load_profile
+from whichgpu.catalog.prices import PriceStore
+from whichgpu.catalog.prices.selection import ensure_shipped
+from whichgpu.catalog.prices.store import StoreError
+from whichgpu.web.app import CALIBRATION_ENV, create_app
+from whichgpu.web.ops import ACCESS_LOG_ENV, MULTIPROC_ENV
+from whichgpu.web.resolve import hub_status
+
+
+def serve(q: Serve, note: Callable[[str], None]) -> None:
+    """Check the calibration profile named, say where the server listens, then run it
+    (``note`` says a remark on the terminal)."""
+    choice = q.calibration.strip()
+    if choice.lower() == "none":
+        choice = "none"
+    elif choice.lower() == "default":
+        choice = "default"
+        if default_profile_path().exists():
+            load_profile(default_profile_path())  # a broken profile stops the start, not a page
+        else:
+            note(f"no calibration profile at {default_profile_path()} yet: requests with "
+                 "calibration=default are refused until 'whichgpu bench' saves one")
+    else:
+        load_profile(choice)  # check it now: a missing or broken file is an error (exit 1)
+        choice = str(Path(choice).resolve())
+    os.environ[CALIBRATION_ENV] = choice  # each worker process builds its app from it
+    _open_store(note)
+    if q.access_log:
+        os.environ[ACCESS_LOG_ENV] = "1"
+    host = q.host
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        note(f"listening on {host}: other machines can reach this server")
+    shown = f"[{host}]" if ":" in host else host
+    print(f"whichgpu web app: http://{shown}:{q.port}/  (REST API: /api/v1, docs: /docs; "
+          "Ctrl+C to stop)", file=sys.stdout, flush=True)
+    hub = hub_status()  # offline or not, stated at start (and at /api/v1/health)
+    print(f"Hugging Face Hub: {hub['mode']} ({hub['detail']})", flush=True)
+    if q.workers > 1:  # each process builds its own app (and its own memory of answers)
+        with _shared_metrics():
+            uvicorn.run("whichgpu.web.app:create_app", factory=True, workers=q.workers,
+                        host=host, port=q.port, log_level=q.log_level, access_log=False)
+    else:
+        uvicorn.run(create_app(choice), host=host, port=q.port, log_level=q.log_level,
+                    access_log=False)
+
+
+def _open_store(note: Callable[[str], None]) -> None:
+    """Open the price store once before any worker starts: its migrations run and the
+    shipped prices are seeded here, and where it is is said. A PostgreSQL store that cannot
+    be used stops the start (a team's server must not quietly serve other prices); a local
+    file that cannot be used is said, and the pages fall back to the shipped prices."""
+    store = PriceStore(None)
+    try:
+        ensure_shipped(store)
+        version = store.schema_version()
+    except StoreError as exc:
+        if store.dialect == "postgresql":
+            raise
+        note(f"{exc}; the pages use the prices shipped with whichgpu meanwhile")
+        return
+    print(f"Price store: {store.location} ({store.dialect}, schema {version})", flush=True)
+
+
+@contextmanager
+def _shared_metrics() -> Iterator[None]:
+    """prometheus-client's multiprocess mode for the workers: a fresh folder for their
+    metric files (PROMETHEUS_MULTIPROC_DIR: the operator's, emptied, or a temporary one),
+    so that /metrics, whichever worker answers, sums them all."""
+    given = os.environ.get(MULTIPROC_ENV)
+    folder = given or tempfile.mkdtemp(prefix="whichgpu-metrics-")
+    for stale in glob.glob(os.path.join(folder, "*.db")):  # files of an earlier run
+        os.remove(stale)
+    os.environ[MULTIPROC_ENV] = folder
+    try:
+        yield
+    finally:
+        if not given:
+            shutil.rmtree(folder, ignore_errors=True)
