@@ -25,6 +25,14 @@ def _skypilot(path: str) -> dict:
     task = sky.Task.from_yaml(path)
     (res,) = list(task.resources)
     feasible = res.cloud.get_feasible_launchable_resources(res, num_nodes=task.num_nodes)
+    # what sky launch checks next: every feature the task and its resources need (open ports,
+    # several nodes, a mounted bucket, spot, a container image) is implemented on that cloud
+    features = task.get_required_cloud_features() | res.get_required_cloud_features()
+    try:
+        res.cloud.check_features_are_supported(res, features)
+        features_error = None
+    except Exception as exc:  # sky.exceptions.NotSupportedError
+        features_error = f"{type(exc).__name__}: {exc}"
     return {"cloud": str(res.cloud), "region": res.region, "instance_type": res.instance_type,
             "accelerators": res.accelerators, "use_spot": res.use_spot,
             "disk_size": res.disk_size, "num_nodes": task.num_nodes,
@@ -32,7 +40,11 @@ def _skypilot(path: str) -> dict:
             "job_recovery": res.job_recovery,
             "launchable": [str(r) for r in feasible.resources_list],
             "launchable_instance_types": [r.instance_type for r in feasible.resources_list],
-            "hint": feasible.hint}
+            "hint": feasible.hint, "features": sorted(f.value for f in features),
+            "features_error": features_error, "image_id": res.image_id,
+            "service_replicas": task.service.min_replicas if task.service else None,
+            "readiness_path": task.service.readiness_path if task.service else None,
+            "ports": res.ports}
 
 
 def _dstack(path: str) -> dict:
@@ -47,9 +59,20 @@ def _dstack(path: str) -> dict:
             "spot_policy": conf.spot_policy.value if conf.spot_policy else None,
             "max_price": conf.max_price,
             "backends": [b.value for b in conf.backends or []], "regions": conf.regions,
-            "instance_types": conf.instance_types, "nodes": conf.nodes,
+            "instance_types": conf.instance_types, "nodes": getattr(conf, "nodes", None),
+            "replicas": _replicas(conf), "port": _port(conf),
             "commands": conf.commands,
             "env": {k: (v if isinstance(v, str) else None) for k, v in conf.env.root.items()}}
+
+
+def _replicas(conf) -> list[int] | None:
+    r = getattr(conf, "replicas", None)
+    return None if r is None else [r.min, r.max]
+
+
+def _port(conf) -> int | None:
+    p = getattr(conf, "port", None)
+    return None if p is None else p.container_port
 
 
 def _names() -> dict:
@@ -70,7 +93,20 @@ def _names() -> dict:
     known += [{"name": g.name, "memory": g.memory, "vendor": "amd"}
               for g in gpuhunt.KNOWN_AMD_GPUS]
     return {"skypilot_clouds": clouds, "skypilot_accelerators": accelerators,
-            "dstack_backends": [b.value for b in BackendType], "dstack_gpus": known}
+            "dstack_backends": [b.value for b in BackendType], "dstack_gpus": known,
+            "skypilot_unsupported": _unsupported(clouds)}
+
+
+def _unsupported(clouds: list[str]) -> dict[str, list[str]]:
+    """Per cloud, the features SkyPilot does not implement there (its own table)."""
+    from sky.utils import registry
+
+    out = {}
+    for name in clouds:
+        cloud = registry.CLOUD_REGISTRY.from_str(name)
+        table = getattr(type(cloud), "_CLOUD_UNSUPPORTED_FEATURES", {})
+        out[name] = sorted(f.value for f in table)
+    return out
 
 
 def main() -> None:

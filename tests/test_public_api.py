@@ -55,7 +55,7 @@ def test_the_readme_flow_runs_and_agrees_with_the_answer_layer():
     offers = list(whichgpu.current_offers(cheapest_only=True).offers)
     rec = whichgpu.recommend(whichgpu.build_job(w, tokens="10M"), offers)
     answer = whichgpu.answers.recommend(whichgpu.requests.Recommend(
-        model="llama-3.1-8b", quant="q4_k_m", context=8192, tokens="10M"))
+        model="llama-3.1-8b", quant="q4_k_m", context="8192", tokens="10M"))
     assert rec.options and answer.rec.options
     assert rec.options[0].label == answer.rec.options[0].label
     assert rec.options[0].cost.typical == answer.rec.options[0].cost.typical

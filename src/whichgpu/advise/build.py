@@ -59,7 +59,7 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
 
 
 def _checkpoints(text: str | None) -> dict:
-    """``--checkpoint-every``: ``30m``, ``2h``; ``none`` (or ``0``) for no checkpoints;
+    """``--checkpoint-every``: ``30m``, ``2h``; ``none`` (or ``0``, ``0s``) for no checkpoints;
     nothing given: the stated default (cost/spot.py)."""
     from whichgpu.errors import InputError
     from whichgpu.units import parse_duration
@@ -70,7 +70,9 @@ def _checkpoints(text: str | None) -> dict:
     if t in ("none", "no", "never", "0", "off"):
         return {"checkpoint_every_s": None}
     seconds = parse_duration(t)
-    if seconds <= 0:
+    if seconds == 0:  # 0s, 0m, 0h: no checkpoints, as 0
+        return {"checkpoint_every_s": None}
+    if seconds < 0:
         raise InputError(msg("job.checkpoint_every", "{flag} must be a positive duration "
                              "(e.g. 30m) or none", flag=Field("checkpoint_every")))
     return {"checkpoint_every_s": seconds}

@@ -44,11 +44,12 @@ def what(o: Option) -> Message:
     job = msg("explain.what.job", "about {time} ({low}-{high}) and {cost}",
               time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
               high=Duration(o.time_s.high), cost=money_range(o.cost))
-    spot_cost = getattr(o.spot_risk, "cost", None)  # issue 19: a spot option's expected cost
-    if spot_cost is None:
+    if getattr(o.spot_risk, "cost", None) is None:  # issue 19: a spot option's expected cost
         return job
-    return msg("explain.what.job_spot", "{job} uninterrupted (on spot, expected {expected})",
-               job=job, expected=money_range(spot_cost))
+    from whichgpu.advise.spot_risk import expected_phrase
+
+    return msg("explain.what.job_spot", "{job} uninterrupted (on spot, {expected})", job=job,
+               expected=expected_phrase(o.spot_risk))
 
 
 def name(o: Option) -> Message | Placement:
@@ -120,7 +121,8 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
                          confidence=word(Confidence, best.speed.confidence)))
         if len(opts) > 1:
             second = opts[1]
-            if job.objective == Objective.COST and rank_cost(job, best) > 0:
+            finishes = getattr(second.spot_risk, "finishes", (True,) * 3)[1]  # issue 19
+            if job.objective == Objective.COST and rank_cost(job, best) > 0 and finishes:
                 diff = rank_cost(job, second) / rank_cost(job, best) - 1
                 lines.append(msg("explain.next.diff", "Next: {name}, {what} ({diff:+.0%} "
                                  "cost).", name=name(second), what=what(second), diff=diff))
@@ -205,29 +207,42 @@ def _counts_line(rec: Recommendation) -> Message:
                "GPU(s){extra}.", options=len(rec.options), gpus=gpus, extra=Join(extra, ""))
 
 
+def _per_gpu_price(o: Option) -> float:
+    """The option's price per GPU-hour paid: its whole instances over the GPUs they hold (an
+    option on one GPU of an 8-GPU instance pays for eight)."""
+    from whichgpu.cost.billing import instances_needed
+
+    paid = instances_needed(o.offer, o.count) * o.offer.gpu_count * o.replicas
+    return o.price_per_hour.amount / max(paid, 1)
+
+
 def _slower_but_cheaper(rec: Recommendation, best: Option) -> Message | None:
-    """Why a slower card wins on cost: the faster cards cost more per hour than they gain.
-    Compared at the same number of GPUs where there is one (scaling changes speed per GPU)."""
+    """Why a slower card wins on cost: the faster cards cost more per GPU-hour than they gain
+    per GPU. Compared at the same number of GPUs where there is one (scaling changes speed
+    per GPU), on the same pricing (spot with spot), and per GPU-hour paid."""
     if rec.job.objective != Objective.COST or rec.job.per_hour:
         return None
     mine = _per_gpu_speed(best)
-    per_gpu_price = best.price_per_hour.amount / best.gpus
+    per_gpu_price = _per_gpu_price(best)
     faster = [o for o in rec.options if o.gpu.id != best.gpu.id and _per_gpu_speed(o) > mine]
     if not faster or mine <= 0 or per_gpu_price <= 0:
         return None
     same = [o for o in faster if o.gpus == best.gpus]
-    f = max(same or faster, key=_per_gpu_speed)
+    pool = [o for o in (same or faster) if o.offer.spot == best.offer.spot] or same or faster
+    top = max(_per_gpu_speed(o) for o in pool)
+    # the fastest card per GPU, at its cheapest GPU-hour (it does not change with the job)
+    f = min((o for o in pool if _per_gpu_speed(o) >= top * (1 - 1e-9)), key=_per_gpu_price)
     speed_ratio = _per_gpu_speed(f) / mine
-    price_ratio = (f.price_per_hour.amount / f.gpus) / per_gpu_price
+    price_ratio = _per_gpu_price(f) / per_gpu_price
     if price_ratio <= speed_ratio:
         return None
     both = (msg("explain.slower.both", " (both on {n} GPUs)", n=best.gpus)
             if f.gpus == best.gpus and best.gpus > 1 else "")
     return msg("explain.slower", "Per GPU{both}, {fast} is {speed:.1f}x as fast as {slow} but "
-               "costs {price:.1f}x as much per hour here, so {slow} does the same work for "
-               "less; the faster card wins when time counts ({objective}, {deadline}, "
-               "{max_gpus}).", both=both, fast=f.gpu.id, slow=best.gpu.id, speed=speed_ratio,
-               price=price_ratio, objective=Field("objective", "time"),
+               "costs {price:.1f}x as much per hour for each GPU paid here, so {slow} does the "
+               "same work for less; the faster card wins when time counts ({objective}, "
+               "{deadline}, {max_gpus}).", both=both, fast=f.gpu.id, slow=best.gpu.id,
+               speed=speed_ratio, price=price_ratio, objective=Field("objective", "time"),
                deadline=Field("deadline"), max_gpus=Field("max_gpus"))
 
 

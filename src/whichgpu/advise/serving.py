@@ -219,19 +219,22 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
     targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
     options, excluded = [], []
     for gpu in gpus or catalog.gpus:
-        opt, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus)
-        if opt is not None:
-            options.append(opt)
+        opts, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus)
+        options += opts or []
         excluded += misses
     _rank(job, options)
     options = _latency_front(job, options)
     rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
                          only=[g.id for g in gpus] if gpus else None,
-                         offered=frozenset(o.gpu for o in offers if o.spot == job.spot))
+                         offered=frozenset(o.gpu for o in offers if job.spot or not o.spot))
     from whichgpu.advise.explain import explain
 
     explain(rec, offers, catalog, rates, profile)
     rec.explanation[1:1] = _serving_lines(rec, targets)
+    if job.spot:  # issue 19: spot against on-demand, spares included
+        from whichgpu.advise.spot_risk import explain_spot
+
+        rec.explanation += explain_spot(rec)
     return rec
 
 
@@ -240,9 +243,9 @@ def evaluate_layout(job, gpu: GPU, count: int, offers, currency, *, rates=None, 
     """One replica size (``count`` GPUs, tensor parallel) for a rate job: its Option, or the
     Exclusion saying why not (used to test what a change to the job would do)."""
     targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
-    opt, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus,
-                           degrees=(count,))
-    return opt if opt is not None else (misses[0] if misses else None)
+    opts, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus,
+                            degrees=(count,))
+    return opts[0] if opts else (misses[0] if misses else None)
 
 
 def _latency_front(job, options: list) -> list:
@@ -266,11 +269,17 @@ def _latency_front(job, options: list) -> list:
 
 def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, max_gpus,
              degrees: tuple[int, ...] = TP_DEGREES):
-    """(the cheapest option on this GPU or None, the exclusions to report)."""
+    """(the cheapest options on this GPU, one per pricing (spot, on-demand), or None; the
+    exclusions to report)."""
     from whichgpu.advise.recommend import Exclusion, _memory_exclusion
 
     w = job.workload
-    pool = [o for o in offers if o.gpu == gpu.id and o.spot == job.spot]
+    # --spot prices each GPU on spot (by its expected cost with spare replicas) and on-demand
+    # (issue 19): on-demand wins where the spares cost more than the discount saves
+    pools = [[o for o in offers if o.gpu == gpu.id and o.spot == spot]
+             for spot in ((True, False) if job.spot else (False,))]
+    pools = [p for p in pools if p]
+    pool = [o for p in pools for o in p]
     tried: list[Layout] = []
     misses: list[Exclusion] = []
     for tp in degrees:
@@ -307,10 +316,18 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                 gpus=replicas * lay.tp, rate=targets.requests_per_s,
                 flag=Field("max_gpus", max_gpus)), replicas * lay.tp - max_gpus, gap))
             continue
-        priced.append(_option(job, lay, replicas, targets, pool, currency, rates, profile))
+        priced += [_option(job, lay, replicas, targets, p, currency, rates, profile)
+                   for p in pools]
     if not priced:
         return None, [min(misses, key=lambda m: (m.gap, m.count))]
-    best = min(priced, key=lambda o: (o.price_per_hour.amount, o.gpus, o.layout))
+    from whichgpu.advise.recommend import _ranked
+
+    def cost(o) -> float:
+        return _ranked(o.cost, o.spot_risk).typical.amount
+
+    best = [min((o for o in priced if o.offer.spot == spot),
+                key=lambda o: (cost(o), o.gpus, o.layout))
+            for spot in dict.fromkeys(o.offer.spot for o in priced)]
     fewest = min(lay.tp for lay in feasible)
     return best, [m for m in misses if m.count < fewest and m.kind == "memory"]
 
@@ -408,12 +425,20 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
         "engine": sm.config.to_json(), "kv_capacity": sm.capacity.to_json(),
         "batch_limit": sm.limit, "limited_by": sm.limited_by,
     }
+    risk = None
+    if offer.spot:  # issue 19: spare replicas keep the rate served through interruptions
+        from whichgpu.advise.spot_risk import spot_risk
+
+        risk = spot_risk(job, sm.workload, offer, lay.tp, replicas, None, speed, price, rates)
+        if risk is not None:
+            serving["expected_cost_per_hour"] = risk.cost_per_hour.to_json()
     return Option(lay.gpu, lay.tp, offer, price, None, MoneyRange(price, price, price),
                   lay.memory_bytes, speed, "output_tokens_per_s", tokens,
                   batch=int(round(point.decode_batch)), replicas=replicas, notes=tuple(notes),
                   layout=layout_text, assumptions=tuple(_pricing_assumptions(offer, lay.tp,
-                                                                            replicas)),
-                  serving=serving)
+                                                                            replicas))
+                  + (tuple(risk.assumptions) if risk is not None else ()),
+                  serving=serving, spot_risk=risk, workload=sm.workload)
 
 
 def _pricing_assumptions(offer, tp: int, replicas: int) -> list[Message]:

@@ -7,12 +7,13 @@ and words the comparison with on-demand for the explanation.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import TYPE_CHECKING
 
 from whichgpu.cost.spot import SpotEstimate, SpotServing, expected_run, serving_on_spot
 from whichgpu.messages import Message, msg
-from whichgpu.units import Duration, Money, Range
+from whichgpu.units import Duration, Money, Range, format_money
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
@@ -22,6 +23,17 @@ if TYPE_CHECKING:
     from whichgpu.estimate.workload import Workload
 
 SpotRisk = SpotEstimate | SpotServing
+#: Trainers that save resumable checkpoints only at the end of an epoch. torchtune 0.6.1 (its
+#: latest release, April 2025): "Optimizer State and recipe state ... are only saved at the
+#: end of a given epoch ... Mid-epoch checkpointing is currently not supported" (docstring of
+#: recipes/lora_finetune_single_device.py and the other fine-tuning recipes, pytorch/torchtune
+#: tag v0.6.1). Its main branch added save_every_n_steps after that release (commit e43b6e6,
+#: July 2025), unreleased, and the LoRA recipes skip it in the last epoch. A one-epoch run (the
+#: export's) therefore restarts from the beginning after an interruption.
+EPOCH_END_SAVERS = {"torchtune": msg("spot.epoch_end.torchtune", "torchtune 0.6.1 saves "
+                                     "resumable checkpoints only at the end of each epoch "
+                                     "(pytorch/torchtune v0.6.1, the fine-tuning recipes' "
+                                     "docstrings)")}
 _CHECKPOINTED = ("adapter_weights", "optimizer_states", "master_weights")
 _DEFAULT_OUTPUT_TOKENS = 256  # a request's output when the job does not say (per-item loss)
 
@@ -39,6 +51,22 @@ def job_bytes(wl: Workload) -> tuple[float, float]:
         ckpt = sum(est.term(n) for n in names) * sharded
     weights = est.term("weights") * (wl.tp_degree * wl.pp_degree)
     return ckpt, weights + ckpt
+
+
+def checkpoint_interval(job: Job, wl: Workload) -> tuple[float | None, Message | None]:
+    """The checkpoint interval the spot estimate can count on, and why it differs from the
+    job's (a trainer that saves only at epoch ends runs this job as one epoch)."""
+    every = job.checkpoint_every_s
+    if every is None or not wl.framework:
+        return every, None
+    from whichgpu.estimate.frameworks import canonical
+
+    why = EPOCH_END_SAVERS.get(canonical(wl.framework))
+    if why is None:
+        return every, None
+    return None, msg("spot.epoch_end", "{why}: this run is one epoch, so an interruption "
+                     "restarts it from the beginning; the spot estimate counts no checkpoints "
+                     "(not one every {every})", why=why, every=Duration(every))
 
 
 def _item_s(job: Job, wl: Workload, speed: SpeedEstimate) -> Range | None:
@@ -74,9 +102,14 @@ def _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour):
     if seconds is None:
         return None
     if wl.is_training:
-        return expected_run(offer, seconds, gpus=count,
-                            checkpoint_every_s=job.checkpoint_every_s,
-                            checkpoint_bytes=ckpt, load_bytes=load)
+        every, why = checkpoint_interval(job, wl)
+        estimate = expected_run(offer, seconds, gpus=count, checkpoint_every_s=every,
+                                checkpoint_bytes=ckpt, load_bytes=load)
+        if why:
+            from dataclasses import replace
+
+            estimate = replace(estimate, assumptions=(why, *estimate.assumptions))
+        return estimate
     # a daily volume runs its replicas independently: each loses only its items in flight
     work = seconds.scale(1 / replicas) if replicas > 1 else seconds
     estimate = expected_run(offer, work, gpus=count, load_bytes=load, kind="items",
@@ -98,18 +131,93 @@ def expected_cost(risk: SpotRisk | None):
     return None
 
 
+def uninterrupted_cost(risk: SpotRisk | None):
+    """The same option's cost without interruptions (None: no spot risk)."""
+    if isinstance(risk, SpotEstimate):
+        return risk.uninterrupted_cost
+    if isinstance(risk, SpotServing):
+        return risk.uninterrupted_per_hour
+    return None
+
+
+def cost_text(risk: SpotRisk, which: str = "typical") -> Message | str:
+    """One end of the expected cost for a table cell: '$12.81', or 'never ends' for a case
+    that does not finish in practice (cost/spot.py NOT_IN_PRACTICE)."""
+    i = ("low", "typical", "high").index(which)
+    if isinstance(risk, SpotEstimate) and not risk.finishes[i]:
+        return msg("spot.never_ends", "never ends")
+    cost = risk.cost if isinstance(risk, SpotEstimate) else risk.cost_per_hour
+    return format_money(getattr(cost, which))
+
+
+def _finishing(risk: SpotRisk) -> int:
+    """0: every case finishes in practice; 1: all but the busy end; 2: only the calm end;
+    3: none (serving is open-ended: 0)."""
+    done = risk.finishes if isinstance(risk, SpotEstimate) else (True, True, True)
+    return 0 if all(done) else 1 if done[1] else 2 if done[0] else 3
+
+
+def _spot_cost(risk: SpotRisk):
+    return risk.cost if isinstance(risk, SpotEstimate) else risk.cost_per_hour
+
+
+def expected_phrase(risk: SpotRisk, per: str = "") -> Message:
+    """'expected $0.11 ($0.06-$0.23)' or 'not finishing in practice (...)'; ``per`` ('/h')
+    follows the typical figure."""
+    cost, case = _spot_cost(risk), _finishing(risk)
+    if case == 0:
+        return msg("spot.phrase.expected", "expected {typical}{per} ({low}-{high})",
+                   typical=cost.typical, per=per, low=cost.low, high=cost.high)
+    if case == 1:
+        return msg("spot.phrase.expected_busy", "expected {typical}{per} ({low} to never "
+                   "finishing at the busy end of the interruption prior)", typical=cost.typical,
+                   per=per, low=cost.low)
+    if case == 2:
+        return msg("spot.phrase.not_finishing_calm", "not finishing in practice ({low} at the "
+                   "calm end of the interruption prior)", low=cost.low)
+    return msg("spot.phrase.not_finishing", "not finishing in practice, even at the calm end "
+               "of the interruption prior")
+
+
+def _verb(risk: SpotRisk, per: str) -> Message:
+    """'is expected to cost $0.11 (...)' or 'does not finish in practice (...)'."""
+    cost, case = _spot_cost(risk), _finishing(risk)
+    if case == 0:
+        return msg("spot.verb.expected", "is expected to cost {typical}{per} ({low}-{high})",
+                   typical=cost.typical, per=per, low=cost.low, high=cost.high)
+    if case == 1:
+        return msg("spot.verb.expected_busy", "is expected to cost {typical}{per} ({low} to "
+                   "never finishing at the busy end of the interruption prior)",
+                   typical=cost.typical, per=per, low=cost.low)
+    if case == 2:
+        return msg("spot.verb.not_finishing_calm", "does not finish in practice ({low} at the "
+                   "calm end of the interruption prior)", low=cost.low)
+    return msg("spot.verb.not_finishing", "does not finish in practice, even at the calm end "
+               "of the interruption prior")
+
+
+def expected_seconds(risk: SpotRisk) -> float | None:
+    """The expected wall time (typical): infinite when it does not finish in practice, None
+    for serving (open-ended)."""
+    if not isinstance(risk, SpotEstimate):
+        return None
+    return risk.expected_time_s.typical if risk.finishes[1] else math.inf
+
+
 def explain_spot(rec: Recommendation) -> list[Message]:
-    """What spot changed: the best spot option against the best on-demand one."""
-    spot = [o for o in rec.options if o.offer.spot]
-    plain = [o for o in rec.options if not o.offer.spot]
+    """What spot changed: the best spot option against the best on-demand one, and why the
+    winner wins (a spot price above on-demand, or the interruptions)."""
     if not rec.job.spot:
         return []
+    spot = [o for o in rec.options if o.offer.spot]
+    plain = [o for o in rec.options if not o.offer.spot]
     if not spot:
         return [msg("spot.none", "No spot offer in this price list can run the job; the "
                     "options are on-demand.")]
     s = spot[0]
     lines: list[Message] = []
     risk = s.spot_risk
+    per = "/h" if rec.job.per_hour else ""
     if isinstance(risk, SpotServing):
         lines.append(msg("spot.spares", "Spot replicas need spare capacity: {name} on spot runs "
                          "{spares} spare replica(s) ({low}-{high}) to stay up {target:.0%} of "
@@ -117,54 +225,73 @@ def explain_spot(rec: Recommendation) -> list[Message]:
                          spares=int(risk.spares.typical), low=int(risk.spares.low),
                          high=int(risk.spares.high), target=risk.target,
                          cost=risk.cost_per_hour.typical))
-    if not plain:
+    if not plain or risk is None:
         return lines
     p = plain[0]
-    ec = expected_cost(risk) or s.cost
-    if isinstance(risk, SpotEstimate):
-        why = _why(risk)
-        if rec.options[0] is p:
-            lines.append(msg(
-                "spot.on_demand_wins", "On-demand wins: {plain} on-demand costs {plain_cost}; "
-                "the cheapest spot option, {spot} on {provider}, is expected to cost {cost} "
-                "({low}-{high}) against {uninterrupted} uninterrupted, because {why}.",
-                plain=p.label, plain_cost=p.cost.typical, spot=s.label,
-                provider=s.offer.provider, cost=ec.typical, low=ec.low, high=_high(risk),
-                uninterrupted=risk.uninterrupted_cost.typical, why=why))
-        else:
-            lines.append(msg(
-                "spot.wins", "Spot wins: {spot} on {provider} spot is expected to cost {cost} "
-                "({low}-{high}), interruptions included ({overhead:+.0%} over uninterrupted: "
-                "{why}); on-demand, {plain} costs {plain_cost}.", spot=s.label,
-                provider=s.offer.provider, cost=ec.typical, low=ec.low, high=_high(risk),
-                overhead=risk.overhead, why=why, plain=p.label, plain_cost=p.cost.typical))
+    ec = expected_cost(risk)
+    base = uninterrupted_cost(risk) or s.cost
+    where = msg("spot.where", "{name} on {provider} spot at {price}/h", name=s.label,
+                provider=s.offer.provider, price=s.price_per_hour)
+    rival = msg("spot.rival", "{name} on {provider} on-demand at {price}/h", name=p.label,
+                provider=p.offer.provider, price=p.price_per_hour)
+    if rec.options.index(s) < rec.options.index(p):
+        lines.append(msg("spot.wins", "Spot wins: {where} {verb}, interruptions included "
+                         "({overhead:+.0%} over uninterrupted: {why}); {rival} costs "
+                         "{plain_cost}{per}.", where=where, verb=_verb(risk, per),
+                         overhead=ec.typical.amount / base.typical.amount - 1, why=_why(risk),
+                         rival=rival, plain_cost=p.cost.typical, per=per))
+        return lines
+    if base.typical.amount >= p.cost.typical.amount:
+        lines.append(msg("spot.on_demand_wins.price", "On-demand wins: {rival} costs "
+                         "{plain_cost}{per}; spot is not cheaper here even without "
+                         "interruptions: the cheapest spot option, {where}, costs "
+                         "{uninterrupted}{per} uninterrupted ({expected} with them).",
+                         rival=rival, plain_cost=p.cost.typical, per=per, where=where,
+                         uninterrupted=base.typical, expected=expected_phrase(risk, per)))
+        return lines
+    lines.append(msg("spot.on_demand_wins", "On-demand wins: {rival} costs {plain_cost}{per}; "
+                     "the cheapest spot option, {where}, would cost {uninterrupted}{per} "
+                     "uninterrupted but {verb}, because {why}.", rival=rival,
+                     plain_cost=p.cost.typical, per=per, where=where,
+                     uninterrupted=base.typical, verb=_verb(risk, per), why=_why(risk)))
     return lines
 
 
-def _high(risk: SpotEstimate) -> Money | Message:
-    return (msg("spot.never_finishing", "never finishing") if risk.never_finishes
-            else risk.cost.high)
-
-
-def _why(risk: SpotEstimate) -> Message:
-    rate = risk.assumption.interruptions_per_hour.typical * risk.instances
+def _why(risk: SpotRisk) -> Message:
+    """What the interruptions cost this option, in words."""
+    rate = risk.assumption.interruptions_per_hour.typical
+    if isinstance(risk, SpotServing):
+        return msg("spot.why.serving", "it runs {spares} spare replica(s) beside {replicas} to "
+                   "ride out {rate:g} interruptions per replica-hour and each replacement's "
+                   "restart", spares=int(risk.spares.typical), replicas=risk.replicas,
+                   rate=rate)
+    rate *= risk.instances
     every = Duration(3600 / rate) if rate > 0 else msg("spot.never", "never")
     work = Duration(risk.work_s.typical)
     n = risk.interruptions.typical
     restart = Duration(risk.restart_billed_s.typical)
-    if risk.kind == "training" and risk.checkpoint_every_s is None:
-        return msg("spot.why.restart", "it runs {work} without checkpoints and an interruption "
-                   "(one every {every} typically) restarts it from the beginning: {n:.2g} "
-                   "expected", work=work, every=every, n=n)
+    if not risk.finishes[1]:
+        if risk.checkpoint_every_s is None:
+            return msg("spot.why.unfinished", "at the typical rate (one interruption every "
+                       "{every}) a run of {work} without checkpoints does not finish in "
+                       "practice: restarts, not work, set its length", every=every, work=work)
+        return msg("spot.why.unfinished_checkpointed", "at the typical rate (one interruption "
+                   "every {every}) a run of {work} checkpointed every {interval} does not "
+                   "finish in practice: restarts, not work, set its length", every=every,
+                   work=work, interval=Duration(risk.checkpoint_every_s))
     if risk.kind == "items":
         return msg("spot.why.items", "an interruption (one every {every} typically, {n:.2g} "
                    "expected) loses only the items in flight plus a {restart} restart",
                    every=every, n=n, restart=restart)
-    if risk.checkpoint_every_s is None or risk.checkpoint_every_s >= risk.work_s.typical:
-        return msg("spot.why.short", "it runs {work}, less than a checkpoint interval: {n:.2g} "
-                   "interruption(s) expected (one every {every} typically)", work=work, n=n,
-                   every=every)
+    if risk.checkpoint_every_s is None:
+        return msg("spot.why.restart", "it runs {work} without checkpoints and an interruption "
+                   "(one every {every} typically) restarts it from the beginning: {n:.2g} "
+                   "expected", work=work, every=every, n=n)
+    if risk.checkpoint_every_s >= risk.work_s.typical:
+        return msg("spot.why.short", "it runs {work}, shorter than its checkpoint interval, so "
+                   "an interruption (one every {every} typically, {n:.2g} expected) restarts "
+                   "it from the beginning", work=work, every=every, n=n)
     return msg("spot.why.checkpoints", "it checkpoints every {interval}: {n:.2g} "
-               "interruption(s) expected, each losing up to that much work plus a {restart} "
-               "restart", interval=Duration(risk.checkpoint_every_s or 0), n=n,
-               restart=restart)
+               "interruption(s) expected (one every {every} typically), each losing up to that "
+               "much work plus a {restart} restart", interval=Duration(risk.checkpoint_every_s),
+               n=n, every=every, restart=restart)

@@ -81,7 +81,7 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     exported = None
     if q.export is not None:
         exported = export_option(rec, q.export, q.export_option, selection=selection,
-                                 command=command_line)
+                                 command=command_line, rates=rates)
     return RecommendAnswer(q, rec, selection, rates,
                            tuple(n for n in (mine.note if mine else None,) if n), exported)
 

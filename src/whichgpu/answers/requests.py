@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
@@ -449,6 +449,26 @@ class Recommend(Workload):
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
         "deadline", "max_price_per_hour", "budget", "currency", "spot", "checkpoint_every")
+
+    @field_validator("export", mode="before")
+    @classmethod
+    def _launcher(cls, value: Any) -> Any:
+        """Any case, as the launchers spell themselves (SkyPilot, DSTACK)."""
+        return (value.strip().lower() or None) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _export_option_needs_export(self) -> Recommend:
+        """An option to export without a launcher to export it to is a mistake, said at once."""
+        if self.export_option is not None and self.export is None:
+            from whichgpu.errors import InputError
+            from whichgpu.messages import Field as Flag
+            from whichgpu.messages import msg
+
+            raise InputError(msg("recommend.export_option", "{option} needs {skypilot} or "
+                                 "{dstack}", option=Flag("export_option"),
+                                 skypilot=Flag("export", "skypilot"),
+                                 dstack=Flag("export", "dstack")))
+        return self
 
 
 class Checklist(Request):

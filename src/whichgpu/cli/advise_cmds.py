@@ -90,16 +90,17 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
             money = opt.unit_cost if unit and opt.unit_cost is not None else opt.cost
             hourly = money is opt.cost and opt.time_s is None
             high = format_money(money.high)
+            low, typical = format_money(money.low), format_money(money.typical)
             if money is opt.cost and opt.spot_risk is not None:  # spot: its expected cost
-                from whichgpu.advise.spot_risk import expected_cost
+                from whichgpu.advise import spot_risk as sr
 
-                money = expected_cost(opt.spot_risk) or money
-                high = ("never ends" if getattr(opt.spot_risk, "never_finishes", False)
-                        else format_money(money.high))
-                if getattr(opt.spot_risk, "expected_time_s", None) is not None:
-                    time = dur(opt.spot_risk.expected_time_s.typical)
-            cost = format_money(money.typical) + ("/h" if hourly else "")
-            crng = ("" if money.low == money.high else f"{format_money(money.low)}-{high}")
+                money = sr.expected_cost(opt.spot_risk) or money
+                low, typical, high = (sr.cost_text(opt.spot_risk, c)
+                                      for c in ("low", "typical", "high"))
+                seconds = sr.expected_seconds(opt.spot_risk)
+                time = dur(seconds) if seconds is not None else time
+            cost = typical + ("/h" if hourly else "")
+            crng = ("" if money.low == money.high else f"{low}-{high}")
             mark = ("=" if opt.near_tie else "") + ("*" if opt.pareto else "")
             label = escape(opt.label) + (" [yellow]spot[/yellow]" if opt.offer.spot else "")
             if opt.replicas > 1:

@@ -13,9 +13,11 @@ without checkpoints is one segment, so its expected time grows exponentially wit
 why long uncheckpointed jobs belong on on-demand capacity.
 
 Every figure is a low / typical / high range: low pairs the fast end of the speed estimate with
-the calm end of the interruption prior, high the slow end with the busy end. The expected cost
-is never below the uninterrupted cost of the same offer. The rates, restart times and their
-sources are data: ``cost/data/spot.toml``.
+the calm end of the interruption prior, high the slow end with the busy end. A case whose
+expected wall time is more than ``NOT_IN_PRACTICE`` times its uninterrupted time does not
+finish in practice (the restarts, not the work, set its length): the estimate says so and
+prints no figure for it. The expected cost is never below the uninterrupted cost of the same
+offer. The rates, restart times and their sources are data: ``cost/data/spot.toml``.
 """
 
 from __future__ import annotations
@@ -30,15 +32,20 @@ from typing import Any, Literal
 from whichgpu.catalog.offers import Offer
 from whichgpu.cost.billing import MoneyRange, run_cost
 from whichgpu.errors import InputError
-from whichgpu.messages import Message, msg
+from whichgpu.messages import Field, Message, msg
 from whichgpu.units import Duration, Money, Range
 
-#: Training checkpoints every 30 minutes unless told otherwise. With the prior's typical rate
-#: (0.06 interruptions an hour) Young's optimum interval sqrt(2 x write time / rate) is 15 min
-#: for a 20 s checkpoint (a LoRA adapter, a 7B model to local disk) and 45 min for a 3 min
-#: one (a full fine-tune's weights and optimizer to a network volume): 30 min lies between.
+#: Training checkpoints every 30 minutes unless told otherwise. With the GPU prior's typical
+#: rate (0.229 interruptions an hour) Young's optimum interval sqrt(2 x write time / rate) is
+#: 13 min for a 20 s checkpoint (a LoRA adapter, a 7B model to local disk) and 40 min for a
+#: 3 min one (a full fine-tune's weights and optimizer to a network volume): 30 min lies between.
 DEFAULT_CHECKPOINT_EVERY_S = 1800.0
-#: An exponent past this means the job practically never finishes (e^40 ~ 2e17 retries).
+#: A job whose expected wall time exceeds this many times its uninterrupted time does not finish
+#: in practice: past it restarts, not work, set the length (an uncheckpointed segment's
+#: expected retries grow as e^(rate x length); ten times is where a user stops waiting and a
+#: launcher's retry budget, dstack's one-day retry duration for a short job, runs out).
+NOT_IN_PRACTICE = 10.0
+#: An exponent past this is capped (e^40 ~ 2e17 retries): the figure stays a finite float.
 _MAX_EXPONENT = 40.0
 
 Basis = Literal["provider", "prior"]
@@ -96,9 +103,20 @@ class SpotEstimate:
     restart_billed_s: Range
     assumption: SpotAssumption
     restart: RestartAssumption
-    never_finishes: bool = False  # the high end practically never finishes
+    #: whether the low / typical / high case finishes in practice (expected wall time within
+    #: NOT_IN_PRACTICE times the uninterrupted time)
+    finishes: tuple[bool, bool, bool] = (True, True, True)
     kind: str = "training"  # training (checkpoints) or items (inference, resumes per item)
     assumptions: tuple[Message, ...] = field(default=())
+
+    @property
+    def never_finishes(self) -> bool:
+        """The high end does not finish in practice."""
+        return not self.finishes[2]
+
+    @property
+    def finishes_typically(self) -> bool:
+        return self.finishes[1]
 
     def converted(self, currency: str, rates: Any = None) -> SpotEstimate:
         """The same estimate with its costs in ``currency``."""
@@ -125,6 +143,10 @@ class SpotEstimate:
             "restart_billed_s": self.restart_billed_s.to_json(),
             "capacity_wait_s": self.restart.capacity_wait_s.to_json(),
             "instances": self.instances, "never_finishes": self.never_finishes,
+            "finishes_in_practice": dict(zip(("low", "typical", "high"), self.finishes,
+                                             strict=True)),
+            "not_in_practice_beyond": f"an expected wall time over {NOT_IN_PRACTICE:g} x the "
+                                      "uninterrupted time",
             "kind": self.kind,
             "interruption": self.assumption.to_json(), "assumptions": list(self.assumptions),
         }
@@ -266,7 +288,6 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
     rate = assume.interruptions_per_hour
 
     results = []
-    capped_any = False
     for case in ("low", "typical", "high"):
         w = getattr(work_s, case)
         if kind == "items":
@@ -275,9 +296,8 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
         else:
             segs = _segments(w, every, getattr(write, case))
         r = getattr(rate, case) * n / 3600  # any of the n instances stops the job
-        on, wall, fails, capped = _expected(segs, r, getattr(restart, case),
-                                            getattr(rs.capacity_wait_s, case))
-        capped_any |= capped and case == "high"
+        on, wall, fails, _ = _expected(segs, r, getattr(restart, case),
+                                       getattr(rs.capacity_wait_s, case))
         starts = 1 + fails
         billed = starts * offer.billing.billed_seconds(on / starts)
         cost = offer.price_per_hour * (n * billed / 3600)
@@ -287,9 +307,13 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
         results.append((wall, billed, fails, cost, plain))
     walls, bills, fails, costs, plains = (sorted(c, key=_key) for c in zip(*results,
                                                                             strict=True))
+    # the cases that finish in practice; sorted as the ranges are (the busy end fails first)
+    done = sorted((wall <= NOT_IN_PRACTICE * max(getattr(work_s, case), 1.0)
+                   for (wall, *_), case in zip(results, ("low", "typical", "high"), strict=True)),
+                  reverse=True)
     estimate = SpotEstimate(
         offer, n, work_s, Range(*walls), Range(*bills), Range(*fails), MoneyRange(*costs),
-        MoneyRange(*plains), every, write, restart, assume, rs, capped_any, kind)
+        MoneyRange(*plains), every, write, restart, assume, rs, tuple(done), kind)
     return _with_assumptions(estimate, kind, item_s)
 
 
@@ -346,9 +370,21 @@ def _with_assumptions(e: SpotEstimate, kind: str, item_s: Range | None) -> SpotE
         lines.append(msg("spot.max_runtime", "{provider} stops preemptible machines after "
                          "{limit}: a longer run needs checkpoints (or Spot VMs, which have no "
                          "limit)", provider=a.provider, limit=Duration(a.max_runtime_s)))
-    if e.never_finishes:
-        lines.append(msg("spot.never_finishes", "at the high end of the interruption rate the "
-                         "job practically never finishes without more frequent checkpoints"))
+    if not all(e.finishes):
+        which = (msg("spot.unfinished.calm", "even at the calm end of the interruption prior")
+                 if not e.finishes[0] else
+                 msg("spot.unfinished.typical", "at the typical interruption rate")
+                 if not e.finishes[1] else
+                 msg("spot.unfinished.busy", "at the busy end of the interruption prior"))
+        fix = (msg("spot.fix.checkpoints", "checkpoints ({flag}) or on-demand capacity",
+                   flag=Field("checkpoint_every"))
+               if kind == "training" and e.checkpoint_every_s is None else
+               msg("spot.fix.more_checkpoints", "more frequent checkpoints or on-demand capacity")
+               if kind == "training" else msg("spot.fix.on_demand", "on-demand capacity"))
+        lines.append(msg("spot.not_in_practice", "{which} the job does not finish in practice: "
+                         "its expected time is over {limit:g} x the uninterrupted {work} "
+                         "(restarts, not work, set its length); it needs {fix}", which=which,
+                         limit=NOT_IN_PRACTICE, work=Duration(e.work_s.typical), fix=fix))
     lines.append(msg("spot.floor", "the expected cost is never below the uninterrupted cost "
                      "of the same offer"))
     return replace(e, assumptions=tuple(lines))
@@ -367,12 +403,15 @@ class SpotServing:
     cost_per_hour: MoneyRange  # all replicas and spares, billed fractions included
     assumption: SpotAssumption
     assumptions: tuple[Message, ...] = ()
+    uninterrupted_per_hour: MoneyRange | None = None  # the replicas alone, never interrupted
 
     def to_json(self) -> dict[str, Any]:
         return {"replicas": self.replicas, "spare_replicas": self.spares.to_json(0),
                 "availability_each": self.availability_each.to_json(),
                 "target_availability": self.target,
                 "expected_cost": self.cost_per_hour.to_json(),
+                "uninterrupted_cost": (self.uninterrupted_per_hour.to_json()
+                                       if self.uninterrupted_per_hour else None),
                 "interruption": self.assumption.to_json(), "assumptions": list(self.assumptions)}
 
 
@@ -407,10 +446,13 @@ def serving_on_spot(offer: Offer, price_per_hour: Money, replicas: int, *,
         down = billed_restart + getattr(rs.capacity_wait_s, case)
         up = 1 / (1 + rate * down)
         k = spares_for(replicas, up, target)
+        # a slot is billed while its replica runs or restarts, not while it waits for
+        # capacity; but a wait is an outage the spares cover, never a saving: the replicas the
+        # service needs are billed in full (the expected cost is at least the uninterrupted one)
         billed_fraction = (1 + rate * billed_restart) / (1 + rate * down)
         ups.append(up)
         spares.append(k)
-        costs.append(price_per_hour * ((replicas + k) * billed_fraction))
+        costs.append(price_per_hour * max(float(replicas), (replicas + k) * billed_fraction))
     hourly = a.interruptions_per_hour
     lines = (msg("spot.serving.rate", "{provider} spot: {typical:g} interruptions per "
                  "replica-hour ({low:g}-{high:g}); a replaced replica is down for its restart "
@@ -421,7 +463,11 @@ def serving_on_spot(offer: Offer, price_per_hour: Money, replicas: int, *,
                  "(independent interruptions; spread them across zones or providers)",
                  spares=spares[1], low=spares[0], high=spares[2], replicas=replicas,
                  target=target),
-             msg("spot.serving.billed", "a replica's own interruptions are billed only while "
-                 "it runs (restarts included)"))
+             msg("spot.serving.billed", "a replica is billed while it runs and restarts, not "
+                 "while it waits for capacity; a wait is an outage the spares cover, not a "
+                 "saving: the expected cost is never below the uninterrupted cost of the "
+                 "replicas the service needs"))
+    plain = price_per_hour * replicas
     return SpotServing(replicas, Range(*spares), Range(ups[2], ups[1], ups[0]), target,
-                       MoneyRange(*sorted(costs, key=_key)), a, lines)
+                       MoneyRange(*sorted(costs, key=_key)), a, lines,
+                       uninterrupted_per_hour=MoneyRange(plain, plain, plain))

@@ -20,7 +20,7 @@ from whichgpu.export.names import LAUNCHERS, Launcher, label
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Recommendation
 
-__all__ = ["LAUNCHERS", "Export", "Launcher", "check_launcher", "export_option"]
+__all__ = ["LAUNCHERS", "Export", "Launcher", "check_launcher", "export_file", "export_option"]
 
 _SUFFIX = {"skypilot": ".sky.yaml", "dstack": ".dstack.yml"}
 
@@ -51,10 +51,20 @@ def check_launcher(name: str) -> Launcher:
     return n  # type: ignore[return-value]
 
 
+def export_file(rec: Recommendation, launcher: str, option: int | None = None, *,
+                selection=None, rates=None) -> tuple[str, str]:
+    """``(filename, text)`` of the task file for the REST answer's request and chosen option:
+    what a download button serves (``rec`` is the answer's recommendation, ``option`` its
+    1-based rank or None for the best the launcher can launch, ``rates`` its exchange rates)."""
+    e = export_option(rec, launcher, option, selection=selection, rates=rates)
+    return e.filename, e.text
+
+
 def export_option(rec: Recommendation, launcher: str, option: int | None = None, *,
-                  selection=None, command: str | None = None) -> Export:
+                  selection=None, command: str | None = None, rates=None) -> Export:
     """The ``option``-th ranked option of ``rec`` as a ``launcher`` task file; by default the
-    best-ranked option the launcher can express (the header says which were passed over)."""
+    best-ranked option the launcher can express (the header says which were passed over).
+    ``rates`` converts the offer's price back to US dollars for dstack's ``max_price``."""
     from whichgpu.export.header import header
     from whichgpu.export.target import target
     from whichgpu.export.yaml_text import dump
@@ -63,11 +73,25 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
     if not rec.options:
         raise InputError(f"nothing to export to {label(which)}: no option can run the job "
                          "(see why above)")
+    offers = list(selection.offers) if selection is not None else None
+
+    def launchable(opt):
+        """The option's machines and commands, or the InputError that says why not."""
+        from whichgpu.export.commands import commands
+        from whichgpu.export.target import check_features
+
+        if opt.workload is None:
+            raise InputError(f"option {opt.label} has no workload to export")
+        where = target(opt, which, offers)
+        cmds = commands(opt, rec.job)
+        check_features(opt, where, cmds, which)
+        return where, cmds
+
     skipped: list[str] = []
     if option is None:
         for i, candidate in enumerate(rec.options, start=1):
             try:
-                target(candidate, which)
+                launchable(candidate)
             except InputError as exc:
                 skipped.append(f"option {i} ({candidate.label} on "
                                f"{candidate.offer.provider}) passed over: {exc}".split(": pick")[0])
@@ -83,12 +107,8 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
         raise InputError(f"--export-option {option}: there are only {len(rec.options)} "
                          "ranked option(s)")
     opt = rec.options[option - 1]
-    if opt.workload is None:
-        raise InputError(f"option {option} ({opt.label}) has no workload to export")
-    from whichgpu.export.commands import commands
-
-    where = target(opt, which)
-    cmds = commands(opt, rec.job)
+    where, cmds = launchable(opt)
+    where = _in_usd(where, rates)
     if which == "skypilot":
         from whichgpu.export.skypilot import task
     else:
@@ -100,3 +120,17 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
                                 rec.job.workload.task, opt.gpu.id) if p)
     return Export(which, option, f"{slug}{_SUFFIX[which]}", text, cmds.placeholder,
                   tuple(cmds.to_fill), tuple(notes))
+
+
+def _in_usd(where, rates):
+    """The target with its price per node-hour in US dollars: launchers read prices in USD
+    (dstack's ``max_price``, gpuhunt's catalogs), whatever currency the answer is shown in."""
+    if where.currency == "USD":
+        return where
+    from dataclasses import replace
+
+    from whichgpu.cost.currency import convert
+    from whichgpu.units import Money
+
+    usd = convert(Money(where.price_per_node_hour, where.currency), "USD", rates)
+    return replace(where, price_per_node_hour=usd.amount, currency="USD")

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from whichgpu.units import format_duration
+
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import Option
@@ -51,6 +53,7 @@ class LaunchCommands:
     settings: list[str] = field(default_factory=list)  # the assumed settings, in words
     to_fill: list[str] = field(default_factory=list)  # envs the user must set
     checkpoints: bool = False  # writes checkpoints under CHECKPOINT_DIR (mount it)
+    image: str | None = None  # a container image the task runs in (AMD: a ROCm build)
 
 
 def _model_env(w: Workload, out: LaunchCommands, what: str = "a Hugging Face model id") -> None:
@@ -66,8 +69,63 @@ def _model_env(w: Workload, out: LaunchCommands, what: str = "a Hugging Face mod
     out.secrets = ("HF_TOKEN",)
 
 
+#: ROCm builds for AMD cards (pip's vLLM, flash-attn and llama.cpp's CUDA build are NVIDIA-only).
+#: AMD's vLLM image: "Pull the ROCm vLLM Docker image ... rocm/vllm" (vLLM inference and serving
+#: on ROCm, https://rocm.docs.amd.com/projects/ai-ecosystem/en/latest/inference/vllm.html);
+#: AMD's PyTorch image rocm/pytorch for training (https://rocm.docs.amd.com, "PyTorch on ROCm",
+#: the Docker install); llama.cpp's HIP build: -DGGML_HIP=ON with the card's gfx target
+#: (ggml-org/llama.cpp docs/build.md, "HIP"), read here from rocminfo on the machine.
+ROCM_VLLM_IMAGE = "rocm/vllm:latest"
+ROCM_PYTORCH_IMAGE = "rocm/pytorch:latest"
+
+
 def commands(option: Option, job: Job) -> LaunchCommands:
-    """The commands for ``option`` (its workload as the recommender ran it)."""
+    """The commands for ``option`` (its workload as the recommender ran it); on an AMD card,
+    the ROCm builds (an image, the HIP build) or a placeholder that says what to install."""
+    out = _commands(option, job)
+    if option.gpu.vendor == "amd":
+        _rocm(out, option)
+    return out
+
+
+def _rocm(out: LaunchCommands, option: Option) -> None:
+    """Swap the CUDA-only setup for ROCm's (in place)."""
+    why = f"{option.gpu.id} is an AMD card: the engine must be a ROCm build"
+    if out.engine == "vllm":
+        out.image = ROCM_VLLM_IMAGE
+        out.setup = f"# vLLM for ROCm comes with the image ({ROCM_VLLM_IMAGE})\n"
+        out.settings.append(f"{why}: AMD's vLLM image {ROCM_VLLM_IMAGE} (ROCm docs, vLLM "
+                            "inference and serving on ROCm)")
+    elif out.engine == "llamacpp":
+        out.image = ROCM_PYTORCH_IMAGE  # carries ROCm's compilers (hipconfig, rocminfo)
+        out.setup = out.setup.replace(
+            "-DGGML_CUDA=ON",
+            "-DGGML_HIP=ON \\\n  -DAMDGPU_TARGETS=$(rocminfo | grep -o -m1 'gfx[0-9a-f]*') "
+            "-DCMAKE_BUILD_TYPE=Release")
+        out.setup = 'export HIPCXX="$(hipconfig -l)/clang" HIP_PATH="$(hipconfig -R)"\n' + \
+            out.setup
+        out.settings.append(f"{why}: llama.cpp built with HIP (-DGGML_HIP=ON, the card's gfx "
+                            f"target from rocminfo) in AMD's ROCm image {ROCM_PYTORCH_IMAGE}")
+    elif out.engine in ("axolotl", "torchtune"):
+        out.image = ROCM_PYTORCH_IMAGE
+        out.run = out.run.replace("flash_attention: true", "sdp_attention: true")
+        out.settings.append(f"{why}: AMD's PyTorch image {ROCM_PYTORCH_IMAGE}; "
+                            + ("PyTorch's SDPA attention instead of the flash-attn package "
+                               "(its pip wheel is CUDA-only)" if out.engine == "axolotl" else
+                               "torchtune is plain PyTorch"))
+    else:
+        engine = out.engine if out.engine != "placeholder" else "the engine"
+        out.setup = (f"# {FILL_IN}: install a ROCm build of {engine} ({why}; whichgpu has "
+                     "none to write)\n" + "".join(f"# {line}\n" for line in
+                                                  out.setup.splitlines() if line.strip()))
+        out.run = out.run if out.placeholder else (
+            f"# {FILL_IN}: the setup above must install a ROCm build first\n" + out.run)
+        out.placeholder = True
+        out.settings.append(f"{why}: the setup is a placeholder (no ROCm recipe here for "
+                            f"{engine})")
+
+
+def _commands(option: Option, job: Job) -> LaunchCommands:
     w = option.workload
     if w is None:
         raise ValueError("an option without its workload cannot be exported")
@@ -124,14 +182,21 @@ def _vllm(o: Option, w: Workload) -> LaunchCommands:
     out.run = _lines(f"vllm serve $MODEL --tensor-parallel-size {w.tp_degree}",
                      f"--pipeline-parallel-size {w.pp_degree}" if w.pp_degree > 1 else "",
                      f"--max-model-len {w.seq_len}", f"--gpu-memory-utilization {util:g}",
-                     f"--max-num-seqs {max(1, o.batch)}", quant, kv,
+                     f"--max-num-seqs {_max_seqs(o)}", quant, kv,
                      f"--host 0.0.0.0 --port {PORT}")
     out.settings += [f"vLLM: tensor parallel {w.tp_degree}" +
                      (f", pipeline parallel {w.pp_degree}" if w.pp_degree > 1 else ""),
-                     f"context {w.seq_len:,} tokens, up to {o.batch} sequences at once",
+                     f"context {w.seq_len:,} tokens, up to {_max_seqs(o)} sequences at once",
                      f"--gpu-memory-utilization {util:g} (vLLM's default, as the memory "
                      "estimate assumed)"]
     return out
+
+
+def _max_seqs(o: Option) -> int:
+    """Sequences at once: a rate-sized replica's engine limit (the serving model's batch
+    limit), else the option's batch."""
+    limit = (o.serving or {}).get("batch_limit") if getattr(o, "serving", None) else None
+    return max(1, int(limit)) if limit else max(1, o.batch)
 
 
 def _sglang(o: Option, w: Workload) -> LaunchCommands:
@@ -143,7 +208,7 @@ def _sglang(o: Option, w: Workload) -> LaunchCommands:
     _model_env(w, out)
     out.run = _lines(f"python -m sglang.launch_server --model-path $MODEL --tp {w.tp_degree}",
                      f"--context-length {w.seq_len}", f"--mem-fraction-static {frac:g}",
-                     f"--max-running-requests {max(1, o.batch)}",
+                     f"--max-running-requests {_max_seqs(o)}",
                      "--kv-cache-dtype fp8_e5m2" if w.kv_dtype.lower() == "fp8" else "",
                      f"--host 0.0.0.0 --port {PORT}")
     out.settings += [f"SGLang: tensor parallel {w.tp_degree}, context {w.seq_len:,}, up to "
@@ -237,9 +302,24 @@ def _training(o: Option, job: Job, w: Workload) -> LaunchCommands:
         out.settings.append(f"LoRA rank {w.lora_rank} on {', '.join(w.lora_targets)}")
     if save is not None:
         where = CHECKPOINT_DIR if o.offer.spot else "./outputs"
-        out.settings.append(f"a checkpoint every {save:,} steps (about every "
-                            f"{job.checkpoint_every_s / 60:g} min) in {where}; "
-                            "a restarted run resumes from the last one")
+        every = format_duration(job.checkpoint_every_s)
+        if out.engine == "torchtune":
+            from whichgpu.advise.spot_risk import EPOCH_END_SAVERS
+
+            out.settings.append(f"{EPOCH_END_SAVERS['torchtune']}: this run is one epoch, so "
+                                f"its only checkpoint is at the end, in {where}; an "
+                                "interrupted run starts again from the beginning (not one "
+                                f"checkpoint every {every})")
+        elif save >= steps:
+            out.settings.append(f"the run (about {format_duration(o.time_s.typical)}) is "
+                                f"shorter than the {every} checkpoint interval: one "
+                                f"checkpoint, at the end ({steps:,} steps), in {where}; an "
+                                "interrupted run starts again from the beginning"
+                                if o.time_s is not None else
+                                f"one checkpoint, at the end ({steps:,} steps), in {where}")
+        else:
+            out.settings.append(f"a checkpoint every {save:,} steps (about every {every}) in "
+                                f"{where}; a restarted run resumes from the last one")
         out.checkpoints = o.offer.spot
     if "DATASET" not in out.envs:
         out.envs["DATASET"] = f"{FILL_IN} (a Hugging Face dataset id or a path)"
@@ -306,9 +386,6 @@ def _torchtune(o: Option, w: Workload, steps: int, save: int | None, base: str
     out.run = _lines(f"tune run {nproc}{recipe} --config {config}", *overrides)
     out.envs["DATASET"] = "the config's default dataset (alpaca_cleaned); set dataset.source " \
                           "to change it"
-    if save is not None:
-        out.settings.append("torchtune saves a checkpoint at the end of each epoch; resume with "
-                            "resume_from_checkpoint=True")
     return out
 
 

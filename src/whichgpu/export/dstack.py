@@ -59,13 +59,21 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     if gpu.vendor:
         spec = {"vendor": gpu.vendor, **spec}
     out: dict[str, Any] = {"type": "task", "name": _name(rec)}
+    if cmds.image:
+        out["image"] = cmds.image
     if where.nodes > 1:
         out["nodes"] = where.nodes
     env: list[str] = [f"{k}={v}" for k, v in cmds.envs.items()] + list(cmds.secrets)
     if env:
         out["env"] = env
     out["commands"] = _commands(cmds.setup) + _commands(cmds.run)
-    if cmds.ports:
+    replicas = where.service_replicas(cmds)
+    if replicas is not None:  # a dstack service: its replicas behind one endpoint
+        out["type"] = "service"
+        out["port"] = cmds.ports[0]
+        out["replicas"] = replicas
+        out["probes"] = [{"type": "http", "url": "/health"}]
+    elif cmds.ports:
         out["ports"] = list(cmds.ports)
     out["resources"] = {"gpu": spec, "disk": f"{math.ceil(where.disk_gb * 1e9 / 2**30)}GB.."}
     out["backends"] = [where.cloud]
@@ -74,8 +82,9 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     if where.instance_type:
         out["instance_types"] = [where.instance_type]
     out["spot_policy"] = "spot" if where.spot else "on-demand"
-    # the offer's price per node and hour, rounded up to the cent: no dearer machine is taken
-    out["max_price"] = math.ceil(where.price_per_node_hour * 100) / 100
+    # the offer's price per node and hour in USD (dstack's unit), rounded up to the cent (a
+    # hair of float error from a currency round trip is not a cent): no dearer machine is taken
+    out["max_price"] = math.ceil(round(where.price_per_node_hour * 100, 6)) / 100
     if where.spot and rec.job.workload.is_training:
         out["retry"] = {"on_events": ["no-capacity", "interruption"], "duration": "1d"}
     if cmds.checkpoints:

@@ -39,8 +39,15 @@ def header(rec: Recommendation, opt: Option, index: int, launcher: Launcher, whe
     job = rec.job
     w = job.workload
     plain, spot = _LAUNCH[launcher]
-    lines = [f"{label(launcher)} task written by whichgpu {_version()} on "
-             f"{date.today().isoformat()}.",
+    replicas = where.service_replicas(cmds)
+    if replicas is not None:
+        plain = "sky serve up {file}" if launcher == "skypilot" else plain
+        spares = (f" ({where.replicas} the estimate sized plus {where.spares} spare(s) on "
+                  "spot)" if where.spares else "")
+        notes = [f"a service of {replicas} replica(s){spares} behind one endpoint, each "
+                 "ready once /health answers", *notes]
+    lines = [f"{label(launcher)} {'service' if replicas else 'task'} written by whichgpu "
+             f"{_version()} on {date.today().isoformat()}.",
              "Launch: " + (spot if where.spot and w.is_training else plain).format(
                  file="THIS-FILE") + (" (a managed job: relaunched after interruptions)"
                                       if where.spot and launcher == "skypilot" and w.is_training

@@ -75,3 +75,24 @@ def backend(provider: str, launcher: Launcher) -> str | None:
     none."""
     key = provider_key(provider)
     return provider_entries()[key].get(launcher) if key else None
+
+
+#: SkyPilot's names for the features an export may need (sky.clouds.CloudImplementationFeatures)
+Feature = Literal["open_ports", "multi-node", "storage_mounting", "spot_instance",
+                  "docker_image"]
+_FEATURE_WORDS = {"open_ports": "open ports (the server's port)",
+                  "multi-node": "clusters of several nodes",
+                  "storage_mounting": "mounting a bucket (the checkpoints' storage)",
+                  "spot_instance": "spot instances",
+                  "docker_image": "a container image (the ROCm build)"}
+
+
+def skypilot_unsupported(provider: str) -> frozenset[str]:
+    """The export features SkyPilot does not implement on ``provider``'s cloud."""
+    key = provider_key(provider)
+    return frozenset(provider_entries()[key].get("skypilot_unsupported", ())) if key else \
+        frozenset()
+
+
+def feature_words(feature: str) -> str:
+    return _FEATURE_WORDS.get(feature, feature)

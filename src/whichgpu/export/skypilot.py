@@ -32,6 +32,8 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     }
     if where.instance_type:
         resources["instance_type"] = where.instance_type
+    if cmds.image:
+        resources["image_id"] = f"docker:{cmds.image}"
     resources["use_spot"] = where.spot
     resources["disk_size"] = where.disk_gb
     if cmds.ports:
@@ -41,6 +43,9 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
         resources["job_recovery"] = {"strategy": "EAGER_NEXT_REGION",
                                      "max_restarts_on_errors": 3}
     out: dict[str, Any] = {"name": _name(rec), "resources": resources}
+    replicas = where.service_replicas(cmds)
+    if replicas is not None:  # SkyServe: sky serve up runs the replicas behind one endpoint
+        out["service"] = {"readiness_probe": "/health", "replicas": replicas}
     if where.nodes > 1:
         out["num_nodes"] = where.nodes
     if cmds.envs:

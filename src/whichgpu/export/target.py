@@ -10,7 +10,11 @@ from whichgpu.errors import InputError
 from whichgpu.export.names import Launcher, backend, label
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from whichgpu.advise.recommend import Option
+    from whichgpu.catalog.offers import Offer
+    from whichgpu.export.commands import LaunchCommands
 
 SERVER_GPUS = 8  # GPUs one node holds (HGX/DGX boards): more is a cluster of nodes
 _DISK_FLOOR_GB = 100  # the OS, CUDA, the engine and its caches
@@ -32,10 +36,21 @@ class Target:
     price_per_node_hour: float  # what the estimate paid per node and hour, offer currency
     currency: str
     notes: tuple[str, ...] = ()
+    replicas: int = 1  # replicas the estimate runs (a service: SkyServe / dstack replicas)
+    spares: int = 0  # spare replicas on spot, to stay up through interruptions
+
+    def service_replicas(self, cmds: LaunchCommands) -> int | None:
+        """Replicas to run as a service (a server run as several replicas, or on spot with
+        spares); None: a single task."""
+        if not cmds.ports or (self.replicas <= 1 and not self.spares):
+            return None
+        return self.replicas + self.spares
 
 
-def target(option: Option, launcher: Launcher) -> Target:
-    """The option's machines, or an InputError saying why ``launcher`` cannot express it."""
+def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = None) -> Target:
+    """The option's machines, or an InputError saying why ``launcher`` cannot express it.
+    ``offers`` (the price list the answer used) says which machine sizes the provider sells:
+    an option priced from smaller offers is exported only as machines that exist."""
     offer = option.offer
     if offer.offer_set == "owned" or offer.provider == "you (owned)":
         raise InputError(f"option {option.label} is your own card: {label(launcher)} launches "
@@ -58,23 +73,18 @@ def target(option: Option, launcher: Launcher) -> Target:
             notes.append(f"the {offer.gpu_count}-GPU instance is rented whole ({per_replica} "
                          "used)")
         price = offer.price_per_hour.amount
-    elif per_replica <= SERVER_GPUS:
-        gpus, nodes, instance = per_replica, 1, None
-        price = offer.price_per_gpu_hour.amount * per_replica
-        notes.append(f"one {per_replica}-GPU machine asked for without an instance type: the "
-                     f"estimate priced {math.ceil(per_replica / offer.gpu_count)} x "
-                     f"{offer.provider}'s {offer.gpu_count}-GPU offer as one server")
     else:
-        gpus = offer.gpu_count if offer.gpu_count >= SERVER_GPUS else SERVER_GPUS
-        nodes = math.ceil(per_replica / gpus)
-        instance = offer.instance_type if offer.gpu_count == gpus else None
-        price = offer.price_per_gpu_hour.amount * gpus
-        notes.append(f"a cluster of {nodes} nodes of {gpus} GPUs")
-    if option.replicas > 1:
-        notes.append(f"this file runs one replica; the estimate runs {option.replicas} "
-                     "(launch it that many times, or as a service with replicas)")
+        gpus, nodes, instance, price, note = _machines(option, offers)
+        notes.append(note)
     return Target(cloud, offer.provider, offer.region, instance, gpus, nodes, offer.spot,
-                  disk_gb(option), price, offer.price_per_hour.currency, tuple(notes))
+                  disk_gb(option), price, offer.price_per_hour.currency, tuple(notes),
+                  replicas=option.replicas, spares=_spares(option))
+
+
+def _spares(option: Option) -> int:
+    """Spare replicas a spot service runs (its spot risk's typical count)."""
+    spares = getattr(option.spot_risk, "spares", None)
+    return int(spares.typical) if spares is not None else 0
 
 
 def disk_gb(option: Option) -> int:
@@ -88,3 +98,72 @@ def disk_gb(option: Option) -> int:
     ckpt, load = job_bytes(w)
     need = (load + 2 * ckpt) / 1e9 * 1.2 + _DISK_FLOOR_GB
     return int(math.ceil(need / _DISK_STEP_GB) * _DISK_STEP_GB)
+
+
+def _machines(option: Option, offers: Sequence[Offer] | None
+              ) -> tuple[int, int, str | None, float, str]:
+    """GPUs per node, nodes, instance type, price per node-hour and a note for an option that
+    needs more GPUs than its offer holds: one machine of exactly that size, or whole nodes of
+    the largest size, from the offers of the same provider, GPU and pricing; an InputError
+    when the provider sells no such machine."""
+    offer, need = option.offer, option.count
+    same = [o for o in offers or () if o.provider == offer.provider and o.gpu == offer.gpu
+            and o.spot == offer.spot]
+    if not same:  # no price list to check sizes against: ask for the count, as priced
+        nodes = math.ceil(need / SERVER_GPUS)
+        gpus = need if nodes == 1 else SERVER_GPUS
+        return (gpus, nodes, None, offer.price_per_gpu_hour.amount * gpus,
+                f"{nodes} x {gpus}-GPU machine(s) asked for without an instance type: the "
+                f"estimate priced {math.ceil(need / offer.gpu_count)} x {offer.provider}'s "
+                f"{offer.gpu_count}-GPU offer")
+    sizes = sorted({o.gpu_count for o in same})
+
+    def cheapest(n: int) -> Offer:
+        return min((o for o in same if o.gpu_count == n), key=lambda o: o.price_per_hour.amount)
+
+    if need in sizes:
+        o = cheapest(need)
+        return (need, 1, o.instance_type, o.price_per_hour.amount,
+                f"one {need}-GPU machine ({o.instance_type or 'its offer'}, "
+                f"{o.price_per_hour.amount:.2f} {o.price_per_hour.currency}/h); the estimate "
+                f"priced {math.ceil(need / offer.gpu_count)} x the {offer.gpu_count}-GPU offer")
+    top = sizes[-1]
+    if need > SERVER_GPUS and need > top and (need % top == 0 or offer.gpu_count == top):
+        o = cheapest(top)  # whole nodes (the estimate paid whole instances of its offer)
+        nodes = math.ceil(need / top)
+        return (top, nodes, o.instance_type, o.price_per_hour.amount,
+                f"a cluster of {nodes} nodes of {top} GPUs")
+    sold = ", ".join(str(n) for n in sizes)
+    priced = math.ceil(need / offer.gpu_count)
+    raise InputError(f"{offer.provider} sells {option.gpu.id} in machines of {sold} GPU(s) in "
+                     "this price list, "
+                     f"none of {need} (the estimate priced {priced} x its {offer.gpu_count}-GPU "
+                     "offer as one server): pick another option with --export-option N, or "
+                     "--max-gpus")
+
+
+def check_features(option: Option, where: Target, cmds: LaunchCommands,
+                   launcher: Launcher) -> None:
+    """An InputError when the file would use a feature the launcher does not implement on the
+    option's cloud (SkyPilot: open ports, several nodes, a mounted bucket, spot)."""
+    if launcher != "skypilot":
+        return
+    from whichgpu.export.names import feature_words, skypilot_unsupported
+
+    used = set()
+    if cmds.ports:
+        used.add("open_ports")
+    if where.nodes > 1:
+        used.add("multi-node")
+    if cmds.checkpoints:
+        used.add("storage_mounting")
+    if where.spot:
+        used.add("spot_instance")
+    if cmds.image:
+        used.add("docker_image")
+    missing = sorted(used & skypilot_unsupported(where.provider))
+    if missing:
+        raise InputError(f"SkyPilot does not support "
+                         f"{' or '.join(feature_words(f) for f in missing)} on "
+                         f"{where.provider} (option {option.label}), which this file needs: "
+                         "pick an option on another provider with --export-option N")
