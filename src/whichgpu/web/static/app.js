@@ -1,6 +1,9 @@
 // whichgpu: small enhancements; every page works without this file.
 // 1. Sortable tables (table[data-sortable]); 2. table filter (input[data-filter-for]);
-// 3. live forms (form[data-live]) that refresh the results as inputs change.
+// 3. live forms (form[data-live]) that refresh the results as inputs change;
+// 4. after a form is submitted, the answer (#results, or the #error box) is scrolled to the
+//    top of the screen and focused, so a laptop's 768 px or a phone shows it, and a screen
+//    reader reads it, instead of leaving it below the form.
 (function () {
   "use strict";
 
@@ -87,7 +90,32 @@
     });
   }
 
+  var SUBMITTED = "whichgpu:submitted";
+
+  function rememberSubmit(form) {
+    form.addEventListener("submit", function () {
+      try { sessionStorage.setItem(SUBMITTED, location.pathname); } catch (e) { /* private */ }
+    });
+  }
+
+  function revealAnswer() {
+    var submitted = null;
+    try {
+      submitted = sessionStorage.getItem(SUBMITTED);
+      sessionStorage.removeItem(SUBMITTED);
+    } catch (e) { /* storage off: only #results in the address reveals */ }
+    var target = document.getElementById("error") || document.getElementById("results");
+    var asked = location.hash === "#results" || location.hash === "#error";
+    if (!target || (submitted === null && !asked)) return;
+    var heading = target.querySelector("h2, h3") || target;
+    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+    target.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form").forEach(rememberSubmit);
+    revealAnswer();
     document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
     document.querySelectorAll("input[data-filter-for]").forEach(makeFilter);
     document.querySelectorAll("form[data-live]").forEach(makeLive);
