@@ -182,3 +182,57 @@ def test_the_rent_page_does_not_jump_while_its_inputs_update_live(browser, serve
     assert tab.evaluate("window.scrollY") == 0
     ctx.close()
     assert not errors, errors
+
+
+# A model and an amount per workload, typed the way a visitor would (the unit is left as
+# the form sets it: the test only picks the workload).
+TASKS = [("inference", "llama-3.1-8b", "1M"), ("image", "flux.1-dev", "1000"),
+         ("video", "wan-2.1-14b", "10"), ("lora", "llama-3.1-8b", "2000"),
+         ("qlora", "llama-3.1-8b", "2000"), ("full-ft", "llama-3.1-8b", "500"),
+         ("image-lora", "flux.1-dev", "1000"), ("pretrain", "llama-3.1-8b", "1B")]
+
+
+@pytest.mark.parametrize(("viewport", "lang"), [(LAPTOP, "en"), (PHONE, "fr")],
+                         ids=["laptop-en", "phone-fr"])
+def test_every_workload_submits_from_the_advisor_and_its_answer_is_in_view(
+        browser, server, viewport, lang):
+    """Was: choosing image generation left "Of what" at tokens, so 1,000 FLUX images
+    answered "--tokens, --users and --tokens-per-day are for LLM inference" (in English on
+    the French page too); LoRA and pre-training failed the same way."""
+    ctx, tab, errors = _tab(browser, viewport, server)
+    failed = {}
+    for task, model, amount in TASKS:
+        tab.goto(_url(server, "/", lang))
+        tab.select_option("#f-task", task)
+        tab.fill("#f-model", model)
+        tab.fill("#f-amount", amount)
+        unit = tab.input_value("#f-unit")
+        with tab.expect_navigation():
+            tab.click("#advisor-form button[type=submit]")
+        if tab.locator("#error").count():
+            failed[task] = (unit, tab.locator("#error").inner_text())
+            continue
+        top = tab.evaluate("document.getElementById('results').getBoundingClientRect().top")
+        if not -1 <= top < viewport["height"] / 4:
+            failed[task] = (unit, f"answer at y = {top}")
+    ctx.close()
+    assert not failed, failed
+    assert not errors, errors
+
+
+def test_the_unit_and_its_fields_follow_the_workload(browser, server):
+    ctx, tab, _ = _tab(browser, LAPTOP, server)
+    tab.goto(server + "/")
+    offered = "Array.from(document.querySelectorAll('#f-unit option:not([hidden])'), o => o.value)"
+    assert tab.evaluate(offered) == ["tokens", "tokens_per_day", "users"]
+    assert tab.locator("#f-tokens_per_s_each").is_hidden()
+    tab.select_option("#f-unit", "users")
+    assert tab.locator("#f-tokens_per_s_each").is_visible()  # N users at X tokens/s each
+    tab.select_option("#f-task", "image")
+    assert tab.input_value("#f-unit") == "images" and tab.evaluate(offered) == ["images"]
+    assert tab.locator("#f-tokens_per_s_each").is_hidden()
+    assert "images" in tab.locator("#h-amount").inner_text()
+    tab.select_option("#f-task", "lora")
+    assert tab.evaluate(offered) == ["steps", "train_tokens"]
+    assert tab.input_value("#f-unit") == "steps"
+    ctx.close()

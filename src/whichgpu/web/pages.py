@@ -217,15 +217,12 @@ def advisor(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
     task = p.get("task") or "inference"
-    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
-        explain.UNIT_FOR_TASK.get(task, "tokens")
-    ctx: dict[str, Any] = {"page": "advisor", "form": p, "unit": unit,
-                           "article_cards": ",".join(ARTICLE_CARDS), **_common()}
+    unit = explain.unit_for(task, p.get("unit"))
+    ctx: dict[str, Any] = {"page": "advisor", "form": {**p, "unit": unit}, "unit": unit,
+                           "task": task, "article_cards": ",".join(ARTICLE_CARDS), **_common()}
     if not p.get("model"):
         return render(request, "advisor.html", ctx)
-    params = dict(p)
-    if p.get("amount"):
-        params[unit] = p["amount"]
+    params = _work(p, unit)
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
     if budget:
         if re.fullmatch(r"[\d.,]+", budget):  # a bare number: in the currency shown
@@ -248,6 +245,18 @@ def advisor(request: Request) -> HTMLResponse:
                    chart=_pareto_chart(result.rec))
     ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
+
+
+def _work(p: dict[str, Any], unit: str) -> dict[str, Any]:
+    """The form's amount as the request field of its unit; the tokens/s each user reads only
+    with a number of users (the other units have no use for it)."""
+    params = dict(p)
+    if p.get("amount"):  # the amount and its unit replace any other amount in the address
+        params = {k: v for k, v in p.items() if k not in explain.UNITS}
+        params[unit] = p["amount"]
+    if "users" not in params:
+        params.pop("tokens_per_s_each", None)
+    return params
 
 
 def _profile_used(q, result) -> Any:
@@ -449,16 +458,13 @@ def cost_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
     chosen = request.query_params.getlist("gpu") or list(ARTICLE_CARDS)
-    task = p.get("task") or "image"
-    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
-        explain.UNIT_FOR_TASK.get(task, "images")
     form = {"model": "flux.1-dev", "task": "image", "quant": "fp8", "amount": "1000",
             "prices": "vramfarm-2026-11", **{k: v for k, v in p.items() if v is not None}}
+    unit = explain.unit_for(form["task"], p.get("unit"))
+    form["unit"] = unit
     ctx: dict[str, Any] = {"page": "cost", "form": form, "chosen": chosen, "unit": unit,
-                           **_common()}
-    params = {**form, "only": ",".join(chosen[:40]), "top": "0"}
-    if form.get("amount"):
-        params[unit] = form["amount"]
+                           "task": form["task"], **_common()}
+    params = {**_work(form, unit), "only": ",".join(chosen[:40]), "top": "0"}
     q, error = read(r.Recommend, params)
     result = None
     if q is not None:

@@ -3,7 +3,9 @@
 // 3. live forms (form[data-live]) that refresh the results as inputs change;
 // 4. after a form is submitted, the answer (#results, or the #error box) is scrolled to the
 //    top of the screen and focused, so a laptop's 768 px or a phone shows it, and a screen
-//    reader reads it, instead of leaving it below the form.
+//    reader reads it, instead of leaving it below the form;
+// 5. "Of what" follows the workload (select[data-units-for]): images for image generation,
+//    steps or training tokens for fine-tuning, and the amount's hint follows the unit.
 (function () {
   "use strict";
 
@@ -90,6 +92,38 @@
     });
   }
 
+  function followTask(unit) {
+    var task = document.getElementById(unit.getAttribute("data-units-for"));
+    if (!task || !unit.form) return;
+    var hint = document.getElementById("h-amount");
+    function showUnit() {
+      if (hint) {
+        var text = hint.getAttribute("data-hint-" + unit.value.replace(/_/g, "-"));
+        if (text) hint.textContent = text;
+      }
+      unit.form.querySelectorAll("[data-for-unit]").forEach(function (el) {
+        var on = el.getAttribute("data-for-unit") === unit.value;
+        el.hidden = !on;
+        el.querySelectorAll("input, select").forEach(function (i) { i.disabled = !on; });
+      });
+    }
+    function showTask() {
+      var first = null, keep = false;
+      Array.prototype.forEach.call(unit.options, function (o) {
+        var ok = (" " + o.getAttribute("data-tasks") + " ").indexOf(" " + task.value + " ") >= 0;
+        o.hidden = !ok;
+        o.disabled = !ok;
+        if (ok && first === null) first = o;
+        if (ok && o.selected) keep = true;
+      });
+      if (!keep && first) first.selected = true;
+      showUnit();
+    }
+    task.addEventListener("change", showTask);
+    unit.addEventListener("change", showUnit);
+    showTask();
+  }
+
   var SUBMITTED = "whichgpu:submitted";
 
   function rememberSubmit(form) {
@@ -114,6 +148,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("select[data-units-for]").forEach(followTask);
     document.querySelectorAll("form").forEach(rememberSubmit);
     revealAnswer();
     document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
