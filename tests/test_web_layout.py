@@ -236,3 +236,36 @@ def test_the_unit_and_its_fields_follow_the_workload(browser, server):
     assert tab.evaluate(offered) == ["steps", "train_tokens"]
     assert tab.input_value("#f-unit") == "steps"
     ctx.close()
+
+
+def _valid(tab, selector: str, value: str) -> bool:
+    tab.fill(selector, value)
+    return tab.eval_on_selector(selector, "el => el.checkValidity()")
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_decimals_submit_where_the_bounds_allow_them_and_nothing_else(browser, server, lang):
+    """Was: /rent-or-buy's template escaped its attributes (step="&#34;any&#34;"), so PUE 1.3,
+    a load of 0.7 or 2.5 years could not be submitted, and negative hours could."""
+    ctx, tab, errors = _tab(browser, LAPTOP, server)
+    tab.goto(_url(server, "/rent-or-buy?gpu=h100-sxm", lang))
+    for sel, good, bad in (("#f-pue", "1.3", "0.9"), ("#f-load_factor", "0.7", "1.5"),
+                           ("#f-years", "2.5", "-1"), ("#f-hours_per_month", "100.5", "-5"),
+                           ("#f-tdp", "350.5", "-1")):
+        assert not _valid(tab, sel, bad), (sel, bad)
+        assert _valid(tab, sel, good), (sel, good)
+    with tab.expect_navigation():
+        tab.click("#rent-form button[type=submit]")
+    assert tab.locator("#error").count() == 0
+    assert "pue=1.3" in tab.url and "years=2.5" in tab.url
+    # the advisor's rent-or-buy questions and a number of users at a decimal speed
+    tab.goto(_url(server, "/", lang))
+    assert _valid(tab, "#f-hours_per_month", "100.5") and _valid(tab, "#f-horizon_months", "2.5")
+    assert not _valid(tab, "#f-hours_per_month", "-5")
+    tab.select_option("#f-unit", "users")
+    assert _valid(tab, "#f-tokens_per_s_each", "7.5")
+    # a whole number stays whole: a batch of 1.5 sequences is refused by the browser
+    tab.goto(_url(server, "/memory", lang))
+    assert not _valid(tab, "#f-batch", "1.5") and _valid(tab, "#f-batch", "8")
+    ctx.close()
+    assert not errors, errors

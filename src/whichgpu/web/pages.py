@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from whichgpu.answers import requests as r
 from whichgpu.answers.command_line import command_line
-from whichgpu.answers.fields import is_bool, is_list
+from whichgpu.answers.fields import Text, is_bool, is_list
 from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web, reason
 from whichgpu.errors import InputError, WhichGPUError
@@ -31,6 +31,7 @@ from whichgpu.messages import msg
 from whichgpu.web import charts, explain, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
+from whichgpu.web.input_bounds import bounds_attrs, field_attrs
 from whichgpu.web.resolve import prefetch
 
 router = APIRouter(include_in_schema=False)
@@ -101,7 +102,8 @@ def _env() -> Environment:
                  "datetime", "age"):
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
     env.filters["say"] = lambda text: words.say(_L(), text)
-    env.globals.update(charts=charts, explain=explain, math=math)
+    env.globals.update(charts=charts, explain=explain, math=math, bounds=field_attrs,
+                       bounds_attrs=bounds_attrs)
     return env
 
 
@@ -224,6 +226,9 @@ def advisor(request: Request) -> HTMLResponse:
         return render(request, "advisor.html", ctx)
     params = _work(p, unit)
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
+    if budget.startswith("-"):
+        ctx.update(error=_BUDGET(v=budget))
+        return render(request, "advisor.html", ctx, 422)
     if budget:
         if re.fullmatch(r"[\d.,]+", budget):  # a bare number: in the currency shown
             cur = p.get("currency") or attempt(s.main_currency, p.get("prices") or None)[0] \
@@ -276,6 +281,13 @@ def _number(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+_HOURS = Text("web.hours_per_month", "the hours of use per month must be more than 0 and at "
+              "most 730 (24/7), got {v}")
+_HORIZON = Text("web.horizon_months", "the months you need it must be more than 0 and at most "
+                "360 (30 years), got {v}")
+_BUDGET = Text("web.budget_negative", "the hourly budget must be more than 0, got {v}")
+
+
 def _rent_or_buy(result: Any, p: dict[str, Any]):
     """Q4 and Q5 of S13: rent or buy the first option, as the checklist does."""
     from whichgpu.cost.ownership import ownership_inputs
@@ -288,6 +300,10 @@ def _rent_or_buy(result: Any, p: dict[str, Any]):
         return None, [said(exc)]
     if best is None or hours is None or horizon is None:
         return None, []
+    for value, high, what in ((hours, 730, _HOURS), (horizon, 360, _HORIZON)):
+        if not 0 < value <= high:
+            return None, [what(v=p.get("hours_per_month" if what is _HOURS
+                                       else "horizon_months"))]
     try:
         inputs = ownership_inputs(best.gpu, offers=list(result.selection.offers),
                                   rates=result.rates, utilization=min(hours, 730) / 730,
