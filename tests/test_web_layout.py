@@ -269,3 +269,28 @@ def test_decimals_submit_where_the_bounds_allow_them_and_nothing_else(browser, s
     assert not _valid(tab, "#f-batch", "1.5") and _valid(tab, "#f-batch", "8")
     ctx.close()
     assert not errors, errors
+
+
+def test_a_pasted_config_keeps_the_context_typed_above_it(browser, server):
+    """Was: the paste form sent only the config, so a context of 32k typed in the form above
+    came back as the config's default (4,096)."""
+    import json
+    from importlib import resources
+
+    cfg = resources.files("whichgpu.models").joinpath("presets", "llama-3.1-8b",
+                                                      "config.json").read_text("utf-8")
+    ctx, tab, errors = _tab(browser, LAPTOP, server)
+    tab.goto(server + "/memory")
+    tab.fill("#f-context", "32k")
+    tab.fill("#f-quant", "q4_k_m")
+    tab.click("details.paste summary")
+    tab.fill("#f-config", json.dumps(json.loads(cfg)))
+    with tab.expect_navigation():
+        tab.click("#paste-form button[type=submit]")
+    pasted = tab.locator('tr[data-term="kv_cache"] td.num').first.inner_text()
+    tab.goto(server + "/memory?model=llama-3.1-8b&context=32k&quant=q4_k_m")
+    typed = tab.locator('tr[data-term="kv_cache"] td.num').first.inner_text()
+    assert pasted == typed  # the same 32k cache, not 4,096 tokens' worth
+    assert tab.locator("#f-context").input_value() == "32k"
+    ctx.close()
+    assert not errors, errors

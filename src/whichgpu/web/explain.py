@@ -45,7 +45,8 @@ RATES = {"output_tokens_per_s": N_("tokens/s"), "decode_tokens_per_s": N_("token
          "seconds_per_video": N_("s per video"), "step_s": N_("s per step"),
          "seconds_per_step": N_("s per step"),
          "tokens_per_s": N_("training tokens/s"), "train_tokens_per_s": N_("training tokens/s"),
-         "train_tokens_per_s_per_gpu": N_("training tokens/s per GPU")}
+         "train_tokens_per_s_per_gpu": N_("training tokens/s per GPU"),
+         "videos_per_hour": N_("videos/h"), "steps_per_s": N_("steps/s")}
 TASKS = {"inference": N_("Text generation (LLM inference)"), "image": N_("Image generation"),
          "video": N_("Video generation"), "lora": N_("LoRA fine-tuning"),
          "qlora": N_("QLoRA fine-tuning (4-bit base)"), "full-ft": N_("Full fine-tuning"),
@@ -136,3 +137,71 @@ def hours_text(L: Locale, x: float | None) -> str:
     if x is None or not math.isfinite(x):
         return L.gettext("never")
     return f"{L.number(x)}\u00a0h"
+
+
+# ------------------------------------------------------------------ one value, or a range
+
+def span(L: Locale, low: str, high: str) -> str:
+    """'$0.72' when both ends read the same, else '$0.70 – $0.75' (never '$0.72 – $0.72')."""
+    return low if low == high else L.gettext("%(low)s – %(high)s", low=low, high=high)
+
+
+# ------------------------------------------------------------------ grouped results
+
+def by_gpu(options: Any) -> list[tuple[Any, list[Any]]]:
+    """One entry per GPU, in rank order: its best-ranked configuration and the other counts
+    of that GPU (8 of 10 FLUX rows were the same A100 at 1 to 8 cards)."""
+    out: dict[str, tuple[Any, list[Any]]] = {}
+    for o in options:
+        if o.gpu.id in out:
+            out[o.gpu.id][1].append(o)
+        else:
+            out[o.gpu.id] = (o, [])
+    return list(out.values())
+
+
+def split_exclusions(excluded: Any) -> tuple[list[Any], list[Any]]:
+    """(the exclusions worth a row each, the GPUs that fit but have no offer): the second are
+    said in one line, not about 19 rows after every answer."""
+    rows = [e for e in excluded if str(getattr(e.kind, "value", e.kind)) != "offer"]
+    no_offer = [e for e in excluded if str(getattr(e.kind, "value", e.kind)) == "offer"]
+    return rows, no_offer
+
+
+# ------------------------------------------------------------------ verdicts and warnings
+
+NEAR_TIE = 0.05  # advise/recommend.py's near-tie margin: within 5 % reads as a tie
+
+
+def rent_or_buy_verdict(advice: Any) -> str:
+    """'buy', 'rent' or 'even': within the near-tie margin of each other the two costs are
+    about even (a 1.4 % saving on 36 months of estimates is no clear verdict)."""
+    rent, own = advice.rent_cost.amount, advice.own_cost.amount
+    larger = max(abs(rent), abs(own))
+    if larger > 0 and abs(rent - own) <= NEAR_TIE * larger:
+        return "even"
+    return str(advice.decision)
+
+
+LONG_JOB_S = 30 * 86400  # a month of wall time: past it, a job wants more or bigger GPUs
+
+
+def warnings(L: Locale, rec: Any, max_gpus: int | None, deadline: bool) -> list[str]:
+    """What makes the best answer absurd, and the change that helps: '31,147 days for
+    $68,892,252' said without a word was the defect."""
+    best = getattr(rec, "best", None)
+    if best is None or best.time_s is None:
+        return []
+    g = L.gettext
+    out: list[str] = []
+    t = best.time_s.typical
+    if t > LONG_JOB_S:
+        helps = []
+        if max_gpus is not None:
+            helps.append(g("allow more GPUs (“At most this many GPUs” is %(n)s)", n=max_gpus))
+        if not deadline:
+            helps.append(g("set a deadline, so only configurations that finish in time rank"))
+        helps.append(g("choose a bigger card or less work"))
+        out.append(g("This would run for %(time)s: %(helps)s.", time=L.duration(t),
+                     helps="; ".join(helps)))
+    return out

@@ -336,9 +336,11 @@ def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
 
 def _pareto_chart(rec) -> Markup | None:
     L = _L()
+    # one dot per GPU at its best count, numbered as the table's rows
     pts = [charts.Point(explain.label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
-                        o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0)
-           for i, o in enumerate(rec.options[:40]) if o.time_s is not None]
+                        o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0, i + 1)
+           for i, (o, _) in enumerate(explain.by_gpu(rec.options)[:40])
+           if o.time_s is not None]
     if len(pts) < 2:
         return None
     cur = rec.currency
@@ -347,7 +349,7 @@ def _pareto_chart(rec) -> Markup | None:
         pts, title=g("Cost against time for each configuration"),
         desc=g("Each dot is a GPU configuration; the line joins the Pareto front (nothing is "
                "both cheaper and faster). The largest dot is the recommendation."),
-        x_label=g("time (hours)"), y_label=g("cost (%(currency)s)", currency=cur),
+        x_label=g("time"), y_label=g("cost (%(currency)s)", currency=cur),
         fx=lambda h: L.duration(h * 3600), fy=lambda v: L.money({"amount": v, "currency": cur}),
         front_label=g("Pareto front"))
 
@@ -358,6 +360,11 @@ def _pareto_chart(rec) -> Markup | None:
 @cached
 def memory_page(request: Request) -> HTMLResponse:
     return _memory(request, _params(request))
+
+
+_PASTE_JSON = Text("web.paste.json", "the pasted config.json is not valid JSON (line {line}, "
+                   "column {column}: {why})")
+_PASTE_OBJECT = Text("web.paste.object", "the pasted config.json must be a JSON object")
 
 
 @router.post("/memory", response_class=HTMLResponse)
@@ -373,13 +380,11 @@ async def memory_post(request: Request) -> HTMLResponse:
             config = parse_json(config_text, "the pasted config.json")
         except InputError as exc:
             bad = exc.__cause__
-            text = (f"the pasted config.json is not valid JSON (line {bad.lineno}, column "
-                    f"{bad.colno}: {bad.msg})" if isinstance(bad, json.JSONDecodeError)
-                    else str(exc))
+            text = (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=bad.msg)
+                    if isinstance(bad, json.JSONDecodeError) else said(exc))
             return _memory(request, params, error=text, config_text=config_text)
         if not isinstance(config, dict):
-            return _memory(request, params, error="the pasted config.json must be a JSON "
-                           "object", config_text=config_text)
+            return _memory(request, params, error=_PASTE_OBJECT(), config_text=config_text)
     return await _compute(request, _memory, request, params, None, config, config_text,
                           question=repr(sorted(params.items())) + config_text)
 

@@ -5,7 +5,9 @@
 //    top of the screen and focused, so a laptop's 768 px or a phone shows it, and a screen
 //    reader reads it, instead of leaving it below the form;
 // 5. "Of what" follows the workload (select[data-units-for]): images for image generation,
-//    steps or training tokens for fine-tuning, and the amount's hint follows the unit.
+//    steps or training tokens for fine-tuning, and the amount's hint follows the unit;
+// 6. a form[data-carry-from] (the pasted config.json) sends what is typed in the other form
+//    too (the context typed above the paste is kept, not reset to the config's 4,096).
 (function () {
   "use strict";
 
@@ -124,6 +126,24 @@
     showTask();
   }
 
+  function carryFields(form) {
+    var source = document.getElementById(form.getAttribute("data-carry-from"));
+    var skip = (form.getAttribute("data-carry-skip") || "").split(/\s+/);
+    if (!source) return;
+    form.addEventListener("submit", function () {
+      form.querySelectorAll("input[data-carried]").forEach(function (i) { i.remove(); });
+      new FormData(source).forEach(function (value, name) {
+        if (skip.indexOf(name) >= 0 || typeof value !== "string" || value === "") return;
+        var i = document.createElement("input");
+        i.type = "hidden";
+        i.name = name;
+        i.value = value;
+        i.setAttribute("data-carried", "");
+        form.appendChild(i);
+      });
+    });
+  }
+
   var SUBMITTED = "whichgpu:submitted";
 
   function rememberSubmit(form) {
@@ -149,6 +169,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("select[data-units-for]").forEach(followTask);
+    document.querySelectorAll("form[data-carry-from]").forEach(carryFields);
     document.querySelectorAll("form").forEach(rememberSubmit);
     revealAnswer();
     document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
