@@ -119,3 +119,16 @@ def test_rent_or_buy_prices_every_gpu_of_the_answer(client):
     assert m and int(m.group(1)) == n
     rent, own, rent1, own1 = (int(g.replace(",", "")) for g in m.groups()[1:])
     assert abs(rent - n * rent1) <= n and abs(own - n * own1) <= n  # rounding to $1 each
+
+
+def test_a_tiny_budget_blames_the_price_of_a_size_that_runs(client):
+    """Was: with a $0.01/h budget the closest miss was 'gb200, fits, but has no offer', never
+    the configuration that runs at a price above the budget."""
+    api = client.get("/api/v1/recommend?model=llama-3.1-70b&tokens=1M"
+                     "&max_price_per_hour=0.01USD").json()
+    kinds = {e["kind"] for e in api["excluded"]}
+    assert {"price", "offer"} <= kinds
+    text = _text(client.get("/?task=inference&model=llama-3.1-70b&amount=1M"
+                            "&max_price_per_hour=0.01USD").text)
+    closest = re.search(r"Closest: (.*?)\.(?: |$)", text).group(1)
+    assert "over budget per hour" in closest and "no offer" not in closest, closest
