@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from pydantic import ValidationError
@@ -262,6 +262,53 @@ def _work(p: dict[str, Any], unit: str) -> dict[str, Any]:
     if "users" not in params:
         params.pop("tokens_per_s_each", None)
     return params
+
+
+@router.get("/export")
+def export_download(request: Request) -> Response:
+    """The advisor's answer as a launcher task file to download (SkyPilot or dstack): the
+    advisor's question plus ``export`` (the launcher) and ``export_option`` (a rank; empty:
+    the best it can launch). The same file as ``whichgpu recommend --export``."""
+    _begin(request)
+    p = _params(request)
+    launcher, option = (p.pop("export", None) or "").strip(), p.pop("export_option", None)
+    unit = explain.unit_for(p.get("task") or "inference", p.get("unit"))
+    q, error = read(r.Recommend, _work(p, unit))
+    rank_ = None
+    if error is None and launcher.lower() not in ("skypilot", "dstack"):
+        error = _NO_LAUNCHER(v=launcher)
+    if error is None and option:
+        try:
+            rank_ = int(option)
+        except ValueError:
+            error = _BAD_OPTION(v=option)
+    result = None
+    if error is None:
+        result, error = attempt(s.recommend, q)
+    if result is not None:
+        made, error = attempt(_export_file, result, launcher, rank_)
+    if error is not None:
+        return error_page(request, error, 422)
+    filename, text = made
+    return Response(text, media_type="text/yaml; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+def _export_file(result: Any, launcher: str, rank: int | None) -> tuple[str, str]:
+    """(filename, text): export.export_file where the export package has it (it converts the
+    offer's price back to dollars for dstack), else the same file from export_option."""
+    import whichgpu.export as ex
+
+    if hasattr(ex, "export_file"):
+        return ex.export_file(result.rec, launcher, rank, selection=result.selection,
+                              rates=result.rates)
+    e = ex.export_option(result.rec, launcher, rank, selection=result.selection)
+    return e.filename, e.text
+
+
+_NO_LAUNCHER = Text("web.export.launcher", "the task file is for SkyPilot or dstack, got {v!r}")
+_BAD_OPTION = Text("web.export.option", "the option to export is its rank in the table, a whole "
+                   "number such as 2, got {v}")
 
 
 def _profile_used(q, result) -> Any:
