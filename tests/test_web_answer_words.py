@@ -132,3 +132,20 @@ def test_a_tiny_budget_blames_the_price_of_a_size_that_runs(client):
                             "&max_price_per_hour=0.01USD").text)
     closest = re.search(r"Closest: (.*?)\.(?: |$)", text).group(1)
     assert "over budget per hour" in closest and "no offer" not in closest, closest
+
+
+def test_a_list_cut_short_says_how_many_more_and_shows_them(client):
+    """Was: lists stopped silently (the 'GPUs that hold it' at 20)."""
+    q = "/?task=inference&model=llama-3.1-8b&amount=1M"
+    api = client.get("/api/v1/recommend?model=llama-3.1-8b&tokens=1M&top=0").json()
+    gpus = len({o["gpu"] for o in api["options"]})
+    page = client.get(q).text
+    shown = len(_main_rows(page))
+    assert shown < gpus
+    more = re.search(r'<a href="([^"]+)">and (\d+) more GPUs that can run it', page)
+    assert int(more.group(2)) == gpus - shown
+    assert len(_main_rows(client.get("/" + html.unescape(more.group(1))).text)) == gpus
+    memory = client.get("/memory?model=llama-3.1-70b&quant=bf16&context=8k").text
+    fits = client.get("/api/v1/memory?model=llama-3.1-70b&quant=bf16&context=8k").json()
+    rows = re.findall(r'<tr data-gpu="[^"]+" data-count="\d+">', memory)
+    assert len(fits["fits"]) > 20 and len(rows) == len(fits["fits"])  # every one on the page

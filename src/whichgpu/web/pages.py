@@ -221,7 +221,8 @@ def advisor(request: Request) -> HTMLResponse:
     task = p.get("task") or "inference"
     unit = explain.unit_for(task, p.get("unit"))
     ctx: dict[str, Any] = {"page": "advisor", "form": {**p, "unit": unit}, "unit": unit,
-                           "task": task, "article_cards": ",".join(ARTICLE_CARDS), **_common()}
+                           "task": task, "article_cards": ",".join(ARTICLE_CARDS),
+                           "all_url": _with_query(request, top="0"), **_common()}
     if not p.get("model"):
         return render(request, "advisor.html", ctx)
     params = _work(p, unit)
