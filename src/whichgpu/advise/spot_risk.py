@@ -11,7 +11,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from whichgpu.cost.spot import SpotEstimate, SpotServing, expected_run, serving_on_spot
-from whichgpu.units import Range, format_duration, format_money
+from whichgpu.messages import Message, msg
+from whichgpu.units import Duration, Money, Range
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from whichgpu.catalog.offers import Offer
     from whichgpu.estimate.speed import SpeedEstimate
     from whichgpu.estimate.workload import Workload
-    from whichgpu.units import Money
 
 SpotRisk = SpotEstimate | SpotServing
 _CHECKPOINTED = ("adapter_weights", "optimizer_states", "master_weights")
@@ -98,23 +98,25 @@ def expected_cost(risk: SpotRisk | None):
     return None
 
 
-def explain_spot(rec: Recommendation) -> list[str]:
+def explain_spot(rec: Recommendation) -> list[Message]:
     """What spot changed: the best spot option against the best on-demand one."""
     spot = [o for o in rec.options if o.offer.spot]
     plain = [o for o in rec.options if not o.offer.spot]
     if not rec.job.spot:
         return []
     if not spot:
-        return ["No spot offer in this price list can run the job; the options are on-demand."]
+        return [msg("spot.none", "No spot offer in this price list can run the job; the "
+                    "options are on-demand.")]
     s = spot[0]
-    lines = []
+    lines: list[Message] = []
     risk = s.spot_risk
     if isinstance(risk, SpotServing):
-        lines.append(f"Spot replicas need spare capacity: {s.label} on spot runs "
-                     f"{int(risk.spares.typical)} spare replica(s) "
-                     f"({int(risk.spares.low)}-{int(risk.spares.high)}) to stay up "
-                     f"{risk.target:.0%} of the time, about "
-                     f"{format_money(risk.cost_per_hour.typical)}/h in all.")
+        lines.append(msg("spot.spares", "Spot replicas need spare capacity: {name} on spot runs "
+                         "{spares} spare replica(s) ({low}-{high}) to stay up {target:.0%} of "
+                         "the time, about {cost}/h in all.", name=s.label,
+                         spares=int(risk.spares.typical), low=int(risk.spares.low),
+                         high=int(risk.spares.high), target=risk.target,
+                         cost=risk.cost_per_hour.typical))
     if not plain:
         return lines
     p = plain[0]
@@ -122,38 +124,47 @@ def explain_spot(rec: Recommendation) -> list[str]:
     if isinstance(risk, SpotEstimate):
         why = _why(risk)
         if rec.options[0] is p:
-            lines.append(f"On-demand wins: {p.label} on-demand costs {format_money(p.cost.typical)}"
-                         f"; the cheapest spot option, {s.label} on {s.offer.provider}, is "
-                         f"expected to cost {format_money(ec.typical)} ({format_money(ec.low)}-"
-                         f"{_high(risk)}) against {format_money(risk.uninterrupted_cost.typical)} "
-                         f"uninterrupted, because {why}.")
+            lines.append(msg(
+                "spot.on_demand_wins", "On-demand wins: {plain} on-demand costs {plain_cost}; "
+                "the cheapest spot option, {spot} on {provider}, is expected to cost {cost} "
+                "({low}-{high}) against {uninterrupted} uninterrupted, because {why}.",
+                plain=p.label, plain_cost=p.cost.typical, spot=s.label,
+                provider=s.offer.provider, cost=ec.typical, low=ec.low, high=_high(risk),
+                uninterrupted=risk.uninterrupted_cost.typical, why=why))
         else:
-            lines.append(f"Spot wins: {s.label} on {s.offer.provider} spot is expected to cost "
-                         f"{format_money(ec.typical)} ({format_money(ec.low)}-{_high(risk)}), "
-                         f"interruptions included ({risk.overhead:+.0%} over uninterrupted: "
-                         f"{why}); on-demand, {p.label} costs {format_money(p.cost.typical)}.")
+            lines.append(msg(
+                "spot.wins", "Spot wins: {spot} on {provider} spot is expected to cost {cost} "
+                "({low}-{high}), interruptions included ({overhead:+.0%} over uninterrupted: "
+                "{why}); on-demand, {plain} costs {plain_cost}.", spot=s.label,
+                provider=s.offer.provider, cost=ec.typical, low=ec.low, high=_high(risk),
+                overhead=risk.overhead, why=why, plain=p.label, plain_cost=p.cost.typical))
     return lines
 
 
-def _high(risk: SpotEstimate) -> str:
-    return "never finishing" if risk.never_finishes else format_money(risk.cost.high)
+def _high(risk: SpotEstimate) -> Money | Message:
+    return (msg("spot.never_finishing", "never finishing") if risk.never_finishes
+            else risk.cost.high)
 
 
-def _why(risk: SpotEstimate) -> str:
+def _why(risk: SpotEstimate) -> Message:
     rate = risk.assumption.interruptions_per_hour.typical * risk.instances
-    every = format_duration(3600 / rate) if rate > 0 else "never"
-    work = format_duration(risk.work_s.typical)
+    every = Duration(3600 / rate) if rate > 0 else msg("spot.never", "never")
+    work = Duration(risk.work_s.typical)
     n = risk.interruptions.typical
+    restart = Duration(risk.restart_billed_s.typical)
     if risk.kind == "training" and risk.checkpoint_every_s is None:
-        return (f"it runs {work} without checkpoints and an interruption (one every {every} "
-                f"typically) restarts it from the beginning: {n:.2g} expected")
+        return msg("spot.why.restart", "it runs {work} without checkpoints and an interruption "
+                   "(one every {every} typically) restarts it from the beginning: {n:.2g} "
+                   "expected", work=work, every=every, n=n)
     if risk.kind == "items":
-        return (f"an interruption (one every {every} typically, {n:.2g} expected) loses only "
-                f"the items in flight plus a {format_duration(risk.restart_billed_s.typical)} "
-                "restart")
+        return msg("spot.why.items", "an interruption (one every {every} typically, {n:.2g} "
+                   "expected) loses only the items in flight plus a {restart} restart",
+                   every=every, n=n, restart=restart)
     if risk.checkpoint_every_s is None or risk.checkpoint_every_s >= risk.work_s.typical:
-        return (f"it runs {work}, less than a checkpoint interval: {n:.2g} interruption(s) "
-                f"expected (one every {every} typically)")
-    return (f"it checkpoints every {format_duration(risk.checkpoint_every_s or 0)}: "
-            f"{n:.2g} interruption(s) expected, each losing up to that much work plus a "
-            f"{format_duration(risk.restart_billed_s.typical)} restart")
+        return msg("spot.why.short", "it runs {work}, less than a checkpoint interval: {n:.2g} "
+                   "interruption(s) expected (one every {every} typically)", work=work, n=n,
+                   every=every)
+    return msg("spot.why.checkpoints", "it checkpoints every {interval}: {n:.2g} "
+               "interruption(s) expected, each losing up to that much work plus a {restart} "
+               "restart", interval=Duration(risk.checkpoint_every_s or 0), n=n,
+               restart=restart)

@@ -206,6 +206,7 @@ class SourcesAnswer:
 
 
 def prices_sources(q: PricesSources) -> SourcesAnswer:
+    """Every price source, its feeds and their age, and each one's last problem."""
     st = store(q.store)
     ensure_shipped(st)
     now = utc_now()

@@ -423,10 +423,10 @@ class Recommend(Workload):
     export: Annotated[str | None, Field(max_length=40, description=(
         "Print the chosen option as a launcher task file: skypilot or dstack (YAML on "
         "stdout; with --json, and on the REST API, in the 'export' field).")),
-        Web(skip=True)] = None
-    export_option: Annotated[int | None, Field(ge=1, le=500, description=(
+        Web(label=N_("Export as"))] = None
+    export_option: Annotated[int | None, Field(ge=1, description=(
         "Which ranked option --export writes (default: the best one the launcher can "
-        "launch).")), Web(skip=True)] = None
+        "launch).")), Web(label=N_("Option to export"), max=500)] = None
     top: Annotated[int, Field(ge=0, description="Options to show (0: all)."),
                    Web(label=N_("Options shown"), max=500)] = 10
     max_gpus: Annotated[int | None, Field(ge=1, description=(

@@ -94,6 +94,7 @@ class FitsAnswer:
 
 
 def validate_fits(q: ValidateFits) -> FitsAnswer:
+    """Each measured fit / no-fit row against the memory estimate's verdict."""
     return FitsAnswer(validation_fits.run(Path(q.file) if q.file else None))
 
 
@@ -108,5 +109,6 @@ class ServingValidation:
 
 
 def validate_serving(q: ValidateServing) -> ServingValidation:
+    """The serving model's errors on the measured serving rows (calibration and holdout)."""
     return ServingValidation(validation_serving.report(Path(q.file) if q.file else None,
                                                        q.split, q.loso))

@@ -30,7 +30,8 @@ from typing import Any, Literal
 from whichgpu.catalog.offers import Offer
 from whichgpu.cost.billing import MoneyRange, run_cost
 from whichgpu.errors import InputError
-from whichgpu.units import Money, Range, format_duration
+from whichgpu.messages import Message, msg
+from whichgpu.units import Duration, Money, Range
 
 #: Training checkpoints every 30 minutes unless told otherwise. With the prior's typical rate
 #: (0.06 interruptions an hour) Young's optimum interval sqrt(2 x write time / rate) is 15 min
@@ -97,7 +98,7 @@ class SpotEstimate:
     restart: RestartAssumption
     never_finishes: bool = False  # the high end practically never finishes
     kind: str = "training"  # training (checkpoints) or items (inference, resumes per item)
-    assumptions: tuple[str, ...] = field(default=())
+    assumptions: tuple[Message, ...] = field(default=())
 
     def converted(self, currency: str, rates: Any = None) -> SpotEstimate:
         """The same estimate with its costs in ``currency``."""
@@ -248,8 +249,8 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
 
     if checkpoint_every_s is not None and (not math.isfinite(checkpoint_every_s)
                                            or checkpoint_every_s <= 0):
-        raise InputError(f"a checkpoint interval must be a positive duration, got "
-                         f"{checkpoint_every_s}")
+        raise InputError(msg("spot.checkpoint_interval", "a checkpoint interval must be a "
+                             "positive duration, got {v}", v=checkpoint_every_s))
     gpus = offer.gpu_count if gpus is None else gpus
     n = instances_needed(offer, gpus)
     assume = spot_assumption(offer.provider)
@@ -296,8 +297,8 @@ def _key(v: float | Money) -> float:
     return v.amount if isinstance(v, Money) else v
 
 
-def _hours(rate: float) -> str:
-    return format_duration(3600 / rate) if rate > 0 else "never"
+def _hours(rate: float) -> Duration | Message:
+    return Duration(3600 / rate) if rate > 0 else msg("spot.never", "never")
 
 
 def _with_assumptions(e: SpotEstimate, kind: str, item_s: Range | None) -> SpotEstimate:
@@ -305,44 +306,51 @@ def _with_assumptions(e: SpotEstimate, kind: str, item_s: Range | None) -> SpotE
 
     a = e.assumption
     rate = a.interruptions_per_hour
-    lines = [f"{a.provider} spot: {rate.typical:g} interruptions per instance-hour "
-             f"({rate.low:g}-{rate.high:g}), one every {_hours(rate.typical)} typically "
-             f"({'the stated prior' if a.basis == 'prior' else 'the provider rate'}; "
-             "cost/data/spot.toml gives its sources)"]
+    basis = (msg("spot.basis.prior", "the stated prior") if a.basis == "prior" else
+             msg("spot.basis.provider", "the provider rate"))
+    lines: list[Message] = [msg(
+        "spot.rate", "{provider} spot: {typical:g} interruptions per instance-hour ({low:g}-"
+        "{high:g}), one every {every} typically ({basis}; cost/data/spot.toml gives its "
+        "sources)", provider=a.provider, typical=rate.typical, low=rate.low, high=rate.high,
+        every=_hours(rate.typical), basis=basis)]
     if e.instances > 1:
-        lines.append(f"{e.instances} instances must all run: an interruption of any one stops "
-                     f"the job ({e.instances} x the rate)")
+        lines.append(msg("spot.instances", "{n} instances must all run: an interruption of any "
+                         "one stops the job ({n} x the rate)", n=e.instances))
     if kind == "items":
-        lines.append("inference resumes per item: an interruption loses the items in flight "
-                     "(no checkpoints needed)")
+        lines.append(msg("spot.items", "inference resumes per item: an interruption loses the "
+                         "items in flight (no checkpoints needed)"))
     elif e.checkpoint_every_s is None:
-        lines.append("no checkpoints: an interruption restarts the job from the beginning")
+        lines.append(msg("spot.no_checkpoints", "no checkpoints: an interruption restarts the "
+                         "job from the beginning"))
     else:
-        lines.append(f"a checkpoint every {format_duration(e.checkpoint_every_s)} "
-                     f"(writing it takes {format_duration(e.checkpoint_write_s.typical)}); an "
-                     "interruption loses the work since the last one")
+        lines.append(msg("spot.checkpoints", "a checkpoint every {every} (writing it takes "
+                         "{write}); an interruption loses the work since the last one",
+                         every=Duration(e.checkpoint_every_s),
+                         write=Duration(e.checkpoint_write_s.typical)))
         best = young_interval_s(e.checkpoint_write_s.typical, rate.typical * e.instances)
         if math.isfinite(best) and e.checkpoint_write_s.typical >= 1:
-            lines.append(f"Young's optimum interval for this write time and rate: about "
-                         f"{format_duration(best)}")
+            lines.append(msg("spot.young", "Young's optimum interval for this write time and "
+                             "rate: about {best}", best=Duration(best)))
     rs = e.restart
-    lines.append(f"a restart: boot and setup {format_duration(rs.boot_setup_s.typical)} plus "
-                 f"loading from storage, {format_duration(e.restart_billed_s.typical)} billed "
-                 f"({format_duration(e.restart_billed_s.low)}-"
-                 f"{format_duration(e.restart_billed_s.high)}); waiting for capacity "
-                 f"{format_duration(rs.capacity_wait_s.typical)} "
-                 f"({format_duration(rs.capacity_wait_s.low)}-"
-                 f"{format_duration(rs.capacity_wait_s.high)}), not billed")
-    lines.append(f"expected {e.interruptions.typical:.2g} interruption(s) "
-                 f"({e.interruptions.low:.2g}-{e.interruptions.high:.2g})")
+    lines.append(msg(
+        "spot.restart", "a restart: boot and setup {boot} plus loading from storage, {billed} "
+        "billed ({billed_low}-{billed_high}); waiting for capacity {wait} ({wait_low}-"
+        "{wait_high}), not billed", boot=Duration(rs.boot_setup_s.typical),
+        billed=Duration(e.restart_billed_s.typical), billed_low=Duration(e.restart_billed_s.low),
+        billed_high=Duration(e.restart_billed_s.high), wait=Duration(rs.capacity_wait_s.typical),
+        wait_low=Duration(rs.capacity_wait_s.low), wait_high=Duration(rs.capacity_wait_s.high)))
+    lines.append(msg("spot.expected", "expected {typical:.2g} interruption(s) ({low:.2g}-"
+                     "{high:.2g})", typical=e.interruptions.typical, low=e.interruptions.low,
+                     high=e.interruptions.high))
     if a.max_runtime_s and e.work_s.typical > a.max_runtime_s:
-        lines.append(f"{a.provider} stops preemptible machines after "
-                     f"{format_duration(a.max_runtime_s)}: a longer run needs checkpoints "
-                     "(or Spot VMs, which have no limit)")
+        lines.append(msg("spot.max_runtime", "{provider} stops preemptible machines after "
+                         "{limit}: a longer run needs checkpoints (or Spot VMs, which have no "
+                         "limit)", provider=a.provider, limit=Duration(a.max_runtime_s)))
     if e.never_finishes:
-        lines.append("at the high end of the interruption rate the job practically never "
-                     "finishes without more frequent checkpoints")
-    lines.append("the expected cost is never below the uninterrupted cost of the same offer")
+        lines.append(msg("spot.never_finishes", "at the high end of the interruption rate the "
+                         "job practically never finishes without more frequent checkpoints"))
+    lines.append(msg("spot.floor", "the expected cost is never below the uninterrupted cost "
+                     "of the same offer"))
     return replace(e, assumptions=tuple(lines))
 
 
@@ -358,7 +366,7 @@ class SpotServing:
     target: float
     cost_per_hour: MoneyRange  # all replicas and spares, billed fractions included
     assumption: SpotAssumption
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[Message, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"replicas": self.replicas, "spare_replicas": self.spares.to_json(0),
@@ -385,7 +393,8 @@ def serving_on_spot(offer: Offer, price_per_hour: Money, replicas: int, *,
     spares that keep ``replicas`` up ``target`` of the time."""
     target = target_availability() if target is None else target
     if not 0 < target < 1:
-        raise InputError(f"a target availability must be between 0 and 1, got {target}")
+        raise InputError(msg("spot.target", "a target availability must be between 0 and 1, "
+                             "got {v}", v=target))
     a = spot_assumption(offer.provider)
     rs = restart_assumption()
     storage = rs.storage_bytes_per_s
@@ -402,13 +411,17 @@ def serving_on_spot(offer: Offer, price_per_hour: Money, replicas: int, *,
         ups.append(up)
         spares.append(k)
         costs.append(price_per_hour * ((replicas + k) * billed_fraction))
-    lines = (f"{a.provider} spot: {a.interruptions_per_hour.typical:g} interruptions per "
-             f"replica-hour ({a.interruptions_per_hour.low:g}-"
-             f"{a.interruptions_per_hour.high:g}); a replaced replica is down for its restart "
-             "and the wait for capacity",
-             f"spot replicas need spare capacity: {spares[1]} spare(s) ({spares[0]}-{spares[2]}) "
-             f"keep {replicas} replica(s) up {target:.0%} of the time "
-             "(independent interruptions; spread them across zones or providers)",
-             "a replica's own interruptions are billed only while it runs (restarts included)")
+    hourly = a.interruptions_per_hour
+    lines = (msg("spot.serving.rate", "{provider} spot: {typical:g} interruptions per "
+                 "replica-hour ({low:g}-{high:g}); a replaced replica is down for its restart "
+                 "and the wait for capacity", provider=a.provider, typical=hourly.typical,
+                 low=hourly.low, high=hourly.high),
+             msg("spot.serving.spares", "spot replicas need spare capacity: {spares} spare(s) "
+                 "({low}-{high}) keep {replicas} replica(s) up {target:.0%} of the time "
+                 "(independent interruptions; spread them across zones or providers)",
+                 spares=spares[1], low=spares[0], high=spares[2], replicas=replicas,
+                 target=target),
+             msg("spot.serving.billed", "a replica's own interruptions are billed only while "
+                 "it runs (restarts included)"))
     return SpotServing(replicas, Range(*spares), Range(ups[2], ups[1], ups[0]), target,
                        MoneyRange(*sorted(costs, key=_key)), a, lines)

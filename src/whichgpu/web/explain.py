@@ -84,6 +84,8 @@ SORTS = {"cost-per-tflop": N_("cost per TFLOP-hour"), "tflops": N_("throughput (
          "price": N_("price per hour"), "id": N_("name")}
 DIRECTIONS = {"bidirectional": N_("both directions together"),
               "unidirectional": N_("per direction")}
+# the words that join the last two items of a list (messages.Join's ``last``)
+JOIN_WORDS = (N_("and"), N_("or"))
 EXCLUSION_KINDS = {"memory": N_("memory"), "offer": N_("no offer"), "price": N_("hourly budget"),
                    "deadline": N_("deadline"), "budget": N_("budget"), "speed": N_("speed"),
                    "engine": N_("engine not available"),

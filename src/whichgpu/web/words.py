@@ -133,7 +133,10 @@ class _Formatter(string.Formatter):
             if value.last is not None and len(parts) > 1:
                 last = L.gettext(value.last.strip()) if value.last.strip() else value.last
                 return value.sep.join(parts[:-1]) + f" {last} " + parts[-1]
-            return value.sep.join(parts)
+            sep = value.sep
+            if sep.strip() in ("and", "or"):  # a joining word, said in the page's language
+                sep = f" {L.gettext(sep.strip())} "
+            return sep.join(parts)
         if isinstance(value, Money):
             return L.money(value, int(format_spec) if format_spec else None)
         if isinstance(value, Duration):

@@ -254,9 +254,9 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         else:
             every = den_bytes + expert_bytes + enc_bytes + vae_bytes
             resident = {"encode": every, "denoise": every, "decode": every}
-            how = msg("term.diffusion.components", "{parts}", parts=Join(
-                (msg("term.diffusion.component", "{name} {gb:.2f} GB", name=c.name,
-                     gb=sizes[c.name] / 1e9) for c in d.components), " + "))
+            parts = [msg("term.diffusion.component", "{name} {gb:.2f} GB", name=c.name,
+                         gb=sizes[c.name] / 1e9) for c in d.components]
+            how = msg("term.diffusion.components", "{parts}", parts=Join(parts, " + "))
         stage_act = {"encode": 0.0, "denoise": act, "decode": dec}
         stage = max(resident, key=lambda k: resident[k] + stage_act[k])
         peak_act = stage_act[stage]

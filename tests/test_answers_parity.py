@@ -1,0 +1,93 @@
+"""One answer on every surface: the CLI's --json, the REST API and the advisor page give the
+same ranking, numbers and reasons for the same question, in English and in French.
+
+The questions cover every task family and every kind of amount of work (tokens, a daily
+volume, users x tokens/s, a request rate, images, videos, steps, training tokens, none),
+including the LoRA job with no amount that the two old copies explained differently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import urlencode
+
+import pytest
+
+PRICES = "vramfarm-2026-11"
+QUESTIONS = {
+    "tokens": {"model": "llama-3.1-8b", "quant": "q4_k_m", "tokens": "10M"},
+    "daily": {"model": "llama-3.1-8b", "tokens_per_day": "50M"},
+    "users": {"model": "llama-3.1-8b", "users": "20", "tokens_per_s_each": "15"},
+    "rate": {"model": "llama-3.1-8b", "engine": "vllm", "requests_per_s": "2",
+             "prompt_tokens": "1000", "output_tokens": "200"},
+    "images": {"model": "flux.1-dev", "task": "image", "quant": "fp8", "images": "1000"},
+    "videos": {"model": "wan-2.2-5b", "task": "video", "videos": "10"},
+    "steps": {"model": "llama-3.1-8b", "task": "lora", "steps": "2000"},
+    "train_tokens": {"model": "qwen2.5-0.5b", "task": "pretrain", "train_tokens": "1B"},
+    "none": {"model": "llama-3.1-8b", "task": "lora"},
+}
+
+
+def cli_args(q: dict[str, str]) -> list[str]:
+    args = ["recommend", q["model"], "--json", "--prices", PRICES]
+    for name, value in q.items():
+        if name != "model":
+            args += [f"--{name.replace('_', '-')}", value]
+    return args
+
+
+def summary(data: dict) -> dict:
+    """What must agree: the ranking, each option's numbers, and the reasons (ids + text)."""
+    return {
+        "ranking": data["ranking"],
+        "options": [(o["gpu"], o["count"], o["cost"], o.get("time_s")) for o in data["options"]],
+        "explanation": [(m["id"], m["text"]) for m in data["messages"]["explanation"]],
+        "excluded": [(e["gpu"], e["count"], e["kind"]) for e in data["excluded"]],
+    }
+
+
+def page_rows(html: str) -> list[str]:
+    table = re.search(r'<table[^>]*class="options[ "].*?</table>', html, re.S)
+    return re.findall(r'<tr[^>]*data-gpu="([^"]+)"', table.group(0)) if table else []
+
+
+def explanation_ids(html: str) -> list[str]:
+    why = re.search(r'<ul[^>]*class="why"[^>]*>.*?</ul>', html, re.S)
+    block = why.group(0) if why else html
+    return re.findall(r'data-msg="([^"]+)"', block)
+
+
+@pytest.mark.parametrize("kind", QUESTIONS)
+def test_cli_rest_and_page_agree(cli, web, kind):
+    q = QUESTIONS[kind]
+    out = cli(*cli_args(q))
+    assert out.code == 0, out.err
+    from_cli = json.loads(out.out)
+    r = web.get("/api/v1/recommend?" + urlencode({**q, "prices": PRICES}))
+    assert r.status_code == 200, r.text[:300]
+    from_api = r.json()
+    assert summary(from_cli) == summary(from_api)
+    assert from_cli["options"], kind  # every question here has an answer
+
+    shown = [o["gpu"] for o in from_api["options"]]
+    for lang in ("en", "fr"):
+        page = web.get("/?" + urlencode({**q, "prices": PRICES, "lang": lang}))
+        assert page.status_code == 200, page.text[:300]
+        rows = page_rows(page.text)
+        assert rows and rows == shown[:len(rows)], (lang, rows, shown)
+        ids = explanation_ids(page.text)
+        for m in from_api["messages"]["explanation"]:
+            assert m["id"] in ids, (lang, m["id"])
+
+
+def test_lora_with_no_amount_is_explained_the_same_everywhere(cli, web):
+    """The issue's case: the CLI said 'lowest cost per 1M training tokens' while the page
+    said 'lowest total cost: $0.72 per hour'. Now both say the one ranking of the answer."""
+    q = QUESTIONS["none"]
+    from_cli = json.loads(cli(*cli_args(q)).out)
+    first = from_cli["messages"]["explanation"][0]
+    page = web.get("/?" + urlencode({**q, "prices": PRICES})).text
+    assert first["id"] in explanation_ids(page)
+    assert first["text"].split(":")[0] in page.replace("&#39;", "'")
+    assert "lowest total cost" not in first["text"]
