@@ -40,7 +40,8 @@ def rows(page: str, table_class: str) -> list[str]:
 def test_advisor_hint_gives_the_pages_ranking(web, cli):
     page = web.get(FLUX).text
     data = run(cli, hint(page))
-    assert [o["gpu"] for o in data["options"][:3]] == rows(page, "options")[:3]
+    ranked = list(dict.fromkeys(o["gpu"] for o in data["options"]))  # each GPU at its best
+    assert ranked[:3] == rows(page, "options")[:3]  # the page has one row per GPU
 
 
 def test_advisor_hint_keeps_the_compared_gpus(web, cli):
