@@ -23,7 +23,9 @@ from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices.sources import FeedResult
 from whichgpu.units import Money
 
-HOLD_S = 1.0
+# Long enough that a reader stuck behind a writer (up to HOLD_S) stands apart from a read slowed
+# by a loaded machine (0.7 s seen under a load average of 17).
+HOLD_S = 2.5
 ROUNDS = 2
 BASE = 2000  # version k has BASE + k offers, all priced k + 1
 
