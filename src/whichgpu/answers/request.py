@@ -47,6 +47,12 @@ class Request(BaseModel):
     # strict JSON has no way to write them back
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False)
     COMMAND: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_numbers(cls, data: Any) -> Any:
+        """A number where a field takes text (8192 for '8192', as JSON bodies send it)."""
+        return _numbers_as_text(cls, data)
     #: field -> (sentence below the lower bound, sentence above the upper bound); {v} is the
     #: value. Only where the engine words it differently from the generic sentences.
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {}
@@ -172,7 +178,6 @@ def for_web(model: type[R], body: bool = False) -> type[R]:
         if web_of(model, name).skip:
             ns["__annotations__"][name] = typing.ClassVar[Any]
             ns[name] = None
-    ns["_json_numbers"] = model_validator(mode="before")(_numbers_as_text)
     bases: tuple[type, ...] = (model,)
     if body:
         from whichgpu.answers.requests import PastedConfig
@@ -197,7 +202,6 @@ def _as_text(v: Any) -> Any:
     return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
 
 
-@classmethod  # type: ignore[misc]
 def _numbers_as_text(cls: type[BaseModel], data: Any) -> Any:
     """A JSON number where the command line takes text (``"context": 8192`` as ``8192``,
     ``"tokens": 1e6`` as ``1000000``): the same value, read by the same parser."""
