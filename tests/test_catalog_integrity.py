@@ -328,7 +328,9 @@ def test_catalog_has_every_card_issue_14_names():
 
 
 # (id, memory GB, bandwidth GB/s, TDP W, dense BF16 TFLOPS): the datasheet figures (and, for
-# GeForce, NVIDIA's AI TOPS / 16 or / 8 at FP32 accumulate), as the sources in gpus.toml give them
+# GeForce, NVIDIA's AI TOPS / 16 or / 8 at FP32 accumulate), as the sources in gpus.toml give them.
+# The rows of DATASHEET_TYPED below are typed from the vendor's page named beside each, not
+# from gpus.toml: a wrong catalog value fails them, not only a later drift.
 DATASHEET = [
     ("rtx-3060-12gb", 12, 360, 170, 25.5), ("rtx-3090-ti", 24, 1008, 450, 80.0),
     ("rtx-4060-ti-16gb", 16, 288, 165, 44.1), ("rtx-4070", 12, 504.2, 200, 58.2),
@@ -347,6 +349,48 @@ DATASHEET = [
     ("apple-m3-ultra", 512, 819, 270, 28.4), ("apple-m4-max", 128, 546, 140, 16.1),
     ("apple-m4-pro", 64, 273, 140, 8.0), ("ryzen-ai-max-395", 128, 256, 120, 59.4),
 ]
+
+
+AMPERE_GA102_WP = ("https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-"
+                   "whitepaper-v2.pdf")  # Appendix A: RTX 3090 / 3080 / 3070 tables
+ADA_4070_FAMILY = "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4070-family/"
+# (id, memory GB, bandwidth GB/s, TDP W, dense BF16 TFLOPS at FP32 accumulate, where typed from)
+DATASHEET_TYPED = [
+    # whitepaper: 8 GB GDDR6 at 14 Gbps on 256 bits = 448 GB/s; 220 W; FP16 tensor with FP32
+    # accumulate 40.6 dense (81.3 with sparsity)
+    ("rtx-3070", 8, 448, 220, 40.6, AMPERE_GA102_WP),
+    # whitepaper: 10 GB GDDR6X at 19 Gbps on 320 bits = 760 GB/s; 320 W; 59.5 dense
+    ("rtx-3080-10gb", 10, 760, 320, 59.5, AMPERE_GA102_WP),
+    # 12 GB GDDR6X at 19 Gbps on 384 bits = 912 GB/s, 350 W; 70 SMs (8,960 CUDA cores) at the
+    # 10 GB card's 1,710 MHz boost: 59.5 x 70 / 68 = 61.25 dense
+    ("rtx-3080-12gb", 12, 912, 350, 61.25,
+     "https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/rtx-3080-3080ti/"),
+    # datasheet: 20 GB GDDR6 ECC, 360 GB/s, 130 W max; Tensor 327.6 TFLOPS (FP8 sparse) / 4
+    ("rtx-4000-ada", 20, 360, 130, 81.9,
+     "https://www.nvidia.com/en-us/design-visualization/rtx-4000/"),
+    # 12 GB GDDR6X at 21 Gbps on 192 bits = 504 GB/s; 220 W; 568 AI TOPS / 8 = 71.0
+    ("rtx-4070-super", 12, 504, 220, 71.0, ADA_4070_FAMILY),
+    # 12 GB GDDR6X at 21 Gbps on 192 bits = 504 GB/s; 285 W; 641 AI TOPS / 8 = 80.1
+    ("rtx-4070-ti", 12, 504, 285, 80.1, ADA_4070_FAMILY),
+    # 16 GB GDDR6X at 21 Gbps on 256 bits = 672 GB/s; 285 W; 706 AI TOPS / 8 = 88.25
+    ("rtx-4070-ti-super", 16, 672, 285, 88.25, ADA_4070_FAMILY),
+]
+
+
+@pytest.mark.parametrize(("gpu_id", "mem", "bw", "tdp", "bf16", "url"), DATASHEET_TYPED)
+def test_cards_match_the_figures_typed_from_their_datasheet(gpu_id, mem, bw, tdp, bf16, url):
+    g = CATALOG.get(gpu_id)
+    assert float(g.memory_gb.value) == mem, url
+    # NVIDIA rounds the bandwidth it prints (504 for 504.2 = 21.008 Gbps x 192 / 8)
+    assert float(g.bandwidth_gb_s.value) == pytest.approx(bw, abs=0.5), url
+    assert g.tdp_watts == tdp, url
+    assert g.tflops("bf16") == pytest.approx(bf16, abs=0.15), url
+
+
+def test_every_card_issue_14_names_has_its_datasheet_row():
+    rows = {r[0] for r in DATASHEET} | {r[0] for r in DATASHEET_TYPED}
+    left_out = NEW_CARDS - rows
+    assert not left_out, sorted(left_out)
 
 
 @pytest.mark.parametrize(("gpu_id", "mem", "bw", "tdp", "bf16"), DATASHEET)
@@ -390,7 +434,7 @@ def test_each_card_runs_the_engines_of_its_platform():
         "apple-m4-max", "rx-7900-xtx", "gaudi3", "arc-b580"))
     assert "vllm" not in CATALOG.engines_for(apple) and "llamacpp" in CATALOG.engines_for(apple)
     why = CATALOG.engine_problem(apple, "vllm")
-    assert why.startswith("vLLM does not run on Apple silicon") and "llama.cpp or MLX" in why
+    assert why.startswith("vLLM does not run on Apple silicon") and "llama.cpp" in why
     problem = CATALOG.engine_problem
     assert problem(radeon, "sglang") and problem(radeon, "vllm") is None
     assert problem(gaudi, "llamacpp") and problem(gaudi, "vllm") is None
@@ -401,6 +445,27 @@ def test_each_card_runs_the_engines_of_its_platform():
 
 def test_every_platform_engine_has_a_known_source():
     for key, info in CATALOG.platforms.items():
-        assert info.engines and info.instead, key
+        assert info.engines, key
         for engine, src in info.engines.items():
             assert _known_source(src), f"platforms.{key}.{engine}"
+
+
+def test_a_refusal_names_only_engines_that_run_there_and_that_engine_accepts():
+    """The sentence after "does not run on" lists engines a user can pass to --engine and
+    that run on the card (it once named MLX, which --engine refused)."""
+    from whichgpu.catalog.gpus import ENGINE_LABELS
+    from whichgpu.estimate.workload import DIFFUSION_ENGINES, ENGINES
+
+    by_label = {v: k for k, v in ENGINE_LABELS.items()}
+    for g in GPUS:
+        runs = CATALOG.engines_for(g) or ()
+        for engine in ENGINES:
+            why = CATALOG.engine_problem(g, engine)
+            if why is None:
+                continue
+            found = re.match(r"^.*? does not run on [^;]*; (.*?) (?:do|does)(?: \(|$)", why)
+            assert found, (g.id, engine, why)
+            names = re.split(r", | or ", found.group(1))
+            for name in names:
+                assert by_label.get(name) in runs and by_label[name] in ENGINES, (g.id, why)
+                assert (by_label[name] in DIFFUSION_ENGINES) == (engine in DIFFUSION_ENGINES)

@@ -20,7 +20,7 @@ def test_a_named_engine_the_card_cannot_run_is_refused_with_what_runs_instead():
     with pytest.raises(EngineUnavailable) as info:
         estimate_speed(w, CATALOG.get("apple-m4-max"))
     assert "vLLM does not run on Apple silicon" in str(info.value)
-    assert "llama.cpp or MLX" in str(info.value)
+    assert "llama.cpp, MLX-LM, MLC LLM or transformers (PyTorch) do" in str(info.value)
     with pytest.raises(EngineUnavailable, match="TensorRT-LLM"):
         estimate_speed(build_workload("llama-3.1-8b", engine="trtllm"), CATALOG.get("mi300x"))
 
@@ -70,4 +70,4 @@ def test_the_fit_list_leaves_out_cards_that_cannot_run_the_named_engine():
 
 def test_cli_refuses_in_one_line(cli):
     r = cli("speed", "llama-3.1-8b", "--gpu", "m4max", "--engine", "vllm")
-    assert r.code == 2 and "llama.cpp or MLX" in r.err and r.out == ""
+    assert r.code == 2 and "llama.cpp, MLX-LM" in r.err and r.out == ""

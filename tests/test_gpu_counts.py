@@ -71,3 +71,43 @@ def _catalog():
 def _catalog_gpu(gpu_id):
     from whichgpu.catalog.gpus import default_catalog
     return default_catalog().get(gpu_id)
+
+
+# ------------------------------------------- speed and memory on a count the heads do not divide
+
+def test_a_workload_on_three_or_six_cards_takes_the_layout_the_recommender_gives():
+    for count, layout in ((3, (1, 3)), (6, (2, 3)), (4, (4, 1))):
+        w = build_workload("llama-3.1-70b", quant="awq", engine="vllm", gpus=count)
+        assert (w.tp_degree, w.pp_degree, w.dp_degree) == (*layout, 1)
+        same = layout_for(build_workload("llama-3.1-70b", quant="awq", engine="vllm"), count)
+        assert (same.tp_degree, same.pp_degree) == layout
+
+
+def test_a_tensor_parallel_degree_the_user_names_is_still_checked():
+    from whichgpu.errors import InputError
+
+    with pytest.raises(InputError, match="64 attention heads do not split evenly over 3"):
+        build_workload("llama-3.1-70b", quant="awq", engine="vllm", gpus=3, tp=3)
+
+
+@pytest.mark.parametrize(("count", "tp", "pp"), [(3, 1, 3), (6, 2, 3)])
+def test_speed_on_three_or_six_3090s_answers_with_tensor_and_pipeline_stages(cli, count, tp, pp):
+    r = cli("speed", "llama-3.1-70b", "--quant", "awq", "--engine", "vllm", "--gpu",
+            "rtx-3090", "--count", str(count), "--json")
+    assert r.code == 0, r.err
+    data = r.json()
+    assert (data["tp"], data["pp"]) == (tp, pp)
+    assert any(a.startswith(f"layout tp={tp} x pp={pp} on {count} GPUs") for a in
+               data["assumptions"])
+
+
+def test_memory_on_three_3090s_splits_the_weights_over_three_stages(cli):
+    one = cli("memory", "llama-3.1-70b", "--quant", "awq", "--engine", "vllm", "--json").json()
+    r = cli("memory", "llama-3.1-70b", "--quant", "awq", "--engine", "vllm", "--gpus", "3",
+            "--json")
+    assert r.code == 0, r.err
+    data = r.json()
+    assert (data["details"]["tp"], data["details"]["pp"]) == (1, 3)
+    weights = next(t for t in data["terms"] if t["name"] == "weights")["bytes"]
+    alone = next(t for t in one["terms"] if t["name"] == "weights")["bytes"]
+    assert weights == pytest.approx(alone / 3, rel=0.01)

@@ -129,3 +129,35 @@ def test_suggestions_are_the_same_under_every_hash_seed():
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}, check=True).stdout
             for seed in (1, 2, 3, 4, 5)}
     assert len(outs) == 1
+
+
+# ---------------------------------------------------------------- a memory size in the name
+
+@pytest.mark.parametrize(("text", "mem", "catalog_card"), [
+    ("rtx-4060-ti-8gb", 8, "rtx-4060-ti-16gb"),  # the 8 GB card exists; the catalog has 16 GB
+    ("m4 max 36gb", 36, "apple-m4-max"),  # 32-core GPU at 410 GB/s, not the 128 GB machine
+    ("m3 ultra 96gb", 96, "apple-m3-ultra"),
+    ("4090 48gb", 48, "rtx-4090"),  # the modded 48 GB boards
+    ("3060 8gb", 8, "rtx-3060-12gb"),  # 128-bit, 240 GB/s: another card than the 12 GB one
+])
+def test_a_memory_size_no_variant_has_is_refused_not_swapped(text, mem, catalog_card):
+    with pytest.raises(NotFoundError) as info:
+        resolve_gpu(text)
+    message = str(info.value)
+    assert f"no {mem} GB variant" in message and catalog_card in message
+    assert f"--gpu {mem}GB" in message and f"--gpu-spec memory={mem}GB" in message
+    assert info.value.suggestions == [catalog_card]
+
+
+def test_a_memory_size_a_variant_has_picks_that_variant():
+    assert resolve_gpu("rtx 3080 12gb").gpu.id == "rtx-3080-12gb"
+    assert resolve_gpu("RTX 3080 10GB").gpu.id == "rtx-3080-10gb"
+    assert resolve_gpu("H100 94GB").gpu.id == "h100-nvl"
+    assert resolve_gpu("a100 40gb").gpu.id == "a100-40gb"
+
+
+def test_the_cli_refuses_a_card_whose_stated_memory_the_catalog_lacks(cli):
+    r = cli("memory", "llama-3.1-8b", "--gpu", "rtx-4060-ti-8gb")
+    assert r.code == 2 and "no 8 GB variant" in r.err and r.out == ""
+    r = cli("gpu", "m4 max 36gb", "--json")
+    assert r.code == 2 and "apple-m4-max (128 GB)" in r.err

@@ -139,13 +139,19 @@ def silent_hub(monkeypatch):
     resolve.clear_hub_cache()
 
 
+@pytest.fixture
+def hub_reachable(monkeypatch):
+    """The made-up host of the requests below counts as reachable (no TCP probe, no DNS)."""
+    monkeypatch.setattr(hub, "probe_host", lambda host, port, timeout_s: None)
+
+
 class _Request:
     def __init__(self, timeout, url="http://hub/x", method="GET"):
         self.extensions = {"timeout": timeout}
         self.url, self.method, self.headers = url, method, {}
 
 
-def test_requests_are_cut_to_the_time_left_and_none_starts_after_it():
+def test_requests_are_cut_to_the_time_left_and_none_starts_after_it(hub_reachable):
     request = _Request({"connect": 60.0, "read": 60.0, "write": 60.0, "pool": None})
     hub.limits_request_hook(request)  # outside a look-up (another user of huggingface_hub)
     assert request.extensions["timeout"]["read"] == 60.0
@@ -158,7 +164,7 @@ def test_requests_are_cut_to_the_time_left_and_none_starts_after_it():
             hub.limits_request_hook(_Request({"read": 60.0}, url="http://hub/y"))
 
 
-def test_a_request_is_never_sent_twice_when_retries_are_off():
+def test_a_request_is_never_sent_twice_when_retries_are_off(hub_reachable):
     with hub.hub_limits(5.0, retries=False):
         hub.limits_request_hook(_Request({"read": 1.0}))
         with pytest.raises(hub.HubRetryRefused):

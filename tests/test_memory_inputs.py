@@ -44,9 +44,9 @@ def test_absurd_magnitudes_are_refused(field):
 def test_tensor_parallel_must_split_the_attention_heads():
     with pytest.raises(InputError, match="32 attention heads do not split evenly over 3"):
         Workload(LLAMA_8B, gpus=3, tp=3)
-    # vLLM's default layout for 3 GPUs is tp=3 as well: refused the same way
-    with pytest.raises(InputError, match="attention heads"):
-        Workload(LLAMA_8B, gpus=3, engine="vllm")
+    # with no --tp named, vLLM on 3 GPUs takes the layout the heads allow: tp=1 x pp=3
+    three = Workload(LLAMA_8B, gpus=3, engine="vllm")
+    assert (three.tp_degree, three.pp_degree) == (1, 3)
     Workload(LLAMA_8B, gpus=3, tp=1, pp=3)  # layer split instead: fine
 
 
@@ -54,7 +54,10 @@ def test_tensor_parallel_must_split_or_replicate_the_kv_heads():
     # 40 query heads split over 8, but 10 KV heads neither split nor replicate over 8
     assert PHI3_MEDIUM.num_attention_heads % 8 == 0
     with pytest.raises(InputError, match="10 KV heads"):
-        Workload(PHI3_MEDIUM, gpus=8, engine="vllm")
+        Workload(PHI3_MEDIUM, gpus=8, tp=8, engine="vllm")
+    # with no --tp named, 8 GPUs take the layout the heads allow
+    eight = Workload(PHI3_MEDIUM, gpus=8, engine="vllm")
+    assert (eight.tp_degree, eight.pp_degree) == (2, 4)
     assert tp_problem(PHI3_MEDIUM, 2) is None and tp_problem(PHI3_MEDIUM, 8) is not None
     # the fit search falls back to a layout that works: tp=2 (5 KV heads each) x pp=4
     w = layout_for(Workload(PHI3_MEDIUM, engine="vllm"), 8)

@@ -334,3 +334,27 @@ def test_a_linear_layer_type_in_an_architecture_without_its_state_is_still_refus
     c["layer_types"] = ["linear_attention"] * c["num_hidden_layers"]
     with pytest.raises(DataError, match="recurrent state"):
         parse_config(c, origin="x.json")
+
+
+def test_gemma3n_refusal_counts_per_layer_embeddings_and_names_the_towers_it_leaves_out():
+    """The hint once said '5.0B' for Gemma 3n E4B (about 8B raw parameters: model card), as it
+    left out the per-layer input embeddings (262,144 x 35 layers x 256 = 2.35B) and the towers.
+    Dimensions here are E4B's text_config (google/gemma-3n-E4B-it config.json)."""
+    text = {"model_type": "gemma3n_text", "hidden_size": 2048, "num_hidden_layers": 35,
+            "intermediate_size": [16384] * 35, "num_attention_heads": 8,
+            "num_key_value_heads": 2, "head_dim": 256, "vocab_size": 262400,
+            "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256}
+    config = {"model_type": "gemma3n", "text_config": text,
+              "vision_config": {"model_type": "gemma3n_vision"},
+              "audio_config": {"model_type": "gemma3n_audio"}}
+    from whichgpu.models.rough_size import rough_size
+
+    attention = 2 * 2048 * 8 * 256 + 2 * 2048 * 2 * 256
+    expected = (2 * 262400 * 2048 + 35 * (attention + 3 * 2048 * 16384)
+                + 262144 * 35 * 256)
+    assert rough_size(config) == (expected, None)
+    with pytest.raises(InputError) as e:
+        parse_config(config, origin="x.json")
+    msg = str(e.value)
+    assert "roughly 7.3B" in msg and "without its vision and audio towers" in msg
+    assert "5.0B" not in msg

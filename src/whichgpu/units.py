@@ -66,6 +66,25 @@ def parse_size(text: str | int | float) -> int:
     return int(round(value * _SIZE_UNITS[unit]))
 
 
+def parse_power(text: str | int | float, *, what: str = "power", positive: bool = True
+                ) -> float:
+    """Watts from ``170W``, ``170 W``, ``1.1kW`` or a bare number of watts (``170``); finite,
+    and more than 0 unless ``positive=False`` (the caller then checks the range, as ``tco``
+    does with the web's words). One reader for every power a person types (--tdp,
+    --gpu-spec tdp=)."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        s = _SPACES.sub("", str(text).strip().lower())
+        m = re.fullmatch(rf"({_NUMBER})(w|kw|watts?)?", s)
+        if not m:
+            raise InputError(f"cannot read {text!r} as a {what}; write it like 170W or 1.1kW")
+        value = _number(m.group(1)) * (1000.0 if m.group(2) == "kw" else 1.0)
+    if not math.isfinite(value) or (positive and value <= 0):
+        raise InputError(f"{what} must be a positive number of watts, got {text!r}")
+    return value
+
+
 def format_bytes(n: float, unit: str = "GB", digits: int = 1) -> str:
     """``format_bytes(81559 * MiB, "GiB") -> '79.6 GiB'``. ``unit`` may be 'auto' (decimal)."""
     if unit == "auto":

@@ -31,7 +31,8 @@ class Cli:
     with ``-``); ``negatable``: a boolean with a ``--no-`` form; ``positional``: an argument
     (``required`` on the command line even where the web may leave it out, for a pasted
     config); ``help``: the command line's own help when it differs from the field's
-    description; ``skip``: a field the command line does not take (the web's own)."""
+    description; ``skip``: a field the command line does not take (the web's own); ``text``:
+    a number the command line reads as text for the model's own reader (``170W``)."""
 
     flags: tuple[str, ...] = ()
     negatable: bool = False
@@ -40,6 +41,7 @@ class Cli:
     metavar: str | None = None
     help: str | None = None
     skip: bool = False
+    text: bool = False
 
 
 @dataclass(frozen=True)

@@ -481,6 +481,15 @@ class Checklist(Request):
 
 # ------------------------------------------------------------------ money
 
+def _watts(value: Any) -> Any:
+    """A power as people type it (``170W``, ``0.35kW``, ``350``) in watts; numbers pass."""
+    if isinstance(value, str):
+        from whichgpu.units import parse_power
+
+        return parse_power(value, what="tdp", positive=False)
+    return value
+
+
 class Tco(Request):
     """``whichgpu tco``: what owning a GPU costs, when it breaks even against renting, and
     whether to rent or buy.
@@ -512,7 +521,8 @@ class Tco(Request):
         "Share of the host/server per GPU, e.g. 2000USD. Default: nothing.")),
         Web(label=N_("Host share per GPU"))] = None
     tdp: Annotated[float | None, Field(gt=0, le=5000, description=(
-        "Watts. Default: the catalog's TDP.")), Web(label=N_("TDP (W)"))] = None
+        "Board power, e.g. 350W or 0.35kW (a bare number is watts). Default: the catalog's "
+        "TDP.")), Cli(text=True), Web(label=N_("TDP (W)"))] = None
     load_factor: Annotated[float | None, Field(gt=0, le=1, description=(
         "Share of TDP drawn while busy (0-1). Default 1 (S9).")),
         Web(label=N_("Load factor"))] = None
@@ -550,6 +560,8 @@ class Tco(Request):
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "hours_per_month": (Text("bound.tco.hours", "{field} must be more than 0 and at most "
                                  "730 (24/7), got {v}"),) * 2}
+
+    _tdp_in_watts = field_validator("tdp", mode="before")(_watts)
 
 
 class Cost(Request):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from whichgpu.engines import labels as engine_labels
 from whichgpu.errors import DataError, InputError, NotFoundError, closest
-from whichgpu.messages import Join, Message, data_text, msg
+from whichgpu.messages import Field, Join, Message, data_text, msg
 from whichgpu.units import GB, MiB
 
 # precision key -> (what it measures, accumulator). Dense figures only.
@@ -121,12 +121,12 @@ class NoPublicPrice(_Frozen):
 
 
 class PlatformInfo(_Frozen):
-    """One software stack: its name, the engines that run on it (each with its source) and,
-    for the engines that do not, what a user runs instead."""
+    """One software stack: its name and the engines that run on it, each with its source.
+    A refusal names the engines that run there instead, from this list, so that it never
+    points to an engine ``--engine`` does not take."""
 
     name: str
     engines: dict[str, str]  # engine -> source key
-    instead: str  # "llama.cpp or MLX": said when an engine does not run on it
     note: str | None = None
 
 
@@ -229,6 +229,17 @@ class GPU(_Frozen):
 # How engines are named in sentences (the CLI ids are the keys): data/engines.toml.
 ENGINE_LABELS = engine_labels()
 
+# Engines that run diffusion pipelines; the others run language models.
+_DIFFUSION_ENGINES = ("diffusers", "comfyui")
+
+
+def _same_kind(engine: str, runs: tuple[str, ...]) -> list[str]:
+    """The engines of ``runs`` that do the job ``engine`` does (a language model or a
+    diffusion pipeline), in the catalog's order."""
+    diffusion = engine in _DIFFUSION_ENGINES
+    return [e for e in runs if (e in _DIFFUSION_ENGINES) == diffusion]
+
+
 _SOURCED_FIELDS = ("architecture", "compute_capability", "launch_year", "memory_gb",
                    "memory_usable_mib", "memory_type", "bandwidth_gb_s", "tdp_w")
 _INTERCONNECT_FIELDS = ("kind", "bandwidth_gb_s", "direction", "peer_to_peer", "domain_gpus",
@@ -271,12 +282,14 @@ class Catalog(_Frozen):
             return None
         label = ENGINE_LABELS.get(engine, engine)
         where = data_text(info.name) if gpu.engines is None else gpu.name
+        same = [ENGINE_LABELS.get(e, e) for e in _same_kind(engine, runs)]
+        instead = Join(same, last=" or ") if same else data_text(info.instead)
         if gpu.engines is not None and gpu.engines.note:
             return msg("engine.not_here.note", "{engine} does not run on {where}; {instead} do "
-                       "({note})", engine=label, where=where, instead=data_text(info.instead),
+                       "({note})", engine=label, where=where, instead=instead,
                        note=data_text(gpu.engines.note))
         return msg("engine.not_here", "{engine} does not run on {where}; {instead} do",
-                   engine=label, where=where, instead=data_text(info.instead))
+                   engine=label, where=where, instead=instead)
 
     def get(self, gpu_id: str) -> GPU:
         return resolve_gpu(gpu_id, self).gpu
@@ -465,15 +478,15 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
         raise UnknownGPU(query, gpu_suggestions(query, catalog))
 
     candidates = [g for g in catalog.gpus if g.family == family]
-    # Memory first: an "A100-PCIE-40GB" is a 40 GB card before it is a PCIe one.
+    # Memory first: an "A100-PCIE-40GB" is a 40 GB card before it is a PCIe one. A size no
+    # variant has is refused, never swapped for another card's (an 8 GB RTX 4060 Ti is not
+    # the 16 GB one: its fit, and often its bandwidth and clocks, differ).
     if mem:
         narrowed = [g for g in candidates
                     if abs(float(g.memory_gb.value) - mem) <= 0.08 * mem]
-        if not narrowed and strict:
-            raise NotFoundError("GPU", query, [g.id for g in candidates],
-                                hint=msg("gpu.no_memory_variant", "no {gb} GB variant in the "
-                                         "catalog", gb=mem))
-        candidates = narrowed or candidates
+        if not narrowed:
+            raise MemoryNotInCatalog(query, mem, candidates)
+        candidates = narrowed
     if form:
         narrowed = [g for g in candidates if g.form_factor == form]
         if not narrowed and strict and len(candidates) == 1 and mem:
@@ -492,6 +505,23 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
     note = msg("gpu.ambiguous", "{query!r} is ambiguous: {ids} exist; using {chosen}. Name "
                "the variant to choose another.", query=query, ids=Join(ids), chosen=chosen.id)
     return Resolution(gpu=chosen, query=query, note=note, candidates=ids)
+
+
+class MemoryNotInCatalog(NotFoundError):
+    """A GPU name whose stated memory no catalog variant of its family has ("RTX 4060 Ti
+    8GB", "M4 Max 36GB"): refused with the variants that exist and how to describe the card."""
+
+    def __init__(self, name: str, mem_gb: int, variants: list[GPU]) -> None:
+        have = Join([f"{g.id} ({float(g.memory_gb.value):g} GB)" for g in variants])
+        InputError.__init__(self, msg(
+            "gpu.memory_not_in_catalog",
+            "no {gb} GB variant of {name!r} in the catalog, which has {have}: name one of "
+            "them, or describe your card with {gpu} (the fit only) or {spec} (its bandwidth "
+            "and clocks may differ from the catalog card's)", gb=mem_gb, name=name, have=have,
+            gpu=Field("gpu", f"{mem_gb}GB"),
+            spec=Field("gpu_spec", f"memory={mem_gb}GB,bandwidth=...,fp16=...")))
+        self.kind, self.name = "GPU", name
+        self.suggestions = [g.id for g in variants]
 
 
 class UnknownGPU(NotFoundError):

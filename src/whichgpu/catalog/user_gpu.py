@@ -31,7 +31,7 @@ from whichgpu.catalog.gpus import (
 )
 from whichgpu.errors import InputError
 from whichgpu.messages import Field, Join, Message, msg
-from whichgpu.units import GB, GiB, MiB, parse_money, parse_size
+from whichgpu.units import GB, GiB, MiB, parse_money, parse_power, parse_size
 
 SOURCE = "user-spec"
 #: Every key ``--gpu-spec`` takes, and what it is for.
@@ -79,6 +79,13 @@ def _float(key: str, value: str, unit: str = "") -> float:
     if not number > 0 or number != number or number == float("inf"):
         raise _bad(key, value, msg("gpu_spec.positive", "must be a positive number"))
     return number
+
+
+def _tdp(value: str) -> float:
+    try:
+        return parse_power(value, what="tdp")
+    except InputError:
+        raise _bad("tdp", value, "write it like 170W or 1.1kW (a positive power)") from None
 
 
 def _bandwidth_gb_s(value: str) -> float:
@@ -204,7 +211,7 @@ def user_gpu(spec: dict[str, str] | str) -> GPU:
         launch_year=sv(2026), memory_gb=sv(gb), memory_usable_mib=sv(mib),
         memory_type=sv("?"),
         bandwidth_gb_s=sv(_bandwidth_gb_s(spec["bandwidth"]) if "bandwidth" in spec else 0.0),
-        tdp_w=sv(_float("tdp", spec["tdp"], "w") if "tdp" in spec else 0.0),
+        tdp_w=sv(_tdp(spec["tdp"]) if "tdp" in spec else 0.0),
         purchase_price=price,
         no_public_price=None,
         throughput=throughput,

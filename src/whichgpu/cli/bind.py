@@ -29,7 +29,7 @@ def _typer_type(model: type[Request], name: str) -> Any:
     base = base_type(field.annotation)
     if is_list(model, name):
         return list[str] | None
-    if isinstance(base, type) and issubclass(base, Enum):
+    if (isinstance(base, type) and issubclass(base, Enum)) or cli_of(model, name).text:
         base = str
     if field.is_required() and not cli_of(model, name).positional:
         return base

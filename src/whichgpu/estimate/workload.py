@@ -196,24 +196,29 @@ class Workload:
 
     @property
     def tp_degree(self) -> int:
-        """Tensor-parallel degree: serving engines split over every GPU by default;
+        """Tensor-parallel degree: serving engines split over every GPU by default, or, where
+        the heads do not divide evenly over them, over the largest count that divides both
+        (the rest in pipeline stages: 70B on 3 GPUs is tp=1 x pp=3, on 6 tp=2 x pp=3);
         llama.cpp, MLC, transformers and exllamav2 split layers across GPUs instead."""
         if self.tp:
             return self.tp
         if not self.is_training and not self.is_diffusion:
             if self.engine_name in LAYER_SPLIT_ENGINES and self.pp == 1:
                 return 1
-            return max(1, self.gpus // max(1, self.pp))
+            if self.pp > 1:
+                return max(1, self.gpus // self.pp)
+            return default_tp(self.model, self.gpus)
         return 1
 
     @property
     def pp_degree(self) -> int:
-        """Pipeline (layer-split) degree."""
+        """Pipeline (layer-split) degree: the GPUs tensor parallelism leaves over."""
         if self.pp > 1:
             return self.pp
-        if not self.is_training and not self.is_diffusion and not self.tp \
-                and self.engine_name in LAYER_SPLIT_ENGINES:
-            return self.gpus
+        if not self.is_training and not self.is_diffusion and not self.tp:
+            if self.engine_name in LAYER_SPLIT_ENGINES:
+                return self.gpus
+            return max(1, self.gpus // default_tp(self.model, self.gpus))
         return 1
 
     @property
@@ -486,6 +491,25 @@ def tp_problem(model: ModelSpec, tp: int) -> Message | None:
         return msg("tp.kv_heads", "its {heads} KV heads can neither be split over {n} GPUs nor "
                    "replicated a whole number of times", heads=kv, n=tp)
     return None
+
+
+def default_tp(model: ModelSpec, gpus: int) -> int:
+    """The tensor-parallel degree a serving engine gets on ``gpus`` GPUs when none is named:
+    the largest divisor of the count that the model's heads allow (the same rule as the
+    recommender's layouts, so that ``speed --count 3`` and ``recommend`` agree)."""
+    return max(t for t in range(1, gpus + 1) if gpus % t == 0 and tp_problem(model, t) is None)
+
+
+def layout_note(w: Workload) -> str | None:
+    """What a serving engine's default layout is where the heads do not split over every
+    GPU (None when tensor parallelism takes them all, or the user chose the layout)."""
+    if w.tp or w.pp > 1 or w.gpus <= 1 or w.is_training or w.is_diffusion \
+            or w.pp_degree <= 1 or w.engine_name in LAYER_SPLIT_ENGINES:
+        return None
+    why = tp_problem(w.model, w.gpus)
+    return (f"layout tp={w.tp_degree} x pp={w.pp_degree} on {w.gpus} GPUs: {why}, so tensor "
+            f"parallelism takes {w.tp_degree} and pipeline stages the rest (--tp, --pp to "
+            "choose)")
 
 
 def valid_tp_degrees(model: ModelSpec, upto: int) -> list[int]:

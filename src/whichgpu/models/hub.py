@@ -16,8 +16,10 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import importlib
+import math
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +31,11 @@ from whichgpu.models.spec import CheckpointInfo, ModelSpec
 
 TIMEOUT_S = 10.0  # per request; the Hub answers config requests in well under a second
 LOOKUP_S = 120.0  # the whole look-up from the command line (the web sets its own, shorter)
+# Before the first request to a host, one TCP connect tells whether it can be reached at all:
+# with no network huggingface_hub would otherwise retry 5 times with back-off (about 24 s and
+# 11 "Retrying..." lines) before failing. A name that does not resolve fails at once.
+PROBE_S = 3.0
+UNREACHABLE_KEEP_S = 30.0  # an unreachable host is not probed again for this long
 MAX_CONFIG_BYTES = 2 * 2**20  # config.json / model_index.json: a few KB (the largest ~200 KB)
 MAX_INDEX_BYTES = 32 * 2**20  # model.safetensors.index.json: DeepSeek-V3's is about 9 MB
 MAX_SHARDS = 2000  # the largest checkpoints have a few hundred shards (DeepSeek-V3: 163)
@@ -73,6 +80,10 @@ class HubResponseTooLarge(HubLimitExceeded):
     def __init__(self, url: str, limit: int) -> None:
         self.limit = limit
         super().__init__(f"{url}: more than {limit:,} bytes")
+
+
+class HubUnreachable(HubLimitExceeded):
+    """The Hub's host (or the proxy in the way) cannot be reached: no connection at all."""
 
 
 class HubRetryRefused(HubLimitExceeded):
@@ -134,16 +145,63 @@ def _adopt(limits: Limits | None) -> Iterator[None]:
         _local.limits = before
 
 
+# (host, port) -> (until when it counts as down, why); reachable hosts: (inf, None)
+_reachable: dict[tuple[str, int], tuple[float, str | None]] = {}
+_reachable_lock = threading.Lock()
+_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _first_hop(url: Any) -> tuple[str, int]:
+    """Where a request's connection goes: the proxy when one is set, else the URL's host."""
+    from urllib.parse import urlsplit
+
+    for var in _PROXY_VARS:
+        if proxy := os.environ.get(var, "").strip():
+            parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            if parts.hostname:
+                return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    parts = urlsplit(str(url))
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def probe_host(host: str, port: int, timeout_s: float) -> str | None:
+    """Why ``host:port`` cannot be reached (None when a TCP connection opens), remembered for
+    a while when it cannot, so that one look-up fails once, not once per retry."""
+    key = (host, port)
+    now = time.monotonic()
+    with _reachable_lock:
+        known = _reachable.get(key)
+    if known is not None and known[0] > now:
+        return known[1]
+    try:
+        socket.create_connection(key, timeout=timeout_s).close()
+    except OSError as exc:
+        reason = (f"{host} does not resolve (no network or no DNS)"
+                  if isinstance(exc, socket.gaierror)
+                  else f"no connection to {host}:{port} ({exc.strerror or exc})")
+        with _reachable_lock:
+            _reachable[key] = (now + UNREACHABLE_KEEP_S, reason)
+        return reason
+    with _reachable_lock:
+        _reachable[key] = (math.inf, None)  # reachable: not probed again in this process
+    return None
+
+
 def limits_request_hook(request: Any) -> None:
-    """huggingface_hub request hook: no request after the deadline, none that may outlive it
-    (its timeouts are cut to the time left), no retry when retries are off, no compressed
-    response (the byte cap is then the real size)."""
+    """huggingface_hub request hook: no request to a host that cannot be reached (one quick
+    TCP probe per host, instead of huggingface_hub's retries with back-off), none after the
+    deadline, none that may outlive it (its timeouts are cut to the time left), no retry when
+    retries are off, no compressed response (the byte cap is then the real size)."""
     limits = current_limits()
     if limits is None:  # not a whichgpu look-up
         return
     left = limits.left()
     if left <= 0:
         raise HubDeadlineExceeded("the time limit for this Hub look-up has passed")
+    host, port = _first_hop(request.url)
+    probe_s = min(PROBE_S, left, limits.connect_s or PROBE_S)
+    if (why := probe_host(host, port, probe_s)) is not None:
+        raise HubUnreachable(why)
     key = (request.method, str(request.url), request.headers.get("range", ""))
     if not limits.retries and key in limits.seen:
         raise HubRetryRefused(f"{request.method} {request.url}: not retried")
@@ -251,6 +309,11 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
     if isinstance(exc, HubResponseTooLarge):
         return InputError(f"{repo_id}: {what} is larger than {exc.limit:,} bytes, which no "
                           "model's file of that kind is; not read")
+    if isinstance(exc, HubUnreachable):
+        return HubUnavailable(
+            f"{repo_id}: the Hugging Face Hub cannot be reached ({exc}) and {what} is not "
+            f"cached: check the network (or HF_ENDPOINT), set HF_HUB_OFFLINE=1 to use the cache "
+            f"only, or {_instead()}")
     if isinstance(exc, HubLimitExceeded):
         return HubUnavailable(f"{repo_id}: the Hugging Face Hub did not answer in time for "
                               f"{what}; retry later, or {_instead()}")

@@ -148,7 +148,92 @@ def _lookup() -> dict[str, Preset]:
             table[hub_id.lower()] = p
         for name in (p.alias, *p.aliases):
             table.setdefault(_key(name), p)
+    by_alias = {p.alias: p for p in presets()}
+    for v in variants():
+        table.setdefault(v.hub_id.lower(), by_alias[v.preset])
     return table
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A published repository with the architecture of a preset but other weights or limits:
+    a dated re-release (Qwen3-4B-Instruct-2507), a base model, or the publisher's FP8 copy
+    (``<hub id>-FP8``: the same layers with FP8 weights)."""
+
+    hub_id: str
+    preset: str  # the alias whose config it is read with
+    source: str  # what says the architecture is the same, and what differs
+    max_context: int | None = None  # its own max_position_embeddings where it differs
+    quantization: str | None = None  # its checkpoint's weight format ("fp8")
+
+    def apply(self, spec: ModelSpec) -> ModelSpec:
+        import dataclasses
+
+        differs = []
+        if self.max_context and self.max_context != spec.max_context:
+            differs.append(f"its context is {self.max_context:,} tokens")
+        if self.quantization and self.quantization != spec.quantization:
+            differs.append(f"its checkpoint is {self.quantization.upper()}")
+        note = (f"{self.hub_id} is read with preset {self.preset}'s config (the same "
+                f"architecture; {_expand(self.source)})"
+                + (f": {' and '.join(differs)}" if differs else ""))
+        return dataclasses.replace(
+            spec, name=self.hub_id.split("/")[-1], hub_id=self.hub_id,
+            max_context=self.max_context or spec.max_context,
+            quantization=self.quantization or spec.quantization, notes=(*spec.notes, note))
+
+
+_FP8_SUFFIX = "-fp8"
+
+
+@cache
+def variants() -> tuple[Variant, ...]:
+    """The index's [[variant]] rows, and the ``-FP8`` repositories its [fp8] table lists (the
+    publisher's FP8 copy of a preset's or a variant's Hub id: the same config, FP8 weights)."""
+    path = "presets/index.toml"
+    data = tomllib.loads(_root().joinpath("index.toml").read_text("utf-8"))
+    aliases = {p.alias: p for p in presets()}
+    rows: list[Variant] = []
+    for i, raw in enumerate(data.get("variant", []), start=1):
+        try:
+            v = Variant(hub_id=raw["hub_id"], preset=raw["preset"], source=raw["source"],
+                        max_context=raw.get("max_context"),
+                        quantization=raw.get("quantization"))
+        except KeyError as exc:
+            raise DataError(path, "required field is missing", row=i,
+                            field=exc.args[0]) from exc
+        if v.preset not in aliases:
+            raise DataError(path, f"no preset {v.preset!r}", row=i, field="preset")
+        rows.append(v)
+    own = {h.lower(): (p, None) for p in presets() for h in p.hub_ids}
+    own.update({v.hub_id.lower(): (aliases[v.preset], v) for v in rows})
+    fp8_table = data.get("fp8", {})
+    fp8: list[Variant] = []
+    for hub_id in fp8_table.get("hub_ids", []):
+        if hub_id.lower() not in own:
+            raise DataError(path, f"{hub_id!r} is neither a preset's Hub id nor a variant's",
+                            field="fp8.hub_ids")
+        p, base = own[hub_id.lower()]
+        if _stored_quantized(p):
+            raise DataError(path, f"{hub_id!r}: preset {p.alias} is stored quantized already",
+                            field="fp8.hub_ids")
+        fp8.append(Variant(
+            hub_id=hub_id + "-FP8", preset=p.alias, quantization="fp8",
+            max_context=base.max_context if base else None,
+            source=f"{fp8_table.get('source', 'the publisher')}: the FP8 copy of {hub_id}"))
+    return (*rows, *fp8)
+
+
+def _stored_quantized(p: Preset) -> bool:
+    data = p.read_json("config.json") or {}
+    text = data.get("text_config") if isinstance(data.get("text_config"), dict) else {}
+    return bool(data.get("quantization_config") or text.get("quantization_config"))
+
+
+def find_variant(name: str) -> Variant | None:
+    """The variant row a Hub id names (None for a preset's own id or anything else)."""
+    wanted = name.strip().lower()
+    return next((v for v in variants() if v.hub_id.lower() == wanted), None)
 
 
 def find_preset(name: str) -> Preset | None:
@@ -159,6 +244,35 @@ def find_preset(name: str) -> Preset | None:
         return table.get(text.lower())
     exact = next((p for p in presets() if text.lower() in (p.alias, *p.aliases)), None)
     return exact or table.get(_key(text))
+
+
+def closest_by_hub_id(repo_id: str, n: int = 3) -> list[str]:
+    """The shipped Hub ids (presets' and variants') closest to ``repo_id``, as "id (alias)":
+    the same organisation first, then by similarity of the names ("Qwen/Qwen3-4B-Instruct-2512"
+    -> Qwen/Qwen3-4B-Instruct-2507, Qwen/Qwen3-4B ...)."""
+    import difflib
+
+    wanted = repo_id.strip().lower()
+    org, _, name = wanted.partition("/")
+    ids = {h: p.alias for p in presets() for h in p.hub_ids}
+    ids.update({v.hub_id: v.preset for v in variants()})
+
+    def score(hub_id: str) -> tuple[float, float]:
+        h_org, _, h_name = hub_id.lower().partition("/")
+        ratio = difflib.SequenceMatcher(None, name, h_name).ratio()
+        prefix = len(_common_prefix(name, h_name)) / max(len(name), 1)
+        return (ratio + prefix + (0.5 if h_org == org else 0.0), -len(h_name))
+
+    ranked = sorted(ids, key=score, reverse=True)
+    best = [h for h in ranked if score(h)[0] >= 0.9][:n]
+    return [f"{h} ({ids[h]})" for h in best]
+
+
+def _common_prefix(a: str, b: str) -> str:
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return a[:i]
 
 
 def preset_names() -> list[str]:
@@ -175,6 +289,9 @@ def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
     if requested and "/" in requested:
         hub_id = next((h for h in p.hub_ids if h.lower() == requested.strip().lower()), None)
     hub_id = hub_id or (p.hub_ids[0] if p.hub_ids else None)
+    variant = find_variant(requested) if requested and "/" in requested else None
+    if variant is not None and variant.preset != p.alias:
+        variant = None
     source = f"preset:{p.alias}"
     if p.family == "diffusion":
         from whichgpu.models.diffusion import parse_pipeline
@@ -192,7 +309,8 @@ def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
             raise DataError(f"presets/{p.alias}", "config.json is missing")
         spec = parse_config(data, origin=f"presets/{p.alias}/config.json", source=source,
                             hub_id=hub_id, name=p.name)
-    return dataclasses.replace(spec, id=p.alias)
+    spec = dataclasses.replace(spec, id=p.alias)
+    return variant.apply(spec) if variant is not None else spec
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from whichgpu.errors import InputError, NotFoundError
-from whichgpu.messages import msg
+from whichgpu.errors import InputError, NotFoundError, WhichGPUError
+from whichgpu.messages import Join, msg
 from whichgpu.models.bounds import PASTED, check_spec
 from whichgpu.models.generic import bare_size_spec, generic_spec
 from whichgpu.models.local_file import file_kind, read_json, stat_path
@@ -111,11 +111,13 @@ def resolve_model(name: str | None, *, params: float | None = None,
     from whichgpu.models.hub import looks_like_hub_id
 
     if looks_like_hub_id(text):
-        if hub is not None:
-            return check_spec(hub(text), f"hub:{text}")
         from whichgpu.models.hub import spec_from_hub
 
-        return check_spec(spec_from_hub(text, offline=offline), f"hub:{text}")
+        try:
+            spec = hub(text) if hub is not None else spec_from_hub(text, offline=offline)
+        except WhichGPUError as exc:
+            raise _with_closest_presets(exc, text) from exc
+        return check_spec(spec, f"hub:{text}")
     raise NotFoundError("model", text[:200], preset_names(), hint=refused or _HINT)
 
 
@@ -132,6 +134,22 @@ def _pasted(config: dict[str, Any]) -> ModelSpec:
                              "deep; a model config nests a few", n=MAX_JSON_DEPTH))
     return parse_config(config, origin=PASTED, source="config:pasted",
                         model_id="pasted config.json")
+
+
+def _with_closest_presets(exc: WhichGPUError, repo_id: str) -> WhichGPUError:
+    """A Hub look-up's error with the closest shipped presets by Hub id, which answer
+    offline (the same kind of error, so that a server still answers 422 or 503)."""
+    from whichgpu.models.hub import HubUnavailable
+    from whichgpu.models.preset_index import closest_by_hub_id
+
+    if type(exc) not in (InputError, HubUnavailable, WhichGPUError):
+        return exc
+    close = closest_by_hub_id(repo_id)
+    if not close:
+        return exc
+    said = exc.args[0] if exc.args else str(exc)
+    return type(exc)(msg("hub.closest_presets", "{error}; closest presets by Hub id (offline): "
+                         "{close}", error=said, close=Join(close)))
 
 
 def _from_path(path: Path, mode: int) -> ModelSpec:

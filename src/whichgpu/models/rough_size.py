@@ -3,9 +3,11 @@ message to suggest a bare size (``70B`` dense, ``230B-A10B`` MoE) with the model
 
 Per layer: attention 2 x hidden x (heads x head_dim) + 2 x hidden x (KV heads x head_dim),
 a SwiGLU MLP 3 x hidden x width (dense), or for a MoE the routed experts (all of them in the
-total, top-k in the active count) and shared experts; plus embedding and LM head. It ignores
-biases, norms, vision towers and exotic blocks, so it is a hint, never an estimate shown as
-such.
+total, top-k in the active count) and shared experts; plus embedding and LM head, and Gemma 3n's
+per-layer input embeddings (``vocab_size_per_layer_input`` x layers x
+``hidden_size_per_layer_input``). It ignores biases, norms and exotic blocks, and the towers a
+wrapper names (``vision_config``, ``audio_config``), which the hint then says it leaves out, so it
+is a hint, never an estimate shown as such.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def rough_size(data: Any) -> tuple[float, float | None] | None:
     kv = f["kv_heads"] or heads
     attn = 2 * h * heads * d + 2 * h * kv * d
     emb = 2 * (f["vocab"] or 32000) * h
+    per_layer = _first(cfg, ("hidden_size_per_layer_input",))
+    if per_layer:  # Gemma 3n: one small embedding table per layer, read once per token
+        emb += n * per_layer * (_first(cfg, ("vocab_size_per_layer_input",)) or f["vocab"]
+                                or 32000)
     e, k = f["experts"], f["top_k"]
     if e and k and e > k:
         ew = f["expert_inter"] or f["inter"] or 4 * h
@@ -73,6 +79,9 @@ def _label(n: float) -> str:
     return format_count(n, digits=0 if n >= 1e10 else 1)
 
 
+_TOWERS = ("vision_config", "audio_config", "vision_tower", "speech_config")
+
+
 def rough_size_hint(data: Any) -> str:
     """One sentence for the refusal message: a bare size to use instead."""
     size = rough_size(data)
@@ -80,6 +89,13 @@ def rough_size_hint(data: Any) -> str:
         return ("Use a bare size such as '7B' (dense) or '106B-A12B' (MoE: total and active) "
                 "for a rough estimate instead.")
     total, active = size
+    towers = [k.removesuffix("_config") for k in _TOWERS
+              if isinstance(data, Mapping) and isinstance(data.get(k), Mapping)]
+    if active is None and towers:
+        return (f"Its text model reads as roughly {_label(total)} parameters, without its "
+                f"{' and '.join(towers)} tower{'s' if len(towers) > 1 else ''}, which the "
+                f"model's weights add: a bare size above '{_label(total)}' gives a rough "
+                "estimate instead.")
     if active is None:
         return (f"Its dimensions read as roughly {_label(total)} parameters: use the bare size "
                 f"'{_label(total)}' for a rough estimate instead.")

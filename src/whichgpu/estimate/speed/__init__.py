@@ -8,7 +8,7 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.result import SpeedEstimate, band, confidence_for
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
 
@@ -196,6 +196,8 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         "tokens)",
         _confidence_note(conf["decode"]),
     ]
+    if (layout := layout_note(w)) is not None:
+        assumptions.append(layout)
     if served is not None:
         assumptions.append(f"output tokens/s: {batch} users kept in flight under continuous "
                            "batching (estimate/speed/serving.py; at most "
@@ -209,7 +211,8 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=engine, precision=precision,
         bound=step.bound, confidence=conf["decode"][0], rates=rates, times=times,
         scalars={"batch": batch, "prompt_tokens": prompt, "output_tokens": output,
-                 "decode_context_tokens": ctx, "tp": w.tp_degree, "link": hw.link.kind},
+                 "decode_context_tokens": ctx, "tp": w.tp_degree, "pp": w.pp_degree,
+                 "link": hw.link.kind},
         components=step.components + pre.components, assumptions=tuple(assumptions),
         warnings=tuple(warnings), calibration=hw.calibration,
         details={**({"saturation": sat} if sat else {}),
