@@ -132,11 +132,15 @@ bench-service: $(STAMP)
 i18n: $(STAMP)
 	$(BIN)/python -m whichgpu.web.messages
 
-# Browser tests, then the README's three screenshots from artifacts/screenshots/.
+# Browser tests, then the README's three screenshots from artifacts/screenshots/; then every
+# page at phone width (390 x 844, English; the advisor and VRAM selector in French too) into
+# docs/img/phone-*.png, failing if a page is wider than the phone or chart text < 11 px.
 screenshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_web_browser.py
 	cp artifacts/screenshots/vram-selector.png artifacts/screenshots/advisor.png \
 	   artifacts/screenshots/rent-or-buy.png docs/img/
+	$(BIN)/python scripts/screenshots.py --check --lang en
+	$(BIN)/python scripts/screenshots.py --check --lang fr --only advisor memory
 
 clean:
 	rm -rf $(VENV) $(LVENV) .pytest_cache .ruff_cache

@@ -12,8 +12,11 @@ from pathlib import Path
 import whichgpu
 
 SRC = Path(next(iter(whichgpu.__path__)))
+# the base layer as tests/test_layers.py (design.md) names it: structured messages, the typed
+# vocabularies and the engine traits are base modules too
 BASE = {"whichgpu.units", "whichgpu.errors", "whichgpu.paths", "whichgpu.currency",
-        "whichgpu.user_files"}
+        "whichgpu.user_files", "whichgpu.messages", "whichgpu.vocabulary", "whichgpu.engines",
+        "whichgpu.listing"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -43,7 +46,8 @@ def test_catalog_imports_only_itself_and_the_base_modules():
 
 
 def test_currency_module_imports_only_units_and_errors():
-    assert _imports(SRC / "currency.py") <= {"whichgpu.units", "whichgpu.errors"}
+    assert _imports(SRC / "currency.py") <= {"whichgpu.units", "whichgpu.errors",
+                                             "whichgpu.messages"}
 
 
 def test_cost_currency_reexports_the_base_table():

@@ -251,8 +251,12 @@ def closest_miss(excluded: list[Exclusion]) -> Exclusion | None:
     (memory short, time late, money over, speed missing)."""
     if not excluded:
         return None
-    # a card that cannot run the engine asked for is not "nearly" working, whatever its gap
-    return min(excluded, key=lambda e: (e.kind == ExclusionKind.ENGINE, e.gap, e.count))
+    # a size that runs the job, only too dear or too slow, is nearest whatever the gaps (with
+    # a $0.01/h budget the closest was "gb200 fits but has no offer", never "2 x A100 fits at
+    # $1.44/h"); then one that holds it but nobody here rents; then one too small; no engine
+    # last
+    tier = {ExclusionKind.OFFER: 1, ExclusionKind.MEMORY: 2, ExclusionKind.ENGINE: 3}
+    return min(excluded, key=lambda e: (tier.get(e.kind, 0), e.gap, e.count))
 
 
 def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: Any,

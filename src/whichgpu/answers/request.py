@@ -11,7 +11,9 @@ bounds a value itself, its bound and its sentence answer. A bound only the web s
 
 from __future__ import annotations
 
+import functools
 import math
+import types
 import typing
 from typing import Any, ClassVar
 
@@ -45,6 +47,12 @@ class Request(BaseModel):
     # strict JSON has no way to write them back
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False)
     COMMAND: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_numbers(cls, data: Any) -> Any:
+        """A number where a field takes text (8192 for '8192', as JSON bodies send it)."""
+        return _numbers_as_text(cls, data)
     #: field -> (sentence below the lower bound, sentence above the upper bound); {v} is the
     #: value. Only where the engine words it differently from the generic sentences.
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {}
@@ -179,6 +187,33 @@ def for_web(model: type[R], body: bool = False) -> type[R]:
     web.model_rebuild()
     _web_models[(model, body)] = web
     return web
+
+
+def _is_text(annotation: Any) -> bool:
+    """``str`` or ``str | None`` (a value the engine parses: 8k, 1M, 2EUR), not a vocabulary."""
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (
+        typing.Union, types.UnionType) else (annotation,)
+    return str in args
+
+
+def _as_text(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return v
+    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
+
+
+def _numbers_as_text(cls: type[BaseModel], data: Any) -> Any:
+    """A JSON number where the command line takes text (``"context": 8192`` as ``8192``,
+    ``"tokens": 1e6`` as ``1000000``): the same value, read by the same parser."""
+    if not isinstance(data, dict):
+        return data
+    text = _text_fields(cls)
+    return {k: _as_text(v) if k in text else v for k, v in data.items()}
+
+
+@functools.cache
+def _text_fields(cls: type[BaseModel]) -> frozenset[str]:
+    return frozenset(n for n, f in cls.model_fields.items() if _is_text(f.annotation))
 
 
 DEFAULT_WEB_LENGTH = 40  # a value typed in a form: 8k, 1M, 2EUR, q4_k_m, ddr5-6000x2

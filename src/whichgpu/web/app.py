@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from whichgpu.answers.fields import Text
 from whichgpu.answers.request import reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
@@ -51,9 +52,27 @@ def error_json(reason: str) -> dict[str, Any]:
     return data
 
 
+_BAD_JSON = Text("web.json_invalid", "the request body is not valid JSON: {why} at character "
+                 "{pos}; send one object, e.g. {example}")
+_NOT_OBJECT = Text("web.json_not_object", "the request body must be one JSON object of the "
+                   "fields, e.g. {example}")
+_EXAMPLE = '{"model": "llama-3.1-8b", "context": 8192}'
+
+
 def _validation_reason(request: Request, exc: RequestValidationError) -> str:
-    """Pydantic's errors as one line, in the CLI's words (see ``answers.request.reason``)."""
-    return reason(list(exc.errors()), _form_model(request))
+    """Pydantic's errors as one line, in the CLI's words (see ``answers.request.reason``);
+    a body that is not JSON, or not an object, says so (not "38: JSON decode error")."""
+    errors = list(exc.errors())
+    for e in errors:
+        loc = tuple(e.get("loc") or ())
+        if e.get("type") == "json_invalid":
+            pos = loc[1] if len(loc) > 1 else 0
+            return _BAD_JSON(why=str((e.get("ctx") or {}).get("error") or e.get("msg")),
+                             pos=pos, example=_EXAMPLE)
+        if loc == ("body",) and e.get("type") in ("model_attributes_type", "dict_type",
+                                                  "model_type"):
+            return _NOT_OBJECT(example=_EXAMPLE)
+    return reason(errors, _form_model(request))
 
 
 def _form_model(request: Request) -> type[BaseModel] | None:

@@ -1,5 +1,12 @@
 """Charts as inline SVG, drawn on the server: they work without JavaScript and print well.
 
+Every chart is drawn twice, once for a laptop (``chart-wide``, 720 px of viewBox) and once for a
+phone (``chart-narrow``, 340 px, shown below 46rem by the style sheet), so its text stays at
+12 px on screen instead of shrinking with the drawing. Each layout places its own labels: tick
+labels are thinned until they do not touch, and point labels try eight places around their
+dot, falling back to the point's rank (``#3``, the table's ``#`` column) where the name does not
+fit, so no label covers another or a dot.
+
 Every chart is an ``<svg role="img">`` with a title and a description for screen readers; the
 page shows the same numbers in a table next to it. Colours come from CSS classes (``c0``..``c9``,
 ``rent``, ``own``, ``pareto``), so the style sheet controls contrast.
@@ -10,19 +17,64 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import count
+from itertools import count, pairwise
 
 from markupsafe import Markup, escape
 
-W, H = 720, 320
-LEFT, RIGHT, TOP, BOTTOM = 88, 40, 16, 48
 _ids = count(1)
 
 Fmt = Callable[[float], str]
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One layout: viewBox size and the least margins around the plot, in px at scale 1."""
+
+    name: str
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    font: float = 12.0  # the size svg.chart text is drawn at (style.css says the same)
+    max_ticks: int = 7
+
+
+WIDE = Frame("wide", 720, 320, 48, 40, 18, 48)
+NARROW = Frame("narrow", 340, 300, 34, 14, 18, 48, max_ticks=5)
+FRAMES = (WIDE, NARROW)
+# Glyph advances at weight 600 as a share of the font size, measured with getBBox() in Debian's
+# Chromium (system-ui falls back to DejaVu Sans, among the widest sans fonts): '#' 0.83, digits
+# up to 0.70, lower-case labels 0.60-0.69, spaces 0.32; rounded up so estimates err wide.
+EM_HASH, EM_DIGIT, EM_SPACE, EM_OTHER = 0.85, 0.72, 0.34, 0.69
 
 
 def _f(x: float) -> str:
     return f"{x:.1f}"
+
+
+def text_width(text: str, font: float) -> float:
+    """An upper estimate of a label's drawn width (the layout only needs to avoid overlaps)."""
+    return font * sum(EM_HASH if c == "#" else EM_DIGIT if c.isdigit() or c.isupper()
+                      else EM_SPACE if c.isspace() else EM_OTHER for c in text)
+
+
+def _box(x: float, y: float, text: str, anchor: str, font: float) -> Box:
+    """The box of a text drawn with its baseline at ``y``."""
+    w = text_width(text, font)
+    x0 = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+    return (x0, y - 0.95 * font, x0 + w, y + 0.25 * font)  # measured: -0.94, +0.22
+
+
+def _overlaps(a: Box, b: Box, gap: float = 2.0) -> bool:
+    return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1]
+                or b[3] + gap <= a[1])
+
+
+def _inside(b: Box, area: Box) -> bool:
+    return b[0] >= area[0] and b[1] >= area[1] and b[2] <= area[2] and b[3] <= area[3]
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -40,15 +92,18 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return ticks
 
 
-def log_ticks(lo: float, hi: float) -> list[float]:
-    """1-2-5 ticks across decades for a log axis."""
+def log_ticks(lo: float, hi: float, mantissas: Sequence[int] = (1, 2, 5),
+              every: int = 1) -> list[float]:
+    """Ticks at ``mantissas`` × 10^e for every ``every``-th decade within [lo, hi]."""
     out = []
     for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        for m in (1, 2, 5):
+        if e % every:
+            continue
+        for m in mantissas:
             v = m * 10 ** e
             if lo <= v <= hi:
                 out.append(v)
-    return out or [lo, hi]
+    return out
 
 
 @dataclass(frozen=True)
@@ -67,40 +122,135 @@ class Scale:
         t = 0.0 if hi == lo else (v - lo) / (hi - lo)
         return self.a + t * (self.b - self.a)
 
-    def ticks(self) -> list[float]:
-        return log_ticks(self.lo, self.hi) if self.log else nice_ticks(self.lo, self.hi)
+    def tick_sets(self, most: int) -> list[list[float]]:
+        """Candidate tick sets, densest first (at most ``most`` ticks each)."""
+        if self.log:
+            sets = [log_ticks(self.lo, self.hi, m, e)
+                    for m, e in (((1, 2, 5), 1), ((1, 3), 1), ((1,), 1), ((1,), 2), ((1,), 3))]
+            sets = [s for s in sets if len(s) >= 2] or [[self.lo, self.hi]]
+            return [s for s in sets if len(s) <= most] or sets[-1:]
+        return [nice_ticks(self.lo, self.hi, n) for n in range(most, 1, -1)]
 
 
-def _svg(title: str, desc: str, body: list[str], width: int = W, height: int = H,
-         css: str = "chart") -> Markup:
+def fit_ticks(scale: Scale, fmt: Fmt, font: float, most: int) -> list[tuple[float, str]]:
+    """The densest tick set whose labels, centred on their ticks, keep 10 px apart."""
+    best: list[tuple[float, str]] = []
+    for ticks in scale.tick_sets(most):
+        labels = [(t, "0" if t == 0 else fmt(t)) for t in ticks]
+        pos = [scale(t) for t, _ in labels]
+        widths = [text_width(s, font) for _, s in labels]
+        if all(abs(pos[i + 1] - pos[i]) >= (widths[i] + widths[i + 1]) / 2 + 10
+               for i in range(len(pos) - 1)):
+            return labels
+        best = labels
+    return best[:1] + best[-1:] if len(best) > 1 else best
+
+
+def _svg(title: str, desc: str, body: list[str], frame: Frame, height: int,
+         css: str) -> str:
     n = next(_ids)
-    return Markup(
-        f'<svg class="{css}" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-labelledby="chart{n}-t chart{n}-d" xmlns="http://www.w3.org/2000/svg">'
-        f'<title id="chart{n}-t">{escape(title)}</title><desc id="chart{n}-d">{escape(desc)}'
-        f'</desc>{"".join(body)}</svg>')
+    return (f'<svg class="{css} chart-{frame.name}" viewBox="0 0 {frame.width} {height}" '
+            f'role="img" aria-labelledby="chart{n}-t chart{n}-d" '
+            f'xmlns="http://www.w3.org/2000/svg"><title id="chart{n}-t">{escape(title)}</title>'
+            f'<desc id="chart{n}-d">{escape(desc)}</desc>{"".join(body)}</svg>')
 
 
-def _axes(x: Scale, y: Scale, fx: Fmt, fy: Fmt, x_label: str, y_label: str) -> list[str]:
+def _both(draw: Callable[[Frame], tuple[list[str], int]], title: str, desc: str,
+          css: str = "chart") -> Markup:
+    """The chart in each layout; the style sheet shows the one that fits the screen."""
+    out = []
+    for fr in FRAMES:
+        body, height = draw(fr)
+        out.append(_svg(title, desc, body, fr, height, css))
+    return Markup("".join(out))
+
+
+def _text(x: float, y: float, text: str, anchor: str = "middle", css: str = "") -> str:
+    cls = f' class="{css}"' if css else ""
+    return (f'<text{cls} x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}">{escape(text)}'
+            f'</text>')
+
+
+def _clamped(x: float, text: str, font: float, lo: float, hi: float) -> float:
+    """``x`` moved so a centred label stays within [lo, hi]."""
+    half = text_width(text, font) / 2
+    return min(max(x, lo + half), hi - half)
+
+
+def _y_room(labels: Sequence[tuple[float, str]], fr: Frame) -> int:
+    """Left margin: the widest y tick label, then the rotated axis title."""
+    widest = max((text_width(s, fr.font) for _, s in labels), default=0)
+    return max(fr.left, math.ceil(widest + 8 + fr.font + 10))
+
+
+def _axes(fr: Frame, x: Scale, y: Scale, xt: Sequence[tuple[float, str]],
+          yt: Sequence[tuple[float, str]], x_label: str, y_label: str, height: int) -> list[str]:
+    base = height - fr.bottom
     out = ['<g class="axis">']
-    for t in y.ticks():
+    for t, s in yt:
         py = y(t)
-        out.append(f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{_f(py)}" '
-                   f'y2="{_f(py)}"/><text x="{LEFT - 6}" y="{_f(py + 4)}" '
-                   f'text-anchor="end">{escape(fy(t))}</text>')
-    for t in x.ticks():
+        out.append(f'<line class="grid" x1="{_f(x.a)}" x2="{_f(x.b)}" y1="{_f(py)}" '
+                   f'y2="{_f(py)}"/>' + _text(x.a - 6, py + 4, s, "end"))
+    for t, s in xt:
         px = x(t)
-        out.append(f'<line class="tick" x1="{_f(px)}" x2="{_f(px)}" y1="{H - BOTTOM}" '
-                   f'y2="{H - BOTTOM + 4}"/><text x="{_f(px)}" y="{H - BOTTOM + 18}" '
-                   f'text-anchor="middle">{escape(fx(t))}</text>')
-    out.append(f'<line class="frame" x1="{LEFT}" x2="{W - RIGHT}" y1="{H - BOTTOM}" '
-               f'y2="{H - BOTTOM}"/><line class="frame" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" '
-               f'y2="{H - BOTTOM}"/>')
-    out.append(f'<text class="label" x="{(LEFT + W - RIGHT) / 2:.0f}" y="{H - 8}" '
-               f'text-anchor="middle">{escape(x_label)}</text>')
-    out.append(f'<text class="label" x="14" y="{(TOP + H - BOTTOM) / 2:.0f}" '
-               f'text-anchor="middle" transform="rotate(-90 14 {(TOP + H - BOTTOM) / 2:.0f})">'
-               f'{escape(y_label)}</text></g>')
+        out.append(f'<line class="tick" x1="{_f(px)}" x2="{_f(px)}" y1="{base}" '
+                   f'y2="{base + 4}"/>' + _text(_clamped(px, s, fr.font, 0, fr.width),
+                                                base + 18, s))
+    out.append(f'<line class="frame" x1="{_f(x.a)}" x2="{_f(x.b)}" y1="{base}" y2="{base}"/>'
+               f'<line class="frame" x1="{_f(x.a)}" x2="{_f(x.a)}" y1="{fr.top}" '
+               f'y2="{base}"/>')
+    out.append(_text(_clamped((x.a + x.b) / 2, x_label, fr.font, 0, fr.width), height - 8,
+                     x_label, css="label"))
+    mid = (fr.top + base) / 2
+    out.append(f'<text class="label" x="{fr.font + 2:.0f}" y="{mid:.0f}" text-anchor="middle" '
+               f'transform="rotate(-90 {fr.font + 2:.0f} {mid:.0f})">{escape(y_label)}</text>'
+               '</g>')
+    return out
+
+
+def _y_ticks(y_lo: float, y_hi: float, fy: Fmt, fr: Frame, height: int) -> list[tuple[float, str]]:
+    plot = height - fr.bottom - fr.top
+    most = max(2, min(6, int(plot // (fr.font * 3))))
+    ticks = nice_ticks(y_lo, y_hi, most)
+    return [(t, fy(t)) for t in ticks]
+
+
+# ------------------------------------------------------------------ label placement
+
+# Where a label may go around a dot of radius r: (dx, dy of the baseline, anchor), best first.
+def _spots(r: float, font: float) -> list[tuple[float, float, str]]:
+    return [(r + 4, 0.35 * font, "start"), (-(r + 4), 0.35 * font, "end"),
+            (0, -(r + 4), "middle"), (0, r + 2 + 0.9 * font, "middle"),
+            (r + 2, -(r + 1), "start"), (r + 2, r + 1 + 0.9 * font, "start"),
+            (-(r + 2), -(r + 1), "end"), (-(r + 2), r + 1 + 0.9 * font, "end"),
+            (0, -(r + 4 + 1.2 * font), "middle"), (0, r + 2 + 2.1 * font, "middle")]
+
+
+def place_label(px: float, py: float, r: float, texts: Sequence[str], font: float,
+                taken: list[Box], area: Box, soft: Sequence[Box] = (),
+                spots: Sequence[tuple[float, float, str]] | None = None,
+                ) -> tuple[float, float, str, str] | None:
+    """The first text of ``texts`` (longest first) and spot around (px, py) that stays in
+    ``area`` and clears every box in ``taken`` (then added to it); None if none fits.
+
+    Boxes in ``soft`` (thin whiskers a haloed label may cross) are avoided where the text
+    fits elsewhere, crossed where it does not."""
+    for avoid in ([*taken, *soft], taken) if soft else (taken,):
+        for text in texts:
+            for dx, dy, anchor in spots or _spots(r, font):
+                b = _box(px + dx, py + dy, text, anchor, font)
+                if _inside(b, area) and not any(_overlaps(b, t) for t in avoid):
+                    taken.append(b)
+                    return px + dx, py + dy, anchor, text
+    return None
+
+
+def _along(xy: Sequence[tuple[float, float]], step: float) -> list[tuple[float, float]]:
+    """Points every ``step`` px along a polyline (its vertices included)."""
+    out = list(xy[:1])
+    for (x0, y0), (x1, y1) in pairwise(xy):
+        n = max(1, int(math.hypot(x1 - x0, y1 - y0) // step))
+        out += [(x0 + (x1 - x0) * k / n, y0 + (y1 - y0) * k / n) for k in range(1, n + 1)]
     return out
 
 
@@ -115,29 +265,45 @@ class Segment:
 
 def stacked_bar(segments: Sequence[Segment], *, title: str, desc: str, fmt: Fmt,
                 marks: Sequence[tuple[str, float]] = ()) -> Markup:
-    """One horizontal bar split into named parts, with reference lines (GPU capacities)."""
-    height, bar_y, bar_h = 130, 34, 44
+    """One horizontal bar split into named parts, with reference lines (GPU capacities);
+    each line's label goes on the first row where it touches no other."""
     total = sum(max(s.value, 0) for s in segments)
     top = max([total, *(v for _, v in marks)]) * 1.04 or 1.0
-    x = Scale(0, top, LEFT - 60, W - RIGHT)
-    body, pos = [], 0.0
-    for i, s in enumerate(segments):
-        if s.value <= 0:
-            continue
-        x0, x1 = x(pos), x(pos + s.value)
-        body.append(f'<rect class="c{i % 10}" x="{_f(x0)}" y="{bar_y}" '
-                    f'width="{_f(max(x1 - x0, 0.5))}" height="{bar_h}"><title>'
-                    f'{escape(s.label)}: {escape(fmt(s.value))}</title></rect>')
-        pos += s.value
-    body.append(f'<text class="total" x="{_f(x(total))}" y="{bar_y - 8}" text-anchor="end">'
-                f'{escape(fmt(total))}</text>')
-    for j, (label, v) in enumerate(marks):
-        px = x(v)
-        ly = bar_y + bar_h + 18 + 14 * (j % 3)
-        body.append(f'<line class="mark" x1="{_f(px)}" x2="{_f(px)}" y1="{bar_y - 4}" '
-                    f'y2="{ly - 10}"/><text class="mark-label" x="{_f(px)}" y="{ly}" '
-                    f'text-anchor="middle">{escape(label)}</text>')
-    return _svg(title, desc, body, height=height, css="chart chart-bar")
+
+    def draw(fr: Frame) -> tuple[list[str], int]:
+        bar_y, bar_h, step = 34, 44, fr.font + 6
+        x = Scale(0, top, 12, fr.width - 12)
+        body, pos = [], 0.0
+        for i, s in enumerate(segments):
+            if s.value <= 0:
+                continue
+            x0, x1 = x(pos), x(pos + s.value)
+            body.append(f'<rect class="c{i % 10}" x="{_f(x0)}" y="{bar_y}" '
+                        f'width="{_f(max(x1 - x0, 0.5))}" height="{bar_h}"><title>'
+                        f'{escape(s.label)}: {escape(fmt(s.value))}</title></rect>')
+            pos += s.value
+        t = fmt(total)
+        tx = x(total)
+        anchor = "end" if tx - text_width(t, fr.font) >= 0 else "start"
+        body.append(_text(tx if anchor == "end" else 2, bar_y - 8, t, anchor, "total"))
+        rows: list[list[Box]] = []
+        first = bar_y + bar_h + 18
+        for label, v in sorted(marks, key=lambda m: m[1]):
+            px = x(v)
+            lx = _clamped(px, label, fr.font, 2, fr.width - 2)
+            for j in range(len(rows) + 1):
+                b = _box(lx, first + step * j, label, "middle", fr.font)
+                if j == len(rows):
+                    rows.append([])
+                if not any(_overlaps(b, o, 6) for o in rows[j]):
+                    rows[j].append(b)
+                    break
+            ly = first + step * j
+            body.append(f'<line class="mark" x1="{_f(px)}" x2="{_f(px)}" y1="{bar_y - 4}" '
+                        f'y2="{_f(ly - fr.font)}"/>' + _text(lx, ly, label, css="mark-label"))
+        return body, int(first + step * max(len(rows) - 1, 0) + 12)
+
+    return _both(draw, title, desc, css="chart chart-bar")
 
 
 # ------------------------------------------------------------------ cost vs time (advisor)
@@ -151,47 +317,66 @@ class Point:
     x_high: float | None = None
     pareto: bool = False
     best: bool = False
+    rank: int | None = None  # its row in the table (#); by default its place in the sequence
 
 
 def scatter(points: Sequence[Point], *, title: str, desc: str, x_label: str, y_label: str,
             fx: Fmt, fy: Fmt, front_label: str) -> Markup:
-    """Cost (y) against time (x), time ranges as whiskers, the Pareto front as a step line."""
-    pts = [p for p in points if p.x > 0 and math.isfinite(p.x) and math.isfinite(p.y)]
+    """Cost (y) against time (x), time ranges as whiskers, the Pareto front as a step line.
+
+    Every dot is labelled: its name where it fits, else its rank (``#3``); the
+    recommendation first, then the Pareto front, then the rest in rank order."""
+    pts = [(p.rank or i + 1, p) for i, p in enumerate(points)
+           if p.x > 0 and math.isfinite(p.x) and math.isfinite(p.y)]
     if not pts:
-        return _svg(title, desc, [])
-    xs = [v for p in pts for v in (p.x, p.x_low or p.x, p.x_high or p.x) if v > 0]
+        return _both(lambda fr: ([], fr.height), title, desc)
+    xs = [v for _, p in pts for v in (p.x, p.x_low or p.x, p.x_high or p.x) if v > 0]
     lo, hi = min(xs), max(xs)
     log = hi / lo > 8
-    x = Scale(lo / 1.15 if log else 0, hi * 1.15 if log else hi * 1.08, LEFT + 8, W - RIGHT - 8,
-              log)
-    ys = [p.y for p in pts]
-    y = Scale(0, max(ys) * 1.12 or 1.0, H - BOTTOM, TOP)
-    body = _axes(x, y, fx, fy, x_label, y_label)
-    front = sorted((p for p in pts if p.pareto), key=lambda p: p.x)
-    if len(front) > 1:
-        path = [f"M{_f(x(front[0].x))},{_f(y(front[0].y))}"]
-        for b in front[1:]:  # the staircase: later (slower) options are cheaper
-            path.append(f"H{_f(x(b.x))}V{_f(y(b.y))}")
-        body.append(f'<path class="front" d="{"".join(path)}"><title>{escape(front_label)}'
-                    f'</title></path>')
-    labelled = sorted((p for p in pts if p.pareto or p.best), key=lambda p: p.x)
-    below = {id(p) for i, p in enumerate(labelled) if i % 2}  # alternate: fewer overlaps
-    for p in sorted(pts, key=lambda p: (p.pareto, p.best)):
-        px, py = x(p.x), y(p.y)
-        if p.x_low and p.x_high and p.x_high > p.x_low:
-            body.append(f'<line class="whisker" x1="{_f(x(p.x_low))}" x2="{_f(x(p.x_high))}" '
-                        f'y1="{_f(py)}" y2="{_f(py)}"/>')
-        cls = "pt best" if p.best else "pt pareto" if p.pareto else "pt"
-        r = 7 if p.best else 5
-        body.append(f'<circle class="{cls}" cx="{_f(px)}" cy="{_f(py)}" r="{r}"><title>'
-                    f'{escape(p.label)}: {escape(fx(p.x))}, {escape(fy(p.y))}</title></circle>')
-        if p.pareto or p.best:
-            anchor = "end" if px > W - 160 else "start"
-            dx = -9 if anchor == "end" else 9
-            ly = py + 18 if id(p) in below else py - 8
-            body.append(f'<text class="pt-label" x="{_f(px + dx)}" y="{_f(ly)}" '
-                        f'text-anchor="{anchor}">{escape(p.label)}</text>')
-    return _svg(title, desc, body)
+    pad = (hi - lo) * 0.08 or hi * 0.1
+    x_lo, x_hi = (lo / 1.15, hi * 1.15) if log else (max(0.0, lo - pad), hi + pad)
+    y_hi = max(p.y for _, p in pts) * 1.12 or 1.0
+
+    def draw(fr: Frame) -> tuple[list[str], int]:
+        height = fr.height
+        yt = _y_ticks(0, y_hi, fy, fr, height)
+        left = _y_room(yt, fr)
+        x = Scale(x_lo, x_hi, left + 8, fr.width - fr.right, log)
+        y = Scale(0, y_hi, height - fr.bottom, fr.top)
+        xt = fit_ticks(x, fx, fr.font, fr.max_ticks)
+        body = _axes(fr, x, y, xt, yt, x_label, y_label, height)
+        front = sorted((p for _, p in pts if p.pareto), key=lambda p: p.x)
+        if len(front) > 1:
+            path = [f"M{_f(x(front[0].x))},{_f(y(front[0].y))}"]
+            for b in front[1:]:  # the staircase: later (slower) options are cheaper
+                path.append(f"H{_f(x(b.x))}V{_f(y(b.y))}")
+            body.append(f'<path class="front" d="{"".join(path)}"><title>'
+                        f'{escape(front_label)}</title></path>')
+        radius = {id(p): 7 if p.best else 5 for _, p in pts}
+        taken: list[Box] = [(x(p.x) - radius[id(p)], y(p.y) - radius[id(p)],
+                             x(p.x) + radius[id(p)], y(p.y) + radius[id(p)]) for _, p in pts]
+        for _, p in sorted(pts, key=lambda rp: (rp[1].pareto, rp[1].best)):
+            px, py = x(p.x), y(p.y)
+            if p.x_low and p.x_high and p.x_high > p.x_low:
+                body.append(f'<line class="whisker" x1="{_f(x(p.x_low))}" '
+                            f'x2="{_f(x(p.x_high))}" y1="{_f(py)}" y2="{_f(py)}"/>')
+            cls = "pt best" if p.best else "pt pareto" if p.pareto else "pt"
+            body.append(f'<circle class="{cls}" cx="{_f(px)}" cy="{_f(py)}" '
+                        f'r="{radius[id(p)]}"><title>{escape(p.label)}: {escape(fx(p.x))}, '
+                        f'{escape(fy(p.y))}</title></circle>')
+        whiskers = [(x(p.x_low), y(p.y) - 1.5, x(p.x_high), y(p.y) + 1.5) for _, p in pts
+                    if p.x_low and p.x_high and p.x_high > p.x_low]
+        area = (x.a + 2, 0.0, float(fr.width), float(height - fr.bottom))
+        order = sorted(pts, key=lambda rp: (not rp[1].best, not rp[1].pareto, rp[0]))
+        for rank, p in order:
+            spot = place_label(x(p.x), y(p.y), radius[id(p)], (p.label, f"#{rank}"), fr.font,
+                               taken, area, whiskers)
+            if spot is not None:
+                lx, ly, anchor, text = spot
+                body.append(_text(lx, ly, text, anchor, "pt-label"))
+        return body, height
+
+    return _both(draw, title, desc)
 
 
 # ------------------------------------------------------------------ ranges (cost per task)
@@ -207,31 +392,44 @@ class RangeRow:
 
 def range_bars(rows: Sequence[RangeRow], *, title: str, desc: str, fmt: Fmt,
                axis_label: str) -> Markup:
-    """One horizontal low-high bar per row with a mark at the typical value."""
+    """One horizontal low-high bar per row with a mark at the typical value. Wide: the names
+    in a column on the left; narrow: each name above its bar."""
     if not rows:
-        return _svg(title, desc, [])
-    row_h, left = 34, 150
-    height = TOP + row_h * len(rows) + 44
-    x = Scale(0, max(r.high for r in rows) * 1.08 or 1.0, left, W - RIGHT - 10)
-    body = ['<g class="axis">']
-    for t in x.ticks():
-        px = x(t)
-        body.append(f'<line class="grid" x1="{_f(px)}" x2="{_f(px)}" y1="{TOP}" '
-                    f'y2="{height - 40}"/><text x="{_f(px)}" y="{height - 24}" '
-                    f'text-anchor="middle">{escape(fmt(t))}</text>')
-    body.append(f'<text class="label" x="{(left + W) / 2:.0f}" y="{height - 6}" '
-                f'text-anchor="middle">{escape(axis_label)}</text></g>')
-    for i, r in enumerate(rows):
-        cy = TOP + row_h * i + row_h / 2
-        cls = "range best" if r.highlight else "range"
-        body.append(f'<text class="row-label" x="{left - 8}" y="{_f(cy + 4)}" '
-                    f'text-anchor="end">{escape(r.label)}</text>')
-        body.append(f'<rect class="{cls}" x="{_f(x(r.low))}" y="{_f(cy - 8)}" '
-                    f'width="{_f(max(x(r.high) - x(r.low), 2))}" height="16" rx="3"><title>'
-                    f'{escape(r.label)}: {escape(fmt(r.low))} – {escape(fmt(r.high))}</title>'
-                    f'</rect><line class="typical" x1="{_f(x(r.typical))}" '
-                    f'x2="{_f(x(r.typical))}" y1="{_f(cy - 12)}" y2="{_f(cy + 12)}"/>')
-    return _svg(title, desc, body, height=height, css="chart chart-ranges")
+        return _both(lambda fr: ([], fr.height), title, desc, "chart chart-ranges")
+    x_top = max(r.high for r in rows) * 1.08 or 1.0
+
+    def draw(fr: Frame) -> tuple[list[str], int]:
+        above = fr is NARROW
+        widest = max(text_width(r.label, fr.font) for r in rows)
+        left = 12 if above else min(int(widest) + 16, fr.width // 3)
+        row_h = 30 + (fr.font + 4 if above else 0)
+        rows_end = fr.top + row_h * len(rows)
+        height = int(rows_end + 46)
+        x = Scale(0, x_top, left, fr.width - fr.right)
+        body = ['<g class="axis">']
+        for t, s in fit_ticks(x, fmt, fr.font, fr.max_ticks):
+            px = x(t)
+            body.append(f'<line class="grid" x1="{_f(px)}" x2="{_f(px)}" y1="{fr.top}" '
+                        f'y2="{_f(rows_end)}"/>'
+                        + _text(_clamped(px, s, fr.font, 0, fr.width), rows_end + 18, s))
+        body.append(_text(_clamped((left + fr.width) / 2, axis_label, fr.font, 0, fr.width),
+                          height - 8, axis_label, css="label") + "</g>")
+        for i, r in enumerate(rows):
+            top = fr.top + row_h * i
+            cy = top + row_h - 15 if above else top + row_h / 2
+            cls = "range best" if r.highlight else "range"
+            if above:
+                body.append(_text(left, top + fr.font, r.label, "start", "row-label"))
+            else:
+                body.append(_text(left - 8, cy + 4, r.label, "end", "row-label"))
+            body.append(f'<rect class="{cls}" x="{_f(x(r.low))}" y="{_f(cy - 8)}" '
+                        f'width="{_f(max(x(r.high) - x(r.low), 2))}" height="16" rx="3"><title>'
+                        f'{escape(r.label)}: {escape(fmt(r.low))} – {escape(fmt(r.high))}'
+                        f'</title></rect><line class="typical" x1="{_f(x(r.typical))}" '
+                        f'x2="{_f(x(r.typical))}" y1="{_f(cy - 12)}" y2="{_f(cy + 12)}"/>')
+        return body, height
+
+    return _both(draw, title, desc, css="chart chart-ranges")
 
 
 # ------------------------------------------------------------------ lines (rent vs own, prices)
@@ -253,40 +451,71 @@ class Marker:
 def line_chart(series: Sequence[Series], *, title: str, desc: str, x_label: str,
                y_label: str, fx: Fmt, fy: Fmt, markers: Sequence[Marker] = (),
                y_from_zero: bool = True, min_x_span: float = 1.0) -> Markup:
-    """Lines over a shared x axis, with labelled markers (the break-even point).
+    """Lines over a shared x axis, with labelled markers (the break-even point); each line's
+    last point is labelled with its value, so a line of one point still says what it is.
 
     An x range narrower than ``min_x_span`` (one snapshot) is widened around its middle.
     """
     pts = [p for s in series for p in s.points]
     if not pts:
-        return _svg(title, desc, [])
+        return _both(lambda fr: ([], fr.height), title, desc)
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     x_lo, x_hi = min(xs), max(xs)
     if x_hi - x_lo < min_x_span:
         mid = (x_lo + x_hi) / 2
         x_lo, x_hi = mid - min_x_span / 2, mid + min_x_span / 2
-    x = Scale(x_lo, x_hi, LEFT + 4, W - RIGHT)
     y_lo = 0 if y_from_zero else min(ys) * 0.95
-    y_hi = max(ys) * 1.06 if max(ys) > y_lo else y_lo + 1
-    y = Scale(y_lo, y_hi, H - BOTTOM, TOP)
-    body = _axes(x, y, fx, fy, x_label, y_label)
-    for s in series:
-        if not s.points:
-            continue
-        d = "M" + " L".join(f"{_f(x(a))},{_f(y(b))}" for a, b in s.points)
-        body.append(f'<path class="line {s.css}" d="{d}"><title>{escape(s.name)}</title></path>')
-        if len(s.points) <= 40:
-            for a, b in s.points:
-                body.append(f'<circle class="dot {s.css}" cx="{_f(x(a))}" cy="{_f(y(b))}" '
-                            f'r="3"><title>{escape(s.name)}: {escape(fx(a))}, {escape(fy(b))}'
-                            f'</title></circle>')
-    for m in markers:
-        px, py = x(m.x), y(m.y)
-        anchor = "end" if px > W * 0.7 else "start"
-        dx = -10 if anchor == "end" else 10
-        body.append(f'<line class="marker" x1="{_f(px)}" x2="{_f(px)}" y1="{TOP}" '
-                    f'y2="{H - BOTTOM}"/><circle class="marker-dot" cx="{_f(px)}" '
-                    f'cy="{_f(py)}" r="6"/><text class="marker-label" x="{_f(px + dx)}" '
-                    f'y="{_f(max(py - 12, TOP + 12))}" text-anchor="{anchor}">'
-                    f'{escape(m.label)}</text>')
-    return _svg(title, desc, body)
+    y_hi = max(ys) * 1.08 if max(ys) > y_lo else y_lo + 1
+
+    def draw(fr: Frame) -> tuple[list[str], int]:
+        height = fr.height
+        yt = _y_ticks(y_lo, y_hi, fy, fr, height)
+        left = _y_room(yt, fr)
+        x = Scale(x_lo, x_hi, left + 4, fr.width - fr.right)
+        y = Scale(y_lo, y_hi, height - fr.bottom, fr.top)
+        body = _axes(fr, x, y, fit_ticks(x, fx, fr.font, fr.max_ticks), yt, x_label, y_label,
+                     height)
+        taken: list[Box] = []
+        for s in series:
+            if not s.points:
+                continue
+            d = "M" + " L".join(f"{_f(x(a))},{_f(y(b))}" for a, b in s.points)
+            body.append(f'<path class="line {s.css}" d="{d}"><title>{escape(s.name)}</title>'
+                        '</path>')
+            if len(s.points) <= 40:
+                for a, b in s.points:
+                    body.append(f'<circle class="dot {s.css}" cx="{_f(x(a))}" '
+                                f'cy="{_f(y(b))}" r="{5 if len(s.points) == 1 else 3}"><title>'
+                                f'{escape(s.name)}: {escape(fx(a))}, {escape(fy(b))}</title>'
+                                '</circle>')
+        for s in series:  # labels keep off the lines: points every 6 px along each
+            xy = [(x(a), y(b)) for a, b in s.points]
+            taken += [(px - 2, py - 2, px + 2, py + 2) for px, py in _along(xy, 6.0)]
+        area = (float(x.a), 0.0, float(fr.width), float(height - fr.bottom))
+        for m in markers:
+            px, py = x(m.x), y(m.y)
+            body.append(f'<line class="marker" x1="{_f(px)}" x2="{_f(px)}" y1="{fr.top}" '
+                        f'y2="{height - fr.bottom}"/><circle class="marker-dot" '
+                        f'cx="{_f(px)}" cy="{_f(py)}" r="6"/>')
+            taken.append((px - 6, py - 6, px + 6, py + 6))
+            mfont = fr.font + 1  # .marker-label is drawn at 13 px
+            # beside its dot, else either side of its line, lower and lower from the top
+            rows = [fr.top + mfont * k - py for k in range(1, 12)]
+            along = [(dx, dy, a) for dy in rows for dx, a in ((-8, "end"), (8, "start"))]
+            spot = place_label(px, py, 8, (m.label,), mfont, taken, area,
+                               spots=[(-10, -12, "end"), (10, -12, "start"), *along])
+            if spot is None:  # above the plot rather than lost
+                spot = (_clamped(px, m.label, mfont, x.a, fr.width), fr.top + mfont,
+                        "middle", m.label)
+                taken.append(_box(spot[0], spot[1], m.label, "middle", mfont))
+            body.append(_text(spot[0], spot[1], spot[3], spot[2], "marker-label"))
+        for s in series:  # the value at each line's end
+            if not s.points:
+                continue
+            a, b = max(s.points)
+            spot = place_label(x(a), y(b), 5, (fy(b),), fr.font, taken, area)
+            if spot is not None:
+                body.append(_text(spot[0], spot[1], spot[3], spot[2], "end-label"))
+        return body, height
+
+    return _both(draw, title, desc)

@@ -32,10 +32,21 @@ TERMS = {
 BOUNDS = {"memory-bandwidth": N_("memory bandwidth"), "compute": N_("compute"),
           "interconnect": N_("the interconnect"), "fixed-overhead": N_("fixed overheads")}
 CONFIDENCE = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
-RATES = {"output_tokens_per_s": N_("tokens/s"), "images_per_min": N_("images/min"),
+# Every rate the engine may name (estimate/ and advise/recommend.py), in the page's words: a
+# speed is "34 tokens/s", never "34 decode_tokens_per_s".
+RATES = {"output_tokens_per_s": N_("tokens/s"), "decode_tokens_per_s": N_("tokens/s"),
+         "total_tokens_per_s": N_("tokens/s (prompt and output)"),
+         "prefill_tokens_per_s": N_("prompt tokens/s"),
+         "input_tokens_per_s": N_("prompt tokens/s"),
+         "images_per_min": N_("images/min"), "it_per_s": N_("denoising steps/s"),
          "decode_tokens_per_s_per_sequence": N_("tokens/s per user"),
+         "output_tokens_per_s_per_user": N_("tokens/s per user"),
+         "requests_per_s": N_("requests/s"),
          "seconds_per_video": N_("s per video"), "step_s": N_("s per step"),
-         "tokens_per_s": N_("training tokens/s")}
+         "seconds_per_step": N_("s per step"),
+         "tokens_per_s": N_("training tokens/s"), "train_tokens_per_s": N_("training tokens/s"),
+         "train_tokens_per_s_per_gpu": N_("training tokens/s per GPU"),
+         "videos_per_hour": N_("videos/h"), "steps_per_s": N_("steps/s")}
 TASKS = {"inference": N_("Text generation (LLM inference)"), "image": N_("Image generation"),
          "video": N_("Video generation"), "lora": N_("LoRA fine-tuning"),
          "qlora": N_("QLoRA fine-tuning (4-bit base)"), "full-ft": N_("Full fine-tuning"),
@@ -43,11 +54,31 @@ TASKS = {"inference": N_("Text generation (LLM inference)"), "image": N_("Image 
 TASK_GROUPS = ((N_("Inference"), ("inference", "image", "video")),
                (N_("Fine-tuning"), ("lora", "qlora", "full-ft", "image-lora")),
                (N_("Training"), ("pretrain",)))
-UNITS = {"tokens": N_("tokens to generate"), "images": N_("images"), "videos": N_("videos"),
+# The advisor's "Of what": each unit is a request field the amount goes to ("users" with
+# the tokens/s each user reads); each task offers only its own, its first by default.
+UNITS = {"tokens": N_("tokens to generate"), "tokens_per_day": N_("tokens a day"),
+         "users": N_("users reading at once"), "images": N_("images"), "videos": N_("videos"),
          "steps": N_("training steps"), "train_tokens": N_("training tokens")}
-UNIT_FOR_TASK = {"inference": "tokens", "image": "images", "video": "videos", "lora": "steps",
-                 "qlora": "steps", "full-ft": "steps", "image-lora": "steps",
-                 "pretrain": "train_tokens"}
+UNIT_HINTS = {"tokens": N_("A count: 1000, 1M, 2B."),
+              "tokens_per_day": N_("Tokens generated a day, e.g. 50M."),
+              "users": N_("How many people read at the same time, e.g. 20."),
+              "images": N_("How many images, e.g. 1000."),
+              "videos": N_("How many videos, e.g. 10."),
+              "steps": N_("Optimizer steps, e.g. 2000."),
+              "train_tokens": N_("Tokens to train on, e.g. 2B.")}
+TRAINING_UNITS = ("steps", "train_tokens")
+UNITS_FOR_TASK = {"inference": ("tokens", "tokens_per_day", "users"), "image": ("images",),
+                  "video": ("videos",), "lora": TRAINING_UNITS, "qlora": TRAINING_UNITS,
+                  "full-ft": TRAINING_UNITS, "image-lora": TRAINING_UNITS,
+                  "pretrain": ("train_tokens", "steps")}
+UNIT_FOR_TASK = {task: units[0] for task, units in UNITS_FOR_TASK.items()}
+
+
+def unit_for(task: str | None, unit: str | None) -> str:
+    """The unit the amount is read in: the one chosen if the task has it, else the task's
+    first (a form whose task changed without a script still asks in the task's unit)."""
+    units = UNITS_FOR_TASK.get(task or "inference", UNITS_FOR_TASK["inference"])
+    return unit if unit in units else units[0]
 SORTS = {"cost-per-tflop": N_("cost per TFLOP-hour"), "tflops": N_("throughput (TFLOPS)"),
          "memory": N_("memory"), "bandwidth": N_("memory bandwidth"),
          "price": N_("price per hour"), "id": N_("name")}
@@ -108,3 +139,71 @@ def hours_text(L: Locale, x: float | None) -> str:
     if x is None or not math.isfinite(x):
         return L.gettext("never")
     return f"{L.number(x)}\u00a0h"
+
+
+# ------------------------------------------------------------------ one value, or a range
+
+def span(L: Locale, low: str, high: str) -> str:
+    """'$0.72' when both ends read the same, else '$0.70 – $0.75' (never '$0.72 – $0.72')."""
+    return low if low == high else L.gettext("%(low)s – %(high)s", low=low, high=high)
+
+
+# ------------------------------------------------------------------ grouped results
+
+def by_gpu(options: Any) -> list[tuple[Any, list[Any]]]:
+    """One entry per GPU, in rank order: its best-ranked configuration and the other counts
+    of that GPU (8 of 10 FLUX rows were the same A100 at 1 to 8 cards)."""
+    out: dict[str, tuple[Any, list[Any]]] = {}
+    for o in options:
+        if o.gpu.id in out:
+            out[o.gpu.id][1].append(o)
+        else:
+            out[o.gpu.id] = (o, [])
+    return list(out.values())
+
+
+def split_exclusions(excluded: Any) -> tuple[list[Any], list[Any]]:
+    """(the exclusions worth a row each, the GPUs that fit but have no offer): the second are
+    said in one line, not about 19 rows after every answer."""
+    rows = [e for e in excluded if str(getattr(e.kind, "value", e.kind)) != "offer"]
+    no_offer = [e for e in excluded if str(getattr(e.kind, "value", e.kind)) == "offer"]
+    return rows, no_offer
+
+
+# ------------------------------------------------------------------ verdicts and warnings
+
+NEAR_TIE = 0.05  # advise/recommend.py's near-tie margin: within 5 % reads as a tie
+
+
+def rent_or_buy_verdict(advice: Any) -> str:
+    """'buy', 'rent' or 'even': within the near-tie margin of each other the two costs are
+    about even (a 1.4 % saving on 36 months of estimates is no clear verdict)."""
+    rent, own = advice.rent_cost.amount, advice.own_cost.amount
+    larger = max(abs(rent), abs(own))
+    if larger > 0 and abs(rent - own) <= NEAR_TIE * larger:
+        return "even"
+    return str(advice.decision)
+
+
+LONG_JOB_S = 30 * 86400  # a month of wall time: past it, a job wants more or bigger GPUs
+
+
+def warnings(L: Locale, rec: Any, max_gpus: int | None, deadline: bool) -> list[str]:
+    """What makes the best answer absurd, and the change that helps: '31,147 days for
+    $68,892,252' said without a word was the defect."""
+    best = getattr(rec, "best", None)
+    if best is None or best.time_s is None:
+        return []
+    g = L.gettext
+    out: list[str] = []
+    t = best.time_s.typical
+    if t > LONG_JOB_S:
+        helps = []
+        if max_gpus is not None:
+            helps.append(g("allow more GPUs (“At most this many GPUs” is %(n)s)", n=max_gpus))
+        if not deadline:
+            helps.append(g("set a deadline, so only configurations that finish in time rank"))
+        helps.append(g("choose a bigger card or less work"))
+        out.append(g("This would run for %(time)s: %(helps)s.", time=L.duration(t),
+                     helps="; ".join(helps)))
+    return out

@@ -16,14 +16,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from pydantic import ValidationError
 
 from whichgpu.answers import requests as r
 from whichgpu.answers.command_line import command_line
-from whichgpu.answers.fields import is_bool, is_list
+from whichgpu.answers.fields import Text, is_bool, is_list
 from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web, reason
 from whichgpu.errors import InputError, WhichGPUError
@@ -31,6 +31,7 @@ from whichgpu.messages import msg
 from whichgpu.web import charts, explain, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
+from whichgpu.web.input_bounds import bounds_attrs, field_attrs
 from whichgpu.web.resolve import prefetch
 
 router = APIRouter(include_in_schema=False)
@@ -101,7 +102,8 @@ def _env() -> Environment:
                  "datetime", "age"):
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
     env.filters["say"] = lambda text: words.say(_L(), text)
-    env.globals.update(charts=charts, explain=explain, math=math)
+    env.globals.update(charts=charts, explain=explain, math=math, bounds=field_attrs,
+                       bounds_attrs=bounds_attrs)
     return env
 
 
@@ -217,16 +219,17 @@ def advisor(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
     task = p.get("task") or "inference"
-    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
-        explain.UNIT_FOR_TASK.get(task, "tokens")
-    ctx: dict[str, Any] = {"page": "advisor", "form": p, "unit": unit,
-                           "article_cards": ",".join(ARTICLE_CARDS), **_common()}
+    unit = explain.unit_for(task, p.get("unit"))
+    ctx: dict[str, Any] = {"page": "advisor", "form": {**p, "unit": unit}, "unit": unit,
+                           "task": task, "article_cards": ",".join(ARTICLE_CARDS),
+                           "all_url": _with_query(request, top="0"), **_common()}
     if not p.get("model"):
         return render(request, "advisor.html", ctx)
-    params = dict(p)
-    if p.get("amount"):
-        params[unit] = p["amount"]
+    params = _work(p, unit)
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
+    if budget.startswith("-"):
+        ctx.update(error=_BUDGET(v=budget))
+        return render(request, "advisor.html", ctx, 422)
     if budget:
         if re.fullmatch(r"[\d.,]+", budget):  # a bare number: in the currency shown
             cur = p.get("currency") or attempt(s.main_currency, p.get("prices") or None)[0] \
@@ -250,6 +253,65 @@ def advisor(request: Request) -> HTMLResponse:
     return render(request, "advisor.html", ctx, status_of(error))
 
 
+def _work(p: dict[str, Any], unit: str) -> dict[str, Any]:
+    """The form's amount as the request field of its unit; the tokens/s each user reads only
+    with a number of users (the other units have no use for it)."""
+    params = dict(p)
+    if p.get("amount"):  # the amount and its unit replace any other amount in the address
+        params = {k: v for k, v in p.items() if k not in explain.UNITS}
+        params[unit] = p["amount"]
+    if "users" not in params:
+        params.pop("tokens_per_s_each", None)
+    return params
+
+
+@router.get("/export")
+def export_download(request: Request) -> Response:
+    """The advisor's answer as a launcher task file to download (SkyPilot or dstack): the
+    advisor's question plus ``export`` (the launcher) and ``export_option`` (a rank; empty:
+    the best it can launch). The same file as ``whichgpu recommend --export``."""
+    _begin(request)
+    p = _params(request)
+    launcher, option = (p.pop("export", None) or "").strip(), p.pop("export_option", None)
+    unit = explain.unit_for(p.get("task") or "inference", p.get("unit"))
+    q, error = read(r.Recommend, _work(p, unit))
+    rank_ = None
+    if error is None and launcher.lower() not in ("skypilot", "dstack"):
+        error = _NO_LAUNCHER(v=launcher)
+    if error is None and option:
+        try:
+            rank_ = int(option)
+        except ValueError:
+            error = _BAD_OPTION(v=option)
+    result = None
+    if error is None:
+        result, error = attempt(s.recommend, q)
+    if result is not None:
+        made, error = attempt(_export_file, result, launcher, rank_)
+    if error is not None:
+        return error_page(request, error, 422)
+    filename, text = made
+    return Response(text, media_type="text/yaml; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+def _export_file(result: Any, launcher: str, rank: int | None) -> tuple[str, str]:
+    """(filename, text): export.export_file where the export package has it (it converts the
+    offer's price back to dollars for dstack), else the same file from export_option."""
+    import whichgpu.export as ex
+
+    if hasattr(ex, "export_file"):
+        return ex.export_file(result.rec, launcher, rank, selection=result.selection,
+                              rates=result.rates)
+    e = ex.export_option(result.rec, launcher, rank, selection=result.selection)
+    return e.filename, e.text
+
+
+_NO_LAUNCHER = Text("web.export.launcher", "the task file is for SkyPilot or dstack, got {v!r}")
+_BAD_OPTION = Text("web.export.option", "the option to export is its rank in the table, a whole "
+                   "number such as 2, got {v}")
+
+
 def _profile_used(q, result) -> Any:
     """The calibration profile a result used (for the note under it), or None."""
     if q is None or result is None or not q.calibration:
@@ -267,6 +329,13 @@ def _number(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+_HOURS = Text("web.hours_per_month", "the hours of use per month must be more than 0 and at "
+              "most 730 (24/7), got {v}")
+_HORIZON = Text("web.horizon_months", "the months you need it must be more than 0 and at most "
+                "360 (30 years), got {v}")
+_BUDGET = Text("web.budget_negative", "the hourly budget must be more than 0, got {v}")
+
+
 def _rent_or_buy(result: Any, p: dict[str, Any]):
     """Q4 and Q5 of S13: rent or buy the first option, as the checklist does."""
     from whichgpu.cost.ownership import ownership_inputs
@@ -279,6 +348,10 @@ def _rent_or_buy(result: Any, p: dict[str, Any]):
         return None, [said(exc)]
     if best is None or hours is None or horizon is None:
         return None, []
+    for value, high, what in ((hours, 730, _HOURS), (horizon, 360, _HORIZON)):
+        if not 0 < value <= high:
+            return None, [what(v=p.get("hours_per_month" if what is _HOURS
+                                       else "horizon_months"))]
     try:
         inputs = ownership_inputs(best.gpu, offers=list(result.selection.offers),
                                   rates=result.rates, utilization=min(hours, 730) / 730,
@@ -311,9 +384,11 @@ def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
 
 def _pareto_chart(rec) -> Markup | None:
     L = _L()
+    # one dot per GPU at its best count, numbered as the table's rows
     pts = [charts.Point(explain.label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
-                        o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0)
-           for i, o in enumerate(rec.options[:40]) if o.time_s is not None]
+                        o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0, i + 1)
+           for i, (o, _) in enumerate(explain.by_gpu(rec.options)[:40])
+           if o.time_s is not None]
     if len(pts) < 2:
         return None
     cur = rec.currency
@@ -322,7 +397,7 @@ def _pareto_chart(rec) -> Markup | None:
         pts, title=g("Cost against time for each configuration"),
         desc=g("Each dot is a GPU configuration; the line joins the Pareto front (nothing is "
                "both cheaper and faster). The largest dot is the recommendation."),
-        x_label=g("time (hours)"), y_label=g("cost (%(currency)s)", currency=cur),
+        x_label=g("time"), y_label=g("cost (%(currency)s)", currency=cur),
         fx=lambda h: L.duration(h * 3600), fy=lambda v: L.money({"amount": v, "currency": cur}),
         front_label=g("Pareto front"))
 
@@ -333,6 +408,11 @@ def _pareto_chart(rec) -> Markup | None:
 @cached
 def memory_page(request: Request) -> HTMLResponse:
     return _memory(request, _params(request))
+
+
+_PASTE_JSON = Text("web.paste.json", "the pasted config.json is not valid JSON (line {line}, "
+                   "column {column}: {why})")
+_PASTE_OBJECT = Text("web.paste.object", "the pasted config.json must be a JSON object")
 
 
 @router.post("/memory", response_class=HTMLResponse)
@@ -348,13 +428,11 @@ async def memory_post(request: Request) -> HTMLResponse:
             config = parse_json(config_text, "the pasted config.json")
         except InputError as exc:
             bad = exc.__cause__
-            text = (f"the pasted config.json is not valid JSON (line {bad.lineno}, column "
-                    f"{bad.colno}: {bad.msg})" if isinstance(bad, json.JSONDecodeError)
-                    else str(exc))
+            text = (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=bad.msg)
+                    if isinstance(bad, json.JSONDecodeError) else said(exc))
             return _memory(request, params, error=text, config_text=config_text)
         if not isinstance(config, dict):
-            return _memory(request, params, error="the pasted config.json must be a JSON "
-                           "object", config_text=config_text)
+            return _memory(request, params, error=_PASTE_OBJECT(), config_text=config_text)
     return await _compute(request, _memory, request, params, None, config, config_text,
                           question=repr(sorted(params.items())) + config_text)
 
@@ -449,16 +527,13 @@ def cost_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
     chosen = request.query_params.getlist("gpu") or list(ARTICLE_CARDS)
-    task = p.get("task") or "image"
-    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
-        explain.UNIT_FOR_TASK.get(task, "images")
     form = {"model": "flux.1-dev", "task": "image", "quant": "fp8", "amount": "1000",
             "prices": "vramfarm-2026-11", **{k: v for k, v in p.items() if v is not None}}
+    unit = explain.unit_for(form["task"], p.get("unit"))
+    form["unit"] = unit
     ctx: dict[str, Any] = {"page": "cost", "form": form, "chosen": chosen, "unit": unit,
-                           **_common()}
-    params = {**form, "only": ",".join(chosen[:40]), "top": "0"}
-    if form.get("amount"):
-        params[unit] = form["amount"]
+                           "task": form["task"], **_common()}
+    params = {**_work(form, unit), "only": ",".join(chosen[:40]), "top": "0"}
     q, error = read(r.Recommend, params)
     result = None
     if q is not None:

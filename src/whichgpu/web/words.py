@@ -230,8 +230,10 @@ def say(L: Locale, text: str | None) -> Markup:
     (and the message's id is on it, ``data-msg``, for the tests that compare surfaces)."""
     said = say_text(L, text)
     mid = f' data-msg="{escape(text.id)}"' if isinstance(text, Message) else ""
-    if not said.complete and L.lang != "en":
-        return Markup(f'<span lang="en"{mid}>%s</span>') % str(text)
+    if not said.complete and L.lang != "en":  # the web's English, never the CLI's flags
+        from whichgpu.web.i18n import locale
+
+        return Markup(f'<span lang="en"{mid}>%s</span>') % say_text(locale("en"), text).text
     if mid:
         return Markup(f'<span{mid}>%s</span>') % said.text
     return Markup(escape(said.text))

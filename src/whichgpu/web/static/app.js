@@ -1,6 +1,13 @@
 // whichgpu: small enhancements; every page works without this file.
 // 1. Sortable tables (table[data-sortable]); 2. table filter (input[data-filter-for]);
-// 3. live forms (form[data-live]) that refresh the results as inputs change.
+// 3. live forms (form[data-live]) that refresh the results as inputs change;
+// 4. after a form is submitted, the answer (#results, or the #error box) is scrolled to the
+//    top of the screen and focused, so a laptop's 768 px or a phone shows it, and a screen
+//    reader reads it, instead of leaving it below the form;
+// 5. "Of what" follows the workload (select[data-units-for]): images for image generation,
+//    steps or training tokens for fine-tuning, and the amount's hint follows the unit;
+// 6. a form[data-carry-from] (the pasted config.json) sends what is typed in the other form
+//    too (the context typed above the paste is kept, not reset to the config's 4,096).
 (function () {
   "use strict";
 
@@ -87,7 +94,84 @@
     });
   }
 
+  function followTask(unit) {
+    var task = document.getElementById(unit.getAttribute("data-units-for"));
+    if (!task || !unit.form) return;
+    var hint = document.getElementById("h-amount");
+    function showUnit() {
+      if (hint) {
+        var text = hint.getAttribute("data-hint-" + unit.value.replace(/_/g, "-"));
+        if (text) hint.textContent = text;
+      }
+      unit.form.querySelectorAll("[data-for-unit]").forEach(function (el) {
+        var on = el.getAttribute("data-for-unit") === unit.value;
+        el.hidden = !on;
+        el.querySelectorAll("input, select").forEach(function (i) { i.disabled = !on; });
+      });
+    }
+    function showTask() {
+      var first = null, keep = false;
+      Array.prototype.forEach.call(unit.options, function (o) {
+        var ok = (" " + o.getAttribute("data-tasks") + " ").indexOf(" " + task.value + " ") >= 0;
+        o.hidden = !ok;
+        o.disabled = !ok;
+        if (ok && first === null) first = o;
+        if (ok && o.selected) keep = true;
+      });
+      if (!keep && first) first.selected = true;
+      showUnit();
+    }
+    task.addEventListener("change", showTask);
+    unit.addEventListener("change", showUnit);
+    showTask();
+  }
+
+  function carryFields(form) {
+    var source = document.getElementById(form.getAttribute("data-carry-from"));
+    var skip = (form.getAttribute("data-carry-skip") || "").split(/\s+/);
+    if (!source) return;
+    form.addEventListener("submit", function () {
+      form.querySelectorAll("input[data-carried]").forEach(function (i) { i.remove(); });
+      new FormData(source).forEach(function (value, name) {
+        if (skip.indexOf(name) >= 0 || typeof value !== "string" || value === "") return;
+        var i = document.createElement("input");
+        i.type = "hidden";
+        i.name = name;
+        i.value = value;
+        i.setAttribute("data-carried", "");
+        form.appendChild(i);
+      });
+    });
+  }
+
+  var SUBMITTED = "whichgpu:submitted";
+
+  function rememberSubmit(form) {
+    form.addEventListener("submit", function () {
+      try { sessionStorage.setItem(SUBMITTED, location.pathname); } catch (e) { /* private */ }
+    });
+  }
+
+  function revealAnswer() {
+    var submitted = null;
+    try {
+      submitted = sessionStorage.getItem(SUBMITTED);
+      sessionStorage.removeItem(SUBMITTED);
+    } catch (e) { /* storage off: only #results in the address reveals */ }
+    var target = document.getElementById("error") || document.getElementById("results");
+    var asked = location.hash === "#results" || location.hash === "#error";
+    if (!target || (submitted === null && !asked)) return;
+    var heading = target.querySelector("h2, h3") || target;
+    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+    target.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("select[data-units-for]").forEach(followTask);
+    document.querySelectorAll("form[data-carry-from]").forEach(carryFields);
+    document.querySelectorAll("form").forEach(rememberSubmit);
+    revealAnswer();
     document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
     document.querySelectorAll("input[data-filter-for]").forEach(makeFilter);
     document.querySelectorAll("form[data-live]").forEach(makeLive);
