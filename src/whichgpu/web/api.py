@@ -229,7 +229,8 @@ async def cost(q: Annotated[Cost, Query()]) -> JSON:
 
 @router.get("/prices", tags=["prices"], summary="Latest offers, with their age and source")
 async def prices(q: Annotated[PricesList, Query()]) -> JSON:
-    """``whichgpu prices list --json``."""
+    """``whichgpu prices list --json``: every offer unless ``limit`` is given, as there."""
+    q = q.model_copy(update={"as_json": True})
     return await _out("prices_latest", (q,), lambda: s.prices_latest(q).to_json())
 
 
