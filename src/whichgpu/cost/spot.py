@@ -285,10 +285,10 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
         if cost.amount < plain.amount:  # never below the uninterrupted cost
             cost = plain
         results.append((wall, billed, fails, cost, plain))
-    walls, bills, fails, costs, plains = (sorted(c, key=_key) for c in zip(*results,
-                                                                            strict=True))
+    walls, bills, restarts, costs, plains = (sorted(c, key=_key) for c in zip(*results,
+                                                                               strict=True))
     estimate = SpotEstimate(
-        offer, n, work_s, Range(*walls), Range(*bills), Range(*fails), MoneyRange(*costs),
+        offer, n, work_s, Range(*walls), Range(*bills), Range(*restarts), MoneyRange(*costs),
         MoneyRange(*plains), every, write, restart, assume, rs, capped_any, kind)
     return _with_assumptions(estimate, kind, item_s)
 

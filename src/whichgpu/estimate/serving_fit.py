@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from whichgpu.engines import engines_with
@@ -34,9 +35,9 @@ class Fit:
 
     constant: str
     key: str
-    grid: list[float]
+    grid: Sequence[float]
     label: str
-    pick: object  # row -> bool
+    pick: Callable[[dict[str, str]], bool]  # which validation rows the key is fitted on
 
 
 def _engine(row) -> str | None:

@@ -469,10 +469,10 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     if f not in FTYPES:
         raise KeyError(f"{ftype} is not a llama.cpp file type")
     if f in UNSLOTH_XL:  # sized as the base file type it declares (see UNSLOTH_XL)
-        base = recipe(model, UNSLOTH_XL[f], imatrix=True if imatrix is None else imatrix)
+        xl = recipe(model, UNSLOTH_XL[f], imatrix=True if imatrix is None else imatrix)
         note = (f"Unsloth Dynamic 2.0 {f.upper()}: tensor types chosen per model; sized as "
                 f"{UNSLOTH_XL[f].upper()} (published files within -6 % to +8 % of it)")
-        return Recipe(f, base.tensors, base.imatrix, base.plain_bytes, base.notes + (note,))
+        return Recipe(f, xl.tensors, xl.imatrix, xl.plain_bytes, xl.notes + (note,))
     dynamic = UNSLOTH_DYNAMIC.get(f)
     if dynamic and not model.is_moe:
         raise KeyError(f"{ftype} is Unsloth's dynamic quant of MoE models; {model.name} is "
