@@ -348,7 +348,7 @@ def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: 
                                                                    limit=f"{high:g}", v=v)
 
 
-def _said(err: dict[str, Any], text: str) -> Message | str:
+def _said(err: Mapping[str, Any], text: str) -> Message | str:
     """A validator's own sentence: the message it raised, when it raised one."""
     raised = (err.get("ctx") or {}).get("error")
     first = raised.args[0] if isinstance(raised, BaseException) and raised.args else None

@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlencode
@@ -217,7 +218,8 @@ def advisor(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
     task = p.get("task") or "inference"
-    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
+    asked = p.get("unit")
+    unit: str = asked if asked is not None and asked in explain.UNITS else \
         explain.UNIT_FOR_TASK.get(task, "tokens")
     ctx: dict[str, Any] = {"page": "advisor", "form": p, "unit": unit,
                            "article_cards": ",".join(ARTICLE_CARDS), **_common()}
@@ -450,7 +452,8 @@ def cost_page(request: Request) -> HTMLResponse:
     p = _params(request)
     chosen = request.query_params.getlist("gpu") or list(ARTICLE_CARDS)
     task = p.get("task") or "image"
-    unit = p.get("unit") if p.get("unit") in explain.UNITS else \
+    asked = p.get("unit")
+    unit: str = asked if asked is not None and asked in explain.UNITS else \
         explain.UNIT_FOR_TASK.get(task, "images")
     form = {"model": "flux.1-dev", "task": "image", "quant": "fp8", "amount": "1000",
             "prices": "vramfarm-2026-11", **{k: v for k, v in p.items() if v is not None}}
@@ -584,6 +587,11 @@ def prices_page(request: Request) -> HTMLResponse:
         status_of(error))
 
 
+def _money_in(L: Locale, currency: str) -> Callable[[float], str]:
+    """A chart's y-axis labels: amounts in ``currency``, in the page's locale."""
+    return lambda v: L.money({"amount": v, "currency": currency})
+
+
 def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
     """One chart per currency (prices in two currencies are never drawn on one axis), each
     with its legend: (css class, series name)."""
@@ -607,7 +615,7 @@ def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
             desc=g("One line per price source; each point is a stored snapshot."),
             x_label=g("observed"), y_label=g("per GPU-hour (%(currency)s)", currency=cur),
             fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
-            fy=lambda v, cur=cur: L.money({"amount": v, "currency": cur}), y_from_zero=False,
+            fy=_money_in(L, cur), y_from_zero=False,
             min_x_span=6 * 86400)
         out.append((chart, [(line.css, line.name) for line in lines]))
     return out
