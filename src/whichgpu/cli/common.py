@@ -88,7 +88,7 @@ def refuse_non_finite_floats() -> None:
             bounds = {k: v for k, v in (("ge", min), ("le", max)) if v is not None}
             return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds)])
 
-        finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]
+        finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]  # our marker
         _adapters._build_number_adapter = finite_numbers
         return
     try:

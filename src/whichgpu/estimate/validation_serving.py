@@ -205,7 +205,7 @@ def case_of(row: dict[str, str]) -> Case:
         cfg = cfg.with_(**changes)
     gpu_count = int(_num(row, "gpu_count") or tp * pp)
     replicas = max(gpu_count // (tp * pp), 1)
-    sm = ServingModel(w, gpu, config=cfg, lengths=how)  # type: ignore[arg-type]
+    sm = ServingModel(w, gpu, config=cfg, lengths=how)  # type: ignore[arg-type]  # CSV text
     rate = (row.get("request_rate") or "").strip().lower()
     conc = _num(row, "concurrency")
     n = _num(row, "num_requests")

@@ -234,7 +234,7 @@ def limits_response_hook(response: Any) -> None:
     inner = response.stream
     base = _stream_class(type(response).__module__.split(".")[0])
 
-    class Bounded(base):  # type: ignore[misc, valid-type]
+    class Bounded(base):  # type: ignore[misc, valid-type]  # base: the client's stream class
         def __iter__(self) -> Iterator[bytes]:
             seen = 0
             for chunk in inner:

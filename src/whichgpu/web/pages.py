@@ -95,7 +95,7 @@ def _env() -> Environment:
     env = Environment(loader=PackageLoader("whichgpu.web", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True,
                       lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
-    env.install_gettext_callables(  # type: ignore[attr-defined]
+    env.install_gettext_callables(  # type: ignore[attr-defined]  # added by jinja2.ext.i18n
         lambda m: translations(_lang.get()).gettext(m),
         lambda s_, p, n: translations(_lang.get()).ngettext(s_, p, n), newstyle=True)
     for name in ("number", "sig", "percent", "money", "gb", "gib", "duration", "date",
