@@ -1,5 +1,5 @@
 # make run  - set up a virtual environment from nothing, then run the main job (the web app)
-# make test - set up, then ruff and the whole test suite
+# make test - set up, then ruff, mypy and the whole test suite
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,8 +13,8 @@ export WHICHGPU_LAUNCHERS_PYTHON := $(abspath $(LVENV))/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint setup clean validate calibrate calibrate-serving baseline bench-web \
-	bench-web-heavy bench-recommend bench-store bench-rss bench-service i18n screenshots \
+.PHONY: run test lint typecheck setup clean validate calibrate calibrate-serving baseline \
+	bench-web bench-web-heavy bench-recommend bench-store bench-rss bench-service i18n screenshots \
 	check-counts gpu-check gpu-check-wheels readme-accuracy readme-accuracy-check
 
 $(STAMP): pyproject.toml
@@ -41,8 +41,15 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
 
+# mypy over src/whichgpu with zero errors (issue 16): its settings are pyproject.toml's
+# [tool.mypy] (check_untyped_defs; missing imports ignored only for the untyped packages named
+# in its overrides).
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 test: $(STAMP) $(LSTAMP)
 	$(BIN)/ruff check src tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # Parameter counts of the decoder presets against the models transformers builds (needs torch

@@ -45,18 +45,18 @@ def engine_table() -> dict[Engine, EngineTraits]:
         try:
             engine = Engine(name)
         except ValueError:
-            raise DataError(f"{_PATH}: [{name}] is not an engine whichgpu knows") from None
+            raise DataError(_PATH, f"[{name}] is not an engine whichgpu knows") from None
         unknown = set(row) - {"label", "family", "fallback", *TRAITS}
         if unknown:
-            raise DataError(f"{_PATH}: [{name}] has unknown keys {sorted(unknown)}")
+            raise DataError(_PATH, f"[{name}] has unknown keys {sorted(unknown)}")
         if row.get("family") not in ("llm", "diffusion"):
-            raise DataError(f"{_PATH}: [{name}].family must be llm or diffusion")
+            raise DataError(_PATH, f"[{name}].family must be llm or diffusion")
         table[engine] = EngineTraits(engine, str(row["label"]), row["family"],
                                      frozenset(t for t in TRAITS if row.get(t)),
                                      dict(row.get("fallback", {})))
     missing = set(Engine) - set(table)
     if missing:
-        raise DataError(f"{_PATH}: no table for {sorted(missing)}")
+        raise DataError(_PATH, f"no table for {sorted(missing)}")
     return table
 
 

@@ -204,7 +204,7 @@ class Placement(str):
     JSON write it ("h100-sxm", "2 x h100-sxm"); ``gpu`` and ``count`` are what code reads."""
 
     gpu: str
-    count: int
+    count: int  # type: ignore[assignment]  # the GPU count shadows str.count on purpose
 
     def __new__(cls, gpu: str, count: int = 1) -> Placement:
         self = super().__new__(cls, gpu if count == 1 else f"{count} x {gpu}")

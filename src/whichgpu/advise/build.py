@@ -6,11 +6,12 @@ the same way and fail with the same one-line reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from whichgpu.advise.job import Job
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, msg
+from whichgpu.vocabulary import Objective
 
 if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
@@ -54,7 +55,7 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
         max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
         if max_price_per_hour else None,
         budget=parse_money(budget, default_currency=cur) if budget else None,
-        currency=cur, spot=spot, objective=objective,
+        currency=cur, spot=spot, objective=cast(Objective, objective),  # Job checks it
         **_checkpoints(checkpoint_every))
 
 

@@ -638,6 +638,12 @@ def _assumptions(offer: Offer, count: int, replicas: int) -> list[Message]:
     return out
 
 
+def _given(amount: float | None) -> float:
+    """The job's amount for its kind (``Job.kind`` is the kind whose amount is set)."""
+    assert amount is not None
+    return amount
+
+
 def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], need: int,
             batch: int, currency: str, rates, profile, max_gpus) -> Option | Exclusion:
     speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
@@ -646,33 +652,34 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     kind = job.kind
     if kind == WorkKind.TOKENS:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
-        seconds = rate.inverse(job.tokens)
+        seconds = rate.inverse(_given(job.tokens))
     elif kind == WorkKind.DAILY:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
-        seconds = rate.inverse(job.tokens_per_day)
+        seconds = rate.inverse(_given(job.tokens_per_day))
         replicas = max(1, math.ceil(seconds.typical / 86400))
         if replicas > 1:
             notes.append(msg("option.daily_replicas", "{n} replicas to finish the daily volume "
                              "within 24 h", n=replicas))
     elif kind == WorkKind.SERVING:
         rate_name = "decode_tokens_per_s_per_sequence"
-        replicas = max(1, math.ceil(job.users / max(batch, 1)))
-        per_replica = math.ceil(job.users / replicas)
+        users, each = _given(job.users), _given(job.tokens_per_s_each)
+        replicas = max(1, math.ceil(users / max(batch, 1)))
+        per_replica = math.ceil(users / replicas)
         s = speed if per_replica == batch else estimate_speed(
             wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
             saturation=False)
-        while s.rates[rate_name].typical < job.tokens_per_s_each and per_replica > 1:
+        while s.rates[rate_name].typical < each and per_replica > 1:
             replicas *= 2
-            per_replica = math.ceil(job.users / replicas)
+            per_replica = math.ceil(users / replicas)
             s = estimate_speed(wl.with_(batch=per_replica), gpu, count, profile=profile,
                                check_fit=False, saturation=False)
         rate = s.rates[rate_name]
-        if rate.typical < job.tokens_per_s_each:
-            missing = job.tokens_per_s_each - rate.typical
+        if rate.typical < each:
+            missing = each - rate.typical
             return Exclusion(gpu, count, ExclusionKind.SPEED, msg(
                 "exclusion.speed", "too slow: {rate:.0f} tokens/s per user even alone, "
                 "{wanted:g} wanted", rate=rate.typical, wanted=job.tokens_per_s_each),
-                missing, missing / job.tokens_per_s_each)
+                missing, missing / each)
         speed, batch = s, per_replica
         seconds = None
         if replicas > 1:
@@ -680,18 +687,18 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                              "{users} users each", n=replicas, count=count, users=per_replica))
     elif kind == WorkKind.IMAGES:
         rate_name, rate = "images_per_min", speed.rates["images_per_min"]
-        seconds = rate.inverse(job.images * 60)
+        seconds = rate.inverse(_given(job.images) * 60)
     elif kind == WorkKind.VIDEOS:
         rate_name = "seconds_per_video"
         rate = speed.times["seconds_per_video"]
-        seconds = rate.scale(job.videos)
+        seconds = rate.scale(_given(job.videos))
     elif kind == WorkKind.STEPS:
         rate_name = "step_s"
         rate = speed.times["step_s"]
-        seconds = rate.scale(job.steps)
+        seconds = rate.scale(_given(job.steps))
     elif kind == WorkKind.TRAIN_TOKENS:
         rate_name, rate = "tokens_per_s", speed.rates["tokens_per_s"]
-        seconds = rate.inverse(job.train_tokens)
+        seconds = rate.inverse(_given(job.train_tokens))
     else:  # no amount: cost per hour, and per unit of work
         rate_name = _main_rate(speed)
         rate = speed.rates[rate_name]
@@ -767,18 +774,18 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     if wl.offload_requested and not w.offload_requested:
         est = estimate_memory(wl)
         place = est.details.get("placement") or {}
-        what: list[Message] = []
+        on_host: list[Message] = []
         if place.get("host_expert_layers"):
-            what.append(msg("option.host.experts", "the experts of {n} layer(s)",
-                            n=place["host_expert_layers"]))
+            on_host.append(msg("option.host.experts", "the experts of {n} layer(s)",
+                               n=place["host_expert_layers"]))
         if place.get("cpu_layers"):
-            what.append(msg("option.host.layers", "{n} layer(s)", n=place["cpu_layers"]))
+            on_host.append(msg("option.host.layers", "{n} layer(s)", n=place["cpu_layers"]))
         decode = speed.rates.get("decode_tokens_per_s_per_sequence")
         rate_text = (msg("option.host.rate", ", about {rate:,.0f} tokens/s per sequence",
                          rate=decode.typical) if decode else "")
         notes.append(msg("option.host", "{where} + {what} in host RAM ({flags}; needs "
                          "{ram:.1f} GB of RAM){rate}", where=Placement(gpu.id, count),
-                         what=Join(what, " and "), flags=place.get("flags", ""),
+                         what=Join(on_host, " and "), flags=place.get("flags", ""),
                          ram=est.host_total_bytes / 1e9, rate=rate_text))
     qf = wl.quant_format
     if qf.compute in ("fp8", "fp4") and not gpu.supports(qf.compute):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
@@ -22,6 +22,9 @@ from whichgpu.estimate.calibration import Calibration
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Money, Range
 from whichgpu.vocabulary import ExclusionKind
+
+if TYPE_CHECKING:
+    from whichgpu.advise.recommend import Option
 
 TP_DEGREES = (1, 2, 4, 8)
 #: Without a TTFT or TPOT target, each replica is kept at or below this share of its max
@@ -217,7 +220,8 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
-    options, excluded = [], []
+    options: list[Option] = []
+    excluded: list[Any] = []
     for gpu in gpus or catalog.gpus:
         opts, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus)
         options += opts or []
@@ -325,11 +329,11 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     def cost(o) -> float:
         return _ranked(o.cost, o.spot_risk).typical.amount
 
-    best = [min((o for o in priced if o.offer.spot == spot),
-                key=lambda o: (cost(o), o.gpus, o.layout))
-            for spot in dict.fromkeys(o.offer.spot for o in priced)]
+    cheapest = [min((o for o in priced if o.offer.spot == spot),
+                    key=lambda o: (cost(o), o.gpus, o.layout))
+                for spot in dict.fromkeys(o.offer.spot for o in priced)]
     fewest = min(lay.tp for lay in feasible)
-    return best, [m for m in misses if m.count < fewest and m.kind == "memory"]
+    return cheapest, [m for m in misses if m.count < fewest and m.kind == "memory"]
 
 
 def _replicas(targets: Targets, lay: Layout) -> int:
@@ -430,7 +434,9 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
         from whichgpu.advise.spot_risk import spot_risk
 
         risk = spot_risk(job, sm.workload, offer, lay.tp, replicas, None, speed, price, rates)
-        if risk is not None:
+        from whichgpu.cost.spot import SpotServing
+
+        if isinstance(risk, SpotServing):  # a service's spot risk: replicas and spares
             serving["expected_cost_per_hour"] = risk.cost_per_hour.to_json()
     return Option(lay.gpu, lay.tp, offer, price, None, MoneyRange(price, price, price),
                   lay.memory_bytes, speed, "output_tokens_per_s", tokens,

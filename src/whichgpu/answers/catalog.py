@@ -16,7 +16,7 @@ from whichgpu.catalog.prices import OfferSelection
 from whichgpu.cost.per_tflop import GpuRow, catalog_rows
 from whichgpu.currency import known_currency, rates_from
 from whichgpu.errors import InputError
-from whichgpu.messages import Field, msg
+from whichgpu.messages import Field, Message, msg
 from whichgpu.models.describe import spec_to_json
 from whichgpu.models.preset_index import PresetRecord, list_presets
 from whichgpu.models.spec import ModelSpec
@@ -132,7 +132,7 @@ def model(q: Model, ctx: Context = LOCAL) -> ModelAnswer:
         raise InputError(msg("model.none", "name a model (see 'whichgpu models') or give "
                              "{params} 70e9", params=Field("params")))
     spec = ctx.model(q.model, params=q.params, offline=True if q.offline else None)
-    notes = ()
+    notes: tuple[Message, ...] = ()
     if spec.approximate:
         notes = (msg("model.approximation", "{model} is an approximation, not a real model: "
                      "name the model for exact figures", model=spec.name),)

@@ -11,10 +11,12 @@ bounds a value itself, its bound and its sentence answer. A bound only the web s
 
 from __future__ import annotations
 
+import enum
 import functools
 import math
 import types
 import typing
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import (
@@ -183,7 +185,7 @@ def for_web(model: type[R], body: bool = False) -> type[R]:
         from whichgpu.answers.requests import PastedConfig
 
         bases = (model, PastedConfig)
-    web = type(model.__name__ + ("Body" if body else ""), bases, ns)
+    web = typing.cast("type[R]", type(model.__name__ + ("Body" if body else ""), bases, ns))
     web.model_rebuild()
     _web_models[(model, body)] = web
     return web
@@ -381,14 +383,15 @@ def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: 
                                                                    limit=f"{high:g}", v=v)
 
 
-def _said(err: dict[str, Any], text: str) -> Message | str:
+def _said(err: Mapping[str, Any], text: str) -> Message | str:
     """A validator's own sentence: the message it raised, when it raised one."""
     raised = (err.get("ctx") or {}).get("error")
     first = raised.args[0] if isinstance(raised, BaseException) and raised.args else None
     return first if isinstance(first, Message) else text
 
 
-def reason(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -> Message:
+def reason(errors: Sequence[Mapping[str, Any]], model: type[BaseModel] | None = None
+           ) -> Message:
     """Pydantic's errors as one line, in the engine's words where it has them:
     'batch must be a whole number >= 1, got 0', 'No such option: --colour'."""
     parts: list[Message | str] = []
@@ -428,7 +431,7 @@ def _unknown_choice(model: type[BaseModel], name: str, value: Any,
     choice = choice_of(model, name)
     annotation = model.model_fields[name].annotation
     members = [a for a in (annotation, *typing.get_args(annotation))
-               if isinstance(a, type) and issubclass(a, str) and a is not str]
+               if isinstance(a, type) and issubclass(a, str) and issubclass(a, enum.Enum)]
     values = [str(m) for m in members[0]] if members else \
         [v.strip(" '") for v in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
     unknown = choice.unknown if choice is not None else Text(

@@ -112,8 +112,8 @@ class Comparison:
     checks: list[dict[str, Any]] = field(default_factory=list)  # model vs a 2nd measured card
 
     def _cheapest(self, rows: list[Row]) -> Row | None:
-        priced = [r for r in rows if r.cost is not None]
-        return min(priced, key=lambda r: r.cost.amount, default=None)
+        priced = [(r.cost.amount, r) for r in rows if r.cost is not None]
+        return min(priced, key=lambda p: p[0], default=(0.0, None))[1]
 
     @property
     def cheaper(self) -> Row | None:
@@ -131,7 +131,8 @@ class Comparison:
             "cards": [r.to_json() for r in self.rows],
             "cheaper": cheaper.gpu.id if cheaper else None,
             "cheapest": ({"gpu": cheapest.gpu.id, "measured": cheapest.measured,
-                          "cost": cheapest.cost.to_json()} if cheapest else None),
+                          "cost": cheapest.cost.to_json() if cheapest.cost else None}
+                         if cheapest else None),
             "reference": self.reference, "projection": self.projection,
             "currency": self.currency, "prices": self.prices, "count": self.count,
             "checks": self.checks, "assumptions": self.assumptions,
@@ -212,9 +213,10 @@ def compute_share(ref: Measured, other: Measured) -> float | None:
     """
     pc = [peak_speed(g, "compute") for g in (ref.gpu, other.gpu)]
     pm = [peak_speed(g, "memory") for g in (ref.gpu, other.gpu)]
-    if not all(pc) or not all(pm):
+    (c_ref, c_other), (m_ref, m_other) = pc, pm
+    if not (c_ref and c_other and m_ref and m_other):
         return None
-    rc, rm = pc[0] / pc[1], pm[0] / pm[1]
+    rc, rm = c_ref / c_other, m_ref / m_other
     if abs(rc - rm) < 0.02 * rm:
         return None
     f = (other.seconds / ref.seconds - rm) / (rc - rm)
@@ -224,6 +226,7 @@ def compute_share(ref: Measured, other: Measured) -> float | None:
 def _project_by_split(ref: Measured, f: float, fitted_on: str, gpus: list[GPU]
                       ) -> tuple[dict[str, tuple[float | None, str]], str]:
     pc, pm = peak_speed(ref.gpu, "compute"), peak_speed(ref.gpu, "memory")
+    assert pc and pm  # compute_share fitted f on the reference's peaks
     out: dict[str, tuple[float | None, str]] = {}
     for g in gpus:
         gc, gm = peak_speed(g, "compute"), peak_speed(g, "memory")

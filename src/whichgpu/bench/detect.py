@@ -143,8 +143,8 @@ def parse_query_csv(text: str, source: str = "nvidia-smi") -> list[GpuInfo]:
         raise DataError(source, "empty nvidia-smi output")
     header = []
     for h in rows[0]:
-        key, _, unit = h.strip().partition(" [")
-        unit = unit.rstrip("]") or None
+        key, _, bracketed = h.strip().partition(" [")
+        unit = bracketed.rstrip("]") or None
         if key in _UNITS and unit and unit != _UNITS[key]:
             raise DataError(source, f"{key} is in {unit}, expected {_UNITS[key]}", field=key)
         header.append(key)
@@ -201,7 +201,7 @@ def run_nvidia_smi(*args: str, timeout: float = 30) -> str:
 
 
 def from_nvidia_smi() -> list[GpuInfo]:
-    fields = QUERY_FIELDS
+    fields: tuple[str, ...] = QUERY_FIELDS
     try:
         text = run_nvidia_smi(f"--query-gpu={','.join(fields)}", "--format=csv")
     except BenchUnavailable as exc:
@@ -229,9 +229,10 @@ def from_nvml(nvml: Any | None = None) -> list[GpuInfo]:
     """GPUs through NVML (the ``pynvml`` module of nvidia-ml-py)."""
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError as exc:
             raise BenchUnavailable("nvidia-ml-py is not installed") from exc
+        nvml = pynvml
     try:
         nvml.nvmlInit()
     except Exception as exc:

@@ -212,7 +212,7 @@ def compare_lines(rows: dict[str, list[dict[str, str]]], measured: dict[str, flo
         note = ""
         if gpu_id:
             value, note = validation_memory.predict(row)
-            est = Range.point(value)
+            est = Range.point(value) if value is not None else None  # None: not modelled
         name = "inference_peak_bytes" if row["task"] == "inference" else "train_peak_bytes"
         lines.append(Line(name, "bytes", float(row["bytes"]), est, None, note))
     return lines
@@ -350,6 +350,7 @@ def append_rows(folder: str, rows: dict[str, list[dict[str, str]]]) -> list[str]
     if not base.is_dir():
         raise InputError(f"--append {folder}: not a folder (give the folder that holds "
                          "speed.csv and memory.csv, e.g. validation)")
+    header: tuple[str, ...]
     for name, header in (("speed", SPEED_HEADER), ("memory", MEMORY_HEADER)):
         new = rows.get(name) or []
         if not new:
@@ -359,7 +360,8 @@ def append_rows(folder: str, rows: dict[str, list[dict[str, str]]]) -> list[str]
         if path.exists():
             with path.open(newline="", encoding="utf-8") as f:
                 reader = csv.DictReader(f)
-                header = tuple(reader.fieldnames or ())
+                found: tuple[str, ...] = tuple(reader.fieldnames or ())
+                header = found
                 existing = {r.get("id", "") for r in reader}
             unknown = {k for r in new for k in r} - set(header)
             if unknown:

@@ -146,17 +146,24 @@ def _matrix(text: str, source: str) -> tuple[list[str], dict[str, list[str]], di
     return devices, rows, {"extra": extra, **tails}
 
 
+def _gpu_index(label: str) -> int:
+    """3 for "GPU3" (labels _matrix kept as GPU rows, or columns filtered as GPUs)."""
+    m = _GPU.fullmatch(label)
+    assert m is not None, label
+    return int(m.group(1))
+
+
 def parse_topo_matrix(text: str, source: str = "nvidia-smi topo -m") -> Topology:
     """The GPU-to-GPU part of ``nvidia-smi topo -m`` (NIC rows and columns are skipped)."""
     devices, rows, tails = _matrix(text, source)
-    gpu_cols = [(i, int(_GPU.fullmatch(d).group(1))) for i, d in enumerate(devices)
+    gpu_cols = [(i, _gpu_index(d)) for i, d in enumerate(devices)
                 if _GPU.fullmatch(d)]
-    gpus = tuple(sorted(int(_GPU.fullmatch(r).group(1)) for r in rows))
+    gpus = tuple(sorted(_gpu_index(r) for r in rows))
     if not gpus:
         raise DataError(source, "no GPU rows")
     pairs = []
     for label, cells in rows.items():
-        a = int(_GPU.fullmatch(label).group(1))
+        a = _gpu_index(label)
         for col, b in gpu_cols:
             cell = cells[col]
             if b <= a:
@@ -167,7 +174,7 @@ def parse_topo_matrix(text: str, source: str = "nvidia-smi topo -m") -> Topology
     extra = tails.pop("extra")
     cpu, numa = {}, {}
     for label, tail in tails.items():
-        g = int(_GPU.fullmatch(label).group(1))
+        g = _gpu_index(label)
         if "CPU Affinity" in extra and tail:
             cpu[g] = tail[0]
         if "NUMA Affinity" in extra and len(tail) > 1:
@@ -181,7 +188,7 @@ def parse_p2p_matrix(text: str, source: str = "nvidia-smi topo -p2p r") -> dict[
     devices, rows, _ = _matrix(text, source)
     out: dict[tuple[int, int], str] = {}
     for label, cells in rows.items():
-        a = int(_GPU.fullmatch(label).group(1))
+        a = _gpu_index(label)
         for col, d in enumerate(devices):
             m = _GPU.fullmatch(d)
             if m and int(m.group(1)) > a:

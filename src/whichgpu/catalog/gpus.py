@@ -283,7 +283,7 @@ class Catalog(_Frozen):
         label = ENGINE_LABELS.get(engine, engine)
         where = data_text(info.name) if gpu.engines is None else gpu.name
         same = [ENGINE_LABELS.get(e, e) for e in _same_kind(engine, runs)]
-        instead = Join(same, last=" or ") if same else data_text(info.instead)
+        instead = Join(same or [ENGINE_LABELS.get(e, e) for e in runs], last=" or ")
         if gpu.engines is not None and gpu.engines.note:
             return msg("engine.not_here.note", "{engine} does not run on {where}; {instead} do "
                        "({note})", engine=label, where=where, instead=instead,

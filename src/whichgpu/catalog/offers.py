@@ -100,7 +100,7 @@ class Offer(BaseModel):
 
     def billing_text(self) -> str:
         """'per second', or 'per second (assumed: Nebius does not state its billing rule)'."""
-        text = self.billing.describe()
+        text: str = self.billing.describe()
         if not self.billing_stated:
             text += f" (assumed: {self.provider} does not state its billing rule)"
         return text
@@ -134,7 +134,7 @@ def _text(value: object) -> str | None:
     return text or None
 
 
-def _bool(text: str, path: Path, row: int, field: str) -> bool:
+def _bool(text: str, path: Path | str, row: int, field: str) -> bool:
     t = str(text).strip().lower()
     if t in ("", "0", "false", "no", "on-demand", "ondemand"):
         return False
@@ -143,7 +143,7 @@ def _bool(text: str, path: Path, row: int, field: str) -> bool:
     raise DataError(path, f"{text!r} is not true/false", row=row, field=field)
 
 
-def _float(text: Any, path: Path, row: int, field: str, *, default: float | None = None,
+def _float(text: Any, path: Path | str, row: int, field: str, *, default: float | None = None,
            positive: bool = False) -> float:
     if text is None or str(text).strip() == "":
         if default is None:
@@ -163,8 +163,8 @@ def _float(text: Any, path: Path, row: int, field: str, *, default: float | None
 GpuResolver = Callable[[str, str], str]
 
 
-def offer_from_row(row: dict[str, Any], *, path: Path, index: int, offer_set: str | None,
-                   catalog: Catalog, strict_gpu: bool = True,
+def offer_from_row(row: dict[str, Any], *, path: Path | str, index: int,
+                   offer_set: str | None, catalog: Catalog, strict_gpu: bool = True,
                    gpu_resolver: GpuResolver | None = None) -> Offer:
     """One offer from a CSV/JSON row; errors name the file, the row and the field."""
     for name in _REQUIRED:
@@ -208,7 +208,7 @@ def offer_from_row(row: dict[str, Any], *, path: Path, index: int, offer_set: st
     )
 
 
-def read_offer_rows(text: str, *, path: Path, fmt: str
+def read_offer_rows(text: str, *, path: Path | str, fmt: str
                     ) -> tuple[list[tuple[int, Any]], dict[str, Any]]:
     """The rows of a CSV or JSON offer file, numbered as a person counts them, and the JSON
     file's top-level fields (``{"observed_at": ..., "offers": [...]}``); checks the columns."""

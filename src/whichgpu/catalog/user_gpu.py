@@ -22,6 +22,7 @@ from whichgpu.catalog.gpus import (
     GPU,
     PLATFORMS,
     PRECISIONS,
+    FormFactor,
     Interconnect,
     PurchasePrice,
     Resolution,
@@ -62,7 +63,7 @@ def is_memory_only(text: str) -> bool:
     return bool(_MEMORY_ONLY.fullmatch(str(text)))
 
 
-def _bad(key: str, value: str, want: Message) -> InputError:
+def _bad(key: str, value: str, want: Message | str) -> InputError:
     return InputError(msg("gpu_spec.bad", "{field} {key}={v!r}: {want}", field=Field("gpu_spec"),
                           key=key, v=value, want=want))
 
@@ -220,7 +221,7 @@ def user_gpu(spec: dict[str, str] | str) -> GPU:
     )
 
 
-def _form_factor(throughput: dict[str, Throughput]) -> str:
+def _form_factor(throughput: dict[str, Throughput]) -> FormFactor:
     """GeForce-like (the speed model's FP16-accumulate path) when the user gave an FP16-
     accumulate rate above the FP32-accumulate one; a plain PCIe card otherwise."""
     a16, f16 = throughput.get("fp16_acc16"), throughput.get("fp16")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -10,6 +11,9 @@ from whichgpu.answers import requests as req
 from whichgpu.cli.bind import bind
 from whichgpu.cli.common import console, show
 from whichgpu.vocabulary import Ranking
+
+if TYPE_CHECKING:
+    from whichgpu.advise.recommend import Exclusion
 
 
 def register(app: typer.Typer) -> None:
@@ -179,7 +183,7 @@ def _print_owned(owned) -> None:
 def _excluded_per_gpu(excluded) -> list:
     """One exclusion per GPU for people: a GPU that runs with more cards shows its largest
     failing size, another its nearest miss; memory and deadline misses first, no-offer last."""
-    per: dict[str, object] = {}
+    per: dict[str, Exclusion] = {}
     for e in excluded:
         if e.kind == "offer":
             continue

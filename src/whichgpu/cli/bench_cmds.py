@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from whichgpu.answers import requests as req
 from whichgpu.cli.bind import bind
 from whichgpu.cli.common import console, err_console, show
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 bench_app = typer.Typer(
     help="Measure this machine's GPUs against their datasheets and save a calibration profile.",
@@ -24,8 +29,8 @@ class RichReporter:
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
-        self.progress = None
-        self.task = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
         self.started = 0
 
     def start(self, total: int) -> None:
@@ -47,7 +52,7 @@ class RichReporter:
         self.task = self.progress.add_task("starting", total=total)
 
     def step(self, description: str) -> None:
-        if self.progress is None:
+        if self.progress is None or self.task is None:  # both set by start()
             return
         if self.started:
             self.progress.advance(self.task)
@@ -55,7 +60,7 @@ class RichReporter:
         self.progress.update(self.task, description=f"measuring {description}")
 
     def done(self) -> None:
-        if self.progress is None:
+        if self.progress is None or self.task is None:  # both set by start()
             return
         self.progress.update(self.task, completed=self.progress.tasks[0].total)
         self.progress.stop()

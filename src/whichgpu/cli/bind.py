@@ -110,7 +110,7 @@ def command(model: type[Request], body: Body, *, context: bool = False) -> Calla
         else:
             body(request)
 
-    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for typer
     run.__annotations__ = {p.name: p.annotation for p in params}
     run.__name__ = model.COMMAND.split()[-1].replace("-", "_") or "command"
     run.__doc__ = help_of(model)

@@ -75,7 +75,7 @@ def refuse_non_finite_floats() -> None:
     try:
         from typer import _adapters
     except ImportError:
-        _adapters = None
+        _adapters = None  # type: ignore[assignment]  # typer before 0.17 has no _adapters
     build = getattr(_adapters, "_build_number_adapter", None)
     if build is not None and not getattr(build, "_whichgpu_finite", False):
         from typing import Annotated
@@ -88,7 +88,7 @@ def refuse_non_finite_floats() -> None:
             bounds = {k: v for k, v in (("ge", min), ("le", max)) if v is not None}
             return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds)])
 
-        finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]
+        finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]  # our marker
         _adapters._build_number_adapter = finite_numbers
         return
     try:
@@ -106,8 +106,8 @@ def refuse_non_finite_floats() -> None:
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return result
 
-    base.convert = convert
-    base._whichgpu_finite = True
+    base.convert = convert  # type: ignore[method-assign]  # made strict on purpose (above)
+    base._whichgpu_finite = True  # type: ignore[attr-defined]  # our marker on click's class
 
 
 def input_failure(exc: BaseException) -> str | None:

@@ -12,6 +12,8 @@ from whichgpu.cli.common import console, emit_json, err_console, note
 from whichgpu.listing import join_some
 
 if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
     from whichgpu.catalog.offers import Offer
     from whichgpu.catalog.prices import OfferSelection
     from whichgpu.catalog.prices.refresh import FeedOutcome
@@ -125,10 +127,11 @@ def _print_prices(result) -> None:
                   title="Offers, cheapest per GPU-hour first"
                   + (" (within each currency)" if len(selection.currencies()) > 1 else ""))
     multi = any(o.gpu_count > 1 for o in shown)  # else the offer price is the GPU price
-    for col, justify, min_width in (("GPU", "left", None), ("Provider", "left", 6),
-                                    ("Region", "left", 6), ("Per GPU-h", "right", None),
-                                    ("Offer /h", "right", None), ("Age", "right", None),
-                                    ("Feed", "left", None)):
+    columns: tuple[tuple[str, JustifyMethod, int | None], ...] = (
+        ("GPU", "left", None), ("Provider", "left", 6), ("Region", "left", 6),
+        ("Per GPU-h", "right", None), ("Offer /h", "right", None), ("Age", "right", None),
+        ("Feed", "left", None))
+    for col, justify, min_width in columns:
         if multi or col != "Offer /h":
             table.add_column(col, justify=justify, no_wrap=min_width is None,
                              min_width=min_width, overflow="fold")

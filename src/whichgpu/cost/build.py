@@ -137,7 +137,7 @@ class TcoResult:
         return data
 
 
-def tco(gpu_id: str, *, purchase_price: str | None = None, resale_value: str | None = None,
+def tco(gpu_id: str | None, *, purchase_price: str | None = None, resale_value: str | None = None,
         years: float | None = None, host_share: str | None = None, tdp: float | None = None,
         load_factor: float | None = None, utilization: str | None = None,
         hours_per_month: float | None = None, kwh_price: str | None = None,
@@ -241,8 +241,9 @@ class CostResult:
         notes = self.task.assumptions()
         if self.rate_of_work:
             notes.append(f"duration from the rate of work {self.rate_of_work}")
-        if self.converted:
-            notes.append(self.conversion_note())
+        note = self.conversion_note()  # None unless converted
+        if note is not None:
+            notes.append(note)
         return notes
 
     def to_json(self) -> dict[str, Any]:

@@ -113,7 +113,7 @@ class OwnershipInputs(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> OwnershipInputs:
-        problems = []
+        problems: list[str] = []  # Messages and plain sentences
 
         def amount(name: str, *, positive: bool = False) -> None:
             m = getattr(self, name)

@@ -8,11 +8,15 @@ it rests on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from whichgpu.catalog.gpus import FORM_FACTORS, GPU, PRECISIONS, VENDORS, Catalog, default_catalog
 from whichgpu.errors import InputError, NotFoundError
 from whichgpu.messages import Message, msg
 from whichgpu.units import Money
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.offers import Offer
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class GpuRow:
 
     gpu: GPU
     figure: TflopsFigure
-    offer: object | None  # whichgpu.catalog.offers.Offer
+    offer: Offer | None
     cost_per_tflop_hour: Money | None
     price_per_gpu_hour: Money | None = None  # in the display currency
 
@@ -160,11 +164,13 @@ def catalog_rows(
         offer = None
         price = None
         if offers is not None:
-            offer = (cheapest_offer(offers, g.id, currency, rates, spot=False)
-                     or cheapest_offer(offers, g.id, currency, rates, spot=True))
+            shown = currency or "USD"  # None only when there are no offers to price
+            offer = (cheapest_offer(offers, g.id, shown, rates, spot=False)
+                     or cheapest_offer(offers, g.id, shown, rates, spot=True))
         if priced_only and offer is None:
             continue
         if offer is not None:
+            assert currency is not None  # set above from the offers
             price = convert(offer.price_per_gpu_hour, currency, rates)
         cpt = cost_per_tflop_hour(price, figure.tflops) if price else None
         rows.append(GpuRow(g, figure, offer, cpt, price))

@@ -305,14 +305,14 @@ def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
         if cost.amount < plain.amount:  # never below the uninterrupted cost
             cost = plain
         results.append((wall, billed, fails, cost, plain))
-    walls, bills, fails, costs, plains = (sorted(c, key=_key) for c in zip(*results,
-                                                                            strict=True))
+    walls, bills, fail_counts, costs, plains = (sorted(c, key=_key) for c in zip(*results,
+                                                                                  strict=True))
     # the cases that finish in practice; sorted as the ranges are (the busy end fails first)
     done = sorted((wall <= NOT_IN_PRACTICE * max(getattr(work_s, case), 1.0)
                    for (wall, *_), case in zip(results, ("low", "typical", "high"), strict=True)),
                   reverse=True)
     estimate = SpotEstimate(
-        offer, n, work_s, Range(*walls), Range(*bills), Range(*fails), MoneyRange(*costs),
+        offer, n, work_s, Range(*walls), Range(*bills), Range(*fail_counts), MoneyRange(*costs),
         MoneyRange(*plains), every, write, restart, assume, rs, tuple(done), kind)
     return _with_assumptions(estimate, kind, item_s)
 

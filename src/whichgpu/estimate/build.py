@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from whichgpu.errors import InputError
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import Backend, Workload
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
 
@@ -111,7 +113,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
         tensor_overrides=parse_overrides(override_tensor), host=host,
         engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
-        backend=backend or None)
+        backend=cast(Backend | None, backend or None))  # Workload checks the name
 
 
 def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:

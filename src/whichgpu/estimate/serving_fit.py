@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from whichgpu.engines import engines_with
@@ -34,9 +35,9 @@ class Fit:
 
     constant: str
     key: str
-    grid: list[float]
+    grid: Sequence[float]
     label: str
-    pick: object  # row -> bool
+    pick: Callable[[dict[str, str]], bool]  # which validation rows the key is fitted on
 
 
 def _engine(row) -> str | None:
@@ -77,14 +78,23 @@ def fits() -> list[Fit]:
     for engine in ENGINES:
         for family in FAMILIES:
             out.append(Fit("serving_step_per_sequence_us", f"{engine}/{family}", PER_SEQ_GRID,
-                           "per-sequence step cost",
-                           lambda r, e=engine, f=family: _engine(r) == e and _family(r) == f
-                           and vs.family_of(r) in ("throughput", "tpot")))
+                           "per-sequence step cost", _step_rows(engine, family)))
     for engine in ENGINES:
         out.append(Fit("serving_ttft_overhead_ms", engine, TTFT_GRID, "TTFT overhead",
-                       lambda r, e=engine: _engine(r) == e and vs.family_of(r) == "ttft"
-                       and _low_load(r) and _family(r) == "dense"))
+                       _ttft_rows(engine)))
     return out
+
+
+def _step_rows(engine: str, family: str) -> Callable[[dict[str, str]], bool]:
+    """Throughput and TPOT rows of one engine and model family."""
+    return lambda r: (_engine(r) == engine and _family(r) == family
+                      and vs.family_of(r) in ("throughput", "tpot"))
+
+
+def _ttft_rows(engine: str) -> Callable[[dict[str, str]], bool]:
+    """Low-load TTFT rows of one engine on dense models."""
+    return lambda r: (_engine(r) == engine and vs.family_of(r) == "ttft"
+                      and _low_load(r) and _family(r) == "dense")
 
 
 # ------------------------------------------------------------------ scoring

@@ -35,6 +35,7 @@ def calibrator() -> ModuleType:
         raise InputError("cross-validation needs scripts/calibrate.py from the source "
                          "checkout (it is not part of the installed package)")
     spec = importlib.util.spec_from_file_location("whichgpu_calibrate", script)
+    assert spec is not None and spec.loader is not None  # a .py file always has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["whichgpu_calibrate"] = module
     spec.loader.exec_module(module)

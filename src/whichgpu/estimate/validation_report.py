@@ -63,9 +63,9 @@ def group_errors(outcomes: list[Outcome], rows: dict[str, dict[str, str]],
         groups.setdefault(key(rows[o.id]), []).append(o)
     out = []
     for k, members in sorted(groups.items()):
-        errs = [o.error for o in members]
+        errs = [o.error for o in members if o.error is not None]  # every one: filtered above
         absolute = [abs(e) for e in errs]
-        hold = [abs(o.error) for o in members if o.split == "holdout"]
+        hold = [abs(o.error) for o in members if o.split == "holdout" and o.error is not None]
         dates = sorted(d for o in members if (d := (rows[o.id].get("date") or "").strip()))
         out.append(GroupError(k, len(errs), statistics.median(absolute), _p90(absolute),
                               statistics.median(errs), len(hold),

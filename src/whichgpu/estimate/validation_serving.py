@@ -18,11 +18,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.engines import engines_with
 from whichgpu.errors import InputError
 from whichgpu.estimate.validation import Outcome, default_path, read_rows
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.speed.serving_engine import Usage
 
 #: metric -> (family, what the replica's answer gives)
 METRICS = {
@@ -112,7 +115,7 @@ def _gpu(gpu_id: str):
     raise InputError(f"unknown GPU {gpu_id!r} (not in this catalog yet)")
 
 
-def _usage(row: dict[str, str], engine: str) -> str:
+def _usage(row: dict[str, str], engine: str) -> Usage:
     text = (row.get("conditions") or "").lower()
     if engine == "trtllm" and "trtllm-bench" in text:
         return "bench"
@@ -202,7 +205,7 @@ def case_of(row: dict[str, str]) -> Case:
         cfg = cfg.with_(**changes)
     gpu_count = int(_num(row, "gpu_count") or tp * pp)
     replicas = max(gpu_count // (tp * pp), 1)
-    sm = ServingModel(w, gpu, config=cfg, lengths=how)  # type: ignore[arg-type]
+    sm = ServingModel(w, gpu, config=cfg, lengths=how)  # type: ignore[arg-type]  # CSV text
     rate = (row.get("request_rate") or "").strip().lower()
     conc = _num(row, "concurrency")
     n = _num(row, "num_requests")

@@ -14,7 +14,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
-from whichgpu.models.spec import ModelSpec
+from whichgpu.models.spec import DiffusionSpec, ModelSpec
 from whichgpu.vocabulary import Engine
 
 Task = Literal["inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
@@ -148,6 +148,13 @@ class Workload:
         return self.task in DIFFUSION_TASKS
 
     @property
+    def diffusion_spec(self) -> DiffusionSpec:
+        """The model's diffusion pipeline; only diffusion workloads ask for it."""
+        d = self.model.diffusion
+        assert d is not None, f"{self.model.name} is not a diffusion model"
+        return d
+
+    @property
     def quant_format(self) -> QuantFormat:
         return get_quant(self.quant_name)
 
@@ -268,7 +275,7 @@ class Workload:
         if self.resolution:
             return self.resolution
         if self.model.diffusion:
-            return self.model.diffusion.default_resolution
+            return self.diffusion_spec.default_resolution
         return (1024, 1024)
 
     @property

@@ -48,7 +48,7 @@ def check_launcher(name: str) -> Launcher:
     n = str(name).strip().lower()
     if n not in LAUNCHERS:
         raise InputError(f"unknown launcher {name!r} for --export: use skypilot or dstack")
-    return n  # type: ignore[return-value]
+    return n
 
 
 def export_file(rec: Recommendation, launcher: str, option: int | None = None, *,

@@ -300,7 +300,7 @@ def _training(o: Option, job: Job, w: Workload) -> LaunchCommands:
                      "gradient checkpointing " + ("on" if w.uses_checkpointing else "off")]
     if w.task in ("lora", "qlora"):
         out.settings.append(f"LoRA rank {w.lora_rank} on {', '.join(w.lora_targets)}")
-    if save is not None:
+    if save is not None and job.checkpoint_every_s is not None:  # one is set with the other
         where = CHECKPOINT_DIR if o.offer.spot else "./outputs"
         every = format_duration(job.checkpoint_every_s)
         if out.engine == "torchtune":

@@ -59,8 +59,8 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
                          "ssh fleets)")
     cloud = backend(offer.provider, launcher)
     if cloud is None:
-        other = "dstack" if launcher == "skypilot" else "skypilot"
-        alt = backend(offer.provider, other)  # type: ignore[arg-type]
+        other: Launcher = "dstack" if launcher == "skypilot" else "skypilot"
+        alt = backend(offer.provider, other)
         hint = f"use --export {other}, which has one, or " if alt else ""
         raise InputError(f"{label(launcher)} has no backend for {offer.provider} (option "
                          f"{option.label}): {hint}pick an option on another provider with "

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from whichgpu.errors import DataError
 from whichgpu.models.config_fields import ConfigReader
-from whichgpu.models.spec import LayerSpec, LinearGroup, MLASpec, MoESpec
+from whichgpu.models.spec import AttentionKind, LayerSpec, LinearGroup, MLASpec, MoESpec
 
 PARTS = ("embedding", "attention", "mlp", "experts", "shared_experts", "router", "lm_head",
          "norms", "other")
@@ -102,7 +102,7 @@ def head_dim_of(r: ConfigReader, h: int, a: int, default: int = 0) -> int:
 
 def attention_kinds(r: ConfigReader, n_layers: int, rule: Callable[[int], bool],
                     window: int | None, *, linear_ok: bool = False
-                    ) -> list[tuple[str, int | None]]:
+                    ) -> list[tuple[AttentionKind, int | None]]:
     """(kind, window) per layer: ``layer_types`` when the config has it, else ``rule``.
 
     Linear-attention / SSM layer types are accepted only by parsers that know their state
@@ -113,7 +113,7 @@ def attention_kinds(r: ConfigReader, n_layers: int, rule: Callable[[int], bool],
         if len(types) != n_layers:
             raise DataError(r.origin, f"has {len(types)} entries, expected one per layer "
                             f"({n_layers})", field=r.prefix + "layer_types")
-        out = []
+        out: list[tuple[AttentionKind, int | None]] = []
         for t in types:
             if t in ("full_attention", "global", "attention"):
                 out.append(("full", None))

@@ -103,7 +103,7 @@ def llama_like(r: ConfigReader, mt: str) -> Arch:
         b.linear("down_proj", inter, h, dense, "mlp", bias=mlp_bias)
     else:
         b.swiglu(h, inter, dense, "mlp", bias=mlp_bias)
-    if moe_spec:
+    if st.moe and moe_spec:
         _moe_linears(b, st.moe, h, moe_spec)
 
     # attention kind per layer

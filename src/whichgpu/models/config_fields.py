@@ -4,6 +4,7 @@ file and the field (missing, wrong type, or outside what any real model has).
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -83,7 +84,8 @@ class ConfigReader:
             raise self._fail(name, f"{value:,} is not a plausible value (at most {hi:,})")
         return value
 
-    def opt_int(self, *names: str, lo: int = 1, limit: str = "default") -> int | None:
+    def opt_int(self, *names: str, lo: builtins.int = 1,
+                limit: builtins.str = "default") -> builtins.int | None:
         name, value = self._find(names)
         if value is _MISSING:
             return None
@@ -118,7 +120,7 @@ class ConfigReader:
             raise self._fail(name, f"expected a string, got {_kind(value)} {value!r:.40}")
         return value
 
-    def int_list(self, name: str, *, lo: int = 0) -> list[int]:
+    def int_list(self, name: builtins.str, *, lo: builtins.int = 0) -> list[builtins.int]:
         value = self.data.get(name)
         if value is None:
             return []
@@ -127,7 +129,7 @@ class ConfigReader:
             raise self._fail(name, f"expected a list of integers, got {value!r:.60}")
         return list(value)
 
-    def str_list(self, name: str) -> list[str] | None:
+    def str_list(self, name: builtins.str) -> list[builtins.str] | None:
         value = self.data.get(name)
         if value is None:
             return None

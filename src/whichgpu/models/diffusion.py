@@ -569,7 +569,8 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         dtype = _dtype(cfg)
         kind = _kind(str(ccls))
         layers = _blocks(cfg)
-        ffn, largest, linears = 0, 0, ()
+        ffn, largest = 0, 0
+        linears: tuple[LinearGroup, ...] = ()
         if kind in ("unet", "dit", "mmdit"):
             ffn, largest, linears, blocks = denoiser_shapes(str(ccls), cfg)
             layers = blocks or layers

@@ -20,6 +20,7 @@ from typing import Any
 from whichgpu.errors import DataError
 from whichgpu.models.bounds import check_spec
 from whichgpu.models.spec import (
+    AttentionKind,
     CheckpointInfo,
     LayerSpec,
     LinearGroup,
@@ -68,6 +69,9 @@ class GGUFHeader:
     tensor types must be known and their data must fit in the data section: a 52-byte file
     that claims 2^60 array elements is refused at once, without allocating anything.
     """
+
+    pos: int  # the offset of the next read
+    order: str  # struct's byte order: "<" or ">"
 
     def __init__(self, path: Path) -> None:
         import mmap
@@ -401,7 +405,7 @@ def spec_from_gguf(path: Path) -> ModelSpec:
         notes=tuple(notes)), str(path))
 
 
-def _sliding(reader: Any, arch: str, n: int, window: Any) -> list[str]:
+def _sliding(reader: Any, arch: str, n: int, window: Any) -> list[AttentionKind]:
     if not isinstance(window, int) or window <= 0:
         return ["full"] * n
     pattern = _field(reader, f"{arch}.attention.sliding_window_pattern")

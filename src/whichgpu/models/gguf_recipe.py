@@ -192,11 +192,13 @@ class Recipe:
 
 # ------------------------------------------------------------------ tensors of a model
 
-_ATTN = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
+_ATTN: dict[str, Category] = {
+         "q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
          "out_proj": "attn_output", "dense": "attn_output", "qkv_proj": "attn_qkv",
          "c_attn": "attn_qkv", "query_key_value": "attn_qkv", "Wqkv": "attn_qkv",
          "W_pack": "attn_qkv", "kv_b_proj": "attn_kv_b"}
-_FFN = {"gate_proj": "ffn_gate", "w1": "ffn_gate", "up_proj": "ffn_up", "w3": "ffn_up",
+_FFN: dict[str, Category] = {
+        "gate_proj": "ffn_gate", "w1": "ffn_gate", "up_proj": "ffn_up", "w3": "ffn_up",
         "c_fc": "ffn_up", "fc1": "ffn_up", "dense_h_to_4h": "ffn_up", "gate_up_proj": "ffn_up",
         "down_proj": "ffn_down", "w2": "ffn_down", "fc2": "ffn_down",
         "dense_4h_to_h": "ffn_down"}
@@ -211,10 +213,10 @@ def _category(g: LinearGroup, model: ModelSpec, seen_c_proj: bool) -> tuple[Cate
             else ("attn_output", "attn_output")
     if g.name in _ATTN:
         cat = _ATTN[g.name]
-        return cat, cat  # type: ignore[return-value]
+        return cat, cat
     if g.name in _FFN:
         cat = _FFN[g.name]
-        return cat, cat  # type: ignore[return-value]
+        return cat, cat
     return "other", _OTHER_PARTS.get(g.name, g.name)
 
 
@@ -244,11 +246,12 @@ def tensors_of(model: ModelSpec) -> list[GGUFTensor]:
         seen_c_proj = seen_c_proj or g.name == "c_proj"
         if g.expert and moe:
             per_layer = g.count // len(moe)
-            halves = [("ffn_gate", 0.5), ("ffn_up", 0.5)] if g.name == "gate_up_proj" \
+            halves: list[tuple[Category, float]] = [("ffn_gate", 0.5), ("ffn_up", 0.5)] \
+                if g.name == "gate_up_proj" \
                 else [(cat, 1.0)]
             for i in moe:
                 for c, share in halves:
-                    out.append(GGUFTensor(f"blk.{i}.{c}_exps", c, i,  # type: ignore[arg-type]
+                    out.append(GGUFTensor(f"blk.{i}.{c}_exps", c, i,
                                           int(g.in_features * g.out_features * per_layer * share),
                                           g.in_features, expert=True))
             continue
@@ -469,10 +472,10 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
     if f not in FTYPES:
         raise KeyError(f"{ftype} is not a llama.cpp file type")
     if f in UNSLOTH_XL:  # sized as the base file type it declares (see UNSLOTH_XL)
-        base = recipe(model, UNSLOTH_XL[f], imatrix=True if imatrix is None else imatrix)
+        xl = recipe(model, UNSLOTH_XL[f], imatrix=True if imatrix is None else imatrix)
         note = (f"Unsloth Dynamic 2.0 {f.upper()}: tensor types chosen per model; sized as "
                 f"{UNSLOTH_XL[f].upper()} (published files within -6 % to +8 % of it)")
-        return Recipe(f, base.tensors, base.imatrix, base.plain_bytes, base.notes + (note,))
+        return Recipe(f, xl.tensors, xl.imatrix, xl.plain_bytes, xl.notes + (note,))
     dynamic = UNSLOTH_DYNAMIC.get(f)
     if dynamic and not model.is_moe:
         raise KeyError(f"{ftype} is Unsloth's dynamic quant of MoE models; {model.name} is "

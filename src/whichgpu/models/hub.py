@@ -222,9 +222,10 @@ def _stream_class(module: str) -> type:
 def limits_response_hook(response: Any) -> None:
     """huggingface_hub response hook: a body larger than the cap is refused from its
     Content-Length, and every chunk read checks the cap and the deadline."""
-    limits = current_limits()
-    if limits is None or response.request.method == "HEAD":
+    found = current_limits()
+    if found is None or response.request.method == "HEAD":
         return
+    limits: Limits = found  # narrowed once, for the stream class below too
     url = str(response.request.url)
     length = response.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limits.max_bytes:
@@ -233,7 +234,7 @@ def limits_response_hook(response: Any) -> None:
     inner = response.stream
     base = _stream_class(type(response).__module__.split(".")[0])
 
-    class Bounded(base):  # type: ignore[misc, valid-type]
+    class Bounded(base):  # type: ignore[misc, valid-type]  # base: the client's stream class
         def __iter__(self) -> Iterator[bytes]:
             seen = 0
             for chunk in inner:

@@ -9,6 +9,7 @@ Infinity) with a bound on its nesting.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ def json_depth(data: Any, stop: int = MAX_JSON_DEPTH) -> int:
     todo = [(data, 1)]
     while todo:
         item, depth = todo.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

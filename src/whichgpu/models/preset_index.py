@@ -205,7 +205,8 @@ def variants() -> tuple[Variant, ...]:
         if v.preset not in aliases:
             raise DataError(path, f"no preset {v.preset!r}", row=i, field="preset")
         rows.append(v)
-    own = {h.lower(): (p, None) for p in presets() for h in p.hub_ids}
+    own: dict[str, tuple[Preset, Variant | None]] = {
+        h.lower(): (p, None) for p in presets() for h in p.hub_ids}
     own.update({v.hub_id.lower(): (aliases[v.preset], v) for v in rows})
     fp8_table = data.get("fp8", {})
     fp8: list[Variant] = []
@@ -226,7 +227,8 @@ def variants() -> tuple[Variant, ...]:
 
 def _stored_quantized(p: Preset) -> bool:
     data = p.read_json("config.json") or {}
-    text = data.get("text_config") if isinstance(data.get("text_config"), dict) else {}
+    tc = data.get("text_config")
+    text = tc if isinstance(tc, dict) else {}
     return bool(data.get("quantization_config") or text.get("quantization_config"))
 
 

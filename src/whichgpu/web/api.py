@@ -77,8 +77,12 @@ if TYPE_CHECKING:  # the same fields as the command line's models
         Speed,
         Tco,
     )
-    ChecklistBody, MemoryBody, RecommendBody, SpeedBody, TcoBody = (
-        Checklist, Memory, Recommend, Speed, Tco)
+    # one name per line: mypy takes these as type aliases (a tuple assignment is not one)
+    ChecklistBody = Checklist
+    MemoryBody = Memory
+    RecommendBody = Recommend
+    SpeedBody = Speed
+    TcoBody = Tco
 else:
     Gpus, Gpu, Models, Model = (for_web(m) for m in (r.Gpus, r.Gpu, r.Models, r.Model))
     Memory, Speed, Recommend, Checklist = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any
+from typing import Any, cast
 
 import annotated_types as at
 from markupsafe import Markup, escape
@@ -44,11 +44,11 @@ def number_attrs(model: type[BaseModel], name: str) -> Markup:
     low = high = None
     for m in field.metadata:
         if isinstance(m, at.Ge | at.Gt):
-            low = float(m.ge if isinstance(m, at.Ge) else m.gt)
+            low = float(cast(float, m.ge if isinstance(m, at.Ge) else m.gt))
             if kind is int and isinstance(m, at.Gt):
                 low += 1
         elif isinstance(m, at.Le | at.Lt):
-            high = float(m.le if isinstance(m, at.Le) else m.lt)
+            high = float(cast(float, m.le if isinstance(m, at.Le) else m.lt))
     cap = web_of(model, name).max
     if cap is not None:
         high = cap if high is None else min(high, cap)

@@ -322,7 +322,7 @@ def _templates(app: Any) -> list[tuple[re.Pattern, set[str], str]]:
     """(regex, methods, template) of every documented route."""
     from starlette.routing import compile_path
 
-    out = []
+    out: list[tuple[re.Pattern, set[str], str]] = []
     try:
         paths = app.openapi().get("paths", {}) if app is not None else {}
     except Exception:
@@ -517,8 +517,8 @@ def forget_dead_workers(folder: str) -> list[int]:
         pid = Path(path).stem.rsplit("_", 1)[-1]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             dead.add(int(pid))
-    for pid in sorted(dead):
-        mark_process_dead(pid, folder)
+    for dead_pid in sorted(dead):
+        mark_process_dead(dead_pid, folder)
     return sorted(dead)
 
 

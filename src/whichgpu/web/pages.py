@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlencode
@@ -95,7 +96,7 @@ def _env() -> Environment:
     env = Environment(loader=PackageLoader("whichgpu.web", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True,
                       lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
-    env.install_gettext_callables(  # type: ignore[attr-defined]
+    env.install_gettext_callables(  # type: ignore[attr-defined]  # added by jinja2.ext.i18n
         lambda m: translations(_lang.get()).gettext(m),
         lambda s_, p, n: translations(_lang.get()).ngettext(s_, p, n), newstyle=True)
     for name in ("number", "sig", "percent", "money", "gb", "gib", "duration", "date",
@@ -659,6 +660,11 @@ def prices_page(request: Request) -> HTMLResponse:
         status_of(error))
 
 
+def _money_in(L: Locale, currency: str) -> Callable[[float], str]:
+    """A chart's y-axis labels: amounts in ``currency``, in the page's locale."""
+    return lambda v: L.money({"amount": v, "currency": currency})
+
+
 def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
     """One chart per currency (prices in two currencies are never drawn on one axis), each
     with its legend: (css class, series name)."""
@@ -682,7 +688,7 @@ def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
             desc=g("One line per price source; each point is a stored snapshot."),
             x_label=g("observed"), y_label=g("per GPU-hour (%(currency)s)", currency=cur),
             fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
-            fy=lambda v, cur=cur: L.money({"amount": v, "currency": cur}), y_from_zero=False,
+            fy=_money_in(L, cur), y_from_zero=False,
             min_x_span=6 * 86400)
         out.append((chart, [(line.css, line.name) for line in lines]))
     return out

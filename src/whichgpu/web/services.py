@@ -98,7 +98,8 @@ def generation() -> tuple:
     if now - _generation[1] >= OFFER_CACHE_S:
         try:  # the file, or the database of WHICHGPU_DATABASE_URL
             store = PriceStore(None)
-            gen = (store.location, store.generation())
+            gen: tuple[str | None, tuple[tuple[str, int], ...] | None] = (
+                store.location, store.generation())
         except Exception:  # an unusable store: current_offers says why (503 or fallback)
             gen = (None, None)
         with _memo_lock:

@@ -57,7 +57,7 @@ def translated(L: Locale, context: str, text: str) -> str | None:
     (English is its own translation)."""
     if L.lang == "en":
         return text
-    out = engine_catalog(L.lang).pgettext(context, text)
+    out = str(engine_catalog(L.lang).pgettext(context, text))
     return out if out != text or _same_in(L.lang, context, text) else None
 
 

@@ -62,7 +62,7 @@ try:
     import psycopg_pool
     from psycopg import IsolationLevel
 except ImportError:  # the extra is not installed: said when a store is opened
-    psycopg = psycopg_pool = IsolationLevel = None  # type: ignore[assignment]
+    psycopg = psycopg_pool = IsolationLevel = None  # type: ignore[assignment,misc]  # extra absent
 
 
 def _require_driver() -> None:
@@ -430,7 +430,8 @@ class PostgresBackend(Backend):
             raise pg_store_error(self.location, exc) from exc
         try:
             delays = poll_delays(wait_s)
-            while not con.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            while not con.execute("SELECT pg_try_advisory_lock(%s)",  # type: ignore[index]
+                                  (key,)).fetchone()[0]:  # one SELECT, one row: never None
                 delay = next(delays, None)
                 if delay is None:
                     raise RefreshBusy(_holder(con, key), wait_s)

@@ -90,7 +90,9 @@ class SQLiteTx(Tx):
         return self.con.execute(sql, args)
 
     def insert_id(self, sql: str, args: Sequence[Any]) -> int:
-        return int(self.con.execute(sql, args).lastrowid)
+        rowid = self.con.execute(sql, args).lastrowid
+        assert rowid is not None  # an INSERT always sets it
+        return rowid
 
     def insert_rows(self, table: str, columns: Sequence[str],
                     rows: Iterable[Sequence[Any]]) -> None:
@@ -252,11 +254,11 @@ except ImportError:  # Windows
     def _try_lock(fd: int) -> bool:
         os.lseek(fd, 1 << 20, os.SEEK_SET)  # lock a byte past the holder's text
         try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # Windows-only API
         except OSError:
             return False
         return True
 
     def _unlock(fd: int) -> None:
         os.lseek(fd, 1 << 20, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]  # Windows-only API

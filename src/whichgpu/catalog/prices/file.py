@@ -67,8 +67,8 @@ def parse_feed(text: str, *, path: Path | str, fmt: str, feed: str, source: str,
                         digest=hashlib.sha256(text.encode()).hexdigest(),
                         version=str(meta["version"]) if meta.get("version") else None)
     offers: list[Offer] = []
-    for i, row in rows:
-        row: dict[str, Any] = dict(row)
+    for i, raw in rows:
+        row: dict[str, Any] = dict(raw)
         if row.get("observed_at") and parse_time(str(row["observed_at"])) is None:
             raise DataError(path, f"{row['observed_at']!r} is not an ISO date or datetime",
                             row=i, field="observed_at")

@@ -67,6 +67,7 @@ def published_points() -> tuple[PublishedPoint, ...]:
         if problem:
             raise DataError(where, problem[1], row=i, field=problem[0])
         when = parse_time(offer.observed_at)
+        assert when is not None  # the row's date was checked above
         result = FeedResult(feed=feed, source="published", kind=KIND, offers=[offer],
                             fetched_at=when, version=f"{TABLE} row {i}",
                             digest=f"published-{base}-{i}")

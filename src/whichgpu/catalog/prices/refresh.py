@@ -220,6 +220,7 @@ def plan(store: PriceStore, result: FeedResult, *, force: bool = False,
         old = earlier.offers
     else:
         old = store.read([previous.id])[1] if previous else []
+    problem: str | None
     if not result.offers:
         problem = "returned no offers"
         if result.unmapped:

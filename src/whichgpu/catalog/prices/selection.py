@@ -159,7 +159,9 @@ class OfferSelection:
     def in_currency(self, currency: str, convert: Converter | None = None) -> OfferSelection:
         """Every offer in ``currency``: converted with ``convert`` when given, otherwise the
         offers in other currencies are left out, and a warning says how many."""
-        keep, other, converted = [], Counter(), Counter()
+        keep: list[Offer] = []
+        other: Counter[str] = Counter()
+        converted: Counter[str] = Counter()
         for o in self.offers:
             if o.price_per_hour.currency == currency:
                 keep.append(o)
@@ -473,7 +475,8 @@ def _without_store(prices: str | None, st: PriceStore | None, warnings: list[str
                        max_age_s, now, None, how)
 
     if prices is None or prices == "skypilot":  # the shipped market snapshot
-        offers, feeds = [], []
+        offers: list[Offer] = []
+        feeds: list[FeedInfo] = []
         for f in market_feeds():
             offers += f.offers
             feeds.append(_direct_info(f.feed, "skypilot", "skypilot", list(f.offers), now,

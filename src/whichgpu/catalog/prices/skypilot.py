@@ -236,8 +236,8 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
                                      rows=len(group)))
             continue
         for spot in (False, True):
-            points = sorted(((r.spot if spot else r.price), r.region) for r in group
-                            if (r.spot if spot else r.price) is not None)
+            points = sorted((p, r.region) for r in group
+                            if (p := (r.spot if spot else r.price)) is not None)
             if not points:
                 continue
             if spot:

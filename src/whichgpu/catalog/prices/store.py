@@ -158,9 +158,10 @@ def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
 def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
     """The oldest ``observed_at`` of the offers; None if any is undated (or there are none)."""
     times = [parse_time(o.observed_at) for o in offers]
-    if not times or any(t is None for t in times):
+    dated = [t for t in times if t is not None]
+    if not times or len(dated) < len(times):
         return None
-    return min(times)  # type: ignore[type-var]
+    return min(dated)
 
 
 Status = Literal["ok", "failed", "rejected"]
@@ -253,7 +254,7 @@ class PriceStore:
         """Record a fetch that failed or was rejected; the current snapshot stays as it is."""
         if status not in ("failed", "rejected"):
             raise ValueError(status)
-        (snap,) = self.commit([PendingWrite(result, status, message)])  # type: ignore[arg-type]
+        (snap,) = self.commit([PendingWrite(result, status, message)])  # type: ignore[arg-type]  # checked above
         assert snap is not None
         return snap
 

@@ -52,7 +52,7 @@ def effective_offload(w: Workload) -> str:
 
 def samples_in_flight(w: Workload) -> int:
     """Samples the denoiser holds at once: batch x CFG passes when CFG is batched."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     return w.batch * (1 if d.pipeline in CFG_SEQUENTIAL else w.cfg_passes)
 
 
@@ -67,7 +67,7 @@ def pipeline_dtype(w: Workload) -> str:
 def component_sizes(w: Workload) -> dict[str, int]:
     """Bytes of every pipeline component as this workload runs it (the speed model's offload
     traffic should use the same figures)."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     q = w.quant_format
     pipe = pipeline_dtype(w)
     sizes = {c.name: component_bytes(c, q, w.quant, w.quant_scope, pipeline_dtype=pipe,
@@ -88,7 +88,7 @@ def activation_bytes_per_value(w: Workload) -> int:
 def denoiser_tokens(w: Workload, den: ComponentSpec) -> int:
     """Tokens one block processes: image (or video) tokens, plus the text tokens for joint
     (MMDiT) attention; cross-attention DiTs (Wan) attend to the text without carrying it."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     width, height = w.image_size
     tokens = d.image_tokens(width, height, w.video_frames)
     return tokens + (d.text_tokens if den.kind == "mmdit" else 0)
@@ -96,7 +96,7 @@ def denoiser_tokens(w: Workload, den: ComponentSpec) -> int:
 
 def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, Message]:
     """Peak activations of one denoiser step (CFG batches the two passes together)."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     width, height = w.image_size
     samples = samples_in_flight(w)
     scale = activation_bytes_per_value(w) / 2
@@ -129,7 +129,7 @@ def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, M
              msg("formula.block.mlp", "the MLP phase: {coeff:g} x hidden {hidden} + {ffn_coeff:g} "
                  "x MLP width {ffn}", coeff=c["mlp_hidden"], hidden=hidden,
                  ffn_coeff=c["mlp_ffn"], ffn=ffn))
-    eager: Message | str = ""
+    eager = ""
     if not w.flash_attention:
         act += samples * (den.num_heads or 24) * tokens * tokens * 2 * scale
         eager = msg("formula.block.eager", " + eager attention scores (heads x tokens^2)")
@@ -147,7 +147,7 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     if w.vae_tiling:
         pixels = min(pixels, tile)
     # causal video VAEs decode one latent frame (temporal_compression frames) at a time
-    frames = min(w.video_frames, max(w.model.diffusion.temporal_compression, 1))
+    frames = min(w.video_frames, max(w.diffusion_spec.temporal_compression, 1))
     if w.tiny_vae:
         per_px = memory_value("tiny_vae_decode_bytes_per_pixel")
     else:
@@ -178,7 +178,7 @@ def _module_bytes(c: ComponentSpec, size: int) -> float:
 
 
 def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
-    d = w.model.diffusion
+    d = w.diffusion_spec
     q = w.quant_format
     den = d.component(d.denoiser)
     assumptions: list[Message] = []
@@ -202,13 +202,13 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                  if w.quant else [])
 
     if training:
-        resident = den_bytes + vae_bytes
+        trained_bytes = den_bytes + vae_bytes
         wformula = msg("term.diffusion.lora", "denoiser {gb:.1f} GB + VAE; text encoders not "
                        "resident (prompt embeddings cached before training)", gb=den_bytes / 1e9)
         assumptions.append(msg("diffusion.lora_cache", "LoRA training caches text embeddings "
                                "and latents first, as kohya/ai-toolkit do; the text encoders "
                                "are not on the GPU"))
-        terms = [MemoryTerm("weights", int(resident), wformula, None, _OFFLOAD_SOURCE)]
+        terms = [MemoryTerm("weights", int(trained_bytes), wformula, None, _OFFLOAD_SOURCE)]
         terms += _lora_terms(w, den, act)
         peak_act = act
     else:
@@ -223,7 +223,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             comfy = w.engine_name == "comfyui"
             # ComfyUI frees the diffusion model when the VAE needs the room (comfy/sd.py
             # VAE.decode asks model_management.load_models_gpu for its memory)
-            resident = {"encode": largest_enc, "denoise": den_bytes,
+            resident: dict[str, float] = {"encode": largest_enc, "denoise": den_bytes,
                         "decode": vae_bytes if comfy else den_bytes + vae_bytes}
             how = msg("term.diffusion.offload", "{who}: one component at a time (the largest "
                       "text encoder {gb:.2f} GB while encoding), {decode}",
@@ -334,7 +334,7 @@ def diffusion_lora_params(w: Workload, den: ComponentSpec) -> int:
 
 def _lora_terms(w: Workload, den: ComponentSpec, act: float) -> list[MemoryTerm]:
     """Adapters, their gradients and optimizer states, and training activations."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     layers = max(den.num_layers, 1)
     hidden = den.hidden_size or 3072
     adapters = diffusion_lora_params(w, den)

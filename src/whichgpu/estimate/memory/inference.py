@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from whichgpu.engines import engines_with, has
-from whichgpu.estimate.constants import memory_constant, memory_value
+from whichgpu.estimate.constants import Constant, memory_constant, memory_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
 from whichgpu.estimate.memory.placement import placement
@@ -29,21 +29,26 @@ def _coeff(table: str, tp: int) -> float:
     return float(values[key])
 
 
+def _note(c: Constant) -> str | None:
+    """A constant's note, marked as data-file text (the runtime constants all have one)."""
+    return data_text(c.note) if c.note is not None else None
+
+
 def runtime_term(engine: str) -> MemoryTerm:
     if engine == "mlx":  # no CUDA context; Metal's own runtime is of llama.cpp's minimum's order
         c = memory_constant("llamacpp_cuda_minimum_mib")
         return MemoryTerm("runtime", int(c.value * MiB),
                           msg("term.runtime.mlx", "Metal runtime (llama.cpp's minimum taken "
-                              "for MLX)"), data_text(c.note), c.source)
+                              "for MLX)"), _note(c), c.source)
     if has(engine, "ggml_runtime"):
         c = memory_constant("llamacpp_cuda_minimum_mib")
         return MemoryTerm("runtime", int(c.value * MiB),
                           msg("term.runtime.llamacpp", "CUDA context and llama.cpp minimum"),
-                          data_text(c.note), c.source)
+                          _note(c), c.source)
     c = memory_constant("torch_cuda_context_gib")
     return MemoryTerm("runtime", int(c.value * GiB),
                       msg("term.runtime.torch", "CUDA context, cuBLAS/cuDNN workspaces"),
-                      data_text(c.note), c.source)
+                      _note(c), c.source)
 
 
 def nccl_term(gpus: int) -> MemoryTerm | None:
@@ -51,7 +56,7 @@ def nccl_term(gpus: int) -> MemoryTerm | None:
         return None
     c = memory_constant("nccl_buffers_mib")
     return MemoryTerm("nccl", int(c.value * MiB),
-                      msg("term.nccl", "NCCL communication buffers per GPU"), data_text(c.note),
+                      msg("term.nccl", "NCCL communication buffers per GPU"), _note(c),
                       c.source)
 
 
@@ -139,7 +144,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         g = memory_constant("vllm_cuda_graph_gib")
         terms.append(MemoryTerm("cuda_graphs", int(g.value * GiB),
                                 msg("term.cuda_graphs", "captured CUDA graphs"),
-                                data_text(g.note), g.source))
+                                _note(g), g.source))
     elif has(engine, "ggml_runtime"):
         ub = min(w.ubatch_tokens, max(ctx, 1))
         attn = 2 * ub * kv.context_cached if w.flash_attention else \

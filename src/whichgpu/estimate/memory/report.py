@@ -136,7 +136,7 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
     changes = suggestions(w, gpu if target is not None and not target.fits else None,
                           catalog=catalog) if needs_help else []
     offload = no_offload = None
-    if target is not None and not target.fits:
+    if gpu is not None and target is not None and not target.fits:  # target is gpu's
         offload = offload_answer(w, gpu)
         no_offload = no_offload_reason(w)
     capacity = None

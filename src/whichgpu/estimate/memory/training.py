@@ -200,6 +200,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         # bitsandbytes allocates paged states with cudaMallocManaged: outside PyTorch's
         # allocator, they page to CPU RAM when the GPU is full and back when stepped
         layer = max(m.largest_layer_params, m.vocab_size * m.hidden_size) if full else trainable
+        assert per_param is not None  # paged AdamW has its bytes per parameter
         resident = min(opt_gpu, layer * per_param / split)
         host["optimizer_states"] = int(opt_gpu)
         oformula = msg("term.optimizer.paged", "paged 8-bit AdamW: {gb:,.2f} GB of states in "
@@ -224,6 +225,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     in_place = bool(framework_defaults(w.framework, w.task).get("fused_mlp_backward"))
     bwd = s * b * backward_working_bytes_per_token(m, tp, in_place)
     selective = bool(w.selective_checkpointing) and not w.uses_checkpointing
+    kept_per_layer: float
     if w.uses_checkpointing:
         kept_per_layer = s * b * 2 * m.hidden_size
     elif selective:

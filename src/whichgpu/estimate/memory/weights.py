@@ -105,6 +105,7 @@ def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None
     computed = _computed(model, quant, ftype, imatrix)
     if use_checkpoint and uses_checkpoint_bytes(model, quant.name, requested):
         ck = model.checkpoint
+        assert ck is not None  # uses_checkpoint_bytes is False without one
         return _exact(computed, ck.total_bytes, ck.embedding_bytes, ck.lm_head_bytes,
                       msg("formula.checkpoint", "exact checkpoint bytes ({source})",
                           source=ck.source), ck.source)

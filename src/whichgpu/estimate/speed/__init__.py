@@ -99,6 +99,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     elif wl.is_training:
         est = _training(wl, hw, framework, compile)
     else:
+        assert lengths is not None  # set above for every inference workload
         est = _inference(wl, hw, lengths, saturation)
     if engine_note:
         est = dataclasses.replace(est, assumptions=(engine_note, *est.assumptions))
@@ -125,7 +126,7 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
             raise InputError(msg("bound.steps", "steps must be >= 1, got {v}", v=steps))
         total = est.times["step_s"].scale(steps)
         what = f"{steps:,} optimizer steps"
-        scalars = {"train_steps": steps}
+        scalars: dict[str, float] = {"train_steps": steps}
     else:
         if not tokens or tokens <= 0:
             raise InputError(msg("speed.train_tokens_positive", "{field} must be positive, got "
@@ -324,7 +325,7 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
     from whichgpu.estimate.speed.diffusion import diffusion_run
 
     r = diffusion_run(w, hw, compiled)
-    video = w.model.diffusion.is_video
+    video = w.diffusion_spec.is_video
     category = "video" if video else "diffusion"
     conf = confidence_for(category, w, hw, w.engine_name)
     level = conf[2]
@@ -381,7 +382,7 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     ckpt = 1 if w.uses_checkpointing else 0
     factor = 2 + ckpt
     flops = lin * factor + attn * (3 + ckpt)
-    den = w.model.diffusion.component(w.model.diffusion.denoiser)
+    den = w.diffusion_spec.component(w.diffusion_spec.denoiser)
     mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_,
                             denoiser=den.kind)
     dequant = 1.0

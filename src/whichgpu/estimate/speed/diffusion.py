@@ -96,7 +96,7 @@ def pass_flops(w: Workload) -> tuple[float, int, str]:
 
 
 def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
-    d = w.model.diffusion
+    d = w.diffusion_spec
     den = d.component(d.denoiser)
     width, height = w.image_size
     if den.kind == "unet":
@@ -126,7 +126,7 @@ def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
     """The matmul precision key and why: 16-bit with FP32 accumulate unless compiled, where
     FP8 weights get FP8 kernels (FP8-capable cards) and ComfyUI's --fast mode accumulates FP16
     on GeForce."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     den = d.component(d.denoiser)
     q = w.quant_format
     precision, why = compute_precision(hw.gpu, q, "transformers")
@@ -172,7 +172,7 @@ def upcast_seconds(w: Workload, hw: Hardware, precision: str, compiled: bool) ->
     q = w.quant_format
     if compiled or q.is_16bit or precision not in ("bf16", "fp16"):
         return 0.0
-    d = w.model.diffusion
+    d = w.diffusion_spec
     params = d.component(d.denoiser).params
     moved = params * (q.linear_bits / 8 + 4)
     return moved / hw.gpu.bandwidth_bytes_per_s
@@ -183,7 +183,7 @@ def compile_speedup(w: Workload, hw: Hardware, compiled: bool) -> tuple[float, s
     elementwise work between the matmuls (norms, modulation, RoPE, activations, FP8 input
     scaling) is fused into few kernels; UNets gain mostly the launch overhead (counted
     apart)."""
-    d = w.model.diffusion
+    d = w.diffusion_spec
     if not compiled or d.component(d.denoiser).kind not in ("dit", "mmdit"):
         return 1.0, ""
     arch = arch_key(hw.gpu)
@@ -214,7 +214,7 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     pipeline does not fit this GPU whole."""
     from whichgpu.estimate.memory.diffusion import component_sizes, effective_offload
 
-    d = w.model.diffusion
+    d = w.diffusion_spec
     mode = effective_offload(w)
     if mode not in ("model", "sequential"):
         return 0.0, "none"
@@ -237,7 +237,7 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
 def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     from whichgpu.estimate.speed.sustained import sustained_scale
 
-    d = w.model.diffusion
+    d = w.diffusion_spec
     den = d.component(d.denoiser)
     precision, why = _precision(w, hw, compiled)
     scale, scale_why = sustained_scale(hw.gpu)

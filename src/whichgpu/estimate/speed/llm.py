@@ -78,7 +78,7 @@ def attention_flops_per_token(m: ModelSpec, context: int) -> float:
                 continue
             c = min(context, layer.window) if layer.attention in ("sliding", "chunked") and \
                 layer.window else context
-            if sparse:
+            if sparse and m.mla:
                 total += 2 * c * m.mla.index_n_heads * m.mla.index_head_dim  # indexer scores
                 c = min(c, sparse)
             total += 4 * c * m.num_attention_heads * (m.head_dim or 128)
@@ -258,7 +258,7 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         Component("fixed per step", t_fix, f"{engine}"
                   + (f" ({era} builds)" if era else "") + ": per-token and per-layer overheads"
                   + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
-                     f"({t_moe * 1e3:.2f} ms)" if t_moe else "")),
+                     f"({t_moe * 1e3:.2f} ms)" if t_moe and m.moe else "")),
         Component("host RAM read (CPU part)", t_host + t_switch, host_desc),
     )
     return StepTime(max(t_mem, t_comp) + t_comm + t_fix + t_host + t_switch, parts, comps)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whichgpu.estimate.constants import speed_constant, speed_value
+from whichgpu.messages import Message
 from whichgpu.units import Range
 
 BOUNDS = ("memory-bandwidth", "compute", "interconnect", "fixed-overhead", "host-memory",
@@ -114,10 +115,11 @@ class SpeedEstimate:
     confidence: str
     rates: dict[str, Range]  # name -> range (tokens_per_s, images_per_min ...)
     times: dict[str, Range] = field(default_factory=dict)  # name -> seconds range
-    scalars: dict[str, float] = field(default_factory=dict)  # mfu, batch used ...
+    # mfu, batch used ... and a few words (link kind, framework) and flags (compile)
+    scalars: dict[str, Any] = field(default_factory=dict)
     components: tuple[Component, ...] = ()
     assumptions: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Message, ...] = ()
     calibration: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # nested results (saturation ...)
 
@@ -155,4 +157,4 @@ def _jsonable(value: Any) -> Any:
 
 def dominant(parts: dict[str, float]) -> str:
     """The bound whose time is largest."""
-    return max(parts, key=parts.get) if parts else "fixed-overhead"
+    return max(parts, key=parts.__getitem__) if parts else "fixed-overhead"

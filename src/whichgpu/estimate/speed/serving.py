@@ -185,7 +185,7 @@ class ServingModel:
     def _budget(self, decodes: float) -> float:
         """Prompt tokens a step may carry beside ``decodes`` decodes (mixed policy)."""
         cfg = self.config
-        budget = cfg.token_budget
+        budget: float = cfg.token_budget
         if not cfg.chunked_prefill:  # whole prompts: the engine must be built to take one
             budget = max(budget, self.prompt + decodes)
         return budget - decodes

@@ -97,7 +97,9 @@ def _at_least(version: tuple[int, ...] | str | None, first: str) -> bool:
         version = version_tuple(version)
     if version is None:
         return True
-    return version >= version_tuple(first)
+    least = version_tuple(first)
+    assert least is not None, first  # the callers' thresholds are version numbers
+    return version >= least
 
 
 def _gib(gpu: GPU) -> float:

@@ -89,7 +89,8 @@ class StepModel:
             return a[:4]
         z = self._parts(hi)
         t = (b - lo) / (hi - lo)
-        return tuple(x + (y - x) * t for x, y in zip(a[:4], z[:4], strict=True))
+        p = [x + (y - x) * t for x, y in zip(a[:4], z[:4], strict=True)]
+        return p[0], p[1], p[2], p[3]
 
     # -------------------------------------------------------------- steps
 

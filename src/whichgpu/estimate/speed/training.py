@@ -111,7 +111,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     attn = 12 * m.num_layers * s * ad
     lora = w.task in ("lora", "qlora")
     linear_per_token = (4 if lora else 6) * n
-    attn_per_token = attn
+    attn_per_token: float = attn
     useful = 6 * n + attn  # what MFU counts (no recompute)
     if w.uses_checkpointing:
         linear_per_token += 2 * n
