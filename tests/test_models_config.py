@@ -71,6 +71,8 @@ EXAMPLES = {
     "granitemoehybrid": (lambda: preset_config("granite-4.0-h-tiny"), 6_939_037_248),  # Hub
     "hunyuan_v1_moe": (lambda: preset_config("hunyuan-a13b"), 80e9),  # card: 80B (2 figures)
     "nemotron_h": (lambda: preset_config("nemotron-nano-9b-v2"), 8_888_227_328),  # Hub
+    "gemma3n": (lambda: preset_config("gemma-3n-e4b"), 7_849_978_192),  # Hub (bf16 copy)
+    "gemma3n_text": (lambda: text_of("gemma-3n-e2b"), 4.46e9),  # executorch export: 4.46b
 }
 
 

@@ -26,7 +26,7 @@ NOMINAL_ONLY = {"phi-3-medium", "falcon-40b", "mpt-7b", "kimi-k2.5",
 def _tolerance(official: float, precision: str) -> float:
     """Allowed absolute difference: 0.5 %, or half a unit of the last published digit."""
     rel = 0.005 * official
-    if precision in ("3sf", "2sf"):
+    if precision in ("3sf", "2sf", "1sf"):
         digits = int(precision[0])
         unit = 10 ** (math.floor(math.log10(official)) - digits + 1)
         return max(rel, unit / 2)

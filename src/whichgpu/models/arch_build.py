@@ -64,11 +64,12 @@ class Arch:
     mtp_params: int = 0  # multi-token-prediction layers in the checkpoint, not in the counts
     vision_params: int = 0  # vision tower + projector, counted in 'other'
 
-    def add_vision(self, params: int, what: str) -> None:
+    def add_vision(self, params: int, what: str, per: str = "image") -> None:
+        """A tower (vision, or audio with ``per="audio clip"``): in 'other', not active."""
         self.b.add("other", params)
         self.vision_params += params
         self.notes.append(f"includes {what} ({params / 1e6:,.0f}M parameters, in 'other'; "
-                          "not in the active count: it runs once per image, not per token)")
+                          f"not in the active count: it runs once per {per}, not per token)")
 
 
 def embed_and_head(b: Build, vocab: int, hidden: int, tied: bool) -> None:

@@ -31,6 +31,7 @@ from whichgpu.models import arch_vision
 from whichgpu.models.arch_build import Arch
 from whichgpu.models.arch_classic import falcon, gpt2, gpt_neox, mpt
 from whichgpu.models.arch_deepseek import deepseek
+from whichgpu.models.arch_gemma3n import gemma3n_text, mobilenet_vision, usm_audio
 from whichgpu.models.arch_hybrid import gated_deltanet, granite_hybrid, nemotron_h
 from whichgpu.models.arch_llama import STYLES, llama_like
 from whichgpu.models.arch_moe import ernie45_moe, glm4_moe, hunyuan_moe, llama4_text, minimax_m2
@@ -60,6 +61,7 @@ _TEXT: dict[str, Parser] = {
     "minimax_m2": minimax_m2,
     "ernie4_5_moe": ernie45_moe,
     "hunyuan_v1_moe": hunyuan_moe,
+    "gemma3n_text": gemma3n_text,
     "llama4_text": llama4_text,
     "granitemoehybrid": granite_hybrid,
     "nemotron_h": nemotron_h,
@@ -101,6 +103,15 @@ def _moonvit(v: ConfigReader, top: ConfigReader, arch: Arch) -> tuple[int, str]:
     return arch_vision.moonvit(v, arch.hidden)
 
 
+def _gemma3n_towers(v: ConfigReader, top: ConfigReader, arch: Arch) -> tuple[int, str]:
+    """Gemma 3n: the MobileNet-V5 vision encoder; its audio tower is added by the wrapper."""
+    return mobilenet_vision(v, arch.hidden), "the MobileNet-V5 vision encoder and embedder"
+
+
+def _gemma3n_audio(a: ConfigReader, top: ConfigReader, arch: Arch) -> tuple[int, str]:
+    return usm_audio(a, arch.hidden), "the USM conformer audio encoder and embedder"
+
+
 @dataclass(frozen=True)
 class _Wrapper:
     """A multimodal model_type: where its text model is and which tower it has."""
@@ -108,6 +119,7 @@ class _Wrapper:
     text_types: tuple[str, ...]  # accepted model_types of text_config (first: the default)
     tower: Tower | None
     name: str  # the architecture recorded in the spec
+    audio: Tower | None = None  # an audio tower counted from ``audio_config`` (Gemma 3n)
 
 
 _WRAPPERS: dict[str, _Wrapper] = {
@@ -117,6 +129,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "llama4": _Wrapper(("llama4_text",), _llama4_vision, "llama4"),
     "mistral3": _Wrapper(("mistral", "llama"), _pixtral, "mistral3"),
     "kimi_k25": _Wrapper(("kimi_k2", "deepseek_v3"), _moonvit, "kimi_k25"),
+    "gemma3n": _Wrapper(("gemma3n_text",), _gemma3n_towers, "gemma3n", audio=_gemma3n_audio),
 }
 _TOWER_KEYS = ("vision_config", "audio_config", "vision_tower", "visual", "speech_config")
 
@@ -153,6 +166,9 @@ def _parse_wrapper(r: ConfigReader, mt: str, w: _Wrapper) -> Arch:
     if w.tower and r.has("vision_config"):
         params, what = w.tower(r.sub("vision_config"), r, arch)
         arch.add_vision(params, what)
+    if w.audio and r.has("audio_config"):
+        params, what = w.audio(r.sub("audio_config"), r, arch)
+        arch.add_vision(params, what, per="audio clip")
     arch.architecture = w.name
     return arch
 

@@ -239,7 +239,16 @@ def tensors_of(model: ModelSpec) -> list[GGUFTensor]:
     out: list[GGUFTensor] = []
     p = model.params
     if p.embedding:
-        out.append(GGUFTensor("token_embd", "token_embd", None, p.embedding, model.hidden_size))
+        token = model.vocab_size * model.hidden_size
+        if model.architecture.startswith("gemma3n") and token and p.embedding > token:
+            # Gemma 3n: the per-layer input table is its own input tensor (a lookup, kept on
+            # the CPU like token_embd; published files store it Q6_K like the tied token_embd)
+            out.append(GGUFTensor("token_embd", "token_embd", None, token, model.hidden_size))
+            out.append(GGUFTensor("per_layer_token_embd", "token_embd", None,
+                                  p.embedding - token, model.hidden_size))
+        else:
+            out.append(GGUFTensor("token_embd", "token_embd", None, p.embedding,
+                                  model.hidden_size))
     seen_c_proj = False
     for g in model.linears:
         cat, part = _category(g, model, seen_c_proj)

@@ -19,7 +19,7 @@ from typing import Any
 from whichgpu.errors import DataError
 from whichgpu.models.spec import ModelSpec
 
-_PRECISIONS = ("exact", "3sf", "2sf", "nominal")
+_PRECISIONS = ("exact", "3sf", "2sf", "1sf", "nominal")
 # what a checkpoint's safetensors total holds beyond the model's parameters (official_checkpoint)
 CHECKPOINT_EXTRAS = ("mtp", "mtp-copies", "fp8-scales")
 _FP8_BLOCK = 128  # DeepSeek-style FP8 checkpoints: one float32 scale per 128 x 128 block

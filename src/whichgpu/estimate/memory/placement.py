@@ -149,10 +149,11 @@ def placement(w: Workload, wb: WeightBytes) -> Placement:
     if not any(t.name == "output" for t in tensors) and wb.embedding:
         # tied embeddings: llama.cpp loads token_embd a second time as the output head
         # (create_tensor(..., TENSOR_DUPLICATED)), on the output's device
-        tensors.append(TensorBytes("output", None, wb.embedding))
+        head = sum(t.bytes for t in tensors if t.name == "token_embd")  # not Gemma 3n's PLE
+        tensors.append(TensorBytes("output", None, head or wb.embedding))
     for t in tensors:
         on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
-        if t.name == "token_embd":
+        if t.name in _INPUT_TENSORS:
             emb += t.bytes
         if t.layer is None and t.name == "output":
             output_bytes += t.bytes
@@ -172,9 +173,13 @@ def placement(w: Workload, wb: WeightBytes) -> Placement:
                      len(host_expert_layers), flags_of(w))
 
 
+# input lookups llama.cpp keeps on the CPU: the token embedding and Gemma 3n's per-layer table
+_INPUT_TENSORS = ("token_embd", "per_layer_token_embd")
+
+
 def _device(t: TensorBytes, layer_on_gpu: tuple[bool, ...], output_on_gpu: bool,
             patterns: list[tuple[re.Pattern, bool]]) -> bool:
-    if t.name == "token_embd":
+    if t.name in _INPUT_TENSORS:
         return False  # the input layer stays on the CPU
     name = f"{t.name}.weight"
     for pattern, to_gpu in patterns:
