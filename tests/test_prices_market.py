@@ -54,6 +54,17 @@ def test_every_shipped_offer_names_its_commit_and_date_and_matches_the_recorded_
             assert o.price_per_hour.amount == pytest.approx(min(p for p in prices if p))
 
 
+def test_the_mi300x_is_priced_from_runpods_recorded_rows(cli):
+    """The issue's MI300X has market offers: RunPod's, one per recorded instance type, each at
+    its recorded row's price."""
+    rows, _ = read_vms_csv((RECORDED / "runpod.csv").read_text(), path="runpod", cloud="runpod")
+    recorded = {r.instance: r.price for r in rows if r.accelerator == "MI300X"}
+    offers = cli("prices", "list", "mi300x", "--limit", "0", "--json").json()["offers"]
+    assert recorded and {o["instance_type"]: o["price_per_hour"]["amount"] for o in offers} == \
+        pytest.approx(recorded)
+    assert {o["provider"] for o in offers} == {"RunPod"}
+
+
 def test_a_fresh_install_lists_dated_market_offers_for_many_gpus_and_providers(cli):
     data = cli("prices", "list", "--limit", "0", "--json").json()
     offers = data["offers"]
