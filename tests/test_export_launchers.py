@@ -281,21 +281,14 @@ def test_serving_exports_pick_a_cloud_that_opens_ports(cli, tmp_path, sky_home, 
 def test_amd_exports_use_rocm_builds(cli, tmp_path, sky_home):
     """An MI300X file carries no CUDA-only step: llama.cpp's HIP build, AMD's vLLM image, and
     training in AMD's PyTorch image with SDPA instead of flash-attn; the loaders take them.
-    Priced with RunPod's 1x_MI300X_SECURE row of the recorded test catalog (the shipped
-    snapshot's v8 RunPod reads do not reach its MI300X rows)."""
-    header = (DATA / "offers.csv").read_text().splitlines()[0]
-    mi300x = tmp_path / "mi300x.csv"
-    mi300x.write_text(header + "\nRunPod,mi300x,1,2.49,USD,1,0,false,US,1x_MI300X_SECURE,"
-                      "2026-12-01,skypilot-org/skypilot-catalog@0727c2bd9e77f91cb1377127c5f793a2"
-                      "8cf01384:catalogs/v7/runpod/vms.csv,\n")
+    Priced from the shipped market snapshot (RunPod's v8 MI300X rows)."""
     cases = {
         "llamacpp.dstack": ("recommend", "llama-3.1-70b", "--quant", "q4_k_m", "--tokens", "1M",
-                            "--only", "mi300x", "--export", "dstack", "--prices", str(mi300x)),
+                            "--only", "mi300x", "--export", "dstack"),
         "vllm.sky": ("recommend", "llama-3.1-8b", "--engine", "vllm", "--tokens", "1M",
-                     "--only", "mi300x", "--export", "skypilot", "--prices", str(mi300x)),
+                     "--only", "mi300x", "--export", "skypilot"),
         "fullft.sky": ("recommend", "llama-3.1-8b", "--task", "full-ft", "--steps", "200",
-                       "--context", "2k", "--only", "mi300x", "--export", "skypilot",
-                       "--prices", str(mi300x)),
+                       "--context", "2k", "--only", "mi300x", "--export", "skypilot"),
     }
     paths = {}
     for key, args in cases.items():

@@ -17,6 +17,7 @@ from prices_support import Route, serve
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.catalog.prices import PriceStore, current_offers
 from whichgpu.catalog.prices.market import market_feed_names, market_feeds
+from whichgpu.catalog.prices.names import map_gpu_name
 from whichgpu.catalog.prices.refresh import refresh
 from whichgpu.catalog.prices.skypilot import CATALOG_VERSION, SkyPilotSource, read_vms_csv
 
@@ -51,6 +52,17 @@ def test_every_shipped_offer_names_its_commit_and_date_and_matches_the_recorded_
             instance = o.note.split(";", 1)[0]
             prices = [(r.spot if o.spot else r.price) for r in rows if r.instance == instance]
             assert o.price_per_hour.amount == pytest.approx(min(p for p in prices if p))
+
+
+def test_the_mi300x_is_priced_from_runpods_recorded_rows(cli):
+    """The issue's MI300X has market offers: RunPod's, one per recorded instance type, each at
+    its recorded row's price."""
+    rows, _ = read_vms_csv((RECORDED / "runpod.csv").read_text(), path="runpod", cloud="runpod")
+    recorded = {r.instance: r.price for r in rows if r.accelerator == "MI300X"}
+    offers = cli("prices", "list", "mi300x", "--limit", "0", "--json").json()["offers"]
+    assert recorded and {o["instance_type"]: o["price_per_hour"]["amount"] for o in offers} == \
+        pytest.approx(recorded)
+    assert {o["provider"] for o in offers} == {"RunPod"}
 
 
 def test_a_fresh_install_lists_dated_market_offers_for_many_gpus_and_providers(cli):
@@ -108,9 +120,14 @@ def test_a_refresh_replays_the_recorded_real_files_and_stores_offers(monkeypatch
     status = {o.feed: o.status for o in report.outcomes}
     assert status == {"skypilot/runpod": "updated", "skypilot/vast": "updated"}
     sel = current_offers("skypilot/runpod")
-    rows, _ = read_vms_csv((RECORDED / "runpod.csv").read_text(), path="runpod")
-    # one on-demand offer per recorded instance type (every v8 RunPod spot equals on-demand)
-    assert sel.feeds[0].snapshot_id and len(sel.offers) == len({r.instance for r in rows})
+    rows, _ = read_vms_csv((RECORDED / "runpod.csv").read_text(), path="runpod", cloud="runpod")
+    mapped = {r.instance for r in rows
+              if map_gpu_name(r.accelerator, provider="runpod", instance=r.instance, via="skypilot",
+                              memory_gb=round(r.memory_gb, 1) if r.memory_gb else None).mapped}
+    # one on-demand offer per recorded instance type whose GPU maps (every v8 RunPod spot equals
+    # on-demand); the recording also holds cards the catalog lacks (RTX 2000 Ada, RTX PRO 4000 ...)
+    assert 0 < len(mapped) < len({r.instance for r in rows})
+    assert sel.feeds[0].snapshot_id and len(sel.offers) == len(mapped)
     assert all(o.source.startswith("http://127.0.0.1") for o in sel.offers)
 
 
@@ -267,10 +284,12 @@ def test_a_file_cut_at_a_row_boundary_is_refused_against_the_last_good_refresh(m
     store = PriceStore()
     with serve(_recorded_routes()) as base:
         (good,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
-    assert good.status == "updated" and good.snapshot.source_rows == 19
+    recorded = len((RECORDED / "runpod.csv").read_text().splitlines()) - 1
+    assert good.status == "updated" and good.snapshot.source_rows == recorded
     with serve(_recorded_routes(_first_rows(0.5))) as base:
         (cut,) = refresh([SkyPilotSource(["runpod"], base=base)], store).outcomes
-    assert cut.status == "rejected" and "cut short" in cut.message and "19" in cut.message
+    assert cut.status == "rejected" and "cut short" in cut.message
+    assert str(recorded) in cut.message
     assert current_offers("skypilot/runpod", store=store).feeds[0].snapshot_id == \
         good.snapshot.id
     # the same cut is taken when the user says so

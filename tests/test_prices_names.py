@@ -121,9 +121,20 @@ def test_a_rule_for_an_agreed_id_the_catalog_lacks_reports_it_never_guesses():
     ("H100", "nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "h100-sxm"),
     ("H100", "cudo", "epyc-genoa-h100-nvl-pcie_1x2v4gb", "h100-nvl"),
     ("RTX6000-Ada", "runpod", "1x_RTX6000-Ada_SECURE", "rtx-6000-ada"),
+    ("H200-SXM", "runpod", "1x_H200-SXM_SECURE", "h200-sxm"),
+    ("MI300X", "runpod", "8x_MI300X_SECURE", "mi300x"),
 ])
 def test_skypilot_names_map_by_instance_first(name, cloud, instance, gpu):
     assert map_gpu_name(name, provider=cloud, instance=instance, via="skypilot").gpu == gpu
+
+
+def test_runpods_rtx_pro_6000_wk_is_the_workstation_edition_when_its_memory_agrees():
+    """RunPod's GpuInfo names it 'RTX PRO 6000 WK' with 96 GB; the rule wants that memory."""
+    def wk(memory):
+        return map_gpu_name("RTXPRO6000-WK", provider="runpod", instance="1x_RTXPRO6000-WK_SECURE",
+                            via="skypilot", memory_gb=memory)
+    assert wk(96.0).gpu == "rtx-pro-6000-ws"
+    assert wk(48.0).gpu is None and wk(None).gpu is None
 
 
 @pytest.mark.parametrize("name, cloud, instance", [
@@ -131,6 +142,7 @@ def test_skypilot_names_map_by_instance_first(name, cloud, instance, gpu):
     ("H200", "vastai", "1x-H200-32-65536"),
     ("A100", "lambdalabs", "some_new_a100_type"),
     ("RTXPRO6000", "runpod", "1x_RTXPRO6000_SECURE"),
+    ("H200", "runpod", "1x_H200_SECURE"),  # SXM or NVL: only RunPod's -SXM name says which
 ])
 def test_skypilot_names_that_cannot_be_told_apart_are_reported(name, cloud, instance):
     m = map_gpu_name(name, provider=cloud, instance=instance, via="skypilot")
