@@ -138,3 +138,24 @@ def test_gpt_oss_k_quants_keep_the_checkpoints_mxfp4_experts():
     # a dense model's K-quants are untouched by the rule
     assert "MXFP4" not in {t.type for t in recipe(resolve_model("llama-3.1-8b"),
                                                     "q4_k_m").tensors}
+
+
+def test_a_gguf_holds_the_text_model_only_the_vision_tower_is_its_mmproj_file():
+    """Converters write a multimodal model's vision tower to a separate projector file
+    (mmproj): the GGUF's bytes leave it out and say so, and a text token never streams it."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.speed.llm import streamed_weight_bytes
+    from whichgpu.estimate.workload import Workload
+
+    m = resolve_model("gemma-3-27b", offline=True)
+    assert m.vision_params > 400_000_000  # SigLIP tower + projector, in params.other
+    with_tower = recipe(replace(m, vision_params=0), "q4_k_m")
+    r = recipe(m, "q4_k_m")
+    assert with_tower.total_bytes - r.total_bytes == pytest.approx(2 * m.vision_params)
+    assert any("mmproj" in str(n) for n in r.notes)
+    w = Workload(m, quant="bf16", context=4096, engine="vllm")
+    wb = llm_weight_bytes(m, get_quant("bf16"), "bf16", engine="vllm")
+    assert wb.towers == pytest.approx(2 * m.vision_params)
+    streamed, _ = streamed_weight_bytes(w, 1)
+    assert streamed == pytest.approx(wb.total - wb.embedding - wb.towers)

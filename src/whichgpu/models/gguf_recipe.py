@@ -529,8 +529,14 @@ def recipe(model: ModelSpec, ftype: str, *, imatrix: bool | None = None) -> Reci
         placed.append(PlacedTensor(t, chosen))
     p = model.params
     biases = sum(g.bias_params for g in model.linears)
-    plain = (p.norms + p.router + biases) * 4 + p.other * 2
+    # a vision or audio tower is not in the model's GGUF: converters write it to its own
+    # projector file (mmproj), loaded only with --mmproj
+    plain = (p.norms + p.router + biases) * 4 + max(p.other - model.vision_params, 0) * 2
     notes = []
+    if model.vision_params:
+        notes.append(msg("recipe.towers", "the {params:,} parameters of the vision/audio tower "
+                         "are not in this file (llama.cpp reads them from a separate mmproj "
+                         "file, loaded only with --mmproj)", params=model.vision_params))
     if dynamic:
         notes.append(msg("recipe.unsloth", "Unsloth dynamic: routed experts at {base}'s rules, "
                          "the rest Q4_K_M's, shared experts Q6_K", base=base.upper()))

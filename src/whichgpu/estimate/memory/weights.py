@@ -40,6 +40,7 @@ class WeightBytes:
     mix: str = ""  # GGUF: the ggml types and their shares of the bytes
     source: str = ""
     tensors: tuple[TensorBytes, ...] = ()  # per tensor (llama.cpp names), summing to total
+    towers: int = 0  # vision/audio tower bytes inside total (never read for a text token)
 
     @property
     def outside_layers(self) -> int:
@@ -52,7 +53,8 @@ class WeightBytes:
         return WeightBytes(total, int(self.embedding * f), int(self.lm_head * f), True, formula,
                            int(self.experts * f), tuple(int(b * f) for b in self.layer_experts),
                            tuple(int(b * f) for b in self.layer_other), self.mix, source,
-                           tuple(replace(t, bytes=int(t.bytes * f)) for t in self.tensors))
+                           tuple(replace(t, bytes=int(t.bytes * f)) for t in self.tensors),
+                           int(self.towers * f))
 
 
 def native_bits(model: ModelSpec) -> int:
@@ -132,7 +134,8 @@ def _exact(computed: WeightBytes, total: int, embedding: int, lm_head: int, form
     return WeightBytes(total, emb, head, True, formula, int(computed.experts * f),
                        tuple(int(b * f) for b in computed.layer_experts),
                        tuple(int(b * f) for b in computed.layer_other), computed.mix, source,
-                       tuple(replace(t, bytes=size(t)) for t in computed.tensors))
+                       tuple(replace(t, bytes=size(t)) for t in computed.tensors),
+                       int(computed.towers * f))
 
 
 _CACHE: dict[tuple, tuple[ModelSpec, QuantFormat, WeightBytes]] = {}
@@ -217,7 +220,8 @@ def _format_bytes(model: ModelSpec, quant: QuantFormat) -> WeightBytes:
                        layer_experts, layer_other, "", quant.source,
                        _synthetic_tensors(emb, head, layer_experts, layer_other,
                                           total - emb - head - sum(layer_experts)
-                                          - sum(layer_other)))
+                                          - sum(layer_other)),
+                       int(model.vision_params * other_bits / 8))
 
 
 def _synthetic_tensors(emb: float, head: float, experts: tuple[int, ...],

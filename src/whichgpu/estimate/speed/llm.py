@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from whichgpu.engines import has
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
-from whichgpu.estimate.memory.weights import workload_weight_bytes
+from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.kernels import kernel
 from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
@@ -48,13 +48,26 @@ def expected_distinct_experts(num_experts: int, top_k: int, tokens: int) -> floa
     return num_experts * (1 - (1 - top_k / num_experts) ** max(tokens, 0))
 
 
+def tied_head_bytes(m: ModelSpec, wb: WeightBytes) -> float:
+    """Bytes of the output head when it is the token embedding (tied): the vocab x hidden
+    share of the embedding bytes (Gemma 3n's per-layer input table is not the head)."""
+    if not m.tie_word_embeddings or wb.lm_head or not wb.embedding:
+        return 0.0
+    share = m.vocab_size * m.hidden_size / max(m.params.embedding, 1)
+    return wb.embedding * min(share, 1.0)
+
+
 def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
     """Weight bytes read from memory for one forward pass over ``tokens`` tokens."""
     m = w.model
     wb = workload_weight_bytes(w)
-    total = wb.total - wb.embedding  # the embedding table is looked up, not streamed
+    # the embedding table is looked up, not streamed, but a tied output head is that table
+    # read in full for every token; a vision/audio tower is not read for a text token (only
+    # when an image or a clip is encoded)
+    total = wb.total - wb.embedding - wb.towers + tied_head_bytes(m, wb)
     if m.moe is None or not m.params.experts:
-        return total, "weights without the embedding table"
+        return total, ("weights without the embedding table and the vision tower" if wb.towers
+                       else "weights without the embedding table")
     expert_bytes = wb.experts
     moe = m.moe
     touched = expected_distinct_experts(moe.num_experts, moe.experts_per_token, tokens)
