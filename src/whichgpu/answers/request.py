@@ -40,6 +40,31 @@ MIN_RATE, MAX_RATE = 1e-7, 1e7
 
 WORK_FIELDS = ("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day")
 MONEY_FIELDS = ("max_price_per_hour", "budget", "budget_per_hour")
+#: text fields the engine also reads as a bare number (8192 as well as 8k): a JSON body may
+#: send them as numbers, and the OpenAPI schema says so (money, durations and latencies need
+#: their unit, so they stay text)
+NUMBER_TEXT_FIELDS = (*WORK_FIELDS, "context", "prompt_tokens", "output_tokens", "params",
+                      "requests_per_s", "utilization", "hours_per_month", "horizon_months")
+
+
+def _numbers_in_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """Declare in the JSON schema (the REST API's OpenAPI) that a field the engine reads as a
+    count takes a JSON number or a text (``8192`` or ``"8k"``, see :func:`_numbers_as_text`)."""
+    props = schema.get("properties", {})
+    for name in _text_fields(cls) & set(NUMBER_TEXT_FIELDS):
+        prop = props.get(name)
+        if prop is None:
+            continue
+        if "anyOf" in prop:
+            branches = prop["anyOf"]
+        else:  # a required or defaulted ``str``: its string constraints move into a branch
+            keep = {"title", "description", "default", "examples", "deprecated"}
+            branch = {k: v for k, v in prop.items() if k not in keep}
+            for k in list(branch):
+                del prop[k]
+            branches = prop["anyOf"] = [branch]
+        if not any(b.get("type") == "number" for b in branches):
+            branches.insert(0, {"type": "number"})
 
 
 class Request(BaseModel):
@@ -47,7 +72,8 @@ class Request(BaseModel):
 
     # NaN and infinities are refused at parse time: no answer can be computed from them, and
     # strict JSON has no way to write them back
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False,
+                              json_schema_extra=_numbers_in_schema)
     COMMAND: ClassVar[str] = ""
 
     @model_validator(mode="before")
