@@ -361,6 +361,18 @@ def _number_text(text: Any) -> str:
     return str(int(v)) if v.is_integer() and abs(v) < 1e16 else f"{v:g}"
 
 
+def _number_said(value: Any) -> int | float | str:
+    """A value in a bound's sentence as a number (each surface writes it its own way: 0.5
+    in English, 0,5 in French), or as the text it was when it is not one."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    if not math.isfinite(v):
+        return _number_text(value)
+    return int(v) if v.is_integer() and abs(v) < 1e16 else float(f"{v:g}")
+
+
 def _bounds(model: type[BaseModel] | None, name: str) -> tuple[Any, bool, Any, bool]:
     """(low, low inclusive, high, high inclusive) of a numeric field."""
     low = high = None
@@ -385,7 +397,7 @@ def _is_int(model: type[BaseModel] | None, name: str) -> bool:
 
 def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any,
                     ctx: dict[str, Any]) -> Message:
-    v = _number_text(value)
+    v = _number_said(value)
     texts = {**_ENGINE_BOUNDS, **(getattr(model, "BOUND_TEXT", None) or {})}.get(
         name, (None, None))
     below = kind in ("greater_than", "greater_than_equal")
@@ -400,13 +412,13 @@ def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: 
         return (_WHOLE_LOW if below else _WHOLE_HIGH)(field=field, limit=low if below else high,
                                                       v=v)
     if low is not None and high is not None and high_in:
-        return (_CLOSED if low_in else _OPEN_CLOSED)(field=field, low=f"{low:g}",
-                                                     high=f"{high:g}", v=v)
+        return (_CLOSED if low_in else _OPEN_CLOSED)(field=field, low=_number_said(low),
+                                                     high=_number_said(high), v=v)
     if below:
         return _GENERIC["greater_than_equal" if low_in else "greater_than"](
-            field=field, limit=f"{low:g}", v=v)
+            field=field, limit=_number_said(low), v=v)
     return _GENERIC["less_than_equal" if high_in else "less_than"](field=field,
-                                                                   limit=f"{high:g}", v=v)
+                                                                   limit=_number_said(high), v=v)
 
 
 def _said(err: Mapping[str, Any], text: str) -> Message | str:
