@@ -54,6 +54,27 @@ def test_no_engine_message_writes_a_whichgpu_flag_itself():
     assert offenders == []
 
 
+def test_no_french_text_writes_a_whichgpu_flag():
+    """The French pages name the page's controls, never a flag: every translation, the data
+    files' notes included ("cochez « Entropie croisée fusionnée »", not "--fused-loss")."""
+    from babel.messages.pofile import read_po
+
+    from whichgpu.web.messages import po_path
+
+    flags = _whichgpu_flags()
+    with open(po_path("fr", "engine"), "rb") as f:
+        catalog = read_po(f, locale="fr")
+    offenders = []
+    for m in catalog:
+        text = m.string if isinstance(m.string, str) else " ".join(m.string or ())
+        if not m.id or not text or m.context in REST_AND_CLI_ONLY:
+            continue
+        named = {f for f in re.findall(r"--[a-z][a-z0-9-]*", text) if f in flags}
+        if named:
+            offenders.append((m.context, sorted(named), text[:80]))
+    assert offenders == []
+
+
 @pytest.fixture(scope="module")
 def client():
     from whichgpu.web.app import create_app
