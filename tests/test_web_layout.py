@@ -401,3 +401,22 @@ def test_the_rest_api_takes_json_numbers_from_a_page(browser, server):
     ctx.close()
     assert same == [200, True, 422]
     assert not errors, errors
+
+
+def test_every_french_gpu_page_and_the_serving_answer_fit_a_phone(browser, server):
+    """The French research notes are longer than the English ones: no catalog GPU's French
+    page, and no serving answer (its grouped table), is wider than a 360 px phone."""
+    from whichgpu.catalog.gpus import default_catalog
+
+    ctx, tab, errors = _tab(browser, {"width": 360, "height": 800}, server)
+    wide = {}
+    paths = [f"/gpus/{g.id}" for g in default_catalog().gpus]
+    paths.append("/?task=inference&model=llama-3.1-8b&requests_per_s=20&spot=true")
+    for path in paths:
+        tab.goto(_url(server, path, "fr"))
+        m = tab.evaluate(MEASURE, 360)
+        if m["scroll"] > 361:
+            wide[path] = (m["scroll"], m["over"][:2])
+    ctx.close()
+    assert not wide, wide
+    assert not errors, errors
