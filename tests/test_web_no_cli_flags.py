@@ -75,6 +75,24 @@ def test_no_french_text_writes_a_whichgpu_flag():
     assert offenders == []
 
 
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_no_data_note_the_pages_show_names_a_whichgpu_flag(lang):
+    """The data files' notes tell a command-line user which flag to give ("give --tdp to
+    override", "describe it with --gpu-spec", "--fused-loss"); the pages say the control
+    instead, in English as in French."""
+    from whichgpu.web.i18n import locale
+    from whichgpu.web.messages import data_strings
+    from whichgpu.web.words import say_text
+
+    flags = _whichgpu_flags()
+    L = locale(lang)
+    said = {text: say_text(L, text).text for _, text in data_strings()}
+    assert any("--gpu-spec" in text for text in said)  # the data still says it to the CLI
+    offenders = {text[:60]: page for text, page in said.items()
+                 if {f for f in re.findall(r"--[a-z][a-z0-9-]*", page) if f in flags}}
+    assert offenders == {}
+
+
 @pytest.fixture(scope="module")
 def client():
     from whichgpu.web.app import create_app
