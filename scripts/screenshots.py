@@ -12,17 +12,12 @@ screenshot per page under ``--out`` (docs/img/ for the README).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from whichgpu.web.local_server import serve
 
 CHROMIUM = os.environ.get("WHICHGPU_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -82,43 +77,6 @@ class Measure:
     @property
     def sideways(self) -> int:
         return self.scroll - self.screen
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(home: Path) -> Iterator[str]:
-    """``whichgpu serve`` on loopback with its own home and no network; yields its base URL."""
-    port = free_port()
-    env = {**os.environ, "WHICHGPU_HOME": str(home), "HF_HOME": str(home / "hf"),
-           "HF_HUB_OFFLINE": "1", "WHICHGPU_OFFLINE": "1"}
-    env.pop("WHICHGPU_PRICE_STORE", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from whichgpu.cli import main; main()", "serve", "--host",
-         "127.0.0.1", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(base + "/api/v1/health", timeout=1)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("whichgpu serve did not start") from None
-                time.sleep(0.2)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def measure_page(tab, base: str, name: str, path: str, lang: str, width: int) -> Measure:

@@ -3,7 +3,8 @@
 them values the CLI reads or hostile ones (NaN, 10^400, 300-byte names, NUL bytes, FIFOs,
 /dev/zero, deeply nested or 100,000-layer config files, a CSV with a 200 KB field). Whatever
 comes in, the exit status is 0 or 2 with one line, never 1 (an internal error) and never a
-traceback, and --json is strict JSON.
+traceback, and --json is strict JSON; a usage error (exit 2) prints its reason on exactly
+one ``error:`` line.
 
 The examples are fixed (``derandomize``) and few, so ``make test`` stays quick; set
 ``WHICHGPU_FUZZ_EXAMPLES=2000`` for a long run.
@@ -127,6 +128,10 @@ def test_fuzzed_command_lines_never_crash(cli, files, command):
         where = f"whichgpu {' '.join(a[:60] for a in args)}"
         assert result.code in (0, 2), (where, result.code, result.err[-600:])
         assert "internal error" not in result.err and "Traceback" not in result.err, where
+        if result.code == 2:  # a usage error: its reason on exactly one ``error:`` line
+            errors = [line for line in result.err.splitlines() if line.startswith("error:")]
+            assert len(errors) == 1, (where, result.err[-600:])
+            assert 'File "' not in result.err, (where, result.err[-600:])
         if result.code == 0 and args[-1] == "--json":
             json.loads(result.out, parse_constant=lambda c: pytest.fail(f"{c}: {where}"))
 

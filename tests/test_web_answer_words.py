@@ -149,3 +149,25 @@ def test_a_list_cut_short_says_how_many_more_and_shows_them(client):
     fits = client.get("/api/v1/memory?model=llama-3.1-70b&quant=bf16&context=8k").json()
     rows = re.findall(r'<tr data-gpu="[^"]+" data-count="\d+">', memory)
     assert len(fits["fits"]) > 20 and len(rows) == len(fits["fits"])  # every one on the page
+
+
+SERVING = "/?task=inference&model=llama-3.1-8b&requests_per_s=20&spot=true"
+
+
+def test_serving_table_is_one_row_per_gpu_with_the_others_folded(client):
+    """Was: the requests-per-second table listed each GPU once per pricing (spot and
+    on-demand), unlike the other result tables."""
+    page = client.get(SERVING).text
+    table = re.search(r'<table class="options serving" data-sortable>.*?</table>', page,
+                      re.S).group(0)
+    rows = re.findall(r'<tr(?: class="best")? data-gpu="([^"]+)"', table)
+    api = client.get("/api/v1/recommend?task=inference&model=llama-3.1-8b&requests_per_s=20"
+                     "&spot=true&top=0").json()
+    gpus = [o["gpu"] for o in api["options"]]
+    assert len(gpus) > len(set(gpus)), "the question no longer has two options on one GPU"
+    assert len(rows) == len(set(rows)) >= 3
+    assert rows == list(dict.fromkeys(gpus))[:len(rows)]  # rank order, the answer first
+    folded = re.search(r'<details class="other-counts">.*?</details>', page, re.S).group(0)
+    n = int(re.search(r"(\d+) other options? on these cards", folded).group(1))
+    assert n == len(re.findall(r"<tr data-gpu=", folded)) >= 1
+    assert set(re.findall(r'<tr data-gpu="([^"]+)"', folded)) <= set(rows)

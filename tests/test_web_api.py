@@ -604,7 +604,7 @@ def test_serve_calibration_file_chooses_the_servers_profile(tmp_path):
                 "calibration"]
         with TestClient(create_app("none")) as client:
             r = client.get(SPEED_H200 + "&calibration=default")
-            assert r.status_code == 422 and "--calibration none" in r.json()["detail"]
+            assert r.status_code == 422 and "turned calibration off" in r.json()["detail"]
     finally:
         services.set_calibration("default")
         services.clear_cache()

@@ -59,3 +59,47 @@ def test_a_body_that_is_not_an_object_says_so(client):
     res = client.post("/api/v1/recommend", json=[1, 2])
     assert res.status_code == 422
     assert res.json()["detail"].startswith("the request body must be one JSON object")
+
+
+def _body_schemas(client) -> dict:
+    spec = client.get("/openapi.json").json()
+    return {k: v for k, v in spec["components"]["schemas"].items() if k.endswith("Body")}
+
+
+def _types(prop: dict) -> set[str]:
+    return {b.get("type") for b in prop.get("anyOf", [prop])}
+
+
+def test_openapi_declares_number_or_text_where_a_json_number_is_taken(client):
+    """Each body field a JSON number is accepted for says number-or-string in /openapi.json
+    (was: string only, so generated clients refused to send ``"context": 8192``)."""
+    from whichgpu.answers.request import NUMBER_TEXT_FIELDS
+
+    schemas = _body_schemas(client)
+    seen = set()
+    for name, schema in schemas.items():
+        for field, prop in schema["properties"].items():
+            if field in NUMBER_TEXT_FIELDS and "string" in _types(prop):
+                seen.add(field)
+                assert {"number", "string"} <= _types(prop), (name, field, prop)
+    assert {"context", "tokens", "images", "requests_per_s", "utilization"} <= seen
+    assert {"context"} <= set(schemas["MemoryBody"]["properties"])
+
+
+def test_openapi_keeps_unit_fields_text_only(client):
+    """Money and durations need their unit ("2USD", "2h"): a bare number is refused, and the
+    schema does not offer one."""
+    props = _body_schemas(client)["RecommendBody"]["properties"]
+    for field in ("budget", "deadline", "ttft", "model"):
+        assert "number" not in _types(props[field]), (field, props[field])
+
+
+@pytest.mark.parametrize(("path", "field", "value", "base"), [
+    ("/api/v1/memory", "context", 8192, {"model": "llama-3.1-8b"}),
+    ("/api/v1/recommend", "requests_per_s", 2, {"model": "llama-3.1-8b", "only": "h100-sxm"}),
+    ("/api/v1/tco", "utilization", 0.5, {"gpu": "rtx-4090", "purchase_price": "1800USD",
+                                         "rent_price": "0.4USD"}),
+])
+def test_what_the_schema_offers_as_a_number_is_answered(client, path, field, value, base):
+    res = client.post(path, json={**base, field: value})
+    assert res.status_code == 200, res.text

@@ -10,11 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -43,41 +38,16 @@ if _reason and os.environ.get("WHICHGPU_REQUIRE_BROWSER"):
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``whichgpu serve`` in a subprocess, with its own home (price store) and no network."""
-    home = tmp_path_factory.mktemp("serve-home")
-    port = _free_port()
-    env = {**os.environ, "WHICHGPU_HOME": str(home), "HF_HOME": str(home / "hf"),
-           "HF_HUB_OFFLINE": "1", "WHICHGPU_OFFLINE": "1"}
-    env.pop("WHICHGPU_PRICE_STORE", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from whichgpu.cli import main; main()", "serve", "--host",
-         "127.0.0.1", "--port", str(port)], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(base + "/api/v1/health", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"whichgpu serve did not start: {proc.stdout.read()}")
-            time.sleep(0.2)
-    yield base
-    proc.terminate()
+    from whichgpu.web.local_server import ServerDidNotStart, serve
+
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        with serve(tmp_path_factory.mktemp("serve-home"), timeout_s=30) as base:
+            yield base
+    except ServerDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -192,8 +192,12 @@ TASKS = [("inference", "llama-3.1-8b", "1M"), ("image", "flux.1-dev", "1000"),
          ("image-lora", "flux.1-dev", "1000"), ("pretrain", "llama-3.1-8b", "1B")]
 
 
-@pytest.mark.parametrize(("viewport", "lang"), [(LAPTOP, "en"), (PHONE, "fr")],
-                         ids=["laptop-en", "phone-fr"])
+BOTH = pytest.mark.parametrize(("viewport", "lang"), [(LAPTOP, "en"), (LAPTOP, "fr"),
+                                                    (PHONE, "en"), (PHONE, "fr")],
+                               ids=["laptop-en", "laptop-fr", "phone-en", "phone-fr"])
+
+
+@BOTH
 def test_every_workload_submits_from_the_advisor_and_its_answer_is_in_view(
         browser, server, viewport, lang):
     """Was: choosing image generation left "Of what" at tokens, so 1,000 FLUX images
@@ -293,4 +297,126 @@ def test_a_pasted_config_keeps_the_context_typed_above_it(browser, server):
     assert pasted == typed  # the same 32k cache, not 4,096 tokens' worth
     assert tab.locator("#f-context").input_value() == "32k"
     ctx.close()
+    assert not errors, errors
+
+
+# Each page's form with decimals typed where its fields take them, and what the address must
+# then carry: (page, form, [(field, value)], [in the address]).
+DECIMALS = [
+    ("/", "#advisor-form", [("#f-model", "llama-3.1-8b"), ("#f-amount", "1.5M"),
+                            ("#f-max_price_per_hour", "2.5USD"), ("#f-hours_per_month", "100.5"),
+                            ("#f-horizon_months", "2.5")],
+     ["amount=1.5M", "hours_per_month=100.5", "horizon_months=2.5"]),
+    ("/?task=inference", "#advisor-form", [("#f-model", "llama-3.1-8b"), ("#f-amount", ""),
+                                           ("#f-requests_per_s", "2.5"), ("#f-ttft", "1.5s")],
+     ["requests_per_s=2.5", "ttft=1.5s"]),
+    ("/cost?task=inference&model=llama-3.1-8b&unit=users", "#cost-form",
+     [("#f-amount", "10"), ("#f-tokens_per_s_each", "7.5")], ["tokens_per_s_each=7.5"]),
+    ("/memory?model=llama-3.1-8b", "#memory-form", [("#f-host_ram", "31.5GB")],
+     ["host_ram=31.5GB"]),
+    ("/gpus", "#gpus-form", [("#f-min_memory", "23.5GB")], ["min_memory=23.5GB"]),
+    ("/rent-or-buy?gpu=h100-sxm", "#rent-form", [("#f-pue", "1.3"), ("#f-years", "2.5"),
+                                                 ("#f-rent_price", "2.49USD")],
+     ["pue=1.3", "years=2.5", "rent_price=2.49USD"]),
+]
+
+
+@BOTH
+def test_decimals_submit_on_every_page(browser, server, viewport, lang):
+    """Every page's form takes the decimals its fields allow (numbers and amounts with a
+    unit), submits, and answers without an error, on a laptop and on a phone."""
+    ctx, tab, errors = _tab(browser, viewport, server)
+    failed = {}
+    for path, form, fills, carried in DECIMALS:
+        tab.goto(_url(server, path, lang))
+        for sel, value in fills:
+            tab.fill(sel, value)
+        if not tab.eval_on_selector(form, "f => f.checkValidity()"):
+            failed[path] = "the browser refuses the form"
+            continue
+        with tab.expect_navigation():
+            tab.click(f"{form} button[type=submit]")
+        if tab.locator("#error").count():
+            failed[path] = tab.locator("#error").inner_text()
+        elif not all(c in tab.url for c in carried):
+            failed[path] = tab.url
+    ctx.close()
+    assert not failed, failed
+    assert not errors, errors
+
+
+# A refusal on every page, the export download's included (its option past the last, a
+# launcher it does not know, a provider the launcher has no backend for).
+REFUSED = [
+    "/?model=llama-3.1-8b&amount=abc&unit=tokens",
+    "/?model=llama-3.1-8b&amount=1M&objective=fast",
+    "/?model=llama-3.1-8b&amount=1M&max_price_per_hour=-2",
+    "/memory?model=llama-3.1-8b&batch=0", "/memory?model=nosuch",
+    "/cost?task=inference&model=llama-3.1-8b&amount=abc",
+    "/rent-or-buy?gpu=h100-sxm&pue=0.5", "/rent-or-buy?kwh_price=cheap",
+    "/gpus?min_memory=lots", "/prices?gpu=nosuch", "/gpus/nosuch",
+    "/export?task=inference&model=llama-3.1-8b&amount=1M&unit=tokens&export=dstack"
+    "&export_option=9999",
+    "/export?task=inference&model=llama-3.1-8b&amount=1M&unit=tokens&export=slurm",
+    "/export?task=inference&model=llama-3.1-8b&amount=1M&unit=tokens&spot=true&export=skypilot"
+    "&export_option=1",
+]
+
+
+@BOTH
+def test_no_cli_flag_in_any_web_error(browser, server, viewport, lang):
+    """Was: "--export-option N", "narrow the price list with --prices", "--objective",
+    "'whichgpu gpus' lists them" in English on the French page."""
+    ctx, tab, _ = _tab(browser, viewport, server)
+    said = {}
+    for path in REFUSED:
+        res = tab.goto(_url(server, path, lang))
+        box = tab.locator("#error")
+        assert res.status in (404, 422) and box.count(), (path, res.status)
+        said[path] = (box.inner_text(), box.evaluate("b => b.querySelectorAll('[lang=en]')"
+                                                     ".length"))
+    ctx.close()
+    flags = {p: t for p, (t, _) in said.items() if "--" in t}
+    assert not flags, flags
+    if lang == "fr":
+        english = {p: t for p, (t, n) in said.items() if n}
+        assert not english, english
+
+
+def test_the_rest_api_takes_json_numbers_from_a_page(browser, server):
+    """A browser's fetch with JSON numbers gets the answer the same text gets."""
+    ctx, tab, errors = _tab(browser, PHONE, server)
+    tab.goto(server + "/")
+    same = tab.evaluate("""async () => {
+      const ask = async body => {
+        const r = await fetch('/api/v1/memory', {method: 'POST', body: JSON.stringify(body),
+                                                 headers: {'content-type': 'application/json'}});
+        return [r.status, await r.text()];
+      };
+      const a = await ask({model: 'llama-3.1-8b', context: 8192, batch: 2});
+      const b = await ask({model: 'llama-3.1-8b', context: '8k', batch: 2});
+      const bad = await ask({model: 'llama-3.1-8b', context: -5});
+      return [a[0], a[1] === b[1], bad[0]];
+    }""")
+    ctx.close()
+    assert same == [200, True, 422]
+    assert not errors, errors
+
+
+def test_every_french_gpu_page_and_the_serving_answer_fit_a_phone(browser, server):
+    """The French research notes are longer than the English ones: no catalog GPU's French
+    page, and no serving answer (its grouped table), is wider than a 360 px phone."""
+    from whichgpu.catalog.gpus import default_catalog
+
+    ctx, tab, errors = _tab(browser, {"width": 360, "height": 800}, server)
+    wide = {}
+    paths = [f"/gpus/{g.id}" for g in default_catalog().gpus]
+    paths.append("/?task=inference&model=llama-3.1-8b&requests_per_s=20&spot=true")
+    for path in paths:
+        tab.goto(_url(server, path, "fr"))
+        m = tab.evaluate(MEASURE, 360)
+        if m["scroll"] > 361:
+            wide[path] = (m["scroll"], m["over"][:2])
+    ctx.close()
+    assert not wide, wide
     assert not errors, errors

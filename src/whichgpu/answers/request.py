@@ -40,6 +40,31 @@ MIN_RATE, MAX_RATE = 1e-7, 1e7
 
 WORK_FIELDS = ("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day")
 MONEY_FIELDS = ("max_price_per_hour", "budget", "budget_per_hour")
+#: text fields the engine also reads as a bare number (8192 as well as 8k): a JSON body may
+#: send them as numbers, and the OpenAPI schema says so (money, durations and latencies need
+#: their unit, so they stay text)
+NUMBER_TEXT_FIELDS = (*WORK_FIELDS, "context", "prompt_tokens", "output_tokens", "params",
+                      "requests_per_s", "utilization", "hours_per_month", "horizon_months")
+
+
+def _numbers_in_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """Declare in the JSON schema (the REST API's OpenAPI) that a field the engine reads as a
+    count takes a JSON number or a text (``8192`` or ``"8k"``, see :func:`_numbers_as_text`)."""
+    props = schema.get("properties", {})
+    for name in _text_fields(cls) & set(NUMBER_TEXT_FIELDS):
+        prop = props.get(name)
+        if prop is None:
+            continue
+        if "anyOf" in prop:
+            branches = prop["anyOf"]
+        else:  # a required or defaulted ``str``: its string constraints move into a branch
+            keep = {"title", "description", "default", "examples", "deprecated"}
+            branch = {k: v for k, v in prop.items() if k not in keep}
+            for k in list(branch):
+                del prop[k]
+            branches = prop["anyOf"] = [branch]
+        if not any(b.get("type") == "number" for b in branches):
+            branches.insert(0, {"type": "number"})
 
 
 class Request(BaseModel):
@@ -47,7 +72,8 @@ class Request(BaseModel):
 
     # NaN and infinities are refused at parse time: no answer can be computed from them, and
     # strict JSON has no way to write them back
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False,
+                              json_schema_extra=_numbers_in_schema)
     COMMAND: ClassVar[str] = ""
 
     @model_validator(mode="before")
@@ -335,6 +361,18 @@ def _number_text(text: Any) -> str:
     return str(int(v)) if v.is_integer() and abs(v) < 1e16 else f"{v:g}"
 
 
+def _number_said(value: Any) -> int | float | str:
+    """A value in a bound's sentence as a number (each surface writes it its own way: 0.5
+    in English, 0,5 in French), or as the text it was when it is not one."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    if not math.isfinite(v):
+        return _number_text(value)
+    return int(v) if v.is_integer() and abs(v) < 1e16 else float(f"{v:g}")
+
+
 def _bounds(model: type[BaseModel] | None, name: str) -> tuple[Any, bool, Any, bool]:
     """(low, low inclusive, high, high inclusive) of a numeric field."""
     low = high = None
@@ -359,7 +397,7 @@ def _is_int(model: type[BaseModel] | None, name: str) -> bool:
 
 def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: Any,
                     ctx: dict[str, Any]) -> Message:
-    v = _number_text(value)
+    v = _number_said(value)
     texts = {**_ENGINE_BOUNDS, **(getattr(model, "BOUND_TEXT", None) or {})}.get(
         name, (None, None))
     below = kind in ("greater_than", "greater_than_equal")
@@ -374,13 +412,13 @@ def _bound_sentence(model: type[BaseModel] | None, name: str, kind: str, value: 
         return (_WHOLE_LOW if below else _WHOLE_HIGH)(field=field, limit=low if below else high,
                                                       v=v)
     if low is not None and high is not None and high_in:
-        return (_CLOSED if low_in else _OPEN_CLOSED)(field=field, low=f"{low:g}",
-                                                     high=f"{high:g}", v=v)
+        return (_CLOSED if low_in else _OPEN_CLOSED)(field=field, low=_number_said(low),
+                                                     high=_number_said(high), v=v)
     if below:
         return _GENERIC["greater_than_equal" if low_in else "greater_than"](
-            field=field, limit=f"{low:g}", v=v)
+            field=field, limit=_number_said(low), v=v)
     return _GENERIC["less_than_equal" if high_in else "less_than"](field=field,
-                                                                   limit=f"{high:g}", v=v)
+                                                                   limit=_number_said(high), v=v)
 
 
 def _said(err: Mapping[str, Any], text: str) -> Message | str:

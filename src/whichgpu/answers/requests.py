@@ -399,7 +399,7 @@ class Recommend(Workload):
             "e.g. 50ms; empty: no target."))] = None
     objective: Annotated[Objective, Field(description="cost or time."),
                          Choice(Text("choice.objective",
-                                     "--objective must be cost or time, got {v!r}")),
+                                     "{field} must be cost or time, got {v!r}")),
                          Web(label=N_("Rank by"))] = Objective.COST
     deadline: Annotated[str | None, Field(description="e.g. 2h or 3d."),
                         Web(label=N_("Deadline"), hint=N_("e.g. 2h or 3d."))] = None
@@ -423,10 +423,10 @@ class Recommend(Workload):
     export: Annotated[str | None, Field(max_length=40, description=(
         "Print the chosen option as a launcher task file: skypilot or dstack (YAML on "
         "stdout; with --json, and on the REST API, in the 'export' field).")),
-        Web(label=N_("Export as"))] = None
+        Web(label=N_("Task file for"))] = None
     export_option: Annotated[int | None, Field(ge=1, description=(
         "Which ranked option --export writes (default: the best one the launcher can "
-        "launch).")), Web(label=N_("Option to export"), max=500)] = None
+        "launch).")), Web(label=N_("Option (rank in the table)"), max=500)] = None
     top: Annotated[int, Field(ge=0, description="Options to show (0: all)."),
                    Web(label=N_("Options shown"), max=500)] = 10
     max_gpus: Annotated[int | None, Field(ge=1, description=(

@@ -528,11 +528,11 @@ class UnknownGPU(NotFoundError):
     """A GPU id that names no catalog GPU, with the closest catalog ids."""
 
     def __init__(self, name: str, suggestions: list[str]) -> None:
-        message = f"unknown GPU {name!r}"
-        if suggestions:
-            message += f": did you mean {', '.join(suggestions)}?"
-        message += " ('whichgpu gpus' lists them)"
-        InputError.__init__(self, message)
+        kind, hint = msg("kind.gpu", "GPU"), msg("gpu.list_hint", "'whichgpu gpus' lists them")
+        InputError.__init__(self, msg(
+            "unknown.near.hint", "unknown {kind} {name!r}: did you mean {near}? ({hint})",
+            kind=kind, name=name, near=Join(suggestions), hint=hint) if suggestions else msg(
+            "unknown.hint", "unknown {kind} {name!r} ({hint})", kind=kind, name=name, hint=hint))
         self.kind, self.name, self.suggestions = "GPU", name, suggestions
 
 

@@ -362,9 +362,9 @@ def validate(w: Workload) -> None:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
                                  "of {choices}", v=str(w.backend), choices=", ".join(BACKENDS)))
         if w.engine_name != "llamacpp":
-            raise InputError(msg("workload.backend_engine", "--backend is llama.cpp's (ggml's "
+            raise InputError(msg("workload.backend_engine", "{field} is llama.cpp's (ggml's "
                                  "GPU backends); engine {engine} has none",
-                                 engine=w.engine_name))
+                                 field=Field("backend"), engine=w.engine_name))
     if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
         raise InputError(msg("workload.engine_task", "engine {engine} does not run task {task}: "
                              "diffusion tasks use {engines}; LLM tasks use the others",

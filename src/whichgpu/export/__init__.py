@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from whichgpu.errors import InputError
 from whichgpu.export.names import LAUNCHERS, Launcher, label
+from whichgpu.messages import Field, Message, msg
 
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Recommendation
@@ -47,7 +48,8 @@ def check_launcher(name: str) -> Launcher:
     """``skypilot`` or ``dstack`` (any case), else a one-line InputError."""
     n = str(name).strip().lower()
     if n not in LAUNCHERS:
-        raise InputError(f"unknown launcher {name!r} for --export: use skypilot or dstack")
+        raise InputError(msg("export.launcher", "unknown launcher {name!r} for {field}: use "
+                             "skypilot or dstack", name=str(name), field=Field("export")))
     return n
 
 
@@ -71,8 +73,8 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
 
     which = check_launcher(launcher)
     if not rec.options:
-        raise InputError(f"nothing to export to {label(which)}: no option can run the job "
-                         "(see why above)")
+        raise InputError(msg("export.nothing", "nothing to export to {launcher}: no option can "
+                             "run the job (see why above)", launcher=label(which)))
     offers = list(selection.offers) if selection is not None else None
 
     def launchable(opt):
@@ -81,7 +83,8 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
         from whichgpu.export.target import check_features
 
         if opt.workload is None:
-            raise InputError(f"option {opt.label} has no workload to export")
+            raise InputError(msg("export.no_workload", "option {option} has no workload to "
+                                 "export", option=opt.label))
         where = target(opt, which, offers)
         cmds = commands(opt, rec.job)
         check_features(opt, where, cmds, which)
@@ -96,16 +99,20 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
                 skipped.append(f"option {i} ({candidate.label} on "
                                f"{candidate.offer.provider}) passed over: {exc}".split(": pick")[0])
                 if i == len(rec.options):
-                    raise InputError(f"{label(which)} can launch none of the "
-                                     f"{len(rec.options)} ranked options: {exc}") from None
+                    raise InputError(msg(
+                        "export.none", "{launcher} can launch none of the {n} ranked options: "
+                        "{reason}", launcher=label(which), n=len(rec.options),
+                        reason=_reason(exc))) from None
                 continue
             option = i
             break
     if isinstance(option, bool) or not isinstance(option, int) or option < 1:
-        raise InputError(f"--export-option must be a whole number >= 1, got {option!r}")
+        raise InputError(msg("export.option.whole", "{field} must be a whole number >= 1, "
+                             "got {v!r}", field=Field("export_option"), v=option))
     if option > len(rec.options):
-        raise InputError(f"--export-option {option}: there are only {len(rec.options)} "
-                         "ranked option(s)")
+        raise InputError(msg("export.option.range", "{field}: there are only {n} ranked "
+                             "option(s)", field=Field("export_option", option),
+                             n=len(rec.options)))
     opt = rec.options[option - 1]
     where, cmds = launchable(opt)
     where = _in_usd(where, rates)
@@ -120,6 +127,13 @@ def export_option(rec: Recommendation, launcher: str, option: int | None = None,
                                 rec.job.workload.task, opt.gpu.id) if p)
     return Export(which, option, f"{slug}{_SUFFIX[which]}", text, cmds.placeholder,
                   tuple(cmds.to_fill), tuple(notes))
+
+
+def _reason(exc: InputError) -> Message | str:
+    """What an export error said, structured where it was a message (the web says it in its
+    own words)."""
+    first = exc.args[0] if exc.args else ""
+    return first if isinstance(first, Message) else str(exc)
 
 
 def _in_usd(where, rates):

@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from whichgpu.errors import InputError
+from whichgpu.messages import Field, Message, msg
 
 Launcher = Literal["skypilot", "dstack"]
 LAUNCHERS: tuple[Launcher, ...] = ("skypilot", "dstack")
@@ -44,9 +45,11 @@ def provider_entries() -> dict[str, dict[str, Any]]:
 def _gpu(gpu_id: str, launcher: Launcher) -> dict[str, Any]:
     entry = gpu_entries().get(gpu_id)
     if entry is None:
-        raise InputError(f"{label(launcher)} has no name for GPU {gpu_id} in whichgpu's "
-                         "launcher table (export/data/launcher_names.toml); pick another "
-                         "option with --export-option, or write the task file by hand")
+        raise InputError(msg("export.no_name", "{launcher} has no name for GPU {gpu} in "
+                             "whichgpu's launcher table (export/data/launcher_names.toml); "
+                             "pick another option with {field}, or write the task file by "
+                             "hand", launcher=label(launcher), gpu=gpu_id,
+                             field=Field("export_option")))
     return entry
 
 
@@ -80,11 +83,13 @@ def backend(provider: str, launcher: Launcher) -> str | None:
 #: SkyPilot's names for the features an export may need (sky.clouds.CloudImplementationFeatures)
 Feature = Literal["open_ports", "multi-node", "storage_mounting", "spot_instance",
                   "docker_image"]
-_FEATURE_WORDS = {"open_ports": "open ports (the server's port)",
-                  "multi-node": "clusters of several nodes",
-                  "storage_mounting": "mounting a bucket (the checkpoints' storage)",
-                  "spot_instance": "spot instances",
-                  "docker_image": "a container image (the ROCm build)"}
+_FEATURE_WORDS = {
+    "open_ports": msg("export.feature.open_ports", "open ports (the server's port)"),
+    "multi-node": msg("export.feature.multi_node", "clusters of several nodes"),
+    "storage_mounting": msg("export.feature.storage",
+                            "mounting a bucket (the checkpoints' storage)"),
+    "spot_instance": msg("export.feature.spot", "spot instances"),
+    "docker_image": msg("export.feature.image", "a container image (the ROCm build)")}
 
 
 def skypilot_unsupported(provider: str) -> frozenset[str]:
@@ -94,5 +99,6 @@ def skypilot_unsupported(provider: str) -> frozenset[str]:
         frozenset()
 
 
-def feature_words(feature: str) -> str:
+def feature_words(feature: str) -> Message | str:
+    """A SkyPilot feature in words (a message; an unknown feature as its name)."""
     return _FEATURE_WORDS.get(feature, feature)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.errors import InputError
 from whichgpu.export.names import Launcher, backend, label
+from whichgpu.messages import Field, Join, msg
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -53,18 +54,27 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
     an option priced from smaller offers is exported only as machines that exist."""
     offer = option.offer
     if offer.offer_set == "owned" or offer.provider == "you (owned)":
-        raise InputError(f"option {option.label} is your own card: {label(launcher)} launches "
-                         "rented machines (for your own machine, run the engine directly, or "
-                         "register it with the launcher: SkyPilot's ssh node pools, dstack's "
-                         "ssh fleets)")
+        raise InputError(msg("export.owned", "option {option} is your own card: {launcher} "
+                             "launches rented machines (for your own machine, run the engine "
+                             "directly, or register it with the launcher: SkyPilot's ssh node "
+                             "pools, dstack's ssh fleets)", option=option.label,
+                             launcher=label(launcher)))
     cloud = backend(offer.provider, launcher)
     if cloud is None:
         other: Launcher = "dstack" if launcher == "skypilot" else "skypilot"
         alt = backend(offer.provider, other)
-        hint = f"use --export {other}, which has one, or " if alt else ""
-        raise InputError(f"{label(launcher)} has no backend for {offer.provider} (option "
-                         f"{option.label}): {hint}pick an option on another provider with "
-                         "--export-option N, or narrow the price list with --prices")
+        where = {"launcher": label(launcher), "provider": offer.provider,
+                 "option": option.label, "field": Field("export_option"),
+                 "prices": Field("prices")}
+        if alt:
+            raise InputError(msg("export.no_backend.other", "{launcher} has no backend for "
+                                 "{provider} (option {option}): use {other}, which has one, "
+                                 "or pick an option on another provider with {field}, or "
+                                 "narrow the price list with {prices}",
+                                 other=Field("export", other), **where))
+        raise InputError(msg("export.no_backend", "{launcher} has no backend for {provider} "
+                             "(option {option}): pick an option on another provider with "
+                             "{field}, or narrow the price list with {prices}", **where))
     per_replica = option.count
     notes: list[str] = []
     if per_replica <= offer.gpu_count:
@@ -133,13 +143,14 @@ def _machines(option: Option, offers: Sequence[Offer] | None
         nodes = math.ceil(need / top)
         return (top, nodes, o.instance_type, o.price_per_hour.amount,
                 f"a cluster of {nodes} nodes of {top} GPUs")
-    sold = ", ".join(str(n) for n in sizes)
     priced = math.ceil(need / offer.gpu_count)
-    raise InputError(f"{offer.provider} sells {option.gpu.id} in machines of {sold} GPU(s) in "
-                     "this price list, "
-                     f"none of {need} (the estimate priced {priced} x its {offer.gpu_count}-GPU "
-                     "offer as one server): pick another option with --export-option N, or "
-                     "--max-gpus")
+    raise InputError(msg("export.sizes", "{provider} sells {gpu} in machines of {sold} GPU(s) "
+                         "in this price list, none of {need} (the estimate priced {priced} x "
+                         "its {per}-GPU offer as one server): pick another option with "
+                         "{field}, or cap the count with {max_gpus}", provider=offer.provider,
+                         gpu=option.gpu.id, sold=Join(sizes), need=need, priced=priced,
+                         per=offer.gpu_count, field=Field("export_option"),
+                         max_gpus=Field("max_gpus")))
 
 
 def check_features(option: Option, where: Target, cmds: LaunchCommands,
@@ -163,7 +174,9 @@ def check_features(option: Option, where: Target, cmds: LaunchCommands,
         used.add("docker_image")
     missing = sorted(used & skypilot_unsupported(where.provider))
     if missing:
-        raise InputError(f"SkyPilot does not support "
-                         f"{' or '.join(feature_words(f) for f in missing)} on "
-                         f"{where.provider} (option {option.label}), which this file needs: "
-                         "pick an option on another provider with --export-option N")
+        raise InputError(msg("export.features", "SkyPilot does not support {features} on "
+                             "{provider} (option {option}), which this file needs: pick an "
+                             "option on another provider with {field}",
+                             features=Join((feature_words(f) for f in missing), sep=" or "),
+                             provider=where.provider, option=option.label,
+                             field=Field("export_option")))

@@ -67,9 +67,9 @@ def extract() -> Catalog:
 def data_strings() -> Iterator[tuple[str, str]]:
     """(where, text) for each string of the data files that a sentence says whole
     (``messages.data_text``): the platforms' names and notes, what to use instead, a card's
-    engine note, the precisions' meanings, the weight formats' descriptions, the memory
-    constants' notes and the training frameworks' titles. The provenance notes beside each
-    catalog figure quote their sources and stay in English (shown marked ``lang="en"``)."""
+    engine note, the research notes beside each catalog figure (the GPU pages show them under
+    the values), the precisions' meanings, the weight formats' descriptions, the memory
+    constants' notes and the training frameworks' titles."""
     from whichgpu.catalog.gpus import PRECISIONS
 
     def toml(package: str, name: str) -> dict:
@@ -84,6 +84,9 @@ def data_strings() -> Iterator[tuple[str, str]]:
         note = (gpu.get("engines") or {}).get("note")
         if isinstance(note, str):
             yield f"gpus.toml:gpu[{i}].engines.note", note
+    for i, gpu in enumerate(gpus.get("gpu", [])):
+        for where, note in _figure_notes(gpu, f"gpus.toml:gpu[{i}]"):
+            yield where, note
     for key, (meaning, _acc) in PRECISIONS.items():
         yield f"precision:{key}", meaning
     for row in toml("whichgpu.models", "data/quant_formats.toml").get("format", []):
@@ -96,6 +99,25 @@ def data_strings() -> Iterator[tuple[str, str]]:
             "framework", {}).items():
         if isinstance(row.get("title"), str):
             yield f"training_frameworks.toml:{name}", row["title"]
+
+
+#: a card's notes that are not beside a figure: its engine note (above) and why it has no
+#: purchase price (said by the command line and the JSON, not by the GPU pages)
+_NOT_FIGURE_NOTES = ("engines", "no_public_price")
+
+
+def _figure_notes(value: object, where: str) -> Iterator[tuple[str, str]]:
+    """(where, note) for every ``note`` beside a figure of one catalog card: its specs, its
+    purchase price, its interconnect and its throughput per precision."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "note" and isinstance(item, str):
+                yield where, item
+            elif key not in _NOT_FIGURE_NOTES:
+                yield from _figure_notes(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _figure_notes(item, f"{where}[{i}]")
 
 
 def extract_engine() -> Catalog:

@@ -233,13 +233,13 @@ def calibration_profile(requested: str | None) -> Calibration | None:
         return None
     path = _calibration_file()
     if path is None:
-        raise InputError(msg("web.no_calibration", "this server uses no calibration profile (it "
-                             "was started with --calibration none): ask without calibration"))
+        raise InputError(msg("web.no_calibration", "this server uses no calibration profile "
+                             "(its operator turned calibration off): ask without calibration"))
     stamp = _calibration_stamp()
     if stamp[1] is None:
         raise InputError(msg("web.calibration_missing", "this server has no calibration "
-                             "profile yet: run 'whichgpu bench' on its GPU (or start it with "
-                             "'whichgpu serve --calibration FILE'), or ask without calibration"))
+                             "profile yet (its operator measures its GPU with 'whichgpu "
+                             "bench'): ask without calibration"))
     profile = _profiles.get(stamp)
     if profile is None:
         try:

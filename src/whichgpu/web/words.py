@@ -9,7 +9,9 @@ field by the web's own words for it (never a CLI flag), words of the vocabularie
 catalog, nested messages in turn. A string from a data file (a catalog note, a source's
 description) is looked up whole under the ``data`` context. Nothing here reads English text
 to translate it: a message without a translation, or a data string without one, is shown in
-English and marked ``lang="en"``.
+English and marked ``lang="en"``. The English catalog is empty but for the few data notes
+that tell the command line's user which flag to give (``--gpu-spec``, ``--fused-loss``): its
+``msgstr`` is what the English pages say instead, naming the page's control.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def engine_catalog(lang: str) -> Translations:
 def translated(L: Locale, context: str, text: str) -> str | None:
     """``text`` under ``context`` in the page's language, or None without a translation
     (English is its own translation)."""
-    if L.lang == "en":
-        return text
+    if L.lang == "en":  # a data file's note may name a CLI flag: the web's English for it
+        return str(engine_catalog("en").pgettext(context, text)) if context == DATA else text
     out = str(engine_catalog(L.lang).pgettext(context, text))
     return out if out != text or _same_in(L.lang, context, text) else None
 
