@@ -144,3 +144,21 @@ def test_the_command_line_still_says_its_flags(cli):
     assert "--export-option 9999: there are only" in res.err
     res = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--objective", "fast")
     assert res.code == 2 and "objective must be cost or time, got 'fast'" in res.err
+
+
+def test_no_form_hint_names_a_whichgpu_flag():
+    """A control's hint speaks the page's words: was "(as --gpu-spec)" under the own-card
+    fields of the advisor and the memory page."""
+    from pathlib import Path
+
+    import whichgpu.web
+
+    flags = _whichgpu_flags()
+    templates = Path(whichgpu.web.__file__).parent / "templates"
+    offenders = []
+    for page in sorted(templates.glob("*.html")):
+        for hint in re.findall(r"hint=_\((['\"])(.*?)\1\)", page.read_text(), re.S):
+            named = {f for f in re.findall(r"--[a-z][a-z0-9-]*", hint[1]) if f in flags}
+            if named:
+                offenders.append((page.name, sorted(named)))
+    assert offenders == []
