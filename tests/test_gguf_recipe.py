@@ -158,4 +158,7 @@ def test_a_gguf_holds_the_text_model_only_the_vision_tower_is_its_mmproj_file():
     wb = llm_weight_bytes(m, get_quant("bf16"), "bf16", engine="vllm")
     assert wb.towers == pytest.approx(2 * m.vision_params)
     streamed, _ = streamed_weight_bytes(w, 1)
-    assert streamed == pytest.approx(wb.total - wb.embedding - wb.towers)
+    # tied: the output head is the embedding table, read in full for every token
+    assert m.tie_word_embeddings
+    head = m.vocab_size * m.hidden_size * 2
+    assert streamed == pytest.approx(wb.total - wb.embedding - wb.towers + head)
