@@ -208,23 +208,6 @@ def test_a_download_that_keeps_trickling_stops_at_the_whole_deadline():
         server.server_close()
 
 
-def test_gcp_rows_priced_apart_from_their_vm_never_become_offers():
-    """GCP's catalog lists an a3-highgpu-1g host ($1.18/h, no GPU in the row) apart from the
-    accelerator's own price (a row with no instance type): neither is an offer, and the skip
-    reasons say why (an H100 at the host's price would be 10x too cheap)."""
-    from whichgpu.catalog.prices.skypilot import feed_from_rows
-
-    text = (Path(__file__).parent / "data" / "prices" / "skypilot" /
-            "gcp-v8-excerpt.csv").read_text()
-    rows, skipped = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="gcp")
-    assert rows == []
-    assert skipped == {"no GPU": 4, "GPU priced apart from its VM (not an offer on its own)": 3}
-    # another cloud's accelerator row without an instance type is read as before
-    rows, _ = read_vms_csv(text, path="gcp-v8-excerpt.csv", cloud="vast")
-    assert [r.accelerator for r in rows] == ["tpu-v6e-1", "tpu-v6e-1", "tpu-v6e-8"]
-    assert feed_from_rows([], cloud="gcp", observed_at="2026-12-01", source="x").offers == []
-
-
 def test_market_offers_name_their_instance_type_through_the_store():
     """Each snapshot offer keeps the SkyPilot InstanceType it was built from (a launcher
     export names it), also after the store has been seeded from the shipped files."""

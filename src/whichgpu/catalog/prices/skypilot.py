@@ -14,12 +14,15 @@ instance. The same reader serves two paths:
 Rows are aggregated to one offer per cloud, instance type and on-demand/spot, keeping the
 cheapest region (the median over regions goes in the note). An AcceleratorName maps to a
 catalog id only through :mod:`.names` (instance rules first); what does not map is reported
-with its row count, never dropped silently or matched to the closest card.
+with its row count, never dropped silently or matched to the closest card. GCP's file prices
+each GPU apart from its host VM: :mod:`.gcp_pairing` adds the two rows of one zone as SkyPilot
+does before any of this.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 import statistics
@@ -31,6 +34,7 @@ from datetime import datetime
 
 from whichgpu.catalog.gpus import Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
+from whichgpu.catalog.prices.gcp_pairing import GpuRow, HostRow, Paired, pair
 from whichgpu.catalog.prices.names import SKYPILOT, NameMatch, map_gpu_name
 from whichgpu.catalog.prices.providers import provider
 from whichgpu.catalog.prices.sources import (
@@ -60,8 +64,11 @@ CLOUDS = ("aws", "gcp", "lambda", "runpod", "vast", "nebius", "cudo", "hyperboli
           "primeintellect", "shadeform", "seeweb", "mithril", "verda", "hyperstack",
           "jarvislabs", "lium", "spheron", "yotta", "daytona", "oci")
 #: Clouds whose catalog prices a GPU apart from the VM it is attached to (a row with an
-#: AcceleratorName but no InstanceType is the GPU's price alone, not an offer).
+#: AcceleratorName but no InstanceType is the GPU's price alone): an offer is that row plus the
+#: host VM row of the same zone, paired as SkyPilot pairs them (:mod:`.gcp_pairing`).
 GPU_PRICED_APART = frozenset({"gcp"})
+#: The column the pairing needs on top of :data:`EXPECTED` (host and GPU meet in one zone).
+ZONE_COLUMN = "AvailabilityZone"
 NEEDED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 #: Columns a cloud's file had when it was recorded (every v8 file we read has them): a live file
 #: without one of them has changed layout, and its rows are not read as if it had not.
@@ -83,6 +90,7 @@ GPU_MEMORY_FIELD = {
     "aws": "per_card", "lambda": "per_card", "nebius": "per_card", "cudo": "per_card",
     "mithril": "per_card", "hyperbolic": "per_card", "seeweb": "per_card",
     "runpod": "gb_per_card", "vast": "instance_total", "primeintellect": "instance_total",
+    "gcp": "per_card",  # fetch_gcp.py's _gpu_info_from_name: MiB per card (A100 40960)
 }
 _SIZE = re.compile(r"""["']SizeInMiB["']\s*:\s*([0-9.]+)""")
 #: Vast's instance type names the card it rents (``2x-RTX_3060_Ti-32-65536``), where SkyPilot's
@@ -105,6 +113,7 @@ class VmRow:
     region: str
     upstream: str | None = None  # primeintellect's UpstreamCloudId (the reseller's own name)
     memory_gb: float | None = None  # GPU memory per card (GiB) from GpuInfo, where it says
+    parts: Paired | None = None  # GCP: the host VM and GPU rows this row's price adds up
 
 
 def gpu_memory_gb(info: str | None, count: int, cloud: str | None) -> float | None:
@@ -137,23 +146,29 @@ def read_vms_csv(text: str, *, path: object, cloud: str | None = None
     """The GPU rows of one cloud's ``vms.csv`` and what was skipped (reason -> rows).
 
     A file without SkyPilot's columns is not a SkyPilot catalog and raises DataError naming
-    what is missing. For a cloud that prices GPUs apart from their VM (GCP), a GPU row without
-    an instance type is skipped: it is a part of a price, not an offer.
+    what is missing. For a cloud that prices GPUs apart from their VM (GCP), each GPU row is
+    paired with its host VM row (:func:`.gcp_pairing.pair`); a GPU row without one is reported
+    in the skipped reasons, never priced alone.
     """
     reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in EXPECTED if c not in (reader.fieldnames or [])]
+    apart = cloud in GPU_PRICED_APART
+    needed = (*EXPECTED, ZONE_COLUMN) if apart else EXPECTED
+    missing = [c for c in needed if c not in (reader.fieldnames or [])]
     if missing:
         raise DataError(path, f"not a SkyPilot vms.csv: missing column(s) {', '.join(missing)}")
     if not text.endswith("\n"):  # SkyPilot's files end with a newline; a cut file does not
         raise DataError(path, "the file ends in the middle of a row: truncated?")
     rows: list[VmRow] = []
     skipped: dict[str, int] = {}
+    hosts: list[HostRow] = []
+    gpus: list[GpuRow] = []
 
     def skip(reason: str) -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
 
     for row in reader:
         name = (row.get("AcceleratorName") or "").strip()
+        instance = (row.get("InstanceType") or "").strip()
         try:
             count = float(row.get("AcceleratorCount") or 0)
         except ValueError:
@@ -161,9 +176,32 @@ def read_vms_csv(text: str, *, path: object, cloud: str | None = None
             continue
         if not name or count <= 0:
             skip("no GPU")
+            if apart and instance:
+                try:
+                    hosts.append(_host_row(row, instance))
+                except ValueError:
+                    skip("malformed host VM row")
             continue
-        if cloud in GPU_PRICED_APART and not (row.get("InstanceType") or "").strip():
-            skip("GPU priced apart from its VM (not an offer on its own)")
+        if apart and name.lower().startswith("tpu-"):
+            skip("TPU (not a GPU)")
+            continue
+        if apart and not instance:
+            try:
+                gpu = _gpu_row(row, name, count)
+            except ValueError:
+                skip("malformed row")
+                continue
+            if gpu.price is None:  # SkyPilot drops such a row before pairing it
+                skip("GCP GPU row without an on-demand price")
+                continue
+            if gpu.spot is not None and gpu.price < gpu.spot:
+                # GCP's spot price is a discount off the on-demand rate
+                # (https://cloud.google.com/spot-vms/pricing): an on-demand price below the
+                # zone's spot price is another SKU's, so only the spot price is kept
+                skip(f"GCP GPU row priced below its own spot price, on-demand dropped: "
+                     f"{int(count)} x {name}")
+                gpu = dataclasses.replace(gpu, price=None)
+            gpus.append(gpu)
             continue
         if count != int(count):
             skip("fractional GPU")
@@ -182,7 +220,41 @@ def read_vms_csv(text: str, *, path: object, cloud: str | None = None
                           (row.get("Region") or "").strip(),
                           (row.get("UpstreamCloudId") or "").strip() or None,
                           gpu_memory_gb(row.get("GpuInfo"), int(count), cloud)))
+    if apart:
+        paired, unpaired = pair(gpus, hosts)
+        for reason, n in unpaired.items():
+            skipped[reason] = skipped.get(reason, 0) + n
+        for p in paired:
+            rows.append(VmRow(p.host.instance, p.gpu.accelerator, p.gpu.count, p.price, p.spot,
+                              p.gpu.region, None,
+                              gpu_memory_gb(p.gpu.info, p.gpu.count, cloud), p))
     return rows, skipped
+
+
+def _host_row(row: dict[str, str], instance: str) -> HostRow:
+    """A GCP machine-type row (ValueError: a malformed number)."""
+    return HostRow(instance, float(row.get("vCPUs") or 0), float(row.get("MemoryGiB") or 0),
+                   (row.get("Region") or "").strip(), (row.get(ZONE_COLUMN) or "").strip(),
+                   _price(row.get("Price")), _price(row.get("SpotPrice")))
+
+
+def _gpu_row(row: dict[str, str], name: str, count: float) -> GpuRow:
+    """A GCP accelerator row without a machine type (ValueError: a malformed number)."""
+    if count != int(count):
+        raise ValueError("fractional GPU")
+    return GpuRow(name, int(count), (row.get("Region") or "").strip(),
+                  (row.get(ZONE_COLUMN) or "").strip(), _price(row.get("Price")),
+                  _price(row.get("SpotPrice")), row.get("GpuInfo"))
+
+
+def pairing_text(parts: Paired, *, spot: bool) -> str:
+    """``host VM $x + n x GPU $y (SkyPilot's pairing)`` for one price of a paired GCP row."""
+    host = parts.host.spot if spot else parts.host.price
+    gpu = parts.gpu.spot if spot else parts.gpu.price
+    if host is None or gpu is None:
+        return ""
+    return (f"host VM {parts.host.instance} {_money(host)}/h + {parts.gpu.count} × GPU "
+            f"{_money(gpu / parts.gpu.count)}/h ({parts.gpu.zone}; SkyPilot's pairing)")
 
 
 def _norm(text: str) -> str:
@@ -236,8 +308,10 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
                                      rows=len(group)))
             continue
         for spot in (False, True):
-            points = sorted((p, r.region) for r in group
-                            if (p := (r.spot if spot else r.price)) is not None)
+            priced_rows = sorted(((p, r.region, i, r) for i, r in enumerate(group)
+                                  if (p := (r.spot if spot else r.price)) is not None),
+                                 key=lambda t: (t[0], t[1], t[2]))
+            points = [(p, reg) for p, reg, _, _ in priced_rows]
             if not points:
                 continue
             if spot:
@@ -255,10 +329,14 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
                                     len(points))
                     continue
             price, region = points[0]
+            cheapest_row = priced_rows[0][3]
             median = statistics.median(p for p, _ in points)
             regions = len({reg for _, reg in points})
+            parts = (pairing_text(cheapest_row.parts, spot=spot)
+                     if cheapest_row.parts is not None else "")
             note = (f"{instance}; cheapest of {regions} region(s)"
                     + (f", median {_money(median)}/h" if regions > 1 else "")
+                    + (f"; {parts}" if parts else "")
                     + f"; {who.billing_text()}"
                     + ("; spot: can be interrupted" if spot else "")
                     + (f" ({SPOT_ONLY[cloud]})" if spot and cloud in SPOT_ONLY else ""))
