@@ -139,3 +139,17 @@ def test_a_refresh_replays_the_recorded_gcp_rows_and_stores_paired_offers(monkey
         candidates = [(r.spot if o.spot else r.price) for r in rows
                       if r.instance == o.instance_type and r.count == o.gpu_count]
         assert o.price_per_hour.amount == pytest.approx(min(p for p in candidates if p))
+
+
+def test_a_plain_skypilot_refresh_leaves_gcp_out_and_reads_it_when_named():
+    """GCP's GPU rows mix list prices with other SKUs' (docs/prices.md): the cheapest region
+    would under-price it, so only ``--source skypilot/gcp`` reads it."""
+    from whichgpu.catalog.prices.skypilot import CLOUDS
+    from whichgpu.catalog.prices.sources import get_source
+
+    plain = SkyPilotSource()
+    assert "gcp" not in plain.clouds
+    assert set(plain.clouds) == set(CLOUDS) - {"gcp"}
+    assert SkyPilotSource(["gcp"]).clouds == ["gcp"]
+    named = get_source("skypilot/gcp", PriceStore())
+    assert isinstance(named, SkyPilotSource) and named.clouds == ["gcp"]

@@ -750,7 +750,8 @@ class PricesRefresh(Request):
     COMMAND: ClassVar[str] = "prices refresh"
 
     source: Annotated[list[str], Field(description=(
-        "Source to refresh (repeatable): shipped, gpuhunt, gpuhunt/PROVIDER, a URL source's "
+        "Source to refresh (repeatable): shipped, skypilot (every cloud but GCP), "
+        "skypilot/CLOUD (skypilot/gcp included), gpuhunt, gpuhunt/PROVIDER, a URL source's "
         "name or an https URL. Default: every source.")), Cli(flags=("--source", "-s")),
         Web(skip=True)] = []
     force: Annotated[bool, Field(description=(

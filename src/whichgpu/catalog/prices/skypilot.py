@@ -67,6 +67,10 @@ CLOUDS = ("aws", "gcp", "lambda", "runpod", "vast", "nebius", "cudo", "hyperboli
 #: AcceleratorName but no InstanceType is the GPU's price alone): an offer is that row plus the
 #: host VM row of the same zone, paired as SkyPilot pairs them (:mod:`.gcp_pairing`).
 GPU_PRICED_APART = frozenset({"gcp"})
+#: Clouds a plain ``--source skypilot`` fetches: every one but GCP, whose GPU rows are not all
+#: GCP's list price (H100 $4.20/h in us-central1 against $9.80/h in us-east4: docs/prices.md),
+#: so the cheapest region would under-price it; ``--source skypilot/gcp`` reads it when named.
+DEFAULT_CLOUDS = tuple(c for c in CLOUDS if c not in GPU_PRICED_APART)
 #: The column the pairing needs on top of :data:`EXPECTED` (host and GPU meet in one zone).
 ZONE_COLUMN = "AvailabilityZone"
 NEEDED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
@@ -393,7 +397,7 @@ class SkyPilotSource(PriceSource):
         if unknown:
             raise InputError(f"unknown SkyPilot cloud {unknown[0]!r}; the catalog has "
                              f"{', '.join(CLOUDS)}")
-        self.clouds = list(clouds or CLOUDS)
+        self.clouds = list(clouds or DEFAULT_CLOUDS)
         self.base = base
         self.timeout_s = timeout_s if timeout_s is not None else url_mod.TIMEOUT_S
         self.max_bytes = max_bytes if max_bytes is not None else url_mod.MAX_BYTES
