@@ -175,8 +175,8 @@ def test_hub_ids_resolve_offline_to_the_presets():
 
 def test_speed_streams_the_layers_but_not_the_per_layer_table_nor_the_towers():
     """A text token reads the decoder's layers and the tied head (the token table, not the
-    per-layer one): neither embedding lookup nor the audio and vision towers (read only when a clip or an image is encoded); vLLM still
-    holds the towers in memory."""
+    per-layer one): neither embedding lookup nor the audio and vision towers (read only when
+    a clip or an image is encoded); vLLM still holds the towers in memory."""
     m = resolve_model("gemma-3n-e4b", offline=True)
     assert m.vision_params > 0
     w = Workload(m, quant="bf16", context=32768, engine="vllm")
