@@ -489,3 +489,32 @@ def test_nothing_fits_changes_name_rented_cards_first_and_the_rest_as_unrented()
         if others:
             names = others.split(" (no offer")[0].split(",")
             assert all(g.strip().split(" x ")[0] not in rented for g in names)
+
+
+def test_a_batch_sized_to_fill_the_card_is_not_a_borderline_fit_but_one_sequence_can_be():
+    """A token job runs as many sequences as fit, so its memory is the card's by design: that
+    is not "borderline" (less free memory means fewer sequences at once, not a failure), and
+    the answer says how many run at once. One sequence that only just fits is borderline."""
+    from whichgpu.advise.recommend import evaluate
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.fit import memory_band
+
+    job = Job(build_workload("llama-3.1-70b", quant="awq", prompt_tokens="512",
+                             output_tokens="512"), tokens=1_000_000)
+    ada = get_gpu("rtx-6000-ada")
+    filled = evaluate(job, ada, 2, get_offers(), "USD")
+    assert filled.batch > 1
+    band = memory_band(filled.workload)
+    assert ada.usable_memory_bytes - filled.memory_bytes <= band * ada.usable_memory_bytes
+    assert not any("borderline" in str(n) for n in filled.notes)
+    rec = recommend(job, get_offers(), gpus=[ada])
+    assert f"{rec.options[0].batch} sequences at once fill" in " ".join(map(str, rec.explanation))
+
+    one = Job(build_workload("qwen3-32b", quant="awq", context="4096", engine="vllm"),
+              tokens=1_000_000, concurrency=1)
+    rtx = get_gpu("rtx-4090")
+    tight = evaluate(one, rtx, 1, get_offers(), "USD")
+    need = estimate_memory(tight.workload).total_bytes
+    assert rtx.usable_memory_bytes - need <= memory_band(tight.workload) * rtx.usable_memory_bytes
+    assert any("borderline" in str(n) for n in tight.notes)

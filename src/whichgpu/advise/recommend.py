@@ -794,10 +794,16 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     if w.model.approximate:
         notes.append(msg("option.approximate", "generic model from a bare size: approximate"))
     band = memory_band(wl)
-    if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes:
+    floor = need
+    if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes and batch > 1 \
+            and not job.concurrency:
+        # the batch is ours, as many sequences as fit: less free memory than estimated makes
+        # the engine run fewer at once (slower), it does not fail; what must fit is one
+        floor = estimate_memory(wl.with_(batch=1)).total_bytes
+    if gpu.usable_memory_bytes - floor <= band * gpu.usable_memory_bytes:
         notes.append(msg("option.borderline", "borderline fit: {need:.1f} GB of {usable:.1f} GB "
                          "is within the memory estimate's {band:.0%} uncertainty of the card",
-                         need=need / 1e9, usable=gpu.usable_memory_bytes / 1e9, band=band))
+                         need=floor / 1e9, usable=gpu.usable_memory_bytes / 1e9, band=band))
     if offer.spot and risk is None and seconds is None and not job.per_hour:
         notes.append(msg("option.spot_without_amount", "spot: give the amount of work ({flags} "
                          "...) for its expected cost with interruptions; ranked here at its "
