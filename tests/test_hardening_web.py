@@ -430,3 +430,24 @@ def test_the_new_reasons_are_in_french_on_french_pages(web):
     assert "100 000 couches n’est pas une valeur plausible" in r.text.replace("\u202f", " ")
     r = web.get("/gpus?lang=fr&max_age=nan", headers={"accept": "text/html"})
     assert r.status_code == 422 and "n’est pas un nombre fini" in r.text
+
+
+def test_a_new_price_snapshot_gives_refused_questions_another_try(monkeypatch):
+    """A refusal is remembered while the prices stay the same: a question refused for its work
+    on the old prices (how many offers it priced) gets one more try on new ones, instead of
+    being refused for the rest of the server's life (benchmarks/server_rss.py: the same
+    questions refused 1, 3 ... 33 times a period as refusals piled up)."""
+    from whichgpu.web import services, work
+
+    with work._refused_lock:
+        work._refused["GET /api/v1/recommend?model=x"] = "too much work"
+    monkeypatch.setattr(services, "_generation", [("an older store", ()), -1e9])
+    services.generation()  # sees the store's current snapshots: not the older ones
+    with work._refused_lock:
+        assert "GET /api/v1/recommend?model=x" not in work._refused
+    with work._refused_lock:
+        work._refused["GET /api/v1/recommend?model=y"] = "too much work"
+    monkeypatch.setattr(services, "_generation", [services._generation[0], -1e9])
+    services.generation()  # the same snapshots: the refusal stays
+    with work._refused_lock:
+        assert "GET /api/v1/recommend?model=y" in work._refused

@@ -112,6 +112,11 @@ def generation() -> tuple:
             _generation[0], _generation[1] = gen, now
         if changed:
             release_memory()
+            # a question refused for its work was refused on the old prices: its work (how many
+            # offers it prices) may differ now, so it gets one more try
+            from whichgpu.web import work
+
+            work.clear_refused()
     return _generation[0]
 
 

@@ -182,7 +182,8 @@ _refused_lock = threading.Lock()
 
 
 def clear_refused() -> None:
-    """Forget the questions refused for their work (tests; a new calibration)."""
+    """Forget the questions refused for their work (tests; a new calibration; a new price
+    snapshot, see services.generation)."""
     with _refused_lock:
         _refused.clear()
 
