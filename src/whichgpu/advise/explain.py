@@ -111,23 +111,20 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
                                  "of a job).", tokens=Field("tokens"), images=Field("images"),
                                  steps=Field("steps")))
         headroom = best.gpu.usable_memory_bytes - best.memory_bytes
-        speed_words = dict(bound=word(Bound, best.speed.bound), precision=best.speed.precision,
-                           confidence=word(Confidence, best.speed.confidence))
+        words = dict(need=best.memory_bytes / 1e9, usable=best.gpu.usable_memory_bytes / 1e9,
+                     spare=headroom / 1e9, layout=best.layout,
+                     bound=word(Bound, best.speed.bound), precision=best.speed.precision,
+                     confidence=word(Confidence, best.speed.confidence))
         if best.batch > 1 and not job.concurrency:  # the batch is ours: as many as fit
             lines.append(msg("explain.memory_speed.batch", "Memory first: {batch} sequences at "
                              "once fill {need:.1f} GB per GPU of {usable:.1f} GB ({spare:.1f} "
                              "GB spare; {layout}). Speed second: {bound}-bound at {precision}, "
-                             "confidence {confidence}.", batch=best.batch,
-                             need=best.memory_bytes / 1e9,
-                             usable=best.gpu.usable_memory_bytes / 1e9, spare=headroom / 1e9,
-                             layout=best.layout, **speed_words))
+                             "confidence {confidence}.", batch=best.batch, **words))
         else:
             lines.append(msg("explain.memory_speed", "Memory first: it needs {need:.1f} GB per "
                              "GPU of {usable:.1f} GB ({spare:.1f} GB spare; {layout}). Speed "
                              "second: {bound}-bound at {precision}, confidence {confidence}.",
-                             need=best.memory_bytes / 1e9,
-                             usable=best.gpu.usable_memory_bytes / 1e9, spare=headroom / 1e9,
-                             layout=best.layout, **speed_words))
+                             **words))
         if len(opts) > 1:
             second = opts[1]
             finishes = getattr(second.spot_risk, "finishes", (True,) * 3)[1]  # issue 19

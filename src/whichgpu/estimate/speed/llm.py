@@ -66,8 +66,8 @@ def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
     # when an image or a clip is encoded)
     total = wb.total - wb.embedding - wb.towers + tied_head_bytes(m, wb)
     if m.moe is None or not m.params.experts:
-        return total, ("weights without the embedding table and the vision tower" if wb.towers
-                       else "weights without the embedding table")
+        return total, ("weights without the embedding table and the vision/audio tower"
+                       if wb.towers else "weights without the embedding table")
     expert_bytes = wb.experts
     moe = m.moe
     touched = expected_distinct_experts(moe.num_experts, moe.experts_per_token, tokens)
