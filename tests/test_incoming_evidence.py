@@ -21,16 +21,23 @@ VALIDATION = Path(__file__).resolve().parent.parent / "validation"
 INCOMING = VALIDATION / "incoming"
 
 # incoming file -> the main file whose header it must repeat
-PAIRS = {"speed-2026.csv": "speed.csv", "memory-2026.csv": "memory.csv", "serving-2026.csv": "serving.csv"}
+PAIRS = {
+    "speed-2026.csv": "speed.csv",
+    "memory-2026.csv": "memory.csv",
+    "serving-2026.csv": "serving.csv",
+}
 
 # Vocabularies from validation/README.md (column tables of each file).
 SPEED_CATEGORIES = {"decode", "prefill", "serving", "training", "diffusion", "video"}
 SPEED_METRICS = {
-    "decode_tokens_per_s", "prefill_tokens_per_s", "output_tokens_per_s", "ttft_s", "train_tokens_per_s",
-    "train_tokens_per_s_per_gpu", "mfu", "seconds_per_image", "images_per_min", "it_per_s", "seconds_per_video",
-    "seconds_per_step",
+    "decode_tokens_per_s", "prefill_tokens_per_s", "output_tokens_per_s", "ttft_s",
+    "train_tokens_per_s", "train_tokens_per_s_per_gpu", "mfu", "seconds_per_image",
+    "images_per_min",
+    "it_per_s", "seconds_per_video", "seconds_per_step",
 }
-MEMORY_CATEGORIES = {"weights", "inference", "lora", "qlora", "full-ft", "pretrain", "image", "video"}
+MEMORY_CATEGORIES = {
+    "weights", "inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
+}
 MEMORY_MEASURED = {
     "file_bytes", "weights_bytes", "kv_cache_bytes", "peak_allocated_bytes", "peak_reserved_bytes",
     "nvidia_smi_bytes", "engine_total_bytes",
@@ -182,7 +189,9 @@ def _good(kind: str) -> dict[str, str]:
         ("serving", "date", ""),
     ],
 )
-def test_checker_catches_a_malformed_row(kind: str, column: str, bad_value: str, gpu_ids: set[str]) -> None:
+def test_checker_catches_a_malformed_row(
+    kind: str, column: str, bad_value: str, gpu_ids: set[str]
+) -> None:
     good = _good(kind)
     assert check_rows(kind, [good], gpu_ids) == []
     broken = dict(good, **{column: bad_value})
