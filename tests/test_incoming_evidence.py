@@ -43,7 +43,7 @@ MEMORY_MEASURED = {
     "nvidia_smi_bytes", "engine_total_bytes",
 }
 UNIT_BYTES = {"B": 1, "MB": 10**6, "MiB": 2**20, "GB": 10**9, "GiB": 2**30}
-TASKS = {"inference", "lora", "qlora", "full-ft", "pretrain", "image", "video"}
+TASKS = {"inference", "lora", "qlora", "full-ft", "pretrain", "image", "video", "image-lora"}
 SERVING_KINDS = {"max_throughput", "latency_under_load"}
 SERVING_METRICS = {
     "output_tokens_per_s", "total_tokens_per_s", "input_tokens_per_s", "requests_per_s",
