@@ -28,7 +28,7 @@ from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import Message
 from whichgpu.models.resolve import no_local_files
-from whichgpu.web import api, mcp_mount, ops, pages, writes
+from whichgpu.web import api, mcp_mount, ops, pages, schedule, writes
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
@@ -191,6 +191,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.add_middleware(Guard)
     mcp_mount.install(app)  # MCP's streamable HTTP at /mcp (the 'mcp' extra)
+    schedule.install(app)  # the price refresh every WHICHGPU_REFRESH_EVERY, if set
     ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
     return app
 
