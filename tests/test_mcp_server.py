@@ -275,6 +275,10 @@ def test_http_refuses_what_the_web_refuses():
                     await s.call_tool("prices", {"store": "/tmp/x.sqlite"}))
 
         passwd, offers, store = server.session(scenario)
+        import httpx
+
+        metrics = httpx.get(server.url + "/metrics").text
+    assert 'whichgpu_http_requests_total{method="POST",route="/mcp",status="200"}' in metrics
     assert passwd.is_error and "reads no files" in passwd.content[0].text
     assert offers.is_error and "reads no offer files" in offers.content[0].text
     assert store.is_error and "No such option: --store" in store.content[0].text
@@ -286,3 +290,18 @@ def test_help_does_not_import_the_sdk():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_without_the_sdk_mcp_says_how_to_install_it(cli, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from whichgpu.web.app import create_app
+
+    monkeypatch.setitem(sys.modules, "mcp.server.lowlevel", None)  # import fails
+    out = cli("mcp")
+    assert out.code == 2
+    assert out.err.strip() == ("error: whichgpu mcp needs the MCP Python SDK, which is not "
+                               "installed: pip install 'whichgpu[mcp]'")
+    with TestClient(create_app()) as client:  # the web app starts, without /mcp
+        assert client.post("/mcp", json={}).status_code == 404
+        assert client.get("/api/v1/health").status_code == 200

@@ -66,8 +66,10 @@ class _Endpoint:
 
     def __init__(self) -> None:
         self.current: Any = None
+        self.route: Route | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        scope["route"] = self.route  # /metrics counts it under its path, not 'unmatched'
         if self.current is None:  # not started: the app's lifespan has not run
             from fastapi.responses import JSONResponse
 
@@ -87,8 +89,9 @@ def install(app: FastAPI) -> None:
         log.info("%s", exc)
         return
     endpoint = _Endpoint()
-    app.router.routes.append(Route(MCP_PATH, endpoint, methods=["GET", "POST", "DELETE"],
-                                   include_in_schema=False))
+    endpoint.route = Route(MCP_PATH, endpoint, methods=["GET", "POST", "DELETE"],
+                           include_in_schema=False)
+    app.router.routes.append(endpoint.route)
     inner = app.router.lifespan_context
 
     @asynccontextmanager
