@@ -266,6 +266,28 @@ def test_http_tools_answer_as_the_cli_and_the_rest_api(cli, web):
         assert stable(got) == stable(rest[kind]), kind
 
 
+def test_http_other_tools_are_the_rest_api_json(web):
+    calls = {  # tool: (arguments, the REST endpoint that answers the same question)
+        "memory": ({"model": "llama-3.1-8b", "context": "8k"}, "/api/v1/memory"),
+        "fits": ({"model": "llama-3.1-8b", "gpu": "rtx-4090"}, "/api/v1/memory"),
+        "speed": ({"model": "llama-3.1-8b", "gpu": "h100-sxm", "batch": 8}, "/api/v1/speed"),
+        "cost": ({"gpu": "rtx-4090", "duration": "10h", "prices": PRICES}, "/api/v1/cost"),
+        "rent_or_buy": ({"gpu": "h100-sxm", "purchase_price": "25000USD",
+                         "rent_price": "3.15USD"}, "/api/v1/tco"),
+        "prices": ({"prices": PRICES}, "/api/v1/prices"),
+    }
+    with HttpServer() as server:
+        async def scenario(s):
+            return {name: await s.call_tool(name, args) for name, (args, _) in calls.items()}
+
+        results = server.session(scenario)
+    for name, (args, url) in calls.items():
+        assert not results[name].is_error, (name, results[name].content[0].text)
+        rest = web.get(url, params=args)
+        assert rest.status_code == 200, (name, rest.text[:300])
+        assert stable(results[name].structured_content) == stable(rest.json()), name
+
+
 def test_http_refuses_what_the_web_refuses():
     with HttpServer() as server:
         async def scenario(s):
