@@ -51,7 +51,7 @@ def _leaves(command, path=()):
     if hasattr(command, "commands"):
         for name, sub in sorted(command.commands.items()):
             yield from _leaves(sub, (*path, name))
-    elif path not in SKIP and path[:1] not in {("serve",), ("bench",)}:
+    elif path not in SKIP and path[:1] not in {("serve",), ("bench",), ("mcp",)}:
         yield path, command
 
 

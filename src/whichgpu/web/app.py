@@ -28,7 +28,7 @@ from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import Message
 from whichgpu.models.resolve import no_local_files
-from whichgpu.web import api, ops, pages
+from whichgpu.web import api, mcp_mount, ops, pages, schedule, writes
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
@@ -187,8 +187,11 @@ def create_app(calibration: str | None = None) -> FastAPI:
             swagger_ui_parameters={"validatorUrl": None})  # no call to swagger.io
 
     app.include_router(api.router)
+    app.include_router(writes.router)  # the store's writes: the operator's token
     app.include_router(pages.router)
     app.add_middleware(Guard)
+    mcp_mount.install(app)  # MCP's streamable HTTP at /mcp (the 'mcp' extra)
+    schedule.install(app)  # the price refresh every WHICHGPU_REFRESH_EVERY, if set
     ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
     return app
 

@@ -656,8 +656,15 @@ def prices_page(request: Request) -> HTMLResponse:
     return render(request, "prices.html", {
         "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
         "error": error, "history_charts": _history_charts(history) if history else [],
-        "cli": command_line(q) if q else None, **_common()},
+        "cli": command_line(q) if q else None, "writes": _writes(), **_common()},
         status_of(error))
+
+
+def _writes() -> str:
+    """Whether this server takes price writes (web/writes.py): 'token' or 'off'."""
+    from whichgpu.web.writes import writes
+
+    return writes().value
 
 
 def _money_in(L: Locale, currency: str) -> Callable[[float], str]:

@@ -18,6 +18,7 @@ from whichgpu.catalog.prices.store import StoreError
 from whichgpu.web.app import CALIBRATION_ENV, create_app
 from whichgpu.web.ops import ACCESS_LOG_ENV
 from whichgpu.web.resolve import hub_status
+from whichgpu.web.schedule import EVERY_ENV, every_s
 
 
 def serve(q: Serve, note: Callable[[str], None]) -> None:
@@ -37,7 +38,11 @@ def serve(q: Serve, note: Callable[[str], None]) -> None:
         load_profile(choice)  # check it now: a missing or broken file is an error (exit 1)
         choice = str(Path(choice).resolve())
     os.environ[CALIBRATION_ENV] = choice  # each worker process builds its app from it
+    every = every_s()  # a bad WHICHGPU_REFRESH_EVERY stops the start here, in one line
     _open_store(note)
+    if every is not None:
+        print(f"Price refresh: every {every:g} s in the service ({EVERY_ENV}; one at a time "
+              "across workers and machines)", flush=True)
     if q.access_log:
         os.environ[ACCESS_LOG_ENV] = "1"
     host = q.host
