@@ -38,21 +38,36 @@ def predict(row: dict[str, str]) -> float:
     return est.times[key].typical
 
 
+def _key(row: dict[str, str]) -> tuple[str, ...]:
+    return (row["model"], row["resolution"], row["gpu"], row["source_url"],
+            str("compile=true" in row["settings"]))
+
+
 def main() -> None:
-    errors = []
-    print(f"{'id':58} {'meas':>8} {'model':>8} {'error':>7}")
+    errors, scaling = [], []
     with ROWS.open() as f:
-        for row in csv.DictReader(f):
-            if not row["id"].startswith(PREFIXES) or "cannot be 1024px" in row["settings"]:
-                continue
-            got = predict(row)
-            meas = float(row["value"])
-            err = got / meas - 1
-            if int(row["gpu_count"]) > 1:
-                errors.append(abs(err))
-            print(f"{row['id']:58} {meas:8.2f} {got:8.2f} {err:+7.0%}")
+        rows = [r for r in csv.DictReader(f) if r["id"].startswith(PREFIXES)
+                and "cannot be 1024px" not in r["settings"]]
+    base = {_key(r): r for r in rows if r["gpu_count"] == "1"}
+    print(f"{'id':52} {'meas':>8} {'model':>8} {'error':>7} {'speed-up meas/model':>20}")
+    for row in rows:
+        got = predict(row)
+        meas = float(row["value"])
+        err = got / meas - 1
+        ratio = ""
+        if int(row["gpu_count"]) > 1:
+            errors.append(abs(err))
+            one = base.get(_key(row))
+            if one:  # the speed-up over the same source's 1-GPU run, measured vs modelled
+                m_up, p_up = float(one["value"]) / meas, predict(one) / got
+                scaling.append(abs(p_up / m_up - 1))
+                ratio = f"{m_up:5.2f} / {p_up:5.2f}"
+        print(f"{row['id'][:52]:52} {meas:8.2f} {got:8.2f} {err:+7.0%} {ratio:>20}")
     print(f"multi-GPU rows: {len(errors)}, median |error| {statistics.median(errors):.0%}, "
           f"max {max(errors):.0%}")
+    if scaling:
+        print(f"speed-up over the same source's 1-GPU run ({len(scaling)} rows): median "
+              f"|error| {statistics.median(scaling):.0%}, max {max(scaling):.0%}")
 
 
 if __name__ == "__main__":
