@@ -125,7 +125,7 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
         return []
     out: list[Workload] = []
     if wl.gpus > 1 and asked.tp is None and (asked.engine is None or splits_dit(asked.engine)):
-        engine = wl.engine if splits_dit(wl.engine_name) else SPLITTING_ENGINE
+        engine = wl.engine_name if splits_dit(wl.engine_name) else SPLITTING_ENGINE
         runs = gpu is None or _runs(gpu, engine)
         if runs:
             out += [wl.with_(engine=engine, tp=t) for t in range(2, wl.gpus + 1)
@@ -150,14 +150,14 @@ def _runs(gpu, engine: str) -> bool:
 
 
 def fit_on(wl: Workload, asked: Workload, gpu) -> tuple[Workload, int, Message | None]:
-    """``wl`` as the engine would run it on ``gpu`` when it does not fit as asked: the first
-    of :func:`tries` that fits, its memory, and a sentence naming what it took (None when it
-    fits as asked or nothing fits)."""
+    """``wl`` as the engine would run it on ``gpu`` when it does not fit as asked and no
+    offload was chosen: the first of :func:`tries` that fits, its memory, and a sentence
+    naming what it took (None when it fits as asked or nothing fits)."""
     from whichgpu.estimate.memory import estimate_memory
 
     usable = gpu.usable_memory_bytes
     need = estimate_memory(wl).total_bytes
-    if need <= usable:
+    if need <= usable or asked.offload != "none":  # an offload the user chose is kept as is
         return wl, need, None
     for t in tries(wl, asked, gpu):
         n = estimate_memory(t).total_bytes
