@@ -32,6 +32,15 @@ from whichgpu.messages import Field, Message, msg
 PARALLEL_SOURCE = ("https://docs.sglang.io/docs/sglang-diffusion/parallelism; "
                    "https://github.com/xdit-project/xDiT/blob/main/docs/methods/cfg_parallel.md")
 ENCODER_PARALLEL_SOURCE = "https://docs.sglang.io/docs/sglang-diffusion/encoder_parallel"
+# ComfyUI's default (NORMAL_VRAM) model management: load_models_gpu unloads idle models and,
+# when a model still does not fit, loads only lowvram_model_memory = free memory - the
+# inference reserve of its weights and casts the rest in from CPU memory layer by layer
+COMFY_SOURCE = ("https://github.com/comfyanonymous/ComfyUI (comfy/model_management.py "
+                "load_models_gpu, lowvram_model_memory); "
+                "https://www.mintlify.com/Comfy-Org/ComfyUI/guides/performance-optimization "
+                "(NORMAL_VRAM, the default: moves models between RAM and VRAM as needed)")
+DIFFUSERS_OFFLOAD_SOURCE = ("https://huggingface.co/docs/diffusers/main/en/optimization/memory "
+                            "(enable_model_cpu_offload, enable_sequential_cpu_offload: opt-in)")
 # The engine a multi-GPU diffusion job is moved to when one pipeline per GPU does not fit and
 # the user named no engine: it splits a DiT's weights (--tp-size).
 SPLITTING_ENGINE = "sglang"
