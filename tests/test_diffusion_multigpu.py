@@ -117,3 +117,14 @@ def test_comfyui_streams_only_what_does_not_fit():
     moved = {c.name: c.seconds for c in comfy.components}["CPU offload transfers"]
     streamed = {c.name: c.seconds for c in diffusers.components}["CPU offload transfers"]
     assert 0 < moved < streamed
+
+
+def test_recommend_offers_flux2_dev_on_two_h100_split_by_tensor_parallel(cli):
+    r = cli("recommend", "flux.2-dev", "--task", "image", "--images", "100", "--only",
+            "h100-sxm", "--max-gpus", "2", "--json")
+    assert r.code == 0, r.err
+    two = next(o for o in r.json()["options"] if o["count"] == 2)
+    assert two["layout"] == "tp=2"
+    assert any("tensor parallelism" in n for n in two["notes"])
+    one = next(o for o in r.json()["options"] if o["count"] == 1)
+    assert two["rate"]["typical"] > 1.5 * one["rate"]["typical"]  # no offload, two GPUs

@@ -762,6 +762,11 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "
                          "stages (a little slower, same output)",
                          flag=Field("offload", wl.offload)))
+    if wl.is_diffusion and wl.tp and not w.tp:
+        notes.append(msg("option.diffusion_tp", "one pipeline split over {n} GPUs by tensor "
+                         "parallelism ({flag}): the diffusion model's weights divided, two "
+                         "all-reduces per block over the GPUs' link",
+                         n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not w.uses_checkpointing:
         notes.append(msg("option.checkpointing", "with gradient checkpointing (activations "
                          "recomputed in the backward pass: the same training, about a third "

@@ -136,9 +136,11 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
     if wl.gpus > 1 and asked.tp is None and (asked.engine is None or splits_dit(asked.engine)):
         engine = wl.engine_name if splits_dit(wl.engine_name) else SPLITTING_ENGINE
         runs = gpu is None or _runs(gpu, engine)
-        if runs:
+        d = wl.diffusion_spec
+        heads = d.component(d.denoiser).num_heads or 0
+        if runs:  # TP splits the attention heads: a degree that divides them
             out += [wl.with_(engine=engine, tp=t) for t in range(2, wl.gpus + 1)
-                    if wl.gpus % t == 0]
+                    if wl.gpus % t == 0 and (not heads or heads % t == 0)]
     if asked.offload == "none":
         base = wl.with_(offload="model") if wl.offload == "none" else wl
         out.append(base)
