@@ -128,3 +128,15 @@ def test_recommend_offers_flux2_dev_on_two_h100_split_by_tensor_parallel(cli):
     assert any("tensor parallelism" in n for n in two["notes"])
     one = next(o for o in r.json()["options"] if o["count"] == 1)
     assert two["rate"]["typical"] > 1.5 * one["rate"]["typical"]  # no offload, two GPUs
+
+
+@pytest.mark.parametrize(("engine", "quant", "gpu_id", "said"), [
+    ("diffusers", None, "h100-sxm", "whole pipeline resident"),
+    ("diffusers", "fp8", "rtx-4090", "model CPU offload"),
+    ("diffusers", None, "rtx-4090", "sequential CPU offload"),
+    ("comfyui", None, "rtx-4090", "ComfyUI's default model management"),
+])
+def test_every_image_speed_names_the_memory_management(engine, quant, gpu_id, said):
+    est = estimate_speed(image("flux.1-dev", engine=engine, quant=quant), gpu(gpu_id))
+    memory = [str(a) for a in est.assumptions if str(a).startswith("memory:")]
+    assert memory and said in memory[0]

@@ -351,7 +351,8 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
     width, height = w.image_size
     assumptions = [f"{width}x{height}, {r['steps']} steps, {w.cfg_passes} pass(es) per step, "
                    f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
-                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf)]
+                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf),
+                   f"memory: {r['residency']}"]
     if compiled:
         assumptions.append("compiled with CUDA graphs (torch.compile max-autotune, TensorRT): "
                            "no per-step launch overhead")

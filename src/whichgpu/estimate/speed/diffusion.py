@@ -271,6 +271,28 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     return tp + sp + cfg, f"{', '.join(parts)} over {hw.link.kind}"
 
 
+def residency(w: Workload, offload_why: str) -> str:
+    """Which memory management the speed assumes, in the engine's own terms."""
+    from whichgpu.estimate.memory.diffusion import effective_offload
+
+    mode = effective_offload(w)
+    if w.engine_name == "comfyui" and w.offload == "none":
+        return ("ComfyUI's default model management: models stay loaded while they fit, idle "
+                "ones are unloaded when the next needs the room")
+    if w.engine_name == "comfyui" and mode == "sequential":
+        return f"{offload_why} (its lowvram mode)"
+    if mode == "model":
+        return "model CPU offload: one component on the GPU at a time (diffusers " \
+            "enable_model_cpu_offload)"
+    if mode == "sequential":
+        return "sequential CPU offload: weights streamed in module by module every step " \
+            "(diffusers enable_sequential_cpu_offload)"
+    from whichgpu.engines import label
+
+    return (f"the whole pipeline resident on the GPU (the default of {label(w.engine_name)}; "
+            "CPU offload only when asked)")
+
+
 def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     from whichgpu.estimate.speed.sustained import sustained_scale
 
@@ -345,6 +367,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
+            "residency": residency(w, offload_why),
             "communication_s": comm * steps,
             "components": comps, "sustained_scale": scale,
             "bound": "compute" if t_denoise > (vae + text + fixed + offload) else
