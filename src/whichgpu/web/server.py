@@ -17,7 +17,6 @@ from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices.selection import ensure_shipped
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError
-from whichgpu.messages import msg
 from whichgpu.web.app import CALIBRATION_ENV, create_app
 from whichgpu.web.ops import ACCESS_LOG_ENV
 from whichgpu.web.resolve import hub_status
@@ -71,11 +70,11 @@ def check_serve_options(q: Serve) -> None:
     """Refuse a log level uvicorn does not know and an address that is none, in one line,
     before anything is started or looked up (a name is never resolved here)."""
     if q.log_level.lower() not in _LOG_LEVELS:
-        raise InputError(msg("serve.log_level", "unknown log level {v!r}: choose one of "
-                             "{choices}", v=q.log_level, choices=", ".join(_LOG_LEVELS)))
+        raise InputError(f"unknown log level {q.log_level!r}: choose one of "
+                         f"{', '.join(_LOG_LEVELS)}")
     if not host_is_valid(q.host):
-        raise InputError(msg("serve.host", "{v!r} is not an address to listen on: give an "
-                             "IP address (127.0.0.1, 0.0.0.0, ::) or a host name", v=q.host))
+        raise InputError(f"{q.host[:100]!r} is not an address to listen on: give an IP "
+                         "address (127.0.0.1, 0.0.0.0, ::) or a host name")
 
 
 def host_is_valid(host: str) -> bool:
