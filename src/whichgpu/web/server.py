@@ -15,6 +15,7 @@ from whichgpu.answers.requests import Serve
 from whichgpu.bench.profile import default_profile_path, load_profile
 from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices.selection import ensure_shipped
+from whichgpu.catalog.prices.backend import parse_target
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError
 from whichgpu.web.app import CALIBRATION_ENV, create_app
@@ -68,7 +69,9 @@ _HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 
 def check_serve_options(q: Serve) -> None:
     """Refuse a log level uvicorn does not know and an address that is none, in one line,
-    before anything is started or looked up (a name is never resolved here)."""
+    before anything is started or looked up (a name is never resolved here); the price
+    store's location too (a libpq keyword/value string is refused before anything is said)."""
+    parse_target(None)
     if q.log_level.lower() not in _LOG_LEVELS:
         raise InputError(f"unknown log level {q.log_level!r}: choose one of "
                          f"{', '.join(_LOG_LEVELS)}")
