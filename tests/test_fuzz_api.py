@@ -1,8 +1,8 @@
 """Fuzzing the REST API and the pages (issues 21, 36): hypothesis builds query strings and JSON
 bodies from each endpoint's and page's own fields, mixing values the CLI reads with hostile
 ones (NaN, infinities, 400-digit integers, paths, NUL bytes, 300-byte names, deep nesting,
-wrong types) and pasted config.json files with mutated fields. Whatever comes in, the answer is 200, 413/414 or a one-line 422, never a 500,
-always strict JSON.
+wrong types) and pasted config.json files with mutated fields. Whatever comes in, the answer
+is 200, 413/414 or a one-line 422, never a 500, always strict JSON.
 
 The examples are fixed (``derandomize``) and few, so ``make test`` stays quick; set
 ``WHICHGPU_FUZZ_EXAMPLES=2000`` for a long run (each test then takes minutes).

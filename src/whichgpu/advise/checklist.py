@@ -9,7 +9,6 @@ are shown beside them, so a user sees where they agree.
 from __future__ import annotations
 
 import sys
-
 from dataclasses import dataclass, field
 from typing import Any
 

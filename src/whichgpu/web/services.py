@@ -299,7 +299,8 @@ SHARED_SPEC_SOURCES = ("preset:", "hub:")
 
 
 def _owned_elsewhere(obj: Any) -> bool:
-    return isinstance(obj, _spec_type()) and str(obj.source).startswith(SHARED_SPEC_SOURCES)
+    return isinstance(obj, _spec_type()) and str(getattr(obj, "source", "")).startswith(
+        SHARED_SPEC_SOURCES)
 
 
 def _size(value: Any) -> int:

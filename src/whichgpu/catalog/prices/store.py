@@ -22,8 +22,8 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import cache
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
