@@ -75,3 +75,9 @@ def test_compare_still_answers_with_the_options_it_uses(cli):
     res = cli(*MEASURED, "--model", "llama-3.1-8b", "--context", "8k", "--no-project",
               "--json")
     assert res.code == 0, res.err
+
+
+@pytest.mark.parametrize("option", ["--hours-per-month", "--years"])
+def test_a_denormal_float_option_is_refused_everywhere(cli, option):
+    """Every float option of the command line, not only the checklist's answers."""
+    _one_line(cli("tco", "h100-sxm", option, "1e-320"), "too small to compute with", option)
