@@ -72,6 +72,20 @@ def test_a_damaged_row_is_left_out_with_a_warning_naming_its_feed(damaged):
         assert any("2 stored offer(s)" in w and "left out" in w for w in said), sel.warnings
 
 
+def test_an_offer_observed_in_the_future_is_left_out_as_an_import_would_refuse_it(damaged):
+    snap = PriceStore(damaged).current_of("team")
+    assert snap is not None
+    (point,) = PriceStore(damaged).history(["h100-sxm"], feed="team", dated=None)
+    assert point.cheapest_provider == "gamma-h36" and point.offers == 1  # the sound row only
+    _sql(damaged, "UPDATE offer SET observed_at = '9999-12-31' WHERE snapshot_id = ? AND "
+         "provider = 'gamma-h36'", (snap.id,))
+    sel = current_offers(store=PriceStore(damaged), gpus=["h100-sxm"])
+    assert _team(sel.offers) == []
+    assert any("3 stored offer(s)" in str(w) for w in sel.warnings), sel.warnings
+    history = PriceStore(damaged).history(["h100-sxm"], feed="team", dated=None)
+    assert history == []
+
+
 def test_every_priced_command_answers_on_the_damaged_store(cli, damaged):
     listed = cli("prices", "list", "h100-sxm", "--json")
     assert listed.code == 0, listed.err

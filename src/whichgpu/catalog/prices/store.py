@@ -222,6 +222,19 @@ def _plausible() -> tuple[str, tuple[Any, ...]]:
     return sql, tuple(args)
 
 
+def _plausible_now(observed: str = "observed_at") -> tuple[str, list[Any]]:
+    """:func:`_plausible` and, as the import checks, no observation date in the future (ISO
+    text compares in time order; a damaged date, letters where digits belong, sorts after
+    every date and is left out with it)."""
+    from datetime import timedelta
+
+    from whichgpu.catalog.prices.validate import FUTURE_TOLERANCE_S
+
+    sql, args = _plausible()
+    cutoff = iso(utc_now() + timedelta(seconds=FUTURE_TOLERANCE_S))
+    return f"({sql} AND ({observed} IS NULL OR {observed} <= ?))", [*args, cutoff]
+
+
 #: The most GPUs one stored offer may rent together (the largest real offers are 8-16; a
 #: rack of 72 is sold as 72 GPUs): more is a damaged row.
 MAX_GPUS_PER_OFFER = 1024
@@ -547,12 +560,13 @@ class PriceStore:
                 where += " AND NOT (" + " OR ".join(
                     "(snapshot_id = ? AND provider = ?)" for _ in skip_pairs) + ")"
                 args += [x for pair in skip_pairs for x in pair]
+            plausible, plausible_args = _plausible_now()
             left_out = dict(con.execute(
                 f"SELECT snapshot_id, COUNT(*) FROM offer WHERE {where} AND (CASE WHEN "
-                f"{_plausible()[0]} THEN 0 ELSE 1 END) = 1 GROUP BY snapshot_id",
-                [*args, *_plausible()[1]]).fetchall())
-            where += f" AND {_plausible()[0]}"
-            args += _plausible()[1]
+                f"{plausible} THEN 0 ELSE 1 END) = 1 GROUP BY snapshot_id",
+                [*args, *plausible_args]).fetchall())
+            where += f" AND {plausible}"
+            args += plausible_args
             if cheapest_only:
                 # One offer per kind: the cheapest, and of equal prices the first stored
                 # (lowest snapshot id, then place in it), the same on both engines.
@@ -645,11 +659,12 @@ class PriceStore:
         gpus = list(gpus)
         if not gpus:
             return []
+        plausible, plausible_args = _plausible_now("o.observed_at")  # s has one too
         sql = ("SELECT s.id, s.feed, s.fetched_at, s.observed_at, o.gpu, o.currency, o.spot, "
                "o.price_per_hour / o.gpu_count, o.provider, o.source FROM offer o JOIN snapshot s "
                f"ON s.id = o.snapshot_id WHERE s.status = 'ok' AND o.gpu IN "
-               f"({','.join('?' * len(gpus))}) AND {_plausible()[0]}")  # offer's columns only
-        args: list[Any] = [*gpus, *_plausible()[1]]
+               f"({','.join('?' * len(gpus))}) AND {plausible}")
+        args: list[Any] = [*gpus, *plausible_args]
         if feed is not None:
             sql += " AND s.feed = ?"
             args.append(feed)
