@@ -37,3 +37,17 @@ def test_answer_is_identical_to_the_record(name: str, record: dict) -> None:
     assert new == record[name], "\n".join(
         ["changed (make answers-fixture records it again, if on purpose):"]
         + differences(record[name], new, name))
+
+
+@pytest.mark.parametrize("name", ["8b-10M-tokens", "70b-50-users", "8b-rate-20",
+                                  "7b-lora-2000-steps"])
+def test_memoized_answer_equals_the_reference_path(name: str) -> None:
+    """Needs no record: survives answers that change on purpose."""
+    from whichgpu.estimate import memo
+
+    command, fields = QUESTIONS[name]
+    fast = answer(command, fields)
+    again = answer(command, fields)  # from warm memos
+    with memo.reference():
+        slow = answer(command, fields)
+    assert fast == again == slow, "\n".join(differences(slow, fast, name))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from whichgpu.engines import has
 from whichgpu.estimate.constants import per_key, speed_value
+from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
@@ -77,6 +78,7 @@ def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
                       f"layer for {tokens} token(s)")
 
 
+@by_identity()
 def attention_flops_per_token(m: ModelSpec, context: int) -> float:
     """QK^T and PV FLOPs for one new token attending to ``context`` tokens, all layers.
 

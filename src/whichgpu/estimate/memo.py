@@ -1,0 +1,78 @@
+"""Bounded memos for pure estimate functions whose first argument is a frozen spec.
+
+A recommendation asks the same per-sequence questions (a model's KV cache at a context, the
+attention FLOPs of a token) thousands of times across GPUs, counts and batch sizes. These
+functions are pure: the answer depends only on the arguments and the calibration constants.
+:func:`by_identity` remembers them keyed by the *identity* of the first argument (a
+``ModelSpec`` hashes slowly: every field, every layer) and the value of the others; the
+memo holds the object itself, so its id is never reused while the entry lives.
+
+The memos empty themselves when a constant is overridden (``constants.overridden``, the
+calibration scripts), and :func:`reference` switches them off (the reference path
+``tests/test_answers_identical.py`` compares the memoized answers with); so does
+``WHICHGPU_NO_MEMO=1`` in the environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from whichgpu.estimate import constants
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ENABLED = [os.environ.get("WHICHGPU_NO_MEMO", "").strip().lower() in ("", "0", "false", "no")]
+_TABLES: list[dict[Any, Any]] = []
+
+
+def by_identity(size: int = 4096) -> Callable[[F], F]:
+    """Memoize ``f(spec, *rest)`` (positional arguments only; ``rest`` hashable) in a table
+    of at most ``size`` entries (emptied when full)."""
+
+    def wrap(f: F) -> F:
+        table: dict[Any, tuple[Any, Any]] = {}
+        seen = [constants.generation()]
+        _TABLES.append(table)
+
+        @functools.wraps(f)
+        def memo(first: Any, *rest: Any) -> Any:
+            if not _ENABLED[0]:
+                return f(first, *rest)
+            if seen[0] != constants.generation():
+                table.clear()
+                seen[0] = constants.generation()
+            key = (id(first), *rest)
+            hit = table.get(key)
+            if hit is not None and hit[0] is first:
+                return hit[1]
+            value = f(first, *rest)
+            if len(table) >= size:
+                table.clear()
+            table[key] = (first, value)
+            return value
+
+        return memo  # type: ignore[return-value]
+
+    return wrap
+
+
+def clear() -> None:
+    """Empty every memo."""
+    for table in _TABLES:
+        table.clear()
+
+
+@contextmanager
+def reference() -> Iterator[None]:
+    """Compute without the memos (the reference path), then switch them back on."""
+    old = _ENABLED[0]
+    _ENABLED[0] = False
+    clear()
+    try:
+        yield
+    finally:
+        _ENABLED[0] = old
