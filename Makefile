@@ -107,9 +107,17 @@ bench-web: $(STAMP)
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
 	  --out artifacts/bench-web-vary.json
 
-# How long recommend takes on five questions (not a test): medians, printed per question.
+# How long the answers take (not a test): in-process warm medians of the fixed question set
+# (tests/answer_set.py) and CLI process CPU seconds (--help, memory, recommend).
 bench-recommend: $(STAMP)
 	$(BIN)/python benchmarks/recommend_time.py --runs 5
+
+# Issue 27: every answer figure at once: bench-recommend, then the web's all-different load
+# (50 concurrent, one worker) with the first advisor page after start.
+bench-answers: $(STAMP)
+	$(BIN)/python benchmarks/recommend_time.py --runs 5
+	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
+	  --out artifacts/bench-answers-web.json
 
 # Record the answers of the fixed question set again (tests/answer_set.py), after an answer
 # changed on purpose; it prints what changed. tests/test_answers_identical.py compares them.
