@@ -190,6 +190,10 @@ def create_app(calibration: str | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.add_middleware(Guard)
     ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
+    from whichgpu.web import warm
+
+    if warm.wanted():  # 'serve': shared data loaded before the first request
+        app.router.on_startup.append(warm.warm)
     return app
 
 
