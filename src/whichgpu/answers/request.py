@@ -73,7 +73,6 @@ class Request(BaseModel):
     # NaN and infinities are refused at parse time: no answer can be computed from them, and
     # strict JSON has no way to write them back
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_enum_values=False,
-                              defer_build=True,  # validators built on first use (fast --help)
                               json_schema_extra=_numbers_in_schema)
     COMMAND: ClassVar[str] = ""
 

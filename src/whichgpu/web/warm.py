@@ -1,7 +1,7 @@
 """Warm what every request shares before a server answers its first one.
 
 A fresh process reads the GPU catalog, the presets, the calibration constants and the price
-store's offers, builds the request models' validators and compiles the page templates on
+store's offers and compiles the page templates on
 its first questions; without this the first advisor page after start paid for all of it.
 ``serve`` asks for it (``WHICHGPU_WEB_WARM=1``, inherited by its workers); an app built for
 a test does not, so the test suite does not pay it. The warm-up asks one small question
@@ -34,8 +34,6 @@ def warm() -> float:
         from whichgpu.answers import requests as r
         from whichgpu.web import pages, services
 
-        for cls in r.COMMANDS:  # validators are built on first use (defer_build)
-            cls.model_rebuild()
         for name in pages.ENV.list_templates():
             if name.endswith(".html"):
                 pages.ENV.get_template(name)
