@@ -29,30 +29,32 @@ _ENABLED = [os.environ.get("WHICHGPU_NO_MEMO", "").strip().lower() in ("", "0", 
 _TABLES: list[dict[Any, Any]] = []
 
 
-def by_identity(size: int = 4096) -> Callable[[F], F]:
-    """Memoize ``f(spec, *rest)`` (positional arguments only; ``rest`` hashable) in a table
-    of at most ``size`` entries (emptied when full)."""
+def by_identity(size: int = 4096, identities: int = 1) -> Callable[[F], F]:
+    """Memoize ``f(spec, *rest)`` (positional arguments only) in a table of at most ``size``
+    entries (emptied when full): the first ``identities`` arguments by identity, the rest
+    (hashable) by value."""
 
     def wrap(f: F) -> F:
-        table: dict[Any, tuple[Any, Any]] = {}
+        table: dict[Any, tuple[tuple[Any, ...], Any]] = {}
         seen = [constants.generation()]
         _TABLES.append(table)
 
         @functools.wraps(f)
-        def memo(first: Any, *rest: Any) -> Any:
+        def memo(*args: Any) -> Any:
             if not _ENABLED[0]:
-                return f(first, *rest)
+                return f(*args)
             if seen[0] != constants.generation():
                 table.clear()
                 seen[0] = constants.generation()
-            key = (id(first), *rest)
+            held = args[:identities]
+            key = (*map(id, held), *args[identities:])
             hit = table.get(key)
-            if hit is not None and hit[0] is first:
+            if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
                 return hit[1]
-            value = f(first, *rest)
+            value = f(*args)
             if len(table) >= size:
                 table.clear()
-            table[key] = (first, value)
+            table[key] = (held, value)
             return value
 
         return memo  # type: ignore[return-value]
