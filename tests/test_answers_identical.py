@@ -10,6 +10,7 @@ reference path) equal the answers with them on.
 from __future__ import annotations
 
 import pytest
+
 from answer_set import QUESTIONS, answer, differences, environment, recorded
 
 
