@@ -62,6 +62,33 @@ def by_identity(size: int = 4096, identities: int = 1) -> Callable[[F], F]:
     return wrap
 
 
+class Table:
+    """A bounded memo table keyed by value (emptied when full or when a constant changes;
+    never used in reference mode): for answers that equal workloads share although they are
+    different objects."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._data: dict[Any, Any] = {}
+        self._size = size
+        self._seen = constants.generation()
+        _TABLES.append(self._data)
+
+    def get(self, key: Any) -> Any | None:
+        if not _ENABLED[0]:
+            return None
+        if self._seen != constants.generation():
+            self._data.clear()
+            self._seen = constants.generation()
+        return self._data.get(key)
+
+    def put(self, key: Any, value: Any) -> Any:
+        if _ENABLED[0]:
+            if len(self._data) >= self._size:
+                self._data.clear()
+            self._data[key] = value
+        return value
+
+
 def clear() -> None:
     """Empty every memo."""
     for table in _TABLES:
