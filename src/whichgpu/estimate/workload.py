@@ -6,7 +6,7 @@ three always agree on what is being run. Defaults are explicit and listed in ``a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from whichgpu.engines import engines_with, family_engines
@@ -295,8 +295,24 @@ class Workload:
         return 1 if (d is None or d.guidance_distilled) else 2
 
     def with_(self, **changes) -> Workload:
-        """A copy with some settings changed (validated again)."""
-        return replace(self, **changes)
+        """A copy with some settings changed (validated again).
+
+        What ``dataclasses.replace`` does (every field is an init field, assigned as given),
+        without its per-call introspection: the memory searches make thousands of copies.
+        """
+        if not changes.keys() <= _FIELD_NAMES:
+            return replace(self, **changes)  # says which name is unknown
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new.__post_init__()
+        return new
+
+
+# the fields with_ may copy directly: all of them while every field is an init field (a
+# field set in __post_init__ would need replace(), which with_ then always uses)
+_FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
+    f.init for f in fields(Workload)) else frozenset()
 
 
 def validate(w: Workload) -> None:

@@ -209,6 +209,10 @@ def create_app(calibration: str | None = None) -> FastAPI:
     mcp_mount.install(app)  # MCP's streamable HTTP at /mcp (the 'mcp' extra)
     schedule.install(app)  # the price refresh every WHICHGPU_REFRESH_EVERY, if set
     ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
+    from whichgpu.web import warm
+
+    if warm.wanted():  # 'serve': shared data loaded before the first request
+        app.router.on_startup.append(warm.warm)
     return app
 
 

@@ -57,6 +57,7 @@ def serve(q: Serve, note: Callable[[str], None]) -> None:
           "Ctrl+C to stop)", file=sys.stdout, flush=True)
     hub = hub_status()  # offline or not, stated at start (and at /api/v1/health)
     print(f"Hugging Face Hub: {hub['mode']} ({hub['detail']})", flush=True)
+    os.environ.setdefault("WHICHGPU_WEB_WARM", "1")  # web/warm.py: before the first request
     if q.workers > 1:  # each process builds its own app (and its own memory of answers)
         from whichgpu.web.ops import workers_environment
 

@@ -6,12 +6,14 @@ nvidia-smi reports), the engine's own reserve and a fragmentation margin already
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
+from whichgpu.estimate.memo import Table
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Field, Message, msg
@@ -391,9 +393,30 @@ def _pairs(w: Workload, candidates: list[_Candidate], base: int, target: GPU | N
 
 # ------------------------------------------------------------------ serving capacity
 
+# (workload, count) -> {batch: (bytes per GPU, host RAM holds it)}: the memory at a batch
+# does not depend on the GPU, and a recommendation searches the same workloads on every GPU
+_AT_BATCH = Table(256)
+
+
 def max_concurrency(w: Workload, gpu: GPU, count: int = 1, limit: int = 4096) -> int:
     """How many sequences of ``w.seq_len`` tokens fit at once on ``count`` x ``gpu``."""
-    return _search(lambda n: layout_for(w.with_(batch=n), count), gpu, 1, limit)
+    try:
+        key = (w, count)
+        probes = _AT_BATCH.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        return _search(lambda n: layout_for(w.with_(batch=n), count), gpu, 1, limit)
+    if probes is None:
+        probes = _AT_BATCH.put(key, {})
+    usable = gpu.usable_memory_bytes
+
+    def ok(n: int) -> bool:
+        hit = probes.get(n)
+        if hit is None:
+            est = estimate_memory(layout_for(w.with_(batch=n), count))
+            hit = probes[n] = (est.total_bytes, est.host_fits)
+        return hit[0] <= usable and hit[1]
+
+    return _bisect(ok, lo=1, hi=limit)
 
 
 def max_context(w: Workload, gpu: GPU, count: int = 1) -> int:
@@ -410,6 +433,11 @@ def _search(make, gpu: GPU, lo: int, hi: int) -> int:
         est = estimate_memory(make(n))
         return est.total_bytes <= usable and est.host_fits
 
+    return _bisect(ok, lo, hi)
+
+
+def _bisect(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The largest n in [lo, hi] with ok(n), ok being monotone (0 if not even ok(lo))."""
     if not ok(lo):
         return 0
     if ok(hi):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from whichgpu.estimate.memo import by_identity
 from whichgpu.messages import Join, Message, msg
 from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
@@ -87,6 +88,7 @@ def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
     return None
 
 
+@by_identity()
 def workload_weight_bytes(w) -> WeightBytes:
     """:func:`llm_weight_bytes` for a Workload (its format, engine and importance matrix)."""
     return llm_weight_bytes(w.model, w.quant_format, w.quant, engine=w.engine_name,
