@@ -285,6 +285,10 @@ def _print_validation(answer) -> None:
                       "holdout rows show how honest the ranges are (make calibrate sets them "
                       "from the calibration rows only).[/dim]")
     _print_groups(extra.get("by_engine_arch") or extra.get("by_engine"), what, summary)
+    if "ranges" in extra:
+        from whichgpu.cli.ranges_view import print_ranges
+
+        print_ranges(extra["ranges"], what)
     if "cross_validation" in extra:
         _print_cross_validation(extra["cross_validation"], summary)
     if "verdicts" in extra:
