@@ -10,6 +10,7 @@ from typing import Any
 from whichgpu.answers.requests import (
     ValidateFits,
     ValidateMemory,
+    ValidateQuestions,
     ValidateServing,
     ValidateSpeed,
 )
@@ -122,3 +123,30 @@ def validate_serving(q: ValidateServing) -> ServingValidation:
     """The serving model's errors on the measured serving rows (calibration and holdout)."""
     return ServingValidation(validation_serving.report(Path(q.file) if q.file else None,
                                                        q.split, q.loso))
+
+
+@dataclass(frozen=True)
+class QuestionsAnswer:
+    """Whole questions and the judgement of each answer (estimate/validation_questions)."""
+
+    rows: list[Any]
+
+    @property
+    def shares(self) -> dict[str, float]:
+        from whichgpu.estimate.validation_questions import shares
+
+        return shares(self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        from whichgpu.estimate.validation_questions import __doc__ as rule
+
+        return {"what": "questions", "rows": [x.to_json() for x in self.rows],
+                "n": len(self.rows), "shares": self.shares,
+                "rule": (rule or "").split("answer is judged by one rule:", 1)[-1].strip()}
+
+
+def validate_questions(q: ValidateQuestions) -> QuestionsAnswer:
+    """Each question of validation/questions.csv answered and judged."""
+    from whichgpu.estimate import validation_questions
+
+    return QuestionsAnswer(validation_questions.run(Path(q.file) if q.file else None))

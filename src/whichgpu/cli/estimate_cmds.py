@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
     bind(validate_app, req.ValidateSpeed, validate_speed)
     bind(validate_app, req.ValidateFits, validate_fits)
     bind(validate_app, req.ValidateServing, validate_serving)
+    bind(validate_app, req.ValidateQuestions, validate_questions)
     app.add_typer(validate_app, name="validate")
 
 
@@ -236,6 +237,35 @@ def _print_fits(answer) -> None:
         t.add_row(x.id, f"[{color}]{x.verdict}[/{color}]", x.detail)
     console.print(t)
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(answer.counts.items())))
+
+
+def validate_questions(q: req.ValidateQuestions) -> None:
+    from whichgpu.answers.validation import validate_questions as answer
+
+    show(answer(q), q.as_json, _print_questions)
+
+
+def _print_questions(answer) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="questions people asked, against what their sources published",
+              title_justify="left", pad_edge=False)
+    for col in ("Question", "Published", "whichgpu", "Judged"):
+        t.add_column(col, overflow="fold")
+    colors = {"right": "green", "roughly": "yellow", "wrong": "red", "cannot answer": "dim"}
+    for x in answer.rows:
+        c = colors[str(x.judgement)]
+        t.add_row(f"{escape(x.id)}: {escape(x.question)}", escape(x.outcome), escape(x.answer),
+                  f"[{c}]{x.judgement}[/{c}]")
+    console.print(t)
+    for x in answer.rows:
+        if x.note and str(x.judgement) in ("wrong", "cannot answer"):
+            console.print(f"[dim]{escape(x.id)}: {escape(x.note)}[/dim]")
+    n = len(answer.rows)
+    right = sum(1 for x in answer.rows if str(x.judgement) == "right")
+    console.print(f"{right} of {n} right ({answer.shares['right']:.0%}); "
+                  + ", ".join(f"{k} {v:.0%}" for k, v in answer.shares.items() if k != "right"))
 
 
 def validate_serving(q: req.ValidateServing) -> None:
