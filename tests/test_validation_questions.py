@@ -79,3 +79,14 @@ def test_validate_questions_prints_the_share_right(cli):
     assert data["n"] == len(data["rows"]) and 0 <= data["shares"]["right"] <= 1
     assert data["shares"]["right"] == pytest.approx(
         sum(r["judgement"] == "right" for r in data["rows"]) / data["n"])
+
+
+def test_a_file_without_the_columns_or_with_an_unknown_kind_is_refused_in_one_line(cli, tmp_path):
+    bad = tmp_path / "q.csv"
+    bad.write_text("id,model\nq1,llama-3.1-8b\n", encoding="utf-8")
+    res = cli("validate", "questions", "--file", str(bad))
+    assert res.code == 2 and "missing kind" in res.err and "Traceback" not in res.err
+    bad.write_text("id,kind,question,model,gpu,outcome,source_url\n"
+                   "q1,maybe,?,llama-3.1-8b,h100-sxm,ran,https://x\n", encoding="utf-8")
+    res = cli("validate", "questions", "--file", str(bad))
+    assert res.code == 2 and "kind must be one of" in res.err

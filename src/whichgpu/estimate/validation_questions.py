@@ -137,8 +137,25 @@ def _speed(row: dict[str, str], kind: Kind, base: dict[str, Any]) -> Judged:
                   **base)
 
 
+REQUIRED = ("id", "kind", "question", "model", "gpu", "outcome", "source_url")
+
+
 def run(path: Path | None = None) -> list[Judged]:
-    return [judge(row) for row in read_rows(path or default_path("questions"))]
+    """Every question of the file judged; a file without the columns or with an unknown kind
+    is refused with the reason."""
+    from whichgpu.errors import DataError
+
+    path = path or default_path("questions")
+    rows = read_rows(path)
+    missing = [c for c in REQUIRED if c not in rows[0]]
+    if missing:
+        raise DataError(path, f"expected the columns {', '.join(REQUIRED)}; missing "
+                        f"{', '.join(missing)}")
+    for row in rows:
+        if (row.get("kind") or "").strip() not in set(Kind):
+            raise DataError(path, f"row {row['id']!r}: kind must be one of "
+                            f"{', '.join(Kind)}, got {row.get('kind')!r}")
+    return [judge(row) for row in rows]
 
 
 def shares(judged: list[Judged]) -> dict[str, float]:
