@@ -10,7 +10,7 @@ outcome its source published and the source's address. The tool answers it as ``
 - ``fits`` (it ran on that card) / ``no_fit`` (it ran out of memory there): the memory verdict
   on the card. Right: the same verdict; roughly: "borderline" (within the estimate's stated
   uncertainty of the card's memory); wrong: the opposite verdict.
-- ``gpus_needed`` (the fewest cards it ran on): the fewest of 1, 2, 4, 8 on which the verdict
+- ``gpus_needed`` (the fewest cards it ran on): the fewest of 1, 2, 4, 8, 16, 32 on which the verdict
   is "fits" or "borderline". Right: the same count; roughly: one step off; wrong: further.
 - ``decode_speed`` / ``prefill_speed`` (tokens/s measured): right when the measurement is
   inside the stated 80 % range; roughly when within 1.5x of the typical value; wrong otherwise.
@@ -29,7 +29,7 @@ from typing import Any
 from whichgpu.errors import InputError
 from whichgpu.estimate.validation import default_path, read_rows
 
-COUNTS = (1, 2, 4, 8)
+COUNTS = (1, 2, 4, 8, 16, 32)
 ROUGHLY_FACTOR = 1.5
 
 
@@ -74,8 +74,8 @@ def _verdict(row: dict[str, str], count: int | None = None) -> tuple[str, str]:
     from whichgpu.estimate.memory.fit import memory_band, verdict
     from whichgpu.estimate.validation_rows import gpu_of, workload_of
 
-    if count is not None:
-        row = {**row, "gpu_count": str(count)}
+    if count is not None:  # the same job on ``count`` cards, tensor-parallel over them
+        row = {**row, "gpu_count": str(count), "tp": str(count)}
     w = workload_of(row)
     gpu = gpu_of(row)
     e = estimate_memory(w)
