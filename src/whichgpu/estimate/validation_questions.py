@@ -10,8 +10,9 @@ outcome its source published and the source's address. The tool answers it as ``
 - ``fits`` (it ran on that card) / ``no_fit`` (it ran out of memory there): the memory verdict
   on the card. Right: the same verdict; roughly: "borderline" (within the estimate's stated
   uncertainty of the card's memory); wrong: the opposite verdict.
-- ``gpus_needed`` (the fewest cards it ran on): the fewest of 1, 2, 4, 8, 16, 32 on which the verdict
-  is "fits" or "borderline". Right: the same count; roughly: one step off; wrong: further.
+- ``gpus_needed`` (the fewest cards it ran on): the fewest of 1, 2, 4, 8, 16, 32 (tensor
+  parallel) on which the verdict is "fits" or "borderline". Right: the same count; roughly:
+  one step off; wrong: further.
 - ``decode_speed`` / ``prefill_speed`` (tokens/s measured): right when the measurement is
   inside the stated 80 % range; roughly when within 1.5x of the typical value; wrong otherwise.
 - cannot answer: the tool refuses the question (an unknown model, card or format).
