@@ -13,8 +13,9 @@ outcome its source published and the source's address. The tool answers it as ``
 - ``gpus_needed`` (the fewest cards it ran on): the fewest of 1, 2, 4, 8, 16, 32 (tensor
   parallel) on which the verdict is "fits" or "borderline". Right: the same count; roughly:
   one step off; wrong: further.
-- ``decode_speed`` / ``prefill_speed`` (tokens/s measured): right when the measurement is
-  inside the stated 80 % range; roughly when within 1.5x of the typical value; wrong otherwise.
+- ``decode_speed`` / ``prefill_speed`` (tokens/s measured), ``image_seconds`` /
+  ``video_seconds`` (seconds per image or clip): right when the measurement is inside the
+  stated 80 % range; roughly when within 1.5x of the typical value; wrong otherwise.
 - cannot answer: the tool refuses the question (an unknown model, card or format).
 
 A question the tool gets wrong stays in the file, with its explanation in ``note``.
@@ -47,6 +48,15 @@ class Kind(StrEnum):
     GPUS_NEEDED = "gpus_needed"
     DECODE_SPEED = "decode_speed"
     PREFILL_SPEED = "prefill_speed"
+    IMAGE_SECONDS = "image_seconds"
+    VIDEO_SECONDS = "video_seconds"
+
+
+# what a speed question measured: (speed.csv metric, category)
+_SPEED_METRICS = {Kind.DECODE_SPEED: ("decode_tokens_per_s", "decode"),
+                  Kind.PREFILL_SPEED: ("prefill_tokens_per_s", "prefill"),
+                  Kind.IMAGE_SECONDS: ("seconds_per_image", "diffusion"),
+                  Kind.VIDEO_SECONDS: ("seconds_per_video", "video")}
 
 
 @dataclass(frozen=True)
@@ -93,9 +103,9 @@ def _fits(v: str) -> bool:
 def judge(row: dict[str, str]) -> Judged:
     """Answer one question and judge the answer by the module's rule."""
     kind = Kind(row["kind"].strip())
-    base = dict(id=row["id"], kind=kind, question=row.get("question", ""),
-                outcome=row.get("outcome", ""), source_url=row.get("source_url", ""),
-                note=row.get("note", ""))
+    base: dict[str, Any] = dict(id=row["id"], kind=kind, question=row.get("question", ""),
+                                outcome=row.get("outcome", ""),
+                                source_url=row.get("source_url", ""), note=row.get("note", ""))
     try:
         if kind in (Kind.FITS, Kind.NO_FIT):
             v, detail = _verdict(row)
@@ -122,8 +132,7 @@ def judge(row: dict[str, str]) -> Judged:
 def _speed(row: dict[str, str], kind: Kind, base: dict[str, Any]) -> Judged:
     from whichgpu.estimate import validation_speed
 
-    metric = "decode_tokens_per_s" if kind == Kind.DECODE_SPEED else "prefill_tokens_per_s"
-    category = "decode" if kind == Kind.DECODE_SPEED else "prefill"
+    metric, category = _SPEED_METRICS[kind]
     value, _, span = validation_speed.predict({**row, "metric": metric, "category": category})
     measured = float(row["value"])
     assert value is not None and span is not None  # a rate always has a range
@@ -134,7 +143,8 @@ def _speed(row: dict[str, str], kind: Kind, base: dict[str, Any]) -> Judged:
         j = Judgement.ROUGHLY
     else:
         j = Judgement.WRONG
-    return Judged(answer=f"{value:,.0f} tokens/s (range {lo:,.0f}-{hi:,.0f})", judgement=j,
+    unit = "s" if metric.startswith("seconds") else "tokens/s"
+    return Judged(answer=f"{value:,.0f} {unit} (range {lo:,.0f}-{hi:,.0f})", judgement=j,
                   **base)
 
 
