@@ -51,6 +51,14 @@ def test_the_rule_judges_a_speed_by_the_stated_range_then_by_1_5x():
         assert vq.judge({**row, "value": str(just_below)}).judgement == vq.Judgement.ROUGHLY
 
 
+def test_a_wide_range_alone_does_not_make_a_speed_right():
+    j = vq.speed_judgement
+    assert j(100, 100, 80, 120) == vq.Judgement.RIGHT
+    assert j(50, 100, 30, 300) == vq.Judgement.ROUGHLY  # inside a 10x range, but 2x off
+    assert j(75, 100, 80, 120) == vq.Judgement.ROUGHLY  # outside the range, within 1.5x
+    assert j(40, 100, 80, 120) == vq.Judgement.WRONG
+
+
 def test_the_fewest_cards_counts_one_step_off_as_roughly():
     row = _row(kind="gpus_needed", model="llama-3.1-70b", quant="bf16", gpu="h100-sxm",
                engine="vllm")

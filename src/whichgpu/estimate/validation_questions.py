@@ -15,7 +15,9 @@ outcome its source published and the source's address. The tool answers it as ``
   one step off; wrong: further.
 - ``decode_speed`` / ``prefill_speed`` (tokens/s measured), ``image_seconds`` /
   ``video_seconds`` (seconds per image or clip): right when the measurement is inside the
-  stated 80 % range; roughly when within 1.5x of the typical value; wrong otherwise.
+  stated 80 % range and within 1.5x of the typical value (a range wide enough to hold
+  anything does not make an answer right); roughly when only one of the two holds; wrong when
+  neither does.
 - cannot answer: the tool refuses the question (an unknown model, card or format).
 
 A question the tool gets wrong stays in the file, with its explanation in ``note``.
@@ -137,18 +139,22 @@ def _speed(row: dict[str, str], kind: Kind, base: dict[str, Any]) -> Judged:
     measured = float(row["value"])
     assert value is not None and span is not None  # a rate always has a range
     lo, hi = span
-    if lo <= measured <= hi:
-        j = Judgement.RIGHT
-    elif 1 / ROUGHLY_FACTOR <= measured / value <= ROUGHLY_FACTOR:
-        j = Judgement.ROUGHLY
-    else:
-        j = Judgement.WRONG
+    j = speed_judgement(measured, value, lo, hi)
     unit = "s" if metric.startswith("seconds") else "tokens/s"
     return Judged(answer=f"{value:,.0f} {unit} (range {lo:,.0f}-{hi:,.0f})", judgement=j,
                   **base)
 
 
 REQUIRED = ("id", "kind", "question", "model", "gpu", "outcome", "source_url")
+
+
+def speed_judgement(measured: float, typical: float, low: float, high: float) -> Judgement:
+    """The rule for a measured speed against the stated range and typical value."""
+    inside = low <= measured <= high
+    close = 1 / ROUGHLY_FACTOR <= measured / typical <= ROUGHLY_FACTOR
+    if inside and close:
+        return Judgement.RIGHT
+    return Judgement.ROUGHLY if inside or close else Judgement.WRONG
 
 
 def run(path: Path | None = None) -> list[Judged]:
