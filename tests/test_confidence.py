@@ -90,3 +90,12 @@ def test_speed_recommend_rest_and_the_page_give_one_label_for_one_card_and_job(c
     page = web.get("/?model=llama-3.1-8b&only=rtx-3090&lang=en")
     assert page.status_code == 200
     assert f"confidence {label}" in page.text
+
+
+def test_a_range_wider_than_5x_says_why():
+    est = estimate_speed(build_workload("hunyuanvideo", task="video"), get_gpu("h100-sxm"),
+                         check_fit=False)
+    r = est.times["seconds_per_video"]
+    note = next(a for a in est.assumptions if a.startswith("confidence"))
+    assert r.high / r.low > 5 and est.confidence == "low"
+    assert f"the range is {r.high / r.low:.1f}x wide because" in note

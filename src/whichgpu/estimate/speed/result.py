@@ -168,8 +168,14 @@ def confidence_for(category: str, w, hw, engine: str) -> Confidence:
         why += (f"; thin evidence: {mine} published measurement(s) of {engine} {category} on "
                 f"{cls} cards; a measured run on the card (whichgpu bench) would narrow it")
     if hi / lo > WIDEST_WITHOUT_REASON:
-        why += (f"; the range is {hi / lo:.1f}x wide because the held-out measurements of "
-                f"{group} scatter that much around the estimate")
+        base_lo, base_hi = band_ratios(key, LEVELS[2])
+        if level < 2:
+            why += (f"; the range is {hi / lo:.1f}x wide because no measurement of this model "
+                    f"family on {engine} backs it: the {group} range ({base_hi / base_lo:.1f}x) "
+                    "is widened by the error of such estimates")
+        else:
+            why += (f"; the range is {hi / lo:.1f}x wide because the held-out measurements of "
+                    f"{group} scatter that much around the estimate")
     label = label_for(hi / lo, level)
     if relative is not None:
         label = LEVELS[min(LEVELS.index(label), LEVELS.index(relative.label))]
