@@ -58,6 +58,21 @@ def test_rows_above_a_ceiling_are_left_out_of_every_figure_and_listed_with_why()
                                           "reason": "above the memory-bandwidth ceiling"}]
 
 
+def test_the_issue_targets_apply_from_20_rows_and_name_what_is_missed():
+    ok = validation_ranges.RangeStats(("decode",), 40, 40, 32, 1.7, 3.0, 5.0, 0.1)
+    assert validation_ranges.target_verdict(ok) == (
+        "coverage 80% in 75%-85%: met; median width 1.70x <= 2x: met")
+    wide = validation_ranges.RangeStats(("prefill",), 40, 40, 39, 3.5, 6.0, 9.0, 0.2)
+    assert "coverage 98% in 75%-85%: missed" in validation_ranges.target_verdict(wide)
+    assert "<= 3x: missed" in validation_ranges.target_verdict(wide)
+    few = validation_ranges.RangeStats(("video",), 5, 5, 5, 3.8, 3.8, 3.8, 0.05)
+    assert validation_ranges.target_verdict(few) == "no target under 20 rows"
+    unranged = validation_ranges.RangeStats(("weights",), 30, 0, 0, None, None, None, 0.004)
+    assert validation_ranges.target_verdict(unranged, "memory") == "no stated range"
+    memory = validation_ranges.RangeStats(("qlora",), 30, 30, 24, 2.5, 2.5, 2.5, 0.07)
+    assert "<= 2x: missed" in validation_ranges.target_verdict(memory, "memory")
+
+
 def _row(**kw: str) -> dict[str, str]:
     base = {"id": "r", "category": "decode", "model": "meta-llama/Llama-3.1-8B-Instruct",
             "task": "inference", "quant": "q4_k_m", "engine": "llamacpp", "gpu": "rtx-4090",

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from whichgpu.cli.common import console
+from whichgpu.estimate.validation_ranges import RangeStats, target_verdict
 
 
 def _pct(x: float | None) -> str:
@@ -48,6 +49,11 @@ def print_ranges(ranges: dict[str, Any], what: str) -> None:
                   _pct(x["coverage"]), _times(x["median_width"]),
                   f"{escape(x['worst_engine'])} ({_pct(x['worst_error'])})")
     console.print(b)
+    for s in ranges["by_category"]:
+        stats = RangeStats(tuple(s["key"]), s["n"], s["n_ranged"], s["inside"],
+                           s["median_width"], s["p90_width"], s["widest"],
+                           s["median_abs_error"])
+        console.print(f"{escape(s['key'][0])}: {target_verdict(stats, what)}")
     console.print(f"[dim]Inside range: measurements within the estimate's low..high, a stated "
                   f"{nominal:.0%} interval; width: high / low. Balanced: the median over "
                   "engines of each engine's median (coverage: their mean).[/dim]")

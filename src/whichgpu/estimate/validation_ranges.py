@@ -24,7 +24,6 @@ from whichgpu.estimate.validation import Outcome, _p90
 NOMINAL_COVERAGE = 0.80
 COVERAGE_TARGET = (0.75, 0.85)
 COVERAGE_MIN_ROWS = 20
-WIDEST_WITHOUT_REASON = 5.0
 
 
 def width_target(category: str) -> float:
@@ -32,6 +31,22 @@ def width_target(category: str) -> float:
     if category == "decode" or category.startswith("memory"):
         return 2.0
     return 3.0
+
+
+def target_verdict(s: RangeStats, what: str = "speed") -> str:
+    """Issue 30's targets for a category's ranges: 'coverage 78 % in 75-85 %: met; median width
+    1.67x <= 2x: met', or why none applies (no stated range, or fewer than COVERAGE_MIN_ROWS
+    rows). ``what``: the validation (memory's ranges have the 2x width target)."""
+    if not s.n_ranged or s.coverage is None or s.median_width is None:
+        return "no stated range"
+    if s.n_ranged < COVERAGE_MIN_ROWS:
+        return f"no target under {COVERAGE_MIN_ROWS} rows"
+    lo, hi = COVERAGE_TARGET
+    cov_ok = lo <= s.coverage <= hi
+    goal = width_target("memory" if what == "memory" else s.key[0])
+    width_ok = s.median_width <= goal
+    return (f"coverage {s.coverage:.0%} in {lo:.0%}-{hi:.0%}: {'met' if cov_ok else 'missed'}; "
+            f"median width {s.median_width:.2f}x <= {goal:g}x: {'met' if width_ok else 'missed'}")
 
 
 def engine_group(engine: str) -> str:
