@@ -10,6 +10,7 @@ from whichgpu.cli import (
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
+    mcp_cmds,
     model_cmds,
     prices_cmds,
     web_cmds,
@@ -74,5 +75,6 @@ for _module in (
     prices_cmds,
     web_cmds,
     bench_cmds,
+    mcp_cmds,
 ):
     _module.register(app)
