@@ -63,6 +63,7 @@ validate: $(STAMP)
 	$(BIN)/whichgpu validate speed
 	$(BIN)/whichgpu validate fits
 	$(BIN)/whichgpu validate serving
+	$(BIN)/whichgpu validate questions
 
 # The README's accuracy tables, regenerated from the validation (readme-accuracy-check: fail
 # if they drifted, the leave-one-out tables included; the test suite checks the others).

@@ -889,6 +889,17 @@ class ValidateFits(Request):
     as_json: Json = False
 
 
+class ValidateQuestions(Request):
+    """``whichgpu validate questions``: whole questions people asked (fits, cards needed,
+    speed), each against the outcome its source published, judged right, roughly, wrong or
+    cannot answer."""
+
+    COMMAND: ClassVar[str] = "validate questions"
+
+    file: ValidationFile = None
+    as_json: Json = False
+
+
 class ValidateServing(Request):
     """``whichgpu validate serving``: each serving measurement against the model, by engine
     and GPU, holdout apart."""
@@ -1063,6 +1074,6 @@ class Serve(Request):
 #: every command, in the order ``whichgpu --help`` lists them
 COMMANDS: tuple[type[Request], ...] = (
     Recommend, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory, ValidateSpeed,
-    ValidateFits, ValidateServing, Model, Models, PricesList, PricesRefresh, PricesHistory,
-    PricesImport, PricesSources, SourcesAdd, SourcesRemove, PricesPrune, PricesRemove, Serve,
-    Bench, BenchModel, Compare)
+    ValidateFits, ValidateServing, ValidateQuestions, Model, Models, PricesList, PricesRefresh,
+    PricesHistory, PricesImport, PricesSources, SourcesAdd, SourcesRemove, PricesPrune,
+    PricesRemove, Serve, Bench, BenchModel, Compare)

@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
     bind(validate_app, req.ValidateSpeed, validate_speed)
     bind(validate_app, req.ValidateFits, validate_fits)
     bind(validate_app, req.ValidateServing, validate_serving)
+    bind(validate_app, req.ValidateQuestions, validate_questions)
     app.add_typer(validate_app, name="validate")
 
 
@@ -238,6 +239,35 @@ def _print_fits(answer) -> None:
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(answer.counts.items())))
 
 
+def validate_questions(q: req.ValidateQuestions) -> None:
+    from whichgpu.answers.validation import validate_questions as answer
+
+    show(answer(q), q.as_json, _print_questions)
+
+
+def _print_questions(answer) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="questions people asked, against what their sources published",
+              title_justify="left", pad_edge=False)
+    for col in ("Question", "Published", "whichgpu", "Judged"):
+        t.add_column(col, overflow="fold")
+    colors = {"right": "green", "roughly": "yellow", "wrong": "red", "cannot answer": "dim"}
+    for x in answer.rows:
+        c = colors[str(x.judgement)]
+        t.add_row(f"{escape(x.id)}: {escape(x.question)}", escape(x.outcome), escape(x.answer),
+                  f"[{c}]{x.judgement}[/{c}]")
+    console.print(t)
+    for x in answer.rows:
+        if x.note and str(x.judgement) in ("wrong", "cannot answer"):
+            console.print(f"[dim]{escape(x.id)}: {escape(x.note)}[/dim]")
+    n = len(answer.rows)
+    right = sum(1 for x in answer.rows if str(x.judgement) == "right")
+    console.print(f"{right} of {n} right ({answer.shares['right']:.0%}); "
+                  + ", ".join(f"{k} {v:.0%}" for k, v in answer.shares.items() if k != "right"))
+
+
 def validate_serving(q: req.ValidateServing) -> None:
     from whichgpu.answers.validation import validate_serving as answer
     from whichgpu.cli.serving_view import print_validation
@@ -285,6 +315,10 @@ def _print_validation(answer) -> None:
                       "holdout rows show how honest the ranges are (make calibrate sets them "
                       "from the calibration rows only).[/dim]")
     _print_groups(extra.get("by_engine_arch") or extra.get("by_engine"), what, summary)
+    if "ranges" in extra:
+        from whichgpu.cli.ranges_view import print_ranges
+
+        print_ranges(extra["ranges"], what)
     if "cross_validation" in extra:
         _print_cross_validation(extra["cross_validation"], summary)
     if "verdicts" in extra:
