@@ -58,10 +58,18 @@ class MemoryAnswer:
 
 def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
+    from dataclasses import replace
+
+    from whichgpu.advise.build import only_gpus
+
+    only = only_gpus(q.only)  # checked before the estimate: a typo is said at once
     w = workload(q, ctx)
     res = card(q.gpu, q.gpu_spec)
-    return MemoryAnswer(q, memory_report(w, res.gpu if res else None),
-                        tuple(n for n in (res.note if res else None,) if n))
+    report = memory_report(w, res.gpu if res else None)
+    if only is not None:
+        ids = {g.id for g in only}
+        report = replace(report, fits=[f for f in report.fits if f.gpu.id in ids])
+    return MemoryAnswer(q, report, tuple(n for n in (res.note if res else None,) if n))
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,9 @@ LoraRank = Annotated[int | None, Field(ge=1, description=(
 LoraTargets = Annotated[str | None, Field(description=(
     "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
     "all-linear).")), Web(label=N_("LoRA targets"))]
-GpusField = Annotated[int, Field(ge=1, description="GPUs one job spans."),
-                 Web(label=N_("GPUs"), max=1024)]
+GpusField = Annotated[int, Field(ge=1, description="How many GPUs one job spans."),
+                      Cli(flags=("--count", "--gpus"), metavar="N"),
+                      Web(label=N_("GPUs"), max=1024)]
 Tp = Annotated[int | None, Field(ge=1, description="Tensor-parallel degree."),
                Web(label=N_("Tensor-parallel degree"), max=1024)]
 Pp = Annotated[int, Field(ge=1, description="Pipeline-parallel degree."),
@@ -290,6 +291,10 @@ class Memory(Workload):
     override_tensor: OverrideTensor = []
     ubatch: Ubatch = None
     mmap: Mmap = True
+    only: Annotated[str | None, Field(description=(
+        "List only these GPUs among those that hold it (comma-separated catalog ids or "
+        "names, e.g. rtx-4090,a100,h100). Default: the whole catalog.")),
+        Cli(metavar="GPU[,GPU...]"), Web(max_length=400, label=N_("Compare"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
@@ -524,7 +529,8 @@ class Tco(Request):
     gpu: Annotated[str | None, Field(description=(
         "A catalog id, e.g. h100 or rtx-4090, or your card's memory such as 24GB (then give "
         "the purchase price and the TDP, or a GPU spec).")),
-        Cli(positional=True, metavar="[GPU]"), Web(max_length=200, label=N_("GPU"))] = None
+        Cli(positional=True, flags=("--gpu",), metavar="[GPU]"),
+        Web(max_length=200, label=N_("GPU"))] = None
     gpu_spec: Annotated[str | None, Field(description=(
         "Your own card: memory=24GB,tdp=350W,price=700USD (see 'whichgpu memory --help').")),
         Cli(metavar="KEY=VALUE,..."), Web(max_length=200, label=N_("Your own card"))] = None
@@ -651,6 +657,10 @@ class Gpus(Request):
         Web(label=N_("Sort by"))] = "cost-per-tflop"
     priced_only: Annotated[bool, Field(description="Only GPUs with an offer in the prices."),
                            Web(label=N_("Only GPUs with a price"))] = False
+    only: Annotated[str | None, Field(description=(
+        "List only these GPUs (comma-separated catalog ids or names, e.g. "
+        "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
+        Web(max_length=400, label=N_("Compare"))] = None
     rate: RateField = []
     as_json: Json = False
 
@@ -662,7 +672,8 @@ class Gpu(Request):
     COMMAND: ClassVar[str] = "gpu"
 
     gpu: Annotated[str, Field(description=(
-        "A catalog id, e.g. h100 or rtx-4090.")), Cli(positional=True, metavar="GPU"),
+        "A catalog id, e.g. h100 or rtx-4090.")),
+        Cli(positional=True, flags=("--gpu",), metavar="GPU"),
         Web(max_length=200, label=N_("GPU"))]
     lang: Annotated[str, Field(description=(
         "en or fr, for the article statements (fr-FR and any fr-* mean fr).")),
@@ -709,7 +720,8 @@ class PricesList(Request):
 
     gpu: Annotated[str | None, Field(description=(
         "A GPU or family (h100 covers SXM, PCIe and NVL).")),
-        Cli(positional=True, metavar="[GPU]"), Web(max_length=200, label=N_("GPU"))] = None
+        Cli(positional=True, flags=("--gpu",), metavar="[GPU]"),
+        Web(max_length=200, label=N_("GPU"))] = None
     spot: Annotated[bool, Field(description="Only spot (interruptible) offers."),
                     Web(label=N_("Spot only"))] = False
     on_demand: Annotated[bool, Field(description="Only on-demand offers."),
@@ -736,7 +748,8 @@ class PricesHistory(Request):
     COMMAND: ClassVar[str] = "prices history"
 
     gpu: Annotated[str, Field(description="A GPU or family."),
-                   Cli(positional=True, metavar="GPU"), Web(max_length=200, label=N_("GPU"))]
+                   Cli(positional=True, flags=("--gpu",), metavar="GPU"),
+                   Web(max_length=200, label=N_("GPU"))]
     feed: Annotated[str | None, Field(description="Only this feed."),
                     Web(max_length=200, label=N_("Feed"))] = None
     store: Store = None
@@ -924,8 +937,9 @@ class Bench(Request):
                        Web(skip=True)] = False
     quick: Annotated[bool, Field(description="Smaller sizes, fewer repetitions."),
                      Web(skip=True)] = False
-    gpus: Annotated[str | None, Field(description=(
-        "GPU indices to measure, e.g. 0,1 (default: all).")), Web(skip=True)] = None
+    gpu_index: Annotated[str | None, Field(description=(
+        "GPU indices to measure, e.g. 0,1 (default: all).")), Cli(metavar="I[,I...]"),
+        Web(skip=True)] = None
     as_id: Annotated[str | None, Field(description=(
         "The catalog id of the card, when its name does not map to one.")),
         Cli(flags=("--as",)), Web(skip=True)] = None

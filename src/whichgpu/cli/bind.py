@@ -18,6 +18,11 @@ from pydantic_core import PydanticUndefined
 
 from whichgpu.answers.fields import base_type, cli_of, flags, is_bool, is_list
 from whichgpu.answers.request import Request
+from whichgpu.cli import panels
+from whichgpu.cli.strict import StrictCommand, StrictGroup, UsageError
+
+#: the suffix of the option a positional argument is also accepted as (``gpu`` -> ``--gpu``)
+AS_OPTION = "__as_option"
 
 Body = Callable[..., None]
 
@@ -64,21 +69,56 @@ def parameters(model: type[Request]) -> list[inspect.Parameter]:
         help_text = cli.help or field.description
         default = _default(model, name)
         if cli.positional:
-            info = typer.Argument(default, metavar=cli.metavar, help=help_text,
-                                  show_default=False)
+            info = typer.Argument(None if cli.flags else default, metavar=_bare(cli.metavar),
+                                  help=help_text, show_default=False)
+            if cli.flags:  # also accepted as an option: `gpu h100` or `gpu --gpu h100`
+                out.append(inspect.Parameter(
+                    name + AS_OPTION, inspect.Parameter.KEYWORD_ONLY,
+                    default=typer.Option(None, *cli.flags, metavar=_bare(cli.metavar),
+                                         help=f"The same as the {_bare(cli.metavar)} argument.",
+                                         rich_help_panel=panels.panel(model, name)),
+                    annotation=_typer_type(model, name) | None))
         else:
             decls = list(flags(model, name))
             if is_bool(model, name) and cli.negatable:
                 decls[0] = f"{decls[0]}/--no-{decls[0].removeprefix('--')}"
-            info = typer.Option(default, *decls, help=help_text, metavar=cli.metavar,
+            info = typer.Option(default, *decls, help=help_text,
+                                metavar=panels.metavar(model, name),
+                                rich_help_panel=panels.panel(model, name),
                                 show_default=default not in (None, ..., False))
         out.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
                                      annotation=_typer_type(model, name)))
     return out
 
 
+def _bare(metavar: str | None) -> str:
+    """``[GPU]`` -> ``GPU`` (the usage line brackets an optional argument itself)."""
+    text = metavar or "VALUE"
+    inner = text[1:-1]
+    if text.startswith("[") and text.endswith("]") and "[" not in inner and "]" not in inner:
+        return inner
+    return text
+
+
 def _values(model: type[Request], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """What typer read, as the request model takes it (an empty list option is no value)."""
+    """What typer read, as the request model takes it (an empty list option is no value; a
+    positional argument given as its option too must be given once)."""
+    kwargs = dict(kwargs)
+    for key in [k for k in kwargs if k.endswith(AS_OPTION)]:
+        name, value = key.removesuffix(AS_OPTION), kwargs.pop(key)
+        if value is None:
+            continue
+        if kwargs.get(name) not in (None, value):
+            option = cli_of(model, name).flags[0]
+            raise UsageError(
+                f"{_bare(cli_of(model, name).metavar)} was given twice ({kwargs[name]!r} and "
+                f"{option} {value!r}); give it once")
+        kwargs[name] = value
+    for name, field in model.model_fields.items():
+        cli = cli_of(model, name)
+        if cli.positional and cli.flags and field.is_required() and kwargs.get(name) is None:
+            raise UsageError(f"Missing argument '{_bare(cli.metavar)}' (or "
+                                   f"{cli.flags[0]} {_bare(cli.metavar)}).")
     return {k: v for k, v in kwargs.items()
             if not (v is None and is_list(model, k)) and k != "ctx"}
 
@@ -122,6 +162,8 @@ def bind(app: typer.Typer, model: type[Request], body: Body, *, name: str | None
     """Register ``model``'s command on ``app`` (as the group's callback with ``callback``)."""
     fn = command(model, body, context=callback)
     if callback:
+        settings.setdefault("cls", StrictGroup)
         app.callback(invoke_without_command=True, help=help_of(model), **settings)(fn)
         return
+    settings.setdefault("cls", StrictCommand)
     app.command(name or model.COMMAND.split()[-1], help=help_of(model), **settings)(fn)
