@@ -12,8 +12,74 @@ from typing import Any
 
 from rich.console import Console
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+#: a word up to this long is never broken across lines in a table (longer ones fold)
+WORD_WIDTH = 16
+
+
+def _plain(cell: Any) -> str | None:
+    """A cell's text (None: a renderable that is not text)."""
+    from rich.text import Text
+
+    if isinstance(cell, Text):
+        return cell.plain
+    if isinstance(cell, str):
+        try:
+            return Text.from_markup(cell).plain
+        except Exception:  # not markup after all: its own characters
+            return cell
+    return None
+
+
+def tidy(table: Any, console: Console | None = None) -> Any:
+    """A table as people read it: no column that is empty in every row, and, as far as the
+    console's width allows, no word broken across lines in a column that wraps (the first
+    column, then those with the shortest longest word, are kept whole first; rich measures
+    each try)."""
+    columns = list(table.columns)
+    if table.row_count and len(columns) > 1:
+        for col in columns:
+            texts = [_plain(c) for c in col.cells]
+            if texts and all(t is not None and not t.strip() for t in texts):
+                table.columns.remove(col)
+    if console is None:
+        return table
+    wrapping = []
+    for col in table.columns:
+        if col.no_wrap:
+            continue
+        texts = [_plain(col.header) or "", *(_plain(c) or "" for c in col.cells)]
+        longest = min(max((len(w) for t in texts for w in t.split()), default=0), WORD_WIDTH)
+        if longest > (col.min_width or 0):
+            wrapping.append((longest, col))
+    first = table.columns[0] if table.columns else None  # a row's name: kept whole first
+    for longest, col in sorted(wrapping, key=lambda lc: (lc[1] is not first, lc[0])):
+        before = col.min_width
+        col.min_width = longest
+        if _width(table, console) > console.options.max_width:
+            col.min_width = before
+    return table
+
+
+def _width(table: Any, console: Console) -> int:
+    """The width rich lays ``table`` out at (more than the console's: it would be cropped)."""
+    try:  # rich's own layout (private, stable since rich 10); without it, nothing is raised
+        widths = table._calculate_column_widths(console, console.options)
+        return int(sum(widths) + table._extra_width)
+    except Exception:
+        return console.options.max_width + 1
+
+
+class _Console(Console):
+    """rich's console, with every table printed through :func:`tidy`."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]  # same call
+        from rich.table import Table
+
+        super().print(*(tidy(o, self) if isinstance(o, Table) else o for o in objects), **kwargs)
+
+
+console = _Console(highlight=False)
+err_console = _Console(stderr=True, highlight=False)
 
 
 def emit_json(data: Any) -> None:
