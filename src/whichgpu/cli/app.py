@@ -19,7 +19,7 @@ app = typer.Typer(
     name="whichgpu",
     help="Which GPU to rent or buy for an AI job, what it will cost, and how sure that is.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion: bash, zsh, fish
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )

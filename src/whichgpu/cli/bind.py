@@ -132,6 +132,22 @@ def help_of(model: type[Request]) -> str:
     return "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
 
 
+#: commands that ask questions, run a server or print their own progress: no spinner
+NO_SPINNER = frozenset({"checklist", "serve", "bench", "bench model", "compare",
+                        "prices refresh"})
+
+
+def _spinner(model: type[Request], request: Request) -> Any:
+    """A spinner on a terminal while the answer is computed (after a second), else nothing."""
+    from contextlib import nullcontext
+
+    from whichgpu.cli.common import Spinner
+
+    if model.COMMAND in NO_SPINNER or getattr(request, "as_json", False) or not Spinner.wanted():
+        return nullcontext()
+    return Spinner(f"whichgpu {model.COMMAND} ...")
+
+
 def command(model: type[Request], body: Body, *, context: bool = False) -> Callable[..., None]:
     """A typer command function for ``model``: typer's values -> the request -> ``body``
     (``body(request)``, or ``body(request, ctx)`` with ``context``)."""
@@ -145,10 +161,11 @@ def command(model: type[Request], body: Body, *, context: bool = False) -> Calla
         if context and ctx is not None and ctx.invoked_subcommand is not None:
             return
         request = model.parse(_values(model, kwargs))
-        if context:
-            body(request, ctx)
-        else:
-            body(request)
+        with _spinner(model, request):
+            if context:
+                body(request, ctx)
+            else:
+                body(request)
 
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for typer
     run.__annotations__ = {p.name: p.annotation for p in params}

@@ -69,12 +69,68 @@ def _width(table: Any, console: Console) -> int:
         return console.options.max_width + 1
 
 
+class Spinner:
+    """A spinner on stderr while an answer is computed, shown only after ``delay`` seconds and
+    only when stdout and stderr are a terminal; it stops before anything is printed."""
+
+    active: Spinner | None = None
+
+    def __init__(self, text: str = "working ...", delay: float = 1.0) -> None:
+        import threading
+
+        self.text, self.delay = text, delay
+        self._lock = threading.Lock()
+        self._timer: Any = None
+        self._status: Any = None
+        self._stopped = False
+
+    @staticmethod
+    def wanted() -> bool:
+        import os
+
+        return (sys.stdout.isatty() and sys.stderr.isatty()
+                and os.environ.get("TERM") != "dumb")
+
+    def __enter__(self) -> Spinner:
+        import threading
+
+        Spinner.active = self
+        self._timer = threading.Timer(self.delay, self._start)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            # its own console: the shared ones stop the spinner when they print
+            self._status = Console(stderr=True).status(self.text)
+            self._status.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+        if Spinner.active is self:
+            Spinner.active = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 class _Console(Console):
-    """rich's console, with every table printed through :func:`tidy`."""
+    """rich's console, with every table printed through :func:`tidy`; a spinner stops first."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]  # same call
         from rich.table import Table
 
+        if Spinner.active is not None:
+            Spinner.active.stop()
         super().print(*(tidy(o, self) if isinstance(o, Table) else o for o in objects), **kwargs)
 
 
@@ -85,6 +141,8 @@ err_console = _Console(stderr=True, highlight=False)
 def emit_json(data: Any) -> None:
     """Machine-readable output: strict JSON on stdout and nothing else (a non-finite number,
     which JSON cannot write, becomes null rather than NaN)."""
+    if Spinner.active is not None:
+        Spinner.active.stop()
     try:
         text = json.dumps(data, indent=2, ensure_ascii=False, default=_default,
                           allow_nan=False)
