@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
-from whichgpu.vocabulary import Engine, Objective, OffloadMode, Task
+from whichgpu.vocabulary import Engine, FitsSort, Objective, OffloadMode, Task
 
 PRICES_HELP = ("Price source: a feed or source of the price store (article-000, "
                "vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an offer file. "
@@ -474,6 +474,52 @@ class Recommend(Workload):
                                  skypilot=Flag("export", "skypilot"),
                                  dstack=Flag("export", "dstack")))
         return self
+
+
+class Fits(Request):
+    """``whichgpu fits``: what runs on my card: the models that fit it, each with its best
+    weight format, its longest context and its speed, ranked.
+
+    whichgpu fits --gpu 12GB --host-ram 64GB (your card by its memory; a catalog id or
+    --gpu-spec with its bandwidth gives speeds too).
+    """
+
+    COMMAND: ClassVar[str] = "fits"
+
+    gpu: Annotated[str | None, Field(description=(
+        "Your card: a catalog id (rtx-4070) or its memory such as 12GB (the fit only: add "
+        "--gpu-spec bandwidth=... for speeds).")), Web(max_length=200, label=N_("GPU"))] = None
+    gpu_spec: GpuSpec = None
+    count: Annotated[int, Field(ge=1, le=64, description="How many of that card."),
+                     Web(label=N_("How many"), max=64)] = 1
+    task: Annotated[Task, Field(description=(
+        "inference (every weight format that fits is tried, the best kept), or lora, qlora "
+        "or full-ft (their own formats).")), Choice(Text(
+            "choice.task", "unknown task {v!r}; use one of {choices}")),
+        Web(label=N_("Workload"))] = Task.INFERENCE
+    models: Annotated[str | None, Field(description=(
+        "The models to try, comma-separated (presets, Hub ids or sizes). Default: every "
+        "decoder preset ('whichgpu models').")), Cli(metavar="MODEL[,MODEL...]"),
+        Web(max_length=2000, label=N_("Models"))] = None
+    context: Annotated[str | None, Field(description=(
+        "The context each model must hold to count as fitting (default 4k).")),
+        Web(label=N_("Context per sequence"))] = None
+    engine: Annotated[Engine | None, Field(description=(
+        "The engine (inference): llamacpp by default (GGUF formats, offload to host RAM); "
+        "vllm, sglang ... try their own formats.")), Choice(Text(
+            "choice.engine", "unknown engine {v!r}; use one of {choices}")),
+        Web(label=N_("Engine"))] = None
+    host_ram: Annotated[str | None, Field(description=(
+        "Your system RAM, e.g. 64GB: a model that does not fit the card alone is tried with "
+        "llama.cpp's offload to it.")), Web(label=N_("System RAM"))] = None
+    host_memory: HostMemory = None
+    sort: Annotated[FitsSort, Field(description=(
+        "size (the largest model first), speed (the fastest first) or context (the longest "
+        "first).")), Choice(Text("choice.fits_sort", "{field} must be size, speed or context, "
+                                 "got {v!r}")), Web(label=N_("Sort by"))] = FitsSort.SIZE
+    top: Annotated[int, Field(ge=0, description="Models to show (0: all)."),
+                   Web(label=N_("Models shown"), max=500)] = 20
+    as_json: Json = False
 
 
 class Checklist(Request):
@@ -1076,7 +1122,7 @@ class Serve(Request):
 
 #: every command, in the order ``whichgpu --help`` lists them
 COMMANDS: tuple[type[Request], ...] = (
-    Recommend, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory, ValidateSpeed,
+    Recommend, Fits, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory, ValidateSpeed,
     ValidateFits, ValidateServing, Model, Models, PricesList, PricesRefresh, PricesHistory,
     PricesImport, PricesSources, SourcesAdd, SourcesRemove, PricesPrune, PricesRemove, Serve,
     Bench, BenchModel, Compare)

@@ -33,13 +33,13 @@ def _plain(cell: Any) -> str | None:
 def tidy(table: Any, console: Console | None = None) -> Any:
     """A table as people read it: no column that is empty in every row, and, as far as the
     console's width allows, no word broken across lines in a column that wraps (the first
-    column, then those with the shortest longest word, are kept whole first; rich measures
-    each try)."""
+    column, then those with the shortest longest word, are kept whole first; rich's own
+    layout decides each try)."""
     columns = list(table.columns)
     if table.row_count and len(columns) > 1:
         for col in columns:
-            texts = [_plain(c) for c in col.cells]
-            if texts and all(t is not None and not t.strip() for t in texts):
+            cells = [_plain(c) for c in col.cells]
+            if cells and all(t is not None and not t.strip() for t in cells):
                 table.columns.remove(col)
     if console is None:
         return table
@@ -126,7 +126,7 @@ class Spinner:
 class _Console(Console):
     """rich's console, with every table printed through :func:`tidy`; a spinner stops first."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]  # same call
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         from rich.table import Table
 
         if Spinner.active is not None:

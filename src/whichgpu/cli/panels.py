@@ -16,7 +16,7 @@ ARGUMENTS = "Arguments"
 OTHER = "Options"
 
 _PANELS: dict[str, tuple[str, ...]] = {
-    "The model": ("params", "quant", "offline", "family"),
+    "The model": ("params", "quant", "offline", "family", "models"),
     "The job": (
         "task", "context", "batch", "prompt_tokens", "output_tokens", "tokens", "images",
         "videos", "steps", "train_tokens", "examples", "epochs", "example_tokens", "users",
