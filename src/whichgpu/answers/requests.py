@@ -1120,6 +1120,55 @@ class Serve(Request):
         "Requests can never name a file.")), Web(skip=True)] = "default"
 
 
+# ------------------------------------------------------------------ my machine
+
+ProfileName = Annotated[str, Field(description="The profile's name, e.g. home or lab."),
+                        Cli(positional=True, metavar="NAME"), Web(skip=True)]
+
+
+class ProfileSave(Request):
+    """``whichgpu profile save``: describe your machine once (its GPUs, host RAM, power price,
+    currency); '--profile NAME' then applies it to every command."""
+
+    COMMAND: ClassVar[str] = "profile save"
+
+    name: ProfileName
+    gpu: Annotated[str | None, Field(description=(
+        "Your card: a catalog id (rtx-4070) or its memory such as 12GB.")),
+        Web(skip=True)] = None
+    gpu_spec: Annotated[str | None, Field(description=GPU_SPEC_HELP),
+                        Cli(metavar="KEY=VALUE,..."), Web(skip=True)] = None
+    count: Annotated[int | None, Field(ge=1, le=64, description="How many of that card."),
+                     Web(skip=True)] = None
+    host_ram: Annotated[str | None, Field(description="Your system RAM, e.g. 64GB."),
+                        Web(skip=True)] = None
+    host_memory: Annotated[str | None, Field(description=(
+        "System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels).")),
+        Web(skip=True)] = None
+    kwh_price: Annotated[str | None, Field(description=(
+        "Your electricity per kWh, e.g. 0.25EUR (for tco).")), Web(skip=True)] = None
+    currency: Annotated[str | None, Field(description=(
+        "Show amounts in this currency.")), Web(skip=True)] = None
+    default: Annotated[bool, Field(description=(
+        "Apply it to every command without --profile.")), Web(skip=True)] = False
+
+
+class ProfileList(Request):
+    """``whichgpu profile list``: the saved profiles (the default marked)."""
+
+    COMMAND: ClassVar[str] = "profile list"
+
+    as_json: Json = False
+
+
+class ProfileRemove(Request):
+    """``whichgpu profile remove``: forget a saved profile."""
+
+    COMMAND: ClassVar[str] = "profile remove"
+
+    name: ProfileName
+
+
 #: every command, in the order ``whichgpu --help`` lists them
 COMMANDS: tuple[type[Request], ...] = (
     Recommend, Fits, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory, ValidateSpeed,

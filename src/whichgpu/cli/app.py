@@ -13,6 +13,7 @@ from whichgpu.cli import (
     fits_cmds,
     model_cmds,
     prices_cmds,
+    profile_cmds,
     web_cmds,
 )
 
@@ -74,6 +75,7 @@ for _module in (
     fits_cmds,
     model_cmds,
     prices_cmds,
+    profile_cmds,
     web_cmds,
     bench_cmds,
 ):

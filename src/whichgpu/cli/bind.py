@@ -132,6 +132,36 @@ def help_of(model: type[Request]) -> str:
     return "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
 
 
+PROFILE = "profile__option"
+
+
+def _takes_profile(model: type[Request]) -> bool:
+    from whichgpu.cli.profiles import APPLIES
+
+    return any(model.COMMAND in commands for commands in APPLIES.values())
+
+
+def _apply_profile(model: type[Request], kwargs: dict[str, Any], ctx: Any,
+                   name: str | None) -> None:
+    """Fill what the command line left out from the profile (``--profile`` or the default)."""
+    from whichgpu.cli import profiles
+    from whichgpu.cli.common import note
+
+    chosen = profiles.chosen(name)
+    if chosen is None:
+        return
+    given = set()
+    for key in kwargs:
+        source = ctx.get_parameter_source(key) if ctx is not None else None
+        if source is not None and source.name != "DEFAULT":
+            given.add(key.removesuffix(AS_OPTION))
+    label, profile = chosen
+    filled = profiles.fill(model.COMMAND, kwargs, given, set(model.model_fields), profile)
+    if filled:
+        shown = ", ".join(f"{k}={kwargs[k]}" for k in filled)
+        note(f"profile {label}{' (default)' if name is None else ''}: {shown}")
+
+
 #: commands that ask questions, run a server or print their own progress: no spinner
 NO_SPINNER = frozenset({"checklist", "serve", "bench", "bench model", "compare",
                         "prices refresh"})
@@ -152,14 +182,24 @@ def command(model: type[Request], body: Body, *, context: bool = False) -> Calla
     """A typer command function for ``model``: typer's values -> the request -> ``body``
     (``body(request)``, or ``body(request, ctx)`` with ``context``)."""
     params = parameters(model)
-    if context:
-        params.insert(0, inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                           annotation=typer.Context))
+    takes_profile = _takes_profile(model)
+    if takes_profile:  # before --json, which stays last
+        at = next((i for i, p in enumerate(params) if p.name == "as_json"), len(params))
+        params.insert(at, inspect.Parameter(
+            PROFILE, inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
+            default=typer.Option(None, "--profile", metavar="NAME", rich_help_panel=(
+                panels.panel(model, "gpu") if "gpu" in model.model_fields else None),
+                help="Your machine as 'whichgpu profile save' described it (default: the "
+                     "default profile, if one is set).")))
+    params.insert(0, inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                       annotation=typer.Context))
 
     def run(**kwargs: Any) -> None:
         ctx = kwargs.pop("ctx", None)
         if context and ctx is not None and ctx.invoked_subcommand is not None:
             return
+        if takes_profile:
+            _apply_profile(model, kwargs, ctx, kwargs.pop(PROFILE, None))
         request = model.parse(_values(model, kwargs))
         with _spinner(model, request):
             if context:
