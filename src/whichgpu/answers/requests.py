@@ -380,6 +380,15 @@ class Recommend(Workload):
         "Training steps, e.g. 2000.")), Web(label=N_("training steps"))] = None
     train_tokens: Annotated[str | None, Field(description=(
         "Training tokens, e.g. 2B.")), Web(label=N_("training tokens"))] = None
+    examples: Annotated[str | None, Field(description=(
+        "Fine-tuning: examples in the data set, e.g. 20k (with --epochs; instead of steps or "
+        "training tokens).")), Web(label=N_("training examples"))] = None
+    epochs: Annotated[float | None, Field(gt=0, le=1000, description=(
+        "Fine-tuning: passes over the examples (default 1).")),
+        Web(label=N_("Epochs"))] = None
+    example_tokens: Annotated[str | None, Field(description=(
+        "Fine-tuning: the mean example length in tokens (default: the training sequence "
+        "length, as examples padded to it).")), Web(label=N_("Tokens per example"))] = None
     users: Annotated[int | None, Field(ge=1, description="Serving: concurrent users."),
                      Web(label=N_("Concurrent users"), max=1_000_000)] = None
     tokens_per_s_each: Annotated[float | None, Field(gt=0, description=(
@@ -618,6 +627,10 @@ class Tco(Request):
     rent_price: Annotated[str | None, Field(description=(
         "Rental price per GPU-hour to compare with, e.g. 3.15USD. Default: the cheapest "
         "on-demand offer in the prices.")), Web(label=N_("Rental price per GPU-hour"))] = None
+    vs: Annotated[str | None, Field(description=(
+        "Own this GPU or rent that one: the rent is the cheapest on-demand offer of this "
+        "catalog GPU (e.g. h100), counted for the same hours of use.")),
+        Cli(metavar="GPU"), Web(max_length=200, label=N_("Rent instead"))] = None
     prices: Prices = None
     max_age: MaxAge = None
     currency: Annotated[str | None, Field(description=(

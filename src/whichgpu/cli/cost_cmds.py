@@ -22,6 +22,9 @@ def tco(q: req.Tco) -> None:
     result = answer(q)
     if result.resolution_note:
         note(result.resolution_note)
+    vs = getattr(result, "vs", None)  # --vs: which rented card set the rent, and how
+    if vs is not None:
+        note(vs["assumption"])
     if result.selection is not None:
         from whichgpu.cli.prices_cmds import print_price_origin
 
