@@ -66,3 +66,14 @@ def test_prices_list_at_80_columns_breaks_no_word(cli, monkeypatch):
     rows = [line for line in r.out.splitlines()[4:] if line.strip() and "more;" not in line]
     providers = {w for line in rows for w in re.split(r"\s{2,}", line.strip())}
     assert "Provid" not in providers and "er" not in providers
+
+
+def test_the_columns_after_a_dropped_one_keep_their_width():
+    """rich lays a column out by its index: after an empty one goes, the next ones must
+    not be cut ("undated" printed as "undate")."""
+    t = Table("GPU", "Region", "Age", "Feed")
+    t.columns[2].no_wrap = True
+    t.add_row("h100-sxm", "", "25 d", "vramfarm-2026-11")
+    t.add_row("h100-sxm", "", "undated", "article-000")
+    out = _render(t, 100)
+    assert "undated" in out and "vramfarm-2026-11" in out and "Region" not in out

@@ -16,9 +16,11 @@ from whichgpu.cli import (
     profile_cmds,
     web_cmds,
 )
+from whichgpu.cli.strict import StrictGroup
 
 app = typer.Typer(
     name="whichgpu",
+    cls=StrictGroup,  # its help reads like every command's (cli/help.py)
     help="Which GPU to rent or buy for an AI job, what it will cost, and how sure that is.",
     no_args_is_help=True,
     add_completion=True,  # --install-completion, --show-completion: bash, zsh, fish

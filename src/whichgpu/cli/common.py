@@ -41,6 +41,8 @@ def tidy(table: Any, console: Console | None = None) -> Any:
             cells = [_plain(c) for c in col.cells]
             if cells and all(t is not None and not t.strip() for t in cells):
                 table.columns.remove(col)
+        for i, col in enumerate(table.columns):  # rich lays columns out by their index
+            col._index = i
     if console is None:
         return table
     wrapping = []
