@@ -57,3 +57,17 @@ def test_rest_speed_follows_the_same_plan(web):
     data = r.json()
     assert data["status"] == "ok" and data["decode_tokens_per_s"]["typical"] > 0
     assert any("offload" in n for n in data["notes"])
+
+
+def test_recommend_says_what_your_card_does_with_memorys_offload(cli):
+    mem = cli("memory", *QWEN_ON_12GB, "--json").json()
+    rec = cli("recommend", *QWEN_ON_12GB, "--prices", "article-000", "--top", "1", "--json")
+    assert rec.code == 0, rec.err
+    notes = rec.json()["notes"]
+    assert any(mem["offload"]["flags"] in n and "tokens/s per sequence" in n for n in notes)
+
+
+def test_recommend_says_nothing_of_the_kind_when_your_card_holds_it(cli):
+    rec = cli("recommend", "llama-3.1-8b", "--quant", "q4_k_m", "--gpu", "rtx-4070",
+              "--prices", "article-000", "--top", "1", "--json").json()
+    assert not any("offload" in n for n in rec["notes"])

@@ -77,3 +77,9 @@ def test_the_columns_after_a_dropped_one_keep_their_width():
     t.add_row("h100-sxm", "", "undated", "article-000")
     out = _render(t, 100)
     assert "undated" in out and "vramfarm-2026-11" in out and "Region" not in out
+
+
+def test_a_ranking_is_named_once_in_the_title(cli):
+    r = cli("recommend", "llama-3.1-8b", "--prices", "article-000", "--top", "1")
+    assert r.code == 0, r.err
+    assert r.out.count("(ranked by") == 1, r.out[:300]

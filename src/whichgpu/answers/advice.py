@@ -90,7 +90,41 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     notes = [n for n in (mine.note if mine else None,) if n]
     if said is not None:
         notes.append(str(example_note))
+    if mine is not None:
+        own = own_card_offload(q, ctx, w, mine.gpu)
+        if own is not None:
+            notes.append(str(own))
     return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported)
+
+
+def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | None:
+    """Your card, when the job does not fit it whole but llama.cpp's offload to host RAM
+    runs it (the plan memory and speed answer): what that plan is and its decode speed. The
+    ranking prices rentals and keeps your card as it is; this says what it can do."""
+    from whichgpu.answers.estimates import follow_offload
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.speed import estimate_speed
+
+    if w.task != "inference":
+        return None
+    try:
+        if estimate_memory(layout_for(w, q.count)).total_bytes <= gpu.usable_memory_bytes:
+            return None
+    except InputError:
+        return None
+    followed = follow_offload(q, ctx, w, gpu, q.count)
+    if followed is None:
+        return None
+    planned, said = followed
+    try:
+        rate = estimate_speed(planned, gpu, q.count, check_fit=False,
+                              saturation=False).rates["decode_tokens_per_s_per_sequence"]
+    except (InputError, KeyError):
+        return said
+    return msg("recommend.own_offload", "your card is not ranked with the rentals, but {plan}; "
+               "decode {low:,.0f} / {typical:,.0f} / {high:,.0f} tokens/s per sequence",
+               plan=said, low=rate.low, typical=rate.typical, high=rate.high)
 
 
 def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[str, Message] | None:

@@ -105,7 +105,7 @@ def llamacpp_considered(w: Job) -> Message:
                engine=w.engine_name, flag=Field("engine"))
 
 
-def follow_offload(q: Speed, ctx: Context, w: Job, gpu: GPU, count: int
+def follow_offload(q: Workload, ctx: Context, w: Job, gpu: GPU, count: int
                    ) -> tuple[Job, Message] | None:
     """The llama.cpp layout 'whichgpu memory' finds for a job that does not fit ``gpu``
     whole (layers or MoE experts in host RAM), so that speed answers the same plan; None when

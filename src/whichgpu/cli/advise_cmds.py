@@ -79,7 +79,7 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
     w = job.workload
     what = job.describe()
     shown = rec.options[:top] if top else rec.options
-    ranking = "" if "(ranked by" in what else f" (ranked by {rec.ranking})"  # said once
+    ranking = "" if "(ranked by" in str(what) else f" (ranked by {rec.ranking})"  # said once
     title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what}{ranking}")
     if shown and table:
         first = shown[0]
