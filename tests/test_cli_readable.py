@@ -83,3 +83,16 @@ def test_a_ranking_is_named_once_in_the_title(cli):
     r = cli("recommend", "llama-3.1-8b", "--prices", "article-000", "--top", "1")
     assert r.code == 0, r.err
     assert r.out.count("(ranked by") == 1, r.out[:300]
+
+
+def test_money_follows_one_rule_in_the_tco_tables(cli):
+    """Cents below $1,000, whole dollars from $1,000 (issue 31 saw "$156.00" beside "$156":
+    the ownership table forced whole dollars on some rows)."""
+    r = cli("tco", "h100-sxm", "--purchase-price", "25000USD", "--rent-price", "3.15USD",
+            "--maintenance-per-year", "250USD")
+    assert r.code == 0, r.err
+    amounts = re.findall(r"\$([\d,]+(?:\.\d+)?)", r.out)
+    assert len(amounts) > 10
+    for text in amounts:
+        value = float(text.replace(",", ""))
+        assert ("." in text) == (value < 1000), text
