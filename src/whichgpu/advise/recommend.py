@@ -508,16 +508,12 @@ def _fit(wl: Workload, asked: Workload, usable: int) -> tuple[Workload, int]:
     need = estimate_memory(wl).total_bytes
     if need <= usable:
         return wl, need
-    tries = []
-    if wl.is_diffusion and wl.offload == "none" and wl.task != "image-lora":
-        # ComfyUI and diffusers users on smaller cards: the text encoders leave the GPU once
-        # the prompt is encoded. Same images, a little slower.
-        tries.append(wl.with_(offload="model"))
-    if wl.is_diffusion and not asked.vae_tiling and wl.task != "image-lora":
-        # ComfyUI retries a decode that runs out of memory tiled (VAE Decode falls back to
-        # tiled decoding); diffusers users call vae.enable_tiling(): the same output
-        base = tries[-1] if tries else wl
-        tries.append(base.with_(vae_tiling=True))
+    # diffusion: the pipeline split over the GPUs (tensor parallel), model offload (text
+    # encoders leave the GPU once the prompt is encoded), tiled VAE decode (ComfyUI retries a
+    # decode tiled; diffusers users call vae.enable_tiling()), weights streamed in
+    from whichgpu.estimate.diffusion_parallel import tries as diffusion_tries
+
+    tries = diffusion_tries(wl, asked, streamed=False)
     if wl.is_training and asked.gradient_checkpointing is None and not wl.uses_checkpointing:
         # Trainers (HF Trainer, axolotl, torchtitan) turn activation checkpointing on when
         # the activations do not fit: the same training, about a third more compute.
@@ -548,6 +544,9 @@ def _adapted(wl: Workload, asked: Workload) -> list[Message]:
     out = []
     if wl.offload != asked.offload:
         out.append(msg("adapted.offload", "with {flag}", flag=Field("offload", wl.offload)))
+    if wl.is_diffusion and wl.tp and not asked.tp:
+        out.append(msg("adapted.diffusion_tp", "split over {n} GPUs by tensor parallelism "
+                       "({flag})", n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append(msg("adapted.checkpointing", "with gradient checkpointing"))
     if wl.vae_tiling and not asked.vae_tiling:
@@ -763,6 +762,11 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "
                          "stages (a little slower, same output)",
                          flag=Field("offload", wl.offload)))
+    if wl.is_diffusion and wl.tp and not w.tp:
+        notes.append(msg("option.diffusion_tp", "one pipeline split over {n} GPUs by tensor "
+                         "parallelism ({flag}): the diffusion model's weights divided, two "
+                         "all-reduces per block over the GPUs' link",
+                         n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not w.uses_checkpointing:
         notes.append(msg("option.checkpointing", "with gradient checkpointing (activations "
                          "recomputed in the backward pass: the same training, about a third "

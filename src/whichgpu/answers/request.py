@@ -356,6 +356,8 @@ def _bound_flag(model: type[BaseModel] | None, name: str) -> Field:
 def _number_text(text: Any) -> str:
     try:
         v = float(text)
+    except OverflowError:
+        return str(text)
     except (TypeError, ValueError):
         return repr(text)
     return str(int(v)) if v.is_integer() and abs(v) < 1e16 else f"{v:g}"
@@ -366,6 +368,8 @@ def _number_said(value: Any) -> int | float | str:
     in English, 0,5 in French), or as the text it was when it is not one."""
     try:
         v = float(value)
+    except OverflowError:  # an integer of 309+ digits: said by its digits, on each surface
+        return value if isinstance(value, int) else repr(value)
     except (TypeError, ValueError):
         return repr(value)
     if not math.isfinite(v):

@@ -11,6 +11,7 @@ from whichgpu.cli import (
     cost_cmds,
     estimate_cmds,
     fits_cmds,
+    mcp_cmds,
     model_cmds,
     prices_cmds,
     profile_cmds,
@@ -80,5 +81,6 @@ for _module in (
     profile_cmds,
     web_cmds,
     bench_cmds,
+    mcp_cmds,
 ):
     _module.register(app)

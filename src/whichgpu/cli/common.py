@@ -190,6 +190,18 @@ def show(answer: Any, as_json: bool, printer: Callable[[Any], None]) -> None:
         printer(answer)
 
 
+def _not_denormal(value: float) -> float:
+    """A float option's value, unless it is a denormal (1e-320: below the smallest normal
+    float, 2.2e-308), which no quantity here means and which reads as 0 in every sum."""
+    if value != 0 and abs(value) < sys.float_info.min:
+        from pydantic_core import PydanticCustomError
+
+        raise PydanticCustomError("denormal", f"{value!r} is too small to compute with (the "
+                                  f"smallest is {sys.float_info.min:.3g}); give a plausible "
+                                  "amount")
+    return value
+
+
 def refuse_non_finite_floats() -> None:
     """The CLI's parsers read 'nan', 'inf' and '1e999' as floats, and a range check lets NaN
     through (every comparison with NaN is false): no whichgpu option means any of them, so
@@ -206,13 +218,14 @@ def refuse_non_finite_floats() -> None:
     if build is not None and not getattr(build, "_whichgpu_finite", False):
         from typing import Annotated
 
-        from pydantic import Field, TypeAdapter
+        from pydantic import AfterValidator, Field, TypeAdapter
 
         def finite_numbers(number_class, *, min=None, max=None, clamp=None):
             if number_class is not float or clamp:
                 return build(number_class, min=min, max=max, clamp=clamp)
             bounds = {k: v for k, v in (("ge", min), ("le", max)) if v is not None}
-            return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds)])
+            return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds),
+                                         AfterValidator(_not_denormal)])
 
         finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]  # our marker
         _adapters._build_number_adapter = finite_numbers
@@ -230,6 +243,9 @@ def refuse_non_finite_floats() -> None:
         result = original(self, value, param, ctx)
         if isinstance(result, float) and not math.isfinite(result):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
+        if isinstance(result, float):
+            if result != 0 and abs(result) < sys.float_info.min:
+                self.fail(f"{value!r} is too small to compute with.", param, ctx)
         return result
 
     base.convert = convert  # type: ignore[method-assign]  # made strict on purpose (above)

@@ -26,6 +26,7 @@ LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
 DIFFUSION_TASKS = ("image", "video", "image-lora")
 ENGINES: tuple[str, ...] = tuple(Engine)  # data/engines.toml holds what each one does
 DIFFUSION_ENGINES: tuple[str, ...] = family_engines("diffusion")
+LLM_ENGINES: tuple[str, ...] = family_engines("llm")
 # Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
 # transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
 LAYER_SPLIT_ENGINES: tuple[str, ...] = engines_with("splits_layers")
@@ -365,7 +366,8 @@ def validate(w: Workload) -> None:
             raise InputError(msg("workload.backend_engine", "{field} is llama.cpp's (ggml's "
                                  "GPU backends); engine {engine} has none",
                                  field=Field("backend"), engine=w.engine_name))
-    if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
+    if w.engine is not None and w.engine not in (DIFFUSION_ENGINES if w.task in DIFFUSION_TASKS
+                                                 else LLM_ENGINES):
         raise InputError(msg("workload.engine_task", "engine {engine} does not run task {task}: "
                              "diffusion tasks use {engines}; LLM tasks use the others",
                              engine=str(w.engine), task=str(w.task),

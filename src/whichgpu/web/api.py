@@ -125,9 +125,10 @@ async def health() -> JSON:
     from importlib.metadata import version
 
     from whichgpu.web.resolve import hub_status
+    from whichgpu.web.writes import writes
 
     return JSON({"status": "ok", "version": version("whichgpu"), "hub": hub_status(),
-                 "work": work.load()})
+                 "work": work.load(), "writes": writes().value})
 
 
 # ------------------------------------------------------------------ catalog

@@ -27,6 +27,7 @@ from whichgpu.answers.command_line import command_line
 from whichgpu.answers.fields import Text, is_bool, is_list
 from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web, reason
+from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import msg
 from whichgpu.web import charts, explain, words, work
@@ -189,6 +190,8 @@ def attempt(fn, *args):
     reason as the engine said it: a message the page says in its own language)."""
     try:
         return fn(*args), None
+    except StoreError:
+        raise  # the server's fault, not the input's: a 503 without the store's location
     except WhichGPUError as exc:
         return None, said(exc)
 
@@ -656,8 +659,15 @@ def prices_page(request: Request) -> HTMLResponse:
     return render(request, "prices.html", {
         "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
         "error": error, "history_charts": _history_charts(history) if history else [],
-        "cli": command_line(q) if q else None, **_common()},
+        "cli": command_line(q) if q else None, "writes": _writes(), **_common()},
         status_of(error))
+
+
+def _writes() -> str:
+    """Whether this server takes price writes (web/writes.py): 'token' or 'off'."""
+    from whichgpu.web.writes import writes
+
+    return writes().value
 
 
 def _money_in(L: Locale, currency: str) -> Callable[[float], str]:

@@ -181,9 +181,23 @@ class _Formatter(string.Formatter):
 L_QUOTES = {"en": "'{}'", "fr": "« {} »"}
 
 
+_HUGE = 10**21  # from here an integer is said by its digits' count, not digit by digit
+_DIGITS = {"en": "{n} digits", "fr": "{n} chiffres"}
+
+
+def _huge(L: Locale, value: int) -> str:
+    """An integer too long to write out: its first and last digits and how many there are
+    ('999…999 (400 digits)')."""
+    text = str(abs(value))
+    count = _DIGITS.get(L.lang, _DIGITS["en"]).format(n=L.number(len(text)))
+    return f"{'-' if value < 0 else ''}{text[:3]}…{text[-3:]} ({count})"
+
+
 def number(L: Locale, value: float, spec: str) -> str:
     """A number the way ``format(value, spec)`` writes it in English, in the page's locale:
     the same decimals, grouping, sign and percent."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
+        return _huge(L, value)  # no float holds it (a 400-digit value someone typed)
     if not math.isfinite(value):
         return L.number(value)
     kind = spec[-1] if spec and spec[-1] in "fFeEgGd%n" else ""

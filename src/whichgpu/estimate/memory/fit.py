@@ -122,6 +122,11 @@ def describe_layout(w: Workload) -> Message:
         parts.append(f"dp={w.dp_degree}" + (f" ZeRO-{w.zero_stage}" if w.zero_stage else ""))
         return msg("layout.training", "{layout}", layout=" ".join(parts))
     if w.is_diffusion:
+        from whichgpu.estimate.diffusion_parallel import diffusion_layout
+
+        lay = diffusion_layout(w) if w.task != "image-lora" else None
+        if lay is not None and lay.replicas == 1:  # one pipeline split over the GPUs
+            return msg("layout.parallel", "{layout}", layout=lay.describe())
         return msg("layout.pipelines", "{n} independent pipelines", n=w.gpus)
     return msg("layout.parallel", "{layout}", layout=f"tp={w.tp_degree}" + (
         f" pp={w.pp_degree}" if w.pp_degree > 1 else ""))

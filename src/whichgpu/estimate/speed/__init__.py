@@ -88,8 +88,14 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
         held = max(w.context or 0, prompt + output)
         w = w.with_(prompt_tokens=prompt, output_tokens=output, context=held)
     wl = layout_for(w, count)
+    fit_note = None
     if check_fit:
         mem = estimate_memory(wl).total_bytes
+        if mem > gpu.usable_memory_bytes and wl.is_diffusion:
+            # what the engine does by default on this card (offload, a split over the GPUs)
+            from whichgpu.estimate.diffusion_parallel import fit_on
+
+            wl, mem, fit_note = fit_on(wl, w, gpu)
         if mem > gpu.usable_memory_bytes:
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
     hw = hardware(gpu, count, profile)
@@ -101,8 +107,9 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     else:
         assert lengths is not None  # set above for every inference workload
         est = _inference(wl, hw, lengths, saturation)
-    if engine_note:
-        est = dataclasses.replace(est, assumptions=(engine_note, *est.assumptions))
+    notes = tuple(n for n in (engine_note, fit_note) if n)
+    if notes:
+        est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
     return est
 
 
@@ -330,7 +337,7 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
     conf = confidence_for(category, w, hw, w.engine_name)
     level = conf[2]
     per_run = r["seconds_per_run"]
-    pipelines = 1 if video else hw.count
+    pipelines = r["layout"].replicas
     rates = {"it_per_s": band(r["it_per_s"], level, category=category)}
     times = {}
     if video:
@@ -344,19 +351,23 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
     width, height = w.image_size
     assumptions = [f"{width}x{height}, {r['steps']} steps, {w.cfg_passes} pass(es) per step, "
                    f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
-                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf)]
+                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf),
+                   f"memory: {r['residency']}"]
     if compiled:
         assumptions.append("compiled with CUDA graphs (torch.compile max-autotune, TensorRT): "
                            "no per-step launch overhead")
     if hw.count > 1:
         assumptions.append(
-            "one pipeline per GPU (images)" if not video else
             f"sequence parallelism across GPUs at {r['sequence_parallel_efficiency']:.0%} "
-            "efficiency (video)")
+            "efficiency (video)" if r["layout"].measured_context_parallel else
+            f"layout: {r['layout'].describe()}"
+            + (f", link {hw.link.kind}" if r["layout"].per_pipeline > 1 else ""))
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=w.engine_name,
         precision=r["precision"], bound=r["bound"], confidence=conf[0], rates=rates,
-        times=times, scalars={"steps": r["steps"], "tokens": r["tokens"]},
+        times=times, scalars={"steps": r["steps"], "tokens": r["tokens"],
+                                         **{f"layout_{k}": v for k, v in
+                                            r["layout"].to_json().items()}},
         components=r["components"], assumptions=tuple(assumptions),
         calibration=hw.calibration)
 
