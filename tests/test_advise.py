@@ -46,7 +46,7 @@ def test_s25_flux_images_4090_is_the_cheapest_of_the_articles_three_cards():
 # S25's Flux row: the article's speed range per card (images/min) and its cost cell (EUR).
 S25_FLUX = {"rtx-4090": ((4, 5, 6), 1.96), "a100-80gb-sxm": ((3, 4, 5), 6.09),
             "h100-sxm": ((8, 10, 12), 6.51)}
-# Where our cost range misses the article's cell, the README's "where we differ" names the
+# Where our cost range misses the article's cell, docs/validation.md's "where we differ" names the
 # published measurement the speed model is calibrated on (validation/speed.csv).
 FLUX_MEASUREMENTS = {"a100-80gb-sxm": "img-flux-dev-a100-bf16",
                      "h100-sxm": "img-flux-dev-h100-bf16"}
@@ -83,7 +83,7 @@ def _flux_as_run(o):
 def test_s25_flux_cells_follow_from_the_articles_speeds_and_differ_only_by_speed(gpu):
     """The article's cell is billed time x price at its own speed; where it falls outside
     our cost range, the difference is the speed (ours is calibrated on a published
-    measurement, named in the README), never the price or the billing."""
+    measurement, named in docs/validation.md), never the price or the billing."""
     from pathlib import Path
 
     from whichgpu.cost.task import task_cost
@@ -97,9 +97,9 @@ def test_s25_flux_cells_follow_from_the_articles_speeds_and_differ_only_by_speed
     if not inside:
         rate = o.rate
         assert rate.low > typ or rate.high < typ  # the article's speed is outside ours
-        readme = Path(__file__).parents[1].joinpath("README.md").read_text("utf-8")
-        differ = readme[readme.index("### Where we differ"):]
-        differ = differ[:differ.index("\n## ")]
+        page = Path(__file__).parents[1].joinpath("docs", "validation.md").read_text("utf-8")
+        differ = page[page.index("## Where we differ"):]
+        differ = differ.split("\n## ")[0]  # to the next section, or the page's end
         assert FLUX_MEASUREMENTS.get(gpu, "undocumented") in differ, gpu
 
 

@@ -51,12 +51,12 @@ class BenchAnswer:
 
 
 def select_gpus(found: list[GpuInfo], gpus: str | None, as_id: str | None) -> list[GpuInfo]:
-    """The GPUs ``--gpus`` names (all by default), named ``--as`` a catalog card if asked."""
+    """The GPUs ``--gpu-index`` names (all by default), named ``--as`` a catalog card if asked."""
     if gpus:
         try:
             wanted = {int(x) for x in gpus.split(",") if x.strip()}
         except ValueError:
-            raise InputError(f"--gpus takes indices such as 0,1, got {gpus!r}") from None
+            raise InputError(f"--gpu-index takes indices such as 0,1, got {gpus!r}") from None
         missing = wanted - {g.index for g in found}
         if missing:
             raise InputError(f"no GPU {', '.join(map(str, sorted(missing)))} here; this "
@@ -82,7 +82,7 @@ def bench(q: Bench, reporter: Reporter) -> BenchAnswer:
         topo = Topology((0,), source="cpu")
     elif q.device == "cuda":
         torch, found = needs.require_cuda()
-        found = select_gpus(found, q.gpus, q.as_id)
+        found = select_gpus(found, q.gpu_index, q.as_id)
         topo = read_topology(max(g.index for g in found) + 1)
         keep = {g.index for g in found}
         topo = replace(topo, gpus=tuple(i for i in topo.gpus if i in keep),

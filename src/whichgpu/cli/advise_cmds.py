@@ -79,8 +79,8 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
     w = job.workload
     what = job.describe()
     shown = rec.options[:top] if top else rec.options
-    title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what} (ranked by "
-                   f"{rec.ranking})")
+    ranking = "" if "(ranked by" in str(what) else f" (ranked by {rec.ranking})"  # said once
+    title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what}{ranking}")
     if shown and table:
         first = shown[0]
         rate_name = _RATE_HEADERS.get(first.rate_name, first.rate_name.replace("_", " "))

@@ -214,12 +214,13 @@ def _print_model_bench_answer(answer) -> None:
 
 def _print_model_bench(result, profile) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     s = result.settings
     where = result.gpu_id or result.device
-    t = Table(title=f"{result.spec.name} on {where}: batch {s.batch}, prompt {s.prompt_tokens}, "
-                    f"output {s.output_tokens}" + (f", training {s.train_seq} tokens"
-                                                    if s.train else ""),
+    t = Table(title=Text(f"{result.spec.name} on {where}: batch {s.batch}, prompt "
+                         f"{s.prompt_tokens}, output {s.output_tokens}"
+                         + (f", training {s.train_seq} tokens" if s.train else "")),
               title_justify="left", pad_edge=False)
     cols = ["Measure", "Measured", "Estimate (low-high)", "Error"]
     if profile is not None:

@@ -31,6 +31,7 @@ def memory(q: req.Memory) -> None:
 
 def _print_memory(report) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from whichgpu.listing import join_some, more_line
     from whichgpu.units import GB, GiB, format_bytes, format_bytes_both
@@ -38,7 +39,7 @@ def _print_memory(report) -> None:
     e = report.estimate
     title = (f"{report.model_name} - {e.task}, {e.quant}, engine {e.engine}"
              + (f", per GPU of {e.gpus}" if e.gpus > 1 else ""))
-    t = Table(title=title, title_justify="left", pad_edge=False)
+    t = Table(title=Text(title), title_justify="left", pad_edge=False)  # names kept literal
     t.add_column("Term")
     t.add_column("GB", justify="right")
     t.add_column("GiB", justify="right")
@@ -149,22 +150,25 @@ def _print_speed_answer(result) -> None:
 
         print_max_throughput(result.saturation)
         return
+    from rich.markup import escape
+
     answer = result.answer
     if answer.estimate is None:
-        console.print(f"[red]{answer.not_fit}[/red]: no speed is given for a job that does not "
-                      "fit. 'whichgpu memory' shows what would make it fit.")
+        console.print(f"[red]{escape(str(answer.not_fit))}[/red]: no speed is given for a job "
+                      "that does not fit. 'whichgpu memory' shows what would make it fit.")
         return
     _print_speed(answer.estimate, result.workload)
 
 
 def _print_speed(est, w) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from whichgpu.units import format_duration
 
     where = est.gpu if est.count == 1 else f"{est.count} x {est.gpu}"
-    t = Table(title=f"{w.model.name} on {where} - {est.task}, {est.precision} compute, "
-                    f"{est.bound}-bound, confidence {est.confidence}",
+    t = Table(title=Text(f"{w.model.name} on {where} - {est.task}, {est.precision} compute, "
+                         f"{est.bound}-bound, confidence {est.confidence}"),
               title_justify="left", pad_edge=False)
     for col in ("Measure", "Low", "Typical", "High"):
         t.add_column(col, justify="left" if col == "Measure" else "right")

@@ -1,9 +1,9 @@
-"""The README's accuracy tables, rendered from the validation reports themselves.
+"""The accuracy tables of docs/validation.md, rendered from the validation reports themselves.
 
-Each table lives in README.md between ``<!-- BEGIN accuracy:NAME -->`` and
-``<!-- END accuracy:NAME -->``. ``python -m whichgpu.estimate.validation_tables --write`` (``make
-readme-accuracy``) rewrites them from what ``whichgpu validate`` computes; ``--check`` exits 1
-when a figure in the README has drifted; ``--quick`` skips the tables that need the
+Each table lives in docs/validation.md (:data:`TARGET`) between ``<!-- BEGIN accuracy:NAME -->``
+and ``<!-- END accuracy:NAME -->``. ``python -m whichgpu.estimate.validation_tables --write``
+(``make readme-accuracy``) rewrites them from what ``whichgpu validate`` computes; ``--check``
+exits 1 when a figure there has drifted; ``--quick`` skips the tables that need the
 leave-one-out refits (minutes), which is what the test suite checks.
 """
 
@@ -360,6 +360,10 @@ _BLOCK = re.compile(r"(<!-- BEGIN accuracy:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)
                     r"(\n<!-- END accuracy:(?P=name) -->)", re.S)
 
 
+#: the page that holds the tables, from the repository root (the README links to it)
+TARGET = "docs/validation.md"
+
+
 def render(quick: bool = False) -> dict[str, str]:
     """Every table's markdown (without the leave-one-out ones when ``quick``)."""
     reports = Reports(full=not quick)
@@ -368,7 +372,7 @@ def render(quick: bool = False) -> dict[str, str]:
 
 
 def blocks(text: str) -> dict[str, str]:
-    """The tables a README holds now, by name."""
+    """The tables a page holds now, by name."""
     return {m["name"]: m["body"] for m in _BLOCK.finditer(text)}
 
 
@@ -381,21 +385,22 @@ def replace(text: str, tables: dict[str, str]) -> str:
 
 
 def drift(text: str, tables: dict[str, str]) -> list[str]:
-    """Names of the tables whose README text differs from what validation computes."""
+    """Names of the tables whose text on the page differs from what validation computes."""
     have = blocks(text)
     return [name for name, body in tables.items() if have.get(name) != body]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--readme", default="README.md")
+    p.add_argument("--file", "--readme", dest="file", default=TARGET,
+                   help=f"the markdown page holding the tables (default {TARGET})")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
     p.add_argument("--quick", action="store_true",
                    help="skip the leave-one-out tables (they refit the constants: minutes)")
     args = p.parse_args(argv)
-    path = Path(args.readme).resolve()
+    path = Path(args.file).resolve()
     # The tables are computed as the test suite computes them: from the shipped presets, with
     # an empty, offline Hugging Face cache (a developer's cache would model more rows).
     import os

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the same fields as the command line's models
     from whichgpu.answers.requests import (
         Checklist,
         Cost,
+        Fits,
         Gpu,
         Gpus,
         Memory,
@@ -91,6 +92,7 @@ else:
         for_web(m) for m in (r.Tco, r.Cost, r.PricesList, r.PricesHistory))
     MemoryBody, SpeedBody, RecommendBody, ChecklistBody, TcoBody = (
         for_web(m, body=True) for m in (r.Memory, r.Speed, r.Recommend, r.Checklist, r.Tco))
+    Fits = for_web(r.Fits)
 
 
 def question_key(name: str, args: tuple) -> str:
@@ -180,6 +182,15 @@ async def memory_post(body: MemoryBody) -> JSON:
 async def speed(q: Annotated[Speed, Query()]) -> JSON:
     """``whichgpu speed --json``."""
     return await _out("speed", (q,), lambda: s.speed(q).to_json(), q.model)
+
+
+@router.get("/fits", tags=["estimate"], summary="What runs on my card")
+async def fits(q: Annotated[Fits, Query()]) -> JSON:
+    """``whichgpu fits --json``: the models that fit a card (best format, longest context,
+    speed), ranked."""
+    from whichgpu.answers.fits import fits as answer
+
+    return await _out("fits", (q,), lambda: answer(q, s.WEB).to_json())
 
 
 @router.post("/speed", tags=["estimate"], summary="Throughput (JSON body)")
