@@ -123,7 +123,9 @@ def test_stdio_lists_the_tools_with_the_request_models_schemas():
         for field, prop in schema["properties"].items():
             assert prop.get("description") == model.model_fields[field].description, field
     assert by_name["memory"].input_schema["properties"]["batch"]["minimum"] == 1
-    assert by_name["fits"].input_schema["required"] == ["gpu"]
+    assert by_name["fits_gpu"].input_schema["required"] == ["gpu"]
+    assert set(by_name["fits"].input_schema["properties"]) == set(r.Fits.model_fields) - {
+        "as_json"}
     assert "export" in by_name["export"].input_schema["required"]
     assert "gpu" not in by_name["memory"].input_schema.get("required", [])
     assert all(t.annotations.read_only_hint for t in tools)
@@ -149,8 +151,10 @@ def test_stdio_other_tools_are_their_commands_json(cli):
     calls = {
         "memory": ({"model": "llama-3.1-8b", "context": "8k"},
                    ["memory", "llama-3.1-8b", "--context", "8k"]),
-        "fits": ({"model": "llama-3.1-8b", "gpu": "rtx-4090"},
-                 ["memory", "llama-3.1-8b", "--gpu", "rtx-4090"]),
+        "fits_gpu": ({"model": "llama-3.1-8b", "gpu": "rtx-4090"},
+                     ["memory", "llama-3.1-8b", "--gpu", "rtx-4090"]),
+        "fits": ({"gpu": "rtx-3060-12gb", "models": "llama-3.1-8b,qwen3-32b"},
+                 ["fits", "--gpu", "rtx-3060-12gb", "--models", "llama-3.1-8b,qwen3-32b"]),
         "speed": ({"model": "llama-3.1-8b", "gpu": "h100-sxm", "batch": 8},
                   ["speed", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "8"]),
         "cost": ({"gpu": "rtx-4090", "duration": "10h", "prices": PRICES},
@@ -171,8 +175,10 @@ def test_stdio_other_tools_are_their_commands_json(cli):
         assert out.code == 0, (name, out.err)
         assert not results[name].is_error, (name, results[name].content[0].text)
         assert stable(results[name].structured_content) == stable(out.json()), name
-    fit = results["fits"].structured_content["target"]
-    assert fit["gpu"] == "rtx-4090" and fit["verdict"] in results["fits"].content[0].text
+    fit = results["fits_gpu"].structured_content["target"]
+    assert fit["gpu"] == "rtx-4090" and fit["verdict"] in results["fits_gpu"].content[0].text
+    runs = results["fits"].structured_content["models"]
+    assert runs and runs[0]["name"] in results["fits"].content[0].text
     assert "Decision: " in results["rent_or_buy"].content[0].text
 
 
@@ -209,7 +215,7 @@ def test_stdio_bad_input_is_a_tool_error_with_the_cli_reason(cli):
 
     async def scenario(s):
         results = [await s.call_tool(name, args) for name, args, _ in bad]
-        results.append(await s.call_tool("fits", {"model": "llama-3.1-8b"}))
+        results.append(await s.call_tool("fits_gpu", {"model": "llama-3.1-8b"}))
         try:
             await s.call_tool("which_gpu", {})
         except MCPError as exc:
@@ -269,7 +275,9 @@ def test_http_tools_answer_as_the_cli_and_the_rest_api(cli, web):
 def test_http_other_tools_are_the_rest_api_json(web):
     calls = {  # tool: (arguments, the REST endpoint that answers the same question)
         "memory": ({"model": "llama-3.1-8b", "context": "8k"}, "/api/v1/memory"),
-        "fits": ({"model": "llama-3.1-8b", "gpu": "rtx-4090"}, "/api/v1/memory"),
+        "fits_gpu": ({"model": "llama-3.1-8b", "gpu": "rtx-4090"}, "/api/v1/memory"),
+        "fits": ({"gpu": "rtx-3060-12gb", "models": "llama-3.1-8b,qwen3-32b"},
+                 "/api/v1/fits"),
         "speed": ({"model": "llama-3.1-8b", "gpu": "h100-sxm", "batch": 8}, "/api/v1/speed"),
         "cost": ({"gpu": "rtx-4090", "duration": "10h", "prices": PRICES}, "/api/v1/cost"),
         "rent_or_buy": ({"gpu": "h100-sxm", "purchase_price": "25000USD",

@@ -3,8 +3,9 @@
 Each tool is a command's request model (answers/requests.py) and its answer: its input schema
 is the model's JSON schema (the surface's variant of it: the command line's model for
 ``whichgpu mcp``, the web's for the service), its result the answer's JSON (the command
-line's ``--json``) and a short summary in words. Two tools tighten a model: ``fits`` is
-``memory`` with a GPU required, ``export`` is ``recommend`` with a launcher required.
+line's ``--json``) and a short summary in words. Two tools tighten a model: ``fits_gpu`` is
+``memory`` with a GPU required, ``export`` is ``recommend`` with a launcher required;
+``fits`` is ``whichgpu fits`` (what runs on a card).
 Bad input is the request model's one-line reason, as on the command line and the REST API.
 """
 
@@ -28,6 +29,7 @@ class ToolName(StrEnum):
     RECOMMEND = "recommend"
     MEMORY = "memory"
     FITS = "fits"
+    FITS_GPU = "fits_gpu"
     SPEED = "speed"
     PRICES = "prices"
     COST = "cost"
@@ -52,7 +54,7 @@ def _requiring(model: type[Request], name: str, class_name: str, doc: str) -> ty
                         **fields)
 
 
-Fits = _requiring(r.Memory, "gpu", "Fits", """``whichgpu memory --gpu``: whether a job fits
+FitsGpu = _requiring(r.Memory, "gpu", "FitsGpu", """``whichgpu memory --gpu``: whether a job fits
     one GPU (or N of them, with gpus): the peak memory per GPU, the verdict (fits,
     borderline, does not fit) with its headroom, and what would make it fit.""")
 Export = _requiring(r.Recommend, "export", "Export", """``whichgpu recommend --export``: the
@@ -81,7 +83,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(ToolName.RECOMMEND, r.Recommend, "recommend", "Which GPU to rent for a job",
          body=True),
     Tool(ToolName.MEMORY, r.Memory, "memory", "Memory a job needs per GPU", body=True),
-    Tool(ToolName.FITS, Fits, "memory", "Does a job fit this GPU", body=True),
+    Tool(ToolName.FITS, r.Fits, "fits", "What runs on my card (models, formats, contexts, "
+         "speeds)"),
+    Tool(ToolName.FITS_GPU, FitsGpu, "memory", "Does a job fit this GPU", body=True),
     Tool(ToolName.SPEED, r.Speed, "speed", "How fast a job runs on a GPU", body=True),
     Tool(ToolName.PRICES, r.PricesList, "prices_list", "GPU rental offers and their age"),
     Tool(ToolName.COST, r.Cost, "cost", "What a run costs on the cheapest offer"),
@@ -257,6 +261,19 @@ def _memory(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _fits(d: dict[str, Any]) -> list[str]:
+    models = [m for m in d.get("models") or [] if isinstance(m, dict)]
+    lines = [f"{len(models)} model(s) run on {d.get('count')} x {d.get('gpu')} "
+             f"({d.get('task')}); {len(d.get('not_run') or [])} do not."]
+    for m in models[:5]:
+        speed = m.get("decode_tokens_per_s")
+        rate = f", {_range(speed)} tokens/s" if isinstance(speed, dict) else ""
+        lines.append(f"{m.get('name')}: {m.get('quant')} on {m.get('engine')}, context up to "
+                     f"{m.get('longest_context_tokens')} tokens{rate}"
+                     + (" (layers offloaded to host RAM)" if m.get("offload") else "") + ".")
+    return lines
+
+
 _RATES = ("output_tokens_per_s", "images_per_min", "videos_per_hour", "steps_per_s",
           "tokens_per_s", "decode_tokens_per_s")
 
@@ -304,7 +321,8 @@ def _tco(d: dict[str, Any]) -> list[str]:
 
 _SUMMARIES = {
     ToolName.RECOMMEND: _recommend, ToolName.EXPORT: _recommend,
-    ToolName.MEMORY: _memory, ToolName.FITS: _memory, ToolName.SPEED: _speed,
+    ToolName.MEMORY: _memory, ToolName.FITS_GPU: _memory, ToolName.FITS: _fits,
+    ToolName.SPEED: _speed,
     ToolName.PRICES: _prices, ToolName.COST: _cost, ToolName.RENT_OR_BUY: _tco,
 }
 

@@ -188,9 +188,7 @@ async def speed(q: Annotated[Speed, Query()]) -> JSON:
 async def fits(q: Annotated[Fits, Query()]) -> JSON:
     """``whichgpu fits --json``: the models that fit a card (best format, longest context,
     speed), ranked."""
-    from whichgpu.answers.fits import fits as answer
-
-    return await _out("fits", (q,), lambda: answer(q, s.WEB).to_json())
+    return await _out("fits", (q,), lambda: s.fits(q).to_json())
 
 
 @router.post("/speed", tags=["estimate"], summary="Throughput (JSON body)")

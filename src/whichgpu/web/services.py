@@ -465,6 +465,14 @@ def memory(q: r.Memory) -> MemoryAnswer:
 
 
 @memo
+def fits(q: r.Fits) -> Any:
+    """``whichgpu fits --json``: what runs on the card."""
+    from whichgpu.answers.fits import fits as answer
+
+    return answer(q, WEB)
+
+
+@memo
 def speed(q: r.Speed) -> SpeedResult:
     """``whichgpu speed --json``."""
     return estimates.speed(q, WEB)
