@@ -47,6 +47,23 @@ RATES = {"output_tokens_per_s": N_("tokens/s"), "decode_tokens_per_s": N_("token
          "tokens_per_s": N_("training tokens/s"), "train_tokens_per_s": N_("training tokens/s"),
          "train_tokens_per_s_per_gpu": N_("training tokens/s per GPU"),
          "videos_per_hour": N_("videos/h"), "steps_per_s": N_("steps/s")}
+
+
+def in_english(text: Any) -> str:
+    """An engine message as the English page says it (the controls' names, not flags; words,
+    not kernel names): the French page's "notes from the engine (in English)"."""
+    from whichgpu.web.i18n import locale
+    from whichgpu.web.words import say_text
+
+    return say_text(locale("en"), text).text
+
+
+def rate_words(L: Locale, name: str) -> str:
+    """A speed's unit as the page says it ("tokens/s"), never the answer's key; a key this
+    table lacks is still said in words ("new rate per s")."""
+    return L.gettext(RATES[name]) if name in RATES else name.replace("_", " ")
+
+
 TASKS = {"inference": N_("Text generation (LLM inference)"), "image": N_("Image generation"),
          "video": N_("Video generation"), "lora": N_("LoRA fine-tuning"),
          "qlora": N_("QLoRA fine-tuning (4-bit base)"), "full-ft": N_("Full fine-tuning"),
