@@ -89,6 +89,11 @@ class HistoryView:
     lines: list[str]  # the sources drawn as their own line
 
 
+def _money_in(L: Locale, currency: str) -> charts.Fmt:
+    """A chart's amounts in ``currency``, in the page's locale."""
+    return lambda v: L.money({"amount": v, "currency": currency})
+
+
 def _when(pt: Any) -> datetime:
     return pt.observed_at or pt.fetched_at
 
@@ -131,7 +136,7 @@ def history_views(points: Iterable[Any], L: Locale) -> list[HistoryView]:
                 x_label=g("observed"),
                 y_label=g("per GPU-hour (%(currency)s)", currency=cur),
                 fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
-                fy=lambda v, c=cur: L.money({"amount": v, "currency": c}),
+                fy=_money_in(L, cur),
                 low_name=g("lowest"), median_name=g("median"))
         out.append(HistoryView(cur, chart, rows, [s.name for s in lines]))
     return out
@@ -156,6 +161,6 @@ def summary_charts(rows: Sequence[GpuPrices], L: Locale) -> list[tuple[str, Mark
             bars, title=g("On-demand price per GPU-hour by GPU (%(currency)s)", currency=cur),
             desc=g("For each GPU, a bar from the lowest to the highest on-demand offer, with "
                    "a mark at the median."),
-            fmt=lambda v, c=cur: L.money({"amount": v, "currency": c}),
+            fmt=_money_in(L, cur),
             axis_label=g("per GPU-hour (%(currency)s)", currency=cur))))
     return out
