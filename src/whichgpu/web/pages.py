@@ -11,7 +11,6 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlencode
@@ -30,7 +29,7 @@ from whichgpu.answers.request import for_web, reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import msg
-from whichgpu.web import charts, explain, words, work
+from whichgpu.web import charts, explain, price_views, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
 from whichgpu.web.input_bounds import bounds_attrs, field_attrs
@@ -649,16 +648,21 @@ def prices_page(request: Request) -> HTMLResponse:
     if pricing in ("spot", "on_demand"):
         params[pricing] = "on"
     q, error = read(r.PricesList, {**params, "limit": p.get("limit") or "100"})
-    latest = history = None
+    latest = history = everything = None
     if q is not None:
         latest, error = attempt(s.prices_latest, q)
+    if error is None and q is not None:  # the summary counts every offer, not the rows shown
+        everything, error = attempt(s.prices_latest, q.model_copy(update={"limit": 0}))
     if error is None and p.get("gpu"):
         hq, error = read(r.PricesHistory, {"gpu": p["gpu"], "feed": p.get("feed")})
         if hq is not None:
             history, error = attempt(s.prices_history, hq)
+    summary = price_views.summarise(everything.offers) if everything else []
     return render(request, "prices.html", {
         "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
-        "error": error, "history_charts": _history_charts(history) if history else [],
+        "error": error,
+        "summary": summary, "summary_charts": price_views.summary_charts(summary, _L()),
+        "history_views": price_views.history_views(history.points, _L()) if history else [],
         "cli": command_line(q) if q else None, "writes": _writes(), **_common()},
         status_of(error))
 
@@ -668,37 +672,3 @@ def _writes() -> str:
     from whichgpu.web.writes import writes
 
     return writes().value
-
-
-def _money_in(L: Locale, currency: str) -> Callable[[float], str]:
-    """A chart's y-axis labels: amounts in ``currency``, in the page's locale."""
-    return lambda v: L.money({"amount": v, "currency": currency})
-
-
-def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
-    """One chart per currency (prices in two currencies are never drawn on one axis), each
-    with its legend: (css class, series name)."""
-    from datetime import UTC, datetime
-
-    L = _L()
-    g = L.gettext
-    series: dict[tuple, list[tuple[float, float]]] = {}
-    for pt in history.points:
-        when = pt.observed_at or pt.fetched_at
-        key = (pt.cheapest.currency, pt.feed, pt.gpu, pt.spot)
-        series.setdefault(key, []).append((when.timestamp(), pt.cheapest.amount))
-    out = []
-    for cur in sorted({k[0] for k in series}):
-        lines = [charts.Series(f"{feed} · {gpu}" + (f" {g('spot')}" if spot else ""), f"c{i % 10}",
-                               sorted(pts))
-                 for i, ((_, feed, gpu, spot), pts) in enumerate(
-                     sorted(k_v for k_v in series.items() if k_v[0][0] == cur))]
-        chart = charts.line_chart(
-            lines, title=g("Cheapest price per GPU-hour over time (%(currency)s)", currency=cur),
-            desc=g("One line per price source; each point is a stored snapshot."),
-            x_label=g("observed"), y_label=g("per GPU-hour (%(currency)s)", currency=cur),
-            fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
-            fy=_money_in(L, cur), y_from_zero=False,
-            min_x_span=6 * 86400)
-        out.append((chart, [(line.css, line.name) for line in lines]))
-    return out
