@@ -109,7 +109,15 @@ def money_range(L: Locale, r: Any) -> str:
 
 
 def label(L: Locale, o: Any) -> str:
-    return where(L, o.gpu.id, o.count * o.replicas)
+    """An option as rented: '4 × rtx-6000-ada on 4 separate machines of 1 GPU(s)'."""
+    from whichgpu.advise.explain import shown_machines
+    from whichgpu.web.words import say_text
+
+    text = where(L, o.gpu.id, o.count * o.replicas)
+    if hasattr(o, "shape") and shown_machines(o):
+        return L.gettext("%(gpus)s on %(machines)s", gpus=text,
+                         machines=say_text(L, o.shape.describe()).text)
+    return text
 
 
 def some(L: Locale, items: Any, n: int = 8) -> str:
