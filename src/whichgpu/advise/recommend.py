@@ -32,6 +32,7 @@ from whichgpu.vocabulary import ExclusionKind, Objective, Placement, Ranking, Wo
 COUNTS = tuple(range(1, 9))  # every count a server holds (fit.COUNTS): 3 x RTX 3090 too
 CLUSTER_COUNTS = (16, 32, 64, 128, 256, 512, 1024)
 NEAR_TIE = 0.05  # options within 5 % of the best are shown as near-ties
+SPREAD_PROVIDERS = 4  # more providers than this for one job: no longer a plan to spread it
 SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a cluster
 
 #: The rates that measure a workload's work, and the unit its cost is quoted per when no
@@ -73,6 +74,8 @@ class Option:
     workload: Workload | None = field(default=None, compare=False)  # as run (for --export)
     # the machines rented, as sold (advise/machines.py); None: one machine of the offer
     machines: Machines | None = None
+    # more GPUs than one provider is assumed to rent on demand (cost/capacity.py), else None
+    over_capacity: Any = None
 
     @property
     def shape(self) -> Machines:
@@ -121,6 +124,9 @@ class Option:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
         if self.serving is not None:
             data.update(self.serving)
+        if self.over_capacity is not None:
+            data["capacity"] = {"gpus_needed": self.shape.paid, "exceeds": True,
+                                "ceiling": self.over_capacity.to_json()}
         if self.spot_risk is not None:
             risk = self.spot_risk.to_json()
             data["expected_cost"] = risk["expected_cost"]
@@ -296,8 +302,9 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     if job.kind == WorkKind.RATE:  # replicas x TP for a request rate and latency targets
         from whichgpu.advise.serving import recommend_for_rate
 
-        return recommend_for_rate(job, offers, catalog=catalog, rates=rates, profile=profile,
-                                  gpus=gpus, max_gpus=max_gpus)
+        return _flag_capacity(recommend_for_rate(job, offers, catalog=catalog, rates=rates,
+                                                 profile=profile, gpus=gpus,
+                                                 max_gpus=max_gpus))
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
@@ -321,6 +328,43 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     if owned is not None:
         rec.owned = owned_options(job, owned, owned_count, currency, rates, profile)
     _note_no_offload(rec)
+    return _flag_capacity(rec)
+
+
+def _flag_capacity(rec: Recommendation) -> Recommendation:
+    """Flag options that need more GPUs of one kind from one provider than it is assumed to
+    rent on demand (cost/capacity.py); when the best one does, say so second in the
+    explanation, with the number and the assumption."""
+    from whichgpu.cost.capacity import ceiling
+
+    for i, o in enumerate(rec.options):
+        c = ceiling(o.offer.provider)
+        m = o.shape
+        if m.paid <= c.gpus:
+            continue
+        note = msg("option.capacity", "needs {gpus:,} GPUs ({machines:,} machines) from "
+                   "{provider}: more than the {ceiling:,} GPUs of one kind one provider is "
+                   "assumed to rent on demand ({source})", gpus=m.paid, machines=m.machines,
+                   provider=o.offer.provider, ceiling=c.gpus, source=c.source)
+        rec.options[i] = replace(o, notes=(*o.notes, note), over_capacity=c)
+    best = rec.best
+    if best is not None and best.over_capacity is not None:
+        c = best.over_capacity
+        providers = max(2, math.ceil(best.shape.paid / c.gpus))
+        said = dict(machines=best.shape.machines, gpus=best.shape.paid, gpu=best.gpu.id,
+                    provider=best.offer.provider, ceiling=c.gpus, source=c.source,
+                    providers=providers)
+        rec.explanation.insert(1, msg(
+            "explain.capacity", "It needs {machines:,} machines ({gpus:,} x {gpu}) from "
+            "{provider}: no single provider is known to rent that many on demand (assumed at "
+            "most {ceiling:,} GPUs of one kind per provider: {source}). Spread it over at least "
+            "{providers} providers, or reserve the capacity in advance.", **said)
+            if providers <= SPREAD_PROVIDERS else msg(
+            "explain.capacity.none", "It needs {machines:,} machines ({gpus:,} x {gpu}) from "
+            "{provider}: no provider is known to rent that many on demand (assumed at most "
+            "{ceiling:,} GPUs of one kind per provider: {source}), and it would take "
+            "{providers:,} providers at that ceiling. Reserve the capacity in advance, or "
+            "ask for less.", **said))
     return rec
 
 

@@ -115,7 +115,8 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
             if m.machines > 1 and m.machines != opt.replicas:  # replicas: one machine each
                 label += f" [dim]({m.machines} machines x {m.per_machine})[/dim]"
             elif m.paid > m.used:
-                label += f" [dim](of a {m.per_machine}-GPU machine)[/dim]"
+                label += (f" [dim](on {m.per_machine}-GPU machines)[/dim]" if m.machines > 1
+                          else f" [dim](of a {m.per_machine}-GPU machine)[/dim]")
             t.add_row(f"{i}{mark}", label, format_money(opt.price_per_hour), time, cost,
                       f"[dim]{crng}[/dim]", _number(opt.rate.typical))
         console.print(t)

@@ -268,6 +268,14 @@ class CostResult:
                      f"{self.task.gpus} {o.gpu}, so only work that splits into independent "
                      "parts runs like this (GPUs that work together need one machine)")
         notes = [shape]
+        from whichgpu.cost.capacity import ceiling
+
+        c = ceiling(o.provider)
+        paid = self.machines * o.gpu_count
+        if paid > c.gpus:
+            notes.append(f"{paid:,} GPUs from {o.provider}: more than the {c.gpus:,} GPUs of one "
+                         f"kind one provider is assumed to rent on demand ({c.source}); spread "
+                         "them over providers or reserve the capacity in advance")
         if self.sized_as_asked:
             notes.append(f"{o.provider} gives a price per GPU, not the machines it sells: "
                          f"assumed {o.gpu_count}-GPU machines at {o.gpu_count} x that price")
@@ -286,6 +294,11 @@ class CostResult:
         data["gpus_paid"] = self.machines * self.task.offer.gpu_count
         data["spread"] = self.spread
         data["shape"] = self.shape()
+        from whichgpu.cost.capacity import ceiling
+
+        c = ceiling(self.task.offer.provider)
+        data["capacity"] = {"gpus_needed": data["gpus_paid"], "ceiling": c.to_json(),
+                            "exceeds": data["gpus_paid"] > c.gpus}
         data["assumptions"] = self.assumptions()
         data["prices"] = self.prices
         data["price_selection"] = self.selection.to_json()
