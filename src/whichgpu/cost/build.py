@@ -19,7 +19,7 @@ from whichgpu.cost.ownership import Ownership, ownership, ownership_inputs
 from whichgpu.cost.rent_or_buy import Advice, rent_or_buy
 from whichgpu.cost.task import TaskCost, duration_for, task_cost
 from whichgpu.errors import InputError
-from whichgpu.messages import Field, msg
+from whichgpu.messages import Field, Join, msg
 from whichgpu.units import Money, Range, parse_count, parse_duration, parse_money
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ class CostResult:
             shape = (f"{self.shape()} of {o.provider}: no machine in the price list holds "
                      f"{self.task.gpus} {o.gpu}, so only work that splits into independent "
                      "parts runs like this (GPUs that work together need one machine)")
-        notes = [shape]
+        notes = [shape] if self.task.gpus > 1 or self.machines > 1 else []
         from whichgpu.cost.capacity import ceiling
 
         c = ceiling(o.provider)
@@ -346,7 +346,13 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     res = resolve_gpu(gpu_id)
     g = res.gpu
     read = selection_for or _reader(max_age)
-    selection = read(prices, [g.id])
+    note = res.note
+    if len(res.candidates) > 1:  # a family name: its cheapest variant in these prices
+        selection = read(prices, list(res.candidates))
+        g, note = _cheapest_variant(res, list(selection.offers), currency or "USD", rates,
+                                    count, spot)
+    else:
+        selection = read(prices, [g.id])
     offers = list(selection.offers)
     same_gpu = [o for o in offers if o.gpu == g.id]
     where = prices or msg("cost.current_prices", "the current prices")
@@ -373,8 +379,39 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
                              flag=Field("spot")))
     tc = task_cost(offer, span, gpus=count, work=amount, unit=unit, per=per_n)
     shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
-    return CostResult(g, tc, shown, show, rates, prices, selection, res.note, rate_of_work,
+    return CostResult(g, tc, shown, show, rates, prices, selection, note, rate_of_work,
                       str(spread), sized)
+
+
+def _cheapest_variant(res: Any, offers: list, currency: str, rates: RateTable, count: int,
+                      spot: bool) -> tuple[GPU, Any]:
+    """The variant of an ambiguous family name ('a100') that rents ``count`` GPUs for least
+    in ``offers`` (machines as :func:`_machine_offer` picks them), and a note that says which
+    and what the others cost; the family's default variant when none has an offer."""
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.cost.billing import hourly_price
+
+    priced = []
+    for gpu_id in res.candidates:
+        offer, spread, _sized = _machine_offer(offers, gpu_id, currency, rates, count, spot)
+        if offer is not None:  # one machine (or a cluster) before separate machines
+            priced.append((spread == "separate machines",
+                           hourly_price(offer, count, currency, rates), gpu_id))
+    if not priced:
+        return res.gpu, res.note
+    priced.sort(key=lambda p: (p[0], p[1].amount, p[2]))
+    _apart, best_price, best = priced[0]
+    others = [msg("cost.variant.other", "{gpu} {price}/h", gpu=gpu_id, price=price)
+              for _apart, price, gpu_id in priced[1:]]
+    unrented = [c for c in res.candidates if c not in {p[2] for p in priced}]
+    return default_catalog().get(best), msg(
+        "cost.variant", "{query!r} names several variants: priced the cheapest in these "
+        "prices, {gpu} ({price}/h for {count} GPU(s)){others}{unrented}; name the variant to "
+        "choose another", query=res.query, gpu=best, price=best_price, count=count,
+        others=msg("cost.variant.others", "; then {list}", list=Join(others))
+        if others else "",
+        unrented=msg("cost.variant.unrented", "; no offer for {list}", list=Join(unrented))
+        if unrented else "")
 
 
 def _machine_offer(offers: list, gpu_id: str, currency: str, rates: RateTable, count: int,

@@ -592,9 +592,9 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
 def rent_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
-    # the page opens on S11's example: the H100 at article 000's prices
-    params = {"gpu": "h100-sxm", "prices": "article-000",
-              **{k: v for k, v in p.items() if v is not None}}
+    # the page opens on the H100 at the market prices, as every answer (issue 26); the
+    # articles' offer sets only when chosen
+    params = {"gpu": "h100-sxm", **{k: v for k, v in p.items() if v is not None}}
     if params.get("utilization") and params.get("hours_per_month"):
         params.pop("utilization")  # the form has both; hours per month wins
     q, error = read(r.Tco, params)

@@ -88,10 +88,12 @@
         })
         .catch(function () { /* aborted or offline: the submit button still works */ });
     }
-    form.addEventListener("input", function () {
+    function later() {
       clearTimeout(timer);
       timer = setTimeout(refresh, 400);
-    });
+    }
+    form.addEventListener("input", later);
+    form.addEventListener("change", later); // a select (the price set) too, in every browser
   }
 
   function followTask(unit) {
