@@ -291,14 +291,15 @@ class CostResult:
         data = self.shown.to_json()
         data["machines"] = self.machines
         data["gpus_per_machine"] = self.task.offer.gpu_count
-        data["gpus_paid"] = self.machines * self.task.offer.gpu_count
+        paid = self.machines * self.task.offer.gpu_count
+        data["gpus_paid"] = paid
         data["spread"] = self.spread
         data["shape"] = self.shape()
         from whichgpu.cost.capacity import ceiling
 
         c = ceiling(self.task.offer.provider)
-        data["capacity"] = {"gpus_needed": data["gpus_paid"], "ceiling": c.to_json(),
-                            "exceeds": data["gpus_paid"] > c.gpus}
+        data["capacity"] = {"gpus_needed": paid, "ceiling": c.to_json(),
+                            "exceeds": paid > c.gpus}
         data["assumptions"] = self.assumptions()
         data["prices"] = self.prices
         data["price_selection"] = self.selection.to_json()
