@@ -245,12 +245,20 @@ class Recommendation:
     def pareto(self) -> list[Option]:
         return [o for o in self.options if o.pareto]
 
+    @property
+    def understood(self) -> Message:
+        """The work the answer understood, in one sentence (advise/understood.py)."""
+        from whichgpu.advise.understood import understood
+
+        return understood(self.job)
+
     def to_json(self) -> dict[str, Any]:
         w = self.job.workload
         return {
             "model": w.model.name, "task": w.task, "quant": w.quant_name,
             "job": {"kind": self.job.kind, "amount": self.job.amount,
                     "objective": self.job.objective},
+            "understood": self.understood, "assumptions": _assumed(self.job),
             "ranking": self.ranking,
             "ranked_by": self.ranked_by, "ranking_unit": self.ranking_unit,
             "currency": self.currency,
@@ -262,9 +270,16 @@ class Recommendation:
             "what_would_change": self.what_would_change,
             "closest": self.closest,
             "owned": [o.to_json() for o in self.owned],
-            "messages": {"explanation": [m.to_json() for m in self.explanation],
+            "messages": {"understood": self.understood.to_json(),
+                         "explanation": [m.to_json() for m in self.explanation],
                          "what_would_change": [m.to_json() for m in self.what_would_change]},
         }
+
+
+def _assumed(job: Job) -> list[dict[str, Any]]:
+    from whichgpu.advise.understood import assumed
+
+    return [a.to_json() for a in assumed(job)]
 
 
 def _unit_ranked(job: Job) -> bool:

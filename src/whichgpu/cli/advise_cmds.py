@@ -129,6 +129,7 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
         console.print("[dim]" + "; ".join(legend) + "[/dim]")
     elif table:
         console.print(f"[bold]{title}[/bold]")
+    console.print(escape(str(rec.understood)))  # the work as understood (issue 26)
     console.print("[bold]Why[/bold]")
     for line in rec.explanation:
         console.print(f"  {escape(line)}")
