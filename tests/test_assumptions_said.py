@@ -79,3 +79,14 @@ def test_pretraining_2b_on_the_advisor_is_tokens_not_steps(web):
     assert "Understood: 2,000,000,000 training tokens" in page
     # the form's script takes each task's own unit: pre-training counts tokens
     assert "pretrain:train_tokens" in page
+
+
+def test_the_advisor_lets_a_person_set_what_one_image_or_video_is(web):
+    q = ("/?model=wan-2.2-14b&task=video&amount=2&unit=videos&resolution=832x480"
+         "&frames=49&sampling_steps=20")
+    page = web.get(q).text
+    for name in ("resolution", "frames", "sampling_steps"):
+        assert f'name="{name}"' in page
+    assert "each 832x480 pixels, 49 frames, at 20 sampling steps" in page
+    fr = web.get(q, headers={"Accept-Language": "fr"}).text
+    assert "chacune en 832x480 pixels, 49 images, à 20 pas d’échantillonnage" in fr

@@ -108,6 +108,12 @@ def money_range(L: Locale, r: Any) -> str:
     return L.gettext("%(low)s – %(high)s", low=L.money(r.low), high=L.money(r.high))
 
 
+def short_label(L: Locale, o: Any) -> str:
+    """An option in a chart's few characters: '3 × a100-80gb-sxm' (the table says the
+    machines)."""
+    return where(L, o.gpu.id, o.count * o.replicas)
+
+
 def label(L: Locale, o: Any) -> str:
     """An option as rented: '4 × rtx-6000-ada on 4 separate machines of 1 GPU(s)'."""
     from whichgpu.advise.explain import shown_machines
