@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.cost.capacity import SERVER_GPUS, Spread
 from whichgpu.messages import Message, msg
 
 if TYPE_CHECKING:
@@ -28,15 +28,8 @@ if TYPE_CHECKING:
     from whichgpu.catalog.offers import Offer
     from whichgpu.estimate.workload import Workload
 
-SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a cluster
-
-
-class Spread(StrEnum):
-    """How an option's machines work together."""
-
-    ONE = "one machine"  # every GPU in one machine
-    SEPARATE = "separate machines"  # independent parts, nothing links the machines
-    CLUSTER = "cluster"  # whole servers linked by a cluster network (training)
+__all__ = ["SERVER_GPUS", "Machines", "Spread", "as_machine", "link_words", "linked_gpus",
+           "machines_for", "per_gpu_price", "sizes_sold"]
 
 
 @dataclass(frozen=True)

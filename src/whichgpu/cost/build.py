@@ -421,8 +421,8 @@ def _machine_offer(offers: list, gpu_id: str, currency: str, rates: RateTable, c
     from a price per GPU): the cheapest machine that holds them all (GPUs that work together
     need one); past one server (8 GPUs), whole servers of 8 or more as a cluster; where
     neither is in the price list, the cheapest way to rent them as separate machines."""
-    from whichgpu.advise.machines import SERVER_GPUS, Spread
     from whichgpu.cost.billing import cheapest_offer, hourly_price
+    from whichgpu.cost.capacity import SERVER_GPUS, Spread
 
     pool = [o for o in offers if o.gpu == gpu_id and o.spot == spot]
     size = count if count <= SERVER_GPUS else SERVER_GPUS

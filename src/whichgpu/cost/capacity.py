@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -19,6 +20,15 @@ from whichgpu.errors import InputError
 from whichgpu.messages import msg
 
 ENV = "WHICHGPU_PROVIDER_GPU_CEILING"
+SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a cluster
+
+
+class Spread(StrEnum):
+    """How the machines of one answer work together (advise/machines.py, cost --count)."""
+
+    ONE = "one machine"  # every GPU in one machine
+    SEPARATE = "separate machines"  # independent parts, nothing links the machines
+    CLUSTER = "cluster"  # whole servers linked by a cluster network (training)
 
 
 @dataclass(frozen=True)
