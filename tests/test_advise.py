@@ -309,11 +309,13 @@ def test_an_8_gpu_instance_bills_8_gpus_and_multi_gpu_from_single_offers_is_an_a
     assert one.price_per_hour.amount == 24.0  # the whole instance
     assert any("8 GPUs paid for, 1 used" in a for a in one.assumptions)
     full = next(o for o in rec.options if o.gpus == 8)
-    assert full.price_per_hour.amount == 24.0 and not full.assumptions
+    assert full.price_per_hour.amount == 24.0
+    assert not any("paid for" in a for a in full.assumptions)  # the machine, used whole
     assert full.to_json()["offer"]["instances"] == 1
-    # the shipped sets rent single GPUs: two of them are assumed to share one server
+    # the shipped sets give prices per GPU, no machines: one 2-GPU machine is assumed, said
     two = next(o for o in best(Job(w, tokens=1_000_000)).options if o.gpus == 2)
-    assert any("one 2-GPU server" in a for a in two.assumptions)
+    assert any("price per GPU" in a and "one 2-GPU machine" in a for a in two.assumptions)
+    assert two.offer.gpu_count == two.to_json()["gpus_per_machine"] == 2
 
 
 def test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_assumed():
@@ -323,7 +325,9 @@ def test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_assumed():
     assert top.gpus > 8
     assert any("cluster" in a and "does not say such a cluster can be rented" in a
                for a in top.assumptions)
-    assert any(line.startswith("Assumes: a ") for line in rec.explanation)
+    assert any(line.startswith("Assumes: ") and "cluster network" in line
+               for line in rec.explanation)
+    assert top.to_json()["spread"] == "cluster" and top.offer.gpu_count == 8
 
 
 # ------------------------------------------------------------------ S5: pre-training

@@ -1068,8 +1068,9 @@ class Compare(Request):
     measured: Annotated[list[str], Field(description=(
         "Minutes you saw on a card: h100=12m a100=21m (durations like 12m, 1h5m, 90s).")),
         Web(skip=True)] = []
-    prices: Annotated[str, Field(description="Offer set or offer file."),
-                      Web(skip=True)] = "article-000"
+    prices: Annotated[str | None, Field(description=(
+        "Offer set or offer file (default: the market prices, as every command).")),
+        Web(skip=True)] = None
     currency: Annotated[str | None, Field(description="Show costs in this currency."),
                         Web(skip=True)] = None
     rate: Annotated[list[str], Field(description=RATE_HELP), Web(skip=True)] = []

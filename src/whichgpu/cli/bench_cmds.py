@@ -302,8 +302,9 @@ def _print_compare(result) -> None:
     from whichgpu.units import format_money
 
     cheaper = result.cheaper
+    where = result.prices or "the market prices"
     t = Table(title=f"The same job on each card (costs in {result.currency}, offers from "
-                    f"{result.prices})", title_justify="left", pad_edge=False)
+                    f"{where})", title_justify="left", pad_edge=False)
     for col in ("Card", "Minutes", "How", "Billed min", "Cost/run", "Offer"):
         t.add_column(col, justify="right" if col in ("Minutes", "Billed min", "Cost/run")
                      else "left", overflow="fold")

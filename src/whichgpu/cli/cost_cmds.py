@@ -126,6 +126,8 @@ def _months(x: float | None) -> str:
 # ---------------------------------------------------------------- cost
 
 def cost(q: req.Cost) -> None:
+    from rich.markup import escape
+
     from whichgpu.answers.money import cost as answer
     from whichgpu.cli.prices_cmds import print_price_origin
     from whichgpu.units import format_duration
@@ -143,7 +145,8 @@ def cost(q: req.Cost) -> None:
     when = (format_duration(d.typical) if d.low == d.high else
             f"{format_duration(d.typical)} ({format_duration(d.low)} to "
             f"{format_duration(d.high)})")
-    console.print(f"[bold]{count} x {g.id}[/bold] for {when}: [bold]{shown.cost}[/bold]")
+    console.print(f"[bold]{count} x {g.id}[/bold] on {escape(result.shape())} for {when}: "
+                  f"[bold]{shown.cost}[/bold]")
     notes = result.assumptions()
     if d.low == d.high:  # the duration line repeats the headline
         notes = [n for n in notes if not n.startswith("duration ")]

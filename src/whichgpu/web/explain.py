@@ -125,8 +125,22 @@ def money_range(L: Locale, r: Any) -> str:
     return L.gettext("%(low)s – %(high)s", low=L.money(r.low), high=L.money(r.high))
 
 
-def label(L: Locale, o: Any) -> str:
+def short_label(L: Locale, o: Any) -> str:
+    """An option in a chart's few characters: '3 × a100-80gb-sxm' (the table says the
+    machines)."""
     return where(L, o.gpu.id, o.count * o.replicas)
+
+
+def label(L: Locale, o: Any) -> str:
+    """An option as rented: '4 × rtx-6000-ada on 4 separate machines of 1 GPU(s)'."""
+    from whichgpu.advise.explain import shown_machines
+    from whichgpu.web.words import say_text
+
+    text = where(L, o.gpu.id, o.count * o.replicas)
+    if hasattr(o, "shape") and shown_machines(o):
+        return L.gettext("%(gpus)s on %(machines)s", gpus=text,
+                         machines=say_text(L, o.shape.describe()).text)
+    return text
 
 
 def some(L: Locale, items: Any, n: int = 8) -> str:

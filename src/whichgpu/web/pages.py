@@ -388,7 +388,7 @@ def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
 def _pareto_chart(rec) -> Markup | None:
     L = _L()
     # one dot per GPU at its best count, numbered as the table's rows
-    pts = [charts.Point(explain.label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
+    pts = [charts.Point(explain.short_label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
                         o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0, i + 1)
            for i, (o, _) in enumerate(explain.by_gpu(rec.options)[:40])
            if o.time_s is not None]
@@ -571,11 +571,12 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
     opts = [r["option"] for r in rows if r["option"] is not None and r["option"].time_s]
     if not opts:
         return []
-    time_rows = [charts.RangeRow(explain.label(L, o), o.time_s.low / 3600,
+    time_rows = [charts.RangeRow(explain.short_label(L, o), o.time_s.low / 3600,
                                  o.time_s.typical / 3600, o.time_s.high / 3600, i == 0)
                  for i, o in enumerate(opts)]
-    cost_rows = [charts.RangeRow(explain.label(L, o), o.cost.low.amount, o.cost.typical.amount,
-                                 o.cost.high.amount, i == 0) for i, o in enumerate(opts)]
+    cost_rows = [charts.RangeRow(explain.short_label(L, o), o.cost.low.amount,
+                                 o.cost.typical.amount, o.cost.high.amount, i == 0)
+                 for i, o in enumerate(opts)]
     return [
         charts.range_bars(time_rows, title=g("Time for the job"),
                           desc=g("Low to high estimate per GPU; the mark is the typical value."),
@@ -594,9 +595,9 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
 def rent_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
-    # the page opens on S11's example: the H100 at article 000's prices
-    params = {"gpu": "h100-sxm", "prices": "article-000",
-              **{k: v for k, v in p.items() if v is not None}}
+    # the page opens on the H100 at the market prices, as every answer (issue 26); the
+    # articles' offer sets only when chosen
+    params = {"gpu": "h100-sxm", **{k: v for k, v in p.items() if v is not None}}
     if params.get("utilization") and params.get("hours_per_month"):
         params.pop("utilization")  # the form has both; hours per month wins
     q, error = read(r.Tco, params)

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
+from whichgpu.catalog.gpus import GPU, PRECISIONS, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.memo import Table
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
-from whichgpu.messages import Field, Message, msg
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import get_quant
 from whichgpu.units import GB
 from whichgpu.vocabulary import Placement, SuggestionKind
@@ -249,14 +249,50 @@ def suggestions(w: Workload, target: GPU | None = None, *,
                                   layout_for(w, count), f[0].per_gpu_bytes,
                                   (Placement(target.id, count),), SuggestionKind.MORE_GPUS))
                 break
-        bigger = [f for f in smallest_fits(w, catalog) if f.count == 1]
+        bigger = [f for f in smallest_fits(w, catalog) if f.count == 1
+                  and is_bigger_of_its_kind(f.gpu, target, w)]
         if bigger:
-            out.append(Change(msg("change.bigger_gpu", "a bigger GPU: {gpu}",
-                                  gpu=bigger[0].gpu.id), w, base,
-                              (Placement(bigger[0].gpu.id),), SuggestionKind.BIGGER_GPU))
+            g = bigger[0].gpu
+            kept = needed_precisions(w, target)
+            said = dict(gpu=g.id, memory=g.usable_memory_bytes / GB)
+            words = (msg("change.bigger_gpu.same_kind", "a bigger GPU of the same kind: {gpu} "
+                         "({memory:.0f} GB usable, with {precision})",
+                         precision=Join(kept, " and "), **said) if kept else
+                     msg("change.bigger_gpu.same_kind.plain", "a bigger GPU of the same kind: "
+                         "{gpu} ({memory:.0f} GB usable)", **said))
+            out.append(Change(words, w, base, (Placement(g.id),), SuggestionKind.BIGGER_GPU))
     # what fits the card the user has comes first (one card with llama.cpp offload before
     # four of them), then the smallest
     return sorted(out, key=lambda c: (not _fits_one(c, target), c.total_bytes))
+
+
+#: a card's class, from its form factor: "a bigger GPU" stays in its class or the next one up
+#: (a gaming card -> a workstation or PCIe data-centre card -> an SXM/OAM board); unified
+#: memory machines (DGX Spark, Apple) are their own class
+_CLASS = {"consumer": 0, "pcie": 1, "nvl": 2, "sxm": 2, "oam": 2, "superchip": 2}
+
+
+def needed_precisions(w: Workload, target: GPU) -> list[str]:
+    """The precisions the job computes in that ``target`` has (bf16 for 16-bit or
+    weight-only formats, fp8 for fp8 weights ...): a bigger card must have them too."""
+    wanted = {w.quant_format.compute_precision("bf16"), "bf16"}
+    return sorted(p for p in wanted if p in PRECISIONS and target.supports(p))
+
+
+def is_bigger_of_its_kind(g: GPU, target: GPU, w: Workload) -> bool:
+    """``g`` is 'a bigger GPU' than ``target`` for ``w``: more usable memory, the same
+    software platform, every precision the job uses on ``target``, and the same class or the
+    next (a T4, an MI210 or a DGX Spark is no bigger H100)."""
+    if g.id == target.id or g.usable_memory_bytes <= target.usable_memory_bytes:
+        return False
+    if g.platform.value != target.platform.value:
+        return False
+    if not all(g.supports(p) for p in needed_precisions(w, target)):
+        return False
+    mine, theirs = _CLASS.get(target.form_factor), _CLASS.get(g.form_factor)
+    if mine is None or theirs is None:  # unified memory: only its own kind
+        return g.form_factor == target.form_factor
+    return mine <= theirs <= mine + 1
 
 
 def _candidates(w: Workload) -> list[_Candidate]:
@@ -316,10 +352,19 @@ def _candidates(w: Workload) -> list[_Candidate]:
         for name in names:
             fmt_bits = get_quant(name).linear_bits
             if fmt_bits < q.linear_bits:
-                out.append(_Candidate(
-                    msg("change.quant", "{quant} weights ({flag})", quant=name,
-                        flag=Field("quant", name)), SuggestionKind.QUANT,
-                    {"quant": name, "engine": "llamacpp" if name.startswith("q") else w.engine}))
+                engine = "llamacpp" if name.startswith("q") else w.engine
+                if engine == "llamacpp" and w.engine_name != "llamacpp":
+                    # a GGUF runs under llama.cpp: the change switches the engine, and says so
+                    words = msg("change.quant.engine", "{quant} weights under {engine} "
+                                "instead of {was} ({flags}): another engine, with its own "
+                                "speed", quant=name, engine="llama.cpp", was=w.engine_name,
+                                flags=Join((Field("quant", name), Field("engine", engine)),
+                                           " and "))
+                else:
+                    words = msg("change.quant", "{quant} weights ({flag})", quant=name,
+                                flag=Field("quant", name))
+                out.append(_Candidate(words, SuggestionKind.QUANT,
+                                      {"quant": name, "engine": engine}))
         if w.kv_bytes > 1:
             out.append(_Candidate(msg("change.kv_fp8", "fp8 KV cache ({flag})",
                                       flag=Field("kv_dtype", "fp8")), SuggestionKind.KV_DTYPE,

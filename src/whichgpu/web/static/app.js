@@ -99,10 +99,12 @@
           if (now) now.setAttribute("aria-busy", "false");
         });
     }
-    form.addEventListener("input", function () {
+    function later() {
       clearTimeout(timer);
       timer = setTimeout(refresh, 400);
-    });
+    }
+    form.addEventListener("input", later);
+    form.addEventListener("change", later); // a select (the price set) too, in every browser
   }
 
   function followTask(unit) {
@@ -120,20 +122,32 @@
         el.querySelectorAll("input, select").forEach(function (i) { i.disabled = !on; });
       });
     }
-    function showTask() {
-      var first = null, keep = false;
+    // each task's own default unit (pre-training counts tokens, not steps): taken on every
+    // change of task until the person picks a unit themselves
+    var defaults = {};
+    (unit.getAttribute("data-defaults") || "").split(" ").forEach(function (pair) {
+      var kv = pair.split(":");
+      if (kv.length === 2) defaults[kv[0]] = kv[1];
+    });
+    var touched = false;
+    function showTask(event) {
+      var first = null, keep = false, wanted = null;
       Array.prototype.forEach.call(unit.options, function (o) {
         var ok = (" " + o.getAttribute("data-tasks") + " ").indexOf(" " + task.value + " ") >= 0;
         o.hidden = !ok;
         o.disabled = !ok;
         if (ok && first === null) first = o;
+        if (ok && o.value === defaults[task.value]) wanted = o;
         if (ok && o.selected) keep = true;
       });
-      if (!keep && first) first.selected = true;
+      if (!(keep && (touched || !event))) {  // on load: the unit the page was given
+        if (wanted) wanted.selected = true;
+        else if (!keep && first) first.selected = true;
+      }
       showUnit();
     }
     task.addEventListener("change", showTask);
-    unit.addEventListener("change", showUnit);
+    unit.addEventListener("change", function () { touched = true; showUnit(); });
     showTask();
   }
 
