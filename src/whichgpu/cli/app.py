@@ -1,28 +1,17 @@
-"""The typer application: one module per command group registers its commands here."""
+"""The typer application: one module per command group registers its commands, loaded on
+first use (``MODULES`` below, the table in cli/commands_index.py)."""
 
 from __future__ import annotations
 
 import typer
 
-from whichgpu.cli import (
-    advise_cmds,
-    bench_cmds,
-    catalog_cmds,
-    cost_cmds,
-    estimate_cmds,
-    mcp_cmds,
-    model_cmds,
-    prices_cmds,
-    web_cmds,
-)
+from whichgpu.cli.lazy import LazyGroup, typer_settings
 
 app = typer.Typer(
     name="whichgpu",
     help="Which GPU to rent or buy for an AI job, what it will cost, and how sure that is.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    cls=LazyGroup,  # each command module is imported when its command is used (cli/lazy.py)
+    **typer_settings(),
 )
 
 
@@ -65,16 +54,17 @@ def _use_database(url: str) -> None:
     os.environ[DATABASE_URL_ENV] = url
 
 
-# One line per command module (keeps merges of new modules simple).
-for _module in (
-    advise_cmds,
-    catalog_cmds,
-    cost_cmds,
-    estimate_cmds,
-    model_cmds,
-    prices_cmds,
-    web_cmds,
-    bench_cmds,
-    mcp_cmds,
-):
-    _module.register(app)
+# One line per command module (keeps merges of new modules simple). Each registers its
+# commands with ``register(app)``, called when one of them is first used; after adding or
+# changing a command, regenerate the table --help lists them from (see cli/lazy.py).
+MODULES: tuple[str, ...] = (
+    "advise_cmds",
+    "catalog_cmds",
+    "cost_cmds",
+    "estimate_cmds",
+    "model_cmds",
+    "prices_cmds",
+    "web_cmds",
+    "bench_cmds",
+    "mcp_cmds",
+)
