@@ -47,9 +47,10 @@ def load_module(module: str) -> dict[str, Any]:
     """The click commands ``whichgpu.cli.<module>`` registers, by name."""
     import typer
 
-    from whichgpu.cli.common import refuse_non_finite_floats
+    from whichgpu.cli.common import parse_given_options_only, refuse_non_finite_floats
 
     refuse_non_finite_floats()  # before any option of these commands is parsed
+    parse_given_options_only()
     sub = typer.Typer(**typer_settings())
     sub.callback()(lambda: None)  # a group, even for a module with one command
     import_module(f"whichgpu.cli.{module}").register(sub)
