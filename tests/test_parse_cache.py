@@ -1,4 +1,4 @@
-"""The parse cache of data files (catalog/parse_cache.py): a second read comes from the cache
+"""The parse cache of data files (parse_cache.py): a second read comes from the cache
 and equals a parse; a changed data file or parser, a damaged cache file, or the switch off
 all parse again."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from whichgpu.catalog import parse_cache
+from whichgpu import parse_cache
 from whichgpu.catalog.gpus import Catalog, default_catalog, load_catalog
-from whichgpu.catalog.parse_cache import DISABLE_ENV, cache_file, cached_parse
+from whichgpu.parse_cache import DISABLE_ENV, cache_file, cached_parse
 
 
 @pytest.fixture(autouse=True)
@@ -125,3 +125,21 @@ class _Spy:
 
     def dumps(self, value, protocol=None):
         return pickle.dumps(value, protocol=protocol)
+
+
+def test_the_preset_index_from_the_cache_equals_a_parse():
+    import tomllib
+
+    from whichgpu.models import preset_index
+
+    preset_index._index_data.cache_clear()
+    try:
+        first = preset_index._index_data()  # parsed, then written
+        preset_index._index_data.cache_clear()
+        second = preset_index._index_data()  # read back
+    finally:
+        preset_index._index_data.cache_clear()
+    text = preset_index._root().joinpath("index.toml").read_text("utf-8")
+    assert first == second == tomllib.loads(text)
+    assert any(p.name.startswith("presets-index-")
+               for p in (Path(os.environ["WHICHGPU_HOME"]) / "cache" / "parsed").iterdir())
