@@ -143,3 +143,17 @@ def test_the_preset_index_from_the_cache_equals_a_parse():
     assert first == second == tomllib.loads(text)
     assert any(p.name.startswith("presets-index-")
                for p in (Path(os.environ["WHICHGPU_HOME"]) / "cache" / "parsed").iterdir())
+
+
+def test_a_cache_file_others_may_write_is_not_read(tmp_path):
+    """A pickle runs code when loaded: one that another user could have written is ignored
+    (parsed again, and rewritten as the user's own)."""
+    data, parser = _files(tmp_path)
+    parse, calls = _counting(data)
+    cached_parse("t", data, parser, parse, list)
+    where = cache_file("t", data, parser)
+    where.write_bytes(pickle.dumps(["planted"]))
+    where.chmod(0o666)
+    assert cached_parse("t", data, parser, parse, list) == ["a", "b", "c"]
+    assert len(calls) == 2
+    assert where.stat().st_mode & 0o777 == 0o600  # rewritten as the user's alone
