@@ -5,6 +5,7 @@ what the commands themselves say."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ HEAVY = ("whichgpu.answers.requests", "whichgpu.answers.request", "pydantic",
 
 def _run(code: str) -> dict:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+                         check=True, env={**os.environ, "COLUMNS": "200"})  # the test's home
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -82,3 +83,21 @@ def test_subcommand_help_and_a_float_option_still_strict():
     refused = runner.invoke(app, ["recommend", "llama-3.1-8b", "--tokens", "1M",
                                   "--max-age", "nan"])
     assert refused.exit_code == 2 and "finite" in refused.output
+
+
+def test_a_memory_question_loads_no_prices_web_or_cost():
+    """``memory`` prices nothing: the price store (and sqlite3), the web app and the cost
+    models stay unimported."""
+    result = _run(
+        "import contextlib, io, json, sys\n"
+        "from whichgpu.cli import main\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):\n"
+        "    main(['memory', 'llama-3.1-8b', '--quant', 'q4_k_m', '--context', '8k',"
+        " '--json'])\n"
+        "heavy = ('whichgpu.catalog.prices', 'whichgpu.web', 'whichgpu.cost', 'sqlite3',"
+        " 'whichgpu.advise')\n"
+        "print(json.dumps({'loaded': [m for m in sys.modules if m.startswith(heavy)],"
+        " 'answer': json.loads(buf.getvalue())['quant']}))\n")
+    assert result["answer"] == "q4_k_m"
+    assert result["loaded"] == []
