@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from whichgpu.catalog.prices import OfferSelection, current_offers
 from whichgpu.estimate.build import PARAMS_WORDS
-from whichgpu.estimate.calibration import Calibration
 from whichgpu.models.resolve import resolve_model
 from whichgpu.models.spec import ModelSpec
 from whichgpu.units import parse_count
+
+if TYPE_CHECKING:  # the price store and calibration load when an answer reads them
+    from whichgpu.catalog.prices import OfferSelection
+    from whichgpu.estimate.calibration import Calibration
 
 
 class ModelResolver(Protocol):
@@ -58,6 +60,8 @@ def local_offers(prices: str | None, max_age: float | None = None, *,
                  gpus: Sequence[str] | None = None,
                  cheapest_only: bool = False) -> OfferSelection:
     """The command line's offers: read from the price store (or an offer file) now."""
+    from whichgpu.catalog.prices import current_offers
+
     return current_offers(prices, max_age_days=max_age,
                           gpus=list(gpus) if gpus is not None else None,
                           cheapest_only=cheapest_only)

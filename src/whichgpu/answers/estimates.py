@@ -60,9 +60,11 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
     from dataclasses import replace
 
-    from whichgpu.advise.build import only_gpus
+    only = None
+    if q.only:  # checked before the estimate: a typo is said at once
+        from whichgpu.advise.build import only_gpus  # (the advise package only when asked)
 
-    only = only_gpus(q.only)  # checked before the estimate: a typo is said at once
+        only = only_gpus(q.only)
     w = workload(q, ctx)
     res = card(q.gpu, q.gpu_spec)
     report = memory_report(w, res.gpu if res else None)

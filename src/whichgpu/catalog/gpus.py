@@ -404,8 +404,14 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
 
 @cache
 def default_catalog() -> Catalog:
-    """The catalog shipped with the package (loaded once)."""
-    return load_catalog()
+    """The catalog shipped with the package (loaded once; parsed once per change of the file
+    or of this module, see parse_cache.py)."""
+    from whichgpu.parse_cache import cached_parse
+
+    data = resources.files("whichgpu.catalog").joinpath("data/gpus.toml")
+    if not isinstance(data, Path):  # a zipped package: parse each time
+        return load_catalog()
+    return cached_parse("gpus", data, Path(__file__), load_catalog, Catalog)
 
 
 # ------------------------------------------------------------------------ id resolution

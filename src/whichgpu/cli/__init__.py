@@ -14,11 +14,10 @@ def main(argv: list[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
-    from whichgpu.cli.app import app
-    from whichgpu.cli.common import input_failure, machine_failure, refuse_non_finite_floats
-
-    refuse_non_finite_floats()
     import typer
+
+    from whichgpu.cli.app import app
+    from whichgpu.cli.common import input_failure, machine_failure
 
     # typer's own copy of click, whose exceptions its parser raises
     click = sys.modules[typer.BadParameter.__module__]

@@ -1,27 +1,22 @@
-"""The typer application: one module per command group registers its commands here."""
+"""The typer application: one module per command group registers its commands, loaded on
+first use (``MODULES`` below, the table in cli/commands_index.py)."""
 
 from __future__ import annotations
 
 import typer
 
-from whichgpu.cli import (
-    advise_cmds,
-    bench_cmds,
-    catalog_cmds,
-    cost_cmds,
-    estimate_cmds,
-    fits_cmds,
-    mcp_cmds,
-    model_cmds,
-    prices_cmds,
-    profile_cmds,
-    web_cmds,
-)
+from whichgpu.cli.lazy import LazyGroup
 from whichgpu.cli.strict import StrictGroup
+
+
+class RootGroup(LazyGroup, StrictGroup):
+    """The root group: each command's module imported when it is used (cli/lazy.py); its own
+    options refused when repeated and its help rendered like every command's (cli/strict.py)."""
+
 
 app = typer.Typer(
     name="whichgpu",
-    cls=StrictGroup,  # its help reads like every command's (cli/help.py)
+    cls=RootGroup,
     help="Which GPU to rent or buy for an AI job, what it will cost, and how sure that is.",
     no_args_is_help=True,
     add_completion=True,  # --install-completion, --show-completion: bash, zsh, fish
@@ -69,18 +64,19 @@ def _use_database(url: str) -> None:
     os.environ[DATABASE_URL_ENV] = url
 
 
-# One line per command module (keeps merges of new modules simple).
-for _module in (
-    advise_cmds,
-    catalog_cmds,
-    cost_cmds,
-    estimate_cmds,
-    fits_cmds,
-    model_cmds,
-    prices_cmds,
-    profile_cmds,
-    web_cmds,
-    bench_cmds,
-    mcp_cmds,
-):
-    _module.register(app)
+# One line per command module (keeps merges of new modules simple). Each registers its
+# commands with ``register(app)``, called when one of them is first used; after adding or
+# changing a command, regenerate the table --help lists them from (see cli/lazy.py).
+MODULES: tuple[str, ...] = (
+    "advise_cmds",
+    "catalog_cmds",
+    "cost_cmds",
+    "estimate_cmds",
+    "fits_cmds",
+    "model_cmds",
+    "prices_cmds",
+    "profile_cmds",
+    "web_cmds",
+    "bench_cmds",
+    "mcp_cmds",
+)

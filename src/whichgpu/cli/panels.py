@@ -8,9 +8,10 @@ not named here is shown under "Options".
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from whichgpu.answers.fields import base_type, cli_of, is_bool, is_list
-from whichgpu.answers.request import Request
+if TYPE_CHECKING:  # the request models load pydantic: 'whichgpu --help' renders without them
+    from whichgpu.answers.request import Request
 
 ARGUMENTS = "Arguments"
 OTHER = "Options"
@@ -82,6 +83,8 @@ def panel(model: type[Request], name: str) -> str | None:
 
 def metavar(model: type[Request], name: str) -> str | None:
     """What the help shows after a field's flag: its Cli metavar, else one from its kind."""
+    from whichgpu.answers.fields import base_type, cli_of, is_bool, is_list
+
     cli = cli_of(model, name)
     if cli.metavar:
         return cli.metavar

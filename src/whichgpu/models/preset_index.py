@@ -81,12 +81,29 @@ def _expand(text: str) -> str:
 
 
 @cache
+def _index_data() -> dict[str, Any]:
+    """presets/index.toml, parsed (once per change of the file or of this module: see
+    parse_cache.py). Read, never changed, by its callers."""
+    from pathlib import Path
+
+    from whichgpu.parse_cache import cached_parse
+
+    def parse() -> dict[str, Any]:
+        try:
+            return tomllib.loads(_root().joinpath("index.toml").read_text("utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise DataError("presets/index.toml", f"invalid TOML: {exc}") from exc
+
+    data = _root().joinpath("index.toml")
+    if not isinstance(data, Path):  # a zipped package: parse each time
+        return parse()
+    return cached_parse("presets-index", data, Path(__file__), parse, dict)
+
+
+@cache
 def _index() -> tuple[tuple[Preset, ...], dict[str, str]]:
     path = "presets/index.toml"
-    try:
-        data = tomllib.loads(_root().joinpath("index.toml").read_text("utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise DataError(path, f"invalid TOML: {exc}") from exc
+    data = _index_data()
     out = []
     for i, raw in enumerate(data.get("model", []), start=1):
         try:
@@ -191,7 +208,7 @@ def variants() -> tuple[Variant, ...]:
     """The index's [[variant]] rows, and the ``-FP8`` repositories its [fp8] table lists (the
     publisher's FP8 copy of a preset's or a variant's Hub id: the same config, FP8 weights)."""
     path = "presets/index.toml"
-    data = tomllib.loads(_root().joinpath("index.toml").read_text("utf-8"))
+    data = _index_data()
     aliases = {p.alias: p for p in presets()}
     rows: list[Variant] = []
     for i, raw in enumerate(data.get("variant", []), start=1):
