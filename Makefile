@@ -15,7 +15,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test test-fast lint typecheck setup clean validate calibrate calibrate-serving baseline \
-	bench-web bench-web-heavy bench-recommend bench-store bench-rss bench-service i18n screenshots \
+	bench-web bench-web-heavy bench-recommend bench-answers answers-fixture bench-store bench-rss bench-service i18n screenshots \
 	check-counts gpu-check gpu-check-wheels readme-accuracy readme-accuracy-check
 
 $(STAMP): pyproject.toml
@@ -75,6 +75,7 @@ validate: $(STAMP)
 	$(BIN)/whichgpu validate speed
 	$(BIN)/whichgpu validate fits
 	$(BIN)/whichgpu validate serving
+	$(BIN)/whichgpu validate questions
 
 # The README's accuracy tables, regenerated from the validation (readme-accuracy-check: fail
 # if they drifted, the leave-one-out tables included; the test suite checks the others).
@@ -119,9 +120,22 @@ bench-web: $(STAMP)
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
 	  --out artifacts/bench-web-vary.json
 
-# How long recommend takes on five questions (not a test): medians, printed per question.
+# How long the answers take (not a test): in-process warm medians of the fixed question set
+# (tests/answer_set.py) and CLI process CPU seconds (--help, memory, recommend).
 bench-recommend: $(STAMP)
 	$(BIN)/python benchmarks/recommend_time.py --runs 5
+
+# Issue 27: every answer figure at once: bench-recommend, then the web's all-different load
+# (50 concurrent, one worker) with the first advisor page after start.
+bench-answers: $(STAMP)
+	$(BIN)/python benchmarks/recommend_time.py --runs 5
+	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
+	  --out artifacts/bench-answers-web.json
+
+# Record the answers of the fixed question set again (tests/answer_set.py), after an answer
+# changed on purpose; it prints what changed. tests/test_answers_identical.py compares them.
+answers-fixture: $(STAMP)
+	$(BIN)/python tests/answer_set.py --write
 
 # Issue 21: the all-different load run with heavy pasted configs mixed in (100,000 layers, and
 # configs at the plausibility bounds), 2 a second; fails if the normal traffic's p99 > 1.5 s.

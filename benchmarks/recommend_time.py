@@ -1,66 +1,107 @@
-"""How long ``recommend`` takes on a few questions (not a test): the median of a few runs each.
+"""How long the answers take (not a test): in-process warm medians for a fixed question set,
+and the CPU seconds of whole CLI processes.
 
-    python benchmarks/recommend_time.py            # every question, 3 runs each
-    python benchmarks/recommend_time.py --runs 5
+    python benchmarks/recommend_time.py              # both parts
+    python benchmarks/recommend_time.py --runs 5 --cli-runs 3
+    python benchmarks/recommend_time.py --no-cli     # in-process only
 
-Prints one line per question (median seconds, options, GPUs in the catalog) and the total, so
-the cost of searching more GPU counts can be measured before and after a change.
+The questions are tests/answer_set.py's (every task family and amount of work over the whole
+catalog, market and shipped prices, memory and speed), the set whose answers
+tests/test_answers_identical.py keeps identical. In-process: each question once to warm the
+shared caches (catalog, presets, constants, offers), then the median of ``--runs`` runs, wall
+and CPU. CLI: ``whichgpu --help``, a ``memory`` question and the issue's ``recommend``
+questions as fresh processes, the median of their user + system CPU seconds (load on a shared
+machine inflates CPU seconds much less than wall time). Targets (issue 27): every question
+<= 100 ms warm (serving at a rate <= 200 ms); CLI --help <= 0.25 s, memory <= 0.35 s,
+recommend <= 0.5 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-QUESTIONS = {
-    "70b-awq-1M-tokens": dict(model="llama-3.1-70b", quant="awq", tokens="1M",
-                              prompt_tokens="512", output_tokens="512"),
-    "flux-1000-images": dict(model="flux.1-dev", task="image", quant="fp8", images="1000"),
-    "7b-lora-2000-steps": dict(model="llama-2-7b", task="lora", context="512", steps="2000"),
-    "70b-q4-serving": dict(model="llama-3.1-70b", quant="q4_k_m", context="8k", users=1,
-                           tokens_per_s_each=5),
-    "70b-pretrain-2B": dict(model="llama-3.1-70b", task="pretrain", train_tokens="2B"),
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from answer_set import QUESTIONS, answer, environment  # noqa: E402
+
+CLI = {
+    "--help": ["--help"],
+    "memory 70b q4_k_m 8k": ["memory", "llama-3.1-70b", "--quant", "q4_k_m", "--context", "8k"],
+    "recommend 8b 10M tokens": ["recommend", "llama-3.1-8b", "--tokens", "10M"],
+    "recommend flux 1000 images": ["recommend", "flux.1-dev", "--task", "image",
+                                   "--images", "1000"],
+    "recommend 70b 50 users": ["recommend", "llama-3.3-70b", "--users", "50",
+                               "--tokens-per-s-each", "20"],
+    "recommend 8b 20 req/s": ["recommend", "llama-3.1-8b", "--engine", "vllm",
+                              "--requests-per-s", "20", "--prompt-tokens", "1000",
+                              "--output-tokens", "200"],
+    "recommend 7b lora": ["recommend", "llama-2-7b", "--task", "lora", "--context", "512",
+                          "--steps", "2000"],
+    "recommend 70b pretrain": ["recommend", "llama-3.1-70b", "--task", "pretrain",
+                               "--train-tokens", "2B"],
+    "recommend wan video": ["recommend", "wan-2.2-5b", "--task", "video", "--videos", "10"],
 }
+TARGET_MS = {"8b-rate-20": 200.0}  # serving at a request rate; the others 100 ms
 
 
-def run_once(q: dict) -> tuple[float, int]:
-    from whichgpu.advise.build import build_job
-    from whichgpu.advise.recommend import recommend
-    from whichgpu.catalog.prices import current_offers
-    from whichgpu.estimate.build import build_workload
+def in_process(runs: int) -> None:
+    print(f"in process, warm: median of {runs} runs (wall ms / CPU ms)")
+    for name, (command, fields) in QUESTIONS.items():
+        answer(command, fields)  # warm
+        wall, cpu = [], []
+        for _ in range(runs):
+            t0, c0 = time.perf_counter(), time.process_time()
+            answer(command, fields)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        target = TARGET_MS.get(name, 100.0) if command == "recommend" else 100.0
+        w, c = statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
+        print(f"  {name:24s} {w:8.0f} {c:8.0f}   {'ok' if c <= target else 'over'} "
+              f"(target {target:.0f} ms)")
 
-    q = dict(q)
-    w = build_workload(q.pop("model"), task=q.pop("task", "inference"), quant=q.pop("quant", None),
-                       context=q.pop("context", None),
-                       prompt_tokens=q.pop("prompt_tokens", None),
-                       output_tokens=q.pop("output_tokens", None))
-    job = build_job(w, **q)
-    offers = list(current_offers("vramfarm-2026-11").offers) + list(
-        current_offers("article-000").offers)
-    t0 = time.perf_counter()
-    rec = recommend(job, offers)
-    return time.perf_counter() - t0, len(rec.options)
+
+def cli_cpu(args: list[str], env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "from whichgpu.cli import main; main()", *args],
+                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cli(runs: int, home: str) -> None:
+    env = {**os.environ, **environment(home)}
+    subprocess.run([sys.executable, "-c", "from whichgpu.cli import main; main()", "gpus"],
+                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True)  # seed the price store
+    print(f"CLI processes: median CPU seconds (user + system) of {runs} runs")
+    for name, args in CLI.items():
+        med = statistics.median(cli_cpu(args, env) for _ in range(runs))
+        target = 0.25 if name == "--help" else 0.35 if name.startswith("memory") else 0.5
+        print(f"  {name:28s} {med:6.2f} s   {'ok' if med <= target else 'over'} "
+              f"(target {target:.2f} s)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cli-runs", type=int, default=3)
+    parser.add_argument("--no-cli", action="store_true")
     args = parser.parse_args()
-    from whichgpu.catalog.gpus import default_catalog
-
-    n_gpus = len(default_catalog().gpus)
-    total = 0.0
-    run_once(QUESTIONS["7b-lora-2000-steps"])  # warm the caches (presets, catalog, constants)
-    for name, q in QUESTIONS.items():
-        times, options = [], 0
-        for _ in range(args.runs):
-            seconds, options = run_once(q)
-            times.append(seconds)
-        med = statistics.median(times)
-        total += med
-        print(f"{name:24s} {med:7.2f} s  {options:4d} options  ({n_gpus} catalog GPUs)")
-    print(f"{'total':24s} {total:7.2f} s")
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as home:
+        os.environ.update(environment(home))
+        in_process(args.runs)
+        if not args.no_cli:
+            cli(args.cli_runs, home)
 
 
 if __name__ == "__main__":

@@ -18,15 +18,19 @@ Derived tables (written with --write; the TOML is the fixed point of this script
 5-fold cross-validated residuals on the calibration split (each calibration row estimated with
 the constants fitted on the other folds, so a fit that reproduces its own rows does not make
 the bands too narrow):
-- band_ratios: a 90 % prediction interval of measured / estimated per category (log-normal,
-  Student t for the sample size) from the rows whose (family, engine) other calibration rows
-  support (all the category's rows if fewer than MIN_BAND_ROWS); categories with fewer than
-  MIN_BAND_ROWS rows fall back to confidence_factors;
+- band_ratios: an 80 % prediction interval of measured / estimated (interval80: the empirical
+  10th-90th percentiles with at least EMPIRICAL_ROWS rows, else log-normal with Student t) per
+  range group: category, then category/engine, /hardware class (HBM, GDDR, unified),
+  /precision (16bit, 8bit, 4bit). Pooling rule: a category needs MIN_BAND_ROWS rows (fewer:
+  confidence_factors); a sub-group with at least MIN_GROUP_ROWS rows gets its own interval
+  pooled toward its parent's (log bounds weighted n : POOL_ROWS), written where it differs;
+  a thinner group takes its nearest ancestor's band;
+- band_evidence: the calibration rows behind every range group (what an answer cites when
+  the evidence is thin);
+- measured_gpus: calibration rows per catalog GPU (a described card's nearest measured
+  relative is one of them);
 - confidence_widening: how much wider the log-spread of calibration rows is when their
   (family, engine) has no other calibration row (leave one out), by evidence level;
-- category_confidence_cap: the best confidence a category may claim, from its
-  cross-validated median error against the issue's targets (within target: high; within
-  2x: medium; low with fewer than MIN_BAND_ROWS rows);
 - calibration_evidence: calibration rows per category and family/engine.
 """
 
@@ -365,27 +369,6 @@ def _quantile(values: list[float], q: float) -> float:
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-# two-sided 90 % Student t quantiles by degrees of freedom (n - 1), for small samples
-_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
-        9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
-
-
-def _t95(df: int) -> float:
-    keys = sorted(_T95)
-    return _T95[max(k for k in keys if k <= df)] if df >= 1 else _T95[1]
-
-
-def prediction_interval(log_ratios: list[float]) -> tuple[float, float]:
-    """A 90 % prediction interval for the next log(measured / estimated), treating the rows
-    as a normal sample: mean +- t(0.95, n-1) x sd x sqrt(1 + 1/n). Small samples widen it
-    (the empirical 5-95 % range of five rows would cover about 67 %)."""
-    n = len(log_ratios)
-    mean = statistics.fmean(log_ratios)
-    sd = statistics.stdev(log_ratios) if n > 1 else 0.0
-    half = _t95(n - 1) * sd * math.sqrt(1 + 1 / n)
-    return mean - half, mean + half
-
-
 FOLDS = 5
 
 
@@ -427,44 +410,121 @@ def cross_validated(rows, start: dict) -> dict[str, float]:
     return out
 
 
+INTERVAL = 0.80  # the stated range: an 80 % prediction interval
+EMPIRICAL_ROWS = 10  # a group with this many rows: its empirical 10th and 90th percentiles
+# (chosen over 20 and over a MAD-based interval by the leave-one-out coverage of the
+# calibration residuals, loo_coverage: closest to 80 % on average over the categories)
+MIN_GROUP_ROWS = 3  # a sub-group with fewer rows takes its parent's band
+POOL_ROWS = 10  # a sub-group's own interval weighs n / (n + POOL_ROWS) against its parent's
+
+# two-sided 80 % Student t quantiles (t(0.90, df)) by degrees of freedom
+_T90 = {1: 3.078, 2: 1.886, 3: 1.638, 4: 1.533, 5: 1.476, 6: 1.440, 7: 1.415, 8: 1.397,
+        9: 1.383, 10: 1.372, 12: 1.356, 15: 1.341, 20: 1.325, 30: 1.310, 60: 1.296}
+
+
+def interval80(log_ratios: list[float]) -> tuple[float, float]:
+    """An 80 % prediction interval for the next log(measured / estimated): the empirical
+    10th and 90th percentiles with at least EMPIRICAL_ROWS rows (robust to the heavy tails the
+    rows have), else mean +- t(0.90, n-1) x sd x sqrt(1 + 1/n) (small samples widen it)."""
+    n = len(log_ratios)
+    if n >= EMPIRICAL_ROWS:
+        return _quantile(log_ratios, 0.10), _quantile(log_ratios, 0.90)
+    mean = statistics.fmean(log_ratios)
+    sd = statistics.stdev(log_ratios) if n > 1 else 0.0
+    t = _T90[max(k for k in _T90 if k <= max(n - 1, 1))]
+    half = t * sd * math.sqrt(1 + 1 / n)
+    return mean - half, mean + half
+
+
+def pooled_bands(keyed: list[tuple[str, float]]) -> tuple[dict[str, list[float]],
+                                                          dict[str, int]]:
+    """Bands per range group (category/engine/hardware class/precision) from (group, log
+    ratio) pairs. A category needs MIN_BAND_ROWS rows; a sub-group with at least
+    MIN_GROUP_ROWS rows gets its own interval pooled toward its parent's (log bounds weighted
+    n : POOL_ROWS), written only where it differs from the parent's; thinner groups take the
+    nearest ancestor's. Also the rows behind every group."""
+    members: dict[str, list[float]] = {}
+    for key, lr in keyed:
+        parts = key.split("/")
+        for depth in range(1, len(parts) + 1):
+            members.setdefault("/".join(parts[:depth]), []).append(lr)
+    logs: dict[str, tuple[float, float]] = {}
+    bands: dict[str, list[float]] = {}
+    for group in sorted(members, key=lambda g: (g.count("/"), g)):
+        lrs = members[group]
+        parent = next((logs[p] for p in _ancestors(group) if p in logs), None)
+        if "/" not in group:
+            if len(lrs) < MIN_BAND_ROWS:
+                continue
+            lo, hi = interval80(lrs)
+        elif parent is None or len(lrs) < MIN_GROUP_ROWS:
+            continue
+        else:
+            own = interval80(lrs)
+            wt = len(lrs) / (len(lrs) + POOL_ROWS)
+            lo = wt * own[0] + (1 - wt) * parent[0]
+            hi = wt * own[1] + (1 - wt) * parent[1]
+        logs[group] = (lo, hi)
+        band = [round(min(1.0, math.exp(lo)), 3), round(max(1.0, math.exp(hi)), 3)]
+        parent_band = next((bands[p] for p in _ancestors(group) if p in bands), None)
+        if band != parent_band:
+            bands[group] = band
+    return bands, {g: len(v) for g, v in sorted(members.items())}
+
+
+def loo_coverage(pairs: list[tuple[str, float]]) -> dict[str, tuple[int, float, float]]:
+    """{category: (rows, share inside, median width)}: each calibration residual against the
+    band of its group derived without it (how the bands would have done on a row they did not
+    see; the holdout is not used to choose how they are built)."""
+    stat: dict[str, list[tuple[bool, float]]] = {}
+    for i, (key, lr) in enumerate(pairs):
+        bands, _ = pooled_bands(pairs[:i] + pairs[i + 1:])
+        parts = key.split("/")
+        band = next((bands[g] for g in ["/".join(parts[:d]) for d in
+                                        range(len(parts), 0, -1)] if g in bands), None)
+        if band is None:
+            continue
+        lo, hi = min(band[0], 1.0), max(band[1], 1.0)
+        stat.setdefault(parts[0], []).append((lo <= math.exp(lr) <= hi, hi / lo))
+    return {c: (len(v), sum(x for x, _ in v) / len(v), statistics.median(w for _, w in v))
+            for c, v in sorted(stat.items())}
+
+
+def _sign(row) -> int:
+    """+1 for a rate (or MFU), -1 for a time: log(measured / estimated) of a time is minus
+    that of the rate it is the inverse of."""
+    return -1 if validation_speed.METRICS[row["metric"].strip()][1] == "time" else 1
+
+
+def _ancestors(group: str) -> list[str]:
+    parts = group.split("/")
+    return ["/".join(parts[:d]) for d in range(len(parts) - 1, 0, -1)]
+
+
 def derived_tables(rows, residuals: dict[str, float]) -> dict:
     from whichgpu.estimate.speed.result import LEVELS
 
     calib = [r for r in rows if split_of(r["id"]) == "calibration"]
     keyed = [(validation_speed.row_key(r), residuals[r["id"]]) for r in calib
              if r["id"] in residuals]
+    # a band multiplies rates and divides times: a time's residual counts inverted
+    grouped = [(validation_speed.band_key_of(r), residuals[r["id"]] * _sign(r)) for r in calib
+               if r["id"] in residuals]
     by_cat: dict[str, list[float]] = {}
     evidence: dict[str, dict[str, int]] = {}
     for (cat, fam, eng), lr in keyed:
         by_cat.setdefault(cat, []).append(lr)
         evidence.setdefault(cat, {})
         evidence[cat][f"{fam}/{eng}"] = evidence[cat].get(f"{fam}/{eng}", 0) + 1
-    caps = {}
-    for cat in sorted(by_cat):
-        med = math.exp(statistics.median(abs(x) for x in by_cat[cat])) - 1
-        target = TARGETS.get(cat, 0.25)
-        caps[cat] = "high" if med <= target else "medium" if med <= 2 * target else "low"
-        if len(by_cat[cat]) < MIN_BAND_ROWS:  # too few rows to know the category's error
-            caps[cat] = "low"
     # leave one out: the evidence each calibration row would have without itself
     spread: dict[int, list[float]] = {0: [], 1: [], 2: []}
-    supported: dict[str, list[float]] = {}
     for i, ((cat, fam, eng), lr) in enumerate(keyed):
         others = [k for j, (k, _) in enumerate(keyed) if j != i and k[0] == cat]
         level = 2 if (cat, fam, eng) in others else 1 if any(k[1] == fam for k in others) else 0
         centre = statistics.median(by_cat[cat])
         spread[level].append(abs(lr - centre))
-        if level == 2:
-            supported.setdefault(cat, []).append(lr)
-    # the band at high confidence: from the rows whose (family, engine) other rows support
-    bands = {}
-    for cat, lrs in sorted(by_cat.items()):
-        sample = supported.get(cat, [])
-        if len(sample) < MIN_BAND_ROWS:
-            sample = lrs
-        if len(sample) >= MIN_BAND_ROWS:
-            lo, hi = prediction_interval(sample)
-            bands[cat] = [round(min(1.0, math.exp(lo)), 3), round(max(1.0, math.exp(hi)), 3)]
+    bands, counts = pooled_bands(grouped)
+    loo_cov = loo_coverage(grouped)
     widths = {lvl: _quantile(v, 0.8) for lvl, v in spread.items() if len(v) >= MIN_BAND_ROWS}
     ref = widths.get(2)
     widening = {"high": 1.0}
@@ -475,20 +535,28 @@ def derived_tables(rows, residuals: dict[str, float]) -> dict:
                           else prior[name])
     if widening["low"] < widening["medium"]:
         widening["low"] = widening["medium"]
-    counts = {LEVELS[lvl]: len(v) for lvl, v in spread.items()}
-    return {"band_ratios": bands, "category_confidence_cap": caps,
+    loo = {LEVELS[lvl]: len(v) for lvl, v in spread.items()}
+    gpus: dict[str, int] = {}
+    for r in calib:
+        if r["id"] in residuals:
+            gpus[r["gpu"].strip()] = gpus.get(r["gpu"].strip(), 0) + 1
+    return {"band_ratios": bands, "band_evidence": counts,
+            "measured_gpus": dict(sorted(gpus.items())),
             "calibration_evidence": {c: dict(sorted(v.items())) for c, v in
                                      sorted(evidence.items())},
             "confidence_widening": widening, "_counts": {c: len(v) for c, v in by_cat.items()},
-            "_loo_counts": counts}
+            "_loo_counts": loo, "_loo_coverage": loo_cov}
+
+
+DERIVED = ("band_ratios", "band_evidence", "measured_gpus", "calibration_evidence",
+           "confidence_widening")
 
 
 def _apply_derived(tables: dict) -> None:
     from whichgpu.estimate.constants import Constant
 
     t = _load("speed_constants")
-    for name in ("band_ratios", "category_confidence_cap", "calibration_evidence",
-                 "confidence_widening"):
+    for name in DERIVED:
         old = t[name]
         t[name] = Constant(name, tables[name], old.source, old.note)
 
@@ -604,30 +672,33 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
     n = ", ".join(f"{c} {counts[c]}" for c in sorted(counts))
     loo = ", ".join(f"{k} {v}" for k, v in tables["_loo_counts"].items())
     sources = {
-        "band_ratios": "scripts/calibrate.py: 90 % prediction interval of measured / estimated, "
+        "band_ratios": "scripts/calibrate.py: 80 % prediction interval of measured / estimated, "
                        "from 5-fold cross-validated residuals on the calibration split of "
-                       "validation/speed.csv (log-normal: mean +- t(0.95, n-1) x sd x "
-                       "sqrt(1 + 1/n) of the log ratios of the rows whose family/engine other "
-                       f"rows support), per category ({n} rows; fewer than 5 rows: "
-                       "confidence_factors)",
+                       "validation/speed.csv (holdout rows never used), per range group "
+                       "category/engine/hardware class/precision: the empirical 10th-90th "
+                       "percentiles with 10 rows or more, else mean +- t(0.90, n-1) x sd x "
+                       "sqrt(1 + 1/n) of the log ratios; a category needs 5 rows (fewer: "
+                       "confidence_factors); a sub-group with 3 rows or more is pooled toward "
+                       "its parent (log bounds weighted n : 10) and written where it differs; "
+                       f"thinner groups take their nearest ancestor's band ({n} rows)",
+        "band_evidence": "scripts/calibrate.py: calibration rows of validation/speed.csv with a "
+                         "cross-validated residual behind each range group (category, "
+                         "/engine, /hardware class, /precision)",
+        "measured_gpus": "scripts/calibrate.py: calibration rows of validation/speed.csv per "
+                         "catalog GPU (a card described with --gpu-spec takes at most the "
+                         "confidence of the nearest of these)",
         "confidence_widening": "scripts/calibrate.py: 80th percentile of the absolute "
                                "cross-validated log deviation of calibration rows whose "
                                "(family, engine) has no other calibration row (leave one "
                                "out), over that of rows "
                                f"that have one ({loo} rows), at most 3; 1.5 / 2.0 priors "
                                "where fewer than 5 rows",
-        "category_confidence_cap": "scripts/calibrate.py: cross-validated calibration median "
-                                   "error within "
-                                   "the issue's target (decode 15 %, prefill/serving/training "
-                                   "20 %, diffusion/video 25 %) allows high, within twice "
-                                   "the target medium, else low; fewer than 5 rows: low",
         "calibration_evidence": "scripts/calibrate.py: calibration rows of validation/speed.csv "
                                 "per category and family/engine (family: the pipeline class, "
                                 "or dense/moe for LLMs; engine: the engine, or the training "
                                 "framework)",
     }
-    for name in ("band_ratios", "confidence_widening", "category_confidence_cap",
-                 "calibration_evidence"):
+    for name in DERIVED:
         text = set_value(text, name, tables[name])
         text = set_source(text, name, sources[name])
     return text
@@ -700,7 +771,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nband_ratios: {tables['band_ratios']}")
     print(f"confidence_widening: {tables['confidence_widening']} "
           f"(leave-one-out rows by evidence: {tables['_loo_counts']})")
-    print(f"category_confidence_cap: {tables['category_confidence_cap']}")
+    print(f"band_evidence: {tables['band_evidence']}")
+    print("bands on calibration rows they did not see (leave one out): "
+          + ", ".join(f"{c} {k:.0%} inside of {n}, median width {w:.2f}x"
+                      for c, (n, k, w) in tables["_loo_coverage"].items()))
     print(f"memory_uncertainty: {memory_uncertainty()}")
     status = 0
     for path, make in ((TOML, lambda t: desired_text(t, fitted, tables, notes)),

@@ -23,9 +23,10 @@ closest to the prior):
 A key is fitted only with at least MIN_ROWS modelled calibration rows from at least
 MIN_GROUPS runs (one run's metrics are not independent); otherwise its prior stays.
 
-Derived: ``band_ratios`` per metric family, a 90 % prediction interval of measured /
+Derived: ``band_ratios`` per metric family, an 80 % prediction interval of measured /
 estimated from the leave-one-source-out residuals of the calibration rows (each source
-estimated with the constants fitted without it), log-normal with Student t.
+estimated with the constants fitted without it): the empirical 10th-90th percentiles with 10
+rows or more, else log-normal with Student t (the speed bands' rule).
 """
 
 from __future__ import annotations
@@ -162,10 +163,11 @@ def desired_text(text: str, chosen: dict, band: dict, counts: dict) -> str:
     n = ", ".join(f"{k} {counts.get(k, 0)}" for k in sorted(band))
     text = _set_line(text, "band_ratios", "value", f"value = {_toml_value(band)}")
     text = _set_line(text, "band_ratios", "source",
-                     'source = "scripts/calibrate_serving.py: 90 % prediction interval of '
+                     'source = "scripts/calibrate_serving.py: 80 % prediction interval of '
                      'measured / estimated from leave-one-source-out residuals of the '
-                     'calibration sources of validation/serving.csv (log-normal: mean +- '
-                     't(0.95, n-1) x sd x sqrt(1 + 1/n)), per metric family and per metric '
+                     'calibration sources of validation/serving.csv (the empirical 10th-90th '
+                     'percentiles with 10 rows or more, else log-normal: mean +- '
+                     't(0.90, n-1) x sd x sqrt(1 + 1/n)), per metric family and per metric '
                      'family / model family (' + n
                      + ' rows; fewer than 5 rows: the speed model\'s low-confidence factors)"')
     return text

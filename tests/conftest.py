@@ -86,7 +86,7 @@ SLOW: dict[str, str] = {
     "test_hardening_web.py::test_every_api_answer_is_strict_json": _FULL,
     "test_hardening_cli.py::test_every_priced_json_answer_parses_strictly": _FULL,
     "test_web_export_button.py::test_the_download_is_the_command_lines_export": _FULL,
-    "test_validation_tables.py::test_readme_accuracy_tables_match_the_validation":
+    "test_validation_tables.py::test_validation_page_accuracy_tables_match_the_validation":
         "the whole validation, for the README's tables",
     "test_web_no_cli_flags.py::test_the_command_line_still_says_its_flags": _FULL,
     "test_web_api.py::test_bounds_let_large_real_jobs_through": _FULL,

@@ -46,7 +46,7 @@ def test_s25_flux_images_4090_is_the_cheapest_of_the_articles_three_cards():
 # S25's Flux row: the article's speed range per card (images/min) and its cost cell (EUR).
 S25_FLUX = {"rtx-4090": ((4, 5, 6), 1.96), "a100-80gb-sxm": ((3, 4, 5), 6.09),
             "h100-sxm": ((8, 10, 12), 6.51)}
-# Where our cost range misses the article's cell, the README's "where we differ" names the
+# Where our cost range misses the article's cell, docs/validation.md's "where we differ" names the
 # published measurement the speed model is calibrated on (validation/speed.csv).
 FLUX_MEASUREMENTS = {"a100-80gb-sxm": "img-flux-dev-a100-bf16",
                      "h100-sxm": "img-flux-dev-h100-bf16"}
@@ -83,7 +83,7 @@ def _flux_as_run(o):
 def test_s25_flux_cells_follow_from_the_articles_speeds_and_differ_only_by_speed(gpu):
     """The article's cell is billed time x price at its own speed; where it falls outside
     our cost range, the difference is the speed (ours is calibrated on a published
-    measurement, named in the README), never the price or the billing."""
+    measurement, named in docs/validation.md), never the price or the billing."""
     from pathlib import Path
 
     from whichgpu.cost.task import task_cost
@@ -97,9 +97,9 @@ def test_s25_flux_cells_follow_from_the_articles_speeds_and_differ_only_by_speed
     if not inside:
         rate = o.rate
         assert rate.low > typ or rate.high < typ  # the article's speed is outside ours
-        readme = Path(__file__).parents[1].joinpath("README.md").read_text("utf-8")
-        differ = readme[readme.index("### Where we differ"):]
-        differ = differ[:differ.index("\n## ")]
+        page = Path(__file__).parents[1].joinpath("docs", "validation.md").read_text("utf-8")
+        differ = page[page.index("## Where we differ"):]
+        differ = differ.split("\n## ")[0]  # to the next section, or the page's end
         assert FLUX_MEASUREMENTS.get(gpu, "undocumented") in differ, gpu
 
 
@@ -309,11 +309,13 @@ def test_an_8_gpu_instance_bills_8_gpus_and_multi_gpu_from_single_offers_is_an_a
     assert one.price_per_hour.amount == 24.0  # the whole instance
     assert any("8 GPUs paid for, 1 used" in a for a in one.assumptions)
     full = next(o for o in rec.options if o.gpus == 8)
-    assert full.price_per_hour.amount == 24.0 and not full.assumptions
+    assert full.price_per_hour.amount == 24.0
+    assert not any("paid for" in a for a in full.assumptions)  # the machine, used whole
     assert full.to_json()["offer"]["instances"] == 1
-    # the shipped sets rent single GPUs: two of them are assumed to share one server
+    # the shipped sets give prices per GPU, no machines: one 2-GPU machine is assumed, said
     two = next(o for o in best(Job(w, tokens=1_000_000)).options if o.gpus == 2)
-    assert any("one 2-GPU server" in a for a in two.assumptions)
+    assert any("price per GPU" in a and "one 2-GPU machine" in a for a in two.assumptions)
+    assert two.offer.gpu_count == two.to_json()["gpus_per_machine"] == 2
 
 
 def test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_assumed():
@@ -323,7 +325,9 @@ def test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_assumed():
     assert top.gpus > 8
     assert any("cluster" in a and "does not say such a cluster can be rented" in a
                for a in top.assumptions)
-    assert any(line.startswith("Assumes: a ") for line in rec.explanation)
+    assert any(line.startswith("Assumes: ") and "cluster network" in line
+               for line in rec.explanation)
+    assert top.to_json()["spread"] == "cluster" and top.offer.gpu_count == 8
 
 
 # ------------------------------------------------------------------ S5: pre-training

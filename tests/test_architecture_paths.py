@@ -4,7 +4,9 @@ A path is any name in backticks, or in the flow diagram, that holds a "/" or end
 extension: ``cli/bind.py``, ``estimate/data/speed_constants.toml``, ``tests/test_memory_*.py``.
 It is looked up from the repository root, ``src/`` and ``src/whichgpu/``. A ``*`` must match at
 least one file, ``<lang>`` stands for any folder, ``{a,b}`` for each of a and b, and
-``module.Name`` (``answers/advice.RecommendAnswer``) for a module that defines ``Name``.
+``module.Name`` (``answers/advice.RecommendAnswer``) for a module that defines ``Name``; a bare
+file name (``tools.py`` in the agents row) must exist somewhere under ``src/``; a route
+(``/mcp``) is not a path.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def _names() -> set[str]:
         names.update(m.group(1) for m in _DIAGRAM_PATH.finditer(block))
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     for token in re.findall(r"`([^`\s]+)`", prose):
-        if "/" in token or _FILE.match(token):
+        if ("/" in token or _FILE.match(token)) and not token.startswith("/"):  # not a route
             names.add(token)
     return {n.rstrip(".,:;") for n in names} - NOT_PATHS
 
@@ -44,6 +46,8 @@ def _expand(name: str) -> list[str]:
 
 
 def _exists(pattern: str) -> bool:
+    if "/" not in pattern and _FILE.match(pattern):  # a file named in its package's row
+        return any(any(base.rglob(pattern)) for base in BASES[1:])
     for base in BASES:
         if "*" in pattern:
             if any(base.glob(pattern.rstrip("/"))):

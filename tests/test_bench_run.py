@@ -141,7 +141,7 @@ def test_the_saved_profile_changes_speed_for_h100_sxm_only(cli, hgx):
 
 
 def test_the_table_shows_measured_datasheet_and_ratio(cli, hgx):
-    res = cli("bench", "--gpus", "0,1", "--no-save")
+    res = cli("bench", "--gpu-index", "0,1", "--no-save")
     assert res.code == 0, res.err
     assert "0: h100-sxm" in res.out and "700 (71%)" in res.out  # BF16 of 989.5
     assert "datasheet" in res.out and "2,900" in res.out and "(87%)" in res.out
@@ -191,7 +191,7 @@ def test_the_rich_progress_bar_runs_through_its_steps():
 def test_only_the_asked_precisions_and_gpus_are_measured(cli, monkeypatch, hgx):
     seen: list[str] = []
     _fake_kernels(monkeypatch, seen)
-    assert cli("bench", "--gpus", "3", "--precision", "bf16,fp8", "--no-save").code == 0
+    assert cli("bench", "--gpu-index", "3", "--precision", "bf16,fp8", "--no-save").code == 0
     assert seen == ["cuda:3:bf16", "cuda:3:fp8"]
 
 
@@ -243,7 +243,7 @@ def test_a_card_outside_the_catalog_is_measured_but_not_saved_unless_named(cli, 
 
 
 def test_asking_for_a_gpu_that_is_not_there_is_bad_input(cli, hgx):
-    res = cli("bench", "--gpus", "9")
+    res = cli("bench", "--gpu-index", "9")
     assert res.code == 2 and "no GPU 9" in res.err
 
 

@@ -117,7 +117,8 @@ def test_cost_s25_flux_images_per_image(cli):
 def test_cost_s6_thousand_h100_for_30_days(cli):
     data = cli("cost", "--gpu", "h100-sxm", "--duration", "30d", "--count", "1000",
                "--prices", "article-000", "--json").json()
-    assert data["instances"] == 1000
+    # 1,000 GPUs as 125 servers of 8 (the article gives a price per GPU, no machine)
+    assert data["instances"] == data["machines"] == 125 and data["gpus_paid"] == 1000
     assert round(data["cost"]["typical"]["amount"]) == 2268000
     assert data["pricing"] == "on-demand"
 
@@ -182,7 +183,7 @@ def test_cost_large_but_real_jobs_pass_the_bounds(cli):
     # S6-sized jobs and 100k-GPU clusters are real; only absurd inputs are refused.
     r = cli("cost", "--gpu", "h100-sxm", "--duration", "30d", "--count", "100000", "--prices",
             "article-000", "--json")
-    assert r.code == 0 and r.json()["instances"] == 100000
+    assert r.code == 0 and r.json()["gpus_paid"] == 100000 and r.json()["machines"] == 12500
 
 
 # ---------------------------------------------------------------- prices from the store

@@ -1,8 +1,8 @@
-"""Fuzzing the REST API (issue 21): hypothesis builds query strings and JSON bodies from each
-endpoint's own fields, mixing values the CLI reads with hostile ones (NaN, 10^400, paths,
-NUL bytes, 300-byte names, deep nesting, wrong types) and pasted config.json files with
-mutated fields. Whatever comes in, the answer is 200, 413/414 or a one-line 422, never a 500,
-always strict JSON.
+"""Fuzzing the REST API and the pages (issues 21, 36): hypothesis builds query strings and JSON
+bodies from each endpoint's and page's own fields, mixing values the CLI reads with hostile
+ones (NaN, infinities, 400-digit integers, paths, NUL bytes, 300-byte names, deep nesting,
+wrong types) and pasted config.json files with mutated fields. Whatever comes in, the answer
+is 200, 413/414 or a one-line 422, never a 500, always strict JSON.
 
 The examples are fixed (``derandomize``) and few, so ``make test`` stays quick; set
 ``WHICHGPU_FUZZ_EXAMPLES=2000`` for a long run (each test then takes minutes).
@@ -11,6 +11,7 @@ The examples are fixed (``derandomize``) and few, so ``make test`` stays quick; 
 from __future__ import annotations
 
 import json
+import math
 import os
 from importlib import resources
 from typing import Any
@@ -29,7 +30,8 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database
 PRESETS = resources.files("whichgpu.models").joinpath("presets")
 LLAMA = json.loads(PRESETS.joinpath("llama-3.1-8b", "config.json").read_text("utf-8"))
 
-HOSTILE = ["nan", "NaN", "inf", "-inf", "Infinity", "1e400", "-1e400", "1e9999k", "9" * 400,
+HOSTILE = ["nan", "NaN", "inf", "-inf", "Infinity", "-Infinity", "1e999", "1e400", "-1e400",
+           "1e9999k", "9" * 400, "-" + "9" * 400, "1e-320",
            "-" + "9" * 40, "0", "-1", "-0", "1e-400", "", " ", "\x00", "a\x00b", "é" * 150,
            "x" * 300, "../../etc/passwd", "/dev/zero", "etc/passwd", "//evil.example/x",
            "C:\\x", "~/.ssh/id_rsa", "config.json", "a/b/c", "org/name", "1..2", "2h..1h",
@@ -54,7 +56,11 @@ def field_values(name: str, annotation: Any) -> st.SearchStrategy:
     """Values for one request field: its good values, hostile text, and numbers of any size."""
     text = st.sampled_from(HOSTILE) | st.sampled_from(GOOD.get(name, ["1"])) | st.text(
         max_size=30)
-    numbers = st.integers(-10**30, 10**30) | st.floats(allow_nan=True, allow_infinity=True)
+    # issue 36: infinities (Infinity, 1e999 in a body) and 400-digit integers in every field,
+    # drawn often enough that each endpoint meets them within the default examples
+    extreme = st.sampled_from([math.inf, -math.inf, 10**400, -(10**400), 5e-324])
+    numbers = extreme | st.integers(-10**30, 10**30) | st.floats(allow_nan=True,
+                                                                 allow_infinity=True)
     values = text | numbers | st.booleans() | st.none()
     if name == "rate":
         return st.lists(text, max_size=3) | values
@@ -169,6 +175,39 @@ def test_fuzzed_names_never_get_a_server_error(web, path):
         r = web.get(path.format(quote(name, safe="")), headers={"accept": "text/html"})
         assert r.status_code in (200, 404, 413, 414, 422), (path, name, r.status_code)
         assert "Traceback" not in r.text and "internal error" not in r.text
+
+    run()
+
+
+PAGES = [("/", r.Recommend), ("/memory", r.Memory), ("/cost", r.Recommend),
+         ("/rent-or-buy", r.Tco), ("/prices", r.PricesList), ("/gpus", r.Gpus)]
+EXTREMES = ["Infinity", "-Infinity", "1e999", "9" * 400, "-" + "9" * 400]
+
+
+@pytest.mark.parametrize("path,model", PAGES, ids=[p for p, _ in PAGES])
+def test_every_page_field_takes_infinities_and_400_digit_integers_without_a_500(web, path,
+                                                                                model):
+    """Issue 36: every field of every page's form (and the page's own amount and unit) with an
+    infinity or a 400-digit integer: the page answers (200) or says what is wrong (422) in the
+    reader's language, never a 500 (a 309+-digit integer overflowed the number formatter)."""
+    names = sorted({*for_web(model).model_fields, "amount"})
+    for i, name in enumerate(names):
+        value = EXTREMES[i % len(EXTREMES)]
+        lang = ("en", "fr")[i % 2]
+        res = web.get(path, params={"model": "7B", name: value, "lang": lang},
+                      headers={"accept": "text/html"})
+        assert res.status_code in (200, 413, 414, 422), (path, name, value, res.status_code)
+        assert "Traceback" not in res.text and "internal error" not in res.text, (path, name)
+
+
+@pytest.mark.parametrize("path,model", PAGES, ids=[p for p, _ in PAGES])
+def test_fuzzed_page_queries_never_get_a_server_error(web, path, model):
+    @FUZZ
+    @given(params=request_strategy(model, extra=False))
+    def run(params):
+        res = web.get(path, params=_query(params), headers={"accept": "text/html"})
+        assert res.status_code in (200, 413, 414, 422), (path, params, res.status_code)
+        assert "Traceback" not in res.text and "internal error" not in res.text
 
     run()
 

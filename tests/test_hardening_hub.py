@@ -243,20 +243,24 @@ def test_a_silent_hub_frees_the_worker_at_the_deadline(silent_hub, monkeypatch):
     assert silent_hub  # it did reach the (silent) Hub
 
 
-def test_an_unreachable_hub_is_not_waited_for_again(silent_hub, monkeypatch, web):
+def test_a_silent_hub_costs_each_id_its_own_deadline_and_the_failed_id_is_kept(
+        silent_hub, monkeypatch, web):
     """Before: every uncached org/name held a worker for the full 20 s, so 40 clients all
-    waited ~19 s. After one look-up fails to reach the Hub, other ids answer at once for
-    DOWN_S, and the failed id itself is kept."""
+    waited ~19 s. A failed id is kept (asked again, it answers at once). A Hub that accepts
+    connections and does not answer is slow, not unreachable (issue 36: one slow repository
+    must not turn the Hub off for everyone); a Hub that refuses connections turns uncached ids
+    off for DOWN_S (tests/test_hub_breaker.py)."""
     monkeypatch.setattr(resolve, "HUB_TIMEOUT_S", 1.0)
     first = web.get("/api/v1/models/some-org/first-model")
     assert first.status_code == 503
+    time.sleep(0.2)  # the outcome is kept when the look-up's worker ends
     start = time.monotonic()
     again = web.get("/api/v1/models/some-org/first-model")
-    other = web.get("/api/v1/models/other-org/other-model")
     assert time.monotonic() - start < 0.5
-    assert again.status_code == other.status_code == 503
-    assert "could not be reached" in other.json()["detail"]
-    assert web.get("/api/v1/health").json()["hub"]["reachable"] is False
+    assert again.status_code == 503
+    other = web.get("/api/v1/models/other-org/other-model")
+    assert other.status_code == 503 and "did not answer" in other.json()["detail"]
+    assert web.get("/api/v1/health").json()["hub"]["reachable"] is True
 
 
 def test_hub_lookups_are_bounded_and_a_full_pool_answers_503_at_once(monkeypatch, web):

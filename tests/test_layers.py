@@ -20,7 +20,7 @@ BASE = {"units", "errors", "paths", "currency", "user_files", "messages", "vocab
         "engines", "listing"}
 # layer -> rank: a module imports only from layers of a lower rank (and its own package)
 RANK = {"base": 0, "catalog": 1, "models": 2, "estimate": 3, "cost": 4, "advise": 5,
-        "export": 6, "bench": 6, "answers": 7, "cli": 8, "web": 8}
+        "export": 6, "bench": 6, "answers": 7, "agents": 8, "cli": 9, "web": 9}
 ALLOWED = {("whichgpu.cli.web_cmds", "whichgpu.web.server")}  # `whichgpu serve`
 
 

@@ -24,7 +24,7 @@ def _calibrate():
 
 
 def test_the_toml_is_exactly_what_make_calibrate_produces(capsys):
-    """Fitted values, bands, confidence caps and evidence: `scripts/calibrate.py --check`
+    """Fitted values, bands, band evidence and measured GPUs: `scripts/calibrate.py --check`
     reruns every fit and derivation on validation/speed.csv and compares."""
     assert _calibrate().main(["--check"]) == 0, capsys.readouterr().out[-3000:]
 
@@ -66,11 +66,11 @@ def test_a_group_with_too_few_rows_is_not_fitted(monkeypatch):
     assert any("not fitted" in ln for ln in lines)
 
 
-def test_the_prediction_interval_widens_for_small_samples():
+def test_the_80_percent_interval_widens_for_small_samples():
     calibrate = _calibrate()
     sample = [-0.1, 0.05, 0.1, -0.05, 0.0]
-    lo5, hi5 = calibrate.prediction_interval(sample)
-    lo20, hi20 = calibrate.prediction_interval(sample * 4)
+    lo5, hi5 = calibrate.interval80(sample)
+    lo20, hi20 = calibrate.interval80(sample * 4)
     assert lo5 < lo20 < 0 < hi20 < hi5
 
 

@@ -358,8 +358,10 @@ REFUSED = [
     "/export?task=inference&model=llama-3.1-8b&amount=1M&unit=tokens&export=dstack"
     "&export_option=9999",
     "/export?task=inference&model=llama-3.1-8b&amount=1M&unit=tokens&export=slurm",
+    # (option 4 of this answer is on Mithril, where SkyPilot opens no ports; the ranking
+    # prices machines as sold since issue 26, which moved it from option 1)
     "/export?task=inference&model=llama-3.1-8b&amount=1M&unit=tokens&spot=true&export=skypilot"
-    "&export_option=1",
+    "&export_option=4",
 ]
 
 

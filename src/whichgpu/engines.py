@@ -17,9 +17,9 @@ from whichgpu.errors import DataError
 from whichgpu.vocabulary import Engine
 
 Trait = Literal["continuous_batching", "splits_layers", "ggml_runtime",
-                "pages_sliding_windows", "caches_mla_latent"]
+                "pages_sliding_windows", "caches_mla_latent", "dit_parallel"]
 TRAITS: tuple[Trait, ...] = ("continuous_batching", "splits_layers", "ggml_runtime",
-                             "pages_sliding_windows", "caches_mla_latent")
+                             "pages_sliding_windows", "caches_mla_latent", "dit_parallel")
 Family = Literal["llm", "diffusion"]
 _PATH = "whichgpu/data/engines.toml"
 
@@ -33,6 +33,11 @@ class EngineTraits:
     family: Family
     traits: frozenset[str] = field(default_factory=frozenset)
     fallback: dict[str, int] = field(default_factory=dict)
+    also: tuple[Family, ...] = ()  # other families it runs (SGLang: diffusion too)
+
+    @property
+    def families(self) -> tuple[Family, ...]:
+        return (self.family, *self.also)
 
 
 @cache
@@ -46,14 +51,16 @@ def engine_table() -> dict[Engine, EngineTraits]:
             engine = Engine(name)
         except ValueError:
             raise DataError(_PATH, f"[{name}] is not an engine whichgpu knows") from None
-        unknown = set(row) - {"label", "family", "fallback", *TRAITS}
+        unknown = set(row) - {"label", "family", "also", "fallback", *TRAITS}
         if unknown:
             raise DataError(_PATH, f"[{name}] has unknown keys {sorted(unknown)}")
-        if row.get("family") not in ("llm", "diffusion"):
-            raise DataError(_PATH, f"[{name}].family must be llm or diffusion")
+        if row.get("family") not in ("llm", "diffusion") or not set(
+                row.get("also", [])) <= {"llm", "diffusion"}:
+            raise DataError(_PATH, f"[{name}].family and .also must be llm or diffusion")
         table[engine] = EngineTraits(engine, str(row["label"]), row["family"],
                                      frozenset(t for t in TRAITS if row.get(t)),
-                                     dict(row.get("fallback", {})))
+                                     dict(row.get("fallback", {})),
+                                     tuple(row.get("also", ())))
     missing = set(Engine) - set(table)
     if missing:
         raise DataError(_PATH, f"no table for {sorted(missing)}")
@@ -94,7 +101,7 @@ def labels() -> dict[str, str]:
 
 
 def family_engines(family: Family) -> tuple[Engine, ...]:
-    return tuple(e for e, t in engine_table().items() if t.family == family)
+    return tuple(e for e, t in engine_table().items() if family in t.families)
 
 
 def fallbacks(kind: str) -> tuple[Engine, ...]:

@@ -76,7 +76,11 @@ def read_regular(path: Path | str, max_bytes: int = MAX_TEXT_BYTES, *,
                             f"{max_bytes:,}): is it a weights file?")
         with os.fdopen(fd, "rb", closefd=True) as f:
             fd = -1
-            data = f.read(max_bytes + 1)
+            try:
+                data = f.read(max_bytes + 1)
+            except OSError as exc:  # /proc/self/mem: a "regular" file that refuses reads
+                raise InputError(f"cannot read {str(path)[:300]} ({exc.strerror or exc}): "
+                                 "not a regular file with content") from None
     finally:
         if fd >= 0:
             os.close(fd)

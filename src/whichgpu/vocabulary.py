@@ -75,6 +75,14 @@ class Objective(StrEnum):
     TIME = "time"
 
 
+class FitsSort(StrEnum):
+    """How ``whichgpu fits`` orders the models that fit a card (``--sort``)."""
+
+    SIZE = "size"  # the most parameters first
+    SPEED = "speed"  # the fastest typical decode first
+    CONTEXT = "context"  # the longest context first
+
+
 class Ranking(StrEnum):
     """What the options of a recommendation are sorted by."""
 

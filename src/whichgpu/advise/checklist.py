@@ -8,6 +8,7 @@ are shown beside them, so a user sees where they agree.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,10 +46,11 @@ class ChecklistAnswers:
         if self.workload not in ("inference", "finetune", "training"):
             raise InputError(msg("checklist.workload", "workload must be training, fine-tuning "
                                  "or inference"))
-        if not 0 < self.hours_per_month <= 730:
+        tiny = sys.float_info.min  # a denormal (1e-320) is no amount of time to compute with
+        if not tiny <= self.hours_per_month <= 730:
             raise InputError(msg("checklist.hours", "hours per month must be more than 0 and at "
                                  "most 730"))
-        if not 0 < self.horizon_months <= 120:
+        if not tiny <= self.horizon_months <= 120:
             raise InputError(msg("checklist.horizon", "the horizon must be more than 0 and at "
                                  "most {n} months", n=120))
 

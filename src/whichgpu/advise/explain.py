@@ -54,10 +54,22 @@ def what(o: Option) -> Message:
 
 def name(o: Option) -> Message | Placement:
     """An option's label, with its layout when it has several replicas (two '8 x a100' can
-    be 4 replicas of 2 GPUs or 2 of 4)."""
+    be 4 replicas of 2 GPUs or 2 of 4), and the machines it rents when it is not one
+    machine used whole ('4 x rtx-6000-ada on 4 separate machines of 1 GPU(s)')."""
+    label: Message | Placement = o.label
     if o.replicas > 1:
-        return msg("explain.name.layout", "{gpus} ({layout})", gpus=o.label, layout=o.layout)
-    return o.label
+        label = msg("explain.name.layout", "{gpus} ({layout})", gpus=o.label, layout=o.layout)
+    if shown_machines(o):
+        return msg("explain.name.machines", "{gpus} on {machines}", gpus=label,
+                   machines=o.shape.describe())
+    return label
+
+
+def shown_machines(o: Option) -> bool:
+    """Whether an option's label says its machines: several GPUs, several machines, or GPUs
+    paid for and not used."""
+    m = o.shape
+    return o.gpus > 1 or m.machines > 1 or m.paid > m.used
 
 
 def _per_gpu_speed(o: Option) -> float:
@@ -216,10 +228,7 @@ def _counts_line(rec: Recommendation) -> Message:
 def _per_gpu_price(o: Option) -> float:
     """The option's price per GPU-hour paid: its whole instances over the GPUs they hold (an
     option on one GPU of an 8-GPU instance pays for eight)."""
-    from whichgpu.cost.billing import instances_needed
-
-    paid = instances_needed(o.offer, o.count) * o.offer.gpu_count * o.replicas
-    return o.price_per_hour.amount / max(paid, 1)
+    return o.price_per_hour.amount / max(o.shape.paid, 1)
 
 
 def _slower_but_cheaper(rec: Recommendation, best: Option) -> Message | None:
@@ -316,7 +325,8 @@ def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: A
     fix = _memory_fix(rec, best, offers, rates, profile)
     if fix:
         out.append(fix)
-    no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == ExclusionKind.OFFER})
+    no_offer = sorted({e.gpu.id for e in rec.excluded if e.kind == ExclusionKind.OFFER
+                       and not e.has_offer})
     if no_offer:
         out.append(msg("change.no_offer", "Fits but has no offer in this price list: {gpus} "
                        "(another {prices} may change the answer).", gpus=Some(no_offer, 8),
@@ -411,7 +421,8 @@ def _memory_fixes(rec: Recommendation, catalog: Any) -> list[Message]:
     rented_gpus = [g for g in (catalog.gpus if catalog else []) if g.id in rec.offered
                    and (allowed is None or g.id in allowed)]
     out: list[Message] = []
-    no_offer = sorted({placement(e) for e in rec.excluded if e.kind == ExclusionKind.OFFER})
+    no_offer = sorted({placement(e) for e in rec.excluded if e.kind == ExclusionKind.OFFER
+                       and not e.has_offer})
     if no_offer:
         out.append(msg("change.fits_unrented.spot", "It fits on {gpus}, which have no spot "
                        "offer in this price list: another {prices} or on-demand (no {spot}) "

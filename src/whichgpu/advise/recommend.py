@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from whichgpu.advise.job import MAX_CONCURRENCY, Job
+from whichgpu.advise.machines import Machines, Spread, link_words, machines_for, sizes_sold
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, hourly_price, instances_needed
+from whichgpu.cost.billing import MoneyRange, run_cost_range
 from whichgpu.cost.currency import RateTable, convert
-from whichgpu.cost.task import task_cost
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.estimate.memory import estimate_memory
@@ -32,6 +32,7 @@ from whichgpu.vocabulary import ExclusionKind, Objective, Placement, Ranking, Wo
 COUNTS = tuple(range(1, 9))  # every count a server holds (fit.COUNTS): 3 x RTX 3090 too
 CLUSTER_COUNTS = (16, 32, 64, 128, 256, 512, 1024)
 NEAR_TIE = 0.05  # options within 5 % of the best are shown as near-ties
+SPREAD_PROVIDERS = 4  # more providers than this for one job: no longer a plan to spread it
 SERVER_GPUS = 8  # GPUs in one server (HGX/DGX boards); more than this is a cluster
 
 #: The rates that measure a workload's work, and the unit its cost is quoted per when no
@@ -71,6 +72,17 @@ class Option:
     # spot offers: the expected cost and time with interruptions (advise/spot_risk.py)
     spot_risk: Any = None
     workload: Workload | None = field(default=None, compare=False)  # as run (for --export)
+    # the machines rented, as sold (advise/machines.py); None: one machine of the offer
+    machines: Machines | None = None
+    # more GPUs than one provider is assumed to rent on demand (cost/capacity.py), else None
+    over_capacity: Any = None
+
+    @property
+    def shape(self) -> Machines:
+        """The machines this option rents (one machine of its offer when not set)."""
+        if self.machines is not None:
+            return self.machines
+        return Machines(1, self.offer.gpu_count, self.gpus, self.count, Spread.ONE)
 
     @property
     def gpus(self) -> int:
@@ -95,9 +107,10 @@ class Option:
             "rate": {"name": self.rate_name, **self.rate.to_json()}, "batch": self.batch,
             "bound": self.speed.bound, "confidence": self.speed.confidence,
             "precision": self.speed.precision,
+            **self.shape.to_json(),
             "offer": {"provider": self.offer.provider, "offer_set": self.offer.offer_set,
                       "gpu_count": self.offer.gpu_count,
-                      "instances": instances_needed(self.offer, self.count) * self.replicas,
+                      "instances": self.shape.machines,
                       "spot": self.offer.spot, "billing": self.offer.billing_text(),
                       "region": self.offer.region, "instance_type": self.offer.instance_type,
                       "source": self.offer.source, "observed_at": self.offer.observed_at},
@@ -111,6 +124,9 @@ class Option:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
         if self.serving is not None:
             data.update(self.serving)
+        if self.over_capacity is not None:
+            data["capacity"] = {"gpus_needed": self.shape.paid, "exceeds": True,
+                                "ceiling": self.over_capacity.to_json()}
         if self.spot_risk is not None:
             risk = self.spot_risk.to_json()
             data["expected_cost"] = risk["expected_cost"]
@@ -229,12 +245,20 @@ class Recommendation:
     def pareto(self) -> list[Option]:
         return [o for o in self.options if o.pareto]
 
+    @property
+    def understood(self) -> Message:
+        """The work the answer understood, in one sentence (advise/understood.py)."""
+        from whichgpu.advise.understood import understood
+
+        return understood(self.job)
+
     def to_json(self) -> dict[str, Any]:
         w = self.job.workload
         return {
             "model": w.model.name, "task": w.task, "quant": w.quant_name,
             "job": {"kind": self.job.kind, "amount": self.job.amount,
                     "objective": self.job.objective},
+            "understood": self.understood, "assumptions": _assumed(self.job),
             "ranking": self.ranking,
             "ranked_by": self.ranked_by, "ranking_unit": self.ranking_unit,
             "currency": self.currency,
@@ -246,9 +270,16 @@ class Recommendation:
             "what_would_change": self.what_would_change,
             "closest": self.closest,
             "owned": [o.to_json() for o in self.owned],
-            "messages": {"explanation": [m.to_json() for m in self.explanation],
+            "messages": {"understood": self.understood.to_json(),
+                         "explanation": [m.to_json() for m in self.explanation],
                          "what_would_change": [m.to_json() for m in self.what_would_change]},
         }
+
+
+def _assumed(job: Job) -> list[dict[str, Any]]:
+    from whichgpu.advise.understood import assumed
+
+    return [a.to_json() for a in assumed(job)]
 
 
 def _unit_ranked(job: Job) -> bool:
@@ -286,8 +317,9 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     if job.kind == WorkKind.RATE:  # replicas x TP for a request rate and latency targets
         from whichgpu.advise.serving import recommend_for_rate
 
-        return recommend_for_rate(job, offers, catalog=catalog, rates=rates, profile=profile,
-                                  gpus=gpus, max_gpus=max_gpus)
+        return _flag_capacity(recommend_for_rate(job, offers, catalog=catalog, rates=rates,
+                                                 profile=profile, gpus=gpus,
+                                                 max_gpus=max_gpus))
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
@@ -311,6 +343,43 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     if owned is not None:
         rec.owned = owned_options(job, owned, owned_count, currency, rates, profile)
     _note_no_offload(rec)
+    return _flag_capacity(rec)
+
+
+def _flag_capacity(rec: Recommendation) -> Recommendation:
+    """Flag options that need more GPUs of one kind from one provider than it is assumed to
+    rent on demand (cost/capacity.py); when the best one does, say so second in the
+    explanation, with the number and the assumption."""
+    from whichgpu.cost.capacity import ceiling
+
+    for i, o in enumerate(rec.options):
+        c = ceiling(o.offer.provider)
+        m = o.shape
+        if m.paid <= c.gpus:
+            continue
+        note = msg("option.capacity", "needs {gpus:,} GPUs ({machines:,} machines) from "
+                   "{provider}: more than the {ceiling:,} GPUs of one kind one provider is "
+                   "assumed to rent on demand ({source})", gpus=m.paid, machines=m.machines,
+                   provider=o.offer.provider, ceiling=c.gpus, source=c.source)
+        rec.options[i] = replace(o, notes=(*o.notes, note), over_capacity=c)
+    best = rec.best
+    if best is not None and best.over_capacity is not None:
+        c = best.over_capacity
+        providers = max(2, math.ceil(best.shape.paid / c.gpus))
+        said = dict(machines=best.shape.machines, gpus=best.shape.paid, gpu=best.gpu.id,
+                    provider=best.offer.provider, ceiling=c.gpus, source=c.source,
+                    providers=providers)
+        rec.explanation.insert(1, msg(
+            "explain.capacity", "It needs {machines:,} machines ({gpus:,} x {gpu}) from "
+            "{provider}: no single provider is known to rent that many on demand (assumed at "
+            "most {ceiling:,} GPUs of one kind per provider: {source}). Spread it over at least "
+            "{providers} providers, or reserve the capacity in advance.", **said)
+            if providers <= SPREAD_PROVIDERS else msg(
+            "explain.capacity.none", "It needs {machines:,} machines ({gpus:,} x {gpu}) from "
+            "{provider}: no provider is known to rent that many on demand (assumed at most "
+            "{ceiling:,} GPUs of one kind per provider: {source}), and it would take "
+            "{providers:,} providers at that ceiling. Reserve the capacity in advance, or "
+            "ask for less.", **said))
     return rec
 
 
@@ -508,16 +577,12 @@ def _fit(wl: Workload, asked: Workload, usable: int) -> tuple[Workload, int]:
     need = estimate_memory(wl).total_bytes
     if need <= usable:
         return wl, need
-    tries = []
-    if wl.is_diffusion and wl.offload == "none" and wl.task != "image-lora":
-        # ComfyUI and diffusers users on smaller cards: the text encoders leave the GPU once
-        # the prompt is encoded. Same images, a little slower.
-        tries.append(wl.with_(offload="model"))
-    if wl.is_diffusion and not asked.vae_tiling and wl.task != "image-lora":
-        # ComfyUI retries a decode that runs out of memory tiled (VAE Decode falls back to
-        # tiled decoding); diffusers users call vae.enable_tiling(): the same output
-        base = tries[-1] if tries else wl
-        tries.append(base.with_(vae_tiling=True))
+    # diffusion: the pipeline split over the GPUs (tensor parallel), model offload (text
+    # encoders leave the GPU once the prompt is encoded), tiled VAE decode (ComfyUI retries a
+    # decode tiled; diffusers users call vae.enable_tiling()), weights streamed in
+    from whichgpu.estimate.diffusion_parallel import tries as diffusion_tries
+
+    tries = diffusion_tries(wl, asked, streamed=False)
     if wl.is_training and asked.gradient_checkpointing is None and not wl.uses_checkpointing:
         # Trainers (HF Trainer, axolotl, torchtitan) turn activation checkpointing on when
         # the activations do not fit: the same training, about a third more compute.
@@ -548,6 +613,9 @@ def _adapted(wl: Workload, asked: Workload) -> list[Message]:
     out = []
     if wl.offload != asked.offload:
         out.append(msg("adapted.offload", "with {flag}", flag=Field("offload", wl.offload)))
+    if wl.is_diffusion and wl.tp and not asked.tp:
+        out.append(msg("adapted.diffusion_tp", "split over {n} GPUs by tensor parallelism "
+                       "({flag})", n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append(msg("adapted.checkpointing", "with gradient checkpointing"))
     if wl.vae_tiling and not asked.vae_tiling:
@@ -611,30 +679,34 @@ def _layout(wl: Workload, replicas: int) -> Message:
                gpus=wl.gpus, layout=base)
 
 
-def _assumptions(offer: Offer, count: int, replicas: int) -> list[Message]:
-    """What pricing ``count`` GPUs on ``offer`` assumes (instance sizes, servers, clusters)."""
+def _assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
+    """What renting ``m`` machines of ``offer`` assumes (the machine as sold, its links, GPUs
+    paid for and not used, several machines, clusters)."""
     out = []
-    instances = instances_needed(offer, count)
-    paid = instances * offer.gpu_count
-    if paid > count:
-        paying = dict(provider=offer.provider, size=offer.gpu_count, paid=paid, used=count)
-        out.append(msg("assume.instances.replica", "{provider} rents {size}-GPU instances: "
-                       "{paid} GPUs paid for per replica, {used} used", **paying)
-                   if replicas > 1 else
-                   msg("assume.instances", "{provider} rents {size}-GPU instances: {paid} GPUs "
-                       "paid for, {used} used", **paying))
-    if offer.gpu_count < count <= SERVER_GPUS:
-        out.append(msg("assume.server", "priced as {n} x the {size}-GPU offer of {provider}; "
-                       "assumes they come as one {count}-GPU server at the same price per GPU "
-                       "(the speed assumes the server's own links)", n=instances,
-                       size=offer.gpu_count, provider=offer.provider, count=count))
-    elif offer.gpu_count < count:
-        out.append(msg("assume.cluster", "a {count}-GPU cluster ({servers} servers of {per}, "
-                       "linked by a cluster network) priced at {provider}'s {size}-GPU offer: "
-                       "the price list does not say such a cluster can be rented; large "
-                       "clusters are usually reserved in advance, at other prices", count=count,
-                       servers=math.ceil(count / SERVER_GPUS), per=SERVER_GPUS,
-                       provider=offer.provider, size=offer.gpu_count))
+    machine = dict(provider=offer.provider, size=offer.gpu_count,
+                   instance=f" ({offer.instance_type})" if offer.instance_type else "")
+    if m.sized_as_asked:
+        out.append(msg("assume.machine.per_gpu", "{provider} gives a price per GPU, not the "
+                       "machines it sells: assumed one {size}-GPU machine at {size} x that "
+                       "price", **machine))
+    if m.spread is Spread.CLUSTER:
+        out.append(msg("assume.cluster.machines", "{n} machines of {size} GPUs from "
+                       "{provider}{instance}, linked by a cluster network: the price list "
+                       "does not say such a cluster can be rented; large clusters are "
+                       "usually reserved in advance, at other prices", n=m.machines, **machine))
+    elif m.linked > 1:
+        out.append(msg("assume.machine.linked", "the {linked} GPUs that work together are in "
+                       "one {size}-GPU machine of {provider}{instance}, linked by its "
+                       "{link} (the speed assumes these links)", linked=m.linked,
+                       link=link_words(gpu), **machine))
+    if m.spread is Spread.SEPARATE:
+        out.append(msg("assume.machines.separate", "{n} separate {size}-GPU machines of "
+                       "{provider}: the work splits into independent parts, each machine "
+                       "runs its share, nothing links them", n=m.machines, **machine))
+    if m.paid > m.used:
+        out.append(msg("assume.machines.paid", "{provider} rents {gpu} in {size}-GPU "
+                       "machines: {paid} GPUs paid for, {used} used", gpu=gpu.id,
+                       paid=m.paid, used=m.used, **machine))
     return out
 
 
@@ -712,17 +784,23 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
             flag=Field("max_gpus", max_gpus)),
             count * replicas - max_gpus, count * replicas / max_gpus - 1)
 
-    # every matching offer, costed under its own billing rule and instance size
+    # every offer whose machine holds the GPUs that must be linked, costed under its own
+    # billing rule for the machines it takes (advise/machines.py)
+    shaped = [got for o in pool if (got := machines_for(o, wl, count, replicas)) is not None]
+    if not shaped:
+        return _machine_exclusion(gpu, count, replicas, need, pool, wl)
+    # each machine runs for the wall time (a daily volume: its share of the day)
+    wall = seconds.scale(1 / replicas) if kind == WorkKind.DAILY and seconds is not None \
+        else seconds
     priced = []
-    for offer in pool:
-        price = hourly_price(offer, count, currency, rates) * replicas
-        if seconds is None:
+    machines_of = {}
+    for offer, m in shaped:
+        price = convert(offer.price_per_hour, currency, rates) * m.machines
+        if wall is None:
             cost = MoneyRange(price, price, price)
         else:
-            # the billed machine time; a daily volume over replicas costs the same GPU-hours
-            cost = task_cost(offer, seconds, gpus=count).cost.convert(currency, rates)
-            if replicas > 1 and kind != WorkKind.DAILY:
-                cost = cost.scale(replicas)
+            cost = run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
+        machines_of[id(offer)] = m
         priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, seconds,
                                                  speed, price, rates)))
     if job.max_price_per_hour is not None:
@@ -763,6 +841,11 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "
                          "stages (a little slower, same output)",
                          flag=Field("offload", wl.offload)))
+    if wl.is_diffusion and wl.tp and not w.tp:
+        notes.append(msg("option.diffusion_tp", "one pipeline split over {n} GPUs by tensor "
+                         "parallelism ({flag}): the diffusion model's weights divided, two "
+                         "all-reduces per block over the GPUs' link",
+                         n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not w.uses_checkpointing:
         notes.append(msg("option.checkpointing", "with gradient checkpointing (activations "
                          "recomputed in the backward pass: the same training, about a third "
@@ -810,9 +893,29 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                          "price", flags=Join(Field(n) for n in ("steps", "images", "tokens"))))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
-                  assumptions=tuple(_assumptions(offer, count, replicas))
+                  assumptions=tuple(_assumptions(offer, machines_of[id(offer)], gpu))
                   + (tuple(risk.assumptions) if risk is not None else ()),
-                  unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl)
+                  unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl,
+                  machines=machines_of[id(offer)])
+
+
+def _machine_exclusion(gpu: GPU, count: int, replicas: int, need: int, pool: list[Offer],
+                       wl: Workload) -> Exclusion:
+    """No offer's machine holds the GPUs that must be linked: what is sold instead."""
+    providers = sorted({o.provider for o in pool})
+    params = dict(need=need / 1e9, where=Placement(gpu.id, count), gpu=gpu.id,
+                  sizes=Join(sizes_sold(pool)), providers=Join(providers, last=" and "))
+    if count > SERVER_GPUS:
+        reason = msg("exclusion.machine.cluster", "fits ({need:.1f} GB per GPU on {where}) "
+                     "but a cluster is made of whole servers of {server} GPUs, and this price "
+                     "list has {gpu} only in machines of {sizes} GPU(s) ({providers})",
+                     server=SERVER_GPUS, **params)
+    else:
+        reason = msg("exclusion.machine", "fits ({need:.1f} GB per GPU on {where}) but its "
+                     "{count} GPUs work together and must be linked in one machine, and this "
+                     "price list has {gpu} only in machines of {sizes} GPU(s) ({providers})",
+                     count=count, **params)
+    return Exclusion(gpu, count, ExclusionKind.OFFER, reason, has_offer=True)
 
 
 def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, seconds,

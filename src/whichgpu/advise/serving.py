@@ -320,8 +320,14 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                 gpus=replicas * lay.tp, rate=targets.requests_per_s,
                 flag=Field("max_gpus", max_gpus)), replicas * lay.tp - max_gpus, gap))
             continue
-        priced += [_option(job, lay, replicas, targets, p, currency, rates, profile)
-                   for p in pools]
+        shaped = [_option(job, lay, replicas, targets, p, currency, rates, profile)
+                  for p in pools]
+        priced += [o for o in shaped if o is not None]
+        if not any(shaped):  # no machine of this GPU holds the replica's linked GPUs
+            from whichgpu.advise.recommend import _machine_exclusion
+
+            misses.append(_machine_exclusion(gpu, lay.tp, replicas, lay.memory_bytes, pool,
+                                             lay.model.workload))
     if not priced:
         return None, [min(misses, key=lambda m: (m.gap, m.count))]
     from whichgpu.advise.recommend import _ranked
@@ -382,8 +388,10 @@ def _latency_miss(gpu: GPU, tried: list[Layout], targets: Targets, has_offer: bo
 
 def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, rates,
             profile):
+    from whichgpu.advise.machines import machines_for
     from whichgpu.advise.recommend import Option
-    from whichgpu.cost.billing import MoneyRange, hourly_price
+    from whichgpu.cost.billing import MoneyRange
+    from whichgpu.cost.currency import convert
     from whichgpu.estimate.speed import estimate_speed
     from whichgpu.estimate.speed.result import speed_family
     from whichgpu.estimate.speed.serving_bands import serving_range
@@ -391,8 +399,13 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
     sm = lay.model
     per_replica = targets.requests_per_s / replicas
     point = sm.at_rate(per_replica)
-    priced = [(o, hourly_price(o, lay.tp, currency, rates) * replicas) for o in pool]
-    offer, price = min(priced, key=lambda p: (p[1].amount, p[0].provider))
+    # each replica on its own machine, which holds the replica's tp GPUs (advise/machines.py)
+    shaped = [got for o in pool
+              if (got := machines_for(o, sm.workload, lay.tp, replicas)) is not None]
+    if not shaped:
+        return None
+    priced = [(o, m, convert(o.price_per_hour, currency, rates) * m.machines) for o, m in shaped]
+    offer, machines, price = min(priced, key=lambda p: (p[2].amount, p[0].provider))
     family = speed_family(sm.workload.model)
     ttft = serving_range(point.ttft_s, "ttft", family)
     tpot = serving_range(point.tpot_s, "tpot", family)
@@ -441,16 +454,16 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
     return Option(lay.gpu, lay.tp, offer, price, None, MoneyRange(price, price, price),
                   lay.memory_bytes, speed, "output_tokens_per_s", tokens,
                   batch=int(round(point.decode_batch)), replicas=replicas, notes=tuple(notes),
-                  layout=layout_text, assumptions=tuple(_pricing_assumptions(offer, lay.tp,
-                                                                            replicas))
+                  layout=layout_text, assumptions=tuple(_pricing_assumptions(offer, machines,
+                                                                            lay.gpu))
                   + (tuple(risk.assumptions) if risk is not None else ()),
-                  serving=serving, spot_risk=risk, workload=sm.workload)
+                  serving=serving, spot_risk=risk, workload=sm.workload, machines=machines)
 
 
-def _pricing_assumptions(offer, tp: int, replicas: int) -> list[Message]:
+def _pricing_assumptions(offer, machines, gpu) -> list[Message]:
     from whichgpu.advise.recommend import _assumptions
 
-    return _assumptions(offer, tp, replicas)
+    return _assumptions(offer, machines, gpu)
 
 
 def _serving_lines(rec, targets: Targets) -> list[Message]:

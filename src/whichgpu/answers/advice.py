@@ -18,7 +18,7 @@ from whichgpu.catalog.prices import OfferSelection
 from whichgpu.currency import RateTable, rates_from
 from whichgpu.errors import InputError
 from whichgpu.export import Export, check_launcher, export_option
-from whichgpu.messages import Field, Join, msg
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import check_currency
 
 
@@ -60,6 +60,7 @@ class RecommendAnswer:
         data["prices"] = self.selection.to_json()
         if self.exported is not None:
             data["export"] = self.exported.to_json()
+        data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         return data
 
 
@@ -69,7 +70,11 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     with ``export``, the chosen option as a launcher task file; ``command_line`` is the
     reproduce line its header gives)."""
     w = recommend_workload(q, ctx)
-    job = build_job(w, **q.fields(*q.JOB_FIELDS))
+    work = q.fields(*q.JOB_FIELDS)
+    said = examples_as_tokens(q, w.seq_len)
+    if said is not None:
+        work["train_tokens"], example_note = said
+    job = build_job(w, **work)
     if q.export is not None:
         check_launcher(q.export)  # before the ranking: a typo is said at once
     gpus = only_gpus(q.only)
@@ -82,8 +87,81 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     if q.export is not None:
         exported = export_option(rec, q.export, q.export_option, selection=selection,
                                  command=command_line, rates=rates)
-    return RecommendAnswer(q, rec, selection, rates,
-                           tuple(n for n in (mine.note if mine else None,) if n), exported)
+    notes = [n for n in (mine.note if mine else None,) if n]
+    if said is not None:
+        notes.append(str(example_note))
+    if mine is not None:
+        own = own_card_offload(q, ctx, w, mine.gpu)
+        if own is not None:
+            notes.append(str(own))
+    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported)
+
+
+def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | None:
+    """Your card, when the job does not fit it whole but llama.cpp's offload to host RAM
+    runs it (the plan memory and speed answer): what that plan is and its decode speed. The
+    ranking prices rentals and keeps your card as it is; this says what it can do."""
+    from whichgpu.answers.estimates import follow_offload
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.speed import estimate_speed
+
+    if w.task != "inference":
+        return None
+    try:
+        if estimate_memory(layout_for(w, q.count)).total_bytes <= gpu.usable_memory_bytes:
+            return None
+    except InputError:
+        return None
+    followed = follow_offload(q, ctx, w, gpu, q.count)
+    if followed is None:
+        return None
+    planned, said = followed
+    try:
+        rate = estimate_speed(planned, gpu, q.count, check_fit=False,
+                              saturation=False).rates["decode_tokens_per_s_per_sequence"]
+    except (InputError, KeyError):
+        return said
+    return msg("recommend.own_offload", "your card is not ranked with the rentals, but {plan}; "
+               "decode {low:,.0f} / {typical:,.0f} / {high:,.0f} tokens/s per sequence",
+               plan=said, low=rate.low, typical=rate.typical, high=rate.high)
+
+
+def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[str, Message] | None:
+    """``--examples N --epochs E`` as the training tokens they are: N x E x the mean example
+    length (default: the training sequence length, every example padded to it), and the
+    sentence that says so; None without examples."""
+    from whichgpu.units import parse_count
+
+    if q.examples is None:
+        if q.epochs is not None or q.example_tokens is not None:
+            raise InputError(msg("examples.needed", "{epochs} and {length} count with {examples}",
+                                 epochs=Field("epochs"), length=Field("example_tokens"),
+                                 examples=Field("examples")))
+        return None
+    if not q.task.is_training:
+        raise InputError(msg("examples.training", "{examples} is training work: set {task} to "
+                             "lora, qlora, full-ft or pretrain", examples=Field("examples"),
+                             task=Field("task")))
+    if q.steps is not None or q.train_tokens is not None:
+        raise InputError(msg("examples.once", "give the training work once: {examples}, "
+                             "{steps} or {tokens}", examples=Field("examples"),
+                             steps=Field("steps"), tokens=Field("train_tokens")))
+    n = parse_count(q.examples, what="examples")
+    length = parse_count(q.example_tokens, binary=True, what="example tokens") \
+        if q.example_tokens else seq_len
+    if n < 1 or length < 1:
+        raise InputError(msg("examples.positive", "{examples} and the example length must be "
+                             "at least 1", examples=Field("examples")))
+    epochs = q.epochs or 1.0
+    tokens = int(round(n * epochs * length))
+    said = msg("examples.tokens", "{n:,} examples x {epochs:g} epoch(s) x {length:,} tokens "
+               "each ({how}) = {tokens:,} training tokens", n=n, epochs=epochs, length=length,
+               how=(msg("examples.length.given", "the mean example length given")
+                    if q.example_tokens else msg("examples.length.default", "the training "
+                                                 "sequence length: examples padded to it")),
+               tokens=tokens)
+    return str(tokens), said
 
 
 @dataclass(frozen=True)

@@ -51,12 +51,12 @@ class BenchAnswer:
 
 
 def select_gpus(found: list[GpuInfo], gpus: str | None, as_id: str | None) -> list[GpuInfo]:
-    """The GPUs ``--gpus`` names (all by default), named ``--as`` a catalog card if asked."""
+    """The GPUs ``--gpu-index`` names (all by default), named ``--as`` a catalog card if asked."""
     if gpus:
         try:
             wanted = {int(x) for x in gpus.split(",") if x.strip()}
         except ValueError:
-            raise InputError(f"--gpus takes indices such as 0,1, got {gpus!r}") from None
+            raise InputError(f"--gpu-index takes indices such as 0,1, got {gpus!r}") from None
         missing = wanted - {g.index for g in found}
         if missing:
             raise InputError(f"no GPU {', '.join(map(str, sorted(missing)))} here; this "
@@ -82,7 +82,7 @@ def bench(q: Bench, reporter: Reporter) -> BenchAnswer:
         topo = Topology((0,), source="cpu")
     elif q.device == "cuda":
         torch, found = needs.require_cuda()
-        found = select_gpus(found, q.gpus, q.as_id)
+        found = select_gpus(found, q.gpu_index, q.as_id)
         topo = read_topology(max(g.index for g in found) + 1)
         keep = {g.index for g in found}
         topo = replace(topo, gpus=tuple(i for i in topo.gpus if i in keep),
@@ -172,11 +172,31 @@ class CompareAnswer:
         return self.result.to_json()
 
 
+def _refuse_unused(q: Compare, *, timing: bool) -> None:
+    """An option that this comparison does not use is refused rather than ignored (so a typo
+    or a ``nan`` in it is never silently dropped): the job's options need ``--model``, and
+    ``--gpu`` needs a command to time."""
+    if not q.model:
+        given = [name for name in ("quant", "context", "prompt_tokens", "output_tokens",
+                                   "engine") if getattr(q, name) is not None]
+        given += [name for name in ("task", "batch")
+                  if getattr(q, name) != Compare.model_fields[name].default]
+        if given:
+            flags = ", ".join("--" + n.replace("_", "-") for n in given)
+            raise InputError(f"{flags}: used only with --model (the job's model, to project "
+                             "the other cards with the speed model); give --model or leave "
+                             "them out")
+    if q.gpu is not None and not timing:
+        raise InputError("--gpu names this machine's card for a command timed here (after "
+                         "--); with --measured pairs, name the cards in the pairs")
+
+
 def compare(q: Compare, time_here: Callable[[list[str], str | None], list[Measured]],
             ) -> CompareAnswer:
     """Compare measured (or timed here, through ``time_here``) minutes on cards, and project
     the other cards from them."""
     args = list(q.args)
+    _refuse_unused(q, timing=bool(args) and not all(looks_like_pair(a) for a in args))
     if q.measured and args and not all(looks_like_pair(a) for a in args):
         raise InputError("give either --measured CARD=DURATION pairs or a command after --, "
                          "not both")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from whichgpu.advise.build import apply_currency
+from whichgpu.advise.build import apply_currency, only_gpus
 from whichgpu.answers.context import LOCAL, Context
 from whichgpu.answers.requests import Gpu, Gpus, Model, Models
 from whichgpu.catalog.best_uses import BestUse, best_uses
@@ -59,6 +59,9 @@ def gpus(q: Gpus, ctx: Context = LOCAL) -> GpusAnswer:
         form_factor=q.form_factor, priced_only=q.priced_only, sort=q.sort,
         currency=check_currency(q.currency) if q.currency else selection.main_currency(),
         rates=rates)
+    only = only_gpus(q.only)
+    if only is not None:
+        rows = [r for r in rows if r.gpu in only]
     return GpusAnswer(q, rows, selection)
 
 

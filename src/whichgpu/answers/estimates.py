@@ -58,10 +58,73 @@ class MemoryAnswer:
 
 def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
+    from dataclasses import replace
+
+    from whichgpu.advise.build import only_gpus
+
+    only = only_gpus(q.only)  # checked before the estimate: a typo is said at once
     w = workload(q, ctx)
     res = card(q.gpu, q.gpu_spec)
-    return MemoryAnswer(q, memory_report(w, res.gpu if res else None),
-                        tuple(n for n in (res.note if res else None,) if n))
+    report = memory_report(w, res.gpu if res else None)
+    notes = [res.note] if res and res.note else []
+    if res is not None and report.target is not None and not report.target.fits \
+            and report.offload is None:
+        spill = with_llamacpp(q, ctx, w, q.gpus)  # --host-ram given: llama.cpp may spill
+        if spill is not None:
+            other = memory_report(spill, res.gpu)
+            if other.offload is not None:
+                report = other
+                notes.append(str(llamacpp_considered(w)))
+    if only is not None:
+        ids = {g.id for g in only}
+        report = replace(report, fits=[f for f in report.fits if f.gpu.id in ids])
+    return MemoryAnswer(q, report, tuple(notes))
+
+
+def with_llamacpp(q: Workload, ctx: Context, w: Job, count: int) -> Job | None:
+    """The job on llama.cpp when the person gave their host RAM and no engine, and the
+    engine chosen for them cannot keep weights in host RAM (None otherwise, or when llama.cpp
+    cannot run the job as asked, e.g. an AWQ checkpoint)."""
+    from whichgpu.estimate.memory.offload_plan import supports_offload
+    from whichgpu.vocabulary import Engine
+
+    if q.engine is not None or q.host_ram is None or w.task != "inference" or w.is_diffusion:
+        return None
+    if supports_offload(w):
+        return None
+    try:
+        return workload(q, ctx, gpus=count, engine=Engine.LLAMACPP)
+    except InputError:
+        return None
+
+
+def llamacpp_considered(w: Job) -> Message:
+    return msg("offload.host_ram_llamacpp", "it does not fit the GPU alone and {engine} keeps "
+               "every weight on the GPU; since the host RAM is given, llama.cpp's offload to "
+               "host RAM is answered instead ({flag} to choose an engine)",
+               engine=w.engine_name, flag=Field("engine"))
+
+
+def follow_offload(q: Workload, ctx: Context, w: Job, gpu: GPU, count: int
+                   ) -> tuple[Job, Message] | None:
+    """The llama.cpp layout 'whichgpu memory' finds for a job that does not fit ``gpu``
+    whole (layers or MoE experts in host RAM), so that speed answers the same plan; None when
+    there is none."""
+    from whichgpu.estimate.memory.offload_plan import offload_plan, supports_offload
+
+    spill = w if supports_offload(w) else with_llamacpp(q, ctx, w, count)
+    if spill is None:
+        return None
+    plan = offload_plan(spill, gpu, count)
+    if plan is None or not plan.host_ok:  # no layout, or more than the host RAM holds
+        return None
+    said = msg("speed.follows_offload", "it does not fit {gpu} whole: this is the speed of "
+               "llama.cpp's offload to host RAM, as the memory answer lays it out: {plan}",
+               gpu=gpu.id, plan=plan.describe())
+    if spill is not w:
+        said = msg("speed.follows_offload.engine", "{why}; {plan}", why=llamacpp_considered(w),
+                   plan=said)
+    return plan.workload, said
 
 
 @dataclass(frozen=True)
@@ -80,7 +143,11 @@ class SpeedResult:
         if self.saturation is not None:
             return self.saturation
         assert self.answer is not None
-        return self.answer.to_json()
+        data = self.answer.to_json()
+        # Explicit: a job that cannot run on the card has no speed, and says so here.
+        data.setdefault("status", "ok" if self.answer.estimate is not None else "does_not_fit")
+        data.setdefault("notes", [str(n) for n in self.notes])
+        return data
 
 
 def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
@@ -100,6 +167,14 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)
+    if answer.estimate is None and not training:  # the plan memory finds, if there is one
+        followed = follow_offload(q, ctx, w, res.gpu, q.count)
+        if followed is not None:
+            planned, said = followed
+            other = speed_answer(planned, res.gpu, q.count, profile=profile,
+                                 framework=q.framework, compile=q.compile)
+            if other.estimate is not None:
+                w, answer, notes = planned, other, (*notes, said)
     return SpeedResult(q, w, res.gpu, answer, notes=notes)
 
 

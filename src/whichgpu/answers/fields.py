@@ -30,7 +30,8 @@ class Cli:
     """A field on the command line. ``flags``: its option names (default ``--`` + the name
     with ``-``); ``negatable``: a boolean with a ``--no-`` form; ``positional``: an argument
     (``required`` on the command line even where the web may leave it out, for a pasted
-    config); ``help``: the command line's own help when it differs from the field's
+    config; with ``flags``, the same value is also accepted as that option, e.g. ``gpu h100``
+    or ``gpu --gpu h100``); ``help``: the command line's own help when it differs from the field's
     description; ``skip``: a field the command line does not take (the web's own); ``text``:
     a number the command line reads as text for the model's own reader (``170W``)."""
 
@@ -111,6 +112,15 @@ def flags(model: type[BaseModel], name: str) -> tuple[str, ...]:
     if cli.positional:
         return ()
     return cli.flags or ("--" + name.replace("_", "-"),)
+
+
+def option_flags(model: type[BaseModel], name: str) -> tuple[str, ...]:
+    """Every option name the command line takes the field under: its flags, or for a
+    positional argument the option it is also accepted as (none if it has none)."""
+    cli = cli_of(model, name)
+    if cli.positional:
+        return cli.flags
+    return flags(model, name)
 
 
 def flag(model: type[BaseModel], name: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
 from whichgpu.answers.context import LOCAL, Context
 from whichgpu.answers.requests import Cost, Tco
@@ -21,8 +23,52 @@ def _reader(ctx: Context, max_age: float | None):
     return read
 
 
+@dataclass(frozen=True)
+class TcoAnswer(TcoResult):
+    """``tco``'s result, and with ``--vs`` the rented GPU whose offer set the rent."""
+
+    vs: dict[str, Any] | None = None
+
+    def to_json(self, curve: bool = True) -> dict[str, Any]:
+        data = super().to_json(curve)
+        if self.vs is not None:
+            data["vs"] = self.vs
+        return data
+
+
 def tco(q: Tco, ctx: Context = LOCAL) -> TcoResult:
-    """What owning a GPU costs, when it breaks even against renting, rent or buy."""
+    """What owning a GPU costs, when it breaks even against renting, rent or buy (with
+    ``vs``: against renting another GPU)."""
+    if q.vs is None:
+        return _tco(q, ctx)
+    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.errors import InputError
+    from whichgpu.messages import Field, msg
+
+    if q.rent_price is not None:
+        raise InputError(msg("flags.not_both", "give {a} or {b}, not both", a=Field("vs"),
+                             b=Field("rent_price")))
+    other = resolve_gpu(q.vs).gpu
+    selection = ctx.offers(q.prices, q.max_age, gpus=[other.id], cheapest_only=True)
+    on_demand = [o for o in selection.offers if o.gpu == other.id and not o.spot]
+    if not on_demand:
+        raise InputError(msg("tco.vs.no_offer", "no on-demand offer for {gpu} in these prices: "
+                             "give {rent} instead", gpu=other.id, rent=Field("rent_price")))
+    best = min(on_demand, key=lambda o: o.price_per_gpu_hour.amount)
+    price = best.price_per_gpu_hour
+    result = _tco(q.model_copy(update={"rent_price": f"{price.amount!r}{price.currency}"}), ctx)
+    said = msg("tco.vs", "renting {gpu} at {price}/h ({provider}) instead of owning {own}; "
+               "both are counted for the same hours of use (a faster rented card needs fewer: "
+               "scale {hours} to compare the same work)", gpu=other.id, price=price,
+               provider=best.provider, own=result.gpu.id, hours=Field("hours_per_month"))
+    vs = {"gpu": other.id, "rent_price": price.to_json(), "provider": best.provider,
+          "feed": best.offer_set, "assumption": str(said)}
+    values = {f.name: getattr(result, f.name) for f in fields(result)}
+    values.update(prices=q.prices, selection=selection)
+    return TcoAnswer(**values, vs=vs)
+
+
+def _tco(q: Tco, ctx: Context) -> TcoResult:
     return run_tco(q.gpu, **q.fields(
         "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
         "utilization", "hours_per_month", "kwh_price", "pue", "cooling_per_hour",

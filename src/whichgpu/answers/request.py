@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+import sys
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -147,6 +148,19 @@ class Request(BaseModel):
                                  "server's calibration profile) or 'none': the web server "
                                  "reads no file named in a request"))
         return "default"
+
+    @model_validator(mode="after")
+    def _no_denormals(self) -> Request:
+        """A denormal float (1e-320: below the smallest normal float, 2.2e-308) passes a
+        ``gt=0`` bound but means no quantity and reads as 0 in every sum: refused by name,
+        on every surface (the CLI's own parsers refuse it too, cli/common.py)."""
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, float) and value != 0 and abs(value) < sys.float_info.min:
+                raise InputError(msg("bound.denormal", "{field} is too small to compute with, "
+                                     "got {v!r}: give a plausible amount",
+                                     field=field_named(type(self), name), v=value))
+        return self
 
     @model_validator(mode="after")
     def _server_bounds(self) -> Request:
@@ -356,6 +370,8 @@ def _bound_flag(model: type[BaseModel] | None, name: str) -> Field:
 def _number_text(text: Any) -> str:
     try:
         v = float(text)
+    except OverflowError:
+        return str(text)
     except (TypeError, ValueError):
         return repr(text)
     return str(int(v)) if v.is_integer() and abs(v) < 1e16 else f"{v:g}"
@@ -366,6 +382,8 @@ def _number_said(value: Any) -> int | float | str:
     in English, 0,5 in French), or as the text it was when it is not one."""
     try:
         v = float(value)
+    except OverflowError:  # an integer of 309+ digits: said by its digits, on each surface
+        return value if isinstance(value, int) else repr(value)
     except (TypeError, ValueError):
         return repr(value)
     if not math.isfinite(v):

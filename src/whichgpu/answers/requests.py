@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
-from whichgpu.vocabulary import Engine, Objective, OffloadMode, Task
+from whichgpu.vocabulary import Engine, FitsSort, Objective, OffloadMode, Task
 
 PRICES_HELP = ("Price source: a feed or source of the price store (article-000, "
                "vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an offer file. "
@@ -101,8 +101,9 @@ LoraRank = Annotated[int | None, Field(ge=1, description=(
 LoraTargets = Annotated[str | None, Field(description=(
     "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
     "all-linear).")), Web(label=N_("LoRA targets"))]
-GpusField = Annotated[int, Field(ge=1, description="GPUs one job spans."),
-                 Web(label=N_("GPUs"), max=1024)]
+GpusField = Annotated[int, Field(ge=1, description="How many GPUs one job spans."),
+                      Cli(flags=("--count", "--gpus"), metavar="N"),
+                      Web(label=N_("GPUs"), max=1024)]
 Tp = Annotated[int | None, Field(ge=1, description="Tensor-parallel degree."),
                Web(label=N_("Tensor-parallel degree"), max=1024)]
 Pp = Annotated[int, Field(ge=1, description="Pipeline-parallel degree."),
@@ -290,6 +291,10 @@ class Memory(Workload):
     override_tensor: OverrideTensor = []
     ubatch: Ubatch = None
     mmap: Mmap = True
+    only: Annotated[str | None, Field(description=(
+        "List only these GPUs among those that hold it (comma-separated catalog ids or "
+        "names, e.g. rtx-4090,a100,h100). Default: the whole catalog.")),
+        Cli(metavar="GPU[,GPU...]"), Web(max_length=400, label=N_("Compare"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
@@ -375,6 +380,15 @@ class Recommend(Workload):
         "Training steps, e.g. 2000.")), Web(label=N_("training steps"))] = None
     train_tokens: Annotated[str | None, Field(description=(
         "Training tokens, e.g. 2B.")), Web(label=N_("training tokens"))] = None
+    examples: Annotated[str | None, Field(description=(
+        "Fine-tuning: examples in the data set, e.g. 20k (with --epochs; instead of steps or "
+        "training tokens).")), Web(label=N_("training examples"))] = None
+    epochs: Annotated[float | None, Field(gt=0, le=1000, description=(
+        "Fine-tuning: passes over the examples (default 1).")),
+        Web(label=N_("Epochs"))] = None
+    example_tokens: Annotated[str | None, Field(description=(
+        "Fine-tuning: the mean example length in tokens (default: the training sequence "
+        "length, as examples padded to it).")), Web(label=N_("Tokens per example"))] = None
     users: Annotated[int | None, Field(ge=1, description="Serving: concurrent users."),
                      Web(label=N_("Concurrent users"), max=1_000_000)] = None
     tokens_per_s_each: Annotated[float | None, Field(gt=0, description=(
@@ -471,6 +485,52 @@ class Recommend(Workload):
         return self
 
 
+class Fits(Request):
+    """``whichgpu fits``: what runs on my card: the models that fit it, each with its best
+    weight format, its longest context and its speed, ranked.
+
+    whichgpu fits --gpu 12GB --host-ram 64GB (your card by its memory; a catalog id or
+    --gpu-spec with its bandwidth gives speeds too).
+    """
+
+    COMMAND: ClassVar[str] = "fits"
+
+    gpu: Annotated[str | None, Field(description=(
+        "Your card: a catalog id (rtx-4070) or its memory such as 12GB (the fit only: add "
+        "--gpu-spec bandwidth=... for speeds).")), Web(max_length=200, label=N_("GPU"))] = None
+    gpu_spec: GpuSpec = None
+    count: Annotated[int, Field(ge=1, le=64, description="How many of that card."),
+                     Web(label=N_("How many"), max=64)] = 1
+    task: Annotated[Task, Field(description=(
+        "inference (every weight format that fits is tried, the best kept), or lora, qlora "
+        "or full-ft (their own formats).")), Choice(Text(
+            "choice.task", "unknown task {v!r}; use one of {choices}")),
+        Web(label=N_("Workload"))] = Task.INFERENCE
+    models: Annotated[str | None, Field(description=(
+        "The models to try, comma-separated (presets, Hub ids or sizes). Default: every "
+        "decoder preset ('whichgpu models').")), Cli(metavar="MODEL[,MODEL...]"),
+        Web(max_length=2000, label=N_("Models"))] = None
+    context: Annotated[str | None, Field(description=(
+        "The context each model must hold to count as fitting (default 4k).")),
+        Web(label=N_("Context per sequence"))] = None
+    engine: Annotated[Engine | None, Field(description=(
+        "The engine (inference): llamacpp by default (GGUF formats, offload to host RAM); "
+        "vllm, sglang ... try their own formats.")), Choice(Text(
+            "choice.engine", "unknown engine {v!r}; use one of {choices}")),
+        Web(label=N_("Engine"))] = None
+    host_ram: Annotated[str | None, Field(description=(
+        "Your system RAM, e.g. 64GB: a model that does not fit the card alone is tried with "
+        "llama.cpp's offload to it.")), Web(label=N_("System RAM"))] = None
+    host_memory: HostMemory = None
+    sort: Annotated[FitsSort, Field(description=(
+        "size (the largest model first), speed (the fastest first) or context (the longest "
+        "first).")), Choice(Text("choice.fits_sort", "{field} must be size, speed or context, "
+                                 "got {v!r}")), Web(label=N_("Sort by"))] = FitsSort.SIZE
+    top: Annotated[int, Field(ge=0, description="Models to show (0: all)."),
+                   Web(label=N_("Models shown"), max=500)] = 20
+    as_json: Json = False
+
+
 class Checklist(Request):
     """``whichgpu checklist``: the five questions of S13, answered with a GPU and
     rent-or-buy (the command line asks what is missing)."""
@@ -524,7 +584,8 @@ class Tco(Request):
     gpu: Annotated[str | None, Field(description=(
         "A catalog id, e.g. h100 or rtx-4090, or your card's memory such as 24GB (then give "
         "the purchase price and the TDP, or a GPU spec).")),
-        Cli(positional=True, metavar="[GPU]"), Web(max_length=200, label=N_("GPU"))] = None
+        Cli(positional=True, flags=("--gpu",), metavar="[GPU]"),
+        Web(max_length=200, label=N_("GPU"))] = None
     gpu_spec: Annotated[str | None, Field(description=(
         "Your own card: memory=24GB,tdp=350W,price=700USD (see 'whichgpu memory --help').")),
         Cli(metavar="KEY=VALUE,..."), Web(max_length=200, label=N_("Your own card"))] = None
@@ -566,6 +627,10 @@ class Tco(Request):
     rent_price: Annotated[str | None, Field(description=(
         "Rental price per GPU-hour to compare with, e.g. 3.15USD. Default: the cheapest "
         "on-demand offer in the prices.")), Web(label=N_("Rental price per GPU-hour"))] = None
+    vs: Annotated[str | None, Field(description=(
+        "Own this GPU or rent that one: the rent is the cheapest on-demand offer of this "
+        "catalog GPU (e.g. h100), counted for the same hours of use.")),
+        Cli(metavar="GPU"), Web(max_length=200, label=N_("Rent instead"))] = None
     prices: Prices = None
     max_age: MaxAge = None
     currency: Annotated[str | None, Field(description=(
@@ -651,6 +716,10 @@ class Gpus(Request):
         Web(label=N_("Sort by"))] = "cost-per-tflop"
     priced_only: Annotated[bool, Field(description="Only GPUs with an offer in the prices."),
                            Web(label=N_("Only GPUs with a price"))] = False
+    only: Annotated[str | None, Field(description=(
+        "List only these GPUs (comma-separated catalog ids or names, e.g. "
+        "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
+        Web(max_length=400, label=N_("Compare"))] = None
     rate: RateField = []
     as_json: Json = False
 
@@ -662,7 +731,8 @@ class Gpu(Request):
     COMMAND: ClassVar[str] = "gpu"
 
     gpu: Annotated[str, Field(description=(
-        "A catalog id, e.g. h100 or rtx-4090.")), Cli(positional=True, metavar="GPU"),
+        "A catalog id, e.g. h100 or rtx-4090.")),
+        Cli(positional=True, flags=("--gpu",), metavar="GPU"),
         Web(max_length=200, label=N_("GPU"))]
     lang: Annotated[str, Field(description=(
         "en or fr, for the article statements (fr-FR and any fr-* mean fr).")),
@@ -709,7 +779,8 @@ class PricesList(Request):
 
     gpu: Annotated[str | None, Field(description=(
         "A GPU or family (h100 covers SXM, PCIe and NVL).")),
-        Cli(positional=True, metavar="[GPU]"), Web(max_length=200, label=N_("GPU"))] = None
+        Cli(positional=True, flags=("--gpu",), metavar="[GPU]"),
+        Web(max_length=200, label=N_("GPU"))] = None
     spot: Annotated[bool, Field(description="Only spot (interruptible) offers."),
                     Web(label=N_("Spot only"))] = False
     on_demand: Annotated[bool, Field(description="Only on-demand offers."),
@@ -736,7 +807,8 @@ class PricesHistory(Request):
     COMMAND: ClassVar[str] = "prices history"
 
     gpu: Annotated[str, Field(description="A GPU or family."),
-                   Cli(positional=True, metavar="GPU"), Web(max_length=200, label=N_("GPU"))]
+                   Cli(positional=True, flags=("--gpu",), metavar="GPU"),
+                   Web(max_length=200, label=N_("GPU"))]
     feed: Annotated[str | None, Field(description="Only this feed."),
                     Web(max_length=200, label=N_("Feed"))] = None
     store: Store = None
@@ -889,6 +961,17 @@ class ValidateFits(Request):
     as_json: Json = False
 
 
+class ValidateQuestions(Request):
+    """``whichgpu validate questions``: whole questions people asked (fits, cards needed,
+    speed), each against the outcome its source published, judged right, roughly, wrong or
+    cannot answer."""
+
+    COMMAND: ClassVar[str] = "validate questions"
+
+    file: ValidationFile = None
+    as_json: Json = False
+
+
 class ValidateServing(Request):
     """``whichgpu validate serving``: each serving measurement against the model, by engine
     and GPU, holdout apart."""
@@ -924,8 +1007,9 @@ class Bench(Request):
                        Web(skip=True)] = False
     quick: Annotated[bool, Field(description="Smaller sizes, fewer repetitions."),
                      Web(skip=True)] = False
-    gpus: Annotated[str | None, Field(description=(
-        "GPU indices to measure, e.g. 0,1 (default: all).")), Web(skip=True)] = None
+    gpu_index: Annotated[str | None, Field(description=(
+        "GPU indices to measure, e.g. 0,1 (default: all).")), Cli(metavar="I[,I...]"),
+        Web(skip=True)] = None
     as_id: Annotated[str | None, Field(description=(
         "The catalog id of the card, when its name does not map to one.")),
         Cli(flags=("--as",)), Web(skip=True)] = None
@@ -984,8 +1068,9 @@ class Compare(Request):
     measured: Annotated[list[str], Field(description=(
         "Minutes you saw on a card: h100=12m a100=21m (durations like 12m, 1h5m, 90s).")),
         Web(skip=True)] = []
-    prices: Annotated[str, Field(description="Offer set or offer file."),
-                      Web(skip=True)] = "article-000"
+    prices: Annotated[str | None, Field(description=(
+        "Offer set or offer file (default: the market prices, as every command).")),
+        Web(skip=True)] = None
     currency: Annotated[str | None, Field(description="Show costs in this currency."),
                         Web(skip=True)] = None
     rate: Annotated[list[str], Field(description=RATE_HELP), Web(skip=True)] = []
@@ -1060,9 +1145,58 @@ class Serve(Request):
         "Requests can never name a file.")), Web(skip=True)] = "default"
 
 
+# ------------------------------------------------------------------ my machine
+
+ProfileName = Annotated[str, Field(description="The profile's name, e.g. home or lab."),
+                        Cli(positional=True, metavar="NAME"), Web(skip=True)]
+
+
+class ProfileSave(Request):
+    """``whichgpu profile save``: describe your machine once (its GPUs, host RAM, power price,
+    currency); '--profile NAME' then applies it to every command."""
+
+    COMMAND: ClassVar[str] = "profile save"
+
+    name: ProfileName
+    gpu: Annotated[str | None, Field(description=(
+        "Your card: a catalog id (rtx-4070) or its memory such as 12GB.")),
+        Web(skip=True)] = None
+    gpu_spec: Annotated[str | None, Field(description=GPU_SPEC_HELP),
+                        Cli(metavar="KEY=VALUE,..."), Web(skip=True)] = None
+    count: Annotated[int | None, Field(ge=1, le=64, description="How many of that card."),
+                     Web(skip=True)] = None
+    host_ram: Annotated[str | None, Field(description="Your system RAM, e.g. 64GB."),
+                        Web(skip=True)] = None
+    host_memory: Annotated[str | None, Field(description=(
+        "System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels).")),
+        Web(skip=True)] = None
+    kwh_price: Annotated[str | None, Field(description=(
+        "Your electricity per kWh, e.g. 0.25EUR (for tco).")), Web(skip=True)] = None
+    currency: Annotated[str | None, Field(description=(
+        "Show amounts in this currency.")), Web(skip=True)] = None
+    default: Annotated[bool, Field(description=(
+        "Apply it to every command without --profile.")), Web(skip=True)] = False
+
+
+class ProfileList(Request):
+    """``whichgpu profile list``: the saved profiles (the default marked)."""
+
+    COMMAND: ClassVar[str] = "profile list"
+
+    as_json: Json = False
+
+
+class ProfileRemove(Request):
+    """``whichgpu profile remove``: forget a saved profile."""
+
+    COMMAND: ClassVar[str] = "profile remove"
+
+    name: ProfileName
+
+
 #: every command, in the order ``whichgpu --help`` lists them
 COMMANDS: tuple[type[Request], ...] = (
-    Recommend, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory, ValidateSpeed,
-    ValidateFits, ValidateServing, Model, Models, PricesList, PricesRefresh, PricesHistory,
-    PricesImport, PricesSources, SourcesAdd, SourcesRemove, PricesPrune, PricesRemove, Serve,
-    Bench, BenchModel, Compare)
+    Recommend, Fits, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory,
+    ValidateSpeed, ValidateFits, ValidateServing, ValidateQuestions, Model, Models, PricesList,
+    PricesRefresh, PricesHistory, PricesImport, PricesSources, SourcesAdd, SourcesRemove,
+    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare)

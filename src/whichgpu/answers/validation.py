@@ -10,14 +10,17 @@ from typing import Any
 from whichgpu.answers.requests import (
     ValidateFits,
     ValidateMemory,
+    ValidateQuestions,
     ValidateServing,
     ValidateSpeed,
 )
 from whichgpu.errors import InputError
 from whichgpu.estimate import (
+    validation_ceilings,
     validation_cv,
     validation_fits,
     validation_memory,
+    validation_ranges,
     validation_serving,
     validation_speed,
 )
@@ -41,11 +44,15 @@ class ValidationAnswer:
                 "summary": [s.to_json() for s in self.summary], **self.extra}
 
 
-def _chosen(outcomes: list[Outcome], split: str) -> tuple[list[Outcome], list[Summary]]:
+def _chosen(outcomes: list[Outcome], split: str, excluded: dict[str, str] | None = None
+            ) -> tuple[list[Outcome], list[Summary]]:
+    """The rows of ``split`` and their summary, without the ``excluded`` rows (above a
+    physical ceiling: listed, not scored)."""
     if split not in SPLITS:
         raise InputError("--split must be calibration, holdout or all")
     rows = [x for x in outcomes if split == "all" or x.split == split]
-    return rows, [s for s in summarize(rows) if split == "all" or s.split == split]
+    scored = [x for x in rows if x.id not in (excluded or {})]
+    return rows, [s for s in summarize(scored) if split == "all" or s.split == split]
 
 
 def validate_memory(q: ValidateMemory) -> ValidationAnswer:
@@ -57,7 +64,8 @@ def validate_memory(q: ValidateMemory) -> ValidationAnswer:
     by_id = {r["id"]: r for r in read_rows(path)}
     extra = {"by_engine": [g.to_json() for g in group_errors(
         rows, by_id, lambda r: (r.get("category", ""), (r.get("engine") or "-").strip()))],
-        "verdicts": validation_memory.verdicts([by_id[x.id] for x in rows])}
+        "verdicts": validation_memory.verdicts([by_id[x.id] for x in rows]),
+        "ranges": validation_ranges.report(rows, by_id).to_json()}
     return ValidationAnswer("memory", rows, summary, extra)
 
 
@@ -66,11 +74,14 @@ def validate_speed(q: ValidateSpeed) -> ValidationAnswer:
     leaving each GPU and each source out of the fit."""
     path = Path(q.file) if q.file else default_path("speed")
     outcomes = validation_speed.run(path)
-    rows, summary = _chosen(outcomes, q.split)
     all_rows = read_rows(path)
+    excluded = validation_ceilings.excluded(all_rows)
+    rows, summary = _chosen(outcomes, q.split, excluded)
     by_id = {r["id"]: r for r in all_rows}
+    scored = [x for x in rows if x.id not in excluded]
     extra: dict[str, Any] = {"by_engine_arch": [g.to_json() for g in group_errors(
-        rows, by_id, engine_arch_key)]}
+        scored, by_id, engine_arch_key)],
+        "ranges": validation_ranges.report(rows, by_id, excluded).to_json()}
     if q.cross_validation:
         extra["cross_validation"] = {
             by: [s.to_json() for s in validation_cv.summarize(
@@ -112,3 +123,30 @@ def validate_serving(q: ValidateServing) -> ServingValidation:
     """The serving model's errors on the measured serving rows (calibration and holdout)."""
     return ServingValidation(validation_serving.report(Path(q.file) if q.file else None,
                                                        q.split, q.loso))
+
+
+@dataclass(frozen=True)
+class QuestionsAnswer:
+    """Whole questions and the judgement of each answer (estimate/validation_questions)."""
+
+    rows: list[Any]
+
+    @property
+    def shares(self) -> dict[str, float]:
+        from whichgpu.estimate.validation_questions import shares
+
+        return shares(self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        from whichgpu.estimate.validation_questions import __doc__ as rule
+
+        return {"what": "questions", "rows": [x.to_json() for x in self.rows],
+                "n": len(self.rows), "shares": self.shares,
+                "rule": (rule or "").split("answer is judged by one rule:", 1)[-1].strip()}
+
+
+def validate_questions(q: ValidateQuestions) -> QuestionsAnswer:
+    """Each question of validation/questions.csv answered and judged."""
+    from whichgpu.estimate import validation_questions
+
+    return QuestionsAnswer(validation_questions.run(Path(q.file) if q.file else None))

@@ -106,7 +106,7 @@ class Comparison:
     reference: str  # the measured card projections start from
     projection: str  # how other cards were projected
     currency: str
-    prices: str
+    prices: str | None  # None: the market prices
     count: int
     assumptions: list[str] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)  # model vs a 2nd measured card
@@ -256,7 +256,7 @@ def _cost(gpu: GPU, seconds: float | None, offers: list[Offer], currency: str,
     return rc, convert(rc.cost, currency, rates), None
 
 
-def compare(measured: list[Measured], offers: list[Offer], *, prices: str,
+def compare(measured: list[Measured], offers: list[Offer], *, prices: str | None,
             currency: str | None = None, rates: RateTable | None = None, count: int = 1,
             spot: bool = False, workload: Workload | None = None, bound: str = "auto",
             project: bool = True, profile: Any | None = None,
@@ -309,7 +309,8 @@ def compare(measured: list[Measured], offers: list[Offer], *, prices: str,
     assumptions = [f"measured: {m.gpu.id} {format_duration(m.seconds)} ({m.text})"
                    + (f"; {m.note}" if m.note else "") for m in measured]
     assumptions.append(f"each run costed on the cheapest {'spot' if spot else 'on-demand'} "
-                       f"offer for {count} GPU(s) in {prices}, under that offer's billing rule")
+                       f"offer for {count} GPU(s) in {prices or 'the market prices'}, under "
+                       "that offer's billing rule")
     if project:
         assumptions.append(f"projected from {ref.gpu.id} by {projection}")
     if checks:

@@ -79,8 +79,8 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
     w = job.workload
     what = job.describe()
     shown = rec.options[:top] if top else rec.options
-    title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what} (ranked by "
-                   f"{rec.ranking})")
+    ranking = "" if "(ranked by" in str(what) else f" (ranked by {rec.ranking})"  # said once
+    title = escape(f"{w.model.name} - {w.task}, {w.quant_name}: {what}{ranking}")
     if shown and table:
         first = shown[0]
         rate_name = _RATE_HEADERS.get(first.rate_name, first.rate_name.replace("_", " "))
@@ -111,6 +111,12 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
                 label += f" [dim]({opt.replicas} replicas x {opt.count})[/dim]"
             elif opt.gpus > 1 and _layout_clash(opt, shown):
                 label += f" [dim]({escape(opt.layout)})[/dim]"
+            m = opt.shape  # the machines rented, shortly (the JSON and --export say more)
+            if m.machines > 1 and m.machines != opt.replicas:  # replicas: one machine each
+                label += f" [dim]({m.machines} machines x {m.per_machine})[/dim]"
+            elif m.paid > m.used:
+                label += (f" [dim](on {m.per_machine}-GPU machines)[/dim]" if m.machines > 1
+                          else f" [dim](of a {m.per_machine}-GPU machine)[/dim]")
             t.add_row(f"{i}{mark}", label, format_money(opt.price_per_hour), time, cost,
                       f"[dim]{crng}[/dim]", _number(opt.rate.typical))
         console.print(t)
@@ -123,6 +129,7 @@ def _print(rec, top: int, selection, table: bool = True) -> None:
         console.print("[dim]" + "; ".join(legend) + "[/dim]")
     elif table:
         console.print(f"[bold]{title}[/bold]")
+    console.print(escape(str(rec.understood)))  # the work as understood (issue 26)
     console.print("[bold]Why[/bold]")
     for line in rec.explanation:
         console.print(f"  {escape(line)}")
@@ -224,6 +231,7 @@ def _print_checklist_answer(answer) -> None:
 def _print_checklist(result) -> None:
     from rich.markup import escape
 
+    from whichgpu.advise.explain import name as explain_name
     from whichgpu.units import format_money
 
     a = result.answers
@@ -239,7 +247,7 @@ def _print_checklist(result) -> None:
         for line in rec.explanation + rec.what_would_change:
             console.print(f"  {escape(line)}")
     else:
-        console.print(f"[bold]GPU:[/bold] {escape(best.label)} at "
+        console.print(f"[bold]GPU:[/bold] {escape(str(explain_name(best)))} at "
                       f"{format_money(best.price_per_hour)}/h ({escape(result.task)}, "
                       f"{escape(result.quant)})")
         for line in rec.explanation[:3]:

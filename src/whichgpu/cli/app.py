@@ -10,16 +10,21 @@ from whichgpu.cli import (
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
+    fits_cmds,
+    mcp_cmds,
     model_cmds,
     prices_cmds,
+    profile_cmds,
     web_cmds,
 )
+from whichgpu.cli.strict import StrictGroup
 
 app = typer.Typer(
     name="whichgpu",
+    cls=StrictGroup,  # its help reads like every command's (cli/help.py)
     help="Which GPU to rent or buy for an AI job, what it will cost, and how sure that is.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion: bash, zsh, fish
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
@@ -70,9 +75,12 @@ for _module in (
     catalog_cmds,
     cost_cmds,
     estimate_cmds,
+    fits_cmds,
     model_cmds,
     prices_cmds,
+    profile_cmds,
     web_cmds,
     bench_cmds,
+    mcp_cmds,
 ):
     _module.register(app)

@@ -214,12 +214,13 @@ def _print_model_bench_answer(answer) -> None:
 
 def _print_model_bench(result, profile) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     s = result.settings
     where = result.gpu_id or result.device
-    t = Table(title=f"{result.spec.name} on {where}: batch {s.batch}, prompt {s.prompt_tokens}, "
-                    f"output {s.output_tokens}" + (f", training {s.train_seq} tokens"
-                                                    if s.train else ""),
+    t = Table(title=Text(f"{result.spec.name} on {where}: batch {s.batch}, prompt "
+                         f"{s.prompt_tokens}, output {s.output_tokens}"
+                         + (f", training {s.train_seq} tokens" if s.train else "")),
               title_justify="left", pad_edge=False)
     cols = ["Measure", "Measured", "Estimate (low-high)", "Error"]
     if profile is not None:
@@ -301,8 +302,9 @@ def _print_compare(result) -> None:
     from whichgpu.units import format_money
 
     cheaper = result.cheaper
+    where = result.prices or "the market prices"
     t = Table(title=f"The same job on each card (costs in {result.currency}, offers from "
-                    f"{result.prices})", title_justify="left", pad_edge=False)
+                    f"{where})", title_justify="left", pad_edge=False)
     for col in ("Card", "Minutes", "How", "Billed min", "Cost/run", "Offer"):
         t.add_column(col, justify="right" if col in ("Minutes", "Billed min", "Cost/run")
                      else "left", overflow="fold")

@@ -18,6 +18,11 @@ from pydantic_core import PydanticUndefined
 
 from whichgpu.answers.fields import base_type, cli_of, flags, is_bool, is_list
 from whichgpu.answers.request import Request
+from whichgpu.cli import panels
+from whichgpu.cli.strict import StrictCommand, StrictGroup, UsageError
+
+#: the suffix of the option a positional argument is also accepted as (``gpu`` -> ``--gpu``)
+AS_OPTION = "__as_option"
 
 Body = Callable[..., None]
 
@@ -64,21 +69,56 @@ def parameters(model: type[Request]) -> list[inspect.Parameter]:
         help_text = cli.help or field.description
         default = _default(model, name)
         if cli.positional:
-            info = typer.Argument(default, metavar=cli.metavar, help=help_text,
-                                  show_default=False)
+            info = typer.Argument(None if cli.flags else default, metavar=_bare(cli.metavar),
+                                  help=help_text, show_default=False)
+            if cli.flags:  # also accepted as an option: `gpu h100` or `gpu --gpu h100`
+                out.append(inspect.Parameter(
+                    name + AS_OPTION, inspect.Parameter.KEYWORD_ONLY,
+                    default=typer.Option(None, *cli.flags, metavar=_bare(cli.metavar),
+                                         help=f"The same as the {_bare(cli.metavar)} argument.",
+                                         rich_help_panel=panels.panel(model, name)),
+                    annotation=_typer_type(model, name) | None))
         else:
             decls = list(flags(model, name))
             if is_bool(model, name) and cli.negatable:
                 decls[0] = f"{decls[0]}/--no-{decls[0].removeprefix('--')}"
-            info = typer.Option(default, *decls, help=help_text, metavar=cli.metavar,
+            info = typer.Option(default, *decls, help=help_text,
+                                metavar=panels.metavar(model, name),
+                                rich_help_panel=panels.panel(model, name),
                                 show_default=default not in (None, ..., False))
         out.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
                                      annotation=_typer_type(model, name)))
     return out
 
 
+def _bare(metavar: str | None) -> str:
+    """``[GPU]`` -> ``GPU`` (the usage line brackets an optional argument itself)."""
+    text = metavar or "VALUE"
+    inner = text[1:-1]
+    if text.startswith("[") and text.endswith("]") and "[" not in inner and "]" not in inner:
+        return inner
+    return text
+
+
 def _values(model: type[Request], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """What typer read, as the request model takes it (an empty list option is no value)."""
+    """What typer read, as the request model takes it (an empty list option is no value; a
+    positional argument given as its option too must be given once)."""
+    kwargs = dict(kwargs)
+    for key in [k for k in kwargs if k.endswith(AS_OPTION)]:
+        name, value = key.removesuffix(AS_OPTION), kwargs.pop(key)
+        if value is None:
+            continue
+        if kwargs.get(name) not in (None, value):
+            option = cli_of(model, name).flags[0]
+            raise UsageError(
+                f"{_bare(cli_of(model, name).metavar)} was given twice ({kwargs[name]!r} and "
+                f"{option} {value!r}); give it once")
+        kwargs[name] = value
+    for name, field in model.model_fields.items():
+        cli = cli_of(model, name)
+        if cli.positional and cli.flags and field.is_required() and kwargs.get(name) is None:
+            raise UsageError(f"Missing argument '{_bare(cli.metavar)}' (or "
+                                   f"{cli.flags[0]} {_bare(cli.metavar)}).")
     return {k: v for k, v in kwargs.items()
             if not (v is None and is_list(model, k)) and k != "ctx"}
 
@@ -92,23 +132,80 @@ def help_of(model: type[Request]) -> str:
     return "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
 
 
+PROFILE = "profile__option"
+
+
+def _takes_profile(model: type[Request]) -> bool:
+    from whichgpu.cli.profiles import APPLIES
+
+    return any(model.COMMAND in commands for commands in APPLIES.values())
+
+
+def _apply_profile(model: type[Request], kwargs: dict[str, Any], ctx: Any,
+                   name: str | None) -> None:
+    """Fill what the command line left out from the profile (``--profile`` or the default)."""
+    from whichgpu.cli import profiles
+    from whichgpu.cli.common import note
+
+    chosen = profiles.chosen(name)
+    if chosen is None:
+        return
+    given = set()
+    for key in kwargs:
+        source = ctx.get_parameter_source(key) if ctx is not None else None
+        if source is not None and source.name != "DEFAULT":
+            given.add(key.removesuffix(AS_OPTION))
+    label, profile = chosen
+    filled = profiles.fill(model.COMMAND, kwargs, given, set(model.model_fields), profile)
+    if filled:
+        shown = ", ".join(f"{k}={kwargs[k]}" for k in filled)
+        note(f"profile {label}{' (default)' if name is None else ''}: {shown}")
+
+
+#: commands that ask questions, run a server or print their own progress: no spinner
+NO_SPINNER = frozenset({"checklist", "serve", "bench", "bench model", "compare",
+                        "prices refresh"})
+
+
+def _spinner(model: type[Request], request: Request) -> Any:
+    """A spinner on a terminal while the answer is computed (after a second), else nothing."""
+    from contextlib import nullcontext
+
+    from whichgpu.cli.common import Spinner
+
+    if model.COMMAND in NO_SPINNER or getattr(request, "as_json", False) or not Spinner.wanted():
+        return nullcontext()
+    return Spinner(f"whichgpu {model.COMMAND} ...")
+
+
 def command(model: type[Request], body: Body, *, context: bool = False) -> Callable[..., None]:
     """A typer command function for ``model``: typer's values -> the request -> ``body``
     (``body(request)``, or ``body(request, ctx)`` with ``context``)."""
     params = parameters(model)
-    if context:
-        params.insert(0, inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                           annotation=typer.Context))
+    takes_profile = _takes_profile(model)
+    if takes_profile:  # before --json, which stays last
+        at = next((i for i, p in enumerate(params) if p.name == "as_json"), len(params))
+        params.insert(at, inspect.Parameter(
+            PROFILE, inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
+            default=typer.Option(None, "--profile", metavar="NAME", rich_help_panel=(
+                panels.panel(model, "gpu") if "gpu" in model.model_fields else None),
+                help="Your machine as 'whichgpu profile save' described it (default: the "
+                     "default profile, if one is set).")))
+    params.insert(0, inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                       annotation=typer.Context))
 
     def run(**kwargs: Any) -> None:
         ctx = kwargs.pop("ctx", None)
         if context and ctx is not None and ctx.invoked_subcommand is not None:
             return
+        if takes_profile:
+            _apply_profile(model, kwargs, ctx, kwargs.pop(PROFILE, None))
         request = model.parse(_values(model, kwargs))
-        if context:
-            body(request, ctx)
-        else:
-            body(request)
+        with _spinner(model, request):
+            if context:
+                body(request, ctx)
+            else:
+                body(request)
 
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for typer
     run.__annotations__ = {p.name: p.annotation for p in params}
@@ -122,6 +219,8 @@ def bind(app: typer.Typer, model: type[Request], body: Body, *, name: str | None
     """Register ``model``'s command on ``app`` (as the group's callback with ``callback``)."""
     fn = command(model, body, context=callback)
     if callback:
+        settings.setdefault("cls", StrictGroup)
         app.callback(invoke_without_command=True, help=help_of(model), **settings)(fn)
         return
+    settings.setdefault("cls", StrictCommand)
     app.command(name or model.COMMAND.split()[-1], help=help_of(model), **settings)(fn)

@@ -12,13 +12,139 @@ from typing import Any
 
 from rich.console import Console
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+#: a word up to this long is never broken across lines in a table (longer ones fold)
+WORD_WIDTH = 16
+
+
+def _plain(cell: Any) -> str | None:
+    """A cell's text (None: a renderable that is not text)."""
+    from rich.text import Text
+
+    if isinstance(cell, Text):
+        return cell.plain
+    if isinstance(cell, str):
+        try:
+            return Text.from_markup(cell).plain
+        except Exception:  # not markup after all: its own characters
+            return cell
+    return None
+
+
+def tidy(table: Any, console: Console | None = None) -> Any:
+    """A table as people read it: no column that is empty in every row, and, as far as the
+    console's width allows, no word broken across lines in a column that wraps (the first
+    column, then those with the shortest longest word, are kept whole first; rich's own
+    layout decides each try)."""
+    columns = list(table.columns)
+    if table.row_count and len(columns) > 1:
+        for col in columns:
+            cells = [_plain(c) for c in col.cells]
+            if cells and all(t is not None and not t.strip() for t in cells):
+                table.columns.remove(col)
+        for i, col in enumerate(table.columns):  # rich lays columns out by their index
+            col._index = i
+    if console is None:
+        return table
+    wrapping = []
+    for col in table.columns:
+        if col.no_wrap:
+            continue
+        texts = [_plain(col.header) or "", *(_plain(c) or "" for c in col.cells)]
+        longest = min(max((len(w) for t in texts for w in t.split()), default=0), WORD_WIDTH)
+        if longest > (col.min_width or 0):
+            wrapping.append((longest, col))
+    first = table.columns[0] if table.columns else None  # a row's name: kept whole first
+    for longest, col in sorted(wrapping, key=lambda lc: (lc[1] is not first, lc[0])):
+        before = col.min_width
+        col.min_width = longest
+        if _width(table, console) > console.options.max_width:
+            col.min_width = before
+    return table
+
+
+def _width(table: Any, console: Console) -> int:
+    """The width rich lays ``table`` out at (more than the console's: it would be cropped)."""
+    try:  # rich's own layout (private, stable since rich 10); without it, nothing is raised
+        widths = table._calculate_column_widths(console, console.options)
+        return int(sum(widths) + table._extra_width)
+    except Exception:
+        return console.options.max_width + 1
+
+
+class Spinner:
+    """A spinner on stderr while an answer is computed, shown only after ``delay`` seconds and
+    only when stdout and stderr are a terminal; it stops before anything is printed."""
+
+    active: Spinner | None = None
+
+    def __init__(self, text: str = "working ...", delay: float = 1.0) -> None:
+        import threading
+
+        self.text, self.delay = text, delay
+        self._lock = threading.Lock()
+        self._timer: Any = None
+        self._status: Any = None
+        self._stopped = False
+
+    @staticmethod
+    def wanted() -> bool:
+        import os
+
+        return (sys.stdout.isatty() and sys.stderr.isatty()
+                and os.environ.get("TERM") != "dumb")
+
+    def __enter__(self) -> Spinner:
+        import threading
+
+        Spinner.active = self
+        self._timer = threading.Timer(self.delay, self._start)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            # its own console: the shared ones stop the spinner when they print
+            self._status = Console(stderr=True).status(self.text)
+            self._status.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+        if Spinner.active is self:
+            Spinner.active = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _Console(Console):
+    """rich's console, with every table printed through :func:`tidy`; a spinner stops first."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        from rich.table import Table
+
+        if Spinner.active is not None:
+            Spinner.active.stop()
+        super().print(*(tidy(o, self) if isinstance(o, Table) else o for o in objects), **kwargs)
+
+
+console = _Console(highlight=False)
+err_console = _Console(stderr=True, highlight=False)
 
 
 def emit_json(data: Any) -> None:
     """Machine-readable output: strict JSON on stdout and nothing else (a non-finite number,
     which JSON cannot write, becomes null rather than NaN)."""
+    if Spinner.active is not None:
+        Spinner.active.stop()
     try:
         text = json.dumps(data, indent=2, ensure_ascii=False, default=_default,
                           allow_nan=False)
@@ -64,6 +190,18 @@ def show(answer: Any, as_json: bool, printer: Callable[[Any], None]) -> None:
         printer(answer)
 
 
+def _not_denormal(value: float) -> float:
+    """A float option's value, unless it is a denormal (1e-320: below the smallest normal
+    float, 2.2e-308), which no quantity here means and which reads as 0 in every sum."""
+    if value != 0 and abs(value) < sys.float_info.min:
+        from pydantic_core import PydanticCustomError
+
+        raise PydanticCustomError("denormal", f"{value!r} is too small to compute with (the "
+                                  f"smallest is {sys.float_info.min:.3g}); give a plausible "
+                                  "amount")
+    return value
+
+
 def refuse_non_finite_floats() -> None:
     """The CLI's parsers read 'nan', 'inf' and '1e999' as floats, and a range check lets NaN
     through (every comparison with NaN is false): no whichgpu option means any of them, so
@@ -80,13 +218,14 @@ def refuse_non_finite_floats() -> None:
     if build is not None and not getattr(build, "_whichgpu_finite", False):
         from typing import Annotated
 
-        from pydantic import Field, TypeAdapter
+        from pydantic import AfterValidator, Field, TypeAdapter
 
         def finite_numbers(number_class, *, min=None, max=None, clamp=None):
             if number_class is not float or clamp:
                 return build(number_class, min=min, max=max, clamp=clamp)
             bounds = {k: v for k, v in (("ge", min), ("le", max)) if v is not None}
-            return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds)])
+            return TypeAdapter(Annotated[float, Field(allow_inf_nan=False, **bounds),
+                                         AfterValidator(_not_denormal)])
 
         finite_numbers._whichgpu_finite = True  # type: ignore[attr-defined]  # our marker
         _adapters._build_number_adapter = finite_numbers
@@ -104,6 +243,9 @@ def refuse_non_finite_floats() -> None:
         result = original(self, value, param, ctx)
         if isinstance(result, float) and not math.isfinite(result):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
+        if isinstance(result, float):
+            if result != 0 and abs(result) < sys.float_info.min:
+                self.fail(f"{value!r} is too small to compute with.", param, ctx)
         return result
 
     base.convert = convert  # type: ignore[method-assign]  # made strict on purpose (above)

@@ -22,6 +22,9 @@ def tco(q: req.Tco) -> None:
     result = answer(q)
     if result.resolution_note:
         note(result.resolution_note)
+    vs = getattr(result, "vs", None)  # --vs: which rented card set the rent, and how
+    if vs is not None:
+        note(vs["assumption"])
     if result.selection is not None:
         from whichgpu.cli.prices_cmds import print_price_origin
 
@@ -53,9 +56,9 @@ def _print_tco(o, advice, show_curve: bool, name: str) -> None:
     def row(label: str, value: str, key: str) -> None:
         t.add_row(label, value, src.get(key, ""))
 
-    row("Purchase price", fm(o.purchase_price, 0), "purchase_price")
-    row("Host share per GPU", fm(o.host_share, 0), "host_share")
-    row("Resale value at the end", fm(o.resale_value, 0), "resale_value")
+    row("Purchase price", fm(o.purchase_price), "purchase_price")
+    row("Host share per GPU", fm(o.host_share), "host_share")
+    row("Resale value at the end", fm(o.resale_value), "resale_value")
     row("Years", f"{i.years:g}", "years")
     row("Utilisation", f"{i.utilization:.0%} ({o.hours_used_per_month:,.0f} h/month)",
         "utilization")
@@ -64,7 +67,7 @@ def _print_tco(o, advice, show_curve: bool, name: str) -> None:
     row("Electricity", f"{fm(o.kwh_price)}/kWh", "kwh_price")
     row("PUE", f"{i.pue:g}", "pue")
     row("Cooling per hour of use", fm(o.cooling_per_hour), "cooling_per_hour")
-    row("Maintenance per year", fm(o.maintenance_per_year, 0), "maintenance_per_year")
+    row("Maintenance per year", fm(o.maintenance_per_year), "maintenance_per_year")
     if o.rent_price is not None:
         row("Rental price per GPU-hour", fm(o.rent_price), "rent_price")
     console.print(t)
@@ -76,7 +79,7 @@ def _print_tco(o, advice, show_curve: bool, name: str) -> None:
     r.add_row("Electricity per year", fm(o.electricity_per_year))
     r.add_row("Cooling per year", fm(o.cooling_per_year))
     r.add_row("Running cost per hour of use", fm(o.running_cost_per_used_hour))
-    r.add_row(f"Total over {i.years:g} years", fm(o.total_cost, 0))
+    r.add_row(f"Total over {i.years:g} years", fm(o.total_cost))
     r.add_row("Effective cost per hour owned", fm(o.effective_cost_per_hour))
     r.add_row("Effective cost per hour used", fm(o.effective_cost_per_used_hour))
     if o.rent_price is not None:
@@ -90,7 +93,7 @@ def _print_tco(o, advice, show_curve: bool, name: str) -> None:
         console.print(f"[dim]- {a}[/dim]")
     if advice is not None:
         verdict = "BUY" if advice.decision == "buy" else "RENT"
-        console.print(f"[bold]Advice: {verdict}[/bold] (saves {fm(advice.saving, 0)} over "
+        console.print(f"[bold]Advice: {verdict}[/bold] (saves {fm(advice.saving)} over "
                       f"{advice.thresholds.horizon_months:g} months)")
         for reason in advice.reasons:
             console.print(f"  - {reason}")
@@ -100,7 +103,7 @@ def _print_tco(o, advice, show_curve: bool, name: str) -> None:
             c.add_column(col, justify="right")
         for p in o.curve():
             c.add_row(f"{p.month:g}", f"{p.hours_used:,.0f}",
-                      fm(p.rent, 0) if p.rent else "-", fm(p.own, 0))
+                      fm(p.rent) if p.rent else "-", fm(p.own))
         console.print(c)
 
 
@@ -123,6 +126,8 @@ def _months(x: float | None) -> str:
 # ---------------------------------------------------------------- cost
 
 def cost(q: req.Cost) -> None:
+    from rich.markup import escape
+
     from whichgpu.answers.money import cost as answer
     from whichgpu.cli.prices_cmds import print_price_origin
     from whichgpu.units import format_duration
@@ -140,7 +145,8 @@ def cost(q: req.Cost) -> None:
     when = (format_duration(d.typical) if d.low == d.high else
             f"{format_duration(d.typical)} ({format_duration(d.low)} to "
             f"{format_duration(d.high)})")
-    console.print(f"[bold]{count} x {g.id}[/bold] for {when}: [bold]{shown.cost}[/bold]")
+    console.print(f"[bold]{count} x {g.id}[/bold] on {escape(result.shape())} for {when}: "
+                  f"[bold]{shown.cost}[/bold]")
     notes = result.assumptions()
     if d.low == d.high:  # the duration line repeats the headline
         notes = [n for n in notes if not n.startswith("duration ")]

@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
     bind(validate_app, req.ValidateSpeed, validate_speed)
     bind(validate_app, req.ValidateFits, validate_fits)
     bind(validate_app, req.ValidateServing, validate_serving)
+    bind(validate_app, req.ValidateQuestions, validate_questions)
     app.add_typer(validate_app, name="validate")
 
 
@@ -30,6 +31,7 @@ def memory(q: req.Memory) -> None:
 
 def _print_memory(report) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from whichgpu.listing import join_some, more_line
     from whichgpu.units import GB, GiB, format_bytes, format_bytes_both
@@ -37,7 +39,7 @@ def _print_memory(report) -> None:
     e = report.estimate
     title = (f"{report.model_name} - {e.task}, {e.quant}, engine {e.engine}"
              + (f", per GPU of {e.gpus}" if e.gpus > 1 else ""))
-    t = Table(title=title, title_justify="left", pad_edge=False)
+    t = Table(title=Text(title), title_justify="left", pad_edge=False)  # names kept literal
     t.add_column("Term")
     t.add_column("GB", justify="right")
     t.add_column("GiB", justify="right")
@@ -148,22 +150,25 @@ def _print_speed_answer(result) -> None:
 
         print_max_throughput(result.saturation)
         return
+    from rich.markup import escape
+
     answer = result.answer
     if answer.estimate is None:
-        console.print(f"[red]{answer.not_fit}[/red]: no speed is given for a job that does not "
-                      "fit. 'whichgpu memory' shows what would make it fit.")
+        console.print(f"[red]{escape(str(answer.not_fit))}[/red]: no speed is given for a job "
+                      "that does not fit. 'whichgpu memory' shows what would make it fit.")
         return
     _print_speed(answer.estimate, result.workload)
 
 
 def _print_speed(est, w) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from whichgpu.units import format_duration
 
     where = est.gpu if est.count == 1 else f"{est.count} x {est.gpu}"
-    t = Table(title=f"{w.model.name} on {where} - {est.task}, {est.precision} compute, "
-                    f"{est.bound}-bound, confidence {est.confidence}",
+    t = Table(title=Text(f"{w.model.name} on {where} - {est.task}, {est.precision} compute, "
+                         f"{est.bound}-bound, confidence {est.confidence}"),
               title_justify="left", pad_edge=False)
     for col in ("Measure", "Low", "Typical", "High"):
         t.add_column(col, justify="left" if col == "Measure" else "right")
@@ -238,6 +243,35 @@ def _print_fits(answer) -> None:
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(answer.counts.items())))
 
 
+def validate_questions(q: req.ValidateQuestions) -> None:
+    from whichgpu.answers.validation import validate_questions as answer
+
+    show(answer(q), q.as_json, _print_questions)
+
+
+def _print_questions(answer) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="questions people asked, against what their sources published",
+              title_justify="left", pad_edge=False)
+    for col in ("Question", "Published", "whichgpu", "Judged"):
+        t.add_column(col, overflow="fold")
+    colors = {"right": "green", "roughly": "yellow", "wrong": "red", "cannot answer": "dim"}
+    for x in answer.rows:
+        c = colors[str(x.judgement)]
+        t.add_row(f"{escape(x.id)}: {escape(x.question)}", escape(x.outcome), escape(x.answer),
+                  f"[{c}]{x.judgement}[/{c}]")
+    console.print(t)
+    for x in answer.rows:
+        if x.note and str(x.judgement) in ("wrong", "cannot answer"):
+            console.print(f"[dim]{escape(x.id)}: {escape(x.note)}[/dim]")
+    n = len(answer.rows)
+    right = sum(1 for x in answer.rows if str(x.judgement) == "right")
+    console.print(f"{right} of {n} right ({answer.shares['right']:.0%}); "
+                  + ", ".join(f"{k} {v:.0%}" for k, v in answer.shares.items() if k != "right"))
+
+
 def validate_serving(q: req.ValidateServing) -> None:
     from whichgpu.answers.validation import validate_serving as answer
     from whichgpu.cli.serving_view import print_validation
@@ -285,6 +319,10 @@ def _print_validation(answer) -> None:
                       "holdout rows show how honest the ranges are (make calibrate sets them "
                       "from the calibration rows only).[/dim]")
     _print_groups(extra.get("by_engine_arch") or extra.get("by_engine"), what, summary)
+    if "ranges" in extra:
+        from whichgpu.cli.ranges_view import print_ranges
+
+        print_ranges(extra["ranges"], what)
     if "cross_validation" in extra:
         _print_cross_validation(extra["cross_validation"], summary)
     if "verdicts" in extra:

@@ -131,13 +131,16 @@ def _print_prices(result) -> None:
         ("GPU", "left", None), ("Provider", "left", 6), ("Region", "left", 6),
         ("Per GPU-h", "right", None), ("Offer /h", "right", None), ("Age", "right", None),
         ("Feed", "left", None))
-    for col, justify, min_width in columns:
-        if multi or col != "Offer /h":
-            table.add_column(col, justify=justify, no_wrap=min_width is None,
-                             min_width=min_width, overflow="fold")
+    # Below 100 columns the region gives way (--json has it): words are not broken instead.
+    keep = [(multi or col != "Offer /h") and (col != "Region" or console.width >= 100)
+            for col, _, _ in columns]
+    for (col, justify, _), kept in zip(columns, keep, strict=True):
+        if kept:
+            table.add_column(col, justify=justify, overflow="fold",  # tidy() sizes them
+                             no_wrap=col in ("GPU", "Age"))
     for o in shown:
         cells = _offer_row(o, selection)
-        table.add_row(*(cells if multi else cells[:4] + cells[5:]))
+        table.add_row(*(c for c, kept in zip(cells, keep, strict=True) if kept))
     console.print(table)
     if len(shown) < offers_total:
         console.print(f"[dim]{offers_total - len(shown)} more; --limit 0 shows all.[/dim]")

@@ -112,6 +112,10 @@ def print_validation(report: dict) -> None:
             s.add_row(c["split"], *[str(c[k]) for k in cols], str(c["n"]), med,
                       f"{c['inside_range']}/{c['n']}")
         console.print(s)
+    if "ranges" in report:
+        from whichgpu.cli.ranges_view import print_ranges
+
+        print_ranges(report["ranges"], "serving")
     loso = report.get("leave_one_source_out")
     if loso:
         s = Table(title="serving validation: leave one calibration source out (refitted "

@@ -19,7 +19,7 @@ from whichgpu.cost.ownership import Ownership, ownership, ownership_inputs
 from whichgpu.cost.rent_or_buy import Advice, rent_or_buy
 from whichgpu.cost.task import TaskCost, duration_for, task_cost
 from whichgpu.errors import InputError
-from whichgpu.messages import Field, msg
+from whichgpu.messages import Field, Join, msg
 from whichgpu.units import Money, Range, parse_count, parse_duration, parse_money
 
 if TYPE_CHECKING:
@@ -226,6 +226,23 @@ class CostResult:
     selection: Any  # the OfferSelection read
     resolution_note: str | None = None
     rate_of_work: str | None = None
+    spread: str = "one machine"  # advise.machines.Spread: one machine, cluster, separate
+    sized_as_asked: bool = False  # the offer gives a price per GPU: its machine assumed
+
+    @property
+    def machines(self) -> int:
+        return self.task.instances
+
+    def shape(self) -> str:
+        """'one 8-GPU machine (p5.48xlarge)' or '8 separate machines of 1 GPU'."""
+        o = self.task.offer
+        kind = f" ({o.instance_type})" if o.instance_type else ""
+        if self.spread == "one machine":
+            return f"one {o.gpu_count}-GPU machine{kind}"
+        if self.spread == "cluster":
+            return (f"{self.machines} machines of {o.gpu_count} GPUs{kind} linked by a cluster "
+                    "network")
+        return f"{self.machines} separate machines of {o.gpu_count} GPU(s){kind}"
 
     @property
     def converted(self) -> bool:
@@ -238,7 +255,31 @@ class CostResult:
                                                         self.currency)
 
     def assumptions(self) -> list[str]:
-        notes = self.task.assumptions()
+        o = self.task.offer
+        if self.spread == "one machine":
+            shape = (f"{self.task.gpus} GPU(s) in {self.shape()} of {o.provider}: linked by "
+                     f"its own links, as GPUs that work together need")
+        elif self.spread == "cluster":
+            shape = (f"{self.shape()} of {o.provider}: the price list does not say such a "
+                     "cluster can be rented; large clusters are usually reserved in advance, "
+                     "at other prices")
+        else:
+            shape = (f"{self.shape()} of {o.provider}: no machine in the price list holds "
+                     f"{self.task.gpus} {o.gpu}, so only work that splits into independent "
+                     "parts runs like this (GPUs that work together need one machine)")
+        notes = [shape] if self.task.gpus > 1 or self.machines > 1 else []
+        from whichgpu.cost.capacity import ceiling
+
+        c = ceiling(o.provider)
+        paid = self.machines * o.gpu_count
+        if paid > c.gpus:
+            notes.append(f"{paid:,} GPUs from {o.provider}: more than the {c.gpus:,} GPUs of one "
+                         f"kind one provider is assumed to rent on demand ({c.source}); spread "
+                         "them over providers or reserve the capacity in advance")
+        if self.sized_as_asked:
+            notes.append(f"{o.provider} gives a price per GPU, not the machines it sells: "
+                         f"assumed {o.gpu_count}-GPU machines at {o.gpu_count} x that price")
+        notes += self.task.assumptions()
         if self.rate_of_work:
             notes.append(f"duration from the rate of work {self.rate_of_work}")
         note = self.conversion_note()  # None unless converted
@@ -248,6 +289,17 @@ class CostResult:
 
     def to_json(self) -> dict[str, Any]:
         data = self.shown.to_json()
+        data["machines"] = self.machines
+        data["gpus_per_machine"] = self.task.offer.gpu_count
+        paid = self.machines * self.task.offer.gpu_count
+        data["gpus_paid"] = paid
+        data["spread"] = self.spread
+        data["shape"] = self.shape()
+        from whichgpu.cost.capacity import ceiling
+
+        c = ceiling(self.task.offer.provider)
+        data["capacity"] = {"gpus_needed": paid, "ceiling": c.to_json(),
+                            "exceeds": paid > c.gpus}
         data["assumptions"] = self.assumptions()
         data["prices"] = self.prices
         data["price_selection"] = self.selection.to_json()
@@ -275,7 +327,6 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     they are in several).
     """
     from whichgpu.catalog.offers import shipped_offer_sets
-    from whichgpu.cost.billing import cheapest_offer
 
     _check_max_age(max_age)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GPUS:
@@ -296,7 +347,13 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     res = resolve_gpu(gpu_id)
     g = res.gpu
     read = selection_for or _reader(max_age)
-    selection = read(prices, [g.id])
+    note = res.note
+    if len(res.candidates) > 1:  # a family name: its cheapest variant in these prices
+        selection = read(prices, list(res.candidates))
+        g, note = _cheapest_variant(res, list(selection.offers), currency or "USD", rates,
+                                    count, spot)
+    else:
+        selection = read(prices, [g.id])
     offers = list(selection.offers)
     same_gpu = [o for o in offers if o.gpu == g.id]
     where = prices or msg("cost.current_prices", "the current prices")
@@ -312,7 +369,7 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     if show is None:
         own = {o.price_per_hour.currency for o in same_gpu}
         show = own.pop() if len(own) == 1 else (selection.main_currency() or "USD")
-    offer = cheapest_offer(offers, g.id, show, rates, gpus=count, spot=spot)
+    offer, spread, sized = _machine_offer(offers, g.id, show, rates, count, spot)
     if offer is None:
         if spot:
             raise InputError(msg("cost.no_spot", "no spot offer for {gpu} in {where}; drop "
@@ -323,7 +380,67 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
                              flag=Field("spot")))
     tc = task_cost(offer, span, gpus=count, work=amount, unit=unit, per=per_n)
     shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
-    return CostResult(g, tc, shown, show, rates, prices, selection, res.note, rate_of_work)
+    return CostResult(g, tc, shown, show, rates, prices, selection, note, rate_of_work,
+                      str(spread), sized)
+
+
+def _cheapest_variant(res: Any, offers: list, currency: str, rates: RateTable, count: int,
+                      spot: bool) -> tuple[GPU, Any]:
+    """The variant of an ambiguous family name ('a100') that rents ``count`` GPUs for least
+    in ``offers`` (machines as :func:`_machine_offer` picks them), and a note that says which
+    and what the others cost; the family's default variant when none has an offer."""
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.cost.billing import hourly_price
+
+    priced = []
+    for gpu_id in res.candidates:
+        offer, spread, _sized = _machine_offer(offers, gpu_id, currency, rates, count, spot)
+        if offer is not None:  # one machine (or a cluster) before separate machines
+            priced.append((spread == "separate machines",
+                           hourly_price(offer, count, currency, rates), gpu_id))
+    if not priced:
+        return res.gpu, res.note
+    priced.sort(key=lambda p: (p[0], p[1].amount, p[2]))
+    _apart, best_price, best = priced[0]
+    others = [msg("cost.variant.other", "{gpu} {price}/h", gpu=gpu_id, price=price)
+              for _apart, price, gpu_id in priced[1:]]
+    unrented = [c for c in res.candidates if c not in {p[2] for p in priced}]
+    return default_catalog().get(best), msg(
+        "cost.variant", "{query!r} names several variants: priced the cheapest in these "
+        "prices, {gpu} ({price}/h for {count} GPU(s)){others}{unrented}; name the variant to "
+        "choose another", query=res.query, gpu=best, price=best_price, count=count,
+        others=msg("cost.variant.others", "; then {list}", list=Join(others))
+        if others else "",
+        unrented=msg("cost.variant.unrented", "; no offer for {list}", list=Join(unrented))
+        if unrented else "")
+
+
+def _machine_offer(offers: list, gpu_id: str, currency: str, rates: RateTable, count: int,
+                   spot: bool) -> tuple[Any, str, bool]:
+    """(the offer, how its machines hold the ``count`` GPUs, whether its machine is assumed
+    from a price per GPU): the cheapest machine that holds them all (GPUs that work together
+    need one); past one server (8 GPUs), whole servers of 8 or more as a cluster; where
+    neither is in the price list, the cheapest way to rent them as separate machines."""
+    from whichgpu.cost.billing import cheapest_offer, hourly_price
+    from whichgpu.cost.capacity import SERVER_GPUS, Spread
+
+    pool = [o for o in offers if o.gpu == gpu_id and o.spot == spot]
+    size = count if count <= SERVER_GPUS else SERVER_GPUS
+    machines = []
+    for o in pool:
+        if o.gpu_count >= count or (count > SERVER_GPUS and o.gpu_count >= SERVER_GPUS
+                                     and count % o.gpu_count == 0):
+            machines.append((o, False))
+        elif o.instance_type is None and o.gpu_count == 1 and count % size == 0:
+            # a price per GPU (no machine named): machines of the size asked, a server at most
+            machines.append((o.model_copy(update={"gpu_count": size, "price_per_hour":
+                                                  o.price_per_hour * size}), True))
+    if machines:
+        best, sized = min(machines, key=lambda p: (
+            hourly_price(p[0], count, currency, rates).amount, p[0].provider))
+        return best, Spread.ONE if count <= best.gpu_count else Spread.CLUSTER, sized
+    offer = cheapest_offer(pool, gpu_id, currency, rates, gpus=count, spot=spot)
+    return offer, Spread.SEPARATE, False
 
 
 def _work(work: str | None) -> float | None:

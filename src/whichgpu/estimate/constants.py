@@ -51,13 +51,23 @@ def per_key(name: str, key: str, table: str = "speed_constants") -> float:
     return float(value.get(key, value.get("default")))
 
 
+_GENERATION = [0]  # bumped when a constant changes: the estimate memos (memo.py) empty then
+
+
+def generation() -> int:
+    """How many times a constant was overridden or restored (the memos' freshness)."""
+    return _GENERATION[0]
+
+
 @contextmanager
 def overridden(table: str, name: str, value: Any):
     """Temporarily replace one constant (for the calibration script, never for answers)."""
     constants = _load(table)
     old = constants[name]
     constants[name] = Constant(name, value, old.source, old.note)
+    _GENERATION[0] += 1
     try:
         yield
     finally:
         constants[name] = old
+        _GENERATION[0] += 1

@@ -211,16 +211,38 @@ def _set_whole(name: str, value: dict) -> None:
 
 # ------------------------------------------------------------------ bands
 
-_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
-        9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
+# two-sided 80 % Student t quantiles (t(0.90, df)) by degrees of freedom
+_T90 = {1: 3.078, 2: 1.886, 3: 1.638, 4: 1.533, 5: 1.476, 6: 1.440, 7: 1.415, 8: 1.397,
+        9: 1.383, 10: 1.372, 12: 1.356, 15: 1.341, 20: 1.325, 30: 1.310, 60: 1.296}
+EMPIRICAL_ROWS = 10  # the speed bands' rule (scripts/calibrate.py interval80)
 
 
-def _t95(df: int) -> float:
-    return _T95[max(k for k in _T95 if k <= max(df, 1))]
+def _t90(df: int) -> float:
+    return _T90[max(k for k in _T90 if k <= max(df, 1))]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    v = sorted(values)
+    k = q * (len(v) - 1)
+    lo = int(math.floor(k))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def interval80(lrs: list[float]) -> tuple[float, float]:
+    """An 80 % prediction interval of the next log ratio: the empirical 10th and 90th
+    percentiles with at least EMPIRICAL_ROWS rows, else mean +- t(0.90, n-1) x sd x
+    sqrt(1 + 1/n) (the same rule as the speed bands, scripts/calibrate.py)."""
+    n = len(lrs)
+    if n >= EMPIRICAL_ROWS:
+        return _quantile(lrs, 0.10), _quantile(lrs, 0.90)
+    mean, sd = statistics.fmean(lrs), statistics.stdev(lrs) if n > 1 else 0.0
+    half = _t90(n - 1) * sd * math.sqrt(1 + 1 / n)
+    return mean - half, mean + half
 
 
 def bands(rows, residuals: dict[str, float]) -> dict[str, list[float]]:
-    """A 90 % prediction interval of measured / estimated per metric family, and per metric
+    """An 80 % prediction interval of measured / estimated per metric family, and per metric
     family and model family (``ttft/dense``, ``throughput/moe``) where that has 5 rows."""
     info = {r["id"]: r for r in rows}
     by: dict[str, list[float]] = {}
@@ -232,11 +254,8 @@ def bands(rows, residuals: dict[str, float]) -> dict[str, list[float]]:
     for family, lrs in sorted(by.items()):
         if len(lrs) < 5:
             continue
-        n = len(lrs)
-        mean, sd = statistics.fmean(lrs), statistics.stdev(lrs)
-        half = _t95(n - 1) * sd * math.sqrt(1 + 1 / n)
-        out[family] = [round(min(1.0, math.exp(mean - half)), 3),
-                       round(max(1.0, math.exp(mean + half)), 3)]
+        lo, hi = interval80(lrs)
+        out[family] = [round(min(1.0, math.exp(lo)), 3), round(max(1.0, math.exp(hi)), 3)]
     return out
 
 

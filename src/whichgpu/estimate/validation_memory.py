@@ -14,6 +14,29 @@ _NOT_ALLOCATED = ("runtime", "fragmentation", "engine_reserve", "nccl")  # outsi
 _NOT_RESERVED = ("runtime", "engine_reserve", "nccl")
 
 
+# what a whole-job measurement is: the estimate's stated uncertainty (memory_band, the fit
+# verdict's borderline) is its range; terms (file, weights, KV) are not given one
+_WHOLE_JOB = ("peak_allocated_bytes", "peak_reserved_bytes", "nvidia_smi_bytes",
+              "engine_total_bytes")
+
+
+def predict_ranged(row: dict[str, str]
+                   ) -> tuple[float | None, str, tuple[float, float] | None]:
+    """:func:`predict`, and for a whole-job measurement its range: the estimate +- the memory
+    estimate's stated uncertainty (``memory_band``, the band the fit verdict calls
+    borderline)."""
+    from whichgpu.estimate.memory.fit import memory_band
+
+    value, note = predict(row)
+    span = None
+    if value is not None and row["measured"].strip() in _WHOLE_JOB:
+        clean = "; ".join(f"{k}={v}" for k, v in settings(row).items()
+                          if k != "measured_over")
+        u = memory_band(workload_of({**row, "settings": clean}))
+        span = (value * (1 - u), value * (1 + u))
+    return value, note, span
+
+
 def predict(row: dict[str, str]) -> tuple[float | None, str]:
     """The estimate of what the row measured; ``measured_over=all_gpus`` in its settings means
     the published figure sums every GPU of the job (the per-GPU estimate times the count)."""
@@ -63,7 +86,7 @@ def _predict_one_gpu(row: dict[str, str]) -> tuple[float | None, str]:
 
 def run(path: Path | None = None) -> list[Outcome]:
     rows = read_rows(path or default_path("memory"))
-    return evaluate(rows, predict, measured_bytes)
+    return evaluate(rows, predict_ranged, measured_bytes)
 
 
 def verdicts(rows: list[dict[str, str]]) -> dict:

@@ -399,7 +399,23 @@ def report(path: Path | None = None, split: str = "all",
                                                                       "family")),
             "by_gpu": tab(("split", "gpu", "family")),
             "by_source": tab(("split", "source", "family")),
-            "holdout_targets": targets}
+            "holdout_targets": targets,
+            **ranges_of(shown, rows)}
+
+
+def ranges_of(outcomes: list[Outcome], rows: list[dict[str, str]]) -> dict[str, Any]:
+    """``ranges``: coverage and width of the stated intervals by metric family, by family and
+    engine, and balanced over engines, without the rows above a physical ceiling
+    (estimate/validation_ranges, estimate/validation_ceilings); ``ranges_holdout``: the same
+    on the holdout sources alone."""
+    from whichgpu.estimate.validation_ceilings import excluded
+    from whichgpu.estimate.validation_ranges import report as range_report
+
+    info = {r["id"]: r for r in rows}
+    above = excluded(rows)
+    return {"ranges": range_report(outcomes, info, above).to_json(),
+            "ranges_holdout": range_report([o for o in outcomes if o.split == "holdout"],
+                                           info, above).to_json()}
 
 
 def _leave_one_source_out(rows: list[dict[str, str]]) -> dict[str, Any]:

@@ -155,3 +155,14 @@ def measured(row: dict[str, str]) -> tuple[float, str]:
 def run(path: Path | None = None) -> list[Outcome]:
     rows = read_rows(path or default_path("speed"))
     return evaluate(rows, predict, measured)
+
+
+def band_key_of(row: dict[str, str]) -> str:
+    """The range group a row's residual counts in (category/engine/hardware class/precision,
+    estimate/speed/result.band_key), as the estimate of the row names it."""
+    from whichgpu.estimate.speed.result import band_key
+
+    category, _, engine = row_key(row)
+    clean, _ = speed_settings(row)
+    w = workload_of(clean, global_batch=True)
+    return band_key(category, engine, gpu_of(row), w.quant_format)

@@ -1,9 +1,9 @@
-"""The README's accuracy tables, rendered from the validation reports themselves.
+"""The accuracy tables of docs/validation.md, rendered from the validation reports themselves.
 
-Each table lives in README.md between ``<!-- BEGIN accuracy:NAME -->`` and
-``<!-- END accuracy:NAME -->``. ``python -m whichgpu.estimate.validation_tables --write`` (``make
-readme-accuracy``) rewrites them from what ``whichgpu validate`` computes; ``--check`` exits 1
-when a figure in the README has drifted; ``--quick`` skips the tables that need the
+Each table lives in docs/validation.md (:data:`TARGET`) between ``<!-- BEGIN accuracy:NAME -->``
+and ``<!-- END accuracy:NAME -->``. ``python -m whichgpu.estimate.validation_tables --write``
+(``make readme-accuracy``) rewrites them from what ``whichgpu validate`` computes; ``--check``
+exits 1 when a figure there has drifted; ``--quick`` skips the tables that need the
 leave-one-out refits (minutes), which is what the test suite checks.
 """
 
@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from whichgpu.estimate.validation import Outcome, default_path, read_rows, summarize
+from whichgpu.estimate.validation_ranges import engine_group
 
 Table = Literal["counts", "memory-holdout", "memory-engine", "memory-verdicts", "fits",
+                "questions",
                 "speed-holdout",
                 "speed-engine", "speed-cv", "serving-holdout", "serving-engine",
                 "serving-loso"]
@@ -62,6 +64,30 @@ def verdict(median: float | None, target: float | None) -> str:
     return f"{goal}: met" if median <= target else f"{goal}: **missed**"
 
 
+def inside(s: Any) -> str:
+    """'39/50 (78 %)': rows inside the stated range (validation_ranges.RangeStats)."""
+    if s is None or not s.n_ranged:
+        return "–"
+    return f"{s.inside}/{s.n_ranged} ({100 * s.coverage:.0f} %)"
+
+
+def width(s: Any, p90: bool = True) -> str:
+    """'1.67× / 4.04×': the median (and 90th percentile) of high / low."""
+    if s is None or s.median_width is None:
+        return "–"
+    return f"{s.median_width:.2f}×" + (f" / {s.p90_width:.2f}×" if p90 else "")
+
+
+def balanced_cell(b: Any) -> str:
+    """The balanced figure: median of the engines' medians, and the worst engine."""
+    if b is None or b.median_abs_error is None:
+        return "–"
+    if b.engines == 1:
+        return f"{pct(b.median_abs_error)} (1 engine)"
+    return (f"{pct(b.median_abs_error)} ({b.engines} engines; worst {b.worst_engine} "
+            f"{pct(b.worst_error)})")
+
+
 def md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -75,7 +101,13 @@ class Reports:
     full: bool
 
     def __post_init__(self) -> None:
-        from whichgpu.estimate import validation_fits, validation_memory, validation_speed
+        from whichgpu.estimate import (
+            validation_ceilings,
+            validation_fits,
+            validation_memory,
+            validation_ranges,
+            validation_speed,
+        )
         from whichgpu.estimate import validation_serving as vs
         from whichgpu.estimate.validation_report import engine_arch_key, group_errors
 
@@ -86,9 +118,18 @@ class Reports:
             self.memory, by_id,
             lambda r: (r.get("category", ""), (r.get("engine") or "-").strip()))
         self.speed_rows = read_rows(default_path("speed"))
-        self.speed: list[Outcome] = validation_speed.run(default_path("speed"))
-        self.speed_engine = group_errors(self.speed, {r["id"]: r for r in self.speed_rows},
-                                         engine_arch_key)
+        # rows above a physical ceiling are listed, not scored (validation_ceilings)
+        self.speed_excluded = validation_ceilings.excluded(self.speed_rows)
+        self.speed: list[Outcome] = [o for o in validation_speed.run(default_path("speed"))
+                                     if o.id not in self.speed_excluded]
+        by_speed_id = {r["id"]: r for r in self.speed_rows}
+        self.speed_engine = group_errors(self.speed, by_speed_id, engine_arch_key)
+        self.speed_engine_ranges = {s.key: s for s in validation_ranges.grouped(
+            self.speed, lambda o: engine_arch_key(by_speed_id[o.id]))}
+        self.speed_ranges = validation_ranges.report(
+            [o for o in self.speed if o.split == "holdout"], by_speed_id)
+        self.memory_ranges = validation_ranges.report(
+            [o for o in self.memory if o.split == "holdout"], by_id)
         self.fits = validation_fits.run(None)
         self.serving: dict[str, Any] = vs.report(None, "all", leave_one_out=self.full)
         self.serving_rows = read_rows(default_path("serving"))
@@ -128,13 +169,14 @@ def render_memory_holdout(r: Reports) -> str:
         if a is None:
             continue
         name = cat if cat in MEMORY_TARGETS or cat in ("image", "video") else f"· {cat}"
+        rg = r.memory_ranges.category(cat)
         rows.append([name, str(h.n) if h else "0", pct(h.median_abs_error) if h else "–",
                      pct(h.p90_abs_error) if h else "–",
-                     signed(h.median_signed_error) if h else "–",
+                     signed(h.median_signed_error) if h else "–", inside(rg), width(rg),
                      f"{pct(a.median_abs_error)} ({a.n})",
                      verdict(h.median_abs_error if h else None, MEMORY_TARGETS.get(cat))])
-    return md_table(["memory (holdout)", "rows", "median", "p90", "signed", "all rows",
-                     "target"], rows)
+    return md_table(["memory (holdout)", "rows", "median", "p90", "signed", "inside range",
+                     "width", "all rows", "target"], rows)
 
 
 def _dates(first: str, last: str) -> str:
@@ -181,6 +223,25 @@ def render_fits(r: Reports) -> str:
     return out
 
 
+def render_questions(r: Reports) -> str:
+    from collections import Counter
+
+    from whichgpu.estimate import validation_questions as vq
+
+    judged = vq.run()
+    counts = Counter(str(x.judgement) for x in judged)
+    n = len(judged)
+    line = ", ".join(f"{counts.get(str(j), 0)} {j}" for j in vq.Judgement)
+    wrong = [f"`{x.id}`" for x in judged if x.judgement == vq.Judgement.WRONG]
+    out = (f"`whichgpu validate questions` on {n} questions people asked in 2025-26, each "
+           f"with its published outcome and source (`validation/questions.csv`): {line}; "
+           f"{counts.get('right', 0)} of {n} right "
+           f"({100 * counts.get('right', 0) / max(n, 1):.0f} %).")
+    if wrong:
+        out += " Wrong, each explained in the file: " + ", ".join(wrong) + "."
+    return out
+
+
 def render_speed_holdout(r: Reports) -> str:
     rows = []
     for cat in SPEED_CATEGORIES:
@@ -188,25 +249,29 @@ def render_speed_holdout(r: Reports) -> str:
         c = _summary(r.speed, cat, "calibration")
         if h is None:
             continue
-        inside = (f"{round(h.coverage * h.n_ranged)}/{h.n_ranged}"
-                  if h.coverage is not None else "–")
         target = SPEED_TARGETS.get(cat)
+        rg = r.speed_ranges.category(cat)
+        bal = next((b for b in r.speed_ranges.balanced if b.category == cat), None)
         rows.append([cat, str(h.n), pct(h.median_abs_error), pct(h.p90_abs_error),
-                     signed(h.median_signed_error), inside,
+                     signed(h.median_signed_error), inside(rg), width(rg),
+                     balanced_cell(bal),
                      f"{pct(c.median_abs_error)} ({c.n})" if c else "–",
                      verdict(h.median_abs_error, target) if target else
                      "no target here (see *Serving*)"])
-    return md_table(["speed (holdout)", "rows", "median", "p90", "signed", "inside range",
-                     "calibration", "target"], rows)
+    return md_table(["speed (holdout)", "rows", "median", "p90", "signed", "inside 80 % range",
+                     "width median / p90", "balanced over engines", "calibration", "target"],
+                    rows)
 
 
 def render_speed_engine(r: Reports) -> str:
     rows = [[g.key[0], g.key[1], g.key[2], str(g.n), pct(g.median_abs_error),
              signed(g.median_signed_error),
              f"{pct(g.holdout_median_abs_error)} ({g.n_holdout})" if g.n_holdout else "–",
+             inside(r.speed_engine_ranges.get(g.key)),
+             width(r.speed_engine_ranges.get(g.key), p90=False),
              _dates(g.first_date, g.last_date)] for g in r.speed_engine]
     return md_table(["category", "engine (build)", "architecture", "rows", "median", "signed",
-                     "holdout", "dates"], rows)
+                     "holdout", "inside range", "width", "dates"], rows)
 
 
 def render_speed_cv(r: Reports) -> str:
@@ -239,20 +304,31 @@ def render_serving_holdout(r: Reports) -> str:
             goal = verdict(t["median_abs_error"], t["target"])
             if not h or t["n"] != h["n"]:
                 goal = f"{pct(t['median_abs_error'])} on {t['n']} rows: {goal}"
+        rg = next((x for x in r.serving["ranges_holdout"]["by_category"]
+                   if x["key"] == [family]), None)
         rows.append([
             family,
             f"{pct(c['median_abs_error'])} ({c['n']})" if c else "–",
             f"{pct(h['median_abs_error'])} ({h['n']})" if h else "–",
-            f"{h['inside_range']}/{h['n']}" if h else "–", goal])
+            f"{h['inside_range']}/{h['n']}" if h else "–", _json_width(rg), goal])
     return md_table(["serving metric", "calibration", "holdout", "holdout inside range",
-                     "target (holdout)"], rows)
+                     "width median / p90", "target (holdout)"], rows)
+
+
+def _json_width(x: dict[str, Any] | None, p90: bool = True) -> str:
+    if not x or x.get("median_width") is None:
+        return "–"
+    return f"{x['median_width']:.2f}×" + (f" / {x['p90_width']:.2f}×" if p90 else "")
 
 
 def render_serving_engine(r: Reports) -> str:
+    widths = {tuple(x["key"]): x for x in r.serving["ranges_holdout"]["by_engine"]}
     rows = [[x["engine"], x["family"], str(x["n"]), pct(x["median_abs_error"]),
-             f"{x['inside_range']}/{x['n']}"]
+             f"{x['inside_range']}/{x['n']}",
+             _json_width(widths.get((x["family"], engine_group(x["engine"]))), p90=False)]
             for x in r.serving["by_engine"] if x["split"] == "holdout"]
-    return md_table(["engine (holdout)", "metric", "rows", "median", "inside range"], rows)
+    return md_table(["engine (holdout)", "metric", "rows", "median", "inside range", "width"],
+                    rows)
 
 
 def render_serving_loso(r: Reports) -> str:
@@ -271,6 +347,7 @@ RENDERERS: dict[Table, tuple[Callable[[Reports], str], bool]] = {
     "memory-engine": (render_memory_engine, False),
     "memory-verdicts": (render_memory_verdicts, False),
     "fits": (render_fits, False),
+    "questions": (render_questions, False),
     "speed-holdout": (render_speed_holdout, False),
     "speed-engine": (render_speed_engine, False),
     "speed-cv": (render_speed_cv, True),
@@ -283,6 +360,10 @@ _BLOCK = re.compile(r"(<!-- BEGIN accuracy:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)
                     r"(\n<!-- END accuracy:(?P=name) -->)", re.S)
 
 
+#: the page that holds the tables, from the repository root (the README links to it)
+TARGET = "docs/validation.md"
+
+
 def render(quick: bool = False) -> dict[str, str]:
     """Every table's markdown (without the leave-one-out ones when ``quick``)."""
     reports = Reports(full=not quick)
@@ -291,7 +372,7 @@ def render(quick: bool = False) -> dict[str, str]:
 
 
 def blocks(text: str) -> dict[str, str]:
-    """The tables a README holds now, by name."""
+    """The tables a page holds now, by name."""
     return {m["name"]: m["body"] for m in _BLOCK.finditer(text)}
 
 
@@ -304,21 +385,22 @@ def replace(text: str, tables: dict[str, str]) -> str:
 
 
 def drift(text: str, tables: dict[str, str]) -> list[str]:
-    """Names of the tables whose README text differs from what validation computes."""
+    """Names of the tables whose text on the page differs from what validation computes."""
     have = blocks(text)
     return [name for name, body in tables.items() if have.get(name) != body]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--readme", default="README.md")
+    p.add_argument("--file", "--readme", dest="file", default=TARGET,
+                   help=f"the markdown page holding the tables (default {TARGET})")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
     p.add_argument("--quick", action="store_true",
                    help="skip the leave-one-out tables (they refit the constants: minutes)")
     args = p.parse_args(argv)
-    path = Path(args.readme).resolve()
+    path = Path(args.file).resolve()
     # The tables are computed as the test suite computes them: from the shipped presets, with
     # an empty, offline Hugging Face cache (a developer's cache would model more rows).
     import os

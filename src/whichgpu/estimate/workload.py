@@ -6,7 +6,7 @@ three always agree on what is being run. Defaults are explicit and listed in ``a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from whichgpu.engines import engines_with, family_engines
@@ -26,6 +26,7 @@ LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
 DIFFUSION_TASKS = ("image", "video", "image-lora")
 ENGINES: tuple[str, ...] = tuple(Engine)  # data/engines.toml holds what each one does
 DIFFUSION_ENGINES: tuple[str, ...] = family_engines("diffusion")
+LLM_ENGINES: tuple[str, ...] = family_engines("llm")
 # Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
 # transformers device_map="auto", exllamav2 gpu_split) rather than by tensor parallelism.
 LAYER_SPLIT_ENGINES: tuple[str, ...] = engines_with("splits_layers")
@@ -294,8 +295,24 @@ class Workload:
         return 1 if (d is None or d.guidance_distilled) else 2
 
     def with_(self, **changes) -> Workload:
-        """A copy with some settings changed (validated again)."""
-        return replace(self, **changes)
+        """A copy with some settings changed (validated again).
+
+        What ``dataclasses.replace`` does (every field is an init field, assigned as given),
+        without its per-call introspection: the memory searches make thousands of copies.
+        """
+        if not changes.keys() <= _FIELD_NAMES:
+            return replace(self, **changes)  # says which name is unknown
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new.__post_init__()
+        return new
+
+
+# the fields with_ may copy directly: all of them while every field is an init field (a
+# field set in __post_init__ would need replace(), which with_ then always uses)
+_FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
+    f.init for f in fields(Workload)) else frozenset()
 
 
 def validate(w: Workload) -> None:
@@ -365,7 +382,8 @@ def validate(w: Workload) -> None:
             raise InputError(msg("workload.backend_engine", "{field} is llama.cpp's (ggml's "
                                  "GPU backends); engine {engine} has none",
                                  field=Field("backend"), engine=w.engine_name))
-    if w.engine is not None and (w.engine in DIFFUSION_ENGINES) != (w.task in DIFFUSION_TASKS):
+    if w.engine is not None and w.engine not in (DIFFUSION_ENGINES if w.task in DIFFUSION_TASKS
+                                                 else LLM_ENGINES):
         raise InputError(msg("workload.engine_task", "engine {engine} does not run task {task}: "
                              "diffusion tasks use {engines}; LLM tasks use the others",
                              engine=str(w.engine), task=str(w.task),

@@ -61,8 +61,8 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     out: dict[str, Any] = {"type": "task", "name": _name(rec)}
     if cmds.image:
         out["image"] = cmds.image
-    if where.nodes > 1:
-        out["nodes"] = where.nodes
+    if where.launch_nodes(cmds) > 1:
+        out["nodes"] = where.launch_nodes(cmds)
     env: list[str] = [f"{k}={v}" for k, v in cmds.envs.items()] + list(cmds.secrets)
     if env:
         out["env"] = env

@@ -46,14 +46,19 @@ def header(rec: Recommendation, opt: Option, index: int, launcher: Launcher, whe
                   "spot)" if where.spares else "")
         notes = [f"a service of {replicas} replica(s){spares} behind one endpoint, each "
                  "ready once /health answers", *notes]
+    launch = (spot if where.spot and w.is_training else plain).format(file="THIS-FILE")
+    array = where.job_array(cmds, launcher)
+    if array is not None:  # separate machines, one launch each (a job array)
+        launch = (f"for i in $(seq 0 {array - 1}); do sky launch -y -d -c whichgpu-shard-$i "
+                  "--env SHARD_INDEX=$i THIS-FILE; done (one machine per share: "
+                  f"{array} separate machines, as estimated)")
     lines = [f"{label(launcher)} {'service' if replicas else 'task'} written by whichgpu "
              f"{_version()} on {date.today().isoformat()}.",
-             "Launch: " + (spot if where.spot and w.is_training else plain).format(
-                 file="THIS-FILE") + (" (a managed job: relaunched after interruptions)"
-                                      if where.spot and launcher == "skypilot" and w.is_training
-                                      else ""),
+             "Launch: " + launch + (" (a managed job: relaunched after interruptions)"
+                                    if where.spot and launcher == "skypilot" and w.is_training
+                                    and array is None else ""),
              f"Option {index} of {len(rec.options)} (ranked by {rec.ranking}): {opt.label} "
-             f"({opt.layout}) on {o.provider}"
+             f"({opt.layout}) on {opt.shape.describe()} of {o.provider}"
              + (f" {o.instance_type}" if o.instance_type else "")
              + (f", {o.region}" if o.region else "")
              + f", {'spot' if o.spot else 'on-demand'}, {format_money(opt.price_per_hour)}/h",

@@ -46,10 +46,14 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     replicas = where.service_replicas(cmds)
     if replicas is not None:  # SkyServe: sky serve up runs the replicas behind one endpoint
         out["service"] = {"readiness_probe": "/health", "replicas": replicas}
-    if where.nodes > 1:
-        out["num_nodes"] = where.nodes
-    if cmds.envs:
-        out["envs"] = dict(cmds.envs)
+    array = where.job_array(cmds, "skypilot")
+    envs = dict(cmds.envs)
+    if array is not None:  # separate machines launched one by one, each with its share
+        envs = {"SHARD_INDEX": "0", "SHARD_COUNT": str(array), **envs}
+    elif where.launch_nodes(cmds) > 1:
+        out["num_nodes"] = where.launch_nodes(cmds)
+    if envs:
+        out["envs"] = envs
     if cmds.secrets:
         out["secrets"] = {s: None for s in cmds.secrets}
     if cmds.checkpoints:

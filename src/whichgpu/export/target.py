@@ -31,7 +31,7 @@ class Target:
     region: str | None
     instance_type: str | None  # None when the option is not one instance of the offer
     gpus_per_node: int
-    nodes: int
+    nodes: int  # per replica
     spot: bool
     disk_gb: int  # per node, GB (10^9 bytes)
     price_per_node_hour: float  # what the estimate paid per node and hour, offer currency
@@ -39,6 +39,26 @@ class Target:
     notes: tuple[str, ...] = ()
     replicas: int = 1  # replicas the estimate runs (a service: SkyServe / dstack replicas)
     spares: int = 0  # spare replicas on spot, to stay up through interruptions
+    separate: bool = False  # the machines run independent shares of the work
+
+    def job_array(self, cmds: LaunchCommands, launcher: Launcher) -> int | None:
+        """Separate machines launched one by one (a job array of this many runs, each with
+        SHARD_INDEX set) where SkyPilot cannot put several nodes on the provider: None when
+        the file asks for its nodes itself."""
+        from whichgpu.export.names import skypilot_unsupported
+
+        n = self.launch_nodes(cmds)
+        if (self.separate and n > 1 and launcher == "skypilot"
+                and "multi-node" in skypilot_unsupported(self.provider)):
+            return n
+        return None
+
+    def launch_nodes(self, cmds: LaunchCommands) -> int:
+        """Nodes the task file asks for: a service's nodes per replica (the launcher runs the
+        replicas), else every machine the answer priced (its replicas' included)."""
+        if self.service_replicas(cmds) is not None:
+            return self.nodes
+        return self.nodes * self.replicas
 
     def service_replicas(self, cmds: LaunchCommands) -> int | None:
         """Replicas to run as a service (a server run as several replicas, or on spot with
@@ -75,20 +95,30 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
         raise InputError(msg("export.no_backend", "{launcher} has no backend for {provider} "
                              "(option {option}): pick an option on another provider with "
                              "{field}, or narrow the price list with {prices}", **where))
-    per_replica = option.count
+    shape = option.machines
     notes: list[str] = []
-    if per_replica <= offer.gpu_count:
-        gpus, nodes, instance = offer.gpu_count, 1, offer.instance_type
-        if offer.gpu_count > per_replica:
-            notes.append(f"the {offer.gpu_count}-GPU instance is rented whole ({per_replica} "
-                         "used)")
-        price = offer.price_per_hour.amount
-    else:
+    if shape is None and option.count > offer.gpu_count:  # an option priced before machines
         gpus, nodes, instance, price, note = _machines(option, offers)
         notes.append(note)
-    return Target(cloud, offer.provider, offer.region, instance, gpus, nodes, offer.spot,
-                  disk_gb(option), price, offer.price_per_hour.currency, tuple(notes),
-                  replicas=option.replicas, spares=_spares(option))
+    else:
+        # the machines the answer priced, as sold: its offer's machine, as many as it said
+        gpus, instance, price = offer.gpu_count, offer.instance_type, offer.price_per_hour.amount
+        nodes = 1 if shape is None else shape.machines
+        used = option.gpus if shape is None else shape.used
+        if gpus * nodes > used:
+            notes.append(f"{nodes} x {gpus}-GPU machine(s) rented whole ({used} GPU(s) used)")
+        if shape is not None and shape.spread == "separate machines":
+            notes.append(f"{nodes} separate machines, each running its own share of the work "
+                         "(nothing links them): a node finds its share from its rank, "
+                         + {"skypilot": "SKYPILOT_NODE_RANK of SKYPILOT_NUM_NODES (or "
+                                        "SHARD_INDEX of SHARD_COUNT when launched one by one)",
+                            "dstack": "DSTACK_NODE_RANK of DSTACK_NODES_NUM"}[launcher])
+    if shape is not None and option.replicas > 1:
+        nodes = max(1, nodes // option.replicas)  # per replica (launch_nodes counts them all)
+    return Target(cloud, offer.provider, offer.region, instance, gpus, nodes,
+                  offer.spot, disk_gb(option), price, offer.price_per_hour.currency,
+                  tuple(notes), replicas=option.replicas, spares=_spares(option),
+                  separate=shape is not None and shape.spread == "separate machines")
 
 
 def _spares(option: Option) -> int:
@@ -164,7 +194,7 @@ def check_features(option: Option, where: Target, cmds: LaunchCommands,
     used = set()
     if cmds.ports:
         used.add("open_ports")
-    if where.nodes > 1:
+    if where.launch_nodes(cmds) > 1 and where.job_array(cmds, launcher) is None:
         used.add("multi-node")
     if cmds.checkpoints:
         used.add("storage_mounting")

@@ -311,7 +311,7 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
         return InputError(f"{repo_id}: {what} is larger than {exc.limit:,} bytes, which no "
                           "model's file of that kind is; not read")
     if isinstance(exc, HubUnreachable):
-        return HubUnavailable(
+        return HubNotReached(
             f"{repo_id}: the Hugging Face Hub cannot be reached ({exc}) and {what} is not "
             f"cached: check the network (or HF_ENDPOINT), set HF_HUB_OFFLINE=1 to use the cache "
             f"only, or {_instead()}")
@@ -336,7 +336,8 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
                 f"{repo_id}: {what} is not in the local Hugging Face cache and Hub access is "
                 "off (HF_HUB_OFFLINE is set, or offline was asked): unset HF_HUB_OFFLINE to "
                 f"fetch it (a few KB, no weights), or {_instead()}")
-        return HubUnavailable(
+        kind = HubNotReached if connection_failed(exc) else HubUnavailable
+        return kind(
             f"{repo_id}: could not reach the Hugging Face Hub to fetch {what} and it is not "
             f"cached: check the network connection (or HF_ENDPOINT), or {_instead()}")
     if isinstance(exc, e.EntryNotFoundError):
@@ -353,13 +354,35 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
     if status is not None and status >= 500:
         return WhichGPUError(f"the Hugging Face Hub failed (HTTP {status}) for {repo_id}: "
                              "retry later")
-    return HubUnavailable(f"{repo_id}: could not fetch {what} from the Hugging Face Hub "
+    kind = HubNotReached if connection_failed(exc) else HubUnavailable
+    return kind(f"{repo_id}: could not fetch {what} from the Hugging Face Hub "
                           f"({type(exc).__name__}: {str(exc)[:200]}); check the network, or "
                           f"{_instead()}")
 
 
 class HubUnavailable(WhichGPUError):
     """The Hub could not be reached (network down, timed out): not the id's fault."""
+
+
+class HubNotReached(HubUnavailable):
+    """No connection to the Hub at all (its host does not resolve, refuses or drops the
+    connection, or the connection could not be opened in time): the Hub is down for every
+    id, unlike one repository that is slow to send its files."""
+
+
+def connection_failed(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) is a failure to connect, as opposed to a
+    connection that was made and then was slow or failed for that one request."""
+    import httpx
+
+    seen = 0
+    while exc is not None and seen < 16:
+        if isinstance(exc, HubUnreachable | socket.gaierror | ConnectionRefusedError
+                      | httpx.ConnectError | httpx.ConnectTimeout):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 # ------------------------------------------------------------------ files

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the same fields as the command line's models
     from whichgpu.answers.requests import (
         Checklist,
         Cost,
+        Fits,
         Gpu,
         Gpus,
         Memory,
@@ -91,6 +92,7 @@ else:
         for_web(m) for m in (r.Tco, r.Cost, r.PricesList, r.PricesHistory))
     MemoryBody, SpeedBody, RecommendBody, ChecklistBody, TcoBody = (
         for_web(m, body=True) for m in (r.Memory, r.Speed, r.Recommend, r.Checklist, r.Tco))
+    Fits = for_web(r.Fits)
 
 
 def question_key(name: str, args: tuple) -> str:
@@ -123,9 +125,10 @@ async def health() -> JSON:
     from importlib.metadata import version
 
     from whichgpu.web.resolve import hub_status
+    from whichgpu.web.writes import writes
 
     return JSON({"status": "ok", "version": version("whichgpu"), "hub": hub_status(),
-                 "work": work.load()})
+                 "work": work.load(), "writes": writes().value})
 
 
 # ------------------------------------------------------------------ catalog
@@ -179,6 +182,13 @@ async def memory_post(body: MemoryBody) -> JSON:
 async def speed(q: Annotated[Speed, Query()]) -> JSON:
     """``whichgpu speed --json``."""
     return await _out("speed", (q,), lambda: s.speed(q).to_json(), q.model)
+
+
+@router.get("/fits", tags=["estimate"], summary="What runs on my card")
+async def fits(q: Annotated[Fits, Query()]) -> JSON:
+    """``whichgpu fits --json``: the models that fit a card (best format, longest context,
+    speed), ranked."""
+    return await _out("fits", (q,), lambda: s.fits(q).to_json())
 
 
 @router.post("/speed", tags=["estimate"], summary="Throughput (JSON body)")

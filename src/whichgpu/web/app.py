@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import typing
 from importlib import resources
@@ -28,7 +29,7 @@ from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import Message
 from whichgpu.models.resolve import no_local_files
-from whichgpu.web import api, ops, pages
+from whichgpu.web import api, mcp_mount, ops, pages, schedule, writes
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
@@ -48,8 +49,20 @@ def error_json(reason: str) -> dict[str, Any]:
     engine said it as a message, ``message`` (its id and parameters, to say it another way)."""
     data: dict[str, Any] = {"detail": str(reason)}
     if isinstance(reason, Message):
-        data["message"] = reason.to_json()
+        data["message"] = json_safe(reason.to_json())
     return data
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every infinity or NaN written as text ('inf'): strict JSON has no
+    such numbers, and a value someone sent (``1e999``) must still be said back in a 422."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 _BAD_JSON = Text("web.json_invalid", "the request body is not valid JSON: {why} at character "
@@ -57,6 +70,9 @@ _BAD_JSON = Text("web.json_invalid", "the request body is not valid JSON: {why} 
 _NOT_OBJECT = Text("web.json_not_object", "the request body must be one JSON object of the "
                    "fields, e.g. {example}")
 _EXAMPLE = '{"model": "llama-3.1-8b", "context": 8192}'
+_STORE_DOWN = Text("web.store_down", "the server's price store cannot be used right now, so "
+                   "this page cannot be shown (the server's log says why); try again in a "
+                   "minute")
 
 
 def _validation_reason(request: Request, exc: RequestValidationError) -> str:
@@ -137,9 +153,9 @@ def create_app(calibration: str | None = None) -> FastAPI:
         """The server's price store cannot be used: a server fault (503), said without the
         store's path (the server log has it)."""
         log.error("price store: %s", exc)
+        if _wants_html(request):  # in the page's words; the reason is in the server's log
+            return pages.error_page(request, _STORE_DOWN(), 503)
         text = f"the server's price store cannot be used: {exc.reason}"
-        if _wants_html(request):
-            return pages.error_page(request, text, 503)
         return JSONResponse({"detail": text}, status_code=503)
 
     @app.exception_handler(WhichGPUError)
@@ -187,9 +203,16 @@ def create_app(calibration: str | None = None) -> FastAPI:
             swagger_ui_parameters={"validatorUrl": None})  # no call to swagger.io
 
     app.include_router(api.router)
+    app.include_router(writes.router)  # the store's writes: the operator's token
     app.include_router(pages.router)
     app.add_middleware(Guard)
+    mcp_mount.install(app)  # MCP's streamable HTTP at /mcp (the 'mcp' extra)
+    schedule.install(app)  # the price refresh every WHICHGPU_REFRESH_EVERY, if set
     ops.install(app)  # /healthz, /readyz, /metrics, access logs (outermost middleware)
+    from whichgpu.web import warm
+
+    if warm.wanted():  # 'serve': shared data loaded before the first request
+        app.router.on_startup.append(warm.warm)
     return app
 
 

@@ -519,3 +519,86 @@ def line_chart(series: Sequence[Series], *, title: str, desc: str, x_label: str,
         return body, height
 
     return _both(draw, title, desc)
+
+
+# ------------------------------------------------------------------ price history (band)
+
+@dataclass(frozen=True)
+class Day:
+    """The prices of one day across every source: lowest, median and highest."""
+
+    x: float
+    low: float
+    median: float
+    high: float
+
+
+def day_ticks(scale: Scale, xs: Sequence[float], fmt: Fmt, font: float,
+              gap: float = 10.0) -> list[tuple[float, str]]:
+    """Ticks on the days that have data (never on arbitrary dates between them): the latest
+    first, then each earlier day whose label keeps ``gap`` px clear of those kept."""
+    kept: list[tuple[float, str]] = []
+    for t in sorted(set(xs), reverse=True):
+        label = fmt(t)
+        half = text_width(label, font) / 2
+        if all(abs(scale(t) - scale(k)) >= half + text_width(s, font) / 2 + gap
+               for k, s in kept):
+            kept.append((t, label))
+    return sorted(kept)
+
+
+def band_chart(days: Sequence[Day], lines: Sequence[Series], *, title: str, desc: str,
+               x_label: str, y_label: str, fx: Fmt, fy: Fmt, low_name: str,
+               median_name: str) -> Markup:
+    """A shaded band from the lowest to the highest price of each day, the median as a line
+    inside it, and one thin line per source with several dated prices.
+
+    Every line is named at its end (the median and lowest lines first, then the sources);
+    a name that cannot be placed clear of every other label and line is shortened to its
+    value, then left out: the figure's caption and table name every line anyway."""
+    days = sorted(days, key=lambda d: d.x)
+    ys = [v for d in days for v in (d.low, d.high)] + [b for s in lines for _, b in s.points]
+    if len(days) < 2 or not ys:
+        return _both(lambda fr: ([], fr.height), title, desc, "chart chart-band")
+    x_lo, x_hi = days[0].x, days[-1].x
+    y_lo, y_hi = 0.0, max(ys) * 1.1
+
+    def draw(fr: Frame) -> tuple[list[str], int]:
+        height = fr.height
+        yt = _y_ticks(y_lo, y_hi, fy, fr, height)
+        left = _y_room(yt, fr)
+        # room on the right for the end labels of the wide layout
+        right = fr.right + (110 if fr is WIDE else 58)
+        x = Scale(x_lo, x_hi, left + 6, fr.width - right)
+        y = Scale(y_lo, y_hi, height - fr.bottom, fr.top)
+        body = _axes(fr, x, y, day_ticks(x, [d.x for d in days], fx, fr.font), yt, x_label,
+                     y_label, height)
+        top = " L".join(f"{_f(x(d.x))},{_f(y(d.high))}" for d in days)
+        bottom = " L".join(f"{_f(x(d.x))},{_f(y(d.low))}" for d in reversed(days))
+        body.append(f'<path class="band" d="M{top} L{bottom} Z"><title>'
+                    f'{escape(low_name)} – {escape(median_name)}</title></path>')
+        named = [(median_name, "median", [(d.x, d.median) for d in days]),
+                 (low_name, "lowest", [(d.x, d.low) for d in days]),
+                 *((s.name, s.css, list(s.points)) for s in lines)]
+        taken: list[Box] = []
+        for name, css, pts in named:
+            xy = [(x(a), y(b)) for a, b in sorted(pts)]
+            d = "M" + " L".join(f"{_f(px)},{_f(py)}" for px, py in xy)
+            body.append(f'<path class="line {css}" d="{d}"><title>{escape(name)}</title>'
+                        '</path>')
+            for (a, b), (px, py) in zip(sorted(pts), xy, strict=True):
+                body.append(f'<circle class="dot {css}" cx="{_f(px)}" cy="{_f(py)}" r="3">'
+                            f'<title>{escape(name)}: {escape(fx(a))}, {escape(fy(b))}'
+                            '</title></circle>')
+            taken += [(px - 3, py - 3, px + 3, py + 3) for px, py in _along(xy, 6.0)]
+        area = (float(x.a), 0.0, float(fr.width), float(height - fr.bottom))
+        for name, css, pts in named:
+            a, b = max(pts)
+            # a source's line is named, never a bare value that could be read as the median's
+            texts = (f"{name} {fy(b)}", fy(b)) if css in ("median", "lowest") else (name,)
+            spot = place_label(x(a), y(b), 4, texts, fr.font, taken, area)
+            if spot is not None:
+                body.append(_text(spot[0], spot[1], spot[3], spot[2], "end-label"))
+        return body, height
+
+    return _both(draw, title, desc, "chart chart-band")

@@ -47,6 +47,23 @@ RATES = {"output_tokens_per_s": N_("tokens/s"), "decode_tokens_per_s": N_("token
          "tokens_per_s": N_("training tokens/s"), "train_tokens_per_s": N_("training tokens/s"),
          "train_tokens_per_s_per_gpu": N_("training tokens/s per GPU"),
          "videos_per_hour": N_("videos/h"), "steps_per_s": N_("steps/s")}
+
+
+def in_english(text: Any) -> str:
+    """An engine message as the English page says it (the controls' names, not flags; words,
+    not kernel names): the French page's "notes from the engine (in English)"."""
+    from whichgpu.web.i18n import locale
+    from whichgpu.web.words import say_text
+
+    return say_text(locale("en"), text).text
+
+
+def rate_words(L: Locale, name: str) -> str:
+    """A speed's unit as the page says it ("tokens/s"), never the answer's key; a key this
+    table lacks is still said in words ("new rate per s")."""
+    return L.gettext(RATES[name]) if name in RATES else name.replace("_", " ")
+
+
 TASKS = {"inference": N_("Text generation (LLM inference)"), "image": N_("Image generation"),
          "video": N_("Video generation"), "lora": N_("LoRA fine-tuning"),
          "qlora": N_("QLoRA fine-tuning (4-bit base)"), "full-ft": N_("Full fine-tuning"),
@@ -108,8 +125,22 @@ def money_range(L: Locale, r: Any) -> str:
     return L.gettext("%(low)s – %(high)s", low=L.money(r.low), high=L.money(r.high))
 
 
-def label(L: Locale, o: Any) -> str:
+def short_label(L: Locale, o: Any) -> str:
+    """An option in a chart's few characters: '3 × a100-80gb-sxm' (the table says the
+    machines)."""
     return where(L, o.gpu.id, o.count * o.replicas)
+
+
+def label(L: Locale, o: Any) -> str:
+    """An option as rented: '4 × rtx-6000-ada on 4 separate machines of 1 GPU(s)'."""
+    from whichgpu.advise.explain import shown_machines
+    from whichgpu.web.words import say_text
+
+    text = where(L, o.gpu.id, o.count * o.replicas)
+    if hasattr(o, "shape") and shown_machines(o):
+        return L.gettext("%(gpus)s on %(machines)s", gpus=text,
+                         machines=say_text(L, o.shape.describe()).text)
+    return text
 
 
 def some(L: Locale, items: Any, n: int = 8) -> str:
@@ -183,6 +214,23 @@ def rent_or_buy_verdict(advice: Any) -> str:
     if larger > 0 and abs(rent - own) <= NEAR_TIE * larger:
         return "even"
     return str(advice.decision)
+
+
+def rent_or_buy_gap(advice: Any) -> float:
+    """How far apart renting and buying come out, as a share of the larger cost (0.014 for
+    the trial's $432 on about $31,000)."""
+    rent, own = advice.rent_cost.amount, advice.own_cost.amount
+    larger = max(abs(rent), abs(own))
+    return abs(rent - own) / larger if larger > 0 else 0.0
+
+
+#: hours in an average month running 24/7: 8,760 h a year / 12 (the rent page's "730 is 24/7")
+HOURS_PER_MONTH_24X7 = 730
+
+
+def per_month_24x7(per_hour: Any) -> Any:
+    """The cost of a month of continuous serving at ``per_hour`` (a Money)."""
+    return per_hour * HOURS_PER_MONTH_24X7
 
 
 LONG_JOB_S = 30 * 86400  # a month of wall time: past it, a job wants more or bigger GPUs

@@ -121,6 +121,9 @@ def readyz() -> JSONResponse:
         return JSONResponse({"ready": False, "store": {"reachable": False, "reason": reason},
                              "caches": caches}, status_code=503)
     read_ms = (time.perf_counter() - t0) * 1000
+    from whichgpu.web.schedule import status as refresh_status
+
+    refresh = refresh_status(store)  # the schedule and the last refresh (whoever ran it)
     now = datetime.now(UTC)
     max_age_s = default_max_age_days() * 86400
     feeds = []
@@ -144,6 +147,7 @@ def readyz() -> JSONResponse:
                    "max_age_s": max_age_s,
                    "stale_feeds": [f["feed"] for f in feeds if f["stale"]],
                    "by_feed": feeds},
+        "refresh": refresh,
         "caches": caches}
     if not ready:
         body["reason"] = ("the store holds no market prices yet: 'whichgpu serve' seeds it at "
@@ -160,6 +164,9 @@ def metrics() -> Response:
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
         registry.register(_STORE)
+        from whichgpu.web.schedule import COLLECTOR
+
+        registry.register(COLLECTOR)
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 

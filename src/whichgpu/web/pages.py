@@ -11,7 +11,6 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlencode
@@ -27,9 +26,10 @@ from whichgpu.answers.command_line import command_line
 from whichgpu.answers.fields import Text, is_bool, is_list
 from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web, reason
+from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import msg
-from whichgpu.web import charts, explain, words, work
+from whichgpu.web import charts, explain, price_views, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
 from whichgpu.web.input_bounds import bounds_attrs, field_attrs
@@ -189,6 +189,8 @@ def attempt(fn, *args):
     reason as the engine said it: a message the page says in its own language)."""
     try:
         return fn(*args), None
+    except StoreError:
+        raise  # the server's fault, not the input's: a 503 without the store's location
     except WhichGPUError as exc:
         return None, said(exc)
 
@@ -386,7 +388,7 @@ def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
 def _pareto_chart(rec) -> Markup | None:
     L = _L()
     # one dot per GPU at its best count, numbered as the table's rows
-    pts = [charts.Point(explain.label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
+    pts = [charts.Point(explain.short_label(L, o), o.time_s.typical / 3600, o.cost.typical.amount,
                         o.time_s.low / 3600, o.time_s.high / 3600, o.pareto, i == 0, i + 1)
            for i, (o, _) in enumerate(explain.by_gpu(rec.options)[:40])
            if o.time_s is not None]
@@ -569,11 +571,12 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
     opts = [r["option"] for r in rows if r["option"] is not None and r["option"].time_s]
     if not opts:
         return []
-    time_rows = [charts.RangeRow(explain.label(L, o), o.time_s.low / 3600,
+    time_rows = [charts.RangeRow(explain.short_label(L, o), o.time_s.low / 3600,
                                  o.time_s.typical / 3600, o.time_s.high / 3600, i == 0)
                  for i, o in enumerate(opts)]
-    cost_rows = [charts.RangeRow(explain.label(L, o), o.cost.low.amount, o.cost.typical.amount,
-                                 o.cost.high.amount, i == 0) for i, o in enumerate(opts)]
+    cost_rows = [charts.RangeRow(explain.short_label(L, o), o.cost.low.amount,
+                                 o.cost.typical.amount, o.cost.high.amount, i == 0)
+                 for i, o in enumerate(opts)]
     return [
         charts.range_bars(time_rows, title=g("Time for the job"),
                           desc=g("Low to high estimate per GPU; the mark is the typical value."),
@@ -592,9 +595,9 @@ def _cost_charts(rows, currency: str) -> list[Markup]:
 def rent_page(request: Request) -> HTMLResponse:
     _begin(request)
     p = _params(request)
-    # the page opens on S11's example: the H100 at article 000's prices
-    params = {"gpu": "h100-sxm", "prices": "article-000",
-              **{k: v for k, v in p.items() if v is not None}}
+    # the page opens on the H100 at the market prices, as every answer (issue 26); the
+    # articles' offer sets only when chosen
+    params = {"gpu": "h100-sxm", **{k: v for k, v in p.items() if v is not None}}
     if params.get("utilization") and params.get("hours_per_month"):
         params.pop("utilization")  # the form has both; hours per month wins
     q, error = read(r.Tco, params)
@@ -646,49 +649,27 @@ def prices_page(request: Request) -> HTMLResponse:
     if pricing in ("spot", "on_demand"):
         params[pricing] = "on"
     q, error = read(r.PricesList, {**params, "limit": p.get("limit") or "100"})
-    latest = history = None
+    latest = history = everything = None
     if q is not None:
         latest, error = attempt(s.prices_latest, q)
+    if error is None and q is not None:  # the summary counts every offer, not the rows shown
+        everything, error = attempt(s.prices_latest, q.model_copy(update={"limit": 0}))
     if error is None and p.get("gpu"):
         hq, error = read(r.PricesHistory, {"gpu": p["gpu"], "feed": p.get("feed")})
         if hq is not None:
             history, error = attempt(s.prices_history, hq)
+    summary = price_views.summarise(everything.offers) if everything else []
     return render(request, "prices.html", {
         "page": "prices", "form": p, "q": q, "latest": latest, "history": history,
-        "error": error, "history_charts": _history_charts(history) if history else [],
-        "cli": command_line(q) if q else None, **_common()},
+        "error": error,
+        "summary": summary, "summary_charts": price_views.summary_charts(summary, _L()),
+        "history_views": price_views.history_views(history.points, _L()) if history else [],
+        "cli": command_line(q) if q else None, "writes": _writes(), **_common()},
         status_of(error))
 
 
-def _money_in(L: Locale, currency: str) -> Callable[[float], str]:
-    """A chart's y-axis labels: amounts in ``currency``, in the page's locale."""
-    return lambda v: L.money({"amount": v, "currency": currency})
+def _writes() -> str:
+    """Whether this server takes price writes (web/writes.py): 'token' or 'off'."""
+    from whichgpu.web.writes import writes
 
-
-def _history_charts(history) -> list[tuple[Markup, list[tuple[str, str]]]]:
-    """One chart per currency (prices in two currencies are never drawn on one axis), each
-    with its legend: (css class, series name)."""
-    from datetime import UTC, datetime
-
-    L = _L()
-    g = L.gettext
-    series: dict[tuple, list[tuple[float, float]]] = {}
-    for pt in history.points:
-        when = pt.observed_at or pt.fetched_at
-        key = (pt.cheapest.currency, pt.feed, pt.gpu, pt.spot)
-        series.setdefault(key, []).append((when.timestamp(), pt.cheapest.amount))
-    out = []
-    for cur in sorted({k[0] for k in series}):
-        lines = [charts.Series(f"{feed} · {gpu}" + (f" {g('spot')}" if spot else ""), f"c{i % 10}",
-                               sorted(pts))
-                 for i, ((_, feed, gpu, spot), pts) in enumerate(
-                     sorted(k_v for k_v in series.items() if k_v[0][0] == cur))]
-        chart = charts.line_chart(
-            lines, title=g("Cheapest price per GPU-hour over time (%(currency)s)", currency=cur),
-            desc=g("One line per price source; each point is a stored snapshot."),
-            x_label=g("observed"), y_label=g("per GPU-hour (%(currency)s)", currency=cur),
-            fx=lambda t: L.date(datetime.fromtimestamp(t, UTC)),
-            fy=_money_in(L, cur), y_from_zero=False,
-            min_x_span=6 * 86400)
-        out.append((chart, [(line.css, line.name) for line in lines]))
-    return out
+    return writes().value

@@ -9,8 +9,9 @@ Hub look-ups run in a small pool of their own (``HUB_WORKERS`` threads, ``HUB_QU
 beyond that a 503 at once) under ``models.hub.hub_limits``: ``HUB_TIMEOUT_S`` for the whole
 look-up, every request and every chunk of every download included, a byte cap per file, a
 short connect timeout and no retries. Answers are kept (``KEEP_S``); failures too (an unknown
-id for ``MISS_S``, an unreachable Hub for ``DOWN_S``, during which every uncached id is
-answered at once instead of waiting for the same timeout again). Pages and endpoints await
+id for ``MISS_S``, a slow or failing repository for 10 s, that id only; a Hub that cannot be
+connected to for ``DOWN_S``, during which every uncached id is answered at once instead of
+waiting for the same timeout again). Pages and endpoints await
 the look-up before they take a compute worker (:func:`prefetch`), so a slow Hub never holds
 the pool that answers everyone else.
 """
@@ -32,6 +33,7 @@ from whichgpu.messages import msg
 from whichgpu.models.generic import parse_bare_size
 from whichgpu.models.hub import (
     HubDeadlineExceeded,
+    HubNotReached,
     HubUnavailable,
     hub_limits,
     hub_offline,
@@ -141,7 +143,9 @@ class HubLookups:
         elif isinstance(exc, InputError):
             self._store(repo_id, _Outcome(None, exc, now + MISS_S), False)
         elif isinstance(exc, WhichGPUError):
-            down = isinstance(exc, HubUnavailable)  # not reached or timed out
+            # Only a Hub that cannot be connected to is down for every id; a repository that
+            # is slow (its deadline passed) or fails costs only its own id, for a while.
+            down = isinstance(exc, HubNotReached)
             reason = "not reachable" if down else "failed"
             self._store(repo_id, _Outcome(None, exc, now + (DOWN_S if down else 10.0)), down,
                         reason)

@@ -275,14 +275,32 @@ MAX_WALK = 200_000  # objects visited when sizing one answer (past it, the count
 
 @functools.cache
 def _shared_types() -> tuple[type, ...]:
-    """Objects every answer shares (the catalog's GPUs, the selection and its offers, model
-    specs, rate tables): counted once elsewhere, not per answer."""
+    """Objects every answer shares (the catalog's GPUs, the selection and its offers, rate
+    tables): counted once elsewhere, not per answer. A model spec is shared only when a
+    preset or the Hub cache owns it (:func:`_owned_elsewhere`); a pasted config's belongs to
+    its one answer and is counted with it."""
     from whichgpu.catalog.gpus import GPU, Catalog
     from whichgpu.catalog.offers import BillingRule, Offer
     from whichgpu.currency import RateTable
+
+    return (GPU, Catalog, Offer, BillingRule, OfferSelection, RateTable)
+
+
+@functools.cache
+def _spec_type() -> type:
     from whichgpu.models.spec import ModelSpec
 
-    return (GPU, Catalog, Offer, BillingRule, OfferSelection, RateTable, ModelSpec)
+    return ModelSpec
+
+
+#: Where a model spec comes from when something other than one answer keeps it: the presets
+#: (loaded once per process) and the Hub's bounded cache of looked-up ids.
+SHARED_SPEC_SOURCES = ("preset:", "hub:")
+
+
+def _owned_elsewhere(obj: Any) -> bool:
+    return isinstance(obj, _spec_type()) and str(getattr(obj, "source", "")).startswith(
+        SHARED_SPEC_SOURCES)
 
 
 def _size(value: Any) -> int:
@@ -301,7 +319,7 @@ def _size(value: Any) -> int:
     total = 0
     while stack and len(seen) < MAX_WALK:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, skip):
+        if id(obj) in seen or isinstance(obj, skip) or _owned_elsewhere(obj):
             continue
         seen.add(id(obj))
         try:
@@ -367,7 +385,7 @@ def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
         value = compute()
     except InputError as exc:
         value = _Raised(exc)
-    size = _size(value)
+    size = _size(value) + _size(key)  # the key holds the request (a pasted config's JSON)
     with _memo_lock:
         if key[1] == _epoch() and size <= MEMO_BYTES // 8:  # never keep a stale generation
             old = _memo.pop(key, None)
@@ -444,6 +462,14 @@ def model(q: r.Model) -> ModelAnswer:
 def memory(q: r.Memory) -> MemoryAnswer:
     """``whichgpu memory --json``: the VRAM selector."""
     return estimates.memory(q, WEB)
+
+
+@memo
+def fits(q: r.Fits) -> Any:
+    """``whichgpu fits --json``: what runs on the card."""
+    from whichgpu.answers.fits import fits as answer
+
+    return answer(q, WEB)
 
 
 @memo

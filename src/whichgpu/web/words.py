@@ -31,6 +31,7 @@ from babel.support import Translations
 from markupsafe import Markup, escape
 
 from whichgpu.answers import requests as r
+from whichgpu.answers.fields import N_
 from whichgpu.answers.fields import label as field_label
 from whichgpu.messages import DataText, Field, Join, Message, Some
 from whichgpu.units import Age, Duration, Money
@@ -159,6 +160,8 @@ class _Formatter(string.Formatter):
             return words
         if isinstance(value, bool) or value is None:
             return str(value)
+        if isinstance(value, str) and value in INTERNAL_WORDS:
+            return L.gettext(INTERNAL_WORDS[value])
         if isinstance(value, int | float):
             return number(L, value, format_spec)
         return format(value, format_spec)
@@ -180,10 +183,30 @@ class _Formatter(string.Formatter):
 
 L_QUOTES = {"en": "'{}'", "fr": "« {} »"}
 
+#: the engine's internal names that a message may carry as a plain word (a speed's precision
+#: is the peak it is measured against: "mma_sync_int8" is the int8 rate of llama.cpp's MMQ
+#: kernels, estimate/speed/hardware.py), and the page's words for them
+INTERNAL_WORDS = {"mma_sync_int8": N_("int8 on the tensor cores (llama.cpp’s quantized "
+                                      "kernels)")}
+
+
+_HUGE = 10**21  # from here an integer is said by its digits' count, not digit by digit
+_DIGITS = {"en": "{n} digits", "fr": "{n} chiffres"}
+
+
+def _huge(L: Locale, value: int) -> str:
+    """An integer too long to write out: its first and last digits and how many there are
+    ('999…999 (400 digits)')."""
+    text = str(abs(value))
+    count = _DIGITS.get(L.lang, _DIGITS["en"]).format(n=L.number(len(text)))
+    return f"{'-' if value < 0 else ''}{text[:3]}…{text[-3:]} ({count})"
+
 
 def number(L: Locale, value: float, spec: str) -> str:
     """A number the way ``format(value, spec)`` writes it in English, in the page's locale:
     the same decimals, grouping, sign and percent."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
+        return _huge(L, value)  # no float holds it (a 400-digit value someone typed)
     if not math.isfinite(value):
         return L.number(value)
     kind = spec[-1] if spec and spec[-1] in "fFeEgGd%n" else ""

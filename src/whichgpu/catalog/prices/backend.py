@@ -85,7 +85,7 @@ class StoreTarget:
     @property
     def location(self) -> str:
         """For people and logs: the file, or the URL with its password replaced by ***."""
-        return str(self.path) if self.kind == "sqlite" else redact(self.url or "")
+        return redact(str(self.path) if self.kind == "sqlite" else self.url or "")
 
 
 # The user name and password of a URL: after the scheme, a name, ':', then anything up to the
@@ -94,17 +94,46 @@ class StoreTarget:
 _CREDENTIALS = (re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/]*@"),
                 re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^@?]*@"))
 _PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+# libpq's keyword/value form (``host=db password='s3 cret' dbname=x``): the value is a quoted
+# string (with \' and \\ escapes) or runs to the next blank.
+_PASSWORD_KEYWORD = re.compile(r"((?:^|[\s/])password\s*=\s*)(?:'(?:[^'\\]|\\.)*'?|\S*)",
+                               re.IGNORECASE)
 
 
 def redact(url: str) -> str:
-    """``url`` without its password (in the authority or a ``password=`` parameter). Never
-    fails, whatever the text."""
+    """``url`` without its password (in the authority, a ``password=`` parameter, or a
+    libpq keyword/value ``password=``). Never fails, whatever the text."""
     for pattern in _CREDENTIALS:
         hidden, found = pattern.subn(r"\1:***@", url, count=1)
         if found:
             url = hidden
             break
-    return _PASSWORD_PARAM.sub(r"\1***", url)
+    url = _PASSWORD_PARAM.sub(r"\1***", url)
+    return _PASSWORD_KEYWORD.sub(r"\1***", url)
+
+
+# ``word=`` at the start or after a blank: libpq's keyword/value connection string, which
+# libpq reads but which whichgpu would otherwise take for a file name (and print, password
+# and all, and create in the working directory).
+_KEYWORD_VALUE = re.compile(r"(?:^|\s)[A-Za-z_][A-Za-z0-9_]*\s*=|password\s*=", re.IGNORECASE)
+_KEYWORD_HINT = ("the price store looks like a libpq keyword/value connection string "
+                 "(host=... dbname=...): write it as a postgresql:// URL "
+                 "(postgresql://USER@HOST:PORT/DBNAME, the password in PGPASSWORD or "
+                 "~/.pgpass), or give a SQLite file path")
+
+
+def _check_file_path(text: str) -> Path:
+    """A SQLite file path, if ``text`` plausibly is one (the refusal never repeats the text:
+    it may hold a password)."""
+    if not text:
+        raise InputError("the price store location is empty: give a SQLite file path or a "
+                         "postgresql:// URL")
+    if _KEYWORD_VALUE.search(text):
+        raise InputError(_KEYWORD_HINT)
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise InputError("the price store location holds a control character (a newline?): "
+                         "give a SQLite file path or a postgresql:// URL")
+    return Path(text).expanduser()
 
 
 _ENCODE_HINT = ("percent-encode any '@', '/', '?', '#' or ':' in the user name or password "
@@ -133,7 +162,7 @@ def default_store_path() -> Path:
     from whichgpu.paths import data_dir
 
     env = os.environ.get(STORE_ENV)
-    return Path(env).expanduser() if env else data_dir() / STORE_FILE
+    return _check_file_path(env.strip()) if env and env.strip() else data_dir() / STORE_FILE
 
 
 def parse_target(target: str | Path | None) -> StoreTarget:
@@ -149,7 +178,7 @@ def parse_target(target: str | Path | None) -> StoreTarget:
     text = str(target).strip()
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
     if not scheme:
-        return StoreTarget("sqlite", path=Path(text).expanduser())
+        return StoreTarget("sqlite", path=_check_file_path(text))
     if scheme in ("postgresql", "postgres"):
         _check_postgres_url(text)
         return StoreTarget("postgresql", url=text)
@@ -158,7 +187,7 @@ def parse_target(target: str | Path | None) -> StoreTarget:
         if not rest.startswith("/") or rest == "/":
             raise InputError(f"database URL {redact(text)!r}: write a SQLite file as "
                              "sqlite:///relative/path or sqlite:////absolute/path")
-        return StoreTarget("sqlite", path=Path(rest[1:]).expanduser())
+        return StoreTarget("sqlite", path=_check_file_path(rest[1:]))
     raise InputError(f"database URL scheme {scheme!r} is not supported: use postgresql://… "
                      "for PostgreSQL, or a SQLite file path (unset WHICHGPU_DATABASE_URL for "
                      "the default file)")

@@ -382,7 +382,7 @@ def current_offers(prices: str | None = None, *, store: PriceStore | str | Path 
             if cheapest_only:
                 offers = undominated(offers)
             feeds = [_info(s, now, max_age_s) for s in snaps]
-            warnings += _failure_warnings(st, snaps)
+            warnings += st.problems(snaps) + _failure_warnings(st, snaps)
             return _finish(offers, feeds, warnings, prices, max_age_s, now, st.location,
                            _narrowed(gpus, cheapest_only))
     except (StoreError, DataError, sqlite3.Error, OSError) as exc:

@@ -18,10 +18,12 @@ between the engines: :mod:`~whichgpu.catalog.prices.backend`. The SQL here is sh
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,6 +71,9 @@ class Snapshot:
     skipped: dict[str, int]
     message: str | None
     source_rows: int | None = None  # GPU rows of the upstream file (None: not counted)
+    #: What reading it left out or could not read (a malformed stored value, implausible
+    #: offers), each naming the feed: said as a warning wherever its prices are used.
+    problems: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "feed": self.feed, "source": self.source, "kind": self.kind,
@@ -76,7 +81,8 @@ class Snapshot:
                 "observed_at": iso(self.observed_at) if self.observed_at else None,
                 "version": self.version, "offer_count": self.offer_count,
                 "unmapped_count": self.unmapped_count, "skipped": self.skipped,
-                "source_rows": self.source_rows, "message": self.message}
+                "source_rows": self.source_rows, "message": self.message,
+                "problems": list(self.problems)}
 
 
 @dataclass(frozen=True)
@@ -116,12 +122,61 @@ _OFFER_COLS = ("provider, gpu, gpu_count, price_per_hour, currency, billing_incr
 _KIND = "gpu, gpu_count, spot, currency, billing_increment_s, billing_minimum_s"
 
 
+def _count(value: object) -> int | None:
+    """A stored count, if it is one (a whole number >= 0; a float NaN, text or a negative
+    is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if value >= 0 else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _skipped(text: object) -> dict[str, int] | None:
+    """A snapshot's ``skipped`` column (JSON: reason -> rows), or None when it is not that."""
+    if text is None or text == "":
+        return {}
+    try:
+        data = json.loads(text) if isinstance(text, str | bytes) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or any(
+            not isinstance(k, str) or _count(v) is None for k, v in data.items()):
+        return None
+    return {k: int(v) for k, v in data.items()}
+
+
 def _snapshot(row: tuple) -> Snapshot:
+    """A snapshot from a stored row, read as strictly as it was written: a malformed value
+    (another tool's write, a hand edit, a damaged file) is replaced by a neutral one and
+    named in :attr:`Snapshot.problems`, never raised, so one bad row cannot break every
+    command (nor the import that would replace it)."""
     (id_, feed, source, kind, status, fetched, observed, version, digest, count, unmapped,
      skipped, message, source_rows) = row
-    return Snapshot(id_, feed, source, kind, status, parse_time(fetched) or utc_now(),
-                    parse_time(observed), version, digest, count, unmapped,
-                    json.loads(skipped) if skipped else {}, message, source_rows)
+    feed = _text(feed) or f"snapshot {id_}"
+    problems = []
+    skip = _skipped(skipped)
+    if skip is None:
+        problems.append(f"{feed}: the stored count of skipped rows (snapshot {id_}) cannot "
+                        "be read, so it is left out; the offers are read as usual")
+        skip = {}
+    bad = [name for name, value, ok in (
+        ("offer_count", count, _count(count) is not None),
+        ("unmapped_count", unmapped, _count(unmapped) is not None),
+        ("source_rows", source_rows, source_rows is None or _count(source_rows) is not None),
+        ("fetched_at", fetched, parse_time(_text(fetched)) is not None)) if not ok]
+    if bad:
+        problems.append(f"{feed}: stored {', '.join(bad)} of snapshot {id_} cannot be read "
+                        "and was left out")
+    return Snapshot(id_, feed, _text(source) or "unknown", _text(kind) or "unknown",
+                    _text(status) or "unknown", parse_time(_text(fetched)) or utc_now(),
+                    parse_time(_text(observed)), _text(version), _text(digest),
+                    _count(count) or 0, _count(unmapped) or 0, skip, _text(message),
+                    _count(source_rows), tuple(problems))
 
 
 _EVERY_FIELD = set(Offer.model_fields)  # a stored offer sets them all: one shared set
@@ -136,6 +191,66 @@ def _rule(increment_s: float, minimum_s: float) -> BillingRule:
         if len(_RULES) < _MAX_RULES:
             _RULES[(increment_s, minimum_s)] = rule
     return rule
+
+
+@cache
+def _plausible() -> tuple[str, tuple[Any, ...]]:
+    """A SQL condition an offer row must meet to be read, and its arguments: the import's
+    plausibility checks (:mod:`~whichgpu.catalog.prices.validate`) in SQL, so that a row
+    stored before them, or written by hand (a $1e-300 price, a NaN billing step: the
+    table's CHECKs are looser), is never read, and never hides a real offer from
+    ``cheapest_only``'s pick. PostgreSQL orders NaN above every number, and SQLite stores it
+    as NULL, so a NaN fails these comparisons on both."""
+    from whichgpu.catalog.prices.validate import (
+        MAX_BILLING_S,
+        MAX_USD_PER_GPU_HOUR,
+        MIN_USD_PER_GPU_HOUR,
+    )
+    from whichgpu.currency import default_rates
+
+    rates = default_rates()
+    per_currency, args = [], []
+    for cur in sorted(rates.currencies(), key=lambda c: (c != "USD", c)):
+        usd = rates.rate(cur, "USD")
+        per_currency.append("(currency = ? AND price_per_hour >= ? * gpu_count AND "
+                            "price_per_hour <= ? * gpu_count)")
+        args += [cur, MIN_USD_PER_GPU_HOUR / usd, MAX_USD_PER_GPU_HOUR / usd]
+    sql = (f"(gpu_count >= 1 AND gpu_count <= {MAX_GPUS_PER_OFFER} AND "
+           f"billing_increment_s > 0 AND billing_increment_s <= {MAX_BILLING_S!r} AND "
+           f"billing_minimum_s >= 0 AND billing_minimum_s <= {MAX_BILLING_S!r} AND "
+           f"({' OR '.join(per_currency)}))")
+    return sql, tuple(args)
+
+
+def _plausible_now(observed: str = "observed_at") -> tuple[str, list[Any]]:
+    """:func:`_plausible` and, as the import checks, no observation date in the future (ISO
+    text compares in time order; a damaged date, letters where digits belong, sorts after
+    every date and is left out with it)."""
+    from datetime import timedelta
+
+    from whichgpu.catalog.prices.validate import FUTURE_TOLERANCE_S
+
+    sql, args = _plausible()
+    cutoff = iso(utc_now() + timedelta(seconds=FUTURE_TOLERANCE_S))
+    return f"({sql} AND ({observed} IS NULL OR {observed} <= ?))", [*args, cutoff]
+
+
+#: The most GPUs one stored offer may rent together (the largest real offers are 8-16; a
+#: rack of 72 is sold as 72 GPUs): more is a damaged row.
+MAX_GPUS_PER_OFFER = 1024
+
+
+def _row_ok(row: tuple) -> bool:
+    """Whether a stored offer row has the types it was written with (SQLite keeps whatever a
+    hand edit puts in a column)."""
+    (provider, gpu, count, price, currency, inc, minimum, spot, region, observed, source,
+     note, instance_type) = row
+    return (isinstance(provider, str) and isinstance(gpu, str) and isinstance(currency, str)
+            and isinstance(count, int) and not isinstance(count, bool)
+            and all(isinstance(x, int | float) and math.isfinite(x)
+                    for x in (price, inc, minimum))
+            and spot in (0, 1) and all(x is None or isinstance(x, str) for x in (
+                region, observed, source, note, instance_type)))
 
 
 def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
@@ -153,6 +268,12 @@ def _offer(row: tuple, feed: str, pool: dict[str, str] | None = None) -> Offer:
         price_per_hour=Money(price, currency), billing=_rule(inc, minimum), spot=bool(spot),
         region=region, instance_type=instance_type, observed_at=observed, source=source,
         offer_set=feed, note=note)
+
+
+def _left_out(snap: Snapshot, n: int) -> str:
+    return (f"{snap.feed}: {n} stored offer(s) of snapshot {snap.id} left out: a price outside "
+            "the plausible range, a billing rule that cannot be read, or a damaged value (the "
+            "checks an import applies); import or refresh the feed again to replace it")
 
 
 def oldest_observation(offers: Iterable[Offer]) -> datetime | None:
@@ -439,6 +560,13 @@ class PriceStore:
                 where += " AND NOT (" + " OR ".join(
                     "(snapshot_id = ? AND provider = ?)" for _ in skip_pairs) + ")"
                 args += [x for pair in skip_pairs for x in pair]
+            plausible, plausible_args = _plausible_now()
+            left_out = dict(con.execute(
+                f"SELECT snapshot_id, COUNT(*) FROM offer WHERE {where} AND (CASE WHEN "
+                f"{plausible} THEN 0 ELSE 1 END) = 1 GROUP BY snapshot_id",
+                [*args, *plausible_args]).fetchall())
+            where += f" AND {plausible}"
+            args += plausible_args
             if cheapest_only:
                 # One offer per kind: the cheapest, and of equal prices the first stored
                 # (lowest snapshot id, then place in it), the same on both engines.
@@ -450,8 +578,20 @@ class PriceStore:
                 sql = (f"SELECT snapshot_id, {_OFFER_COLS} FROM offer WHERE {where} "
                        "ORDER BY snapshot_id, seq")
             pool: dict[str, str] = {}
-            offers = [_offer(r[1:], feed_of[r[0]], pool) for r in con.execute(sql, args)]
+            offers = []
+            for r in con.execute(sql, args):
+                if _row_ok(r[1:]):
+                    offers.append(_offer(r[1:], feed_of[r[0]], pool))
+                else:
+                    left_out[r[0]] = left_out.get(r[0], 0) + 1
+        if left_out:
+            snaps = [replace(s, problems=(*s.problems, _left_out(s, int(left_out[s.id]))))
+                     if left_out.get(s.id) else s for s in snaps]
         return snaps, offers
+
+    def problems(self, snapshots: Iterable[Snapshot]) -> list[str]:
+        """What reading ``snapshots`` left out, one line each (see :attr:`Snapshot.problems`)."""
+        return [p for s in snapshots for p in s.problems]
 
     def composition(self, snapshot_ids: Iterable[int]) -> dict[int, set[tuple[str, str]]]:
         """The ``(provider, currency)`` pairs each snapshot's offers have: enough to choose
@@ -519,11 +659,12 @@ class PriceStore:
         gpus = list(gpus)
         if not gpus:
             return []
+        plausible, plausible_args = _plausible_now("o.observed_at")  # s has one too
         sql = ("SELECT s.id, s.feed, s.fetched_at, s.observed_at, o.gpu, o.currency, o.spot, "
                "o.price_per_hour / o.gpu_count, o.provider, o.source FROM offer o JOIN snapshot s "
                f"ON s.id = o.snapshot_id WHERE s.status = 'ok' AND o.gpu IN "
-               f"({','.join('?' * len(gpus))})")
-        args: list[Any] = list(gpus)
+               f"({','.join('?' * len(gpus))}) AND {plausible}")
+        args: list[Any] = [*gpus, *plausible_args]
         if feed is not None:
             sql += " AND s.feed = ?"
             args.append(feed)

@@ -14,7 +14,9 @@ the number of blocks.
 
 from __future__ import annotations
 
+from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant, memory_value
+from whichgpu.estimate.diffusion_parallel import DiffusionLayout, splits_dit
 from whichgpu.estimate.memory.inference import nccl_term, runtime_term
 from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.estimate.memory.weights import (
@@ -193,6 +195,24 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     vae_bytes = sum(sizes[c.name] for c in vae)
     den_bytes = sizes[d.denoiser]
     act, act_formula = denoiser_activation_bytes(w, den)
+    layout = _layout(w)
+    whole_sizes = sizes
+    if layout.per_pipeline > 1:
+        # TP splits the DiT's linears (and the low-noise expert's); SGLang folds the idle
+        # text encoders over the pipeline's GPUs (its encoder parallelism, "fold"); TP and
+        # Ulysses split one block's working set (heads, tokens), CFG parallel the two passes
+        den_bytes //= layout.tp
+        expert_bytes //= layout.tp
+        fold = layout.per_pipeline if splits_dit(w.engine_name) else 1
+        enc_bytes //= fold
+        sizes = {**sizes, d.denoiser: den_bytes,
+                 **{c.name: sizes[c.name] // layout.tp for c in experts},
+                 **{c.name: sizes[c.name] // fold for c in encoders}}
+        cfg_split = 2 if layout.cfg > 1 and samples_in_flight(w) > w.batch else 1
+        act = act / (layout.tp * layout.sp * cfg_split)
+        act_formula = msg("formula.parallel", "{formula}, / {n} over the GPUs of one pipeline "
+                          "({layout})", formula=act_formula, n=layout.tp * layout.sp * cfg_split,
+                          layout=layout.describe())
     dec, dec_formula = vae_decode_bytes(w)
     training = w.task == "image-lora"
     pipe = pipeline_dtype(w)
@@ -291,26 +311,47 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                                         "GB of activations)", gb=act / 1e9),
                                     memory_constant("vae_decode_bytes_per_pixel").source))
     terms.append(runtime_term("transformers"))
-    nccl = nccl_term(w.gpus) if training else None  # independent pipelines share nothing
+    # independent pipelines share nothing; a split pipeline's GPUs talk every block
+    nccl = nccl_term(w.gpus) if training else nccl_term(layout.per_pipeline)
     if nccl:
         terms.append(nccl)
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(peak_act * frag.value),
                             msg("term.diffusion.fragmentation", "{share:.0%} of the activation "
                                 "peak", share=frag.value), None, frag.source))
-    if w.gpus > 1:
+    if w.gpus > 1 and layout.replicas > 1:
         assumptions.append(msg("diffusion.per_gpu", "diffusers runs one pipeline per GPU: more "
                                "GPUs add throughput (one image each), not memory per GPU"))
+    elif layout.per_pipeline > 1 and not layout.measured_context_parallel:
+        assumptions.append(msg("diffusion.split", "one pipeline over {n} GPUs ({layout}): "
+                               "tensor parallelism splits the diffusion model's weights, "
+                               "sequence (Ulysses) and CFG parallelism only its activations; "
+                               "text encoders sharded over the idle GPUs while they encode",
+                               n=layout.per_pipeline, layout=layout.describe()))
     width, height = w.image_size
-    details = {"components_bytes": sizes, "component_formats": dtypes, "denoiser": d.denoiser,
+    details = {"components_bytes": whole_sizes, "component_formats": dtypes, "denoiser": d.denoiser,
                "denoiser_activation_bytes": int(act), "vae_decode_bytes": int(dec),
                "tokens": denoiser_tokens(w, den), "resolution": f"{width}x{height}",
                "frames": w.video_frames, "cfg_passes": w.cfg_passes, "offload": w.offload,
                "resident_offload": effective_offload(w), "all_resident_bytes": int(
                    den_bytes + expert_bytes + enc_bytes + vae_bytes + max(act, dec))}
+    details["layout"] = layout.to_json()
     if training:
         details["lora_params"] = diffusion_lora_params(w, den)
     return terms, assumptions, details
+
+
+def _layout(w: Workload) -> DiffusionLayout:
+    from whichgpu.estimate.diffusion_parallel import diffusion_layout
+
+    if w.task == "image-lora":
+        if splits_dit(w.engine_name):
+            raise InputError(msg("diffusion.lora_engine", "{engine} runs diffusion models, it "
+                                 "does not train them; LoRA training runs in diffusers' "
+                                 "scripts and trainers ({flag})", engine=w.engine_name,
+                                 flag=Field("engine", "diffusers")))
+        return DiffusionLayout(replicas=max(w.gpus, 1))
+    return diffusion_layout(w)
 
 
 def diffusion_lora_params(w: Workload, den: ComponentSpec) -> int:

@@ -6,15 +6,17 @@ nvidia-smi reports), the engine's own reserve and a fragmentation margin already
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
+from whichgpu.catalog.gpus import GPU, PRECISIONS, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
+from whichgpu.estimate.memo import Table
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
-from whichgpu.messages import Field, Message, msg
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import get_quant
 from whichgpu.units import GB
 from whichgpu.vocabulary import Placement, SuggestionKind
@@ -122,6 +124,11 @@ def describe_layout(w: Workload) -> Message:
         parts.append(f"dp={w.dp_degree}" + (f" ZeRO-{w.zero_stage}" if w.zero_stage else ""))
         return msg("layout.training", "{layout}", layout=" ".join(parts))
     if w.is_diffusion:
+        from whichgpu.estimate.diffusion_parallel import diffusion_layout
+
+        lay = diffusion_layout(w) if w.task != "image-lora" else None
+        if lay is not None and lay.replicas == 1:  # one pipeline split over the GPUs
+            return msg("layout.parallel", "{layout}", layout=lay.describe())
         return msg("layout.pipelines", "{n} independent pipelines", n=w.gpus)
     return msg("layout.parallel", "{layout}", layout=f"tp={w.tp_degree}" + (
         f" pp={w.pp_degree}" if w.pp_degree > 1 else ""))
@@ -242,14 +249,50 @@ def suggestions(w: Workload, target: GPU | None = None, *,
                                   layout_for(w, count), f[0].per_gpu_bytes,
                                   (Placement(target.id, count),), SuggestionKind.MORE_GPUS))
                 break
-        bigger = [f for f in smallest_fits(w, catalog) if f.count == 1]
+        bigger = [f for f in smallest_fits(w, catalog) if f.count == 1
+                  and is_bigger_of_its_kind(f.gpu, target, w)]
         if bigger:
-            out.append(Change(msg("change.bigger_gpu", "a bigger GPU: {gpu}",
-                                  gpu=bigger[0].gpu.id), w, base,
-                              (Placement(bigger[0].gpu.id),), SuggestionKind.BIGGER_GPU))
+            g = bigger[0].gpu
+            kept = needed_precisions(w, target)
+            said = dict(gpu=g.id, memory=g.usable_memory_bytes / GB)
+            words = (msg("change.bigger_gpu.same_kind", "a bigger GPU of the same kind: {gpu} "
+                         "({memory:.0f} GB usable, with {precision})",
+                         precision=Join(kept, " and "), **said) if kept else
+                     msg("change.bigger_gpu.same_kind.plain", "a bigger GPU of the same kind: "
+                         "{gpu} ({memory:.0f} GB usable)", **said))
+            out.append(Change(words, w, base, (Placement(g.id),), SuggestionKind.BIGGER_GPU))
     # what fits the card the user has comes first (one card with llama.cpp offload before
     # four of them), then the smallest
     return sorted(out, key=lambda c: (not _fits_one(c, target), c.total_bytes))
+
+
+#: a card's class, from its form factor: "a bigger GPU" stays in its class or the next one up
+#: (a gaming card -> a workstation or PCIe data-centre card -> an SXM/OAM board); unified
+#: memory machines (DGX Spark, Apple) are their own class
+_CLASS = {"consumer": 0, "pcie": 1, "nvl": 2, "sxm": 2, "oam": 2, "superchip": 2}
+
+
+def needed_precisions(w: Workload, target: GPU) -> list[str]:
+    """The precisions the job computes in that ``target`` has (bf16 for 16-bit or
+    weight-only formats, fp8 for fp8 weights ...): a bigger card must have them too."""
+    wanted = {w.quant_format.compute_precision("bf16"), "bf16"}
+    return sorted(p for p in wanted if p in PRECISIONS and target.supports(p))
+
+
+def is_bigger_of_its_kind(g: GPU, target: GPU, w: Workload) -> bool:
+    """``g`` is 'a bigger GPU' than ``target`` for ``w``: more usable memory, the same
+    software platform, every precision the job uses on ``target``, and the same class or the
+    next (a T4, an MI210 or a DGX Spark is no bigger H100)."""
+    if g.id == target.id or g.usable_memory_bytes <= target.usable_memory_bytes:
+        return False
+    if g.platform.value != target.platform.value:
+        return False
+    if not all(g.supports(p) for p in needed_precisions(w, target)):
+        return False
+    mine, theirs = _CLASS.get(target.form_factor), _CLASS.get(g.form_factor)
+    if mine is None or theirs is None:  # unified memory: only its own kind
+        return g.form_factor == target.form_factor
+    return mine <= theirs <= mine + 1
 
 
 def _candidates(w: Workload) -> list[_Candidate]:
@@ -309,10 +352,19 @@ def _candidates(w: Workload) -> list[_Candidate]:
         for name in names:
             fmt_bits = get_quant(name).linear_bits
             if fmt_bits < q.linear_bits:
-                out.append(_Candidate(
-                    msg("change.quant", "{quant} weights ({flag})", quant=name,
-                        flag=Field("quant", name)), SuggestionKind.QUANT,
-                    {"quant": name, "engine": "llamacpp" if name.startswith("q") else w.engine}))
+                engine = "llamacpp" if name.startswith("q") else w.engine
+                if engine == "llamacpp" and w.engine_name != "llamacpp":
+                    # a GGUF runs under llama.cpp: the change switches the engine, and says so
+                    words = msg("change.quant.engine", "{quant} weights under {engine} "
+                                "instead of {was} ({flags}): another engine, with its own "
+                                "speed", quant=name, engine="llama.cpp", was=w.engine_name,
+                                flags=Join((Field("quant", name), Field("engine", engine)),
+                                           " and "))
+                else:
+                    words = msg("change.quant", "{quant} weights ({flag})", quant=name,
+                                flag=Field("quant", name))
+                out.append(_Candidate(words, SuggestionKind.QUANT,
+                                      {"quant": name, "engine": engine}))
         if w.kv_bytes > 1:
             out.append(_Candidate(msg("change.kv_fp8", "fp8 KV cache ({flag})",
                                       flag=Field("kv_dtype", "fp8")), SuggestionKind.KV_DTYPE,
@@ -386,9 +438,30 @@ def _pairs(w: Workload, candidates: list[_Candidate], base: int, target: GPU | N
 
 # ------------------------------------------------------------------ serving capacity
 
+# (workload, count) -> {batch: (bytes per GPU, host RAM holds it)}: the memory at a batch
+# does not depend on the GPU, and a recommendation searches the same workloads on every GPU
+_AT_BATCH = Table(256)
+
+
 def max_concurrency(w: Workload, gpu: GPU, count: int = 1, limit: int = 4096) -> int:
     """How many sequences of ``w.seq_len`` tokens fit at once on ``count`` x ``gpu``."""
-    return _search(lambda n: layout_for(w.with_(batch=n), count), gpu, 1, limit)
+    try:
+        key = (w, count)
+        probes = _AT_BATCH.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        return _search(lambda n: layout_for(w.with_(batch=n), count), gpu, 1, limit)
+    if probes is None:
+        probes = _AT_BATCH.put(key, {})
+    usable = gpu.usable_memory_bytes
+
+    def ok(n: int) -> bool:
+        hit = probes.get(n)
+        if hit is None:
+            est = estimate_memory(layout_for(w.with_(batch=n), count))
+            hit = probes[n] = (est.total_bytes, est.host_fits)
+        return hit[0] <= usable and hit[1]
+
+    return _bisect(ok, lo=1, hi=limit)
 
 
 def max_context(w: Workload, gpu: GPU, count: int = 1) -> int:
@@ -405,6 +478,11 @@ def _search(make, gpu: GPU, lo: int, hi: int) -> int:
         est = estimate_memory(make(n))
         return est.total_bytes <= usable and est.host_fits
 
+    return _bisect(ok, lo, hi)
+
+
+def _bisect(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The largest n in [lo, hi] with ok(n), ok being monotone (0 if not even ok(lo))."""
     if not ok(lo):
         return 0
     if ok(hi):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from whichgpu.engines import engines_with, has
 from whichgpu.estimate.constants import memory_value
+from whichgpu.estimate.memo import by_identity
 from whichgpu.messages import Join, msg
 from whichgpu.models.spec import LayerSpec, ModelSpec
 
@@ -70,6 +71,7 @@ def _layers(model: ModelSpec) -> tuple[LayerSpec, ...]:
                  for _ in range(model.num_layers))
 
 
+@by_identity()
 def kv_cache(model: ModelSpec, context: int, kv_bytes: float, engine: str) -> KVCache:
     """Bytes of KV cache (and recurrent state) one sequence of ``context`` tokens holds."""
     ctx = cached_context(context, engine)
@@ -149,6 +151,7 @@ def _per_token(model: ModelSpec, layer: LayerSpec, kv_bytes: float,
     return layer.kv_heads * (layer.head_dim + v_dim) * kv_bytes, layer.attention
 
 
+@by_identity()
 def kv_read_bytes(model: ModelSpec, context: int, kv_bytes: float, engine: str) -> float:
     """Bytes of cache and state one decode step reads for one sequence at ``context`` tokens.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from whichgpu.estimate.memo import by_identity
 from whichgpu.messages import Join, Message, msg
 from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
@@ -87,6 +88,7 @@ def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
     return None
 
 
+@by_identity()
 def workload_weight_bytes(w) -> WeightBytes:
     """:func:`llm_weight_bytes` for a Workload (its format, engine and importance matrix)."""
     return llm_weight_bytes(w.model, w.quant_format, w.quant, engine=w.engine_name,
@@ -140,6 +142,12 @@ def _exact(computed: WeightBytes, total: int, embedding: int, lm_head: int, form
 
 _CACHE: dict[tuple, tuple[ModelSpec, QuantFormat, WeightBytes]] = {}
 _CACHE_SIZE = 256
+#: Layouts of models that nothing else keeps (a pasted config: one answer's own model). At the
+#: model bounds (1,024 layers) one layout holds ~3 MB of tensors, so 256 of them held ~0.8 GB
+#: per web worker (issue 36); a few suffice for the repeated asks of one estimate.
+_OWN: dict[tuple, tuple[ModelSpec, QuantFormat, WeightBytes]] = {}
+_OWN_SIZE = 8
+_SHARED_SOURCES = ("preset:", "hub:")  # specs a preset or the Hub cache keeps anyway
 
 
 def _computed(model: ModelSpec, quant: QuantFormat, ftype: str | None,
@@ -147,14 +155,16 @@ def _computed(model: ModelSpec, quant: QuantFormat, ftype: str | None,
     """The computed layout, memoised per (model object, format): a recipe walks every tensor
     and the speed model asks for it several times per estimate."""
     key = (id(model), id(quant), quant.name, ftype, imatrix)
-    hit = _CACHE.get(key)
+    shared = str(model.source).startswith(_SHARED_SOURCES)
+    cache, size = (_CACHE, _CACHE_SIZE) if shared else (_OWN, _OWN_SIZE)
+    hit = cache.get(key)
     if hit is not None and hit[0] is model and hit[1] is quant:
         return hit[2]
     out = (_recipe_bytes(model, ftype, imatrix) if ftype and model.linears and model.num_layers
            else _format_bytes(model, quant))
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = (model, quant, out)
+    while len(cache) >= size:
+        cache.pop(next(iter(cache)), None)
+    cache[key] = (model, quant, out)
     return out
 
 

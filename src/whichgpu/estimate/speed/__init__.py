@@ -7,7 +7,7 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
-from whichgpu.estimate.speed.result import SpeedEstimate, band, confidence_for
+from whichgpu.estimate.speed.result import Confidence, SpeedEstimate, band, confidence_for
 from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
@@ -88,8 +88,14 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
         held = max(w.context or 0, prompt + output)
         w = w.with_(prompt_tokens=prompt, output_tokens=output, context=held)
     wl = layout_for(w, count)
+    fit_note = None
     if check_fit:
         mem = estimate_memory(wl).total_bytes
+        if mem > gpu.usable_memory_bytes and wl.is_diffusion:
+            # what the engine does by default on this card (offload, a split over the GPUs)
+            from whichgpu.estimate.diffusion_parallel import fit_on
+
+            wl, mem, fit_note = fit_on(wl, w, gpu)
         if mem > gpu.usable_memory_bytes:
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
     hw = hardware(gpu, count, profile)
@@ -101,8 +107,9 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     else:
         assert lengths is not None  # set above for every inference workload
         est = _inference(wl, hw, lengths, saturation)
-    if engine_note:
-        est = dataclasses.replace(est, assumptions=(engine_note, *est.assumptions))
+    notes = tuple(n for n in (engine_note, fit_note) if n)
+    if notes:
+        est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
     return est
 
 
@@ -166,28 +173,30 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         serving = served.output_tokens_per_s
     engine = w.engine_name
     conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
+    key = {c: v.band_key for c, v in conf.items()}  # the range group of each category
     precision, why = compute_precision(hw.gpu, w.quant_format, engine)
     kernel_precision, kernels = kernel_notes(w, hw)
     if kernel_precision:
         precision, why = kernel_precision, "the kernel paths below"
     rates = {
-        "decode_tokens_per_s": band(batch / step.seconds, conf["decode"][2], category="decode"),
+        "decode_tokens_per_s": band(batch / step.seconds, conf["decode"][2],
+                                    category=key["decode"]),
         "decode_tokens_per_s_per_sequence": band(1 / step.seconds, conf["decode"][2],
-                                                 category="decode"),
+                                                 category=key["decode"]),
         "prefill_tokens_per_s": band(batch * prompt / pre.seconds, conf["prefill"][2],
-                                     category="prefill"),
-        "output_tokens_per_s": band(serving, conf["serving"][2], category="serving"),
+                                     category=key["prefill"]),
+        "output_tokens_per_s": band(serving, conf["serving"][2], category=key["serving"]),
     }
     times = {
-        "ttft_s": band(pre1.seconds, conf["prefill"][2], inverse=True, category="prefill"),
+        "ttft_s": band(pre1.seconds, conf["prefill"][2], inverse=True, category=key["prefill"]),
         "request_s": band(pre1.seconds + output * step1.seconds, conf["decode"][2],
-                          inverse=True, category="decode"),
+                          inverse=True, category=key["decode"]),
     }
     sat = saturation(w, hw, prompt, output, conf["serving"][2]) if with_saturation else None
     if sat and served is not None:
         sat["output_tokens_per_s"] = band(_continuous_batching(w, hw, sat["batch"])
                                           .output_tokens_per_s, conf["serving"][2],
-                                          category="serving")
+                                          category=key["serving"])
     assumptions = [
         f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
         "sequence(s); memory checked at the same lengths",
@@ -276,7 +285,7 @@ def saturation(w: Workload, hw, prompt: int, output: int, confidence: str) -> di
             "search_cap": SATURATION_CAP}
 
 
-def _confidence_note(conf: tuple[str, str, str]) -> str:
+def _confidence_note(conf: Confidence) -> str:
     return f"confidence {conf[0]}: {conf[1]}"
 
 
@@ -309,8 +318,8 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=r["precision"],
         bound=r["bound"], confidence=conf[0],
-        rates={"tokens_per_s": band(r["tokens_per_s"], level, category="training")},
-        times={"step_s": band(r["step_s"], level, inverse=True, category="training")},
+        rates={"tokens_per_s": band(r["tokens_per_s"], level, category=conf.band_key)},
+        times={"step_s": band(r["step_s"], level, inverse=True, category=conf.band_key)},
         scalars={"mfu": round(r["mfu"], 4), "mfu_assumed": round(r["mfu_assumed"], 4),
                  "tokens_per_step": r["tokens_per_step"], "link": hw.link.kind,
                  "gradient_accumulation": r["accumulation"], "framework": fw,
@@ -330,33 +339,37 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
     conf = confidence_for(category, w, hw, w.engine_name)
     level = conf[2]
     per_run = r["seconds_per_run"]
-    pipelines = 1 if video else hw.count
-    rates = {"it_per_s": band(r["it_per_s"], level, category=category)}
+    pipelines = r["layout"].replicas
+    rates = {"it_per_s": band(r["it_per_s"], level, category=conf.band_key)}
     times = {}
     if video:
-        times["seconds_per_video"] = band(per_run, level, inverse=True, category=category)
-        rates["videos_per_hour"] = band(3600 / per_run, level, category=category)
+        times["seconds_per_video"] = band(per_run, level, inverse=True, category=conf.band_key)
+        rates["videos_per_hour"] = band(3600 / per_run, level, category=conf.band_key)
     else:
         rates["images_per_min"] = band(60 * w.batch * pipelines / per_run, level,
-                                       category=category)
+                                       category=conf.band_key)
         times["seconds_per_image"] = band(per_run / w.batch, level, inverse=True,
-                                          category=category)
+                                          category=conf.band_key)
     width, height = w.image_size
     assumptions = [f"{width}x{height}, {r['steps']} steps, {w.cfg_passes} pass(es) per step, "
                    f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
-                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf)]
+                   f"compute at {r['precision']} ({r['why']})", _confidence_note(conf),
+                   f"memory: {r['residency']}"]
     if compiled:
         assumptions.append("compiled with CUDA graphs (torch.compile max-autotune, TensorRT): "
                            "no per-step launch overhead")
     if hw.count > 1:
         assumptions.append(
-            "one pipeline per GPU (images)" if not video else
             f"sequence parallelism across GPUs at {r['sequence_parallel_efficiency']:.0%} "
-            "efficiency (video)")
+            "efficiency (video)" if r["layout"].measured_context_parallel else
+            f"layout: {r['layout'].describe()}"
+            + (f", link {hw.link.kind}" if r["layout"].per_pipeline > 1 else ""))
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=w.engine_name,
         precision=r["precision"], bound=r["bound"], confidence=conf[0], rates=rates,
-        times=times, scalars={"steps": r["steps"], "tokens": r["tokens"]},
+        times=times, scalars={"steps": r["steps"], "tokens": r["tokens"],
+                                         **{f"layout_{k}": v for k, v in
+                                            r["layout"].to_json().items()}},
         components=r["components"], assumptions=tuple(assumptions),
         calibration=hw.calibration)
 
@@ -395,8 +408,8 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=precision,
         bound="compute", confidence=conf[0],
-        rates={"steps_per_s": band(1 / step, level, category="training")},
-        times={"step_s": band(step, level, inverse=True, category="training")},
+        rates={"steps_per_s": band(1 / step, level, category=conf.band_key)},
+        times={"step_s": band(step, level, inverse=True, category=conf.band_key)},
         scalars={"mfu_assumed": round(mfu, 4), "tokens": tokens, "framework": fw,
                  "compile": bool(compile_)},
         components=(Component("step", step, f"({formula}) with linears x {factor}, attention "

@@ -21,6 +21,7 @@ video is split by sequence parallelism.
 from __future__ import annotations
 
 from whichgpu.estimate.constants import per_key, speed_value
+from whichgpu.estimate.diffusion_parallel import DiffusionLayout, all_to_all_s, diffusion_layout
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component
 from whichgpu.estimate.workload import Workload
@@ -224,14 +225,72 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
         resident = estimate_memory(w.with_(offload="gpu-only")).total_bytes
         if resident <= hw.gpu.usable_memory_bytes:
             return 0.0, "none: ComfyUI keeps every model loaded when they fit"
+    host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
+    if mode == "sequential" and w.engine_name == "comfyui":
+        # ComfyUI's partial loading (lowvram) keeps what fits and streams only the rest of the
+        # diffusion model each step (comfy/model_management.py load_models_gpu)
+        from whichgpu.estimate.memory import estimate_memory
+
+        whole = estimate_memory(w.with_(offload="none")).total_bytes
+        over = max(whole - hw.gpu.usable_memory_bytes, 0)
+        return over * steps / host_bw, (f"ComfyUI partial loading: {over / 1e9:.1f} GB of the "
+                                        "diffusion model streamed over the host link every "
+                                        "step")
     moved = [c for c in d.components if c.kind != "vae"] if mode == "model" \
         else list(d.components)
-    host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
     sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
     moved_bytes = sum(sizes[c.name] for c in moved)
     seconds = moved_bytes / host_bw * (steps if mode == "sequential" else 1)
     return seconds, (f"{mode} offload: {moved_bytes / 1e9:.1f} GB over the host link "
                      + ("every step" if mode == "sequential" else "once per image"))
+
+
+def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, passes: int,
+                          tokens: int) -> tuple[float, str]:
+    """Communication of one denoising step of a pipeline split over GPUs, on the critical
+    path (no overlap assumed): tensor parallel, two all-reduces of the block's output
+    activations per block (attention and MLP, Megatron-style); Ulysses, four all-to-alls per
+    attention layer (Q, K, V in, the output back) of this GPU's tokens; CFG parallel, one
+    all-gather of the predicted latents per step. 16-bit activations, the link between the
+    GPUs from the catalog (NVLink, PCIe with or without peer-to-peer) at its efficiency."""
+    if layout.measured_context_parallel or layout.per_pipeline == 1:
+        return 0.0, ""
+    d = w.diffusion_spec
+    den = d.component(d.denoiser)
+    layers = max(den.num_layers, 1)
+    hidden = den.hidden_size or 3072
+    local = passes * tokens / layout.sp * 2  # bytes per hidden unit held by this GPU
+    tp = 2 * layers * hw.link.all_reduce_s(local * hidden, layout.tp)
+    sp = 4 * layers * all_to_all_s(hw.link, local * hidden / layout.tp, layout.sp)
+    width, height = w.image_size
+    latent = d.image_tokens(width, height, w.video_frames) * 64 * 4 * passes
+    cfg = hw.link.all_gather_s(latent * layout.cfg, layout.cfg)
+    parts = [f"{name} {t * 1e3:.1f} ms" for name, t in (("tensor-parallel all-reduces", tp),
+                                                      ("Ulysses all-to-alls", sp),
+                                                      ("CFG all-gather", cfg)) if t]
+    return tp + sp + cfg, f"{', '.join(parts)} over {hw.link.kind}"
+
+
+def residency(w: Workload, offload_why: str) -> str:
+    """Which memory management the speed assumes, in the engine's own terms."""
+    from whichgpu.estimate.memory.diffusion import effective_offload
+
+    mode = effective_offload(w)
+    if w.engine_name == "comfyui" and w.offload == "none":
+        return ("ComfyUI's default model management: models stay loaded while they fit, idle "
+                "ones are unloaded when the next needs the room")
+    if w.engine_name == "comfyui" and mode == "sequential":
+        return f"{offload_why} (its lowvram mode)"
+    if mode == "model":
+        return "model CPU offload: one component on the GPU at a time (diffusers " \
+            "enable_model_cpu_offload)"
+    if mode == "sequential":
+        return "sequential CPU offload: weights streamed in module by module every step " \
+            "(diffusers enable_sequential_cpu_offload)"
+    from whichgpu.engines import label
+
+    return (f"the whole pipeline resident on the GPU (the default of {label(w.engine_name)}; "
+            "CPU offload only when asked)")
 
 
 def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
@@ -261,9 +320,13 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     # kernels without the CPU launching each one: the launch overhead goes
     overhead = 0.0 if compiled else per_key("diffusion_step_overhead_ms", den.kind) * 1e-3
     speedup, speedup_why = compile_speedup(w, hw, compiled)
-    upcast = upcast_seconds(w, hw, precision, compiled)
-    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup + overhead \
-        + upcast
+    layout = diffusion_layout(w)
+    split = 1 if layout.measured_context_parallel else layout.tp * layout.sp
+    passes = passes // layout.cfg  # CFG parallel: each GPU runs one branch
+    upcast = upcast_seconds(w, hw, precision, compiled) / layout.tp
+    comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens)
+    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup / split \
+        + overhead + upcast + comm
     t_denoise = steps * t_step
     width, height = w.image_size
     base_peak = (hw.peak("bf16") or hw.peak("fp16") or peak) * scale
@@ -277,7 +340,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     offload, offload_why = _offload_seconds(w, hw, steps)
     per_run = t_denoise + vae + text + fixed + offload
     sp_eff = 1.0
-    if d.is_video and w.gpus > 1:
+    if layout.measured_context_parallel:
         sp_eff = per_key("sequence_parallel_efficiency", hw.link.kind)
         per_run = per_run / (w.gpus * sp_eff)
     comps = (
@@ -285,9 +348,12 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
                   f"{steps} steps x {w.cfg_passes} pass(es) x batch {w.batch} x "
                   f"({formula}) / ({peak / 1e12:,.0f} TFLOPS sustained {precision} x "
                   f"{eta:.2f})" + (f" / {speedup:g} (compiled)" if speedup != 1 else "")
+                  + (f" / {split} GPUs ({layout.describe()})" if split > 1 else "")
                   + f" + {overhead * 1e3:.0f} ms launch overhead per step (CFG passes "
                   "batched)" + (f" + {upcast * 1e3:.0f} ms per step casting the quantized "
-                                "weights to 16-bit" if upcast else "")),
+                                "weights to 16-bit" if upcast else "")
+                  + (f" + {comm * 1e3:.1f} ms per step of communication ({comm_why})"
+                     if comm else "")),
         Component("VAE decode", vae, f"decoder FLOPs per output pixel at {aux:.0%} of the "
                                      "16-bit peak" + (f", x{tiling:g} for the tiles' overlap"
                                                       if w.vae_tiling else "")),
@@ -300,7 +366,9 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         f"; {size_why}" if size_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
-            "sequence_parallel_efficiency": sp_eff,
+            "sequence_parallel_efficiency": sp_eff, "layout": layout,
+            "residency": residency(w, offload_why),
+            "communication_s": comm * steps,
             "components": comps, "sustained_scale": scale,
             "bound": "compute" if t_denoise > (vae + text + fixed + offload) else
             ("interconnect" if offload > t_denoise else "fixed-overhead")}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from whichgpu.engines import has
 from whichgpu.estimate.constants import per_key, speed_value
+from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
@@ -77,6 +78,7 @@ def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
                       f"layer for {tokens} token(s)")
 
 
+@by_identity()
 def attention_flops_per_token(m: ModelSpec, context: int) -> float:
     """QK^T and PV FLOPs for one new token attending to ``context`` tokens, all layers.
 
@@ -206,16 +208,28 @@ def moe_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
     return m.moe.moe_layers * per_layer * 1e-6
 
 
-def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
-    """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
+@dataclass(frozen=True)
+class _DecodeRates:
+    """What a decode step takes from the workload and the hardware alone, whatever the batch
+    and context (computed once per configuration: a serving model asks for dozens of
+    steps)."""
+
+    engine: str
+    era: str | None
+    eta_bw: float
+    peak: float
+    eta_c: float
+    precision: str
+    t_moe: float
+    t_fix: float
+
+
+@by_identity(identities=2)
+def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     m = w.model
     q = w.quant_format
-    tp = w.tp_degree
     precision, _ = compute_precision(hw.gpu, q, w.engine_name)
     engine = constants_key(w, hw)
-    weights, wdesc = streamed_weight_bytes(w, batch)
-    kv = kv_read_bytes(m, context, w.kv_bytes, engine) * batch
-    kv_gpu = kv / kv_tp_divisor(m, tp)
     platform = engine_platform_factor(engine, hw)
     era = engine_era(w)
     eta_bw = engine_value("decode_bandwidth_efficiency", engine, hw, era) * platform
@@ -224,6 +238,24 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     path = kernel(engine, "decode", arch_key(hw.gpu), q, w.engine_version)
     if path is not None:
         eta_bw *= engine_value("decode_kernel_bandwidth_factor", path.efficiency, hw, era)
+    peak, eta_c, precision = _matmul_rate(hw, q, engine, precision, platform, era,
+                                          w.engine_version)
+    t_moe = moe_layer_s(w, hw, era)
+    t_fix = (decode_fixed_s(engine, hw, era)
+             + m.num_layers * engine_value("decode_per_layer_us", engine, hw, era) * 1e-6
+             + t_moe)
+    return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix)
+
+
+def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
+    """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
+    m = w.model
+    tp = w.tp_degree
+    rates = _decode_rates(w, hw)
+    engine, era, eta_bw = rates.engine, rates.era, rates.eta_bw
+    weights, wdesc = streamed_weight_bytes(w, batch)
+    kv = kv_read_bytes(m, context, w.kv_bytes, engine) * batch
+    kv_gpu = kv / kv_tp_divisor(m, tp)
     share = host_share(w, _touched_fraction(m, batch))
     t_host = t_switch = 0.0
     host_desc = ""
@@ -241,18 +273,14 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         wdesc = f"on the GPU: {share.layout.describe()}"
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
     flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
-    peak, eta_c, precision = _matmul_rate(hw, q, engine, precision, platform, era,
-                                          w.engine_version)
+    peak, eta_c, precision = rates.peak, rates.eta_c, rates.precision
     t_comp = flops / (peak * eta_c)
     t_comm = 0.0
     if tp > 1:
         t_comm = m.num_layers * 2 * hw.link.all_reduce_s(batch * m.hidden_size * 2, tp)
     if w.pp_degree > 1:
         t_comm += (w.pp_degree - 1) * hw.link.latency_s
-    t_moe = moe_layer_s(w, hw, era)
-    t_fix = (decode_fixed_s(engine, hw, era)
-             + m.num_layers * engine_value("decode_per_layer_us", engine, hw, era) * 1e-6
-             + t_moe)
+    t_moe, t_fix = rates.t_moe, rates.t_fix
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
              "fixed-overhead": t_fix, "host-memory": t_host + t_switch}
     comps = (

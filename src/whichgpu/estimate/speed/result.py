@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 from whichgpu.estimate.constants import speed_constant, speed_value
 from whichgpu.messages import Message
@@ -15,28 +16,71 @@ LEVELS = ("low", "medium", "high")
 CATEGORIES = ("decode", "prefill", "serving", "training", "diffusion", "video")
 
 
+def hardware_class(gpu) -> str:
+    """The hardware class the range groups use: ``unified`` (Apple silicon, DGX Spark and
+    other shared-memory machines), ``HBM`` (data-centre cards) or ``GDDR`` (the rest)."""
+    if str(getattr(gpu, "form_factor", "")) == "unified":
+        return "unified"
+    return "HBM" if str(gpu.memory_type.value).upper().startswith("HBM") else "GDDR"
+
+
+def precision_class(quant) -> str:
+    """The precision class the range groups use, by the linear layers' bits: ``16bit``,
+    ``8bit`` or ``4bit`` (4 bits or fewer, and the mixed quantisations in between)."""
+    bits = float(getattr(quant, "linear_bits", 16) or 16)
+    return "16bit" if bits >= 16 else "8bit" if bits >= 8 else "4bit"
+
+
+def band_key(category: str, engine: str, gpu, quant) -> str:
+    """The most specific range group of an estimate: category/engine/hardware class/precision
+    (``make calibrate`` writes a band for each group with enough rows; :func:`band_ratios`
+    falls back to the parent group)."""
+    return "/".join((category, engine, hardware_class(gpu), precision_class(quant)))
+
+
+def _band_group(table: dict[str, Any], key: str) -> str | None:
+    """The most specific group of ``key`` (category/engine/class/precision) with a band."""
+    parts = key.split("/")
+    for n in range(len(parts), 0, -1):
+        k = "/".join(parts[:n])
+        if k in table:
+            return k
+    return None
+
+
 def band_ratios(category: str | None, confidence: str) -> tuple[float, float]:
     """(low, high) multipliers of a typical rate.
 
-    For a category with calibration rows: a 90 % prediction interval of measured / estimated
-    from the calibration split (``band_ratios``, written by ``make calibrate``), widened in log
-    space for lower confidence (``confidence_widening``). A category with too few rows for a
-    band gets the prior ``confidence_factors`` at low confidence.
+    ``category`` is a category or a range group under it (``decode/llamacpp/GDDR/4bit``):
+    the most specific group with a band gives an 80 % prediction interval of measured /
+    estimated from held-out (cross-validated) residuals of the calibration split
+    (``band_ratios``, written by ``make calibrate``), widened in log space for lower
+    confidence (``confidence_widening``). A category with too few rows for a band gets the
+    prior ``confidence_factors`` at low confidence.
     """
     table = speed_value("band_ratios")
-    if category not in table:
+    group = _band_group(table, category) if category else None
+    if group is None:
         # no category band (too few calibration rows): the prior, at low confidence whenever
         # the category is named, since its error is unknown
         lo, hi = speed_constant("confidence_factors").value["low" if category else confidence]
         return float(lo), float(hi)
-    lo, hi = table[category]
+    lo, hi = table[group]
     k = float(speed_value("confidence_widening")[confidence])
     return min(float(lo), 1.0) ** k, max(float(hi), 1.0) ** k
 
 
+def band_evidence(key: str) -> tuple[str, int]:
+    """(the group whose band applies, the calibration rows behind it)."""
+    table = speed_value("band_ratios")
+    group = _band_group(table, key) or key.split("/")[0]
+    return group, int(speed_value("band_evidence").get(group, 0))
+
+
 def band(typical: float, confidence: str, inverse: bool = False,
          category: str | None = None) -> Range:
-    """A range around ``typical`` at a confidence level (rates; ``inverse`` for times)."""
+    """A range around ``typical`` at a confidence level (rates; ``inverse`` for times);
+    ``category`` may name a range group (:func:`band_key`)."""
     lo, hi = band_ratios(category, confidence)
     if inverse:
         lo, hi = 1 / hi, 1 / lo
@@ -66,13 +110,40 @@ def evidence(category: str, family: str, engine: str) -> tuple[int, str]:
     return 0, f"no calibration rows of {family} ({category})"
 
 
-def confidence_for(category: str, w, hw, engine: str) -> tuple[str, str, str]:
-    """(label, why, band level).
+# The confidence label, one definition for every command, page and API answer: the width of
+# the stated 80 % range (high / low) and the evidence behind it. High: a range at most
+# HIGH_WIDTH wide resting on calibration rows of the same model family and engine; medium: at
+# most MEDIUM_WIDTH wide with some evidence of the family; low otherwise. The widths are the
+# issue's targets (issue 30: 2x for decode and memory, 3x for the other categories).
+HIGH_WIDTH = 2.0
+MEDIUM_WIDTH = 3.0
+THIN_EVIDENCE_ROWS = 10  # fewer calibration rows behind a range group: the answer says so
+WIDEST_WITHOUT_REASON = 5.0  # a range wider than this says why (issue 30)
+
+
+class Confidence(NamedTuple):
+    """A confidence label, why, the band level that widens the range, and the range group."""
+
+    label: str
+    why: str
+    level: str
+    band_key: str
+
+
+def label_for(width: float, evidence_level: int) -> str:
+    """The confidence label of a range ``width`` (high / low) backed by evidence at
+    ``evidence_level`` (2: rows of the family on the engine, 1: of the family, 0: none)."""
+    by_width = 2 if width <= HIGH_WIDTH else 1 if width <= MEDIUM_WIDTH else 0
+    return LEVELS[min(by_width, evidence_level)]
+
+
+def confidence_for(category: str, w, hw, engine: str) -> Confidence:
+    """(label, why, band level, range group).
 
     The band level is the evidence for (family, engine) in the category, lowered for a generic
     model or GPUs without peer-to-peer and raised by a calibration profile; it chooses how far
-    the category's band is widened. The label shown is the band level, capped by how accurate
-    the category is on its calibration rows (a wide band already says so for video).
+    the group's band is widened. The label is :func:`label_for` of the widened range's width
+    and that evidence.
     """
     level, why = evidence(category, speed_family(w.model), engine)
     if w.model.approximate:
@@ -82,12 +153,79 @@ def confidence_for(category: str, w, hw, engine: str) -> tuple[str, str, str]:
     if hw.calibration:
         level = min(level + 1, 2)
         why += "; hardware measured by a calibration profile"
-    label = level
-    cap = speed_value("category_confidence_cap").get(category, "low")
-    if LEVELS.index(cap) < label:
-        label = LEVELS.index(cap)
-        why += f"; {category} estimates are at most {cap} confidence (calibration error)"
-    return LEVELS[label], why, LEVELS[level]
+    relative = None
+    if getattr(hw.gpu, "user_spec", False):
+        relative = _relative_confidence(category, w, hw, engine)
+        if relative is not None:
+            level = min(level, LEVELS.index(relative.level))
+    key = band_key(category, engine, relative_gpu(hw.gpu) or hw.gpu, w.quant_format)
+    lo, hi = band_ratios(key, LEVELS[level])
+    group, n = band_evidence(key)
+    why += f"; range: the 80 % interval of {group} from {n} held-out measurement(s)"
+    if n < THIN_EVIDENCE_ROWS or group.count("/") < 1:
+        cls = key.split("/")[2]
+        mine = int(speed_value("band_evidence").get("/".join(key.split("/")[:3]), 0))
+        why += (f"; thin evidence: {mine} published measurement(s) of {engine} {category} on "
+                f"{cls} cards; a measured run on the card (whichgpu bench) would narrow it")
+    if hi / lo > WIDEST_WITHOUT_REASON:
+        base_lo, base_hi = band_ratios(key, LEVELS[2])
+        if level < 2:
+            why += (f"; the range is {hi / lo:.1f}x wide because no measurement of this model "
+                    f"family on {engine} backs it: the {group} range ({base_hi / base_lo:.1f}x) "
+                    "is widened by the error of such estimates")
+        else:
+            why += (f"; the range is {hi / lo:.1f}x wide because the held-out measurements of "
+                    f"{group} scatter that much around the estimate")
+    label = label_for(hi / lo, level)
+    if relative is not None:
+        label = LEVELS[min(LEVELS.index(label), LEVELS.index(relative.label))]
+        why += (f"; a card you described: at most the confidence of its nearest measured "
+                f"catalog card, {relative_gpu(hw.gpu).id} ({relative.label})")
+    return Confidence(label, why, LEVELS[level], key)
+
+
+def relative_gpu(gpu):
+    """A described card's nearest measured relative: the catalog card with calibration rows
+    (``measured_gpus``, written by make calibrate) on the same platform closest in memory
+    bandwidth and 16-bit tensor rate (sum of the absolute log ratios); None for a catalog
+    card or when nothing compares."""
+    if not getattr(gpu, "user_spec", False):
+        return None
+    return _nearest(gpu.bandwidth_gb_s.value, gpu.tflops("bf16") or gpu.tflops("fp16") or 0.0,
+                    str(gpu.platform.value))
+
+
+@cache
+def _nearest(bandwidth: float, tflops: float, platform: str):
+    import math
+
+    from whichgpu.catalog.gpus import default_catalog
+
+    if bandwidth <= 0 or tflops <= 0:
+        return None
+    measured = speed_value("measured_gpus")
+    best, best_d = None, math.inf
+    for g in default_catalog().gpus:
+        tf = g.tflops("bf16") or g.tflops("fp16")
+        if g.id not in measured or not tf or not g.bandwidth_gb_s.value or \
+                str(g.platform.value) != platform:
+            continue
+        d = abs(math.log(g.bandwidth_gb_s.value / bandwidth)) + abs(math.log(tf / tflops))
+        if d < best_d:
+            best, best_d = g, d
+    return best
+
+
+def _relative_confidence(category: str, w, hw, engine: str) -> Confidence | None:
+    from dataclasses import replace
+
+    from whichgpu.estimate.speed.hardware import hardware
+
+    rel = relative_gpu(hw.gpu)
+    if rel is None:
+        return None
+    rel_hw = replace(hardware(rel, hw.count), calibration=hw.calibration)
+    return confidence_for(category, w, rel_hw, engine)
 
 
 @dataclass(frozen=True)

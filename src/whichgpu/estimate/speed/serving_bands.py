@@ -1,4 +1,4 @@
-"""The low / high of serving estimates: 90 % prediction intervals of measured / estimated,
+"""The low / high of serving estimates: 80 % prediction intervals of measured / estimated,
 per metric family (throughput, TTFT, TPOT, end-to-end), from the calibration sources of
 validation/serving.csv (written by scripts/calibrate_serving.py). A family without enough
 calibration rows takes the speed model's low-confidence prior."""

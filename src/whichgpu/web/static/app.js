@@ -7,7 +7,10 @@
 // 5. "Of what" follows the workload (select[data-units-for]): images for image generation,
 //    steps or training tokens for fine-tuning, and the amount's hint follows the unit;
 // 6. a form[data-carry-from] (the pasted config.json) sends what is typed in the other form
-//    too (the context typed above the paste is kept, not reset to the config's 4,096).
+//    too (the context typed above the paste is kept, not reset to the config's 4,096);
+// 7. while an answer is computed (a submit, or a live form's refresh) the page says so: the
+//    form and the answer are aria-busy, a "Computing the answer…" status shows next to the
+//    button and the button is disabled (an answer can take seconds), until the page changes.
 (function () {
   "use strict";
 
@@ -75,6 +78,9 @@
       var url = form.getAttribute("action") + "?" + params.toString();
       if (pending) pending.abort();
       pending = new AbortController();
+      var mine = pending;
+      var results = document.getElementById("results");
+      if (results) results.setAttribute("aria-busy", "true");
       fetch(url, { headers: { "Accept": "text/html" }, signal: pending.signal })
         .then(function (r) { return r.text(); })
         .then(function (html) {
@@ -86,12 +92,19 @@
             history.replaceState(null, "", url);
           }
         })
-        .catch(function () { /* aborted or offline: the submit button still works */ });
+        .catch(function () { /* aborted or offline: the submit button still works */ })
+        .then(function () {
+          if (pending !== mine) return;  // a newer refresh is on its way
+          var now = document.getElementById("results");
+          if (now) now.setAttribute("aria-busy", "false");
+        });
     }
-    form.addEventListener("input", function () {
+    function later() {
       clearTimeout(timer);
       timer = setTimeout(refresh, 400);
-    });
+    }
+    form.addEventListener("input", later);
+    form.addEventListener("change", later); // a select (the price set) too, in every browser
   }
 
   function followTask(unit) {
@@ -109,20 +122,32 @@
         el.querySelectorAll("input, select").forEach(function (i) { i.disabled = !on; });
       });
     }
-    function showTask() {
-      var first = null, keep = false;
+    // each task's own default unit (pre-training counts tokens, not steps): taken on every
+    // change of task until the person picks a unit themselves
+    var defaults = {};
+    (unit.getAttribute("data-defaults") || "").split(" ").forEach(function (pair) {
+      var kv = pair.split(":");
+      if (kv.length === 2) defaults[kv[0]] = kv[1];
+    });
+    var touched = false;
+    function showTask(event) {
+      var first = null, keep = false, wanted = null;
       Array.prototype.forEach.call(unit.options, function (o) {
         var ok = (" " + o.getAttribute("data-tasks") + " ").indexOf(" " + task.value + " ") >= 0;
         o.hidden = !ok;
         o.disabled = !ok;
         if (ok && first === null) first = o;
+        if (ok && o.value === defaults[task.value]) wanted = o;
         if (ok && o.selected) keep = true;
       });
-      if (!keep && first) first.selected = true;
+      if (!(keep && (touched || !event))) {  // on load: the unit the page was given
+        if (wanted) wanted.selected = true;
+        else if (!keep && first) first.selected = true;
+      }
       showUnit();
     }
     task.addEventListener("change", showTask);
-    unit.addEventListener("change", showUnit);
+    unit.addEventListener("change", function () { touched = true; showUnit(); });
     showTask();
   }
 
@@ -141,6 +166,43 @@
         i.setAttribute("data-carried", "");
         form.appendChild(i);
       });
+    });
+  }
+
+  function busyText() {
+    var main = document.getElementById("main");
+    return (main && main.getAttribute("data-busy-text")) || "…";
+  }
+
+  function setBusy(form, on) {
+    var button = form.querySelector("button[type=submit], button:not([type])");
+    var status = form.querySelector(".busy");
+    if (on && !status) {
+      status = document.createElement("span");
+      status.className = "busy";
+      status.setAttribute("role", "status");
+      status.textContent = busyText();
+      if (button) button.insertAdjacentElement("afterend", status);
+      else form.appendChild(status);
+    }
+    if (status) status.hidden = !on;
+    form.setAttribute("aria-busy", on ? "true" : "false");
+    var results = document.getElementById("results");
+    if (results) results.setAttribute("aria-busy", on ? "true" : "false");
+    if (button) {
+      // after the submit has read the form: a disabled button would drop its name=value
+      if (on) setTimeout(function () { button.disabled = true; }, 0);
+      else button.disabled = false;
+    }
+  }
+
+  function showWork(form) {
+    form.addEventListener("submit", function (e) {
+      // a download (the task file) leaves the page as it is: nothing to wait for there
+      if (e.defaultPrevented || form.target === "_blank" || form.hasAttribute("data-no-busy")) {
+        return;
+      }
+      setBusy(form, true);
     });
   }
 
@@ -171,6 +233,13 @@
     document.querySelectorAll("select[data-units-for]").forEach(followTask);
     document.querySelectorAll("form[data-carry-from]").forEach(carryFields);
     document.querySelectorAll("form").forEach(rememberSubmit);
+    document.querySelectorAll("form").forEach(showWork);
+    // back to a page kept in the browser's cache: it is no longer busy
+    window.addEventListener("pageshow", function (e) {
+      if (e.persisted) document.querySelectorAll("form[aria-busy=true]").forEach(function (f) {
+        setBusy(f, false);
+      });
+    });
     revealAnswer();
     document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
     document.querySelectorAll("input[data-filter-for]").forEach(makeFilter);

@@ -1,0 +1,133 @@
+"""Machines as sold: how the GPUs of one option sit in the machines its offer rents.
+
+An offer is a machine: a provider's instance type or marketplace host with its GPU count
+(``Offer.gpu_count``), rented whole. GPUs that work on one model together (tensor or pipeline
+parallel inference, data-parallel training) must be *linked* in one machine, over that
+machine's own links (NVLink/SXM or PCIe, as the catalog says for the variant): they are priced
+only from offers whose machine holds them all. Work that splits into independent parts
+(diffusion pipelines, serving or batch replicas) may run on several separate machines.
+Training beyond one server (more than :data:`SERVER_GPUS`) runs on whole servers linked by a
+cluster network.
+
+An offer without an instance type (the articles' offer sets, offer files without the column)
+states a price per GPU, not a machine: it is taken as one machine of the size the job needs
+(a server at most) at that price per GPU, and the answer says so (``sized_as_asked``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.cost.capacity import SERVER_GPUS, Spread
+from whichgpu.messages import Message, msg
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.gpus import GPU
+    from whichgpu.catalog.offers import Offer
+    from whichgpu.estimate.workload import Workload
+
+__all__ = ["SERVER_GPUS", "Machines", "Spread", "as_machine", "link_words", "linked_gpus",
+           "machines_for", "per_gpu_price", "sizes_sold"]
+
+
+@dataclass(frozen=True)
+class Machines:
+    """The machines one option rents: ``machines`` x ``per_machine`` GPUs (its offer's size),
+    ``used`` of them working; ``linked`` GPUs of one part must share a machine."""
+
+    machines: int
+    per_machine: int
+    used: int
+    linked: int
+    spread: Spread
+    sized_as_asked: bool = False  # the offer gives a price per GPU, not a machine
+
+    @property
+    def paid(self) -> int:
+        """GPUs paid for (whole machines)."""
+        return self.machines * self.per_machine
+
+    def describe(self) -> Message:
+        """'one 2-GPU machine', '5 separate machines of 1 GPU', '8 machines of 8 GPUs ...'."""
+        if self.spread is Spread.ONE:
+            if self.used < self.per_machine:
+                return msg("machines.one.part", "one {size}-GPU machine ({used} GPU(s) used)",
+                           size=self.per_machine, used=self.used)
+            return msg("machines.one", "one {size}-GPU machine", size=self.per_machine)
+        if self.spread is Spread.SEPARATE:
+            return msg("machines.separate", "{n} separate machines of {size} GPU(s)",
+                       n=self.machines, size=self.per_machine)
+        return msg("machines.cluster", "{n} machines of {size} GPUs linked by a cluster "
+                   "network", n=self.machines, size=self.per_machine)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"machines": self.machines, "gpus_per_machine": self.per_machine,
+                "gpus_used": self.used, "gpus_paid": self.paid,
+                "linked_gpus": self.linked, "spread": self.spread,
+                "shape": self.describe()}
+
+
+def linked_gpus(wl: Workload, count: int) -> int:
+    """GPUs of one part (one replica) that must share a machine: all of them, except for
+    diffusion, whose GPUs each run their own pipeline (``layout_for``)."""
+    return 1 if wl.is_diffusion else count
+
+
+def per_gpu_price(offer: Offer) -> bool:
+    """The offer states a price per GPU, not a machine (no instance type, one GPU)."""
+    return offer.instance_type is None and offer.gpu_count == 1
+
+
+def as_machine(offer: Offer, wl: Workload, count: int) -> Offer:
+    """``offer`` as the machine a part of ``count`` linked GPUs runs on: itself, or (a price
+    per GPU) one machine of that many GPUs, a server at most, at that price per GPU."""
+    linked = linked_gpus(wl, count)
+    if linked == 1 or not per_gpu_price(offer):
+        return offer
+    size = min(linked, SERVER_GPUS)
+    return offer.model_copy(update={"gpu_count": size,
+                                    "price_per_hour": offer.price_per_hour * size})
+
+
+def machines_for(offer: Offer, wl: Workload, count: int, replicas: int = 1
+                 ) -> tuple[Offer, Machines] | None:
+    """The machine offer and the machines of it that run ``replicas`` parts of ``count`` GPUs,
+    or None when its machine cannot hold the GPUs that must be linked."""
+    sized = as_machine(offer, wl, count)
+    m = _machines(sized, wl, count, replicas)
+    if m is None:
+        return None
+    if sized is not offer:
+        from dataclasses import replace
+
+        m = replace(m, sized_as_asked=True)
+    return sized, m
+
+
+def _machines(offer: Offer, wl: Workload, count: int, replicas: int) -> Machines | None:
+    size = offer.gpu_count
+    linked = linked_gpus(wl, count)
+    if linked == 1 and count > 1:  # independent pipelines: as many machines as they need
+        parts = count * replicas
+        n = math.ceil(parts / size)
+        return Machines(n, size, parts, 1, Spread.SEPARATE if n > 1 else Spread.ONE)
+    if count > SERVER_GPUS:  # a cluster of whole servers (training past one server)
+        if size < SERVER_GPUS or count % size:
+            return None
+        return Machines(count // size * replicas, size, count * replicas, count, Spread.CLUSTER)
+    if size < count:
+        return None
+    return Machines(replicas, size, count * replicas, count,
+                    Spread.SEPARATE if replicas > 1 else Spread.ONE)
+
+
+def link_words(gpu: GPU) -> str:
+    """The link between the GPUs of one machine of ``gpu``, as the catalog says it."""
+    return str(gpu.interconnect.kind.value)
+
+
+def sizes_sold(pool: list[Offer]) -> list[int]:
+    """The machine sizes (GPUs per machine) a pool of offers sells, smallest first."""
+    return sorted({o.gpu_count for o in pool})

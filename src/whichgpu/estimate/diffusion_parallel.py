@@ -1,0 +1,204 @@
+"""How a diffusion job uses several GPUs, and what an engine does on a card too small for it.
+
+Layouts (the product of the degrees is the GPU count, as SGLang Diffusion composes them:
+``num_gpus = cfg_parallel x tp x sp``, https://docs.sglang.io/docs/sglang-diffusion/parallelism):
+
+- **replicas**: one whole pipeline per GPU, one image each (diffusers and ComfyUI by default);
+  no memory saved per GPU.
+- **tensor parallel** (``tp``): the DiT's linear weights and attention heads split over the
+  GPUs, two all-reduces of the activations per block (SGLang ``--tp-size``). Weights and
+  activations per GPU shrink.
+- **sequence parallel** (``sp``, Ulysses): the tokens split over the GPUs, an all-to-all of
+  Q, K, V and the attention output per attention layer (SGLang ``--ulysses-degree``, xDiT USP,
+  diffusers ``ContextParallelConfig``); activations per GPU shrink, weights are replicated.
+- **CFG parallel** (``cfg``): the conditional and unconditional passes on different GPUs, one
+  all-gather of the prediction per step (xDiT docs/methods/cfg_parallel.md: "when using CFG,
+  CFG Parallel must be used"); weights replicated.
+
+diffusers' video pipelines keep their earlier model: context parallelism over every GPU at a
+measured efficiency (``sequence_parallel_efficiency``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from whichgpu.engines import has
+from whichgpu.errors import InputError
+from whichgpu.estimate.workload import Workload
+from whichgpu.messages import Field, Message, msg
+
+PARALLEL_SOURCE = ("https://docs.sglang.io/docs/sglang-diffusion/parallelism; "
+                   "https://github.com/xdit-project/xDiT/blob/main/docs/methods/cfg_parallel.md")
+ENCODER_PARALLEL_SOURCE = "https://docs.sglang.io/docs/sglang-diffusion/encoder_parallel"
+# ComfyUI's default (NORMAL_VRAM) model management: load_models_gpu unloads idle models and,
+# when a model still does not fit, loads only lowvram_model_memory = free memory - the
+# inference reserve of its weights and casts the rest in from CPU memory layer by layer
+COMFY_SOURCE = ("https://github.com/comfyanonymous/ComfyUI (comfy/model_management.py "
+                "load_models_gpu, lowvram_model_memory); "
+                "https://www.mintlify.com/Comfy-Org/ComfyUI/guides/performance-optimization "
+                "(NORMAL_VRAM, the default: moves models between RAM and VRAM as needed)")
+DIFFUSERS_OFFLOAD_SOURCE = ("https://huggingface.co/docs/diffusers/main/en/optimization/memory "
+                            "(enable_model_cpu_offload, enable_sequential_cpu_offload: opt-in)")
+# The engine a multi-GPU diffusion job is moved to when one pipeline per GPU does not fit and
+# the user named no engine: it splits a DiT's weights (--tp-size).
+SPLITTING_ENGINE = "sglang"
+
+
+class DiffusionSplit(StrEnum):
+    """The ways a diffusion job spreads over GPUs."""
+
+    REPLICAS = "replicas"
+    TENSOR = "tensor"
+    SEQUENCE = "sequence"
+    CFG = "cfg"
+
+
+@dataclass(frozen=True)
+class DiffusionLayout:
+    """Degrees of one diffusion job: tp x sp x cfg GPUs per pipeline, ``replicas`` pipelines."""
+
+    tp: int = 1
+    sp: int = 1
+    cfg: int = 1
+    replicas: int = 1
+    measured_context_parallel: bool = False  # diffusers video: the efficiency constant
+
+    @property
+    def per_pipeline(self) -> int:
+        return self.tp * self.sp * self.cfg
+
+    @property
+    def splits(self) -> tuple[DiffusionSplit, ...]:
+        out = [DiffusionSplit.REPLICAS] if self.replicas > 1 else []
+        out += [s for s, n in ((DiffusionSplit.TENSOR, self.tp), (DiffusionSplit.SEQUENCE,
+                                                                   self.sp),
+                                (DiffusionSplit.CFG, self.cfg)) if n > 1]
+        return tuple(out)
+
+    def describe(self) -> str:
+        if self.replicas > 1 and self.per_pipeline == 1:
+            return f"one pipeline per GPU ({self.replicas} images at a time)"
+        parts = [f"{k}={v}" for k, v in (("tp", self.tp), ("ulysses", self.sp),
+                                         ("cfg", self.cfg)) if v > 1]
+        return " x ".join(parts) or "single GPU"
+
+    def to_json(self) -> dict[str, int]:
+        return {"tp": self.tp, "sp": self.sp, "cfg": self.cfg, "replicas": self.replicas}
+
+
+def splits_dit(engine: str) -> bool:
+    """Whether the engine splits one pipeline over GPUs (engines.toml ``dit_parallel``)."""
+    return has(engine, "dit_parallel")
+
+
+def diffusion_layout(w: Workload) -> DiffusionLayout:
+    """The layout of ``w`` over its ``gpus``: the engine's way, ``tp`` as the user set it."""
+    n = max(w.gpus, 1)
+    tp = w.tp or 1
+    if n % tp:
+        raise InputError(msg("diffusion.tp_divides", "{field} must divide the {n} GPUs",
+                             field=Field("tp", tp), n=n))
+    if not splits_dit(w.engine_name):
+        if tp > 1:
+            raise InputError(msg("diffusion.tp_engine", "{engine} runs one pipeline per GPU "
+                                 "and does not split a diffusion model's weights; use "
+                                 "{flag}", engine=w.engine_name,
+                                 flag=Field("engine", SPLITTING_ENGINE)))
+        if n > 1 and w.task == "video":
+            return DiffusionLayout(sp=n, measured_context_parallel=True)
+        return DiffusionLayout(replicas=n)
+    rest = n // tp
+    cfg = 2 if w.cfg_passes == 2 and rest % 2 == 0 and w.task != "image-lora" else 1
+    return DiffusionLayout(tp=tp, sp=rest // cfg, cfg=cfg)
+
+
+def all_to_all_s(link, nbytes: float, n: int) -> float:
+    """All-to-all of a ``nbytes`` local tensor over ``n`` GPUs: each GPU sends (n-1)/n of it."""
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    return (n - 1) / n * nbytes / (link.one_way_bytes_per_s * link.efficiency) + link.latency_s
+
+
+def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
+          ) -> list[Workload]:
+    """What users run when the job as asked does not fit, cheapest slowdown first: over
+    several GPUs, the DiT split by tensor parallelism (SGLang when no engine was named);
+    then the engine's offload: model CPU offload (diffusers ``enable_model_cpu_offload``;
+    ComfyUI's model management does it by itself), tiled VAE decode, and last the weights
+    streamed in (diffusers ``enable_sequential_cpu_offload``; ComfyUI loads the model partly,
+    "lowvram", and streams the rest; ``streamed=False`` leaves this out: the recommender
+    does not price host RAM for it). A LoRA training job gets none of these."""
+    if not wl.is_diffusion or wl.task == "image-lora":
+        return []
+    out: list[Workload] = []
+    if wl.gpus > 1 and asked.tp is None and (asked.engine is None or splits_dit(asked.engine)):
+        engine = wl.engine_name if splits_dit(wl.engine_name) else SPLITTING_ENGINE
+        runs = gpu is None or _runs(gpu, engine)
+        d = wl.diffusion_spec
+        heads = d.component(d.denoiser).num_heads or 0
+        if runs:  # TP splits the attention heads: a degree that divides them
+            out += [wl.with_(engine=engine, tp=t) for t in range(2, wl.gpus + 1)
+                    if wl.gpus % t == 0 and (not heads or heads % t == 0)]
+    if asked.offload == "none":
+        base = wl.with_(offload="model") if wl.offload == "none" else wl
+        out.append(base)
+        if not asked.vae_tiling:
+            base = base.with_(vae_tiling=True)
+            out.append(base)
+        if streamed and wl.engine_name in ("diffusers", "comfyui"):
+            out.append(base.with_(offload="sequential"))
+    elif not asked.vae_tiling:
+        out.append(wl.with_(vae_tiling=True))
+    return out
+
+
+def _runs(gpu, engine: str) -> bool:
+    from whichgpu.catalog.gpus import default_catalog
+
+    return default_catalog().engine_problem(gpu, engine) is None
+
+
+def fit_on(wl: Workload, asked: Workload, gpu) -> tuple[Workload, int, Message | None]:
+    """``wl`` as the engine would run it on ``gpu`` when it does not fit as asked and no
+    offload was chosen: the first of :func:`tries` that fits, its memory, and a sentence
+    naming what it took (None when it fits as asked or nothing fits)."""
+    from whichgpu.estimate.memory import estimate_memory
+
+    usable = gpu.usable_memory_bytes
+    need = estimate_memory(wl).total_bytes
+    if need <= usable or asked.offload != "none":  # an offload the user chose is kept as is
+        return wl, need, None
+    for t in tries(wl, asked, gpu):
+        n = estimate_memory(t).total_bytes
+        if n <= usable:
+            return t, n, adapted_note(t, asked, need)
+    return wl, need, None
+
+
+def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
+    """What the engine does to fit: named, with the memory the job as asked would need."""
+    if t.tp and not asked.tp:
+        return msg("diffusion.fit.tp", "{need:.1f} GB per GPU with a whole pipeline on each: "
+                   "the diffusion model's weights split over {n} GPUs by tensor parallelism "
+                   "({engine}, {flag})", need=need / 1e9, n=t.tp, engine=t.engine_name,
+                   flag=Field("tp", t.tp))
+    if t.offload == "sequential" and t.engine_name == "comfyui":
+        return msg("diffusion.fit.comfy_partial", "{need:.1f} GB needed whole: ComfyUI loads "
+                   "the diffusion model partly (its lowvram mode, automatic when the model "
+                   "does not fit) and streams the rest over PCIe every step",
+                   need=need / 1e9)
+    if t.offload == "sequential":
+        return msg("diffusion.fit.sequential", "{need:.1f} GB needed whole: diffusers needs "
+                   "sequential CPU offload here (enable_sequential_cpu_offload, {flag}); "
+                   "weights cross PCIe every step", need=need / 1e9,
+                   flag=Field("offload", "sequential"))
+    if t.engine_name == "comfyui":
+        return msg("diffusion.fit.comfy", "{need:.1f} GB needed with every model loaded: "
+                   "ComfyUI's model management unloads the text encoders before sampling",
+                   need=need / 1e9)
+    return msg("diffusion.fit.model", "{need:.1f} GB needed with the whole pipeline on the "
+               "GPU: diffusers needs model CPU offload here (enable_model_cpu_offload, {flag}); "
+               "each component crosses PCIe once per image", need=need / 1e9,
+               flag=Field("offload", "model"))

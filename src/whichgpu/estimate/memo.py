@@ -1,0 +1,107 @@
+"""Bounded memos for pure estimate functions whose first argument is a frozen spec.
+
+A recommendation asks the same per-sequence questions (a model's KV cache at a context, the
+attention FLOPs of a token) thousands of times across GPUs, counts and batch sizes. These
+functions are pure: the answer depends only on the arguments and the calibration constants.
+:func:`by_identity` remembers them keyed by the *identity* of the first argument (a
+``ModelSpec`` hashes slowly: every field, every layer) and the value of the others; the
+memo holds the object itself, so its id is never reused while the entry lives.
+
+The memos empty themselves when a constant is overridden (``constants.overridden``, the
+calibration scripts), and :func:`reference` switches them off (the reference path
+``tests/test_answers_identical.py`` compares the memoized answers with); so does
+``WHICHGPU_NO_MEMO=1`` in the environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from whichgpu.estimate import constants
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ENABLED = [os.environ.get("WHICHGPU_NO_MEMO", "").strip().lower() in ("", "0", "false", "no")]
+_TABLES: list[dict[Any, Any]] = []
+
+
+def by_identity(size: int = 4096, identities: int = 1) -> Callable[[F], F]:
+    """Memoize ``f(spec, *rest)`` (positional arguments only) in a table of at most ``size``
+    entries (emptied when full): the first ``identities`` arguments by identity, the rest
+    (hashable) by value."""
+
+    def wrap(f: F) -> F:
+        table: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+        seen = [constants.generation()]
+        _TABLES.append(table)
+
+        @functools.wraps(f)
+        def memo(*args: Any) -> Any:
+            if not _ENABLED[0]:
+                return f(*args)
+            if seen[0] != constants.generation():
+                table.clear()
+                seen[0] = constants.generation()
+            held = args[:identities]
+            key = (*map(id, held), *args[identities:])
+            hit = table.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
+                return hit[1]
+            value = f(*args)
+            if len(table) >= size:
+                table.clear()
+            table[key] = (held, value)
+            return value
+
+        return memo  # type: ignore[return-value]
+
+    return wrap
+
+
+class Table:
+    """A bounded memo table keyed by value (emptied when full or when a constant changes;
+    never used in reference mode): for answers that equal workloads share although they are
+    different objects."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._data: dict[Any, Any] = {}
+        self._size = size
+        self._seen = constants.generation()
+        _TABLES.append(self._data)
+
+    def get(self, key: Any) -> Any | None:
+        if not _ENABLED[0]:
+            return None
+        if self._seen != constants.generation():
+            self._data.clear()
+            self._seen = constants.generation()
+        return self._data.get(key)
+
+    def put(self, key: Any, value: Any) -> Any:
+        if _ENABLED[0]:
+            if len(self._data) >= self._size:
+                self._data.clear()
+            self._data[key] = value
+        return value
+
+
+def clear() -> None:
+    """Empty every memo."""
+    for table in _TABLES:
+        table.clear()
+
+
+@contextmanager
+def reference() -> Iterator[None]:
+    """Compute without the memos (the reference path), then switch them back on."""
+    old = _ENABLED[0]
+    _ENABLED[0] = False
+    clear()
+    try:
+        yield
+    finally:
+        _ENABLED[0] = old

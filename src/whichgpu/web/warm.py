@@ -1,0 +1,46 @@
+"""Warm what every request shares before a server answers its first one.
+
+A fresh process reads the GPU catalog, the presets, the calibration constants and the price
+store's offers and compiles the page templates on
+its first questions; without this the first advisor page after start paid for all of it.
+``serve`` asks for it (``WHICHGPU_WEB_WARM=1``, inherited by its workers); an app built for
+a test does not, so the test suite does not pay it. The warm-up asks one small question
+through the web's own services (its answer is remembered like any other); a failure is
+logged and never stops the start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+log = logging.getLogger("whichgpu.web")
+
+WARM_ENV = "WHICHGPU_WEB_WARM"
+# a small model, so that the warm-up itself is quick; the catalog, offers and constants it
+# loads are the ones every question uses
+_MODEL = "qwen2.5-0.5b"
+
+
+def wanted() -> bool:
+    return os.environ.get(WARM_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def warm() -> float:
+    """Load the shared data and answer one small question; the seconds it took."""
+    t0 = time.perf_counter()
+    try:
+        from whichgpu.answers import requests as r
+        from whichgpu.web import pages, services
+
+        for name in pages.ENV.list_templates():
+            if name.endswith(".html"):
+                pages.ENV.get_template(name)
+        services.memory(r.Memory(model=_MODEL))
+        services.recommend(r.Recommend(model=_MODEL, tokens="1M"))
+    except Exception as exc:
+        log.warning("warm-up skipped: %s: %s", type(exc).__name__, exc)
+    seconds = time.perf_counter() - t0
+    log.info("warmed up in %.2f s", seconds)
+    return seconds
