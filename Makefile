@@ -1,5 +1,6 @@
 # make run  - set up a virtual environment from nothing, then run the main job (the web app)
-# make test - set up, then ruff, mypy and the whole test suite
+# make test - set up, then ruff, mypy and the whole test suite (on every core: pytest-xdist)
+# make test-fast - the suite without its slow integration tests (tests/conftest.py's SLOW)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ export WHICHGPU_LAUNCHERS_PYTHON := $(abspath $(LVENV))/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck setup clean validate calibrate calibrate-serving baseline \
+.PHONY: run test test-fast lint typecheck setup clean validate calibrate calibrate-serving baseline \
 	bench-web bench-web-heavy bench-recommend bench-answers answers-fixture bench-store bench-rss bench-service i18n screenshots \
 	check-counts gpu-check gpu-check-wheels readme-accuracy readme-accuracy-check
 
@@ -47,10 +48,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# pytest-xdist: one worker per core (PYTEST_WORKERS=0: all in one process). Tests go one by one
+# to whichever worker is free, the slow ones first; a file with a module fixture (a served
+# app, a browser) runs whole in one worker (tests/conftest.py groups it).
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+
 test: $(STAMP) $(LSTAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
+
+# Everything but the tests marked slow (refits, the launchers' venv, PostgreSQL, fuzzers, the
+# browser, served subprocesses): about a minute, and none of those needed.
+test-fast: $(STAMP)
+	WHICHGPU_LAUNCHERS_PYTHON= $(BIN)/python -m pytest -m "not slow" $(XDIST)
 
 # Parameter counts of the decoder presets against the models transformers builds (needs torch
 # and transformers in the environment; whichgpu does not depend on them).

@@ -1,16 +1,171 @@
-"""Shared fixtures: run the CLI in-process and capture what it prints and its exit status."""
+"""Shared fixtures (run the CLI in-process and capture what it prints and its exit status), and
+the ``slow`` marker: which tests ``make test-fast`` leaves out."""
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+
+# pytest-xdist gives its workers COLUMNS=80, and Rich fixes a console's width from COLUMNS when
+# the console is made (whichgpu.cli.common's, at its first import): a worker would then print
+# every table 80 wide whatever a test sets. Without it the console reads COLUMNS on each print
+# (the cli fixture sets 100), as in a run without xdist.
+os.environ.pop("COLUMNS", None)
 
 from whichgpu.cli import main
 
 # The price store on both engines (fixtures store, store_url, pg_url): store_backends.py.
 pytest_plugins = ["store_backends"]
+
+TESTS = Path(__file__).resolve().parent
+
+# The integration tests, marked ``slow``: ``make test-fast`` (``pytest -m "not slow"``) leaves
+# them out, ``make test`` runs everything. A key is a file under tests/ (every test in it) or
+# "file.py::test_name" (that test, all its parameters). Every test on PostgreSQL is slow too
+# (it asks for ``pg_url``, directly or through the ``store_url``/``store`` fixtures), so
+# test-fast needs no PostgreSQL. A new file is fast unless listed here or it says
+# ``pytestmark = pytest.mark.slow``; ``tests/test_suite_markers.py`` checks every key exists.
+_FULL = "full recommendations (over 1 s of CPU)"
+SLOW: dict[str, str] = {
+    # longest first (the order the files start in under xdist)
+    "test_speed_calibration.py": "refits the speed constants (make calibrate --check)",
+    "test_serving_calibration.py": "refits the serving constants (make calibrate-serving)",
+    "test_validation_reporting.py::test_validate_speed_prints_engine_architecture_and_leave_one"
+    "_out_tables": "leave-one-GPU-out and leave-one-source-out refits",
+    "test_validation_reporting.py::test_leaving_a_gpu_out_refits_without_it_and_restores_the_"
+    "constants": "a leave-one-GPU-out refit",
+    "test_export_launchers.py": "loads every export with SkyPilot and dstack in the launchers' "
+                                "venv (subprocesses)",
+    "test_web_browser.py": "a real browser (Chromium) against whichgpu serve",
+    "test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
+    "test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":
+        "every export refusal, through the page, in each language",
+    "test_fuzz_api.py": "a fuzzer (schemathesis) on the REST API",
+    "test_web_schema.py::test_no_input_gets_a_server_error": "a fuzzer (schemathesis) on the "
+                                                            "REST API",
+    "test_fuzz_cli.py": "a fuzzer (hypothesis) on the command line",
+    "test_prices_fuzz.py": "a fuzzer (hypothesis) on the price files",
+    "test_prices_concurrency.py": "two refreshes and readers at once, on SQLite and PostgreSQL",
+    "test_serve_workers.py": "whichgpu serve with workers, in subprocesses",
+    "test_web_ops.py::test_metrics_show_price_age_and_a_refresh_run_by_another_process":
+        "a refresh in another process",
+    "test_public_api.py::test_the_readme_flow_runs_and_agrees_with_the_answer_layer":
+        "the README's flow in a fresh interpreter",
+    "test_web_answer_words.py::test_a_list_cut_short_says_how_many_more_and_shows_them":
+        "many recommendations through the page",
+    # Not integration, but each over 1 s of CPU (measured with time.process_time under
+    # pytest-xdist, shared machine): full recommendations, often asked on several surfaces.
+    "test_advise_serving.py": _FULL,
+    "test_web_answer_words.py": _FULL,
+    "test_answers_parity.py": "the same questions through the CLI, the REST API and the page",
+    "test_prices_imports.py": _FULL,
+    "test_cli_advise.py": _FULL,
+    "test_web_gpu_notes_fr.py::test_the_french_gpu_page_has_no_english_note":
+        "every GPU page in French (10 s in all)",
+    "test_web_inputs.py::test_a_stale_unit_is_read_in_the_workloads_own": _FULL,
+    "test_web_i18n.py::test_the_usual_bad_input_reasons_have_french": "30 pages in French",
+    "test_web_i18n.py::test_french_pages_have_no_unmarked_english": _FULL,
+    "test_web_pages.py::test_every_page_renders_in_both_languages": _FULL,
+    "test_web_pages.py::test_every_asset_is_local": _FULL,
+    "test_web_pages.py::test_the_largest_accepted_numbers_render": _FULL,
+    "test_web_pages.py::test_huge_numbers_are_a_message_not_a_500": _FULL,
+    "test_prices_selection.py::test_a_narrowed_read_gives_the_same_recommendation_as_every_"
+    "offer": _FULL,
+    "test_prices_market.py::test_the_recommendation_is_priced_from_the_market_snapshot_and_says"
+    "_so": _FULL,
+    "test_prices_market.py::test_the_headline_recommendation_never_prices_a_spot_only_offer_as_"
+    "on_demand": _FULL,
+    "test_spot.py::test_spot_serving_never_costs_less_than_its_replicas_uninterrupted": _FULL,
+    "test_spot.py::test_zero_with_a_unit_means_no_checkpoints": _FULL,
+    "test_spot.py::test_rate_sized_serving_prices_spot_with_spares_beside_on_demand": _FULL,
+    "test_hardening_web.py::test_every_api_answer_is_strict_json": _FULL,
+    "test_hardening_cli.py::test_every_priced_json_answer_parses_strictly": _FULL,
+    "test_web_export_button.py::test_the_download_is_the_command_lines_export": _FULL,
+    "test_validation_tables.py::test_validation_page_accuracy_tables_match_the_validation":
+        "the whole validation, for the README's tables",
+    "test_web_no_cli_flags.py::test_the_command_line_still_says_its_flags": _FULL,
+    "test_web_api.py::test_bounds_let_large_real_jobs_through": _FULL,
+    "test_advise.py::test_s29_more_than_80_gb_means_several_cards_or_a_bigger_one": _FULL,
+    "test_web_inputs.py::test_negative_hours_on_the_advisor_leave_rent_or_buy_out_and_say_why":
+        _FULL,
+    "test_bench_profile.py::test_recommend_uses_the_profile_for_the_gpu_it_measured": _FULL,
+    "test_web_cli_hints.py::test_calibrated_hint_asks_the_cli_for_the_same_profile": _FULL,
+    "test_web_no_cli_flags.py::test_no_engine_message_writes_a_whichgpu_flag_itself": _FULL,
+}
+
+
+def _slow_reason(item: pytest.Item) -> str | None:
+    """Why ``item`` is slow (from SLOW, or it runs on PostgreSQL), or None."""
+    rel = _rel(item)
+    name = getattr(item, "originalname", None) or item.name
+    cls = getattr(item, "cls", None)
+    for key in (f"{rel}::{cls.__name__}::{name}" if cls is not None else f"{rel}::{name}", rel):
+        if key in SLOW:
+            return SLOW[key]
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("store_url") == "postgresql":
+        return "on the throwaway PostgreSQL cluster"
+    if "pg_url" in getattr(item, "fixturenames", ()):  # asked for directly
+        return "on the throwaway PostgreSQL cluster"
+    return None
+
+
+def _rel(item: pytest.Item) -> str:
+    try:
+        return Path(str(item.path)).relative_to(TESTS).as_posix()
+    except ValueError:
+        return str(item.path)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the listed tests ``slow``; order the files: those in SLOW first, in SLOW's order
+    (the longest first), then the other files with a slow test, then the rest; and group each
+    file that has a module fixture. Under pytest-xdist (``--dist loadgroup``: the groups,
+    largest first, then one test at a time in this order) the long tests start early and the
+    short ones fill in around them."""
+    rank = {key.split("::")[0]: i for i, key in reversed(list(enumerate(SLOW)))}
+    file_rank: dict[str, int] = {}
+    for item in items:
+        reason = _slow_reason(item)
+        if reason is not None:
+            item.add_marker(pytest.mark.slow(reason=reason))
+        rel = _rel(item)
+        if item.get_closest_marker("slow") is not None:
+            file_rank[rel] = min(file_rank.get(rel, len(rank)), rank.get(rel, len(rank)))
+    order = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda it: (file_rank.get(_rel(it), len(rank) + 1), order[id(it)]))
+    for item in items:
+        if _has_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(_rel(item)))
+
+
+def _has_module_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses a fixture of module (or class) scope defined in its own file: a
+    served app, a browser, a computed table. Under ``--dist loadgroup`` such a file runs whole
+    in one worker, so that the fixture is made once; the other tests are handed out one by
+    one to whichever worker is free."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for defs in info.name2fixturedefs.values():
+        for fixturedef in defs:
+            where = str(getattr(fixturedef, "baseid", "")).split("::")[0]
+            if fixturedef.scope in ("module", "class") and where.endswith(".py"):
+                return True
+    return False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything collection made (modules, catalogs, the test items) lives for the whole run:
+    freeze it out of the cyclic garbage collector, whose full collections would otherwise
+    walk it again and again (the web's price refresh calls gc.collect(); the web tests took
+    about 30 % less CPU with this)."""
+    gc.freeze()
 
 
 @dataclass
