@@ -191,6 +191,13 @@ def _isolated_home(tmp_path, monkeypatch):
     for name in ("WHICHGPU_PRICE_STORE", "WHICHGPU_PRICE_MAX_AGE_DAYS", "GPUHUNT_CATALOG_DIR",
                  "GPUHUNT_CATALOG_URL", "WHICHGPU_DATABASE_URL", "WHICHGPU_ACCESS_LOG"):
         monkeypatch.delenv(name, raising=False)
+    # A command run in process may set variables for the processes it would start ('serve'
+    # sets WHICHGPU_WEB_WARM and the calibration choice for its workers): none outlives its
+    # test, so no later test's app warms or calibrates because of an earlier one.
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.fixture
