@@ -19,7 +19,7 @@ from typing import Any
 # stays fast)
 _ANSWERS: dict[str, str] = {
     "recommend": "advice", "checklist": "advice",
-    "memory": "estimates", "speed": "estimates", "fits": "fits",
+    "memory": "estimates", "speed": "estimates", "fits": "fitting",
     "cost": "money", "tco": "money",
     "gpus": "catalog", "gpu": "catalog", "models": "catalog", "model": "catalog",
     "prices_list": "prices", "prices_history": "prices", "prices_refresh": "prices",

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
 
 
 def fits(q: req.Fits) -> None:
-    from whichgpu.answers.fits import fits as answer
+    from whichgpu.answers.fitting import fits as answer
 
     show(answer(q), q.as_json, _print)
 

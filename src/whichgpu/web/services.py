@@ -467,7 +467,7 @@ def memory(q: r.Memory) -> MemoryAnswer:
 @memo
 def fits(q: r.Fits) -> Any:
     """``whichgpu fits --json``: what runs on the card."""
-    from whichgpu.answers.fits import fits as answer
+    from whichgpu.answers.fitting import fits as answer
 
     return answer(q, WEB)
 
