@@ -320,19 +320,27 @@ def test_dstack_max_price_is_in_usd_whatever_the_display_currency(cli, currency)
     assert yaml.safe_load(other.out)["max_price"] == usd
 
 
-def test_a_machine_size_the_provider_does_not_sell_is_refused_with_the_sizes(cli):
+def test_independent_work_on_one_gpu_offers_exports_as_that_many_separate_machines(cli):
+    """Was: a 6-GPU option priced from a 1-GPU offer was refused at export ('none of 6').
+    Images split into independent shares, so the option is 6 separate 1-GPU machines
+    (issue 26): the file asks for one GPU a machine and launches six of them."""
     data = cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000", "--json",
                "--top", "0").json()
-    odd = next((i, o) for i, o in enumerate(data["options"], start=1)
-               if o["count"] == 6 and o["offer"]["gpu_count"] == 1)
-    i, opt = odd
-    provider = opt["offer"]["provider"]
+    i, opt = next((i, o) for i, o in enumerate(data["options"], start=1)
+                  if o["count"] == 6 and o["offer"]["gpu_count"] == 1)
+    assert opt["machines"] == 6 and opt["gpus_per_machine"] == 1
+    files = {}
     for launcher in ("skypilot", "dstack"):
         res = cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                   "--export", launcher, "--export-option", str(i))
-        assert res.code == 2 and "none of 6" in res.err and "Traceback" not in res.err
-        assert f"{provider} sells {opt['gpu']} in machines of " in res.err
-        assert "GPU(s) in this price list" in res.err
+        assert res.code == 0 and "Traceback" not in res.err, res.err
+        files[launcher] = res.out
+    sky = yaml.safe_load(files["skypilot"])
+    assert sky["resources"]["accelerators"].endswith(":1")
+    assert sky.get("num_nodes") == 6 or str(sky["envs"]["SHARD_COUNT"]) == "6"
+    assert "6 separate machines" in files["skypilot"]
+    dstack = yaml.safe_load(files["dstack"])
+    assert dstack["nodes"] == 6
     # the best exportable option asks for a count some machine of that offer has
     best = yaml.safe_load(cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                               "--export", "skypilot").out)

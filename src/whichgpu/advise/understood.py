@@ -75,7 +75,9 @@ def understood(job: Job) -> Message:
     """The work understood, in one sentence: 'Understood: 1,000 images, each 1024x1024 at 28
     sampling steps; bf16, engine diffusers.'"""
     w = job.workload
-    work = job.describe()
+    # the ranking is the title's to say (job.describe() names it when no amount is given)
+    work = (msg("understood.no_amount", "no amount of work given")
+            if job.kind is WorkKind.NONE else job.describe())
     if w.is_diffusion:
         values = {a.name: a.value for a in assumed(job)}
         d = w.model.diffusion
