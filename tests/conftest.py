@@ -49,6 +49,10 @@ SLOW: dict[str, str] = {
     "test_web_schema.py::test_no_input_gets_a_server_error": "a fuzzer (schemathesis) on the "
                                                             "REST API",
     "test_fuzz_cli.py": "a fuzzer (hypothesis) on the command line",
+    "test_fuzz_mcp.py": "odd numbers in every tool's arguments, over HTTP to a served app",
+    "test_fuzz_writes.py": "a fuzzer (hypothesis) on the token-guarded price import",
+    "test_mcp_server.py": "the MCP SDK's client over stdio (a subprocess) and HTTP",
+    "test_answers_identical.py": "21 whole answers, each against its record and the reference",
     "test_prices_fuzz.py": "a fuzzer (hypothesis) on the price files",
     "test_prices_concurrency.py": "two refreshes and readers at once, on SQLite and PostgreSQL",
     "test_serve_workers.py": "whichgpu serve with workers, in subprocesses",
