@@ -110,6 +110,11 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     notes = tuple(n for n in (engine_note, fit_note) if n)
     if notes:
         est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
+    runs = getattr(profile, "measured_runs", None)  # a store's measured runs (calibration.py)
+    if runs is not None:
+        from whichgpu.estimate.measured import apply_runs
+
+        est = apply_runs(est, wl, gpu.id, count, runs(gpu.id))
     return est
 
 
