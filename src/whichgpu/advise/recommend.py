@@ -122,6 +122,8 @@ class Option:
         }
         if self.unit_cost is not None:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
+        if "measured_runs" in self.speed.details:  # the store's runs moved its speed
+            data["measured_runs"] = self.speed.details["measured_runs"]
         if self.serving is not None:
             data.update(self.serving)
         if self.over_capacity is not None:

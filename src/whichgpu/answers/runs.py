@@ -47,7 +47,13 @@ def checked_runs(reading: Reading, options: dict[str, Any]) -> list[MeasuredRun]
     from whichgpu.estimate.measured import check_run
 
     given = {k: v for k, v in options.items() if k in OPTION_FIELDS and v not in (None, "")}
-    return [check_run(d.fields, d.where, given, d.format.value) for d in reading.drafts]
+    def kept_format(d) -> str:  # an export keeps each run's own format
+        if d.format is RunFormat.EXPORT and d.fields.get("format") in {f.value for f in
+                                                                       RunFormat}:
+            return str(d.fields["format"])
+        return d.format.value
+
+    return [check_run(d.fields, d.where, given, kept_format(d)) for d in reading.drafts]
 
 
 def add_reading(reading: Reading, options: dict[str, Any], store: Any = None,

@@ -46,6 +46,9 @@ from whichgpu.units import Range
 
 Z80 = 1.2816  # the 90th percentile of a standard normal: an 80 % interval is +- Z80 sigma
 SIZE_CLASS = 1.5  # a family match: total parameters within this factor of the question's
+#: added (log space) when decode runs move a batched server's throughput, which they measure
+#: only in part (its prefill share and batching are the model's)
+TRANSFER_SIGMA = 0.10
 
 
 class Match(StrEnum):
@@ -313,6 +316,24 @@ def apply_runs(est, w, gpu_id: str, count: int, runs: Iterable[MeasuredRun]):
                         after=after.typical, wb=before.high / before.low, wa=width))
         per_metric[main] = {"before": before.to_json(), "after": after.to_json(),
                             "runs": [m.to_json() for m in evidence]}
+    # a server's throughput with no run of its own moves with the decode runs: its time is
+    # decode steps (batched), so their error carries over, less surely (TRANSFER_SIGMA added)
+    decode = [replace(m, sigma=math.hypot(m.sigma, TRANSFER_SIGMA)) for m in found
+              if m.run.metric == RunMetric.DECODE]
+    name = "output_tokens_per_s"
+    if decode and name in rates and name not in per_metric:
+        before = rates[name]
+        after, _ = combine(before, decode)
+        rates[name] = after
+        best_width = min(best_width or math.inf, after.high / after.low)
+        ids = ", ".join(f"#{m.run.id} ({m.match.value}, decode)" for m in decode)
+        said.append(msg("runs.used", "{rate} from {n} run(s) of this store ({runs}): typical "
+                        "{before:,.1f} -> {after:,.1f} tok/s, range {wb:.2f}x -> {wa:.2f}x wide",
+                        rate=name, n=len(decode), runs=ids, before=before.typical,
+                        after=after.typical, wb=before.high / before.low,
+                        wa=after.high / after.low))
+        per_metric[name] = {"before": before.to_json(), "after": after.to_json(),
+                            "runs": [m.to_json() for m in decode]}
     if not said:
         return est
     used = sorted({m.run.id or 0 for m in found if m.run.metric in {
