@@ -142,7 +142,7 @@ def test_a_file_without_its_card_is_refused_until_the_option_gives_it(using):
     with pytest.raises(InputError, match="field 'gpu' is missing: the file does not say it, "
                                          "so give --gpu"):
         add_runs(DATA / "vllm-bench-serve-h100.json", store=using)
-    with pytest.raises(InputError, match="field 'gpu': .*name the variant"):  # no guessing
+    with pytest.raises(InputError, match=r"field 'gpu': .*name the variant"):  # no guessing
         add_runs(DATA / "vllm-bench-serve-h100.json", {"gpu": "h100"}, store=using)
     assert add_runs(DATA / "vllm-bench-serve-h100.json", {"gpu": "h100-sxm"},
                     store=using).runs
@@ -159,3 +159,16 @@ def test_the_command_line(cli, tmp_path, monkeypatch):
     listed = cli("runs", "list", "--json").json()
     assert [x["id"] for x in listed["runs"]] == [1, 2]
     assert cli("runs", "remove", "7").code == 2
+
+
+def test_the_mcp_speed_tool_answers_with_the_runs(using):
+    import anyio
+
+    from whichgpu.agents.local import LocalSurface
+    from whichgpu.agents.tools import call
+
+    add_runs(DATA / "llama-bench-rtx4090.json", store=using)
+    answer, said = anyio.run(call, LocalSurface(), "speed", LLAMA.model_dump(
+        exclude_defaults=True))
+    assert answer.data == speed(LLAMA).to_json()
+    assert "Measured: from 2 run(s) of this store (runs [1, 2])." in said

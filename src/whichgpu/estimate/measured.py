@@ -121,6 +121,7 @@ def check_run(fields: dict[str, Any], where: str, options: dict[str, Any],
     from whichgpu.catalog.runs.record import checked
     from whichgpu.estimate.validation_ceilings import ceiling_reason
     from whichgpu.estimate.workload import LLM_ENGINES
+    from whichgpu.models.quant import get_quant
 
     if "_not_object" in fields:
         raise InputError(msg("runs.not_object", "{where}: a run must be a JSON object",
@@ -150,6 +151,10 @@ def check_run(fields: dict[str, Any], where: str, options: dict[str, Any],
     if precision in (None, ""):  # a server loads the checkpoint as it ships
         precision = spec.quantization or (spec.native_dtype if spec.native_dtype in
                                           ("bf16", "fp16", "fp32") else "bf16")
+    try:
+        get_quant(str(precision).strip().lower())
+    except WhichGPUError as exc:
+        raise _field_error(where, "precision", exc) from None
     for name in ("metric", "value"):
         if data.get(name) in (None, ""):
             raise InputError(missing(name, where))

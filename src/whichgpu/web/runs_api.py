@@ -26,10 +26,6 @@ def _public(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in ("store", "file")}
 
 
-def _text(n: int | None = None) -> Any:
-    return Query(max_length=n or 200)
-
-
 @reads.get("/runs", summary="The measured runs of this server's store")
 def runs_list(gpu: Annotated[str | None, Query(max_length=100)] = None,
               engine: Annotated[str | None, Query(max_length=40)] = None) -> dict[str, Any]:
@@ -46,7 +42,7 @@ def runs_list(gpu: Annotated[str | None, Query(max_length=100)] = None,
                  "text/csv": {"schema": {"type": "string"}}}}})
 async def runs_add(
         request: Request,
-        format: Annotated[RunFormat | None, Query(description=(  # noqa: A002 - the API's word
+        format: Annotated[RunFormat | None, Query(description=(
             "The file's format (default: found from its content)."))] = None,
         gpu: Annotated[str | None, Query(max_length=100, description=(
             "The card, where the file does not say (vLLM, SGLang)."))] = None,
