@@ -225,6 +225,8 @@ def _llama_rows(rows: list[dict[str, Any]], name: str, fmt: RunFormat) -> Readin
         if ngl is not None and str(ngl).strip() in ("0", "0.0"):
             skipped.append(f"{where}: n_gpu_layers = 0 ran on the CPU")
             continue
+        prompt: int | None
+        output: int | None
         if n_prompt:
             metric, prompt, output = RunMetric.PREFILL, n_prompt, None
         elif n_gen:

@@ -140,7 +140,7 @@ def checked(run: MeasuredRun, where: str) -> MeasuredRun:
         raise InputError(bad("metric", where, run.metric, "one of "
                              + ", ".join(m.value for m in RunMetric)))
     value = number(run.value, "value", where)
-    counts = {}
+    counts: dict[str, int | None] = {}
     for name in ("gpu_count", "batch", "prompt_tokens", "output_tokens"):
         v = getattr(run, name)
         if v is not None and v != "":
