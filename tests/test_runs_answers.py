@@ -172,3 +172,42 @@ def test_the_mcp_speed_tool_answers_with_the_runs(using):
         exclude_defaults=True))
     assert answer.data == speed(LLAMA).to_json()
     assert "Measured: from 2 run(s) of this store (runs [1, 2])." in said
+
+
+def test_recommend_uses_the_runs_and_names_them(tmp_path, monkeypatch):
+    from whichgpu.answers.advice import recommend
+    from whichgpu.answers.requests import Recommend
+
+    monkeypatch.setenv("WHICHGPU_PRICE_STORE", str(tmp_path / "p.sqlite"))
+    q = Recommend(model="llama-3.1-8b", quant="q4_k_m", engine="llamacpp", tokens="1M",
+                  only="rtx-4090")
+
+    def one_card(data):
+        return next(o for o in data["options"] if o["gpu"] == "rtx-4090" and o["count"] == 1)
+
+    before = one_card(recommend(q).to_json())
+    add_runs(DATA / "llama-bench-rtx4090.json", store=tmp_path / "p.sqlite")
+    after = one_card(recommend(q).to_json())
+    assert "measured_runs" not in before
+    # the decode run (#2) moves a server's throughput, the rate the option is priced by
+    moved = after["measured_runs"]["rates"]["output_tokens_per_s"]
+    assert [r["id"] for r in moved["runs"]] == [2]
+    assert width(after["rate"]) < width(before["rate"])
+    assert after["rate"]["typical"] != before["rate"]["typical"]
+    assert "speed from 1 run(s) of this store: runs #2" in after["notes"]
+
+
+def test_a_store_that_cannot_be_reached_leaves_the_answer_without_runs(monkeypatch, caplog):
+    monkeypatch.setenv("WHICHGPU_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+    answer = speed(LLAMA).to_json()
+    assert "measured_runs" not in answer and answer["decode_tokens_per_s"]["typical"] > 0
+    assert "measured runs not used" in caplog.text
+
+
+def test_family_runs_alone_never_lower_the_confidence(using):
+    before = speed(LLAMA).to_json()["confidence"]
+    add_runs(DATA / "runs.csv", store=using)
+    after = speed(LLAMA).to_json()
+    assert "measured_runs" in after
+    levels = ("low", "medium", "high")
+    assert levels.index(after["confidence"]) >= levels.index(before)

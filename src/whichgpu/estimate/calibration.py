@@ -86,13 +86,20 @@ def with_store_runs(base: Calibration | None, store: Any = None) -> Calibration 
     from whichgpu.catalog.prices.backend import parse_target
     from whichgpu.catalog.prices.store import PriceStore
     from whichgpu.catalog.runs.store import RunStore
+    from whichgpu.errors import WhichGPUError
 
-    if not isinstance(store, PriceStore):
-        target = parse_target(store)
-        if target.kind == "sqlite" and (target.path is None or not target.path.exists()):
-            return base
-        store = PriceStore(store)
-    runs = tuple(RunStore(store).list())
+    try:
+        if not isinstance(store, PriceStore):
+            target = parse_target(store)
+            if target.kind == "sqlite" and (target.path is None or not target.path.exists()):
+                return base
+            store = PriceStore(store)
+        runs = tuple(RunStore(store).list())
+    except WhichGPUError as exc:  # a store that cannot be read (down, newer): no runs, said
+        import logging
+
+        logging.getLogger("whichgpu").warning("measured runs not used: %s", exc)
+        return base
     if not runs:
         return base
     return WithRuns(base, runs, store.location)

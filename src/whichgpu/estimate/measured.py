@@ -41,7 +41,7 @@ from typing import Any
 
 from whichgpu.catalog.runs.record import MeasuredRun, RunMetric, bad, missing
 from whichgpu.errors import InputError, WhichGPUError
-from whichgpu.messages import msg
+from whichgpu.messages import Join, msg
 from whichgpu.units import Range
 
 Z80 = 1.2816  # the 90th percentile of a standard normal: an 80 % interval is +- Z80 sigma
@@ -70,6 +70,30 @@ RATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     RunMetric.PREFILL: (("prefill_tokens_per_s",), ("ttft_s",)),
     RunMetric.OUTPUT: (("output_tokens_per_s",), ()),
 }
+
+def _rate_word(name: str) -> Any:
+    """A rate as an answer says it (the web translates it)."""
+    words = {"decode_tokens_per_s_per_sequence": msg("runs.rate.decode",
+                                                     "decode of one sequence"),
+             "prefill_tokens_per_s": msg("runs.rate.prefill", "prefill"),
+             "output_tokens_per_s": msg("runs.rate.output", "output throughput")}
+    return words.get(name, name)
+
+
+def _match_word(how: Match) -> Any:
+    return {Match.EXACT: msg("runs.match.exact", "the same model and precision"),
+            Match.SAME_MODEL: msg("runs.match.same_model", "the same model, another precision"),
+            Match.FAMILY: msg("runs.match.family", "same family and size class")}[how]
+
+
+def _refs(evidence: Sequence[Matched], via_decode: bool = False) -> Any:
+    """'#2 (the same model), #5 (same family and size class)'."""
+    items = [msg("runs.ref.decode", "#{id} ({match}, a decode run)", id=m.run.id,
+                 match=_match_word(m.match)) if via_decode else
+             msg("runs.ref", "#{id} ({match})", id=m.run.id, match=_match_word(m.match))
+             for m in evidence]
+    return Join(items)
+
 
 _ENGINE_ALIASES = {"llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "tensorrt-llm": "trtllm",
                    "tensorrt": "trtllm", "trt-llm": "trtllm", "hf": "transformers"}
@@ -288,7 +312,7 @@ def apply_runs(est, w, gpu_id: str, count: int, runs: Iterable[MeasuredRun]):
     """``est`` with the rates the matching runs measure moved toward them (the module's
     rule), the runs named in ``details['measured_runs']`` and an assumption; unchanged when
     no run matches."""
-    from whichgpu.estimate.speed.result import label_for
+    from whichgpu.estimate.speed.result import LEVELS, label_for
 
     runs = list(runs)
     if not runs:
@@ -298,7 +322,6 @@ def apply_runs(est, w, gpu_id: str, count: int, runs: Iterable[MeasuredRun]):
         return est
     rates, times = dict(est.rates), dict(est.times)
     said, per_metric = [], {}
-    best_width = None
     for metric, (rate_names, time_names) in RATES.items():
         evidence = [m for m in found if m.run.metric == metric]
         present = [n for n in rate_names if n in rates]
@@ -313,11 +336,10 @@ def apply_runs(est, w, gpu_id: str, count: int, runs: Iterable[MeasuredRun]):
         for name in time_names:
             if name in times:
                 times[name] = _moved(times[name], shift, width, True)
-        best_width = width if best_width is None else min(best_width, width)
-        ids = ", ".join(f"#{m.run.id} ({m.match.value})" for m in evidence)
         said.append(msg("runs.used", "{rate} from {n} run(s) of this store ({runs}): typical "
                         "{before:,.1f} -> {after:,.1f} tok/s, range {wb:.2f}x -> {wa:.2f}x wide",
-                        rate=main, n=len(evidence), runs=ids, before=before.typical,
+                        rate=_rate_word(main), n=len(evidence), runs=_refs(evidence),
+                        before=before.typical,
                         after=after.typical, wb=before.high / before.low, wa=width))
         per_metric[main] = {"before": before.to_json(), "after": after.to_json(),
                             "runs": [m.to_json() for m in evidence]}
@@ -330,28 +352,30 @@ def apply_runs(est, w, gpu_id: str, count: int, runs: Iterable[MeasuredRun]):
         before = rates[name]
         after, _ = combine(before, decode)
         rates[name] = after
-        best_width = min(best_width or math.inf, after.high / after.low)
-        ids = ", ".join(f"#{m.run.id} ({m.match.value}, decode)" for m in decode)
         said.append(msg("runs.used", "{rate} from {n} run(s) of this store ({runs}): typical "
                         "{before:,.1f} -> {after:,.1f} tok/s, range {wb:.2f}x -> {wa:.2f}x wide",
-                        rate=name, n=len(decode), runs=ids, before=before.typical,
+                        rate=_rate_word(name), n=len(decode), runs=_refs(decode, True),
+                        before=before.typical,
                         after=after.typical, wb=before.high / before.low,
                         wa=after.high / after.low))
         per_metric[name] = {"before": before.to_json(), "after": after.to_json(),
                             "runs": [m.to_json() for m in decode]}
     if not said:
         return est
-    used = sorted({m.run.id or 0 for m in found if m.run.metric in {
-        k for k, (names, _) in RATES.items() if any(n in est.rates for n in names)}})
-    exact = any(m.match is not Match.FAMILY for m in found)
+    used = sorted({r["id"] for v in per_metric.values() for r in v["runs"]})
     summary = msg("runs.summary", "from {n} run(s) of this store", n=len(used))
-    confidence = est.confidence
-    if best_width is not None:
-        confidence = label_for(best_width, 2 if exact else 1)
+    # the label of the widest range moved (the least sure), by the one rule of every answer;
+    # family runs alone are evidence of the family, not of the model; never lowered by runs
+    widest = max(v["after"]["high"] / v["after"]["low"] for v in per_metric.values())
+    exact = any(m.match is not Match.FAMILY for m in found)
+    label = label_for(widest, 2 if exact else 1)
+    confidence = max(est.confidence, label, key=LEVELS.index) if est.confidence in LEVELS \
+        else label
     details = {**est.details, "measured_runs": {
         "summary": str(summary), "runs": used, "rates": per_metric,
-        "rule": "each run's measured / estimated at its own conditions, weighted by match "
-                "(exact, same model, family and size class) and count, moves the typical "
-                "value and narrows the 80 % range (estimate/measured.py)"}}
+        "rule": "each run's measured / estimated at its own conditions, weighted by how it "
+                "matched (the same model and precision, the same model, the same family and "
+                "size class) and by their count, moves the typical value and narrows the 80 % "
+                "range (estimate/measured.py)"}}
     return replace(est, rates=rates, times=times, details=details, confidence=confidence,
                    assumptions=(*est.assumptions, *said))
