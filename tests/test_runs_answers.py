@@ -211,3 +211,15 @@ def test_family_runs_alone_never_lower_the_confidence(using):
     assert "measured_runs" in after
     levels = ("low", "medium", "high")
     assert levels.index(after["confidence"]) >= levels.index(before)
+
+
+@pytest.mark.parametrize(("named", "preset"), [
+    ("Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"),  # a GGUF file's stem
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),  # vLLM's model_id
+    ("Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+    ("Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"),  # a Hub id without its organisation
+])
+def test_the_model_names_files_use_resolve_to_the_presets(named, preset):
+    from whichgpu.estimate.measured import resolve_run_model
+
+    assert resolve_run_model(named).id == preset

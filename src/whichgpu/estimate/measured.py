@@ -123,6 +123,12 @@ def resolve_run_model(name: str):
         except WhichGPUError as exc:
             first = first or exc
     assert first is not None
+    # a Hub id without its organisation ('Mistral-7B-Instruct-v0.3'): the one known id that
+    # ends with it exactly
+    tails = [n for n in getattr(first, "suggestions", ()) if "/" in n
+             and n.split("/", 1)[1].lower() == text.lower()]
+    if len(tails) == 1:
+        return resolve_model(tails[0], offline=True, files=False)
     raise first
 
 
