@@ -223,3 +223,11 @@ def test_the_model_names_files_use_resolve_to_the_presets(named, preset):
     from whichgpu.estimate.measured import resolve_run_model
 
     assert resolve_run_model(named).id == preset
+
+
+def test_the_same_file_added_twice_is_stored_once(using):
+    first = add_runs(DATA / "llama-bench-rtx4090.json", store=using)
+    again = add_runs(DATA / "llama-bench-rtx4090.json", store=using)
+    assert again.runs == () and len(again.skipped) == 2
+    assert all("already stored as #" in s for s in again.skipped)
+    assert [r.id for r in list_runs(using).runs] == [r.id for r in first.runs]

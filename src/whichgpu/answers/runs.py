@@ -61,9 +61,10 @@ def add_reading(reading: Reading, options: dict[str, Any], store: Any = None,
     """Check every run, then store them all in one transaction (a refused run stores none)."""
     runs = checked_runs(reading, options)
     rs = _store(store)
-    stored = rs.add(runs)
+    stored, again = rs.add(runs)
+    twice = tuple(f"{r.label()}: already stored as #{held}" for r, held in again)
     return RunsAnswer(tuple(stored), rs.location, reading.format.value,
-                      tuple(reading.skipped), action)
+                      (*reading.skipped, *twice), action)
 
 
 def add_runs(path: Path, options: dict[str, Any] | None = None, store: Any = None,

@@ -20,6 +20,13 @@ _COLUMNS = tuple(f.name for f in fields(MeasuredRun) if f.name != "id")
 _SELECT = "SELECT id, " + ", ".join(_COLUMNS) + " FROM run"
 
 
+def same_key(r: MeasuredRun) -> tuple[Any, ...]:
+    """What makes two runs the same measurement (where they came from aside)."""
+    return (r.gpu, r.gpu_count, r.engine, r.engine_version, r.model_key or r.model,
+            r.precision, r.metric, float(r.value), r.batch, r.prompt_tokens, r.output_tokens,
+            r.date)
+
+
 def _run(row: Sequence[Any]) -> MeasuredRun:
     values = dict(zip(("id", *_COLUMNS), row, strict=True))
     return MeasuredRun(**values)
@@ -35,18 +42,29 @@ class RunStore:
     def location(self) -> str:
         return self.store.location
 
-    def add(self, runs: Iterable[MeasuredRun]) -> list[MeasuredRun]:
-        """Store ``runs`` in one transaction; each comes back with its id and time."""
+    def add(self, runs: Iterable[MeasuredRun]) -> tuple[list[MeasuredRun],
+                                                        list[tuple[MeasuredRun, int]]]:
+        """Store ``runs`` in one transaction; each comes back with its id and time. A run the
+        store already holds (the same measurement: :func:`same_key`) is not stored twice,
+        since it would count twice as evidence: it comes back in the second list with the
+        id it has."""
         now = iso(utc_now())
         sql = ("INSERT INTO run (" + ", ".join(_COLUMNS) + ") VALUES ("
                + ", ".join("?" for _ in _COLUMNS) + ")")
-        out = []
+        out, again = [], []
         with self.store.backend.write() as tx:
+            held = {same_key(_run(row)): int(row[0])
+                    for row in tx.execute(_SELECT + " ORDER BY id").fetchall()}
             for r in runs:
+                key = same_key(r)
+                if key in held:
+                    again.append((r, held[key]))
+                    continue
                 stamped = replace(r, added_at=r.added_at or now, id=None)
                 new_id = tx.insert_id(sql, [getattr(stamped, c) for c in _COLUMNS])
+                held[key] = new_id
                 out.append(replace(stamped, id=new_id))
-        return out
+        return out, again
 
     def list(self, *, gpu: str | None = None, engine: str | None = None) -> list[MeasuredRun]:
         """The stored runs (of one card and engine when given), oldest first."""
