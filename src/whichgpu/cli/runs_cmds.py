@@ -38,16 +38,20 @@ def _table(answer: r.RunsAnswer) -> None:
     from rich.table import Table
 
     t = Table(pad_edge=False)
-    for name in ("id", "gpu", "engine", "model", "quant", "metric", "tok/s", "batch",
-                 "prompt+output", "date"):
-        t.add_column(name)
+    t.add_column("id", justify="right", no_wrap=True)
+    t.add_column("card", overflow="fold")
+    t.add_column("engine", overflow="fold")
+    t.add_column("model, quant", overflow="fold")
+    t.add_column("measured (tok/s)", justify="right", no_wrap=True)
+    t.add_column("batch, in+out", overflow="fold")
+    t.add_column("date", no_wrap=True)
     for run in answer.runs:
-        lengths = f"{run.prompt_tokens or '-'}+{run.output_tokens or '-'}"
+        lengths = f"{run.prompt_tokens or 0}+{run.output_tokens or 0}"
         gpu = run.gpu if run.gpu_count == 1 else f"{run.gpu_count} x {run.gpu}"
         engine = f"{run.engine} {run.engine_version or ''}".strip()
-        t.add_row(str(run.id), gpu, engine, run.model, run.precision,
-                  run.metric.removesuffix("_tokens_per_s"), f"{run.value:,.1f}",
-                  str(run.batch), lengths, (run.date or "")[:10])
+        what = run.metric.removesuffix("_tokens_per_s")
+        t.add_row(str(run.id), gpu, engine, f"{run.model_key or run.model} {run.precision}",
+                  f"{what} {run.value:,.1f}", f"{run.batch}, {lengths}", (run.date or "")[:10])
     console.print(t)
 
 
