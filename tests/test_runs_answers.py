@@ -231,3 +231,16 @@ def test_the_same_file_added_twice_is_stored_once(using):
     assert again.runs == () and len(again.skipped) == 2
     assert all("already stored as #" in s for s in again.skipped)
     assert [r.id for r in list_runs(using).runs] == [r.id for r in first.runs]
+
+
+def test_many_runs_narrow_the_range_only_down_to_the_floor(using, tmp_path):
+    from whichgpu.estimate.measured import FLOOR_SIGMA, Z80
+
+    path = tmp_path / "many.csv"
+    rows = [f"rtx-4090,llamacpp,llama-3.1-8b,q4_k_m,decode_tokens_per_s,{150 + i % 3},1,"
+            f"2026-11-{i + 1:02d}" for i in range(25)]
+    path.write_text("gpu,engine,model,precision,metric,value,batch,date\n" + "\n".join(rows))
+    assert len(add_runs(path, store=using).runs) == 25
+    r = speed(LLAMA).to_json()["decode_tokens_per_s_per_sequence"]
+    assert width(r) == pytest.approx(math.exp(2 * Z80 * FLOOR_SIGMA), rel=1e-6)
+    assert 149 < r["typical"] < 153  # at the runs, which agree

@@ -24,10 +24,11 @@ error with a spread of :data:`MATCH_SIGMA` (by match quality; the tool's own sta
 added in quadrature). The prior is the stated 80 % range (its log-width / 2.563 is one sigma);
 the runs update it as independent normal measurements would (precision-weighted mean in log
 space), so the typical value moves toward the measurements by their weight, and the range
-narrows by the added precision, never below the runs' own scatter (sd / sqrt(n)) and never
-wider than it was. Why this rule: it is the least-assumption way to combine a stated interval
-with a few noisy measurements, it weighs an exact run more than a family one and many runs
-more than one, and with no runs it is the identity (answers do not change).
+narrows by the added precision, never below the runs' own scatter (sd / sqrt(n)) nor below
+:data:`FLOOR_SIGMA`, and never wider than it was. Why this rule: it is the least-assumption
+way to combine a stated interval with a few noisy measurements, it weighs an exact run more
+than a family one and many runs more than one, and with no runs it is the identity (answers
+do not change).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ from whichgpu.units import Range
 
 Z80 = 1.2816  # the 90th percentile of a standard normal: an 80 % interval is +- Z80 sigma
 SIZE_CLASS = 1.5  # a family match: total parameters within this factor of the question's
+#: the narrowest a range gets (one sigma, log space: 80 % within about +-7 %), however many
+#: runs: runs at their conditions leave the model's step from them to the question's
+#: (other lengths, batch, build), which more runs at the same conditions do not remove
+FLOOR_SIGMA = 0.05
 #: added (log space) when decode runs move a batched server's throughput, which they measure
 #: only in part (its prefill share and batching are the model's)
 TRANSFER_SIGMA = 0.10
@@ -301,7 +306,7 @@ def combine(prior: Range, evidence: Sequence[Matched]) -> tuple[Range, float]:
         mean = sum(m.log_ratio for m in evidence) / len(evidence)
         sd = math.sqrt(sum((m.log_ratio - mean) ** 2 for m in evidence) / (len(evidence) - 1))
         sigma = max(sigma, sd / math.sqrt(len(evidence)))
-    sigma = min(sigma, sigma0)
+    sigma = min(max(sigma, FLOOR_SIGMA), sigma0)
     centre = typ * math.exp(mu)
     half = math.exp(Z80 * sigma)
     return Range(centre / half, centre, centre * half), mu
