@@ -14,8 +14,6 @@ from whichgpu.errors import InputError
 from whichgpu.messages import msg
 from whichgpu.web.writes import WRITE_ERRORS, require_token
 
-MAX_BODY = 5_000_000  # bytes: a results file is kilobytes
-
 reads = APIRouter(prefix="/api/v1", tags=["runs"])
 writes = APIRouter(prefix="/api/v1", tags=["writes"], responses=WRITE_ERRORS,
                    dependencies=[Depends(require_token)])
@@ -60,11 +58,7 @@ async def runs_add(
 
     from whichgpu.answers.runs import add_text
 
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise InputError(msg("runs.too_big", "{file}: {size:,} bytes, more than a results "
-                             "file holds (at most {limit:,})", file="the uploaded file",
-                             size=len(body), limit=MAX_BODY))
+    body = await request.body()  # at most MAX_BODY_BYTES (web/app.py answers 413 above it)
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError:
