@@ -163,3 +163,16 @@ def test_published_speed_ups_stay_within_the_stated_error() -> None:
     errors = [abs(mod.predict(r)["speedup"] / mod.predict(r)["measured_speedup"] - 1)
               for r in graphed]
     assert statistics.median(errors) < 0.25
+
+
+def test_the_answer_says_the_drafter_it_assumed() -> None:
+    from whichgpu.answers import recommend, requests
+
+    data = recommend(requests.Recommend(model="llama-3.1-8b", engine="vllm", tokens="1M",
+                                        speculative="eagle", only="h100")).to_json()
+    text = json.dumps(data)
+    assert "EAGLE-3" in text
+    names = {a["name"]: a for a in data["assumptions"]} if isinstance(
+        data.get("assumptions"), list) else {}
+    assert names["draft_tokens"]["value"] == 3
+    assert names["draft_tokens"]["source"] == "default"

@@ -67,6 +67,7 @@ class Speculation:
     method: SpecMethod
     draft_tokens: int
     draft_model: ModelSpec | None = None
+    draft_tokens_asked: bool = True  # False: the engine's documented default was taken
 
     def describe(self) -> Message:
         if self.draft_model is not None:
@@ -135,7 +136,7 @@ def parse_speculative(text: str | None, draft_tokens: int | None,
                                  "share the target's tokenizer", draft=draft.name,
                                  dv=draft.vocab_size, target=target.name,
                                  tv=target.vocab_size))
-        return Speculation(method, k, draft)
+        return Speculation(method, k, draft, draft_tokens is not None)
     if rest.strip():
         raise InputError(msg("speculative.no_model", "{method} takes no model name; "
                              "draft:MODEL does", method=str(method)))
@@ -143,7 +144,7 @@ def parse_speculative(text: str | None, draft_tokens: int | None,
         raise InputError(msg("speculative.no_mtp", "{model} has no multi-token-prediction "
                              "layers in its checkpoint; use eagle or draft:MODEL",
                              model=target.name))
-    return Speculation(method, k)
+    return Speculation(method, k, None, draft_tokens is not None)
 
 
 def check_engine(spec: Speculation, engine: str) -> None:
