@@ -88,7 +88,7 @@ class LoraPlan:
 
 def lora_plan(w: Workload) -> LoraPlan:
     """The settings and memory of ``w.lora_adapters`` adapters at ``w.lora_rank``."""
-    engine = w.engine_name
+    engine = str(w.engine_name)  # a plain word (a message parameter, a JSON value)
     if engine not in ENGINES:
         raise InputError(msg("lora.engine", "many LoRA adapters on one base are answered for "
                              "vLLM and SGLang (their adapter slots and kernels); {engine} "
