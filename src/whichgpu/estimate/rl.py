@@ -364,7 +364,7 @@ def _timed(p: RLPlan, train: Workload, rollout: Workload, one: Workload, gpu: GP
     if s.task is Task.PPO:
         passes += 1 + 1 / 3  # the critic's forward + backward, the reward model's forward
         extra.append("critic, reward model")
-    train_s = train_est.rates["tokens_per_s"].inverse(tokens / passes)
+    train_s = train_est.rates["tokens_per_s"].inverse(tokens * passes)
     sync_bytes = _sync_bytes(s, train, one)
     if s.colocated:
         rate = gpu.bandwidth_bytes_per_s / 2  # read + write on the same GPU
