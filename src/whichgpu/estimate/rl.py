@@ -56,6 +56,7 @@ class FrameworkDefaults:
     sleeps: bool
     old_logprob_pass: bool
     sync: str  # full | adapter | none
+    train_micro_batch: int
     training_profile: str
     sources: tuple[str, ...]
 
@@ -225,8 +226,9 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     fw = s.framework
     train_gpus = s.training_gpus
     per_gpu = math.ceil(s.completions / train_gpus)
+    micro = min(per_gpu, fw.train_micro_batch)  # the rest: gradient accumulation
     seq = s.prompt_tokens + s.completion_tokens
-    train = build(task=str(s.tuning), context=str(seq), batch=per_gpu, gpus=train_gpus,
+    train = build(task=str(s.tuning), context=str(seq), batch=micro, gpus=train_gpus,
                   framework=fw.training_profile)
     qlora_rollout = s.tuning is RLTuning.QLORA and fw.shared_weights  # Unsloth: 4-bit vLLM
     roll_quant = "nf4" if qlora_rollout else None
@@ -239,7 +241,7 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
         "rl.part.policy", "the policy's {tuning} training memory for {n} sequence(s) of "
         "{seq:,} tokens per GPU (the training memory model: weights, gradients, optimizer, "
         "activations), logits for the {c:,} completion tokens only", tuning=str(s.tuning),
-        n=per_gpu, seq=seq, c=s.completion_tokens))]
+        n=micro, seq=seq, c=s.completion_tokens))]
     one = build(task="inference", engine="vllm", batch=1, quant=roll_quant, gpus=1,
                 lora_rank=None, framework=None, optimizer=None)
     weights16 = workload_weight_bytes(build(task="inference", engine="vllm", batch=1,
@@ -283,9 +285,10 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
         "rl.assume.logits", "log-probs of the completion tokens only, as TRL's "
         "logits_to_keep computes them"), msg(
         "rl.assume.group", "the {n} completions of a step ({g} per prompt x {b} prompt(s)) "
-        "are trained as one micro-batch, split over {t} training GPU(s), each completion "
-        "running to {c:,} tokens", n=s.completions, g=s.generations, b=s.prompts,
-        t=train_gpus, c=s.completion_tokens)]
+        "are split over {t} training GPU(s) and trained {m} at a time ({framework}'s "
+        "micro-batch), each completion running to {c:,} tokens", n=s.completions,
+        g=s.generations, b=s.prompts, t=train_gpus, m=micro, framework=fw.name,
+        c=s.completion_tokens)]
     if s.tuning is not RLTuning.FULL and s.kl:
         assumptions.append(msg("rl.assume.lora_reference", "with {tuning} the reference model "
                                "is the base with the adapter disabled: no memory of its own",
