@@ -151,3 +151,15 @@ def test_rest_answers_rl_and_refuses_it_in_recommend(web):
     refused = web.get("/api/v1/recommend", params={"model": "qwen2.5-1.5b", "task": "grpo",
                                                     "steps": "10"})
     assert refused.status_code == 422
+
+
+def test_the_mcp_tools_answer_rl_with_a_summary_of_the_plan():
+    import asyncio
+
+    from whichgpu.agents import tools
+    from whichgpu.agents.local import LocalSurface
+
+    answer, summary = asyncio.run(tools.call(LocalSurface(), "speed", {
+        "model": "qwen2.5-1.5b", "task": "grpo", "gpu": "h100-sxm"}))
+    assert answer.data["task"] == "grpo" and "step_s" in answer.data
+    assert "per training GPU" in summary and "dominates" in summary
