@@ -163,3 +163,8 @@ def test_the_mcp_tools_answer_rl_with_a_summary_of_the_plan():
         "model": "qwen2.5-1.5b", "task": "grpo", "gpu": "h100-sxm"}))
     assert answer.data["task"] == "grpo" and "step_s" in answer.data
     assert "per training GPU" in summary and "dominates" in summary
+
+
+def test_the_memory_page_says_where_rl_is_answered_instead_of_failing(web):
+    r = web.get("/memory", params={"model": "qwen2.5-1.5b", "task": "grpo"})
+    assert r.status_code == 422 and 'data-msg="web.memory.rl"' in r.text

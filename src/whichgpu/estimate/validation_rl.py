@@ -77,8 +77,9 @@ def rl_rows(path: str | None = None) -> list[Checked]:
     for r in read_rows(Path(path) if path else default_path("rl-memory")):
         gens = [int(g) for g in r["generations"].split("/")]
         tunings = r["tuning"].split("/")
-        args = dict(model=r["model"], framework=r["framework"], prompts=int(r["prompts"]),
-                    prompt=int(r["prompt_tokens"]), completion=int(r["completion_tokens"]))
+        args: dict[str, Any] = dict(
+            model=r["model"], framework=r["framework"], prompts=int(r["prompts"]),
+            prompt=int(r["prompt_tokens"]), completion=int(r["completion_tokens"]))
         measured = float(r["value"])
         if r["measured"] == "ratio":
             if len(tunings) == 2:  # second over first: 16-bit (lora) over 4-bit (qlora)
