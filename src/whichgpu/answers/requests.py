@@ -1116,8 +1116,7 @@ class Compare(Request):
         "The job's model: project the other cards with the speed model.")),
         Cli(flags=("--model",)), Web(skip=True)] = None
     task: Annotated[Task, Field(description=(
-        "inference, lora, qlora, full-ft, pretrain, image, video or image-lora; grpo or ppo (RL "
-    "post-training: memory and speed).")),
+        "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
         Choice(Text("choice.task",
                 "unknown task {v!r}; use one of {choices}")), Web(skip=True)] = Task.INFERENCE
     quant: Annotated[str | None, Field(description=(
