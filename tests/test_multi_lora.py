@@ -91,3 +91,13 @@ def test_advisor_form_has_the_adapters_control_and_recommend_counts_them(web):
                                              "engine": "vllm", "lora_adapters": "200",
                                              "prices": "vramfarm-2026-11"})
     assert r.status_code == 200
+
+
+def test_max_throughput_loses_the_same_cost():
+    cost = cost_range()
+    q = dict(model="llama-3.1-8b", engine="vllm", gpu="h100-sxm", max_throughput=True)
+    plain = speed(Speed(**q)).saturation
+    slowed = speed(Speed(lora_adapters=8, **q)).saturation
+    assert slowed["throughput_tokens_per_s"]["typical"] == pytest.approx(
+        plain["throughput_tokens_per_s"]["typical"] * (1 - cost.typical), rel=1e-4)
+    assert slowed["tpot_s"]["typical"] > plain["tpot_s"]["typical"]

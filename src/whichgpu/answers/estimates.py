@@ -213,8 +213,12 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
     profile = ctx.calibration(q.calibration)
     notes = tuple(n for n in (res.note, approximate_note(w)) if n)
     if q.max_throughput:
-        return SpeedResult(q, w, res.gpu, saturation=max_throughput_answer(
-            w, res.gpu, q.count, profile=profile), notes=notes)
+        saturation = max_throughput_answer(w, res.gpu, q.count, profile=profile)
+        if w.lora_adapters:  # the adapters' published throughput cost (estimate/multi_lora)
+            from whichgpu.estimate.multi_lora import apply_cost_to_saturation
+
+            saturation = apply_cost_to_saturation(saturation)
+        return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)

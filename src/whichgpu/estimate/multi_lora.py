@@ -154,3 +154,23 @@ def apply_cost(est: SpeedEstimate) -> SpeedEstimate:
         est, rates={k: slowed(r) for k, r in est.rates.items()},
         times={k: longer(r) for k, r in est.times.items()},
         assumptions=(*est.assumptions, note))
+
+
+def apply_cost_to_saturation(data: dict[str, Any]) -> dict[str, Any]:
+    """``speed --max-throughput``'s answer slowed the same way (throughput and requests/s
+    lose the cost, the time per output token grows by it)."""
+    cost = cost_range()
+    keep = Range(1 - cost.high, 1 - cost.typical, 1 - cost.low)
+    out = dict(data)
+    for key in ("throughput_tokens_per_s", "requests_per_s"):
+        r = data[key]
+        out[key] = Range(r["low"] * keep.low, r["typical"] * keep.typical,
+                         r["high"] * keep.high).to_json()
+    t = data["tpot_s"]
+    out["tpot_s"] = Range(t["low"] / keep.high, t["typical"] / keep.typical,
+                          t["high"] / keep.low).to_json()
+    out["assumptions"] = [*data["assumptions"], msg(
+        "speed.lora_cost", "adapters computed beside the base model cost {low:.0%}-{high:.0%} "
+        "of the throughput (typical {typical:.0%}; vLLM and punica measurements)",
+        low=cost.low, typical=cost.typical, high=cost.high)]
+    return out
