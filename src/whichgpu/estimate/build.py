@@ -49,7 +49,8 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    host_bandwidth: str | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool = True,
                    imatrix: bool | None = None, backend: str | None = None,
-                   speculative: str | None = None, draft_tokens: int | None = None):
+                   speculative: str | None = None, draft_tokens: int | None = None,
+                   lora_adapters: int | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -117,7 +118,8 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         tensor_overrides=parse_overrides(override_tensor), host=host,
         engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
         backend=cast(Backend | None, backend or None),  # Workload checks the name
-        speculative=parse_speculative(speculative, draft_tokens, spec))
+        speculative=parse_speculative(speculative, draft_tokens, spec),
+        lora_adapters=lora_adapters or 0)
 
 
 def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:
