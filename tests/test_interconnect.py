@@ -43,7 +43,7 @@ def test_the_usual_spellings_name_a_link(text, ident):
 
 
 def test_an_unknown_link_is_an_input_error_that_lists_the_links():
-    with pytest.raises(InputError, match="unknown link between servers 'ethernet'.*ib-ndr"):
+    with pytest.raises(InputError, match=r"unknown link between servers 'ethernet'.*ib-ndr"):
         parse_interconnect("ethernet")
 
 

@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from whichgpu.errors import InputError
-from whichgpu.messages import Field, msg
+from whichgpu.messages import Field, Message, msg
 
 
 class Interconnect(StrEnum):
