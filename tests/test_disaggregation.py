@@ -134,3 +134,15 @@ def test_disaggregate_needs_a_request_rate(cli, web):
 
 def r_cli_reason(cli) -> str:
     return cli("recommend", "llama-3.1-8b", "--disaggregate").err.strip().removeprefix("error: ")
+
+
+def test_the_advisor_page_says_the_split_in_english_and_french(web):
+    url = ("/?task=inference&model=llama-3.1-8b&requests_per_s=5&prompt_tokens=1000"
+           "&output_tokens=200&disaggregate=true&prices=article-000")
+    en = web.get(url)
+    assert en.status_code == 200
+    assert 'data-msg="disagg.plan"' in en.text and "Prefill/decode split" in en.text
+    assert 'name="disaggregate"' in en.text  # the control
+    fr = web.get(url + "&lang=fr")
+    assert "Séparation prefill/décodage" in fr.text
+    assert "--interconnect" not in en.text and "--interconnect" not in fr.text
