@@ -111,9 +111,9 @@ def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
                 continue
             if max_gpus is not None and got.gpus > max_gpus:
                 continue
-            cost = (got.prefill_instances * p.tp * price[p.gpu.id].amount
-                    + got.decode_instances * d.tp * price[d.gpu.id].amount)
-            key = (cost, got.gpus, got)
+            hourly = (got.prefill_instances * p.tp * price[p.gpu.id].amount
+                      + got.decode_instances * d.tp * price[d.gpu.id].amount)
+            key = (hourly, got.gpus, got)
             if best is None or key[:2] < best[:2]:
                 best = key
     colocated = best_colocated.price_per_hour
