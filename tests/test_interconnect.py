@@ -110,3 +110,18 @@ def test_rest_answers_422_for_an_unknown_link(web):
     r = web.get("/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&interconnect=56k-modem")
     assert r.status_code == 422
     assert "unknown link between servers" in r.json()["detail"]
+
+
+def test_recommend_says_what_the_link_adds_for_an_option_over_many_servers():
+    from whichgpu.answers import recommend
+    from whichgpu.answers.requests import Recommend
+
+    def ask(link: str):
+        return recommend(Recommend(model="llama-3.1-70b", task="pretrain", train_tokens="20B",
+                                   objective="time", only="h100-sxm", interconnect=link,
+                                   prices="article-000"))
+
+    slow, fast = ask("25gbe"), ask("ib-ndr")
+    said = [str(m) for m in slow.rec.explanation if m.id == "recommend.link_effect"]
+    assert said and "25gbe" in said[0] and "per step" in said[0]
+    assert slow.rec.options[0].time_s.typical > fast.rec.options[0].time_s.typical

@@ -90,6 +90,9 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     profile = ctx.calibration(q.calibration)
     rec = rank(job, list(selection.offers), rates=rates, gpus=gpus, max_gpus=q.max_gpus,
                profile=profile, owned=mine.gpu if mine else None, owned_count=q.count)
+    link_said = _link_effect(rec)
+    if link_said is not None:  # what the link between servers adds, for the chosen option
+        rec.explanation.insert(min(2, len(rec.explanation)), link_said)
     split = None
     if q.disaggregate:
         from whichgpu.advise.disaggregation import disaggregate
@@ -108,6 +111,17 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         if own is not None:
             notes.append(str(own))
     return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, split)
+
+
+def _link_effect(rec: Recommendation) -> Message | None:
+    """The sentence of the best option's speed estimate that says what the link between
+    servers adds to each step (estimate/interconnect.network_effect), if it spans servers."""
+    if not rec.options:
+        return None
+    for warning in rec.options[0].speed.warnings:
+        if isinstance(warning, Message) and warning.id.startswith("interconnect.effect"):
+            return msg("recommend.link_effect", "Between servers: {said}.", said=warning)
+    return None
 
 
 def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | None:
