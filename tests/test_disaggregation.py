@@ -119,6 +119,15 @@ def test_the_json_names_the_ratio_the_gpus_and_the_kv_transfer():
                             + plan["decode"]["instances"] * plan["decode"]["tp"])
 
 
+def test_a_split_on_one_card_is_compared_with_that_card_serving_together():
+    split = _answer("20").to_json()["disaggregation"]
+    plan = split["plan"]
+    if plan["prefill"]["gpu"] == plan["decode"]["gpu"]:
+        assert split["same_card"]["gpu"] == plan["decode"]["gpu"]
+    else:
+        assert split["same_card"] is None
+
+
 def test_disaggregate_needs_a_request_rate(cli, web):
     from whichgpu.answers import recommend
     from whichgpu.answers.requests import Recommend

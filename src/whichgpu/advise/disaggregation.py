@@ -52,6 +52,7 @@ class Disaggregation:
     colocated_gpus: int | None
     colocated_label: Message | None
     said: list[Message] = field(default_factory=list)
+    same_card: Any = None  # the colocated option on the split's card (one kind in both pools)
 
     def to_json(self) -> dict[str, Any]:
         return {"verdict": str(self.verdict),
@@ -62,6 +63,9 @@ class Disaggregation:
                               "gpus": self.colocated_gpus,
                               "layout": str(self.colocated_label)
                               if self.colocated_label else None},
+                "same_card": None if self.same_card is None else {
+                    "gpu": self.same_card.gpu.id, "gpus": self.same_card.gpus,
+                    "cost_per_hour": self.same_card.price_per_hour.to_json()},
                 "explanation": [str(m) for m in self.said]}
 
 
@@ -143,10 +147,25 @@ def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
             time=ms(chosen.transfer_s), load=chosen.link_load),
     ]
     said.append(_verdict_said(verdict, chosen, cost, colocated, label, share, job))
+    same = _same_card(options, chosen)
+    if same is not None and same is not best_colocated:
+        said.append(msg("disagg.same_card", "The same cards serving both phases together: "
+                        "{n} replica(s) of {count} x {gpu}, {gpus} GPUs at {cost} per hour.",
+                        n=same.replicas, count=same.count, gpu=same.gpu.id, gpus=same.gpus,
+                        cost=same.price_per_hour))
     said.append(msg("disagg.not_modelled", "Not modelled in the split: layer-wise KV "
                     "streaming, prefix caching, and expert or attention data parallelism "
                     "across instances."))
-    return Disaggregation(verdict, chosen, cost, colocated, best_colocated.gpus, label, said)
+    return Disaggregation(verdict, chosen, cost, colocated, best_colocated.gpus, label, said,
+                          same)
+
+
+def _same_card(options: list[Any], chosen: Plan) -> Any:
+    """The colocated option on the split's card, where both pools use one kind."""
+    if chosen.prefill.gpu.id != chosen.decode.gpu.id:
+        return None
+    mine = [o for o in options if o.gpu.id == chosen.decode.gpu.id]
+    return min(mine, key=lambda o: o.price_per_hour.amount) if mine else None
 
 
 def _plan_for(w: Any, job: Any, p: PrefillInstance, d: DecodeInstance,
