@@ -153,6 +153,15 @@ HostBandwidth = Annotated[str | None, Field(description=(
 EngineVersion = Annotated[str | None, Field(description=(
     "The engine build to estimate for: a llama.cpp build (b4458), a date (2024-05) or an era "
     "(2023-24, ollama); default today's.")), Web(label=N_("Engine version"))]
+Speculative = Annotated[str | None, Field(description=(
+    "LLM inference: speculative decoding with mtp (the model's own multi-token-prediction "
+    "layer), eagle (an EAGLE-3 head) or draft:MODEL (a smaller model with the same "
+    "tokenizer).")), Cli(metavar="mtp|eagle|draft:MODEL"),
+    Web(max_length=200, label=N_("Speculative decoding"), hint=N_(
+        "mtp, eagle, or draft: followed by a smaller model of the same family; empty: none."))]
+DraftTokens = Annotated[int | None, Field(ge=1, le=16, description=(
+    "Speculative decoding: tokens drafted per verify step (default: mtp 2, eagle 3, "
+    "draft 5).")), Web(label=N_("Draft tokens per step"), max=16)]
 Ubatch = Annotated[int | None, Field(description=(
     "llama.cpp: tokens per micro-batch (default 512); larger ones copy offloaded weights to "
     "the GPU less often.")), Cli(flags=("--ubatch-size", "-ub")),
@@ -222,6 +231,8 @@ class Workload(Request):
     host_ram: HostRam = None
     host_memory: HostMemory = None
     host_bandwidth: HostBandwidth = None
+    speculative: Speculative = None
+    draft_tokens: DraftTokens = None
     as_json: Json = False
 
     #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
@@ -229,7 +240,7 @@ class Workload(Request):
         "task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
         "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
-        "host_ram", "host_memory", "host_bandwidth")
+        "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens")
 
 
 class PastedConfig(Request):

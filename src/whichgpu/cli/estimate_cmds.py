@@ -50,6 +50,8 @@ def _print_memory(report) -> None:
     t.add_row("[bold]total[/bold]", f"[bold]{e.total_bytes / GB:,.2f}[/bold]",
               f"[bold]{e.total_bytes / GiB:,.2f}[/bold]", "peak per GPU")
     console.print(t)
+    conf = e.confidence()
+    console.print(f"Confidence {conf.label}: {conf.why}.")
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
     for n in report.notes:

@@ -49,6 +49,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    host_bandwidth: str | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool = True,
                    imatrix: bool | None = None, backend: str | None = None,
+                   speculative: str | None = None, draft_tokens: int | None = None,
                    interconnect: str | None = None, gpus_per_node: int | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
@@ -62,12 +63,14 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     them); the host: ``host_ram`` (``64GB``), ``host_memory`` (``ddr5-6000x2``),
     ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub), ``mmap`` (False for --no-mmap) and
     ``imatrix`` (whether the GGUF used an importance matrix); ``backend``: llama.cpp's GPU
-    backend (cuda, vulkan, rocm, metal, sycl; None: the card's own).
+    backend (cuda, vulkan, rocm, metal, sycl; None: the card's own); ``speculative``: mtp,
+    eagle or draft:MODEL, with ``draft_tokens`` per verify step (estimate/speculative.py).
     ``interconnect``: the link between servers (``100gbe``, ``ib-ndr``; None: the default
     network) and ``gpus_per_node`` the GPUs of one server (None: 8).
     """
     from whichgpu.estimate.frameworks import apply_framework, canonical
     from whichgpu.estimate.host import parse_host
+    from whichgpu.estimate.speculative import parse_speculative
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -117,6 +120,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         tensor_overrides=parse_overrides(override_tensor), host=host,
         engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
         backend=cast(Backend | None, backend or None),  # Workload checks the name
+        speculative=parse_speculative(speculative, draft_tokens, spec),
         interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node)
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 from whichgpu.engines import engines_with, family_engines
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
+from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
 from whichgpu.models.spec import DiffusionSpec, ModelSpec
@@ -119,6 +120,8 @@ class Workload:
     # and the GPUs each server holds (None: 8, or the card's NVLink domain)
     interconnect: str | None = None
     gpus_per_node: int | None = None
+    # speculative decoding: the drafter and its draft tokens (estimate/speculative.py)
+    speculative: Speculation | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -383,6 +386,12 @@ def validate(w: Workload) -> None:
     if w.engine is not None and w.engine not in ENGINES:
         raise InputError(msg("choice.engine", "unknown engine {v!r}; use one of {choices}",
                              v=str(w.engine), choices=", ".join(ENGINES)))
+    if w.speculative is not None:
+        if w.task != "inference":
+            raise InputError(msg("speculative.inference_only", "{field} is for LLM inference, "
+                                 "not task {task!r}", field=Field("speculative"),
+                                 task=str(w.task)))
+        check_engine(w.speculative, w.engine_name)
     if w.backend is not None:
         if w.backend not in BACKENDS:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
