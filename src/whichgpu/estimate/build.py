@@ -50,6 +50,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    ubatch: int | None = None, mmap: bool = True,
                    imatrix: bool | None = None, backend: str | None = None,
                    speculative: str | None = None, draft_tokens: int | None = None,
+                   lora_adapters: int | None = None,
                    interconnect: str | None = None, gpus_per_node: int | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
@@ -121,6 +122,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
         backend=cast(Backend | None, backend or None),  # Workload checks the name
         speculative=parse_speculative(speculative, draft_tokens, spec),
+        lora_adapters=lora_adapters or 0,
         interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node)
 
 

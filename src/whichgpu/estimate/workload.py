@@ -122,6 +122,7 @@ class Workload:
     gpus_per_node: int | None = None
     # speculative decoding: the drafter and its draft tokens (estimate/speculative.py)
     speculative: Speculation | None = None
+    lora_adapters: int = 0  # serving: LoRA adapters on this base (estimate/multi_lora.py)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -462,6 +463,14 @@ def validate(w: Workload) -> None:
         raise InputError(msg("bound.frames", "frames must be >= 1, got {v}", v=w.frames))
     if w.steps is not None and w.steps < 1:
         raise InputError(msg("bound.steps", "steps must be >= 1, got {v}", v=w.steps))
+    if w.lora_adapters:
+        if w.lora_adapters < 0 or w.lora_adapters > 1 << 20:
+            raise InputError(msg("bound.lora_adapters", "LoRA adapters must be 0..{top}, got "
+                                 "{v}", top=1 << 20, v=w.lora_adapters))
+        if w.task != "inference":
+            raise InputError(msg("workload.lora_adapters_inference", "{field} is for serving "
+                                 "(task inference): adapters trained are one LoRA at a time",
+                                 field=Field("lora_adapters")))
     if w.task in ("lora", "qlora") and m.linears:
         targets = lora_groups(w)
         if not targets:

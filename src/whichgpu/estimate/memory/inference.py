@@ -142,6 +142,12 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             host_terms.append(MemoryTerm("kv_cache", int(kv_all * (1 - kv_share)),
                                          msg("term.host.kv", "the KV cache of the layers on "
                                              "the CPU"), None, PLACEMENT_SOURCE))
+    lora = None
+    if w.lora_adapters:  # many adapters on this base: their GPU slots (estimate/multi_lora.py)
+        from whichgpu.estimate.multi_lora import lora_term
+
+        term, lora = lora_term(w)
+        terms.append(term)
     if m.max_context and ctx > m.max_context:
         assumptions.append(msg("memory.beyond_context", "context {context:,} exceeds the "
                                "model's trained maximum {maximum:,}: quality may drop without "
@@ -225,6 +231,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                "context": ctx, "context_cached": kv.context_cached,
                "weights_exact": wb.exact, "kv_by_layer_kind": kv.by_kind,
                "tp": tp, "pp": pp}
+    if lora is not None:
+        details["lora"] = lora.to_json()
     return terms, assumptions, details
 
 

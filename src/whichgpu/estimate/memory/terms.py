@@ -9,8 +9,9 @@ from whichgpu.units import GB, GiB
 
 # Canonical term names, in display order. A breakdown only lists the terms that apply.
 TERM_ORDER = (
-    "weights", "adapter_weights", "master_weights", "gradients", "optimizer_states",
-    "kv_cache", "drafter", "activations", "logits", "dequant_workspace", "zero3_working_set",
+    "weights", "adapter_weights", "lora_adapters", "master_weights", "gradients",
+    "optimizer_states", "kv_cache", "drafter", "activations", "logits", "dequant_workspace",
+    "zero3_working_set",
     "vae_decode", "cuda_graphs", "runtime", "nccl", "fragmentation", "engine_reserve",
 )
 

@@ -107,6 +107,10 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     else:
         assert lengths is not None  # set above for every inference workload
         est = _inference(wl, hw, lengths, saturation)
+        if wl.lora_adapters:  # adapters computed beside the base (estimate/multi_lora.py)
+            from whichgpu.estimate.multi_lora import apply_cost
+
+            est = apply_cost(est)
     notes = tuple(n for n in (engine_note, fit_note) if n)
     if notes:
         est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
