@@ -196,6 +196,15 @@ Only = Annotated[str | None, Field(description=(
     "Compare only these GPUs (comma-separated catalog ids or names, e.g. "
     "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
     Web(max_length=400, label=N_("Compare"))]
+InterconnectField = Annotated[str | None, Field(max_length=40, description=(
+    "The link between servers when a job spans several: 10gbe, 25gbe, 100gbe, 200gbe, 400gbe, "
+    "roce-100, roce-200, roce-400, ib-hdr, ib-ndr, ib-xdr, tb4, tb5, tb5-rdma (default: "
+    "400 Gb/s InfiniBand per GPU for Hopper and Blackwell, 200 Gb/s for Ampere, 100 Gb/s "
+    "otherwise).")), Cli(metavar="LINK"), Web(max_length=40, label=N_("Link between servers"))]
+GpusPerNode = Annotated[int | None, Field(ge=1, le=1024, description=(
+    "GPUs in each server (default 8, or the card's NVLink domain): a job over more GPUs spans "
+    "several servers joined by the interconnect.")), Cli(metavar="N"),
+    Web(label=N_("GPUs per server"), max=1024)]
 Generations = Annotated[int | None, Field(ge=1, le=4096, description=(
     "RL (grpo, ppo): completions per prompt (default: the framework's, TRL 8).")),
     Web(label=N_("Completions per prompt"), max=4096)]
@@ -392,9 +401,13 @@ class Speed(Workload):
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "count": (Text("bound.speed.count", "gpus must be a whole number >= 1, got {v}"),
                   None)}
+    interconnect: InterconnectField = None
+    gpus_per_node: GpusPerNode = None
+
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
-        "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap")
+        "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap", "interconnect",
+        "gpus_per_node")
 
 
 class Recommend(Workload):
@@ -504,7 +517,16 @@ class Recommend(Workload):
 
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "count": (Text("bound.recommend.count", "{field} must be at least 1, got {v}"), None)}
-    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens")
+    interconnect: InterconnectField = None
+    gpus_per_node: GpusPerNode = None
+    disaggregate: Annotated[bool, Field(description=(
+        "Serving a request rate: also size prefill/decode disaggregation (separate prefill "
+        "and decode instances, the KV cache sent between them over the link) and say whether "
+        "it beats the same GPUs serving both phases together.")),
+        Web(label=N_("Split prefill and decode"))] = False
+
+    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
+                                                 "interconnect", "gpus_per_node")
     JOB_FIELDS: ClassVar[tuple[str, ...]] = (
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",

@@ -116,6 +116,10 @@ class Workload:
     imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
     mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
     backend: Backend | None = None  # llama.cpp's GPU backend (None: the card's own)
+    # the link between servers (estimate/interconnect.py; None: the speed constants' default)
+    # and the GPUs each server holds (None: 8, or the card's NVLink domain)
+    interconnect: str | None = None
+    gpus_per_node: int | None = None
     # speculative decoding: the drafter and its draft tokens (estimate/speculative.py)
     speculative: Speculation | None = None
     lora_adapters: int = 0  # serving: LoRA adapters on this base (estimate/multi_lora.py)
@@ -341,6 +345,11 @@ def validate(w: Workload) -> None:
     if w.task == "video" and not (m.diffusion and m.diffusion.is_video):
         raise InputError(msg("workload.not_video", "{model} generates images, not video: use "
                              "{flag}", model=m.name, flag=Field("task", "image")))
+    if w.interconnect is not None or w.gpus_per_node is not None:
+        from whichgpu.estimate.interconnect import check_gpus_per_node, parse_interconnect
+
+        parse_interconnect(w.interconnect)
+        check_gpus_per_node(w.gpus_per_node)
     if w.context is not None and w.context <= 0:
         raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
                              v=w.context))

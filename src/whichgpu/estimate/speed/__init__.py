@@ -100,7 +100,8 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
     runs = getattr(profile, "measured_runs", None)  # a store's measured runs (calibration.py)
     # the hardware view reads the profile under the runs (none: the same path as no runs)
-    hw = hardware(gpu, count, getattr(profile, "base", profile) if runs else profile)
+    hw = hardware(gpu, count, getattr(profile, "base", profile) if runs else profile,
+                  wl.interconnect, wl.gpus_per_node)
     if wl.is_diffusion:
         est = (_image_lora(wl, hw, framework, compile) if wl.task == "image-lora"
                else _diffusion(wl, hw, compile))
@@ -251,6 +252,17 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         warnings.append(msg("speed.kv_full", "{batch} sequences of {tokens:,} tokens need more "
                             "KV cache than fits: at most {most} at once", batch=batch,
                             tokens=prompt + output, most=sat["kv_limited_batch"]))
+    across: dict[str, Any] = {}
+    if hw.servers > 1 and hw.fabric.kind == "network":
+        # what the link between servers costs a decode step: against the same GPUs in one
+        # server (tensor-parallel all-reduces and pipeline hops over the server's own link)
+        from whichgpu.estimate.interconnect import network_effect
+
+        one = dataclasses.replace(hw, per_server=hw.count, fabric=hw.link)
+        added = step.seconds - decode_step(w, one, batch, ctx).seconds
+        said, across["interconnect"] = network_effect(hw, max(added, 0.0), step.seconds,
+                                                      "decode step")
+        warnings.append(said)
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=engine, precision=precision,
         bound=step.bound, confidence=conf["decode"][0], rates=rates, times=times,
@@ -262,7 +274,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         details={**({"saturation": sat} if sat else {}),
                  **({"speculative": _speculative_json(w, spec1, spec, served_speedup)}
                     if spec1 is not None and spec is not None else {}),
-                 "confidence_by_category": {c: v[0] for c, v in conf.items()}})
+                 "confidence_by_category": {c: v[0] for c, v in conf.items()}, **across})
 
 
 def _accepted(r: Range, spec: Any, time: bool = False) -> Range:
@@ -390,6 +402,12 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
             "step sees {n}x the batch you asked for ({tokens:,} tokens); without accumulation "
             "it would run slower", link=r["link"].kind, n=r["accumulation"],
             tokens=r["tokens_per_step"]))
+    details = {}
+    if hw.servers > 1 and hw.fabric.kind == "network":
+        from whichgpu.estimate.interconnect import network_effect
+
+        said, details["interconnect"] = network_effect(hw, r["network_s"], r["step_s"])
+        warnings.append(said)
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=r["precision"],
         bound=r["bound"], confidence=conf[0],
@@ -400,7 +418,7 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
                  "gradient_accumulation": r["accumulation"], "framework": fw,
                  "compile": bool(compile_)},
         components=r["components"], assumptions=tuple(assumptions), warnings=tuple(warnings),
-        calibration=hw.calibration)
+        calibration=hw.calibration, details=details)
 
 
 # ------------------------------------------------------------------ diffusion
