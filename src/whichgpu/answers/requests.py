@@ -252,6 +252,15 @@ class PastedConfig(Request):
         return value
 
 
+def _cap_watts(value: Any) -> Any:
+    """A power cap as people type it (``300W``, ``0.3kW``, ``300``) in watts; numbers pass."""
+    if isinstance(value, str):
+        from whichgpu.units import parse_power
+
+        return parse_power(value, what="power cap", positive=False)
+    return value
+
+
 def _all_finite(data: Any) -> bool:
     import math
 
@@ -341,6 +350,10 @@ class Speed(Workload):
     max_throughput: Annotated[bool, Field(description=(
         "Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch that "
         "fits, the batch and what bounds it.")), Web(label=N_("Maximum throughput"))] = False
+    power_cap: Annotated[float | None, Field(gt=0, le=5000, description=(
+        "A board power limit (nvidia-smi -pl), e.g. 300W: the speed at that cap (from "
+        "published power-limit sweeps) and its energy per token or image.")),
+        Cli(text=True), Web(label=N_("Power limit (W)"))] = None
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
@@ -349,6 +362,8 @@ class Speed(Workload):
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
         "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap")
+
+    _power_cap_in_watts = field_validator("power_cap", mode="before")(_cap_watts)
 
 
 class Recommend(Workload):
