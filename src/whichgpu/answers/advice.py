@@ -45,6 +45,7 @@ class RecommendAnswer:
     rates: RateTable
     notes: tuple[str, ...] = ()
     exported: Export | None = None  # the chosen option as a launcher task file (--export)
+    vs_api: Any = None  # cost/vs_api.VsApi: the best option against per-token APIs
 
     @property
     def top(self) -> int:
@@ -60,6 +61,8 @@ class RecommendAnswer:
         data["prices"] = self.selection.to_json()
         if self.exported is not None:
             data["export"] = self.exported.to_json()
+        if self.vs_api is not None:
+            data["vs_api"] = self.vs_api.to_json()
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         return data
 
@@ -94,7 +97,34 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
             notes.append(str(own))
-    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported)
+    vs = against_api(q, ctx, w, rec, rates) if q.vs_api else None
+    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, vs)
+
+
+def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any:
+    """The best option's cost per million tokens against per-token API prices (--vs-api)."""
+    from whichgpu.cost import api_prices
+    from whichgpu.cost.currency import convert
+    from whichgpu.cost.vs_api import compare
+    from whichgpu.estimate.speed.serving import ServingModel
+    from whichgpu.units import parse_count
+
+    if w.is_training or w.is_diffusion:
+        raise InputError(msg("vs_api.llm_only", "{field} compares LLM serving with per-token "
+                             "APIs ({task})", field=Field("vs_api"),
+                             task=Field("task", "inference")))
+    prices = api_prices.load(q.api_prices)
+    if not rec.options:
+        return None
+    best = rec.options[0]
+    cached = 0 if q.cached_tokens is None else int(parse_count(q.cached_tokens))
+    sm = ServingModel(best.workload or w, best.gpu, profile=ctx.calibration(q.calibration))
+    serving = best.serving or {}
+    utilisation = float(serving.get("utilisation", 1.0))
+    replica_price = best.price_per_hour / max(best.replicas, 1)
+    rows = api_prices.for_model(prices, api_prices.model_keys(w.model, q.model))
+    return compare(sm, replica_price, utilisation, cached, rows,
+                   lambda m, cur: convert(m, cur, rates))
 
 
 def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | None:

@@ -471,6 +471,21 @@ class Recommend(Workload):
         "How many of your cards (--gpu) you have: every count up to it that the layout "
         "allows is tried.")), Web(label=N_("How many of your cards"), max=64)] = 1
 
+    vs_api: Annotated[bool, Field(description=(
+        "LLM serving: the best option's cost per million input, cached and output tokens "
+        "against providers' per-token API prices for the same model (a dated, sourced "
+        "table), and the utilisation at which self-hosting breaks even.")),
+        Web(label=N_("Compare with per-token APIs"))] = False
+    cached_tokens: Annotated[str | None, Field(description=(
+        "With --vs-api: prompt tokens per request served from a prefix cache, besides the "
+        "prompt tokens (the API bills them at its cached price), e.g. 2k.")),
+        Web(label=N_("Cached prompt tokens per request"))] = None
+    api_prices: Annotated[str | None, Field(description=(
+        "With --vs-api: a per-token price feed file (CSV or JSON, the columns of the shipped "
+        "table: provider, model, provider_model, input_per_mtok, cached_input_per_mtok, "
+        "output_per_mtok, currency, date, url, source) instead of the shipped table.")),
+        Web(skip=True)] = None
+
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "count": (Text("bound.recommend.count", "{field} must be at least 1, got {v}"), None)}
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens")

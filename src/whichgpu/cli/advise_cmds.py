@@ -37,8 +37,12 @@ def _print_recommendation(answer) -> None:
 
         print_rate_recommendation(rec, top)
         _print(rec, top, answer.selection, table=False)
-        return
-    _print(rec, top, answer.selection)
+    else:
+        _print(rec, top, answer.selection)
+    if answer.vs_api is not None:
+        from whichgpu.cli.vs_api_view import print_vs_api
+
+        print_vs_api(answer.vs_api)
 
 
 def _command_line() -> str:
