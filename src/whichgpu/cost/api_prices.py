@@ -169,7 +169,7 @@ def load(path: str | None = None) -> tuple[ApiPrice, ...]:
         text = p.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(msg("api_prices.read", "cannot read {path}: {why}", path=str(path),
-                             why=exc.strerror or str(exc))) from None
+                             why=getattr(exc, "strerror", None) or str(exc))) from None
     return parse_feed(text, p.name)
 
 
