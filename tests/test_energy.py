@@ -128,3 +128,20 @@ def test_a_card_without_a_tdp_has_no_board_power():
     res = resolve_gpu_arg(None, "memory=12GB,bandwidth=360GB/s,fp16=30")
     with pytest.raises(InputError):
         board_power(res.gpu, PowerPhase.DECODE)
+
+
+def test_the_power_validation_table_is_sourced_and_every_row_gets_a_prediction():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "validate_power.py"
+    spec = importlib.util.spec_from_file_location("validate_power", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = script.rows()
+    assert {r["kind"] for r in rows} == {"board_power", "cap_speed"}
+    assert any(r["split"] == "holdout" for r in rows)
+    for r in rows:
+        assert r["url"].startswith("http") and r["date"] and r["source"], r["id"]
+        assert script.predict(r) > 0, r["id"]
