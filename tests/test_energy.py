@@ -145,3 +145,26 @@ def test_the_power_validation_table_is_sourced_and_every_row_gets_a_prediction()
     for r in rows:
         assert r["url"].startswith("http") and r["date"] and r["source"], r["id"]
         assert script.predict(r) > 0, r["id"]
+
+
+def test_power_budget_keeps_the_ranked_options_whose_gpus_draw_no_more(cli):
+    data = cli("recommend", "llama-3.3-70b", "--tokens", "50M", "--power-budget", "1kW",
+               "--json").json()
+    b = data["power_budget"]
+    assert b["budget_w"] == 1000
+    assert b["within"] and b["over_count"] > 0
+    ranks = [o["rank"] for o in b["within"]]
+    assert ranks == sorted(ranks)  # in the recommendation's order
+    for o in b["within"]:
+        assert o["board_power_w"] <= 1000
+        option = data["options"][o["rank"] - 1] if o["rank"] <= len(data["options"]) else None
+        if option is not None:
+            assert option["gpu"] == o["gpu"]
+    # the cheapest option (4 x H200 at ~517 W each) is over a 1 kW budget
+    assert 1 not in ranks
+
+
+def test_power_budget_is_read_in_watts_and_refused_when_unreadable(cli):
+    r = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--power-budget", "lots")
+    assert r.code == 2
+    assert "cannot read 'lots' as a power budget" in r.err and "Traceback" not in r.err

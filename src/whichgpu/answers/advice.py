@@ -46,6 +46,7 @@ class RecommendAnswer:
     notes: tuple[str, ...] = ()
     exported: Export | None = None  # the chosen option as a launcher task file (--export)
     vs_api: Any = None  # cost/vs_api.VsApi: the best option against per-token APIs
+    power_budget: Any = None  # advise/power_budget.PowerBudget: the options within it
 
     @property
     def top(self) -> int:
@@ -63,6 +64,8 @@ class RecommendAnswer:
             data["export"] = self.exported.to_json()
         if self.vs_api is not None:
             data["vs_api"] = self.vs_api.to_json()
+        if self.power_budget is not None:
+            data["power_budget"] = self.power_budget.to_json()
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         return data
 
@@ -98,7 +101,12 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         if own is not None:
             notes.append(str(own))
     vs = against_api(q, ctx, w, rec, rates) if q.vs_api else None
-    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, vs)
+    budget = None
+    if q.power_budget is not None:
+        from whichgpu.advise.power_budget import within_budget
+
+        budget = within_budget(list(rec.options), w, q.power_budget)
+    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, vs, budget)
 
 
 def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any:

@@ -261,6 +261,15 @@ def _cap_watts(value: Any) -> Any:
     return value
 
 
+def _budget_watts(value: Any) -> Any:
+    """A power budget as people type it (``1kW``, ``1500W``, ``1500``) in watts."""
+    if isinstance(value, str):
+        from whichgpu.units import parse_power
+
+        return parse_power(value, what="power budget", positive=False)
+    return value
+
+
 def _all_finite(data: Any) -> bool:
     import math
 
@@ -480,6 +489,10 @@ class Recommend(Workload):
         "With --vs-api: prompt tokens per request served from a prefix cache, besides the "
         "prompt tokens (the API bills them at its cached price), e.g. 2k.")),
         Web(label=N_("Cached prompt tokens per request"))] = None
+    power_budget: Annotated[float | None, Field(gt=0, le=10_000_000, description=(
+        "A power budget, e.g. 1kW or 1500W: the ranked options whose GPUs, busy, draw no "
+        "more (board power, measured where published; the host and cooling come on top).")),
+        Cli(text=True), Web(label=N_("Power budget (W)"))] = None
     api_prices: Annotated[str | None, Field(description=(
         "With --vs-api: a per-token price feed file (CSV or JSON, the columns of the shipped "
         "table: provider, model, provider_model, input_per_mtok, cached_input_per_mtok, "
@@ -493,6 +506,8 @@ class Recommend(Workload):
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
         "deadline", "max_price_per_hour", "budget", "currency", "spot", "checkpoint_every")
+
+    _power_budget_in_watts = field_validator("power_budget", mode="before")(_budget_watts)
 
     @field_validator("export", mode="before")
     @classmethod

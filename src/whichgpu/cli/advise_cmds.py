@@ -43,6 +43,10 @@ def _print_recommendation(answer) -> None:
         from whichgpu.cli.vs_api_view import print_vs_api
 
         print_vs_api(answer.vs_api)
+    if answer.power_budget is not None:
+        from whichgpu.cli.energy_view import print_power_budget
+
+        print_power_budget(answer.power_budget)
 
 
 def _command_line() -> str:

@@ -34,3 +34,11 @@ def energy_lines(e: Any) -> list[str]:
 def print_energy(e: Any) -> None:
     for line in energy_lines(e):
         console.print(f"[dim]{line}[/dim]" if line.startswith("- ") else line)
+
+
+def print_power_budget(b: Any) -> None:
+    """The ranked options within a power budget (board power of their GPUs, busy)."""
+    shown = ", ".join(f"#{o.rank} {o.gpus} x {o.gpu} ({o.watts:,.0f} W)" for o in b.within[:5])
+    console.print(f"Within {b.budget_w:,.0f} W (GPU board power, busy; host and cooling on top): "
+                  + (shown if shown else "none of the options shown")
+                  + (f"; {len(b.over)} option(s) draw more" if b.over else ""))
