@@ -127,3 +127,26 @@ def test_the_web_never_reads_an_api_price_file(web):
     r = web.get("/api/v1/recommend?model=llama-3.1-8b&requests_per_s=2&vs_api=true"
                 "&api_prices=/etc/passwd")
     assert r.status_code == 422
+
+
+def test_cost_vs_api_breaks_even_where_the_run_costs_the_api_output_price(cli):
+    r = cli("cost", "--gpu", "h100-sxm", "--work", "10M", "--unit", "token", "--rate-of-work",
+            "2000/s", "--vs-api", "llama-3.3-70b", "--json")
+    assert r.code == 0, r.err
+    data = r.json()
+    v = data["vs_api"]
+    own = v["self_hosted_per_million_tokens"]["typical"]["amount"]
+    # the run's own cost, scaled to a million of its tokens
+    assert own == pytest.approx(data["cost"]["typical"]["amount"] / 10, rel=1e-3)
+    assert {a["provider"] for a in v["api"]} >= {"groq", "together", "deepinfra"}
+    for a in v["api"]:
+        assert a["break_even_utilisation"] == pytest.approx(own / a["output_per_mtok"],
+                                                            rel=1e-3)
+
+
+def test_cost_vs_api_needs_tokens_and_a_known_model(cli):
+    r = cli("cost", "--gpu", "h100-sxm", "--duration", "2h", "--vs-api", "llama-3.3-70b")
+    assert r.code == 2 and "tokens" in r.err
+    r = cli("cost", "--gpu", "h100-sxm", "--work", "10M", "--unit", "token", "--rate-of-work",
+            "2000/s", "--vs-api", "nonesuch")
+    assert r.code == 2 and "no per-token API price" in r.err

@@ -52,7 +52,9 @@ def _phase(workload: Any) -> PowerPhase:
 def within_budget(options: list[Any], workload: Any, budget_w: float) -> PowerBudget:
     """Split ranked ``options`` by whether their busy board power fits ``budget_w``."""
     phase = _phase(workload)
-    within, over, unknown = [], [], []
+    within: list[PoweredOption] = []
+    over: list[PoweredOption] = []
+    unknown: list[str] = []
     for rank, o in enumerate(options, 1):
         if not o.gpu.tdp_watts:
             unknown.append(o.gpu.id)

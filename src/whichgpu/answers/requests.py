@@ -731,6 +731,12 @@ class Cost(Request):
         "Show amounts in this currency (default: the GPU's offers' currency).")),
         Web(label=N_("Currency"))] = None
     rate: RateField = []
+    vs_api: Annotated[str | None, Field(description=(
+        "A model (preset id, e.g. llama-3.3-70b): the run's cost per million tokens (with "
+        "--work N --unit token and a duration or rate of work) against providers' per-token "
+        "output prices for it, and the utilisation at which the run breaks even.")),
+        Cli(metavar="MODEL"), Web(max_length=200, label=N_("Compare with per-token APIs for"))
+    ] = None
     as_json: Json = False
 
 

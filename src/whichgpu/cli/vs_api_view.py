@@ -40,3 +40,16 @@ def print_vs_api(v: Any) -> None:
     if v.rows:
         console.print("[dim]- prices: " + "; ".join(sorted({r.price.url for r in v.rows}))
                       + "[/dim]")
+
+
+def print_vs_api_rate(v: Any) -> None:
+    """``cost --vs-api MODEL``: the run's cost per 1M tokens against the APIs' output prices."""
+    console.print(f"Against per-token APIs for {v.model} (self-hosted "
+                  f"{format_money(v.self_per_million.typical)} per 1M tokens):")
+    for r in v.rows:
+        be = r.break_even_utilisation
+        console.print(f"  {r.price.provider}: {format_money(r.output_per_mtok)} per 1M output "
+                      f"({r.price.date}); breaks even at "
+                      + (f"{be:.0%} busy" if be <= 1 else "never (above 100 %)"))
+    for a in v.assumptions:
+        console.print(f"[dim]  - {a}[/dim]")

@@ -115,3 +115,54 @@ def compare(serving_model: Any, replica_price: Money, utilisation: float, cached
     )
     return VsApi(sm.gpu.id, int(sm.gpus), replica_price, r_max, u, prompt, cached_tokens,
                  output, share, per_m, per_request, tuple(rows), notes)
+
+
+@dataclass(frozen=True)
+class RateRow:
+    """One provider against a run's cost per million tokens (``cost --vs-api``)."""
+
+    price: ApiPrice
+    output_per_mtok: Money  # converted to the run's currency
+    break_even_utilisation: float  # the run's typical cost per 1M / the API's output price
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.price.to_json(),
+                "output_per_mtok_converted": self.output_per_mtok.to_json(4),
+                "break_even_utilisation": round(self.break_even_utilisation, 4),
+                "self_hosting_can_win": self.break_even_utilisation <= 1.0}
+
+
+@dataclass(frozen=True)
+class VsApiRate:
+    """A run's own cost per million tokens (its GPUs busy at the rate of work) against the
+    providers' output prices for a model."""
+
+    model: str
+    self_per_million: Any  # cost/billing.MoneyRange
+    rows: tuple[RateRow, ...]
+    assumptions: tuple[Message, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model,
+                "self_hosted_per_million_tokens": self.self_per_million.to_json(),
+                "api": [r.to_json() for r in self.rows], "assumptions": list(self.assumptions)}
+
+
+def compare_rate(model: str, self_per_million: Any, prices: list[ApiPrice],
+                 convert: Any) -> VsApiRate:
+    """``self_per_million``: the run's cost per million tokens (a MoneyRange) at its rate of
+    work; ``convert(money, currency)``: the run's exchange rates."""
+    cur = self_per_million.typical.currency
+    rows = []
+    for p in prices:
+        out = convert(Money(p.output_per_mtok, p.currency), cur)
+        rows.append(RateRow(p, out, self_per_million.typical.amount / out.amount))
+    notes = (
+        msg("vs_api.rate.output", "the work's tokens are compared with each API's output "
+            "price: prompt tokens are not counted apart (a recommendation compared with the "
+            "APIs splits input, cached and output)"),
+        msg("vs_api.rate.busy", "the run's cost per token assumes its GPUs work at the rate "
+            "of work for every paid hour; break-even utilisation is the share of paid hours "
+            "they must work for the API to cost as much"),
+    )
+    return VsApiRate(model, self_per_million, tuple(rows), notes)
