@@ -39,8 +39,8 @@ def predict(row: dict[str, str]) -> float:
     batch = int(row["batch"] or 1)
     if row["kind"] == "board_power":
         return fallback_fraction(gpu, phase, batch).typical * gpu.tdp_watts
-    draw = board_power(gpu, phase, batch).watts.typical / gpu.tdp_watts
-    return cap_speed_factor(phase, float(row["power_cap_w"]) / gpu.tdp_watts, draw)
+    draw = board_power(gpu, phase, batch).watts.typical
+    return cap_speed_factor(phase, float(row["power_cap_w"]) / draw)
 
 
 def main() -> int:

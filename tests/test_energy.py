@@ -27,7 +27,7 @@ def test_h100_decode_at_batch_1_is_the_measured_300_w_not_the_700_w_tdp():
     d = board_power(gpu("h100-sxm"), PowerPhase.DECODE, 1)
     assert d.basis is PowerBasis.MEASURED
     assert d.watts.typical == 300
-    assert "ML.ENERGY" in d.source
+    assert "mlenergy-h100-b1" in d.source and "ML.ENERGY" in " ".join(d.citations)
 
 
 def test_h100_decode_between_measured_batches_is_interpolated_on_a_log_scale():
@@ -59,9 +59,16 @@ def test_a_cap_above_what_decode_draws_costs_no_speed():
 
 
 def test_a_cap_costs_compute_bound_phases_more_than_decode():
-    # llmgarage's 3090 sweep: at 71 % of TDP decode keeps 97 %, prefill 85 %
-    assert cap_speed_factor(PowerPhase.DECODE, 0.714, 1.0) == pytest.approx(0.974)
-    assert cap_speed_factor(PowerPhase.PREFILL, 0.714, 1.0) == pytest.approx(0.853)
+    # llmgarage's 3090 sweep: capped at 71 % of its draw, decode keeps 97 %, prefill 85 %
+    assert cap_speed_factor(PowerPhase.DECODE, 0.714) == pytest.approx(0.974)
+    assert cap_speed_factor(PowerPhase.PREFILL, 0.714) == pytest.approx(0.853)
+
+
+def test_a_cap_is_read_against_what_the_phase_draws_not_the_tdp():
+    # the H100 decodes one sequence at 300 W (measured): 250 W is 83 % of that draw
+    d = board_power(gpu("h100-sxm"), PowerPhase.DECODE, 1, power_cap_w=250)
+    assert d.speed_factor == pytest.approx(cap_speed_factor(PowerPhase.DECODE, 250 / 300))
+    assert d.speed_factor > 0.98
 
 
 def test_speed_at_a_power_cap_is_slower_and_its_energy_uses_the_capped_power(cli):

@@ -4,7 +4,7 @@ sourced share of the TDP by phase), power caps and their cost in speed.
     board power   = measured watts of this card in this phase (data/board_power.csv), or
                     TDP x fraction(phase, batch) (data/power.toml: decode draws less than the
                     compute-bound prefill, images and training)
-    at a cap C    = min(power, C); speed x curve(C / TDP) / curve(power / TDP) when C < power
+    at a cap C    = min(power, C); speed x curve(C / power) when C < power
     J per token   = board power x GPUs / tokens per second
     kWh per 1M    = J per token x 10^6 / 3.6 x 10^6
 
@@ -156,14 +156,16 @@ class PowerDraw:
     uncapped_watts: Range
     tdp_w: float
     basis: PowerBasis
-    source: str  # a citation
+    source: str  # short: the measurement ids, or the fallback's keys (power.toml)
     power_cap_w: float | None = None
     speed_factor: float = 1.0  # speed at the cap / speed without it
+    citations: tuple[str, ...] = ()  # the full citations behind ``source``
 
     def to_json(self) -> dict[str, Any]:
         return {"phase": str(self.phase), "board_power_w": self.watts.to_json(),
                 "uncapped_board_power_w": self.uncapped_watts.to_json(),
                 "tdp_w": self.tdp_w, "basis": str(self.basis), "source": self.source,
+                "sources": list(self.citations),
                 "power_cap_w": self.power_cap_w, "speed_factor": round(self.speed_factor, 4)}
 
 
@@ -181,13 +183,13 @@ def _interp(points: list[tuple[float, float]], x: float) -> float:
     return points[0][1]
 
 
-def cap_speed_factor(phase: PowerPhase, cap_fraction: float, draw_fraction: float) -> float:
-    """Speed at a cap (a share of TDP) as a share of the uncapped speed, for a card that draws
-    ``draw_fraction`` of its TDP uncapped. 1 when the cap is above the draw."""
-    if cap_fraction >= draw_fraction:
+def cap_speed_factor(phase: PowerPhase, cap_share_of_draw: float) -> float:
+    """Speed at a cap as a share of the uncapped speed, the cap given as a share of what the
+    phase draws uncapped: 1 when the cap is at or above the draw."""
+    if cap_share_of_draw >= 1.0:
         return 1.0
     points, _ = _curve(phase)
-    return min(_interp(points, cap_fraction) / _interp(points, draw_fraction), 1.0)
+    return min(_interp(points, cap_share_of_draw), 1.0)
 
 
 def lowest_cap_fraction(phase: PowerPhase) -> float:
@@ -208,22 +210,25 @@ def board_power(gpu: GPU, phase: PowerPhase, batch: int = 1,
         # another model or engine on the same card draws differently: the phase's spread
         uncapped = Range(w * f.low / f.typical, w, max(min(w * f.high / f.typical, tdp), w))
         del exact
-        cited = sorted({r.source for r in measurements() if r.id in ids.split(", ")})
+        keys = sorted({r.source for r in measurements() if r.id in ids.split(", ")})
         basis = PowerBasis.MEASURED
-        source = f"{ids}: " + "; ".join(source_text(s) for s in cited)
+        source = f"measured {ids} ({', '.join(keys)})"
     else:
         uncapped = fallback_fraction(gpu, phase, batch).scale(tdp)
         basis = PowerBasis.FALLBACK
-        source = "; ".join(source_text(s) for s in _fallback_sources(gpu, phase))
+        keys = _fallback_sources(gpu, phase)
+        source = f"share of TDP for {phase} ({', '.join(keys)})"
     if power_cap_w is None:
-        return PowerDraw(gpu.id, phase, uncapped, uncapped, tdp, basis, source)
+        return PowerDraw(gpu.id, phase, uncapped, uncapped, tdp, basis, source,
+                         citations=tuple(source_text(k) for k in keys))
     check_power_cap(gpu, phase, power_cap_w)
-    factor = cap_speed_factor(phase, power_cap_w / tdp, uncapped.typical / tdp)
+    factor = cap_speed_factor(phase, power_cap_w / uncapped.typical)
     capped = Range(min(uncapped.low, power_cap_w), min(uncapped.typical, power_cap_w),
                    min(uncapped.high, power_cap_w))
+    curve_key = _curve(phase)[1]
     return PowerDraw(gpu.id, phase, capped, uncapped, tdp, basis,
-                     f"{source}; speed at the cap: {source_text(_curve(phase)[1])}",
-                     power_cap_w, factor)
+                     f"{source}; speed at the cap: {curve_key}", power_cap_w, factor,
+                     tuple(source_text(k) for k in (*keys, curve_key)))
 
 
 def check_power_cap(gpu: GPU, phase: PowerPhase, cap_w: float) -> None:
@@ -354,4 +359,4 @@ def busy_load_factor(gpu: GPU) -> tuple[float, str]:
     """The share of its TDP ``gpu`` draws while busy serving (decode at batch 128): measured
     where published, else the sourced fallback; with the citation."""
     d = board_power(gpu, PowerPhase.DECODE, BUSY_BATCH)
-    return min(d.watts.typical / d.tdp_w, 1.0), f"{d.basis}: {d.source}"
+    return min(d.watts.typical / d.tdp_w, 1.0), f"{d.source}: {'; '.join(d.citations)}"
