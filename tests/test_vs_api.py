@@ -150,3 +150,10 @@ def test_cost_vs_api_needs_tokens_and_a_known_model(cli):
     r = cli("cost", "--gpu", "h100-sxm", "--work", "10M", "--unit", "token", "--rate-of-work",
             "2000/s", "--vs-api", "nonesuch")
     assert r.code == 2 and "no per-token API price" in r.err
+
+
+@pytest.mark.parametrize("cached", ["-5", "1e12"])  # counts round as everywhere (2.5 -> 2)
+def test_cached_tokens_must_be_a_plausible_whole_number(web, cached):
+    r = web.get("/api/v1/recommend", params={"model": "llama-3.1-8b", "requests_per_s": "2",
+                                             "vs_api": "true", "cached_tokens": cached})
+    assert r.status_code == 422

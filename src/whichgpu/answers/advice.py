@@ -109,6 +109,10 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, vs, budget)
 
 
+#: cached prompt tokens per request: beyond 10M no model's context holds them
+MAX_CACHED_TOKENS = 10_000_000
+
+
 def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any:
     """The best option's cost per million tokens against per-token API prices (--vs-api)."""
     from whichgpu.cost import api_prices
@@ -125,7 +129,12 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
     if not rec.options:
         return None
     best = rec.options[0]
-    cached = 0 if q.cached_tokens is None else int(parse_count(q.cached_tokens))
+    cached = 0 if q.cached_tokens is None else parse_count(q.cached_tokens)
+    if not (cached == int(cached) and 0 <= cached <= MAX_CACHED_TOKENS):
+        raise InputError(msg("vs_api.cached_tokens", "{field} must be a whole number of tokens "
+                             "from 0 to {most:,}, got {v!r}", field=Field("cached_tokens"),
+                             most=MAX_CACHED_TOKENS, v=q.cached_tokens))
+    cached = int(cached)
     sm = ServingModel(best.workload or w, best.gpu, profile=ctx.calibration(q.calibration))
     serving = best.serving or {}
     utilisation = float(serving.get("utilisation", 1.0))
