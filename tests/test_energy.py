@@ -175,3 +175,11 @@ def test_power_budget_is_read_in_watts_and_refused_when_unreadable(cli):
     r = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--power-budget", "lots")
     assert r.code == 2
     assert "cannot read 'lots' as a power budget" in r.err and "Traceback" not in r.err
+
+
+def test_an_offloaded_model_says_the_host_power_is_not_counted(cli):
+    data = cli("speed", "qwen3-next-80b-a3b", "--quant", "q4_k_m", "--gpu", "rtx-4090",
+               "--engine", "llamacpp", "--cpu-moe", "--json").json()
+    assert any("host RAM" in a for a in data["energy"]["assumptions"])
+    plain = cli("speed", "llama-3.1-8b", "--gpu", "rtx-4090", "--json").json()
+    assert not any("host RAM" in a for a in plain["energy"]["assumptions"])

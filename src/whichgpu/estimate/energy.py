@@ -305,6 +305,10 @@ def energy_of(est: Any, gpu: GPU, count: int, power_cap_w: float | None = None,
     batch = int(est.scalars.get("batch") or 1)
     notes: list[Message] = [msg("energy.board_only", "board power only: the host, the power "
                                 "supply's loss and the facility (PUE) are not counted")]
+    if any(c.name.startswith("host RAM") and c.seconds > 0 for c in est.components):
+        notes.append(msg("energy.offload", "part of the model runs from host RAM: the CPU's "
+                         "and the RAM's power are not counted, and the GPU, waiting on them, "
+                         "draws less than this"))
     if "images_per_min" in rates or "seconds_per_image" in times:
         main = board_power(gpu, PowerPhase.IMAGE, 1, power_cap_w)
         draws: tuple[PowerDraw, ...] = (main,)
