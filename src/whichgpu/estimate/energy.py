@@ -123,9 +123,9 @@ def _fallback_sources(gpu: GPU, phase: PowerPhase) -> list[str]:
     return list(cfg["decode"]["consumer" if _consumer(gpu) else "datacenter"]["sources"])
 
 
-def _measured(gpu_id: str, phase: PowerPhase, batch: int) -> tuple[float, bool, str] | None:
-    """Uncapped measured watts of this card and phase at ``batch``: interpolated in log2(batch)
-    between measured batches, else the nearest; whether a row was at exactly that batch; ids."""
+def _measured(gpu_id: str, phase: PowerPhase, batch: int) -> tuple[float, str] | None:
+    """Uncapped measured watts of this card and phase at ``batch`` (interpolated in
+    log2(batch) between measured batches, else the nearest) and the rows' ids."""
     rows = sorted((m for m in measurements()
                    if m.gpu == gpu_id and m.phase is phase and m.power_cap_w is None),
                   key=lambda m: m.batch)
@@ -134,16 +134,16 @@ def _measured(gpu_id: str, phase: PowerPhase, batch: int) -> tuple[float, bool, 
     x = math.log2(max(batch, 1))
     for m in rows:
         if m.batch == batch or (phase is PowerPhase.IDLE):
-            return m.measured_w, True, m.id
+            return m.measured_w, m.id
     below = [m for m in rows if m.batch < batch]
     above = [m for m in rows if m.batch > batch]
     if below and above:
         a, b = below[-1], above[0]
         xa, xb = math.log2(max(a.batch, 1)), math.log2(max(b.batch, 1))
         w = a.measured_w + (b.measured_w - a.measured_w) * (x - xa) / (xb - xa)
-        return w, False, f"{a.id}, {b.id}"
+        return w, f"{a.id}, {b.id}"
     m = below[-1] if below else above[0]
-    return m.measured_w, False, m.id
+    return m.measured_w, m.id
 
 
 @dataclass(frozen=True)
@@ -205,11 +205,10 @@ def board_power(gpu: GPU, phase: PowerPhase, batch: int = 1,
                              "TDP ({spec})", gpu=gpu.id, spec=Field("gpu_spec", "tdp=W")))
     m = _measured(gpu.id, phase, batch)
     if m is not None:
-        w, exact, ids = m
+        w, ids = m
         f = fallback_fraction(gpu, phase, batch)  # the spread of a phase around its typical
         # another model or engine on the same card draws differently: the phase's spread
         uncapped = Range(w * f.low / f.typical, w, max(min(w * f.high / f.typical, tdp), w))
-        del exact
         keys = sorted({r.source for r in measurements() if r.id in ids.split(", ")})
         basis = PowerBasis.MEASURED
         source = f"measured {ids} ({', '.join(keys)})"
