@@ -9,7 +9,7 @@ S11_FLAGS = ("--purchase-price", "25000USD", "--rent-price", "3.15USD", "--utili
 
 
 def test_tco_h100_json_has_the_stable_keys(cli):
-    r = cli("tco", "h100", "--prices", "article-000", "--json")
+    r = cli("tco", "h100", "--prices", "article-000", "--load-factor", "1", "--json")
     assert r.code == 0, r.err
     data = r.json()
     for key in ("break_even_hours", "break_even_months_24x7", "effective_cost_per_hour",
@@ -18,7 +18,7 @@ def test_tco_h100_json_has_the_stable_keys(cli):
     assert set(data["effective_cost_per_hour"]) == {"amount", "currency"}
     assert data["effective_cost_per_hour"]["currency"] == "USD"
     assert data["inputs"]["rent_price"] == {"amount": 3.15, "currency": "USD"}  # article-000
-    assert round(data["electricity_per_year"]["amount"]) == 368  # S9 defaults, 700 W
+    assert round(data["electricity_per_year"]["amount"]) == 368  # S9: 700 W in full
     assert "ambiguous" in r.err  # h100 -> h100-sxm, said on stderr only
 
 

@@ -74,7 +74,9 @@ S9_ELECTRICITY = {"b200": 526, "h100-sxm": 368, "h200-sxm": 368, "rtx-4090": 237
 
 @pytest.mark.parametrize("gpu", sorted(S9_ELECTRICITY))
 def test_s9_electricity_column(gpu):
-    o = ownership(ownership_inputs(gpu))  # catalog TDP; S9's 60 % and $0.10/kWh are defaults
+    # catalog TDP drawn in full while busy (S9's formula; the default is now the measured
+    # board power, tests/test_energy_ownership.py); S9's 60 % and $0.10/kWh are defaults
+    o = ownership(ownership_inputs(gpu, load_factor=1.0))
     assert o.electricity_per_year.currency == "USD"
     assert round(o.electricity_per_year.amount) == S9_ELECTRICITY[gpu]
     assert o.electricity_per_year.amount == pytest.approx(
@@ -86,7 +88,7 @@ def test_s9_electricity_column(gpu):
 # maintenance of $250 a year per GPU (S11 names maintenance without a figure; anything from
 # about $216 to $311 works). Purchase prices lie within the catalog's sourced ranges.
 S9_SET = dict(years=3, utilization=0.6, kwh_price="0.10USD", pue=1 + 0.02 / 0.07,
-              maintenance_per_year="250USD")
+              maintenance_per_year="250USD", load_factor=1.0)  # S9: full TDP while busy
 S9_ROWS = {  # gpu: (purchase price, where it comes from, the article's effective $/h)
     "b200": ("45000USD", "S2's low end", 1.80),
     "h100-sxm": ("25000USD", "S11", 1.05),
@@ -95,10 +97,10 @@ S9_ROWS = {  # gpu: (purchase price, where it comes from, the article's effectiv
 # Other readings of S9 (docs/ownership.md): around the clock or at 60 %, with or without S11's
 # cooling, with or without maintenance.
 S9_READINGS = [
-    dict(years=3, utilization=1.0, kwh_price="0.10USD"),
-    dict(years=3, utilization=1.0, kwh_price="0.10USD", pue=1 + 0.02 / 0.07),
-    dict(years=3, utilization=0.6, kwh_price="0.10USD"),
-    dict(years=3, utilization=0.6, kwh_price="0.10USD", pue=1 + 0.02 / 0.07),
+    dict(years=3, utilization=1.0, kwh_price="0.10USD", load_factor=1.0),
+    dict(years=3, utilization=1.0, kwh_price="0.10USD", pue=1 + 0.02 / 0.07, load_factor=1.0),
+    dict(years=3, utilization=0.6, kwh_price="0.10USD", load_factor=1.0),
+    dict(years=3, utilization=0.6, kwh_price="0.10USD", pue=1 + 0.02 / 0.07, load_factor=1.0),
     S9_SET,
 ]
 

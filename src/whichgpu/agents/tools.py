@@ -240,6 +240,17 @@ def _recommend(d: dict[str, Any]) -> list[str]:
     if isinstance(exported, dict):
         lines.append(f"Task file for {exported.get('launcher')}: {exported.get('filename')} "
                      f"(option {exported.get('option')}), in 'export'.")
+    vs = d.get("vs_api")
+    if isinstance(vs, dict):
+        own = (vs.get("self_hosted_per_million_tokens") or {}).get("output")
+        rows = [a for a in vs.get("api") or [] if isinstance(a, dict)]
+        lines.append(f"Self-hosted: {_money(own)} per 1M output tokens at "
+                     f"{vs.get('utilisation')} of max throughput; {len(rows)} API price(s) in "
+                     "'vs_api' with the utilisation at which self-hosting breaks even.")
+    budget = d.get("power_budget")
+    if isinstance(budget, dict):
+        lines.append(f"{len(budget.get('within') or [])} option(s) within "
+                     f"{budget.get('budget_w')} W of GPU board power, in 'power_budget'.")
     return lines
 
 
@@ -306,6 +317,16 @@ def _speed(d: dict[str, Any]) -> list[str]:
     runs = d.get("measured_runs")
     if isinstance(runs, dict):  # the store's measured runs moved it (whichgpu runs add)
         lines.append(f"Measured: {runs.get('summary')} (runs {runs.get('runs')}).")
+    energy = d.get("energy")
+    if isinstance(energy, dict):
+        if isinstance(energy.get("joules_per_token"), dict):
+            lines.append(f"Energy: {_range(energy['joules_per_token'])} J per token, "
+                         f"{_range(energy['kwh_per_million_tokens'])} kWh per 1M tokens "
+                         "(GPU board power).")
+        elif isinstance(energy.get("joules_per_image"), dict):
+            lines.append(f"Energy: {_range(energy['joules_per_image'])} J per image, "
+                         f"{_range(energy['kwh_per_thousand_images'])} kWh per 1,000 images "
+                         "(GPU board power).")
     return lines
 
 

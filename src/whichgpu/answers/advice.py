@@ -46,6 +46,8 @@ class RecommendAnswer:
     notes: tuple[str, ...] = ()
     exported: Export | None = None  # the chosen option as a launcher task file (--export)
     disaggregation: Any = None  # the prefill/decode split (--disaggregate), advise/disaggregation
+    vs_api: Any = None  # cost/vs_api.VsApi: the best option against per-token APIs
+    power_budget: Any = None  # advise/power_budget.PowerBudget: the options within it
 
     @property
     def top(self) -> int:
@@ -63,6 +65,10 @@ class RecommendAnswer:
             data["export"] = self.exported.to_json()
         if self.disaggregation is not None:
             data["disaggregation"] = self.disaggregation.to_json()
+        if self.vs_api is not None:
+            data["vs_api"] = self.vs_api.to_json()
+        if self.power_budget is not None:
+            data["power_budget"] = self.power_budget.to_json()
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         return data
 
@@ -110,7 +116,49 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
             notes.append(str(own))
-    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, split)
+    vs = against_api(q, ctx, w, rec, rates) if q.vs_api else None
+    budget = None
+    if q.power_budget is not None:
+        from whichgpu.advise.power_budget import within_budget
+
+        budget = within_budget(list(rec.options), w, q.power_budget)
+    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, split, vs,
+                           budget)
+
+
+#: cached prompt tokens per request: beyond 10M no model's context holds them
+MAX_CACHED_TOKENS = 10_000_000
+
+
+def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any:
+    """The best option's cost per million tokens against per-token API prices (--vs-api)."""
+    from whichgpu.cost import api_prices
+    from whichgpu.cost.currency import convert
+    from whichgpu.cost.vs_api import compare
+    from whichgpu.estimate.speed.serving import ServingModel
+    from whichgpu.units import parse_count
+
+    if w.is_training or w.is_diffusion:
+        raise InputError(msg("vs_api.llm_only", "{field} compares LLM serving with per-token "
+                             "APIs ({task})", field=Field("vs_api"),
+                             task=Field("task", "inference")))
+    prices = api_prices.load(q.api_prices)
+    if not rec.options:
+        return None
+    best = rec.options[0]
+    cached = 0 if q.cached_tokens is None else parse_count(q.cached_tokens)
+    if not (cached == int(cached) and 0 <= cached <= MAX_CACHED_TOKENS):
+        raise InputError(msg("vs_api.cached_tokens", "{field} must be a whole number of tokens "
+                             "from 0 to {most:,}, got {v!r}", field=Field("cached_tokens"),
+                             most=MAX_CACHED_TOKENS, v=q.cached_tokens))
+    cached = int(cached)
+    sm = ServingModel(best.workload or w, best.gpu, profile=ctx.calibration(q.calibration))
+    serving = best.serving or {}
+    utilisation = float(serving.get("utilisation", 1.0))
+    replica_price = best.price_per_hour / max(best.replicas, 1)
+    rows = api_prices.for_model(prices, api_prices.model_keys(w.model, q.model))
+    return compare(sm, replica_price, utilisation, cached, rows,
+                   lambda m, cur: convert(m, cur, rates))
 
 
 def _link_effect(rec: Recommendation) -> Message | None:

@@ -181,6 +181,7 @@ class SpeedResult:
     saturation: dict[str, Any] | None = None  # speed --max-throughput
     notes: tuple[str, ...] = ()
     rl: Any = None  # --task grpo|ppo: the RL plan with its time per step (answers/rl.py)
+    energy: Any = None  # estimate/energy.Energy: joules per token or image, board power
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -189,6 +190,8 @@ class SpeedResult:
             return self.saturation
         assert self.answer is not None
         data = self.answer.to_json()
+        if self.energy is not None:
+            data["energy"] = self.energy.to_json()
         # Explicit: a job that cannot run on the card has no speed, and says so here.
         data.setdefault("status", "ok" if self.answer.estimate is not None else "does_not_fit")
         data.setdefault("notes", [str(n) for n in self.notes])
@@ -230,7 +233,28 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
                                  framework=q.framework, compile=q.compile)
             if other.estimate is not None:
                 w, answer, notes = planned, other, (*notes, said)
-    return SpeedResult(q, w, res.gpu, answer, notes=notes)
+    answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)
+    return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy)
+
+
+def with_energy(answer: SpeedAnswer, gpu: GPU, count: int, power_cap: float | None
+                ) -> tuple[SpeedAnswer, Any]:
+    """The answer at the power cap (its rates slowed by the published power-limit curves) and
+    its energy per token or image; without a TDP, or without a speed, no energy."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.energy import energy_of
+
+    est = answer.estimate
+    if est is None or not gpu.tdp_watts:
+        if power_cap is not None and est is not None:
+            energy_of(est, gpu, count, power_cap)  # says why a cap cannot be applied
+        return answer, None
+    energy, rates, times = energy_of(est, gpu, count, power_cap)
+    if power_cap is not None:
+        answer = SpeedAnswer(answer.workload, answer.gpu_id, answer.count,
+                             est=replace(est, rates=rates, times=times))
+    return answer, energy
 
 
 def recommend_workload(q: Recommend, ctx: Context = LOCAL) -> Job:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from whichgpu.answers.context import LOCAL, Context
@@ -78,6 +78,33 @@ def _tco(q: Tco, ctx: Context) -> TcoResult:
 
 def cost(q: Cost, ctx: Context = LOCAL) -> CostResult:
     """What a run costs on the cheapest offer for a GPU, under the offer's billing rule."""
-    return run_cost(q.gpu, q.duration, **q.fields(
+    result = run_cost(q.gpu, q.duration, **q.fields(
         "count", "spot", "work", "unit", "per", "rate_of_work", "currency", "max_age"),
         prices=q.prices, rate=q.rate, selection_for=_reader(ctx, q.max_age))
+    if q.vs_api is None:
+        return result
+    return replace(result, vs_api=_cost_vs_api(q, result))
+
+
+def _cost_vs_api(q: Cost, result: Any) -> Any:
+    """``cost --vs-api MODEL``: the run's cost per million tokens against per-token APIs."""
+    from whichgpu.cost import api_prices
+    from whichgpu.cost.currency import convert
+    from whichgpu.cost.task import cost_per_unit
+    from whichgpu.cost.vs_api import compare_rate
+    from whichgpu.errors import InputError
+    from whichgpu.messages import Field, msg
+
+    shown = result.shown
+    if shown.work is None or not str(shown.unit).lower().startswith("token"):
+        raise InputError(msg("vs_api.cost_needs_tokens", "{field} needs the work in tokens: "
+                             "{work} and {unit}", field=Field("vs_api"),
+                             work=Field("work", "10M"), unit=Field("unit", "token")))
+    model = str(q.vs_api).strip().lower()
+    rows = api_prices.for_model(api_prices.shipped(), {model})
+    if not rows:
+        known = sorted({p.model for p in api_prices.shipped()})
+        raise InputError(msg("vs_api.unknown_model", "no per-token API price for {model!r}; "
+                             "the table has {known}", model=model, known=", ".join(known)))
+    per_m = cost_per_unit(shown.cost, shown.work, per=1e6)
+    return compare_rate(model, per_m, rows, lambda m, cur: convert(m, cur, result.rates))

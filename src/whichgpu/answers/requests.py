@@ -296,6 +296,24 @@ class PastedConfig(Request):
         return value
 
 
+def _cap_watts(value: Any) -> Any:
+    """A power cap as people type it (``300W``, ``0.3kW``, ``300``) in watts; numbers pass."""
+    if isinstance(value, str):
+        from whichgpu.units import parse_power
+
+        return parse_power(value, what="power cap", positive=False)
+    return value
+
+
+def _budget_watts(value: Any) -> Any:
+    """A power budget as people type it (``1kW``, ``1500W``, ``1500``) in watts."""
+    if isinstance(value, str):
+        from whichgpu.units import parse_power
+
+        return parse_power(value, what="power budget", positive=False)
+    return value
+
+
 def _all_finite(data: Any) -> bool:
     import math
 
@@ -396,6 +414,10 @@ class Speed(Workload):
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
+    power_cap: Annotated[float | None, Field(gt=0, le=5000, description=(
+        "A board power limit (nvidia-smi -pl), e.g. 300W: the speed at that cap (from "
+        "published power-limit sweeps) and its energy per token or image.")),
+        Cli(text=True), Web(label=N_("Power limit (W)"))] = None
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
@@ -408,6 +430,8 @@ class Speed(Workload):
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
         "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap", "interconnect",
         "gpus_per_node")
+
+    _power_cap_in_watts = field_validator("power_cap", mode="before")(_cap_watts)
 
 
 class Recommend(Workload):
@@ -515,6 +539,25 @@ class Recommend(Workload):
         "How many of your cards (--gpu) you have: every count up to it that the layout "
         "allows is tried.")), Web(label=N_("How many of your cards"), max=64)] = 1
 
+    vs_api: Annotated[bool, Field(description=(
+        "LLM serving: the best option's cost per million input, cached and output tokens "
+        "against providers' per-token API prices for the same model (a dated, sourced "
+        "table), and the utilisation at which self-hosting breaks even.")),
+        Web(label=N_("Compare with per-token APIs"))] = False
+    cached_tokens: Annotated[str | None, Field(description=(
+        "With --vs-api: prompt tokens per request served from a prefix cache, besides the "
+        "prompt tokens (the API bills them at its cached price), e.g. 2k.")),
+        Web(label=N_("Cached prompt tokens per request"))] = None
+    power_budget: Annotated[float | None, Field(gt=0, le=10_000_000, description=(
+        "A power budget, e.g. 1kW or 1500W: the ranked options whose GPUs, busy, draw no "
+        "more (board power, measured where published; the host and cooling come on top).")),
+        Cli(text=True), Web(label=N_("Power budget (W)"))] = None
+    api_prices: Annotated[str | None, Field(description=(
+        "With --vs-api: a per-token price feed file (CSV or JSON, the columns of the shipped "
+        "table: provider, model, provider_model, input_per_mtok, cached_input_per_mtok, "
+        "output_per_mtok, currency, date, url, source) instead of the shipped table.")),
+        Web(skip=True)] = None
+
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "count": (Text("bound.recommend.count", "{field} must be at least 1, got {v}"), None)}
     interconnect: InterconnectField = None
@@ -531,6 +574,8 @@ class Recommend(Workload):
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",
         "deadline", "max_price_per_hour", "budget", "currency", "spot", "checkpoint_every")
+
+    _power_budget_in_watts = field_validator("power_budget", mode="before")(_budget_watts)
 
     @field_validator("export", mode="before")
     @classmethod
@@ -754,6 +799,12 @@ class Cost(Request):
         "Show amounts in this currency (default: the GPU's offers' currency).")),
         Web(label=N_("Currency"))] = None
     rate: RateField = []
+    vs_api: Annotated[str | None, Field(description=(
+        "A model (preset id, e.g. llama-3.3-70b): the run's cost per million tokens (with "
+        "--work N --unit token and a duration or rate of work) against providers' per-token "
+        "output prices for it, and the utilisation at which the run breaks even.")),
+        Cli(metavar="MODEL"), Web(max_length=200, label=N_("Compare with per-token APIs for"))
+    ] = None
     as_json: Json = False
 
 

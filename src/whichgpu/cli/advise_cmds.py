@@ -37,8 +37,16 @@ def _print_recommendation(answer) -> None:
 
         print_rate_recommendation(rec, top)
         _print(rec, top, answer.selection, table=False)
-        return
-    _print(rec, top, answer.selection)
+    else:
+        _print(rec, top, answer.selection)
+    if answer.vs_api is not None:
+        from whichgpu.cli.vs_api_view import print_vs_api
+
+        print_vs_api(answer.vs_api)
+    if answer.power_budget is not None:
+        from whichgpu.cli.energy_view import print_power_budget
+
+        print_power_budget(answer.power_budget)
 
 
 def _command_line() -> str:

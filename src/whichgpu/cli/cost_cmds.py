@@ -154,3 +154,7 @@ def cost(q: req.Cost) -> None:
         console.print(f"  - {a}")
     if shown.cost_per_unit is not None:
         console.print(f"  per {shown.unit_label()}: {shown.cost_per_unit}")
+    if result.vs_api is not None:
+        from whichgpu.cli.vs_api_view import print_vs_api_rate
+
+        print_vs_api_rate(result.vs_api)

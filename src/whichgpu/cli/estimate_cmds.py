@@ -178,6 +178,10 @@ def _print_speed_answer(result) -> None:
                       "that does not fit. 'whichgpu memory' shows what would make it fit.")
         return
     _print_speed(answer.estimate, result.workload)
+    if result.energy is not None:
+        from whichgpu.cli.energy_view import print_energy
+
+        print_energy(result.energy)
 
 
 def _print_speed(est, w) -> None:

@@ -228,6 +228,7 @@ class CostResult:
     rate_of_work: str | None = None
     spread: str = "one machine"  # advise.machines.Spread: one machine, cluster, separate
     sized_as_asked: bool = False  # the offer gives a price per GPU: its machine assumed
+    vs_api: Any = None  # cost/vs_api.VsApiRate (cost --vs-api MODEL)
 
     @property
     def machines(self) -> int:
@@ -310,6 +311,8 @@ class CostResult:
             data["rate_of_work"] = self.rate_of_work
         if self.resolution_note:
             data["resolution_note"] = self.resolution_note
+        if self.vs_api is not None:
+            data["vs_api"] = self.vs_api.to_json()
         return data
 
 

@@ -228,6 +228,14 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
             fields["tdp_watts"] = g.tdp_watts
             sources["tdp_watts"] = msg("source.tdp", "catalog {gpu}: {watts:g} W ({source})",
                                        gpu=g.id, watts=g.tdp_watts, source=g.tdp_w.source)
+            if "load_factor" not in overrides:  # measured board power, not the TDP (issue 33)
+                from whichgpu.estimate.energy import busy_load_factor
+
+                fields["load_factor"], cited = busy_load_factor(g)
+                sources["load_factor"] = msg(
+                    "source.load_factor.busy", "board power while busy serving (decode at "
+                    "batch 128) = {share:.0%} of TDP ({cited})", share=fields["load_factor"],
+                    cited=cited)
         p = g.purchase_price
         if p is not None:
             fields["purchase_price"] = Money(p.typical, p.currency)
