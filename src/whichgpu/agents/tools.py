@@ -252,8 +252,8 @@ def _memory(d: dict[str, Any]) -> list[str]:
         lines.append(f"On {target.get('count')} x {target.get('gpu')}: {target.get('verdict')} "
                      f"({spare:+.1f} GB spare of {(target.get('usable_bytes') or 0) / 1e9:.1f}"
                      " GB usable).")
-    elif d.get("fits"):
-        fitting = [f for f in d["fits"] if isinstance(f, dict) and f.get("fits")]
+    elif d.get("gpus_that_fit"):
+        fitting = [f for f in d["gpus_that_fit"] if isinstance(f, dict) and f.get("fits")]
         if fitting:
             lines.append(f"{len(fitting)} GPU configuration(s) of the catalog hold it, e.g. "
                          + ", ".join(f"{f.get('count')} x {f.get('gpu')}" for f in fitting[:3])
