@@ -43,13 +43,20 @@ class Target:
 
     def job_array(self, cmds: LaunchCommands, launcher: Launcher) -> int | None:
         """Separate machines launched one by one (a job array of this many runs, each with
-        SHARD_INDEX set) where SkyPilot cannot put several nodes on the provider: None when
-        the file asks for its nodes itself."""
+        SHARD_INDEX set): always with dstack, where SkyPilot cannot put several nodes on the
+        provider; None when the file asks for its nodes itself.
+
+        dstack's ``nodes: N`` is a distributed task (dstack 0.22.5, server/services/offers.py
+        and jobs_submitted.py): its nodes are provisioned together, in the first node's backend
+        and region, with host networking, and only on backends with multi-node support (not
+        vastai, lambda, datacrunch/verda, hotaisle, cloudrift ...). Independent shares need
+        none of that, so they are N runs of one task, each told its share."""
         from whichgpu.export.names import skypilot_unsupported
 
         n = self.launch_nodes(cmds)
-        if (self.separate and n > 1 and launcher == "skypilot"
-                and "multi-node" in skypilot_unsupported(self.provider)):
+        if not self.separate or n <= 1:
+            return None
+        if launcher == "dstack" or "multi-node" in skypilot_unsupported(self.provider):
             return n
         return None
 
@@ -109,10 +116,14 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
             notes.append(f"{nodes} x {gpus}-GPU machine(s) rented whole ({used} GPU(s) used)")
         if shape is not None and shape.spread == "separate machines":
             notes.append(f"{nodes} separate machines, each running its own share of the work "
-                         "(nothing links them): a node finds its share from its rank, "
-                         + {"skypilot": "SKYPILOT_NODE_RANK of SKYPILOT_NUM_NODES (or "
+                         "(nothing links them): "
+                         + {"skypilot": "a node finds its share from its rank, "
+                                        "SKYPILOT_NODE_RANK of SKYPILOT_NUM_NODES (or "
                                         "SHARD_INDEX of SHARD_COUNT when launched one by one)",
-                            "dstack": "DSTACK_NODE_RANK of DSTACK_NODES_NUM"}[launcher])
+                            "dstack": "one dstack run each, which finds its share from "
+                                      "SHARD_INDEX of SHARD_COUNT (a multi-node task would "
+                                      "tie them to one backend and region, on backends with "
+                                      "multi-node support only)"}[launcher])
     if shape is not None and option.replicas > 1:
         nodes = max(1, nodes // option.replicas)  # per replica (launch_nodes counts them all)
     return Target(cloud, offer.provider, offer.region, instance, gpus, nodes,
