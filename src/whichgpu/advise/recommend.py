@@ -801,8 +801,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         else:
             cost = run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
         machines_of[id(offer)] = m
-        priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, seconds,
-                                                 speed, price, rates)))
+        priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, wall,
+                                                 speed, price, rates, m)))
     if job.max_price_per_hour is not None:
         cap = convert(job.max_price_per_hour, currency, rates)
         within = [p for p in priced if p[1].amount <= cap.amount]
@@ -918,14 +918,15 @@ def _machine_exclusion(gpu: GPU, count: int, replicas: int, need: int, pool: lis
     return Exclusion(gpu, count, ExclusionKind.OFFER, reason, has_offer=True)
 
 
-def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, seconds,
-          speed: SpeedEstimate, price: Money, rates: RateTable | None):
-    """The spot risk of pricing this option on ``offer`` (None when it is on-demand)."""
+def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, wall,
+          speed: SpeedEstimate, price: Money, rates: RateTable | None, machines: Machines):
+    """The spot risk of pricing this option on ``offer`` (None when it is on-demand);
+    ``wall`` is each machine's time."""
     if not offer.spot:
         return None
     from whichgpu.advise.spot_risk import spot_risk
 
-    return spot_risk(job, wl, offer, count, replicas, seconds, speed, price, rates)
+    return spot_risk(job, wl, offer, count, replicas, wall, speed, price, rates, machines)
 
 
 def _ranked(cost: MoneyRange, risk) -> MoneyRange:
