@@ -214,9 +214,15 @@ def finite(data: Any) -> Any:
 
 
 def _money(m: Any) -> str:
+    """An amount of a JSON answer, said as every command says money (units.format_money)."""
     if not isinstance(m, dict) or m.get("amount") is None:
         return "?"
-    return f"{m['amount']:,.2f} {m.get('currency', '')}".strip()
+    from whichgpu.units import Money, format_money
+
+    try:
+        return format_money(Money(float(m["amount"]), str(m.get("currency") or "USD")))
+    except (TypeError, ValueError):
+        return "?"
 
 
 def _range(r_: Any, digits: int = 3) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from whichgpu.errors import InputError
 from whichgpu.export.names import Launcher, backend, label
 from whichgpu.messages import Field, Join, msg
+from whichgpu.units import format_money
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,6 +41,7 @@ class Target:
     replicas: int = 1  # replicas the estimate runs (a service: SkyServe / dstack replicas)
     spares: int = 0  # spare replicas on spot, to stay up through interruptions
     separate: bool = False  # the machines run independent shares of the work
+    service: bool = True  # open-ended (serving): replicas behind one endpoint; else a batch
 
     def job_array(self, cmds: LaunchCommands, launcher: Launcher) -> int | None:
         """Separate machines launched one by one (a job array of this many runs, each with
@@ -70,8 +72,8 @@ class Target:
     def service_replicas(self, cmds: LaunchCommands) -> int | None:
         """Replicas to run as a service (a server run as several replicas, or on spot with
         spares); None: a single task."""
-        if not cmds.ports or (self.replicas <= 1 and not self.spares):
-            return None
+        if not self.service or not cmds.ports or (self.replicas <= 1 and not self.spares):
+            return None  # a batch's shares are runs that end, not a service
         return self.replicas + self.spares
 
 
@@ -129,7 +131,8 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
     return Target(cloud, offer.provider, offer.region, instance, gpus, nodes,
                   offer.spot, disk_gb(option), price, offer.price_per_hour.currency,
                   tuple(notes), replicas=option.replicas, spares=_spares(option),
-                  separate=shape is not None and shape.spread == "separate machines")
+                  separate=shape is not None and shape.spread == "separate machines",
+                  service=option.time_s is None)
 
 
 def _spares(option: Option) -> int:
@@ -176,7 +179,7 @@ def _machines(option: Option, offers: Sequence[Offer] | None
         o = cheapest(need)
         return (need, 1, o.instance_type, o.price_per_hour.amount,
                 f"one {need}-GPU machine ({o.instance_type or 'its offer'}, "
-                f"{o.price_per_hour.amount:.2f} {o.price_per_hour.currency}/h); the estimate "
+                f"{format_money(o.price_per_hour)}/h); the estimate "
                 f"priced {math.ceil(need / offer.gpu_count)} x the {offer.gpu_count}-GPU offer")
     top = sizes[-1]
     if need > SERVER_GPUS and need > top and (need % top == 0 or offer.gpu_count == top):
