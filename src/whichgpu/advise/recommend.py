@@ -975,7 +975,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     if setup is not None and machines_of[id(offer)].machines > 1:
         said.append(msg("assume.machines.setup", "each of the {n} machine(s) past the first "
                         "boots, sets up and loads the weights before its share: {time} billed "
-                        "each (a spot restart's times, {source})",
+                        "each, at the same time as the first (whose setup no option counts; a "
+                        "spot restart's times, {source})",
                         n=machines_of[id(offer)].machines - 1,
                         time=Duration(setup.typical), source=SETUP_SOURCE))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
