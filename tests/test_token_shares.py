@@ -49,7 +49,7 @@ def test_a_share_takes_its_part_of_the_time_and_pays_each_machines_setup(answer)
         assert o["rate"]["typical"] == pytest.approx(one["rate"]["typical"] * n, rel=0.01)
         # n machines for 1/n of the time each, plus n - 1 setups: dearer than one machine
         assert o["cost"]["typical"]["amount"] > one["cost"]["typical"]["amount"]
-        assert any("boots and loads the weights" in a for a in o["assumptions"])
+        assert any("boots, sets up and loads the weights" in a for a in o["assumptions"])
         checked += 1
     assert checked
 
