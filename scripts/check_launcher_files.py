@@ -92,8 +92,11 @@ def _names() -> dict:
              for g in gpuhunt.KNOWN_NVIDIA_GPUS]
     known += [{"name": g.name, "memory": g.memory, "vendor": "amd"}
               for g in gpuhunt.KNOWN_AMD_GPUS]
+    from dstack._internal.core.backends.features import BACKENDS_WITH_MULTINODE_SUPPORT
+
     return {"skypilot_clouds": clouds, "skypilot_accelerators": accelerators,
             "dstack_backends": [b.value for b in BackendType], "dstack_gpus": known,
+            "dstack_multinode_backends": [b.value for b in BACKENDS_WITH_MULTINODE_SUPPORT],
             "skypilot_unsupported": _unsupported(clouds)}
 
 

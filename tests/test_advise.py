@@ -463,8 +463,11 @@ def test_max_gpus_counts_every_replica():
 def test_only_narrows_the_gpus_with_the_apis_semantics():
     from whichgpu.advise.build import only_gpus
 
-    gpus = only_gpus(" rtx-4090, a100 ,h100-sxm,rtx-4090,")
+    gpus = only_gpus(" rtx-4090, a100-80gb-sxm ,h100-sxm,rtx-4090,")
     assert [g.id for g in gpus] == ["rtx-4090", "a100-80gb-sxm", "h100-sxm"]
+    # a family name stands for all its variants (issue 26: the ranking picks the cheapest)
+    assert [g.id for g in only_gpus("a100")] == ["a100-80gb-sxm", "a100-80gb-pcie",
+                                                 "a100-40gb", "a100-40gb-pcie"]
     assert only_gpus("") is None and only_gpus(None) is None
     rec = best(flux_job(), gpus=gpus)
     assert {o.gpu.id for o in rec.options} <= set(THREE)

@@ -7,9 +7,9 @@ def test_memory_json_has_total_breakdown_and_fits(cli):
     d = r.json()
     assert d["total_bytes"] == sum(d["breakdown"].values())
     assert 41e9 <= d["breakdown"]["weights"] <= 45e9  # S27: about 43 GB
-    fits = {(f["gpu"], f["count"]) for f in d["fits"]}
+    fits = {(f["gpu"], f["count"]) for f in d["gpus_that_fit"]}
     assert ("rtx-a6000", 1) in fits and ("a100-80gb-sxm", 1) in fits
-    assert all({"gpu", "count", "headroom_bytes"} <= set(f) for f in d["fits"])
+    assert all({"gpu", "count", "headroom_bytes"} <= set(f) for f in d["gpus_that_fit"])
     assert d["rule_of_thumb"]["source"] == "S15"
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from whichgpu.cli import profiles
+from whichgpu.answers import profiles
 
 
 @pytest.fixture

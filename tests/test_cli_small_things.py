@@ -21,8 +21,8 @@ def test_a_shortened_list_says_how_many_it_leaves_out():
 def test_memory_fits_on_says_and_n_more(cli):
     r = cli("memory", "llama-3.1-8b", "--quant", "q4_k_m")
     data = cli("memory", "llama-3.1-8b", "--quant", "q4_k_m", "--json").json()
-    assert len(data["fits"]) > 14
-    assert f"and {len(data['fits']) - 14} more GPUs hold it" in r.out
+    assert len(data["gpus_that_fit"]) > 14
+    assert f"and {len(data['gpus_that_fit']) - 14} more GPUs hold it" in r.out
 
 
 def test_recommend_says_how_many_options_it_leaves_out(cli):

@@ -162,6 +162,6 @@ def test_only_narrows_the_lists_of_gpus(cli):
     assert {g["id"] for g in gpus["gpus"]} == {"rtx-4090", "h100-sxm"}
     mem = cli("memory", "llama-3.1-70b", "--quant", "awq", "--only", "a100-80gb-sxm,l40s",
               "--json").json()
-    assert {f["gpu"] for f in mem["fits"]} <= {"a100-80gb-sxm", "l40s"}
-    assert {f["gpu"] for f in mem["fits"]}
+    assert {f["gpu"] for f in mem["gpus_that_fit"]} <= {"a100-80gb-sxm", "l40s"}
+    assert {f["gpu"] for f in mem["gpus_that_fit"]}
     assert cli("gpus", "--only", "h10").code == 2

@@ -340,7 +340,7 @@ def test_independent_work_on_one_gpu_offers_exports_as_that_many_separate_machin
     assert sky.get("num_nodes") == 6 or str(sky["envs"]["SHARD_COUNT"]) == "6"
     assert "6 separate machines" in files["skypilot"]
     dstack = yaml.safe_load(files["dstack"])
-    assert dstack["nodes"] == 6
+    assert "nodes" not in dstack and "SHARD_COUNT=6" in dstack["env"]  # six runs, not one
     # the best exportable option asks for a count some machine of that offer has
     best = yaml.safe_load(cli("recommend", "flux.1-dev", "--task", "image", "--images", "1000",
                               "--export", "skypilot").out)
@@ -407,3 +407,30 @@ def test_rate_sized_serving_exports_a_service_of_its_replicas(cli, tmp_path, sky
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+def test_dstack_runs_independent_shares_as_a_job_array_not_a_multinode_task(cli, tmp_path,
+                                                                            sky_home):
+    """dstack's nodes: N is a distributed task: dstack (0.22.5) provisions its nodes together,
+    in one backend and region, and only on backends with multi-node support; Vast.ai (the
+    offer of this option) has none, so nodes: 6 could never start there. Six independent
+    shares are six runs of one file, each given SHARD_INDEX (issue 26); the file loads with
+    dstack apply's loader, and a cluster (linked nodes) still asks for its nodes."""
+    args = ("recommend", "flux.1-dev", "--task", "image", "--images", "1000")
+    data = cli(*args, "--json", "--top", "0").json()
+    i, opt = next((i, o) for i, o in enumerate(data["options"], start=1)
+                  if o["machines"] == 6 and o["gpus_per_machine"] == 1)
+    assert opt["spread"] == "separate machines"
+    text = cli(*args, "--export", "dstack", "--export-option", str(i)).out
+    path = tmp_path / "shares.dstack.yml"
+    path.write_text(text)
+    got = _check("dstack", [path], sky_home)[str(path)]
+    assert got["ok"] and got["type"] == "task" and got["nodes"] in (None, 1)
+    assert got["env"]["SHARD_COUNT"] == "6" and got["env"]["SHARD_INDEX"] == "0"
+    assert got["gpu_count"] == [1, 1]
+    launch = next(line for line in text.splitlines() if line.startswith("# Launch:"))
+    assert "seq 0 5" in launch and "-e SHARD_INDEX=$i" in launch and "dstack apply" in launch
+    run_name = launch.split(" -n ")[1].split()[0].replace("$i", "5")
+    assert len(run_name) <= 41 and run_name[0].isalpha()  # dstack's run-name rule
+    backend = got["backends"][0]
+    assert backend not in _check("names", [], sky_home)["dstack_multinode_backends"]

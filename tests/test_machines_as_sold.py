@@ -139,7 +139,9 @@ def test_the_export_launches_the_machines_the_answer_shows(cli):
     dstack = cli("recommend", *QUESTIONS["images"], "--export", "dstack")
     head = re.search(r"# Option (\d+) of", dstack.out)
     chosen = data["options"][int(head.group(1)) - 1]
-    if chosen["machines"] > 1:
+    if chosen["machines"] > 1 and chosen["spread"] == "separate machines":  # one run each
+        assert f"SHARD_COUNT={chosen['machines']}" in dstack.out and "\nnodes:" not in dstack.out
+    elif chosen["machines"] > 1:  # a cluster: one multi-node task
         assert f"\nnodes: {chosen['machines']}\n" in dstack.out
     assert f"count: {chosen['gpus_per_machine']}" in dstack.out
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 from whichgpu.advise.job import Job
 from whichgpu.estimate.workload import Workload
-from whichgpu.messages import Field, msg
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.vocabulary import Objective
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ MAX_ONLY = 40  # GPUs compared at once (the web API's bound)
 def only_gpus(text: str | None) -> list[GPU] | None:
     """``--only`` / the API's ``only``: ``rtx-4090,a100,h100`` -> catalog GPUs (forgiving
     names, each checked; duplicates dropped; at most 40). None or blank: the whole catalog."""
-    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.catalog.gpus import default_catalog, resolve_gpu
     from whichgpu.errors import InputError
 
     if not text:
@@ -131,8 +131,26 @@ def only_gpus(text: str | None) -> list[GPU] | None:
     if len(names) > MAX_ONLY:
         raise InputError(msg("only.too_many", "compare at most {n} GPUs at once", n=MAX_ONLY))
     out: list[GPU] = []
+    catalog = default_catalog()
     for n in names:
-        g = resolve_gpu(n).gpu
-        if g not in out:
-            out.append(g)
+        res = resolve_gpu(n)
+        # a family name ('a100') stands for all its variants: the ranking then picks the
+        # cheapest that fits, by its own id (only_notes says so)
+        for g in [catalog.get(c) for c in res.candidates] or [res.gpu]:
+            if g not in out:
+                out.append(g)
     return out or None
+
+
+def only_notes(text: str | None) -> list[Message]:
+    """What ``--only`` read a family name as: all its variants, compared."""
+    from whichgpu.catalog.gpus import resolve_gpu
+
+    notes = []
+    for n in [t.strip() for t in str(text or "").split(",") if t.strip()]:
+        res = resolve_gpu(n)
+        if len(res.candidates) > 1:
+            notes.append(msg("only.family", "{query!r} covers {ids}: all of them compared, "
+                             "the answer names the variant that wins", query=n,
+                             ids=Join(res.candidates)))
+    return notes

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
     from whichgpu.catalog.offers import Offer
     from whichgpu.estimate.workload import Workload
+    from whichgpu.units import Range
 
-__all__ = ["SERVER_GPUS", "Machines", "Spread", "as_machine", "link_words", "linked_gpus",
-           "machines_for", "per_gpu_price", "sizes_sold"]
+__all__ = ["SERVER_GPUS", "SETUP_SOURCE", "Machines", "Spread", "as_machine", "link_words",
+           "linked_gpus", "machine_setup", "machines_for", "per_gpu_price", "sizes_sold"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,25 @@ def _machines(offer: Offer, wl: Workload, count: int, replicas: int) -> Machines
         return None
     return Machines(replicas, size, count * replicas, count,
                     Spread.SEPARATE if replicas > 1 else Spread.ONE)
+
+
+#: Where a machine's setup time comes from (machine_setup).
+SETUP_SOURCE = "cost/data/spot.toml"
+
+
+def machine_setup(wl: Workload) -> Range:
+    """Seconds a machine spends before its share of independent work: it boots, sets up the
+    engine and loads the replica's weights from storage (the restart a spot interruption
+    costs, cost/data/spot.toml; low to high)."""
+    from whichgpu.advise.spot_risk import job_bytes
+    from whichgpu.cost.spot import restart_assumption
+    from whichgpu.units import Range
+
+    rs = restart_assumption()
+    _ckpt, load = job_bytes(wl)
+    boot, speed = rs.boot_setup_s, rs.storage_bytes_per_s
+    return Range(boot.low + load / speed.high, boot.typical + load / speed.typical,
+                 boot.high + load / speed.low)
 
 
 def link_words(gpu: GPU) -> str:

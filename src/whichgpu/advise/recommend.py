@@ -14,7 +14,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from whichgpu.advise.job import MAX_CONCURRENCY, Job
-from whichgpu.advise.machines import Machines, Spread, link_words, machines_for, sizes_sold
+from whichgpu.advise.machines import (
+    SETUP_SOURCE,
+    Machines,
+    Spread,
+    as_machine,
+    link_words,
+    machine_setup,
+    machines_for,
+    sizes_sold,
+)
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
 from whichgpu.cost.billing import MoneyRange, run_cost_range
@@ -551,12 +560,60 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
             if engine_note:
                 option = replace(option, notes=(engine_note, *option.notes))
             opts.append(option)
+    if job.kind == WorkKind.TOKENS and opts:
+        opts = _token_shares(job, gpu, opts, pools, counts, currency, rates, profile,
+                             max_gpus, engine_note)
     if opts:
         fewest = min(o.count for o in opts)
         return opts, [replace(m, works_with=fewest) for m in misses if m.count < fewest]
     if misses:
         return [], [min(misses, key=lambda m: (m.gap, m.count))]
     return [], []
+
+
+def _token_shares(job: Job, gpu: GPU, opts: list[Option], pools, counts, currency, rates,
+                  profile, max_gpus, engine_note) -> list[Option]:
+    """Batch tokens split into independent shares (issue 26): N GPUs as N/k separate machines
+    of k, k the fewest GPUs that hold the model, each running its share of the prompts. Such
+    an option takes the place of N GPUs working together where it ranks better."""
+    out = list(opts)
+    for pool in pools:
+        own = [o for o in opts if o.offer.spot == pool[0].spot and o.workload is not None]
+        if not own:
+            continue
+        base = min(own, key=lambda o: o.count)
+        assert base.workload is not None  # kept above
+        for n in counts:
+            if n <= base.count or n % base.count or n > SERVER_GPUS:
+                continue
+            got = _option(job, base.workload, gpu, base.count, pool, base.memory_bytes,
+                          base.batch, currency, rates, profile, max_gpus,
+                          split=n // base.count)
+            if isinstance(got, Exclusion):
+                continue
+            if engine_note:
+                got = replace(got, notes=(engine_note, *got.notes))
+            rival = next((o for o in out if o.offer.spot == pool[0].spot and o.gpus == n),
+                         None)
+            if rival is None:
+                out.append(got)
+            elif _rank_key(job, got) < _rank_key(job, rival):
+                out[out.index(rival)] = got
+    return out
+
+
+def _rank_key(job: Job, o: Option) -> tuple[float, float]:
+    """What the ranking sorts one option by: (cost, time), or (time, cost) for time."""
+    cost, time = rank_cost(job, o), _time_of(o)
+    return (time, cost) if job.objective == "time" else (cost, time)
+
+
+def _time_of(o: Option) -> float:
+    if getattr(o.spot_risk, "expected_time_s", None) is not None:
+        return o.spot_risk.expected_time_s.typical
+    if o.time_s is not None:
+        return o.time_s.typical
+    return -o.rate.typical  # serving and no amount: faster is better
 
 
 def evaluate(job: Job, gpu: GPU, count: int, offers: list[Offer], currency: str, *,
@@ -719,14 +776,27 @@ def _given(amount: float | None) -> float:
 
 
 def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], need: int,
-            batch: int, currency: str, rates, profile, max_gpus) -> Option | Exclusion:
+            batch: int, currency: str, rates, profile, max_gpus, split: int = 1
+            ) -> Option | Exclusion:
+    """One size of one GPU priced on ``pool``; ``split`` > 1 (batch tokens): that many
+    independent shares, each on its own machine of ``count`` GPUs."""
     speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
     notes: list[Message] = []
     replicas = 1
     kind = job.kind
+    setup = None
     if kind == WorkKind.TOKENS:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
-        seconds = rate.inverse(_given(job.tokens))
+        seconds = rate.inverse(_given(job.tokens) / split)
+        if split > 1:  # independent prompts: shares on separate machines of `count` GPUs
+            replicas = split
+            rate = rate.scale(split)  # all the shares' tokens per second
+            pool = [o for o in pool if as_machine(o, wl, count).gpu_count == count]
+            setup = machine_setup(wl)
+            notes.append(msg("option.token_shares", "{n} independent shares of {tokens:,.0f} "
+                             "tokens, each on its own {count}-GPU machine (prompts of a batch "
+                             "need no link between machines)", n=split, count=count,
+                             tokens=_given(job.tokens) / split))
     elif kind == WorkKind.DAILY:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
         seconds = rate.inverse(_given(job.tokens_per_day))
@@ -790,6 +860,10 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     # billing rule for the machines it takes (advise/machines.py)
     shaped = [got for o in pool if (got := machines_for(o, wl, count, replicas)) is not None]
     if not shaped:
+        if split > 1:
+            return Exclusion(gpu, count * split, ExclusionKind.OFFER, msg(
+                "exclusion.no_share_machine", "no {count}-GPU machine of {gpu} to run a share "
+                "on", count=count, gpu=gpu.id), has_offer=True)
         return _machine_exclusion(gpu, count, replicas, need, pool, wl)
     # each machine runs for the wall time (a daily volume: its share of the day)
     wall = seconds.scale(1 / replicas) if kind == WorkKind.DAILY and seconds is not None \
@@ -800,11 +874,17 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         price = convert(offer.price_per_hour, currency, rates) * m.machines
         if wall is None:
             cost = MoneyRange(price, price, price)
+        elif setup is not None and m.machines > 1:
+            # each machine past the first also boots and loads the weights (billed)
+            first = run_cost_range(offer, wall).convert(currency, rates)
+            more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
+                                               + setup.typical, wall.high + setup.high))
+            cost = first.plus(more.convert(currency, rates).scale(m.machines - 1))
         else:
             cost = run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
         machines_of[id(offer)] = m
-        priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, seconds,
-                                                 speed, price, rates)))
+        priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, wall,
+                                                 speed, price, rates, m)))
     if job.max_price_per_hour is not None:
         cap = convert(job.max_price_per_hour, currency, rates)
         within = [p for p in priced if p[1].amount <= cap.amount]
@@ -899,10 +979,18 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.spot_without_amount", "spot: give the amount of work ({flags} "
                          "...) for its expected cost with interruptions; ranked here at its "
                          "price", flags=Join(Field(n) for n in ("steps", "images", "tokens"))))
+    said = []
+    if setup is not None and machines_of[id(offer)].machines > 1:
+        said.append(msg("assume.machines.setup", "each of the {n} machine(s) past the first "
+                        "boots, sets up and loads the weights before its share: {time} billed "
+                        "each, at the same time as the first (whose setup no option counts; a "
+                        "spot restart's times, {source})",
+                        n=machines_of[id(offer)].machines - 1,
+                        time=Duration(setup.typical), source=SETUP_SOURCE))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
                   assumptions=tuple(_assumptions(offer, machines_of[id(offer)], gpu))
-                  + (tuple(risk.assumptions) if risk is not None else ()),
+                  + tuple(said) + (tuple(risk.assumptions) if risk is not None else ()),
                   unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl,
                   machines=machines_of[id(offer)])
 
@@ -926,14 +1014,15 @@ def _machine_exclusion(gpu: GPU, count: int, replicas: int, need: int, pool: lis
     return Exclusion(gpu, count, ExclusionKind.OFFER, reason, has_offer=True)
 
 
-def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, seconds,
-          speed: SpeedEstimate, price: Money, rates: RateTable | None):
-    """The spot risk of pricing this option on ``offer`` (None when it is on-demand)."""
+def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, wall,
+          speed: SpeedEstimate, price: Money, rates: RateTable | None, machines: Machines):
+    """The spot risk of pricing this option on ``offer`` (None when it is on-demand);
+    ``wall`` is each machine's time."""
     if not offer.spot:
         return None
     from whichgpu.advise.spot_risk import spot_risk
 
-    return spot_risk(job, wl, offer, count, replicas, seconds, speed, price, rates)
+    return spot_risk(job, wl, offer, count, replicas, wall, speed, price, rates, machines)
 
 
 def _ranked(cost: MoneyRange, risk) -> MoneyRange:

@@ -17,6 +17,7 @@ from whichgpu.units import Duration, Money, Range, format_money
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
+    from whichgpu.advise.machines import Machines
     from whichgpu.advise.recommend import Recommendation
     from whichgpu.catalog.offers import Offer
     from whichgpu.estimate.speed import SpeedEstimate
@@ -83,16 +84,18 @@ def _item_s(job: Job, wl: Workload, speed: SpeedEstimate) -> Range | None:
 
 def spot_risk(job: Job, wl: Workload, offer: Offer, count: int, replicas: int,
               seconds: Range | None, speed: SpeedEstimate, price_per_hour: Money,
-              rates=None) -> SpotRisk | None:
+              rates=None, machines: Machines | None = None) -> SpotRisk | None:
     """The spot risk of one option (None for an on-demand offer, or a job with no amount),
-    in the currency of ``price_per_hour``."""
-    risk = _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour)
+    in the currency of ``price_per_hour``. ``seconds`` is the wall time of each machine;
+    ``machines`` how the option's GPUs sit in machines (separate machines of independent
+    work are interrupted one at a time)."""
+    risk = _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour, machines)
     if isinstance(risk, SpotEstimate):
         return risk.converted(price_per_hour.currency, rates)
     return risk
 
 
-def _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour):
+def _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour, machines=None):
     if not offer.spot:
         return None
     ckpt, load = job_bytes(wl)
@@ -110,13 +113,29 @@ def _risk(job, wl, offer, count, replicas, seconds, speed, price_per_hour):
 
             estimate = replace(estimate, assumptions=(why, *estimate.assumptions))
         return estimate
-    # a daily volume runs its replicas independently: each loses only its items in flight
-    work = seconds.scale(1 / replicas) if replicas > 1 else seconds
-    estimate = expected_run(offer, work, gpus=count, load_bytes=load, kind="items",
-                            item_s=_item_s(job, wl, speed))
-    if replicas > 1:
-        from dataclasses import replace
+    from dataclasses import replace
 
+    from whichgpu.cost.capacity import Spread
+
+    item = _item_s(job, wl, speed)
+    if machines is not None and machines.spread is Spread.SEPARATE and machines.machines > 1:
+        # independent shares on separate machines: an interruption stops only the machine it
+        # hits (the others go on), so each machine is one instance on its own for its share
+        n = machines.machines
+        one = expected_run(offer, seconds, gpus=offer.gpu_count, load_bytes=load,
+                           kind="items", item_s=item)
+        said = msg("spot.separate", "{n} separate machines run independent shares: an "
+                   "interruption stops only the machine it hits and its share, the others go "
+                   "on ({n} x one machine's expected cost; the whole job ends with its "
+                   "slowest machine, a little later than one machine's expected time)", n=n)
+        return replace(one, cost=one.cost.scale(n),
+                       uninterrupted_cost=one.uninterrupted_cost.scale(n),
+                       assumptions=(*one.assumptions, said))
+    # replicas without their machines said (older callers): each loses only its items
+    work = seconds.scale(1 / replicas) if replicas > 1 and machines is None else seconds
+    estimate = expected_run(offer, work, gpus=count, load_bytes=load, kind="items",
+                            item_s=item)
+    if replicas > 1:
         estimate = replace(estimate, cost=estimate.cost.scale(replicas),
                            uninterrupted_cost=estimate.uninterrupted_cost.scale(replicas))
     return estimate

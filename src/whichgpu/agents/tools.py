@@ -214,9 +214,15 @@ def finite(data: Any) -> Any:
 
 
 def _money(m: Any) -> str:
+    """An amount of a JSON answer, said as every command says money (units.format_money)."""
     if not isinstance(m, dict) or m.get("amount") is None:
         return "?"
-    return f"{m['amount']:,.2f} {m.get('currency', '')}".strip()
+    from whichgpu.units import Money, format_money
+
+    try:
+        return format_money(Money(float(m["amount"]), str(m.get("currency") or "USD")))
+    except (TypeError, ValueError):
+        return "?"
 
 
 def _range(r_: Any, digits: int = 3) -> str:
@@ -279,8 +285,8 @@ def _memory(d: dict[str, Any]) -> list[str]:
         lines.append(f"On {target.get('count')} x {target.get('gpu')}: {target.get('verdict')} "
                      f"({spare:+.1f} GB spare of {(target.get('usable_bytes') or 0) / 1e9:.1f}"
                      " GB usable).")
-    elif d.get("fits"):
-        fitting = [f for f in d["fits"] if isinstance(f, dict) and f.get("fits")]
+    elif d.get("gpus_that_fit"):
+        fitting = [f for f in d["gpus_that_fit"] if isinstance(f, dict) and f.get("fits")]
         if fitting:
             lines.append(f"{len(fitting)} GPU configuration(s) of the catalog hold it, e.g. "
                          + ", ".join(f"{f.get('count')} x {f.get('gpu')}" for f in fitting[:3])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from whichgpu.advise.build import apply_currency, build_job, only_gpus
+from whichgpu.advise.build import apply_currency, build_job, only_gpus, only_notes
 from whichgpu.advise.checklist import ChecklistResult, parse_answers, run_checklist
 from whichgpu.advise.recommend import Recommendation
 from whichgpu.advise.recommend import recommend as rank
@@ -110,6 +110,7 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         exported = export_option(rec, q.export, q.export_option, selection=selection,
                                  command=command_line, rates=rates)
     notes = [n for n in (mine.note if mine else None,) if n]
+    notes += [str(n) for n in only_notes(q.only)]
     if said is not None:
         notes.append(str(example_note))
     if mine is not None:

@@ -169,7 +169,10 @@ class CompareAnswer:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return self.result.to_json()
+        data = self.result.to_json()
+        if self.notes:  # how a card's name was read (a family: its cheapest variant)
+            data["notes"] = [str(n) for n in self.notes]
+        return data
 
 
 def _refuse_unused(q: Compare, *, timing: bool) -> None:
@@ -212,10 +215,27 @@ def compare(q: Compare, time_here: Callable[[list[str], str | None], list[Measur
         job = workload(Speed(model=q.model, task=q.task, quant=q.quant, batch=q.batch,
                              context=q.context, prompt_tokens=q.prompt_tokens,
                              output_tokens=q.output_tokens, engine=q.engine), gpus=q.count)
-    result = run_compare(pairs, get_offers(q.prices), prices=q.prices, currency=q.currency,
+    offers = get_offers(q.prices)
+    pairs = [_cheapest_measured(p, offers, q) for p in pairs]
+    result = run_compare(pairs, offers, prices=q.prices, currency=q.currency,
                          rates=rates_from(q.rate), count=q.count, spot=q.spot, workload=job,
                          bound=q.bound, project=not q.no_project,
                          profile=profile_from_option(q.calibration))
     if q.priced_only:
         result.rows = [r for r in result.rows if r.measured or r.cost is not None]
     return CompareAnswer(result, tuple(p.note for p in pairs if p.note))
+
+
+def _cheapest_measured(m: Measured, offers: list, q: Compare) -> Measured:
+    """A card measured under a family name ('a100=12m'): priced as the family's variant that
+    rents for least in these offers (as ``cost`` and ``tco`` do), and the note says which."""
+    if m.note is None:
+        return m
+    res = resolve_gpu(m.text.partition("=")[0].strip())
+    if len(res.candidates) < 2:
+        return m
+    from whichgpu.cost.build import cheapest_variant
+
+    gpu, note = cheapest_variant(res, offers, q.currency or "USD", rates_from(q.rate),
+                                 q.count, q.spot)
+    return replace(m, gpu=gpu, note=note)

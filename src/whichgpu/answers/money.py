@@ -48,8 +48,14 @@ def tco(q: Tco, ctx: Context = LOCAL) -> TcoResult:
     if q.rent_price is not None:
         raise InputError(msg("flags.not_both", "give {a} or {b}, not both", a=Field("vs"),
                              b=Field("rent_price")))
-    other = resolve_gpu(q.vs).gpu
-    selection = ctx.offers(q.prices, q.max_age, gpus=[other.id], cheapest_only=True)
+    res = resolve_gpu(q.vs)
+    selection = ctx.offers(q.prices, q.max_age, gpus=list(res.candidates or [res.gpu.id]),
+                           cheapest_only=True)
+    other = res.gpu
+    if len(res.candidates) > 1:  # a family: the variant cheapest to rent
+        from whichgpu.cost.build import cheapest_variant
+
+        other, _said = cheapest_variant(res, list(selection.offers), q.currency or "USD")
     on_demand = [o for o in selection.offers if o.gpu == other.id and not o.spot]
     if not on_demand:
         raise InputError(msg("tco.vs.no_offer", "no on-demand offer for {gpu} in these prices: "

@@ -1295,6 +1295,9 @@ class ProfileSave(Request):
         "Show amounts in this currency.")), Web(skip=True)] = None
     default: Annotated[bool, Field(description=(
         "Apply it to every command without --profile.")), Web(skip=True)] = False
+    detect: Annotated[bool, Field(description=(
+        "Fill the card, how many and the host RAM from this machine (NVML or nvidia-smi, "
+        "as 'whichgpu bench' finds them); what you give here wins.")), Web(skip=True)] = False
 
 
 class ProfileList(Request):

@@ -136,7 +136,7 @@ PROFILE = "profile__option"
 
 
 def _takes_profile(model: type[Request]) -> bool:
-    from whichgpu.cli.profiles import APPLIES
+    from whichgpu.answers.profiles import APPLIES
 
     return any(model.COMMAND in commands for commands in APPLIES.values())
 
@@ -144,7 +144,7 @@ def _takes_profile(model: type[Request]) -> bool:
 def _apply_profile(model: type[Request], kwargs: dict[str, Any], ctx: Any,
                    name: str | None) -> None:
     """Fill what the command line left out from the profile (``--profile`` or the default)."""
-    from whichgpu.cli import profiles
+    from whichgpu.answers import profiles
     from whichgpu.cli.common import note
 
     chosen = profiles.chosen(name)

@@ -107,6 +107,18 @@ def list_prices(q: req.PricesList) -> None:
     _print_prices(result)
 
 
+_FEED_WIDTH = 16  # a feed cell below 100 columns: 'primeintellect' whole, longer ones cut
+
+
+def _feed_prefix(feeds: list[str]) -> str:
+    """The source every feed shown shares ('skypilot' of 'skypilot/vast'), said once in the
+    caption so that a narrow table shows the feed's own name; '' when they differ."""
+    heads = {f.split("/", 1)[0] for f in feeds if "/" in f}
+    if len(heads) == 1 and all("/" in f for f in feeds):
+        return heads.pop()
+    return ""
+
+
 def _print_prices(result) -> None:
     from rich import box
     from rich.table import Table
@@ -134,12 +146,21 @@ def _print_prices(result) -> None:
     # Below 100 columns the region gives way (--json has it): words are not broken instead.
     keep = [(multi or col != "Offer /h") and (col != "Region" or console.width >= 100)
             for col, _, _ in columns]
+    rows = [_offer_row(o, selection) for o in shown]
+    narrow = console.width < 120  # 'skypilot/primeintellect' beside a region needs about 120
+    prefix = _feed_prefix([r[-1] for r in rows]) if narrow else ""
     for (col, justify, _), kept in zip(columns, keep, strict=True):
         if kept:
-            table.add_column(col, justify=justify, overflow="fold",  # tidy() sizes them
-                             no_wrap=col in ("GPU", "Age"))
-    for o in shown:
-        cells = _offer_row(o, selection)
+            feed = col == "Feed"  # cut with an ellipsis if need be, never broken mid-word
+            table.add_column(col, justify=justify, overflow="ellipsis" if feed else "fold",
+                             no_wrap=col in ("GPU", "Age", "Feed"),  # tidy() sizes them
+                             max_width=_FEED_WIDTH if feed and narrow else None)
+    if prefix:
+        table.caption = f"Feed: {prefix}/<feed> (--json gives every feed in full)"
+        table.caption_justify = "left"
+    for cells in rows:
+        if prefix:
+            cells[-1] = cells[-1].removeprefix(prefix + "/")
         table.add_row(*(c for c, kept in zip(cells, keep, strict=True) if kept))
     console.print(table)
     if len(shown) < offers_total:

@@ -20,9 +20,18 @@ def register(app: typer.Typer) -> None:
 
 
 def save(q: req.ProfileSave) -> None:
-    from whichgpu.cli import profiles
+    from whichgpu.answers import profiles
+    from whichgpu.cli.common import note
 
-    kept = profiles.save(q.name, q.model_dump(include=set(profiles.KEYS)), q.default)
+    values = q.model_dump(include=set(profiles.KEYS))
+    if q.detect:  # this machine, where the command line says nothing
+        found, said = profiles.detected()
+        for line in said:
+            note(line)
+        values = {**found, **{k: v for k, v in values.items() if v not in (None, "")}}
+        if values.get("gpu") != found.get("gpu") and q.count is None:
+            values.pop("count", None)  # another card named: the count found is not its count
+    kept = profiles.save(q.name, values, q.default)
     shown = ", ".join(f"{k}={v}" for k, v in kept.items())
     console.print(f"Saved profile {q.name}{' (the default)' if q.default else ''}: {shown}. "
                   f"Use it with --profile {q.name}.", markup=False)
@@ -31,7 +40,7 @@ def save(q: req.ProfileSave) -> None:
 def list_profiles(q: req.ProfileList) -> None:
     from rich.table import Table
 
-    from whichgpu.cli import profiles
+    from whichgpu.answers import profiles
 
     data = profiles.load()
     if q.as_json:
@@ -53,7 +62,7 @@ def list_profiles(q: req.ProfileList) -> None:
 
 
 def remove(q: req.ProfileRemove) -> None:
-    from whichgpu.cli import profiles
+    from whichgpu.answers import profiles
 
     profiles.remove(q.name)
     console.print(f"Removed profile {q.name}.", markup=False)

@@ -42,6 +42,13 @@ class MoneyRange:
     def scale(self, factor: float) -> MoneyRange:
         return MoneyRange(self.low * factor, self.typical * factor, self.high * factor)
 
+    def plus(self, other: MoneyRange) -> MoneyRange:
+        """The sum, end by end (one currency: convert first)."""
+        if other.currency != self.currency:
+            raise InputError("money ranges in different currencies: convert first")
+        return MoneyRange(*(Money(getattr(self, k).amount + getattr(other, k).amount,
+                                  self.currency) for k in ("low", "typical", "high")))
+
     def convert(self, currency: str, rates: RateTable | None = None) -> MoneyRange:
         return MoneyRange(*(convert(m, currency, rates) for m in (self.low, self.typical,
                                                                   self.high)))

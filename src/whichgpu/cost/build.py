@@ -178,10 +178,16 @@ def tco(gpu_id: str | None, *, purchase_price: str | None = None, resale_value: 
                              "(or {spec})", gpu=res.gpu.id, tdp=Field("tdp", "W"),
                              spec=Field("gpu_spec", "tdp=W")))
     read = selection_for or _reader(max_age)
-    selection = read(prices, [res.gpu.id]) if rent_price is None else None
+    gpu, note = res.gpu, res.note
+    selection = None
+    if rent_price is None and len(res.candidates) > 1:  # a family: its cheapest variant to rent
+        selection = read(prices, list(res.candidates))
+        gpu, note = cheapest_variant(res, list(selection.offers), currency or "USD", rates)
+    elif rent_price is None:
+        selection = read(prices, [gpu.id])
     offers = list(selection.offers) if selection is not None else None
     inputs = ownership_inputs(
-        res.gpu, offers=offers, rates=rates,
+        gpu, offers=offers, rates=rates,
         purchase_price=parse_flag_money(purchase_price, Field("purchase_price")),
         resale_value=parse_flag_money(resale_value, Field("resale_value")), years=years,
         host_share=parse_flag_money(host_share, Field("host_share")), tdp_watts=tdp,
@@ -193,8 +199,7 @@ def tco(gpu_id: str | None, *, purchase_price: str | None = None, resale_value: 
         currency=known_currency(currency, rates) if currency else None)
     o = ownership(inputs, rates)
     advice = rent_or_buy(inputs, rates) if o.rent_price is not None else None
-    return TcoResult(res.gpu, o, advice, prices if rent_price is None else None, res.note,
-                     selection)
+    return TcoResult(gpu, o, advice, prices if rent_price is None else None, note, selection)
 
 
 def _reader(max_age: float | None) -> SelectionFor:
@@ -353,8 +358,8 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     note = res.note
     if len(res.candidates) > 1:  # a family name: its cheapest variant in these prices
         selection = read(prices, list(res.candidates))
-        g, note = _cheapest_variant(res, list(selection.offers), currency or "USD", rates,
-                                    count, spot)
+        g, note = cheapest_variant(res, list(selection.offers), currency or "USD", rates,
+                                   count, spot)
     else:
         selection = read(prices, [g.id])
     offers = list(selection.offers)
@@ -387,14 +392,15 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
                       str(spread), sized)
 
 
-def _cheapest_variant(res: Any, offers: list, currency: str, rates: RateTable, count: int,
-                      spot: bool) -> tuple[GPU, Any]:
+def cheapest_variant(res: Any, offers: list, currency: str, rates: RateTable | None = None,
+                     count: int = 1, spot: bool = False) -> tuple[GPU, Any]:
     """The variant of an ambiguous family name ('a100') that rents ``count`` GPUs for least
     in ``offers`` (machines as :func:`_machine_offer` picks them), and a note that says which
     and what the others cost; the family's default variant when none has an offer."""
     from whichgpu.catalog.gpus import default_catalog
     from whichgpu.cost.billing import hourly_price
 
+    rates = rates or rates_from([])
     priced = []
     for gpu_id in res.candidates:
         offer, spread, _sized = _machine_offer(offers, gpu_id, currency, rates, count, spot)

@@ -148,7 +148,7 @@ def rent_or_buy(inputs: OwnershipInputs, rates: RateTable | None = None, *,
     h, hz = o.hours_used_per_month, t.horizon_months
     reasons: list[Message] = [
         msg("advice.costs", "over {horizon:g} months at {hours:,.0f} h/month ({use:.0%}): "
-            "renting costs {rent:0}, owning {own:0}", horizon=hz, hours=h,
+            "renting costs {rent}, owning {own}", horizon=hz, hours=h,
             use=o.inputs.utilization, rent=rent_cost, own=own_cost),
     ]
     if math.isfinite(t.months):
@@ -170,7 +170,7 @@ def rent_or_buy(inputs: OwnershipInputs, rates: RateTable | None = None, *,
                            "even at 24/7 use", horizon=hz))
     running = o.running_cost_per_used_hour
     reasons.append(msg("advice.per_hour", "each hour of use costs {running} to run when owned "
-                       "vs {rent} rented; owning also ties up {capital:0} and pays when idle",
+                       "vs {rent} rented; owning also ties up {capital} and pays when idle",
                        running=running, rent=rent_price, capital=o.capital_cost))
     return Advice(decision, o, rent_cost, own_cost, t, tuple(reasons))
 

@@ -23,6 +23,12 @@ def _name(rec: Recommendation) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", text).strip("-")[:40].strip("-")
 
 
+def run_prefix(rec: Recommendation) -> str:
+    """The runs of a job array are named PREFIX-0, PREFIX-1 ...: room left for the index in
+    dstack's 41 characters ('^[a-z][a-z0-9-]{1,40}$', is_valid_dstack_resource_name)."""
+    return _name(rec)[:34].strip("-")
+
+
 def _commands(text: str) -> list[str]:
     """A shell script as dstack's list of commands: one entry per command, a heredoc or a
     line continued with a backslash kept whole."""
@@ -61,9 +67,13 @@ def task(rec: Recommendation, opt: Option, where: Target, cmds: LaunchCommands
     out: dict[str, Any] = {"type": "task", "name": _name(rec)}
     if cmds.image:
         out["image"] = cmds.image
-    if where.launch_nodes(cmds) > 1:
+    array = where.job_array(cmds, "dstack")
+    envs = dict(cmds.envs)
+    if array is not None:  # separate machines: one run each, told its share (a job array)
+        envs = {"SHARD_INDEX": "0", "SHARD_COUNT": str(array), **envs}
+    elif where.launch_nodes(cmds) > 1:  # a cluster: one distributed task over its nodes
         out["nodes"] = where.launch_nodes(cmds)
-    env: list[str] = [f"{k}={v}" for k, v in cmds.envs.items()] + list(cmds.secrets)
+    env: list[str] = [f"{k}={v}" for k, v in envs.items()] + list(cmds.secrets)
     if env:
         out["env"] = env
     out["commands"] = _commands(cmds.setup) + _commands(cmds.run)

@@ -48,7 +48,13 @@ def header(rec: Recommendation, opt: Option, index: int, launcher: Launcher, whe
                  "ready once /health answers", *notes]
     launch = (spot if where.spot and w.is_training else plain).format(file="THIS-FILE")
     array = where.job_array(cmds, launcher)
-    if array is not None:  # separate machines, one launch each (a job array)
+    if array is not None and launcher == "dstack":  # one run per share (a job array)
+        from whichgpu.export.dstack import run_prefix
+
+        launch = (f"for i in $(seq 0 {array - 1}); do dstack apply -y -d -f THIS-FILE -n "
+                  f"{run_prefix(rec)}-$i -e SHARD_INDEX=$i; done (one machine per share: "
+                  f"{array} separate machines, as estimated)")
+    elif array is not None:  # separate machines, one launch each (a job array)
         launch = (f"for i in $(seq 0 {array - 1}); do sky launch -y -d -c whichgpu-shard-$i "
                   "--env SHARD_INDEX=$i THIS-FILE; done (one machine per share: "
                   f"{array} separate machines, as estimated)")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from whichgpu.errors import InputError
 from whichgpu.export.names import Launcher, backend, label
 from whichgpu.messages import Field, Join, msg
+from whichgpu.units import format_money
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,16 +41,24 @@ class Target:
     replicas: int = 1  # replicas the estimate runs (a service: SkyServe / dstack replicas)
     spares: int = 0  # spare replicas on spot, to stay up through interruptions
     separate: bool = False  # the machines run independent shares of the work
+    service: bool = True  # open-ended (serving): replicas behind one endpoint; else a batch
 
     def job_array(self, cmds: LaunchCommands, launcher: Launcher) -> int | None:
         """Separate machines launched one by one (a job array of this many runs, each with
-        SHARD_INDEX set) where SkyPilot cannot put several nodes on the provider: None when
-        the file asks for its nodes itself."""
+        SHARD_INDEX set): always with dstack, where SkyPilot cannot put several nodes on the
+        provider; None when the file asks for its nodes itself.
+
+        dstack's ``nodes: N`` is a distributed task (dstack 0.22.5, server/services/offers.py
+        and jobs_submitted.py): its nodes are provisioned together, in the first node's backend
+        and region, with host networking, and only on backends with multi-node support (not
+        vastai, lambda, datacrunch/verda, hotaisle, cloudrift ...). Independent shares need
+        none of that, so they are N runs of one task, each told its share."""
         from whichgpu.export.names import skypilot_unsupported
 
         n = self.launch_nodes(cmds)
-        if (self.separate and n > 1 and launcher == "skypilot"
-                and "multi-node" in skypilot_unsupported(self.provider)):
+        if not self.separate or n <= 1:
+            return None
+        if launcher == "dstack" or "multi-node" in skypilot_unsupported(self.provider):
             return n
         return None
 
@@ -63,8 +72,8 @@ class Target:
     def service_replicas(self, cmds: LaunchCommands) -> int | None:
         """Replicas to run as a service (a server run as several replicas, or on spot with
         spares); None: a single task."""
-        if not cmds.ports or (self.replicas <= 1 and not self.spares):
-            return None
+        if not self.service or not cmds.ports or (self.replicas <= 1 and not self.spares):
+            return None  # a batch's shares are runs that end, not a service
         return self.replicas + self.spares
 
 
@@ -109,16 +118,21 @@ def target(option: Option, launcher: Launcher, offers: Sequence[Offer] | None = 
             notes.append(f"{nodes} x {gpus}-GPU machine(s) rented whole ({used} GPU(s) used)")
         if shape is not None and shape.spread == "separate machines":
             notes.append(f"{nodes} separate machines, each running its own share of the work "
-                         "(nothing links them): a node finds its share from its rank, "
-                         + {"skypilot": "SKYPILOT_NODE_RANK of SKYPILOT_NUM_NODES (or "
+                         "(nothing links them): "
+                         + {"skypilot": "a node finds its share from its rank, "
+                                        "SKYPILOT_NODE_RANK of SKYPILOT_NUM_NODES (or "
                                         "SHARD_INDEX of SHARD_COUNT when launched one by one)",
-                            "dstack": "DSTACK_NODE_RANK of DSTACK_NODES_NUM"}[launcher])
+                            "dstack": "one dstack run each, which finds its share from "
+                                      "SHARD_INDEX of SHARD_COUNT (a multi-node task would "
+                                      "tie them to one backend and region, on backends with "
+                                      "multi-node support only)"}[launcher])
     if shape is not None and option.replicas > 1:
         nodes = max(1, nodes // option.replicas)  # per replica (launch_nodes counts them all)
     return Target(cloud, offer.provider, offer.region, instance, gpus, nodes,
                   offer.spot, disk_gb(option), price, offer.price_per_hour.currency,
                   tuple(notes), replicas=option.replicas, spares=_spares(option),
-                  separate=shape is not None and shape.spread == "separate machines")
+                  separate=shape is not None and shape.spread == "separate machines",
+                  service=option.time_s is None)
 
 
 def _spares(option: Option) -> int:
@@ -165,7 +179,7 @@ def _machines(option: Option, offers: Sequence[Offer] | None
         o = cheapest(need)
         return (need, 1, o.instance_type, o.price_per_hour.amount,
                 f"one {need}-GPU machine ({o.instance_type or 'its offer'}, "
-                f"{o.price_per_hour.amount:.2f} {o.price_per_hour.currency}/h); the estimate "
+                f"{format_money(o.price_per_hour)}/h); the estimate "
                 f"priced {math.ceil(need / offer.gpu_count)} x the {offer.gpu_count}-GPU offer")
     top = sizes[-1]
     if need > SERVER_GPUS and need > top and (need % top == 0 or offer.gpu_count == top):

@@ -203,12 +203,16 @@ def create_app(calibration: str | None = None) -> FastAPI:
             swagger_ui_parameters={"validatorUrl": None})  # no call to swagger.io
 
     app.include_router(api.router)
+    from whichgpu.web import profile_query
+
+    app.include_router(profile_query.router)  # GET /api/v1/profiles
     app.include_router(writes.router)  # the store's writes: the operator's token
     from whichgpu.web import runs_api
 
     app.include_router(runs_api.reads)  # measured runs: read open, added with the token
     app.include_router(runs_api.writes)
     app.include_router(pages.router)
+    app.add_middleware(profile_query.ProfileQuery)  # ?profile=NAME (inside Guard's bounds)
     app.add_middleware(Guard)
     mcp_mount.install(app)  # MCP's streamable HTTP at /mcp (the 'mcp' extra)
     schedule.install(app)  # the price refresh every WHICHGPU_REFRESH_EVERY, if set

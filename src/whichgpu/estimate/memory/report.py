@@ -105,7 +105,10 @@ class MemoryReport:
     def to_json(self) -> dict[str, Any]:
         data = self.estimate.to_json()
         data["model"] = self.model_name
-        data["fits"] = [f.to_json() for f in self.fits]
+        # one shape for 'fits' in every answer (speed, the target, each GPU): a boolean. Here:
+        # the GPU asked about holds it; without one, some catalog GPU configuration does
+        data["fits"] = self.target.fits if self.target else bool(self.fits)
+        data["gpus_that_fit"] = [f.to_json() for f in self.fits]
         data["target"] = self.target.to_json() if self.target else None
         data["suggestions"] = [c.to_json() for c in self.changes]
         data["rule_of_thumb"] = self.rule.to_json()

@@ -1,5 +1,7 @@
 """Saved descriptions of the user's own machine (``whichgpu profile``), applied by
-``--profile NAME`` (or the default profile) to every command that asks about that hardware.
+``--profile NAME`` (or the default profile) to every command that asks about that hardware,
+and by ``?profile=NAME`` to the REST questions of the server that saved it (named only: a
+server applies no default profile to its visitors).
 
 A profile is a few request fields under their request names, kept as the user typed them
 (``"host_ram": "64GB"``) in ``profiles.json`` in whichgpu's data folder. Applying one fills a
@@ -147,3 +149,78 @@ def fill(command: str, values: dict[str, Any], given: set[str], fields: set[str]
         values[name] = value
         filled.append(name)
     return filled
+
+
+#: REST paths (under /api/v1/) that take ``?profile=NAME``, and the command each answers
+REST_PATHS: dict[str, str] = {"memory": "memory", "speed": "speed", "fits": "fits",
+                              "recommend": "recommend", "tco": "tco", "cost": "cost",
+                              "gpus": "gpus", "checklist": "checklist", "prices": "prices list"}
+
+
+def fill_query(command: str, params: list[tuple[str, str]], name: str,
+               ) -> tuple[list[tuple[str, str]], list[str]]:
+    """A REST query with the profile ``name`` filled in where the query left a field out (as
+    ``--profile`` fills a command line), and the fields filled. An unknown name is an
+    InputError (a 422)."""
+    from whichgpu.answers.requests import COMMANDS
+
+    model = next(m for m in COMMANDS if m.COMMAND == command)
+    got = chosen(name)
+    assert got is not None  # a name was given: chosen() answers or raises
+    _label, profile = got
+    values: dict[str, Any] = {}
+    filled = fill(command, values, {k for k, _ in params}, set(model.model_fields), profile)
+    return params + [(k, str(values[k])) for k in filled], filled
+
+
+def public(data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The saved profiles as the REST API lists them (``GET /api/v1/profiles``)."""
+    data = load() if data is None else data
+    return {"default": data.get("default"),
+            "profiles": [{"name": n, "values": v, "applies_to": sorted(
+                {c for k in v for c in APPLIES.get(k, ())})}
+                for n, v in sorted(data["profiles"].items())],
+            "how": "add profile=NAME to a GET question (memory, speed, fits, recommend, tco, "
+                   "cost, gpus, checklist, prices): its values fill the fields the question "
+                   "leaves out"}
+
+
+def detected() -> tuple[dict[str, Any], list[str]]:
+    """This machine as profile values (its NVIDIA cards as 'whichgpu bench' finds them, and
+    its RAM), and what was found, in words. No GPU found is said, not an error: the RAM is
+    still this machine's."""
+    from whichgpu.bench.detect import BenchUnavailable, detect_gpus
+
+    values: dict[str, Any] = {}
+    said: list[str] = []
+    try:
+        found = detect_gpus()
+    except BenchUnavailable as exc:
+        found = []
+        said.append(str(exc))
+    if found:
+        ids = [g.catalog_id for g in found]
+        known = [i for i in ids if i is not None]
+        if known:
+            card = max(set(known), key=known.count)  # mixed cards: the most common one
+            values.update(gpu=card, count=known.count(card))
+        else:  # no catalog card: by its memory (MiB as the driver reports it)
+            mib = found[0].memory_total_mib
+            if mib:
+                values.update(gpu=f"{mib}MiB", count=len(found))
+        names = ", ".join(f"{g.index}: {g.name}" + (f" ({g.catalog_id})" if g.catalog_id
+                                                    else "") for g in found)
+        said.append(f"found {len(found)} GPU(s) with {found[0].source}: {names}")
+    ram = host_ram_bytes()
+    if ram:
+        values["host_ram"] = f"{ram / 2**30:.1f}GiB"
+        said.append(f"host RAM {ram / 2**30:.1f} GiB (the operating system's total)")
+    return values, said
+
+
+def host_ram_bytes() -> int | None:
+    """This machine's RAM as the operating system counts it (POSIX sysconf), None if unknown."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
