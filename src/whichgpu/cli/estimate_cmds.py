@@ -26,7 +26,14 @@ def register(app: typer.Typer) -> None:
 def memory(q: req.Memory) -> None:
     from whichgpu.answers.estimates import memory as answer
 
-    show(answer(q), q.as_json, lambda a: _print_memory(a.report))
+    show(answer(q), q.as_json, lambda a: _print_mixed(a) if hasattr(a, "result")
+         else _print_memory(a.report))
+
+
+def _print_mixed(answer) -> None:
+    from whichgpu.cli.mixed_view import print_mixed
+
+    print_mixed(answer)
 
 
 def _print_memory(report) -> None:
@@ -145,6 +152,9 @@ def speed(q: req.Speed) -> None:
 
 
 def _print_speed_answer(result) -> None:
+    if hasattr(result, "result"):  # a list of different cards
+        _print_mixed(result)
+        return
     if result.saturation is not None:
         from whichgpu.cli.serving_view import print_max_throughput
 
