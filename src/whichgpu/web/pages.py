@@ -453,7 +453,9 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
         answer = None
         if q is not None:
             answer, error = attempt(s.memory, q)
-        if answer is not None:
+        if answer is not None and hasattr(answer, "result"):  # several different cards
+            ctx.update(mixed=answer.result, mixed_model=answer.workload.model.name, q=q)
+        elif answer is not None:
             report = answer.report
             ctx.update(report=report, q=q, bar=_memory_bar(report),
                        cli=None if config else command_line(q))
