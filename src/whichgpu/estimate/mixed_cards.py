@@ -13,13 +13,13 @@ and the small tensors stay on the main card, and each layer synchronises the car
 
 vLLM, SGLang and TensorRT-LLM split by tensor parallelism: every card holds an equal shard,
 so the smallest card bounds the memory of each and the slowest card the speed (the
-all-reduces wait for it). They are refused where they do not run: cards of different
-platforms, or of different architectures in one tensor-parallel group (vLLM:
-vllm-project/vllm#13760, "vllm itself does not reliably support heterogeneous GPU setups",
-LMCache/LMCache#1304; noonghunna/club-3090#707: stock vLLM will not mix Ampere and Blackwell
-in one TP group). Cards of one architecture with different memory run with equal shards (the
-smaller card runs out first: vllm-project/vllm#10204); vLLM's uneven alternative is pipeline
-parallelism with ``VLLM_PP_LAYER_PARTITION`` (vllm/envs.py), not estimated here.
+all-reduces wait for it: noonghunna/club-3090 BENCHMARKS.md, a 5090 + 3090 Ti at TP=2 on
+stock vLLM decodes like a pair of 3090s, "the tensor-parallel barrier runs at the slower
+card's rate"). Different memory sizes run with equal shards (the smaller card runs out first:
+vllm-project/vllm#10204); uneven tensor parallelism exists only in community forks (shvllm,
+htsglang: club-3090#707, #845), not estimated here; vLLM's own uneven way is pipeline
+parallelism with ``VLLM_PP_LAYER_PARTITION`` (vllm/envs.py), not estimated either. Cards of
+different platforms (CUDA with ROCm) cannot form one group and are refused.
 """
 
 from __future__ import annotations
@@ -206,13 +206,6 @@ def check_mix(w: Workload, cards: tuple[GPU, ...]) -> None:
                                  "group over {platforms}: every card must run the same software "
                                  "stack; llama.cpp's Vulkan backend drives both",
                                  engine=engine, platforms=" and ".join(sorted(platforms))))
-        archs = {str(g.architecture.value) for g in cards}
-        if len(archs) > 1:
-            raise InputError(msg("mixed.tp_arch", "{engine} does not run one tensor-parallel "
-                                 "group over different GPU architectures ({archs}): it needs "
-                                 "equal shards on cards of one kind; llama.cpp splits by layers "
-                                 "over any cards ({flag} llamacpp)", engine=engine,
-                                 archs=", ".join(sorted(archs)), flag=Field("engine")))
 
 
 # ------------------------------------------------------------------ llama.cpp
@@ -480,6 +473,10 @@ def tp_plan(w: Workload, cards: tuple[GPU, ...]) -> MixedPlan:
                  "memory of every card; the memory the larger cards have beyond it goes unused",
                  gpu=min(cards, key=lambda g: g.usable_memory_bytes).id,
                  usable=min(g.usable_memory_bytes for g in cards) / 1e9)]
+    if len({str(g.architecture.value) for g in cards}) > 1:
+        notes.append(msg("mixed.tp_archs", "cards of different architectures in one "
+                         "tensor-parallel group run each step at the slower card's pace, with "
+                         "the kernels and formats every card supports"))
     if engine == "vllm":
         notes.append(msg("mixed.vllm_pp", "vLLM's way to use uneven cards is pipeline "
                          "parallelism with an uneven layer partition (VLLM_PP_LAYER_PARTITION), "
