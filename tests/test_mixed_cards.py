@@ -251,3 +251,16 @@ def test_the_vram_selector_shows_each_card(web):
     page = web.get("/memory?model=llama-3.3-70b&quant=q4_k_m&gpu=rtx-5090,rtx-3090").text
     assert 'data-gpu="rtx-5090"' in page and 'data-gpu="rtx-3090"' in page
     assert "--split-mode layer" in page
+
+
+def test_the_mcp_speed_tool_answers_the_mix_and_says_each_card():
+    import anyio
+
+    from whichgpu.agents.local import LocalSurface
+    from whichgpu.agents.tools import call
+
+    answer, said = anyio.run(call, LocalSurface(), "speed", {
+        "model": "llama-3.3-70b", "quant": "q4_k_m", "gpu": "rtx-5090,rtx-3090"})
+    assert answer.data["mixed_cards"] and answer.data["plan"]["speed"] is not None
+    assert "Device 0 rtx-5090" in said and "Device 1 rtx-3090" in said
+    assert "the slowest card: rtx-3090" in said and "--split-mode layer" in said

@@ -53,7 +53,7 @@ def _decode(row: dict[str, str], gpus: str) -> Range:
     from whichgpu.vocabulary import SplitMode
 
     w = build_workload(resolve_model(row["model"]), quant=row["quant"], engine=row["engine"],
-                       context=int(row["context"]), kv_dtype=row["kv_dtype"] or "f16")
+                       context=row["context"], kv_dtype=row["kv_dtype"] or "f16")
     cards = parse_gpu_list(gpus)
     ts = tuple(float(t) for t in row["tensor_split"].split(",")) if row["tensor_split"] else None
     if all_same(cards) and ts is None:
