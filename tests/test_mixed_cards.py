@@ -264,3 +264,33 @@ def test_the_mcp_speed_tool_answers_the_mix_and_says_each_card():
     assert answer.data["mixed_cards"] and answer.data["plan"]["speed"] is not None
     assert "Device 0 rtx-5090" in said and "Device 1 rtx-3090" in said
     assert "the slowest card: rtx-3090" in said and "--split-mode layer" in said
+
+
+# ------------------------------------------------------------------ recommend: your machine
+
+def test_recommend_says_what_your_machine_of_different_cards_does(cli):
+    r = cli("recommend", "llama-3.3-70b", "--quant", "q4_k_m", "--tokens", "1M", "--gpu",
+            "rtx-5090,rtx-3090", "--top", "1", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    machine = data["own_machine"]
+    assert machine["cards"] == ["rtx-5090", "rtx-3090"] and machine["plan"]["fits"]
+    assert machine["plan"]["speed"]["decode_tokens_per_s_per_sequence"]["typical"] > 0
+    assert any("your machine (rtx-5090 + rtx-3090)" in n for n in data["notes"])
+    assert data["owned"] == []  # not ranked as a single owned card
+
+
+def test_recommend_a_list_of_one_card_is_your_card_counted(cli):
+    a = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--gpu", "2xrtx-3090", "--top",
+            "1", "--json")
+    b = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--gpu", "rtx-3090", "--count",
+            "2", "--top", "1", "--json")
+    assert a.code == b.code == 0
+    assert json.loads(a.out)["owned"] == json.loads(b.out)["owned"] != []
+
+
+def test_the_advisor_shows_your_machine(web):
+    page = web.get("/?model=llama-3.3-70b&quant=q4_k_m&amount=1M&unit=tokens"
+                   "&gpu=rtx-5090,rtx-3090").text
+    assert 'class="own-machine" data-fits="yes"' in page
+    assert 'name="gpu"' in page  # the advisor's own-cards control

@@ -45,6 +45,7 @@ class RecommendAnswer:
     rates: RateTable
     notes: tuple[str, ...] = ()
     exported: Export | None = None  # the chosen option as a launcher task file (--export)
+    machine: Any = None  # your machine of different cards (--gpu A,B): a MixedCards
 
     @property
     def top(self) -> int:
@@ -61,6 +62,8 @@ class RecommendAnswer:
         if self.exported is not None:
             data["export"] = self.exported.to_json()
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
+        if self.machine is not None:
+            data["own_machine"] = self.machine.to_json()
         return data
 
 
@@ -69,6 +72,9 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     """The cheapest GPU configuration that can run a job, why, and what was excluded (and,
     with ``export``, the chosen option as a launcher task file; ``command_line`` is the
     reproduce line its header gives)."""
+    from whichgpu.answers.mixed import own_machine
+
+    q, machine, machine_note = own_machine(q, ctx)  # --gpu A,B: said beside the ranking
     w = recommend_workload(q, ctx)
     work = q.fields(*q.JOB_FIELDS)
     said = examples_as_tokens(q, w.seq_len)
@@ -94,7 +100,9 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
             notes.append(str(own))
-    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported)
+    if machine_note is not None:
+        notes.append(str(machine_note))
+    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, machine)
 
 
 def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | None:

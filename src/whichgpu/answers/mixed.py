@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.answers.context import LOCAL, Context
-from whichgpu.answers.requests import Memory, Speed
+from whichgpu.answers.requests import Memory, Recommend, Speed
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.mixed_cards import MixedCards, mixed_cards
@@ -90,7 +90,7 @@ def parse_tensor_split(text: str | None) -> tuple[float, ...] | None:
     return tuple(out)
 
 
-def _job(q: Memory | Speed, ctx: Context) -> tuple[Job, Message | None]:
+def _job(q: Memory | Speed | Recommend, ctx: Context) -> tuple[Job, Message | None]:
     """The workload on one card; with no engine named, llama.cpp (the engine that splits over
     any cards) when it runs the job."""
     from whichgpu.answers.estimates import workload
@@ -119,3 +119,52 @@ def mixed(q: Memory | Speed, cards: tuple[GPU, ...], ctx: Context = LOCAL) -> Mi
 
         result = replace(result, assumptions=(said, *result.assumptions))
     return MixedCardsAnswer(q, w, result)
+
+
+def own_machine(q: Recommend, ctx: Context = LOCAL
+                ) -> tuple[Recommend, MixedCards | None, Message | None]:
+    """``recommend --gpu rtx-5090,rtx-3090``: your machine of different cards is not ranked
+    with the rentals (it has no price); what it does for the job is said beside them. Returns
+    the request to rank (a list of one card: ``--gpu NAME --count N``; else without the
+    cards), the mixed answer and the note."""
+    from dataclasses import replace
+
+    from whichgpu.catalog.gpu_list import all_same, describe_cards, is_gpu_list, parse_gpu_list
+
+    if not is_gpu_list(q.gpu):
+        return q, None, None
+    if q.gpu_spec:
+        raise InputError(msg("flags.not_both", "give {a} or {b}, not both",
+                             a=Field("gpu", "NAME,NAME"), b=Field("gpu_spec")))
+    if q.count != 1:
+        raise InputError(msg("mixed.count", "the count of each card goes in the list (e.g. "
+                             "2xrtx-3090,rtx-4090), not in {field}", field=Field("count")))
+    cards = parse_gpu_list(q.gpu or "")
+    if all_same(cards):
+        return q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), None, None
+    rest = q.model_copy(update={"gpu": None})
+    where = describe_cards(cards)
+    if q.task.is_training or q.task in ("image", "video"):
+        return rest, None, msg("recommend.own_machine.task", "your machine ({cards}) is "
+                               "answered for LLM inference; {task} is ranked on rentals only",
+                               cards=where, task=q.task)
+    try:
+        w, said = _job(q, ctx)
+        result = mixed_cards(w, cards, speed=True, profile=ctx.calibration(q.calibration))
+    except InputError as exc:
+        return rest, None, msg("recommend.own_machine.no", "your machine ({cards}): {why}",
+                               cards=where, why=exc.args[0] if exc.args else str(exc))
+    if said is not None:
+        result = replace(result, assumptions=(said, *result.assumptions))
+    plan = result.plan
+    if plan.speed is None:
+        return rest, result, msg("recommend.own_machine.no_fit", "your machine ({cards}) is "
+                                 "not ranked with the rentals, and the job does not fit it as "
+                                 "{engine} splits it ({split})", cards=where,
+                                 engine=plan.engine, split=plan.describe())
+    r = plan.speed.decode_tokens_per_s_per_sequence
+    return rest, result, msg("recommend.own_machine", "your machine ({cards}) is not ranked "
+                             "with the rentals, but it runs the job with {engine}: {split}; "
+                             "decode {low:,.0f} / {typical:,.0f} / {high:,.0f} tokens/s per "
+                             "sequence", cards=where, engine=plan.engine,
+                             split=plan.describe(), low=r.low, typical=r.typical, high=r.high)

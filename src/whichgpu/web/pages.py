@@ -251,7 +251,7 @@ def advisor(request: Request) -> HTMLResponse:
                    api="/api/v1/recommend?" + urlencode(
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
-                   chart=_pareto_chart(result.rec))
+                   chart=_pareto_chart(result.rec), machine=result.machine)
     ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
 
