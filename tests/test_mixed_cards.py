@@ -294,3 +294,24 @@ def test_the_advisor_shows_your_machine(web):
                    "&gpu=rtx-5090,rtx-3090").text
     assert 'class="own-machine" data-fits="yes"' in page
     assert 'name="gpu"' in page  # the advisor's own-cards control
+
+
+# ------------------------------------------------------------------ fits: what runs on my machine
+
+def test_fits_on_a_machine_lists_models_no_single_card_of_it_holds(cli):
+    r = cli("fits", "--gpu", "rtx-5090,rtx-3090", "--models", "llama-3.3-70b,llama-3.1-405b",
+            "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["cards"] == ["rtx-5090", "rtx-3090"] and data["gpu"] == "rtx-5090 + rtx-3090"
+    (row,) = data["models"]
+    assert row["model"] == "llama-3.3-70b" and data["not_run"] == ["llama-3.1-405b"]
+    # more than the 5090 alone holds, within the two cards together
+    assert get_gpu("rtx-5090").usable_memory_bytes < row["gpu_bytes"] <= data["usable_bytes"]
+    assert row["decode_tokens_per_s"]["typical"] > 0
+
+
+def test_fits_a_list_of_one_card_is_the_count(cli):
+    a = cli("fits", "--gpu", "2xrtx-3090", "--models", "llama-3.3-70b", "--json")
+    b = cli("fits", "--gpu", "rtx-3090", "--count", "2", "--models", "llama-3.3-70b", "--json")
+    assert a.code == b.code == 0 and a.out == b.out

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.answers.context import LOCAL, Context
-from whichgpu.answers.requests import Memory, Recommend, Speed
+from whichgpu.answers.requests import Fits, Memory, Recommend, Speed
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.mixed_cards import MixedCards, mixed_cards
@@ -168,3 +168,67 @@ def own_machine(q: Recommend, ctx: Context = LOCAL
                              "decode {low:,.0f} / {typical:,.0f} / {high:,.0f} tokens/s per "
                              "sequence", cards=where, engine=plan.engine,
                              split=plan.describe(), low=r.low, typical=r.typical, high=r.high)
+
+
+def fits_machine(q: Fits, ctx: Context = LOCAL) -> Any:
+    """``fits --gpu rtx-5090,rtx-3090``: the models that run split over the machine's cards,
+    each with the most precise format that fits every card and the decode of the mix (a list
+    of one card: ``--gpu NAME --count N``)."""
+    from whichgpu.answers.fitting import LADDERS, FitRow, FitsAnswer, _names, fits
+    from whichgpu.catalog.gpu_list import all_same, parse_gpu_list
+    from whichgpu.estimate.build import build_workload
+    from whichgpu.estimate.mixed_cards import layer_speed, tp_speed
+    from whichgpu.units import parse_count
+    from whichgpu.vocabulary import Task
+
+    if q.gpu_spec:
+        raise InputError(msg("flags.not_both", "give {a} or {b}, not both",
+                             a=Field("gpu", "NAME,NAME"), b=Field("gpu_spec")))
+    if q.count != 1:
+        raise InputError(msg("mixed.count", "the count of each card goes in the list (e.g. "
+                             "2xrtx-3090,rtx-4090), not in {field}", field=Field("count")))
+    cards = parse_gpu_list(q.gpu or "")
+    if all_same(cards):
+        return fits(q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), ctx)
+    if q.task != Task.INFERENCE:
+        raise InputError(msg("mixed.fits_task", "a machine of different cards is answered for "
+                             "inference (the split of one model over the cards); {task} is "
+                             "not", task=str(q.task)))
+    engine = q.engine or Engine.LLAMACPP
+    ladder = LADDERS.get(engine, LADDERS["default"])
+    context = q.context or "4k"
+    tokens = int(parse_count(context, binary=True, what="context"))
+    rows, missing = [], []
+    for name in _names(q):
+        spec = ctx.model(name)
+        asked = context
+        if spec.max_context and tokens > spec.max_context:
+            asked = str(spec.max_context)
+        row = None
+        for quant in ladder:
+            try:
+                w = build_workload(spec, quant=quant, engine=engine, context=asked)
+                plan = mixed_cards(w, cards, speed=False).plan
+            except InputError:
+                continue
+            if not plan.fits:
+                continue
+            try:
+                speed = (layer_speed(w, plan) if plan.method != "tensor-parallel"
+                         else tp_speed(w, cards)).decode_tokens_per_s_per_sequence
+            except (InputError, ValueError):  # a card known by its memory only
+                speed = None
+            row = FitRow(name, spec.name, spec.params_total, w.quant_name, w.engine_name,
+                         sum(c.need_bytes for c in plan.cards),
+                         sum(g.usable_memory_bytes for g in cards), None, speed)
+            break
+        if row is None:
+            missing.append(name)
+        else:
+            rows.append(row)
+    from whichgpu.answers.fitting import _key
+
+    rows.sort(key=_key(q.sort))
+    note = msg("mixed.fits_note", "split over the cards as {engine} does (each card checked "
+               "on its own share); memory shown for the whole machine", engine=engine)
+    return FitsAnswer(q, cards[0], len(cards), tokens, rows, missing, (note,), cards=cards)
