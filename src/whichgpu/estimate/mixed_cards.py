@@ -279,35 +279,82 @@ def _row_loads(cards: tuple[GPU, ...], fractions: list[float], lay: _Layers
                                                                                 strict=True)))
 
 
-def suggested_counts(cards: tuple[GPU, ...], lay: _Layers) -> tuple[int, ...] | None:
-    """Layer slots per card for the fastest layer split that fits: the cards with the most
-    bandwidth take as many layers as they hold with the estimate's margin (each token's time
-    is the sum of each card's bytes over its bandwidth); None when nothing fits."""
+def _fits(cards: tuple[GPU, ...], counts: list[int], lay: _Layers, margin: float) -> bool:
+    return all(c.need_bytes <= c.gpu.usable_memory_bytes * (1 - margin)
+               for c in _layer_loads(cards, tuple(counts), lay))
+
+
+def _token_cost(cards: tuple[GPU, ...], counts: list[int], lay: _Layers) -> float:
+    """Seconds-per-byte weighted bytes of one token: the sum over the cards of the bytes each
+    reads at its bandwidth (what the layer split's decode time is proportional to)."""
+    return sum((c.weight_bytes + c.kv_bytes) / max(c.gpu.bandwidth_bytes_per_s, 1.0)
+               for c in _layer_loads(cards, tuple(counts), lay))
+
+
+def _greedy(cards: tuple[GPU, ...], lay: _Layers, margin: float) -> list[int] | None:
+    """The cards with the most bandwidth take as many slots as an average slot lets them
+    hold; then a slot moves off any card the exact bytes overflow."""
     slots = len(lay.weights)
+    counts = [0] * len(cards)
+    left = slots
+    per = (sum(lay.weights) + sum(lay.kv)) / slots
+    for i in sorted(range(len(cards)), key=lambda i: -cards[i].bandwidth_bytes_per_s):
+        room = cards[i].usable_memory_bytes * (1 - margin) - lay.other
+        take = int(max(0, min(left, room // per))) if per else left
+        counts[i], left = take, left - take
+    if left:
+        return None
+    for _ in range(slots * len(cards)):
+        loads = _layer_loads(cards, tuple(counts), lay)
+        over = [c for c in loads if c.need_bytes > c.gpu.usable_memory_bytes * (1 - margin)]
+        if not over:
+            return counts
+        src = over[0].index
+        spare = [c.index for c in loads if c.index != src and c.headroom_bytes
+                 - c.gpu.usable_memory_bytes * margin > per and counts[src] > 0]
+        if not spare:
+            return None
+        dst = max(spare, key=lambda i: cards[i].bandwidth_bytes_per_s)
+        counts[src] -= 1
+        counts[dst] += 1
+    return None
+
+
+def _climb(cards: tuple[GPU, ...], counts: list[int], lay: _Layers, margin: float
+           ) -> list[int]:
+    """Move one slot at a time between any two cards (those between keep their counts and
+    shift by one) while it still fits and each token reads faster; stops at a split no such
+    move improves."""
+    best, cost = list(counts), _token_cost(cards, counts, lay)
+    improved = True
+    while improved:
+        improved = False
+        for i in range(len(cards)):
+            for j in range(len(cards)):
+                if i == j or best[j] == 0:
+                    continue
+                trial = list(best)
+                trial[i] += 1
+                trial[j] -= 1
+                if not _fits(cards, trial, lay, margin):
+                    continue
+                c = _token_cost(cards, trial, lay)
+                if c < cost * (1 - 1e-12):
+                    best, cost, improved = trial, c, True
+    return best
+
+
+def suggested_counts(cards: tuple[GPU, ...], lay: _Layers) -> tuple[int, ...] | None:
+    """Layer slots per card for the fastest layer split that fits (each token's time is the
+    sum of each card's bytes over its bandwidth), keeping the estimate's margin on every card
+    where it can; None when no split fits. From llama.cpp's own split when it fits, else from
+    a greedy fill, slots move toward the faster cards while every card still holds its share."""
+    slots = len(lay.weights)
+    default = list(layer_counts([float(g.usable_memory_bytes) for g in cards], slots))
     for margin in (lay.band, 0.0):
-        counts = [0] * len(cards)
-        order = sorted(range(len(cards)), key=lambda i: -cards[i].bandwidth_bytes_per_s)
-        left = slots
-        per = (sum(lay.weights) + sum(lay.kv)) / slots
-        for i in order:
-            room = cards[i].usable_memory_bytes * (1 - margin) - lay.other
-            take = int(max(0, min(left, room // per))) if per else left
-            counts[i], left = take, left - take
-        if left:
-            continue
-        for _ in range(slots * len(cards)):  # exact bytes: move a slot off a full card
-            loads = _layer_loads(cards, tuple(counts), lay)
-            over = [c for c in loads if c.need_bytes > c.gpu.usable_memory_bytes * (1 - margin)]
-            if not over:
-                return tuple(counts)
-            src = over[0].index
-            spare = [c.index for c in loads if c.index != src and c.headroom_bytes
-                     - c.gpu.usable_memory_bytes * margin > per and counts[src] > 0]
-            if not spare:
-                break
-            dst = max(spare, key=lambda i: cards[i].bandwidth_bytes_per_s)
-            counts[src] -= 1
-            counts[dst] += 1
+        start = default if _fits(cards, default, lay, margin) else _greedy(cards, lay, margin)
+        if start is not None and _fits(cards, start, lay, margin):
+            return tuple(_climb(cards, start, lay, margin))
     return None
 
 
