@@ -315,3 +315,13 @@ def test_fits_a_list_of_one_card_is_the_count(cli):
     a = cli("fits", "--gpu", "2xrtx-3090", "--models", "llama-3.3-70b", "--json")
     b = cli("fits", "--gpu", "rtx-3090", "--count", "2", "--models", "llama-3.3-70b", "--json")
     assert a.code == b.code == 0 and a.out == b.out
+
+
+def test_with_fewer_gpu_layers_only_the_gpu_slots_are_split():
+    w = _w("llama-3.3-70b", "q4_k_m", "llamacpp", gpu_layers=60, host_ram="64GB")
+    m = mixed_cards(w, parse_gpu_list("rtx-3090,rtx-3060-12gb"), speed=False)
+    assert sum(c.layers for c in m.plan.cards) == 60
+    assert "-ngl 60" in m.plan.launch
+    with pytest.raises(InputError):
+        mixed_cards(_w("llama-3.3-70b", "q4_k_m", "llamacpp", gpu_layers=0),
+                    parse_gpu_list("rtx-3090,rtx-3060-12gb"), speed=False)

@@ -255,7 +255,10 @@ def _layers(w: Workload) -> _Layers:
     on_gpu = [i for i in range(n) if lay.layer_on_gpu[i]]
     kv = [kv_total // len(on_gpu) if i in on_gpu else 0 for i in range(n)] if on_gpu else [0] * n
     other = sum(b for k, b in terms.items() if k not in ("weights", "kv_cache"))
-    return _Layers(tuple(per_layer) + (head,), tuple(kv) + (0,), other, memory_band(one))
+    # with -ngl below every layer, llama.cpp splits only the slots on the GPUs (the last ones)
+    start = n + 1 - lay.gpu_layers  # i_gpu_start
+    weights = (tuple(per_layer) + (head,))[start:]
+    return _Layers(weights, (tuple(kv) + (0,))[start:], other, memory_band(one))
 
 
 def _layer_loads(cards: tuple[GPU, ...], counts: tuple[int, ...], lay: _Layers
@@ -376,6 +379,9 @@ def llamacpp_plans(w: Workload, cards: tuple[GPU, ...], mode: SplitMode = SplitM
     that fits, when that is another, else None)."""
     lay = _layers(w)
     slots = len(lay.weights)
+    if not slots:
+        raise InputError(msg("mixed.no_gpu_layers", "with {field} 0 no layer is on a card: "
+                             "there is nothing to split", field=Field("gpu_layers")))
     free = [float(g.usable_memory_bytes) for g in cards]
 
     def plan(fractions: list[float], split: str, ts: tuple[Any, ...] | None) -> MixedPlan:
