@@ -152,8 +152,8 @@ class MixedPlan:
 
 @dataclass(frozen=True)
 class MixedCards:
-    """The answer for a machine of different cards: the plan, and llama.cpp's own split when
-    the plan suggests another."""
+    """The answer for a machine of different cards: the plan (llama.cpp's split, or equal
+    tensor-parallel shards) and, for llama.cpp, the other split worth knowing."""
 
     cards: tuple[GPU, ...]
     plan: MixedPlan
@@ -553,6 +553,11 @@ def mixed_cards(w: Workload, cards: tuple[GPU, ...], *, split_mode: SplitMode | 
     if w.engine_name == Engine.LLAMACPP:
         mode = split_mode or SplitMode.LAYER
         plan, other = llamacpp_plans(w, cards, mode, tensor_split)
+        if len({str(g.platform.value) for g in cards}) > 1:
+            assumptions.append(msg("mixed.llamacpp_platforms", "cards of different vendors in "
+                                   "one llama.cpp process need a backend that drives them all "
+                                   "(Vulkan), or one server per backend joined over RPC; the "
+                                   "speed is estimated for each card's own backend"))
         assumptions.append(msg("mixed.free_memory", "llama.cpp's default split is by each "
                                "card's free memory at load, taken as its usable memory; the "
                                "output head goes with the last card"))
