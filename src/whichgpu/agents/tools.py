@@ -262,9 +262,25 @@ def _mixed(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _rl(d: dict[str, Any]) -> list[str]:
+    """An RL post-training plan (--task grpo|ppo): memory per GPU, and the step where timed."""
+    mem = d.get("memory") or {}
+    lines = [f"{d.get('task')} ({d.get('tuning')}, {d.get('framework')}): "
+             f"{d.get('generations')} completions x {d.get('prompts_per_step')} prompt(s); "
+             f"{mem.get('per_training_gpu_gb')} GB per training GPU ({d.get('placement')} "
+             "rollouts)" + (f"; on {d.get('gpu')}: {'fits' if d.get('fits') else 'does not fit'}"
+                           if d.get("gpu") else "") + "."]
+    if isinstance(d.get("step_s"), dict):
+        lines.append(f"One step: {_range(d['step_s'])} s (typical, low-high); "
+                     f"{d.get('dominant')} dominates.")
+    return lines
+
+
 def _memory(d: dict[str, Any]) -> list[str]:
     if d.get("mixed_cards"):
         return _mixed(d)
+    if "generations" in d:
+        return _rl(d)
     lines = [f"Peak memory per GPU: {d.get('total_gb')} GB ({d.get('total_gib')} GiB) for "
              f"{d.get('task')}, {d.get('quant')}, on {d.get('gpus')} GPU(s)."]
     target = d.get("target")
@@ -302,6 +318,8 @@ _RATES = ("output_tokens_per_s", "images_per_min", "videos_per_hour", "steps_per
 def _speed(d: dict[str, Any]) -> list[str]:
     if d.get("mixed_cards"):
         return _mixed(d)
+    if "generations" in d:
+        return _rl(d)
     rate = next((k for k in _RATES if isinstance(d.get(k), dict)), None)
     head = f"On {d.get('count')} x {d.get('gpu')} ({d.get('engine') or 'default engine'})"
     if rate is None:

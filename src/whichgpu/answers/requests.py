@@ -15,7 +15,15 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
-from whichgpu.vocabulary import Engine, FitsSort, Objective, OffloadMode, SplitMode, Task
+from whichgpu.vocabulary import (
+    Engine,
+    FitsSort,
+    Objective,
+    OffloadMode,
+    RLTuning,
+    SplitMode,
+    Task,
+)
 
 PRICES_HELP = ("Price source: a feed or source of the price store (article-000, "
                "vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an offer file. "
@@ -44,7 +52,8 @@ Params = Annotated[str | None, Field(description=(
     Web(label=N_("Parameters"), hint=N_("A generic dense model of this many parameters: 70B "
                                          "or 70e9."))]
 TaskField = Annotated[Task, Field(description=(
-    "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
+    "inference, lora, qlora, full-ft, pretrain, image, video or image-lora; grpo or ppo (RL "
+    "post-training: memory and speed).")),
     Choice(Text("choice.task",
                 "unknown task {v!r}; use one of {choices}")), Web(label=N_("Workload"), hint=N_(
         "Question 1 of S13: training, fine-tuning or inference."))]
@@ -98,6 +107,10 @@ FlashAttention = Annotated[bool, Field(description="Flash/SDPA attention (defaul
                            Cli(negatable=True), Web(label=N_("Flash attention"))]
 LoraRank = Annotated[int | None, Field(ge=1, description=(
     "LoRA rank (default: the framework's, else 16).")), Web(label=N_("LoRA rank"), max=4096)]
+LoraAdapters = Annotated[int, Field(ge=0, le=1 << 20, description=(
+    "Serving (vLLM, SGLang): LoRA adapters on this one base model, each of --lora-rank; "
+    "their GPU slots and the throughput they cost (0: none).")),
+    Web(label=N_("LoRA adapters served"), max=1 << 20)]
 LoraTargets = Annotated[str | None, Field(description=(
     "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
     "all-linear).")), Web(label=N_("LoRA targets"))]
@@ -153,6 +166,15 @@ HostBandwidth = Annotated[str | None, Field(description=(
 EngineVersion = Annotated[str | None, Field(description=(
     "The engine build to estimate for: a llama.cpp build (b4458), a date (2024-05) or an era "
     "(2023-24, ollama); default today's.")), Web(label=N_("Engine version"))]
+Speculative = Annotated[str | None, Field(description=(
+    "LLM inference: speculative decoding with mtp (the model's own multi-token-prediction "
+    "layer), eagle (an EAGLE-3 head) or draft:MODEL (a smaller model with the same "
+    "tokenizer).")), Cli(metavar="mtp|eagle|draft:MODEL"),
+    Web(max_length=200, label=N_("Speculative decoding"), hint=N_(
+        "mtp, eagle, or draft: followed by a smaller model of the same family; empty: none."))]
+DraftTokens = Annotated[int | None, Field(ge=1, le=16, description=(
+    "Speculative decoding: tokens drafted per verify step (default: mtp 2, eagle 3, "
+    "draft 5).")), Web(label=N_("Draft tokens per step"), max=16)]
 Ubatch = Annotated[int | None, Field(description=(
     "llama.cpp: tokens per micro-batch (default 512); larger ones copy offloaded weights to "
     "the GPU less often.")), Cli(flags=("--ubatch-size", "-ub")),
@@ -195,6 +217,23 @@ Only = Annotated[str | None, Field(description=(
     "Compare only these GPUs (comma-separated catalog ids or names, e.g. "
     "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
     Web(max_length=400, label=N_("Compare"))]
+Generations = Annotated[int | None, Field(ge=1, le=4096, description=(
+    "RL (grpo, ppo): completions per prompt (default: the framework's, TRL 8).")),
+    Web(label=N_("Completions per prompt"), max=4096)]
+CompletionTokens = Annotated[str | None, Field(description=(
+    "RL (grpo, ppo): the longest completion in tokens (default: the framework's, TRL 256).")),
+    Web(label=N_("Completion tokens"))]
+Tuning = Annotated[RLTuning | None, Field(description=(
+    "RL (grpo, ppo): how the policy trains: lora, qlora or full-ft (default lora).")),
+    Choice(Text("choice.tuning", "unknown tuning {v!r}; use one of {choices}")),
+    Web(label=N_("Policy training"))]
+RolloutGpus = Annotated[int | None, Field(ge=0, le=1 << 16, description=(
+    "RL (grpo, ppo): GPUs of the rollout engine's own; 0 shares the training GPUs "
+    "(default: the framework's)")), Web(label=N_("Rollout GPUs"), max=1 << 16)]
+RolloutShare = Annotated[float | None, Field(gt=0, lt=1, description=(
+    "RL (grpo, ppo): the fraction of each GPU's memory a colocated rollout engine takes "
+    "(TRL vllm_gpu_memory_utilization 0.3; default: the framework's).")),
+    Web(label=N_("Rollout engine's memory share"))]
 Json = Annotated[bool, Field(description="Machine-readable output."), Cli(flags=("--json",)),
                Web(skip=True)]
 
@@ -214,6 +253,7 @@ class Workload(Request):
     gradient_checkpointing: Checkpointing = None
     lora_rank: LoraRank = None
     lora_targets: LoraTargets = None
+    lora_adapters: LoraAdapters = 0
     resolution: Resolution = None
     frames: Frames = None
     cfg: Cfg = None
@@ -226,6 +266,8 @@ class Workload(Request):
     host_ram: HostRam = None
     host_memory: HostMemory = None
     host_bandwidth: HostBandwidth = None
+    speculative: Speculative = None
+    draft_tokens: DraftTokens = None
     as_json: Json = False
 
     #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
@@ -233,7 +275,8 @@ class Workload(Request):
         "task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
         "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
-        "host_ram", "host_memory", "host_bandwidth")
+        "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
+        "lora_adapters")
 
 
 class PastedConfig(Request):
@@ -310,11 +353,17 @@ class Memory(Workload):
         "List only these GPUs among those that hold it (comma-separated catalog ids or "
         "names, e.g. rtx-4090,a100,h100). Default: the whole catalog.")),
         Cli(metavar="GPU[,GPU...]"), Web(max_length=400, label=N_("Compare"))] = None
+    prompt_tokens: PromptTokens = None
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
         "allow_long_context", "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor",
-        "ubatch", "mmap")
+        "ubatch", "mmap", "prompt_tokens")
 
 
 class Speed(Workload):
@@ -358,6 +407,11 @@ class Speed(Workload):
     max_throughput: Annotated[bool, Field(description=(
         "Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch that "
         "fits, the batch and what bounds it.")), Web(label=N_("Maximum throughput"))] = False
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {

@@ -26,14 +26,29 @@ def register(app: typer.Typer) -> None:
 def memory(q: req.Memory) -> None:
     from whichgpu.answers.estimates import memory as answer
 
-    show(answer(q), q.as_json, lambda a: _print_mixed(a) if hasattr(a, "result")
-         else _print_memory(a.report))
+    show(answer(q), q.as_json, _print_memory_answer)
 
 
 def _print_mixed(answer) -> None:
     from whichgpu.cli.mixed_view import print_mixed
 
     print_mixed(answer)
+
+
+def _print_memory_answer(a) -> None:
+    if hasattr(a, "result"):  # a list of different cards
+        _print_mixed(a)
+        return
+    if a.rl is not None:
+        from whichgpu.cli.rl_view import print_rl
+
+        print_rl(a.rl)
+        return
+    _print_memory(a.report)
+    if a.multi_lora is not None:
+        from whichgpu.cli.rl_view import print_multi_lora
+
+        print_multi_lora(a.multi_lora)
 
 
 def _print_memory(report) -> None:
@@ -57,6 +72,8 @@ def _print_memory(report) -> None:
     t.add_row("[bold]total[/bold]", f"[bold]{e.total_bytes / GB:,.2f}[/bold]",
               f"[bold]{e.total_bytes / GiB:,.2f}[/bold]", "peak per GPU")
     console.print(t)
+    conf = e.confidence()
+    console.print(f"Confidence {conf.label}: {conf.why}.")
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
     for n in report.notes:
@@ -154,6 +171,11 @@ def speed(q: req.Speed) -> None:
 def _print_speed_answer(result) -> None:
     if hasattr(result, "result"):  # a list of different cards
         _print_mixed(result)
+        return
+    if result.rl is not None:
+        from whichgpu.cli.rl_view import print_rl
+
+        print_rl(result.rl)
         return
     if result.saturation is not None:
         from whichgpu.cli.serving_view import print_max_throughput
