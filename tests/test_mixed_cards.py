@@ -325,3 +325,9 @@ def test_with_fewer_gpu_layers_only_the_gpu_slots_are_split():
     with pytest.raises(InputError):
         mixed_cards(_w("llama-3.3-70b", "q4_k_m", "llamacpp", gpu_layers=0),
                     parse_gpu_list("rtx-3090,rtx-3060-12gb"), speed=False)
+
+
+@pytest.mark.parametrize("extra", [("--speculative", "mtp"), ("--lora-adapters", "8")])
+def test_what_the_mix_does_not_estimate_is_refused_not_ignored(cli, extra):
+    r = cli("speed", "qwen3.8-27b", "--quant", "q4_k_m", "--gpu", "rtx-5090,rtx-3090", *extra)
+    assert r.code == 2 and "not estimated over several different cards" in r.err

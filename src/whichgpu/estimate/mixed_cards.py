@@ -184,6 +184,10 @@ def check_mix(w: Workload, cards: tuple[GPU, ...]) -> None:
         raise InputError(msg("mixed.task", "different cards in one machine are answered for "
                              "LLM inference (the split of one model over the cards); "
                              "{task} is not", task=w.task))
+    if w.speculative is not None or w.lora_adapters:
+        raise InputError(msg("mixed.not_with", "{a} and {b} are not estimated over several "
+                             "different cards: ask the machine without them, or one card with "
+                             "them", a=Field("speculative"), b=Field("lora_adapters")))
     if any(g.unified_memory for g in cards):
         unified = next(g for g in cards if g.unified_memory)
         raise InputError(msg("mixed.unified", "{gpu} shares its memory with the CPU: it is "
