@@ -324,8 +324,12 @@ def _speed(d: dict[str, Any]) -> list[str]:
     head = f"On {d.get('count')} x {d.get('gpu')} ({d.get('engine') or 'default engine'})"
     if rate is None:
         return [f"{head}: {d.get('bound')}-bound, confidence {d.get('confidence')}."]
-    return [f"{head}: {rate.replace('_', ' ')} {_range(d[rate])} (typical, low-high); "
-            f"{d.get('bound')}-bound, confidence {d.get('confidence')}."]
+    lines = [f"{head}: {rate.replace('_', ' ')} {_range(d[rate])} (typical, low-high); "
+             f"{d.get('bound')}-bound, confidence {d.get('confidence')}."]
+    runs = d.get("measured_runs")
+    if isinstance(runs, dict):  # the store's measured runs moved it (whichgpu runs add)
+        lines.append(f"Measured: {runs.get('summary')} (runs {runs.get('runs')}).")
+    return lines
 
 
 def _prices(d: dict[str, Any]) -> list[str]:

@@ -98,7 +98,9 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             wl, mem, fit_note = fit_on(wl, w, gpu)
         if mem > gpu.usable_memory_bytes:
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
-    hw = hardware(gpu, count, profile)
+    runs = getattr(profile, "measured_runs", None)  # a store's measured runs (calibration.py)
+    # the hardware view reads the profile under the runs (none: the same path as no runs)
+    hw = hardware(gpu, count, getattr(profile, "base", profile) if runs else profile)
     if wl.is_diffusion:
         est = (_image_lora(wl, hw, framework, compile) if wl.task == "image-lora"
                else _diffusion(wl, hw, compile))
@@ -114,6 +116,10 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     notes = tuple(n for n in (engine_note, fit_note) if n)
     if notes:
         est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
+    if runs is not None:
+        from whichgpu.estimate.measured import apply_runs
+
+        est = apply_runs(est, wl, gpu.id, count, runs(gpu.id))
     return est
 
 
