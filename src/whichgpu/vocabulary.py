@@ -78,6 +78,14 @@ class Engine(StrEnum):
     COMFYUI = "comfyui"
 
 
+class SplitMode(StrEnum):
+    """How llama.cpp spreads one model over several cards (``--split-mode``): whole layers
+    per card (its default), or each matrix by rows over the cards."""
+
+    LAYER = "layer"
+    ROW = "row"
+
+
 class WorkKind(StrEnum):
     """Which amount of work a job was given (``Job.kind``)."""
 

@@ -260,6 +260,25 @@ def _recommend(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _mixed(d: dict[str, Any]) -> list[str]:
+    """A machine of different cards (a --gpu list): each card's load, and the mix's speed."""
+    plan = d.get("plan") or {}
+    cards = [c for c in plan.get("cards") or [] if isinstance(c, dict)]
+    lines = [f"{d.get('model')} on {' + '.join(d.get('cards') or [])} with {plan.get('engine')} "
+             f"({plan.get('method')} split): {'fits' if plan.get('fits') else 'does not fit'}."]
+    lines += [f"Device {c.get('device')} {c.get('gpu')}: {c.get('layers')} layer slot(s), "
+              f"{(c.get('need_bytes') or 0) / 1e9:.1f} GB of "
+              f"{(c.get('usable_bytes') or 0) / 1e9:.1f} GB usable ({c.get('verdict')})."
+              for c in cards]
+    speed = plan.get("speed")
+    if isinstance(speed, dict) and isinstance(speed.get("decode_tokens_per_s_per_sequence"),
+                                              dict):
+        lines.append(f"Decode {_range(speed['decode_tokens_per_s_per_sequence'])} tokens/s per "
+                     f"sequence (typical, low-high); the slowest card: {speed.get('bound_by')}.")
+    lines.append(f"Launch: {plan.get('launch')}")
+    return lines
+
+
 def _rl(d: dict[str, Any]) -> list[str]:
     """An RL post-training plan (--task grpo|ppo): memory per GPU, and the step where timed."""
     mem = d.get("memory") or {}
@@ -275,6 +294,8 @@ def _rl(d: dict[str, Any]) -> list[str]:
 
 
 def _memory(d: dict[str, Any]) -> list[str]:
+    if d.get("mixed_cards"):
+        return _mixed(d)
     if "generations" in d:
         return _rl(d)
     lines = [f"Peak memory per GPU: {d.get('total_gb')} GB ({d.get('total_gib')} GiB) for "
@@ -312,6 +333,8 @@ _RATES = ("output_tokens_per_s", "images_per_min", "videos_per_hour", "steps_per
 
 
 def _speed(d: dict[str, Any]) -> list[str]:
+    if d.get("mixed_cards"):
+        return _mixed(d)
     if "generations" in d:
         return _rl(d)
     rate = next((k for k in _RATES if isinstance(d.get(k), dict)), None)

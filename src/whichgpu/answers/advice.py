@@ -48,6 +48,7 @@ class RecommendAnswer:
     disaggregation: Any = None  # the prefill/decode split (--disaggregate), advise/disaggregation
     vs_api: Any = None  # cost/vs_api.VsApi: the best option against per-token APIs
     power_budget: Any = None  # advise/power_budget.PowerBudget: the options within it
+    machine: Any = None  # your machine of different cards (--gpu A,B): a MixedCards
 
     @property
     def top(self) -> int:
@@ -70,6 +71,8 @@ class RecommendAnswer:
         if self.power_budget is not None:
             data["power_budget"] = self.power_budget.to_json()
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
+        if self.machine is not None:
+            data["own_machine"] = self.machine.to_json()
         return data
 
 
@@ -78,6 +81,9 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     """The cheapest GPU configuration that can run a job, why, and what was excluded (and,
     with ``export``, the chosen option as a launcher task file; ``command_line`` is the
     reproduce line its header gives)."""
+    from whichgpu.answers.mixed import own_machine
+
+    q, machine, machine_note = own_machine(q, ctx)  # --gpu A,B: said beside the ranking
     w = recommend_workload(q, ctx)
     work = q.fields(*q.JOB_FIELDS)
     said = examples_as_tokens(q, w.seq_len)
@@ -117,6 +123,8 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
             notes.append(str(own))
+    if machine_note is not None:
+        notes.append(str(machine_note))
     vs = against_api(q, ctx, w, rec, rates) if q.vs_api else None
     budget = None
     if q.power_budget is not None:
@@ -124,7 +132,7 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
 
         budget = within_budget(list(rec.options), w, q.power_budget)
     return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, split, vs,
-                           budget)
+                           budget, machine)
 
 
 #: cached prompt tokens per request: beyond 10M no model's context holds them

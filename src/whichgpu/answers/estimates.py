@@ -4,9 +4,10 @@ give them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.requests import Memory, Recommend, Speed, Workload
 from whichgpu.catalog.gpus import GPU, Resolution
 from whichgpu.catalog.user_gpu import resolve_gpu_arg
@@ -16,6 +17,8 @@ from whichgpu.estimate.memory.report import MemoryReport, memory_report
 from whichgpu.estimate.speed.serving_answers import max_throughput_answer
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
+
+Q = TypeVar("Q", Memory, Speed)
 
 
 def workload(q: Workload, ctx: Context = LOCAL, **overrides: Any) -> Job:
@@ -67,8 +70,9 @@ class MemoryAnswer:
         return data
 
 
-def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
-    """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
+def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
+    """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit
+    (for a list of different cards: the split and each card's memory)."""
     from dataclasses import replace
 
     if q.task.is_rl:  # GRPO / PPO: the RL plan (answers/rl.py), not one workload
@@ -76,6 +80,10 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
 
         rl = rl_plan(q, ctx)
         return MemoryAnswer(q, None, rl=rl)  # type: ignore[arg-type]
+    mix = _mixed_or_same(q, ctx)
+    if isinstance(mix, MixedCardsAnswer):
+        return mix
+    q = mix
     only = None
     if q.only:  # checked before the estimate: a typo is said at once
         from whichgpu.advise.build import only_gpus  # (the advise package only when asked)
@@ -198,8 +206,13 @@ class SpeedResult:
         return data
 
 
-def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
-    """Throughput on one GPU configuration, low / typical / high, and what bounds it."""
+def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
+    """Throughput on one GPU configuration, low / typical / high, and what bounds it (for a
+    list of different cards: the speed of the mix)."""
+    mix = _mixed_or_same(q, ctx)
+    if isinstance(mix, MixedCardsAnswer):
+        return mix
+    q = mix
     res = card(q.gpu, q.gpu_spec)
     if res is None:
         raise InputError(msg("speed.needs_gpu", "speed needs a GPU: {gpu} (e.g. {example}) or "
@@ -255,6 +268,22 @@ def with_energy(answer: SpeedAnswer, gpu: GPU, count: int, power_cap: float | No
         answer = SpeedAnswer(answer.workload, answer.gpu_id, answer.count,
                              est=replace(est, rates=rates, times=times))
     return answer, energy
+
+
+def _mixed_or_same(q: Q, ctx: Context) -> Q | MixedCardsAnswer:
+    """A ``--gpu`` list: the mixed-cards answer, or, when every card is the same and no split
+    is asked, the request as ``--gpu NAME`` with the count (so that 2xrtx-3090 answers as
+    ``--gpu rtx-3090 --count 2``); one card: the request as it is."""
+    from whichgpu.answers.mixed import cards_of, mixed
+    from whichgpu.catalog.gpu_list import all_same
+
+    cards = cards_of(q)
+    if cards is None:
+        return q
+    if all_same(cards) and q.split_mode is None and not q.tensor_split:
+        field = "gpus" if isinstance(q, Memory) else "count"
+        return q.model_copy(update={"gpu": cards[0].id, field: len(cards)})
+    return mixed(q, cards, ctx)
 
 
 def recommend_workload(q: Recommend, ctx: Context = LOCAL) -> Job:

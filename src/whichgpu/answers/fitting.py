@@ -72,14 +72,32 @@ class FitsAnswer:
     rows: list[FitRow]
     not_run: list[str]  # no format fits (or the engine cannot run the model as asked)
     notes: tuple[Message | str, ...] = field(default=())
+    cards: tuple[GPU, ...] = ()  # a machine of different cards (--gpu A,B), in device order
+
+    @property
+    def where(self) -> str:
+        """``rtx-5090 + rtx-3090``, ``2 x rtx-3090`` or ``rtx-4090``."""
+        if self.cards:
+            from whichgpu.catalog.gpu_list import describe_cards
+
+            return describe_cards(self.cards)
+        return self.gpu.id if self.count == 1 else f"{self.count} x {self.gpu.id}"
+
+    @property
+    def usable_bytes(self) -> int:
+        """Usable memory of the card, or of every card of the machine together."""
+        if self.cards:
+            return sum(g.usable_memory_bytes for g in self.cards)
+        return self.gpu.usable_memory_bytes
 
     def shown(self) -> list[FitRow]:
         top = self.request.top
         return self.rows[:top] if top else self.rows
 
     def to_json(self) -> dict[str, Any]:
-        return {"gpu": self.gpu.id, "count": self.count,
-                "usable_bytes": self.gpu.usable_memory_bytes, "task": self.request.task,
+        return {"gpu": self.where if self.cards else self.gpu.id, "count": self.count,
+                **({"cards": [g.id for g in self.cards]} if self.cards else {}),
+                "usable_bytes": self.usable_bytes, "task": self.request.task,
                 "context_tokens": self.context, "sort": self.request.sort,
                 "status": "ok" if self.rows else "nothing_fits",
                 "models": [r.to_json() for r in self.rows],
@@ -169,9 +187,15 @@ def _key(sort: FitsSort):
 
 
 def fits(q: Fits, ctx: Context = LOCAL) -> FitsAnswer:
-    """The models that run on the card: best format, longest context and speed, ranked."""
+    """The models that run on the card: best format, longest context and speed, ranked (on
+    a machine of different cards, ``--gpu rtx-5090,rtx-3090``: split over them)."""
+    from whichgpu.catalog.gpu_list import is_gpu_list
     from whichgpu.units import parse_count
 
+    if is_gpu_list(q.gpu):
+        from whichgpu.answers.mixed import fits_machine
+
+        return fits_machine(q, ctx)
     res = resolve_gpu_arg(q.gpu, q.gpu_spec)
     if res is None:
         raise InputError(msg("fits.needs_gpu", "name your card: {gpu} (a catalog id, or its "

@@ -15,7 +15,15 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
-from whichgpu.vocabulary import Engine, FitsSort, Objective, OffloadMode, RLTuning, Task
+from whichgpu.vocabulary import (
+    Engine,
+    FitsSort,
+    Objective,
+    OffloadMode,
+    RLTuning,
+    SplitMode,
+    Task,
+)
 
 PRICES_HELP = ("Price source: a feed or source of the price store (article-000, "
                "vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an offer file. "
@@ -174,6 +182,19 @@ Ubatch = Annotated[int | None, Field(description=(
 Mmap = Annotated[bool, Field(description=(
     "llama.cpp: memory-map the model (its default) or load it into pinned buffers (faster "
     "copies of offloaded weights).")), Cli(negatable=True), Web(label=N_("Memory-map the model"))]
+GPU_LIST_HELP = ("; several cards of one machine, in device order: rtx-5090,rtx-3090 or "
+                 "2xrtx-3090,rtx-4090 (LLM inference: the split, each card's memory and the "
+                 "speed of the mix)")
+SplitModeField = Annotated[SplitMode | None, Field(description=(
+    "llama.cpp over several different cards (a --gpu list): layer (whole layers per card, "
+    "its default) or row (each matrix split by rows).")),
+    Choice(Text("choice.split_mode", "unknown split mode {v!r}; use one of {choices}")),
+    Web(label=N_("Split over the cards"))]
+TensorSplit = Annotated[str | None, Field(description=(
+    "llama.cpp over several different cards: each card's share, in the cards' order, e.g. "
+    "3,1 (default: by each card's free memory; whichgpu suggests a faster one).")),
+    Cli(flags=("--tensor-split", "-ts"), metavar="N,N..."),
+    Web(max_length=100, label=N_("Share of each card"))]
 GpuSpec = Annotated[str | None, Field(description=GPU_SPEC_HELP),
                     Cli(metavar="KEY=VALUE,..."),
                     Web(max_length=200, label=N_("Your own card"), hint=N_(
@@ -344,9 +365,11 @@ class Memory(Workload):
     zero: Zero = None
     allow_long_context: AllowLongContext = False
     gpu: Annotated[str | None, Field(description=(
-        "Ask whether it fits this GPU: a catalog id, or your card's memory such as 12GB.")),
-        Web(max_length=200, label=N_("GPU"))] = None
+        "Ask whether it fits this GPU: a catalog id, or your card's memory such as 12GB"
+        + GPU_LIST_HELP + ".")), Web(max_length=200, label=N_("GPU"))] = None
     gpu_spec: GpuSpec = None
+    split_mode: SplitModeField = None
+    tensor_split: TensorSplit = None
     gpu_layers: GpuLayers = None
     n_cpu_moe: NCpuMoe = None
     cpu_moe: CpuMoe = False
@@ -377,9 +400,11 @@ class Speed(Workload):
     COMMAND: ClassVar[str] = "speed"
 
     gpu: Annotated[str | None, Field(description=(
-        "Catalog GPU id, e.g. h100 or rtx-4090 (or --gpu-spec for your own card).")),
-        Web(max_length=200, label=N_("GPU"))] = None
+        "Catalog GPU id, e.g. h100 or rtx-4090 (or --gpu-spec for your own card)"
+        + GPU_LIST_HELP + ".")), Web(max_length=200, label=N_("GPU"))] = None
     gpu_spec: GpuSpec = None
+    split_mode: SplitModeField = None
+    tensor_split: TensorSplit = None
     count: Annotated[int, Field(ge=1, description=(
         "How many of that GPU (any number the layout allows, e.g. 3).")),
         Web(label=N_("How many"), max=1024)] = 1

@@ -29,7 +29,16 @@ def memory(q: req.Memory) -> None:
     show(answer(q), q.as_json, _print_memory_answer)
 
 
+def _print_mixed(answer) -> None:
+    from whichgpu.cli.mixed_view import print_mixed
+
+    print_mixed(answer)
+
+
 def _print_memory_answer(a) -> None:
+    if hasattr(a, "result"):  # a list of different cards
+        _print_mixed(a)
+        return
     if a.rl is not None:
         from whichgpu.cli.rl_view import print_rl
 
@@ -160,6 +169,9 @@ def speed(q: req.Speed) -> None:
 
 
 def _print_speed_answer(result) -> None:
+    if hasattr(result, "result"):  # a list of different cards
+        _print_mixed(result)
+        return
     if result.rl is not None:
         from whichgpu.cli.rl_view import print_rl
 

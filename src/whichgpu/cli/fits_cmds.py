@@ -31,11 +31,11 @@ def _print(a) -> None:
 
     from whichgpu.units import GB, format_count
 
-    where = a.gpu.id if a.count == 1 else f"{a.count} x {a.gpu.id}"
+    where = a.where
     by = {"size": "on the GPU first, then with offload; the largest first",
           "speed": "the fastest first", "context": "the longest context first"}[
         str(a.request.sort)]
-    title = Text(f"What runs on {where} ({a.gpu.usable_memory_bytes / GB:,.1f} GB usable): "
+    title = Text(f"What runs on {where} ({a.usable_bytes / GB:,.1f} GB usable): "
                  f"{a.request.task}, at least {a.context:,} tokens of context; {by}")
     if not a.rows:
         console.print(title)

@@ -251,7 +251,7 @@ def advisor(request: Request) -> HTMLResponse:
                    api="/api/v1/recommend?" + urlencode(
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
-                   chart=_pareto_chart(result.rec))
+                   chart=_pareto_chart(result.rec), machine=result.machine)
     ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
 
@@ -455,9 +455,11 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
         answer = None
         if q is not None:
             answer, error = attempt(s.memory, q)
-        if answer is not None and answer.rl is not None:
+        if answer is not None and getattr(answer, "rl", None) is not None:
             error, answer = _RL_PAGE(), None
-        if answer is not None:
+        if answer is not None and hasattr(answer, "result"):  # several different cards
+            ctx.update(mixed=answer.result, mixed_model=answer.workload.model.name, q=q)
+        elif answer is not None:
             report = answer.report
             ctx.update(report=report, q=q, bar=_memory_bar(report),
                        cli=None if config else command_line(q))

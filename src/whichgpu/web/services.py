@@ -28,6 +28,7 @@ from whichgpu.answers.advice import ChecklistAnswer, RecommendAnswer
 from whichgpu.answers.catalog import GpuAnswer, GpusAnswer, ModelAnswer, ModelsAnswer
 from whichgpu.answers.context import Context
 from whichgpu.answers.estimates import MemoryAnswer, SpeedResult
+from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.prices import HistoryAnswer, PricesAnswer
 from whichgpu.catalog.prices import OfferSelection, current_offers
 from whichgpu.cost.build import CostResult, TcoResult
@@ -502,8 +503,8 @@ def model(q: r.Model) -> ModelAnswer:
 
 
 @memo
-def memory(q: r.Memory) -> MemoryAnswer:
-    """``whichgpu memory --json``: the VRAM selector."""
+def memory(q: r.Memory) -> MemoryAnswer | MixedCardsAnswer:
+    """``whichgpu memory --json``: the VRAM selector (a list of cards: the mixed answer)."""
     return estimates.memory(q, WEB)
 
 
@@ -516,8 +517,8 @@ def fits(q: r.Fits) -> Any:
 
 
 @memo
-def speed(q: r.Speed) -> SpeedResult:
-    """``whichgpu speed --json``."""
+def speed(q: r.Speed) -> SpeedResult | MixedCardsAnswer:
+    """``whichgpu speed --json`` (a list of cards: the mixed answer)."""
     return estimates.speed(q, WEB)
 
 
