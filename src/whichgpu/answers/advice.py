@@ -89,11 +89,11 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
                                  command=command_line, rates=rates)
     notes = [n for n in (mine.note if mine else None,) if n]
     if said is not None:
-        notes.append(str(example_note))
+        notes.append(example_note)  # a Message: the page says it in its language
     if mine is not None:
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
-            notes.append(str(own))
+            notes.append(own)
     return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported)
 
 
