@@ -45,6 +45,8 @@ SLOW: dict[str, str] = {
     "test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
     "test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
     "test_web_fits_page.py::test_the_fits_page_in_a_browser": "a real browser (Chromium)",
+    "test_web_serving_binds.py::test_the_picture_is_readable_at_both_sizes":
+        "a real browser (Chromium) at two sizes",
     "test_web_advisor_parity.py": "every recommend question of the answer set through the "
                                   "advisor's controls in a real browser (Chromium)",
     "test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":

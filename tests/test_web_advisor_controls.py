@@ -1,0 +1,74 @@
+"""Issue 32: the advisor asks what the command line asks (own card by catalog id or memory,
+llama.cpp with system RAM, spot) and says the weights' real format, in English and French."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+
+
+def _text(page: str) -> str:
+    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_own_card_by_its_catalog_id(web):
+    """Was: 'Your own card' refused rtx-3060-12gb (a KEY=VALUE spec only) and its line showed
+    'decode_tokens_per_s'."""
+    q = {"task": "inference", "model": "llama-3.1-8b", "quant": "q4_k_m", "amount": "1M",
+         "unit": "tokens", "gpu": "rtx-3060-12gb"}
+    r = web.get("/", params=q)
+    assert r.status_code == 200, _text(r.text)[:300]
+    owned = re.search(r"<h3>Your card \(owned: no rental price\)</h3>\s*<ul>(.*?)</ul>",
+                      r.text, re.S)
+    assert owned, "no own-card section"
+    line = _text(owned.group(1)).strip()
+    assert line.startswith("rtx-3060-12gb: fits")
+    api = web.get("/api/v1/recommend", params={**{k: v for k, v in q.items()
+                                                  if k not in ("amount", "unit")},
+                                               "tokens": "1M"}).json()
+    assert api["owned"][0]["gpu"] == "rtx-3060-12gb" and api["owned"][0]["fits"]
+    assert "tokens/s" in line and "decode_tokens_per_s" not in r.text
+    assert re.search(r'<input id="f-gpu" name="gpu" type="text" value="rtx-3060-12gb"', r.text)
+
+
+def test_llamacpp_with_system_ram_on_your_card(web):
+    """gpt-oss-120b with its experts in system RAM on a 24 GB card, asked on the advisor:
+    the answer says llama.cpp's plan and its speed (as recommend --json's notes do)."""
+    q = {"task": "inference", "model": "gpt-oss-120b", "amount": "1M", "unit": "tokens",
+         "engine": "llamacpp", "gpu": "rtx-4090", "host_ram": "64GB"}
+    api = web.get("/api/v1/recommend", params={**{k: v for k, v in q.items()
+                                                  if k not in ("amount", "unit")},
+                                               "tokens": "1M"}).json()
+    note = next(n for n in api["notes"] if "not ranked with the rentals" in n)
+    en = web.get("/", params=q).text
+    assert 'data-msg="recommend.own_offload"' in en
+    assert _text(note) in _text(en)  # the same plan and the same tokens/s as the JSON
+    assert re.search(r'<option value="llamacpp" selected>', en)
+    fr = _text(web.get("/", params={**q, "lang": "fr"}).text)
+    assert "votre carte n’est pas classée avec les locations" in fr
+    assert "-ngl 999 --n-cpu-moe" in fr  # llama.cpp's own flags, which the user runs
+
+
+def test_spot_is_a_control_and_asks_the_apis_question(web):
+    q = {"task": "lora", "model": "llama-3.1-8b", "amount": "2000", "unit": "steps"}
+    on = web.get("/", params={**q, "spot": "true"}).text
+    assert re.search(r'<select id="f-spot" name="spot">\s*<option value="">[^<]*</option>\s*'
+                     r'<option value="true" selected>', on)
+    api = web.get("/api/v1/recommend", params={"task": "lora", "model": "llama-3.1-8b",
+                                               "steps": "2000", "spot": "true"}).json()
+    first = re.search(r'<tr class="best" data-gpu="([^"]+)"', on).group(1)
+    assert first == api["options"][0]["gpu"]
+    assert "on spot, expected" in _text(on) or "spot" in api["options"][0]["pricing"]
+
+
+def test_an_awq_answer_says_its_weights_are_4_bit(web):
+    """Was: 'Speed second: memory-bandwidth-bound at bf16' for an AWQ model."""
+    q = {"task": "inference", "model": "llama-3.1-70b", "quant": "awq", "amount": "1M",
+         "unit": "tokens"}
+    en = _text(web.get("/", params=q).text)
+    assert re.search(r"-bound with awq weights \(computed at [^)]+\)", en), en[:2000]
+    assert not re.search(r"-bound at bf16", en)
+    fr = _text(web.get("/", params={**q, "lang": "fr"}).text)
+    assert re.search(r"avec des poids en awq \(calculés en [^)]+\)", fr)
+    bf16 = _text(web.get("/", params={**q, "model": "llama-3.1-8b", "quant": "bf16"}).text)
+    assert "-bound at bf16" in bf16  # weights at the compute precision: said once
