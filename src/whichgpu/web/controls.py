@@ -16,7 +16,7 @@ from __future__ import annotations
 import types
 import typing
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Literal
 
@@ -28,7 +28,7 @@ from whichgpu.answers.request import for_web
 from whichgpu.web.input_bounds import number_attrs
 
 #: The request model behind each page's form.
-PAGE_MODEL: dict[str, type] = {"advisor": r.Recommend, "memory": r.Memory, "fits": r.Fits,
+PAGE_MODEL: dict[str, type[Any]] = {"advisor": r.Recommend, "memory": r.Memory, "fits": r.Fits,
                                "rent": r.Tco, "gpus": r.Gpus}
 
 #: Fields that are not a control of the page's form, and why (the walk test reads this).
@@ -114,14 +114,14 @@ def _inner(annotation: Any) -> Any:
     return annotation
 
 
-def control(model: type, name: str) -> Control:
+def control(model: type[Any], name: str) -> Control:
     """The generated control of ``model``'s field ``name``."""
     info = model.model_fields[name]
     web = web_of(model, name)
-    label = web.label or name.replace("_", " ")
     kind = _inner(info.annotation)
-    common = {"name": name, "label": label, "hint": web.hint,
-              "placeholder": PLACEHOLDERS.get(name, "")}
+    base = Control(name=name, label=web.label or name.replace("_", " "), kind="text",
+                   hint=web.hint, placeholder=PLACEHOLDERS.get(name, ""),
+                   maxlength=web.max_length or 40)
     if is_bool(model, name):
         default = info.default
         opts: tuple[tuple[str, str], ...] = (
@@ -129,23 +129,24 @@ def control(model: type, name: str) -> Control:
             if default is None else
             (("", N_("Yes") if default else N_("No")),
              ("false" if default else "true", N_("No") if default else N_("Yes"))))
-        return Control(kind="select", options=opts, **common)
+        return replace(base, kind="select", options=opts)
     if isinstance(kind, type) and issubclass(kind, Enum):
-        members = tuple((m.value, NAMES.get(m.value, m.value)) for m in kind)
+        members = tuple((str(m.value), NAMES.get(str(m.value), str(m.value))) for m in kind)
+        words = f"vocabulary.{kind.__name__}"
         if info.default is None:
-            return Control(kind="select", options=(("", N_("Default")),) + members,
-                           words_context=f"vocabulary.{kind.__name__}", **common)
-        return Control(kind="select", options=members, default=str(info.default.value),
-                       words_context=f"vocabulary.{kind.__name__}", **common)
+            return replace(base, kind="select", options=(("", N_("Default")), *members),
+                           words_context=words)
+        return replace(base, kind="select", options=members, words_context=words,
+                       default=str(info.default.value))
     if kind in (int, float):
-        return Control(kind="number", attrs=number_attrs(model, name), **common)
-    return Control(kind="text", maxlength=web.max_length or 40, **common)
+        return replace(base, kind="number", attrs=number_attrs(model, name))
+    return base
 
 
 def missing(page: str, shown: set[str] | None = None) -> list[Control]:
     """The controls ``page`` still owes: every field of its request model (as the web takes
     it) that it drew no control for and that :data:`NOT_ON_PAGE` does not excuse."""
-    model = for_web(PAGE_MODEL[page])
+    model: type[Any] = for_web(PAGE_MODEL[page])
     shown = _marked.get() if shown is None else shown
     skip = NOT_ON_PAGE.get(page, {})
     return [control(model, n) for n in model.model_fields
