@@ -72,3 +72,28 @@ def test_an_awq_answer_says_its_weights_are_4_bit(web):
     assert re.search(r"avec des poids en awq \(calculés en [^)]+\)", fr)
     bf16 = _text(web.get("/", params={**q, "model": "llama-3.1-8b", "quant": "bf16"}).text)
     assert "-bound at bf16" in bf16  # weights at the compute precision: said once
+
+
+NEMO = {"model_type": "mistral", "hidden_size": 5120, "intermediate_size": 14336,
+        "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "head_dim": 128, "vocab_size": 131072, "max_position_embeddings": 1024000,
+        "torch_dtype": "bfloat16"}  # Mistral-Nemo-Instruct-2407's config.json (its Hub card)
+
+
+def test_a_pasted_config_json_gets_the_whole_answer(web):
+    """Was: a model that is not a preset led nowhere offline (the VRAM selector's paste gave
+    memory only). The advisor's paste gives the ranking, as POST /api/v1/recommend does."""
+    import json
+
+    api = web.post("/api/v1/recommend", json={"config": NEMO, "quant": "q4_k_m",
+                                              "tokens": "1M"}).json()
+    r = web.post("/", data={"config": json.dumps(NEMO), "quant": "q4_k_m", "amount": "1M",
+                            "unit": "tokens", "task": "inference"})
+    assert r.status_code == 200, _text(r.text)[:400]
+    first = re.search(r'<tr class="best" data-gpu="([^"]+)"', r.text).group(1)
+    assert first == api["options"][0]["gpu"]
+    assert 'id="export-form"' not in r.text  # a GET export cannot carry the paste
+    assert json.dumps(NEMO) in html_lib.unescape(r.text)  # kept in the box to change it
+    bad = web.post("/", data={"config": "{'a': 1}", "amount": "1M", "unit": "tokens",
+                              "lang": "fr"})
+    assert bad.status_code == 422 and 'role="alert"' in bad.text

@@ -221,14 +221,53 @@ def _common() -> dict[str, Any]:
 @cached
 def advisor(request: Request) -> HTMLResponse:
     """The five questions of S13 plus the amount of work -> ranked options and why."""
+    return _advisor(request, _params(request))
+
+
+@router.post("/", response_class=HTMLResponse)
+async def advisor_post(request: Request) -> HTMLResponse:
+    """The advisor's question about a model given by its pasted config.json (a model that
+    is not a preset, offline): the same answer as POST /api/v1/recommend with ``config``."""
+    form = await request.form()
+    params: dict[str, Any] = {k: v for k, v in form.items() if isinstance(v, str)}
+    config_text = str(params.pop("config", "") or "").strip()
+    config, error = _pasted(config_text)
+    if error is not None:
+        return _advisor(request, params, error=error, config_text=config_text)
+    return await _compute(request, _advisor, request, params, config, config_text, None,
+                          question="advisor:" + repr(sorted(params.items())) + config_text)
+
+
+def _pasted(text: str) -> tuple[dict | None, str | None]:
+    """A pasted config.json: (the object, None), (None, why not), or (None, None) if empty."""
+    if not text:
+        return None, None
+    from whichgpu.models.local_file import parse_json
+
+    try:  # strict JSON, bounded nesting (a deeply nested paste is an error, not a crash)
+        config = parse_json(text, "the pasted config.json")
+    except InputError as exc:
+        bad = exc.__cause__
+        return None, (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=bad.msg)
+                      if isinstance(bad, json.JSONDecodeError) else said(exc))
+    if not isinstance(config, dict):
+        return None, _PASTE_OBJECT()
+    return config, None
+
+
+def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
+             config_text: str = "", error: str | None = None) -> HTMLResponse:
     _begin(request)
-    p = _params(request)
     task = p.get("task") or "inference"
     unit = explain.unit_for(task, p.get("unit"))
     ctx: dict[str, Any] = {"page": "advisor", "form": {**p, "unit": unit}, "unit": unit,
                            "task": task, "article_cards": ",".join(ARTICLE_CARDS),
-                           "all_url": _with_query(request, top="0"), **_common()}
-    if not p.get("model"):
+                           "all_url": _with_query(request, top="0"),
+                           "config_text": config_text, "pasted": config is not None,
+                           **_common()}
+    if error is not None:
+        return render(request, "advisor.html", {**ctx, "error": error}, 422)
+    if not p.get("model") and config is None:
         return render(request, "advisor.html", ctx)
     params = _work(p, unit)
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
@@ -241,7 +280,11 @@ def advisor(request: Request) -> HTMLResponse:
                 or s.main_currency(None) or "USD"
             budget += cur
         params["max_price_per_hour"] = budget
-    q, error = read(r.Recommend, params)
+    if config is not None:
+        params.pop("model", None)
+        q, error = read(for_web(r.Recommend, body=True), {**params, "config": config})
+    else:
+        q, error = read(r.Recommend, params)
     result = advice = None
     if q is not None:
         result, error = attempt(s.recommend, q)
@@ -249,8 +292,8 @@ def advisor(request: Request) -> HTMLResponse:
         advice, notes = _rent_or_buy(result, p)
         ctx.update(advice=advice, advice_notes=notes,
                    rules=_article_rules(result, p),
-                   cli=command_line(q),
-                   api="/api/v1/recommend?" + urlencode(
+                   cli=None if config is not None else command_line(q),
+                   api=None if config is not None else "/api/v1/recommend?" + urlencode(
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
                    chart=_pareto_chart(result.rec), binds=_binds(result.rec))
