@@ -97,3 +97,35 @@ def test_a_pasted_config_json_gets_the_whole_answer(web):
     bad = web.post("/", data={"config": "{'a': 1}", "amount": "1M", "unit": "tokens",
                               "lang": "fr"})
     assert bad.status_code == 422 and 'role="alert"' in bad.text
+
+
+def test_an_unreachable_hub_is_said_in_the_pages_words(web, monkeypatch):
+    """Was: 'check the network (or HF_ENDPOINT), set HF_HUB_OFFLINE=1' on the page, in
+    English on the French page: variables of the server its reader cannot set."""
+    import socket
+
+    import huggingface_hub.constants as constants
+
+    from whichgpu.web import resolve
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: the 'Hub' refuses the connection
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        f"http://127.0.0.1:{port}" + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("WHICHGPU_OFFLINE", raising=False)
+    resolve.clear_hub_cache()
+    q = {"task": "inference", "model": "someone/uncached-model-xyz", "amount": "1M",
+         "unit": "tokens"}
+    en = web.get("/", params=q)
+    assert en.status_code == 422
+    text = _text(en.text)
+    assert "this server cannot reach the Hugging Face Hub" in text, text[-600:]
+    assert "HF_" not in text and "paste the config.json" in text
+    fr = _text(web.get("/", params={**q, "lang": "fr"}).text)
+    assert "HF_" not in fr and "collez le config.json" in fr
+    resolve.clear_hub_cache()
