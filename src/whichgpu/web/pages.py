@@ -536,7 +536,8 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
         if answer is not None:
             report = answer.report
             ctx.update(report=report, q=q, bar=_memory_bar(report),
-                       cli=None if config else command_line(q))
+                       cli=None if config else command_line(q),
+                       card=None if config else attempt(s.card_speed, q)[0])
     return render(request, "memory.html", ctx, status_of(error) if error else 200) \
         if not error else render(request, "memory.html", {**ctx, "error": error}, 422)
 
