@@ -129,3 +129,32 @@ def test_an_unreachable_hub_is_said_in_the_pages_words(web, monkeypatch):
     fr = _text(web.get("/", params={**q, "lang": "fr"}).text)
     assert "HF_" not in fr and "collez le config.json" in fr
     resolve.clear_hub_cache()
+
+
+def test_the_chat_answer_says_its_speed_and_a_borderline_fit_in_the_verdict(web):
+    """Was: 'rtx-6000-ada, $0.37 per hour' with the speed only in the table and the
+    borderline fit in the 7th line of 'Why'."""
+    q = {"task": "inference", "model": "llama-3.1-70b", "quant": "awq", "context": "8k"}
+    api = web.get("/api/v1/recommend", params=q).json()
+    best = api["options"][0]
+    page = web.get("/", params=q).text
+    verdict = _text(re.search(r'<div class="verdict">(.*?)</div>', page, re.S).group(1))
+    rate = best["rate"]["typical"]
+    assert re.search(rf"About {rate:.3g} tokens/s \(", verdict), verdict
+    borderline = any("borderline fit" in n for n in best["notes"])
+    assert ("borderline fit" in verdict) == borderline
+
+
+def test_an_hourly_ranking_does_not_repeat_the_price(web):
+    """Was: Price/h, Cost and Cost range three copies of one number, Time '–' and a Pareto
+    column without a time, for a question with no amount of work."""
+    chat = web.get("/", params={"task": "inference", "model": "llama-3.1-8b"}).text
+    head = re.search(r'<table class="options" data-sortable>\s*<thead>(.*?)</thead>', chat,
+                     re.S).group(1)
+    cols = [_text(c).strip() for c in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
+    assert "Price/h" in cols and not {"Time", "Cost", "Cost range", "Pareto"} & set(cols)
+    row = re.search(r'<tr class="best".*?</tr>', chat, re.S).group(0)
+    assert len(re.findall(r"<t[dh][ >]", row)) == len(cols)
+    job = web.get("/", params={"task": "inference", "model": "llama-3.1-8b", "amount": "1M",
+                               "unit": "tokens"}).text
+    assert "<th scope=\"col\" class=\"num\">Cost range</th>" in job

@@ -73,8 +73,10 @@ def test_every_recommend_question_class_gets_the_apis_answer(browser, server, la
             continue
         gpu = row.get_attribute("data-gpu")
         serving = "serving" in (tab.locator("table.options").first.get_attribute("class") or "")
-        cells = row.locator("td.num[data-sort]")  # serving: its last is the cost per 1M out
-        page_cost = float((cells.last if serving else cells.nth(2)).get_attribute("data-sort"))
+        # the cost (serving: per 1M output tokens); ranked by the price per hour, the price
+        cell = row.locator("td.cost") if row.locator("td.cost").count() else \
+            row.locator("td.price")
+        page_cost = float(cell.get_attribute("data-sort"))
         api_cost = (best["cost_per_million_tokens"]["output"]["amount"] if serving
                     else best["cost"]["typical"]["amount"])
         # the JSON writes money to 6 decimals; the page keeps the full float in data-sort
