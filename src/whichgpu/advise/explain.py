@@ -188,9 +188,11 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
         lines.append(_counts_line(rec))
         no_fp8 = sorted({o.gpu.id for o in opts if o.lacks_fp8})
         if no_fp8:
-            lines.append(msg("explain.no_fp8", "Without FP8 or FP4 support ({gpus}), the "
-                             "weights run through 16-bit matmuls: those cards are kept, with "
-                             "their slower speed (a note, not an exclusion).",
+            # the format the cards lack, not 'FP8 or FP4' (an H100 has FP8, not MXFP4's FP4)
+            lines.append(msg("explain.no_native", "Without hardware support for {weights} "
+                             "weights ({gpus}), the weights run through 16-bit matmuls: those "
+                             "cards are kept, with their slower speed (a note, not an "
+                             "exclusion).", weights=_weights(job.workload) or "8-bit or 4-bit",
                              gpus=Join(no_fp8)))
         for note in best.notes:
             if getattr(note, "id", None) != "option.no_fp8":
