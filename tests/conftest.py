@@ -44,6 +44,7 @@ SLOW: dict[str, str] = {
     "test_web_browser.py": "a real browser (Chromium) against whichgpu serve",
     "test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
     "test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
+    "test_web_no_cut_tables.py": "a real browser (Chromium) at laptop width",
     "test_web_fits_page.py::test_the_fits_page_in_a_browser": "a real browser (Chromium)",
     "test_web_serving_binds.py::test_the_picture_is_readable_at_both_sizes":
         "a real browser (Chromium) at two sizes",
