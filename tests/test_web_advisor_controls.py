@@ -158,3 +158,14 @@ def test_an_hourly_ranking_does_not_repeat_the_price(web):
     job = web.get("/", params={"task": "inference", "model": "llama-3.1-8b", "amount": "1M",
                                "unit": "tokens"}).text
     assert "<th scope=\"col\" class=\"num\">Cost range</th>" in job
+
+
+def test_a_chosen_engine_is_said_in_french(web):
+    """Was: 'Understood: ... engine llamacpp.' left in English on the French page as soon
+    as an engine was chosen (the engine vocabulary had no French words)."""
+    for engine in ("llamacpp", "vllm"):
+        page = web.get("/", params={"task": "inference", "model": "llama-3.1-8b",
+                                    "amount": "1M", "unit": "tokens", "engine": engine,
+                                    "lang": "fr"}).text
+        understood = re.search(r'<p class="understood">(.*?)</p>', page, re.S).group(1)
+        assert 'lang="en"' not in understood and "Compris" in understood, understood
