@@ -18,7 +18,7 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY src ./src
-RUN python -m pip wheel --wheel-dir /wheels ".[postgres,prices]"
+RUN python -m pip wheel --wheel-dir /wheels ".[postgres,prices,mcp]"
 
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -29,7 +29,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     WHICHGPU_ACCESS_LOG=1
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m pip install --no-index --no-cache-dir --find-links /wheels \
-        "whichgpu[postgres,prices]" \
+        "whichgpu[postgres,prices,mcp]" \
  && groupadd --system --gid 10001 whichgpu \
  && useradd --system --uid 10001 --gid whichgpu --home-dir /var/lib/whichgpu --create-home \
         --shell /usr/sbin/nologin whichgpu

@@ -731,9 +731,30 @@ def memory_uncertainty() -> tuple[dict[str, float], dict[str, int]]:
     return values, counts
 
 
+def memory_evidence() -> dict[str, int]:
+    """Calibration rows of validation/memory.csv that measure a whole job, per task group and
+    engine ("inference/vllm"): the evidence behind a memory estimate's confidence label."""
+    from whichgpu.estimate import validation_memory
+
+    engines = {r["id"]: (r.get("engine") or "").strip() or "default"
+               for r in read_rows(default_path("memory"))}
+    group_of = {c: g for g, cats in MEMORY_GROUPS.items() for c in cats}
+    counts: dict[str, int] = {}
+    for o in validation_memory.run(default_path("memory")):
+        if o.split != "calibration" or o.error is None or o.category not in group_of:
+            continue
+        key = f"{group_of[o.category]}/{engines.get(o.id, 'default')}"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def memory_text(text: str) -> str:
     values, counts = memory_uncertainty()
     text = set_value(text, "memory_uncertainty", values)
+    text = set_value(text, "memory_evidence", memory_evidence())
+    text = set_source(text, "memory_evidence",
+                      "scripts/calibrate.py: calibration rows of validation/memory.csv that "
+                      "measure a whole job, per task group and engine")
     n = ", ".join(f"{g} {counts[g]}" for g in sorted(counts))
     return set_source(text, "memory_uncertainty",
                       "scripts/calibrate.py: 90th percentile of the absolute error of the "

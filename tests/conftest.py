@@ -107,6 +107,7 @@ SLOW: dict[str, str] = {
     "test_bench_profile.py::test_recommend_uses_the_profile_for_the_gpu_it_measured": _FULL,
     "test_web_cli_hints.py::test_calibrated_hint_asks_the_cli_for_the_same_profile": _FULL,
     "test_web_no_cli_flags.py::test_no_engine_message_writes_a_whichgpu_flag_itself": _FULL,
+    "test_runs_answers.py::test_recommend_uses_the_runs_and_names_them": _FULL,
 }
 
 

@@ -44,7 +44,7 @@ def test_the_dockerfile_builds_wheels_apart_and_runs_slim_and_non_root():
     assert any("pip wheel" in r for r in runs[:1])
     final = runs[-1]
     assert "--no-index" in final and "--find-links /wheels" in final  # no registry at install
-    assert "whichgpu[postgres,prices]" in final
+    assert "whichgpu[postgres,prices,mcp]" in final  # /mcp served by the image
     users = [a for w, a in steps if w == "USER"]
     assert users and users[-1].split(":")[0] not in ("root", "0")
     text = (ROOT / "Dockerfile").read_text()

@@ -109,3 +109,31 @@ def fallbacks(kind: str) -> tuple[Engine, ...]:
     inference, training or diffusion)."""
     ranked = [(t.fallback[kind], e) for e, t in engine_table().items() if kind in t.fallback]
     return tuple(e for _, e in sorted(ranked))
+
+
+@dataclass(frozen=True)
+class NotModelled:
+    """An engine people name that whichgpu does not model: why, and what to ask instead."""
+
+    name: str
+    why: str
+    source: str
+    use: tuple[tuple[str, str], ...] = ()  # request fields and values to ask instead
+
+
+@cache
+def _not_modelled() -> dict[str, NotModelled]:
+    data = tomllib.loads(resources.files("whichgpu").joinpath(
+        "data/engines_not_modelled.toml").read_text("utf-8"))
+    table: dict[str, NotModelled] = {}
+    for name, row in data.items():
+        use = tuple((str(k), str(v)) for k, v in dict(row.get("use", {})).items())
+        entry = NotModelled(name, str(row["why"]), str(row["source"]), use)
+        for key in (name, *row.get("aliases", ())):
+            table[str(key).lower()] = entry
+    return table
+
+
+def not_modelled(name: str) -> NotModelled | None:
+    """The entry of an engine whichgpu knows of but does not model (None otherwise)."""
+    return _not_modelled().get(str(name).strip().lower())

@@ -23,6 +23,12 @@ class Task(StrEnum):
     IMAGE = "image"
     VIDEO = "video"
     IMAGE_LORA = "image-lora"
+    GRPO = "grpo"  # RL post-training (estimate/rl.py)
+    PPO = "ppo"
+
+    @property
+    def is_rl(self) -> bool:
+        return self in RL_TASKS
 
     @property
     def is_training(self) -> bool:
@@ -36,6 +42,24 @@ class Task(StrEnum):
 TRAINING_TASKS = frozenset({Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN,
                             Task.IMAGE_LORA})
 DIFFUSION_TASKS = frozenset({Task.IMAGE, Task.VIDEO, Task.IMAGE_LORA})
+RL_TASKS = frozenset({Task.GRPO, Task.PPO})
+
+
+class RLTuning(StrEnum):
+    """How an RL job trains the policy (``--tuning``)."""
+
+    LORA = "lora"
+    QLORA = "qlora"
+    FULL = "full-ft"
+
+
+class RLFramework(StrEnum):
+    """The RL post-training framework whose defaults apply (estimate/data/rl_frameworks.toml)."""
+
+    TRL = "trl"
+    UNSLOTH = "unsloth"
+    VERL = "verl"
+    OPENRLHF = "openrlhf"
 LLM_TASKS = frozenset({Task.INFERENCE, Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN})
 
 

@@ -122,6 +122,8 @@ class Option:
         }
         if self.unit_cost is not None:
             data["cost_per_unit"] = {"unit": self.unit, **self.unit_cost.to_json(9)}
+        if "measured_runs" in self.speed.details:  # the store's runs moved its speed
+            data["measured_runs"] = self.speed.details["measured_runs"]
         if self.serving is not None:
             data.update(self.serving)
         if self.over_capacity is not None:
@@ -836,6 +838,12 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         unit_cost = MoneyRange(*(price * (per / (r * per_hour))
                                  for r in (rate.high, rate.typical, rate.low)))
     notes += list(speed.warnings)
+    measured = speed.details.get("measured_runs", {}).get("rates", {}).get(rate_name)
+    if measured:  # the store's runs moved the rate this option is priced by (runs add)
+        ids = [r["id"] for r in measured["runs"]]
+        notes.append(msg("option.measured_runs", "speed {summary}: runs {ids}",
+                         summary=msg("runs.summary", "from {n} run(s) of this store",
+                                     n=len(ids)), ids=", ".join(f"#{i}" for i in ids)))
     w = job.workload
     if wl.offload != w.offload:
         notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "

@@ -68,6 +68,10 @@ def assumed(job: Job) -> list[Assumed]:
         out.append(Assumed("framework", w.framework or "default", None, w.framework is not None))
     else:
         out.append(Assumed("engine", w.engine_name, None, w.engine is not None))
+        if w.speculative is not None:
+            out.append(Assumed("speculative", str(w.speculative.method), None))
+            out.append(Assumed("draft_tokens", w.speculative.draft_tokens,
+                               "tokens per verify step", w.speculative.draft_tokens_asked))
     return out
 
 
@@ -95,6 +99,11 @@ def understood(job: Job) -> Message:
         return msg("understood.training", "Understood: {work} ({task}), sequences of "
                    "{context:,} tokens; {precision}.", work=work, task=w.task,
                    context=w.seq_len, precision=w.quant_name)
+    if w.speculative is not None:
+        return msg("understood.inference.speculative", "Understood: {work}, {context:,} tokens "
+                   "of context per sequence; {precision}, engine {engine}, {speculative}.",
+                   work=work, context=w.seq_len, precision=w.quant_name,
+                   engine=w.engine_name, speculative=w.speculative.describe())
     return msg("understood.inference", "Understood: {work}, {context:,} tokens of context per "
                "sequence; {precision}, engine {engine}.", work=work, context=w.seq_len,
                precision=w.quant_name, engine=w.engine_name)

@@ -243,7 +243,23 @@ def _recommend(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _rl(d: dict[str, Any]) -> list[str]:
+    """An RL post-training plan (--task grpo|ppo): memory per GPU, and the step where timed."""
+    mem = d.get("memory") or {}
+    lines = [f"{d.get('task')} ({d.get('tuning')}, {d.get('framework')}): "
+             f"{d.get('generations')} completions x {d.get('prompts_per_step')} prompt(s); "
+             f"{mem.get('per_training_gpu_gb')} GB per training GPU ({d.get('placement')} "
+             "rollouts)" + (f"; on {d.get('gpu')}: {'fits' if d.get('fits') else 'does not fit'}"
+                           if d.get("gpu") else "") + "."]
+    if isinstance(d.get("step_s"), dict):
+        lines.append(f"One step: {_range(d['step_s'])} s (typical, low-high); "
+                     f"{d.get('dominant')} dominates.")
+    return lines
+
+
 def _memory(d: dict[str, Any]) -> list[str]:
+    if "generations" in d:
+        return _rl(d)
     lines = [f"Peak memory per GPU: {d.get('total_gb')} GB ({d.get('total_gib')} GiB) for "
              f"{d.get('task')}, {d.get('quant')}, on {d.get('gpus')} GPU(s)."]
     target = d.get("target")
@@ -279,12 +295,18 @@ _RATES = ("output_tokens_per_s", "images_per_min", "videos_per_hour", "steps_per
 
 
 def _speed(d: dict[str, Any]) -> list[str]:
+    if "generations" in d:
+        return _rl(d)
     rate = next((k for k in _RATES if isinstance(d.get(k), dict)), None)
     head = f"On {d.get('count')} x {d.get('gpu')} ({d.get('engine') or 'default engine'})"
     if rate is None:
         return [f"{head}: {d.get('bound')}-bound, confidence {d.get('confidence')}."]
-    return [f"{head}: {rate.replace('_', ' ')} {_range(d[rate])} (typical, low-high); "
-            f"{d.get('bound')}-bound, confidence {d.get('confidence')}."]
+    lines = [f"{head}: {rate.replace('_', ' ')} {_range(d[rate])} (typical, low-high); "
+             f"{d.get('bound')}-bound, confidence {d.get('confidence')}."]
+    runs = d.get("measured_runs")
+    if isinstance(runs, dict):  # the store's measured runs moved it (whichgpu runs add)
+        lines.append(f"Measured: {runs.get('summary')} (runs {runs.get('runs')}).")
+    return lines
 
 
 def _prices(d: dict[str, Any]) -> list[str]:

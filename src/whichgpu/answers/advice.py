@@ -45,6 +45,7 @@ class RecommendAnswer:
     rates: RateTable
     notes: tuple[str, ...] = ()
     exported: Export | None = None  # the chosen option as a launcher task file (--export)
+    disaggregation: Any = None  # the prefill/decode split (--disaggregate), advise/disaggregation
 
     @property
     def top(self) -> int:
@@ -60,6 +61,8 @@ class RecommendAnswer:
         data["prices"] = self.selection.to_json()
         if self.exported is not None:
             data["export"] = self.exported.to_json()
+        if self.disaggregation is not None:
+            data["disaggregation"] = self.disaggregation.to_json()
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         return data
 
@@ -75,14 +78,27 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     if said is not None:
         work["train_tokens"], example_note = said
     job = build_job(w, **work)
+    if q.disaggregate and job.requests_per_s is None:
+        raise InputError(msg("disagg.needs_rate", "{flag} sizes a service for a request rate: "
+                             "give {rate} (with the prompt and output tokens)",
+                             flag=Field("disaggregate"), rate=Field("requests_per_s")))
     if q.export is not None:
         check_launcher(q.export)  # before the ranking: a typo is said at once
     gpus = only_gpus(q.only)
     mine = card(q.gpu, q.gpu_spec)
     selection, rates = priced(ctx, q.prices, job.currency, q.rate, q.max_age, gpus)
+    profile = ctx.calibration(q.calibration)
     rec = rank(job, list(selection.offers), rates=rates, gpus=gpus, max_gpus=q.max_gpus,
-               profile=ctx.calibration(q.calibration), owned=mine.gpu if mine else None,
-               owned_count=q.count)
+               profile=profile, owned=mine.gpu if mine else None, owned_count=q.count)
+    link_said = _link_effect(rec)
+    if link_said is not None:  # what the link between servers adds, for the chosen option
+        rec.explanation.insert(min(2, len(rec.explanation)), link_said)
+    split = None
+    if q.disaggregate:
+        from whichgpu.advise.disaggregation import disaggregate
+
+        split = disaggregate(rec, profile)
+        rec.explanation.extend(split.said)
     exported = None
     if q.export is not None:
         exported = export_option(rec, q.export, q.export_option, selection=selection,
@@ -94,7 +110,18 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
             notes.append(own)
-    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported)
+    return RecommendAnswer(q, rec, selection, rates, tuple(notes), exported, split)
+
+
+def _link_effect(rec: Recommendation) -> Message | None:
+    """The sentence of the best option's speed estimate that says what the link between
+    servers adds to each step (estimate/interconnect.network_effect), if it spans servers."""
+    if not rec.options:
+        return None
+    for warning in rec.options[0].speed.warnings:
+        if isinstance(warning, Message) and warning.id.startswith("interconnect.effect"):
+            return msg("recommend.link_effect", "Between servers: {said}.", said=warning)
+    return None
 
 
 def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | None:

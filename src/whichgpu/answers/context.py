@@ -68,10 +68,12 @@ def local_offers(prices: str | None, max_age: float | None = None, *,
 
 
 def local_calibration(value: str | None) -> Calibration | None:
-    """``--calibration``: nothing, ``default`` (what 'whichgpu bench' saved) or a file."""
+    """``--calibration``: nothing, ``default`` (what 'whichgpu bench' saved) or a file; with
+    the measured runs of the store, if it holds any (``whichgpu runs add``)."""
     from whichgpu.bench.profile import profile_from_option
+    from whichgpu.estimate.calibration import with_store_runs
 
-    return profile_from_option(value)
+    return with_store_runs(profile_from_option(value))
 
 
 LOCAL = Context(model=local_model, offers=local_offers, calibration=local_calibration)

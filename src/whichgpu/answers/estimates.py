@@ -21,6 +21,10 @@ from whichgpu.messages import Field, Message, msg
 def workload(q: Workload, ctx: Context = LOCAL, **overrides: Any) -> Job:
     """The Workload a request describes: its model resolved the surface's way, then the
     engine's builder with the request's settings (``overrides`` replace some)."""
+    if q.task.is_rl:
+        raise InputError(msg("rl.not_ranked", "{task} (RL post-training) is answered by the "
+                             "memory and speed questions for a GPU you name; ranking every GPU "
+                             "for it is not modelled yet", task=str(q.task)))
     config = getattr(q, "config", None)
     if not q.model and not q.params and config is None:
         raise InputError(msg("workload.no_model", "name a model (see 'whichgpu models') or give "
@@ -51,15 +55,27 @@ class MemoryAnswer:
     request: Memory
     report: MemoryReport
     notes: tuple[str, ...] = ()
+    multi_lora: dict[str, Any] | None = None  # --lora-adapters: the slots, and how many fit
+    rl: Any = None  # --task grpo|ppo: the RL plan (answers/rl.py)
 
     def to_json(self) -> dict[str, Any]:
-        return self.report.to_json()
+        if self.rl is not None:
+            return self.rl.to_json()
+        data = self.report.to_json()
+        if self.multi_lora is not None:
+            data["multi_lora"] = self.multi_lora
+        return data
 
 
 def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
     """Peak memory per GPU as named terms, the GPUs that hold it, and what would make it fit."""
     from dataclasses import replace
 
+    if q.task.is_rl:  # GRPO / PPO: the RL plan (answers/rl.py), not one workload
+        from whichgpu.answers.rl import rl_plan
+
+        rl = rl_plan(q, ctx)
+        return MemoryAnswer(q, None, rl=rl)  # type: ignore[arg-type]
     only = None
     if q.only:  # checked before the estimate: a typo is said at once
         from whichgpu.advise.build import only_gpus  # (the advise package only when asked)
@@ -80,7 +96,31 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer:
     if only is not None:
         ids = {g.id for g in only}
         report = replace(report, fits=[f for f in report.fits if f.gpu.id in ids])
-    return MemoryAnswer(q, report, tuple(notes))
+    lora = _multi_lora(w, report, res.gpu if res else None) if w.lora_adapters else None
+    return MemoryAnswer(q, report, tuple(notes), multi_lora=lora)
+
+
+def _multi_lora(w: Job, report: MemoryReport, gpu: GPU | None) -> dict[str, Any]:
+    """The adapters' engine settings; on a named GPU, how many adapter slots (max_loras)
+    fit beside the KV cache of this concurrency."""
+    import math
+
+    from whichgpu.estimate.multi_lora import lora_plan, slots_that_fit
+
+    plan = lora_plan(w)
+    data = plan.to_json()
+    if gpu is not None:
+        from whichgpu.estimate.constants import memory_value
+
+        total = report.estimate.total_bytes
+        share = float(memory_value("vllm_gpu_memory_utilization"))  # slots inside the share
+        free = (gpu.usable_memory_bytes - total) * share
+        data["gpu"] = gpu.id
+        room = plan.max_loras + (slots_that_fit(plan, free) if free >= 0
+                                 else -math.ceil(-free / max(plan.slot_bytes, 1)))
+        data["max_loras_that_fit"] = max(0, room)
+        data["all_adapters_in_one_batch"] = room >= plan.adapters
+    return data
 
 
 def with_llamacpp(q: Workload, ctx: Context, w: Job, count: int) -> Job | None:
@@ -140,8 +180,11 @@ class SpeedResult:
     answer: SpeedAnswer | None = None
     saturation: dict[str, Any] | None = None  # speed --max-throughput
     notes: tuple[str, ...] = ()
+    rl: Any = None  # --task grpo|ppo: the RL plan with its time per step (answers/rl.py)
 
     def to_json(self) -> dict[str, Any]:
+        if self.rl is not None:
+            return self.rl.to_json()
         if self.saturation is not None:
             return self.saturation
         assert self.answer is not None
@@ -159,13 +202,23 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult:
         raise InputError(msg("speed.needs_gpu", "speed needs a GPU: {gpu} (e.g. {example}) or "
                              "{spec} memory=...,bandwidth=...,fp16=...", gpu=Field("gpu", "ID"),
                              example=Field("gpu", "rtx-4090"), spec=Field("gpu_spec")))
+    if q.task.is_rl:  # GRPO / PPO: memory and time per step (answers/rl.py)
+        from whichgpu.answers.rl import rl_plan
+
+        rl = rl_plan(q, ctx)
+        return SpeedResult(q, None, res.gpu, rl=rl, notes=tuple(  # type: ignore[arg-type]
+            n for n in (res.note,) if n))
     training = q.task.is_training  # steps: optimizer steps to time, not diffusion steps
     w = workload(q, ctx, gpus=q.count, steps=None if training else q.steps)
     profile = ctx.calibration(q.calibration)
     notes = tuple(n for n in (res.note, approximate_note(w)) if n)
     if q.max_throughput:
-        return SpeedResult(q, w, res.gpu, saturation=max_throughput_answer(
-            w, res.gpu, q.count, profile=profile), notes=notes)
+        saturation = max_throughput_answer(w, res.gpu, q.count, profile=profile)
+        if w.lora_adapters:  # the adapters' published throughput cost (estimate/multi_lora)
+            from whichgpu.estimate.multi_lora import apply_cost_to_saturation
+
+            saturation = apply_cost_to_saturation(saturation)
+        return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)

@@ -490,9 +490,28 @@ def _unknown_choice(model: type[BaseModel], name: str, value: Any,
                if isinstance(a, type) and issubclass(a, str) and issubclass(a, enum.Enum)]
     values = [str(m) for m in members[0]] if members else \
         [v.strip(" '") for v in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
+    if name == "engine":
+        from whichgpu.engines import not_modelled
+
+        known = not_modelled(str(value))
+        if known is not None:
+            return engine_not_modelled(known, values)
     unknown = choice.unknown if choice is not None else Text(
         "choice.unknown", "unknown {field} {v!r}; use one of {choices}")
     return unknown(field=field_named(model, name), v=value, choices=", ".join(values))
+
+
+def engine_not_modelled(known: Any, choices: list[str]) -> Message:
+    """An engine whichgpu knows of but does not model: said so, never substituted."""
+    from whichgpu.messages import Field, Join, data_text, msg
+
+    if known.use:
+        return msg("engine.not_modelled.use", "{engine} is not modelled: {why}; ask with "
+                   "{use}", engine=known.name, why=data_text(known.why),
+                   use=Join([Field(k, v) for k, v in known.use], ", "))
+    return msg("engine.not_modelled", "{engine} is not modelled: {why}; whichgpu does not "
+               "answer with another engine's numbers (modelled: {choices})",
+               engine=known.name, why=data_text(known.why), choices=", ".join(choices))
 
 
 def finite(value: float | None) -> bool:

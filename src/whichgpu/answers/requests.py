@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.request import Request
-from whichgpu.vocabulary import Engine, FitsSort, Objective, OffloadMode, Task
+from whichgpu.vocabulary import Engine, FitsSort, Objective, OffloadMode, RLTuning, Task
 
 PRICES_HELP = ("Price source: a feed or source of the price store (article-000, "
                "vramfarm-2026-11, gpuhunt ...), NAME@SNAPSHOT or NAME@DATE, or an offer file. "
@@ -44,7 +44,8 @@ Params = Annotated[str | None, Field(description=(
     Web(label=N_("Parameters"), hint=N_("A generic dense model of this many parameters: 70B "
                                          "or 70e9."))]
 TaskField = Annotated[Task, Field(description=(
-    "inference, lora, qlora, full-ft, pretrain, image, video or image-lora.")),
+    "inference, lora, qlora, full-ft, pretrain, image, video or image-lora; grpo or ppo (RL "
+    "post-training: memory and speed).")),
     Choice(Text("choice.task",
                 "unknown task {v!r}; use one of {choices}")), Web(label=N_("Workload"), hint=N_(
         "Question 1 of S13: training, fine-tuning or inference."))]
@@ -98,6 +99,10 @@ FlashAttention = Annotated[bool, Field(description="Flash/SDPA attention (defaul
                            Cli(negatable=True), Web(label=N_("Flash attention"))]
 LoraRank = Annotated[int | None, Field(ge=1, description=(
     "LoRA rank (default: the framework's, else 16).")), Web(label=N_("LoRA rank"), max=4096)]
+LoraAdapters = Annotated[int, Field(ge=0, le=1 << 20, description=(
+    "Serving (vLLM, SGLang): LoRA adapters on this one base model, each of --lora-rank; "
+    "their GPU slots and the throughput they cost (0: none).")),
+    Web(label=N_("LoRA adapters served"), max=1 << 20)]
 LoraTargets = Annotated[str | None, Field(description=(
     "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
     "all-linear).")), Web(label=N_("LoRA targets"))]
@@ -153,6 +158,15 @@ HostBandwidth = Annotated[str | None, Field(description=(
 EngineVersion = Annotated[str | None, Field(description=(
     "The engine build to estimate for: a llama.cpp build (b4458), a date (2024-05) or an era "
     "(2023-24, ollama); default today's.")), Web(label=N_("Engine version"))]
+Speculative = Annotated[str | None, Field(description=(
+    "LLM inference: speculative decoding with mtp (the model's own multi-token-prediction "
+    "layer), eagle (an EAGLE-3 head) or draft:MODEL (a smaller model with the same "
+    "tokenizer).")), Cli(metavar="mtp|eagle|draft:MODEL"),
+    Web(max_length=200, label=N_("Speculative decoding"), hint=N_(
+        "mtp, eagle, or draft: followed by a smaller model of the same family; empty: none."))]
+DraftTokens = Annotated[int | None, Field(ge=1, le=16, description=(
+    "Speculative decoding: tokens drafted per verify step (default: mtp 2, eagle 3, "
+    "draft 5).")), Web(label=N_("Draft tokens per step"), max=16)]
 Ubatch = Annotated[int | None, Field(description=(
     "llama.cpp: tokens per micro-batch (default 512); larger ones copy offloaded weights to "
     "the GPU less often.")), Cli(flags=("--ubatch-size", "-ub")),
@@ -182,6 +196,32 @@ Only = Annotated[str | None, Field(description=(
     "Compare only these GPUs (comma-separated catalog ids or names, e.g. "
     "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
     Web(max_length=400, label=N_("Compare"))]
+InterconnectField = Annotated[str | None, Field(max_length=40, description=(
+    "The link between servers when a job spans several: 10gbe, 25gbe, 100gbe, 200gbe, 400gbe, "
+    "roce-100, roce-200, roce-400, ib-hdr, ib-ndr, ib-xdr, tb4, tb5, tb5-rdma (default: "
+    "400 Gb/s InfiniBand per GPU for Hopper and Blackwell, 200 Gb/s for Ampere, 100 Gb/s "
+    "otherwise).")), Cli(metavar="LINK"), Web(max_length=40, label=N_("Link between servers"))]
+GpusPerNode = Annotated[int | None, Field(ge=1, le=1024, description=(
+    "GPUs in each server (default 8, or the card's NVLink domain): a job over more GPUs spans "
+    "several servers joined by the interconnect.")), Cli(metavar="N"),
+    Web(label=N_("GPUs per server"), max=1024)]
+Generations = Annotated[int | None, Field(ge=1, le=4096, description=(
+    "RL (grpo, ppo): completions per prompt (default: the framework's, TRL 8).")),
+    Web(label=N_("Completions per prompt"), max=4096)]
+CompletionTokens = Annotated[str | None, Field(description=(
+    "RL (grpo, ppo): the longest completion in tokens (default: the framework's, TRL 256).")),
+    Web(label=N_("Completion tokens"))]
+Tuning = Annotated[RLTuning | None, Field(description=(
+    "RL (grpo, ppo): how the policy trains: lora, qlora or full-ft (default lora).")),
+    Choice(Text("choice.tuning", "unknown tuning {v!r}; use one of {choices}")),
+    Web(label=N_("Policy training"))]
+RolloutGpus = Annotated[int | None, Field(ge=0, le=1 << 16, description=(
+    "RL (grpo, ppo): GPUs of the rollout engine's own; 0 shares the training GPUs "
+    "(default: the framework's)")), Web(label=N_("Rollout GPUs"), max=1 << 16)]
+RolloutShare = Annotated[float | None, Field(gt=0, lt=1, description=(
+    "RL (grpo, ppo): the fraction of each GPU's memory a colocated rollout engine takes "
+    "(TRL vllm_gpu_memory_utilization 0.3; default: the framework's).")),
+    Web(label=N_("Rollout engine's memory share"))]
 Json = Annotated[bool, Field(description="Machine-readable output."), Cli(flags=("--json",)),
                Web(skip=True)]
 
@@ -201,6 +241,7 @@ class Workload(Request):
     gradient_checkpointing: Checkpointing = None
     lora_rank: LoraRank = None
     lora_targets: LoraTargets = None
+    lora_adapters: LoraAdapters = 0
     resolution: Resolution = None
     frames: Frames = None
     cfg: Cfg = None
@@ -213,6 +254,8 @@ class Workload(Request):
     host_ram: HostRam = None
     host_memory: HostMemory = None
     host_bandwidth: HostBandwidth = None
+    speculative: Speculative = None
+    draft_tokens: DraftTokens = None
     as_json: Json = False
 
     #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
@@ -220,7 +263,8 @@ class Workload(Request):
         "task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
         "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
-        "host_ram", "host_memory", "host_bandwidth")
+        "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
+        "lora_adapters")
 
 
 class PastedConfig(Request):
@@ -295,11 +339,17 @@ class Memory(Workload):
         "List only these GPUs among those that hold it (comma-separated catalog ids or "
         "names, e.g. rtx-4090,a100,h100). Default: the whole catalog.")),
         Cli(metavar="GPU[,GPU...]"), Web(max_length=400, label=N_("Compare"))] = None
+    prompt_tokens: PromptTokens = None
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
         "allow_long_context", "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor",
-        "ubatch", "mmap")
+        "ubatch", "mmap", "prompt_tokens")
 
 
 class Speed(Workload):
@@ -341,14 +391,23 @@ class Speed(Workload):
     max_throughput: Annotated[bool, Field(description=(
         "Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch that "
         "fits, the batch and what bounds it.")), Web(label=N_("Maximum throughput"))] = False
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "count": (Text("bound.speed.count", "gpus must be a whole number >= 1, got {v}"),
                   None)}
+    interconnect: InterconnectField = None
+    gpus_per_node: GpusPerNode = None
+
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
-        "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap")
+        "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap", "interconnect",
+        "gpus_per_node")
 
 
 class Recommend(Workload):
@@ -458,7 +517,16 @@ class Recommend(Workload):
 
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
         "count": (Text("bound.recommend.count", "{field} must be at least 1, got {v}"), None)}
-    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens")
+    interconnect: InterconnectField = None
+    gpus_per_node: GpusPerNode = None
+    disaggregate: Annotated[bool, Field(description=(
+        "Serving a request rate: also size prefill/decode disaggregation (separate prefill "
+        "and decode instances, the KV cache sent between them over the link) and say whether "
+        "it beats the same GPUs serving both phases together.")),
+        Web(label=N_("Split prefill and decode"))] = False
+
+    EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
+                                                 "interconnect", "gpus_per_node")
     JOB_FIELDS: ClassVar[tuple[str, ...]] = (
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",

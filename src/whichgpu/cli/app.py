@@ -79,4 +79,5 @@ MODULES: tuple[str, ...] = (
     "web_cmds",
     "bench_cmds",
     "mcp_cmds",
+    "runs_cmds",
 )

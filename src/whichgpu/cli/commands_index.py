@@ -27,4 +27,5 @@ COMMANDS: tuple[tuple[str, str, str, str | None, bool], ...] = (
     ('prices', 'prices_cmds', 'Live prices: sources, the local price store and its history.', None, False),
     ('profile', 'profile_cmds', "Your machine, described once: 'whichgpu profile save home --gpu rtx-4070 --host-ram 64GB', then '--profile home' on any command.", None, False),
     ('bench', 'bench_cmds', "Measure each GPU (matmul per precision, memory, host and peer bandwidth), print it beside the datasheet, and save a calibration profile for 'speed --calibration'.", None, False),
+    ('runs', 'runs_cmds', "Measured runs: 'whichgpu runs add results.json' stores what llama-bench, vLLM or SGLang measured, and speed and recommend use it.", None, False),
 )

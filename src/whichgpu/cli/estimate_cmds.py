@@ -26,7 +26,20 @@ def register(app: typer.Typer) -> None:
 def memory(q: req.Memory) -> None:
     from whichgpu.answers.estimates import memory as answer
 
-    show(answer(q), q.as_json, lambda a: _print_memory(a.report))
+    show(answer(q), q.as_json, _print_memory_answer)
+
+
+def _print_memory_answer(a) -> None:
+    if a.rl is not None:
+        from whichgpu.cli.rl_view import print_rl
+
+        print_rl(a.rl)
+        return
+    _print_memory(a.report)
+    if a.multi_lora is not None:
+        from whichgpu.cli.rl_view import print_multi_lora
+
+        print_multi_lora(a.multi_lora)
 
 
 def _print_memory(report) -> None:
@@ -50,6 +63,8 @@ def _print_memory(report) -> None:
     t.add_row("[bold]total[/bold]", f"[bold]{e.total_bytes / GB:,.2f}[/bold]",
               f"[bold]{e.total_bytes / GiB:,.2f}[/bold]", "peak per GPU")
     console.print(t)
+    conf = e.confidence()
+    console.print(f"Confidence {conf.label}: {conf.why}.")
     console.print(f"[dim]Rule of thumb (S15): {report.rule.formula}; this estimate: "
                   f"{format_bytes(e.total_bytes)}; {report.rule.explanation}.[/dim]")
     for n in report.notes:
@@ -145,6 +160,11 @@ def speed(q: req.Speed) -> None:
 
 
 def _print_speed_answer(result) -> None:
+    if result.rl is not None:
+        from whichgpu.cli.rl_view import print_rl
+
+        print_rl(result.rl)
+        return
     if result.saturation is not None:
         from whichgpu.cli.serving_view import print_max_throughput
 

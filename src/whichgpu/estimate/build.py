@@ -48,7 +48,10 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    host_ram: str | None = None, host_memory: str | None = None,
                    host_bandwidth: str | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool = True,
-                   imatrix: bool | None = None, backend: str | None = None):
+                   imatrix: bool | None = None, backend: str | None = None,
+                   speculative: str | None = None, draft_tokens: int | None = None,
+                   lora_adapters: int | None = None,
+                   interconnect: str | None = None, gpus_per_node: int | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -61,10 +64,14 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     them); the host: ``host_ram`` (``64GB``), ``host_memory`` (``ddr5-6000x2``),
     ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub), ``mmap`` (False for --no-mmap) and
     ``imatrix`` (whether the GGUF used an importance matrix); ``backend``: llama.cpp's GPU
-    backend (cuda, vulkan, rocm, metal, sycl; None: the card's own).
+    backend (cuda, vulkan, rocm, metal, sycl; None: the card's own); ``speculative``: mtp,
+    eagle or draft:MODEL, with ``draft_tokens`` per verify step (estimate/speculative.py).
+    ``interconnect``: the link between servers (``100gbe``, ``ib-ndr``; None: the default
+    network) and ``gpus_per_node`` the GPUs of one server (None: 8).
     """
     from whichgpu.estimate.frameworks import apply_framework, canonical
     from whichgpu.estimate.host import parse_host
+    from whichgpu.estimate.speculative import parse_speculative
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -113,7 +120,18 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
         tensor_overrides=parse_overrides(override_tensor), host=host,
         engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
-        backend=cast(Backend | None, backend or None))  # Workload checks the name
+        backend=cast(Backend | None, backend or None),  # Workload checks the name
+        speculative=parse_speculative(speculative, draft_tokens, spec),
+        lora_adapters=lora_adapters or 0,
+        interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node)
+
+
+def _interconnect(text: str | None) -> str | None:
+    """The link's id (``100GbE`` is ``100gbe``); an unknown one is an input error."""
+    from whichgpu.estimate.interconnect import parse_interconnect
+
+    ident = parse_interconnect(text)
+    return str(ident) if ident is not None else None
 
 
 def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:

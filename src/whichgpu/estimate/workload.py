@@ -12,6 +12,7 @@ from typing import Literal
 from whichgpu.engines import engines_with, family_engines
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
+from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
 from whichgpu.models.spec import DiffusionSpec, ModelSpec
@@ -115,6 +116,13 @@ class Workload:
     imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
     mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
     backend: Backend | None = None  # llama.cpp's GPU backend (None: the card's own)
+    # the link between servers (estimate/interconnect.py; None: the speed constants' default)
+    # and the GPUs each server holds (None: 8, or the card's NVLink domain)
+    interconnect: str | None = None
+    gpus_per_node: int | None = None
+    # speculative decoding: the drafter and its draft tokens (estimate/speculative.py)
+    speculative: Speculation | None = None
+    lora_adapters: int = 0  # serving: LoRA adapters on this base (estimate/multi_lora.py)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -337,6 +345,11 @@ def validate(w: Workload) -> None:
     if w.task == "video" and not (m.diffusion and m.diffusion.is_video):
         raise InputError(msg("workload.not_video", "{model} generates images, not video: use "
                              "{flag}", model=m.name, flag=Field("task", "image")))
+    if w.interconnect is not None or w.gpus_per_node is not None:
+        from whichgpu.estimate.interconnect import check_gpus_per_node, parse_interconnect
+
+        parse_interconnect(w.interconnect)
+        check_gpus_per_node(w.gpus_per_node)
     if w.context is not None and w.context <= 0:
         raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
                              v=w.context))
@@ -374,6 +387,12 @@ def validate(w: Workload) -> None:
     if w.engine is not None and w.engine not in ENGINES:
         raise InputError(msg("choice.engine", "unknown engine {v!r}; use one of {choices}",
                              v=str(w.engine), choices=", ".join(ENGINES)))
+    if w.speculative is not None:
+        if w.task != "inference":
+            raise InputError(msg("speculative.inference_only", "{field} is for LLM inference, "
+                                 "not task {task!r}", field=Field("speculative"),
+                                 task=str(w.task)))
+        check_engine(w.speculative, w.engine_name)
     if w.backend is not None:
         if w.backend not in BACKENDS:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
@@ -444,6 +463,14 @@ def validate(w: Workload) -> None:
         raise InputError(msg("bound.frames", "frames must be >= 1, got {v}", v=w.frames))
     if w.steps is not None and w.steps < 1:
         raise InputError(msg("bound.steps", "steps must be >= 1, got {v}", v=w.steps))
+    if w.lora_adapters:
+        if w.lora_adapters < 0 or w.lora_adapters > 1 << 20:
+            raise InputError(msg("bound.lora_adapters", "LoRA adapters must be 0..{top}, got "
+                                 "{v}", top=1 << 20, v=w.lora_adapters))
+        if w.task != "inference":
+            raise InputError(msg("workload.lora_adapters_inference", "{field} is for serving "
+                                 "(task inference): adapters trained are one LoRA at a time",
+                                 field=Field("lora_adapters")))
     if w.task in ("lora", "qlora") and m.linears:
         targets = lora_groups(w)
         if not targets:

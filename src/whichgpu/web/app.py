@@ -204,6 +204,10 @@ def create_app(calibration: str | None = None) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(writes.router)  # the store's writes: the operator's token
+    from whichgpu.web import runs_api
+
+    app.include_router(runs_api.reads)  # measured runs: read open, added with the token
+    app.include_router(runs_api.writes)
     app.include_router(pages.router)
     app.add_middleware(Guard)
     mcp_mount.install(app)  # MCP's streamable HTTP at /mcp (the 'mcp' extra)

@@ -23,6 +23,7 @@ TERMS = {
     "weights": N_("Weights"), "adapter_weights": N_("Adapter weights"),
     "master_weights": N_("Master weights (fp32)"), "gradients": N_("Gradients"),
     "optimizer_states": N_("Optimizer states"), "kv_cache": N_("KV cache"),
+    "drafter": N_("Speculative drafter"),
     "activations": N_("Activations"), "logits": N_("Logits"),
     "dequant_workspace": N_("Dequantization workspace"),
     "zero3_working_set": N_("ZeRO-3 working set"), "vae_decode": N_("VAE decode"),

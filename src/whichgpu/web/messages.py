@@ -70,7 +70,7 @@ def data_strings() -> Iterator[tuple[str, str]]:
     (``messages.data_text``): the platforms' names and notes, what to use instead, a card's
     engine note, the research notes beside each catalog figure (the GPU pages show them under
     the values), the precisions' meanings, the weight formats' descriptions, the memory
-    constants' notes and the training frameworks' titles."""
+    constants' notes, the training frameworks' titles and why an engine is not modelled."""
     from whichgpu.catalog.gpus import PRECISIONS
 
     def toml(package: str, name: str) -> dict:
@@ -100,6 +100,8 @@ def data_strings() -> Iterator[tuple[str, str]]:
             "framework", {}).items():
         if isinstance(row.get("title"), str):
             yield f"training_frameworks.toml:{name}", row["title"]
+    for name, row in toml("whichgpu", "data/engines_not_modelled.toml").items():
+        yield f"engines_not_modelled.toml:{name}", row["why"]
 
 
 #: a card's notes that are not beside a figure: its engine note (above) and why it has no

@@ -496,6 +496,8 @@ def memory_page(request: Request) -> HTMLResponse:
 _PASTE_JSON = Text("web.paste.json", "the pasted config.json is not valid JSON (line {line}, "
                    "column {column}: {why})")
 _PASTE_OBJECT = Text("web.paste.object", "the pasted config.json must be a JSON object")
+_RL_PAGE = Text("web.memory.rl", "RL post-training (grpo, ppo) is answered by the REST API "
+               "(/api/v1/memory and /api/v1/speed), not on this page yet")
 
 
 @router.post("/memory", response_class=HTMLResponse)
@@ -533,6 +535,8 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
         answer = None
         if q is not None:
             answer, error = attempt(s.memory, q)
+        if answer is not None and answer.rl is not None:
+            error, answer = _RL_PAGE(), None
         if answer is not None:
             report = answer.report
             ctx.update(report=report, q=q, bar=_memory_bar(report),

@@ -98,8 +98,7 @@ def generation() -> tuple:
     if now - _generation[1] >= OFFER_CACHE_S:
         try:  # the file, or the database of WHICHGPU_DATABASE_URL
             store = PriceStore(None)
-            gen: tuple[str | None, tuple[tuple[str, int], ...] | None] = (
-                store.location, store.generation())
+            gen: tuple[Any, ...] = (store.location, store.generation(), _runs_stamp(store))
         except Exception:  # an unusable store: current_offers says why (503 or fallback)
             gen = (None, None)
         with _memo_lock:
@@ -256,6 +255,50 @@ def calibration_profile(requested: str | None) -> Calibration | None:
         _profiles.clear()  # one profile at a time: the file as it is now
         _profiles[stamp] = profile
     return profile
+
+
+# ------------------------------------------------------------------ measured runs
+
+_runs: dict[tuple, Any] = {}  # (store, runs stamp) -> the runs, one entry at a time
+
+
+def _runs_stamp(store: Any) -> tuple[int, int] | None:
+    """The store's runs as they are now (count, highest id); None if it has no runs table
+    it can read (an answer then uses none)."""
+    from whichgpu.catalog.runs.store import RunStore
+
+    try:
+        return RunStore(store).stamp()
+    except Exception:  # an unusable store: current_offers says why (503 or fallback)
+        return None
+
+
+def runs_changed() -> None:
+    """A run was added here: look at the store again at the next question."""
+    _generation[1] = -1e9
+
+
+def web_calibration(requested: str | None) -> Calibration | None:
+    """The server's calibration profile (when asked for) with the measured runs of its
+    store, which every answer uses (``whichgpu runs add``, ``POST /api/v1/runs``)."""
+    from whichgpu.estimate.calibration import WithRuns
+
+    base = calibration_profile(requested)
+    gen = generation()
+    stamp = gen[2] if gen and len(gen) > 2 else None
+    if not stamp or not stamp[0]:
+        return base
+    key = (gen[0], stamp)
+    held = _runs.get(key)
+    if held is None:
+        from whichgpu.catalog.prices import PriceStore
+        from whichgpu.catalog.runs.store import RunStore
+
+        store = PriceStore(None)
+        held = WithRuns(None, tuple(RunStore(store).list()), store.location)
+        _runs.clear()
+        _runs[key] = held
+    return WithRuns(base, held.runs, held.where) if held.runs else base
 
 
 # ------------------------------------------------------------------ repeated questions
@@ -429,7 +472,7 @@ def main_currency(prices: str | None) -> str | None:
 #: how the answers reach models, offers and profiles on this server: the model through the
 #: web's resolver (never a file, the Hub bounded), offers shared per snapshot, only the
 #: server's own calibration profile, and no path of the server in the JSON
-WEB = Context(model=web_model, offers=offers, calibration=calibration_profile, public=True)
+WEB = Context(model=web_model, offers=offers, calibration=web_calibration, public=True)
 
 
 # ------------------------------------------------------------------ the answers

@@ -1,8 +1,8 @@
 """Who may write: the REST API's endpoints that change the price store, behind a token.
 
 Reads stay open to everyone. A write (``POST /api/v1/prices/refresh``,
-``POST /api/v1/prices/import``) needs ``Authorization: Bearer <token>`` where the token is
-the operator's:
+``POST /api/v1/prices/import``, ``POST /api/v1/runs`` in web/runs_api.py) needs
+``Authorization: Bearer <token>`` where the token is the operator's:
 
 * ``WHICHGPU_WRITE_TOKEN_FILE``: a file holding it (a Docker or Kubernetes secret; read at
   each write, so a rotated secret applies at once; surrounding whitespace ignored), else

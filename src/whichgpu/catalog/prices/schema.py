@@ -100,8 +100,33 @@ _V3: list[Statement] = [
 # of the same feed can refuse a file that lost rows (one cut at a row boundary) against it
 _V4: list[Statement] = ["ALTER TABLE snapshot ADD COLUMN source_rows INTEGER"]
 
+# v5: a team's measured runs (catalog/runs/), kept beside the prices they are weighed with
+_V5: list[Statement] = [
+    """CREATE TABLE run (
+        id {id},
+        gpu {text} NOT NULL,
+        gpu_count INTEGER NOT NULL CHECK (gpu_count >= 1),
+        engine {text} NOT NULL,
+        engine_version {text},
+        model {text} NOT NULL,
+        model_key {text},
+        precision {text} NOT NULL,
+        metric {text} NOT NULL,
+        value {real} NOT NULL CHECK (value > 0),
+        batch INTEGER NOT NULL CHECK (batch >= 1),
+        prompt_tokens INTEGER,
+        output_tokens INTEGER,
+        spread {real},
+        date {text},
+        source {text},
+        format {text} NOT NULL,
+        conditions {text},
+        added_at {text} NOT NULL)""",
+    "CREATE INDEX run_by_gpu ON run(gpu, engine)",
+]
+
 #: ``MIGRATIONS[i]`` takes a store from schema version i to i + 1.
-MIGRATIONS: list[list[Statement]] = [_V1, _V2, _V3, _V4]
+MIGRATIONS: list[list[Statement]] = [_V1, _V2, _V3, _V4, _V5]
 
 
 def render(statement: Statement, dialect: Dialect) -> str | None:

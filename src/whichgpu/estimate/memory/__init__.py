@@ -27,7 +27,7 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
         task=w.task, engine=w.engine_name, quant=w.quant_name, gpus=w.gpus,
         terms=ordered(terms), assumptions=tuple(assumptions), warnings=tuple(warnings),
         approximate=w.model.approximate, details=details, host_terms=host_terms,
-        host=w.host_spec if host_terms else None)
+        host=w.host_spec if host_terms else None, framework=w.framework)
 
 
 def _defaults(w: Workload) -> list[Message]:

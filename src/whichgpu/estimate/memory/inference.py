@@ -60,6 +60,28 @@ def nccl_term(gpus: int) -> MemoryTerm | None:
                       c.source)
 
 
+def drafter_term(w: Workload, kv_gpu: float, split: int) -> MemoryTerm:
+    """The speculative drafter's weights and its own KV cache per GPU (an MTP layer or an
+    EAGLE head keeps one layer's KV per token; a draft model its whole cache)."""
+    from whichgpu.estimate.speculative import drafter
+
+    spec = w.speculative
+    assert spec is not None
+    d = drafter(spec, w.model, w.quant_format.linear_bits / 8)
+    if spec.draft_model is not None:
+        dk = kv_cache(spec.draft_model, w.seq_len, w.kv_bytes, w.engine_name)
+        kv = dk.bytes_per_sequence * w.batch / max(kv_tp_divisor(spec.draft_model,
+                                                                 w.tp_degree), 1)
+    else:
+        kv = kv_gpu * d.kv_layers_share
+    return MemoryTerm(
+        "drafter", int(d.weight_bytes / split + kv),
+        msg("term.drafter", "{what}: {formula}; its KV cache {kv:.2f} GB",
+            what=spec.describe(), formula=d.formula, kv=kv / 1e9),
+        msg("term.drafter.why", "the engine keeps the drafter beside the target on the GPU"),
+        "estimate/speculative.py")
+
+
 def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     m = w.model
     q = w.quant_format
@@ -106,6 +128,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             if kv_share < 1 else ""),
         msg("term.kv.dtype", "KV dtype {dtype} ({bytes:g} bytes per element)",
             dtype=w.kv_dtype, bytes=w.kv_bytes)))
+    if w.speculative is not None:
+        terms.append(drafter_term(w, kv_gpu, split))
     if layout is not None:
         host_terms.append(MemoryTerm(
             "weights", layout.host_bytes,
@@ -118,6 +142,12 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             host_terms.append(MemoryTerm("kv_cache", int(kv_all * (1 - kv_share)),
                                          msg("term.host.kv", "the KV cache of the layers on "
                                              "the CPU"), None, PLACEMENT_SOURCE))
+    lora = None
+    if w.lora_adapters:  # many adapters on this base: their GPU slots (estimate/multi_lora.py)
+        from whichgpu.estimate.multi_lora import lora_term
+
+        term, lora = lora_term(w)
+        terms.append(term)
     if m.max_context and ctx > m.max_context:
         assumptions.append(msg("memory.beyond_context", "context {context:,} exceeds the "
                                "model's trained maximum {maximum:,}: quality may drop without "
@@ -201,6 +231,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                "context": ctx, "context_cached": kv.context_cached,
                "weights_exact": wb.exact, "kv_by_layer_kind": kv.by_kind,
                "tp": tp, "pp": pp}
+    if lora is not None:
+        details["lora"] = lora.to_json()
     return terms, assumptions, details
 
 

@@ -9,8 +9,9 @@ from whichgpu.units import GB, GiB
 
 # Canonical term names, in display order. A breakdown only lists the terms that apply.
 TERM_ORDER = (
-    "weights", "adapter_weights", "master_weights", "gradients", "optimizer_states",
-    "kv_cache", "activations", "logits", "dequant_workspace", "zero3_working_set",
+    "weights", "adapter_weights", "lora_adapters", "master_weights", "gradients",
+    "optimizer_states", "kv_cache", "drafter", "activations", "logits", "dequant_workspace",
+    "zero3_working_set",
     "vae_decode", "cuda_graphs", "runtime", "nccl", "fragmentation", "engine_reserve",
 )
 
@@ -47,6 +48,15 @@ class MemoryEstimate:
     # experts, their KV cache), for the whole machine, and the host it was checked against
     host_terms: tuple[MemoryTerm, ...] = ()
     host: Any = None
+    framework: str | None = None  # training: whose memory rules (and evidence) apply
+
+    def confidence(self) -> Any:
+        """The label and why (memory/confidence.py), by the rule every answer uses."""
+        from whichgpu.estimate.memory.confidence import memory_confidence
+
+        engine = (self.framework or "transformers") if self.task in (
+            "lora", "qlora", "full-ft", "pretrain") else self.engine
+        return memory_confidence(self.task, engine, self.approximate)
 
     @property
     def total_bytes(self) -> int:
@@ -84,6 +94,8 @@ class MemoryEstimate:
             "assumptions": list(self.assumptions),
             "warnings": list(self.warnings),
             "approximate": self.approximate,
+            "confidence": (conf := self.confidence()).label,
+            "confidence_why": conf.why,
             "details": self.details,
             "host": self._host_json(),
         }

@@ -98,7 +98,10 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             wl, mem, fit_note = fit_on(wl, w, gpu)
         if mem > gpu.usable_memory_bytes:
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
-    hw = hardware(gpu, count, profile)
+    runs = getattr(profile, "measured_runs", None)  # a store's measured runs (calibration.py)
+    # the hardware view reads the profile under the runs (none: the same path as no runs)
+    hw = hardware(gpu, count, getattr(profile, "base", profile) if runs else profile,
+                  wl.interconnect, wl.gpus_per_node)
     if wl.is_diffusion:
         est = (_image_lora(wl, hw, framework, compile) if wl.task == "image-lora"
                else _diffusion(wl, hw, compile))
@@ -107,9 +110,17 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     else:
         assert lengths is not None  # set above for every inference workload
         est = _inference(wl, hw, lengths, saturation)
+        if wl.lora_adapters:  # adapters computed beside the base (estimate/multi_lora.py)
+            from whichgpu.estimate.multi_lora import apply_cost
+
+            est = apply_cost(est)
     notes = tuple(n for n in (engine_note, fit_note) if n)
     if notes:
         est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
+    if runs is not None:
+        from whichgpu.estimate.measured import apply_runs
+
+        est = apply_runs(est, wl, gpu.id, count, runs(gpu.id))
     return est
 
 
@@ -162,15 +173,30 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     prompt, output, why_len = lengths
     batch = w.batch
     ctx = prompt + output // 2
-    step1 = decode_step(w, hw, 1, ctx)
-    step = decode_step(w, hw, batch, ctx) if batch > 1 else step1
+    spec1 = spec = None
+    if w.speculative is not None:  # a drafter: verify + draft steps over the tokens they yield
+        from whichgpu.estimate.speed.speculative import speculative_step
+
+        spec1 = speculative_step(w, hw, 1, ctx)
+        spec = speculative_step(w, hw, batch, ctx) if batch > 1 else spec1
+        step1, step = spec1.effective(), spec.effective()
+    else:
+        step1 = decode_step(w, hw, 1, ctx)
+        step = decode_step(w, hw, batch, ctx) if batch > 1 else step1
     pre1 = prefill_time(w, hw, 1, prompt)
     pre = prefill_time(w, hw, batch, prompt) if batch > 1 else pre1
     wave = pre.seconds + output * step.seconds  # one batch of requests start to finish
     serving = batch * output / wave
     served = _continuous_batching(w, hw, batch)
+    served_speedup = None
     if served is not None:  # vLLM, SGLang, TensorRT-LLM: the continuous-batching model
         serving = served.output_tokens_per_s
+        if w.speculative is not None:  # its decode batch, sped up (or slowed) by the drafter
+            from whichgpu.estimate.speed.speculative import speculative_step
+
+            served_speedup = speculative_step(
+                w, hw, max(1, round(served.decode_batch)), ctx).speedup()
+            serving *= served_speedup
     engine = w.engine_name
     conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
     key = {c: v.band_key for c, v in conf.items()}  # the range group of each category
@@ -179,18 +205,20 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     if kernel_precision:
         precision, why = kernel_precision, "the kernel paths below"
     rates = {
-        "decode_tokens_per_s": band(batch / step.seconds, conf["decode"][2],
-                                    category=key["decode"]),
-        "decode_tokens_per_s_per_sequence": band(1 / step.seconds, conf["decode"][2],
-                                                 category=key["decode"]),
+        "decode_tokens_per_s": _accepted(band(batch / step.seconds, conf["decode"][2],
+                                              category=key["decode"]), spec),
+        "decode_tokens_per_s_per_sequence": _accepted(band(1 / step.seconds,
+                                                           conf["decode"][2],
+                                                           category=key["decode"]), spec),
         "prefill_tokens_per_s": band(batch * prompt / pre.seconds, conf["prefill"][2],
                                      category=key["prefill"]),
-        "output_tokens_per_s": band(serving, conf["serving"][2], category=key["serving"]),
+        "output_tokens_per_s": _accepted(band(serving, conf["serving"][2],
+                                              category=key["serving"]), spec),
     }
     times = {
         "ttft_s": band(pre1.seconds, conf["prefill"][2], inverse=True, category=key["prefill"]),
-        "request_s": band(pre1.seconds + output * step1.seconds, conf["decode"][2],
-                          inverse=True, category=key["decode"]),
+        "request_s": _accepted(band(pre1.seconds + output * step1.seconds, conf["decode"][2],
+                                    inverse=True, category=key["decode"]), spec1, time=True),
     }
     sat = saturation(w, hw, prompt, output, conf["serving"][2]) if with_saturation else None
     if sat and served is not None:
@@ -208,15 +236,33 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     ]
     if (layout := layout_note(w)) is not None:
         assumptions.append(layout)
+    if spec1 is not None and spec is not None and w.speculative is not None:
+        assumptions.append(_speculative_note(w, spec1, spec, batch, served_speedup))
     if served is not None:
         assumptions.append(f"output tokens/s: {batch} users kept in flight under continuous "
                            "batching (estimate/speed/serving.py; at most "
                            f"{served.decode_batch:.0f} decoding at once)")
     warnings = []
+    if spec is not None and spec.speedup() < 1:
+        warnings.append(msg("speculative.slower", "at {batch} sequences the drafter slows "
+                            "decoding down ({speedup:.2f}x): the verify step is compute-bound, "
+                            "so drafted tokens cost more than they save", batch=batch,
+                            speedup=spec.speedup()))
     if sat and sat["kv_limited_batch"] and batch > sat["kv_limited_batch"]:
         warnings.append(msg("speed.kv_full", "{batch} sequences of {tokens:,} tokens need more "
                             "KV cache than fits: at most {most} at once", batch=batch,
                             tokens=prompt + output, most=sat["kv_limited_batch"]))
+    across: dict[str, Any] = {}
+    if hw.servers > 1 and hw.fabric.kind == "network":
+        # what the link between servers costs a decode step: against the same GPUs in one
+        # server (tensor-parallel all-reduces and pipeline hops over the server's own link)
+        from whichgpu.estimate.interconnect import network_effect
+
+        one = dataclasses.replace(hw, per_server=hw.count, fabric=hw.link)
+        added = step.seconds - decode_step(w, one, batch, ctx).seconds
+        said, across["interconnect"] = network_effect(hw, max(added, 0.0), step.seconds,
+                                                      "decode step")
+        warnings.append(said)
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=engine, precision=precision,
         bound=step.bound, confidence=conf["decode"][0], rates=rates, times=times,
@@ -226,7 +272,48 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         components=step.components + pre.components, assumptions=tuple(assumptions),
         warnings=tuple(warnings), calibration=hw.calibration,
         details={**({"saturation": sat} if sat else {}),
-                 "confidence_by_category": {c: v[0] for c, v in conf.items()}})
+                 **({"speculative": _speculative_json(w, spec1, spec, served_speedup)}
+                    if spec1 is not None and spec is not None else {}),
+                 "confidence_by_category": {c: v[0] for c, v in conf.items()}, **across})
+
+
+def _accepted(r: Range, spec: Any, time: bool = False) -> Range:
+    """A decode range widened by the drafter's acceptance range (low acceptance, fewer
+    tokens per step; high, more); unchanged without a drafter."""
+    if spec is None:
+        return r
+    lo, typ, hi = spec.tokens
+    down, up = lo / typ, hi / typ
+    if time:
+        return Range(r.low / up, r.typical, r.high / down)
+    return Range(r.low * down, r.typical, r.high * up)
+
+
+def _speculative_note(w: Workload, spec1: Any, spec: Any, batch: int,
+                      served_speedup: float | None) -> str:
+    s = w.speculative
+    assert s is not None
+    a_lo, a_typ, a_hi = spec1.alpha
+    text = (f"{s.describe()}: {spec1.tokens[1]:.2f} tokens per verify step at an acceptance "
+            f"of {a_typ:.2f} per drafted token (range {a_lo:.2f}-{a_hi:.2f}, "
+            f"estimate/data/speed_constants.toml); decode x{spec1.speedup():.2f} at 1 sequence")
+    if batch > 1:
+        text += f", x{spec.speedup():.2f} at {batch}"
+    if served_speedup is not None:
+        text += f"; output tokens/s x{served_speedup:.2f} at the serving decode batch"
+    return text + "; prefill and time to first token unchanged"
+
+
+def _speculative_json(w: Workload, spec1: Any, spec: Any,
+                      served_speedup: float | None) -> dict[str, Any]:
+    s = w.speculative
+    assert s is not None
+    return {**s.to_json(), "acceptance": list(spec1.alpha),
+            "tokens_per_step": list(spec1.tokens),
+            "speedup_batch_1": round(spec1.speedup(), 3),
+            "speedup_at_batch": round(spec.speedup(), 3),
+            "speedup_serving": round(served_speedup, 3) if served_speedup else None,
+            "draft_s_per_step": spec1.draft_s, "verify_s_per_step": spec1.verify_s}
 
 
 def _continuous_batching(w: Workload, hw, batch: int):
@@ -315,6 +402,12 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
             "step sees {n}x the batch you asked for ({tokens:,} tokens); without accumulation "
             "it would run slower", link=r["link"].kind, n=r["accumulation"],
             tokens=r["tokens_per_step"]))
+    details = {}
+    if hw.servers > 1 and hw.fabric.kind == "network":
+        from whichgpu.estimate.interconnect import network_effect
+
+        said, details["interconnect"] = network_effect(hw, r["network_s"], r["step_s"])
+        warnings.append(said)
     return SpeedEstimate(
         gpu=hw.gpu.id, count=hw.count, task=w.task, engine=fw, precision=r["precision"],
         bound=r["bound"], confidence=conf[0],
@@ -325,7 +418,7 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
                  "gradient_accumulation": r["accumulation"], "framework": fw,
                  "compile": bool(compile_)},
         components=r["components"], assumptions=tuple(assumptions), warnings=tuple(warnings),
-        calibration=hw.calibration)
+        calibration=hw.calibration, details=details)
 
 
 # ------------------------------------------------------------------ diffusion

@@ -49,6 +49,12 @@ class Link:
         bw = self.one_way_bytes_per_s * self.efficiency
         return (n - 1) / n * nbytes / bw + self.latency_s
 
+    def send_s(self, nbytes: float) -> float:
+        """One point-to-point send of ``nbytes`` (a pipeline stage's activations, a KV cache)."""
+        if nbytes <= 0:
+            return 0.0
+        return nbytes / (self.one_way_bytes_per_s * self.efficiency) + self.latency_s
+
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "one_way_bytes_per_s": self.one_way_bytes_per_s,
                 "latency_s": self.latency_s, "efficiency": self.efficiency,
@@ -64,6 +70,18 @@ class Hardware:
     compute_scale: float = 1.0  # from a calibration profile
     bandwidth_scale: float = 1.0
     calibration: str | None = None  # where the scales came from
+    per_server: int = 8  # GPUs of one server (--gpus-per-node; default 8 or the NVLink domain)
+    network: Any = None  # the NodeLink between servers the user named (--interconnect)
+
+    @property
+    def servers(self) -> int:
+        """How many servers the ``count`` GPUs span."""
+        return max(1, -(-self.count // max(self.per_server, 1)))
+
+    def link_over(self, gpus: int) -> Link:
+        """The link a collective over ``gpus`` of the job's GPUs crosses: the server's own,
+        or the fabric between servers when they do not fit one server."""
+        return self.fabric if gpus > self.per_server and self.servers > 1 else self.link
 
     @property
     def bandwidth(self) -> float:
@@ -158,23 +176,37 @@ def pcie_one_way_bytes_per_s(gpu: GPU) -> float:
     return float(table.get(str(gpu.interconnect.host_link.value), table["default"])) * GB
 
 
-def fabric_for(gpu: GPU, count: int, link: Link | None = None) -> Link:
+def server_size(gpu: GPU, gpus_per_node: int | None = None) -> int:
+    """GPUs of one server: as given (``--gpus-per-node``), else 8 or the card's NVLink domain
+    when larger (an NVL72 rack is one domain)."""
+    if gpus_per_node:
+        return gpus_per_node
+    return max(int(gpu.interconnect.domain_gpus.value), 1, 8)
+
+
+def fabric_for(gpu: GPU, count: int, link: Link | None = None, network: Any = None,
+               gpus_per_node: int | None = None) -> Link:
     """What a collective over all ``count`` GPUs crosses when they span several servers.
 
     Within one server (or one NVLink domain) that is the server's own link. Across servers a
     ring collective passes both the network and each server's internal link, so it runs at the
     slower of the two (S28: a PCIe box without peer-to-peer stays PCIe-limited inside, however
-    fast its network) and hides as little behind compute as the worse of them.
+    fast its network) and hides as little behind compute as the worse of them. ``network``
+    (a NodeLink, ``--interconnect``) replaces the per-architecture default network.
     """
-    domain = max(int(gpu.interconnect.domain_gpus.value), 1)
-    if count <= max(domain, 8):
+    server = server_size(gpu, gpus_per_node)
+    if count <= server:
         return link_for(gpu, count)
     from whichgpu.estimate.constants import per_key
 
-    net_bw = per_key("cluster_network_gb_s", str(gpu.architecture.value)) * 1e9
-    net_eff = speed_value("cluster_network_efficiency")
-    latency = speed_value("cluster_network_latency_us") * 1e-6
-    inner = link or link_for(gpu, min(count, max(domain, 8)))
+    if network is not None:
+        net_bw, net_eff = network.line_rate_bytes_per_s, network.efficiency
+        latency = network.latency_s
+    else:
+        net_bw = per_key("cluster_network_gb_s", str(gpu.architecture.value)) * 1e9
+        net_eff = speed_value("cluster_network_efficiency")
+        latency = speed_value("cluster_network_latency_us") * 1e-6
+    inner = link or link_for(gpu, min(count, server))
     if inner.kind == "none":
         return Link("network", net_bw, latency, net_eff, ("network",))
     effective = min(net_bw * net_eff, inner.one_way_bytes_per_s * inner.efficiency)
@@ -182,15 +214,22 @@ def fabric_for(gpu: GPU, count: int, link: Link | None = None) -> Link:
                 ("network", inner.kind))
 
 
-def hardware(gpu: GPU, count: int = 1, profile: Calibration | None = None) -> Hardware:
+def hardware(gpu: GPU, count: int = 1, profile: Calibration | None = None,
+             interconnect: Any = None, gpus_per_node: int | None = None) -> Hardware:
     """The hardware view of ``count`` x ``gpu``, rescaled by a calibration profile if given.
 
     A profile that measured the topology of up to one server's GPUs replaces the assumed link
-    within the server (and, for a job that fits one server, the fabric too).
+    within the server (and, for a job that fits one server, the fabric too). ``interconnect``
+    (an id or NodeLink, ``--interconnect``) is the link between servers and ``gpus_per_node``
+    how many GPUs each server holds (default: the speed constants' network, 8 per server).
     """
+    from whichgpu.estimate.interconnect import NodeLink, node_link
+
+    network = (interconnect if isinstance(interconnect, NodeLink) or interconnect is None
+               else node_link(interconnect))
     cs = bs = 1.0
     source = None
-    in_server = min(count, 8)
+    in_server = min(count, gpus_per_node or 8)
     link = link_for(gpu, in_server)
     if profile is not None:
         cs, bs = profile.scales_for(gpu.id, REFERENCE_MATMUL_FRACTION,
@@ -200,10 +239,11 @@ def hardware(gpu: GPU, count: int = 1, profile: Calibration | None = None) -> Ha
             link = measured_link(gpu, in_server, measured)
         if profile.entries(gpu.id):  # a profile speaks only for the GPUs it measured
             source = profile.describe()
-    fabric = fabric_for(gpu, count, link)
+    fabric = fabric_for(gpu, count, link, network, gpus_per_node)
     if fabric.kind != "network":
         fabric = link
-    return Hardware(gpu, count, link, fabric, cs, bs, source)
+    return Hardware(gpu, count, link, fabric, cs, bs, source,
+                    per_server=server_size(gpu, gpus_per_node), network=network)
 
 
 def arch_key(gpu: GPU) -> str:

@@ -247,6 +247,15 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix)
 
 
+def _network_hops(w: Workload, hw: Hardware) -> int:
+    """Pipeline stage boundaries that cross servers: the stages of a job spread over several
+    servers hand their activations over the network between servers (tensor-parallel groups
+    stay within a server where they fit)."""
+    if w.pp_degree <= 1 or hw.servers <= 1 or hw.fabric.kind != "network":
+        return 0
+    return min(w.pp_degree - 1, hw.servers - 1)
+
+
 def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
     """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
     m = w.model
@@ -276,10 +285,13 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     peak, eta_c, precision = rates.peak, rates.eta_c, rates.precision
     t_comp = flops / (peak * eta_c)
     t_comm = 0.0
+    tp_link = hw.link_over(tp)  # the server's link, or the network when tp spans servers
     if tp > 1:
-        t_comm = m.num_layers * 2 * hw.link.all_reduce_s(batch * m.hidden_size * 2, tp)
+        t_comm = m.num_layers * 2 * tp_link.all_reduce_s(batch * m.hidden_size * 2, tp)
+    hops_net = _network_hops(w, hw)
     if w.pp_degree > 1:
-        t_comm += (w.pp_degree - 1) * hw.link.latency_s
+        t_comm += (w.pp_degree - 1 - hops_net) * hw.link.latency_s
+        t_comm += hops_net * hw.fabric.send_s(batch * m.hidden_size * 2)
     t_moe, t_fix = rates.t_moe, rates.t_fix
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
              "fixed-overhead": t_fix, "host-memory": t_host + t_switch}
@@ -291,11 +303,12 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
                                      f"{precision} x {eta_c:.2f})"),
         Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
                   else "layer-split hops", t_comm,
-                  (f"{m.num_layers} layers x 2 all-reduces over {hw.link.kind}" if tp > 1
+                  (f"{m.num_layers} layers x 2 all-reduces over {tp_link.kind}" if tp > 1
                    else "") + ("; " if tp > 1 and w.pp_degree > 1 else "")
                   + (f"layers split over {w.pp_degree} GPUs, one active at a time (weights "
                      f"read at one GPU's bandwidth): {w.pp_degree - 1} hop(s) over "
-                     f"{hw.link.kind}" if w.pp_degree > 1 else "")),
+                     f"{hw.link.kind}" if w.pp_degree > 1 else "")
+                  + (f", {hops_net} of them between servers" if hops_net else "")),
         Component("fixed per step", t_fix, f"{engine}"
                   + (f" ({era} builds)" if era else "") + ": per-token and per-layer overheads"
                   + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
@@ -377,8 +390,12 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     t_mem = weights / tp / (hw.bandwidth * platform
                             * engine_value("decode_bandwidth_efficiency", engine, hw, era))
     t_comm = 0.0
+    tp_link = hw.link_over(tp)
     if tp > 1:
-        t_comm = m.num_layers * 2 * hw.link.all_reduce_s(tokens * m.hidden_size * 2, tp)
+        t_comm = m.num_layers * 2 * tp_link.all_reduce_s(tokens * m.hidden_size * 2, tp)
+    hops_net = _network_hops(w, hw)
+    if hops_net:  # each stage boundary between servers sends the prompt's activations once
+        t_comm += hops_net * hw.fabric.send_s(tokens * m.hidden_size * 2)
     t_fix = (m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
              + decode_fixed_s(engine, hw, era))
     t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
@@ -390,7 +407,8 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
                   f"{eta:.2f})" + moe_desc),
         Component("weights read per micro-batch", t_mem,
                   f"{passes} pass(es) of up to {chunk:,} tokens: {weights / tp / 1e9:.2f} GB"),
-        Component("tensor-parallel all-reduce", t_comm, f"over {hw.link.kind}"),
+        Component("tensor-parallel all-reduce", t_comm, f"over {tp_link.kind}"
+                  + (f"; {hops_net} pipeline hop(s) between servers" if hops_net else "")),
         Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
         Component("host weights over PCIe", t_copy, copy_desc),
     )

@@ -168,7 +168,8 @@ class ServingModel:
         self.prompt, self.output = prompt, output
         self.gpus = w.tp_degree * w.pp_degree
         self.config = config or engine_config(w, gpu, version=version, usage=usage)
-        self.hw = hardware_view or hardware(gpu, self.gpus, profile)
+        self.hw = hardware_view or hardware(gpu, self.gpus, profile, w.interconnect,
+                                                   w.gpus_per_node)
         self.capacity: KVCapacity = kv_capacity(w, gpu, self.config, prompt, output)
         self.limit, self.limited_by = batch_limit(self.config, self.capacity, prompt, output)
         if self.limit < 1:

@@ -156,7 +156,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
         tokens *= accumulation
     t_tp = 0.0
     if tp > 1:
-        t_tp = accumulation * 4 * m.num_layers / pp * hw.link.all_reduce_s(
+        t_tp = accumulation * 4 * m.num_layers / pp * hw.link_over(tp).all_reduce_s(
             b * s * m.hidden_size * 2, tp)
     bubble = 0.0
     if pp > 1:
@@ -182,7 +182,12 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
                   f"(pp-1)/(micro-batches + pp-1) = {bubble:.2f}"),
         Component("paged optimizer traffic", t_page, page_why),
     )
+    # what the link between servers costs per step: the exposed data-parallel traffic (and a
+    # tensor-parallel group's all-reduces) where they cross servers
+    network_s = (exposed_dp if link.kind == "network" else 0.0) + (
+        t_tp if tp > 1 and hw.link_over(tp).kind == "network" else 0.0)
     return {"precision": precision, "why": f"{why}; {scale_why}", "tokens_per_s": tokens_per_s,
+            "network_s": network_s,
             "step_s": step, "mfu": mfu, "mfu_assumed": mfu_effective, "mfu_why": mfu_why,
             "tokens_per_step": tokens, "bound": dominant(parts), "components": comps,
             "accumulation": accumulation, "link": link}

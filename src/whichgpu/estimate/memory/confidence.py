@@ -1,0 +1,57 @@
+"""The memory estimate's confidence label, by the one rule every answer uses
+(estimate/speed/result.py ``label_for``): the width of the stated range and the evidence
+behind it (issue 30).
+
+A memory estimate's range is its own uncertainty ``u`` (``memory_uncertainty``: the 90th
+percentile of the calibration rows' error, per task group), so it is ``(1 + u) / (1 - u)``
+wide; the evidence is the calibration rows of the same task group on the same engine (or
+training framework) in validation/memory.csv (``memory_evidence``, written by make
+calibrate): some on that engine is level 2, only on other engines level 1, none level 0. A
+generic model from a bare size is level 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from whichgpu.estimate.constants import memory_value
+from whichgpu.messages import Message, msg
+
+
+class MemoryConfidence(NamedTuple):
+    label: str
+    why: Message
+
+
+def task_group(task: str) -> str:
+    from whichgpu.estimate.workload import DIFFUSION_TASKS, TRAINING_TASKS
+
+    # as memory_band groups them (fit.py): image LoRA training is training
+    return ("training" if task in TRAINING_TASKS else
+            "diffusion" if task in DIFFUSION_TASKS else "inference")
+
+
+def memory_confidence(task: str, engine: str, approximate: bool = False) -> MemoryConfidence:
+    """The label (high / medium / low) of a memory estimate of ``task`` on ``engine`` (for
+    training, its framework) and why."""
+    from whichgpu.estimate.speed.result import label_for
+
+    group = task_group(task)
+    u = float(memory_value("memory_uncertainty")[group])
+    width = (1 + u) / (1 - u)
+    evidence = memory_value("memory_evidence")
+    mine = int(evidence.get(f"{group}/{engine}", 0))
+    in_group = sum(int(n) for k, n in evidence.items() if k.split("/")[0] == group)
+    level = 2 if mine else 1 if in_group else 0
+    if approximate:
+        level = 0
+    label = label_for(width, level)
+    said = {"inference": msg("memory.group.inference", "inference"),
+            "training": msg("memory.group.training", "training"),
+            "diffusion": msg("memory.group.diffusion", "image and video")}[group]
+    why = msg("memory.confidence", "within ±{u:.0%} (the 90th percentile of the error of "
+              "{rows} measured {group} jobs), {mine} of them on {engine}{generic}", u=u,
+              rows=in_group, group=said, mine=mine, engine=engine,
+              generic=msg("memory.confidence.generic", "; a generic model from a bare size")
+              if approximate else "")
+    return MemoryConfidence(label, why)

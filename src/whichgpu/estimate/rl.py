@@ -1,0 +1,415 @@
+"""RL post-training (GRPO, PPO): memory per GPU and time per step.
+
+A step generates ``generations`` completions for each of ``batch`` prompts with a rollout
+engine (vLLM), scores them, and trains the policy on them. The parts come from the models
+that already answer each one, never re-derived here:
+
+- the policy's training memory and speed: the training model (``estimate/memory/training``,
+  ``estimate/speed``) for the whole group (generations x prompts) as one micro-batch of
+  prompt + completion tokens;
+- the rollouts: the serving model (``estimate/memory/inference``, ``estimate/speed``) for
+  vLLM decoding the group;
+- the reference model (a KL term): the weights once more, except with LoRA/QLoRA, where the
+  base with the adapter disabled *is* the reference and costs nothing;
+- PPO: a critic trained beside the policy (the same size, a value head) and a reward model
+  (weights only), both on the training GPUs;
+- the weight sync after each step: the weights (or the adapter) copied into the engine, over
+  the GPU's memory when colocated, over the link when the engine has GPUs of its own.
+
+Framework defaults (TRL, Unsloth, verl, OpenRLHF) are data with their sources
+(``data/rl_frameworks.toml``).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.errors import InputError
+from whichgpu.messages import Field, Message, msg
+from whichgpu.units import GB, Range
+from whichgpu.vocabulary import RLFramework, RLTuning, Task
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.gpus import GPU
+    from whichgpu.estimate.workload import Workload
+    from whichgpu.models.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class FrameworkDefaults:
+    """One RL framework's defaults (``data/rl_frameworks.toml``)."""
+
+    id: RLFramework
+    name: str
+    placement: str  # colocate | separate
+    rollout_share: float
+    generations: int
+    completion_tokens: int
+    prompt_tokens: int
+    reference_kl: bool
+    shared_weights: bool
+    sleeps: bool
+    old_logprob_pass: bool
+    sync: str  # full | adapter | none
+    train_micro_batch: int
+    training_profile: str
+    sources: tuple[str, ...]
+
+
+@cache
+def frameworks() -> dict[RLFramework, FrameworkDefaults]:
+    text = resources.files("whichgpu.estimate").joinpath("data/rl_frameworks.toml").read_text(
+        "utf-8")
+    raw = tomllib.loads(text)["framework"]
+    return {RLFramework(k): FrameworkDefaults(id=RLFramework(k), sources=tuple(v.pop("sources")),
+                                              **v) for k, v in raw.items()}
+
+
+def framework_of(name: str | None) -> FrameworkDefaults:
+    """The RL framework ``name`` names (TRL when none; the training profiles 'transformers'
+    and 'peft' are TRL); an unknown one is an input error listing them."""
+    key = (name or "trl").strip().lower()
+    key = {"transformers": "trl", "peft": "trl", "hf": "trl"}.get(key, key)
+    try:
+        return frameworks()[RLFramework(key)]
+    except ValueError:
+        raise InputError(msg("rl.framework", "unknown RL framework {v!r}; use one of {choices}",
+                             v=name, choices=", ".join(RLFramework))) from None
+
+
+@dataclass(frozen=True)
+class RLSettings:
+    """What one RL job runs: the settings given, the framework's defaults for the rest."""
+
+    task: Task  # grpo | ppo
+    tuning: RLTuning
+    framework: FrameworkDefaults
+    generations: int
+    prompts: int  # prompts per step
+    prompt_tokens: int
+    completion_tokens: int
+    gpus: int  # GPUs in all
+    rollout_gpus: int  # 0: colocated on the training GPUs
+    rollout_share: float
+    reference: bool  # a reference model in memory (KL on, full fine-tuning)
+    kl: bool
+
+    @property
+    def completions(self) -> int:
+        return self.generations * self.prompts
+
+    @property
+    def training_gpus(self) -> int:
+        return self.gpus - self.rollout_gpus
+
+    @property
+    def colocated(self) -> bool:
+        return self.rollout_gpus == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": str(self.task), "tuning": str(self.tuning),
+                "framework": str(self.framework.id), "generations": self.generations,
+                "prompts_per_step": self.prompts, "completions_per_step": self.completions,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "gpus": self.gpus,
+                "training_gpus": self.training_gpus, "rollout_gpus": self.rollout_gpus,
+                "placement": "colocated" if self.colocated else "separate",
+                "rollout_share": self.rollout_share if self.colocated else None,
+                "reference_model": self.reference, "kl": self.kl,
+                "source": list(self.framework.sources)}
+
+
+def settings(task: Task, *, tuning: RLTuning | None = None, framework: str | None = None,
+             generations: int | None = None, prompts: int = 1,
+             prompt_tokens: int | None = None, completion_tokens: int | None = None,
+             gpus: int = 1, rollout_gpus: int | None = None,
+             rollout_share: float | None = None) -> RLSettings:
+    """The job's settings: what is given, else the framework's defaults (each sourced)."""
+    fw = framework_of(framework)
+    tuning = tuning or RLTuning.LORA
+    if rollout_gpus is None:
+        rollout_gpus = 0 if fw.placement == "colocate" or gpus < 2 else max(1, gpus // 2)
+    if rollout_gpus >= gpus and rollout_gpus > 0:
+        raise InputError(msg("rl.rollout_gpus", "{field} {n} leaves no GPU to train on out of "
+                             "{gpus}; give fewer, or 0 to share the training GPUs",
+                             field=Field("rollout_gpus"), n=rollout_gpus, gpus=gpus))
+    if fw.shared_weights and rollout_gpus:
+        raise InputError(msg("rl.shared_separate", "{framework} runs its rollout engine on the "
+                             "training GPUs (it shares their weights); {field} must be 0",
+                             framework=fw.name, field=Field("rollout_gpus")))
+    share = fw.rollout_share if rollout_share is None else rollout_share
+    if not 0 < share < 1:
+        raise InputError(msg("rl.share", "{field} must be between 0 and 1 (a fraction of each "
+                             "GPU's memory), got {v}", field=Field("rollout_share"), v=share))
+    kl = fw.reference_kl
+    return RLSettings(
+        task=task, tuning=tuning, framework=fw,
+        generations=generations or fw.generations, prompts=prompts,
+        prompt_tokens=prompt_tokens or fw.prompt_tokens,
+        completion_tokens=completion_tokens or fw.completion_tokens, gpus=gpus,
+        rollout_gpus=rollout_gpus, rollout_share=share,
+        reference=kl and tuning is RLTuning.FULL, kl=kl)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One named part of the memory on a GPU (training or rollout side)."""
+
+    name: str
+    bytes: int
+    said: Message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "bytes": int(self.bytes), "how": str(self.said)}
+
+
+@dataclass(frozen=True)
+class RLPlan:
+    """Memory per GPU and, on a named GPU, the time of one step and what dominates it."""
+
+    model: str
+    settings: RLSettings
+    training_parts: tuple[Part, ...]
+    rollout_parts: tuple[Part, ...]  # on the training GPUs when colocated
+    peak_training_gpu_bytes: int
+    peak_rollout_gpu_bytes: int | None  # separate rollout GPUs only
+    gpu: str | None = None
+    usable_bytes: int | None = None
+    fits: bool | None = None
+    times: dict[str, Range] = field(default_factory=dict)  # rollout_s, training_s, sync_s, step_s
+    dominant: str | None = None
+    suggested_rollout_gpus: int | None = None
+    assumptions: tuple[Message, ...] = ()
+    warnings: tuple[Message, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model, **self.settings.to_json(),
+            "memory": {
+                "training_parts": [p.to_json() for p in self.training_parts],
+                "rollout_parts": [p.to_json() for p in self.rollout_parts],
+                "rollout_bytes": sum(p.bytes for p in self.rollout_parts),
+                "rollout_on": "training_gpus" if self.settings.colocated else "rollout_gpus",
+                # the peak on each training GPU, with the colocated engine's share (or need)
+                "per_training_gpu_bytes": self.peak_training_gpu_bytes,
+                "per_training_gpu_gb": round(self.peak_training_gpu_bytes / GB, 3),
+                "per_rollout_gpu_bytes": self.peak_rollout_gpu_bytes,
+            },
+            "gpu": self.gpu, "usable_bytes": self.usable_bytes, "fits": self.fits,
+            **{k: r.to_json(4) for k, r in self.times.items()},
+            "dominant": self.dominant,
+            "suggested_rollout_gpus": self.suggested_rollout_gpus,
+            "assumptions": [str(a) for a in self.assumptions],
+            "warnings": [str(w) for w in self.warnings],
+        }
+
+
+def _total_without(w: Workload, drop: tuple[str, ...]) -> int:
+    from whichgpu.estimate.memory import estimate_memory
+
+    e = estimate_memory(w)
+    return sum(t.bytes for t in e.terms if t.name not in drop)
+
+
+def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
+         profile: Any | None = None) -> RLPlan:
+    """The plan of ``s`` for ``spec``. ``build(**changes)`` makes a Workload from the request's
+    own settings (quant, kv dtype, optimizer, LoRA rank ...) with ``changes`` applied."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.weights import workload_weight_bytes
+
+    fw = s.framework
+    train_gpus = s.training_gpus
+    per_gpu = math.ceil(s.completions / train_gpus)
+    micro = min(per_gpu, fw.train_micro_batch)  # the rest: gradient accumulation
+    seq = s.prompt_tokens + s.completion_tokens
+    train = build(task=str(s.tuning), context=str(seq), batch=micro, gpus=train_gpus,
+                  framework=fw.training_profile)
+    qlora_rollout = s.tuning is RLTuning.QLORA and fw.shared_weights  # Unsloth: 4-bit vLLM
+    roll_quant = "nf4" if qlora_rollout else None
+    train_e = estimate_memory(train)
+    # the loss needs log-probs of the completion tokens only (TRL logits_to_keep): the
+    # training model's logits term for the completions' share of each sequence
+    logits = train_e.term("logits")
+    kept = int(logits * s.completion_tokens / seq)
+    parts = [Part("policy_training", train_e.total_bytes - logits + kept, msg(
+        "rl.part.policy", "the policy's {tuning} training memory for {n} sequence(s) of "
+        "{seq:,} tokens per GPU (the training memory model: weights, gradients, optimizer, "
+        "activations), logits for the {c:,} completion tokens only", tuning=str(s.tuning),
+        n=micro, seq=seq, c=s.completion_tokens))]
+    one = build(task="inference", engine="vllm", batch=1, quant=roll_quant, gpus=1,
+                lora_rank=None, framework=None, optimizer=None)
+    weights16 = workload_weight_bytes(build(task="inference", engine="vllm", batch=1,
+                                            gpus=1, quant="bf16", framework=None,
+                                            optimizer=None, lora_rank=None)).total
+    shard = train_gpus if train_gpus > 1 else 1  # ZeRO-3/FSDP shards the frozen copies too
+    if s.reference:
+        parts.append(Part("reference", weights16 // shard, msg(
+            "rl.part.reference", "the reference model's 16-bit weights (a KL term with full "
+            "fine-tuning){split}", split=_split(shard))))
+    if s.task is Task.PPO:
+        critic = _total_without(train, ("runtime", "nccl", "logits"))
+        parts.append(Part("critic", critic, msg(
+            "rl.part.critic", "PPO's critic: a value model the policy's size trained the same "
+            "way (the training memory less the runtime and the vocabulary logits)")))
+        parts.append(Part("reward_model", weights16 // shard, msg(
+            "rl.part.reward", "PPO's reward model: 16-bit weights of a model the policy's "
+            "size{split}", split=_split(shard))))
+    rollout = build(task="inference", engine="vllm", batch=math.ceil(
+        s.completions / max(s.rollout_gpus or train_gpus, 1)), quant=roll_quant, gpus=1,
+        prompt_tokens=str(s.prompt_tokens), output_tokens=str(s.completion_tokens),
+        lora_rank=None, framework=None, optimizer=None, context=str(seq))
+    roll_e = estimate_memory(rollout)
+    kv = roll_e.term("kv_cache")
+    roll_weights = 0 if fw.shared_weights else roll_e.term("weights")
+    roll_parts = [
+        Part("rollout_weights", roll_weights, msg(
+            "rl.part.rollout_weights.shared", "none: {framework}'s vLLM reads the training "
+            "weights", framework=fw.name) if fw.shared_weights else msg(
+            "rl.part.rollout_weights", "the rollout engine's own copy of the weights")),
+        Part("rollout_kv_cache", kv, msg(
+            "rl.part.rollout_kv", "KV cache of {n} completion(s) x ({p:,} + {c:,}) tokens "
+            "(the serving memory model)", n=rollout.batch, p=s.prompt_tokens,
+            c=s.completion_tokens)),
+        Part("rollout_runtime", roll_e.term("activations") + roll_e.term("cuda_graphs")
+             + roll_e.term("runtime"), msg(
+            "rl.part.rollout_runtime", "the engine's activations, CUDA graphs and runtime")),
+    ]
+    rollout_need = sum(p.bytes for p in roll_parts)
+    assumptions: list[Message] = [msg(
+        "rl.assume.logits", "log-probs of the completion tokens only, as TRL's "
+        "logits_to_keep computes them"), msg(
+        "rl.assume.group", "the {n} completions of a step ({g} per prompt x {b} prompt(s)) "
+        "are split over {t} training GPU(s) and trained {m} at a time ({framework}'s "
+        "micro-batch), each completion running to {c:,} tokens", n=s.completions,
+        g=s.generations, b=s.prompts, t=train_gpus, m=micro, framework=fw.name,
+        c=s.completion_tokens)]
+    if s.tuning is not RLTuning.FULL and s.kl:
+        assumptions.append(msg("rl.assume.lora_reference", "with {tuning} the reference model "
+                               "is the base with the adapter disabled: no memory of its own",
+                               tuning=str(s.tuning)))
+    elif not s.kl:
+        assumptions.append(msg("rl.assume.no_kl", "{framework} loads no reference model by "
+                               "default (no KL term)", framework=fw.name))
+    warnings: list[Message] = []
+    train_total = sum(p.bytes for p in parts)
+    states = train_total - train_e.term("activations") - kept
+    share_bytes = None
+    if s.colocated:
+        if gpu is not None:
+            share_bytes = int(s.rollout_share * gpu.memory_bytes)
+            if rollout_need > share_bytes:
+                warnings.append(msg(
+                    "rl.share_small", "the rollouts need {need:.1f} GB but the engine's share "
+                    "({share:.0%} of the GPU) is {have:.1f} GB: vLLM runs fewer completions at "
+                    "once (slower rollouts); raise {field}", need=rollout_need / GB,
+                    share=s.rollout_share, have=share_bytes / GB, field=Field("rollout_share")))
+        side = share_bytes if share_bytes is not None else rollout_need
+        if fw.sleeps:  # the engine frees its cache while training runs
+            peak = max(train_total + roll_weights, states + side)
+            assumptions.append(msg("rl.assume.sleep", "{framework} frees the engine's KV cache "
+                                   "while training runs: the peak is the larger of the two "
+                                   "phases", framework=fw.name))
+        else:
+            peak = train_total + side
+        rollout_peak = None
+    else:
+        peak = train_total
+        rollout_peak = roll_e.total_bytes
+    usable = gpu.usable_memory_bytes if gpu is not None else None
+    fits = None
+    if gpu is not None and usable is not None:
+        fits = peak <= usable and (rollout_peak is None or rollout_peak <= usable)
+    result = RLPlan(model=spec.name, settings=s, training_parts=tuple(parts),
+                    rollout_parts=tuple(roll_parts), peak_training_gpu_bytes=int(peak),
+                    peak_rollout_gpu_bytes=rollout_peak, gpu=gpu.id if gpu else None,
+                    usable_bytes=usable, fits=fits, assumptions=tuple(assumptions),
+                    warnings=tuple(warnings))
+    if gpu is None:
+        return result
+    return _timed(result, train, rollout, one, gpu, profile)
+
+
+def _split(n: int) -> Message | str:
+    return msg("rl.split", ", sharded over {n} GPUs", n=n) if n > 1 else ""
+
+
+def _timed(p: RLPlan, train: Workload, rollout: Workload, one: Workload, gpu: GPU,
+           profile: Any) -> RLPlan:
+    """Time per step: rollouts (the serving speed model), training (the training speed
+    model) and the weight sync; which dominates; how to split GPUs between the two."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.speed import estimate_speed
+
+    s = p.settings
+    fw = s.framework
+    roll_count = s.rollout_gpus or s.training_gpus  # one engine per GPU (data parallel)
+    roll_est = estimate_speed(rollout, gpu, 1, profile=profile, check_fit=False,
+                              saturation=False)
+    per_engine = rollout.batch * s.completion_tokens  # output tokens each engine decodes
+    rollout_s = roll_est.rates["output_tokens_per_s"].inverse(per_engine)
+    train_est = estimate_speed(train, gpu, s.training_gpus, profile=profile, check_fit=False)
+    tokens = s.completions * (s.prompt_tokens + s.completion_tokens)
+    passes = 1.0  # the policy's forward + backward
+    extra = []
+    if fw.old_logprob_pass:
+        passes += 1 / 3
+        extra.append("old log-probs")
+    if s.reference or (s.kl and s.tuning is not RLTuning.FULL):
+        passes += 1 / 3  # a forward of the reference (the base, adapter disabled, for LoRA)
+        extra.append("reference")
+    if s.task is Task.PPO:
+        passes += 1 + 1 / 3  # the critic's forward + backward, the reward model's forward
+        extra.append("critic, reward model")
+    train_s = train_est.rates["tokens_per_s"].inverse(tokens * passes)
+    sync_bytes = _sync_bytes(s, train, one)
+    if s.colocated:
+        rate = gpu.bandwidth_bytes_per_s / 2  # read + write on the same GPU
+        how = msg("rl.sync.local", "a copy in GPU memory (read and write)")
+    else:
+        rate = gpu.interconnect.one_way_bytes_per_s
+        how = msg("rl.sync.link", "over the {link} link", link=str(gpu.interconnect.kind.value))
+    sync_s = Range.point(sync_bytes / rate if sync_bytes else 0.0)
+    step = Range(rollout_s.low + train_s.low + sync_s.low,
+                 rollout_s.typical + train_s.typical + sync_s.typical,
+                 rollout_s.high + train_s.high + sync_s.high)
+    parts = {"rollout": rollout_s.typical, "training": train_s.typical,
+             "weight_sync": sync_s.typical}
+    dominant = max(parts, key=lambda k: parts[k])
+    suggestion = None
+    if s.gpus >= 2:  # both sides spread linearly over their GPUs
+        r1 = rollout_s.typical * roll_count
+        t1 = train_s.typical * s.training_gpus
+        suggestion = min(s.gpus - 1, max(1, round(s.gpus * r1 / (r1 + t1))))
+    assumptions = [*p.assumptions, msg(
+        "rl.assume.rollout_speed", "rollouts: {n} engine(s) on {gpu}, each decoding {b} "
+        "completion(s) at once (the serving speed model)", n=roll_count, gpu=gpu.id,
+        b=rollout.batch), msg(
+        "rl.assume.training_speed", "training: {tokens:,} tokens per step at the training "
+        "speed model's rate, x{passes:.2f} for the extra passes ({extra})", tokens=tokens,
+        passes=passes, extra=", ".join(extra) or "none"), msg(
+        "rl.assume.sync", "weight sync: {gb:.2f} GB per step, {how}", gb=sync_bytes / GB,
+        how=how)]
+    return replace(p, times={"rollout_s": rollout_s, "training_s": train_s, "sync_s": sync_s,
+                             "step_s": step},
+                   dominant=dominant, suggested_rollout_gpus=suggestion,
+                   assumptions=tuple(assumptions))
+
+
+def _sync_bytes(s: RLSettings, train: Workload, one: Workload) -> int:
+    """Bytes copied into the rollout engine after each step."""
+    from whichgpu.estimate.memory.training import lora_params
+    from whichgpu.estimate.memory.weights import workload_weight_bytes
+
+    sync = s.framework.sync
+    if sync == "none":
+        return 0
+    if sync == "adapter" and s.tuning is not RLTuning.FULL:
+        return lora_params(train) * 2
+    return int(workload_weight_bytes(one).total)
