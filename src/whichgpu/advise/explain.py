@@ -148,7 +148,9 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
                      bound=word(Bound, best.speed.bound), precision=best.speed.precision,
                      confidence=word(Confidence, best.speed.confidence))
         weights = _weights(job.workload)
-        if weights is not None and weights != best.speed.precision:
+        sixteen = {"bf16", "fp16", "f16"}  # 16-bit weights at 16-bit: nothing to add
+        if weights is not None and weights != best.speed.precision and not (
+                weights in sixteen and best.speed.precision in sixteen):
             # the weights' own format, and the precision the matrix maths runs at (an AWQ
             # model is 4-bit in memory and bf16 in the matmuls): never only the latter
             lines.append(msg("explain.memory_speed.weights", "Memory first: {fill} Speed "
