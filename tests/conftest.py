@@ -43,6 +43,19 @@ SLOW: dict[str, str] = {
                                 "venv (subprocesses)",
     "test_web_browser.py": "a real browser (Chromium) against whichgpu serve",
     "test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
+    "test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
+    "test_web_no_cut_tables.py": "a real browser (Chromium) at laptop width",
+    "test_web_advisor_controls.py": _FULL,
+    "test_web_fits_page.py::test_the_page_lists_what_the_api_lists_in_its_order": _FULL,
+    "test_web_fits_page.py::test_sorting_and_a_card_known_by_its_memory": _FULL,
+    "test_web_request_walk.py::test_generated_controls_ask_the_question": _FULL,
+    "test_web_serving_binds.py::test_the_shares_are_the_apis_numbers": _FULL,
+    "test_web_serving_binds.py::test_the_picture_in_french": _FULL,
+    "test_web_fits_page.py::test_the_fits_page_in_a_browser": "a real browser (Chromium)",
+    "test_web_serving_binds.py::test_the_picture_is_readable_at_both_sizes":
+        "a real browser (Chromium) at two sizes",
+    "test_web_advisor_parity.py": "every recommend question of the answer set through the "
+                                  "advisor's controls in a real browser (Chromium)",
     "test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":
         "every export refusal, through the page, in each language",
     "test_fuzz_api.py": "a fuzzer (schemathesis) on the REST API",

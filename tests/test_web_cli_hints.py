@@ -17,7 +17,7 @@ FLUX = ("/?task=image&model=flux.1-dev&quant=fp8&amount=1000&unit=images"
 
 def hint(page: str) -> list[str]:
     """The command shown under a result, as arguments (without 'whichgpu' and '--json')."""
-    m = re.search(r"<pre><code>(.*?) --json</code></pre>", page, re.S)
+    m = re.search(r"<pre[^>]*><code>(.*?) --json</code></pre>", page, re.S)
     assert m, "no command on the page"
     args = shlex.split(html.unescape(m.group(1)))
     assert args[0] == "whichgpu"

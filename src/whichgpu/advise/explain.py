@@ -94,6 +94,26 @@ def goal(rec: Recommendation) -> Message:
     return msg("explain.goal.per_hour", "lowest cost per hour")
 
 
+def _weights(w: Any) -> str | None:
+    """The weights' format as the answer names it (awq, q4_k_m, fp8, bf16), or None."""
+    try:
+        return str(w.quant_name)
+    except (AttributeError, AssertionError):
+        return None
+
+
+def _fill(best: Any, job: Any, words: dict[str, Any]) -> Message:
+    """How the best option fills its memory (the first half of the memory/speed line)."""
+    if best.batch > 1 and not job.concurrency:
+        return msg("explain.fill.batch", "{batch} sequences at once fill {need:.1f} GB per GPU "
+                   "of {usable:.1f} GB ({spare:.1f} GB spare; {layout}).", batch=best.batch,
+                   need=words["need"], usable=words["usable"], spare=words["spare"],
+                   layout=words["layout"])
+    return msg("explain.fill", "it needs {need:.1f} GB per GPU of {usable:.1f} GB ({spare:.1f} "
+               "GB spare; {layout}).", need=words["need"], usable=words["usable"],
+               spare=words["spare"], layout=words["layout"])
+
+
 def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
             profile: Any = None) -> None:
     """Fill ``rec.explanation``, ``rec.what_would_change`` and ``rec.closest`` in place."""
@@ -127,7 +147,20 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
                      spare=headroom / 1e9, layout=best.layout,
                      bound=word(Bound, best.speed.bound), precision=best.speed.precision,
                      confidence=word(Confidence, best.speed.confidence))
-        if best.batch > 1 and not job.concurrency:  # the batch is ours: as many as fit
+        weights = _weights(job.workload)
+        sixteen = {"bf16", "fp16", "f16"}  # 16-bit weights at 16-bit: nothing to add
+        if weights is not None and weights != best.speed.precision and not (
+                weights in sixteen and best.speed.precision in sixteen):
+            # the weights' own format, and the precision the matrix maths runs at (an AWQ
+            # model is 4-bit in memory and bf16 in the matmuls): never only the latter
+            lines.append(msg("explain.memory_speed.weights", "Memory first: {fill} Speed "
+                             "second: {bound}-bound with {weights} weights (computed at "
+                             "{precision}), confidence {confidence}.", fill=_fill(best, job,
+                                                                                words),
+                             weights=weights, **{k: v for k, v in words.items()
+                                                 if k in ("bound", "precision",
+                                                          "confidence")}))
+        elif best.batch > 1 and not job.concurrency:  # the batch is ours: as many as fit
             lines.append(msg("explain.memory_speed.batch", "Memory first: {batch} sequences at "
                              "once fill {need:.1f} GB per GPU of {usable:.1f} GB ({spare:.1f} "
                              "GB spare; {layout}). Speed second: {bound}-bound at {precision}, "
@@ -157,9 +190,11 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
         lines.append(_counts_line(rec))
         no_fp8 = sorted({o.gpu.id for o in opts if o.lacks_fp8})
         if no_fp8:
-            lines.append(msg("explain.no_fp8", "Without FP8 or FP4 support ({gpus}), the "
-                             "weights run through 16-bit matmuls: those cards are kept, with "
-                             "their slower speed (a note, not an exclusion).",
+            # the format the cards lack, not 'FP8 or FP4' (an H100 has FP8, not MXFP4's FP4)
+            lines.append(msg("explain.no_native", "Without hardware support for {weights} "
+                             "weights ({gpus}), the weights run through 16-bit matmuls: those "
+                             "cards are kept, with their slower speed (a note, not an "
+                             "exclusion).", weights=_weights(job.workload) or "8-bit or 4-bit",
                              gpus=Join(no_fp8)))
         for note in best.notes:
             if getattr(note, "id", None) != "option.no_fp8":

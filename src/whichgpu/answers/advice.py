@@ -118,13 +118,13 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     notes = [n for n in (mine.note if mine else None,) if n]
     notes += [str(n) for n in only_notes(q.only)]
     if said is not None:
-        notes.append(str(example_note))
+        notes.append(example_note)  # a Message: the page says it in its language
     if mine is not None:
         own = own_card_offload(q, ctx, w, mine.gpu)
         if own is not None:
-            notes.append(str(own))
+            notes.append(own)
     if machine_note is not None:
-        notes.append(str(machine_note))
+        notes.append(machine_note)
     vs = against_api(q, ctx, w, rec, rates) if q.vs_api else None
     budget = None
     if q.power_budget is not None:

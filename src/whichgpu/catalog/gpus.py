@@ -12,9 +12,9 @@ import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, SkipValidation, ValidationError, model_validator
 
 from whichgpu.engines import labels as engine_labels
 from whichgpu.errors import DataError, InputError, NotFoundError, closest
@@ -441,7 +441,9 @@ class Resolution(_Frozen):
 
     gpu: GPU
     query: str
-    note: str | None = None  # a Message
+    # a Message, kept as one (validated, pydantic would make it a plain str: the page then
+    # could not say it in its own words)
+    note: Annotated[str | None, SkipValidation] = None
     candidates: tuple[str, ...] = ()
 
 

@@ -270,6 +270,7 @@ def resolve_gpu_arg(text: str | None, spec: str | None = None) -> Resolution | N
         return None
     if is_memory_only(text):
         return Resolution(gpu=user_gpu({"memory": text.strip()}), query=text,
-                          note=f"{text.strip()}: your card, by its memory only (add "
-                               "--gpu-spec bandwidth=...,fp16=... for a speed)")
+                          note=msg("gpu.memory_only", "{size}: your card, by its memory only "
+                                   "(add {spec} for a speed)", size=text.strip(),
+                                   spec=Field("gpu_spec", "bandwidth=...,fp16=...")))
     return resolve_gpu(text)

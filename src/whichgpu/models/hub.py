@@ -303,6 +303,22 @@ def _instead() -> str:
     return "pass a local config.json or a preset"
 
 
+def _on_server() -> bool:
+    """Whether the question came to a server (which reads no local file): its reader can set
+    none of the server's variables (HF_ENDPOINT ...), so the error does not name them."""
+    from whichgpu.models.resolve import local_files_refused
+
+    return local_files_refused() is not None
+
+
+def _server_unreachable(repo_id: str, what: str) -> Any:
+    from whichgpu.messages import msg
+
+    return msg("hub.unreachable.server", "{repo}: this server cannot reach the Hugging Face Hub "
+               "and has not cached the model's {what}: paste the config.json or use a preset",
+               repo=repo_id, what=what)
+
+
 def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> WhichGPUError:
     """A whichgpu error for a huggingface_hub exception, saying what to do."""
     from huggingface_hub import errors as e
@@ -311,6 +327,8 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
         return InputError(f"{repo_id}: {what} is larger than {exc.limit:,} bytes, which no "
                           "model's file of that kind is; not read")
     if isinstance(exc, HubUnreachable):
+        if _on_server():
+            return HubNotReached(_server_unreachable(repo_id, what))
         return HubNotReached(
             f"{repo_id}: the Hugging Face Hub cannot be reached ({exc}) and {what} is not "
             f"cached: check the network (or HF_ENDPOINT), set HF_HUB_OFFLINE=1 to use the cache "
@@ -337,6 +355,8 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
                 "off (HF_HUB_OFFLINE is set, or offline was asked): unset HF_HUB_OFFLINE to "
                 f"fetch it (a few KB, no weights), or {_instead()}")
         kind = HubNotReached if connection_failed(exc) else HubUnavailable
+        if _on_server():
+            return kind(_server_unreachable(repo_id, what))
         return kind(
             f"{repo_id}: could not reach the Hugging Face Hub to fetch {what} and it is not "
             f"cached: check the network connection (or HF_ENDPOINT), or {_instead()}")

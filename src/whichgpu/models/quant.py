@@ -151,4 +151,17 @@ def get_quant(name: str) -> QuantFormat:
                              "trellis-coded kernels run at their own speed, not EXL2's "
                              "(github.com/turboderp-org/exllamav3/issues/144); whichgpu does "
                              "not answer with EXL2's numbers"))
-    raise NotFoundError("quantization format", name, quant_names())
+    raise NotFoundError("quantization format", name, quant_names(), hint=_generic(key))
+
+
+def _generic(key: str) -> Message | str:
+    """A family word ('4bit', 'gguf') said as the formats it stands for, or ''."""
+    if re.fullmatch(r"(int|q)?4(-?bits?)?|int4|4b", key):
+        return msg("quant.generic.4bit", "4-bit formats: awq or gptq (vLLM, SGLang), q4_k_m "
+                   "(GGUF, llama.cpp), nf4 (bitsandbytes, QLoRA)")
+    if re.fullmatch(r"(int|q)?8(-?bits?)?|8b", key):
+        return msg("quant.generic.8bit", "8-bit formats: fp8 (H100 and newer), int8 "
+                   "(bitsandbytes), q8_0 (GGUF, llama.cpp)")
+    if key in ("gguf", "ggml", "llamacpp", "llama.cpp"):
+        return msg("quant.generic.gguf", "GGUF formats: q4_k_m, q5_k_m, q6_k, q8_0 ...")
+    return ""

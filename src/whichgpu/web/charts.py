@@ -432,6 +432,79 @@ def range_bars(rows: Sequence[RangeRow], *, title: str, desc: str, fmt: Fmt,
     return _both(draw, title, desc, css="chart chart-ranges")
 
 
+# ------------------------------------------------------------------ what binds (serving)
+
+@dataclass(frozen=True)
+class BindRow:
+    """One serving option: the share of each limit it uses (None: that limit is not set),
+    in the order of the chart's series."""
+
+    label: str
+    shares: tuple[float | None, ...]
+    highlight: bool = False
+
+
+def binds_chart(rows: Sequence[BindRow], series: Sequence[str], *, title: str, desc: str,
+                fmt: Fmt, limit_label: str) -> Markup:
+    """For each option a group of thin bars, one per limit (colours ``c0``.. in the order of
+    ``series``), on a common axis of the share used, with a line at 100 %: the longest bar is
+    what binds, and only it is labelled (at its end, in room kept free for it). Wide: the
+    names in a column on the left; narrow: each name above its bars."""
+    most = max([1.0, *(v for r in rows for v in r.shares if v is not None)])
+    x_top = most * 1.05
+
+    def draw(fr: Frame) -> tuple[list[str], int]:
+        above = fr is NARROW
+        widest = max([text_width(r.label, fr.font) for r in rows] or [0.0])
+        left = 12 if above else min(int(widest) + 16, fr.width // 3)
+        room = text_width(fmt(most), fr.font) + 8  # the binding share's label, after its bar
+        bar_h, gap = 6, 2
+        bars_h = len(series) * (bar_h + gap)
+        row_h = bars_h + 14 + (fr.font + 6 if above else 0)
+        rows_end = fr.top + fr.font + 6 + row_h * len(rows)
+        height = int(rows_end + 46)
+        x = Scale(0, x_top, left, fr.width - fr.right - room)
+        body = ['<g class="axis">']
+        for t, lab in fit_ticks(x, fmt, fr.font, fr.max_ticks):
+            px = x(t)
+            body.append(f'<line class="grid" x1="{_f(px)}" x2="{_f(px)}" y1="{fr.top}" '
+                        f'y2="{_f(rows_end)}"/>'
+                        + _text(_clamped(px, lab, fr.font, 0, fr.width), rows_end + 18, lab))
+        body.append(_text(_clamped((left + fr.width) / 2, limit_label,
+                                   fr.font, 0, fr.width), height - 8, limit_label, css="label")
+                    + "</g>")
+        px1 = x(1.0)
+        body.append(f'<line class="mark" x1="{_f(px1)}" x2="{_f(px1)}" y1="{fr.top + fr.font}" '
+                    f'y2="{_f(rows_end)}"/>')
+        body.append(_text(_clamped(px1, fmt(1.0), fr.font, 0, fr.width), fr.top + fr.font - 2,
+                          fmt(1.0), css="mark-label"))
+        for i, r in enumerate(rows):
+            top = fr.top + fr.font + 6 + row_h * i
+            first = top + (fr.font + 6 if above else 0) + 4
+            if above:
+                body.append(_text(left, top + fr.font, r.label, "start", "row-label"))
+            else:
+                body.append(_text(left - 8, first + bars_h / 2 + 4, r.label, "end",
+                                  "row-label" + (" best" if r.highlight else "")))
+            shown = [v for v in r.shares if v is not None]
+            binding = max(shown) if shown else None
+            for j, v in enumerate(r.shares):
+                if v is None:
+                    continue
+                y = first + j * (bar_h + gap)
+                body.append(f'<rect class="c{j % 10}" x="{_f(x(0))}" y="{_f(y)}" '
+                            f'width="{_f(max(x(v) - x(0), 1.5))}" height="{bar_h}"><title>'
+                            f'{escape(r.label)}: {escape(series[j])} {escape(fmt(v))}'
+                            f'</title></rect>')
+                if v == binding:
+                    body.append(_text(x(v) + 4, y + bar_h / 2 + 4, fmt(v), "start",
+                                      "bind-label"))
+                    binding = None  # one label per row, at the first of equal shares
+        return body, height
+
+    return _both(draw, title, desc, css="chart chart-binds")
+
+
 # ------------------------------------------------------------------ lines (rent vs own, prices)
 
 @dataclass(frozen=True)

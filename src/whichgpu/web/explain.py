@@ -256,3 +256,15 @@ def warnings(L: Locale, rec: Any, max_gpus: int | None, deadline: bool) -> list[
         out.append(g("This would run for %(time)s: %(helps)s.", time=L.duration(t),
                      helps="; ".join(helps)))
     return out
+
+
+#: what limits a speed, in the page's English (the vocabulary's values are ids)
+BOUND_WORDS = {"memory-bandwidth": N_("memory bandwidth"), "compute": N_("compute"),
+               "interconnect": N_("the interconnect"), "fixed-overhead": N_("fixed overheads"),
+               "host-memory": N_("system RAM"), "pcie": N_("PCIe")}
+
+
+def bound_words(L: Locale, bound: Any) -> str:
+    """What limits a speed (memory bandwidth, compute ...) in the page's language."""
+    value = str(getattr(bound, "value", bound))
+    return L.gettext(BOUND_WORDS[value]) if value in BOUND_WORDS else value

@@ -35,7 +35,8 @@ LANGS = ("en", "fr")
 VOCABULARIES: tuple[type[StrEnum], ...] = (
     vocabulary.Task, vocabulary.Bound, vocabulary.Confidence, vocabulary.FitVerdict,
     vocabulary.Decision, vocabulary.ExclusionKind, vocabulary.Objective,
-    vocabulary.OffloadMode, vocabulary.Loss, vocabulary.SuggestionKind, vocabulary.Ranking)
+    vocabulary.OffloadMode, vocabulary.Loss, vocabulary.SuggestionKind, vocabulary.Ranking,
+    vocabulary.Engine)
 
 
 def web_dir() -> Path:

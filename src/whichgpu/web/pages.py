@@ -29,7 +29,7 @@ from whichgpu.answers.request import for_web, reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import msg
-from whichgpu.web import charts, explain, price_views, words, work
+from whichgpu.web import charts, controls, explain, price_views, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
 from whichgpu.web.input_bounds import bounds_attrs, field_attrs
@@ -42,6 +42,7 @@ ARTICLE_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm")  # S21/S25's three car
 MARK_GPUS = ("rtx-4090", "rtx-5090", "l40s", "h100-sxm", "h200-sxm", "b200")
 NAV = (("/", "advisor", explain.N_("Advisor")),
        ("/memory", "memory", explain.N_("VRAM selector")),
+       ("/fits", "fits", explain.N_("What runs on my card")),
        ("/gpus", "gpus", explain.N_("GPU catalog")),
        ("/cost", "cost", explain.N_("Cost per task")),
        ("/rent-or-buy", "rent", explain.N_("Rent vs buy")),
@@ -104,7 +105,7 @@ def _env() -> Environment:
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
     env.filters["say"] = lambda text: words.say(_L(), text)
     env.globals.update(charts=charts, explain=explain, math=math, bounds=field_attrs,
-                       bounds_attrs=bounds_attrs)
+                       bounds_attrs=bounds_attrs, controls=controls, mark=controls.mark)
     return env
 
 
@@ -115,7 +116,7 @@ def render(request: Request, name: str, context: dict[str, Any],
            status: int = 200) -> HTMLResponse:
     """A template in the request's language."""
     lang = getattr(request.state, "lang", "en")
-    token = _lang.set(lang)
+    token, drawn = _lang.set(lang), controls.begin()
     try:
         L = locale(lang)
         html = ENV.get_template(name).render(
@@ -123,6 +124,7 @@ def render(request: Request, name: str, context: dict[str, Any],
             lang_url=lambda code: _with_query(request, lang=code), **context)
     finally:
         _lang.reset(token)
+        controls.end(drawn)
     return HTMLResponse(html, status_code=status)
 
 
@@ -219,14 +221,53 @@ def _common() -> dict[str, Any]:
 @cached
 def advisor(request: Request) -> HTMLResponse:
     """The five questions of S13 plus the amount of work -> ranked options and why."""
+    return _advisor(request, _params(request))
+
+
+@router.post("/", response_class=HTMLResponse)
+async def advisor_post(request: Request) -> HTMLResponse:
+    """The advisor's question about a model given by its pasted config.json (a model that
+    is not a preset, offline): the same answer as POST /api/v1/recommend with ``config``."""
+    form = await request.form()
+    params: dict[str, Any] = {k: v for k, v in form.items() if isinstance(v, str)}
+    config_text = str(params.pop("config", "") or "").strip()
+    config, error = _pasted(config_text)
+    if error is not None:
+        return _advisor(request, params, error=error, config_text=config_text)
+    return await _compute(request, _advisor, request, params, config, config_text, None,
+                          question="advisor:" + repr(sorted(params.items())) + config_text)
+
+
+def _pasted(text: str) -> tuple[dict | None, str | None]:
+    """A pasted config.json: (the object, None), (None, why not), or (None, None) if empty."""
+    if not text:
+        return None, None
+    from whichgpu.models.local_file import parse_json
+
+    try:  # strict JSON, bounded nesting (a deeply nested paste is an error, not a crash)
+        config = parse_json(text, "the pasted config.json")
+    except InputError as exc:
+        bad = exc.__cause__
+        return None, (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=bad.msg)
+                      if isinstance(bad, json.JSONDecodeError) else said(exc))
+    if not isinstance(config, dict):
+        return None, _PASTE_OBJECT()
+    return config, None
+
+
+def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
+             config_text: str = "", error: str | None = None) -> HTMLResponse:
     _begin(request)
-    p = _params(request)
     task = p.get("task") or "inference"
     unit = explain.unit_for(task, p.get("unit"))
     ctx: dict[str, Any] = {"page": "advisor", "form": {**p, "unit": unit}, "unit": unit,
                            "task": task, "article_cards": ",".join(ARTICLE_CARDS),
-                           "all_url": _with_query(request, top="0"), **_common()}
-    if not p.get("model"):
+                           "all_url": _with_query(request, top="0"),
+                           "config_text": config_text, "pasted": config is not None,
+                           **_common()}
+    if error is not None:
+        return render(request, "advisor.html", {**ctx, "error": error}, 422)
+    if not p.get("model") and config is None:
         return render(request, "advisor.html", ctx)
     params = _work(p, unit)
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
@@ -239,7 +280,11 @@ def advisor(request: Request) -> HTMLResponse:
                 or s.main_currency(None) or "USD"
             budget += cur
         params["max_price_per_hour"] = budget
-    q, error = read(r.Recommend, params)
+    if config is not None:
+        params.pop("model", None)
+        q, error = read(for_web(r.Recommend, body=True), {**params, "config": config})
+    else:
+        q, error = read(r.Recommend, params)
     result = advice = None
     if q is not None:
         result, error = attempt(s.recommend, q)
@@ -247,11 +292,12 @@ def advisor(request: Request) -> HTMLResponse:
         advice, notes = _rent_or_buy(result, p)
         ctx.update(advice=advice, advice_notes=notes,
                    rules=_article_rules(result, p),
-                   cli=command_line(q),
-                   api="/api/v1/recommend?" + urlencode(
+                   cli=None if config is not None else command_line(q),
+                   api=None if config is not None else "/api/v1/recommend?" + urlencode(
                        [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
                         if v is not None and not isinstance(v, list)]),
-                   chart=_pareto_chart(result.rec), machine=result.machine)
+                   chart=_pareto_chart(result.rec), machine=result.machine,
+                   binds=_binds(result.rec))
     ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
 
@@ -405,6 +451,41 @@ def _pareto_chart(rec) -> Markup | None:
         front_label=g("Pareto front"))
 
 
+def _binds(rec) -> dict[str, Any] | None:
+    """Serving at a request rate: what binds each option (the GPU at its best count), as
+    the share of each limit it uses: the KV cache's room for sequences, the replica's
+    throughput (bound by memory bandwidth or compute), and the latency targets."""
+    if rec.job.kind != "rate" or not rec.options:
+        return None
+    L, g = _L(), _L().gettext
+    series = [g("memory for the KV cache"), g("throughput"), g("time to first token target"),
+              g("time per output token target")]
+    job, rows = rec.job, []
+    for i, (o, _) in enumerate(explain.by_gpu(rec.options)[:8]):
+        sv = o.serving or {}
+        limit = sv.get("batch_limit")
+        shares = (sv["decode_batch"] / limit if limit and sv.get("decode_batch") else None,
+                  sv.get("utilisation"),
+                  sv["ttft_s"]["typical"] / job.ttft_s if job.ttft_s and sv.get("ttft_s")
+                  else None,
+                  sv["tpot_s"]["typical"] / job.tpot_s if job.tpot_s and sv.get("tpot_s")
+                  else None)
+        shown = [v for v in shares if v is not None]
+        binding = shares.index(max(shown)) if shown else None
+        rows.append({"label": explain.short_label(L, o), "shares": shares,
+                     "binds": series[binding] if binding is not None else "–",
+                     "bound": o.speed.bound, "row": charts.BindRow(
+                         explain.short_label(L, o), shares, i == 0)})
+    svg = charts.binds_chart(
+        [r["row"] for r in rows], series,
+        title=g("What binds each option"),
+        desc=g("For each GPU, the share it uses of each limit at the asked request rate: the "
+               "KV cache’s room for sequences, the throughput of a replica, and the latency "
+               "targets. The longest bar binds; past 100 % a limit is missed."),
+        fmt=lambda v: L.percent(v), limit_label=g("share of the limit used"))
+    return {"svg": svg, "series": series, "rows": rows}
+
+
 # ------------------------------------------------------------------ VRAM selector
 
 @router.get("/memory", response_class=HTMLResponse)
@@ -462,7 +543,8 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
         elif answer is not None:
             report = answer.report
             ctx.update(report=report, q=q, bar=_memory_bar(report),
-                       cli=None if config else command_line(q))
+                       cli=None if config else command_line(q),
+                       card=None if config else attempt(s.card_speed, q)[0])
     return render(request, "memory.html", ctx, status_of(error) if error else 200) \
         if not error else render(request, "memory.html", {**ctx, "error": error}, 422)
 
@@ -525,6 +607,31 @@ def gpu_page(request: Request, gpu_id: str) -> HTMLResponse:
         "page": "gpus", "r": result, "g": result.gpu, "catalog": default_catalog(),
         "precisions": PRECISIONS, "data": result.to_json(),
         "cli": f"whichgpu gpu {result.gpu.id}" + (" --lang fr" if lang == "fr" else "")})
+
+
+# ------------------------------------------------------------------ what runs on my card
+
+@router.get("/fits", response_class=HTMLResponse)
+@cached
+def fits_page(request: Request) -> HTMLResponse:
+    """``whichgpu fits``: the models that run on a card (by its catalog id, its memory or
+    its spec), each with its best weight format, longest context and speed; with system
+    RAM, the ones llama.cpp runs by keeping experts or layers there."""
+    _begin(request)
+    p = _params(request)
+    ctx: dict[str, Any] = {"page": "fits", "form": p, **_common()}
+    if not (p.get("gpu") or p.get("gpu_spec")):
+        return render(request, "fits.html", ctx)
+    q, error = read(r.Fits, p)
+    result = None
+    if q is not None:
+        result, error = attempt(s.fits, q)
+    ctx.update(q=q, result=result, error=error,
+               cli=command_line(q) if result is not None else None,
+               api="/api/v1/fits?" + urlencode(
+                   [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
+                    if v is not None and not isinstance(v, list)]) if q else None)
+    return render(request, "fits.html", ctx, status_of(error))
 
 
 # ------------------------------------------------------------------ cost per task

@@ -509,6 +509,29 @@ def memory(q: r.Memory) -> MemoryAnswer | MixedCardsAnswer:
 
 
 @memo
+def card_speed(q: r.Memory) -> dict[str, Any] | None:
+    """The VRAM selector's card, when it holds the model for inference: the decode speed per
+    sequence (low / typical / high) and the longest context per sequence that still fits, as
+    ``whichgpu fits`` computes them (the same estimate functions)."""
+    from whichgpu.estimate.memory.fit import layout_for, max_context
+    from whichgpu.estimate.speed import estimate_speed
+
+    answer = memory(q)
+    t = answer.report.target
+    if t is None or not t.fits or q.task != "inference" or getattr(q, "config", None):
+        return None
+    w = estimates.workload(q, WEB)
+    if w.is_diffusion:
+        return None
+    try:
+        rate = estimate_speed(layout_for(w, t.count), t.gpu, t.count, check_fit=False,
+                              saturation=False).rates.get("decode_tokens_per_s_per_sequence")
+    except (InputError, ValueError):  # a card known by its memory only has no speed
+        rate = None
+    return {"longest": max_context(w, t.gpu, t.count), "decode": rate}
+
+
+@memo
 def fits(q: r.Fits) -> Any:
     """``whichgpu fits --json``: what runs on the card."""
     from whichgpu.answers.fitting import fits as answer
