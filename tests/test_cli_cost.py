@@ -19,7 +19,7 @@ def test_tco_h100_json_has_the_stable_keys(cli):
     assert data["effective_cost_per_hour"]["currency"] == "USD"
     assert data["inputs"]["rent_price"] == {"amount": 3.15, "currency": "USD"}  # article-000
     assert round(data["electricity_per_year"]["amount"]) == 368  # S9: 700 W in full
-    assert "ambiguous" in r.err  # h100 -> h100-sxm, said on stderr only
+    assert "names several variants" in r.err  # h100 -> the cheapest variant, on stderr only
 
 
 def test_tco_reaches_the_article_s11_case_with_flags(cli):

@@ -35,7 +35,8 @@ def test_h100_12m_vs_a100_21m_on_vramfarm_costs_each_run_and_names_the_cheaper(c
     assert h100["measured"] is True and a100["measured"] is True
     assert h100["offer"]["billing_minimum_s"] == 900
     assert data["cheaper"] == "a100-80gb-sxm"
-    assert "'h100' is ambiguous" in res.err  # the forgiving id is reported, not hidden
+    # a family name prices its cheapest variant and says so (issue 26), never hidden
+    assert "'h100' names several variants" in res.err
 
 
 def test_projected_cards_are_marked_and_measured_ones_keep_their_minutes(cli):

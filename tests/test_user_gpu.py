@@ -96,9 +96,14 @@ def test_recommend_shows_your_card_as_owned_with_its_ownership_cost():
     data = one.to_json()
     assert data["owned"] and data["rental_price"] is None and data["time_s"]["typical"] > 0
     assert "no rental price" in one.cost_note
-    # owning: (329 USD + 3 years of 170 W at 0.10 USD/kWh) / hours used at 60 %
+    # owning: (329 USD + 3 years of 170 W x the share of TDP drawn while busy (the energy
+    # model's measured board power, issue 33) at 0.10 USD/kWh) / hours used at 60 %
+    from whichgpu.estimate.energy import busy_load_factor
+
+    share, _ = busy_load_factor(user_gpu(RTX3060))
+    assert 0 < share <= 1
     hours = 3 * 8760 * 0.6
-    expected = (329 + 0.170 * 0.10 * hours) / hours
+    expected = (329 + 0.170 * share * 0.10 * hours) / hours
     assert one.cost_per_hour.amount == pytest.approx(expected, rel=0.01)
     assert rec.to_json()["owned"][1]["count"] == 2
 

@@ -28,16 +28,20 @@ _PANELS: dict[str, tuple[str, ...]] = {
     "GPUs": (
         "gpu", "gpu_spec", "count", "gpus", "tp", "pp", "zero", "only", "max_gpus",
         "calibration", "precision", "vendor", "min_memory", "form_factor", "sort",
-        "priced_only", "profile"),
+        "priced_only", "profile", "split_mode", "tensor_split", "interconnect",
+        "gpus_per_node", "power_cap", "power_budget"),
     "Memory and engine": (
         "kv_dtype", "engine", "engine_version", "flash_attention", "allow_long_context",
-        "host_ram", "host_memory", "host_bandwidth"),
+        "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
+        "lora_adapters", "disaggregate"),
     "llama.cpp offload": (
         "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor", "ubatch", "mmap"),
     "Training": (
         "optimizer", "gradient_checkpointing", "master_weights", "fused_loss", "loss",
         "framework", "activation_offloading", "fp8_training", "lora_rank", "lora_targets",
         "compile"),
+    "RL post-training": (
+        "generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share"),
     "Images and video": (
         "resolution", "frames", "cfg", "offload", "vae_tiling", "sampling_steps"),
     "Owning": (
@@ -46,7 +50,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "rent_price", "curve", "vs"),
     "Prices": (
         "prices", "currency", "rate", "max_age", "spot", "on_demand", "provider",
-        "checkpoint_every", "store", "feed"),
+        "checkpoint_every", "store", "feed", "vs_api", "cached_tokens", "api_prices"),
     "Output": ("as_json", "top", "export", "export_option", "limit", "lang"),
 }
 ORDER: tuple[str, ...] = tuple(_PANELS)

@@ -254,6 +254,8 @@ class Energy:
     joules_per_token: Range | None = None
     joules_per_prompt_token: Range | None = None
     joules_per_image: Range | None = None
+    joules_per_video: Range | None = None
+    joules_per_step: Range | None = None  # a training step with no token rate (image LoRA)
     assumptions: tuple[Message, ...] = ()
 
     @property
@@ -278,6 +280,10 @@ class Energy:
             "kwh_per_million_tokens": r(self.kwh_per_million_tokens),
             "joules_per_image": r(self.joules_per_image, 1),
             "kwh_per_thousand_images": r(self.kwh_per_thousand_images),
+            "joules_per_video": r(self.joules_per_video, 1),
+            "kwh_per_video": r(None if self.joules_per_video is None else
+                               self.joules_per_video.scale(1 / JOULES_PER_KWH)),
+            "joules_per_step": r(self.joules_per_step, 1),
             "assumptions": list(self.assumptions),
         }
 
@@ -319,6 +325,16 @@ def energy_of(est: Any, gpu: GPU, count: int, power_cap_w: float | None = None,
         energy = Energy(gpu.id, count, draws, joules_per_image=_per_unit(main.watts, count,
                                                                           per_image),
                         assumptions=tuple(notes))
+    elif "seconds_per_video" in times:  # video: compute-bound denoising, as images
+        main = board_power(gpu, PowerPhase.IMAGE, 1, power_cap_w)
+        draws = (main,)
+        f = main.speed_factor
+        rates = {k: _scaled(v, f) for k, v in rates.items()}
+        times = {k: _scaled(v, 1 / f) for k, v in times.items()}
+        energy = Energy(gpu.id, count, draws,
+                        joules_per_video=_per_unit(main.watts, count,
+                                                   times["seconds_per_video"].inverse()),
+                        assumptions=tuple(notes))
     elif "decode_tokens_per_s" in rates:
         main = board_power(gpu, PowerPhase.DECODE, batch, power_cap_w)
         pre = board_power(gpu, PowerPhase.PREFILL, batch, power_cap_w)
@@ -346,6 +362,14 @@ def energy_of(est: Any, gpu: GPU, count: int, power_cap_w: float | None = None,
         times = {k: _scaled(v, 1 / main.speed_factor) for k, v in times.items()}
         energy = Energy(gpu.id, count, draws,
                         joules_per_token=_per_unit(main.watts, count, rates["tokens_per_s"]),
+                        assumptions=tuple(notes))
+    elif "step_s" in times:  # training steps with no token rate (image LoRA)
+        main = board_power(gpu, PowerPhase.TRAINING, batch, power_cap_w)
+        draws = (main,)
+        rates = {k: _scaled(v, main.speed_factor) for k, v in rates.items()}
+        times = {k: _scaled(v, 1 / main.speed_factor) for k, v in times.items()}
+        energy = Energy(gpu.id, count, draws,
+                        joules_per_step=_per_unit(main.watts, count, times["step_s"].inverse()),
                         assumptions=tuple(notes))
     else:
         raise InputError(msg("energy.no_rate", "this answer has no rate to give an energy "
