@@ -23,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ from whichgpu.catalog.prices import selection
 
 _real_ensure_shipped = selection.ensure_shipped
 _template: sqlite3.Connection | None = None  # the seeded store, in memory
+_lock = threading.RLock()  # a web test's app may price from another thread
 _active = True
 
 
@@ -75,13 +77,15 @@ def ensure_shipped_from_template(store, current=None) -> None:
     if _active and store.dialect == "sqlite":
         if current is None:
             current = store.current()
-        if not current and _is_empty(Path(store.path)):
-            target = sqlite3.connect(store.path, timeout=30)
-            try:
-                _template_db().backup(target)
-            finally:
-                target.close()
-            current = None  # read again: the template's snapshots
+        if not current:
+            with _lock:
+                if _is_empty(Path(store.path)):
+                    target = sqlite3.connect(store.path, timeout=30)
+                    try:
+                        _template_db().backup(target)
+                    finally:
+                        target.close()
+            current = None  # read again: the template's snapshots, or what is there
     _real_ensure_shipped(store, current)
 
 
