@@ -23,8 +23,16 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "whichgpu"
 KNOWN: list[set[str]] = [
     {"whichgpu.estimate.diffusion_parallel", "whichgpu.estimate.memory",
      "whichgpu.estimate.memory.diffusion"},
+    # on main since this stop's merges, through estimate/measured.py: speed -> measured ->
+    # validation_speed / validation_ceilings -> speed (the estimator reading the validation)
     {"whichgpu.estimate.memory.fit", "whichgpu.estimate.memory.offload_plan",
-     "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving"},
+     "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
+     "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
+     "whichgpu.estimate.validation_speed"},
+    # on main since this stop's merges: answers.estimates <-> answers.rl, answers.mixed <->
+    # answers.estimates / answers.fitting
+    {"whichgpu.answers.estimates", "whichgpu.answers.fitting", "whichgpu.answers.mixed",
+     "whichgpu.answers.rl"},
     {"whichgpu.catalog.prices.backend", "whichgpu.catalog.prices.backend_postgres",
      "whichgpu.catalog.prices.backend_sqlite"},
     # the price package: its facade re-exports, and its modules import the facade lazily
