@@ -49,6 +49,7 @@ from pathlib import Path
 from whichgpu.estimate import validation_speed
 from whichgpu.estimate.constants import _load, overridden
 from whichgpu.estimate.validation import default_path, read_rows, split_of
+from whichgpu.estimate.validation import quantile as _quantile
 
 TOML = Path(__file__).resolve().parents[1] / "src/whichgpu/estimate/data/speed_constants.toml"
 MIN_ROWS_PER_PARAMETER = 3
@@ -360,14 +361,6 @@ def _apply(name: str, keys: tuple[str, ...], value: float) -> None:
 
 
 # ------------------------------------------------------------------ derived tables
-
-def _quantile(values: list[float], q: float) -> float:
-    v = sorted(values)
-    k = q * (len(v) - 1)
-    lo = int(math.floor(k))
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
-
 
 FOLDS = 5
 

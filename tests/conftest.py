@@ -19,8 +19,9 @@ os.environ.pop("COLUMNS", None)
 
 from whichgpu.cli import main
 
-# The price store on both engines (fixtures store, store_url, pg_url): store_backends.py.
-pytest_plugins = ["store_backends"]
+# The price store on both engines (fixtures store, store_url, pg_url): store_backends.py; the
+# shipped prices seeded once per process and copied into each empty store: seeded_store.py.
+pytest_plugins = ["store_backends", "seeded_store"]
 
 TESTS = Path(__file__).resolve().parent
 

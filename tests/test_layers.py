@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "whichgpu"
 
 # the base: small modules everyone uses (units, errors, messages, the typed vocabularies)
 BASE = {"units", "errors", "paths", "currency", "user_files", "messages", "vocabulary",
-        "engines", "listing", "parse_cache"}
+        "engines", "listing", "parse_cache", "strict_json"}
 # layer -> rank: a module imports only from layers of a lower rank (and its own package)
 RANK = {"base": 0, "catalog": 1, "models": 2, "estimate": 3, "cost": 4, "advise": 5,
         "export": 6, "bench": 6, "answers": 7, "agents": 8, "cli": 9, "web": 9}

@@ -16,7 +16,7 @@ SRC = Path(next(iter(whichgpu.__path__)))
 # vocabularies and the engine traits are base modules too
 BASE = {"whichgpu.units", "whichgpu.errors", "whichgpu.paths", "whichgpu.currency",
         "whichgpu.user_files", "whichgpu.messages", "whichgpu.vocabulary", "whichgpu.engines",
-        "whichgpu.listing", "whichgpu.parse_cache"}
+        "whichgpu.listing", "whichgpu.parse_cache", "whichgpu.strict_json"}
 
 
 def _imports(path: Path) -> set[str]:

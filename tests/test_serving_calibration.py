@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
+from refit_cache import cached
 from whichgpu.estimate import validation_serving as vs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +33,15 @@ def _rows():
         return list(csv.DictReader(f))
 
 
-def test_the_toml_is_exactly_what_make_calibrate_serving_produces(capsys):
-    assert _calibrate().main(["--check"]) == 0, capsys.readouterr().out[-3000:]
+def test_the_toml_is_exactly_what_make_calibrate_serving_produces(request, capsys):
+    """A passing check is kept for the same inputs (tests/refit_cache.py)."""
+    def check() -> dict:
+        status = _calibrate().main(["--check"])
+        return {"status": status, "out": capsys.readouterr().out[-3000:]}
+
+    result = cached(request.config, "calibrate-serving-check", check,
+                    keep=lambda r: r["status"] == 0)
+    assert result["status"] == 0, result["out"]
 
 
 def test_the_holdout_is_whole_sources_named_before_fitting():
@@ -47,17 +56,25 @@ def test_the_holdout_is_whole_sources_named_before_fitting():
     assert not held & {"trt10", "nim", "ix870"}
 
 
-def test_holdout_values_never_move_a_fitted_constant(monkeypatch):
-    """Change every holdout measurement: the fits are the same."""
+def test_holdout_values_never_move_a_fitted_constant(monkeypatch, request):
+    """Change every holdout measurement: the fits are the same (the two fits' comparison is
+    kept for the same inputs: tests/refit_cache.py)."""
     calibrate = _calibrate()
     rows = _rows()
     held = vs.split_rule()
     only = {("serving_step_per_sequence_us", "trtllm/dense"),
             ("serving_ttft_overhead_ms", "trtllm")}
-    base = calibrate.fit_all(rows, report=lambda *a: None, only=only)
-    scrambled = [{**r, "value": str(float(r["value"]) * 7)} if vs.source_of(r) in held else r
-                 for r in rows]
-    assert calibrate.fit_all(scrambled, report=lambda *a: None, only=only) == base
+
+    def compare() -> dict:
+        base = calibrate.fit_all(rows, report=lambda *a: None, only=only)
+        scrambled = [{**r, "value": str(float(r["value"]) * 7)} if vs.source_of(r) in held
+                     else r for r in rows]
+        moved = calibrate.fit_all(scrambled, report=lambda *a: None, only=only)
+        return {"same": moved == base, "base": repr(base), "scrambled": repr(moved)}
+
+    result = cached(request.config, "serving-holdout-scrambled", compare,
+                    keep=lambda r: r["same"])
+    assert result["same"], (result["base"], result["scrambled"])
 
 
 def test_every_fitted_key_names_its_rows_and_runs():
@@ -79,10 +96,15 @@ def test_every_engine_default_has_a_source():
         assert c.source and len(c.source) > 20, name
 
 
-def test_validate_serving_reports_by_engine_and_gpu_with_the_holdout_apart(cli):
-    res = cli("validate", "serving", "--json")
-    assert res.code == 0, res.err
-    data = res.json()
+def test_validate_serving_reports_by_engine_and_gpu_with_the_holdout_apart(cli, request):
+    """(Its leave-one-source-out refits are kept for the same inputs: tests/refit_cache.py.)"""
+    def run() -> dict:
+        res = cli("validate", "serving", "--json")
+        return {"code": res.code, "out": res.out, "err": res.err}
+
+    res = cached(request.config, "validate-serving-json", run, keep=lambda r: r["code"] == 0)
+    assert res["code"] == 0, res["err"]
+    data = json.loads(res["out"])
     assert data["split_rule"] == sorted(vs.split_rule())
     loso = {c["name"]: c for c in data["leave_one_source_out"]["by_source"]}
     assert set(loso) and not set(loso) & vs.split_rule()  # calibration sources only

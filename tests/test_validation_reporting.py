@@ -3,6 +3,9 @@ by leave-one-GPU-out and leave-one-source-out cross-validation, beside the holdo
 
 from __future__ import annotations
 
+import json
+
+from refit_cache import cached
 from whichgpu.estimate import validation_cv, validation_speed
 from whichgpu.estimate.constants import all_constants
 from whichgpu.estimate.validation import default_path, read_rows
@@ -34,10 +37,15 @@ def test_leaving_a_gpu_out_refits_without_it_and_restores_the_constants():
     assert after == before
 
 
-def test_validate_speed_prints_engine_architecture_and_leave_one_out_tables(cli):
-    res = cli("validate", "speed", "--json")
-    assert res.code == 0
-    data = res.json()
+def test_validate_speed_prints_engine_architecture_and_leave_one_out_tables(cli, request):
+    """(Its leave-one-out refits are kept for the same inputs: tests/refit_cache.py.)"""
+    def run() -> dict:
+        res = cli("validate", "speed", "--json")
+        return {"code": res.code, "out": res.out, "err": res.err}
+
+    res = cached(request.config, "validate-speed-json", run, keep=lambda r: r["code"] == 0)
+    assert res["code"] == 0, res["err"]
+    data = json.loads(res["out"])
     groups = data["by_engine_arch"]
     assert any(g["key"][1].startswith("llamacpp (") for g in groups)  # the build era shown
     assert all({"first_date", "last_date", "n", "median_abs_error"} <= set(g) for g in groups)

@@ -27,12 +27,12 @@ from whichgpu.agents.tools import (
     Surface,
     UnknownTool,
     call,
-    finite,
     input_schema,
     read,
 )
 from whichgpu.errors import WhichGPUError
 from whichgpu.messages import Message
+from whichgpu.strict_json import finite
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

@@ -11,7 +11,6 @@ Bad input is the request model's one-line reason, as on the command line and the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -196,18 +195,6 @@ async def read(surface: Surface, uri: str) -> Answer:
         raise UnknownTool(f"unknown resource {str(uri)!r}: use one of "
                           f"{', '.join(RESOURCES_BY_URI)}")
     return await surface.answer(res.answer, parse(surface.request_model(res.model, False), {}))
-
-
-def finite(data: Any) -> Any:
-    """The JSON with NaN and infinities as null (strict JSON has no way to write them; the
-    REST API writes them the same way)."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    if isinstance(data, dict):
-        return {k: finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [finite(v) for v in data]
-    return data
 
 
 # ------------------------------------------------------------------ summaries

@@ -447,6 +447,29 @@ class Resolution(_Frozen):
     candidates: tuple[str, ...] = ()
 
 
+_ID_KEYS: dict[int, tuple[tuple[GPU, ...], dict[str, GPU], dict[str, GPU]]] = {}
+
+
+def _id_keys(gpus: tuple[GPU, ...]) -> tuple[dict[str, GPU], dict[str, GPU]]:
+    """Each GPU by its normalised id and aliases (the last one wins, as the catalog is read),
+    and by the same keys without hyphens (the first one wins): built once per catalog (the
+    calibration refits resolve about 17,000 ids, each of which normalised every name again)."""
+    hit = _ID_KEYS.get(id(gpus))
+    if hit is not None and hit[0] is gpus:
+        return hit[1], hit[2]
+    by_key: dict[str, GPU] = {}
+    for g in gpus:
+        for key in (g.id, *g.aliases):
+            by_key[_norm(key)] = g
+    compact: dict[str, GPU] = {}
+    for k, v in by_key.items():
+        compact.setdefault(k.replace("-", ""), v)
+    if len(_ID_KEYS) >= 16:  # catalogs made by tests come and go
+        _ID_KEYS.clear()
+    _ID_KEYS[id(gpus)] = (gpus, by_key, compact)
+    return by_key, compact
+
+
 def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = False) -> Resolution:
     """Resolve a forgiving GPU id: 'h100', 'H100-SXM', 'nvidia-h100-sxm5-80gb', 'RTX 4090 24GB'.
 
@@ -457,15 +480,11 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
     catalog = catalog or default_catalog()
     query = str(text).strip()
     norm = _norm(query)
-    by_key: dict[str, GPU] = {}
-    for g in catalog.gpus:
-        for key in (g.id, *g.aliases):
-            by_key[_norm(key)] = g
+    by_key, compact = _id_keys(catalog.gpus)
     if norm in by_key:
         return Resolution(gpu=by_key[norm], query=query)
-    if norm.replace("-", "") in {k.replace("-", "") for k in by_key}:
-        g = next(v for k, v in by_key.items() if k.replace("-", "") == norm.replace("-", ""))
-        return Resolution(gpu=g, query=query)
+    if norm.replace("-", "") in compact:
+        return Resolution(gpu=compact[norm.replace("-", "")], query=query)
 
     tokens = [t for t in _tokens(query) if t not in _NOISE]
     form = next((_FORM_WORDS[t] for t in tokens if t in _FORM_WORDS), None)

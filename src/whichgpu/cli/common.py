@@ -12,6 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
+from whichgpu.strict_json import finite
+
 #: a word up to this long is never broken across lines in a table (longer ones fold)
 WORD_WIDTH = 16
 
@@ -152,17 +154,6 @@ def emit_json(data: Any) -> None:
         text = json.dumps(finite(json.loads(json.dumps(data, default=_default))), indent=2,
                           ensure_ascii=False, allow_nan=False)
     sys.stdout.write(text + "\n")
-
-
-def finite(x: Any) -> Any:
-    """``x`` with every NaN and infinity replaced by None (JSON's null)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: finite(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [finite(v) for v in x]
-    return x
 
 
 def _default(obj: Any) -> Any:

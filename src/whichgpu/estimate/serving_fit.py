@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from whichgpu.engines import engines_with
 from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.constants import Constant, _load, overridden
+from whichgpu.estimate.validation import quantile as _quantile
 
 TABLE = "serving_constants"
 MIN_ROWS = 3
@@ -219,14 +220,6 @@ EMPIRICAL_ROWS = 10  # the speed bands' rule (scripts/calibrate.py interval80)
 
 def _t90(df: int) -> float:
     return _T90[max(k for k in _T90 if k <= max(df, 1))]
-
-
-def _quantile(values: list[float], q: float) -> float:
-    v = sorted(values)
-    k = q * (len(v) - 1)
-    lo = int(math.floor(k))
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
 def interval80(lrs: list[float]) -> tuple[float, float]:

@@ -132,14 +132,19 @@ class Summary:
         return data
 
 
-def _p90(values: list[float]) -> float:
+def quantile(values: Iterable[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values``, interpolated linearly between the two nearest
+    ranks (numpy's default, "linear"): the one rule of the validation tables, the speed bands
+    (scripts/calibrate.py) and the serving bands (serving_fit.py)."""
     ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    k = 0.9 * (len(ordered) - 1)
+    k = q * (len(ordered) - 1)
     lo = int(k)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def _p90(values: list[float]) -> float:
+    return quantile(values, 0.9)
 
 
 # Categories reported together as well as one by one (the issue's targets are per group).

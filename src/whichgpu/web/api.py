@@ -8,7 +8,6 @@ JSON body (the body may carry a pasted config.json). Bad input answers 422 with
 from __future__ import annotations
 
 import json
-import math
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Query
@@ -17,6 +16,7 @@ from pydantic import BaseModel
 
 from whichgpu.answers import requests as r
 from whichgpu.answers.request import for_web
+from whichgpu.strict_json import finite
 from whichgpu.web import services as s
 from whichgpu.web import work
 from whichgpu.web.resolve import prefetch
@@ -44,18 +44,8 @@ class JSON(JSONResponse):
             text = json.dumps(content, ensure_ascii=False, allow_nan=False,
                               separators=(",", ":"))
         except ValueError:
-            text = json.dumps(_finite(content), ensure_ascii=False, separators=(",", ":"))
+            text = json.dumps(finite(content), ensure_ascii=False, separators=(",", ":"))
         return text.encode("utf-8")
-
-
-def _finite(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_finite(v) for v in x]
-    return x
 
 
 router = APIRouter(prefix="/api/v1", responses=ERRORS, default_response_class=JSON)

@@ -1,0 +1,70 @@
+"""The calibration refits' results, kept on disk between test runs for exactly their inputs.
+
+A refit (``scripts/calibrate.py --check``, the leave-one-out tables of ``validate speed``,
+``calibrate_serving.py --check``, the leave-one-source-out of ``validate serving``) takes tens
+of seconds of CPU, and gives the same result for the same inputs: it reads nothing but the
+package (code and data), the scripts and the validation rows. Its result is kept under
+pytest's cache folder (``.pytest_cache/d/whichgpu-refits/``) keyed by a SHA-256 of every file
+under ``src/whichgpu/``, ``scripts/`` and ``validation/`` and of the Python version: change
+any of them and the refit runs again. The tests assert on the result either way, so a test
+fails whenever the refit's real output would make it fail.
+
+Only a result worth keeping is kept (``keep``: a passing check, a command that exited 0); a
+failure is computed again on every run, so it always shows its own diff. Without pytest's
+cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INPUTS = ("src/whichgpu", "scripts", "validation")
+
+
+@cache
+def inputs_digest() -> str:
+    """SHA-256 of the refits' inputs: every file under INPUTS (bytecode caches left out), its
+    path and content, and the Python version."""
+    h = hashlib.sha256(sys.version.encode())
+    for top in INPUTS:
+        for path in sorted((ROOT / top).rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
+                continue
+            h.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def cached(config: pytest.Config, name: str, compute: Callable[[], Any],
+           keep: Callable[[Any], bool] = lambda value: True) -> Any:
+    """``compute()``'s JSON-able result, from the cache when the same inputs already gave one
+    that ``keep`` accepted; else computed (and kept if ``keep`` accepts it)."""
+    store = getattr(config, "cache", None)
+    if store is None:  # -p no:cacheprovider
+        return compute()
+    folder = Path(store.mkdir("whichgpu-refits"))
+    path = folder / f"{name}-{inputs_digest()[:32]}.json"
+    try:
+        return json.loads(path.read_text("utf-8"))["value"]
+    except (OSError, ValueError, KeyError):
+        pass
+    value = compute()
+    if keep(value):
+        for old in folder.glob(f"{name}-*.json"):  # the results of other inputs
+            old.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"value": value}, f)
+        os.replace(tmp, path)  # whole or not at all, with two xdist workers at once
+    return value
