@@ -113,7 +113,7 @@ def test_advisor_1000_flux_images_puts_the_4090_on_top_of_the_article_cards(page
     page.get_by_text("More settings").click()
     page.get_by_label("Weight format", exact=True).fill("fp8")
     page.get_by_label("Prices").select_option("vramfarm-2026-11")
-    page.get_by_label("Compare").select_option(",".join(ARTICLE_CARDS))
+    page.get_by_label("Compare", exact=True).select_option(",".join(ARTICLE_CARDS))
     page.get_by_role("button", name="Find the GPU").click()
     page.wait_for_selector("table.options")
     first = page.locator("table.options tbody tr").first.get_attribute("data-gpu")
