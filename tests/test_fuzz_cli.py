@@ -86,9 +86,13 @@ COMMANDS = _commands()
 
 
 @pytest.fixture
-def files(tmp_path):
+def files(tmp_path, monkeypatch):
     """The files a hostile value may name: a FIFO, deeply nested JSON, a config with 100,000
-    layers, and bytes that are no format at all."""
+    layers, and bytes that are no format at all. The fuzzed commands run in ``tmp_path``: a
+    command that writes a file it is given (``runs export 1M``) writes it there, never in the
+    checkout, where a file named like a model ('flux.1-dev') would be read as that model by
+    every later test."""
+    monkeypatch.chdir(tmp_path)
     os.mkfifo(tmp_path / "fifo.json")
     (tmp_path / "deep.json").write_text("[" * 50_000 + "]" * 50_000)
     cfg = json.loads(PRESETS.joinpath("llama-3.1-8b", "config.json").read_text("utf-8"))
