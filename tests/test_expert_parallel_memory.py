@@ -39,7 +39,7 @@ def test_experts_spread_over_every_gpu_and_the_kv_cache_stays_whole():
 
 
 def test_expert_parallel_is_refused_where_there_are_no_experts_to_spread():
-    with pytest.raises(InputError, match="expert_parallel|expert parallel|experts"):
+    with pytest.raises(InputError, match="experts"):
         workload_of({**_ROW, "model": "llama-3.1-8b", "quant": "bf16", "tp": "1",
                      "settings": "expert_parallel=true"})
     with pytest.raises(InputError):
