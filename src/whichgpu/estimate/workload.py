@@ -330,11 +330,10 @@ _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
 def check_expert_parallel(w: Workload) -> None:
     """Expert parallelism spreads routed experts: it needs an MoE and a serving engine."""
     if not w.model.is_moe or w.engine_name not in engines_with("continuous_batching"):
-        raise InputError(msg("workload.expert_parallel", "{field} spreads the routed experts "
-                             "of an MoE model over the GPUs of a serving engine (vllm, sglang, "
-                             "trtllm); {model} on {engine} has none to spread",
-                             field=Field("expert_parallel"), model=w.model.name,
-                             engine=w.engine_name))
+        raise InputError(msg("workload.expert_parallel", "expert parallelism spreads the "
+                             "routed experts of an MoE model over the GPUs of a serving engine "
+                             "(vllm, sglang, trtllm); {model} on {engine} has none to spread",
+                             model=w.model.name, engine=w.engine_name))
 
 
 def validate(w: Workload) -> None:
