@@ -123,6 +123,10 @@ class Workload:
     # speculative decoding: the drafter and its draft tokens (estimate/speculative.py)
     speculative: Speculation | None = None
     lora_adapters: int = 0  # serving: LoRA adapters on this base (estimate/multi_lora.py)
+    # serving an MoE with expert parallelism (vLLM --enable-expert-parallel, SGLang --ep): the
+    # routed experts spread over every GPU (tp x dp), attention and the rest replicated per
+    # data-parallel rank, which keeps its own sequences' whole KV cache (estimate/memory)
+    expert_parallel: bool = False
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -323,6 +327,15 @@ _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
     f.init for f in fields(Workload)) else frozenset()
 
 
+def check_expert_parallel(w: Workload) -> None:
+    """Expert parallelism spreads routed experts: it needs an MoE and a serving engine."""
+    if not w.model.is_moe or w.engine_name not in engines_with("continuous_batching"):
+        raise InputError(msg("workload.expert_parallel", "expert parallelism spreads the "
+                             "routed experts of an MoE model over the GPUs of a serving engine "
+                             "(vllm, sglang, trtllm); {model} on {engine} has none to spread",
+                             model=w.model.name, engine=w.engine_name))
+
+
 def validate(w: Workload) -> None:
     """Reject impossible workloads with a message that says what to change."""
     m = w.model
@@ -393,6 +406,8 @@ def validate(w: Workload) -> None:
                                  "not task {task!r}", field=Field("speculative"),
                                  task=str(w.task)))
         check_engine(w.speculative, w.engine_name)
+    if w.expert_parallel:
+        check_expert_parallel(w)
     if w.backend is not None:
         if w.backend not in BACKENDS:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
