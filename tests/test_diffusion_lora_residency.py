@@ -114,3 +114,30 @@ def test_residency_settings_refused_where_they_mean_nothing(kw):
 def test_an_unknown_trainer_is_refused():
     with pytest.raises(InputError):
         lora(framework="no-such-trainer")
+
+
+def test_memory_suggests_caching_and_block_swap_for_a_lora_that_does_not_fit():
+    from whichgpu.estimate.memory.fit import suggestions
+
+    w = lora(framework="ai-toolkit")  # text encoder resident: 43.6 GB
+    changes = suggestions(w, default_catalog().get("rtx-4090"))
+    settings = [dict(c.settings) for c in changes]
+    assert any(s.get("cache_embeddings") is True for s in settings)
+    assert any(s.get("blocks_to_swap") for s in settings)
+    fitting = [c for c in changes if c.total_bytes
+               <= default_catalog().get("rtx-4090").usable_memory_bytes]
+    assert fitting and all(dict(c.settings).get("cache_embeddings") or
+                           dict(c.settings).get("blocks_to_swap") or c.kind.value in
+                           ("bigger-gpu", "pair") for c in fitting)
+
+
+def test_memory_suggests_the_tensor_parallel_split_of_flux2_on_two_h100():
+    from whichgpu.estimate.memory.fit import suggestions
+    from whichgpu.vocabulary import SuggestionKind
+
+    w = build_workload("flux.2-dev", task="image", gpus=2)
+    h100 = default_catalog().get("h100-sxm")
+    assert estimate_memory(w).total_bytes > h100.usable_memory_bytes  # one pipeline per GPU
+    split = [c for c in suggestions(w, h100) if c.kind is SuggestionKind.PARALLEL]
+    assert split and dict(split[0].settings) == {"engine": "sglang", "tp": 2}
+    assert split[0].total_bytes <= h100.usable_memory_bytes
