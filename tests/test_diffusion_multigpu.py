@@ -140,3 +140,16 @@ def test_every_image_speed_names_the_memory_management(engine, quant, gpu_id, sa
     est = estimate_speed(image("flux.1-dev", engine=engine, quant=quant), gpu(gpu_id))
     memory = [str(a) for a in est.assumptions if str(a).startswith("memory:")]
     assert memory and said in memory[0]
+
+
+def test_memory_on_two_h100_splits_flux2_as_the_speed_answer_does():
+    from whichgpu.estimate.memory.report import memory_report
+
+    w = image("flux.2-dev", gpus=2)
+    report = memory_report(w, gpu("h100-sxm"))
+    assert report.target is not None and report.target.fits
+    assert report.estimate.engine == "sglang"
+    assert any("tensor parallelism" in str(n) for n in report.notes)
+    # a named engine is kept as asked: diffusers does not split, so it does not fit
+    named = memory_report(w.with_(engine="diffusers"), gpu("h100-sxm"))
+    assert named.target is not None and not named.target.fits
