@@ -153,3 +153,13 @@ def test_memory_on_two_h100_splits_flux2_as_the_speed_answer_does():
     # a named engine is kept as asked: diffusers does not split, so it does not fit
     named = memory_report(w.with_(engine="diffusers"), gpu("h100-sxm"))
     assert named.target is not None and not named.target.fits
+
+
+def test_sglang_without_tp_takes_the_split_that_fits():
+    from whichgpu.estimate.memory.report import memory_report
+
+    w = image("flux.2-dev", gpus=2, engine="sglang")  # Ulysses alone replicates the weights
+    assert estimate_memory(w).total_bytes > gpu("h100-sxm").usable_memory_bytes
+    report = memory_report(w, gpu("h100-sxm"))
+    assert report.target is not None and report.target.fits
+    assert report.estimate.details["layout"]["tp"] == 2

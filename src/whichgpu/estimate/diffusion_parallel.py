@@ -178,13 +178,15 @@ def fit_on(wl: Workload, asked: Workload, gpu) -> tuple[Workload, int, Message |
 
 
 def split_to_fit(w: Workload, gpu) -> tuple[Workload, Message] | None:
-    """A diffusion job over several GPUs that does not fit one pipeline per GPU, with no
-    engine named and no ``tp``: the first tensor-parallel split (SGLang) that fits ``gpu``,
+    """A diffusion job over several GPUs that does not fit as laid out (one pipeline per GPU,
+    or SGLang's sequence parallelism), with no ``tp`` and no engine named or one that splits
+    a DiT: the first tensor-parallel split (SGLang) that fits ``gpu``,
     with the sentence that says so; None when it fits as asked or no split fits. The memory
     answer takes it as the speed answer does (``fit_on``), so both name the same layout."""
     from whichgpu.estimate.memory import estimate_memory
 
-    if w.task not in ("image", "video") or w.gpus < 2 or w.engine is not None or w.tp:
+    if w.task not in ("image", "video") or w.gpus < 2 or w.tp or not (
+            w.engine is None or splits_dit(w.engine)):
         return None
     need = estimate_memory(w).total_bytes
     if need <= gpu.usable_memory_bytes:
