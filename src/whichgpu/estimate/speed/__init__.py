@@ -449,6 +449,10 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
                    f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
                    f"compute at {r['precision']} ({r['why']})", _confidence_note(conf),
                    f"memory: {r['residency']}"]
+    if r["attention_share"] >= 0.5:  # long sequences: attention grows with tokens squared
+        assumptions.append(f"attention over {r['tokens']:,} tokens is {r['attention_share']:.0%} "
+                           "of each denoising step: time grows with the square of the frames "
+                           "x resolution")
     if compiled:
         assumptions.append("compiled with CUDA graphs (torch.compile max-autotune, TensorRT): "
                            "no per-step launch overhead")

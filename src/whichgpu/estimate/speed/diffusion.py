@@ -342,7 +342,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     passes = passes // layout.cfg  # CFG parallel: each GPU runs one branch
     upcast = upcast_seconds(w, hw, precision, compiled) / layout.tp
     comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens)
-    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup / split \
+    t_attn = passes * attn / (attn_peak * eta) / speedup / split  # quadratic in the tokens
+    t_step = passes * lin / (peak * lin_eta) / speedup / split + t_attn \
         + overhead + upcast + comm
     t_denoise = steps * t_step
     width, height = w.image_size
@@ -385,7 +386,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
             "residency": residency(w, offload_why),
-            "communication_s": comm * steps,
+            "communication_s": comm * steps, "attention_share": t_attn / t_step,
             "components": comps, "sustained_scale": scale,
             "bound": "compute" if t_denoise > (vae + text + fixed + offload) else
             ("interconnect" if offload > t_denoise else "fixed-overhead")}
