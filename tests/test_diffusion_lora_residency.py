@@ -141,3 +141,18 @@ def test_memory_suggests_the_tensor_parallel_split_of_flux2_on_two_h100():
     split = [c for c in suggestions(w, h100) if c.kind is SuggestionKind.PARALLEL]
     assert split and dict(split[0].settings) == {"engine": "sglang", "tp": 2}
     assert split[0].total_bytes <= h100.usable_memory_bytes
+
+
+def test_the_request_fields_reach_the_estimate_through_the_answer_layer():
+    from whichgpu.answers.estimates import memory
+    from whichgpu.answers.requests import Memory
+
+    def total_gb(**kw) -> float:
+        q = Memory(model="qwen-image-edit", task="image-lora", quant="fp8",
+                   optimizer="adamw-8bit", resolution="1024x1024", **kw)
+        return memory(q).to_json()["total_bytes"] / 1e9
+
+    cached, live = total_gb(), total_gb(cache_embeddings=False)
+    swapped = total_gb(framework="musubi-tuner", blocks_to_swap=30)
+    assert live > cached + 10  # the 16.6 GB text encoder
+    assert swapped < cached
