@@ -163,3 +163,13 @@ def test_sglang_without_tp_takes_the_split_that_fits():
     report = memory_report(w, gpu("h100-sxm"))
     assert report.target is not None and report.target.fits
     assert report.estimate.details["layout"]["tp"] == 2
+
+
+def test_a_diffusion_model_without_a_task_is_asked_as_generation():
+    from whichgpu.estimate.build import build_workload
+
+    w = build_workload("flux.1-dev", quant="fp8")  # as 'speed flux.1-dev --quant fp8' asks
+    assert w.task == "image" and any("task image assumed" in str(n) for n in w.notes)
+    est = estimate_speed(w, gpu("rtx-4090"))  # the engine's own memory management: a speed
+    assert est.times["seconds_per_image"].typical > 0
+    assert build_workload("wan2.2-t2v-a14b").task == "video"

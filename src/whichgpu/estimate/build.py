@@ -86,6 +86,11 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         spec = resolve_model(model, params=float(parse_count(params, what=PARAMS_WORDS))
                              if params else None)
     res = parse_resolution(resolution)
+    notes: tuple[str, ...] = ()
+    if task == "inference" and spec.family == "diffusion":  # a pipeline's inference generates
+        task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
+        notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
+                     "diffusion pipeline", task=task, model=spec.name),)
     trainer = _diffusion_trainer(framework, task)  # image-lora: residency, not LLM defaults
     if trainer:
         framework = None
@@ -130,7 +135,7 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         lora_adapters=lora_adapters or 0,
         interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node,
         cache_embeddings=cache_embeddings, blocks_to_swap=blocks_to_swap or 0,
-        diffusion_trainer=trainer)
+        diffusion_trainer=trainer, notes=notes)
 
 
 def _diffusion_trainer(framework: str | None, task: str) -> str | None:
