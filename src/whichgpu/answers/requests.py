@@ -94,7 +94,8 @@ Loss = Annotated[str | None, Field(description=(
     "(Liger, Cut Cross Entropy; no full logits).")), Web(label=N_("Loss kernel"))]
 Framework = Annotated[str | None, Field(description=(
     "Training framework whose defaults and memory savers apply: pytorch, transformers "
-    "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron.")),
+    "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron; "
+    "image-lora: diffusers, kohya, musubi-tuner, ai-toolkit, onetrainer or simpletuner.")),
     Web(label=N_("Training framework"))]
 ActivationOffloading = Annotated[bool | None, Field(description=(
     "Training: keep saved activations in CPU RAM (Unsloth's offloaded checkpointing, "
@@ -245,6 +246,15 @@ RolloutShare = Annotated[float | None, Field(gt=0, lt=1, description=(
     Web(label=N_("Rollout engine's memory share"))]
 Json = Annotated[bool, Field(description="Machine-readable output."), Cli(flags=("--json",)),
                Web(skip=True)]
+# diffusion LoRA training: what stays on the GPU (estimate/diffusion_trainers.py)
+CacheEmbeddings = Annotated[bool | None, Field(description=(
+    "Diffusion LoRA training: text embeddings and latents computed before training, so the "
+    "text encoders and the VAE leave the GPU (default: the trainer's, see --framework).")),
+    Cli(negatable=True), Web(label=N_("Cache text embeddings and latents"))]
+BlocksToSwap = Annotated[int | None, Field(ge=0, le=1024, description=(
+    "Diffusion LoRA training: blocks of the diffusion model kept in system RAM and copied in "
+    "for their forward and backward (kohya's and musubi-tuner's --blocks_to_swap).")),
+    Web(label=N_("Blocks swapped to system RAM"), max=1024)]
 
 
 class Workload(Request):
@@ -277,6 +287,8 @@ class Workload(Request):
     host_bandwidth: HostBandwidth = None
     speculative: Speculative = None
     draft_tokens: DraftTokens = None
+    cache_embeddings: CacheEmbeddings = None
+    blocks_to_swap: BlocksToSwap = None
     as_json: Json = False
 
     #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
@@ -285,7 +297,7 @@ class Workload(Request):
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
         "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
-        "lora_adapters")
+        "lora_adapters", "cache_embeddings", "blocks_to_swap")
 
 
 class PastedConfig(Request):

@@ -51,7 +51,9 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
                    imatrix: bool | None = None, backend: str | None = None,
                    speculative: str | None = None, draft_tokens: int | None = None,
                    lora_adapters: int | None = None,
-                   interconnect: str | None = None, gpus_per_node: int | None = None):
+                   interconnect: str | None = None, gpus_per_node: int | None = None,
+                   # diffusion LoRA training: what stays resident (estimate/diffusion_trainers)
+                   cache_embeddings: bool | None = None, blocks_to_swap: int | None = None):
     """Resolve the model and build a validated Workload from typed values.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
@@ -84,6 +86,14 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         spec = resolve_model(model, params=float(parse_count(params, what=PARAMS_WORDS))
                              if params else None)
     res = parse_resolution(resolution)
+    notes: tuple[str, ...] = ()
+    if task == "inference" and spec.family == "diffusion":  # a pipeline's inference generates
+        task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
+        notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
+                     "diffusion pipeline", task=task, model=spec.name),)
+    trainer = _diffusion_trainer(framework, task)  # image-lora: residency, not LLM defaults
+    if trainer:
+        framework = None
     if framework:
         framework = canonical(framework)
     chosen = apply_framework(framework, task, {
@@ -123,7 +133,16 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         backend=cast(Backend | None, backend or None),  # Workload checks the name
         speculative=parse_speculative(speculative, draft_tokens, spec),
         lora_adapters=lora_adapters or 0,
-        interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node)
+        interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node,
+        cache_embeddings=cache_embeddings, blocks_to_swap=blocks_to_swap or 0,
+        diffusion_trainer=trainer, notes=notes)
+
+
+def _diffusion_trainer(framework: str | None, task: str) -> str | None:
+    """A diffusion LoRA trainer named by ``framework`` (image-lora), else None."""
+    from whichgpu.estimate.diffusion_trainers import trainer_name
+
+    return trainer_name(framework) if task == "image-lora" else None
 
 
 def _interconnect(text: str | None) -> str | None:

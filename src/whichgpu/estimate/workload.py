@@ -127,6 +127,11 @@ class Workload:
     # routed experts spread over every GPU (tp x dp), attention and the rest replicated per
     # data-parallel rank, which keeps its own sequences' whole KV cache (estimate/memory)
     expert_parallel: bool = False
+    # diffusion LoRA training (estimate/diffusion_trainers.py): text embeddings and latents
+    # cached before training (None: the trainer's default); denoiser blocks kept in host RAM
+    cache_embeddings: bool | None = None
+    blocks_to_swap: int = 0
+    diffusion_trainer: str | None = None  # its defaults (None: diffusers' scripts)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -439,6 +444,12 @@ def validate(w: Workload) -> None:
             raise InputError(msg("workload.framework_training", "{field} is for training tasks "
                                  "(lora, qlora, full-ft, pretrain, image-lora)",
                                  field=Field("framework")))
+    if (w.cache_embeddings is not None or w.blocks_to_swap or w.diffusion_trainer) \
+            and w.task != "image-lora":
+        raise InputError(msg("workload.image_lora_only", "{field} is for diffusion LoRA "
+                             "training (image-lora)", field=Field(
+                                 "blocks_to_swap" if w.blocks_to_swap else "cache_embeddings"
+                                 if w.cache_embeddings is not None else "framework")))
     if w.loss is not None and w.loss not in LOSSES:
         raise InputError(msg("choice.loss", "unknown loss kernel {v!r}; use one of {choices}",
                              v=str(w.loss), choices=", ".join(LOSSES)))
