@@ -512,11 +512,13 @@ class Recommend(Workload):
         "tokens.")), Web(label=N_("Requests per second"), hint=N_(
             "Leave the amount of work empty; e.g. 20 or 1200/min."))] = None
     ttft: Annotated[str | None, Field(description=(
-        "Serving: mean time to first token target, e.g. 2s or 500ms.")),
+        "Serving: time to first token target, e.g. 2s or 500ms (the mean), or 2s@p95 (a "
+        "percentile: p50, p90, p95 or p99, simulated).")),
         Web(label=N_("Time to first token (mean)"), hint=N_(
             "e.g. 2s or 500ms; empty: no target."))] = None
     tpot: Annotated[str | None, Field(description=(
-        "Serving: mean time per output token target, e.g. 50ms.")),
+        "Serving: time per output token target, e.g. 50ms (the mean), or 50ms@p99 (a "
+        "percentile).")),
         Web(label=N_("Time per output token (mean)"), hint=N_(
             "e.g. 50ms; empty: no target."))] = None
     objective: Annotated[Objective, Field(description="cost or time."),

@@ -208,7 +208,7 @@ def simulate(sm, traffic: Traffic) -> TrafficResult:
 
     def admit_arrivals(now: float) -> None:
         nonlocal in_flight
-        while arrivals and arrivals[0].arrive <= now:
+        while arrivals and arrivals[0].arrive <= now + 1e-9:
             r = arrivals.popleft()
             if client_cap is not None and in_flight >= client_cap:
                 held.append(r)
@@ -241,7 +241,8 @@ def simulate(sm, traffic: Traffic) -> TrafficResult:
         kv_used += r.kv
         running.append(r)
 
-    memo: dict[tuple[int, int], float] = {}
+    # step times by (decodes, prompt tokens), kept on the step model for later runs
+    memo: dict[tuple[int, int], float] = steps.__dict__.setdefault("_sim_steps", {})
 
     def step_s(decodes: int, tokens: int) -> float:
         key = (decodes, tokens)

@@ -46,6 +46,7 @@ class Lengths:
     pairs: tuple[tuple[int, int], ...] = ()  # file: the pairs
     weights: tuple[float, ...] = field(default=(), compare=False)
     source: str = ""
+    filtered: bool = True  # sharegpt: the benchmark tools' ShareGPT length filter
 
     def sample(self, n: int, rng) -> list[tuple[int, int]]:
         """``n`` (prompt, output) pairs."""
@@ -65,8 +66,12 @@ class Lengths:
             os_ = _lognormal(rng, self.output, self.sigma_output, k)
             for a, b in zip(ps, os_, strict=True):
                 a, b = int(round(a)), int(round(b))
-                if a < 4 or b < 4 or a > 1024 or a + b > 2048:
-                    continue  # the benchmark tools' ShareGPT filter
+                if self.filtered:
+                    if a < 4 or b < 4 or a > 1024 or a + b > 2048:
+                        continue  # the benchmark tools' ShareGPT filter
+                else:
+                    a = min(max(a, 1), int(8 * self.prompt) + 1)
+                    b = min(max(b, 1), int(8 * self.output) + 1)
                 out.append((a, b))
                 if len(out) == n:
                     break
@@ -79,7 +84,9 @@ class Lengths:
             return f"{len(self.pairs):,} length pairs from {self.source}"
         return (f"ShareGPT-like lengths: log-normal around {self.prompt:,.0f} prompt and "
                 f"{self.output:,.0f} output tokens (sigma {self.sigma_prompt:g} / "
-                f"{self.sigma_output:g}), filtered as the benchmark tools filter ShareGPT")
+                f"{self.sigma_output:g})"
+                + (", filtered as the benchmark tools filter ShareGPT" if self.filtered
+                   else ", within 8x the means"))
 
 
 def _lognormal(rng, mean: float, sigma: float, n: int):
@@ -97,6 +104,17 @@ def sharegpt(prompt: float | None = None, output: float | None = None) -> Length
     sig = serving_value("traffic_length_sigma")
     return Lengths(LengthShape.SHAREGPT, float(prompt or means[0]), float(output or means[1]),
                    float(sig["prompt"]), float(sig["output"]))
+
+
+def spread_around(prompt: float, output: float) -> Lengths:
+    """ShareGPT's spread (``traffic_length_sigma``) around a job's own mean lengths, without
+    ShareGPT's length filter (a job's lengths may be longer than ShareGPT's); draws are kept
+    within 8x the mean."""
+    from whichgpu.estimate.speed.serving_engine import serving_value
+
+    sig = serving_value("traffic_length_sigma")
+    return Lengths(LengthShape.SHAREGPT, float(prompt), float(output), float(sig["prompt"]),
+                   float(sig["output"]), filtered=False)
 
 
 def fixed(prompt: int, output: int) -> Lengths:
