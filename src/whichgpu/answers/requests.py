@@ -443,6 +443,19 @@ class Speed(Workload):
         "A board power limit (nvidia-smi -pl), e.g. 300W: the speed at that cap (from "
         "published power-limit sweeps) and its energy per token or image.")),
         Cli(text=True), Web(label=N_("Power limit (W)"))] = None
+    # issue 28: traffic, not averages (estimate/speed/serving_sim.py)
+    requests_per_s: Annotated[str | None, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): a request rate (20, 1200/min): throughput, "
+        "TTFT, TPOT and end-to-end latency at p50/p90/p95/p99, simulated over Poisson "
+        "arrivals.")), Web(label=N_("Requests per second"))] = None
+    lengths: Annotated[str | None, Field(description=(
+        "With a request rate: fixed (the prompt and output tokens as given), spread "
+        "(ShareGPT's spread around them), sharegpt (ShareGPT's own lengths) or a histogram "
+        "PROMPT:OUTPUT[:WEIGHT],... e.g. 200:100:3,2000:300:1.")),
+        Web(label=N_("Request lengths"))] = None
+    prefix_cache_hit: Annotated[float | None, Field(ge=0, lt=1, description=(
+        "With a request rate: the share of prompt tokens found in the prefix cache, e.g. "
+        "0.3.")), Web(label=N_("Prefix-cache hit rate"))] = None
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
