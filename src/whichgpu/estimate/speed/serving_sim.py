@@ -184,8 +184,8 @@ def simulate(sm, traffic: Traffic) -> TrafficResult:
     sent = 0
     arrivals: deque[_Req] = deque()
     if traffic.arrival is Arrival.POISSON:
-        gaps = rng.exponential(1 / traffic.value, n)
-        at = np.cumsum(gaps) - gaps[0]
+        between = rng.exponential(1 / traffic.value, n)
+        at = np.cumsum(between) - between[0]
         arrivals.extend(new(i, float(at[i])) for i in range(n))
         sent = n
     else:
