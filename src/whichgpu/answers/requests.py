@@ -592,6 +592,12 @@ class Recommend(Workload):
         "and decode instances, the KV cache sent between them over the link) and say whether "
         "it beats the same GPUs serving both phases together.")),
         Web(label=N_("Split prefill and decode"))] = False
+    # RL post-training (task grpo|ppo): the GPUs ranked by cost per step (answers/rl.py)
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")
