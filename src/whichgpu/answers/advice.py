@@ -164,7 +164,8 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
         raise InputError(msg("vs_api.llm_only", "{field} compares LLM serving with per-token "
                              "APIs ({task})", field=Field("vs_api"),
                              task=Field("task", "inference")))
-    prices = api_prices.load(q.api_prices)
+    tab = api_prices.table(q.api_prices)  # a feed file, the store's snapshot or the shipped
+    prices = tab.rows
     if not rec.options:
         return None
     best = rec.options[0]
@@ -179,8 +180,10 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
     utilisation = float(serving.get("utilisation", 1.0))
     replica_price = best.price_per_hour / max(best.replicas, 1)
     rows = api_prices.for_model(prices, api_prices.model_keys(w.model, q.model))
-    return compare(sm, replica_price, utilisation, cached, rows,
-                   lambda m, cur: convert(m, cur, rates))
+    from dataclasses import replace
+
+    return replace(compare(sm, replica_price, utilisation, cached, rows,
+                           lambda m, cur: convert(m, cur, rates)), prices_from=tab.to_json())
 
 
 def _link_effect(rec: Recommendation) -> Message | None:

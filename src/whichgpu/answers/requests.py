@@ -1067,6 +1067,27 @@ class PricesRemove(Request):
     as_json: Json = False
 
 
+class PricesApi(Request):
+    """``whichgpu prices api``: the per-token API prices of open-weight models that --vs-api
+    compares with, their date and source; with --refresh, fetched first from genai-prices'
+    data file into the price store (a failure keeps the stored prices)."""
+
+    COMMAND: ClassVar[str] = "prices api"
+
+    model: Annotated[str | None, Field(max_length=200, description=(
+        "Only this model (a preset id, e.g. llama-3.3-70b).")),
+        Cli(positional=True, flags=("--model",), metavar="[MODEL]"),
+        Web(max_length=200, label=N_("Model"))] = None
+    refresh: Annotated[bool, Field(description=(
+        "Fetch the prices first (default source: pydantic/genai-prices' data file, the one "
+        "its own updater fetches) and store them as a dated snapshot.")), Web(skip=True)] = False
+    source: Annotated[str | None, Field(max_length=1000, description=(
+        "With --refresh: an https URL or a local copy of genai-prices' data.json instead of "
+        "the default URL.")), Cli(metavar="URL|FILE"), Web(skip=True)] = None
+    store: Store = None
+    as_json: Json = False
+
+
 # ------------------------------------------------------------------ validation
 
 ValidationFile = Annotated[str | None, Field(description=(
@@ -1352,4 +1373,5 @@ COMMANDS: tuple[type[Request], ...] = (
     Recommend, Fits, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory,
     ValidateSpeed, ValidateFits, ValidateServing, ValidateQuestions, Model, Models, PricesList,
     PricesRefresh, PricesHistory, PricesImport, PricesSources, SourcesAdd, SourcesRemove,
-    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare)
+    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare,
+    PricesApi)
