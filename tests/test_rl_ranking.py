@@ -76,12 +76,13 @@ def test_rank_by_time_and_the_gpu_limits():
     assert {o.gpu.id for o in fast.options} <= {"h100-sxm", "rtx-4090", "a100-80gb-sxm"}
 
 
-@pytest.mark.parametrize("extra", [dict(requests_per_s="3"), dict(vs_api=True),
-                                   dict(tokens="1M")])
-def test_serving_fields_are_refused_for_rl(extra):
+@pytest.mark.parametrize("extra, said", [
+    (dict(requests_per_s="3"), "rl.rank.not_for_rl"), (dict(vs_api=True), "rl.rank.not_for_rl"),
+    (dict(tokens="1M"), "rl.rank.not_for_rl"), (dict(gpu="rtx-4090"), "rl.rank.own_card")])
+def test_fields_the_rl_ranking_does_not_use_are_refused_not_ignored(extra, said):
     with pytest.raises(InputError) as exc:
         recommend(Recommend(model=MODEL, task=Task.GRPO, **extra))
-    assert exc.value.args[0].id == "rl.rank.not_for_rl"
+    assert exc.value.args[0].id == said
 
 
 def test_nothing_fits_says_so_instead_of_an_empty_table():

@@ -141,6 +141,11 @@ def recommend_rl(q: Recommend, ctx: Context = LOCAL) -> RLRecommendAnswer:
                              "({task}): give {steps} (optimizer steps) or nothing, and the RL "
                              "settings", field=Field(given[0]), task=str(q.task),
                              steps=Field("steps")))
+    if q.gpu or q.gpu_spec:
+        raise InputError(msg("rl.rank.own_card", "your own card ({field}) is not set beside the "
+                             "rentals for RL post-training yet: the memory and speed questions "
+                             "answer {task} for it", field=Field("gpu" if q.gpu else "gpu_spec"),
+                             task=str(q.task)))
     steps = None
     if q.steps:
         steps = int(parse_count(q.steps, what="steps"))
