@@ -156,3 +156,9 @@ def test_mcp_recommend_summarises_the_rl_ranking():
         "model": MODEL, "task": "grpo", "top": 2}))
     assert answer.data["kind"] == "rl" and len(answer.data["options"]) == 2
     assert "ranked by cost" in summary
+
+
+def test_spot_and_deadlines_are_said_to_be_unused_not_silently_applied():
+    a = recommend(Recommend(model=MODEL, task=Task.GRPO, spot=True, deadline="2h", top=3))
+    assert all(not o.offer.spot for o in a.options)
+    assert [n.id for n in a.notes if hasattr(n, "id")] == ["rl.rank.unused"]

@@ -160,13 +160,14 @@ def recommend_rl(q: Recommend, ctx: Context = LOCAL) -> RLRecommendAnswer:
         selection = apply_currency(selection, q.currency, rates)
     plan_on = planner(q, ctx, ctx.calibration(q.calibration))
     options, excluded = rank_rl(plan_on, selection.offers, gpus=gpus, max_gpus=q.max_gpus,
-                                spot=q.spot, objective=q.objective, steps=steps)
+                                spot=False, objective=q.objective, steps=steps)
     said = explain_rl(options, excluded, q.objective)
     assumptions = [msg("rl.rank.priced", "each GPU priced at its cheapest offer per GPU-hour "
                        "times the count (a machine of that many GPUs at that rate)"),
                    *(options[0].plan.assumptions if options else ())]
     notes: list[Message | str] = [*only_notes(q.only)]
-    skipped = [n for n in ("deadline", "budget", "max_price_per_hour")
+    # not applied yet: on-demand prices only (spot would need the interruption cost per step)
+    skipped = [n for n in ("deadline", "budget", "max_price_per_hour", "spot")
                if getattr(q, n, None)]
     if skipped:
         notes.append(msg("rl.rank.unused", "{field} is not applied to the RL ranking yet "
