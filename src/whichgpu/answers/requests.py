@@ -619,6 +619,12 @@ class Recommend(Workload):
         "and decode instances, the KV cache sent between them over the link) and say whether "
         "it beats the same GPUs serving both phases together.")),
         Web(label=N_("Split prefill and decode"))] = False
+    # RL post-training (task grpo|ppo): the GPUs ranked by cost per step (answers/rl.py)
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")
@@ -1088,6 +1094,27 @@ class PricesRemove(Request):
     as_json: Json = False
 
 
+class PricesApi(Request):
+    """``whichgpu prices api``: the per-token API prices of open-weight models that --vs-api
+    compares with, their date and source; with --refresh, fetched first from genai-prices'
+    data file into the price store (a failure keeps the stored prices)."""
+
+    COMMAND: ClassVar[str] = "prices api"
+
+    model: Annotated[str | None, Field(max_length=200, description=(
+        "Only this model (a preset id, e.g. llama-3.3-70b).")),
+        Cli(positional=True, flags=("--model",), metavar="[MODEL]"),
+        Web(max_length=200, label=N_("Model"))] = None
+    refresh: Annotated[bool, Field(description=(
+        "Fetch the prices first (default source: pydantic/genai-prices' data file, the one "
+        "its own updater fetches) and store them as a dated snapshot.")), Web(skip=True)] = False
+    source: Annotated[str | None, Field(max_length=1000, description=(
+        "With --refresh: an https URL or a local copy of genai-prices' data.json instead of "
+        "the default URL.")), Cli(metavar="URL|FILE"), Web(skip=True)] = None
+    store: Store = None
+    as_json: Json = False
+
+
 # ------------------------------------------------------------------ validation
 
 ValidationFile = Annotated[str | None, Field(description=(
@@ -1373,4 +1400,5 @@ COMMANDS: tuple[type[Request], ...] = (
     Recommend, Fits, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory,
     ValidateSpeed, ValidateFits, ValidateServing, ValidateQuestions, Model, Models, PricesList,
     PricesRefresh, PricesHistory, PricesImport, PricesSources, SourcesAdd, SourcesRemove,
-    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare)
+    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare,
+    PricesApi)
