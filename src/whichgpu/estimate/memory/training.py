@@ -120,6 +120,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     w_div = split * (dp if zero >= 3 else 1)
     on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
     states_on_cpu = w.offload in ("optimizer", "cpu")
+    if w.fp8_training:
+        assumptions.append(msg("train.fp8", "FP8 training: matmuls in FP8 (Transformer Engine, "
+                               "torchao float8), weights, gradients and optimizer states kept "
+                               "as in bf16 training"))
     if on_cpu:
         assumptions.append(msg("train.fsdp_offload", "FSDP CPU offload: parameters, gradients "
                                "and optimizer states stay in CPU memory; each layer is copied "
