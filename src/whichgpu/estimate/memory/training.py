@@ -325,6 +325,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     dynamic = act + logits + grads + sum(t.bytes for t in sharding)
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
+                            msg("term.train.fragmentation.sharded", "{share:.0%} of "
+                                "activations, logits, gradients and what FSDP gathers",
+                                share=frag.value) if sharding else
                             msg("term.train.fragmentation", "{share:.0%} of activations, logits "
                                 "and gradients", share=frag.value),
                             msg("term.fragmentation.why", "PyTorch caching allocator"),
