@@ -89,3 +89,10 @@ def test_sharding_adds_to_what_the_allocator_fragments():
 def test_every_profile_names_a_known_fsdp_residency():
     for p in profiles().values():
         assert p.full.get("fsdp_resident", "embedding+head") in FSDP_RESIDENT
+
+
+def test_a_tied_head_keeps_the_embeddings_gradients_until_the_root_reduces_them():
+    w = build_workload("qwen2.5-0.5b", task="full-ft", context="2k", gpus=4)
+    assert w.model.params.lm_head == 0  # tied to the embedding
+    t = _terms("qwen2.5-0.5b", task="full-ft", context="2k", gpus=4)
+    assert t["fsdp_resident"] == 2 * w.model.params.embedding * 2

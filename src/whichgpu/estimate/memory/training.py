@@ -401,7 +401,6 @@ def sharding_terms(w: Workload, on_cpu: bool) -> list[MemoryTerm]:
         return out
     fw = framework_defaults(w.framework, w.task)
     resident = fw.get("fsdp_resident", "embedding+head")
-    what: Message | str
     reduce_bytes = float(fw.get("fsdp_reduce_bytes", 2))
     head = m.params.lm_head or m.params.embedding  # a tied head is the embedding
     grad_layer = max(m.largest_layer_params, head if resident == "head" else 0)
@@ -413,15 +412,16 @@ def sharding_terms(w: Workload, on_cpu: bool) -> list[MemoryTerm]:
             reduce=reduce_bytes),
         msg("term.fsdp_grads.why", "gradients are reduce-scattered one layer at a time"),
         c.source))
+    what: Message | str = ""
     if resident == "none":
-        kept, grads_kept, what = 0, 0, ""
+        kept, grads_kept = 0, 0
     elif resident == "head":
         kept, grads_kept = head, 0
         what = msg("term.fsdp_resident.head", "the output layer ({params:,} params) x 2 bytes, "
                    "kept gathered from forward through backward", params=head)
     else:
         kept = m.params.embedding + m.params.lm_head
-        grads_kept = m.params.lm_head  # produced first in backward, reduced last
+        grads_kept = head  # produced first in backward (a tied head: the embedding's), reduced last
         what = msg("term.fsdp_resident.root", "the root unit's embedding and head ({params:,} "
                    "params) x 2 bytes gathered from forward through backward, + the head's "
                    "{grads:,} unsharded gradients x 2 bytes until the root reduces them",
