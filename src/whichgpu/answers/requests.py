@@ -90,8 +90,9 @@ FusedLoss = Annotated[bool, Field(description=(
     "Fused/chunked cross-entropy (Liger, Unsloth): no full logits (the same as loss fused).")),
     Web(label=N_("Fused cross-entropy"))]
 Loss = Annotated[str | None, Field(description=(
-    "Training loss kernel: full (full logits), chunked (torchtune's chunked output) or fused "
-    "(Liger, Cut Cross Entropy; no full logits).")), Web(label=N_("Loss kernel"))]
+    "Training loss kernel: full (full logits), chunked (torchtune's chunked output), fused "
+    "(Liger, Cut Cross Entropy; no full logits) or compiled (the loss compiled with the model, "
+    "torchtitan with compile: bf16 logits only).")), Web(label=N_("Loss kernel"))]
 Framework = Annotated[str | None, Field(description=(
     "Training framework whose defaults and memory savers apply: pytorch, transformers "
     "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron; "

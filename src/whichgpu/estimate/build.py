@@ -104,6 +104,10 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         "lora_rank": lora_rank, "lora_targets": lora_targets, "quant": quant})
     if fused_loss and chosen["loss"] is None:
         chosen["loss"] = "fused"
+    # FP8 training as a precision (issue 29): an FP8 format on full fine-tuning or pre-training
+    # means FP8 matmuls on bf16 weights (Transformer Engine, torchao float8), not FP8 weights
+    if task in ("full-ft", "pretrain") and chosen["quant"] and _fp8_compute(chosen["quant"]):
+        chosen["quant"], fp8_training = None, True
     lora_targets = chosen["lora_targets"] or "all-linear"
     cpu_moe_layers = spec.num_layers if cpu_moe else (n_cpu_moe or 0)
     host = (parse_host(host_ram, host_memory, host_bandwidth)
@@ -143,6 +147,17 @@ def _diffusion_trainer(framework: str | None, task: str) -> str | None:
     from whichgpu.estimate.diffusion_trainers import trainer_name
 
     return trainer_name(framework) if task == "image-lora" else None
+
+
+def _fp8_compute(quant: str) -> bool:
+    """Whether ``quant`` names an FP8 format (fp8, fp8-e4m3, float8 ...); unknown names are
+    left for the Workload to refuse."""
+    from whichgpu.models.quant import get_quant
+
+    try:
+        return get_quant(quant).compute == "fp8"
+    except InputError:
+        return False
 
 
 def _interconnect(text: str | None) -> str | None:
