@@ -24,6 +24,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.diffusion_parallel import DiffusionLayout, all_to_all_s, diffusion_layout
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component
+from whichgpu.estimate.speed.tensor_feed import card_arch_factor
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ComponentSpec
 
@@ -319,8 +320,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     scale, scale_why = sustained_scale(hw.gpu)
     peak = (hw.peak(precision) or hw.peak("fp16") or 1.0) * scale
     size, size_why = gemm_size_factor(den)
-    eta = per_key("diffusion_compute_efficiency", den.kind) * per_key(
-        "compute_arch_factor", arch_key(hw.gpu)) * size
+    arch_factor, arch_why = card_arch_factor(hw.gpu)
+    eta = per_key("diffusion_compute_efficiency", den.kind) * arch_factor * size
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
@@ -381,7 +382,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("CPU offload transfers", offload, offload_why),
     )
     why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "") + (
-        f"; {size_why}" if size_why else "")
+        f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
