@@ -289,6 +289,18 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     return tp + sp + cfg, f"{', '.join(parts)} over {hw.link.kind}"
 
 
+def eager_host_seconds(den: ComponentSpec, compiled: bool) -> float:
+    """The host time to issue one eager denoising step of a transformer denoiser: Python and
+    kernel launches per block (diffusion_eager_host_ms_per_block). The GPU runs behind the
+    host, so a step never takes less; it shows when the GPU work per step is small (a split
+    over several GPUs: xDiT's FLUX.1-dev stays at about 150 ms a step on 2 and 4 H100s eager,
+    where compiled it keeps scaling). Compiled graphs issue few kernels: none."""
+    if compiled:
+        return 0.0
+    return per_key("diffusion_eager_host_ms_per_block", den.kind) * 1e-3 * max(den.num_layers,
+                                                                              1)
+
+
 def residency(w: Workload, offload_why: str) -> str:
     """Which memory management the speed assumes, in the engine's own terms."""
     from whichgpu.estimate.memory.diffusion import effective_offload
@@ -344,8 +356,9 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     upcast = upcast_seconds(w, hw, precision, compiled) / layout.tp
     comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens)
     t_attn = passes * attn / (attn_peak * eta) / speedup / split  # quadratic in the tokens
-    t_step = passes * lin / (peak * lin_eta) / speedup / split + t_attn \
-        + overhead + upcast + comm
+    t_gpu = passes * lin / (peak * lin_eta) / speedup / split + t_attn + upcast + comm
+    host = eager_host_seconds(den, compiled)
+    t_step = max(t_gpu, host) + overhead
     t_denoise = steps * t_step
     width, height = w.image_size
     base_peak = (hw.peak("bf16") or hw.peak("fp16") or peak) * scale
@@ -368,6 +381,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
                   f"({formula}) / ({peak / 1e12:,.0f} TFLOPS sustained {precision} x "
                   f"{eta:.2f})" + (f" / {speedup:g} (compiled)" if speedup != 1 else "")
                   + (f" / {split} GPUs ({layout.describe()})" if split > 1 else "")
+                  + (f"; each step at least {host * 1e3:.0f} ms, the host's time to issue "
+                     "it eager" if host >= t_gpu else "")
                   + f" + {overhead * 1e3:.0f} ms launch overhead per step (CFG passes "
                   "batched)" + (f" + {upcast * 1e3:.0f} ms per step casting the quantized "
                                 "weights to 16-bit" if upcast else "")
