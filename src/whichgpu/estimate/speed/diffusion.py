@@ -268,7 +268,8 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     """Communication of one denoising step of a pipeline split over GPUs, on the critical
     path (no overlap assumed): tensor parallel, two all-reduces of the block's output
     activations per block (attention and MLP, Megatron-style); Ulysses, four all-to-alls per
-    attention layer (Q, K, V in, the output back) of this GPU's tokens; CFG parallel, one
+    attention layer (Q, K, V in, the output back) of this GPU's tokens, each with a fixed cost
+    (ulysses_all_to_all_fixed_us: measured on xDiT's FLUX runs); CFG parallel, one
     all-gather of the predicted latents per step. 16-bit activations, the link between the
     GPUs from the catalog (NVLink, PCIe with or without peer-to-peer) at its efficiency."""
     if layout.measured_context_parallel or layout.per_pipeline == 1:
@@ -280,6 +281,8 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     local = passes * tokens / layout.sp * 2  # bytes per hidden unit held by this GPU
     tp = 2 * layers * hw.link.all_reduce_s(local * hidden, layout.tp)
     sp = 4 * layers * all_to_all_s(hw.link, local * hidden / layout.tp, layout.sp)
+    if sp:  # the reshapes, copies and rank synchronisation around each all-to-all
+        sp += 4 * layers * speed_value("ulysses_all_to_all_fixed_us") * 1e-6
     width, height = w.image_size
     latent = d.image_tokens(width, height, w.video_frames) * 64 * 4 * passes
     cfg = hw.link.all_gather_s(latent * layout.cfg, layout.cfg)
