@@ -1,0 +1,79 @@
+"""Web trial 2026-12, re-checked on the current code: what still reproduced, now fixed.
+
+* Defect 13: on ``/memory`` the "and N more configurations that hold it" region had the
+  accessible name ``"More`` and bogus attributes ``gpus=``, ``that=``, ``hold=``, ``it&#34;=``:
+  the template joined ``aria-label="`` with a translated (Markup) string, which escaped the
+  quotes.
+* Defect 14: a pasted config.json that is not JSON was refused on a French page with the
+  parser's English ("Expecting property name enclosed in double quotes").
+* Defect 14: "max price per hour doit être positif": a zero hourly budget, total budget,
+  deadline or per-user speed was named by its internal name in English, not by the page's
+  label.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+HTML = {"accept": "text/html"}
+
+
+def _alert(html: str) -> str:
+    m = re.search(r'role="alert"[^>]*>(.*?)</(?:div|section)>', html, re.S)
+    assert m, html[:500]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1))).strip()
+
+
+@pytest.mark.parametrize("lang, label", [("en", "More GPUs that hold it"),
+                                         ("fr", "Autres GPU qui le contiennent")])
+def test_the_more_fits_region_is_named_in_one_attribute(web, lang, label):
+    html = web.get(f"/memory?model=qwen3-30b-a3b&context=32k&lang={lang}", headers=HTML).text
+    regions = re.findall(r'<div class="table-wrap" role="region"([^>]*)>', html)
+    assert f' aria-label="{label}" tabindex="0"' in regions, regions
+    assert "&#34;" not in "".join(regions) and "it&#34;=" not in html
+
+
+BROKEN = [("{bad json", "a property name in double quotes is expected here",
+           "un nom de propriété entre guillemets doubles est attendu ici"),
+          ('{"a": 1} x', "more text after the end of the JSON object",
+           "du texte après la fin de l’objet JSON"),
+          ('{"a": "x\ty"}', "a tab or line break inside a string",
+           "une tabulation ou un saut de ligne dans une chaîne")]
+
+
+@pytest.mark.parametrize("path", ["/memory", "/"])
+@pytest.mark.parametrize("paste, en, fr", BROKEN)
+def test_a_paste_that_is_not_json_is_said_in_the_pages_language(web, path, paste, en, fr):
+    for lang, words in (("en", en), ("fr", fr)):
+        r = web.post(f"{path}?lang={lang}", data={"config": paste, "context": "8k"},
+                     headers=HTML)
+        assert r.status_code == 422
+        said = _alert(r.text)
+        assert words in said, (lang, said)
+        assert "Expecting" not in said and "delimiter" not in said, (lang, said)
+
+
+@pytest.mark.parametrize("query, field", [
+    ("max_price_per_hour=0USD", "max_price_per_hour"),
+    ("budget=0USD&unit=tokens&amount=1M", "budget"),
+    ("deadline=0s&unit=tokens&amount=1M", "deadline")])
+def test_a_zero_budget_or_deadline_is_named_by_the_pages_label(web, query, field):
+    from whichgpu.web.i18n import locale
+    from whichgpu.web.words import field_words
+
+    for lang in ("en", "fr"):
+        r = web.get(f"/?model=7B&{query}&lang={lang}", headers=HTML)
+        assert r.status_code == 422
+        said = _alert(r.text)
+        label = field_words(locale(lang), field)
+        assert label in said, (lang, said)
+        if "_" in field:  # not the internal name ("max price per hour")
+            assert field.replace("_", " ") not in said, (lang, said)
+    assert "doit être positif" not in said  # French says it without the wrong gender
+
+
+def test_the_cli_still_says_a_zero_hourly_budget_in_its_words(cli):
+    r = cli("recommend", "7B", "--tokens", "1M", "--max-price-per-hour", "0USD")
+    assert r.code == 2 and "max price per hour must be positive" in r.err
