@@ -137,3 +137,23 @@ def test_the_cli_still_names_hf_hub_offline(monkeypatch):
 
     err = hub._hub_error(e.LocalEntryNotFoundError("nope"), NEMO, "config.json", True)
     assert "unset HF_HUB_OFFLINE" in str(err)
+
+
+# Defect 14: French pages still wrote "modèle decoder" and money examples in English numbers
+# ("3.15USD ou 0.59EUR"), though the French page reads "3,15USD".
+
+def test_a_text_models_family_is_said_in_the_pages_words(web):
+    for lang, words in (("en", "is a text (decoder) model"), ("fr", "modèle texte (décodeur)")):
+        said = _alert(web.get(f"/memory?model=7B&task=image&lang={lang}", headers=HTML).text)
+        assert words in said, (lang, said)
+    assert "modèle decoder" not in said
+
+
+def test_the_french_money_example_is_french_and_reads_back(web):
+    said = _alert(web.get("/rent-or-buy?gpu=h100-sxm&purchase_price=abc&lang=fr",
+                          headers=HTML).text)
+    example = re.search(r"comme (\S+USD) ou (\S+EUR)", said)
+    assert example and example.groups() == ("3,15USD", "0,59EUR"), said
+    for typed in example.groups():  # what the page suggests, typed back, is read
+        r = web.get(f"/rent-or-buy?gpu=h100-sxm&purchase_price={typed}&lang=fr", headers=HTML)
+        assert r.status_code == 200, (typed, _alert(r.text))
