@@ -157,3 +157,30 @@ def test_the_french_money_example_is_french_and_reads_back(web):
     for typed in example.groups():  # what the page suggests, typed back, is read
         r = web.get(f"/rent-or-buy?gpu=h100-sxm&purchase_price={typed}&lang=fr", headers=HTML)
         assert r.status_code == 200, (typed, _alert(r.text))
+
+
+# Defect 6: a context beyond the model's trained maximum sent the advisor's reader (and the
+# CLI's recommend and speed) to "Longer than the trained context" / --allow-long-context,
+# which only the memory question has.
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_the_advisor_names_no_long_context_control_it_lacks(web, lang):
+    from whichgpu.web.i18n import locale
+    from whichgpu.web.words import field_words
+
+    said = _alert(web.get(f"/?model=70B&context=10M&unit=tokens&amount=1M&lang={lang}",
+                          headers=HTML).text)
+    assert "131072" in said and field_words(locale(lang), "context") in said, said
+    assert field_words(locale(lang), "allow_long_context") not in said, said
+    memory = _alert(web.get(f"/memory?model=70B&context=10M&lang={lang}", headers=HTML).text)
+    assert field_words(locale(lang), "allow_long_context") in memory, memory  # it has one
+
+
+@pytest.mark.parametrize("command", [("recommend", "70B", "--tokens", "1M"),
+                                     ("speed", "70B", "--gpu", "h100-sxm")])
+def test_recommend_and_speed_name_no_flag_they_lack(cli, command):
+    r = cli(*command, "--context", "200k")
+    assert r.code == 2 and "use --context 131072 or less" in r.err, r.err
+    assert "--allow-long-context" not in r.err
+    m = cli("memory", "70B", "--context", "200k")
+    assert m.code == 2 and "--allow-long-context" in m.err  # memory has the option
