@@ -102,7 +102,8 @@ class Workload:
     activation_offloading: bool | None = None  # kept activations in CPU RAM (Unsloth, torchtune)
     selective_checkpointing: bool | None = None  # torchtitan's op-level selective AC
     loss: str | None = None  # full, chunked or fused (LOSSES); fused_loss=True means fused
-    allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
+    allow_long_context: bool | None = False  # context beyond the model's trained maximum (RoPE
+    # scaling); None: the question cannot allow it (recommend, speed: no such option to name)
     tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead
     # llama.cpp offload: -ngl N (None: every layer on the GPU), --n-cpu-moe N (the experts of
     # the first N layers in host RAM; the layer count or more: --cpu-moe), -ot PATTERN=DEVICE
@@ -621,6 +622,11 @@ def _check_layout(w: Workload) -> None:
 def _check_context(w: Workload) -> None:
     m = w.model
     ctx = w.seq_len
+    if m.max_context and ctx > m.max_context and w.allow_long_context is None:
+        raise InputError(msg(
+            "workload.long_context.fixed", "context {n:,} tokens exceeds {model}'s trained "
+            "maximum of {max:,} (max_position_embeddings): use {flag} or less", n=ctx,
+            model=m.name, max=m.max_context, flag=Field("context", m.max_context)))
     if m.max_context and ctx > m.max_context and not w.allow_long_context:
         raise InputError(msg(
             "workload.long_context", "context {n:,} tokens exceeds {model}'s trained maximum of "
