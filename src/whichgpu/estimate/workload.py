@@ -7,6 +7,7 @@ three always agree on what is being run. Defaults are explicit and listed in ``a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Literal
 
 from whichgpu.engines import engines_with, family_engines
@@ -174,7 +175,7 @@ class Workload:
         assert d is not None, f"{self.model.name} is not a diffusion model"
         return d
 
-    @property
+    @cached_property
     def quant_format(self) -> QuantFormat:
         return get_quant(self.quant_name)
 
@@ -189,7 +190,7 @@ class Workload:
         native = self.model.native_dtype
         return native if native in ("bf16", "fp16", "fp32") else "bf16"
 
-    @property
+    @cached_property
     def engine_name(self) -> str:
         if self.engine:
             return self.engine
@@ -221,7 +222,7 @@ class Workload:
     def kv_bytes(self) -> float:
         return KV_DTYPES[self.kv_dtype.lower()]
 
-    @property
+    @cached_property
     def tp_degree(self) -> int:
         """Tensor-parallel degree: serving engines split over every GPU by default, or, where
         the heads do not divide evenly over them, over the largest count that divides both
@@ -237,7 +238,7 @@ class Workload:
             return default_tp(self.model, self.gpus)
         return 1
 
-    @property
+    @cached_property
     def pp_degree(self) -> int:
         """Pipeline (layer-split) degree: the GPUs tensor parallelism leaves over."""
         if self.pp > 1:
@@ -323,12 +324,18 @@ class Workload:
         if not changes.keys() <= _FIELD_NAMES:
             return replace(self, **changes)  # says which name is unknown
         new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
+        d = new.__dict__
+        d.update(self.__dict__)
+        for name in _DERIVED:  # settings derived from the old fields: worked out again
+            d.pop(name, None)
+        d.update(changes)
         new.__post_init__()
         return new
 
 
+# settings derived from the fields, remembered on first use (a recommendation reads them tens
+# of thousands of times); with_ drops them from a copy
+_DERIVED = ("quant_format", "engine_name", "tp_degree", "pp_degree")
 # the fields with_ may copy directly: all of them while every field is an init field (a
 # field set in __post_init__ would need replace(), which with_ then always uses)
 _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
