@@ -44,6 +44,8 @@ class CheckoutGuard:
         self.ignored: dict[Path, bool] = {}
 
     def _is_ignored(self, path: Path) -> bool:
+        if path not in self.ignored and path.name in SKIP:  # a tool's cache (mypy's ignores
+            self.ignored[path] = True  # itself with its own .gitignore, which git does not say)
         if path not in self.ignored:
             try:
                 done = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=self.root,

@@ -31,6 +31,8 @@ def test_git_ignored_entries_pass(repo):
     guard = CheckoutGuard(repo)
     (repo / "__pycache__").mkdir()
     (repo / "tests" / ".pytest_cache").mkdir()
+    (repo / ".mypy_cache").mkdir()  # mypy's own .gitignore inside, which git check-ignore misses
+    (repo / ".mypy_cache" / ".gitignore").write_text("*\n")
     assert guard.new_entries() == []
 
 
