@@ -117,6 +117,7 @@ SLOW: dict[str, str] = {
     "test_web_cli_hints.py::test_calibrated_hint_asks_the_cli_for_the_same_profile": _FULL,
     "test_web_no_cli_flags.py::test_no_engine_message_writes_a_whichgpu_flag_itself": _FULL,
     "test_runs_answers.py::test_recommend_uses_the_runs_and_names_them": _FULL,
+    "test_docs_python.py::test_the_block_runs": _FULL,
     # make test-fast within a minute on 2 cores: each of these took over 0.4 s of CPU (most
     # ask for whole recommendations on several surfaces), measured per test with
     # time.process_time plus waited children under pytest-xdist, 2026-12-07, shared machine.
