@@ -5,10 +5,12 @@ A fuzzer once wrote files named after its values into the repository root (``run
 1M`` wrote ``1M``); one named ``flux.1-dev`` was then read as that model by every later test
 (93 failures). Tests write under ``tmp_path`` (or ``monkeypatch.chdir(tmp_path)``).
 
-How: the checkout's folders (not the virtual environments, caches or ``.git``) are listed
-once; after each test, a folder whose modification time moved is listed again, and an entry
-it did not hold before is the test's, unless git ignores it (``__pycache__``, ``.pytest_cache``
-...). Under pytest-xdist a test of another worker running at the same moment may be the
+How: the watched folders are listed once; after each test, a folder whose modification time
+moved is listed again, and an entry it did not hold before is the test's, unless git ignores
+it (``__pycache__``, ``.pytest_cache`` ...). Watched: the repository root (where a relative
+path lands: the tests run from it) and everything under ``tests/data/`` (the recorded inputs
+tests read). Not the source, tests or docs folders, where a developer adds files while a run
+goes on. Under pytest-xdist a test of another worker running at the same moment may be the
 writer: the message says so. A change to an existing file is not seen (no folder changes).
 """
 
@@ -27,9 +29,10 @@ SKIP = {".git", ".venv", ".venv-launchers", "__pycache__", ".pytest_cache", ".hy
 
 
 def _folders(root: Path) -> dict[Path, float]:
-    found: dict[Path, float] = {}
-    for here, dirs, _files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIP and not d.endswith(".egg-info")]
+    """The root and every folder under tests/data, with their modification times."""
+    found: dict[Path, float] = {root: os.stat(root).st_mtime}
+    for here, dirs, _files in os.walk(root / "tests" / "data"):
+        dirs[:] = [d for d in dirs if d not in SKIP]
         found[Path(here)] = os.stat(here).st_mtime
     return found
 
