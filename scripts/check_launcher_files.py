@@ -6,6 +6,11 @@ cannot share whichgpu's, see docs/export.md); the tests call it and read its JSO
     python scripts/check_launcher_files.py skypilot FILE...   # sky.Task.from_yaml, feasibility
     python scripts/check_launcher_files.py dstack FILE...     # dstack apply's own loader
     python scripts/check_launcher_files.py names              # names the launchers accept
+    python scripts/check_launcher_files.py serve              # many checks, one process
+
+``serve`` reads one request a line on stdin (``{"mode": ..., "paths": [...], "cwd": ...}``)
+and answers each on one stdout line after ``@@answer ``: the tests start the launchers once
+(importing SkyPilot takes seconds) and ask it everything.
 
 SkyPilot reads its catalog from $SKY_RUNTIME_DIR/.sky/catalogs (the tests point it at recorded
 rows, so nothing is downloaded); a file is feasible when SkyPilot's cloud finds a launchable
@@ -112,11 +117,10 @@ def _unsupported(clouds: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def main() -> None:
-    mode, paths = sys.argv[1], sys.argv[2:]
+def answer(mode: str, paths: list[str]) -> dict:
+    """The launchers' verdict on each of ``paths`` (or their names, for ``names``)."""
     if mode == "names":
-        print(json.dumps(_names(), default=str))
-        return
+        return _names()
     check = {"skypilot": _skypilot, "dstack": _dstack}[mode]
     out = {}
     for p in paths:
@@ -125,7 +129,29 @@ def main() -> None:
         except Exception as exc:  # the loader's own refusal is the result
             out[p] = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                       "trace": traceback.format_exc(limit=3)}
-    print(json.dumps(out, default=str))
+    return out
+
+
+def serve() -> None:
+    """Answer requests from stdin, one a line, until it closes."""
+    import os
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        os.chdir(request.get("cwd") or ".")
+        out = answer(request["mode"], request["paths"])
+        sys.stdout.write("@@answer " + json.dumps(out, default=str) + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    mode, paths = sys.argv[1], sys.argv[2:]
+    if mode == "serve":
+        serve()
+        return
+    print(json.dumps(answer(mode, paths), default=str))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ from whichgpu.cli import main
 
 # The price store on both engines (fixtures store, store_url, pg_url): store_backends.py; the
 # shipped prices seeded once per process and copied into each empty store: seeded_store.py.
-pytest_plugins = ["store_backends", "seeded_store"]
+# No test writes into the checkout: checkout_guard.py.
+pytest_plugins = ["store_backends", "seeded_store", "checkout_guard"]
 
 TESTS = Path(__file__).resolve().parent
 
@@ -32,6 +33,7 @@ TESTS = Path(__file__).resolve().parent
 # test-fast needs no PostgreSQL. A new file is fast unless listed here or it says
 # ``pytestmark = pytest.mark.slow``; ``tests/test_suite_markers.py`` checks every key exists.
 _FULL = "full recommendations (over 1 s of CPU)"
+_CPU = "over 0.4 s of CPU"
 SLOW: dict[str, str] = {
     # longest first (the order the files start in under xdist)
     "test_speed_calibration.py": "refits the speed constants (make calibrate --check)",
@@ -115,6 +117,99 @@ SLOW: dict[str, str] = {
     "test_web_cli_hints.py::test_calibrated_hint_asks_the_cli_for_the_same_profile": _FULL,
     "test_web_no_cli_flags.py::test_no_engine_message_writes_a_whichgpu_flag_itself": _FULL,
     "test_runs_answers.py::test_recommend_uses_the_runs_and_names_them": _FULL,
+    "test_docs_python.py::test_the_block_runs": _FULL,
+    # make test-fast within a minute on 2 cores: each of these took over 0.4 s of CPU (most
+    # ask for whole recommendations on several surfaces), measured per test with
+    # time.process_time plus waited children under pytest-xdist, 2026-12-07, shared machine.
+    # A file named whole had every test over it.
+    "test_web_alive.py::test_the_page_shows_it_is_working_while_the_answer_is_computed": _CPU,
+    "test_assumptions_said.py::test_the_json_states_the_amount_and_its_unit": _CPU,
+    "test_web_no_internal_words.py::test_no_page_shows_a_raw_key_or_a_kernel_name": _CPU,
+    "test_machines_as_sold.py::test_every_option_is_machines_its_offer_sells": _CPU,
+    "test_web_memo_accounting.py::test_the_memo_counts_the_memory_a_pasted_config_answer_holds"
+    "": _CPU,
+    "test_web_vs_api.py": _CPU,
+    "test_mixed_cards.py::test_the_advisor_shows_your_machine": _CPU,
+    "test_fits.py::test_every_preset_is_tried_by_default": _CPU,
+    "test_mixed_cards.py::test_recommend_a_list_of_one_card_is_your_card_counted": _CPU,
+    "test_web_request_walk.py::test_every_request_field_has_a_control_or_a_reason": _CPU,
+    "test_spot_separate_machines.py": _CPU,
+    "test_token_shares.py::test_a_share_option_exports_as_that_many_runs_not_a_service": _CPU,
+    "test_vs_api.py::test_cached_tokens_must_be_a_plausible_whole_number": _CPU,
+    "test_machines_as_sold.py::test_a_tensor_parallel_export_asks_for_one_machine_of_that_size"
+    "": _CPU,
+    "test_mixed_cards.py::test_recommend_says_what_your_machine_of_different_cards_does": _CPU,
+    "test_store_backends_outage.py": _CPU,
+    "test_token_shares.py::test_shares_on_spot_are_interrupted_one_machine_at_a_time": _CPU,
+    "test_import_cycles.py::test_lazy_imports_add_no_new_cycle": _CPU,
+    "test_vs_api.py::test_a_feed_file_replaces_the_table_and_a_bad_one_is_one_line": _CPU,
+    "test_capacity_flag.py::test_the_ceiling_can_be_overridden": _CPU,
+    "test_capacity_flag.py::test_the_million_user_question_is_flagged_with_the_machines_it_needs"
+    "": _CPU,
+    "test_store_damaged_rows.py::test_the_web_answers_on_the_damaged_store": _CPU,
+    "test_layers.py::test_nothing_outside_cli_imports_cli": _CPU,
+    "test_gpu_resolution.py::test_suggestions_are_the_same_under_every_hash_seed": _CPU,
+    "test_web_serving_binds.py": _CPU,
+    "test_profiles_rest.py::test_a_named_profile_answers_as_the_command_line_does": _CPU,
+    "test_store_backends_kill.py": _CPU,
+    "test_machines_as_sold.py::test_the_export_launches_the_machines_the_answer_shows": _CPU,
+    "test_disaggregation.py::test_a_split_on_one_card_is_compared_with_that_card_serving_together"
+    "": _CPU,
+    "test_import_cycles.py::test_no_import_cycle_when_modules_load": _CPU,
+    "test_assumptions_said.py::test_rest_and_the_page_say_it_in_english_and_french": _CPU,
+    "test_web_export_button.py": _CPU,
+    "test_token_shares.py::test_when_time_matters_the_fastest_answer_is_a_split": _CPU,
+    "test_vs_api.py::test_recommend_vs_api_prices_the_best_option_against_the_providers": _CPU,
+    "test_web_no_internal_words.py::test_the_own_card_line_says_its_speed_in_words": _CPU,
+    "test_disaggregation.py::test_the_advisor_page_says_the_split_in_english_and_french": _CPU,
+    "test_disaggregation.py::test_at_one_request_per_second_serving_together_wins_and_says_why"
+    "": _CPU,
+    "test_token_shares.py::test_a_share_takes_its_part_of_the_time_and_pays_each_machines_setup"
+    "": _CPU,
+    "test_disaggregation.py::test_the_json_names_the_ratio_the_gpus_and_the_kv_transfer": _CPU,
+    "test_capacity_flag.py::test_rest_and_the_page_flag_it_in_english_and_french": _CPU,
+    "test_machines_as_sold.py::test_two_linked_cards_are_never_two_one_card_hosts": _CPU,
+    "test_assumptions_said.py::test_pretraining_2b_on_the_advisor_is_tokens_not_steps": _CPU,
+    "test_capacity_flag.py::test_an_ordinary_answer_is_not_flagged": _CPU,
+    "test_energy.py::test_power_budget_keeps_the_ranked_options_whose_gpus_draw_no_more": _CPU,
+    "test_token_shares.py::test_shares_are_separate_machines_of_the_fewest_gpus_that_hold_the_mod"
+    "el": _CPU,
+    "test_vs_api.py::test_rest_recommend_takes_vs_api": _CPU,
+    "test_web_alive.py::test_continuous_serving_gives_its_monthly_cost": _CPU,
+    "test_mcp_energy_vs_api.py::test_the_recommend_summary_points_at_vs_api_and_the_power_budget"
+    "": _CPU,
+    "test_web_api.py::test_checklist_is_the_cli_checklist": _CPU,
+    "test_cli_lazy_commands.py::test_a_memory_question_loads_no_prices_web_or_cost": _CPU,
+    "test_machines_as_sold.py::test_rest_and_page_show_the_same_machines": _CPU,
+    "test_spot.py::test_the_per_gpu_price_ratio_divides_an_instance_by_its_gpus": _CPU,
+    "test_assumptions_said.py::test_the_advisor_lets_a_person_set_what_one_image_or_video_is"
+    "": _CPU,
+    "test_prices_web_cache.py::test_a_new_snapshot_drops_the_cached_selections_and_answers": _CPU,
+    "test_one_price_truth.py::test_rent_or_buy_opens_on_the_market_prices_and_keeps_them": _CPU,
+    "test_hardening_web.py::test_a_request_past_its_cpu_budget_is_stopped_and_refused": _CPU,
+    "test_multi_lora.py::test_advisor_form_has_the_adapters_control_and_recommend_counts_them"
+    "": _CPU,
+    "test_memory_properties.py::test_memory_never_decreases_with_precision_bits": _CPU,
+    "test_cli_lazy_commands.py::test_a_command_loads_when_used_and_walking_the_group_sees_all"
+    "": _CPU,
+    "test_spot.py::test_a_long_uncheckpointed_job_prints_no_absurd_figure": _CPU,
+    "test_hardening_web.py::test_a_refusal_is_remembered_for_that_question_only": _CPU,
+    "test_runs_rest.py::test_with_the_token_runs_are_stored_listed_and_used_by_the_answers": _CPU,
+    "test_spot.py::test_on_demand_winning_because_spot_costs_more_even_uninterrupted_says_so"
+    "": _CPU,
+    "test_assumptions_said.py::test_what_was_asked_is_marked_asked": _CPU,
+    "test_fits.py::test_rest_answers_the_same": _CPU,
+    "test_profiles_rest.py::test_the_query_wins_over_the_profile": _CPU,
+    "test_user_gpu.py::test_advisor_page_shows_your_card_beside_the_rentals": _CPU,
+    "test_advise.py::test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_assumed": _CPU,
+    "test_web_ops.py::test_metrics_count_requests_by_route_template_with_latency_and_errors": _CPU,
+    "test_cli_plans_agree.py::test_host_ram_given_means_llamacpp_offload_is_considered": _CPU,
+    "test_cli_small_things.py::test_recommend_says_how_many_options_it_leaves_out": _CPU,
+    "test_prices_web_cache.py::test_the_selection_cache_is_bounded_by_count_and_by_offers": _CPU,
+    "test_web_api.py::test_recommend_post_body": _CPU,
+    "test_web_i18n.py::test_every_message_has_a_french_translation": _CPU,
+    "test_advise.py::test_checklist_agrees_with_recommend_and_with_rent_or_buy": _CPU,
+    "test_web_i18n.py::test_placeholders_survive_translation": _CPU,
 }
 
 

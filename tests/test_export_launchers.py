@@ -37,23 +37,60 @@ DONE_WHEN = ("recommend", "llama-3.1-8b", "--task", "lora", "--steps", "2000", "
              "--prices", OFFERS)
 
 
+class _Checker:
+    """The checker (scripts/check_launcher_files.py serve) in the launchers' venv, started
+    once for the module: SkyPilot and dstack are imported once (seconds each time), and every
+    test's files are loaded by the same launchers' code as a fresh process would load them."""
+
+    def __init__(self, home: Path) -> None:
+        env = {**os.environ, "SKY_RUNTIME_DIR": str(home), "HOME": str(home),
+               "SKYPILOT_DISABLE_USAGE_COLLECTION": "1", "DSTACK_DO_NOT_TRACK": "1"}
+        self.log = home / "checker-stderr.txt"
+        with self.log.open("w") as err:
+            self.proc = subprocess.Popen([_PY, str(CHECKER), "serve"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=err, text=True,
+                                         env=env, cwd=ROOT)
+
+    def ask(self, mode: str, paths: list[Path]) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        request = {"mode": mode, "paths": [str(p) for p in paths],
+                   "cwd": str(paths[0].parent if paths else ROOT)}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:  # the launchers may print lines of their own
+            if line.startswith("@@answer "):
+                return json.loads(line[len("@@answer "):])
+        raise AssertionError(f"the checker stopped: {self.log.read_text()[-2000:]}")
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_CHECKERS: dict[Path, _Checker] = {}
+
+
 @pytest.fixture(scope="module")
 def sky_home(tmp_path_factory):
-    """A SkyPilot runtime folder whose catalog is the recorded rows (nothing downloaded)."""
+    """A SkyPilot runtime folder whose catalog is the recorded rows (nothing downloaded); the
+    checker that loads files with the launchers' code runs with it (one process per module)."""
     home = tmp_path_factory.mktemp("sky")
     shutil.copytree(DATA / "skypilot-catalog", home / ".sky" / "catalogs" / "v8")
-    return home
+    yield home
+    checker = _CHECKERS.pop(home, None)
+    if checker is not None:
+        checker.close()
 
 
 def _check(mode: str, paths: list[Path], sky_home: Path) -> dict:
-    env = {**os.environ, "SKY_RUNTIME_DIR": str(sky_home), "HOME": str(sky_home),
-           "SKYPILOT_DISABLE_USAGE_COLLECTION": "1", "DSTACK_DO_NOT_TRACK": "1"}
-    out = subprocess.run([_PY, str(CHECKER), mode, *map(str, paths)], capture_output=True,
-                         text=True, env=env, cwd=paths[0].parent if paths else ROOT,
-                         timeout=300, check=False)
-    assert out.returncode == 0, out.stderr[-2000:]
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    return json.loads(lines[-1])
+    if sky_home not in _CHECKERS:
+        _CHECKERS[sky_home] = _Checker(sky_home)
+    return _CHECKERS[sky_home].ask(mode, paths)
 
 
 def _export(cli, tmp_path: Path, launcher: str, *args: str, name: str | None = None) -> Path:

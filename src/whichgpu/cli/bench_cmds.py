@@ -18,8 +18,9 @@ bench_app = typer.Typer(
     invoke_without_command=True)
 
 def register(app: typer.Typer) -> None:
-    bind(bench_app, req.Bench, bench, callback=True)
-    bind(bench_app, req.BenchModel, bench_model)
+    if not bench_app.registered_commands:  # once per process (see prices_cmds.register)
+        bind(bench_app, req.Bench, bench, callback=True)
+        bind(bench_app, req.BenchModel, bench_model)
     app.add_typer(bench_app, name="bench")
     bind(app, req.Compare, compare)
 

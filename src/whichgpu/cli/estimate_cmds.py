@@ -15,11 +15,12 @@ validate_app = typer.Typer(help="Check the estimates against published measureme
 def register(app: typer.Typer) -> None:
     bind(app, req.Memory, memory)
     bind(app, req.Speed, speed)
-    bind(validate_app, req.ValidateMemory, validate_memory)
-    bind(validate_app, req.ValidateSpeed, validate_speed)
-    bind(validate_app, req.ValidateFits, validate_fits)
-    bind(validate_app, req.ValidateServing, validate_serving)
-    bind(validate_app, req.ValidateQuestions, validate_questions)
+    if not validate_app.registered_commands:  # once per process (see prices_cmds.register)
+        bind(validate_app, req.ValidateMemory, validate_memory)
+        bind(validate_app, req.ValidateSpeed, validate_speed)
+        bind(validate_app, req.ValidateFits, validate_fits)
+        bind(validate_app, req.ValidateServing, validate_serving)
+        bind(validate_app, req.ValidateQuestions, validate_questions)
     app.add_typer(validate_app, name="validate")
 
 

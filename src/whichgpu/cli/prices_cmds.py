@@ -25,17 +25,20 @@ sources_app = typer.Typer(name="sources", rich_markup_mode="rich",
 
 
 def register(app: typer.Typer) -> None:
-    bind(prices_app, req.PricesList, list_prices)
-    bind(prices_app, req.PricesRefresh, refresh_cmd)
-    bind(prices_app, req.PricesHistory, history)
-    bind(prices_app, req.PricesImport, import_cmd)
-    bind(sources_app, req.PricesSources, sources_list, callback=True)
-    bind(sources_app, req.SourcesAdd, sources_add)
-    bind(sources_app, req.SourcesRemove, sources_remove)
-    bind(prices_app, req.PricesPrune, prune)
-    bind(prices_app, req.PricesRemove, remove)
-    bind(prices_app, req.PricesApi, api_cmd)  # per-token API prices (issue 33)
-    prices_app.add_typer(sources_app, name="sources")
+    # The sub-apps live as long as the process and the CLI registers on each in-process run
+    # (cli/lazy.py): bound once, or each run adds every command again and runs get slower.
+    if not prices_app.registered_commands:
+        bind(prices_app, req.PricesList, list_prices)
+        bind(prices_app, req.PricesRefresh, refresh_cmd)
+        bind(prices_app, req.PricesHistory, history)
+        bind(prices_app, req.PricesImport, import_cmd)
+        bind(sources_app, req.PricesSources, sources_list, callback=True)
+        bind(sources_app, req.SourcesAdd, sources_add)
+        bind(sources_app, req.SourcesRemove, sources_remove)
+        bind(prices_app, req.PricesPrune, prune)
+        bind(prices_app, req.PricesRemove, remove)
+        bind(prices_app, req.PricesApi, api_cmd)  # per-token API prices (issue 33)
+        prices_app.add_typer(sources_app, name="sources")
     app.add_typer(prices_app, name="prices")
 
 
