@@ -15,7 +15,7 @@ from typing import Any
 from whichgpu.errors import InputError
 from whichgpu.messages import Message, msg
 from whichgpu.units import Money
-from whichgpu.vocabulary import Ranking
+from whichgpu.vocabulary import Ranking, Task
 
 WORKLOADS = {
     "inference": "inference",
@@ -111,7 +111,7 @@ def parse_answers(workload: str, model: str, budget: str | None, hours: str | fl
     return ChecklistAnswers(WORKLOADS[key], str(model).strip(), money, h, months)
 
 
-def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
+def _setup(answers: ChecklistAnswers, spec) -> tuple[Task, str | None]:
     """The task and weight format the checklist assumes for a workload and a model size.
 
     Fine-tuning is LoRA up to 13B and QLoRA above (S4, S24); gradient checkpointing is left to
@@ -119,10 +119,10 @@ def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
     (a 7B LoRA then needs about 21 GB: S4's "~14-20 GB", a 24 GB card, S13 Q2)."""
     billions = spec.params_total / 1e9
     if answers.workload == "training":
-        return "pretrain", None
+        return Task.PRETRAIN, None
     if answers.workload == "finetune":
-        return ("lora", None) if billions <= 13 else ("qlora", None)
-    return "inference", (None if billions <= 13 else "awq")
+        return (Task.LORA, None) if billions <= 13 else (Task.QLORA, None)
+    return Task.INFERENCE, (None if billions <= 13 else "awq")
 
 
 def article_rules(answers: ChecklistAnswers, billions: float) -> list[Message]:
@@ -183,9 +183,9 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
     rec = recommend(job, offers, rates=rates, gpus=gpus)
     notes: list[Message] = [
         msg("checklist.assumed.quant", "assumed {task} with {quant} weights (the checklist's "
-            "default for this workload and size)", task=task, quant=quant) if quant else
+            "default for this workload and size)", task=str(task), quant=quant) if quant else
         msg("checklist.assumed", "assumed {task} (the checklist's default for this workload "
-            "and size)", task=task)]
+            "and size)", task=str(task))]
     notes.append(msg("checklist.ranked.per_unit", "ranked by {ranking} (no amount of work "
                      "asked: the same work costs least there)", ranking=rec.ranking)
                  if rec.ranked_by is Ranking.COST_PER_UNIT else

@@ -113,16 +113,17 @@ def check_fits(torch, device: str, spec: ModelSpec, s: Settings) -> None:
     """Refuse, before building anything, a run the GPU's free memory cannot hold."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.workload import Workload
+    from whichgpu.vocabulary import Engine, Task
 
     free, _ = torch.cuda.mem_get_info(torch.device(device))
-    runs = [("inference", Workload(model=spec, task="inference", quant=s.dtype, batch=s.batch,
-                                   engine="transformers",
+    runs = [("inference", Workload(model=spec, task=Task.INFERENCE, quant=s.dtype,
+                                   batch=s.batch, engine=Engine.TRANSFORMERS,
                                    context=s.prompt_tokens + s.output_tokens,
                                    prompt_tokens=s.prompt_tokens,
                                    output_tokens=s.output_tokens))]
     if s.train:
         runs.append(("the training step", Workload(
-            model=spec, task="full-ft", batch=s.batch, context=s.train_seq,
+            model=spec, task=Task.FULL_FT, batch=s.batch, context=s.train_seq,
             gradient_checkpointing=False)))
     for what, w in runs:
         need = estimate_memory(w).total_bytes

@@ -8,6 +8,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Backend, Workload
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
+from whichgpu.vocabulary import Engine, Task
 
 PARAMS_WORDS = msg("what.params", "parameter count")
 _CONTEXT = msg("what.context", "context")
@@ -28,10 +29,10 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
                              "like 1024x1024", v=text)) from None
 
 
-def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
+def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INFERENCE,
                    quant: str | None = None, kv_dtype: str = "f16",
                    context: str | None = None, batch: int = 1,
-                   engine: str | None = None, prompt_tokens: str | None = None,
+                   engine: Engine | str | None = None, prompt_tokens: str | None = None,
                    output_tokens: str | None = None, optimizer: str | None = None,
                    gradient_checkpointing: bool | None = None,
                    master_weights: bool | None = None, fused_loss: bool | None = None,
@@ -99,9 +100,10 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
     host = (parse_host(host_ram, host_memory, host_bandwidth)
             if host_ram or host_memory or host_bandwidth else None)
     return Workload(
-        model=spec, task=task, quant=chosen["quant"], kv_dtype=kv_dtype,
+        # Workload reads a task's or an engine's word as its member (or names the unknown one)
+        model=spec, task=cast(Task, task), quant=chosen["quant"], kv_dtype=kv_dtype,
         context=parse_count(context, binary=True, what=_CONTEXT) if context else None,
-        batch=batch, engine=engine,
+        batch=batch, engine=cast(Engine | None, engine),
         prompt_tokens=parse_count(prompt_tokens, binary=True, what=_PROMPT)
         if prompt_tokens else None,
         output_tokens=parse_count(output_tokens, binary=True, what=_OUTPUT)
