@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.fit import is_bigger_of_its_kind, memory_band, suggestions
 
 

@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time they load on first use
     from whichgpu import answers
-    from whichgpu.advise.build import build_job
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import Recommendation, recommend
     from whichgpu.advise.serving import recommend_for_rate
     from whichgpu.answers import requests
+    from whichgpu.answers.inputs.job import build_job
+    from whichgpu.answers.inputs.ownership import cost, tco
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.catalog.gpus import GPU, default_catalog, get_gpu, resolve_gpu
     from whichgpu.catalog.offers import Offer
     from whichgpu.catalog.prices import OfferSelection, current_offers
-    from whichgpu.cost.build import cost, tco
     from whichgpu.cost.task import task_cost
     from whichgpu.errors import InputError, NotFoundError, WhichGPUError
-    from whichgpu.estimate.build import build_workload
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.speed import estimate_speed
     from whichgpu.estimate.workload import Workload
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time they load o
 _EXPORTS: dict[str, tuple[str, str | None]] = {
     "resolve_model": ("whichgpu.models.resolve", "resolve_model"),
     "ModelSpec": ("whichgpu.models.spec", "ModelSpec"),
-    "build_workload": ("whichgpu.estimate.build", "build_workload"),
+    "build_workload": ("whichgpu.answers.inputs.workload", "build_workload"),
     "Workload": ("whichgpu.estimate.workload", "Workload"),
     "estimate_memory": ("whichgpu.estimate.memory", "estimate_memory"),
     "estimate_speed": ("whichgpu.estimate.speed", "estimate_speed"),
@@ -63,10 +63,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "OfferSelection": ("whichgpu.catalog.prices", "OfferSelection"),
     "current_offers": ("whichgpu.catalog.prices", "current_offers"),
     "task_cost": ("whichgpu.cost.task", "task_cost"),
-    "cost": ("whichgpu.cost.build", "cost"),
-    "tco": ("whichgpu.cost.build", "tco"),
+    "cost": ("whichgpu.answers.inputs.ownership", "cost"),
+    "tco": ("whichgpu.answers.inputs.ownership", "tco"),
     "Job": ("whichgpu.advise.job", "Job"),
-    "build_job": ("whichgpu.advise.build", "build_job"),
+    "build_job": ("whichgpu.answers.inputs.job", "build_job"),
     "recommend": ("whichgpu.advise.recommend", "recommend"),
     "Recommendation": ("whichgpu.advise.recommend", "Recommendation"),
     "recommend_for_rate": ("whichgpu.advise.serving", "recommend_for_rate"),

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.inputs.workload import SpeedAnswer, build_workload, speed_answer
 from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.requests import Memory, Recommend, Speed, Workload
 from whichgpu.catalog.gpus import GPU, Resolution
 from whichgpu.catalog.user_gpu import resolve_gpu_arg
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import SpeedAnswer, build_workload, speed_answer
 from whichgpu.estimate.memory.report import MemoryReport, memory_report
 from whichgpu.estimate.speed.serving_answers import max_throughput_answer
 from whichgpu.estimate.workload import Workload as Job
@@ -86,7 +86,7 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
     q = mix
     only = None
     if q.only:  # checked before the estimate: a typo is said at once
-        from whichgpu.advise.build import only_gpus  # (the advise package only when asked)
+        from whichgpu.answers.inputs.job import only_gpus  # (the advise package only when asked)
 
         only = only_gpus(q.only)
     w = workload(q, ctx)

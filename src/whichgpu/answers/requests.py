@@ -279,7 +279,7 @@ class Workload(Request):
     draft_tokens: DraftTokens = None
     as_json: Json = False
 
-    #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
+    #: fields that build the Workload (answers/inputs/workload.py's build_workload takes them as is)
     WORKLOAD_FIELDS: ClassVar[tuple[str, ...]] = (
         "task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",

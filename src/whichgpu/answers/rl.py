@@ -16,7 +16,7 @@ from whichgpu.vocabulary import RLTuning
 def rl_plan(q: Memory | Speed, ctx: Context = LOCAL) -> RLPlan:
     """The RL plan a ``memory`` or ``speed`` request asks (``q.task`` is grpo or ppo)."""
     from whichgpu.answers.estimates import card
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.units import parse_count
 
     config = getattr(q, "config", None)

@@ -1,0 +1,45 @@
+"""A Workload from typed settings, with a training framework's defaults filling the unset ones.
+
+The answer layer (``answers/inputs/workload.py``) reads what people type into these typed
+values; a caller inside the engine (the RL plan, the validation tables) calls this directly.
+Every default is the Workload's own: a setting left as None is not passed on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whichgpu.estimate.workload import Workload
+from whichgpu.models.spec import ModelSpec
+from whichgpu.vocabulary import Task
+
+# the settings a framework profile may fill (estimate/data/training_frameworks.toml)
+_FRAMEWORK_SETTINGS = ("optimizer", "gradient_checkpointing", "activation_offloading", "loss",
+                       "master_weights", "optimizer_in_backward", "selective_checkpointing",
+                       "lora_rank", "lora_targets", "quant")
+
+
+def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
+                       framework: str | None = None, fused_loss: bool | None = None,
+                       cpu_moe: bool = False, n_cpu_moe: int | None = None,
+                       **settings: Any) -> Workload:
+    """A validated Workload of ``spec``: ``framework`` (a profile's canonical name) fills each
+    of its settings left as None (optimizer, checkpointing, loss, LoRA rank and targets, the
+    QLoRA base format ...); ``fused_loss`` means the fused loss unless one is named;
+    ``cpu_moe`` keeps every layer's experts in host RAM, ``n_cpu_moe`` the first N layers'.
+    Every other keyword is a Workload field, passed on when it is not None."""
+    from whichgpu.estimate.frameworks import apply_framework
+
+    given = {k: settings.pop(k, None) for k in _FRAMEWORK_SETTINGS}
+    chosen = apply_framework(framework, task, given)
+    if fused_loss and chosen["loss"] is None:
+        chosen["loss"] = "fused"
+    targets = chosen["lora_targets"]
+    if isinstance(targets, str):  # a profile writes them as PEFT does: "q_proj,v_proj"
+        targets = tuple(t.strip() for t in targets.split(",") if t.strip())
+    chosen["lora_targets"] = targets or None
+    chosen["optimizer_in_backward"] = bool(chosen["optimizer_in_backward"])
+    values = {k: v for k, v in {**settings, **chosen}.items() if v is not None}
+    return Workload(model=spec, task=task,  # type: ignore[arg-type]  # Workload reads the word
+                    framework=framework, fused_loss=bool(fused_loss),
+                    cpu_moe_layers=spec.num_layers if cpu_moe else (n_cpu_moe or 0), **values)
