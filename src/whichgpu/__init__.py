@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time they load o
     from whichgpu.advise.serving import recommend_for_rate
     from whichgpu.answers import requests
     from whichgpu.answers.inputs.job import build_job
-    from whichgpu.answers.inputs.ownership import cost, tco
+    from whichgpu.answers.inputs.ownership import cost as run_cost
+    from whichgpu.answers.inputs.ownership import tco
     from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.catalog.gpus import GPU, default_catalog, get_gpu, resolve_gpu
     from whichgpu.catalog.offers import Offer
@@ -63,7 +64,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "OfferSelection": ("whichgpu.catalog.prices", "OfferSelection"),
     "current_offers": ("whichgpu.catalog.prices", "current_offers"),
     "task_cost": ("whichgpu.cost.task", "task_cost"),
-    "cost": ("whichgpu.answers.inputs.ownership", "cost"),
+    # not "cost": that is the package whichgpu.cost, which would replace the function as soon
+    # as any whichgpu.cost.* module loads
+    "run_cost": ("whichgpu.answers.inputs.ownership", "cost"),
     "tco": ("whichgpu.answers.inputs.ownership", "tco"),
     "Job": ("whichgpu.advise.job", "Job"),
     "build_job": ("whichgpu.answers.inputs.job", "build_job"),
@@ -81,9 +84,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
 __all__ = [
     "GPU", "InputError", "Job", "Message", "ModelSpec", "NotFoundError", "Offer",
     "OfferSelection", "Recommendation", "WhichGPUError", "Workload", "answers", "build_job",
-    "build_workload", "cost", "current_offers", "default_catalog", "estimate_memory",
+    "build_workload", "current_offers", "default_catalog", "estimate_memory",
     "estimate_speed", "get_gpu", "recommend", "recommend_for_rate", "requests", "resolve_gpu",
-    "resolve_model", "task_cost", "tco",
+    "resolve_model", "run_cost", "task_cost", "tco",
 ]
 assert sorted(__all__) == sorted(_EXPORTS)  # one list of the public names
 
