@@ -48,7 +48,6 @@ KNOWN: list[set[str]] = [
     {"whichgpu.models.diffusion", "whichgpu.models.diffusion_vaes"},
     {"whichgpu.models.hub", "whichgpu.models.resolve"},
     {"whichgpu.answers.request", "whichgpu.answers.requests"},
-    {"whichgpu.bench.decoder", "whichgpu.bench.model_bench"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
     {"whichgpu.cli.app", "whichgpu.cli.lazy"},
     {"whichgpu.web.ops", "whichgpu.web.schedule"},

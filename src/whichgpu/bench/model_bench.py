@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from whichgpu.bench.buildable import check_buildable  # re-exported: answers/bench.py asks here
 from whichgpu.errors import InputError
 from whichgpu.models.spec import ModelSpec
 from whichgpu.units import Range
@@ -91,22 +92,6 @@ class ModelBench:
                 "results": [ln.to_json() for ln in self.lines],
                 "conditions": self.conditions,
                 "validation_rows": self.rows}
-
-
-def check_buildable(spec: ModelSpec) -> None:
-    """Refuse models this decoder cannot stand in for, saying why."""
-    if spec.family != "decoder":
-        raise InputError(f"bench model runs decoder LLMs; {spec.name} is a {spec.family} model")
-    if spec.moe is not None:
-        raise InputError(f"{spec.name} is a mixture-of-experts model: bench model builds dense "
-                         "decoders only (a naive expert loop would measure the wrong thing)")
-    if spec.mla is not None:
-        raise InputError(f"{spec.name} uses multi-head latent attention, which bench model "
-                         "does not build")
-    missing = [n for n in ("num_layers", "hidden_size", "num_attention_heads", "head_dim",
-                           "intermediate_size", "vocab_size") if not getattr(spec, n)]
-    if missing:
-        raise InputError(f"{spec.name} lacks {', '.join(missing)} in its config: cannot build it")
 
 
 def check_fits(torch, device: str, spec: ModelSpec, s: Settings) -> None:
@@ -280,7 +265,7 @@ def run_model_bench(torch: Any, spec: ModelSpec, settings: Settings, *, device: 
                     reporter: Any | None = None, conditions: dict[str, Any] | None = None
                     ) -> ModelBench:
     """Build ``spec`` with random weights on ``device``, measure, and compare with estimates."""
-    from whichgpu.bench.decoder import Decoder, check_buildable
+    from whichgpu.bench.decoder import Decoder
     from whichgpu.bench.kernels import Device
     from whichgpu.bench.run import Silent
 
