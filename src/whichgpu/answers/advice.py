@@ -4,7 +4,7 @@ pages give them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.advise.checklist import ChecklistResult, parse_answers, run_checklist
 from whichgpu.advise.recommend import Recommendation
@@ -20,6 +20,10 @@ from whichgpu.errors import InputError
 from whichgpu.export import Export, check_launcher, export_option
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import check_currency
+from whichgpu.vocabulary import Task
+
+if TYPE_CHECKING:
+    from whichgpu.cost.rent_or_buy import Advice
 
 
 def priced(ctx: Context, prices: str | None, currency: str | None, rate: list[str],
@@ -57,6 +61,40 @@ class RecommendAnswer:
     def shown(self) -> list[Any]:
         """The options the answer shows (``top``; 0: all)."""
         return self.rec.options[:self.top] if self.top else list(self.rec.options)
+
+    def rent_or_buy(self, hours_per_month: float, horizon_months: float) -> Advice | None:
+        """Q4 and Q5 of S13 for the first option, as the checklist answers them: rent its
+        offer or buy the card, used ``hours_per_month`` for ``horizon_months`` (None: no
+        option). Raises InputError where the card has no purchase data."""
+        from whichgpu.cost.ownership import ownership_inputs
+        from whichgpu.cost.rent_or_buy import rent_or_buy
+
+        best = self.rec.best
+        if best is None:
+            return None
+        inputs = ownership_inputs(best.gpu, offers=list(self.selection.offers),
+                                  rates=self.rates, utilization=min(hours_per_month, 730) / 730,
+                                  currency=best.price_per_hour.currency)
+        return rent_or_buy(inputs, self.rates, hours_per_month=hours_per_month,
+                           horizon_months=horizon_months)
+
+    def article_rules(self, hours_per_month: float | None = None,
+                      horizon_months: float | None = None) -> list[Message]:
+        """What S13 says for this job (shown beside the computed answer): the rules of its
+        questions 1-3, and those of Q4 (hours of use) and Q5 (months needed) only when they
+        are given (the checklist's 100 hours and 12 months otherwise stand in)."""
+        from whichgpu.advise.checklist import ChecklistAnswers, answers_rule, article_rules
+
+        job = self.rec.job
+        w = job.workload
+        workload = ("training" if w.task == Task.PRETRAIN else "finetune" if w.is_training
+                    else "inference")
+        answers = ChecklistAnswers(workload, w.model.name, job.max_price_per_hour,
+                                   min(hours_per_month or 100.0, 730),
+                                   min(horizon_months or 12.0, 120))
+        rules = article_rules(answers, w.model.params_total / 1e9)
+        return [r for r in rules if (not answers_rule(r, 4) or hours_per_month is not None)
+                and (not answers_rule(r, 5) or horizon_months is not None)]
 
     def to_json(self) -> dict[str, Any]:
         data = self.rec.to_json()
