@@ -2,9 +2,10 @@
 
 import pytest
 
-from whichgpu.advise.checklist import parse_answers, run_checklist
+from whichgpu.advise.checklist import run_checklist
 from whichgpu.advise.job import Job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.checklist import parse_answers
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.offers import get_offers
 from whichgpu.cost.ownership import ownership_inputs

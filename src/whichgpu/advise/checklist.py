@@ -17,13 +17,6 @@ from whichgpu.messages import Message, msg
 from whichgpu.units import Money
 from whichgpu.vocabulary import Ranking, Task
 
-WORKLOADS = {
-    "inference": "inference",
-    "fine-tuning": "finetune", "finetuning": "finetune", "fine-tune": "finetune",
-    "finetune": "finetune",
-    "training": "training", "pretraining": "training", "pre-training": "training",
-}
-
 #: the five questions, by the checklist request's field that answers each
 QUESTIONS = {
     "workload": "1. What is your workload: training, fine-tuning or inference?",
@@ -88,27 +81,6 @@ class ChecklistResult:
             "recommendation": self.recommendation.to_json(),
             "article_rules": self.article_rules, "notes": self.notes,
         }
-
-
-def parse_answers(workload: str, model: str, budget: str | None, hours: str | float,
-                  horizon: str | float, currency: str = "USD") -> ChecklistAnswers:
-    """Answers as people type them ('fine-tuning', '7B', '1USD' or 'none', '120', '24')."""
-    from whichgpu.units import parse_money
-
-    key = str(workload).strip().lower()
-    if key not in WORKLOADS:
-        raise InputError(msg("checklist.unknown_workload", "unknown workload {v!r}: answer "
-                             "training, fine-tuning or inference", v=str(workload)))
-    money = None
-    if budget and str(budget).strip().lower() not in ("none", "no", "-", "0", ""):
-        money = parse_money(budget, default_currency=currency)
-    try:
-        h = float(str(hours).strip().lower().replace("h", ""))
-        months = float(str(horizon).strip().lower().replace("months", "").replace("m", ""))
-    except ValueError:
-        raise InputError(msg("checklist.numbers", "hours per month and horizon must be numbers "
-                             "(e.g. 120 and 24)")) from None
-    return ChecklistAnswers(WORKLOADS[key], str(model).strip(), money, h, months)
 
 
 def _setup(answers: ChecklistAnswers, spec) -> tuple[Task, str | None]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.advise.checklist import ChecklistResult, parse_answers, run_checklist
+from whichgpu.advise.checklist import ChecklistResult, run_checklist
 from whichgpu.advise.recommend import Recommendation
 from whichgpu.advise.recommend import recommend as rank
 from whichgpu.answers.context import LOCAL, Context
 from whichgpu.answers.estimates import card, recommend_workload
+from whichgpu.answers.inputs.checklist import parse_answers
 from whichgpu.answers.inputs.job import apply_currency, build_job, only_gpus, only_notes
 from whichgpu.answers.requests import Checklist, Recommend
 from whichgpu.catalog.gpus import GPU
