@@ -4,6 +4,7 @@ pages give them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.advise.checklist import ChecklistResult, run_checklist
@@ -63,6 +64,15 @@ class RecommendAnswer:
         """The options the answer shows (``top``; 0: all)."""
         return self.rec.options[:self.top] if self.top else list(self.rec.options)
 
+    @cached_property
+    def ownership_advice(self) -> Advice | None:
+        """Rent or buy the best option for the request's hours of use a month and months
+        needed (None when they are not asked, or there is no option)."""
+        q = self.request
+        if q.hours_per_month is None or q.horizon_months is None:
+            return None
+        return self.rent_or_buy(q.hours_per_month, q.horizon_months)
+
     def rent_or_buy(self, hours_per_month: float, horizon_months: float) -> Advice | None:
         """Q4 and Q5 of S13 for the first option, as the checklist answers them: rent its
         offer or buy the card, used ``hours_per_month`` for ``horizon_months`` (None: no
@@ -112,6 +122,11 @@ class RecommendAnswer:
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         if self.machine is not None:
             data["own_machine"] = self.machine.to_json()
+        if self.request.hours_per_month is not None:  # rent or buy asked (with the months)
+            advice = self.ownership_advice
+            data["rent_or_buy"] = advice.to_json() if advice is not None else None
+            data["article_rules"] = self.article_rules(self.request.hours_per_month,
+                                                       self.request.horizon_months)
         return data
 
 

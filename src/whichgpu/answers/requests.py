@@ -592,6 +592,14 @@ class Recommend(Workload):
         "and decode instances, the KV cache sent between them over the link) and say whether "
         "it beats the same GPUs serving both phases together.")),
         Web(label=N_("Split prefill and decode"))] = False
+    # rent or buy the best option (S13's questions 4 and 5, as the checklist answers them)
+    hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
+        "Hours a month the best option's card would be used (730 = 24/7): with the months "
+        "needed, the answer says whether renting or buying it costs less.")),
+        Web(label=N_("4. Hours of use per month"))] = None
+    horizon_months: Annotated[float | None, Field(gt=0, le=360, description=(
+        "Months you need it, for rent or buy (with the hours of use per month).")),
+        Web(label=N_("5. How many months you need it"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")
@@ -620,6 +628,19 @@ class Recommend(Workload):
                                  "{dstack}", option=Flag("export_option"),
                                  skypilot=Flag("export", "skypilot"),
                                  dstack=Flag("export", "dstack")))
+        return self
+
+    @model_validator(mode="after")
+    def _rent_or_buy_needs_both(self) -> Recommend:
+        """Rent or buy needs both the hours of use a month and the months needed."""
+        if (self.hours_per_month is None) != (self.horizon_months is None):
+            from whichgpu.errors import InputError
+            from whichgpu.messages import Field as Flag
+            from whichgpu.messages import msg
+
+            raise InputError(msg("recommend.rent_or_buy_both", "rent or buy needs {hours} and "
+                                 "{months} together", hours=Flag("hours_per_month"),
+                                 months=Flag("horizon_months")))
         return self
 
 

@@ -47,6 +47,29 @@ def _print_recommendation(answer) -> None:
         from whichgpu.cli.energy_view import print_power_budget
 
         print_power_budget(answer.power_budget)
+    if answer.request.hours_per_month is not None:
+        _print_rent_or_buy(answer)
+
+
+def _print_rent_or_buy(answer) -> None:
+    """--hours-per-month with --horizon-months: rent or buy the best option, and what the
+    article's checklist says (as ``whichgpu checklist`` prints them)."""
+    from rich.markup import escape
+
+    from whichgpu.units import format_money
+
+    q, adv = answer.request, answer.ownership_advice
+    if adv is not None:
+        verdict = "[green]rent[/green]" if adv.decision == "rent" else "[yellow]buy[/yellow]"
+        console.print(f"[bold]Rent or buy {escape(adv.ownership.inputs.gpu)}:[/bold] {verdict} "
+                      f"- over {q.horizon_months:g} months at {q.hours_per_month:g} h a month "
+                      f"renting costs {format_money(adv.rent_cost)}, owning "
+                      f"{format_money(adv.own_cost)}.")
+        for r in adv.reasons:
+            console.print(f"  - {escape(r)}")
+    console.print("[bold]What the article's checklist says[/bold]")
+    for r in answer.article_rules(q.hours_per_month, q.horizon_months):
+        console.print(f"  - {escape(r)}")
 
 
 def _command_line() -> str:

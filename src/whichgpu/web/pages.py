@@ -270,6 +270,8 @@ def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
     if not p.get("model") and config is None:
         return render(request, "advisor.html", ctx)
     params = _work(p, unit)
+    for name in ("hours_per_month", "horizon_months"):  # read and bounded by _rent_or_buy,
+        params.pop(name, None)  # which says a bad value beside the recommendation
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
     if budget.startswith("-"):
         ctx.update(error=_BUDGET(v=budget))
