@@ -244,7 +244,7 @@ def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | 
     from whichgpu.estimate.memory.fit import layout_for
     from whichgpu.estimate.speed import estimate_speed
 
-    if w.task != "inference":
+    if w.task != Task.INFERENCE:
         return None
     try:
         if estimate_memory(layout_for(w, q.count)).total_bytes <= gpu.usable_memory_bytes:

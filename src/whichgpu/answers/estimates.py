@@ -17,6 +17,7 @@ from whichgpu.estimate.memory.report import MemoryReport, memory_report
 from whichgpu.estimate.speed.serving_answers import max_throughput_answer
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
+from whichgpu.vocabulary import Task
 
 Q = TypeVar("Q", Memory, Speed)
 
@@ -138,7 +139,7 @@ def with_llamacpp(q: Workload, ctx: Context, w: Job, count: int) -> Job | None:
     from whichgpu.estimate.memory.offload_plan import supports_offload
     from whichgpu.vocabulary import Engine
 
-    if q.engine is not None or q.host_ram is None or w.task != "inference" or w.is_diffusion:
+    if q.engine is not None or q.host_ram is None or w.task != Task.INFERENCE or w.is_diffusion:
         return None
     if supports_offload(w):
         return None

@@ -10,7 +10,7 @@ import typer
 from whichgpu.answers import requests as req
 from whichgpu.cli.bind import bind
 from whichgpu.cli.common import console, show
-from whichgpu.vocabulary import Ranking
+from whichgpu.vocabulary import ExclusionKind, Ranking, WorkKind
 
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Exclusion
@@ -32,7 +32,7 @@ def _print_recommendation(answer) -> None:
         sys.stdout.write(answer.exported.text)
         return
     rec, top = answer.rec, answer.top
-    if rec.job.kind == "rate":  # serving for a request rate: replicas x TP, TTFT, TPOT
+    if rec.job.kind == WorkKind.RATE:  # serving for a request rate: replicas x TP, TTFT, TPOT
         from whichgpu.cli.serving_view import print_rate_recommendation
 
         print_rate_recommendation(rec, top)
@@ -223,7 +223,7 @@ def _excluded_per_gpu(excluded) -> list:
     failing size, another its nearest miss; memory and deadline misses first, no-offer last."""
     per: dict[str, Exclusion] = {}
     for e in excluded:
-        if e.kind == "offer":
+        if e.kind == ExclusionKind.OFFER:
             continue
         cur = per.get(e.gpu.id)
         if cur is None or (e.works_with and e.count > cur.count) or \

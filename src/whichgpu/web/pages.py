@@ -29,6 +29,7 @@ from whichgpu.answers.request import for_web, reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import msg
+from whichgpu.vocabulary import WorkKind
 from whichgpu.web import charts, controls, explain, price_views, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
@@ -439,7 +440,7 @@ def _binds(rec) -> dict[str, Any] | None:
     """Serving at a request rate: what binds each option (the GPU at its best count), as
     the share of each limit it uses: the KV cache's room for sequences, the replica's
     throughput (bound by memory bandwidth or compute), and the latency targets."""
-    if rec.job.kind != "rate" or not rec.options:
+    if rec.job.kind != WorkKind.RATE or not rec.options:
         return None
     L, g = _L(), _L().gettext
     series = [g("memory for the KV cache"), g("throughput"), g("time to first token target"),
