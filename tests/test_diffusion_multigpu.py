@@ -140,3 +140,36 @@ def test_every_image_speed_names_the_memory_management(engine, quant, gpu_id, sa
     est = estimate_speed(image("flux.1-dev", engine=engine, quant=quant), gpu(gpu_id))
     memory = [str(a) for a in est.assumptions if str(a).startswith("memory:")]
     assert memory and said in memory[0]
+
+
+def test_memory_on_two_h100_splits_flux2_as_the_speed_answer_does():
+    from whichgpu.estimate.memory.report import memory_report
+
+    w = image("flux.2-dev", gpus=2)
+    report = memory_report(w, gpu("h100-sxm"))
+    assert report.target is not None and report.target.fits
+    assert report.estimate.engine == "sglang"
+    assert any("tensor parallelism" in str(n) for n in report.notes)
+    # a named engine is kept as asked: diffusers does not split, so it does not fit
+    named = memory_report(w.with_(engine="diffusers"), gpu("h100-sxm"))
+    assert named.target is not None and not named.target.fits
+
+
+def test_sglang_without_tp_takes_the_split_that_fits():
+    from whichgpu.estimate.memory.report import memory_report
+
+    w = image("flux.2-dev", gpus=2, engine="sglang")  # Ulysses alone replicates the weights
+    assert estimate_memory(w).total_bytes > gpu("h100-sxm").usable_memory_bytes
+    report = memory_report(w, gpu("h100-sxm"))
+    assert report.target is not None and report.target.fits
+    assert report.estimate.details["layout"]["tp"] == 2
+
+
+def test_a_diffusion_model_without_a_task_is_asked_as_generation():
+    from whichgpu.answers.inputs.workload import build_workload
+
+    w = build_workload("flux.1-dev", quant="fp8")  # as 'speed flux.1-dev --quant fp8' asks
+    assert w.task == "image" and any("task image assumed" in str(n) for n in w.notes)
+    est = estimate_speed(w, gpu("rtx-4090"))  # the engine's own memory management: a speed
+    assert est.times["seconds_per_image"].typical > 0
+    assert build_workload("wan2.2-t2v-a14b").task == "video"

@@ -232,6 +232,7 @@ class SuggestionKind(StrEnum):
     PAIR = "pair"  # two of the above together
     MORE_GPUS = "more-gpus"
     BIGGER_GPU = "bigger-gpu"
+    PARALLEL = "parallel"  # one diffusion pipeline split over the same GPUs (tensor parallel)
 
     @property
     def changes_the_job(self) -> bool:

@@ -292,7 +292,7 @@ def _slower_but_cheaper(rec: Recommendation, best: Option) -> Message | None:
                "costs {price:.1f}x as much per hour for each GPU paid here, so {slow} does the "
                "same work for less; the faster card wins when time counts ({objective}, "
                "{deadline}, {max_gpus}).", both=both, fast=f.gpu.id, slow=best.gpu.id,
-               speed=speed_ratio, price=price_ratio, objective=Field("objective", "time"),
+               speed=speed_ratio, price=price_ratio, objective=Field("objective", Objective.TIME),
                deadline=Field("deadline"), max_gpus=Field("max_gpus"))
 
 
@@ -323,7 +323,7 @@ def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: A
             out.append(msg("change.time_matters", "If time matters more: {name} takes {time} "
                            "for {cost} ({flag}).", name=name(fastest),
                            time=Duration(fastest.time_s.typical), cost=fastest.cost.typical,
-                           flag=Field("objective", "time")))
+                           flag=Field("objective", Objective.TIME)))
     elif job.objective == Objective.TIME:
         cheapest = min(opts, key=lambda o: rank_cost(job, o))
         if cheapest is not best:
@@ -332,7 +332,7 @@ def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: A
             out.append(msg("change.cost_matters", "If cost matters more: {name} costs {cost} "
                            "and takes {time} ({flag}).", name=name(cheapest),
                            cost=cheapest.cost.typical, time=took,
-                           flag=Field("objective", "cost")))
+                           flag=Field("objective", Objective.COST)))
     win = price_to_win(rec)
     if win is not None:
         runner, target, now = win

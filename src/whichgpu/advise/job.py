@@ -42,6 +42,9 @@ class Job:
     objective: Objective = Objective.COST
     # training on spot resumes from its last checkpoint (None: no checkpoints, from the start)
     checkpoint_every_s: float | None = DEFAULT_CHECKPOINT_EVERY_S
+    # issue 28: the percentile the TTFT / TPOT target is at (``2s@p95``); None: the mean
+    ttft_pct: int | None = None
+    tpot_pct: int | None = None
 
     def __post_init__(self) -> None:
         amounts = [a for a in (self.tokens, self.images, self.videos, self.steps,
@@ -144,7 +147,8 @@ class Job:
             from whichgpu.advise.serving import Targets
 
             assert self.requests_per_s is not None
-            return Targets(self.requests_per_s, self.ttft_s, self.tpot_s).describe()
+            return Targets(self.requests_per_s, self.ttft_s, self.tpot_s, self.ttft_pct,
+                           self.tpot_pct).describe()
         if k == WorkKind.NONE:
             return msg("job.none", "no amount of work given (ranked by hourly price)")
         amount = self.amount or 0

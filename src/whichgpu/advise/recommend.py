@@ -821,7 +821,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         if rate.typical < each:
             missing = each - rate.typical
             return Exclusion(gpu, count, ExclusionKind.SPEED, msg(
-                "exclusion.speed", "too slow: {rate:.0f} tokens/s per user even alone, "
+                "exclusion.speed", "too slow: {rate:.3g} tokens/s per user even alone, "
                 "{wanted:g} wanted", rate=rate.typical, wanted=job.tokens_per_s_each),
                 missing, missing / each)
         speed, batch = s, per_replica

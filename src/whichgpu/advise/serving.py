@@ -93,18 +93,95 @@ class Targets:
     requests_per_s: float
     ttft_s: float | None = None
     tpot_s: float | None = None
+    # issue 28: a target at a percentile (``2s@p95``) instead of the mean; None: the mean
+    ttft_pct: int | None = None
+    tpot_pct: int | None = None
 
     def met(self, ttft: float, tpot: float) -> bool:
         return ((self.ttft_s is None or ttft <= self.ttft_s)
                 and (self.tpot_s is None or tpot <= self.tpot_s))
 
+    @property
+    def at_percentile(self) -> bool:
+        return (self.ttft_s is not None and self.ttft_pct is not None) or (
+            self.tpot_s is not None and self.tpot_pct is not None)
+
     def describe(self) -> Message:
         parts = [msg("serving.target.rate", "{rate:g} requests/s", rate=self.requests_per_s)]
         if self.ttft_s is not None:
-            parts.append(msg("serving.target.ttft", "TTFT <= {ttft}", ttft=ms(self.ttft_s)))
+            parts.append(msg("serving.target.ttft", "TTFT <= {ttft}", ttft=ms(self.ttft_s))
+                         if self.ttft_pct is None else
+                         msg("serving.target.ttft_pct", "TTFT <= {ttft} at p{pct}",
+                             ttft=ms(self.ttft_s), pct=self.ttft_pct))
         if self.tpot_s is not None:
-            parts.append(msg("serving.target.tpot", "TPOT <= {tpot}", tpot=ms(self.tpot_s)))
+            parts.append(msg("serving.target.tpot", "TPOT <= {tpot}", tpot=ms(self.tpot_s))
+                         if self.tpot_pct is None else
+                         msg("serving.target.tpot_pct", "TPOT <= {tpot} at p{pct}",
+                             tpot=ms(self.tpot_s), pct=self.tpot_pct))
         return msg("serving.targets", "{targets}", targets=Join(parts))
+
+
+# ------------------------------------------------------------------ percentile targets
+# (issue 28, item 3): ``--ttft 2s@p95`` sizes replicas on the simulated percentile
+# (estimate/speed/serving_sim.py) of requests of the job's lengths arriving as a Poisson
+# stream.
+
+PERCENTILE_TARGETS = (50, 90, 95, 99)
+_SIM_REQUESTS = 200  # requests per simulated run when sizing on a percentile
+
+
+def parse_latency_target(text: str | float | None, what: Field
+                         ) -> tuple[float | None, int | None]:
+    """(seconds, percentile) from ``2s``, ``60ms@p99``, ``2s@mean``; the percentile is None
+    for a mean target."""
+    if text is None or text == "" or isinstance(text, int | float):
+        return parse_latency(text, what), None
+    value, at, pct = str(text).partition("@")
+    if not at:
+        return parse_latency(value, what), None
+    tag = pct.strip().lower()
+    if tag in ("mean", "avg", "average"):
+        return parse_latency(value, what), None
+    m = re.fullmatch(r"p(\d\d)", tag)
+    if not m or int(m.group(1)) not in PERCENTILE_TARGETS:
+        raise InputError(msg("latency.percentile", "{what} {v!r}: the percentile after @ must "
+                             "be p50, p90, p95, p99 or mean (e.g. 2s@p95)", what=what,
+                             v=str(text)))
+    return parse_latency(value, what), int(m.group(1))
+
+
+def percentile_run(sm, targets: Targets, rate: float):
+    """The simulated run (serving_sim.TrafficResult) of one replica at ``rate``: requests of
+    the job's lengths arriving as a Poisson stream."""
+    from whichgpu.estimate.speed.serving_sim import Arrival, Traffic, simulate
+    from whichgpu.estimate.speed.traffic import fixed
+
+    return simulate(sm, Traffic(fixed(sm.prompt, sm.output), Arrival.POISSON, rate,
+                                _SIM_REQUESTS))
+
+
+def _at(spread, pct: int | None) -> float:
+    return spread.mean if pct is None else spread.at(pct)
+
+
+def max_rate_percentile(sm, targets: Targets, mean_rate: float) -> float:
+    """The highest Poisson rate at which one replica's simulated TTFT and TPOT percentiles
+    meet the targets, to within 1/16 of ``mean_rate`` (where the mean model's means meet
+    them; a p90-p99 is higher, so the answer is at or below it): a bisection over a few
+    simulated runs."""
+    def ok(rate: float) -> bool:
+        res = percentile_run(sm, targets, rate)
+        # a queue that grows shows in the percentiles
+        return targets.met(_at(res.ttft, targets.ttft_pct), _at(res.tpot, targets.tpot_pct))
+
+    hi = max(mean_rate, _tiny(sm))
+    if ok(hi):
+        return hi
+    lo = 0.0
+    for _ in range(4):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
 
 
 def ms(seconds: float) -> Message:
@@ -183,6 +260,11 @@ def max_rate(sm, targets: Targets) -> float:
     cap = sm.max_requests_per_s
     if targets.ttft_s is None and targets.tpot_s is None:
         return cap * DEFAULT_MAX_UTILISATION
+    if targets.at_percentile:  # issue 28: sized on a percentile, below the means' rate
+        from dataclasses import replace
+
+        return max_rate_percentile(sm, targets, max_rate(sm, replace(
+            targets, ttft_pct=None, tpot_pct=None)))
     lo, hi = _tiny(sm), cap
     for _ in range(50):
         mid = (lo + hi) / 2
@@ -219,7 +301,7 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
                                         context=max(w.context or 0, prompt + output)))
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
-    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
+    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s, job.ttft_pct, job.tpot_pct)
     options: list[Option] = []
     excluded: list[Any] = []
     for gpu in gpus or catalog.gpus:
@@ -246,7 +328,7 @@ def evaluate_layout(job, gpu: GPU, count: int, offers, currency, *, rates=None, 
                     max_gpus: int | None = None):
     """One replica size (``count`` GPUs, tensor parallel) for a rate job: its Option, or the
     Exclusion saying why not (used to test what a change to the job would do)."""
-    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s)
+    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s, job.ttft_pct, job.tpot_pct)
     opts, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus,
                             degrees=(count,))
     return opts[0] if opts else (misses[0] if misses else None)
@@ -442,6 +524,16 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
         "engine": sm.config.to_json(), "kv_capacity": sm.capacity.to_json(),
         "batch_limit": sm.limit, "limited_by": sm.limited_by,
     }
+    if targets.at_percentile:  # issue 28: the simulated percentiles at this replica's rate
+        run = percentile_run(sm, targets, per_replica)
+        serving["percentiles"] = run.to_json()
+        serving["meets_targets"] = targets.met(_at(run.ttft, targets.ttft_pct),
+                                               _at(run.tpot, targets.tpot_pct))
+        notes.append(msg("option.rate.percentile", "simulated over {n} requests of the stated "
+                         "lengths arriving at random (Poisson): TTFT p50 {t50}, p95 {t95}, "
+                         "p99 {t99}; TPOT p50 {o50}, p99 {o99}", n=_SIM_REQUESTS,
+                         t50=ms(run.ttft.p50), t95=ms(run.ttft.p95), t99=ms(run.ttft.p99),
+                         o50=ms(run.tpot.p50), o99=ms(run.tpot.p99)))
     risk = None
     if offer.spot:  # issue 19: spare replicas keep the rate served through interruptions
         from whichgpu.advise.spot_risk import spot_risk

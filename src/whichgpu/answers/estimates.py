@@ -236,6 +236,12 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
 
             saturation = apply_cost_to_saturation(saturation)
         return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
+    if q.requests_per_s is not None:  # issue 28: percentiles at a request rate (simulated)
+        from whichgpu.estimate.speed.serving_answers import traffic_answer
+
+        return SpeedResult(q, w, res.gpu, saturation=traffic_answer(
+            w, res.gpu, q.count, q.requests_per_s, q.lengths, q.prefix_cache_hit,
+            profile=profile), notes=notes)
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)

@@ -121,6 +121,20 @@ def mixed(q: Memory | Speed, cards: tuple[GPU, ...], ctx: Context = LOCAL) -> Mi
     return MixedCardsAnswer(q, w, result)
 
 
+def _cards(q: Recommend | Fits) -> tuple[GPU, ...]:
+    """The cards of a ``--gpu NAME,NAME`` list, refused beside ``--gpu-spec`` or ``--count``
+    (the count of each card goes in the list)."""
+    from whichgpu.catalog.gpu_list import parse_gpu_list
+
+    if q.gpu_spec:
+        raise InputError(msg("flags.not_both", "give {a} or {b}, not both",
+                             a=Field("gpu", "NAME,NAME"), b=Field("gpu_spec")))
+    if q.count != 1:
+        raise InputError(msg("mixed.count", "the count of each card goes in the list (e.g. "
+                             "2xrtx-3090,rtx-4090), not in {field}", field=Field("count")))
+    return parse_gpu_list(q.gpu or "")
+
+
 def own_machine(q: Recommend, ctx: Context = LOCAL
                 ) -> tuple[Recommend, MixedCards | None, Message | None]:
     """``recommend --gpu rtx-5090,rtx-3090``: your machine of different cards is not ranked
@@ -129,17 +143,11 @@ def own_machine(q: Recommend, ctx: Context = LOCAL
     cards), the mixed answer and the note."""
     from dataclasses import replace
 
-    from whichgpu.catalog.gpu_list import all_same, describe_cards, is_gpu_list, parse_gpu_list
+    from whichgpu.catalog.gpu_list import all_same, describe_cards, is_gpu_list
 
     if not is_gpu_list(q.gpu):
         return q, None, None
-    if q.gpu_spec:
-        raise InputError(msg("flags.not_both", "give {a} or {b}, not both",
-                             a=Field("gpu", "NAME,NAME"), b=Field("gpu_spec")))
-    if q.count != 1:
-        raise InputError(msg("mixed.count", "the count of each card goes in the list (e.g. "
-                             "2xrtx-3090,rtx-4090), not in {field}", field=Field("count")))
-    cards = parse_gpu_list(q.gpu or "")
+    cards = _cards(q)
     if all_same(cards):
         return q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), None, None
     rest = q.model_copy(update={"gpu": None})
@@ -176,18 +184,12 @@ def fits_machine(q: Fits, ctx: Context = LOCAL) -> Any:
     of one card: ``--gpu NAME --count N``)."""
     from whichgpu.answers.fitting import LADDERS, FitRow, FitsAnswer, _names, fits
     from whichgpu.answers.inputs.workload import build_workload
-    from whichgpu.catalog.gpu_list import all_same, parse_gpu_list
+    from whichgpu.catalog.gpu_list import all_same
     from whichgpu.estimate.mixed_cards import layer_speed, tp_speed
     from whichgpu.units import parse_count
     from whichgpu.vocabulary import Task
 
-    if q.gpu_spec:
-        raise InputError(msg("flags.not_both", "give {a} or {b}, not both",
-                             a=Field("gpu", "NAME,NAME"), b=Field("gpu_spec")))
-    if q.count != 1:
-        raise InputError(msg("mixed.count", "the count of each card goes in the list (e.g. "
-                             "2xrtx-3090,rtx-4090), not in {field}", field=Field("count")))
-    cards = parse_gpu_list(q.gpu or "")
+    cards = _cards(q)
     if all_same(cards):
         return fits(q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), ctx)
     if q.task != Task.INFERENCE:

@@ -94,7 +94,8 @@ Loss = Annotated[str | None, Field(description=(
     "(Liger, Cut Cross Entropy; no full logits).")), Web(label=N_("Loss kernel"))]
 Framework = Annotated[str | None, Field(description=(
     "Training framework whose defaults and memory savers apply: pytorch, transformers "
-    "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron.")),
+    "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron; "
+    "image-lora: diffusers, kohya, musubi-tuner, ai-toolkit, onetrainer or simpletuner.")),
     Web(label=N_("Training framework"))]
 ActivationOffloading = Annotated[bool | None, Field(description=(
     "Training: keep saved activations in CPU RAM (Unsloth's offloaded checkpointing, "
@@ -245,6 +246,15 @@ RolloutShare = Annotated[float | None, Field(gt=0, lt=1, description=(
     Web(label=N_("Rollout engine's memory share"))]
 Json = Annotated[bool, Field(description="Machine-readable output."), Cli(flags=("--json",)),
                Web(skip=True)]
+# diffusion LoRA training: what stays on the GPU (estimate/diffusion_trainers.py)
+CacheEmbeddings = Annotated[bool | None, Field(description=(
+    "Diffusion LoRA training: text embeddings and latents computed before training, so the "
+    "text encoders and the VAE leave the GPU (default: the trainer's, see --framework).")),
+    Cli(negatable=True), Web(label=N_("Cache text embeddings and latents"))]
+BlocksToSwap = Annotated[int | None, Field(ge=0, le=1024, description=(
+    "Diffusion LoRA training: blocks of the diffusion model kept in system RAM and copied in "
+    "for their forward and backward (kohya's and musubi-tuner's --blocks_to_swap).")),
+    Web(label=N_("Blocks swapped to system RAM"), max=1024)]
 
 
 class Workload(Request):
@@ -277,6 +287,8 @@ class Workload(Request):
     host_bandwidth: HostBandwidth = None
     speculative: Speculative = None
     draft_tokens: DraftTokens = None
+    cache_embeddings: CacheEmbeddings = None
+    blocks_to_swap: BlocksToSwap = None
     as_json: Json = False
 
     #: fields that build the Workload (answers/inputs/workload.py's build_workload takes them as is)
@@ -285,7 +297,7 @@ class Workload(Request):
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
         "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
-        "lora_adapters")
+        "lora_adapters", "cache_embeddings", "blocks_to_swap")
 
 
 class PastedConfig(Request):
@@ -443,6 +455,19 @@ class Speed(Workload):
         "A board power limit (nvidia-smi -pl), e.g. 300W: the speed at that cap (from "
         "published power-limit sweeps) and its energy per token or image.")),
         Cli(text=True), Web(label=N_("Power limit (W)"))] = None
+    # issue 28: traffic, not averages (estimate/speed/serving_sim.py)
+    requests_per_s: Annotated[str | None, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): a request rate (20, 1200/min): throughput, "
+        "TTFT, TPOT and end-to-end latency at p50/p90/p95/p99, simulated over Poisson "
+        "arrivals.")), Web(label=N_("Requests per second"))] = None
+    lengths: Annotated[str | None, Field(description=(
+        "With a request rate: fixed (the prompt and output tokens as given), spread "
+        "(ShareGPT's spread around them), sharegpt (ShareGPT's own lengths) or a histogram "
+        "PROMPT:OUTPUT[:WEIGHT],... e.g. 200:100:3,2000:300:1.")),
+        Web(label=N_("Request lengths"))] = None
+    prefix_cache_hit: Annotated[float | None, Field(ge=0, lt=1, description=(
+        "With a request rate: the share of prompt tokens found in the prefix cache, e.g. "
+        "0.3.")), Web(label=N_("Prefix-cache hit rate"))] = None
 
     # --count is how many GPUs the job spans: the engine says "gpus" in its sentences
     BOUND_TEXT: ClassVar[dict[str, tuple[Text | None, Text | None]]] = {
@@ -512,11 +537,13 @@ class Recommend(Workload):
         "tokens.")), Web(label=N_("Requests per second"), hint=N_(
             "Leave the amount of work empty; e.g. 20 or 1200/min."))] = None
     ttft: Annotated[str | None, Field(description=(
-        "Serving: mean time to first token target, e.g. 2s or 500ms.")),
+        "Serving: time to first token target, e.g. 2s or 500ms (the mean), or 2s@p95 (a "
+        "percentile: p50, p90, p95 or p99, simulated).")),
         Web(label=N_("Time to first token (mean)"), hint=N_(
             "e.g. 2s or 500ms; empty: no target."))] = None
     tpot: Annotated[str | None, Field(description=(
-        "Serving: mean time per output token target, e.g. 50ms.")),
+        "Serving: time per output token target, e.g. 50ms (the mean), or 50ms@p99 (a "
+        "percentile).")),
         Web(label=N_("Time per output token (mean)"), hint=N_(
             "e.g. 50ms; empty: no target."))] = None
     objective: Annotated[Objective, Field(description="cost or time."),

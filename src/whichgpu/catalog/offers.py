@@ -98,12 +98,13 @@ class Offer(BaseModel):
 
         return stated_by_name(self.provider) is not False
 
-    def billing_text(self) -> str:
+    def billing_text(self) -> Message:
         """'per second', or 'per second (assumed: Nebius does not state its billing rule)'."""
-        text: str = self.billing.describe()
-        if not self.billing_stated:
-            text += f" (assumed: {self.provider} does not state its billing rule)"
-        return text
+        rule = self.billing.describe()
+        if self.billing_stated:
+            return rule
+        return msg("billing.assumed", "{rule} (assumed: {provider} does not state its billing "
+                   "rule)", rule=rule, provider=self.provider)
 
     def observed_date(self) -> date | None:
         if not self.observed_at:

@@ -177,6 +177,11 @@ def _print_speed_answer(result) -> None:
 
         print_rl(result.rl)
         return
+    if result.saturation is not None and "traffic" in result.saturation:  # issue 28
+        from whichgpu.cli.serving_view import print_traffic
+
+        print_traffic(result.saturation)
+        return
     if result.saturation is not None:
         from whichgpu.cli.serving_view import print_max_throughput
 

@@ -24,7 +24,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "tokens_per_s_each", "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot",
         "objective", "deadline", "max_price_per_hour", "budget", "duration", "work",
         "rate_of_work", "unit", "per", "max_throughput", "workload", "model",
-        "budget_per_hour", "hours_per_month", "horizon_months"),
+        "budget_per_hour", "hours_per_month", "horizon_months", "lengths", "prefix_cache_hit"),
     "GPUs": (
         "gpu", "gpu_spec", "count", "gpus", "tp", "pp", "zero", "only", "max_gpus",
         "calibration", "precision", "vendor", "min_memory", "form_factor", "sort",

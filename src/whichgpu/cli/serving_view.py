@@ -81,6 +81,33 @@ def print_max_throughput(data: dict) -> None:
         console.print(f"[dim]- {a}[/dim]")
 
 
+def print_traffic(data: dict) -> None:
+    """``speed --requests-per-s``: throughput and latency percentiles of a simulated run."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=escape(f"{data['model']} on {data['where']} - {data['engine']['engine']} "
+                           f"at {data['requests_per_s_asked']:g} requests/s"),
+              title_justify="left", pad_edge=False)
+    for col in ("Latency", "Mean", "p50", "p90", "p95", "p99"):
+        t.add_column(col, justify="left" if col == "Latency" else "right")
+    for name, label in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("itl_s", "ITL"),
+                        ("e2e_s", "end to end")):
+        v = data[name]
+        t.add_row(label, *(_ms(v[k]) for k in ("mean", "p50", "p90", "p95", "p99")))
+    console.print(t)
+    load = data.get("utilisation")
+    console.print(f"Served {data['requests_per_s']:,.3g} requests/s, "
+                  f"{data['output_tokens_per_s']:,.0f} output tokens/s; "
+                  f"{data['decode_batch']:,.1f} sequences decoding on average"
+                  + (f"; {load:.0%} of the {data['max_requests_per_s']:,.3g} requests/s the "
+                     "replica serves at most" if load is not None else "") + ".")
+    for n in data["notes"]:
+        console.print(f"[yellow]{escape(n)}[/yellow]")
+    for a in data["assumptions"]:
+        console.print(f"[dim]- {escape(a)}[/dim]")
+
+
 def print_validation(report: dict) -> None:
     """``validate serving``: each row, then the medians by family, engine, GPU and source."""
     from rich.markup import escape

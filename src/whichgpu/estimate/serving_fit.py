@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from whichgpu.engines import engines_with
 from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.constants import Constant, _load, overridden
+from whichgpu.estimate.speed.serving_engine import serving_value
 from whichgpu.estimate.validation import quantile as _quantile
 
 TABLE = "serving_constants"
@@ -80,7 +81,10 @@ def fits() -> list[Fit]:
         for family in FAMILIES:
             out.append(Fit("serving_step_per_sequence_us", f"{engine}/{family}", PER_SEQ_GRID,
                            "per-sequence step cost", _step_rows(engine, family)))
+    per_layer = serving_value("serving_ttft_overhead_per_layer_ms")
     for engine in ENGINES:
+        if engine in per_layer:  # dispatch per layer (sourced), not a fitted flat time
+            continue
         out.append(Fit("serving_ttft_overhead_ms", engine, TTFT_GRID, "TTFT overhead",
                        _ttft_rows(engine)))
     return out

@@ -21,12 +21,16 @@ ENGINE_ALIASES = {
     "deepspeed": "transformers", "torchtitan": "transformers", "llm-foundry": "transformers",
     "vectorlm": "transformers", "megatron": "transformers",
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
+    # diffusion split over GPUs by sequence parallelism (xDiT's USP, cache-dit's context
+    # parallelism): the layout the model has as SGLang Diffusion's (diffusion_parallel.py);
+    # ring attention is scored as Ulysses (no ring term)
+    "xdit": "sglang", "cache-dit": "sglang",
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("imatrix", "mmap", "vae_tiling", "vae_slicing", "tiny_vae", "fused_loss",
           "flash_attention", "master_weights", "cfg", "gradient_checkpointing",
           "optimizer_in_backward", "fp8_training", "activation_offloading",
-          "selective_checkpointing")
+          "selective_checkpointing", "expert_parallel")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -169,6 +173,8 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         elif key in ("offload", "engine", "quant", "quant_scope", "optimizer", "kv_dtype",
                      "loss", "framework"):
             kw[key] = value
+        elif key in ("cache_embeddings", "blocks_to_swap"):  # image-lora: _diffusion_trainer
+            continue
         else:
             raise InputError(f"unknown setting {key!r}")
     if host_args:
@@ -178,7 +184,23 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
                                 host_args.get("host_bandwidth"))
     if task in ("lora", "qlora", "full-ft", "pretrain"):
         _apply_framework(kw, row, task)
+    if task == "image-lora":
+        _diffusion_trainer(kw, row, extra)
     return Workload(**kw)
+
+
+def _diffusion_trainer(kw: dict, row: dict[str, str], extra: dict[str, str]) -> None:
+    """An image-lora row's trainer (settings ``framework=``, else its engine column) sets what
+    stays resident, as ``--framework`` does; ``cache_embeddings`` and ``blocks_to_swap``."""
+    from whichgpu.estimate.diffusion_trainers import trainer_name
+
+    name = trainer_name(kw.pop("framework", None) or row.get("engine"))
+    if name:
+        kw["diffusion_trainer"] = name
+    if "cache_embeddings" in extra:
+        kw["cache_embeddings"] = _bool(extra["cache_embeddings"])
+    if "blocks_to_swap" in extra:
+        kw["blocks_to_swap"] = int(extra["blocks_to_swap"])
 
 
 def _apply_framework(kw: dict, row: dict[str, str], task: str) -> None:

@@ -121,6 +121,15 @@ class Workload:
     # speculative decoding: the drafter and its draft tokens (estimate/speculative.py)
     speculative: Speculation | None = None
     lora_adapters: int = 0  # serving: LoRA adapters on this base (estimate/multi_lora.py)
+    # serving an MoE with expert parallelism (vLLM --enable-expert-parallel, SGLang --ep): the
+    # routed experts spread over every GPU (tp x dp), attention and the rest replicated per
+    # data-parallel rank, which keeps its own sequences' whole KV cache (estimate/memory)
+    expert_parallel: bool = False
+    # diffusion LoRA training (estimate/diffusion_trainers.py): text embeddings and latents
+    # cached before training (None: the trainer's default); denoiser blocks kept in host RAM
+    cache_embeddings: bool | None = None
+    blocks_to_swap: int = 0
+    diffusion_trainer: str | None = None  # its defaults (None: diffusers' scripts)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -354,6 +363,15 @@ def _vocabulary(w: Workload) -> None:
         object.__setattr__(w, "engine", _ENGINE_OF[engine])
 
 
+def check_expert_parallel(w: Workload) -> None:
+    """Expert parallelism spreads routed experts: it needs an MoE and a serving engine."""
+    if not w.model.is_moe or w.engine_name not in engines_with("continuous_batching"):
+        raise InputError(msg("workload.expert_parallel", "expert parallelism spreads the "
+                             "routed experts of an MoE model over the GPUs of a serving engine "
+                             "(vllm, sglang, trtllm); {model} on {engine} has none to spread",
+                             model=w.model.name, engine=w.engine_name))
+
+
 def validate(w: Workload) -> None:
     """Reject impossible workloads with a message that says what to change."""
     m = w.model
@@ -421,6 +439,8 @@ def validate(w: Workload) -> None:
                                  "not task {task!r}", field=Field("speculative"),
                                  task=str(w.task)))
         check_engine(w.speculative, w.engine_name)
+    if w.expert_parallel:
+        check_expert_parallel(w)
     if w.backend is not None:
         if w.backend not in BACKENDS:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
@@ -452,6 +472,12 @@ def validate(w: Workload) -> None:
             raise InputError(msg("workload.framework_training", "{field} is for training tasks "
                                  "(lora, qlora, full-ft, pretrain, image-lora)",
                                  field=Field("framework")))
+    if (w.cache_embeddings is not None or w.blocks_to_swap or w.diffusion_trainer) \
+            and w.task != "image-lora":
+        raise InputError(msg("workload.image_lora_only", "{field} is for diffusion LoRA "
+                             "training (image-lora)", field=Field(
+                                 "blocks_to_swap" if w.blocks_to_swap else "cache_embeddings"
+                                 if w.cache_embeddings is not None else "framework")))
     if w.loss is not None and w.loss not in LOSSES:
         raise InputError(msg("choice.loss", "unknown loss kernel {v!r}; use one of {choices}",
                              v=str(w.loss), choices=", ".join(LOSSES)))

@@ -173,7 +173,10 @@ class _Formatter(string.Formatter):
             return words
         if value.value is False:
             return L.gettext("%(field)s: off", field=words)
-        return L.gettext("%(field)s: %(value)s", field=words, value=value.value)
+        shown = value.value
+        if isinstance(shown, StrEnum):  # a choice, said in the page's language ('temps')
+            shown = self.format_field(shown, "")
+        return L.gettext("%(field)s: %(value)s", field=words, value=shown)
 
     def convert_field(self, value: Any, conversion: str | None) -> Any:
         if conversion == "r" and isinstance(value, str):

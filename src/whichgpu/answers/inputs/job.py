@@ -36,7 +36,7 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
               spot: bool = False, checkpoint_every: str | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
     request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``."""
-    from whichgpu.advise.serving import parse_latency, parse_rate
+    from whichgpu.advise.serving import parse_rate
     from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
     cur = check_currency(currency) if currency else None
@@ -50,13 +50,22 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
         train_tokens=count(train_tokens, _TOKEN_COUNT), users=users,
         tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, _TOKENS),
         concurrency=concurrency, requests_per_s=parse_rate(requests_per_s),
-        ttft_s=parse_latency(ttft, Field("ttft")), tpot_s=parse_latency(tpot, Field("tpot")),
+        **_latency_targets(ttft, tpot),
         deadline_s=parse_duration(deadline) if deadline else None,
         max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
         if max_price_per_hour else None,
         budget=parse_money(budget, default_currency=cur) if budget else None,
         currency=cur, spot=spot, objective=cast(Objective, objective),  # Job checks it
         **_checkpoints(checkpoint_every))
+
+
+def _latency_targets(ttft: str | None, tpot: str | None) -> dict:
+    """``--ttft 2s`` (a mean) or ``2s@p95`` (a percentile; issue 28), and the same for TPOT."""
+    from whichgpu.advise.serving import parse_latency_target
+
+    ttft_s, ttft_pct = parse_latency_target(ttft, Field("ttft"))
+    tpot_s, tpot_pct = parse_latency_target(tpot, Field("tpot"))
+    return {"ttft_s": ttft_s, "tpot_s": tpot_s, "ttft_pct": ttft_pct, "tpot_pct": tpot_pct}
 
 
 def _checkpoints(text: str | None) -> dict:

@@ -51,7 +51,9 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    imatrix: bool | None = None, backend: str | None = None,
                    speculative: str | None = None, draft_tokens: int | None = None,
                    lora_adapters: int | None = None,
-                   interconnect: str | None = None, gpus_per_node: int | None = None):
+                   interconnect: str | None = None, gpus_per_node: int | None = None,
+                   # diffusion LoRA training: what stays resident (estimate/diffusion_trainers)
+                   cache_embeddings: bool | None = None, blocks_to_swap: int | None = None):
     """Resolve the model and build a validated Workload from what a person typed.
 
     The text is read here, once: counts such as ``8k`` (``context``, ``prompt_tokens``,
@@ -89,6 +91,14 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         spec = resolve_model(model, params=float(parse_count(params, what=PARAMS_WORDS))
                              if params else None)
     res = parse_resolution(resolution)
+    notes: tuple[str, ...] = ()
+    if task == "inference" and spec.family == "diffusion":  # a pipeline's inference generates
+        task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
+        notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
+                     "diffusion pipeline", task=task, model=spec.name),)
+    trainer = _diffusion_trainer(framework, task)  # image-lora: residency, not LLM defaults
+    if trainer:
+        framework = None
     if framework:
         framework = canonical(framework)
     host = (parse_host(host_ram, host_memory, host_bandwidth)
@@ -111,7 +121,8 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         backend=backend or None,  # Workload checks the name
         speculative=parse_speculative(speculative, draft_tokens, spec),
         lora_adapters=lora_adapters, interconnect=_interconnect(interconnect),
-        gpus_per_node=gpus_per_node)
+        gpus_per_node=gpus_per_node, cache_embeddings=cache_embeddings,
+        blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes)
 
 
 def _tokens(value: int | str | None, what: str) -> int | None:
@@ -119,6 +130,13 @@ def _tokens(value: int | str | None, what: str) -> int | None:
     from whichgpu.units import parse_count
 
     return None if value is None or value == "" else parse_count(value, binary=True, what=what)
+
+
+def _diffusion_trainer(framework: str | None, task: str) -> str | None:
+    """A diffusion LoRA trainer named by ``framework`` (image-lora), else None."""
+    from whichgpu.estimate.diffusion_trainers import trainer_name
+
+    return trainer_name(framework) if task == "image-lora" else None
 
 
 def _interconnect(text: str | None) -> str | None:

@@ -222,14 +222,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                  if w.quant else [])
 
     if training:
-        trained_bytes = den_bytes + vae_bytes
-        wformula = msg("term.diffusion.lora", "denoiser {gb:.1f} GB + VAE; text encoders not "
-                       "resident (prompt embeddings cached before training)", gb=den_bytes / 1e9)
-        assumptions.append(msg("diffusion.lora_cache", "LoRA training caches text embeddings "
-                               "and latents first, as kohya/ai-toolkit do; the text encoders "
-                               "are not on the GPU"))
-        terms = [MemoryTerm("weights", int(trained_bytes), wformula, None, _OFFLOAD_SOURCE)]
-        terms += _lora_terms(w, den, act)
+        terms, peak_act = _training_terms(w, den, sizes, encoders, vae, act, assumptions)
         peak_act = act
     else:
         # Stages run one after another; the peak is the worst stage's weights + activations.
@@ -338,7 +331,62 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     details["layout"] = layout.to_json()
     if training:
         details["lora_params"] = diffusion_lora_params(w, den)
+        details.update(_training_details(w, den, sizes))
     return terms, assumptions, details
+
+
+def _training_terms(w: Workload, den: ComponentSpec, sizes: dict[str, int],
+                    encoders: list[ComponentSpec], vae: list[ComponentSpec], act: float,
+                    assumptions: list[Message]) -> tuple[list[MemoryTerm], float]:
+    """A LoRA run's resident weights (the denoiser, less its swapped blocks; the text encoders
+    and the VAE where the trainer keeps them), then the adapters and activations."""
+    from whichgpu.estimate.diffusion_trainers import (
+        BLOCK_SWAP_SOURCE,
+        check_blocks_to_swap,
+        residency,
+    )
+
+    d = w.diffusion_spec
+    res = residency(w.diffusion_trainer, w.cache_embeddings)
+    blocks = max(den.num_layers, 1)
+    check_blocks_to_swap(w.blocks_to_swap, den.num_layers)
+    den_full = sizes[d.denoiser]
+    swapped = int(den_full * w.blocks_to_swap / blocks)
+    parts = [msg("term.diffusion.lora.den", "denoiser {gb:.1f} GB", gb=(den_full - swapped) / 1e9)]
+    if swapped:
+        parts.append(msg("term.diffusion.lora.swap", " ({n} of its {blocks} blocks, {gb:.1f} GB, "
+                         "in host RAM)", n=w.blocks_to_swap, blocks=blocks, gb=swapped / 1e9))
+    resident = den_full - swapped
+    if res.text_encoders:
+        enc = sum(sizes[c.name] for c in encoders)
+        resident += enc
+        parts.append(msg("term.diffusion.lora.te", " + text encoders {gb:.1f} GB", gb=enc / 1e9))
+    if res.vae:
+        v = sum(sizes[c.name] for c in vae)
+        resident += v
+        parts.append(msg("term.diffusion.lora.vae", " + VAE {gb:.2f} GB", gb=v / 1e9))
+    assumptions.append(res.said)
+    if swapped:
+        assumptions.append(msg("diffusion.block_swap", "block swap: {n} of the diffusion "
+                               "model's {blocks} blocks stay in host RAM ({gb:.1f} GB of it, "
+                               "pinned) and cross PCIe in forward and backward every step",
+                               n=w.blocks_to_swap, blocks=blocks, gb=swapped / 1e9))
+    terms = [MemoryTerm("weights", int(resident),
+                        msg("term.diffusion.lora.weights", "{parts}", parts=Join(parts, "")),
+                        None, f"{res.trainer.source}; {BLOCK_SWAP_SOURCE}"
+                        if swapped else res.trainer.source)]
+    terms += _lora_terms(w, den, act)
+    return terms, act
+
+
+def _training_details(w: Workload, den: ComponentSpec, sizes: dict[str, int]) -> dict:
+    from whichgpu.estimate.diffusion_trainers import residency
+
+    res = residency(w.diffusion_trainer, w.cache_embeddings)
+    swapped = int(sizes[w.diffusion_spec.denoiser] * w.blocks_to_swap / max(den.num_layers, 1))
+    return {"trainer": res.trainer.name, "text_encoders_resident": res.text_encoders,
+            "vae_resident": res.vae, "blocks_to_swap": w.blocks_to_swap,
+            "host_ram_swapped_bytes": swapped}
 
 
 def _layout(w: Workload) -> DiffusionLayout:

@@ -295,6 +295,43 @@ def is_bigger_of_its_kind(g: GPU, target: GPU, w: Workload) -> bool:
     return mine <= theirs <= mine + 1
 
 
+def _diffusion_candidates(w: Workload) -> list[_Candidate]:
+    """Diffusion changes beyond the formats: a LoRA run's cached embeddings and block swap
+    (estimate/diffusion_trainers.py); over several GPUs, the diffusion model split by tensor
+    parallelism (SGLang Diffusion's --tp-size, estimate/diffusion_parallel.py)."""
+    out: list[_Candidate] = []
+    d = w.diffusion_spec
+    den = d.component(d.denoiser)
+    if w.task == "image-lora":
+        from whichgpu.estimate.diffusion_trainers import residency
+
+        res = residency(w.diffusion_trainer, w.cache_embeddings)
+        if res.text_encoders or res.vae:
+            out.append(_Candidate(msg("change.cache_embeddings", "text embeddings and latents "
+                                      "cached before training ({flag})",
+                                      flag=Field("cache_embeddings")),
+                                  SuggestionKind.OFFLOAD, {"cache_embeddings": True}))
+        if not w.blocks_to_swap and den.num_layers > 2:
+            n = den.num_layers // 2
+            out.append(_Candidate(msg("change.block_swap", "{n} of the diffusion model's "
+                                      "blocks in system RAM ({flag})", n=n,
+                                      flag=Field("blocks_to_swap", n)),
+                                  SuggestionKind.HOST_OFFLOAD, {"blocks_to_swap": n}))
+    elif w.gpus > 1 and not w.tp:
+        heads = den.num_heads or 0
+        tps = [t for t in range(2, w.gpus + 1)
+               if w.gpus % t == 0 and (not heads or heads % t == 0)]
+        if tps:
+            out.append(_Candidate(msg("change.diffusion_tp", "the diffusion model split over "
+                                      "{n} GPUs by tensor parallelism under {engine} ({flags})",
+                                      n=tps[-1], engine="SGLang",
+                                      flags=Join((Field("engine", "sglang"),
+                                                  Field("tp", tps[-1])), " and ")),
+                                  SuggestionKind.PARALLEL,
+                                  {"engine": "sglang", "tp": tps[-1]}))
+    return out
+
+
 def _candidates(w: Workload) -> list[_Candidate]:
     """The single changes worth trying for this workload, each with its words."""
     out: list[_Candidate] = []
@@ -315,6 +352,7 @@ def _candidates(w: Workload) -> list[_Candidate]:
         if w.batch > 1:
             out.append(_Candidate(msg("change.batch_1", "batch 1"), SuggestionKind.BATCH,
                                   {"batch": 1}))
+        out += _diffusion_candidates(w)
     elif w.is_training:
         if not w.uses_checkpointing:
             out.append(_Candidate(msg("change.checkpointing", "gradient checkpointing ({flag})",

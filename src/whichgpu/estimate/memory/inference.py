@@ -100,6 +100,16 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         on_gpu = layout.gpu_bytes
     weights = on_gpu / split
     where: Message | str = ""
+    if w.expert_parallel and w.dp_degree > 1:
+        # expert parallelism over every GPU (tp x dp ranks): each holds 1/(split x dp) of the
+        # routed experts and its rank's share of everything else; attention is data-parallel,
+        # so each rank keeps its own sequences' whole KV cache ('the expert layers will by
+        # default form a (DP x TP) sized tensor parallel group', vLLM data parallel deployment:
+        # https://docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/)
+        weights = (on_gpu - wb.experts) / split + wb.experts / (split * w.dp_degree)
+        where = msg("term.weights.expert_parallel", "; routed experts over all {n} GPUs "
+                    "(expert parallel), the rest on each of {dp} data-parallel ranks",
+                    n=split * w.dp_degree, dp=w.dp_degree)
     if layout is not None:
         where = (msg("term.weights.placed", "; {layout}", layout=layout.formula())
                  if layout.offloaded else

@@ -72,7 +72,8 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     from whichgpu.estimate.speed.hardware import hardware
     from whichgpu.estimate.speed.training import check_framework
 
-    framework = framework or w.framework
+    # a diffusion LoRA trainer (diffusion_trainers.py) sets residency, not the LLM MFU profile
+    framework = None if w.diffusion_trainer else framework or w.framework
     if framework is not None:
         check_framework(framework)
     if gpu.user_spec:
@@ -448,6 +449,10 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
                    f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
                    f"compute at {r['precision']} ({r['why']})", _confidence_note(conf),
                    f"memory: {r['residency']}"]
+    if r["attention_share"] >= 0.5:  # long sequences: attention grows with tokens squared
+        assumptions.append(f"attention over {r['tokens']:,} tokens is {r['attention_share']:.0%} "
+                           "of each denoising step: time grows with the square of the frames "
+                           "x resolution")
     if compiled:
         assumptions.append("compiled with CUDA graphs (torch.compile max-autotune, TensorRT): "
                            "no per-step launch overhead")
@@ -496,6 +501,12 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
         dequant = speed_value("qlora_dequant_factor")
         mfu_why += f", 4-bit base dequantization x1/{dequant:g}"
     step = flops * w.batch / (hw.count * peak * mfu) * dequant
+    from whichgpu.estimate.speed.diffusion import block_swap_seconds
+
+    swap, swap_why = block_swap_seconds(w, hw)  # the copies overlap the compute
+    if swap > step:
+        mfu_why += f"; {swap_why}: the copies bound the step"
+    step = max(step, swap)
     conf = confidence_for("training", w, hw, fw)
     level = conf[2]
     return SpeedEstimate(

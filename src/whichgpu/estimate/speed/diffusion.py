@@ -245,6 +245,23 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
                      + ("every step" if mode == "sequential" else "once per image"))
 
 
+def block_swap_seconds(w: Workload, hw: Hardware) -> tuple[float, str]:
+    """LoRA training with block swap: the swapped blocks cross the host link into the GPU for
+    the forward and again for the backward, every step (kohya's and musubi-tuner's
+    --blocks_to_swap); the copies overlap the compute, so a step takes the longer of the two."""
+    if not w.blocks_to_swap:
+        return 0.0, ""
+    from whichgpu.estimate.memory.diffusion import component_sizes
+
+    d = w.diffusion_spec
+    den = d.component(d.denoiser)
+    swapped = component_sizes(w)[d.denoiser] * w.blocks_to_swap / max(den.num_layers, 1)
+    host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
+    return 2 * swapped / host_bw, (f"block swap: {swapped / 1e9:.1f} GB of {w.blocks_to_swap} "
+                                   "blocks over the host link twice a step (forward, backward), "
+                                   "overlapped with the compute")
+
+
 def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, passes: int,
                           tokens: int) -> tuple[float, str]:
     """Communication of one denoising step of a pipeline split over GPUs, on the critical
@@ -325,7 +342,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     passes = passes // layout.cfg  # CFG parallel: each GPU runs one branch
     upcast = upcast_seconds(w, hw, precision, compiled) / layout.tp
     comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens)
-    t_step = passes * (lin / (peak * lin_eta) + attn / (attn_peak * eta)) / speedup / split \
+    t_attn = passes * attn / (attn_peak * eta) / speedup / split  # quadratic in the tokens
+    t_step = passes * lin / (peak * lin_eta) / speedup / split + t_attn \
         + overhead + upcast + comm
     t_denoise = steps * t_step
     width, height = w.image_size
@@ -368,7 +386,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
             "residency": residency(w, offload_why),
-            "communication_s": comm * steps,
+            "communication_s": comm * steps, "attention_share": t_attn / t_step,
             "components": comps, "sustained_scale": scale,
             "bound": "compute" if t_denoise > (vae + text + fixed + offload) else
             ("interconnect" if offload > t_denoise else "fixed-overhead")}

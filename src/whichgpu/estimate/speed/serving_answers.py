@@ -66,3 +66,63 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
             "cache overflows",
         ],
     }
+
+
+# ------------------------------------------------------------------ traffic (issue 28)
+
+def traffic_answer(w: Workload, gpu: GPU, count: int, rate_text: str | float,
+                   lengths_text: str | None = None, prefix_hit: float | None = None, *,
+                   profile: Any = None) -> dict[str, Any]:
+    """One replica of ``count`` x ``gpu`` under Poisson arrivals at a request rate: its
+    throughput and TTFT, TPOT, inter-token and end-to-end latency at p50/p90/p95/p99, from
+    the step-by-step simulation (serving_sim.py) over 1,000 requests."""
+    from whichgpu.advise.serving import parse_rate
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.speed.serving import ServingModel
+    from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
+    from whichgpu.estimate.speed.serving_sim import Arrival, Traffic, simulate
+    from whichgpu.estimate.speed.traffic import parse_lengths
+
+    if w.engine_name not in SERVING_ENGINES:
+        raise InputError(msg("serving.traffic_engines", "{field} is for serving engines: "
+                             "{flag} vllm, sglang or trtllm (got {engine})",
+                             field=Field("requests_per_s"), flag=Field("engine"),
+                             engine=w.engine_name))
+    rate = parse_rate(rate_text)
+    assert rate is not None
+    wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
+    need = estimate_memory(wl).total_bytes
+    where = gpu.id if count == 1 else f"{count} x {gpu.id}"
+    if need > gpu.usable_memory_bytes:
+        raise InputError(msg("serving.no_fit", "does not fit on {where}: needs {need:.1f} GB "
+                             "per GPU, {gpu} has {usable:.1f} GB usable", where=where,
+                             need=need / 1e9, gpu=gpu.id, usable=gpu.usable_memory_bytes / 1e9))
+    sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
+    lengths = parse_lengths(lengths_text, sm.prompt, sm.output)
+    traffic = Traffic(lengths, Arrival.POISSON, rate, 1000, float(prefix_hit or 0.0))
+    res = simulate(sm, traffic)
+    most = sm.max_requests_per_s
+    notes = []
+    if rate >= most:
+        notes.append(f"{rate:g} requests/s is at or above the {most:.3g} requests/s this "
+                     "replica serves at most: the queue grows over the run, so the "
+                     "latencies are those of a 1,000-request run, not a steady state")
+    return {
+        "traffic": traffic.describe(), "gpu": gpu.id, "count": count, "where": where,
+        "model": w.model.name, "engine": sm.config.to_json(), "tp": wl.tp_degree,
+        "requests_per_s_asked": rate, **res.to_json(),
+        "max_requests_per_s": most, "utilisation": min(rate / most, 1.0) if most else None,
+        "batch_limit": sm.limit, "limited_by": sm.limited_by, "notes": notes,
+        "assumptions": [
+            traffic.describe(),
+            f"{sm.config.engine} defaults ({sm.config.generation}): max_num_seqs "
+            f"{sm.config.max_num_seqs:,}, {sm.config.token_budget:,} tokens per step"
+            + (" (chunked prefill)" if sm.config.chunked_prefill else "")
+            + f", {_POLICY[sm.config.policy]}",
+            "each step timed by the serving model (the mean model's step times); checked "
+            "against published p50/p99 rows: python scripts/check_serving_traffic.py",
+            "not modelled: preemption when the KV cache overflows (admission waits instead), "
+            "each request's own context in the KV read, speculative decoding",
+        ],
+    }

@@ -35,6 +35,9 @@ class StepModel:
         # what a request waits beyond the GPU's steps (API server, tokenizer, scheduler,
         # detokenizer): paid once by each request's TTFT
         self.request_dispatch_s = _per_key("serving_ttft_overhead_ms", w.engine_name) * 1e-3
+        per_layer = serving_value("serving_ttft_overhead_per_layer_ms").get(w.engine_name)
+        if per_layer is not None:  # issue 28: Python dispatch per layer (aiconfigurator)
+            self.request_dispatch_s = w.model.num_layers * float(per_layer) * 1e-3
         self.prefill_alone_s = pre.seconds
         if w.tp_degree > 1:
             c1 = decode_step(w, hw, 1, 1).parts["interconnect"]
