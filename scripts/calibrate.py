@@ -93,6 +93,22 @@ def _full_training(row) -> bool:
     return row["category"] == "training" and row["task"] in ("full-ft", "pretrain")
 
 
+def _training_arch(row) -> str:
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.speed.hardware import arch_key
+
+    return arch_key(get_gpu(row["gpu"]))
+
+
+def _reference_training(row) -> bool:
+    """Full training rows the reference MFU and the Hopper factor are fitted on: the PyTorch
+    FSDP loops (not Megatron, which has its own factor) on the architectures whose factor is
+    1 or Hopper's (AMD CDNA has its own group; data-centre Blackwell stays a prior: its only
+    rows are Megatron's, which cannot tell the two apart)."""
+    return (_full_training(row) and row["engine"] != "megatron"
+            and _training_arch(row) not in ("CDNA 3", "CDNA 4", "Blackwell"))
+
+
 @functools.cache
 def _row_info(row_id: str, row_items: tuple) -> dict | None:
     """What the LLM groups select rows by: engine era, dense or MoE, architecture, ggml type
@@ -151,7 +167,16 @@ def _era(row) -> str | None:
 GROUPS = [
     ("training MFU and Hopper factor",
      [("training_mfu", ("full-ft", "pretrain")), ("compute_arch_factor", ("Hopper",))],
-     [_grid(0.40, 0.80, 0.025), _grid(0.40, 1.00, 0.05)], _full_training),
+     [_grid(0.40, 0.80, 0.025), _grid(0.40, 1.00, 0.05)], _reference_training),
+    # issue 29: Megatron-Core (NeMo / Megatron-Bridge) against the PyTorch FSDP reference, on
+    # its own published runs (Blackwell and Hopper); AMD CDNA 3 on torchtitan's MI300X runs
+    ("Megatron training framework factor",
+     [("training_framework_factor", ("megatron",))], [_grid(1.0, 3.0, 0.05)],
+     lambda r: _full_training(r) and r["engine"] == "megatron"),
+    ("training on AMD CDNA 3",
+     [("compute_arch_factor", ("CDNA 3",))], [_grid(0.20, 1.00, 0.025)],
+     lambda r: _full_training(r) and r["engine"] != "megatron"
+     and _training_arch(r) == "CDNA 3"),
     ("MMDiT efficiency (eager)",
      [("diffusion_compute_efficiency", ("mmdit",))], [_grid(0.30, 1.00, 0.005)],
      lambda r: _is_dit(r) and not _is_video(r) and not _compiled(r)),

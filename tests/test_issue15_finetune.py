@@ -255,7 +255,7 @@ def test_fp8_training_speeds_up_an_h100_and_says_so_where_there_is_no_fp8(cli):
 
 
 def test_fp8_training_on_the_web_api(web):
-    url = "/api/v1/speed?model=llama-3.1-8b&task=full-ft&context=8k&gpu=h100-sxm&count=8"
+    url = "/api/v1/speed?model=llama-3.1-8b&task=full-ft&context=4k&gpu=h100-sxm&count=8"
     plain = web.get(url).json()
     fp8 = web.get(url + "&fp8_training=true").json()
     assert fp8["precision"] == "fp8"

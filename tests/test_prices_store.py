@@ -68,7 +68,7 @@ class ListSource(PriceSource):
 
 
 def test_fresh_store_is_created_at_the_latest_schema(store):
-    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 5
+    assert store.schema_version() == len(schema_mod.MIGRATIONS) == 6
     assert store.current() == [] and store.read() == ([], [])
 
 
@@ -93,7 +93,7 @@ def test_a_fresh_postgresql_schema_gets_every_table_and_its_version(pg_url):
             "current_schema() AND table_name = 'offer' AND column_name = 'price_per_hour'"
         ).fetchone()[0]
     assert tables == {"snapshot", "offer", "unmapped", "current", "url_source", "run",
-                      "whichgpu_schema"}
+                      "api_snapshot", "api_price", "whichgpu_schema"}
     assert version == [(len(schema_mod.MIGRATIONS),)]
     assert price_type == "double precision"  # PostgreSQL's REAL would keep 4 bytes
 
@@ -119,7 +119,7 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store, store_url, mo
     extra = ["ALTER TABLE snapshot ADD COLUMN collector {text}"]
     monkeypatch.setattr(schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, extra])
     upgraded = PriceStore(store_url)
-    assert upgraded.schema_version() == 6
+    assert upgraded.schema_version() == len(schema_mod.MIGRATIONS) == 7
     assert len(upgraded.read()[1]) == 3  # the data survived the migration
     monkeypatch.setattr(schema_mod, "MIGRATIONS", schema_mod.MIGRATIONS[:4])
     with pytest.raises(StoreError, match="newer whichgpu") as info:

@@ -68,7 +68,7 @@ def test_database_url_option_and_environment_reach_every_command(cli, pg_url, mo
     r = cli("--database-url", pg_url, "prices", "sources", "--json")
     assert r.code == 0, r.err
     data = r.json()
-    assert data["store"] == pg_url and data["schema_version"] == 5
+    assert data["store"] == pg_url and data["schema_version"] == 6
     assert cli("--database-url", "mysql://x/y", "prices", "list").code == 2
     monkeypatch.setenv("WHICHGPU_DATABASE_URL", pg_url)
     cost = cli("cost", "--gpu", "rtx-4090", "--duration", "1h", "--json")

@@ -161,6 +161,7 @@ class Loss(StrEnum):
     FULL = "full"
     CHUNKED = "chunked"
     FUSED = "fused"
+    COMPILED = "compiled"  # torch.compile fuses the fp32 upcast away (torchtitan)
 
 
 class Optimizer(StrEnum):

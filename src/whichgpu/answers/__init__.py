@@ -28,6 +28,7 @@ _ANSWERS: dict[str, str] = {
     "validate_memory": "validation", "validate_speed": "validation",
     "validate_fits": "validation", "validate_serving": "validation",
     "bench_model": "bench", "compare": "bench",  # bench itself: whichgpu.answers.bench.bench
+    "prices_api": "api_prices",
 }
 
 __all__ = sorted(_ANSWERS)

@@ -27,6 +27,9 @@ from whichgpu.vocabulary import Task
 if TYPE_CHECKING:
     from whichgpu.cost.rent_or_buy import Advice
 
+if TYPE_CHECKING:
+    from whichgpu.answers.rl import RLRecommendAnswer
+
 
 def priced(ctx: Context, prices: str | None, currency: str | None, rate: list[str],
            max_age: float | None = None, gpus: list[GPU] | None = None,
@@ -131,10 +134,20 @@ class RecommendAnswer:
 
 
 def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = None,
-              ) -> RecommendAnswer:
+              ) -> RecommendAnswer | RLRecommendAnswer:
     """The cheapest GPU configuration that can run a job, why, and what was excluded (and,
     with ``export``, the chosen option as a launcher task file; ``command_line`` is the
-    reproduce line its header gives)."""
+    reproduce line its header gives). RL post-training (grpo, ppo): answers/rl.py's ranking."""
+    if q.task.is_rl:
+        from whichgpu.answers.rl import recommend_rl
+
+        return recommend_rl(q, ctx)
+    return recommend_job(q, ctx, command_line=command_line)
+
+
+def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = None,
+                  ) -> RecommendAnswer:
+    """``recommend`` for every task but RL (one workload ranked by advise/recommend.py)."""
     from whichgpu.answers.mixed import own_machine
 
     q, machine, machine_note = own_machine(q, ctx)  # --gpu A,B: said beside the ranking
@@ -205,7 +218,8 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
         raise InputError(msg("vs_api.llm_only", "{field} compares LLM serving with per-token "
                              "APIs ({task})", field=Field("vs_api"),
                              task=Field("task", "inference")))
-    prices = api_prices.load(q.api_prices)
+    tab = api_prices.table(q.api_prices)  # a feed file, the store's snapshot or the shipped
+    prices = tab.rows
     if not rec.options:
         return None
     best = rec.options[0]
@@ -220,8 +234,10 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
     utilisation = float(serving.get("utilisation", 1.0))
     replica_price = best.price_per_hour / max(best.replicas, 1)
     rows = api_prices.for_model(prices, api_prices.model_keys(w.model, q.model))
-    return compare(sm, replica_price, utilisation, cached, rows,
-                   lambda m, cur: convert(m, cur, rates))
+    from dataclasses import replace
+
+    return replace(compare(sm, replica_price, utilisation, cached, rows,
+                           lambda m, cur: convert(m, cur, rates)), prices_from=tab.to_json())
 
 
 def _link_effect(rec: Recommendation) -> Message | None:

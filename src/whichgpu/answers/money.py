@@ -107,10 +107,15 @@ def _cost_vs_api(q: Cost, result: Any) -> Any:
                              "{work} and {unit}", field=Field("vs_api"),
                              work=Field("work", "10M"), unit=Field("unit", "token")))
     model = str(q.vs_api).strip().lower()
-    rows = api_prices.for_model(api_prices.shipped(), {model})
+    tab = api_prices.table()  # the store's refreshed prices, else the shipped table
+    rows = api_prices.for_model(tab.rows, {model})
     if not rows:
-        known = sorted({p.model for p in api_prices.shipped()})
+        known = sorted({p.model for p in tab.rows})
         raise InputError(msg("vs_api.unknown_model", "no per-token API price for {model!r}; "
                              "the table has {known}", model=model, known=", ".join(known)))
     per_m = cost_per_unit(shown.cost, shown.work, per=1e6)
-    return compare_rate(model, per_m, rows, lambda m, cur: convert(m, cur, result.rates))
+    from dataclasses import replace
+
+    return replace(compare_rate(model, per_m, rows, lambda m, cur: convert(m, cur,
+                                                                          result.rates)),
+                   prices_from=tab.to_json())

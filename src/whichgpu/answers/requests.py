@@ -90,8 +90,9 @@ FusedLoss = Annotated[bool, Field(description=(
     "Fused/chunked cross-entropy (Liger, Unsloth): no full logits (the same as loss fused).")),
     Web(label=N_("Fused cross-entropy"))]
 Loss = Annotated[str | None, Field(description=(
-    "Training loss kernel: full (full logits), chunked (torchtune's chunked output) or fused "
-    "(Liger, Cut Cross Entropy; no full logits).")), Web(label=N_("Loss kernel"))]
+    "Training loss kernel: full (full logits), chunked (torchtune's chunked output), fused "
+    "(Liger, Cut Cross Entropy; no full logits) or compiled (the loss compiled with the model, "
+    "torchtitan with compile: bf16 logits only).")), Web(label=N_("Loss kernel"))]
 Framework = Annotated[str | None, Field(description=(
     "Training framework whose defaults and memory savers apply: pytorch, transformers "
     "(PEFT/TRL), unsloth, torchtune, axolotl, llm-foundry, torchtitan or megatron; "
@@ -619,6 +620,12 @@ class Recommend(Workload):
         "and decode instances, the KV cache sent between them over the link) and say whether "
         "it beats the same GPUs serving both phases together.")),
         Web(label=N_("Split prefill and decode"))] = False
+    # RL post-training (task grpo|ppo): the GPUs ranked by cost per step (answers/rl.py)
+    generations: Generations = None
+    completion_tokens: CompletionTokens = None
+    tuning: Tuning = None
+    rollout_gpus: RolloutGpus = None
+    rollout_share: RolloutShare = None
     # rent or buy the best option (S13's questions 4 and 5, as the checklist answers them)
     hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
         "Hours a month the best option's card would be used (730 = 24/7): with the months "
@@ -1109,6 +1116,27 @@ class PricesRemove(Request):
     as_json: Json = False
 
 
+class PricesApi(Request):
+    """``whichgpu prices api``: the per-token API prices of open-weight models that --vs-api
+    compares with, their date and source; with --refresh, fetched first from genai-prices'
+    data file into the price store (a failure keeps the stored prices)."""
+
+    COMMAND: ClassVar[str] = "prices api"
+
+    model: Annotated[str | None, Field(max_length=200, description=(
+        "Only this model (a preset id, e.g. llama-3.3-70b).")),
+        Cli(positional=True, flags=("--model",), metavar="[MODEL]"),
+        Web(max_length=200, label=N_("Model"))] = None
+    refresh: Annotated[bool, Field(description=(
+        "Fetch the prices first (default source: pydantic/genai-prices' data file, the one "
+        "its own updater fetches) and store them as a dated snapshot.")), Web(skip=True)] = False
+    source: Annotated[str | None, Field(max_length=1000, description=(
+        "With --refresh: an https URL or a local copy of genai-prices' data.json instead of "
+        "the default URL.")), Cli(metavar="URL|FILE"), Web(skip=True)] = None
+    store: Store = None
+    as_json: Json = False
+
+
 # ------------------------------------------------------------------ validation
 
 ValidationFile = Annotated[str | None, Field(description=(
@@ -1394,4 +1422,5 @@ COMMANDS: tuple[type[Request], ...] = (
     Recommend, Fits, Checklist, Gpus, Gpu, Tco, Cost, Memory, Speed, ValidateMemory,
     ValidateSpeed, ValidateFits, ValidateServing, ValidateQuestions, Model, Models, PricesList,
     PricesRefresh, PricesHistory, PricesImport, PricesSources, SourcesAdd, SourcesRemove,
-    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare)
+    PricesPrune, PricesRemove, Serve, Bench, BenchModel, Compare,
+    PricesApi)

@@ -28,6 +28,11 @@ def recommend(q: req.Recommend) -> None:
 
 
 def _print_recommendation(answer) -> None:
+    if getattr(answer, "kind", None) == "rl":  # --task grpo|ppo: the RL ranking
+        from whichgpu.cli.rl_view import print_rl_ranking
+
+        print_rl_ranking(answer)
+        return
     if answer.exported is not None:  # the task file alone on stdout, ready for the launcher
         sys.stdout.write(answer.exported.text)
         return

@@ -43,7 +43,8 @@ _PANELS: dict[str, tuple[str, ...]] = {
     "RL post-training": (
         "generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share"),
     "Images and video": (
-        "resolution", "frames", "cfg", "offload", "vae_tiling", "sampling_steps"),
+        "resolution", "frames", "cfg", "offload", "vae_tiling", "sampling_steps",
+        "cache_embeddings", "blocks_to_swap"),
     "Owning": (
         "purchase_price", "resale_value", "years", "host_share", "tdp", "load_factor",
         "utilization", "kwh_price", "pue", "cooling_per_hour", "maintenance_per_year",

@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
     bind(sources_app, req.SourcesRemove, sources_remove)
     bind(prices_app, req.PricesPrune, prune)
     bind(prices_app, req.PricesRemove, remove)
+    bind(prices_app, req.PricesApi, api_cmd)  # per-token API prices (issue 33)
     prices_app.add_typer(sources_app, name="sources")
     app.add_typer(prices_app, name="prices")
 
@@ -435,3 +436,41 @@ def remove(q: req.PricesRemove) -> None:
         return
     console.print(f"Removed feed [bold]{answer.feed}[/bold] and its {answer.deleted} "
                   "snapshot(s), history included; the other feeds are unchanged.")
+
+
+# ------------------------------------------------------------------------ per-token APIs
+
+def api_cmd(q: req.PricesApi) -> None:
+    """The per-token API prices --vs-api uses (and, with --refresh, fetch them first)."""
+    from rich.table import Table
+
+    from whichgpu.answers.api_prices import prices_api
+
+    answer = prices_api(q)
+    for text in answer.notes:
+        note(text)
+    if q.as_json:
+        emit_json(answer.to_json())
+    else:
+        t = answer.table
+        r = answer.refreshed
+        if r is not None and r.ok:
+            c = r.converted
+            console.print(f"Refreshed: {c.found} of {c.mapped} mapped model prices found "
+                          f"upstream; {len(c.rows)} rows stored as snapshot {r.snapshot.id}.")
+            if c.missing:
+                console.print(f"[dim]No longer listed upstream: {', '.join(c.missing)}[/dim]")
+        when = f", fetched {t.fetched_at}" if t.fetched_at else ""
+        console.print(f"API prices from the {t.origin} table: {t.source}{when}.")
+        tab = Table(title="Per-token API prices (USD per 1M tokens)", title_justify="left",
+                    pad_edge=False)
+        for col in ("Model", "Provider", "Input", "Cached", "Output", "Date"):
+            tab.add_column(col, justify="right" if col in ("Input", "Cached", "Output")
+                           else "left")
+        for p in answer.rows:
+            tab.add_row(p.model, p.provider, f"{p.input_per_mtok:g}",
+                        "" if p.cached_input_per_mtok is None else
+                        f"{p.cached_input_per_mtok:g}", f"{p.output_per_mtok:g}", p.date)
+        console.print(tab)
+    if answer.refreshed is not None and not answer.refreshed.ok:
+        raise typer.Exit(1)

@@ -74,3 +74,39 @@ def print_multi_lora(data: dict[str, Any]) -> None:
     if "max_loras_that_fit" in data:
         console.print(f"On {data['gpu']}: up to {data['max_loras_that_fit']} adapter slots "
                       "(max_loras) fit beside the KV cache of this concurrency.")
+
+
+def print_rl_ranking(answer) -> None:
+    """``recommend --task grpo|ppo``: the options by cost per step, why, then the best plan."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from whichgpu.units import GB, format_money
+
+    for line in answer.explanation:
+        console.print(escape(str(line)))
+    shown = answer.shown()
+    if shown:
+        t = Table(title=f"RL options ({answer.request.task}), ranked by "
+                  f"{answer.request.objective}", title_justify="left", pad_edge=False)
+        for col in ("#", "GPUs", "GB per GPU", "$/h", "Step s", "Per step", "Total",
+                    "Provider"):
+            t.add_column(col, justify="left" if col in ("GPUs", "Provider") else "right")
+        for i, o in enumerate(shown, 1):
+            p, r = o.plan, o.step_s
+            t.add_row(str(i), f"{o.count} x {o.gpu.id}",
+                      f"{p.peak_training_gpu_bytes / GB:,.1f} of "
+                      f"{(p.usable_bytes or 0) / GB:,.0f}",
+                      format_money(o.price_per_hour),
+                      f"{r.typical:,.1f} ({r.low:,.1f}-{r.high:,.1f})",
+                      format_money(o.cost_per_step),
+                      format_money(o.total_cost) if o.total_cost else "-",
+                      o.offer.provider)
+        console.print(t)
+    if answer.excluded:
+        console.print(f"[dim]{len(answer.excluded)} GPU x count configuration(s) excluded "
+                      "(--json lists each with why); e.g.: "
+                      f"{answer.excluded[0].count} x {answer.excluded[0].gpu.id}: "
+                      f"{escape(str(answer.excluded[0].reason))}[/dim]")
+    for a in answer.assumptions:
+        console.print(f"[dim]- {escape(str(a))}[/dim]")

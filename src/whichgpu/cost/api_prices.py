@@ -173,6 +173,63 @@ def load(path: str | None = None) -> tuple[ApiPrice, ...]:
     return parse_feed(text, p.name)
 
 
+@dataclass(frozen=True)
+class PriceTable:
+    """The per-token prices an answer uses, and where and when they come from."""
+
+    rows: tuple[ApiPrice, ...]
+    origin: str  # shipped | store | file
+    source: str  # the table's file, the store snapshot's upstream, or the feed file's name
+    fetched_at: str | None = None  # when the store's snapshot was fetched
+    snapshot: int | None = None  # the store's snapshot id
+
+    def to_json(self) -> dict[str, Any]:
+        dates = sorted(p.date for p in self.rows)
+        return {"origin": self.origin, "source": self.source, "fetched_at": self.fetched_at,
+                "snapshot": self.snapshot, "rows": len(self.rows),
+                "oldest_date": dates[0] if dates else None,
+                "newest_date": dates[-1] if dates else None}
+
+
+#: what the shipped table says of itself (data/api_prices.csv's header)
+SHIPPED_SOURCE = ("whichgpu's table data/api_prices.csv: pydantic/genai-prices at commit "
+                  "47df840a (2026-08-21), DeepInfra read on Lava's page (2026-12-06)")
+
+
+def table(path: str | None = None, store: Any = None) -> PriceTable:
+    """The prices to use: a feed file when given; else the price store's current snapshot
+    (``whichgpu prices api --refresh`` stored it); else the shipped table. A store that
+    cannot be read falls back to the shipped table."""
+    if path is not None:
+        return PriceTable(load(path), "file", Path(path).name)
+    stored = _stored(store)
+    if stored is not None:
+        return stored
+    return PriceTable(shipped(), "shipped", SHIPPED_SOURCE)
+
+
+def _stored(store: Any = None) -> PriceTable | None:
+    from whichgpu.catalog.prices.api_store import ApiPriceStore
+    from whichgpu.catalog.prices.sources import iso
+    from whichgpu.catalog.prices.store import PriceStore, StoreError
+    from whichgpu.errors import DataError
+
+    try:
+        got = ApiPriceStore(store if isinstance(store, PriceStore)
+                            else PriceStore(store)).current()
+    except (StoreError, DataError, OSError):
+        return None
+    if got is None:
+        return None
+    snap, raw = got
+    try:
+        rows = tuple(check_row(r, f"stored API prices row {i}")
+                     for i, r in enumerate(raw, 1))
+    except InputError:  # a row damaged in the store: the shipped table instead
+        return None
+    return PriceTable(rows, "store", snap.source, iso(snap.fetched_at), snap.id)
+
+
 def model_keys(model: Any, asked: str | None) -> set[str]:
     """The names a model's API rows may be filed under: the preset id asked for and the
     model's display name as an id ('Llama 3.3 70B' -> 'llama-3.3-70b')."""

@@ -57,6 +57,7 @@ class VsApi:
     self_per_request: Money
     rows: tuple[ApiRow, ...]
     assumptions: tuple[Message, ...]
+    prices_from: dict[str, Any] | None = None  # the API price table's origin and date
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +72,7 @@ class VsApi:
             "self_hosted_per_request": self.self_per_request.to_json(6),
             "api": [r.to_json() for r in self.rows],
             "assumptions": list(self.assumptions),
+            **({"prices_from": self.prices_from} if self.prices_from else {}),
         }
 
 
@@ -141,11 +143,13 @@ class VsApiRate:
     self_per_million: Any  # cost/billing.MoneyRange
     rows: tuple[RateRow, ...]
     assumptions: tuple[Message, ...]
+    prices_from: dict[str, Any] | None = None  # the API price table's origin and date
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model,
                 "self_hosted_per_million_tokens": self.self_per_million.to_json(),
-                "api": [r.to_json() for r in self.rows], "assumptions": list(self.assumptions)}
+                "api": [r.to_json() for r in self.rows], "assumptions": list(self.assumptions),
+                **({"prices_from": self.prices_from} if self.prices_from else {})}
 
 
 def compare_rate(model: str, self_per_million: Any, prices: list[ApiPrice],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
 from whichgpu.vocabulary import Task
@@ -34,6 +35,12 @@ def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
     chosen = apply_framework(framework, task, given)
     if fused_loss and chosen["loss"] is None:
         chosen["loss"] = "fused"
+    # FP8 training as a precision (issue 29): an FP8 format on full fine-tuning or pre-training
+    # means FP8 matmuls on bf16 weights (Transformer Engine, torchao float8), not FP8 weights
+    quant = chosen["quant"]
+    if task in (Task.FULL_FT, Task.PRETRAIN) and quant and _fp8_compute(quant):
+        chosen["quant"] = None
+        settings["fp8_training"] = True
     targets = chosen["lora_targets"]
     if isinstance(targets, str):  # a profile writes them as PEFT does: "q_proj,v_proj"
         targets = tuple(t.strip() for t in targets.split(",") if t.strip())
@@ -43,3 +50,14 @@ def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
     return Workload(model=spec, task=task,  # type: ignore[arg-type]  # Workload reads the word
                     framework=framework, fused_loss=bool(fused_loss),
                     cpu_moe_layers=spec.num_layers if cpu_moe else (n_cpu_moe or 0), **values)
+
+
+def _fp8_compute(quant: str) -> bool:
+    """Whether ``quant`` names an FP8 format (fp8, fp8-e4m3, float8 ...); unknown names are
+    left for the Workload to refuse."""
+    from whichgpu.models.quant import get_quant
+
+    try:
+        return get_quant(quant).compute == "fp8"
+    except InputError:
+        return False

@@ -24,7 +24,15 @@ FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axol
 # The Workload settings a profile may set (anything else in the file is an error).
 SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "activation_offloading", "loss", "master_weights", "optimizer_in_backward",
-            "lora_rank", "lora_targets", "adapter_bytes", "qlora_quant", "fused_mlp_backward")
+            "lora_rank", "lora_targets", "adapter_bytes", "qlora_quant", "fused_mlp_backward",
+            # read by the memory model itself (multi-GPU sharding): FSDP's gradient-reduction
+            # dtype in bytes, and what FSDP keeps gathered from forward through backward
+            "fsdp_reduce_bytes", "fsdp_resident")
+# What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
+# parameters (the embedding and the output head, outside every wrapped block), or only the
+# output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
+# nothing (torchtune's custom_sharded_layers shards both as units of their own).
+FSDP_RESIDENT = ("embedding+head", "head", "none")
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,9 @@ def profiles() -> dict[str, FrameworkProfile]:
             if unknown:
                 raise ValueError(f"training_frameworks.toml: {name}.{group} has unknown "
                                  f"settings {sorted(unknown)}")
+            if values.get("fsdp_resident", FSDP_RESIDENT[0]) not in FSDP_RESIDENT:
+                raise ValueError(f"training_frameworks.toml: {name}.{group}.fsdp_resident must "
+                                 f"be one of {FSDP_RESIDENT}")
             groups[group] = values
         out[name] = FrameworkProfile(name, entry["title"], tuple(entry["sources"]),
                                      tuple(entry.get("aliases", ())), **groups)
@@ -117,7 +128,8 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
             if task == "qlora" and out.get("quant") is None:
                 out["quant"] = value
             continue
-        if key in ("adapter_bytes", "fused_mlp_backward"):  # read by the memory model itself
+        if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
+                   "fsdp_resident"):  # read by the memory model itself
             continue
         if out.get(key) is None:
             out[key] = value
@@ -146,6 +158,9 @@ def describe(name: str, task: str) -> list[Message]:
                          "logits)"))
     elif s.get("loss") == "chunked":
         parts.append(msg("framework.chunked_loss", "cross-entropy in fp32 per output chunk"))
+    elif s.get("loss") == "compiled":
+        parts.append(msg("framework.compiled_loss", "cross-entropy compiled with the model "
+                         "(bf16 logits and gradient only)"))
     if s.get("optimizer"):
         parts.append(msg("framework.optimizer", "optimizer {optimizer}",
                          optimizer=s["optimizer"]))

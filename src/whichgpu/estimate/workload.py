@@ -43,8 +43,9 @@ OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sg
 OFFLOAD = ("none", "gpu-only", "model", "sequential", "optimizer", "cpu")
 # Training loss kernels: full logits (transformers), bf16 logits with the fp32 loss one output
 # chunk at a time (torchtune CEWithChunkedOutputLoss), or no full logits (Liger, Apple's Cut
-# Cross Entropy, torchtune LinearCrossEntropyLoss, Unsloth's fused loss).
-LOSSES = ("full", "chunked", "fused")
+# Cross Entropy, torchtune LinearCrossEntropyLoss, Unsloth's fused loss); compiled: the loss
+# compiled with the model (torchtitan with compile): bf16 logits and gradient, no fp32 copies.
+LOSSES = ("full", "chunked", "fused", "compiled")
 KV_DTYPES = {"f16": 2.0, "bf16": 2.0, "fp16": 2.0, "f32": 4.0, "fp8": 1.0, "q8_0": 34 / 32,
              "q5_1": 24 / 32, "q5_0": 22 / 32, "q4_1": 20 / 32, "q4_0": 18 / 32,
              "iq4_nl": 18 / 32}
@@ -270,7 +271,8 @@ class Workload:
 
     @property
     def loss_kind(self) -> str:
-        """How the training loss materializes logits: full, chunked or fused (LOSSES)."""
+        """How the training loss materializes logits: full, chunked, fused or compiled
+        (LOSSES)."""
         if self.loss:
             return self.loss
         return "fused" if self.fused_loss else "full"

@@ -238,6 +238,22 @@ async def prices(q: Annotated[PricesList, Query()]) -> JSON:
     return await _out("prices_latest", (q,), lambda: s.prices_latest(q).to_json())
 
 
+@router.get("/prices/api", tags=["prices"],
+            summary="Per-token API prices of open-weight models, their date and source")
+async def prices_api(model: Annotated[str | None, Query(max_length=200, description=(
+        "Only this model (a preset id, e.g. llama-3.3-70b)."))] = None) -> JSON:
+    """``whichgpu prices api --json``: the table ``vs_api`` compares with (the store's latest
+    refreshed snapshot, else the shipped table) and the store's recent refreshes. Reading only:
+    a refresh is ``POST /api/v1/prices/api/refresh`` with the write token."""
+    import anyio
+
+    from whichgpu.answers.api_prices import prices_api as answer
+    from whichgpu.answers.requests import PricesApi
+
+    q = PricesApi(model=model)
+    return JSON(await anyio.to_thread.run_sync(lambda: answer(q).to_json()))
+
+
 @router.get("/prices/history", tags=["prices"], summary="A GPU's price history")
 async def prices_history(q: Annotated[PricesHistory, Query()]) -> JSON:
     """``whichgpu prices history GPU --json``."""

@@ -72,6 +72,17 @@ TASKS = {"inference": N_("Text generation (LLM inference)"), "image": N_("Image 
 TASK_GROUPS = ((N_("Inference"), ("inference", "image", "video")),
                (N_("Fine-tuning"), ("lora", "qlora", "full-ft", "image-lora")),
                (N_("Training"), ("pretrain",)))
+# RL post-training: on the pages that answer it (the VRAM selector and the advisor)
+TASKS.update({"grpo": N_("GRPO (RL post-training)"), "ppo": N_("PPO (RL post-training)")})
+TASK_GROUPS_RL = (*TASK_GROUPS, (N_("RL post-training"), ("grpo", "ppo")))
+# the RL plan's parts and phases (estimate/rl.py's names), in the page's words
+RL_PARTS = {"policy_training": N_("Policy (training)"), "reference": N_("Reference model"),
+            "critic": N_("Critic (PPO)"), "reward_model": N_("Reward model (PPO)"),
+            "rollout_weights": N_("Rollout engine: weights"),
+            "rollout_kv_cache": N_("Rollout engine: KV cache"),
+            "rollout_runtime": N_("Rollout engine: activations and runtime")}
+RL_PHASES = {"rollout_s": N_("Rollouts (generation)"), "training_s": N_("Training"),
+             "sync_s": N_("Weight sync"), "step_s": N_("One step")}
 # The advisor's "Of what": each unit is a request field the amount goes to ("users" with
 # the tokens/s each user reads); each task offers only its own, its first by default.
 UNITS = {"tokens": N_("tokens to generate"), "tokens_per_day": N_("tokens a day"),
@@ -88,7 +99,8 @@ TRAINING_UNITS = ("steps", "train_tokens")
 UNITS_FOR_TASK = {"inference": ("tokens", "tokens_per_day", "users"), "image": ("images",),
                   "video": ("videos",), "lora": TRAINING_UNITS, "qlora": TRAINING_UNITS,
                   "full-ft": TRAINING_UNITS, "image-lora": TRAINING_UNITS,
-                  "pretrain": ("train_tokens", "steps")}
+                  "pretrain": ("train_tokens", "steps"), "grpo": ("steps",),
+                  "ppo": ("steps",)}
 UNIT_FOR_TASK = {task: units[0] for task, units in UNITS_FOR_TASK.items()}
 
 

@@ -291,6 +291,12 @@ def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
     result = advice = None
     if q is not None:
         result, error = attempt(s.recommend, q)
+    if result is not None and getattr(result, "kind", None) == "rl":  # grpo, ppo: the RL ranking
+        ctx.update(rl_rank=result, q=q, cli=None if config is not None else command_line(q),
+                   api=None if config is not None else "/api/v1/recommend?" + urlencode(
+                       [(k, v) for k, v in q.model_dump(exclude_defaults=True).items()
+                        if v is not None and not isinstance(v, list)]))
+        return render(request, "advisor.html", ctx)
     if result is not None:
         advice, notes = _rent_or_buy(result, p)
         ctx.update(advice=advice, advice_notes=notes,
@@ -335,6 +341,8 @@ def export_download(request: Request) -> Response:
             rank_ = int(option)
         except ValueError:
             error = _BAD_OPTION(v=option)
+    if error is None and q is not None and q.task.is_rl:
+        error = _RL_ELSEWHERE(task=str(q.task))
     result = None
     if error is None:
         result, error = attempt(s.recommend, q)
@@ -362,6 +370,8 @@ def _export_file(result: Any, launcher: str, rank: int | None) -> tuple[str, str
 _NO_LAUNCHER = Text("web.export.launcher", "the task file is for SkyPilot or dstack, got {v!r}")
 _BAD_OPTION = Text("web.export.option", "the option to export is its rank in the table, a whole "
                    "number such as 2, got {v}")
+_RL_ELSEWHERE = Text("web.rl.elsewhere", "RL post-training ({task}) is ranked on the advisor "
+                     "page and planned on the VRAM selector, not on this page")
 
 
 def _profile_used(q, result) -> Any:
@@ -482,8 +492,6 @@ def memory_page(request: Request) -> HTMLResponse:
 _PASTE_JSON = Text("web.paste.json", "the pasted config.json is not valid JSON (line {line}, "
                    "column {column}: {why})")
 _PASTE_OBJECT = Text("web.paste.object", "the pasted config.json must be a JSON object")
-_RL_PAGE = Text("web.memory.rl", "RL post-training (grpo, ppo) is answered by the REST API "
-               "(/api/v1/memory and /api/v1/speed), not on this page yet")
 
 
 @router.post("/memory", response_class=HTMLResponse)
@@ -521,8 +529,9 @@ def _memory(request: Request, p: dict[str, Any], error: str | None = None,
         answer = None
         if q is not None:
             answer, error = attempt(s.memory, q)
-        if answer is not None and getattr(answer, "rl", None) is not None:
-            error, answer = _RL_PAGE(), None
+        if answer is not None and getattr(answer, "rl", None) is not None:  # grpo, ppo
+            ctx.update(rl=answer.rl, q=q, cli=None if config else command_line(q))
+            answer = None
         if answer is not None and hasattr(answer, "result"):  # several different cards
             ctx.update(mixed=answer.result, mixed_model=answer.workload.model.name, q=q)
         elif answer is not None:
@@ -636,8 +645,10 @@ def cost_page(request: Request) -> HTMLResponse:
                            "task": form["task"], **_common()}
     params = {**_work(form, unit), "only": ",".join(chosen[:40]), "top": "0"}
     q, error = read(r.Recommend, params)
+    if q is not None and q.task.is_rl:
+        error = _RL_ELSEWHERE(task=str(q.task))
     result = None
-    if q is not None:
+    if q is not None and error is None:
         result, error = attempt(s.recommend, q)
     if result is not None:
         rows = _per_gpu(result.rec, chosen)

@@ -31,6 +31,7 @@ from whichgpu.answers.estimates import MemoryAnswer, SpeedResult
 from whichgpu.answers.inputs.ownership import CostResult, TcoResult
 from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.prices import HistoryAnswer, PricesAnswer
+from whichgpu.answers.rl import RLRecommendAnswer
 from whichgpu.catalog.prices import OfferSelection, current_offers
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
@@ -546,7 +547,7 @@ def speed(q: r.Speed) -> SpeedResult | MixedCardsAnswer:
 
 
 @memo
-def recommend(q: r.Recommend) -> RecommendAnswer:
+def recommend(q: r.Recommend) -> RecommendAnswer | RLRecommendAnswer:
     """``whichgpu recommend --json`` (``only`` narrows the GPUs compared)."""
     return advice.recommend(q, WEB)
 

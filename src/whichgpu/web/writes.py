@@ -125,6 +125,20 @@ async def prices_refresh() -> dict[str, Any]:
     return _public(answer.to_json())
 
 
+@router.post("/prices/api/refresh", summary="Refresh the per-token API prices (write token)")
+async def prices_api_refresh() -> dict[str, Any]:
+    """``whichgpu prices api --refresh`` on the server's store, from genai-prices' data file
+    (its own default URL; a client cannot name another source). A failure is recorded and
+    keeps the stored prices."""
+    import anyio
+
+    from whichgpu.answers.api_prices import prices_api
+    from whichgpu.answers.requests import PricesApi
+
+    answer = await anyio.to_thread.run_sync(prices_api, PricesApi(refresh=True))
+    return _public(answer.to_json())
+
+
 _KINDS = {"text/csv": "csv", "application/csv": "csv", "text/plain": "csv",
           "application/json": "json"}
 

@@ -125,8 +125,36 @@ _V5: list[Statement] = [
     "CREATE INDEX run_by_gpu ON run(gpu, engine)",
 ]
 
+# v6: per-token API prices (cost/api_prices.py), refreshed like the GPU offers: one dated
+# snapshot per fetch (ok or failed, never overwritten), the current one the latest ok
+_V6: list[Statement] = [
+    """CREATE TABLE api_snapshot (
+        id {id},
+        source {text} NOT NULL,
+        status {text} NOT NULL CHECK (status IN ('ok', 'failed')),
+        fetched_at {text} NOT NULL,
+        version {text},
+        digest {text},
+        row_count INTEGER NOT NULL DEFAULT 0,
+        message {text})""",
+    """CREATE TABLE api_price (
+        snapshot_id INTEGER NOT NULL REFERENCES api_snapshot(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        provider {text} NOT NULL,
+        model {text} NOT NULL,
+        provider_model {text},
+        input_per_mtok {real} NOT NULL CHECK (input_per_mtok > 0),
+        cached_input_per_mtok {real},
+        output_per_mtok {real} NOT NULL CHECK (output_per_mtok > 0),
+        currency {text} NOT NULL,
+        date {text} NOT NULL,
+        url {text} NOT NULL,
+        source {text})""",
+    "CREATE INDEX api_price_by_snapshot ON api_price(snapshot_id, seq)",
+]
+
 #: ``MIGRATIONS[i]`` takes a store from schema version i to i + 1.
-MIGRATIONS: list[list[Statement]] = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS: list[list[Statement]] = [_V1, _V2, _V3, _V4, _V5, _V6]
 
 
 def render(statement: Statement, dialect: Dialect) -> str | None:

@@ -120,6 +120,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     w_div = split * (dp if zero >= 3 else 1)
     on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
     states_on_cpu = w.offload in ("optimizer", "cpu")
+    if w.fp8_training:
+        assumptions.append(msg("train.fp8", "FP8 training: matmuls in FP8 (Transformer Engine, "
+                               "torchao float8), weights, gradients and optimizer states kept "
+                               "as in bf16 training"))
     if on_cpu:
         assumptions.append(msg("train.fsdp_offload", "FSDP CPU offload: parameters, gradients "
                                "and optimizer states stay in CPU memory; each layer is copied "
@@ -283,6 +287,12 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         logits = min(b * s, 1024) * v * 6 / tp
         lformula = msg("term.logits.fused", "fused/chunked cross-entropy: one chunk of 1,024 "
                        "tokens x vocab x 6 bytes (bf16 + fp32)")
+    elif w.loss_kind == "compiled":
+        per = memory_value("train_logits_compiled_bytes_per_element")
+        logits = b * s * v * per / tp
+        lformula = msg("term.logits.compiled", "compiled loss: batch {batch} x {seq} tokens x "
+                       "vocab {vocab:,} x {per:g} bytes (bf16 logits and their bf16 gradient; "
+                       "the fp32 upcast fused away)", batch=b, seq=s, vocab=v, per=per)
     elif w.loss_kind == "chunked":
         per = memory_value("train_logits_chunked_bytes_per_element")
         logits = b * s * v * per / tp
@@ -295,8 +305,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         lformula = msg("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
                        "bytes (bf16 + fp32 + grad)", batch=b, seq=s, vocab=v, per=per)
     terms.append(MemoryTerm("logits", int(logits), lformula, None, memory_constant(
-        "train_logits_chunked_bytes_per_element" if w.loss_kind == "chunked"
-        else "train_logits_bytes_per_element").source))
+        _LOGITS_CONSTANT.get(w.loss_kind, "train_logits_bytes_per_element")).source))
     if q.linear_bits < 16 and m.linears:
         largest = max(g.in_features * g.out_features for g in m.linears)
         terms.append(MemoryTerm(
@@ -305,23 +314,20 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                 "its matmul", weights=largest),
             msg("term.dequant.why", "bitsandbytes dequantizes one weight at a time"),
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
-    if (zero >= 3 and dp > 1) or on_cpu:
-        nlayers = memory_value("zero3_prefetch_layers")
-        layer_bytes = min(q.linear_bits, 16) / 8
-        terms.append(MemoryTerm(
-            "zero3_working_set", int(nlayers * m.largest_layer_params * layer_bytes / tp),
-            msg("term.zero3", "{n} gathered layers x {params:,} params x {bytes:g} bytes",
-                n=nlayers, params=m.largest_layer_params, bytes=layer_bytes),
-            msg("term.zero3.why", "FSDP/ZeRO-3 all-gathers the current and the prefetched "
-                "layer"),
-            memory_constant("zero3_prefetch_layers").source))
+    sharding = sharding_terms(w, on_cpu)
+    terms.extend(sharding)
     terms.append(runtime_term("transformers"))
     nccl = nccl_term(w.gpus)
     if nccl:
         terms.append(nccl)
-    dynamic = act + logits + grads
+    # what churns through PyTorch's caching allocator: activations, logits, gradients and
+    # the layers FSDP gathers and frees one after another
+    dynamic = act + logits + grads + sum(t.bytes for t in sharding)
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
+                            msg("term.train.fragmentation.sharded", "{share:.0%} of "
+                                "activations, logits, gradients and what FSDP gathers",
+                                share=frag.value) if sharding else
                             msg("term.train.fragmentation", "{share:.0%} of activations, logits "
                                 "and gradients", share=frag.value),
                             msg("term.fragmentation.why", "PyTorch caching allocator"),
@@ -349,6 +355,86 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                "activation_bytes_per_token_layer": per_tl, "loss": w.loss_kind,
                "framework": w.framework, "host_bytes": host}
     return terms, assumptions, details
+
+
+_LOGITS_CONSTANT = {"chunked": "train_logits_chunked_bytes_per_element",
+                    "compiled": "train_logits_compiled_bytes_per_element"}
+
+
+def sharding_terms(w: Workload, on_cpu: bool) -> list[MemoryTerm]:
+    """What sharding keeps on each GPU beyond its shard of the model states.
+
+    FSDP / ZeRO-3 (and FSDP CPU offload): the layers gathered for compute (the current one and
+    the one prefetched), one layer's unsharded gradients beside the reduce-scatter input in the
+    reduce dtype, and the parameters FSDP never reshards between forward and backward (the root
+    unit's embedding and head, with the head's gradients until the root reduces them at the end
+    of backward; torchtitan keeps only its output layer gathered). ZeRO-1/2 (DeepSpeed): the
+    gradient-reduction and all-gather buckets."""
+    from whichgpu.estimate.frameworks import framework_defaults
+
+    m, q, tp, dp, zero = w.model, w.quant_format, w.tp_degree, w.dp_degree, w.zero_stage
+    out: list[MemoryTerm] = []
+    if zero in (1, 2) and dp > 1 and not on_cpu:
+        c = memory_constant("zero_bucket_elements")
+        n = m.params_total / (tp * w.pp_degree)
+        elements = min(c.value["reduce"], n) + min(c.value["allgather"], n)
+        out.append(MemoryTerm(
+            "zero_buckets", int(elements * 2),
+            msg("term.zero_buckets", "ZeRO-{stage} buckets: {reduce:,.0f} gradient elements "
+                "reduced and {gather:,.0f} parameters all-gathered at a time x 2 bytes",
+                stage=zero, reduce=min(c.value["reduce"], n),
+                gather=min(c.value["allgather"], n)),
+            msg("term.zero_buckets.why", "DeepSpeed's default bucket sizes"), c.source))
+    if not ((zero >= 3 and dp > 1) or on_cpu):
+        return out
+    layer_bytes = min(q.linear_bits, 16) / 8
+    nlayers = memory_value("zero3_prefetch_layers")
+    out.append(MemoryTerm(
+        "zero3_working_set", int(nlayers * m.largest_layer_params * layer_bytes / tp),
+        msg("term.zero3", "{n} gathered layers x {params:,} params x {bytes:g} bytes",
+            n=nlayers, params=m.largest_layer_params, bytes=layer_bytes),
+        msg("term.zero3.why", "FSDP/ZeRO-3 all-gathers the current and the prefetched layer"),
+        memory_constant("zero3_prefetch_layers").source))
+    if w.task not in ("full-ft", "pretrain"):
+        # frozen weights: no weight gradients to reduce; the adapters' are small (torchtune's
+        # 70B LoRA row over 8 GPUs, validation/memory.csv, needs nothing more)
+        return out
+    fw = framework_defaults(w.framework, w.task)
+    resident = fw.get("fsdp_resident", "embedding+head")
+    reduce_bytes = float(fw.get("fsdp_reduce_bytes", 2))
+    head = m.params.lm_head or m.params.embedding  # a tied head is the embedding
+    grad_layer = max(m.largest_layer_params, head if resident == "head" else 0)
+    c = memory_constant("fsdp_unsharded_grad_layers")
+    out.append(MemoryTerm(
+        "fsdp_unsharded_gradients", int(c.value * grad_layer * (2 + reduce_bytes) / tp),
+        msg("term.fsdp_grads", "{n} layer's unsharded gradients: {params:,} params x (2 bytes "
+            "+ {reduce:g} bytes of reduce-scatter input)", n=c.value, params=grad_layer,
+            reduce=reduce_bytes),
+        msg("term.fsdp_grads.why", "gradients are reduce-scattered one layer at a time"),
+        c.source))
+    what: Message | str = ""
+    if resident == "none":
+        kept, grads_kept = 0, 0
+    elif resident == "head":
+        kept, grads_kept = head, 0
+        what = msg("term.fsdp_resident.head", "the output layer ({params:,} params) x 2 bytes, "
+                   "kept gathered from forward through backward", params=head)
+    else:
+        kept = m.params.embedding + m.params.lm_head
+        grads_kept = head  # produced first in backward (a tied head: the embedding's), reduced last
+        what = msg("term.fsdp_resident.root", "the root unit's embedding and head ({params:,} "
+                   "params) x 2 bytes gathered from forward through backward, + the head's "
+                   "{grads:,} unsharded gradients x 2 bytes until the root reduces them",
+                   params=kept, grads=grads_kept)
+    if kept:
+        out.append(MemoryTerm(
+            "fsdp_resident", int((kept + grads_kept) * 2 / tp), what,
+            msg("term.fsdp_resident.why", "FSDP does not reshard the root after forward"),
+            "https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html "
+            "(reshard_after_forward: 'The root FSDP state has its value specially set to False "
+            "as a heuristic since its parameters would typically be immediately all-gathered "
+            "for backward'); torchtitan/distributed/fsdp.py for torchtitan's output layer"))
+    return out
 
 
 _HOST_WORDS = {"optimizer_states": msg("train.host.optimizer_states.name", "optimizer states"),

@@ -24,6 +24,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.diffusion_parallel import DiffusionLayout, all_to_all_s, diffusion_layout
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component
+from whichgpu.estimate.speed.tensor_feed import card_arch_factor
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ComponentSpec
 
@@ -267,7 +268,8 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     """Communication of one denoising step of a pipeline split over GPUs, on the critical
     path (no overlap assumed): tensor parallel, two all-reduces of the block's output
     activations per block (attention and MLP, Megatron-style); Ulysses, four all-to-alls per
-    attention layer (Q, K, V in, the output back) of this GPU's tokens; CFG parallel, one
+    attention layer (Q, K, V in, the output back) of this GPU's tokens, each with a fixed cost
+    (ulysses_all_to_all_fixed_us: measured on xDiT's FLUX runs); CFG parallel, one
     all-gather of the predicted latents per step. 16-bit activations, the link between the
     GPUs from the catalog (NVLink, PCIe with or without peer-to-peer) at its efficiency."""
     if layout.measured_context_parallel or layout.per_pipeline == 1:
@@ -279,6 +281,8 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     local = passes * tokens / layout.sp * 2  # bytes per hidden unit held by this GPU
     tp = 2 * layers * hw.link.all_reduce_s(local * hidden, layout.tp)
     sp = 4 * layers * all_to_all_s(hw.link, local * hidden / layout.tp, layout.sp)
+    if sp:  # the reshapes, copies and rank synchronisation around each all-to-all
+        sp += 4 * layers * speed_value("ulysses_all_to_all_fixed_us") * 1e-6
     width, height = w.image_size
     latent = d.image_tokens(width, height, w.video_frames) * 64 * 4 * passes
     cfg = hw.link.all_gather_s(latent * layout.cfg, layout.cfg)
@@ -286,6 +290,18 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
                                                       ("Ulysses all-to-alls", sp),
                                                       ("CFG all-gather", cfg)) if t]
     return tp + sp + cfg, f"{', '.join(parts)} over {hw.link.kind}"
+
+
+def eager_host_seconds(den: ComponentSpec, compiled: bool) -> float:
+    """The host time to issue one eager denoising step of a transformer denoiser: Python and
+    kernel launches per block (diffusion_eager_host_ms_per_block). The GPU runs behind the
+    host, so a step never takes less; it shows when the GPU work per step is small (a split
+    over several GPUs: xDiT's FLUX.1-dev stays at about 150 ms a step on 2 and 4 H100s eager,
+    where compiled it keeps scaling). Compiled graphs issue few kernels: none."""
+    if compiled:
+        return 0.0
+    return per_key("diffusion_eager_host_ms_per_block", den.kind) * 1e-3 * max(den.num_layers,
+                                                                              1)
 
 
 def residency(w: Workload, offload_why: str) -> str:
@@ -319,8 +335,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     scale, scale_why = sustained_scale(hw.gpu)
     peak = (hw.peak(precision) or hw.peak("fp16") or 1.0) * scale
     size, size_why = gemm_size_factor(den)
-    eta = per_key("diffusion_compute_efficiency", den.kind) * per_key(
-        "compute_arch_factor", arch_key(hw.gpu)) * size
+    arch_factor, arch_why = card_arch_factor(hw.gpu)
+    eta = per_key("diffusion_compute_efficiency", den.kind) * arch_factor * size
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
@@ -343,8 +359,9 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     upcast = upcast_seconds(w, hw, precision, compiled) / layout.tp
     comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens)
     t_attn = passes * attn / (attn_peak * eta) / speedup / split  # quadratic in the tokens
-    t_step = passes * lin / (peak * lin_eta) / speedup / split + t_attn \
-        + overhead + upcast + comm
+    t_gpu = passes * lin / (peak * lin_eta) / speedup / split + t_attn + upcast + comm
+    host = eager_host_seconds(den, compiled)
+    t_step = max(t_gpu, host) + overhead
     t_denoise = steps * t_step
     width, height = w.image_size
     base_peak = (hw.peak("bf16") or hw.peak("fp16") or peak) * scale
@@ -367,6 +384,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
                   f"({formula}) / ({peak / 1e12:,.0f} TFLOPS sustained {precision} x "
                   f"{eta:.2f})" + (f" / {speedup:g} (compiled)" if speedup != 1 else "")
                   + (f" / {split} GPUs ({layout.describe()})" if split > 1 else "")
+                  + (f"; each step at least {host * 1e3:.0f} ms, the host's time to issue "
+                     "it eager" if host >= t_gpu else "")
                   + f" + {overhead * 1e3:.0f} ms launch overhead per step (CFG passes "
                   "batched)" + (f" + {upcast * 1e3:.0f} ms per step casting the quantized "
                                 "weights to 16-bit" if upcast else "")
@@ -381,7 +400,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("CPU offload transfers", offload, offload_why),
     )
     why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "") + (
-        f"; {size_why}" if size_why else "")
+        f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
