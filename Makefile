@@ -15,7 +15,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test test-fast lint typecheck setup clean validate calibrate calibrate-serving baseline \
-	bench-web bench-web-heavy bench-recommend bench-answers answers-fixture bench-store bench-rss bench-service i18n screenshots \
+	bench bench-web bench-web-heavy bench-recommend bench-answers answers-fixture bench-store bench-rss bench-service i18n screenshots \
 	check-counts gpu-check gpu-check-wheels readme-accuracy readme-accuracy-check
 
 $(STAMP): pyproject.toml
@@ -129,6 +129,16 @@ bench-recommend: $(STAMP)
 # (50 concurrent, one worker) with the first advisor page after start.
 bench-answers: $(STAMP)
 	$(BIN)/python benchmarks/recommend_time.py --runs 5
+	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
+	  --out artifacts/bench-answers-web.json
+
+# Issue 27's figures, the README's source (not a test; a few minutes): in-process warm medians
+# of the fixed question set (LLM tokens, serving at a rate, LoRA, pre-training, image, video;
+# whole catalog, market prices) with their Python calls, CLI process CPU seconds, then the
+# web: first advisor page after start, and p50/p99 of 2,000 all-different questions, 50
+# concurrent, one worker.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/recommend_time.py --runs 5 --cli-runs 3 --calls
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
 	  --out artifacts/bench-answers-web.json
 

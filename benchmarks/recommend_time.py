@@ -4,6 +4,7 @@ and the CPU seconds of whole CLI processes.
     python benchmarks/recommend_time.py              # both parts
     python benchmarks/recommend_time.py --runs 5 --cli-runs 3
     python benchmarks/recommend_time.py --no-cli     # in-process only
+    python benchmarks/recommend_time.py --calls      # and each answer's Python calls
 
 The questions are tests/answer_set.py's (every task family and amount of work over the whole
 catalog, market and shipped prices, memory and speed), the set whose answers
@@ -53,8 +54,22 @@ CLI = {
 TARGET_MS = {"8b-rate-20": 200.0}  # serving at a request rate; the others 100 ms
 
 
-def in_process(runs: int) -> None:
-    print(f"in process, warm: median of {runs} runs (wall ms / CPU ms)")
+def python_calls(command: str, fields: dict) -> int:
+    """Python function calls of one warm answer: a figure load on a shared machine does not
+    move (CPU seconds move with the other processes' use of the caches and the clock)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    answer(command, fields)
+    profile.disable()
+    return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
+
+
+def in_process(runs: int, calls: bool) -> None:
+    print(f"in process, warm: median of {runs} runs (wall ms / CPU ms"
+          + (" / Python calls" if calls else "") + ")")
     for name, (command, fields) in QUESTIONS.items():
         answer(command, fields)  # warm
         wall, cpu = [], []
@@ -65,7 +80,8 @@ def in_process(runs: int) -> None:
             cpu.append(time.process_time() - c0)
         target = TARGET_MS.get(name, 100.0) if command == "recommend" else 100.0
         w, c = statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
-        print(f"  {name:24s} {w:8.0f} {c:8.0f}   {'ok' if c <= target else 'over'} "
+        n = f" {python_calls(command, fields):>10,}" if calls else ""
+        print(f"  {name:24s} {w:8.0f} {c:8.0f}{n}   {'ok' if c <= target else 'over'} "
               f"(target {target:.0f} ms)")
 
 
@@ -79,11 +95,16 @@ def cli_cpu(args: list[str], env: dict[str, str]) -> float:
 
 def cli(runs: int, home: str) -> None:
     env = {**os.environ, **environment(home)}
+    # as an installed command runs: with its bytecode cache (PYTHONDONTWRITEBYTECODE in a
+    # shell's environment would make every run compile the modules edited since the last one)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([sys.executable, "-c", "from whichgpu.cli import main; main()", "gpus"],
                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    check=True)  # seed the price store
-    print(f"CLI processes: median CPU seconds (user + system) of {runs} runs")
+    print(f"CLI processes: median CPU seconds (user + system) of {runs} runs, after one "
+          "untimed run (bytecode and parse caches written, as after the first use)")
     for name, args in CLI.items():
+        cli_cpu(args, env)  # untimed
         med = statistics.median(cli_cpu(args, env) for _ in range(runs))
         target = 0.25 if name == "--help" else 0.35 if name.startswith("memory") else 0.5
         print(f"  {name:28s} {med:6.2f} s   {'ok' if med <= target else 'over'} "
@@ -95,11 +116,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cli-runs", type=int, default=3)
     parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--calls", action="store_true",
+                        help="also count each warm answer's Python calls (one profiled run)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as home:
         os.environ.update(environment(home))
-        in_process(args.runs)
+        in_process(args.runs, args.calls)
         if not args.no_cli:
             cli(args.cli_runs, home)
 

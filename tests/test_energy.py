@@ -183,3 +183,18 @@ def test_an_offloaded_model_says_the_host_power_is_not_counted(cli):
     assert any("host RAM" in a for a in data["energy"]["assumptions"])
     plain = cli("speed", "llama-3.1-8b", "--gpu", "rtx-4090", "--json").json()
     assert not any("host RAM" in a for a in plain["energy"]["assumptions"])
+
+
+def test_a_cap_at_the_lowest_published_point_in_watts_is_accepted():
+    """The sweep's lowest point is 100 W of 350 W (0.2857, written 0.286): on a 700 W H100 that
+    is 200 W, which was refused as '200 W is below 200 W'; 199 W is still refused."""
+    from whichgpu.catalog.gpus import resolve_gpu
+    from whichgpu.errors import InputError
+    from whichgpu.estimate.energy import PowerPhase, check_power_cap, lowest_cap_fraction
+
+    h100 = resolve_gpu("h100-sxm").gpu
+    for phase in PowerPhase:
+        at = round(lowest_cap_fraction(phase) * float(h100.tdp_watts or 0))
+        check_power_cap(h100, phase, float(at))
+        with pytest.raises(InputError, match="is below"):
+            check_power_cap(h100, phase, float(at - 1))

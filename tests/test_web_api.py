@@ -98,14 +98,15 @@ def test_model_by_alias_size_and_preset_hub_id(web, cli):
 
 
 def test_unknown_hub_id_offline_is_422_with_the_cli_reason(web, cli):
-    """The CLI's reason, except what to give instead: a server reads no local config.json, so
-    it says to paste one."""
+    """The CLI's reason names the variable and a local file; the server's names neither (its
+    caller can set none of the server's variables and it reads no local config.json)."""
     r = web.get("/api/v1/models/someone/not-a-model")
     assert r.status_code == 422
     reason = cli_error(cli("model", "someone/not-a-model"))
-    assert "pass a local config.json or a preset" in reason
-    assert r.json()["detail"] == reason.replace("pass a local config.json or a preset",
-                                                "paste the config.json or use a preset")
+    assert "pass a local config.json or a preset" in reason and "HF_HUB_OFFLINE" in reason
+    assert r.json()["detail"] == (
+        "someone/not-a-model: this server does not look models up on the Hugging Face Hub and "
+        "has not cached the model's config.json: paste the config.json or use a preset")
 
 
 @pytest.mark.parametrize("name", ["../../etc/passwd", "./config.json", "/etc/hostname",

@@ -245,14 +245,23 @@ _AFFIXES = sorted({
 }.items(), key=lambda kv: -len(kv[0]))
 
 
+# codes already checked as written ('USD'): every Money made checks its currency, and a
+# recommendation makes thousands
+_CHECKED: set[str] = set()
+
+
 def check_currency(code: str) -> str:
     """An ISO 4217 code, upper-cased (``'eur' -> 'EUR'``)."""
+    if type(code) is str and code in _CHECKED:
+        return code
     c = str(code).strip().upper()
     if c in _BY_SYMBOL:
         c = _BY_SYMBOL[c]
     if not re.fullmatch(r"[A-Z]{3}", c):
         raise InputError(msg("currency.code", "{v!r} is not a currency code; use an ISO code "
                              "such as USD or EUR", v=code))
+    if type(code) is str and code == c:
+        _CHECKED.add(c)
     return c
 
 

@@ -89,17 +89,19 @@ class Job:
             raise InputError(msg("job.serving_needs_speed", "a serving target needs {users} "
                                  "and {speed}", users=Field("users"),
                                  speed=Field("tokens_per_s_each")))
-        for name, label in (("deadline_s", "deadline"), ("tokens_per_s_each",
-                                                          "tokens per s each")):
+        # the field said in words here (the CLI's sentence is unchanged); the web says its label
+        for name, field, label in (("deadline_s", "deadline", "deadline"),
+                                   ("tokens_per_s_each", "tokens_per_s_each",
+                                    "tokens per s each")):
             v = getattr(self, name)
             if v is not None and v <= 0:
                 raise InputError(msg("job.must_be_positive", "{name} must be positive",
-                                     name=label))
+                                     name=Field(field, flag=label)))
         for name in ("max_price_per_hour", "budget"):
             v = getattr(self, name)
             if v is not None and v.amount <= 0:
                 raise InputError(msg("job.must_be_positive", "{name} must be positive",
-                                     name=name.replace("_", " ")))
+                                     name=Field(name, flag=name.replace("_", " "))))
         if self.concurrency is not None and self.concurrency < 1:
             raise InputError(msg("job.concurrency", "concurrency must be at least 1"))
         c = self.checkpoint_every_s

@@ -10,6 +10,7 @@ Options are ranked by the objective; what was excluded keeps its reason, per fai
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -300,6 +301,29 @@ def _unit_ranked(job: Job) -> bool:
     return job.kind == WorkKind.NONE and (w.is_training or w.is_diffusion)
 
 
+# One recommendation's speeds, by (workload, GPU, count): a size priced on spot and on-demand,
+# and batch tokens split into shares, ask for the same speed again. Set for the length of one
+# recommend() call only (None outside it), so it never outlives the objects it is keyed by.
+_SPEEDS: ContextVar[dict[tuple[int, int, int], tuple[Workload, GPU, SpeedEstimate]] | None] = \
+    ContextVar("whichgpu_recommend_speeds", default=None)
+
+
+def _speed(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
+    """``estimate_speed`` for ranking (no fit check, no saturation search), remembered for
+    the recommendation under way (the same workload object on the same GPU object)."""
+    memo = _SPEEDS.get()
+    if memo is None:
+        return estimate_speed(wl, gpu, count, profile=profile, check_fit=False,
+                              saturation=False)
+    key = (id(wl), id(gpu), count)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is wl and hit[1] is gpu:
+        return hit[2]
+    speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
+    memo[key] = (wl, gpu, speed)
+    return speed
+
+
 def _job_currency(job: Job, offers: list[Offer]) -> str:
     if job.currency:
         return job.currency
@@ -331,6 +355,17 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
         return _flag_capacity(recommend_for_rate(job, offers, catalog=catalog, rates=rates,
                                                  profile=profile, gpus=gpus,
                                                  max_gpus=max_gpus))
+    token = _SPEEDS.set({})
+    try:
+        return _recommend(job, offers, catalog, rates, profile, gpus, max_gpus, owned,
+                          owned_count)
+    finally:
+        _SPEEDS.reset(token)
+
+
+def _recommend(job: Job, offers: list[Offer], catalog: Catalog | None, rates: RateTable | None,
+               profile: Calibration | None, gpus: list[GPU] | None, max_gpus: int | None,
+               owned: GPU | None, owned_count: int) -> Recommendation:
     catalog = catalog or default_catalog()
     currency = _job_currency(job, offers)
     options: list[Option] = []
@@ -780,7 +815,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
             ) -> Option | Exclusion:
     """One size of one GPU priced on ``pool``; ``split`` > 1 (batch tokens): that many
     independent shares, each on its own machine of ``count`` GPUs."""
-    speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
+    speed = _speed(wl, gpu, count, profile)
     notes: list[Message] = []
     replicas = 1
     kind = job.kind
@@ -1042,15 +1077,14 @@ def rank_cost(job: Job, o: Option) -> float:
 
 def _rank(job: Job, options: list[Option]) -> None:
     """Sort by the objective (ties broken by the other), flag near-ties and the Pareto front."""
+    # each option's (cost, time), worked out once (the Pareto test compares every pair)
+    keys = {id(o): (rank_cost(job, o), _time_of(o)) for o in options}
+
     def cost_of(o: Option) -> float:
-        return rank_cost(job, o)
+        return keys[id(o)][0]
 
     def time_of(o: Option) -> float:
-        if getattr(o.spot_risk, "expected_time_s", None) is not None:
-            return o.spot_risk.expected_time_s.typical
-        if o.time_s is not None:
-            return o.time_s.typical
-        return -o.rate.typical  # serving and no amount: faster is better
+        return keys[id(o)][1]
 
     if job.objective == "time":
         options.sort(key=lambda o: (time_of(o), cost_of(o), o.gpus))
@@ -1059,6 +1093,7 @@ def _rank(job: Job, options: list[Option]) -> None:
     if not options:
         return
     best = options[0]
+    pairs = [keys[id(p)] for p in options]
     for i, o in enumerate(options):
         near = False
         if i > 0:
@@ -1066,7 +1101,6 @@ def _rank(job: Job, options: list[Option]) -> None:
                 near = o.time_s.typical <= best.time_s.typical * (1 + NEAR_TIE)
             elif job.objective == "cost":
                 near = cost_of(o) <= cost_of(best) * (1 + NEAR_TIE)
-        dominated = any((cost_of(p) <= cost_of(o) and time_of(p) <= time_of(o))
-                        and (cost_of(p) < cost_of(o) or time_of(p) < time_of(o))
-                        for p in options)
+        c, t = keys[id(o)]
+        dominated = any(pc <= c and pt <= t and (pc < c or pt < t) for pc, pt in pairs)
         options[i] = replace(o, near_tie=near, pareto=not dominated)

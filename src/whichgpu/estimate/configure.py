@@ -23,11 +23,14 @@ _FRAMEWORK_SETTINGS = ("optimizer", "gradient_checkpointing", "activation_offloa
 def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
                        framework: str | None = None, fused_loss: bool | None = None,
                        cpu_moe: bool = False, n_cpu_moe: int | None = None,
+                       allow_long_context: bool | None = None,
                        **settings: Any) -> Workload:
     """A validated Workload of ``spec``: ``framework`` (a profile's canonical name) fills each
     of its settings left as None (optimizer, checkpointing, loss, LoRA rank and targets, the
     QLoRA base format ...); ``fused_loss`` means the fused loss unless one is named;
     ``cpu_moe`` keeps every layer's experts in host RAM, ``n_cpu_moe`` the first N layers'.
+    ``allow_long_context``: True allows a context beyond the model's trained maximum; None is a
+    question with no way to allow it (its refusal then names only the context), as given.
     Every other keyword is a Workload field, passed on when it is not None."""
     from whichgpu.estimate.frameworks import apply_framework
 
@@ -49,6 +52,7 @@ def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
     values = {k: v for k, v in {**settings, **chosen}.items() if v is not None}
     return Workload(model=spec, task=task,  # type: ignore[arg-type]  # Workload reads the word
                     framework=framework, fused_loss=bool(fused_loss),
+                    allow_long_context=allow_long_context,
                     cpu_moe_layers=spec.num_layers if cpu_moe else (n_cpu_moe or 0), **values)
 
 

@@ -20,7 +20,20 @@ class Constant:
 
 @cache
 def _load(table: str) -> dict[str, Constant]:
-    text = resources.files("whichgpu.estimate").joinpath(f"data/{table}.toml").read_text("utf-8")
+    """A table's constants (read once per process; parsed once per change of the file or of
+    this module, see parse_cache.py)."""
+    from pathlib import Path
+
+    from whichgpu.parse_cache import cached_parse
+
+    data = resources.files("whichgpu.estimate").joinpath(f"data/{table}.toml")
+    if not isinstance(data, Path):  # a zipped package: parse each time
+        return _parse(data.read_text("utf-8"))
+    return cached_parse(table, data, Path(__file__),
+                        lambda: _parse(data.read_text("utf-8")), dict)
+
+
+def _parse(text: str) -> dict[str, Constant]:
     raw = tomllib.loads(text)["constant"]
     return {k: Constant(k, v["value"], v["source"], v.get("note")) for k, v in raw.items()}
 

@@ -7,6 +7,7 @@ three always agree on what is being run. Defaults are explicit and listed in ``a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Literal
 
 from whichgpu.engines import engines_with, family_engines
@@ -100,7 +101,8 @@ class Workload:
     activation_offloading: bool | None = None  # kept activations in CPU RAM (Unsloth, torchtune)
     selective_checkpointing: bool | None = None  # torchtitan's op-level selective AC
     loss: str | None = None  # full, chunked or fused (LOSSES); fused_loss=True means fused
-    allow_long_context: bool = False  # context beyond the model's trained maximum (RoPE scaling)
+    allow_long_context: bool | None = False  # context beyond the model's trained maximum (RoPE
+    # scaling); None: the question cannot allow it (recommend, speed: no such option to name)
     tiny_vae: bool = False  # diffusion: decode with a tiny autoencoder (TAESD) instead
     # llama.cpp offload: -ngl N (None: every layer on the GPU), --n-cpu-moe N (the experts of
     # the first N layers in host RAM; the layer count or more: --cpu-moe), -ot PATTERN=DEVICE
@@ -172,7 +174,7 @@ class Workload:
         assert d is not None, f"{self.model.name} is not a diffusion model"
         return d
 
-    @property
+    @cached_property
     def quant_format(self) -> QuantFormat:
         return get_quant(self.quant_name)
 
@@ -187,7 +189,7 @@ class Workload:
         native = self.model.native_dtype
         return native if native in ("bf16", "fp16", "fp32") else "bf16"
 
-    @property
+    @cached_property
     def engine_name(self) -> Engine:
         if self.engine:
             return self.engine
@@ -219,7 +221,7 @@ class Workload:
     def kv_bytes(self) -> float:
         return KV_DTYPES[self.kv_dtype.lower()]
 
-    @property
+    @cached_property
     def tp_degree(self) -> int:
         """Tensor-parallel degree: serving engines split over every GPU by default, or, where
         the heads do not divide evenly over them, over the largest count that divides both
@@ -235,7 +237,7 @@ class Workload:
             return default_tp(self.model, self.gpus)
         return 1
 
-    @property
+    @cached_property
     def pp_degree(self) -> int:
         """Pipeline (layer-split) degree: the GPUs tensor parallelism leaves over."""
         if self.pp > 1:
@@ -321,12 +323,18 @@ class Workload:
         if not changes.keys() <= _FIELD_NAMES:
             return replace(self, **changes)  # says which name is unknown
         new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
+        d = new.__dict__
+        d.update(self.__dict__)
+        for name in _DERIVED:  # settings derived from the old fields: worked out again
+            d.pop(name, None)
+        d.update(changes)
         new.__post_init__()
         return new
 
 
+# settings derived from the fields, remembered on first use (a recommendation reads them tens
+# of thousands of times); with_ drops them from a copy
+_DERIVED = ("quant_format", "engine_name", "tp_degree", "pp_degree")
 # the fields with_ may copy directly: all of them while every field is an init field (a
 # field set in __post_init__ would need replace(), which with_ then always uses)
 _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
@@ -649,6 +657,11 @@ def _check_layout(w: Workload) -> None:
 def _check_context(w: Workload) -> None:
     m = w.model
     ctx = w.seq_len
+    if m.max_context and ctx > m.max_context and w.allow_long_context is None:
+        raise InputError(msg(
+            "workload.long_context.fixed", "context {n:,} tokens exceeds {model}'s trained "
+            "maximum of {max:,} (max_position_embeddings): use {flag} or less", n=ctx,
+            model=m.name, max=m.max_context, flag=Field("context", m.max_context)))
     if m.max_context and ctx > m.max_context and not w.allow_long_context:
         raise InputError(msg(
             "workload.long_context", "context {n:,} tokens exceeds {model}'s trained maximum of "

@@ -323,6 +323,8 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
     """A whichgpu error for a huggingface_hub exception, saying what to do."""
     from huggingface_hub import errors as e
 
+    from whichgpu.messages import msg
+
     if isinstance(exc, HubResponseTooLarge):
         return InputError(f"{repo_id}: {what} is larger than {exc.limit:,} bytes, which no "
                           "model's file of that kind is; not read")
@@ -334,14 +336,29 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
             f"cached: check the network (or HF_ENDPOINT), set HF_HUB_OFFLINE=1 to use the cache "
             f"only, or {_instead()}")
     if isinstance(exc, HubLimitExceeded):
+        if _on_server():
+            return HubUnavailable(msg(
+                "hub.slow.server", "{repo}: the Hugging Face Hub did not answer in time for the "
+                "model's {what}: retry later, or paste the config.json or use a preset",
+                repo=repo_id, what=what))
         return HubUnavailable(f"{repo_id}: the Hugging Face Hub did not answer in time for "
                               f"{what}; retry later, or {_instead()}")
     if isinstance(exc, e.GatedRepoError):
+        if _on_server():  # the visitor can accept no licence for the server's token
+            return InputError(msg(
+                "hub.gated.server", "{repo} is gated on the Hugging Face Hub: this server "
+                "cannot read its {what}; paste the config.json or use a preset",
+                repo=repo_id, what=what))
         return InputError(
             f"{repo_id} is gated: accept its licence on https://huggingface.co/{repo_id} with "
             "your account, then set HF_TOKEN to a token of that account (or run 'hf auth "
             "login'); or use a preset if one matches ('whichgpu models')")
     if isinstance(exc, e.RepositoryNotFoundError):
+        if _on_server():
+            return InputError(msg(
+                "hub.not_found.server", "{repo} was not found on the Hugging Face Hub (or it is "
+                "private): check the id's spelling and case, or paste the config.json",
+                repo=repo_id))
         return InputError(
             f"{repo_id} was not found on the Hugging Face Hub (or it is private): check the "
             "id's spelling and case; for a private repo set HF_TOKEN to a token that can read "
@@ -349,6 +366,11 @@ def _hub_error(exc: BaseException, repo_id: str, what: str, offline: bool) -> Wh
     if isinstance(exc, e.RevisionNotFoundError):
         return InputError(f"{repo_id}: revision not found on the Hub")
     if isinstance(exc, e.LocalEntryNotFoundError):
+        if offline and _on_server():  # the visitor can set none of the server's variables
+            return InputError(msg(
+                "hub.offline.server", "{repo}: this server does not look models up on the "
+                "Hugging Face Hub and has not cached the model's {what}: paste the config.json "
+                "or use a preset", repo=repo_id, what=what))
         if offline:
             return InputError(
                 f"{repo_id}: {what} is not in the local Hugging Face cache and Hub access is "

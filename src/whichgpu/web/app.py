@@ -112,6 +112,19 @@ def _wants_html(request: Request) -> bool:
         "text/html" in request.headers.get("accept", "")
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed(request: Request) -> str:
+    """The methods some route serves at this path (a path served by a GET route and a POST
+    route answered 405 with only the first route's ``Allow: GET``)."""
+    from starlette.routing import Match
+
+    routes = request.app.router.routes
+    return ", ".join(m for m in _METHODS if any(
+        r.matches({**request.scope, "method": m})[0] == Match.FULL for r in routes))
+
+
 CALIBRATION_ENV = "WHICHGPU_WEB_CALIBRATION"  # how 'serve --workers N' passes --calibration
 
 
@@ -183,8 +196,11 @@ def create_app(calibration: str | None = None) -> FastAPI:
                                 status_code=422)
         if _wants_html(request) and exc.status_code == 404:
             return pages.error_page(request, None, 404)
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:  # every method the path serves, not its first route's
+            headers = {**(headers or {}), "Allow": _allowed(request)}
         return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+                            headers=headers)
 
     @app.exception_handler(Exception)
     async def bug(request: Request, exc: Exception):  # raised outside Guard's reach

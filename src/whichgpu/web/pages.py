@@ -34,6 +34,7 @@ from whichgpu.web import charts, controls, explain, price_views, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
 from whichgpu.web.input_bounds import bounds_attrs, field_attrs
+from whichgpu.web.json_reasons import json_reason
 from whichgpu.web.resolve import prefetch
 
 router = APIRouter(include_in_schema=False)
@@ -249,7 +250,7 @@ def _pasted(text: str) -> tuple[dict | None, str | None]:
         config = parse_json(text, "the pasted config.json")
     except InputError as exc:
         bad = exc.__cause__
-        return None, (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=bad.msg)
+        return None, (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=json_reason(bad.msg))
                       if isinstance(bad, json.JSONDecodeError) else said(exc))
     if not isinstance(config, dict):
         return None, _PASTE_OBJECT()
@@ -507,7 +508,7 @@ async def memory_post(request: Request) -> HTMLResponse:
             config = parse_json(config_text, "the pasted config.json")
         except InputError as exc:
             bad = exc.__cause__
-            text = (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=bad.msg)
+            text = (_PASTE_JSON(line=bad.lineno, column=bad.colno, why=json_reason(bad.msg))
                     if isinstance(bad, json.JSONDecodeError) else said(exc))
             return _memory(request, params, error=text, config_text=config_text)
         if not isinstance(config, dict):

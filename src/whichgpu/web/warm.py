@@ -1,8 +1,9 @@
 """Warm what every request shares before a server answers its first one.
 
 A fresh process reads the GPU catalog, the presets, the calibration constants and the price
-store's offers and compiles the page templates on
-its first questions; without this the first advisor page after start paid for all of it.
+store's offers, builds the request models' validators, reads each language's catalog and
+compiles the page templates on its first questions; without this the first advisor page
+after start paid for all of it.
 ``serve`` asks for it (``WHICHGPU_WEB_WARM=1``, inherited by its workers); an app built for
 a test does not, so the test suite does not pay it. The warm-up asks one small question
 through the web's own services (its answer is remembered like any other); a failure is
@@ -32,8 +33,13 @@ def warm() -> float:
     t0 = time.perf_counter()
     try:
         from whichgpu.answers import requests as r
-        from whichgpu.web import pages, services
+        from whichgpu.web import i18n, pages, services
 
+        for command in r.COMMANDS:  # validators are built on first use (defer_build)
+            command.model_rebuild(force=True)
+        for lang in i18n.LANGS:  # each language's catalog and number formats
+            i18n.translations(lang)
+            i18n.locale(lang)
         for name in pages.ENV.list_templates():
             if name.endswith(".html"):
                 pages.ENV.get_template(name)

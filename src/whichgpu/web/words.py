@@ -190,7 +190,9 @@ L_QUOTES = {"en": "'{}'", "fr": "« {} »"}
 #: is the peak it is measured against: "mma_sync_int8" is the int8 rate of llama.cpp's MMQ
 #: kernels, estimate/speed/hardware.py), and the page's words for them
 INTERNAL_WORDS = {"mma_sync_int8": N_("int8 on the tensor cores (llama.cpp’s quantized "
-                                      "kernels)")}
+                                      "kernels)"),
+                  # a model's family (ModelSpec.family), said in the task error
+                  "decoder": N_("text (decoder)")}
 
 
 _HUGE = 10**21  # from here an integer is said by its digits' count, not digit by digit

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from operator import attrgetter
+
+from whichgpu.estimate.memo import Table
 from whichgpu.estimate.memory.terms import MemoryEstimate, MemoryTerm, ordered
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
 
+# equal workloads get the same estimate: a recommendation asks for the same layouts on every
+# GPU (the fit, the batch search, the changes that would make it fit). Keyed by the model's
+# identity (a ModelSpec hashes slowly) and every other setting by value, notes included.
+_ESTIMATES = Table(1024)
+_SETTINGS = attrgetter(*(f.name for f in fields(Workload) if f.name != "model"))
+
 
 def estimate_memory(w: Workload) -> MemoryEstimate:
     """Peak memory on each of ``w.gpus`` GPUs, term by term, with assumptions and warnings."""
+    try:
+        key = (id(w.model), _SETTINGS(w))
+        hit = _ESTIMATES.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        return _estimate(w)
+    if hit is not None and hit[0] is w.model:
+        return hit[1]
+    est = _estimate(w)
+    _ESTIMATES.put(key, (w.model, est))
+    return est
+
+
+def _estimate(w: Workload) -> MemoryEstimate:
     if w.is_diffusion:
         from whichgpu.estimate.memory.diffusion import diffusion_terms as build
     elif w.is_training:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from whichgpu.catalog.gpus import GPU, PRECISIONS, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
-from whichgpu.estimate.memo import Table
+from whichgpu.estimate.memo import Table, by_identity
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Field, Join, Message, msg
@@ -157,11 +157,16 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
 
 def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
     """For each GPU, the fewest GPUs that hold the workload (GPUs that never fit left out)."""
+    return list(_smallest_fits(w, catalog or default_catalog()))
+
+
+@by_identity(size=256, identities=2)  # the same workload asked "what fits" for each GPU
+def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
     best: dict[str, Fit] = {}
     for f in fits(w, catalog=catalog):
         if f.fits and f.gpu.id not in best:
             best[f.gpu.id] = f
-    return sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes))
+    return tuple(sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes)))
 
 
 # ------------------------------------------------------------------ what would make it fit

@@ -12,6 +12,7 @@ indexer keys and top-k latents). Weight-only quantization shrinks bytes but comp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from whichgpu.engines import has
@@ -27,11 +28,26 @@ from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
 
 
-@dataclass(frozen=True)
 class StepTime:
-    seconds: float
-    parts: dict[str, float]  # bound name -> seconds of that term
-    components: tuple[Component, ...]
+    """One step's seconds, its terms by bound, and its components in words. The components
+    may be given as a function that builds them: the words (formatted numbers) are then made
+    only when read (a serving model asks thousands of steps for their seconds alone)."""
+
+    __slots__ = ("_components", "parts", "seconds")
+
+    def __init__(self, seconds: float, parts: dict[str, float],
+                 components: tuple[Component, ...] | Callable[[], tuple[Component, ...]]
+                 ) -> None:
+        self.seconds = seconds
+        self.parts = parts  # bound name -> seconds of that term
+        self._components = components
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        c = self._components
+        if callable(c):
+            c = self._components = c()
+        return c
 
     @property
     def bound(self) -> str:
@@ -295,26 +311,29 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     t_moe, t_fix = rates.t_moe, rates.t_fix
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
              "fixed-overhead": t_fix, "host-memory": t_host + t_switch}
-    comps = (
-        Component("weights+kv read", t_mem,
-                  f"({wdesc}: {weights / tp / 1e9:.2f} GB + KV {kv_gpu / 1e9:.3f} GB) / "
-                  f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"),
-        Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} TFLOPS "
-                                     f"{precision} x {eta_c:.2f})"),
-        Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
-                  else "layer-split hops", t_comm,
-                  (f"{m.num_layers} layers x 2 all-reduces over {tp_link.kind}" if tp > 1
-                   else "") + ("; " if tp > 1 and w.pp_degree > 1 else "")
-                  + (f"layers split over {w.pp_degree} GPUs, one active at a time (weights "
-                     f"read at one GPU's bandwidth): {w.pp_degree - 1} hop(s) over "
-                     f"{hw.link.kind}" if w.pp_degree > 1 else "")
-                  + (f", {hops_net} of them between servers" if hops_net else "")),
-        Component("fixed per step", t_fix, f"{engine}"
-                  + (f" ({era} builds)" if era else "") + ": per-token and per-layer overheads"
-                  + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
-                     f"({t_moe * 1e3:.2f} ms)" if t_moe and m.moe else "")),
-        Component("host RAM read (CPU part)", t_host + t_switch, host_desc),
-    )
+
+    def comps() -> tuple[Component, ...]:  # the words, made only when read
+        return (
+            Component("weights+kv read", t_mem,
+                      f"({wdesc}: {weights / tp / 1e9:.2f} GB + KV {kv_gpu / 1e9:.3f} GB) / "
+                      f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"),
+            Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} "
+                                         f"TFLOPS {precision} x {eta_c:.2f})"),
+            Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
+                      else "layer-split hops", t_comm,
+                      (f"{m.num_layers} layers x 2 all-reduces over {tp_link.kind}" if tp > 1
+                       else "") + ("; " if tp > 1 and w.pp_degree > 1 else "")
+                      + (f"layers split over {w.pp_degree} GPUs, one active at a time (weights "
+                         f"read at one GPU's bandwidth): {w.pp_degree - 1} hop(s) over "
+                         f"{hw.link.kind}" if w.pp_degree > 1 else "")
+                      + (f", {hops_net} of them between servers" if hops_net else "")),
+            Component("fixed per step", t_fix, f"{engine}"
+                      + (f" ({era} builds)" if era else "")
+                      + ": per-token and per-layer overheads"
+                      + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
+                         f"({t_moe * 1e3:.2f} ms)" if t_moe and m.moe else "")),
+            Component("host RAM read (CPU part)", t_host + t_switch, host_desc),
+        )
     return StepTime(max(t_mem, t_comp) + t_comm + t_fix + t_host + t_switch, parts, comps)
 
 
@@ -401,17 +420,20 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
     parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
              "fixed-overhead": t_fix, "pcie": t_copy}
-    comps = (
-        Component("prefill matmuls + attention", t_comp,
-                  f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
-                  f"{eta:.2f})" + moe_desc),
-        Component("weights read per micro-batch", t_mem,
-                  f"{passes} pass(es) of up to {chunk:,} tokens: {weights / tp / 1e9:.2f} GB"),
-        Component("tensor-parallel all-reduce", t_comm, f"over {tp_link.kind}"
-                  + (f"; {hops_net} pipeline hop(s) between servers" if hops_net else "")),
-        Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
-        Component("host weights over PCIe", t_copy, copy_desc),
-    )
+
+    def comps() -> tuple[Component, ...]:  # the words, made only when read
+        return (
+            Component("prefill matmuls + attention", t_comp,
+                      f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
+                      f"{eta:.2f})" + moe_desc),
+            Component("weights read per micro-batch", t_mem,
+                      f"{passes} pass(es) of up to {chunk:,} tokens: "
+                      f"{weights / tp / 1e9:.2f} GB"),
+            Component("tensor-parallel all-reduce", t_comm, f"over {tp_link.kind}"
+                      + (f"; {hops_net} pipeline hop(s) between servers" if hops_net else "")),
+            Component("dispatch", t_fix, f"{engine}: per-layer dispatch"),
+            Component("host weights over PCIe", t_copy, copy_desc),
+        )
     return StepTime(max(t_comp, t_mem) + t_comm + t_fix + t_copy, parts, comps)
 
 
