@@ -18,9 +18,9 @@ import statistics
 from pathlib import Path
 
 from whichgpu.advise.serving import TP_DEGREES, Targets, layout
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.estimate import disaggregation as D
-from whichgpu.estimate.build import build_workload
 
 ROWS = Path(__file__).resolve().parents[1] / "validation/disaggregation.csv"
 TTFT_S = 2.0  # the sources state no TTFT target: ours, stated

@@ -22,8 +22,8 @@ ROWS = Path(__file__).resolve().parents[1] / "validation/speculative.csv"
 
 def predict(row: dict[str, str]) -> dict[str, Any]:
     """The model's plain and speculative decode rates (per sequence) for one row."""
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.catalog.gpus import default_catalog
-    from whichgpu.estimate.build import build_workload
     from whichgpu.estimate.speed import estimate_speed
 
     n = int(row["gpu_count"])

@@ -2,14 +2,15 @@
 
 import pytest
 
-from whichgpu.advise.checklist import parse_answers, run_checklist
+from whichgpu.advise.checklist import run_checklist
 from whichgpu.advise.job import Job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.checklist import parse_answers
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.offers import get_offers
 from whichgpu.cost.ownership import ownership_inputs
 from whichgpu.cost.rent_or_buy import rent_or_buy
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.units import Money
 
 VRAMFARM = get_offers("vramfarm-2026-11")
@@ -461,7 +462,7 @@ def test_max_gpus_counts_every_replica():
 
 
 def test_only_narrows_the_gpus_with_the_apis_semantics():
-    from whichgpu.advise.build import only_gpus
+    from whichgpu.answers.inputs.job import only_gpus
 
     gpus = only_gpus(" rtx-4090, a100-80gb-sxm ,h100-sxm,rtx-4090,")
     assert [g.id for g in gpus] == ["rtx-4090", "a100-80gb-sxm", "h100-sxm"]

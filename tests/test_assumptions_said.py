@@ -40,7 +40,7 @@ def test_an_image_and_a_video_say_what_one_of_them_is():
     assert flux and wan  # the presets' own defaults, not numbers typed here
     from whichgpu.advise.job import Job
     from whichgpu.advise.understood import assumed, understood
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
 
     img = Job(build_workload("flux.1-dev", task="image"), images=1000)
     a = {x.name: x for x in assumed(img)}

@@ -6,9 +6,9 @@ import csv
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.platform import EngineUnavailable, engine_for
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.hardware import hardware

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.catalog.user_gpu import user_gpu
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.result import (
     HIGH_WIDTH,

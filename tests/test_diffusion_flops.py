@@ -3,8 +3,8 @@ the peak: the two fixes behind one MMDiT efficiency for a 2.5B and a 12B model (
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.diffusion import gemm_size_factor, pass_flops_split

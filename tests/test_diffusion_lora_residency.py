@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.diffusion_trainers import residency, trainers
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.diffusion import component_sizes

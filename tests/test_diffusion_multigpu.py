@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import speed_answer
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import speed_answer
 from whichgpu.estimate.diffusion_parallel import diffusion_layout
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.diffusion import component_sizes
@@ -169,7 +169,7 @@ def test_sglang_without_tp_takes_the_split_that_fits():
 
 
 def test_a_diffusion_model_without_a_task_is_asked_as_generation():
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
 
     w = build_workload("flux.1-dev", quant="fp8")  # as 'speed flux.1-dev --quant fp8' asks
     assert w.task == "image" and any("task image assumed" in str(n) for n in w.notes)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate import disaggregation as D
-from whichgpu.estimate.build import build_workload
 
 PROMPT, OUTPUT = 2000, 200
 

@@ -10,8 +10,8 @@ import csv
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.hardware import arch_key, hardware
 from whichgpu.estimate.speed.kernels import default_era, era_of, kernel

@@ -2,11 +2,11 @@
 
 import pytest
 
-from whichgpu.advise.build import build_job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.job import build_job
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.fit import fits
 from whichgpu.estimate.platform import EngineUnavailable, engine_for
 from whichgpu.estimate.speed import estimate_speed

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.estimate import memo
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.constants import memory_value, overridden
 from whichgpu.estimate.memory.kv import kv_cache
 

@@ -5,8 +5,8 @@ import re
 
 from whichgpu.advise.job import Job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.offers import get_offers
-from whichgpu.estimate.build import build_workload
 
 
 def test_too_slow_shows_a_rate_below_the_one_wanted():

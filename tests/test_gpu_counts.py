@@ -2,10 +2,10 @@
 
 import pytest
 
-from whichgpu.advise.build import build_job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.job import build_job
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.offers import Offer
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.fit import COUNTS, counts_for, fits, layout_for
 from whichgpu.estimate.workload import valid_tp_degrees
 from whichgpu.units import Money

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.interconnect import Interconnect, links, node_link, parse_interconnect
 from whichgpu.estimate.speed import estimate_speed
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.host import parse_host
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.offload_plan import offload_plan

@@ -12,8 +12,8 @@ import pytest
 from whichgpu.advise.job import Job
 from whichgpu.advise.machines import Spread, machines_for
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.offers import BillingRule, Offer
-from whichgpu.estimate.build import build_workload
 from whichgpu.units import Money
 
 # one question per work kind, on the default prices (the market snapshot)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from whichgpu.estimate.build import build_workload
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.confidence import memory_confidence

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpu_list import is_gpu_list, parse_gpu_list
 from whichgpu.catalog.gpus import UnknownGPU, get_gpu
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.mixed_cards import layer_counts, mixed_cards
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.models.resolve import resolve_model

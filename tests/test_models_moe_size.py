@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.kv import kv_cache
 from whichgpu.estimate.speed.llm import streamed_weight_bytes
 from whichgpu.models import resolve_model

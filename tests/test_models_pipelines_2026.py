@@ -12,8 +12,8 @@ import copy
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.errors import DataError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.diffusion import diffusion_lora_params
 from whichgpu.models import resolve_model
 from whichgpu.models.config_fields import ConfigReader

@@ -50,7 +50,7 @@ def test_a_variant_resolves_offline_with_its_presets_architecture(hub_id, alias,
 
 
 def test_a_dated_release_keeps_its_own_longer_context():
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
 
     with pytest.raises(InputError, match="trained maximum of 40,960"):
         build_workload("qwen3-4b", context="200000")

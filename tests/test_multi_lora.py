@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from whichgpu.answers.estimates import memory, speed
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.answers.requests import Memory, Speed
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.multi_lora import cost_range, lora_plan, slot_rank
 

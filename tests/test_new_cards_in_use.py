@@ -2,11 +2,11 @@
 
 import pytest
 
-from whichgpu.advise.build import build_job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.job import build_job
+from whichgpu.answers.inputs.ownership import tco
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.build import tco
-from whichgpu.estimate.build import build_workload
 from whichgpu.units import Money
 
 

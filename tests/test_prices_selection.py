@@ -208,9 +208,9 @@ def test_the_store_narrows_a_read_as_the_same_filter_on_every_offer_would(tmp_pa
 
 
 def test_a_narrowed_read_gives_the_same_recommendation_as_every_offer(tmp_path):
-    from whichgpu.advise.build import build_job
     from whichgpu.advise.recommend import recommend
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.job import build_job
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.models.resolve import resolve_model
 
     store = _market_store(tmp_path)

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from whichgpu.answers.estimates import memory, recommend_workload, speed
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.answers.requests import Memory, Recommend, Speed
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.rl import frameworks

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.speculative import SpecMethod, parse_speculative, tokens_per_step
 from whichgpu.estimate.speed import estimate_speed

@@ -6,8 +6,8 @@ Where the article's range and our measured-calibrated estimate disagree, the tes
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.fit import max_concurrency
 from whichgpu.estimate.speed import DoesNotFit, estimate_speed, with_total
 

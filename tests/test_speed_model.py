@@ -269,7 +269,7 @@ def test_beyond_one_server_consumer_cards_stay_limited_by_their_pcie_inside_each
 # ------------------------------------------------------------------ confidence and bands
 
 def test_confidence_follows_the_calibration_evidence_of_family_and_engine():
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
 
     def conf(model, gpu="h100-sxm", **kw):
         return estimate_speed(build_workload(model, **kw), get_gpu(gpu)).confidence
@@ -291,7 +291,7 @@ def test_confidence_follows_the_calibration_evidence_of_family_and_engine():
 
 
 def test_video_gets_low_confidence_and_the_widest_band():
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
 
     est = estimate_speed(build_workload("wan-2.2-14b", task="video"), get_gpu("h200-sxm"),
                          check_fit=False)
@@ -349,7 +349,7 @@ DIFFUSION = ["sdxl", "flux.1-dev", "sd-1.5"]
        st.sampled_from([512, 768, 1024]), st.integers(1, 4))
 def test_diffusion_never_slows_down_with_more_compute_and_ranges_are_ordered(
         model, gpu, factor, side, batch):
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
 
     w = build_workload(model, task="image", resolution=f"{side}x{side}", batch=batch)
     base = estimate_speed(w, get_gpu(gpu), check_fit=False)
@@ -366,7 +366,7 @@ def test_diffusion_never_slows_down_with_more_compute_and_ranges_are_ordered(
        st.integers(1, 64), st.floats(1.0, 4.0))
 def test_moe_decode_never_slows_down_with_more_bandwidth_and_batches_read_more_experts(
         model, gpu, batch, factor):
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.estimate.speed.llm import streamed_weight_bytes
 
     w = build_workload(model, engine="vllm", batch=batch)

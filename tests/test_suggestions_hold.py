@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.fit import is_bigger_of_its_kind, memory_band, suggestions
 
 
@@ -72,4 +72,6 @@ def test_borderline_is_only_said_within_the_estimates_uncertainty(cli):
 def test_the_engine_switch_is_said_on_the_page_in_french(web):
     fr = web.get("/memory?model=llama-3.1-70b&gpu=h100-sxm",
                  headers={"Accept-Language": "fr"}).text
-    assert "au lieu de vllm" in fr and "un autre moteur" in fr
+    # the engine by its name in French (vLLM), as when the engine is asked, now that the
+    # default engine is an Engine too (issue 35)
+    assert "au lieu de vLLM" in fr and "un autre moteur" in fr

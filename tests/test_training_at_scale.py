@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from whichgpu.estimate.build import build_workload
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.frameworks import FSDP_RESIDENT, profiles
 from whichgpu.estimate.memory import estimate_memory

@@ -3,8 +3,8 @@ pre-training means FP8 matmuls on bf16 weights, answered instead of refused."""
 
 from __future__ import annotations
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.speed import estimate_speed
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from whichgpu.advise.build import build_job
 from whichgpu.advise.recommend import recommend
+from whichgpu.answers.inputs.job import build_job
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.catalog.user_gpu import (
     SPEC_KEYS,
@@ -13,7 +14,6 @@ from whichgpu.catalog.user_gpu import (
     user_gpu,
 )
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.memory.report import memory_report
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.units import GiB, MiB

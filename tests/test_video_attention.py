@@ -3,8 +3,8 @@ answer says so."""
 
 from __future__ import annotations
 
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.estimate.build import build_workload
 from whichgpu.estimate.speed import estimate_speed
 
 

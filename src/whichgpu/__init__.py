@@ -28,18 +28,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time they load on first use
     from whichgpu import answers
-    from whichgpu.advise.build import build_job
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import Recommendation, recommend
     from whichgpu.advise.serving import recommend_for_rate
     from whichgpu.answers import requests
+    from whichgpu.answers.inputs.job import build_job
+    from whichgpu.answers.inputs.ownership import cost as run_cost
+    from whichgpu.answers.inputs.ownership import tco
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.catalog.gpus import GPU, default_catalog, get_gpu, resolve_gpu
     from whichgpu.catalog.offers import Offer
     from whichgpu.catalog.prices import OfferSelection, current_offers
-    from whichgpu.cost.build import cost, tco
     from whichgpu.cost.task import task_cost
     from whichgpu.errors import InputError, NotFoundError, WhichGPUError
-    from whichgpu.estimate.build import build_workload
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.speed import estimate_speed
     from whichgpu.estimate.workload import Workload
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time they load o
 _EXPORTS: dict[str, tuple[str, str | None]] = {
     "resolve_model": ("whichgpu.models.resolve", "resolve_model"),
     "ModelSpec": ("whichgpu.models.spec", "ModelSpec"),
-    "build_workload": ("whichgpu.estimate.build", "build_workload"),
+    "build_workload": ("whichgpu.answers.inputs.workload", "build_workload"),
     "Workload": ("whichgpu.estimate.workload", "Workload"),
     "estimate_memory": ("whichgpu.estimate.memory", "estimate_memory"),
     "estimate_speed": ("whichgpu.estimate.speed", "estimate_speed"),
@@ -63,10 +64,12 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "OfferSelection": ("whichgpu.catalog.prices", "OfferSelection"),
     "current_offers": ("whichgpu.catalog.prices", "current_offers"),
     "task_cost": ("whichgpu.cost.task", "task_cost"),
-    "cost": ("whichgpu.cost.build", "cost"),
-    "tco": ("whichgpu.cost.build", "tco"),
+    # not "cost": that is the package whichgpu.cost, which would replace the function as soon
+    # as any whichgpu.cost.* module loads
+    "run_cost": ("whichgpu.answers.inputs.ownership", "cost"),
+    "tco": ("whichgpu.answers.inputs.ownership", "tco"),
     "Job": ("whichgpu.advise.job", "Job"),
-    "build_job": ("whichgpu.advise.build", "build_job"),
+    "build_job": ("whichgpu.answers.inputs.job", "build_job"),
     "recommend": ("whichgpu.advise.recommend", "recommend"),
     "Recommendation": ("whichgpu.advise.recommend", "Recommendation"),
     "recommend_for_rate": ("whichgpu.advise.serving", "recommend_for_rate"),
@@ -81,9 +84,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
 __all__ = [
     "GPU", "InputError", "Job", "Message", "ModelSpec", "NotFoundError", "Offer",
     "OfferSelection", "Recommendation", "WhichGPUError", "Workload", "answers", "build_job",
-    "build_workload", "cost", "current_offers", "default_catalog", "estimate_memory",
+    "build_workload", "current_offers", "default_catalog", "estimate_memory",
     "estimate_speed", "get_gpu", "recommend", "recommend_for_rate", "requests", "resolve_gpu",
-    "resolve_model", "task_cost", "tco",
+    "resolve_model", "run_cost", "task_cost", "tco",
 ]
 assert sorted(__all__) == sorted(_EXPORTS)  # one list of the public names
 

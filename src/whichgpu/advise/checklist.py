@@ -15,14 +15,7 @@ from typing import Any
 from whichgpu.errors import InputError
 from whichgpu.messages import Message, msg
 from whichgpu.units import Money
-from whichgpu.vocabulary import Ranking
-
-WORKLOADS = {
-    "inference": "inference",
-    "fine-tuning": "finetune", "finetuning": "finetune", "fine-tune": "finetune",
-    "finetune": "finetune",
-    "training": "training", "pretraining": "training", "pre-training": "training",
-}
+from whichgpu.vocabulary import Ranking, Task
 
 #: the five questions, by the checklist request's field that answers each
 QUESTIONS = {
@@ -90,28 +83,7 @@ class ChecklistResult:
         }
 
 
-def parse_answers(workload: str, model: str, budget: str | None, hours: str | float,
-                  horizon: str | float, currency: str = "USD") -> ChecklistAnswers:
-    """Answers as people type them ('fine-tuning', '7B', '1USD' or 'none', '120', '24')."""
-    from whichgpu.units import parse_money
-
-    key = str(workload).strip().lower()
-    if key not in WORKLOADS:
-        raise InputError(msg("checklist.unknown_workload", "unknown workload {v!r}: answer "
-                             "training, fine-tuning or inference", v=str(workload)))
-    money = None
-    if budget and str(budget).strip().lower() not in ("none", "no", "-", "0", ""):
-        money = parse_money(budget, default_currency=currency)
-    try:
-        h = float(str(hours).strip().lower().replace("h", ""))
-        months = float(str(horizon).strip().lower().replace("months", "").replace("m", ""))
-    except ValueError:
-        raise InputError(msg("checklist.numbers", "hours per month and horizon must be numbers "
-                             "(e.g. 120 and 24)")) from None
-    return ChecklistAnswers(WORKLOADS[key], str(model).strip(), money, h, months)
-
-
-def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
+def _setup(answers: ChecklistAnswers, spec) -> tuple[Task, str | None]:
     """The task and weight format the checklist assumes for a workload and a model size.
 
     Fine-tuning is LoRA up to 13B and QLoRA above (S4, S24); gradient checkpointing is left to
@@ -119,10 +91,10 @@ def _setup(answers: ChecklistAnswers, spec) -> tuple[str, str | None]:
     (a 7B LoRA then needs about 21 GB: S4's "~14-20 GB", a 24 GB card, S13 Q2)."""
     billions = spec.params_total / 1e9
     if answers.workload == "training":
-        return "pretrain", None
+        return Task.PRETRAIN, None
     if answers.workload == "finetune":
-        return ("lora", None) if billions <= 13 else ("qlora", None)
-    return "inference", (None if billions <= 13 else "awq")
+        return (Task.LORA, None) if billions <= 13 else (Task.QLORA, None)
+    return Task.INFERENCE, (None if billions <= 13 else "awq")
 
 
 def article_rules(answers: ChecklistAnswers, billions: float) -> list[Message]:
@@ -183,9 +155,9 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
     rec = recommend(job, offers, rates=rates, gpus=gpus)
     notes: list[Message] = [
         msg("checklist.assumed.quant", "assumed {task} with {quant} weights (the checklist's "
-            "default for this workload and size)", task=task, quant=quant) if quant else
+            "default for this workload and size)", task=str(task), quant=quant) if quant else
         msg("checklist.assumed", "assumed {task} (the checklist's default for this workload "
-            "and size)", task=task)]
+            "and size)", task=str(task))]
     notes.append(msg("checklist.ranked.per_unit", "ranked by {ranking} (no amount of work "
                      "asked: the same work costs least there)", ranking=rec.ranking)
                  if rec.ranked_by is Ranking.COST_PER_UNIT else

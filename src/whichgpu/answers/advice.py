@@ -4,14 +4,16 @@ pages give them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.advise.build import apply_currency, build_job, only_gpus, only_notes
-from whichgpu.advise.checklist import ChecklistResult, parse_answers, run_checklist
+from whichgpu.advise.checklist import ChecklistResult, run_checklist
 from whichgpu.advise.recommend import Recommendation
 from whichgpu.advise.recommend import recommend as rank
 from whichgpu.answers.context import LOCAL, Context
 from whichgpu.answers.estimates import card, recommend_workload
+from whichgpu.answers.inputs.checklist import parse_answers
+from whichgpu.answers.inputs.job import apply_currency, build_job, only_gpus, only_notes
 from whichgpu.answers.requests import Checklist, Recommend
 from whichgpu.catalog.gpus import GPU
 from whichgpu.catalog.prices import OfferSelection
@@ -20,6 +22,10 @@ from whichgpu.errors import InputError
 from whichgpu.export import Export, check_launcher, export_option
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import check_currency
+from whichgpu.vocabulary import Task
+
+if TYPE_CHECKING:
+    from whichgpu.cost.rent_or_buy import Advice
 
 if TYPE_CHECKING:
     from whichgpu.answers.rl import RLRecommendAnswer
@@ -61,6 +67,49 @@ class RecommendAnswer:
         """The options the answer shows (``top``; 0: all)."""
         return self.rec.options[:self.top] if self.top else list(self.rec.options)
 
+    @cached_property
+    def ownership_advice(self) -> Advice | None:
+        """Rent or buy the best option for the request's hours of use a month and months
+        needed (None when they are not asked, or there is no option)."""
+        q = self.request
+        if q.hours_per_month is None or q.horizon_months is None:
+            return None
+        return self.rent_or_buy(q.hours_per_month, q.horizon_months)
+
+    def rent_or_buy(self, hours_per_month: float, horizon_months: float) -> Advice | None:
+        """Q4 and Q5 of S13 for the first option, as the checklist answers them: rent its
+        offer or buy the card, used ``hours_per_month`` for ``horizon_months`` (None: no
+        option). Raises InputError where the card has no purchase data."""
+        from whichgpu.cost.ownership import ownership_inputs
+        from whichgpu.cost.rent_or_buy import rent_or_buy
+
+        best = self.rec.best
+        if best is None:
+            return None
+        inputs = ownership_inputs(best.gpu, offers=list(self.selection.offers),
+                                  rates=self.rates, utilization=min(hours_per_month, 730) / 730,
+                                  currency=best.price_per_hour.currency)
+        return rent_or_buy(inputs, self.rates, hours_per_month=hours_per_month,
+                           horizon_months=horizon_months)
+
+    def article_rules(self, hours_per_month: float | None = None,
+                      horizon_months: float | None = None) -> list[Message]:
+        """What S13 says for this job (shown beside the computed answer): the rules of its
+        questions 1-3, and those of Q4 (hours of use) and Q5 (months needed) only when they
+        are given (the checklist's 100 hours and 12 months otherwise stand in)."""
+        from whichgpu.advise.checklist import ChecklistAnswers, answers_rule, article_rules
+
+        job = self.rec.job
+        w = job.workload
+        workload = ("training" if w.task == Task.PRETRAIN else "finetune" if w.is_training
+                    else "inference")
+        answers = ChecklistAnswers(workload, w.model.name, job.max_price_per_hour,
+                                   min(hours_per_month or 100.0, 730),
+                                   min(horizon_months or 12.0, 120))
+        rules = article_rules(answers, w.model.params_total / 1e9)
+        return [r for r in rules if (not answers_rule(r, 4) or hours_per_month is not None)
+                and (not answers_rule(r, 5) or horizon_months is not None)]
+
     def to_json(self) -> dict[str, Any]:
         data = self.rec.to_json()
         data["options"] = data["options"][:self.top] if self.top else data["options"]
@@ -76,6 +125,11 @@ class RecommendAnswer:
         data.setdefault("notes", list(self.notes))  # e.g. the examples as training tokens
         if self.machine is not None:
             data["own_machine"] = self.machine.to_json()
+        if self.request.hours_per_month is not None:  # rent or buy asked (with the months)
+            advice = self.ownership_advice
+            data["rent_or_buy"] = advice.to_json() if advice is not None else None
+            data["article_rules"] = self.article_rules(self.request.hours_per_month,
+                                                       self.request.horizon_months)
         return data
 
 
@@ -206,7 +260,7 @@ def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | 
     from whichgpu.estimate.memory.fit import layout_for
     from whichgpu.estimate.speed import estimate_speed
 
-    if w.task != "inference":
+    if w.task != Task.INFERENCE:
         return None
     try:
         if estimate_memory(layout_for(w, q.count)).total_bytes <= gpu.usable_memory_bytes:

@@ -234,7 +234,7 @@ def _cheapest_measured(m: Measured, offers: list, q: Compare) -> Measured:
     res = resolve_gpu(m.text.partition("=")[0].strip())
     if len(res.candidates) < 2:
         return m
-    from whichgpu.cost.build import cheapest_variant
+    from whichgpu.answers.inputs.ownership import cheapest_variant
 
     gpu, note = cheapest_variant(res, offers, q.currency or "USD", rates_from(q.rate),
                                  q.count, q.spot)

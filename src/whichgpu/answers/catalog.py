@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from whichgpu.advise.build import apply_currency, only_gpus
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.inputs.job import apply_currency, only_gpus
 from whichgpu.answers.requests import Gpu, Gpus, Model, Models
 from whichgpu.catalog.best_uses import BestUse, best_uses
 from whichgpu.catalog.describe import gpu_to_json

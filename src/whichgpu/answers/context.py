@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from whichgpu.estimate.build import PARAMS_WORDS
+from whichgpu.answers.inputs.workload import PARAMS_WORDS
 from whichgpu.models.resolve import resolve_model
 from whichgpu.models.spec import ModelSpec
 from whichgpu.units import parse_count

@@ -7,16 +7,17 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.inputs.workload import SpeedAnswer, build_workload, speed_answer
 from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.requests import Memory, Recommend, Speed, Workload
 from whichgpu.catalog.gpus import GPU, Resolution
 from whichgpu.catalog.user_gpu import resolve_gpu_arg
 from whichgpu.errors import InputError
-from whichgpu.estimate.build import SpeedAnswer, build_workload, speed_answer
 from whichgpu.estimate.memory.report import MemoryReport, memory_report
 from whichgpu.estimate.speed.serving_answers import max_throughput_answer
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
+from whichgpu.vocabulary import Task
 
 Q = TypeVar("Q", Memory, Speed)
 
@@ -86,7 +87,7 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
     q = mix
     only = None
     if q.only:  # checked before the estimate: a typo is said at once
-        from whichgpu.advise.build import only_gpus  # (the advise package only when asked)
+        from whichgpu.answers.inputs.job import only_gpus  # (the advise package only when asked)
 
         only = only_gpus(q.only)
     w = workload(q, ctx)
@@ -138,7 +139,7 @@ def with_llamacpp(q: Workload, ctx: Context, w: Job, count: int) -> Job | None:
     from whichgpu.estimate.memory.offload_plan import supports_offload
     from whichgpu.vocabulary import Engine
 
-    if q.engine is not None or q.host_ram is None or w.task != "inference" or w.is_diffusion:
+    if q.engine is not None or q.host_ram is None or w.task != Task.INFERENCE or w.is_diffusion:
         return None
     if supports_offload(w):
         return None
@@ -236,10 +237,13 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             saturation = apply_cost_to_saturation(saturation)
         return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
     if q.requests_per_s is not None:  # issue 28: percentiles at a request rate (simulated)
+        from whichgpu.advise.serving import parse_rate
         from whichgpu.estimate.speed.serving_answers import traffic_answer
 
+        rate = parse_rate(q.requests_per_s)  # read here: the estimate takes a number
+        assert rate is not None
         return SpeedResult(q, w, res.gpu, saturation=traffic_answer(
-            w, res.gpu, q.count, q.requests_per_s, q.lengths, q.prefix_cache_hit,
+            w, res.gpu, q.count, rate, q.lengths, q.prefix_cache_hit,
             profile=profile), notes=notes)
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
                           compile=q.compile, steps=q.steps if training else None,

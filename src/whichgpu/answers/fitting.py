@@ -132,7 +132,7 @@ def _speed(w: Any, gpu: GPU, count: int) -> Range | None:
 def _row(q: Fits, ctx: Context, name: str, gpu: GPU, count: int, context: str,
          engine: Engine | None) -> FitRow | None:
     """The best format of ``name`` that fits, or its offload, or None."""
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for, max_context
     from whichgpu.estimate.memory.offload_plan import offload_plan

@@ -183,8 +183,8 @@ def fits_machine(q: Fits, ctx: Context = LOCAL) -> Any:
     each with the most precise format that fits every card and the decode of the mix (a list
     of one card: ``--gpu NAME --count N``)."""
     from whichgpu.answers.fitting import LADDERS, FitRow, FitsAnswer, _names, fits
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.catalog.gpu_list import all_same
-    from whichgpu.estimate.build import build_workload
     from whichgpu.estimate.mixed_cards import layer_speed, tp_speed
     from whichgpu.units import parse_count
     from whichgpu.vocabulary import Task

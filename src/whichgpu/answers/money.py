@@ -7,11 +7,11 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.inputs.ownership import CostResult, TcoResult
+from whichgpu.answers.inputs.ownership import cost as run_cost
+from whichgpu.answers.inputs.ownership import tco as run_tco
 from whichgpu.answers.requests import Cost, Tco
 from whichgpu.catalog.prices import OfferSelection
-from whichgpu.cost.build import CostResult, TcoResult
-from whichgpu.cost.build import cost as run_cost
-from whichgpu.cost.build import tco as run_tco
 
 
 def _reader(ctx: Context, max_age: float | None):
@@ -53,7 +53,7 @@ def tco(q: Tco, ctx: Context = LOCAL) -> TcoResult:
                            cheapest_only=True)
     other = res.gpu
     if len(res.candidates) > 1:  # a family: the variant cheapest to rent
-        from whichgpu.cost.build import cheapest_variant
+        from whichgpu.answers.inputs.ownership import cheapest_variant
 
         other, _said = cheapest_variant(res, list(selection.offers), q.currency or "USD")
     on_demand = [o for o in selection.offers if o.gpu == other.id and not o.spot]

@@ -297,7 +297,7 @@ def check_web_bounds(request: Request) -> None:
 # ------------------------------------------------------------------ bad input in one line
 
 _ENGINE_BOUNDS: dict[str, tuple[Text | None, Text | None]] = {
-    # the engine's sentences (estimate/workload.py, cost/ownership.py, cost/build.py, advise)
+    # the engine's sentences (estimate/workload.py, cost/ownership.py, answers/inputs/, advise)
     "tp": (Text("bound.tp", "tensor parallel degree must be >= 1, got {v}"), None),
     "zero": (Text("bound.zero", "ZeRO stage must be 0, 1, 2 or 3, got {v}"),) * 2,
     "frames": (Text("bound.frames", "frames must be >= 1, got {v}"), None),

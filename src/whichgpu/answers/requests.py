@@ -292,7 +292,7 @@ class Workload(Request):
     blocks_to_swap: BlocksToSwap = None
     as_json: Json = False
 
-    #: fields that build the Workload (estimate/build.py's build_workload takes them as is)
+    #: fields that build the Workload (answers/inputs/workload.py's build_workload takes them as is)
     WORKLOAD_FIELDS: ClassVar[tuple[str, ...]] = (
         "task", "quant", "kv_dtype", "context", "batch", "engine", "optimizer",
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
@@ -626,6 +626,14 @@ class Recommend(Workload):
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
+    # rent or buy the best option (S13's questions 4 and 5, as the checklist answers them)
+    hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
+        "Hours a month the best option's card would be used (730 = 24/7): with the months "
+        "needed, the answer says whether renting or buying it costs less.")),
+        Web(label=N_("4. Hours of use per month"))] = None
+    horizon_months: Annotated[float | None, Field(gt=0, le=360, description=(
+        "Months you need it, for rent or buy (with the hours of use per month).")),
+        Web(label=N_("5. How many months you need it"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")
@@ -654,6 +662,19 @@ class Recommend(Workload):
                                  "{dstack}", option=Flag("export_option"),
                                  skypilot=Flag("export", "skypilot"),
                                  dstack=Flag("export", "dstack")))
+        return self
+
+    @model_validator(mode="after")
+    def _rent_or_buy_needs_both(self) -> Recommend:
+        """Rent or buy needs both the hours of use a month and the months needed."""
+        if (self.hours_per_month is None) != (self.horizon_months is None):
+            from whichgpu.errors import InputError
+            from whichgpu.messages import Field as Flag
+            from whichgpu.messages import msg
+
+            raise InputError(msg("recommend.rent_or_buy_both", "rent or buy needs {hours} and "
+                                 "{months} together", hours=Flag("hours_per_month"),
+                                 months=Flag("horizon_months")))
         return self
 
 

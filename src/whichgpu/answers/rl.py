@@ -38,7 +38,7 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
             ) -> Callable[[GPU | None, int], RLPlan]:
     """``plan_on(gpu, gpus)``: the request's RL plan on ``gpus`` of ``gpu`` (None: memory
     only). The model is resolved once, the settings checked at each count."""
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.units import parse_count
 
     config = getattr(q, "config", None)
@@ -130,8 +130,8 @@ class RLRecommendAnswer:
 def recommend_rl(q: Recommend, ctx: Context = LOCAL) -> RLRecommendAnswer:
     """Every priced GPU x count (1, 2, 4, 8) planned for the RL job (policy, reference, critic
     and the rollout engine: memory per GPU and time per step), ranked by cost per step."""
-    from whichgpu.advise.build import apply_currency, only_gpus, only_notes
     from whichgpu.advise.rl_ranking import explain_rl, rank_rl
+    from whichgpu.answers.inputs.job import apply_currency, only_gpus, only_notes
     from whichgpu.currency import rates_from
     from whichgpu.units import parse_count
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from whichgpu.bench.model_bench import check_buildable
+from whichgpu.bench.buildable import check_buildable
 from whichgpu.models.spec import ModelSpec
 
 ROPE_THETA = 10000.0

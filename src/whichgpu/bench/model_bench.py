@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from whichgpu.bench.buildable import check_buildable  # re-exported: answers/bench.py asks here
 from whichgpu.errors import InputError
 from whichgpu.models.spec import ModelSpec
 from whichgpu.units import Range
@@ -93,36 +94,21 @@ class ModelBench:
                 "validation_rows": self.rows}
 
 
-def check_buildable(spec: ModelSpec) -> None:
-    """Refuse models this decoder cannot stand in for, saying why."""
-    if spec.family != "decoder":
-        raise InputError(f"bench model runs decoder LLMs; {spec.name} is a {spec.family} model")
-    if spec.moe is not None:
-        raise InputError(f"{spec.name} is a mixture-of-experts model: bench model builds dense "
-                         "decoders only (a naive expert loop would measure the wrong thing)")
-    if spec.mla is not None:
-        raise InputError(f"{spec.name} uses multi-head latent attention, which bench model "
-                         "does not build")
-    missing = [n for n in ("num_layers", "hidden_size", "num_attention_heads", "head_dim",
-                           "intermediate_size", "vocab_size") if not getattr(spec, n)]
-    if missing:
-        raise InputError(f"{spec.name} lacks {', '.join(missing)} in its config: cannot build it")
-
-
 def check_fits(torch, device: str, spec: ModelSpec, s: Settings) -> None:
     """Refuse, before building anything, a run the GPU's free memory cannot hold."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.workload import Workload
+    from whichgpu.vocabulary import Engine, Task
 
     free, _ = torch.cuda.mem_get_info(torch.device(device))
-    runs = [("inference", Workload(model=spec, task="inference", quant=s.dtype, batch=s.batch,
-                                   engine="transformers",
+    runs = [("inference", Workload(model=spec, task=Task.INFERENCE, quant=s.dtype,
+                                   batch=s.batch, engine=Engine.TRANSFORMERS,
                                    context=s.prompt_tokens + s.output_tokens,
                                    prompt_tokens=s.prompt_tokens,
                                    output_tokens=s.output_tokens))]
     if s.train:
         runs.append(("the training step", Workload(
-            model=spec, task="full-ft", batch=s.batch, context=s.train_seq,
+            model=spec, task=Task.FULL_FT, batch=s.batch, context=s.train_seq,
             gradient_checkpointing=False)))
     for what, w in runs:
         need = estimate_memory(w).total_bytes
@@ -279,7 +265,7 @@ def run_model_bench(torch: Any, spec: ModelSpec, settings: Settings, *, device: 
                     reporter: Any | None = None, conditions: dict[str, Any] | None = None
                     ) -> ModelBench:
     """Build ``spec`` with random weights on ``device``, measure, and compare with estimates."""
-    from whichgpu.bench.decoder import Decoder, check_buildable
+    from whichgpu.bench.decoder import Decoder
     from whichgpu.bench.kernels import Device
     from whichgpu.bench.run import Silent
 

@@ -10,7 +10,7 @@ import typer
 from whichgpu.answers import requests as req
 from whichgpu.cli.bind import bind
 from whichgpu.cli.common import console, show
-from whichgpu.vocabulary import Ranking
+from whichgpu.vocabulary import ExclusionKind, Ranking, WorkKind
 
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Exclusion
@@ -37,7 +37,7 @@ def _print_recommendation(answer) -> None:
         sys.stdout.write(answer.exported.text)
         return
     rec, top = answer.rec, answer.top
-    if rec.job.kind == "rate":  # serving for a request rate: replicas x TP, TTFT, TPOT
+    if rec.job.kind == WorkKind.RATE:  # serving for a request rate: replicas x TP, TTFT, TPOT
         from whichgpu.cli.serving_view import print_rate_recommendation
 
         print_rate_recommendation(rec, top)
@@ -52,6 +52,29 @@ def _print_recommendation(answer) -> None:
         from whichgpu.cli.energy_view import print_power_budget
 
         print_power_budget(answer.power_budget)
+    if answer.request.hours_per_month is not None:
+        _print_rent_or_buy(answer)
+
+
+def _print_rent_or_buy(answer) -> None:
+    """--hours-per-month with --horizon-months: rent or buy the best option, and what the
+    article's checklist says (as ``whichgpu checklist`` prints them)."""
+    from rich.markup import escape
+
+    from whichgpu.units import format_money
+
+    q, adv = answer.request, answer.ownership_advice
+    if adv is not None:
+        verdict = "[green]rent[/green]" if adv.decision == "rent" else "[yellow]buy[/yellow]"
+        console.print(f"[bold]Rent or buy {escape(adv.ownership.inputs.gpu)}:[/bold] {verdict} "
+                      f"- over {q.horizon_months:g} months at {q.hours_per_month:g} h a month "
+                      f"renting costs {format_money(adv.rent_cost)}, owning "
+                      f"{format_money(adv.own_cost)}.")
+        for r in adv.reasons:
+            console.print(f"  - {escape(r)}")
+    console.print("[bold]What the article's checklist says[/bold]")
+    for r in answer.article_rules(q.hours_per_month, q.horizon_months):
+        console.print(f"  - {escape(r)}")
 
 
 def _command_line() -> str:
@@ -205,7 +228,7 @@ def _excluded_per_gpu(excluded) -> list:
     failing size, another its nearest miss; memory and deadline misses first, no-offer last."""
     per: dict[str, Exclusion] = {}
     for e in excluded:
-        if e.kind == "offer":
+        if e.kind == ExclusionKind.OFFER:
             continue
         cur = per.get(e.gpu.id)
         if cur is None or (e.works_with and e.count > cur.count) or \

@@ -228,7 +228,7 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     per_gpu = math.ceil(s.completions / train_gpus)
     micro = min(per_gpu, fw.train_micro_batch)  # the rest: gradient accumulation
     seq = s.prompt_tokens + s.completion_tokens
-    train = build(task=str(s.tuning), context=str(seq), batch=micro, gpus=train_gpus,
+    train = build(task=str(s.tuning), context=seq, batch=micro, gpus=train_gpus,
                   framework=fw.training_profile)
     qlora_rollout = s.tuning is RLTuning.QLORA and fw.shared_weights  # Unsloth: 4-bit vLLM
     roll_quant = "nf4" if qlora_rollout else None
@@ -262,8 +262,8 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
             "size{split}", split=_split(shard))))
     rollout = build(task="inference", engine="vllm", batch=math.ceil(
         s.completions / max(s.rollout_gpus or train_gpus, 1)), quant=roll_quant, gpus=1,
-        prompt_tokens=str(s.prompt_tokens), output_tokens=str(s.completion_tokens),
-        lora_rank=None, framework=None, optimizer=None, context=str(seq))
+        prompt_tokens=s.prompt_tokens, output_tokens=s.completion_tokens,
+        lora_rank=None, framework=None, optimizer=None, context=seq)
     roll_e = estimate_memory(rollout)
     kv = roll_e.term("kv_cache")
     roll_weights = 0 if fw.shared_weights else roll_e.term("weights")

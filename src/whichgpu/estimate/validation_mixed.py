@@ -46,14 +46,15 @@ class MixedRow:
 def _decode(row: dict[str, str], gpus: str) -> Range:
     """The estimated decode tokens/s per sequence of ``row``'s job on ``gpus``."""
     from whichgpu.catalog.gpu_list import all_same, parse_gpu_list
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.estimate.configure import configure_workload
     from whichgpu.estimate.mixed_cards import mixed_cards
     from whichgpu.estimate.speed import estimate_speed
     from whichgpu.models.resolve import resolve_model
     from whichgpu.vocabulary import SplitMode
 
-    w = build_workload(resolve_model(row["model"]), quant=row["quant"], engine=row["engine"],
-                       context=row["context"], kv_dtype=row["kv_dtype"] or "f16")
+    w = configure_workload(resolve_model(row["model"]), quant=row["quant"],
+                           engine=row["engine"], context=int(row["context"]),
+                           kv_dtype=row["kv_dtype"] or None)
     cards = parse_gpu_list(gpus)
     ts = tuple(float(t) for t in row["tensor_split"].split(",")) if row["tensor_split"] else None
     if all_same(cards) and ts is None:

@@ -51,7 +51,7 @@ class Checked:
 def _rl_total(model: str, framework: str, tuning: str, generations: int, prompts: int,
               prompt: int, completion: int) -> int:
     """Per-training-GPU memory of a GRPO job with no GPU named (the rollouts' own need)."""
-    from whichgpu.estimate.build import build_workload
+    from whichgpu.estimate.configure import configure_workload
     from whichgpu.estimate.rl import plan, settings
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
@@ -64,7 +64,7 @@ def _rl_total(model: str, framework: str, tuning: str, generations: int, prompts
     s = settings(Task.GRPO, tuning=RLTuning(tuning), framework=framework,
                  generations=generations, prompts=prompts, prompt_tokens=prompt,
                  completion_tokens=completion)
-    return plan(spec, s, lambda **c: build_workload(spec, **c)).peak_training_gpu_bytes
+    return plan(spec, s, lambda **c: configure_workload(spec, **c)).peak_training_gpu_bytes
 
 
 def rl_rows(path: str | None = None) -> list[Checked]:

@@ -17,16 +17,14 @@ from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
 from whichgpu.models.spec import DiffusionSpec, ModelSpec
-from whichgpu.vocabulary import Engine
+from whichgpu.vocabulary import Engine, Task
 
-Task = Literal["inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
-               "image-lora"]
-TASKS: tuple[str, ...] = ("inference", "lora", "qlora", "full-ft", "pretrain", "image", "video",
-                          "image-lora")
-TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
-LLM_TASKS = ("inference", "lora", "qlora", "full-ft", "pretrain")
-DIFFUSION_TASKS = ("image", "video", "image-lora")
-ENGINES: tuple[str, ...] = tuple(Engine)  # data/engines.toml holds what each one does
+# the tasks a Workload runs (an RL job, estimate/rl.py, is built from several of them)
+TASKS: tuple[Task, ...] = tuple(t for t in Task if not t.is_rl)
+TRAINING_TASKS = (Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN, Task.IMAGE_LORA)
+LLM_TASKS = (Task.INFERENCE, Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN)
+DIFFUSION_TASKS = (Task.IMAGE, Task.VIDEO, Task.IMAGE_LORA)
+ENGINES: tuple[Engine, ...] = tuple(Engine)  # data/engines.toml holds what each one does
 DIFFUSION_ENGINES: tuple[str, ...] = family_engines("diffusion")
 LLM_ENGINES: tuple[str, ...] = family_engines("llm")
 # Engines that spread a model over several GPUs by layers (llama.cpp --split-mode layer, MLC,
@@ -70,12 +68,12 @@ class Workload:
     """What is being run. Leave a field as None to take the documented default."""
 
     model: ModelSpec
-    task: str = "inference"
+    task: Task = Task.INFERENCE
     quant: str | None = None
     kv_dtype: str = "f16"
     context: int | None = None  # tokens held per sequence (inference) / sequence length (train)
     batch: int = 1  # concurrent sequences (inference) / micro-batch (training) / images
-    engine: str | None = None
+    engine: Engine | None = None
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     optimizer: str = "adamw"
@@ -140,6 +138,7 @@ class Workload:
     # ------------------------------------------------------------ resolved settings
 
     def __post_init__(self) -> None:
+        _vocabulary(self)
         validate(self)
 
     @property
@@ -183,28 +182,28 @@ class Workload:
     def quant_name(self) -> str:
         if self.quant:
             return self.quant
-        if self.task == "qlora":
+        if self.task == Task.QLORA:
             return "nf4-dq"
-        if self.model.quantization and self.task == "inference":
+        if self.model.quantization and self.task == Task.INFERENCE:
             return self.model.quantization  # a checkpoint shipped quantized (gpt-oss mxfp4)
         native = self.model.native_dtype
         return native if native in ("bf16", "fp16", "fp32") else "bf16"
 
     @cached_property
-    def engine_name(self) -> str:
+    def engine_name(self) -> Engine:
         if self.engine:
             return self.engine
         if self.is_diffusion:
-            return "diffusers"
+            return Engine.DIFFUSERS
         if self.is_training:
-            return "transformers"
+            return Engine.TRANSFORMERS
         q = self.quant_name.lower()
         if q.startswith(_GGUF_PREFIXES) or (self.model.checkpoint and
                                             self.model.checkpoint.source.startswith("gguf")):
-            return "llamacpp"
+            return Engine.LLAMACPP
         if q.startswith("exl2"):
-            return "exllamav2"
-        return "vllm"
+            return Engine.EXLLAMAV2
+        return Engine.VLLM
 
     @property
     def seq_len(self) -> int:
@@ -264,13 +263,13 @@ class Workload:
     def uses_master_weights(self) -> bool:
         if self.master_weights is not None:
             return self.master_weights
-        return self.task in ("full-ft", "pretrain") and self.quant_format.linear_bits == 16
+        return self.task in (Task.FULL_FT, Task.PRETRAIN) and self.quant_format.linear_bits == 16
 
     @property
     def uses_checkpointing(self) -> bool:
         if self.gradient_checkpointing is not None:
             return self.gradient_checkpointing
-        return self.task in ("qlora", "image-lora")
+        return self.task in (Task.QLORA, Task.IMAGE_LORA)
 
     @property
     def loss_kind(self) -> str:
@@ -342,6 +341,38 @@ _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
     f.init for f in fields(Workload)) else frozenset()
 
 
+_TASK_OF = {t.value: t for t in Task}
+_ENGINE_OF = {e.value: e for e in Engine}
+
+
+def as_task(value: str) -> Task:
+    """``value`` (``"lora"`` or ``Task.LORA``) as a task a Workload runs; else the input
+    error that lists them."""
+    if value not in TASKS:
+        raise InputError(msg("choice.task", "unknown task {v!r}; use one of {choices}",
+                             v=str(value), choices=", ".join(TASKS)))
+    return _TASK_OF[value]
+
+
+def as_engine(value: str) -> Engine:
+    """``value`` (``"vllm"`` or ``Engine.VLLM``) as an engine; else the input error that
+    lists them."""
+    if value not in ENGINES:
+        raise InputError(msg("choice.engine", "unknown engine {v!r}; use one of {choices}",
+                             v=str(value), choices=", ".join(ENGINES)))
+    return _ENGINE_OF[value]
+
+
+def _vocabulary(w: Workload) -> None:
+    """The task and engine as members of their vocabularies (a caller may pass the plain
+    word, ``"lora"``); a word that is not one is left for :func:`validate` to name."""
+    task, engine = w.task, w.engine
+    if type(task) is not Task and task in _TASK_OF:
+        object.__setattr__(w, "task", _TASK_OF[task])
+    if engine is not None and type(engine) is not Engine and engine in _ENGINE_OF:
+        object.__setattr__(w, "engine", _ENGINE_OF[engine])
+
+
 def check_expert_parallel(w: Workload) -> None:
     """Expert parallelism spreads routed experts: it needs an MoE and a serving engine."""
     if not w.model.is_moe or w.engine_name not in engines_with("continuous_batching"):
@@ -354,9 +385,7 @@ def check_expert_parallel(w: Workload) -> None:
 def validate(w: Workload) -> None:
     """Reject impossible workloads with a message that says what to change."""
     m = w.model
-    if w.task not in TASKS:
-        raise InputError(msg("choice.task", "unknown task {v!r}; use one of {choices}",
-                             v=str(w.task), choices=", ".join(TASKS)))
+    as_task(w.task)
     if w.task in DIFFUSION_TASKS and m.family != "diffusion":
         raise InputError(msg("workload.task_needs_diffusion", "task {task!r} needs a diffusion "
                              "pipeline; {model} is a {family} model (use {flag} inference, "
@@ -370,7 +399,7 @@ def validate(w: Workload) -> None:
         raise InputError(msg("workload.diffusion_task", "{model} is a diffusion pipeline: use "
                              "{flag} image (or image-lora to train a LoRA)", model=m.name,
                              flag=Field("task")))
-    if w.task == "video" and not (m.diffusion and m.diffusion.is_video):
+    if w.task == Task.VIDEO and not (m.diffusion and m.diffusion.is_video):
         raise InputError(msg("workload.not_video", "{model} generates images, not video: use "
                              "{flag}", model=m.name, flag=Field("task", "image")))
     if w.interconnect is not None or w.gpus_per_node is not None:
@@ -412,11 +441,10 @@ def validate(w: Workload) -> None:
     if w.kv_dtype.lower() not in KV_DTYPES:
         raise InputError(msg("choice.kv_dtype", "unknown KV-cache dtype {v!r}; use one of "
                              "{choices}", v=w.kv_dtype, choices=", ".join(KV_DTYPES)))
-    if w.engine is not None and w.engine not in ENGINES:
-        raise InputError(msg("choice.engine", "unknown engine {v!r}; use one of {choices}",
-                             v=str(w.engine), choices=", ".join(ENGINES)))
+    if w.engine is not None:
+        as_engine(w.engine)
     if w.speculative is not None:
-        if w.task != "inference":
+        if w.task != Task.INFERENCE:
             raise InputError(msg("speculative.inference_only", "{field} is for LLM inference, "
                                  "not task {task!r}", field=Field("speculative"),
                                  task=str(w.task)))
@@ -427,10 +455,10 @@ def validate(w: Workload) -> None:
         if w.backend not in BACKENDS:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
                                  "of {choices}", v=str(w.backend), choices=", ".join(BACKENDS)))
-        if w.engine_name != "llamacpp":
+        if w.engine_name != Engine.LLAMACPP:
             raise InputError(msg("workload.backend_engine", "{field} is llama.cpp's (ggml's "
                                  "GPU backends); engine {engine} has none",
-                                 field=Field("backend"), engine=w.engine_name))
+                                 field=Field("backend"), engine=str(w.engine_name)))
     if w.engine is not None and w.engine not in (DIFFUSION_ENGINES if w.task in DIFFUSION_TASKS
                                                  else LLM_ENGINES):
         raise InputError(msg("workload.engine_task", "engine {engine} does not run task {task}: "
@@ -478,11 +506,11 @@ def validate(w: Workload) -> None:
                              field=Field("offload", str(w.offload))))
     get_quant(w.quant_name)  # raises with suggestions if unknown
     _check_offload(w)
-    if w.task == "qlora" and w.quant and get_quant(w.quant).linear_bits > 8:
+    if w.task == Task.QLORA and w.quant and get_quant(w.quant).linear_bits > 8:
         raise InputError(msg("workload.qlora_base", "QLoRA trains adapters on a quantized base: "
                              "use {quant} nf4, nf4-dq or fp4 (or {lora} for a 16-bit base)",
                              quant=Field("quant"), lora=Field("task", "lora")))
-    if w.task in ("full-ft", "pretrain") and w.quant and get_quant(w.quant).linear_bits < 16:
+    if w.task in (Task.FULL_FT, Task.PRETRAIN) and w.quant and get_quant(w.quant).linear_bits < 16:
         raise InputError(msg("workload.full_ft_base", "full fine-tuning and pre-training update "
                              "16-bit weights (fp8 training keeps them in bf16): use {bf16}, or "
                              "{qlora} to train adapters on a quantized base",
@@ -503,11 +531,11 @@ def validate(w: Workload) -> None:
         if w.lora_adapters < 0 or w.lora_adapters > 1 << 20:
             raise InputError(msg("bound.lora_adapters", "LoRA adapters must be 0..{top}, got "
                                  "{v}", top=1 << 20, v=w.lora_adapters))
-        if w.task != "inference":
+        if w.task != Task.INFERENCE:
             raise InputError(msg("workload.lora_adapters_inference", "{field} is for serving "
                                  "(task inference): adapters trained are one LoRA at a time",
                                  field=Field("lora_adapters")))
-    if w.task in ("lora", "qlora") and m.linears:
+    if w.task in (Task.LORA, Task.QLORA) and m.linears:
         targets = lora_groups(w)
         if not targets:
             names = sorted({g.name for g in m.linears})
@@ -532,9 +560,9 @@ def _check_offload(w: Workload) -> None:
                                   (Field("n_cpu_moe"), w.cpu_moe_layers > 0),
                                   (Field("override_tensor", flag="-ot"),
                                    bool(w.tensor_overrides))) if on)
-    if w.task != "inference" or w.engine_name != "llamacpp":
-        what = (msg("workload.what.engine", "engine {engine}", engine=w.engine_name)
-                if w.task == "inference" else msg("workload.what.task", "task {task}",
+    if w.task != Task.INFERENCE or w.engine_name != Engine.LLAMACPP:
+        what = (msg("workload.what.engine", "engine {engine}", engine=str(w.engine_name))
+                if w.task == Task.INFERENCE else msg("workload.what.task", "task {task}",
                                                   task=str(w.task)))
         raise InputError(msg("workload.llamacpp_offload", "{flags} are llama.cpp's offload "
                              "flags ({engine}, {task}); {what} keeps every weight on the GPU in "

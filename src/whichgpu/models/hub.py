@@ -296,7 +296,7 @@ def install_hub_limits() -> bool:
 def _instead() -> str:
     """What to give instead of a Hub id: a local config.json, or (on a server, which reads no
     local file) a pasted one."""
-    from whichgpu.models.resolve import local_files_refused
+    from whichgpu.models.local_policy import local_files_refused
 
     if local_files_refused():
         return "paste the config.json or use a preset"
@@ -306,7 +306,7 @@ def _instead() -> str:
 def _on_server() -> bool:
     """Whether the question came to a server (which reads no local file): its reader can set
     none of the server's variables (HF_ENDPOINT ...), so the error does not name them."""
-    from whichgpu.models.resolve import local_files_refused
+    from whichgpu.models.local_policy import local_files_refused
 
     return local_files_refused() is not None
 

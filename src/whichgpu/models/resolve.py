@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,10 @@ from whichgpu.messages import Join, msg
 from whichgpu.models.bounds import PASTED, check_spec
 from whichgpu.models.generic import bare_size_spec, generic_spec
 from whichgpu.models.local_file import file_kind, read_json, stat_path
+from whichgpu.models.local_policy import (  # re-exported: the web asks here
+    local_files_refused,
+    no_local_files,
+)
 from whichgpu.models.preset_index import find_preset, load_preset, preset_names
 from whichgpu.models.spec import ModelSpec
 
@@ -35,27 +37,8 @@ _HINT = msg("model.hint", "give a preset alias (see 'whichgpu models'), a Hub id
 MAX_NAME_CHARS = 1000  # a Hub id is at most 96 + 1 + 96 characters; paths rarely pass 300
 MODEL_FILE_SUFFIXES = (".json", ".gguf", ".safetensors", ".bin", ".pt", ".pth", ".ckpt",
                        ".csv", ".toml")
-# None: local files may be read; a sentence: they may not, and this says why (set per request
-# by a server, see no_local_files).
-_NO_FILES: ContextVar[str | None] = ContextVar("whichgpu_no_local_files", default=None)
 
 HubLookup = Callable[[str], ModelSpec]
-
-
-@contextmanager
-def no_local_files(reason: str) -> Iterator[None]:
-    """Within this block (this context and the threads that copy it), :func:`resolve_model`
-    reads no local file, whoever calls it; ``reason`` is the error for a path-like name."""
-    token = _NO_FILES.set(reason)
-    try:
-        yield
-    finally:
-        _NO_FILES.reset(token)
-
-
-def local_files_refused() -> str | None:
-    """The reason local files may not be read here, or None when they may."""
-    return _NO_FILES.get()
 
 
 def looks_like_path(text: str) -> bool:

@@ -29,6 +29,7 @@ from whichgpu.answers.request import for_web, reason
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import msg
+from whichgpu.vocabulary import WorkKind
 from whichgpu.web import charts, controls, explain, price_views, words, work
 from whichgpu.web import services as s
 from whichgpu.web.i18n import LANG_NAMES, LANGS, Locale, locale, translations
@@ -271,6 +272,8 @@ def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
     if not p.get("model") and config is None:
         return render(request, "advisor.html", ctx)
     params = _work(p, unit)
+    for name in ("hours_per_month", "horizon_months"):  # read and bounded by _rent_or_buy,
+        params.pop(name, None)  # which says a bad value beside the recommendation
     budget = (p.get("max_price_per_hour") or "").strip()  # question 3: the hourly budget
     if budget.startswith("-"):
         ctx.update(error=_BUDGET(v=budget))
@@ -397,10 +400,7 @@ _BUDGET = Text("web.budget_negative", "the hourly budget must be more than 0, go
 
 
 def _rent_or_buy(result: Any, p: dict[str, Any]):
-    """Q4 and Q5 of S13: rent or buy the first option, as the checklist does."""
-    from whichgpu.cost.ownership import ownership_inputs
-    from whichgpu.cost.rent_or_buy import rent_or_buy
-
+    """Q4 and Q5 of S13: rent or buy the first option (the answer's, as the checklist's)."""
     best = result.rec.best
     try:
         hours, horizon = _number(p.get("hours_per_month")), _number(p.get("horizon_months"))
@@ -413,33 +413,18 @@ def _rent_or_buy(result: Any, p: dict[str, Any]):
             return None, [what(v=p.get("hours_per_month" if what is _HOURS
                                        else "horizon_months"))]
     try:
-        inputs = ownership_inputs(best.gpu, offers=list(result.selection.offers),
-                                  rates=result.rates, utilization=min(hours, 730) / 730,
-                                  currency=best.price_per_hour.currency)
-        return rent_or_buy(inputs, result.rates, hours_per_month=hours,
-                           horizon_months=horizon), []
+        return result.rent_or_buy(hours, horizon), []
     except InputError as exc:
         return None, [said(exc)]
 
 
 def _article_rules(result: Any, p: dict[str, Any]) -> list[str]:
     """What S13 says for these answers (shown beside the computed answer)."""
-    from whichgpu.advise.checklist import ChecklistAnswers, answers_rule, article_rules
-
     try:
-        hours = _number(p.get("hours_per_month")) or 100.0
-        horizon = _number(p.get("horizon_months")) or 12.0
-        job = result.rec.job
-        workload = ("training" if job.workload.task == "pretrain" else "finetune"
-                    if job.workload.is_training else "inference")
-        answers = ChecklistAnswers(workload, job.workload.model.name, job.max_price_per_hour,
-                                   min(hours, 730), min(horizon, 120))
+        return result.article_rules(_number(p.get("hours_per_month")),
+                                    _number(p.get("horizon_months")))
     except InputError:
         return []
-    rules = article_rules(answers, job.workload.model.params_total / 1e9)
-    given = {"hours": p.get("hours_per_month"), "horizon": p.get("horizon_months")}
-    return [r for r in rules if (not answers_rule(r, 4) or given["hours"])
-            and (not answers_rule(r, 5) or given["horizon"])]
 
 
 def _pareto_chart(rec) -> Markup | None:
@@ -466,7 +451,7 @@ def _binds(rec) -> dict[str, Any] | None:
     """Serving at a request rate: what binds each option (the GPU at its best count), as
     the share of each limit it uses: the KV cache's room for sequences, the replica's
     throughput (bound by memory bandwidth or compute), and the latency targets."""
-    if rec.job.kind != "rate" or not rec.options:
+    if rec.job.kind != WorkKind.RATE or not rec.options:
         return None
     L, g = _L(), _L().gettext
     series = [g("memory for the KV cache"), g("throughput"), g("time to first token target"),

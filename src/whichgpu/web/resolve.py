@@ -27,8 +27,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from whichgpu.answers.inputs.workload import PARAMS_WORDS
 from whichgpu.errors import InputError, WhichGPUError
-from whichgpu.estimate.build import PARAMS_WORDS
 from whichgpu.messages import msg
 from whichgpu.models.generic import parse_bare_size
 from whichgpu.models.hub import (

@@ -28,11 +28,11 @@ from whichgpu.answers.advice import ChecklistAnswer, RecommendAnswer
 from whichgpu.answers.catalog import GpuAnswer, GpusAnswer, ModelAnswer, ModelsAnswer
 from whichgpu.answers.context import Context
 from whichgpu.answers.estimates import MemoryAnswer, SpeedResult
+from whichgpu.answers.inputs.ownership import CostResult, TcoResult
 from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.prices import HistoryAnswer, PricesAnswer
 from whichgpu.answers.rl import RLRecommendAnswer
 from whichgpu.catalog.prices import OfferSelection, current_offers
-from whichgpu.cost.build import CostResult, TcoResult
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.messages import msg

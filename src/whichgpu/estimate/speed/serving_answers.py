@@ -70,13 +70,12 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
 
 # ------------------------------------------------------------------ traffic (issue 28)
 
-def traffic_answer(w: Workload, gpu: GPU, count: int, rate_text: str | float,
+def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
                    lengths_text: str | None = None, prefix_hit: float | None = None, *,
                    profile: Any = None) -> dict[str, Any]:
     """One replica of ``count`` x ``gpu`` under Poisson arrivals at a request rate: its
     throughput and TTFT, TPOT, inter-token and end-to-end latency at p50/p90/p95/p99, from
     the step-by-step simulation (serving_sim.py) over 1,000 requests."""
-    from whichgpu.advise.serving import parse_rate
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for
     from whichgpu.estimate.speed.serving import ServingModel
@@ -89,8 +88,6 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate_text: str | float,
                              "{flag} vllm, sglang or trtllm (got {engine})",
                              field=Field("requests_per_s"), flag=Field("engine"),
                              engine=w.engine_name))
-    rate = parse_rate(rate_text)
-    assert rate is not None
     wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
     need = estimate_memory(wl).total_bytes
     where = gpu.id if count == 1 else f"{count} x {gpu.id}"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from whichgpu.errors import InputError
-from whichgpu.estimate.workload import Backend, Workload
+from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
+from whichgpu.vocabulary import Engine, Task
 
 PARAMS_WORDS = msg("what.params", "parameter count")
 _CONTEXT = msg("what.context", "context")
@@ -28,50 +27,56 @@ def parse_resolution(text: str | None) -> tuple[int, int] | None:
                              "like 1024x1024", v=text)) from None
 
 
-def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
-                   quant: str | None = None, kv_dtype: str = "f16",
-                   context: str | None = None, batch: int = 1,
-                   engine: str | None = None, prompt_tokens: str | None = None,
-                   output_tokens: str | None = None, optimizer: str | None = None,
+def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INFERENCE,
+                   quant: str | None = None, kv_dtype: str | None = None,
+                   context: int | str | None = None, batch: int | None = None,
+                   engine: Engine | str | None = None, prompt_tokens: int | str | None = None,
+                   output_tokens: int | str | None = None, optimizer: str | None = None,
                    gradient_checkpointing: bool | None = None,
                    master_weights: bool | None = None, fused_loss: bool | None = None,
-                   flash_attention: bool = True, lora_rank: int | None = None,
-                   lora_targets: str | None = None, gpus: int = 1, tp: int | None = None,
-                   pp: int = 1, zero: int | None = None, resolution: str | None = None,
-                   frames: int | None = None, steps: int | None = None,
-                   cfg: bool | None = None, offload: str = "none", vae_tiling: bool = False,
+                   flash_attention: bool | None = None, lora_rank: int | None = None,
+                   lora_targets: str | None = None, gpus: int | None = None,
+                   tp: int | None = None, pp: int | None = None, zero: int | None = None,
+                   resolution: str | None = None, frames: int | None = None,
+                   steps: int | None = None, cfg: bool | None = None,
+                   offload: str | None = None, vae_tiling: bool | None = None,
                    params: str | None = None, allow_long_context: bool | None = None,
                    framework: str | None = None, activation_offloading: bool | None = None,
-                   loss: str | None = None, fp8_training: bool = False,
+                   loss: str | None = None, fp8_training: bool | None = None,
                    gpu_layers: int | None = None, n_cpu_moe: int | None = None,
                    cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
                    host_ram: str | None = None, host_memory: str | None = None,
                    host_bandwidth: str | None = None, engine_version: str | None = None,
-                   ubatch: int | None = None, mmap: bool = True,
+                   ubatch: int | None = None, mmap: bool | None = None,
                    imatrix: bool | None = None, backend: str | None = None,
                    speculative: str | None = None, draft_tokens: int | None = None,
                    lora_adapters: int | None = None,
                    interconnect: str | None = None, gpus_per_node: int | None = None,
                    # diffusion LoRA training: what stays resident (estimate/diffusion_trainers)
                    cache_embeddings: bool | None = None, blocks_to_swap: int | None = None):
-    """Resolve the model and build a validated Workload from typed values.
+    """Resolve the model and build a validated Workload from what a person typed.
+
+    The text is read here, once: counts such as ``8k`` (``context``, ``prompt_tokens``,
+    ``output_tokens``; numbers pass as they are), ``params`` (``70e9``), ``resolution``
+    (``1024x1024``), ``lora_targets`` (``q_proj,v_proj``), the host, the speculative drafter,
+    llama.cpp's ``-ot`` and the interconnect; the typed settings then go to
+    :func:`whichgpu.estimate.configure.configure_workload`, where a training ``framework``
+    fills what is left unset. A setting left as None takes the Workload's own default.
 
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
-    reading paths on the server). ``framework`` (training) fills every setting left as None
-    (optimizer, checkpointing, activation offloading, loss, LoRA rank and targets, the QLoRA
-    base format ...) from that framework's defaults (estimate/frameworks.py); what is still
-    unset takes the engine-neutral defaults (AdamW, LoRA rank 16 on all linears).
-    llama.cpp's offload flags: ``gpu_layers`` (-ngl), ``n_cpu_moe`` / ``cpu_moe`` and
-    ``override_tensor`` (-ot ``PATTERN=DEVICE``, several comma-separated as llama.cpp reads
-    them); the host: ``host_ram`` (``64GB``), ``host_memory`` (``ddr5-6000x2``),
-    ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub), ``mmap`` (False for --no-mmap) and
-    ``imatrix`` (whether the GGUF used an importance matrix); ``backend``: llama.cpp's GPU
-    backend (cuda, vulkan, rocm, metal, sycl; None: the card's own); ``speculative``: mtp,
-    eagle or draft:MODEL, with ``draft_tokens`` per verify step (estimate/speculative.py).
-    ``interconnect``: the link between servers (``100gbe``, ``ib-ndr``; None: the default
-    network) and ``gpus_per_node`` the GPUs of one server (None: 8).
+    reading paths on the server). llama.cpp's offload flags: ``gpu_layers`` (-ngl),
+    ``n_cpu_moe`` / ``cpu_moe`` and ``override_tensor`` (-ot ``PATTERN=DEVICE``, several
+    comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``),
+    ``host_memory`` (``ddr5-6000x2``), ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub),
+    ``mmap`` (False for --no-mmap) and ``imatrix`` (whether the GGUF used an importance
+    matrix); ``backend``: llama.cpp's GPU backend (cuda, vulkan, rocm, metal, sycl; None: the
+    card's own); ``speculative``: mtp, eagle or draft:MODEL, with ``draft_tokens`` per verify
+    step (estimate/speculative.py). ``interconnect``: the link between servers (``100gbe``,
+    ``ib-ndr``; None: the default network) and ``gpus_per_node`` the GPUs of one server
+    (None: 8).
     """
-    from whichgpu.estimate.frameworks import apply_framework, canonical
+    from whichgpu.estimate.configure import configure_workload
+    from whichgpu.estimate.frameworks import canonical
     from whichgpu.estimate.host import parse_host
     from whichgpu.estimate.speculative import parse_speculative
     from whichgpu.models import resolve_model
@@ -96,50 +101,35 @@ def build_workload(model: str | ModelSpec | None, *, task: str = "inference",
         framework = None
     if framework:
         framework = canonical(framework)
-    chosen = apply_framework(framework, task, {
-        "optimizer": optimizer, "gradient_checkpointing": gradient_checkpointing,
-        "activation_offloading": activation_offloading, "loss": loss,
-        "master_weights": master_weights, "optimizer_in_backward": None,
-        "selective_checkpointing": None,
-        "lora_rank": lora_rank, "lora_targets": lora_targets, "quant": quant})
-    if fused_loss and chosen["loss"] is None:
-        chosen["loss"] = "fused"
-    # FP8 training as a precision (issue 29): an FP8 format on full fine-tuning or pre-training
-    # means FP8 matmuls on bf16 weights (Transformer Engine, torchao float8), not FP8 weights
-    if task in ("full-ft", "pretrain") and chosen["quant"] and _fp8_compute(chosen["quant"]):
-        chosen["quant"], fp8_training = None, True
-    lora_targets = chosen["lora_targets"] or "all-linear"
-    cpu_moe_layers = spec.num_layers if cpu_moe else (n_cpu_moe or 0)
     host = (parse_host(host_ram, host_memory, host_bandwidth)
             if host_ram or host_memory or host_bandwidth else None)
-    return Workload(
-        model=spec, task=task, quant=chosen["quant"], kv_dtype=kv_dtype,
-        context=parse_count(context, binary=True, what=_CONTEXT) if context else None,
-        batch=batch, engine=engine,
-        prompt_tokens=parse_count(prompt_tokens, binary=True, what=_PROMPT)
-        if prompt_tokens else None,
-        output_tokens=parse_count(output_tokens, binary=True, what=_OUTPUT)
-        if output_tokens else None,
-        optimizer=chosen["optimizer"] or "adamw",
-        gradient_checkpointing=chosen["gradient_checkpointing"],
-        master_weights=chosen["master_weights"], fused_loss=bool(fused_loss),
-        flash_attention=flash_attention, lora_rank=chosen["lora_rank"] or 16,
-        lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
-        gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res, frames=frames, steps=steps,
-        cfg=cfg, offload=offload, vae_tiling=vae_tiling, allow_long_context=allow_long_context,
-        framework=framework, activation_offloading=chosen["activation_offloading"],
-        loss=chosen["loss"], optimizer_in_backward=bool(chosen["optimizer_in_backward"]),
-        selective_checkpointing=chosen["selective_checkpointing"],
-        fp8_training=fp8_training,
-        gpu_layers=gpu_layers, cpu_moe_layers=cpu_moe_layers,
-        tensor_overrides=parse_overrides(override_tensor), host=host,
+    return configure_workload(
+        spec, task=task, framework=framework or None, fused_loss=fused_loss, cpu_moe=cpu_moe,
+        n_cpu_moe=n_cpu_moe, quant=quant, optimizer=optimizer or None,
+        gradient_checkpointing=gradient_checkpointing, master_weights=master_weights,
+        activation_offloading=activation_offloading, loss=loss, lora_rank=lora_rank or None,
+        lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip())
+        if lora_targets else None,
+        kv_dtype=kv_dtype, context=_tokens(context, _CONTEXT), batch=batch, engine=engine,
+        prompt_tokens=_tokens(prompt_tokens, _PROMPT),
+        output_tokens=_tokens(output_tokens, _OUTPUT),
+        flash_attention=flash_attention, gpus=gpus, tp=tp, pp=pp, zero=zero, resolution=res,
+        frames=frames, steps=steps, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
+        allow_long_context=allow_long_context, fp8_training=fp8_training,
+        gpu_layers=gpu_layers, tensor_overrides=parse_overrides(override_tensor), host=host,
         engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
-        backend=cast(Backend | None, backend or None),  # Workload checks the name
+        backend=backend or None,  # Workload checks the name
         speculative=parse_speculative(speculative, draft_tokens, spec),
-        lora_adapters=lora_adapters or 0,
-        interconnect=_interconnect(interconnect), gpus_per_node=gpus_per_node,
-        cache_embeddings=cache_embeddings, blocks_to_swap=blocks_to_swap or 0,
-        diffusion_trainer=trainer, notes=notes)
+        lora_adapters=lora_adapters, interconnect=_interconnect(interconnect),
+        gpus_per_node=gpus_per_node, cache_embeddings=cache_embeddings,
+        blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes)
+
+
+def _tokens(value: int | str | None, what: str) -> int | None:
+    """A token count as typed (``8k`` is 8,192, as model cards write it); a number passes."""
+    from whichgpu.units import parse_count
+
+    return None if value is None or value == "" else parse_count(value, binary=True, what=what)
 
 
 def _diffusion_trainer(framework: str | None, task: str) -> str | None:
@@ -147,17 +137,6 @@ def _diffusion_trainer(framework: str | None, task: str) -> str | None:
     from whichgpu.estimate.diffusion_trainers import trainer_name
 
     return trainer_name(framework) if task == "image-lora" else None
-
-
-def _fp8_compute(quant: str) -> bool:
-    """Whether ``quant`` names an FP8 format (fp8, fp8-e4m3, float8 ...); unknown names are
-    left for the Workload to refuse."""
-    from whichgpu.models.quant import get_quant
-
-    try:
-        return get_quant(quant).compute == "fp8"
-    except InputError:
-        return False
 
 
 def _interconnect(text: str | None) -> str | None:

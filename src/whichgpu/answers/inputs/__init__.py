@@ -1,0 +1,11 @@
+"""What people type, read once into the engine's typed objects.
+
+- ``workload``: a request's model and settings -> a validated ``Workload`` (counts such as
+  ``8k`` parsed here; the training framework's defaults applied by
+  :func:`whichgpu.estimate.configure.configure_workload`).
+- ``job``: the amount of work, deadline, budget, currency and ``--only`` -> a ``Job``.
+- ``ownership``: purchase, power and run-cost inputs -> ``tco`` and ``cost``.
+
+The engine packages (``estimate``, ``advise``, ``cost``) take what these build and never read
+a request's text themselves.
+"""
