@@ -50,9 +50,9 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
                              field=Field("lora_adapters")))
     spec = ctx.model(q.model, params=q.params, config=config)
     prompt = int(parse_count(q.prompt_tokens, binary=True, what=_PROMPT)) \
-        if q.prompt_tokens else None
+        if q.prompt_tokens is not None else None
     completion = int(parse_count(q.completion_tokens, binary=True, what=_COMPLETION)) \
-        if q.completion_tokens else None
+        if q.completion_tokens is not None else None
     mine = q.fields("quant", "kv_dtype", "optimizer", "gradient_checkpointing", "lora_rank",
                     "lora_targets", "activation_offloading", "loss", "fp8_training",
                     "host_ram", "host_memory", "host_bandwidth")

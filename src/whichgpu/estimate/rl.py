@@ -146,12 +146,18 @@ def settings(task: Task, *, tuning: RLTuning | None = None, framework: str | Non
     if not 0 < share < 1:
         raise InputError(msg("rl.share", "{field} must be between 0 and 1 (a fraction of each "
                              "GPU's memory), got {v}", field=Field("rollout_share"), v=share))
+    for name, given in (("generations", generations), ("prompt_tokens", prompt_tokens),
+                        ("completion_tokens", completion_tokens)):
+        if given is not None and given < 1:  # 0 is not 'the default': it is refused
+            raise InputError(msg("rl.positive", "{field} must be at least 1, got {v}",
+                                 field=Field(name), v=given))
     kl = fw.reference_kl
     return RLSettings(
         task=task, tuning=tuning, framework=fw,
-        generations=generations or fw.generations, prompts=prompts,
-        prompt_tokens=prompt_tokens or fw.prompt_tokens,
-        completion_tokens=completion_tokens or fw.completion_tokens, gpus=gpus,
+        generations=fw.generations if generations is None else generations, prompts=prompts,
+        prompt_tokens=fw.prompt_tokens if prompt_tokens is None else prompt_tokens,
+        completion_tokens=fw.completion_tokens if completion_tokens is None
+        else completion_tokens, gpus=gpus,
         rollout_gpus=rollout_gpus, rollout_share=share,
         reference=kl and tuning is RLTuning.FULL, kl=kl)
 
