@@ -1,0 +1,221 @@
+"""Optional measured-kernel step times from aiconfigurator-core (issue 28).
+
+NVIDIA's ``aiconfigurator-core`` (Apache-2.0, PyPI, ``pip install 'whichgpu[kernels]'``)
+ships per-kernel latencies measured on H100, H200, B200, B300, GB200, GB300 and RTX PRO 6000
+Server (and A100 for older engine versions) under TensorRT-LLM, vLLM and SGLang, and composes
+them into the time of one engine step. Where it covers a serving replica (GPU, engine, model,
+precision, a tensor-parallel layout of one node) and the user opts in (``WHICHGPU_KERNEL_DB=1``
+or :func:`use_kernel_db`), the serving model takes its step times from it; everything else
+keeps whichgpu's own model. Nothing here is imported unless asked: without the package, or
+without the opt-in, every answer is the one whichgpu's model gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+from whichgpu.estimate.speed.serving_steps import StepModel
+from whichgpu.estimate.workload import Workload
+
+PACKAGE = "aiconfigurator-core"
+MODULE = "aiconfigurator_core"
+ENV = "WHICHGPU_KERNEL_DB"
+
+
+class StepPath(StrEnum):
+    """Which model answered a replica's step times."""
+
+    MEASURED = "measured"
+    MODEL = "model"
+
+
+MODEL_LABEL = "whichgpu's model"
+
+# whichgpu GPU id -> aiconfigurator system name (systems/*.yaml of the package)
+SYSTEMS = {
+    "h100-sxm": "h100_sxm", "h200-sxm": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
+    "gb200": "gb200", "gb300": "gb300", "rtx-pro-6000-server": "rtx_pro_6000_server",
+    "a100-80gb-sxm": "a100_sxm",
+}
+# whichgpu engine -> aiconfigurator backend
+BACKENDS = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm"}
+# whichgpu model id -> the Hub id whose config the package ships (model_configs/); an id not
+# listed is looked up as itself
+MODELS = {
+    "meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
+    "meta-llama/Llama-3.1-8B": "meta-llama/Meta-Llama-3.1-8B",
+    "meta-llama/Meta-Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
+    "meta-llama/Llama-3.1-70B-Instruct": "meta-llama/Meta-Llama-3.1-70B",
+    "meta-llama/Llama-3.1-70B": "meta-llama/Meta-Llama-3.1-70B",
+    "meta-llama/Llama-3.3-70B-Instruct": "meta-llama/Meta-Llama-3.1-70B",  # same shapes
+    "meta-llama/Llama-3.1-405B-Instruct": "meta-llama/Meta-Llama-3.1-405B",
+    "meta-llama/Llama-3.1-405B": "meta-llama/Meta-Llama-3.1-405B",
+}
+# whichgpu weight precision -> aiconfigurator GEMM quant mode (16-bit: bf16 tables for both)
+GEMM = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4"}
+KV = {"f16": "bfloat16", "fp16": "bfloat16", "bf16": "bfloat16", "fp8": "fp8"}
+
+_opt_in: contextvars.ContextVar[bool | None] = contextvars.ContextVar("kernel_db", default=None)
+
+
+def opted_in() -> bool:
+    """Whether the measured-kernel path is asked for (use_kernel_db, else WHICHGPU_KERNEL_DB)."""
+    on = _opt_in.get()
+    if on is not None:
+        return on
+    return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def use_kernel_db(on: bool = True) -> Iterator[None]:
+    """Ask for (or refuse) the measured-kernel path within the block."""
+    token = _opt_in.set(on)
+    try:
+        yield
+    finally:
+        _opt_in.reset(token)
+
+
+def version() -> str | None:
+    """The installed aiconfigurator-core version, or None when it is not installed."""
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def measured_label(ver: str | None = None) -> str:
+    return f"{PACKAGE} {ver or version() or '?'} measured kernels"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the package is asked for a replica: system, backend, model, precisions, TP."""
+
+    system: str
+    backend: str
+    model: str
+    gemm: str
+    kv: str
+    tp: int
+
+
+def coverage(w: Workload, gpu_id: str) -> Coverage | str:
+    """The package's coordinates for a replica, or why it is not covered (one line)."""
+    system = SYSTEMS.get(gpu_id)
+    if system is None:
+        return f"no measured kernels for {gpu_id}"
+    backend = BACKENDS.get(w.engine_name)
+    if backend is None:
+        return f"no measured kernels for the {w.engine_name} engine"
+    if w.model.moe is not None:
+        return "mixture-of-experts layouts are not mapped to the kernel database"
+    if w.pp_degree > 1:
+        return "pipeline-parallel layouts are not mapped to the kernel database"
+    gemm = GEMM.get(w.quant_name.lower())
+    if gemm is None:
+        return f"no measured kernels for {w.quant_name} weights"
+    kv = KV.get(w.kv_dtype.lower())
+    if kv is None:
+        return f"no measured kernels for a {w.kv_dtype} KV cache"
+    hub = w.model.hub_id or w.model.id
+    return Coverage(system, backend, MODELS.get(hub, hub), gemm, kv, w.tp_degree)
+
+
+def _ships_config(model: str) -> bool:
+    """Whether the package ships ``model``'s config (it would fetch others from the Hub)."""
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    spec = find_spec(MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    name = model.replace("/", "--") + "_config.json"
+    return any((Path(d) / "model_configs" / name).is_file()
+               for d in spec.submodule_search_locations)
+
+
+@cache
+def _engine(c: Coverage) -> Any | str:
+    """The package's compiled engine for ``c``, or why it could not be built."""
+    try:
+        from aiconfigurator_core.sdk.engine import EngineHandle
+    except ImportError:
+        return f"{PACKAGE} is not installed"
+    if not _ships_config(c.model):
+        return f"{PACKAGE} ships no config for {c.model}"
+    try:
+        return EngineHandle.compile(c.model, c.system, c.backend, tp_size=c.tp,
+                                    gemm_quant_mode=c.gemm, kvcache_quant_mode=c.kv)
+    except Exception as exc:  # the package's own errors: unknown model, missing tables
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return f"{PACKAGE} does not cover it ({first[:160]})"
+
+
+class KernelSteps(StepModel):
+    """Step times from the measured-kernel database; request dispatch from whichgpu's model.
+
+    A step's GPU time is the package's mixed (or decode-only) step at the replica's prompt
+    and output lengths; fractional decode batches are interpolated between the integers on
+    either side. whichgpu's fitted CPU cost per running sequence is not added (it was fitted
+    against whichgpu's own step model)."""
+
+    path = StepPath.MEASURED
+
+    def __init__(self, w: Workload, hw: Any, prompt: int, output: int, engine: Any,
+                 label: str) -> None:
+        super().__init__(w, hw, prompt, output)
+        self.engine, self.label = engine, label
+        self._ms: dict[tuple[int, int], float] = {}
+
+    def _step_ms(self, decodes: int, prompt_tokens: int) -> float:
+        key = (decodes, prompt_tokens)
+        hit = self._ms.get(key)
+        if hit is None:
+            if prompt_tokens > 0:
+                hit = float(self.engine.mixed_step_latency(prompt_tokens, decodes, self.prompt,
+                                                           self.output))
+            else:
+                hit = float(self.engine.decode_step_latency(max(decodes, 1), self.prompt,
+                                                            self.output))
+            self._ms[key] = hit
+        return hit
+
+    def mixed(self, decodes: float, prompt_tokens: float) -> float:
+        d = max(decodes, 0.0)
+        p = max(math.ceil(prompt_tokens), 0)
+        lo = math.floor(d)
+        a = self._step_ms(lo, p)
+        if d == lo:
+            return a * 1e-3
+        z = self._step_ms(lo + 1, p)
+        return (a + (z - a) * (d - lo)) * 1e-3
+
+
+def step_model(w: Workload, hw: Any, gpu_id: str, prompt: int, output: int) -> StepModel:
+    """The replica's step model: measured kernels where opted in and covered, else whichgpu's.
+
+    The returned model's ``path`` and ``label`` say which answered (``why`` says why the
+    measured path did not, when asked for)."""
+    why = ""
+    if opted_in():
+        c = coverage(w, gpu_id)
+        if isinstance(c, Coverage):
+            engine = _engine(c)
+            if not isinstance(engine, str):
+                return KernelSteps(w, hw, prompt, output, engine, measured_label())
+            why = engine
+        else:
+            why = c
+    sm = StepModel(w, hw, prompt, output)
+    sm.why = why
+    return sm
