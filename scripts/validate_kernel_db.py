@@ -54,7 +54,7 @@ def rows_by_path(rows: list[dict[str, str]]) -> list[dict]:
         out.append({"id": row["id"], "engine": row["engine"], "gpu": row["gpu"],
                     "family": vs.family_of(row), "measured": float(row["value"]),
                     "model": base, "opted": kern, "path": label, "why": why,
-                    "measured_path": measured_path})
+                    "measured_path": measured_path, "split": vs.split_of_row(row)})
     return out
 
 
@@ -81,6 +81,21 @@ def report(out: list[dict], per_row: bool = False) -> None:
         print(f"\npath 'measured': {covered[0]['path']}; 'model': whichgpu's model")
         print(f"covered rows: {len(covered)} of {len(out)}; median |error| on them: whichgpu's "
               f"model {mm:.0%}, measured kernels {kk:.0%}")
+        held = [r for r in covered if r["split"] != "calibration"]
+        if held:  # whichgpu's constants were fitted on the calibration rows, not on these
+            print(f"  held-out rows only ({len(held)}): whichgpu's model "
+                  f"{statistics.median(_err(r['model'], r['measured']) for r in held):.0%}, "
+                  "measured kernels "
+                  f"{statistics.median(_err(r['opted'], r['measured']) for r in held):.0%}")
+        for engine in sorted({r["engine"] for r in covered}):
+            rs = [r for r in covered if r["engine"] == engine]
+            sm = statistics.median(r["model"] / r["measured"] - 1 for r in rs)
+            sk = statistics.median(r["opted"] / r["measured"] - 1 for r in rs)
+            print(f"  {engine:8} {len(rs):3d} rows: |error| model "
+                  f"{statistics.median(_err(r['model'], r['measured']) for r in rs):.0%} "
+                  f"(signed {sm:+.0%}), measured kernels "
+                  f"{statistics.median(_err(r['opted'], r['measured']) for r in rs):.0%} "
+                  f"(signed {sk:+.0%})")
     else:
         print(f"\ncovered rows: 0 of {len(out)} (is aiconfigurator-core installed?)")
     whys: dict[str, int] = defaultdict(int)

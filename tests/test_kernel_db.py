@@ -76,10 +76,13 @@ def test_opted_in_and_covered_the_measured_kernels_answer_the_steps(fake_package
     (model, system, backend, kw), = fake_package
     assert (model, system, backend) == ("meta-llama/Meta-Llama-3.1-8B", "h100_sxm", "vllm")
     assert kw["tp_size"] == 1 and kw["gemm_quant_mode"] == "bfloat16"
-    # the step times are the package's, in seconds; a fractional batch is interpolated
-    assert sm.steps.decode(8) == pytest.approx(0.018)
-    assert sm.steps.decode(8.5) == pytest.approx(0.0185)
-    assert sm.steps.mixed(4, 1000) == pytest.approx(0.024)
+    # the step times are the package's, in seconds, plus the engine's fitted CPU cost per
+    # running sequence; a fractional batch is interpolated
+    cpu = sm.steps.per_sequence_s
+    assert cpu > 0
+    assert sm.steps.decode(8) == pytest.approx(0.018 + 8 * cpu)
+    assert sm.steps.decode(8.5) == pytest.approx(0.0185 + 8.5 * cpu)
+    assert sm.steps.mixed(4, 1000) == pytest.approx(0.024 + 4 * cpu)
     # and they drive the serving answer: a 10 ms + 1 ms/sequence decode step caps a sequence
     # at under 1000 / 11 tokens/s
     pt = sm.max_throughput()
@@ -170,3 +173,21 @@ def test_the_real_package_answers_a_covered_replica():
     assert 0.003 < one < 0.05
     assert one < many  # more sequences, more KV read and matmul
     assert sm.steps.mixed(0, 2048) > one  # a 2k-token prefill chunk costs more than a decode
+
+
+def test_the_answer_says_which_path_timed_the_steps(fake_package, monkeypatch):
+    from whichgpu.estimate.speed.serving_answers import max_throughput_answer
+
+    monkeypatch.delenv(kernel_db.ENV, raising=False)
+    w = Workload(LLAMA_8B, engine="vllm", prompt_tokens=1000, output_tokens=200)
+    plain = max_throughput_answer(w, get_gpu("h100-sxm"))
+    assert not [a for a in plain["assumptions"] if a.startswith("step times")]
+    with kernel_db.use_kernel_db():
+        measured = max_throughput_answer(w, get_gpu("h100-sxm"))
+        other = max_throughput_answer(w, get_gpu("mi300x"))
+    assert [a for a in measured["assumptions"] if a.startswith(
+        "step times: aiconfigurator-core 0.12.0 measured kernels")]
+    assert "step times: whichgpu's model (measured kernels asked for, but no measured kernels " \
+        "for mi300x)" in other["assumptions"]
+    # the fake engine's steps are not whichgpu's: the answer follows the path
+    assert measured["throughput_tokens_per_s"] != plain["throughput_tokens_per_s"]
