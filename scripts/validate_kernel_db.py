@@ -111,12 +111,62 @@ def report(out: list[dict], per_row: bool = False) -> None:
                   f"opted-in {opted} ({r['path']})")
 
 
+def speed_rows(rows: list[dict[str, str]]) -> list[dict]:
+    """The decode and prefill rows of validation/speed.csv on a serving engine: whichgpu's
+    estimate (the path `speed` answers them by; the kernel database times only serving steps)
+    and, where the database covers the row, what its decode step / prefill would give."""
+    from whichgpu.estimate import validation_speed as vsp
+    from whichgpu.estimate.speed import inference_lengths
+    from whichgpu.estimate.speed.kernel_db import BACKENDS, Coverage, _engine, coverage
+    from whichgpu.estimate.validation_rows import gpu_of, workload_of
+
+    out = []
+    for row in rows:
+        if row["category"] not in ("decode", "prefill") or row["engine"] not in BACKENDS:
+            continue
+        try:
+            model, _note, _span = vsp.predict(row)
+            w = workload_of(vsp.speed_settings(row)[0], global_batch=True)
+            c = coverage(w, gpu_of(row).id)
+        except _ERRORS:
+            continue
+        kern, why = None, c if isinstance(c, str) else ""
+        if isinstance(c, Coverage):
+            engine = _engine(c)
+            if isinstance(engine, str):
+                why = engine
+            else:
+                prompt, output, _ = inference_lengths(w)
+                batch = max(w.batch or 1, 1)
+                try:
+                    if row["metric"] == "decode_tokens_per_s":
+                        kern = batch * 1e3 / engine.decode_step_latency(batch, prompt, output)
+                    elif row["metric"] == "ttft_s":
+                        kern = engine.predict_prefill_latency(batch, prompt) * 1e-3
+                except Exception as exc:  # the package's missing-table errors
+                    why = str(exc).splitlines()[0][:160]
+        out.append({"id": row["id"], "engine": row["engine"], "gpu": row["gpu"],
+                    "measured": float(row["value"]), "model": model, "kernel": kern,
+                    "why": why})
+    return out
+
+
+def report_speed(out: list[dict]) -> None:
+    print("\nvalidation/speed.csv decode and prefill rows on vLLM / SGLang / TensorRT-LLM "
+          "(answered by whichgpu's model):")
+    for r in out:
+        k = (f"measured kernels {_err(r['kernel'], r['measured']):.0%}"
+             if r["kernel"] else f"not covered: {r['why']}")
+        print(f"  {r['id']}: whichgpu's model {_err(r['model'], r['measured']):.0%}; {k}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", action="store_true", help="one line per row")
     args = p.parse_args(argv)
     logging.disable(logging.WARNING)  # the package logs every fallback table it loads
     report(rows_by_path(read_rows(default_path("serving"))), args.rows)
+    report_speed(speed_rows(read_rows(default_path("speed"))))
     return 0
 
 

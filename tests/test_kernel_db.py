@@ -110,8 +110,6 @@ def test_an_uncovered_gpu_keeps_whichgpus_model_and_says_why(fake_package):
      "no measured kernels for a q8_0 KV cache"),
     ("llama-3.1-70b", {"engine": "vllm", "gpus": 4, "tp": 2, "pp": 2},
      "pipeline-parallel layouts are not mapped to the kernel database"),
-    ("qwen3-30b-a3b", {"engine": "vllm"},
-     "mixture-of-experts layouts are not mapped to the kernel database"),
 ])
 def test_coverage_says_why_a_replica_is_not_covered(model, kw, why):
     w = Workload(resolve_model(model), prompt_tokens=1000, output_tokens=200, **kw)
@@ -191,3 +189,47 @@ def test_the_answer_says_which_path_timed_the_steps(fake_package, monkeypatch):
         "for mi300x)" in other["assumptions"]
     # the fake engine's steps are not whichgpu's: the answer follows the path
     assert measured["throughput_tokens_per_s"] != plain["throughput_tokens_per_s"]
+
+
+def test_an_moe_replica_maps_its_expert_layout():
+    w = Workload(resolve_model("qwen3-30b-a3b"), engine="vllm", gpus=2, tp=2,
+                 prompt_tokens=1000, output_tokens=200)
+    c = kernel_db.coverage(w, "h100-sxm")
+    assert isinstance(c, kernel_db.Coverage)
+    assert (c.model, c.tp, c.moe_tp, c.moe_ep, c.moe_quant) == ("Qwen/Qwen3-30B-A3B", 2, 2, 1,
+                                                                 "bfloat16")
+    ep = kernel_db.coverage(w.with_(expert_parallel=True), "h100-sxm")
+    assert isinstance(ep, kernel_db.Coverage)
+    assert (ep.moe_tp, ep.moe_ep) == (1, 2)
+
+
+def test_a_step_past_the_tables_is_timed_by_whichgpus_model_and_counted(fake_package,
+                                                                        monkeypatch):
+    def short(self, gen_tokens, isl, osl):
+        if gen_tokens > 100:
+            raise RuntimeError("generation attention data missing at /opt/x/table.parquet")
+        return 10.0 + gen_tokens
+
+    monkeypatch.setattr(_FakeEngine, "decode_step_latency", short)
+    with kernel_db.use_kernel_db():
+        sm = _model()
+    plain = _model()
+    assert sm.steps.path == "measured"
+    assert sm.steps.decode(200) == pytest.approx(plain.steps.decode(200))
+    assert sm.steps.decode(50) == pytest.approx(0.060 + 50 * sm.steps.per_sequence_s)
+    assert sm.steps.gaps == {(200, 0)}
+    (note,) = kernel_db.step_notes(sm.steps)
+    assert "1 step shape(s) past its tables from whichgpu's model" in note
+
+
+def test_a_table_missing_at_the_first_query_falls_back_without_naming_paths(fake_package,
+                                                                            monkeypatch):
+    def missing(self, *a):
+        raise RuntimeError("perf database error: MLA data missing at /opt/site/x/1.3.0")
+
+    monkeypatch.setattr(_FakeEngine, "mixed_step_latency", missing)
+    with kernel_db.use_kernel_db():
+        sm = _model()
+    assert sm.steps.path == "model"
+    assert sm.steps.why == ("aiconfigurator-core does not cover it (perf database error: MLA "
+                            "data missing)")

@@ -4,8 +4,9 @@ NVIDIA's ``aiconfigurator-core`` (Apache-2.0, PyPI, ``pip install 'whichgpu[kern
 ships per-kernel latencies measured on H100, H200, B200, B300, GB200, GB300 and RTX PRO 6000
 Server (and A100 for older engine versions) under TensorRT-LLM, vLLM and SGLang, and composes
 them into the time of one engine step. Where it covers a serving replica (GPU, engine, model,
-precision, a tensor-parallel layout of one node) and the user opts in (``WHICHGPU_KERNEL_DB=1``
-or :func:`use_kernel_db`), the serving model takes its step times from it; everything else
+precision, a tensor- or expert-parallel layout without pipeline stages) and the user opts in
+(``WHICHGPU_KERNEL_DB=1`` or :func:`use_kernel_db`), the serving model takes its step times
+from it; everything else
 keeps whichgpu's own model. Nothing here is imported unless asked: without the package, or
 without the opt-in, every answer is the one whichgpu's model gives.
 """
@@ -17,6 +18,7 @@ import contextvars
 import logging
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -105,9 +107,12 @@ class Coverage:
     system: str
     backend: str
     model: str
-    gemm: str
+    gemm: str | None  # None: the checkpoint's own (the package reads it from its config)
     kv: str
     tp: int
+    moe_tp: int | None = None  # MoE: experts split by TP, or spread by expert parallelism
+    moe_ep: int | None = None
+    moe_quant: str | None = None
 
 
 def coverage(w: Workload, gpu_id: str) -> Coverage | str:
@@ -118,18 +123,23 @@ def coverage(w: Workload, gpu_id: str) -> Coverage | str:
     backend = BACKENDS.get(w.engine_name)
     if backend is None:
         return f"no measured kernels for the {w.engine_name} engine"
-    if w.model.moe is not None:
-        return "mixture-of-experts layouts are not mapped to the kernel database"
     if w.pp_degree > 1:
         return "pipeline-parallel layouts are not mapped to the kernel database"
-    gemm = GEMM.get(w.quant_name.lower())
-    if gemm is None:
+    quant = w.quant_name.lower()
+    gemm = GEMM.get(quant)
+    native = quant == (w.model.quantization or "").lower() == "mxfp4"  # gpt-oss as shipped
+    if gemm is None and not native:
         return f"no measured kernels for {w.quant_name} weights"
     kv = KV.get(w.kv_dtype.lower())
     if kv is None:
         return f"no measured kernels for a {w.kv_dtype} KV cache"
     hub = w.model.hub_id or w.model.id
-    return Coverage(system, backend, MODELS.get(hub, hub), gemm, kv, w.tp_degree)
+    tp = w.tp_degree
+    if w.model.moe is None:
+        return Coverage(system, backend, MODELS.get(hub, hub), gemm, kv, tp)
+    ep = w.expert_parallel
+    return Coverage(system, backend, MODELS.get(hub, hub), gemm, kv, tp,
+                    moe_tp=1 if ep else tp, moe_ep=tp if ep else 1, moe_quant=gemm)
 
 
 def _ships_config(model: str) -> bool:
@@ -160,11 +170,12 @@ def _engine(c: Coverage) -> Any | str:
     level = log.level
     log.setLevel(logging.ERROR)
     try:
+        moe = ({} if c.moe_tp is None else
+               {"moe_tp_size": c.moe_tp, "moe_ep_size": c.moe_ep, "moe_quant_mode": c.moe_quant})
         return EngineHandle.compile(c.model, c.system, c.backend, tp_size=c.tp,
-                                    gemm_quant_mode=c.gemm, kvcache_quant_mode=c.kv)
+                                    gemm_quant_mode=c.gemm, kvcache_quant_mode=c.kv, **moe)
     except Exception as exc:  # the package's own errors: unknown model, missing tables
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return f"{PACKAGE} does not cover it ({first[:160]})"
+        return f"{PACKAGE} does not cover it ({_first_line(exc)})"
     finally:
         log.setLevel(level)
 
@@ -185,19 +196,25 @@ class KernelSteps(StepModel):
                  label: str) -> None:
         super().__init__(w, hw, prompt, output)
         self.engine, self.label = engine, label
-        self._ms: dict[tuple[int, int], float] = {}
+        self._ms: dict[tuple[int, int], float | None] = {}
+        self.gaps: set[tuple[int, int]] = set()  # step shapes the tables do not reach
 
-    def _step_ms(self, decodes: int, prompt_tokens: int) -> float:
+    def _step_ms(self, decodes: int, prompt_tokens: int) -> float | None:
         key = (decodes, prompt_tokens)
-        hit = self._ms.get(key)
-        if hit is None:
+        if key in self._ms:
+            return self._ms[key]
+        hit: float | None
+        try:
             if prompt_tokens > 0:
                 hit = float(self.engine.mixed_step_latency(prompt_tokens, decodes, self.prompt,
                                                            self.output))
             else:
                 hit = float(self.engine.decode_step_latency(max(decodes, 1), self.prompt,
                                                             self.output))
-            self._ms[key] = hit
+        except Exception:  # a shape past the package's tables: whichgpu's model times it
+            hit = None
+            self.gaps.add(key)
+        self._ms[key] = hit
         return hit
 
     def mixed(self, decodes: float, prompt_tokens: float) -> float:
@@ -205,11 +222,28 @@ class KernelSteps(StepModel):
         p = max(math.ceil(prompt_tokens), 0)
         lo = math.floor(d)
         a = self._step_ms(lo, p)
-        extra = self.per_sequence_s * d
-        if d == lo:
-            return a * 1e-3 + extra
-        z = self._step_ms(lo + 1, p)
-        return (a + (z - a) * (d - lo)) * 1e-3 + extra
+        z = a if d == lo else self._step_ms(lo + 1, p)
+        if a is None or z is None:
+            return super().mixed(decodes, prompt_tokens)
+        return (a + (z - a) * (d - lo)) * 1e-3 + self.per_sequence_s * d
+
+
+def _probe(engine: Any, prompt: int, output: int) -> str:
+    """'' when the package times this replica's steps (a decode step, a prompt alone, a
+    prompt beside decodes), else why not: some tables are only loaded when first queried."""
+    try:
+        engine.decode_step_latency(1, prompt, output)
+        engine.mixed_step_latency(prompt, 0, prompt, output)
+        engine.mixed_step_latency(prompt, 1, prompt, output)
+    except Exception as exc:  # the package's PerfDataNotAvailableError and kin
+        return f"{PACKAGE} does not cover it ({_first_line(exc)})"
+    return ""
+
+
+def _first_line(exc: Exception) -> str:
+    """The package's error, first line, without the install paths it names."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return re.sub(r"\s+(at|from)\s+/\S+", "", first)[:160]
 
 
 def step_model(w: Workload, hw: Any, gpu_id: str, prompt: int, output: int) -> StepModel:
@@ -223,8 +257,11 @@ def step_model(w: Workload, hw: Any, gpu_id: str, prompt: int, output: int) -> S
         if isinstance(c, Coverage):
             engine = _engine(c)
             if not isinstance(engine, str):
-                return KernelSteps(w, hw, prompt, output, engine, measured_label())
-            why = engine
+                why = _probe(engine, prompt, output)
+                if not why:
+                    return KernelSteps(w, hw, prompt, output, engine, measured_label())
+            else:
+                why = engine
         else:
             why = c
     sm = StepModel(w, hw, prompt, output)
@@ -236,8 +273,11 @@ def step_notes(steps: StepModel) -> list[str]:
     """What an answer says about its step times: nothing unless the measured kernels were
     asked for (answers stay identical), else which path answered and, if whichgpu's, why."""
     if steps.path == StepPath.MEASURED:
+        gaps = len(getattr(steps, "gaps", ()))
         return [f"step times: {steps.label} (GPU kernels measured by NVIDIA for this GPU, "
-                "engine and model; request dispatch from whichgpu's model)"]
+                "engine and model; request dispatch from whichgpu's model"
+                + (f"; {gaps} step shape(s) past its tables from whichgpu's model" if gaps
+                   else "") + ")"]
     if steps.why:
         return [f"step times: {MODEL_LABEL} (measured kernels asked for, but {steps.why})"]
     return []
