@@ -233,3 +233,28 @@ def test_a_table_missing_at_the_first_query_falls_back_without_naming_paths(fake
     assert sm.steps.path == "model"
     assert sm.steps.why == ("aiconfigurator-core does not cover it (perf database error: MLA "
                             "data missing)")
+
+
+RECOMMEND = ("recommend", "llama-3.1-8b", "--engine", "vllm", "--requests-per-s", "20",
+             "--prompt-tokens", "1000", "--output-tokens", "200", "--ttft", "2s", "--tpot",
+             "60ms", "--prices", "vramfarm-2026-11", "--json")
+
+
+def test_each_recommend_option_says_which_path_timed_its_steps(fake_package, cli, monkeypatch):
+    monkeypatch.setenv(kernel_db.ENV, "1")
+    res = cli(*RECOMMEND)
+    assert res.code == 0, res.err
+    options = res.json()["options"]
+    assert options
+    paths = set()
+    for o in options:
+        if o["gpu"] in kernel_db.SYSTEMS:
+            assert o["step_times"] == "aiconfigurator-core 0.12.0 measured kernels"
+        else:
+            assert o["step_times"] == "whichgpu's model"
+            assert any(f"no measured kernels for {o['gpu']}" in n for n in o["notes"])
+        paths.add(o["step_times"])
+    monkeypatch.delenv(kernel_db.ENV)
+    plain = cli(*RECOMMEND).json()["options"]
+    assert all("step_times" not in o for o in plain)
+    assert paths == {"aiconfigurator-core 0.12.0 measured kernels", "whichgpu's model"}
