@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
@@ -155,7 +155,7 @@ def _ships_config(model: str) -> bool:
                for d in spec.submodule_search_locations)
 
 
-@cache
+@lru_cache(maxsize=32)  # ~1 CPU s to compile one; a long-running service keeps the last 32
 def _engine(c: Coverage) -> Any | str:
     """The package's compiled engine for ``c``, or why it could not be built."""
     try:
