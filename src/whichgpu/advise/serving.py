@@ -534,6 +534,16 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
                          "p99 {t99}; TPOT p50 {o50}, p99 {o99}", n=_SIM_REQUESTS,
                          t50=ms(run.ttft.p50), t95=ms(run.ttft.p95), t99=ms(run.ttft.p99),
                          o50=ms(run.tpot.p50), o99=ms(run.tpot.p99)))
+    if sm.steps.path == "measured":  # issue 28: measured kernels timed the steps (opt-in)
+        from whichgpu.estimate.speed.kernel_db import version
+
+        serving["step_times"] = sm.steps.label
+        notes.append(msg("option.rate.step_times.measured", "step times: aiconfigurator-core "
+                         "{version} measured kernels", version=version() or "?"))
+    elif sm.steps.why:  # asked for, not covered: whichgpu's model, and why
+        serving["step_times"] = sm.steps.label
+        notes.append(msg("option.rate.step_times.model", "step times: whichgpu's model "
+                         "(measured kernels asked for, but {why})", why=sm.steps.why))
     risk = None
     if offer.spot:  # issue 19: spare replicas keep the rate served through interruptions
         from whichgpu.advise.spot_risk import spot_risk

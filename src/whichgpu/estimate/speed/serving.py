@@ -177,7 +177,10 @@ class ServingModel:
                                  "sequence of {tokens:,} tokens after the weights ({formula})",
                                  n=self.gpus, gpu=gpu.id, tokens=prompt + output,
                                  formula=self.capacity.formula))
-        self.steps = StepModel(w, self.hw, prompt, output)
+        # issue 28: measured kernels (aiconfigurator-core) where opted in and covered
+        from whichgpu.estimate.speed.kernel_db import step_model
+
+        self.steps: StepModel = step_model(w, self.hw, gpu.id, prompt, output)
         self.cv2 = float(serving_value("service_time_cv2").get(lengths, 0.5))
         self._max: ServingPoint | None = None
 

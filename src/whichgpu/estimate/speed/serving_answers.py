@@ -19,6 +19,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
     (low / typical / high), the batch, what bounds it, and the TTFT and TPOT there."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.result import speed_family
     from whichgpu.estimate.speed.serving import ServingModel
     from whichgpu.estimate.speed.serving_bands import serving_range
@@ -62,6 +63,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
             "ranges: 90 % prediction intervals of published serving measurements "
             "(validation/serving.csv, leave-one-source-out)",
             *sm.config.notes,
+            *step_notes(sm.steps),  # issue 28: which path timed the steps, when opted in
             "not modelled: speculative decoding, prefix-cache hits, preemption when the paged "
             "cache overflows",
         ],
@@ -78,6 +80,7 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
     the step-by-step simulation (serving_sim.py) over 1,000 requests."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for
+    from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.serving import ServingModel
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
     from whichgpu.estimate.speed.serving_sim import Arrival, Traffic, simulate
@@ -119,6 +122,7 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
             + f", {_POLICY[sm.config.policy]}",
             "each step timed by the serving model (the mean model's step times); checked "
             "against published p50/p99 rows: python scripts/check_serving_traffic.py",
+            *step_notes(sm.steps),  # issue 28: which path timed the steps, when opted in
             "not modelled: preemption when the KV cache overflows (admission waits instead), "
             "each request's own context in the KV read, speculative decoding",
         ],

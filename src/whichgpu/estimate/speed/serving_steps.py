@@ -22,6 +22,12 @@ class StepModel:
     """Step times of one replica at fixed prompt and output lengths, built from the speed
     model's decode step and prefill (evaluated on a grid of batch sizes, interpolated)."""
 
+    # which model answered the step times (issue 28; kernel_db.KernelSteps says "measured"),
+    # and why the measured-kernel path did not when it was asked for
+    path = "model"
+    label = "whichgpu's model"
+    why = ""
+
     def __init__(self, w: Workload, hw, prompt: int, output: int) -> None:
         from whichgpu.estimate.speed.llm import decode_step, prefill_time
 
