@@ -27,7 +27,10 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "lora_rank", "lora_targets", "adapter_bytes", "qlora_quant", "fused_mlp_backward",
             # read by the memory model itself (multi-GPU sharding): FSDP's gradient-reduction
             # dtype in bytes, and what FSDP keeps gathered from forward through backward
-            "fsdp_reduce_bytes", "fsdp_resident")
+            "fsdp_reduce_bytes", "fsdp_resident",
+            # bytes per logit element of the framework's own full-logits loss (Megatron's
+            # vocab-parallel cross-entropy: 6, against transformers' 16)
+            "logits_bytes_per_element")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -129,7 +132,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
                 out["quant"] = value
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
-                   "fsdp_resident"):  # read by the memory model itself
+                   "fsdp_resident", "logits_bytes_per_element"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value
@@ -158,6 +161,11 @@ def describe(name: str, task: str) -> list[Message]:
                          "logits)"))
     elif s.get("loss") == "chunked":
         parts.append(msg("framework.chunked_loss", "cross-entropy in fp32 per output chunk"))
+    elif s.get("logits_bytes_per_element"):
+        parts.append(msg("framework.vocab_parallel_loss", "vocab-parallel cross-entropy "
+                         "({bytes} bytes per logit: the bf16 logits, then their bf16 gradient, "
+                         "beside one fp32 softmax that becomes its own gradient)",
+                         bytes=s["logits_bytes_per_element"]))
     elif s.get("loss") == "compiled":
         parts.append(msg("framework.compiled_loss", "cross-entropy compiled with the model "
                          "(bf16 logits and gradient only)"))

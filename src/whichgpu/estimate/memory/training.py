@@ -283,6 +283,8 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                             c.source if not w.offloads_activations else
                             memory_constant("activation_offload_layers_in_flight").source))
     v = m.vocab_size
+    own_loss_bytes = float(framework_defaults(w.framework, w.task).get(
+        "logits_bytes_per_element", 0)) if w.loss_kind == "full" else 0.0
     if w.loss_kind == "fused":
         logits = min(b * s, 1024) * v * 6 / tp
         lformula = msg("term.logits.fused", "fused/chunked cross-entropy: one chunk of 1,024 "
@@ -299,13 +301,26 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         lformula = msg("term.logits.chunked", "chunked output: batch {batch} x {seq} tokens x "
                        "vocab {vocab:,} x {per:g} bytes (bf16 logits and their gradient, fp32 "
                        "loss one chunk of 8 at a time)", batch=b, seq=s, vocab=v, per=per)
+    elif own_loss_bytes:
+        # the framework's own full-logits loss (Megatron's vocab-parallel cross-entropy)
+        logits = b * s * v * own_loss_bytes / tp
+        lformula = msg("term.logits.vocab_parallel", "batch {batch} x {seq} tokens x vocab "
+                       "{vocab:,} x {per:g} bytes{tp} (bf16 logits or their gradient beside one "
+                       "fp32 softmax, which becomes its own gradient)", batch=b, seq=s, vocab=v,
+                       per=own_loss_bytes, tp=_over(tp))
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
         lformula = msg("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
                        "bytes (bf16 + fp32 + grad)", batch=b, seq=s, vocab=v, per=per)
-    terms.append(MemoryTerm("logits", int(logits), lformula, None, memory_constant(
-        _LOGITS_CONSTANT.get(w.loss_kind, "train_logits_bytes_per_element")).source))
+    if own_loss_bytes and w.loss_kind == "full":
+        from whichgpu.estimate.frameworks import get_framework
+
+        logits_source = get_framework(str(w.framework)).sources[0]
+    else:
+        logits_source = memory_constant(_LOGITS_CONSTANT.get(
+            w.loss_kind, "train_logits_bytes_per_element")).source
+    terms.append(MemoryTerm("logits", int(logits), lformula, None, logits_source))
     if q.linear_bits < 16 and m.linears:
         largest = max(g.in_features * g.out_features for g in m.linears)
         terms.append(MemoryTerm(
