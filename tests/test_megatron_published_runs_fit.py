@@ -1,8 +1,9 @@
 """Megatron's memory defaults (issue 29): the Llama 3 8B pre-training runs Megatron-Bridge
 publishes on 8 GPUs (validation/speed.csv, framework=megatron) fit the cards they ran on, with
 the run's own micro-batch, FP8 and sharding (Megatron FSDP = ZeRO-3, else the distributed
-optimizer = ZeRO-1). Without Megatron's vocab-parallel cross-entropy (6 bytes per logit, not
-transformers' 16) the H100 run came out over the card and the B200/GB200 runs borderline."""
+optimizer = ZeRO-1). Without Megatron-Bridge's fused cross-entropy (Transformer Engine's, 2
+bytes per logit, not transformers' 16) the H100 run came out over the card and the B200/GB200
+runs borderline."""
 
 from __future__ import annotations
 
@@ -49,14 +50,28 @@ def test_a_published_megatron_run_fits_its_card(row):
         assert v == "fits", (need / 1e9, usable / 1e9)
 
 
-def test_megatron_logits_are_vocab_parallel_not_transformers_fp32_copies():
+def test_megatron_logits_are_te_fused_not_transformers_fp32_copies():
     kw = dict(task="pretrain", context="8k", gpus=8, tp=2)
     mega = estimate_memory(build_workload("llama-3.1-8b", framework="megatron", **kw))
     plain = estimate_memory(build_workload("llama-3.1-8b", **kw))
     tokens, vocab = 8192, build_workload("llama-3.1-8b", **kw).model.vocab_size
-    assert mega.term("logits") == tokens * vocab * 6 // 2  # split over the two TP ranks
+    assert mega.term("logits") == tokens * vocab * 2 // 2  # split over the two TP ranks
     assert plain.term("logits") == tokens * vocab * 16 // 2
     # a loss the user names still wins over the framework's own
     fused = estimate_memory(build_workload("llama-3.1-8b", framework="megatron", loss="fused",
                                            **kw))
-    assert fused.term("logits") < mega.term("logits") / 4
+    assert fused.term("logits") == 1024 * vocab * 6 // 2  # one chunk, the --loss fused model
+
+
+def test_sequence_parallelism_shards_what_tensor_parallelism_leaves_whole():
+    kw = dict(task="pretrain", context="8k", gpus=8, tp=4, loss="fused")
+    w = build_workload("llama-3.1-8b", framework="megatron", **kw)
+    from whichgpu.estimate.memory.training import activation_bytes_per_token_layer
+
+    h = w.model.hidden_size
+    with_sp = activation_bytes_per_token_layer(w.model, 4, 4)
+    without = activation_bytes_per_token_layer(w.model, 4)
+    assert without - with_sp == 2 * 4 * h * (1 - 1 / 4)  # the 4 hidden-size tensors, / TP
+    mega = estimate_memory(w).term("activations")
+    plain = estimate_memory(build_workload("llama-3.1-8b", **kw)).term("activations")
+    assert mega < plain - 32 * 8192 * (without - with_sp) * 0.99  # every layer, every token

@@ -28,9 +28,12 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             # read by the memory model itself (multi-GPU sharding): FSDP's gradient-reduction
             # dtype in bytes, and what FSDP keeps gathered from forward through backward
             "fsdp_reduce_bytes", "fsdp_resident",
-            # bytes per logit element of the framework's own full-logits loss (Megatron's
-            # vocab-parallel cross-entropy: 6, against transformers' 16)
-            "logits_bytes_per_element")
+            # bytes per logit element of the framework's own full-logits loss (Megatron with
+            # Transformer Engine's fused cross-entropy: 2, against transformers' 16)
+            "logits_bytes_per_element",
+            # Megatron's sequence parallelism: with TP, the activations TP leaves whole are
+            # sharded over the TP ranks as well
+            "sequence_parallel")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -132,7 +135,8 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
                 out["quant"] = value
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
-                   "fsdp_resident", "logits_bytes_per_element"):  # read by the memory model
+                   "fsdp_resident", "logits_bytes_per_element",
+                   "sequence_parallel"):  # read by the memory model itself
             continue
         if out.get(key) is None:
             out[key] = value
@@ -162,13 +166,15 @@ def describe(name: str, task: str) -> list[Message]:
     elif s.get("loss") == "chunked":
         parts.append(msg("framework.chunked_loss", "cross-entropy in fp32 per output chunk"))
     elif s.get("logits_bytes_per_element"):
-        parts.append(msg("framework.vocab_parallel_loss", "vocab-parallel cross-entropy "
-                         "({bytes} bytes per logit: the bf16 logits, then their bf16 gradient, "
-                         "beside one fp32 softmax that becomes its own gradient)",
-                         bytes=s["logits_bytes_per_element"]))
+        parts.append(msg("framework.vocab_parallel_loss", "fused vocab-parallel cross-entropy "
+                         "({bytes} bytes per logit: fp32 only inside the kernel, the gradient "
+                         "written over the bf16 logits)", bytes=s["logits_bytes_per_element"]))
     elif s.get("loss") == "compiled":
         parts.append(msg("framework.compiled_loss", "cross-entropy compiled with the model "
                          "(bf16 logits and gradient only)"))
+    if s.get("sequence_parallel"):
+        parts.append(msg("framework.sequence_parallel", "sequence parallelism with tensor "
+                         "parallelism"))
     if s.get("optimizer"):
         parts.append(msg("framework.optimizer", "optimizer {optimizer}",
                          optimizer=s["optimizer"]))
