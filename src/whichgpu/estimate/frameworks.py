@@ -33,7 +33,10 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "logits_bytes_per_element",
             # Megatron's sequence parallelism: with TP, the activations TP leaves whole are
             # sharded over the TP ranks as well
-            "sequence_parallel")
+            "sequence_parallel",
+            # under FP8 training, the linears keep their inputs for backward in FP8
+            # (Transformer Engine), not in bf16
+            "fp8_saved_inputs")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -136,7 +139,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
                    "fsdp_resident", "logits_bytes_per_element",
-                   "sequence_parallel"):  # read by the memory model itself
+                   "sequence_parallel", "fp8_saved_inputs"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value

@@ -76,6 +76,18 @@ def activation_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> floa
     return 2 * (4 * h / sp + split) + 4 * a / tp
 
 
+def fp8_saved_input_savings_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float:
+    """Bytes per token and layer that Transformer Engine's FP8 linears save against the bf16
+    block of :func:`activation_bytes_per_token_layer`: each linear keeps its input for the
+    weight gradient as the FP8 tensor it multiplied (1 byte, not 2). That halves the two norm
+    outputs (the QKV and the MLP input) and the down-projection's input; the attention output,
+    which flash attention keeps in bf16 anyway, gains an FP8 copy for the output projection."""
+    h, a = m.hidden_size, m.num_attention_heads
+    d = m.head_dim or h // max(a, 1)
+    i, _ = _mlp_width(m)
+    return 2 * h / sp + i / tp - a * d / tp
+
+
 def _mlp_width(m: ModelSpec) -> tuple[int, bool]:
     """(the MLP width a token sees, gated?): the active experts' for MoE."""
     if m.moe is not None:
@@ -230,6 +242,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     fw = framework_defaults(w.framework, w.task)
     sp = tp if fw.get("sequence_parallel") and tp > 1 else 1
     per_tl = activation_bytes_per_token_layer(m, tp, sp)
+    fp8_inputs = bool(w.fp8_training and fw.get("fp8_saved_inputs"))
+    if fp8_inputs:
+        per_tl -= fp8_saved_input_savings_per_token_layer(m, tp, sp)
     in_flight = int(memory_value("activation_offload_layers_in_flight"))
     in_place = bool(fw.get("fused_mlp_backward"))
     bwd = s * b * backward_working_bytes_per_token(m, tp, in_place)
@@ -280,6 +295,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                        "are produced"))
     how.append(msg("term.train.flash", ", flash attention") if w.flash_attention else
                msg("term.train.eager", ", eager attention"))
+    if fp8_inputs:
+        how.append(msg("term.train.fp8_inputs", ", FP8 linears keep their inputs in FP8 for "
+                       "backward (Transformer Engine)"))
     if sp > 1:
         how.append(msg("term.train.sequence_parallel", ", sequence parallelism over the {n} "
                        "tensor-parallel ranks", n=sp))
