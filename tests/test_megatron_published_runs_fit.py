@@ -92,3 +92,14 @@ def test_te_fp8_linears_keep_their_inputs_in_fp8():
     assert (estimate_memory(build_workload("llama-3.1-8b", fp8_training=True, **tt))
             .term("activations") == estimate_memory(build_workload("llama-3.1-8b", **tt))
             .term("activations"))
+
+
+def test_megatron_sft_uses_the_native_vocab_parallel_loss():
+    # Megatron-Bridge's SFT recipes pick cross_entropy_fusion_impl 'native' (an fp32 softmax
+    # kept beside the bf16 logits, 6 bytes), its pre-training recipes Transformer Engine's (2)
+    kw = dict(context="4k", gpus=8, framework="megatron")
+    w = build_workload("llama-3.1-8b", task="full-ft", **kw)
+    sft = estimate_memory(w).term("logits")
+    pre = estimate_memory(build_workload("llama-3.1-8b", task="pretrain", **kw)).term("logits")
+    assert sft == 4096 * w.model.vocab_size * 6
+    assert pre == 4096 * w.model.vocab_size * 2

@@ -55,6 +55,7 @@ class FrameworkProfile:
     lora: dict[str, Any] = field(default_factory=dict)  # LoRA (and QLoRA unless overridden)
     qlora: dict[str, Any] = field(default_factory=dict)  # QLoRA's differences from ``lora``
     full: dict[str, Any] = field(default_factory=dict)  # full fine-tuning and pre-training
+    pretrain: dict[str, Any] = field(default_factory=dict)  # pre-training's differences
 
     def settings(self, task: str) -> dict[str, Any]:
         """The defaults for ``task`` (lora, qlora, full-ft, pretrain; others: none)."""
@@ -62,7 +63,9 @@ class FrameworkProfile:
             return dict(self.lora)
         if task == "qlora":
             return {**self.lora, **self.qlora}
-        if task in ("full-ft", "pretrain"):
+        if task == "pretrain":
+            return {**self.full, **self.pretrain}
+        if task == "full-ft":
             return dict(self.full)
         return {}
 
@@ -75,7 +78,7 @@ def profiles() -> dict[str, FrameworkProfile]:
     out = {}
     for name, entry in raw.items():
         groups = {}
-        for group in ("lora", "qlora", "full"):
+        for group in ("lora", "qlora", "full", "pretrain"):
             values = dict(entry.get(group, {}))
             unknown = set(values) - set(SETTINGS)
             if unknown:
@@ -168,10 +171,15 @@ def describe(name: str, task: str) -> list[Message]:
                          "logits)"))
     elif s.get("loss") == "chunked":
         parts.append(msg("framework.chunked_loss", "cross-entropy in fp32 per output chunk"))
-    elif s.get("logits_bytes_per_element"):
+    elif s.get("logits_bytes_per_element", 16) <= 2:
         parts.append(msg("framework.vocab_parallel_loss", "fused vocab-parallel cross-entropy "
                          "({bytes} bytes per logit: fp32 only inside the kernel, the gradient "
                          "written over the bf16 logits)", bytes=s["logits_bytes_per_element"]))
+    elif s.get("logits_bytes_per_element"):
+        parts.append(msg("framework.vocab_parallel_loss.native", "vocab-parallel "
+                         "cross-entropy ({bytes} bytes per logit: one fp32 softmax, which "
+                         "becomes its own gradient, beside the bf16 logits)",
+                         bytes=s["logits_bytes_per_element"]))
     elif s.get("loss") == "compiled":
         parts.append(msg("framework.compiled_loss", "cross-entropy compiled with the model "
                          "(bf16 logits and gradient only)"))

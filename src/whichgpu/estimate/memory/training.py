@@ -331,9 +331,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         # the framework's own full-logits loss (Megatron's vocab-parallel cross-entropy)
         logits = b * s * v * own_loss_bytes / tp
         lformula = msg("term.logits.vocab_parallel", "batch {batch} x {seq} tokens x vocab "
-                       "{vocab:,} x {per:g} bytes{tp} (the framework's fused vocab-parallel "
-                       "cross-entropy: no fp32 copy of the logits)", batch=b, seq=s, vocab=v,
-                       per=own_loss_bytes, tp=_over(tp))
+                       "{vocab:,} x {per:g} bytes{tp} (the framework's vocab-parallel "
+                       "cross-entropy: no second fp32 copy, the gradient written in place)",
+                       batch=b, seq=s, vocab=v, per=own_loss_bytes, tp=_over(tp))
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
