@@ -27,7 +27,16 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "lora_rank", "lora_targets", "adapter_bytes", "qlora_quant", "fused_mlp_backward",
             # read by the memory model itself (multi-GPU sharding): FSDP's gradient-reduction
             # dtype in bytes, and what FSDP keeps gathered from forward through backward
-            "fsdp_reduce_bytes", "fsdp_resident")
+            "fsdp_reduce_bytes", "fsdp_resident",
+            # bytes per logit element of the framework's own full-logits loss (Megatron with
+            # Transformer Engine's fused cross-entropy: 2, against transformers' 16)
+            "logits_bytes_per_element",
+            # Megatron's sequence parallelism: with TP, the activations TP leaves whole are
+            # sharded over the TP ranks as well
+            "sequence_parallel",
+            # under FP8 training, the linears keep their inputs for backward in FP8
+            # (Transformer Engine), not in bf16
+            "fp8_saved_inputs")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -46,6 +55,7 @@ class FrameworkProfile:
     lora: dict[str, Any] = field(default_factory=dict)  # LoRA (and QLoRA unless overridden)
     qlora: dict[str, Any] = field(default_factory=dict)  # QLoRA's differences from ``lora``
     full: dict[str, Any] = field(default_factory=dict)  # full fine-tuning and pre-training
+    pretrain: dict[str, Any] = field(default_factory=dict)  # pre-training's differences
 
     def settings(self, task: str) -> dict[str, Any]:
         """The defaults for ``task`` (lora, qlora, full-ft, pretrain; others: none)."""
@@ -53,7 +63,9 @@ class FrameworkProfile:
             return dict(self.lora)
         if task == "qlora":
             return {**self.lora, **self.qlora}
-        if task in ("full-ft", "pretrain"):
+        if task == "pretrain":
+            return {**self.full, **self.pretrain}
+        if task == "full-ft":
             return dict(self.full)
         return {}
 
@@ -66,7 +78,7 @@ def profiles() -> dict[str, FrameworkProfile]:
     out = {}
     for name, entry in raw.items():
         groups = {}
-        for group in ("lora", "qlora", "full"):
+        for group in ("lora", "qlora", "full", "pretrain"):
             values = dict(entry.get(group, {}))
             unknown = set(values) - set(SETTINGS)
             if unknown:
@@ -129,7 +141,8 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
                 out["quant"] = value
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
-                   "fsdp_resident"):  # read by the memory model itself
+                   "fsdp_resident", "logits_bytes_per_element",
+                   "sequence_parallel", "fp8_saved_inputs"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value
@@ -158,9 +171,21 @@ def describe(name: str, task: str) -> list[Message]:
                          "logits)"))
     elif s.get("loss") == "chunked":
         parts.append(msg("framework.chunked_loss", "cross-entropy in fp32 per output chunk"))
+    elif s.get("logits_bytes_per_element", 16) <= 2:
+        parts.append(msg("framework.vocab_parallel_loss", "fused vocab-parallel cross-entropy "
+                         "({bytes} bytes per logit: fp32 only inside the kernel, the gradient "
+                         "written over the bf16 logits)", bytes=s["logits_bytes_per_element"]))
+    elif s.get("logits_bytes_per_element"):
+        parts.append(msg("framework.vocab_parallel_loss.native", "vocab-parallel "
+                         "cross-entropy ({bytes} bytes per logit: one fp32 softmax, which "
+                         "becomes its own gradient, beside the bf16 logits)",
+                         bytes=s["logits_bytes_per_element"]))
     elif s.get("loss") == "compiled":
         parts.append(msg("framework.compiled_loss", "cross-entropy compiled with the model "
                          "(bf16 logits and gradient only)"))
+    if s.get("sequence_parallel"):
+        parts.append(msg("framework.sequence_parallel", "sequence parallelism with tensor "
+                         "parallelism"))
     if s.get("optimizer"):
         parts.append(msg("framework.optimizer", "optimizer {optimizer}",
                          optimizer=s["optimizer"]))

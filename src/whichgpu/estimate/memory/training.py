@@ -57,8 +57,11 @@ def _adafactor_bytes(model: ModelSpec, trainable: int) -> float:
     return factors + 4 * max(trainable - matrix, 0)
 
 
-def activation_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
-    """Bytes one token's activations take in one block, saved for backward (16-bit, FA)."""
+def activation_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float:
+    """Bytes one token's activations take in one block, saved for backward (16-bit, FA).
+    ``sp``: the sequence-parallel degree (Megatron's sequence parallelism with tensor
+    parallelism shards the layer norms' inputs and outputs, the part TP leaves whole, over
+    the TP ranks too; Korthikanti et al. 2022, arXiv:2205.05198)."""
     h, a, d = m.hidden_size, m.num_attention_heads, m.head_dim or m.hidden_size // max(
         m.num_attention_heads, 1)
     k = m.num_kv_heads or a
@@ -70,7 +73,19 @@ def activation_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
         i_eff = m.intermediate_size or 4 * h
         mlp = (4 if m.gated_mlp else 2) * i_eff
     split = (2 * a * d + 2 * k * d + mlp) / tp
-    return 2 * (4 * h + split) + 4 * a / tp
+    return 2 * (4 * h / sp + split) + 4 * a / tp
+
+
+def fp8_saved_input_savings_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float:
+    """Bytes per token and layer that Transformer Engine's FP8 linears save against the bf16
+    block of :func:`activation_bytes_per_token_layer`: each linear keeps its input for the
+    weight gradient as the FP8 tensor it multiplied (1 byte, not 2). That halves the two norm
+    outputs (the QKV and the MLP input) and the down-projection's input; the attention output,
+    which flash attention keeps in bf16 anyway, gains an FP8 copy for the output projection."""
+    h, a = m.hidden_size, m.num_attention_heads
+    d = m.head_dim or h // max(a, 1)
+    i, _ = _mlp_width(m)
+    return 2 * h / sp + i / tp - a * d / tp
 
 
 def _mlp_width(m: ModelSpec) -> tuple[int, bool]:
@@ -93,7 +108,7 @@ def backward_working_bytes_per_token(m: ModelSpec, tp: int, in_place: bool = Fal
     return 2 * new * i / tp
 
 
-def selective_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
+def selective_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float:
     """What op-level selective checkpointing keeps per token and layer (torchtitan): the layer
     input, the attention output with its fp32 log-sum-exp, and every second matmul output
     (half of q, k, v, o, gate, up, down), bf16."""
@@ -102,7 +117,7 @@ def selective_bytes_per_token_layer(m: ModelSpec, tp: int) -> float:
     k = m.num_kv_heads or a
     i, gated = _mlp_width(m)
     mm = a * d + 2 * k * d + h + (2 if gated else 1) * i + h
-    return 2 * (h + a * d / tp + mm / 2 / tp) + 4 * a / tp
+    return 2 * (h / sp + a * d / tp + mm / 2 / tp) + 4 * a / tp
 
 
 def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
@@ -222,18 +237,23 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     # --- activations
     s, b = w.seq_len, w.batch
     L = m.num_layers
-    per_tl = activation_bytes_per_token_layer(m, tp)
-    in_flight = int(memory_value("activation_offload_layers_in_flight"))
     from whichgpu.estimate.frameworks import framework_defaults
 
-    in_place = bool(framework_defaults(w.framework, w.task).get("fused_mlp_backward"))
+    fw = framework_defaults(w.framework, w.task)
+    sp = tp if fw.get("sequence_parallel") and tp > 1 else 1
+    per_tl = activation_bytes_per_token_layer(m, tp, sp)
+    fp8_inputs = bool(w.fp8_training and fw.get("fp8_saved_inputs"))
+    if fp8_inputs:
+        per_tl -= fp8_saved_input_savings_per_token_layer(m, tp, sp)
+    in_flight = int(memory_value("activation_offload_layers_in_flight"))
+    in_place = bool(fw.get("fused_mlp_backward"))
     bwd = s * b * backward_working_bytes_per_token(m, tp, in_place)
     selective = bool(w.selective_checkpointing) and not w.uses_checkpointing
     kept_per_layer: float
     if w.uses_checkpointing:
-        kept_per_layer = s * b * 2 * m.hidden_size
+        kept_per_layer = s * b * 2 * m.hidden_size / sp
     elif selective:
-        kept_per_layer = s * b * selective_bytes_per_token_layer(m, tp)
+        kept_per_layer = s * b * selective_bytes_per_token_layer(m, tp, sp)
     else:
         kept_per_layer = s * b * per_tl
     parts: list[Message] = []
@@ -275,6 +295,12 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                        "are produced"))
     how.append(msg("term.train.flash", ", flash attention") if w.flash_attention else
                msg("term.train.eager", ", eager attention"))
+    if fp8_inputs:
+        how.append(msg("term.train.fp8_inputs", ", FP8 linears keep their inputs in FP8 for "
+                       "backward (Transformer Engine)"))
+    if sp > 1:
+        how.append(msg("term.train.sequence_parallel", ", sequence parallelism over the {n} "
+                       "tensor-parallel ranks", n=sp))
     if pp > 1:
         how.append(msg("term.train.pipeline", "; pipeline stages hold {n} micro-batches in "
                        "flight", n=pp))
@@ -283,6 +309,8 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                             c.source if not w.offloads_activations else
                             memory_constant("activation_offload_layers_in_flight").source))
     v = m.vocab_size
+    own_loss_bytes = float(fw.get("logits_bytes_per_element", 0)) if (
+        w.loss_kind == "full") else 0.0
     if w.loss_kind == "fused":
         logits = min(b * s, 1024) * v * 6 / tp
         lformula = msg("term.logits.fused", "fused/chunked cross-entropy: one chunk of 1,024 "
@@ -299,13 +327,27 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         lformula = msg("term.logits.chunked", "chunked output: batch {batch} x {seq} tokens x "
                        "vocab {vocab:,} x {per:g} bytes (bf16 logits and their gradient, fp32 "
                        "loss one chunk of 8 at a time)", batch=b, seq=s, vocab=v, per=per)
+    elif own_loss_bytes:
+        # the framework's own full-logits loss (Megatron's vocab-parallel cross-entropy)
+        logits = b * s * v * own_loss_bytes / tp
+        lformula = msg("term.logits.vocab_parallel", "batch {batch} x {seq} tokens x vocab "
+                       "{vocab:,} x {per:g} bytes{tp} (the framework's vocab-parallel "
+                       "cross-entropy: no second fp32 copy, the gradient written in place)",
+                       batch=b, seq=s, vocab=v, per=own_loss_bytes, tp=_over(tp))
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
         lformula = msg("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
                        "bytes (bf16 + fp32 + grad)", batch=b, seq=s, vocab=v, per=per)
-    terms.append(MemoryTerm("logits", int(logits), lformula, None, memory_constant(
-        _LOGITS_CONSTANT.get(w.loss_kind, "train_logits_bytes_per_element")).source))
+    if own_loss_bytes and w.loss_kind == "full":
+        from whichgpu.estimate.frameworks import get_framework
+
+        sources = get_framework(str(w.framework)).sources
+        logits_source = next((x for x in sources if "cross_entropy" in x), sources[0])
+    else:
+        logits_source = memory_constant(_LOGITS_CONSTANT.get(
+            w.loss_kind, "train_logits_bytes_per_element")).source
+    terms.append(MemoryTerm("logits", int(logits), lformula, None, logits_source))
     if q.linear_bits < 16 and m.linears:
         largest = max(g.in_features * g.out_features for g in m.linears)
         terms.append(MemoryTerm(
