@@ -60,9 +60,9 @@ def checkpoint_interval(job: Job, wl: Workload) -> tuple[float | None, Message |
     every = job.checkpoint_every_s
     if every is None or not wl.framework:
         return every, None
-    from whichgpu.estimate.frameworks import canonical
+    from whichgpu.estimate.frameworks import framework_id
 
-    why = EPOCH_END_SAVERS.get(canonical(wl.framework))
+    why = EPOCH_END_SAVERS.get(framework_id(wl.framework))
     if why is None:
         return every, None
     return None, msg("spot.epoch_end", "{why}: this run is one epoch, so an interruption "

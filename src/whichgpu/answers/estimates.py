@@ -237,7 +237,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             saturation = apply_cost_to_saturation(saturation)
         return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
     if q.requests_per_s is not None:  # issue 28: percentiles at a request rate (simulated)
-        from whichgpu.advise.serving import parse_rate
+        from whichgpu.answers.inputs.serving import parse_rate
         from whichgpu.estimate.speed.serving_answers import traffic_answer
 
         rate = parse_rate(q.requests_per_s)  # read here: the estimate takes a number

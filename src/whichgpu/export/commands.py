@@ -278,9 +278,9 @@ def _save_steps(o: Option, job: Job, steps: int) -> int | None:
 
 
 def _training(o: Option, job: Job, w: Workload) -> LaunchCommands:
-    from whichgpu.estimate.frameworks import canonical
+    from whichgpu.estimate.frameworks import framework_id
 
-    fw = canonical(w.framework) if w.framework else "transformers"
+    fw = framework_id(w.framework) if w.framework else "transformers"
     if w.task == "pretrain" or fw in ("torchtitan", "llm-foundry", "megatron", "pytorch"):
         return _placeholder(w, fw, f"write the {fw} launch of this run here")
     steps = _steps(o, job, w)

@@ -36,7 +36,7 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
               spot: bool = False, checkpoint_every: str | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
     request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``."""
-    from whichgpu.advise.serving import parse_rate
+    from whichgpu.answers.inputs.serving import parse_rate
     from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
     cur = check_currency(currency) if currency else None
@@ -61,7 +61,7 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
 
 def _latency_targets(ttft: str | None, tpot: str | None) -> dict:
     """``--ttft 2s`` (a mean) or ``2s@p95`` (a percentile; issue 28), and the same for TPOT."""
-    from whichgpu.advise.serving import parse_latency_target
+    from whichgpu.answers.inputs.serving import parse_latency_target
 
     ttft_s, ttft_pct = parse_latency_target(ttft, Field("ttft"))
     tpot_s, tpot_pct = parse_latency_target(tpot, Field("tpot"))

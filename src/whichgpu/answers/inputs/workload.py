@@ -75,10 +75,10 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     ``ib-ndr``; None: the default network) and ``gpus_per_node`` the GPUs of one server
     (None: 8).
     """
+    from whichgpu.answers.inputs.framework import parse_framework
+    from whichgpu.answers.inputs.host import parse_host
+    from whichgpu.answers.inputs.speculative import parse_speculative
     from whichgpu.estimate.configure import configure_workload
-    from whichgpu.estimate.frameworks import canonical
-    from whichgpu.estimate.host import parse_host
-    from whichgpu.estimate.speculative import parse_speculative
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -100,7 +100,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     if trainer:
         framework = None
     if framework:
-        framework = canonical(framework)
+        framework = parse_framework(framework)
     host = (parse_host(host_ram, host_memory, host_bandwidth)
             if host_ram or host_memory or host_bandwidth else None)
     return configure_workload(
@@ -141,7 +141,7 @@ def _diffusion_trainer(framework: str | None, task: str) -> str | None:
 
 def _interconnect(text: str | None) -> str | None:
     """The link's id (``100GbE`` is ``100gbe``); an unknown one is an input error."""
-    from whichgpu.estimate.interconnect import parse_interconnect
+    from whichgpu.answers.inputs.interconnect import parse_interconnect
 
     ident = parse_interconnect(text)
     return str(ident) if ident is not None else None

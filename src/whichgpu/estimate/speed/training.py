@@ -38,9 +38,9 @@ def check_framework(framework: str | None) -> str:
     """The framework's profile name (aliases such as peft resolve); unknown names are input
     errors with the closest names."""
     from whichgpu.errors import InputError
-    from whichgpu.estimate.frameworks import canonical
+    from whichgpu.estimate.frameworks import framework_id
 
-    name = canonical(framework or DEFAULT_FRAMEWORK)
+    name = framework_id(framework or DEFAULT_FRAMEWORK)
     if name not in speed_value("training_framework_factor"):
         from whichgpu.messages import msg
 
