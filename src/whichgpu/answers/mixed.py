@@ -14,7 +14,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.mixed_cards import MixedCards, mixed_cards
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
-from whichgpu.vocabulary import Engine
+from whichgpu.vocabulary import Engine, Task
 
 #: the most a --tensor-split value may be (llama.cpp takes any positive proportions)
 MAX_SHARE = 1e6
@@ -152,7 +152,7 @@ def own_machine(q: Recommend, ctx: Context = LOCAL
         return q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), None, None
     rest = q.model_copy(update={"gpu": None})
     where = describe_cards(cards)
-    if q.task.is_training or q.task in ("image", "video"):
+    if q.task.is_training or q.task in (Task.IMAGE, Task.VIDEO):
         return rest, None, msg("recommend.own_machine.task", "your machine ({cards}) is "
                                "answered for LLM inference; {task} is ranked on rentals only",
                                cards=where, task=q.task)

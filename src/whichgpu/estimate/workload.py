@@ -484,7 +484,7 @@ def validate(w: Workload) -> None:
                                  "(lora, qlora, full-ft, pretrain, image-lora)",
                                  field=Field("framework")))
     if (w.cache_embeddings is not None or w.blocks_to_swap or w.diffusion_trainer) \
-            and w.task != "image-lora":
+            and w.task != Task.IMAGE_LORA:
         raise InputError(msg("workload.image_lora_only", "{field} is for diffusion LoRA "
                              "training (image-lora)", field=Field(
                                  "blocks_to_swap" if w.blocks_to_swap else "cache_embeddings"

@@ -20,6 +20,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
+from whichgpu.vocabulary import Task
 
 FRAMEWORKS = ("pytorch", "torchtitan", "llm-foundry", "torchtune", "megatron", "transformers",
               "axolotl", "unsloth")
@@ -109,7 +110,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     n = max(m.params_active - m.params.embedding, 1)
     ad = m.num_attention_heads * (m.head_dim or 128)
     attn = 12 * m.num_layers * s * ad
-    lora = w.task in ("lora", "qlora")
+    lora = w.task in (Task.LORA, Task.QLORA)
     linear_per_token = (4 if lora else 6) * n
     attn_per_token: float = attn
     useful = 6 * n + attn  # what MFU counts (no recompute)
@@ -121,7 +122,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     flops = tokens * per_token
     mfu0, mfu_why = base_mfu(w.task, hw, m.hidden_size, framework, compile_)
     dequant = 1.0
-    if w.task == "qlora" or (lora and q.linear_bits < 16):
+    if w.task == Task.QLORA or (lora and q.linear_bits < 16):
         dequant = speed_value("qlora_dequant_factor")
     peak16 = (hw.peak("bf16") or hw.peak("fp16") or peak / scale) * scale
     if fp8:
