@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from whichgpu.errors import InputError
 from whichgpu.messages import Join, Message, data_text, msg
+from whichgpu.vocabulary import Task
 
 FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axolotl",
                         "llm-foundry", "torchtitan", "megatron"]
@@ -49,11 +50,11 @@ class FrameworkProfile:
 
     def settings(self, task: str) -> dict[str, Any]:
         """The defaults for ``task`` (lora, qlora, full-ft, pretrain; others: none)."""
-        if task == "lora":
+        if task == Task.LORA:
             return dict(self.lora)
-        if task == "qlora":
+        if task == Task.QLORA:
             return {**self.lora, **self.qlora}
-        if task in ("full-ft", "pretrain"):
+        if task in (Task.FULL_FT, Task.PRETRAIN):
             return dict(self.full)
         return {}
 
@@ -126,7 +127,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
     out = dict(given)
     for key, value in defaults.items():
         if key == "qlora_quant":
-            if task == "qlora" and out.get("quant") is None:
+            if task == Task.QLORA and out.get("quant") is None:
                 out["quant"] = value
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",

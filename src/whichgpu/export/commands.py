@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from whichgpu.units import format_duration
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
@@ -137,11 +137,11 @@ def _commands(option: Option, job: Job) -> LaunchCommands:
     if w.is_training:
         return _training(option, job, w)
     engine = w.engine_name
-    if engine == "vllm":
+    if engine == Engine.VLLM:
         return _vllm(option, w)
-    if engine == "sglang":
+    if engine == Engine.SGLANG:
         return _sglang(option, w)
-    if engine == "llamacpp":
+    if engine == Engine.LLAMACPP:
         return _llamacpp(option, w)
     return _placeholder(w, engine, f"whichgpu has no command line for {engine}: start it here")
 

@@ -92,7 +92,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                              if params else None)
     res = parse_resolution(resolution)
     notes: tuple[str, ...] = ()
-    if task == "inference" and spec.family == "diffusion":  # a pipeline's inference generates
+    if task == Task.INFERENCE and spec.family == "diffusion":  # a pipeline's inference generates
         task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
         notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
                      "diffusion pipeline", task=task, model=spec.name),)
@@ -136,7 +136,7 @@ def _diffusion_trainer(framework: str | None, task: str) -> str | None:
     """A diffusion LoRA trainer named by ``framework`` (image-lora), else None."""
     from whichgpu.estimate.diffusion_trainers import trainer_name
 
-    return trainer_name(framework) if task == "image-lora" else None
+    return trainer_name(framework) if task == Task.IMAGE_LORA else None
 
 
 def _interconnect(text: str | None) -> str | None:

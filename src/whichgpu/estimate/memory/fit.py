@@ -396,7 +396,7 @@ def _candidates(w: Workload) -> list[_Candidate]:
             fmt_bits = get_quant(name).linear_bits
             if fmt_bits < q.linear_bits:
                 engine = "llamacpp" if name.startswith("q") else w.engine
-                if engine == "llamacpp" and w.engine_name != Engine.LLAMACPP:
+                if engine == Engine.LLAMACPP and w.engine_name != Engine.LLAMACPP:
                     # a GGUF runs under llama.cpp: the change switches the engine, and says so
                     words = msg("change.quant.engine", "{quant} weights under {engine} "
                                 "instead of {was} ({flags}): another engine, with its own "

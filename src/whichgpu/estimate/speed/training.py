@@ -73,7 +73,7 @@ def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
     else:
         mfu = per_key("training_mfu", "full-ft")
         parts = [f"{mfu:.2f} (training_mfu)"]
-    if task in ("lora", "qlora", "image-lora"):
+    if task in (Task.LORA, Task.QLORA, Task.IMAGE_LORA):
         r = speed_value("lora_mfu_ratio")
         mfu *= r
         parts.append(f"LoRA x{r:g}")
