@@ -46,7 +46,6 @@ KNOWN: list[set[str]] = [
     {"whichgpu.advise.explain", "whichgpu.advise.job", "whichgpu.advise.recommend",
      "whichgpu.advise.serving"},
     {"whichgpu.models.diffusion", "whichgpu.models.diffusion_vaes"},
-    {"whichgpu.answers.request", "whichgpu.answers.requests"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
     {"whichgpu.cli.app", "whichgpu.cli.lazy"},
     {"whichgpu.web.ops", "whichgpu.web.schedule"},
