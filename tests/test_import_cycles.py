@@ -47,7 +47,6 @@ KNOWN: list[set[str]] = [
      "whichgpu.advise.serving"},
     {"whichgpu.models.diffusion", "whichgpu.models.diffusion_vaes"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
-    {"whichgpu.cli.app", "whichgpu.cli.lazy"},
     {"whichgpu.web.ops", "whichgpu.web.schedule"},
 ]
 
