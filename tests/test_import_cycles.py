@@ -45,7 +45,6 @@ KNOWN: list[set[str]] = [
      "whichgpu.catalog.prices.url", "whichgpu.catalog.prices.validate"},
     {"whichgpu.advise.explain", "whichgpu.advise.job", "whichgpu.advise.recommend",
      "whichgpu.advise.serving"},
-    {"whichgpu.models.diffusion", "whichgpu.models.diffusion_vaes"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
     {"whichgpu.web.ops", "whichgpu.web.schedule"},
 ]
