@@ -46,7 +46,6 @@ KNOWN: list[set[str]] = [
     {"whichgpu.advise.explain", "whichgpu.advise.job", "whichgpu.advise.recommend",
      "whichgpu.advise.serving"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
-    {"whichgpu.web.ops", "whichgpu.web.schedule"},
 ]
 
 
