@@ -43,8 +43,9 @@ KNOWN: list[set[str]] = [
      "whichgpu.catalog.prices.shipped", "whichgpu.catalog.prices.skypilot",
      "whichgpu.catalog.prices.sources", "whichgpu.catalog.prices.store",
      "whichgpu.catalog.prices.url", "whichgpu.catalog.prices.validate"},
-    {"whichgpu.advise.explain", "whichgpu.advise.job", "whichgpu.advise.recommend",
-     "whichgpu.advise.serving"},
+    # the ranking and its explanation and the rate sizing call each other (a Job no longer:
+    # its serving targets are in advise/targets.py)
+    {"whichgpu.advise.explain", "whichgpu.advise.recommend", "whichgpu.advise.serving"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
 ]
 

@@ -146,7 +146,7 @@ class Job:
             return msg("job.serving", "{users} users at {speed:g} tokens/s each",
                        users=self.users, speed=self.tokens_per_s_each)
         if k == WorkKind.RATE:
-            from whichgpu.advise.serving import Targets
+            from whichgpu.advise.targets import Targets
 
             assert self.requests_per_s is not None
             return Targets(self.requests_per_s, self.ttft_s, self.tpot_s, self.ttft_pct,
