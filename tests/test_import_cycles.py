@@ -29,10 +29,9 @@ KNOWN: list[set[str]] = [
      "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
      "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
      "whichgpu.estimate.validation_speed"},
-    # on main since this stop's merges: answers.estimates <-> answers.rl, answers.mixed <->
-    # answers.estimates / answers.fitting
-    {"whichgpu.answers.estimates", "whichgpu.answers.fitting", "whichgpu.answers.mixed",
-     "whichgpu.answers.rl"},
+    # fits over a machine of different cards (answers/mixed.py) reuses the fits table, and fits
+    # hands such a machine to it
+    {"whichgpu.answers.fitting", "whichgpu.answers.mixed"},
     {"whichgpu.catalog.prices.backend", "whichgpu.catalog.prices.backend_postgres",
      "whichgpu.catalog.prices.backend_sqlite"},
     # the price package: its facade re-exports, and its modules import the facade lazily

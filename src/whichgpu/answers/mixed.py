@@ -93,7 +93,7 @@ def parse_tensor_split(text: str | None) -> tuple[float, ...] | None:
 def _job(q: Memory | Speed | Recommend, ctx: Context) -> tuple[Job, Message | None]:
     """The workload on one card; with no engine named, llama.cpp (the engine that splits over
     any cards) when it runs the job."""
-    from whichgpu.answers.estimates import workload
+    from whichgpu.answers.inputs.from_request import workload
 
     if q.engine is None and not q.task.is_training:
         try:
