@@ -91,3 +91,15 @@ def test_the_readers_live_in_the_answer_layer():
     assert parse_host("96GB").ram_bytes == 96e9
     spec = parse_speculative("eagle", None, resolve_model("llama-3.1-8b"))
     assert spec is not None and spec.method is SpecMethod.EAGLE
+
+
+def test_the_speed_answer_hands_the_engine_the_parsed_framework():
+    """``--framework ' PEFT'`` is read once (to transformers); the speed estimate gets that
+    name, not the text (it used to re-read the text itself)."""
+    from whichgpu.answers.estimates import speed
+    from whichgpu.answers.requests import Speed
+
+    typed = speed(Speed(model="llama-3.1-8b", task="lora", framework="transformers",
+                        gpu="h100-sxm"))
+    text = speed(Speed(model="llama-3.1-8b", task="lora", framework=" PEFT", gpu="h100-sxm"))
+    assert text.to_json() == typed.to_json()

@@ -229,7 +229,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
         return SpeedResult(q, w, res.gpu, saturation=traffic_answer(
             w, res.gpu, q.count, rate, q.lengths, q.prefix_cache_hit,
             profile=profile), notes=notes)
-    answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
+    answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=w.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)
     if answer.estimate is None and not training:  # the plan memory finds, if there is one
@@ -237,7 +237,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
         if followed is not None:
             planned, said = followed
             other = speed_answer(planned, res.gpu, q.count, profile=profile,
-                                 framework=q.framework, compile=q.compile)
+                                 framework=planned.framework, compile=q.compile)
             if other.estimate is not None:
                 w, answer, notes = planned, other, (*notes, said)
     answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)
