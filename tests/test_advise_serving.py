@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from whichgpu.advise.serving import Targets, max_rate, parse_latency, parse_rate
+from whichgpu.advise.serving import Targets, max_rate
+from whichgpu.answers.inputs.serving import parse_latency, parse_rate
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.serving import ServingModel

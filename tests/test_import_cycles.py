@@ -29,10 +29,9 @@ KNOWN: list[set[str]] = [
      "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
      "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
      "whichgpu.estimate.validation_speed"},
-    # on main since this stop's merges: answers.estimates <-> answers.rl, answers.mixed <->
-    # answers.estimates / answers.fitting
-    {"whichgpu.answers.estimates", "whichgpu.answers.fitting", "whichgpu.answers.mixed",
-     "whichgpu.answers.rl"},
+    # fits over a machine of different cards (answers/mixed.py) reuses the fits table, and fits
+    # hands such a machine to it
+    {"whichgpu.answers.fitting", "whichgpu.answers.mixed"},
     {"whichgpu.catalog.prices.backend", "whichgpu.catalog.prices.backend_postgres",
      "whichgpu.catalog.prices.backend_sqlite"},
     # the price package: its facade re-exports, and its modules import the facade lazily
@@ -43,13 +42,10 @@ KNOWN: list[set[str]] = [
      "whichgpu.catalog.prices.shipped", "whichgpu.catalog.prices.skypilot",
      "whichgpu.catalog.prices.sources", "whichgpu.catalog.prices.store",
      "whichgpu.catalog.prices.url", "whichgpu.catalog.prices.validate"},
-    {"whichgpu.advise.explain", "whichgpu.advise.job", "whichgpu.advise.recommend",
-     "whichgpu.advise.serving"},
-    {"whichgpu.models.diffusion", "whichgpu.models.diffusion_vaes"},
-    {"whichgpu.answers.request", "whichgpu.answers.requests"},
+    # the ranking and its explanation and the rate sizing call each other (a Job no longer:
+    # its serving targets are in advise/targets.py)
+    {"whichgpu.advise.explain", "whichgpu.advise.recommend", "whichgpu.advise.serving"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
-    {"whichgpu.cli.app", "whichgpu.cli.lazy"},
-    {"whichgpu.web.ops", "whichgpu.web.schedule"},
 ]
 
 

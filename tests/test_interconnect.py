@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.interconnect import parse_interconnect
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
-from whichgpu.estimate.interconnect import Interconnect, links, node_link, parse_interconnect
+from whichgpu.estimate.interconnect import Interconnect, links, node_link
 from whichgpu.estimate.speed import estimate_speed
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from whichgpu.estimate.interconnect import parse_interconnect
+from whichgpu.answers.inputs.interconnect import parse_interconnect
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = runpy.run_path(str(ROOT / "scripts" / "validate_interconnect.py"))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from whichgpu.answers.inputs.host import parse_host
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
-from whichgpu.estimate.host import parse_host
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.offload_plan import offload_plan
 from whichgpu.estimate.memory.placement import placement

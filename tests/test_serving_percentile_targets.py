@@ -9,9 +9,9 @@ from whichgpu.advise.serving import (
     Targets,
     max_rate,
     max_rate_percentile,
-    parse_latency_target,
     percentile_run,
 )
+from whichgpu.answers.inputs.serving import parse_latency_target
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.serving import ServingModel

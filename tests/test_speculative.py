@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from whichgpu.answers.inputs.speculative import parse_speculative
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.estimate.speculative import SpecMethod, parse_speculative, tokens_per_step
+from whichgpu.estimate.speculative import SpecMethod, tokens_per_step
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.models import resolve_model
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from whichgpu.cost.api_prices import check_row, parse_feed, shipped
+from whichgpu.cost.api_prices import check_row, read_feed, shipped
 from whichgpu.cost.vs_api import compare
 from whichgpu.errors import InputError
 from whichgpu.units import Money
@@ -44,7 +44,7 @@ def test_an_implausible_row_is_refused_in_one_line(change, said):
 
 
 def test_a_json_feed_reads_like_the_csv():
-    assert parse_feed(f"[{__import__('json').dumps(ROW)}]", "f.json")[0].output_per_mtok == 2
+    assert read_feed(f"[{__import__('json').dumps(ROW)}]", "f.json")[0].output_per_mtok == 2
 
 
 class _Steps:

@@ -20,6 +20,7 @@ from whichgpu.vocabulary import (
     Objective,
     Placement,
     Ranking,
+    Task,
     WorkKind,
     word,
 )
@@ -413,7 +414,7 @@ def _memory_fix(rec: Recommendation, best: Option, offers: list[Any], rates: Any
         seen.add((e.gpu.id, e.count))
         for c in suggestions(job.workload, e.gpu):
             changed = c.workload
-            if changed.task != job.workload.task and job.workload.task == "pretrain":
+            if changed.task != job.workload.task and job.workload.task == Task.PRETRAIN:
                 continue  # LoRA is not pre-training
             if changed is job.workload or not c.kind.changes_the_job:
                 continue  # more GPUs or another GPU: not a change to the job

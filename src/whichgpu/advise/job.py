@@ -9,7 +9,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Money
-from whichgpu.vocabulary import Objective, WorkKind
+from whichgpu.vocabulary import Objective, Task, WorkKind
 
 OBJECTIVES = tuple(Objective)
 _AMOUNTS = ("tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_day",
@@ -65,14 +65,14 @@ class Job:
             raise InputError(msg("job.images_need_diffusion", "{images} and {videos} need an "
                                  "image or video model and task", images=Field("images"),
                                  videos=Field("videos")))
-        if self.videos and w.task != "video":
+        if self.videos and w.task != Task.VIDEO:
             raise InputError(msg("job.videos_need_video", "{videos} needs {task}",
                                  videos=Field("videos"), task=Field("task", "video")))
         if (self.steps or self.train_tokens) and not w.is_training:
             raise InputError(msg("job.steps_need_training", "{steps} and {train_tokens} need "
                                  "a training task (lora, qlora, full-ft, pretrain, image-lora)",
                                  steps=Field("steps"), train_tokens=Field("train_tokens")))
-        if self.train_tokens and w.task == "image-lora":
+        if self.train_tokens and w.task == Task.IMAGE_LORA:
             raise InputError(msg("job.image_lora_steps", "an image LoRA is measured in {steps}",
                                  steps=Field("steps")))
         if (self.tokens or self.users or self.tokens_per_day or self.requests_per_s) and (
@@ -146,7 +146,7 @@ class Job:
             return msg("job.serving", "{users} users at {speed:g} tokens/s each",
                        users=self.users, speed=self.tokens_per_s_each)
         if k == WorkKind.RATE:
-            from whichgpu.advise.serving import Targets
+            from whichgpu.advise.targets import Targets
 
             assert self.requests_per_s is not None
             return Targets(self.requests_per_s, self.ttft_s, self.tpot_s, self.ttft_pct,

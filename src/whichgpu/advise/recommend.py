@@ -37,7 +37,7 @@ from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Duration, Money, Range
-from whichgpu.vocabulary import ExclusionKind, Objective, Placement, Ranking, WorkKind
+from whichgpu.vocabulary import ExclusionKind, Objective, Placement, Ranking, Task, WorkKind
 
 COUNTS = tuple(range(1, 9))  # every count a server holds (fit.COUNTS): 3 x RTX 3090 too
 CLUSTER_COUNTS = (16, 32, 64, 128, 256, 512, 1024)
@@ -332,7 +332,7 @@ def _job_currency(job: Job, offers: list[Offer]) -> str:
 
 
 def _counts(w: Workload) -> tuple[int, ...]:
-    return COUNTS + (CLUSTER_COUNTS if w.task in ("pretrain", "full-ft") else ())
+    return COUNTS + (CLUSTER_COUNTS if w.task in (Task.PRETRAIN, Task.FULL_FT) else ())
 
 
 def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
@@ -544,7 +544,7 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
     opts: list[Option] = []
     misses: list[Exclusion] = []
     for count in counts:
-        if count > SERVER_GPUS and w.task != "pretrain" and \
+        if count > SERVER_GPUS and w.task != Task.PRETRAIN and \
                 any(o.count <= SERVER_GPUS for o in opts):
             break  # a cluster only when one server is not enough (pre-training: always, S5)
         try:

@@ -12,10 +12,10 @@ excluded with how close it came and what would meet it (a bigger layout, a loose
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.advise.targets import Targets, ms
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
@@ -31,94 +31,6 @@ TP_DEGREES = (1, 2, 4, 8)
 #: throughput: the knee where queueing delay starts to grow fast (an M/G/c queue's wait rises
 #: steeply past about 80 % utilisation) - a prior, stated in the answer.
 DEFAULT_MAX_UTILISATION = 0.8
-MAX_REQUESTS_PER_S = 1e6  # bound on the input (a million requests/s)
-_LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
-
-
-def parse_latency(text: str | float | None, what: str | Field) -> float | None:
-    """Seconds from ``2s``, ``60ms``, ``0.06s`` (a unit is required); None stays None."""
-    if text is None or text == "":
-        return None
-    if isinstance(text, int | float):
-        value = float(text)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:[.,]\d*)?|[.,]\d+)\s*([a-z]*)\s*", str(text).lower())
-        if not m:
-            raise InputError(msg("latency.unreadable", "cannot read {v!r} as a {what}; write it "
-                                 "like 2s or 60ms", v=text, what=what))
-        unit = m.group(2)
-        if not unit:
-            raise InputError(msg("latency.unit", "{what} {v!r} needs a unit, e.g. 2s or 60ms",
-                                 what=what, v=text))
-        if unit not in _LATENCY_UNITS:
-            raise InputError(msg("latency.unknown_unit", "unknown unit {unit!r} in {what} {v!r}; "
-                                 "use ms or s", unit=unit, what=what, v=text))
-        value = float(m.group(1).replace(",", ".")) * _LATENCY_UNITS[unit]
-    if not value > 0 or not math.isfinite(value):
-        raise InputError(msg("latency.positive", "{what} must be positive, got {v!r}", what=what,
-                             v=text))
-    if value > 3600:
-        raise InputError(msg("latency.hour", "{what} must be at most an hour, got {v!r}",
-                             what=what, v=text))
-    return value
-
-
-def parse_rate(text: str | float | None) -> float | None:
-    """Requests per second from ``20``, ``20/s``, ``1200/min`` or ``72000/h``."""
-    if text is None or text == "":
-        return None
-    if isinstance(text, int | float):
-        value = float(text)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:[.,]\d*)?|[.,]\d+)\s*(?:/\s*(s|sec|min|h|hr))?\s*",
-                         str(text).lower())
-        if not m:
-            raise InputError(msg("requests.unreadable", "cannot read {v!r} as requests per second; "
-                                 "write it like 20 or 1200/min", v=text))
-        per = {"s": 1, "sec": 1, "min": 60, "h": 3600, "hr": 3600}[m.group(2) or "s"]
-        value = float(m.group(1).replace(",", ".")) / per
-    if not value > 0 or not math.isfinite(value):
-        raise InputError(msg("requests.positive", "{flag} must be positive, got {v!r}",
-                             flag=Field("requests_per_s"), v=text))
-    if value > MAX_REQUESTS_PER_S:
-        raise InputError(msg("requests.most", "{flag} must be at most 1,000,000",
-                             flag=Field("requests_per_s")))
-    return value
-
-
-@dataclass(frozen=True)
-class Targets:
-    """What each request must see (mean values), and the traffic."""
-
-    requests_per_s: float
-    ttft_s: float | None = None
-    tpot_s: float | None = None
-    # issue 28: a target at a percentile (``2s@p95``) instead of the mean; None: the mean
-    ttft_pct: int | None = None
-    tpot_pct: int | None = None
-
-    def met(self, ttft: float, tpot: float) -> bool:
-        return ((self.ttft_s is None or ttft <= self.ttft_s)
-                and (self.tpot_s is None or tpot <= self.tpot_s))
-
-    @property
-    def at_percentile(self) -> bool:
-        return (self.ttft_s is not None and self.ttft_pct is not None) or (
-            self.tpot_s is not None and self.tpot_pct is not None)
-
-    def describe(self) -> Message:
-        parts = [msg("serving.target.rate", "{rate:g} requests/s", rate=self.requests_per_s)]
-        if self.ttft_s is not None:
-            parts.append(msg("serving.target.ttft", "TTFT <= {ttft}", ttft=ms(self.ttft_s))
-                         if self.ttft_pct is None else
-                         msg("serving.target.ttft_pct", "TTFT <= {ttft} at p{pct}",
-                             ttft=ms(self.ttft_s), pct=self.ttft_pct))
-        if self.tpot_s is not None:
-            parts.append(msg("serving.target.tpot", "TPOT <= {tpot}", tpot=ms(self.tpot_s))
-                         if self.tpot_pct is None else
-                         msg("serving.target.tpot_pct", "TPOT <= {tpot} at p{pct}",
-                             tpot=ms(self.tpot_s), pct=self.tpot_pct))
-        return msg("serving.targets", "{targets}", targets=Join(parts))
 
 
 # ------------------------------------------------------------------ percentile targets
@@ -128,26 +40,6 @@ class Targets:
 
 PERCENTILE_TARGETS = (50, 90, 95, 99)
 _SIM_REQUESTS = 200  # requests per simulated run when sizing on a percentile
-
-
-def parse_latency_target(text: str | float | None, what: Field
-                         ) -> tuple[float | None, int | None]:
-    """(seconds, percentile) from ``2s``, ``60ms@p99``, ``2s@mean``; the percentile is None
-    for a mean target."""
-    if text is None or text == "" or isinstance(text, int | float):
-        return parse_latency(text, what), None
-    value, at, pct = str(text).partition("@")
-    if not at:
-        return parse_latency(value, what), None
-    tag = pct.strip().lower()
-    if tag in ("mean", "avg", "average"):
-        return parse_latency(value, what), None
-    m = re.fullmatch(r"p(\d\d)", tag)
-    if not m or int(m.group(1)) not in PERCENTILE_TARGETS:
-        raise InputError(msg("latency.percentile", "{what} {v!r}: the percentile after @ must "
-                             "be p50, p90, p95, p99 or mean (e.g. 2s@p95)", what=what,
-                             v=str(text)))
-    return parse_latency(value, what), int(m.group(1))
 
 
 def percentile_run(sm, targets: Targets, rate: float):
@@ -182,13 +74,6 @@ def max_rate_percentile(sm, targets: Targets, mean_rate: float) -> float:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return lo
-
-
-def ms(seconds: float) -> Message:
-    """A latency: '141 ms' (under 10 s), '12.5 s'."""
-    if seconds < 10:
-        return msg("serving.ms", "{ms:,.0f} ms", ms=seconds * 1e3)
-    return msg("serving.s", "{s:,.1f} s", s=seconds)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from whichgpu.cost.spot import SpotEstimate, SpotServing, expected_run, serving_on_spot
 from whichgpu.messages import Message, msg
 from whichgpu.units import Duration, Money, Range, format_money
+from whichgpu.vocabulary import Task
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
@@ -48,7 +49,7 @@ def job_bytes(wl: Workload) -> tuple[float, float]:
     sharded = wl.gpus if (wl.zero_stage or wl.tp_degree > 1 or wl.pp_degree > 1) else 1
     ckpt = 0.0
     if wl.is_training:
-        names = _CHECKPOINTED + (("weights",) if wl.task in ("full-ft", "pretrain") else ())
+        names = _CHECKPOINTED + (("weights",) if wl.task in (Task.FULL_FT, Task.PRETRAIN) else ())
         ckpt = sum(est.term(n) for n in names) * sharded
     weights = est.term("weights") * (wl.tp_degree * wl.pp_degree)
     return ckpt, weights + ckpt
@@ -60,9 +61,9 @@ def checkpoint_interval(job: Job, wl: Workload) -> tuple[float | None, Message |
     every = job.checkpoint_every_s
     if every is None or not wl.framework:
         return every, None
-    from whichgpu.estimate.frameworks import canonical
+    from whichgpu.estimate.frameworks import framework_id
 
-    why = EPOCH_END_SAVERS.get(canonical(wl.framework))
+    why = EPOCH_END_SAVERS.get(framework_id(wl.framework))
     if why is None:
         return every, None
     return None, msg("spot.epoch_end", "{why}: this run is one epoch, so an interruption "

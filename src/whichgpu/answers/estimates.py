@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from whichgpu.answers.context import LOCAL, Context
-from whichgpu.answers.inputs.workload import SpeedAnswer, build_workload, speed_answer
+from whichgpu.answers.inputs.from_request import workload
+from whichgpu.answers.inputs.workload import SpeedAnswer, speed_answer
 from whichgpu.answers.mixed import MixedCardsAnswer
 from whichgpu.answers.requests import Memory, Recommend, Speed, Workload
 from whichgpu.catalog.gpus import GPU, Resolution
@@ -20,23 +21,6 @@ from whichgpu.messages import Field, Message, msg
 from whichgpu.vocabulary import Task
 
 Q = TypeVar("Q", Memory, Speed)
-
-
-def workload(q: Workload, ctx: Context = LOCAL, **overrides: Any) -> Job:
-    """The Workload a request describes: its model resolved the surface's way, then the
-    engine's builder with the request's settings (``overrides`` replace some)."""
-    if q.task.is_rl:
-        raise InputError(msg("rl.not_ranked", "{task} (RL post-training) is answered by the "
-                             "memory and speed questions for a GPU you name; ranking every GPU "
-                             "for it is not modelled yet", task=str(q.task)))
-    config = getattr(q, "config", None)
-    if not q.model and not q.params and config is None:
-        raise InputError(msg("workload.no_model", "name a model (see 'whichgpu models') or give "
-                             "{params}, e.g. 70e9", params=Field("params")))
-    spec = ctx.model(q.model, params=q.params, config=config)
-    names = (*q.WORKLOAD_FIELDS, *getattr(q, "EXTRA_WORKLOAD", ()))
-    values = {**q.fields(*names), **overrides}
-    return build_workload(spec, **values)
 
 
 def approximate_note(job: Job) -> Message | None:
@@ -237,7 +221,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             saturation = apply_cost_to_saturation(saturation)
         return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
     if q.requests_per_s is not None:  # issue 28: percentiles at a request rate (simulated)
-        from whichgpu.advise.serving import parse_rate
+        from whichgpu.answers.inputs.serving import parse_rate
         from whichgpu.estimate.speed.serving_answers import traffic_answer
 
         rate = parse_rate(q.requests_per_s)  # read here: the estimate takes a number
@@ -245,7 +229,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
         return SpeedResult(q, w, res.gpu, saturation=traffic_answer(
             w, res.gpu, q.count, rate, q.lengths, q.prefix_cache_hit,
             profile=profile), notes=notes)
-    answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=q.framework,
+    answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=w.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)
     if answer.estimate is None and not training:  # the plan memory finds, if there is one
@@ -253,7 +237,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
         if followed is not None:
             planned, said = followed
             other = speed_answer(planned, res.gpu, q.count, profile=profile,
-                                 framework=q.framework, compile=q.compile)
+                                 framework=planned.framework, compile=q.compile)
             if other.estimate is not None:
                 w, answer, notes = planned, other, (*notes, said)
     answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)

@@ -14,7 +14,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.mixed_cards import MixedCards, mixed_cards
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
-from whichgpu.vocabulary import Engine
+from whichgpu.vocabulary import Engine, Task
 
 #: the most a --tensor-split value may be (llama.cpp takes any positive proportions)
 MAX_SHARE = 1e6
@@ -93,7 +93,7 @@ def parse_tensor_split(text: str | None) -> tuple[float, ...] | None:
 def _job(q: Memory | Speed | Recommend, ctx: Context) -> tuple[Job, Message | None]:
     """The workload on one card; with no engine named, llama.cpp (the engine that splits over
     any cards) when it runs the job."""
-    from whichgpu.answers.estimates import workload
+    from whichgpu.answers.inputs.from_request import workload
 
     if q.engine is None and not q.task.is_training:
         try:
@@ -152,7 +152,7 @@ def own_machine(q: Recommend, ctx: Context = LOCAL
         return q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), None, None
     rest = q.model_copy(update={"gpu": None})
     where = describe_cards(cards)
-    if q.task.is_training or q.task in ("image", "video"):
+    if q.task.is_training or q.task in (Task.IMAGE, Task.VIDEO):
         return rest, None, msg("recommend.own_machine.task", "your machine ({cards}) is "
                                "answered for LLM inference; {task} is ranked on rentals only",
                                cards=where, task=q.task)

@@ -76,7 +76,7 @@ def check(values: dict[str, Any]) -> None:
     if values.get("host_ram"):
         parse_size(values["host_ram"])
     if values.get("host_memory"):
-        from whichgpu.estimate.host import parse_host
+        from whichgpu.answers.inputs.host import parse_host
 
         parse_host(values.get("host_ram"), values["host_memory"], None)
     if values.get("kwh_price"):

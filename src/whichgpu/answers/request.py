@@ -28,8 +28,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic import Field as PydanticField
 
-from whichgpu.answers.fields import Text, choice_of, flags, web_of
+from whichgpu.answers.fields import Cli, Text, choice_of, flags, web_of
 from whichgpu.errors import InputError
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import parse_count, parse_duration, parse_money
@@ -204,6 +205,47 @@ def _at_most_count(value: str, field: Field, limit: int) -> str:
 # ------------------------------------------------------------------ the web's variant
 
 _web_models: dict[tuple[type, bool], type] = {}
+class PastedConfig(Request):
+    """A pasted config.json (a JSON body on the web; the command line names a file)."""
+
+    config: typing.Annotated[dict[str, Any] | None, PydanticField(description=(
+        "The contents of a model's config.json (instead of model).")), Cli(skip=True)] = None
+
+    @field_validator("config")
+    @classmethod
+    def _config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        from whichgpu.errors import DataError
+        from whichgpu.models.bounds import PASTED, check_config
+        from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
+
+        if value is None:
+            return value
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise InputError(msg("paste.depth", "the pasted config.json nests more than {n} "
+                                 "levels deep; a model config nests a few", n=MAX_JSON_DEPTH))
+        if not _all_finite(value):
+            raise InputError(msg("paste.nan", "the pasted config.json holds NaN or Infinity, "
+                                 "which are not JSON numbers"))
+        try:  # dimensions no model has: refused here, before the request takes a worker
+            check_config(value, PASTED)
+        except DataError as exc:
+            raise InputError(exc.args[0]) from None
+        return value
+
+
+def _all_finite(data: Any) -> bool:
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return True
+
+
 R = typing.TypeVar("R", bound=Request)
 
 
@@ -212,7 +254,7 @@ def for_web(model: type[R], body: bool = False) -> type[R]:
     the bounds only the server applies (``Web(max=...)``: what one request may cost it), the
     fields it never takes (``Web(skip=True)``: files on its disk) refused, and a calibration
     profile only ever the server's own (``default``). ``body``: a JSON body, which may carry
-    a pasted config.json (requests.PastedConfig)."""
+    a pasted config.json (PastedConfig)."""
     hit = _web_models.get((model, body))
     if hit is not None:
         return hit
@@ -224,8 +266,6 @@ def for_web(model: type[R], body: bool = False) -> type[R]:
             ns[name] = None
     bases: tuple[type, ...] = (model,)
     if body:
-        from whichgpu.answers.requests import PastedConfig
-
         bases = (model, PastedConfig)
     web = typing.cast("type[R]", type(model.__name__ + ("Body" if body else ""), bases, ns))
     web.model_rebuild()

@@ -301,35 +301,6 @@ class Workload(Request):
         "lora_adapters", "cache_embeddings", "blocks_to_swap")
 
 
-class PastedConfig(Request):
-    """A pasted config.json (a JSON body on the web; the command line names a file)."""
-
-    config: Annotated[dict[str, Any] | None, Field(description=(
-        "The contents of a model's config.json (instead of model).")), Cli(skip=True)] = None
-
-    @field_validator("config")
-    @classmethod
-    def _config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        from whichgpu.errors import DataError, InputError
-        from whichgpu.messages import msg
-        from whichgpu.models.bounds import PASTED, check_config
-        from whichgpu.models.local_file import MAX_JSON_DEPTH, json_depth
-
-        if value is None:
-            return value
-        if json_depth(value) > MAX_JSON_DEPTH:
-            raise InputError(msg("paste.depth", "the pasted config.json nests more than {n} "
-                                 "levels deep; a model config nests a few", n=MAX_JSON_DEPTH))
-        if not _all_finite(value):
-            raise InputError(msg("paste.nan", "the pasted config.json holds NaN or Infinity, "
-                                 "which are not JSON numbers"))
-        try:  # dimensions no model has: refused here, before the request takes a worker
-            check_config(value, PASTED)
-        except DataError as exc:
-            raise InputError(exc.args[0]) from None
-        return value
-
-
 def _cap_watts(value: Any) -> Any:
     """A power cap as people type it (``300W``, ``0.3kW``, ``300``) in watts; numbers pass."""
     if isinstance(value, str):
@@ -346,21 +317,6 @@ def _budget_watts(value: Any) -> Any:
 
         return parse_power(value, what="power budget", positive=False)
     return value
-
-
-def _all_finite(data: Any) -> bool:
-    import math
-
-    todo = [data]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return False
-        if isinstance(item, dict):
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
-    return True
 
 
 class Memory(Workload):

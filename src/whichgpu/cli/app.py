@@ -1,5 +1,5 @@
 """The typer application: one module per command group registers its commands, loaded on
-first use (``MODULES`` below, the table in cli/commands_index.py)."""
+first use (``MODULES`` in cli/lazy.py, the table in cli/commands_index.py)."""
 
 from __future__ import annotations
 
@@ -62,22 +62,3 @@ def _use_database(url: str) -> None:
 
     parse_target(url)  # an unsupported URL is bad input: said now, in one line
     os.environ[DATABASE_URL_ENV] = url
-
-
-# One line per command module (keeps merges of new modules simple). Each registers its
-# commands with ``register(app)``, called when one of them is first used; after adding or
-# changing a command, regenerate the table --help lists them from (see cli/lazy.py).
-MODULES: tuple[str, ...] = (
-    "advise_cmds",
-    "catalog_cmds",
-    "cost_cmds",
-    "estimate_cmds",
-    "fits_cmds",
-    "model_cmds",
-    "prices_cmds",
-    "profile_cmds",
-    "web_cmds",
-    "bench_cmds",
-    "mcp_cmds",
-    "runs_cmds",
-)

@@ -136,12 +136,29 @@ def _stub(entry: Entry) -> Any:
                         rich_markup_mode="rich", rich_help_panel=entry.panel)
 
 
+# One line per command module (keeps merges of new modules simple). Each registers its
+# commands with ``register(app)`` (cli/app.py), called when one of them is first used; after
+# adding or changing a command, regenerate the table --help lists them from (see above).
+MODULES: tuple[str, ...] = (
+    "advise_cmds",
+    "catalog_cmds",
+    "cost_cmds",
+    "estimate_cmds",
+    "fits_cmds",
+    "model_cmds",
+    "prices_cmds",
+    "profile_cmds",
+    "web_cmds",
+    "bench_cmds",
+    "mcp_cmds",
+    "runs_cmds",
+)
+
+
 def index_rows() -> list[Entry]:
     """The table, from the commands themselves: every module of ``MODULES`` loaded, in the
     order typer lists them (commands, then groups, as the eager app did)."""
     import typer
-
-    from whichgpu.cli.app import MODULES
 
     commands: dict[str, Any] = {}
     groups: dict[str, Any] = {}

@@ -124,7 +124,7 @@ def check_row(row: dict[str, Any], where: str, today: dt.date | None = None) -> 
                     str(row.get("source") or "").strip())
 
 
-def parse_feed(text: str, name: str) -> tuple[ApiPrice, ...]:
+def read_feed(text: str, name: str) -> tuple[ApiPrice, ...]:
     """Rows of a feed (CSV with the header of :data:`COLUMNS`, or a JSON list of objects)."""
     stripped = text.lstrip()
     if stripped.startswith("["):
@@ -157,7 +157,7 @@ def parse_feed(text: str, name: str) -> tuple[ApiPrice, ...]:
 def shipped() -> tuple[ApiPrice, ...]:
     """The table shipped with whichgpu (data/api_prices.csv)."""
     text = resources.files("whichgpu.cost").joinpath("data/api_prices.csv").read_text("utf-8")
-    return parse_feed(text, "api_prices.csv")
+    return read_feed(text, "api_prices.csv")
 
 
 def load(path: str | None = None) -> tuple[ApiPrice, ...]:
@@ -170,7 +170,7 @@ def load(path: str | None = None) -> tuple[ApiPrice, ...]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(msg("api_prices.read", "cannot read {path}: {why}", path=str(path),
                              why=getattr(exc, "strerror", None) or str(exc))) from None
-    return parse_feed(text, p.name)
+    return read_feed(text, p.name)
 
 
 @dataclass(frozen=True)

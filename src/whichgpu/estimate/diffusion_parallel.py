@@ -28,6 +28,7 @@ from whichgpu.engines import has
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
+from whichgpu.vocabulary import Engine, Task
 
 PARALLEL_SOURCE = ("https://docs.sglang.io/docs/sglang-diffusion/parallelism; "
                    "https://github.com/xdit-project/xDiT/blob/main/docs/methods/cfg_parallel.md")
@@ -106,11 +107,11 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
                                  "and does not split a diffusion model's weights; use "
                                  "{flag}", engine=w.engine_name,
                                  flag=Field("engine", SPLITTING_ENGINE)))
-        if n > 1 and w.task == "video":
+        if n > 1 and w.task == Task.VIDEO:
             return DiffusionLayout(sp=n, measured_context_parallel=True)
         return DiffusionLayout(replicas=n)
     rest = n // tp
-    cfg = 2 if w.cfg_passes == 2 and rest % 2 == 0 and w.task != "image-lora" else 1
+    cfg = 2 if w.cfg_passes == 2 and rest % 2 == 0 and w.task != Task.IMAGE_LORA else 1
     return DiffusionLayout(tp=tp, sp=rest // cfg, cfg=cfg)
 
 
@@ -130,7 +131,7 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
     streamed in (diffusers ``enable_sequential_cpu_offload``; ComfyUI loads the model partly,
     "lowvram", and streams the rest; ``streamed=False`` leaves this out: the recommender
     does not price host RAM for it). A LoRA training job gets none of these."""
-    if not wl.is_diffusion or wl.task == "image-lora":
+    if not wl.is_diffusion or wl.task == Task.IMAGE_LORA:
         return []
     out: list[Workload] = []
     if wl.gpus > 1 and asked.tp is None and (asked.engine is None or splits_dit(asked.engine)):
@@ -147,7 +148,7 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
         if not asked.vae_tiling:
             base = base.with_(vae_tiling=True)
             out.append(base)
-        if streamed and wl.engine_name in ("diffusers", "comfyui"):
+        if streamed and wl.engine_name in (Engine.DIFFUSERS, Engine.COMFYUI):
             out.append(base.with_(offload="sequential"))
     elif not asked.vae_tiling:
         out.append(wl.with_(vae_tiling=True))
@@ -185,7 +186,7 @@ def split_to_fit(w: Workload, gpu) -> tuple[Workload, Message] | None:
     answer takes it as the speed answer does (``fit_on``), so both name the same layout."""
     from whichgpu.estimate.memory import estimate_memory
 
-    if w.task not in ("image", "video") or w.gpus < 2 or w.tp or not (
+    if w.task not in (Task.IMAGE, Task.VIDEO) or w.gpus < 2 or w.tp or not (
             w.engine is None or splits_dit(w.engine)):
         return None
     need = estimate_memory(w).total_bytes
@@ -204,7 +205,7 @@ def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
                    "the diffusion model's weights split over {n} GPUs by tensor parallelism "
                    "({engine}, {flag})", need=need / 1e9, n=t.tp, engine=t.engine_name,
                    flag=Field("tp", t.tp))
-    if t.offload == "sequential" and t.engine_name == "comfyui":
+    if t.offload == "sequential" and t.engine_name == Engine.COMFYUI:
         return msg("diffusion.fit.comfy_partial", "{need:.1f} GB needed whole: ComfyUI loads "
                    "the diffusion model partly (its lowvram mode, automatic when the model "
                    "does not fit) and streams the rest over PCIe every step",
@@ -214,7 +215,7 @@ def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
                    "sequential CPU offload here (enable_sequential_cpu_offload, {flag}); "
                    "weights cross PCIe every step", need=need / 1e9,
                    flag=Field("offload", "sequential"))
-    if t.engine_name == "comfyui":
+    if t.engine_name == Engine.COMFYUI:
         return msg("diffusion.fit.comfy", "{need:.1f} GB needed with every model loaded: "
                    "ComfyUI's model management unloads the text encoders before sampling",
                    need=need / 1e9)

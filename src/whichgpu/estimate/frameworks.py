@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from whichgpu.errors import InputError
 from whichgpu.messages import Join, Message, data_text, msg
+from whichgpu.vocabulary import Task
 
 FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axolotl",
                         "llm-foundry", "torchtitan", "megatron"]
@@ -59,13 +60,13 @@ class FrameworkProfile:
 
     def settings(self, task: str) -> dict[str, Any]:
         """The defaults for ``task`` (lora, qlora, full-ft, pretrain; others: none)."""
-        if task == "lora":
+        if task == Task.LORA:
             return dict(self.lora)
-        if task == "qlora":
+        if task == Task.QLORA:
             return {**self.lora, **self.qlora}
-        if task == "pretrain":
+        if task == Task.PRETRAIN:
             return {**self.full, **self.pretrain}
-        if task == "full-ft":
+        if task == Task.FULL_FT:
             return dict(self.full)
         return {}
 
@@ -97,28 +98,29 @@ def framework_names() -> tuple[str, ...]:
     return tuple(profiles())
 
 
-def canonical(name: str) -> str:
-    """The profile name for ``name`` or one of its aliases; an unknown name is an input error
-    naming the closest ones."""
-    key = name.strip().lower()
+def framework_id(name: str, said: str | None = None) -> str:
+    """The profile name for a profile name or one of its aliases (data/training_frameworks.toml);
+    people's spellings are read in answers/inputs/framework.py. An unknown name is an input
+    error naming the closest ones (``said``: the text as typed, for the message)."""
     table = profiles()
-    if key in table:
-        return key
+    if name in table:
+        return name
     for p in table.values():
-        if key in p.aliases:
+        if name in p.aliases:
             return p.name
+    shown = name if said is None else said
     known = list(table) + [a for p in table.values() for a in p.aliases]
-    close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     if close:
         raise InputError(msg("choice.framework.near", "unknown training framework {v!r}; did "
-                             "you mean {near}? (use one of {choices})", v=name,
+                             "you mean {near}? (use one of {choices})", v=shown,
                              near=", ".join(close), choices=", ".join(table)))
     raise InputError(msg("choice.framework", "unknown training framework {v!r} (use one of "
-                         "{choices})", v=name, choices=", ".join(table)))
+                         "{choices})", v=shown, choices=", ".join(table)))
 
 
 def get_framework(name: str) -> FrameworkProfile:
-    return profiles()[canonical(name)]
+    return profiles()[framework_id(name)]
 
 
 def framework_defaults(name: str | None, task: str) -> dict[str, Any]:
@@ -137,7 +139,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
     out = dict(given)
     for key, value in defaults.items():
         if key == "qlora_quant":
-            if task == "qlora" and out.get("quant") is None:
+            if task == Task.QLORA and out.get("quant") is None:
                 out["quant"] = value
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",

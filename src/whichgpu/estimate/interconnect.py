@@ -11,7 +11,6 @@ for other cards).
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
@@ -40,19 +39,6 @@ class Interconnect(StrEnum):
     TB4 = "tb4"
     TB5 = "tb5"
     TB5_RDMA = "tb5-rdma"
-
-
-# other spellings people write (case and spaces are ignored before this lookup)
-_ALIASES = {
-    "10g": "10gbe", "10gbit": "10gbe", "10ge": "10gbe", "25g": "25gbe", "25ge": "25gbe",
-    "100g": "100gbe", "100ge": "100gbe", "200g": "200gbe", "400g": "400gbe",
-    "hdr": "ib-hdr", "ndr": "ib-ndr", "xdr": "ib-xdr", "infiniband-hdr": "ib-hdr",
-    "infiniband-ndr": "ib-ndr", "infiniband-xdr": "ib-xdr", "ib": "ib-ndr",
-    "infiniband": "ib-ndr", "roce": "roce-400", "rocev2": "roce-400",
-    "thunderbolt4": "tb4", "thunderbolt-4": "tb4", "thunderbolt5": "tb5",
-    "thunderbolt-5": "tb5", "thunderbolt": "tb4", "tb5rdma": "tb5-rdma",
-    "thunderbolt5-rdma": "tb5-rdma", "thunderbolt-5-rdma": "tb5-rdma",
-}
 
 
 @dataclass(frozen=True)
@@ -99,28 +85,20 @@ def links() -> dict[Interconnect, NodeLink]:
     return out
 
 
-def parse_interconnect(text: str | Interconnect | None) -> Interconnect | None:
-    """The link a user named (``100GbE``, ``ib-ndr``, ``Thunderbolt 5``); None stays None.
-    Anything else is an input error that lists the links."""
-    if text is None or text == "":
-        return None
-    if isinstance(text, Interconnect):
-        return text
-    key = re.sub(r"[\s_]+", "-", str(text).strip().lower()).replace("gb/s", "g")
-    key = _ALIASES.get(key, _ALIASES.get(key.replace("-", ""), key))
+def interconnect_of(ident: str | Interconnect) -> Interconnect:
+    """The link of a canonical id (``100gbe``, ``ib-ndr``); people's spellings are read in
+    answers/inputs/interconnect.py. Anything else is an input error that lists the links."""
     try:
-        return Interconnect(key)
+        return Interconnect(ident)
     except ValueError:
         raise InputError(msg("interconnect.unknown", "unknown link between servers {v!r}; use "
-                             "one of {choices}", v=str(text),
+                             "one of {choices}", v=str(ident),
                              choices=", ".join(str(i) for i in Interconnect))) from None
 
 
 def node_link(which: str | Interconnect) -> NodeLink:
     """The figures of a link kind."""
-    ident = parse_interconnect(which)
-    assert ident is not None
-    return links()[ident]
+    return links()[interconnect_of(which)]
 
 
 def check_gpus_per_node(n: int | None) -> int | None:

@@ -525,7 +525,7 @@ def tp_plan(w: Workload, cards: tuple[GPU, ...]) -> MixedPlan:
             "sglang": "python -m sglang.launch_server --model-path MODEL --tp",
             "trtllm": "trtllm-serve MODEL --tp_size"}.get(engine, f"{engine} --tp")
     launch = f"{flag} {wl.tp_degree}" + (f" --pipeline-parallel-size {wl.pp_degree}"
-                                         if wl.pp_degree > 1 and engine == "vllm" else "")
+                                         if wl.pp_degree > 1 and engine == Engine.VLLM else "")
     notes = [msg("mixed.tp_smallest", "equal shards: {gpu} ({usable:.1f} GB usable) bounds the "
                  "memory of every card; the memory the larger cards have beyond it goes unused",
                  gpu=min(cards, key=lambda g: g.usable_memory_bytes).id,
@@ -534,7 +534,7 @@ def tp_plan(w: Workload, cards: tuple[GPU, ...]) -> MixedPlan:
         notes.append(msg("mixed.tp_archs", "cards of different architectures in one "
                          "tensor-parallel group run each step at the slower card's pace, with "
                          "the kernels and formats every card supports"))
-    if engine == "vllm":
+    if engine == Engine.VLLM:
         notes.append(msg("mixed.vllm_pp", "vLLM's way to use uneven cards is pipeline "
                          "parallelism with an uneven layer partition (VLLM_PP_LAYER_PARTITION), "
                          "not estimated here"))

@@ -24,6 +24,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.constants import Constant, _load
 from whichgpu.messages import Field, Message, msg
 from whichgpu.units import Range
+from whichgpu.vocabulary import Engine
 
 if TYPE_CHECKING:
     from whichgpu.estimate.memory.terms import MemoryTerm
@@ -96,9 +97,9 @@ def lora_plan(w: Workload) -> LoraPlan:
                              flag=Field("engine")))
     n, rank = w.lora_adapters, w.lora_rank
     dtype = int(value("lora_dtype_bytes"))
-    cap = n if engine == "vllm" else min(n, int(value("sglang_max_loras_per_batch_default")))
+    cap = n if engine == Engine.VLLM else min(n, int(value("sglang_max_loras_per_batch_default")))
     max_loras = max(1, min(cap, w.batch))  # no more distinct adapters than sequences
-    top = slot_rank(rank) if engine == "vllm" else rank
+    top = slot_rank(rank) if engine == Engine.VLLM else rank
     all_linear = _sum_in_out(w, ("all-linear",))
     slot = math.ceil(top * all_linear * dtype / max(w.tp_degree, 1))
     own = rank * _sum_in_out(w, w.lora_targets) * dtype

@@ -50,7 +50,8 @@ class FitOutcome:
 def host_of(text: str | None):
     """A Host from fits.csv's free-text ``host_ram`` ('64 GB DDR5-6000 (dual channel)');
     the defaults for what it does not state."""
-    from whichgpu.estimate.host import parse_host
+    from whichgpu.estimate.host import host_with
+    from whichgpu.units import parse_size
 
     t = (text or "").strip()
     if not t or t.lower().startswith("not "):
@@ -65,7 +66,7 @@ def host_of(text: str | None):
             if f"{word} channel" in t.lower() or f"{word}-channel" in t.lower():
                 mem += f"x{n}"
                 break
-    return parse_host(ram, mem, None)
+    return host_with(parse_size(ram) if ram else None, mem, None)
 
 
 def row_settings(text: str | None) -> dict[str, str]:

@@ -178,10 +178,7 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         else:
             raise InputError(f"unknown setting {key!r}")
     if host_args:
-        from whichgpu.estimate.host import parse_host
-
-        kw["host"] = parse_host(host_args.get("host_ram"), host_args.get("host_memory"),
-                                host_args.get("host_bandwidth"))
+        kw["host"] = _host(host_args)
     if task in ("lora", "qlora", "full-ft", "pretrain"):
         _apply_framework(kw, row, task)
     if task == "image-lora":
@@ -206,14 +203,14 @@ def _diffusion_trainer(kw: dict, row: dict[str, str], extra: dict[str, str]) -> 
 def _apply_framework(kw: dict, row: dict[str, str], task: str) -> None:
     """A training row's framework (settings ``framework=``, else its engine column) fills what
     the row does not state, as ``--framework`` does on the CLI."""
-    from whichgpu.estimate.frameworks import apply_framework, canonical
+    from whichgpu.estimate.frameworks import apply_framework, framework_id
 
     name = kw.get("framework") or TRAINING_FRAMEWORKS.get(
         (row.get("engine") or "").strip().lower())
     if not name:
         kw.pop("framework", None)
         return
-    kw["framework"] = canonical(name)
+    kw["framework"] = framework_id(name)
     given = {k: kw.get(k) for k in ("optimizer", "gradient_checkpointing",
                                     "activation_offloading", "loss", "master_weights",
                                     "optimizer_in_backward", "lora_rank", "lora_targets", "quant",
@@ -257,3 +254,14 @@ def measured_bytes(row: dict[str, str]) -> tuple[float, str]:
     if (row.get("bytes") or "").strip():
         return float(row["bytes"]), "bytes"
     return float(row["value"]) * UNITS[row["unit"].strip()], "bytes"
+
+
+def _host(args: dict[str, str]):
+    """The Host a row's settings state (``host_ram=96GB; host_bandwidth=102GB/s``): data, read
+    here; a person's flags are read in answers/inputs/host.py."""
+    from whichgpu.estimate.host import host_with
+    from whichgpu.units import parse_size
+
+    ram, bw = args.get("host_ram"), args.get("host_bandwidth")
+    return host_with(parse_size(ram) if ram else None, args.get("host_memory") or None,
+                     float(parse_size(bw.removesuffix("/s"))) if bw else None)

@@ -403,9 +403,10 @@ def validate(w: Workload) -> None:
         raise InputError(msg("workload.not_video", "{model} generates images, not video: use "
                              "{flag}", model=m.name, flag=Field("task", "image")))
     if w.interconnect is not None or w.gpus_per_node is not None:
-        from whichgpu.estimate.interconnect import check_gpus_per_node, parse_interconnect
+        from whichgpu.estimate.interconnect import check_gpus_per_node, interconnect_of
 
-        parse_interconnect(w.interconnect)
+        if w.interconnect is not None:
+            interconnect_of(w.interconnect)
         check_gpus_per_node(w.gpus_per_node)
     if w.context is not None and w.context <= 0:
         raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
@@ -475,15 +476,15 @@ def validate(w: Workload) -> None:
         raise InputError(msg("workload.training_only", "{field} is for training tasks",
                              field=Field("fp8_training")))
     if w.framework is not None:
-        from whichgpu.estimate.frameworks import canonical
+        from whichgpu.estimate.frameworks import framework_id
 
-        canonical(w.framework)  # raises with the closest names if unknown
+        framework_id(w.framework)  # raises with the closest names if unknown
         if not w.is_training:
             raise InputError(msg("workload.framework_training", "{field} is for training tasks "
                                  "(lora, qlora, full-ft, pretrain, image-lora)",
                                  field=Field("framework")))
     if (w.cache_embeddings is not None or w.blocks_to_swap or w.diffusion_trainer) \
-            and w.task != "image-lora":
+            and w.task != Task.IMAGE_LORA:
         raise InputError(msg("workload.image_lora_only", "{field} is for diffusion LoRA "
                              "training (image-lora)", field=Field(
                                  "blocks_to_swap" if w.blocks_to_swap else "cache_embeddings"

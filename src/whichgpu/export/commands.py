@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from whichgpu.units import format_duration
+from whichgpu.vocabulary import Engine, Task
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
@@ -59,7 +60,7 @@ class LaunchCommands:
 def _model_env(w: Workload, out: LaunchCommands, what: str = "a Hugging Face model id") -> None:
     hub = w.model.hub_id
     quant = w.quant_name.lower()
-    if hub and not (w.task == "inference" and quant.startswith(("awq", "gptq", "exl2"))):
+    if hub and not (w.task == Task.INFERENCE and quant.startswith(("awq", "gptq", "exl2"))):
         out.envs["MODEL"] = hub
     else:
         note = f"{quant.upper()} checkpoint of {w.model.name}" if hub else w.model.name
@@ -136,11 +137,11 @@ def _commands(option: Option, job: Job) -> LaunchCommands:
     if w.is_training:
         return _training(option, job, w)
     engine = w.engine_name
-    if engine == "vllm":
+    if engine == Engine.VLLM:
         return _vllm(option, w)
-    if engine == "sglang":
+    if engine == Engine.SGLANG:
         return _sglang(option, w)
-    if engine == "llamacpp":
+    if engine == Engine.LLAMACPP:
         return _llamacpp(option, w)
     return _placeholder(w, engine, f"whichgpu has no command line for {engine}: start it here")
 
@@ -278,10 +279,10 @@ def _save_steps(o: Option, job: Job, steps: int) -> int | None:
 
 
 def _training(o: Option, job: Job, w: Workload) -> LaunchCommands:
-    from whichgpu.estimate.frameworks import canonical
+    from whichgpu.estimate.frameworks import framework_id
 
-    fw = canonical(w.framework) if w.framework else "transformers"
-    if w.task == "pretrain" or fw in ("torchtitan", "llm-foundry", "megatron", "pytorch"):
+    fw = framework_id(w.framework) if w.framework else "transformers"
+    if w.task == Task.PRETRAIN or fw in ("torchtitan", "llm-foundry", "megatron", "pytorch"):
         return _placeholder(w, fw, f"write the {fw} launch of this run here")
     steps = _steps(o, job, w)
     save = _save_steps(o, job, steps)
@@ -298,7 +299,7 @@ def _training(o: Option, job: Job, w: Workload) -> LaunchCommands:
     out.settings += [f"{w.task} of {w.model.name}, sequence length {w.seq_len:,}, micro-batch "
                      f"{w.batch}, {steps:,} steps, optimizer {w.optimizer}",
                      "gradient checkpointing " + ("on" if w.uses_checkpointing else "off")]
-    if w.task in ("lora", "qlora"):
+    if w.task in (Task.LORA, Task.QLORA):
         out.settings.append(f"LoRA rank {w.lora_rank} on {', '.join(w.lora_targets)}")
     if save is not None and job.checkpoint_every_s is not None:  # one is set with the other
         where = CHECKPOINT_DIR if o.offer.spot else "./outputs"
@@ -335,10 +336,10 @@ def _axolotl(o: Option, w: Workload, steps: int, save: int | None, base: str
     out.envs["DATASET"] = f"{FILL_IN} (a Hugging Face dataset id or a path, alpaca format)"
     out.to_fill.append("DATASET")
     cfg = ["base_model: ${MODEL}"]
-    if w.task in ("lora", "qlora"):
+    if w.task in (Task.LORA, Task.QLORA):
         cfg += [f"adapter: {w.task}", f"lora_r: {w.lora_rank}", f"lora_alpha: {2 * w.lora_rank}",
                 "lora_dropout: 0.05", "lora_target_linear: true"]
-    if w.task == "qlora":
+    if w.task == Task.QLORA:
         cfg.append("load_in_4bit: true")
     cfg += [f"sequence_len: {w.seq_len}", f"micro_batch_size: {w.batch}",
             "gradient_accumulation_steps: 1", f"max_steps: {steps}",
@@ -363,7 +364,7 @@ def _torchtune(o: Option, w: Workload, steps: int, save: int | None, base: str
                ) -> LaunchCommands:
     stem = _TORCHTUNE[(w.model.id, w.task)]
     single = w.gpus == 1
-    kind = "lora" if w.task in ("lora", "qlora") else "full"
+    kind = "lora" if w.task in (Task.LORA, Task.QLORA) else "full"
     recipe = f"{kind}_finetune_{'single_device' if single else 'distributed'}"
     config = stem + ("_single_device" if single else "")
     out = LaunchCommands("torchtune", setup="pip install -U torchtune torchao\n"
@@ -403,15 +404,15 @@ def _unsloth(o: Option, w: Workload, steps: int, save: int | None, base: str
     ckpt = '"unsloth"' if w.uses_checkpointing else "False"
     lora = (f"model = FastLanguageModel.get_peft_model(model, r={w.lora_rank}, "
             f"lora_alpha={w.lora_rank}, use_gradient_checkpointing={ckpt})"
-            if w.task in ("lora", "qlora") else "")
+            if w.task in (Task.LORA, Task.QLORA) else "")
     script = "\n".join([
         "import os",
         "from datasets import load_dataset",
         "from trl import SFTConfig, SFTTrainer",
         "from unsloth import FastLanguageModel",
         f"model, tokenizer = FastLanguageModel.from_pretrained(os.environ['MODEL'], "
-        f"max_seq_length={w.seq_len}, load_in_4bit={w.task == 'qlora'}, "
-        f"full_finetuning={w.task == 'full-ft'})",
+        f"max_seq_length={w.seq_len}, load_in_4bit={w.task == Task.QLORA}, "
+        f"full_finetuning={w.task == Task.FULL_FT})",
         lora,
         f"args = SFTConfig(per_device_train_batch_size={w.batch}, max_steps={steps}, "
         f"optim=\"{optim}\", bf16=True, dataset_text_field=\"text\", {save_args})",

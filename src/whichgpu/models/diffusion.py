@@ -24,6 +24,9 @@ from typing import Any
 
 from whichgpu.errors import DataError, InputError
 from whichgpu.models.config_fields import ConfigReader
+from whichgpu.models.diffusion_blocks import lin as _lin
+from whichgpu.models.diffusion_blocks import resnet as _resnet
+from whichgpu.models.diffusion_vaes import vae_kl_params
 from whichgpu.models.spec import (
     ComponentSpec,
     DiffusionSpec,
@@ -100,10 +103,6 @@ def qwen25_vl_params(c: ConfigReader, origin: str) -> int:
 
 def _timestep_embedding(fin: int, dim: int) -> int:
     return fin * dim + dim + dim * dim + dim
-
-
-def _lin(fin: int, fout: int, bias: bool = True) -> int:
-    return fin * fout + (fout if bias else 0)
 
 
 def flux_params(c: ConfigReader) -> int:
@@ -206,16 +205,6 @@ def wan_params(c: ConfigReader) -> int:
     return total + n * block + _lin(d, cout * vol) + 2 * d
 
 
-def _resnet(cin: int, cout: int, temb: int | None, k: int = 9) -> int:
-    """A GroupNorm + conv ResNet block; ``k`` is the kernel volume (9 for 3x3, 27 for 3x3x3)."""
-    p = 2 * cin + cin * cout * k + cout + 2 * cout + cout * cout * k + cout
-    if temb:
-        p += temb * cout + cout
-    if cin != cout:
-        p += cin * cout + cout
-    return p
-
-
 def _transformer2d(ch: int, layers: int, cross: int) -> int:
     d = ch
     block = (2 * d + 3 * d * d + d * d + d + 2 * d + d * d + 2 * cross * d + d * d + d
@@ -283,52 +272,6 @@ def unet_params(c: ConfigReader) -> int:
             total += out * out * 9 + out
     return total + 2 * chans[0] + chans[0] * cout * 9 + cout
 
-
-def vae_kl_params(c: ConfigReader, k: int = 9) -> int:
-    """AutoencoderKL: 2D ResNet encoder/decoder with one attention block in each middle.
-
-    ``k`` is the convolutions' kernel volume: 27 for the 3x3x3 causal convolutions of
-    AutoencoderKLHunyuanVideo, which otherwise has the same layout.
-    """
-    cin = c.int("in_channels", default=3, limit="hidden")
-    cout = c.int("out_channels", default=3, limit="hidden")
-    chans = c.int_list("block_out_channels", lo=1) or [64]
-    lpb = c.int("layers_per_block", default=1, limit="layers")
-    lat = c.int("latent_channels", default=4, limit="hidden")
-    attn = c.bool("mid_block_add_attention", default=True)
-    nb = len(chans)
-
-    def mid(ch: int) -> int:
-        return 2 * _resnet(ch, ch, None, k) + (2 * ch + 4 * _lin(ch, ch) if attn else 0)
-
-    enc = cin * chans[0] * k + chans[0]
-    out = chans[0]
-    for i in range(nb):
-        prev, out = out, chans[i]
-        for j in range(lpb):
-            enc += _resnet(prev if j == 0 else out, out, None, k)
-        if i != nb - 1:
-            enc += out * out * k + out
-    enc += mid(chans[-1]) + 2 * chans[-1] + chans[-1] * 2 * lat * k + 2 * lat
-    dec = lat * chans[-1] * k + chans[-1] + mid(chans[-1])
-    r = chans[::-1]
-    out = r[0]
-    for i in range(nb):
-        prev, out = out, r[i]
-        for j in range(lpb + 1):
-            dec += _resnet(prev if j == 0 else out, out, None, k)
-        if i != nb - 1:
-            dec += out * out * k + out
-    dec += 2 * chans[0] + chans[0] * cout * k + cout
-    total = enc + dec
-    if c.bool("use_quant_conv", default=True):
-        total += _lin(2 * lat, 2 * lat)
-    if c.bool("use_post_quant_conv", default=True):
-        total += _lin(lat, lat)
-    return total
-
-
-# ---------------------------------------------------------------------------- block shapes
 
 def _lg(name: str, fin: int, fout: int, count: int) -> LinearGroup | None:
     return LinearGroup(name, fin, fout, count) if count > 0 else None

@@ -13,13 +13,60 @@ from typing import Any
 
 from whichgpu.errors import DataError
 from whichgpu.models.config_fields import ConfigReader
+from whichgpu.models.diffusion_blocks import lin as _lin
+from whichgpu.models.diffusion_blocks import resnet as _resnet
+
+
+def vae_kl_params(c: ConfigReader, k: int = 9) -> int:
+    """AutoencoderKL: 2D ResNet encoder/decoder with one attention block in each middle.
+
+    ``k`` is the convolutions' kernel volume: 27 for the 3x3x3 causal convolutions of
+    AutoencoderKLHunyuanVideo, which otherwise has the same layout.
+    """
+    cin = c.int("in_channels", default=3, limit="hidden")
+    cout = c.int("out_channels", default=3, limit="hidden")
+    chans = c.int_list("block_out_channels", lo=1) or [64]
+    lpb = c.int("layers_per_block", default=1, limit="layers")
+    lat = c.int("latent_channels", default=4, limit="hidden")
+    attn = c.bool("mid_block_add_attention", default=True)
+    nb = len(chans)
+
+    def mid(ch: int) -> int:
+        return 2 * _resnet(ch, ch, None, k) + (2 * ch + 4 * _lin(ch, ch) if attn else 0)
+
+    enc = cin * chans[0] * k + chans[0]
+    out = chans[0]
+    for i in range(nb):
+        prev, out = out, chans[i]
+        for j in range(lpb):
+            enc += _resnet(prev if j == 0 else out, out, None, k)
+        if i != nb - 1:
+            enc += out * out * k + out
+    enc += mid(chans[-1]) + 2 * chans[-1] + chans[-1] * 2 * lat * k + 2 * lat
+    dec = lat * chans[-1] * k + chans[-1] + mid(chans[-1])
+    r = chans[::-1]
+    out = r[0]
+    for i in range(nb):
+        prev, out = out, r[i]
+        for j in range(lpb + 1):
+            dec += _resnet(prev if j == 0 else out, out, None, k)
+        if i != nb - 1:
+            dec += out * out * k + out
+    dec += 2 * chans[0] + chans[0] * cout * k + cout
+    total = enc + dec
+    if c.bool("use_quant_conv", default=True):
+        total += _lin(2 * lat, 2 * lat)
+    if c.bool("use_post_quant_conv", default=True):
+        total += _lin(lat, lat)
+    return total
+
+
+# ---------------------------------------------------------------------------- block shapes
 
 
 def flux2_vae_params(c: ConfigReader) -> int:
     """AutoencoderKLFlux2: the AutoencoderKL layout (32 latent channels) plus a BatchNorm over the
     2x2-patchified latents, whose running mean and variance (and step counter) it stores."""
-    from whichgpu.models.diffusion import vae_kl_params
-
     lat = c.int("latent_channels", default=32, limit="hidden")
     patch = c.int_list("patch_size", lo=1) or [2, 2]
     packed = lat * patch[0] * patch[-1]
@@ -28,8 +75,6 @@ def flux2_vae_params(c: ConfigReader) -> int:
 
 def hunyuan_video_vae_params(c: ConfigReader) -> int:
     """AutoencoderKLHunyuanVideo: the AutoencoderKL layout with 3x3x3 causal convolutions."""
-    from whichgpu.models.diffusion import vae_kl_params
-
     return vae_kl_params(c, k=27)
 
 

@@ -53,16 +53,16 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from whichgpu.web.metrics_registry import REGISTRY
+from whichgpu.web.metrics_registry import probe_store as _probe_store
+
 ACCESS_LOG_ENV = "WHICHGPU_ACCESS_LOG"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 SUPERVISOR_ENV = "WHICHGPU_SUPERVISOR_PID"  # set by 'serve --workers N' for its workers
-PROBE_TIMEOUT_S = 3.0  # /readyz and /metrics wait at most this long for the store
 
 access_log = logging.getLogger("whichgpu.access")
 log = logging.getLogger("whichgpu.web")
 
-#: Request metrics live here (single process) or in PROMETHEUS_MULTIPROC_DIR's files.
-REGISTRY = CollectorRegistry(auto_describe=True)
 _METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"})
 # Latency buckets (s): cached answers take ~1 ms, new questions up to the 2 s CPU budget of
 # web/work.py, and a queue ahead of them more.
@@ -169,12 +169,6 @@ def metrics() -> Response:
         registry.register(COLLECTOR)
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
-
-
-def _probe_store():
-    from whichgpu.catalog.prices import PriceStore
-
-    return PriceStore(None, timeout_s=PROBE_TIMEOUT_S)
 
 
 class StoreCollector(Collector):

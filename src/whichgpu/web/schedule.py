@@ -33,7 +33,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from whichgpu.errors import InputError
-from whichgpu.web.ops import REGISTRY
+from whichgpu.web.metrics_registry import REGISTRY, probe_store
 
 EVERY_ENV = "WHICHGPU_REFRESH_EVERY"
 MIN_EVERY_S = 600.0  # no schedule fetches the providers more often than every 10 minutes
@@ -191,8 +191,6 @@ class RefreshCollector(Collector):
     """The schedule and the last refresh's result, read from the store at scrape time."""
 
     def collect(self):
-        from whichgpu.web.ops import _probe_store
-
         interval = GaugeMetricFamily("whichgpu_price_refresh_interval_seconds", "The "
                                      "scheduled refresh's period (0: no schedule)")
         try:
@@ -202,7 +200,7 @@ class RefreshCollector(Collector):
         interval.add_metric([], every or 0)
         yield interval
         try:
-            store = _probe_store()
+            store = probe_store()
             feeds = _refreshed(store)
         except Exception:  # whichgpu_price_store_up says the store is down
             return

@@ -37,6 +37,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.messages import msg
 from whichgpu.models.resolve import looks_like_path
+from whichgpu.vocabulary import Task
 from whichgpu.web.resolve import web_model
 
 OFFER_CACHE_S = 10.0  # the store is checked for new snapshots at most this often
@@ -519,7 +520,7 @@ def card_speed(q: r.Memory) -> dict[str, Any] | None:
 
     answer = memory(q)
     t = answer.report.target
-    if t is None or not t.fits or q.task != "inference" or getattr(q, "config", None):
+    if t is None or not t.fits or q.task != Task.INFERENCE or getattr(q, "config", None):
         return None
     w = estimates.workload(q, WEB)
     if w.is_diffusion:

@@ -30,13 +30,14 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
               train_tokens: str | None = None, users: int | None = None,
               tokens_per_s_each: float | None = None, tokens_per_day: str | None = None,
               concurrency: int | None = None, requests_per_s: str | float | None = None,
-              ttft: str | None = None, tpot: str | None = None, objective: str = "cost",
+              ttft: str | None = None, tpot: str | None = None, objective: str | None = None,
               deadline: str | None = None, max_price_per_hour: str | None = None,
               budget: str | None = None, currency: str | None = None,
-              spot: bool = False, checkpoint_every: str | None = None) -> Job:
+              spot: bool | None = None, checkpoint_every: str | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
-    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``."""
-    from whichgpu.advise.serving import parse_rate
+    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``. What is
+    not given (None) takes the Job's own default (advise/job.py), written there only."""
+    from whichgpu.answers.inputs.serving import parse_rate
     from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
     cur = check_currency(currency) if currency else None
@@ -55,13 +56,18 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
         max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
         if max_price_per_hour else None,
         budget=parse_money(budget, default_currency=cur) if budget else None,
-        currency=cur, spot=spot, objective=cast(Objective, objective),  # Job checks it
-        **_checkpoints(checkpoint_every))
+        currency=cur, **_given(spot=spot, objective=cast(Objective | None, objective)),
+        **_checkpoints(checkpoint_every))  # Job checks the objective
+
+
+def _given(**values: object) -> dict:
+    """The settings given (not None): the rest keep the Job's defaults."""
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _latency_targets(ttft: str | None, tpot: str | None) -> dict:
     """``--ttft 2s`` (a mean) or ``2s@p95`` (a percentile; issue 28), and the same for TPOT."""
-    from whichgpu.advise.serving import parse_latency_target
+    from whichgpu.answers.inputs.serving import parse_latency_target
 
     ttft_s, ttft_pct = parse_latency_target(ttft, Field("ttft"))
     tpot_s, tpot_pct = parse_latency_target(tpot, Field("tpot"))

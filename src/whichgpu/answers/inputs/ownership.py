@@ -56,12 +56,14 @@ def parse_fraction(text: str | None, what: str) -> float | None:
     return value
 
 
-def parse_flag_money(text: str | None, flag: str | Field) -> Money | None:
-    """Money for an option, with the option's name in the error."""
+def parse_flag_money(text: str | None, flag: str | Field,
+                     currency: str | None = None) -> Money | None:
+    """Money for an option, with the option's name in the error. With a currency chosen, a bare
+    number (``5000``) is in that currency; without one it needs its currency."""
     if text is None:
         return None
     try:
-        money = parse_money(text)
+        money = parse_money(text, default_currency=currency)
         return Money(money.amount, known_currency(money.currency))
     except InputError as exc:
         raise InputError(msg("flag.reason", "{flag}: {reason}", flag=flag,
@@ -186,17 +188,21 @@ def tco(gpu_id: str | None, *, purchase_price: str | None = None, resale_value: 
     elif rent_price is None:
         selection = read(prices, [gpu.id])
     offers = list(selection.offers) if selection is not None else None
+    cur = known_currency(currency, rates) if currency else None
+
+    def money(text: str | None, name: str) -> Money | None:
+        return parse_flag_money(text, Field(name), cur)
+
     inputs = ownership_inputs(
         gpu, offers=offers, rates=rates,
-        purchase_price=parse_flag_money(purchase_price, Field("purchase_price")),
-        resale_value=parse_flag_money(resale_value, Field("resale_value")), years=years,
-        host_share=parse_flag_money(host_share, Field("host_share")), tdp_watts=tdp,
+        purchase_price=money(purchase_price, "purchase_price"),
+        resale_value=money(resale_value, "resale_value"), years=years,
+        host_share=money(host_share, "host_share"), tdp_watts=tdp,
         load_factor=load_factor, utilization=util,
-        kwh_price=parse_flag_money(kwh_price, Field("kwh_price")), pue=pue,
-        cooling_per_hour=parse_flag_money(cooling_per_hour, Field("cooling_per_hour")),
-        maintenance_per_year=parse_flag_money(maintenance_per_year, Field("maintenance_per_year")),
-        rent_price=parse_flag_money(rent_price, Field("rent_price")),
-        currency=known_currency(currency, rates) if currency else None)
+        kwh_price=money(kwh_price, "kwh_price"), pue=pue,
+        cooling_per_hour=money(cooling_per_hour, "cooling_per_hour"),
+        maintenance_per_year=money(maintenance_per_year, "maintenance_per_year"),
+        rent_price=money(rent_price, "rent_price"), currency=cur)
     o = ownership(inputs, rates)
     advice = rent_or_buy(inputs, rates) if o.rent_price is not None else None
     return TcoResult(gpu, o, advice, prices if rent_price is None else None, note, selection)

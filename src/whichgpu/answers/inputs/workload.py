@@ -75,10 +75,10 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     ``ib-ndr``; None: the default network) and ``gpus_per_node`` the GPUs of one server
     (None: 8).
     """
+    from whichgpu.answers.inputs.framework import parse_framework
+    from whichgpu.answers.inputs.host import parse_host
+    from whichgpu.answers.inputs.speculative import parse_speculative
     from whichgpu.estimate.configure import configure_workload
-    from whichgpu.estimate.frameworks import canonical
-    from whichgpu.estimate.host import parse_host
-    from whichgpu.estimate.speculative import parse_speculative
     from whichgpu.models import resolve_model
     from whichgpu.units import parse_count
 
@@ -92,7 +92,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                              if params else None)
     res = parse_resolution(resolution)
     notes: tuple[str, ...] = ()
-    if task == "inference" and spec.family == "diffusion":  # a pipeline's inference generates
+    if task == Task.INFERENCE and spec.family == "diffusion":  # a pipeline's inference generates
         task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
         notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
                      "diffusion pipeline", task=task, model=spec.name),)
@@ -100,7 +100,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     if trainer:
         framework = None
     if framework:
-        framework = canonical(framework)
+        framework = parse_framework(framework)
     host = (parse_host(host_ram, host_memory, host_bandwidth)
             if host_ram or host_memory or host_bandwidth else None)
     return configure_workload(
@@ -136,12 +136,12 @@ def _diffusion_trainer(framework: str | None, task: str) -> str | None:
     """A diffusion LoRA trainer named by ``framework`` (image-lora), else None."""
     from whichgpu.estimate.diffusion_trainers import trainer_name
 
-    return trainer_name(framework) if task == "image-lora" else None
+    return trainer_name(framework) if task == Task.IMAGE_LORA else None
 
 
 def _interconnect(text: str | None) -> str | None:
     """The link's id (``100GbE`` is ``100gbe``); an unknown one is an input error."""
-    from whichgpu.estimate.interconnect import parse_interconnect
+    from whichgpu.answers.inputs.interconnect import parse_interconnect
 
     ident = parse_interconnect(text)
     return str(ident) if ident is not None else None

@@ -9,6 +9,7 @@ from whichgpu.estimate.memo import Table
 from whichgpu.estimate.memory.terms import MemoryEstimate, MemoryTerm, ordered
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
+from whichgpu.vocabulary import Task
 
 # equal workloads get the same estimate: a recommendation asks for the same layouts on every
 # GPU (the fit, the batch search, the changes that would make it fit). Keyed by the model's
@@ -56,7 +57,7 @@ def _estimate(w: Workload) -> MemoryEstimate:
 def _defaults(w: Workload) -> list[Message]:
     out = []
     if w.quant is None:
-        if w.task == "qlora":
+        if w.task == Task.QLORA:
             why = msg("default.quant.qlora", "QLoRA's usual base format")
         elif w.model.quantization and w.quant_name == w.model.quantization:
             why = msg("default.quant.shipped", "the format the checkpoint ships in")

@@ -28,6 +28,7 @@ from whichgpu.estimate.memory.weights import (
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.spec import ComponentSpec
+from whichgpu.vocabulary import Engine, Task
 
 _OFFLOAD_SOURCE = ("https://huggingface.co/docs/diffusers/main/en/optimization/memory; "
                    "https://github.com/comfyanonymous/ComfyUI (comfy/model_management.py)")
@@ -47,7 +48,7 @@ def effective_offload(w: Workload) -> str:
     (ComfyUI --gpu-only, diffusers pipe.to("cuda"))."""
     if w.offload == "gpu-only":
         return "none"
-    if w.offload == "none" and w.engine_name == "comfyui":
+    if w.offload == "none" and w.engine_name == Engine.COMFYUI:
         return "model"
     return w.offload
 
@@ -214,7 +215,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                           "({layout})", formula=act_formula, n=layout.tp * layout.sp * cfg_split,
                           layout=layout.describe())
     dec, dec_formula = vae_decode_bytes(w)
-    training = w.task == "image-lora"
+    training = w.task == Task.IMAGE_LORA
     pipe = pipeline_dtype(w)
     dtypes = {c.name: component_dtype(c, q, w.quant, w.quant_scope, pipeline_dtype=pipe,
                                       vae_dtype=d.vae_dtype) for c in d.components}
@@ -233,7 +234,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             # and vae.decode() is not forward, so the denoiser stays resident through the decode
             # (mem-sdxl-fp16-model-offload)
             largest_enc = max((sizes[c.name] for c in encoders), default=0)
-            comfy = w.engine_name == "comfyui"
+            comfy = w.engine_name == Engine.COMFYUI
             # ComfyUI frees the diffusion model when the VAE needs the room (comfy/sd.py
             # VAE.decode asks model_management.load_models_gpu for its memory)
             resident: dict[str, float] = {"encode": largest_enc, "denoise": den_bytes,
@@ -392,7 +393,7 @@ def _training_details(w: Workload, den: ComponentSpec, sizes: dict[str, int]) ->
 def _layout(w: Workload) -> DiffusionLayout:
     from whichgpu.estimate.diffusion_parallel import diffusion_layout
 
-    if w.task == "image-lora":
+    if w.task == Task.IMAGE_LORA:
         if splits_dit(w.engine_name):
             raise InputError(msg("diffusion.lora_engine", "{engine} runs diffusion models, it "
                                  "does not train them; LoRA training runs in diffusers' "

@@ -19,7 +19,7 @@ from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import get_quant
 from whichgpu.units import GB
-from whichgpu.vocabulary import Placement, SuggestionKind
+from whichgpu.vocabulary import Engine, Placement, SuggestionKind, Task
 
 # Every count one server holds, not only powers of two (3 x RTX 3090 is a common build): a
 # layer split takes any count; tensor parallelism takes the counts that divide the heads, and
@@ -126,7 +126,7 @@ def describe_layout(w: Workload) -> Message:
     if w.is_diffusion:
         from whichgpu.estimate.diffusion_parallel import diffusion_layout
 
-        lay = diffusion_layout(w) if w.task != "image-lora" else None
+        lay = diffusion_layout(w) if w.task != Task.IMAGE_LORA else None
         if lay is not None and lay.replicas == 1:  # one pipeline split over the GPUs
             return msg("layout.parallel", "{layout}", layout=lay.describe())
         return msg("layout.pipelines", "{n} independent pipelines", n=w.gpus)
@@ -307,7 +307,7 @@ def _diffusion_candidates(w: Workload) -> list[_Candidate]:
     out: list[_Candidate] = []
     d = w.diffusion_spec
     den = d.component(d.denoiser)
-    if w.task == "image-lora":
+    if w.task == Task.IMAGE_LORA:
         from whichgpu.estimate.diffusion_trainers import residency
 
         res = residency(w.diffusion_trainer, w.cache_embeddings)
@@ -364,7 +364,7 @@ def _candidates(w: Workload) -> list[_Candidate]:
                                       flag=Field("gradient_checkpointing")),
                                   SuggestionKind.CHECKPOINTING,
                                   {"gradient_checkpointing": True}))
-        if w.task in ("full-ft", "pretrain"):
+        if w.task in (Task.FULL_FT, Task.PRETRAIN):
             out.append(_Candidate(msg("change.lora", "LoRA instead of full fine-tuning "
                                       "({flag})", flag=Field("task", "lora")),
                                   SuggestionKind.TASK, {"task": "lora"}))
@@ -372,7 +372,7 @@ def _candidates(w: Workload) -> list[_Candidate]:
                 out.append(_Candidate(msg("change.adamw_8bit", "8-bit AdamW ({flag})",
                                           flag=Field("optimizer", "adamw-8bit")),
                                       SuggestionKind.OPTIMIZER, {"optimizer": "adamw-8bit"}))
-        if w.task == "lora":
+        if w.task == Task.LORA:
             out.append(_Candidate(msg("change.qlora", "QLoRA on a 4-bit base ({flag})",
                                       flag=Field("task", "qlora")), SuggestionKind.TASK,
                                   {"task": "qlora", "quant": None}))
@@ -390,13 +390,13 @@ def _candidates(w: Workload) -> list[_Candidate]:
     else:
         # smaller weights in the engine's own formats: GGUF file types under llama.cpp,
         # FP8 / AWQ for the serving engines (and a GGUF under llama.cpp as the alternative)
-        names = (("q4_k_m", "q3_k_m", "q2_k") if w.engine_name == "llamacpp"
+        names = (("q4_k_m", "q3_k_m", "q2_k") if w.engine_name == Engine.LLAMACPP
                  else ("fp8", "awq", "q4_k_m"))
         for name in names:
             fmt_bits = get_quant(name).linear_bits
             if fmt_bits < q.linear_bits:
                 engine = "llamacpp" if name.startswith("q") else w.engine
-                if engine == "llamacpp" and w.engine_name != "llamacpp":
+                if engine == Engine.LLAMACPP and w.engine_name != Engine.LLAMACPP:
                     # a GGUF runs under llama.cpp: the change switches the engine, and says so
                     words = msg("change.quant.engine", "{quant} weights under {engine} "
                                 "instead of {was} ({flags}): another engine, with its own "

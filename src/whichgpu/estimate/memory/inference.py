@@ -19,6 +19,7 @@ from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Message, data_text, msg
 from whichgpu.units import GiB, MiB
+from whichgpu.vocabulary import Engine
 
 SERVING = engines_with("continuous_batching")
 
@@ -35,7 +36,7 @@ def _note(c: Constant) -> str | None:
 
 
 def runtime_term(engine: str) -> MemoryTerm:
-    if engine == "mlx":  # no CUDA context; Metal's own runtime is of llama.cpp's minimum's order
+    if engine == Engine.MLX:  # no CUDA context; Metal's own runtime, of llama.cpp's minimum's order
         c = memory_constant("llamacpp_cuda_minimum_mib")
         return MemoryTerm("runtime", int(c.value * MiB),
                           msg("term.runtime.mlx", "Metal runtime (llama.cpp's minimum taken "
@@ -95,7 +96,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     host_terms: list[MemoryTerm] = []
     layout = None
     on_gpu = wb.total
-    if engine == "llamacpp" and m.num_layers:
+    if engine == Engine.LLAMACPP and m.num_layers:
         layout = placement(w, wb)
         on_gpu = layout.gpu_bytes
     weights = on_gpu / split
@@ -199,7 +200,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             "https://github.com/ollama/ollama (llm/ggml.go GraphSize, llama family)"))
     else:  # transformers, exllamav2: dynamic allocation, prefill peak
         # ExLlamaV2 and MLX-LM (generate.py prefill_step_size = 2048) prefill 2,048 at a time
-        chunk = min(ctx, 2048) if engine in ("exllamav2", "mlx") else (w.prompt_tokens or ctx)
+        chunk = (min(ctx, 2048) if engine in (Engine.EXLLAMAV2, Engine.MLX)
+                 else (w.prompt_tokens or ctx))
         tokens = chunk * w.batch
         i = m.intermediate_size or 4 * h
         per_token = 2 * max(h + 3 * i / tp, 2 * h + 2 * m.num_kv_heads * m.head_dim / tp)
@@ -218,12 +220,12 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                 "tensors (hidden + 3 x intermediate, 16-bit) + last-token logits in fp32 + "
                 "eager attention scores (fp32 softmax)", tokens=tokens),
             msg("term.exllama.chunks", "exllamav2 prefills in chunks of 2,048 tokens; "
-                "{attention}", attention=attention) if engine == "exllamav2" else attention))
+                "{attention}", attention=attention) if engine == Engine.EXLLAMAV2 else attention))
     terms.append(runtime_term(engine))
     nccl = nccl_term(w.gpus)
     if nccl:
         terms.append(nccl)
-    if engine in ("transformers", "exllamav2"):
+    if engine in (Engine.TRANSFORMERS, Engine.EXLLAMAV2):
         dynamic = kv_gpu + act_bytes
         c = memory_constant("fragmentation_fraction")
         terms.append(MemoryTerm("fragmentation", int(dynamic * c.value),
@@ -248,21 +250,21 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
 
 def _engine_reserve(engine: str, terms: list[MemoryTerm], kv_gpu: float) -> MemoryTerm | None:
     used = sum(t.bytes for t in terms)
-    if engine == "vllm":
+    if engine == Engine.VLLM:
         c = memory_constant("vllm_gpu_memory_utilization")
         return MemoryTerm("engine_reserve", int(used / c.value - used),
                           msg("term.reserve.vllm", "vLLM uses {used:.0%} of the GPU; the other "
                               "{free:.0%} stays free", used=c.value, free=1 - c.value),
                           msg("term.reserve.vllm.why", "--gpu-memory-utilization default"),
                           c.source)
-    if engine == "sglang":
+    if engine == Engine.SGLANG:
         c = memory_constant("sglang_mem_fraction_static")
         return MemoryTerm("engine_reserve", int(used / c.value - used),
                           msg("term.reserve.sglang", "SGLang keeps {free:.0%} of the GPU out of "
                               "its static pool", free=1 - c.value),
                           msg("term.reserve.sglang.why", "--mem-fraction-static default"),
                           c.source)
-    if engine == "trtllm":
+    if engine == Engine.TRTLLM:
         c = memory_constant("trtllm_free_gpu_memory_fraction")
         return MemoryTerm("engine_reserve", int(kv_gpu / c.value - kv_gpu),
                           msg("term.reserve.trtllm", "TensorRT-LLM gives {share:.0%} of the free "

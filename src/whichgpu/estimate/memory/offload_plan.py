@@ -19,7 +19,7 @@ from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import GB, MiB
-from whichgpu.vocabulary import Placement
+from whichgpu.vocabulary import Engine, Placement, Task
 
 PlanKind = Literal["experts", "layers", "experts+layers"]
 
@@ -94,14 +94,15 @@ class OffloadPlan:
 
 def supports_offload(w: Workload) -> bool:
     """Whether the job can keep part of the model in host RAM (llama.cpp inference)."""
-    return w.task == "inference" and w.engine_name == "llamacpp" and bool(w.model.num_layers)
+    return (w.task == Task.INFERENCE and w.engine_name == Engine.LLAMACPP
+            and bool(w.model.num_layers))
 
 
 def no_offload_reason(w: Workload) -> Message | None:
     """Why a job that does not fit cannot spill to host RAM, in one line (None if it can)."""
-    if w.task != "inference" or w.is_diffusion:
+    if w.task != Task.INFERENCE or w.is_diffusion:
         return None
-    if w.engine_name == "llamacpp":
+    if w.engine_name == Engine.LLAMACPP:
         return None
     return msg("offload.none", "{engine} keeps every weight on the GPU in whichgpu's model; "
                "llama.cpp ({flag} with a GGUF) can keep layers or MoE experts in host RAM",

@@ -20,6 +20,7 @@ from whichgpu.estimate.memory.fit import (
 from whichgpu.estimate.memory.offload_plan import no_offload_reason
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import GB
+from whichgpu.vocabulary import Task
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def _explain(w: Workload, est: MemoryEstimate, rule_bytes: int) -> str:
     if w.is_training:
         states = sum(est.term(t) for t in _STATES)
         per_param = states * scale / n
-        if w.task in ("lora", "qlora", "image-lora"):
+        if w.task in (Task.LORA, Task.QLORA, Task.IMAGE_LORA):
             what = (f"a frozen {w.quant_name} base plus trainable adapters keep "
                     f"{per_param:.1f} bytes per parameter in model states (the rule assumes 4)")
         else:
@@ -149,7 +150,7 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
         offload = offload_answer(w, gpu)
         no_offload = no_offload_reason(w)
     capacity = None
-    if gpu is not None and w.task == "inference":
+    if gpu is not None and w.task == Task.INFERENCE:
         wc = offload["workload"] if offload else w
         capacity = {
             "gpu": gpu.id, "count": w.gpus, "context": w.seq_len, "batch": w.batch,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whichgpu.units import GB, GiB
+from whichgpu.vocabulary import Task
 
 # Canonical term names, in display order. A breakdown only lists the terms that apply.
 TERM_ORDER = (
@@ -55,7 +56,7 @@ class MemoryEstimate:
         from whichgpu.estimate.memory.confidence import memory_confidence
 
         engine = (self.framework or "transformers") if self.task in (
-            "lora", "qlora", "full-ft", "pretrain") else self.engine
+            Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN) else self.engine
         return memory_confidence(self.task, engine, self.approximate)
 
     @property

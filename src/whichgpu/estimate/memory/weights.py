@@ -9,6 +9,7 @@ from whichgpu.messages import Join, Message, msg
 from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
 from whichgpu.models.spec import ComponentSpec, ModelSpec
+from whichgpu.vocabulary import Engine
 
 _DTYPE_BITS = {"bf16": 16, "fp16": 16, "float16": 16, "bfloat16": 16, "fp32": 32, "float32": 32,
                "fp8": 8}
@@ -80,10 +81,10 @@ def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
     publishes for gpt-oss (experts MXFP4, every other tensor Q8_0)."""
     name = quant.name
     if name in ("fp16", "bf16", "fp32", "f32"):  # plain dtypes: GGUF only under llama.cpp
-        return {"fp16": "f16", "fp32": "f32"}.get(name, name) if engine == "llamacpp" else None
+        return {"fp16": "f16", "fp32": "f32"}.get(name, name) if engine == Engine.LLAMACPP else None
     if is_gguf_ftype(name):
         return name
-    if name == "mxfp4" and engine == "llamacpp":
+    if name == "mxfp4" and engine == Engine.LLAMACPP:
         return "mxfp4_moe"
     return None
 

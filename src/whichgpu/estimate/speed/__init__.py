@@ -11,6 +11,7 @@ from whichgpu.estimate.speed.result import Confidence, SpeedEstimate, band, conf
 from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
+from whichgpu.vocabulary import Task
 
 DEFAULT_PROMPT = 512
 DEFAULT_OUTPUT = 256
@@ -104,7 +105,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     hw = hardware(gpu, count, getattr(profile, "base", profile) if runs else profile,
                   wl.interconnect, wl.gpus_per_node)
     if wl.is_diffusion:
-        est = (_image_lora(wl, hw, framework, compile) if wl.task == "image-lora"
+        est = (_image_lora(wl, hw, framework, compile) if wl.task == Task.IMAGE_LORA
                else _diffusion(wl, hw, compile))
     elif wl.is_training:
         est = _training(wl, hw, framework, compile)

@@ -27,6 +27,7 @@ from whichgpu.estimate.speed.result import Component
 from whichgpu.estimate.speed.tensor_feed import card_arch_factor
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ComponentSpec
+from whichgpu.vocabulary import Engine
 
 # Text-stream linears of dual-stream blocks (diffusers names), and their image-stream twins.
 _CONTEXT = ("add_q_proj", "add_k_proj", "add_v_proj", "to_add_out", "ff_context.", "txt_mlp.")
@@ -156,7 +157,7 @@ def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
         precision = "fp8_acc16"
         why = ("FP8 matmuls with fast accumulation (torchao and flux-fp8-api defaults): the "
                "GeForce full FP8 rate")
-    elif compiled and w.engine_name == "comfyui" and consumer and precision == "fp16" and \
+    elif compiled and w.engine_name == Engine.COMFYUI and consumer and precision == "fp16" and \
             hw.gpu.supports("fp16_acc16"):
         # ComfyUI --fast: fp16_accumulation (PyTorch 2.7 allow_fp16_accumulation) for fp16
         # models; GeForce runs FP16-accumulate at the full rate (S22)
@@ -220,14 +221,14 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     mode = effective_offload(w)
     if mode not in ("model", "sequential"):
         return 0.0, "none"
-    if w.offload == "none" and w.engine_name == "comfyui":
+    if w.offload == "none" and w.engine_name == Engine.COMFYUI:
         from whichgpu.estimate.memory import estimate_memory
 
         resident = estimate_memory(w.with_(offload="gpu-only")).total_bytes
         if resident <= hw.gpu.usable_memory_bytes:
             return 0.0, "none: ComfyUI keeps every model loaded when they fit"
     host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
-    if mode == "sequential" and w.engine_name == "comfyui":
+    if mode == "sequential" and w.engine_name == Engine.COMFYUI:
         # ComfyUI's partial loading (lowvram) keeps what fits and streams only the rest of the
         # diffusion model each step (comfy/model_management.py load_models_gpu)
         from whichgpu.estimate.memory import estimate_memory
@@ -309,10 +310,10 @@ def residency(w: Workload, offload_why: str) -> str:
     from whichgpu.estimate.memory.diffusion import effective_offload
 
     mode = effective_offload(w)
-    if w.engine_name == "comfyui" and w.offload == "none":
+    if w.engine_name == Engine.COMFYUI and w.offload == "none":
         return ("ComfyUI's default model management: models stay loaded while they fit, idle "
                 "ones are unloaded when the next needs the room")
-    if w.engine_name == "comfyui" and mode == "sequential":
+    if w.engine_name == Engine.COMFYUI and mode == "sequential":
         return f"{offload_why} (its lowvram mode)"
     if mode == "model":
         return "model CPU offload: one component on the GPU at a time (diffusers " \

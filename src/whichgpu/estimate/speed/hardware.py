@@ -15,6 +15,7 @@ from whichgpu.estimate.calibration import Calibration
 from whichgpu.estimate.constants import speed_value
 from whichgpu.models.quant import QuantFormat
 from whichgpu.units import GB
+from whichgpu.vocabulary import Engine
 
 # What a typical matmul / bandwidth benchmark reaches of the datasheet on a healthy card;
 # a calibration profile is compared with these, not with 100 %.
@@ -286,6 +287,6 @@ def compute_precision(gpu: GPU, quant: QuantFormat, engine: str = "vllm",
                          f"are dequantized and the matmuls run at {sixteen}")
     if quant.compute == "fp32":
         return _first_supported(gpu, "tf32", "fp32"), "fp32 weights: TF32 tensor cores"
-    if engine == "llamacpp" and gpu.form_factor == "consumer" and not training:
+    if engine == Engine.LLAMACPP and gpu.form_factor == "consumer" and not training:
         return "fp16_acc16", "llama.cpp accumulates FP16 GEMMs in FP16 on GeForce (S22)"
     return sixteen, f"16-bit compute ({sixteen}, FP32 accumulate)"

@@ -19,6 +19,7 @@ from itertools import pairwise
 from whichgpu.estimate.memory.placement import Placement, placement
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
+from whichgpu.vocabulary import Engine
 
 # ggml-cuda.cu: op_offload_min_batch_size, default 32 (GGML_OP_OFFLOAD_MIN_BATCH)
 OP_OFFLOAD_MIN_BATCH = 32
@@ -47,7 +48,7 @@ def host_share(w: Workload, touched_fraction: float) -> HostShare | None:
 
     ``touched_fraction`` is the share of a MoE layer's experts the batch routes to.
     """
-    if w.engine_name != "llamacpp" or not w.offload_requested or not w.model.num_layers:
+    if w.engine_name != Engine.LLAMACPP or not w.offload_requested or not w.model.num_layers:
         return None
     wb = workload_weight_bytes(w)
     p = placement(w, wb)

@@ -20,6 +20,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
+from whichgpu.vocabulary import Task
 
 FRAMEWORKS = ("pytorch", "torchtitan", "llm-foundry", "torchtune", "megatron", "transformers",
               "axolotl", "unsloth")
@@ -38,9 +39,9 @@ def check_framework(framework: str | None) -> str:
     """The framework's profile name (aliases such as peft resolve); unknown names are input
     errors with the closest names."""
     from whichgpu.errors import InputError
-    from whichgpu.estimate.frameworks import canonical
+    from whichgpu.estimate.frameworks import framework_id
 
-    name = canonical(framework or DEFAULT_FRAMEWORK)
+    name = framework_id(framework or DEFAULT_FRAMEWORK)
     if name not in speed_value("training_framework_factor"):
         from whichgpu.messages import msg
 
@@ -72,7 +73,7 @@ def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
     else:
         mfu = per_key("training_mfu", "full-ft")
         parts = [f"{mfu:.2f} (training_mfu)"]
-    if task in ("lora", "qlora", "image-lora"):
+    if task in (Task.LORA, Task.QLORA, Task.IMAGE_LORA):
         r = speed_value("lora_mfu_ratio")
         mfu *= r
         parts.append(f"LoRA x{r:g}")
@@ -109,7 +110,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     n = max(m.params_active - m.params.embedding, 1)
     ad = m.num_attention_heads * (m.head_dim or 128)
     attn = 12 * m.num_layers * s * ad
-    lora = w.task in ("lora", "qlora")
+    lora = w.task in (Task.LORA, Task.QLORA)
     linear_per_token = (4 if lora else 6) * n
     attn_per_token: float = attn
     useful = 6 * n + attn  # what MFU counts (no recompute)
@@ -121,7 +122,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
     flops = tokens * per_token
     mfu0, mfu_why = base_mfu(w.task, hw, m.hidden_size, framework, compile_)
     dequant = 1.0
-    if w.task == "qlora" or (lora and q.linear_bits < 16):
+    if w.task == Task.QLORA or (lora and q.linear_bits < 16):
         dequant = speed_value("qlora_dequant_factor")
     peak16 = (hw.peak("bf16") or hw.peak("fp16") or peak / scale) * scale
     if fp8:

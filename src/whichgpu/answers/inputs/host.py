@@ -1,0 +1,35 @@
+"""The host's RAM and memory as people type them (``96GB``, ``ddr5-6000x2``, ``200GB/s``),
+read once in the answer layer (issue 35); the engine takes a Host (estimate/host.py)."""
+
+from __future__ import annotations
+
+from whichgpu.errors import InputError
+from whichgpu.estimate.host import MAX_BANDWIDTH, MAX_RAM, Host, host_with
+from whichgpu.messages import Field, msg
+from whichgpu.units import parse_size
+
+
+def parse_host(ram: str | int | None = None, memory: str | None = None,
+               bandwidth: str | float | None = None) -> Host:
+    """A Host from the flags a person types (each optional; the rest from the defaults)."""
+    ram_bytes = None
+    if ram not in (None, ""):
+        ram_bytes = parse_size(ram)
+        if ram_bytes <= 0 or ram_bytes > MAX_RAM:
+            raise InputError(msg("host.ram", "{field} must be between 1 GB and 64 TB, got {v}",
+                                 field=Field("host_ram"), v=str(ram)))
+    bw = None if bandwidth in (None, "") else _parse_bandwidth(bandwidth)
+    return host_with(ram_bytes, memory or None, bw)
+
+
+def _parse_bandwidth(text: str | float) -> float:
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        s = str(text).strip().lower().replace(" ", "")
+        s = s.removesuffix("/s").removesuffix("ps")
+        value = float(parse_size(s))
+    if value <= 0 or value > MAX_BANDWIDTH:
+        raise InputError(msg("host.bandwidth", "{field} must be between 1 B/s and 20 TB/s, got "
+                             "{v}", field=Field("host_bandwidth"), v=str(text)))
+    return value
