@@ -103,8 +103,19 @@ class StepModel:
 
     def mixed(self, decodes: float, prompt_tokens: float) -> float:
         """Seconds of one step decoding ``decodes`` sequences and carrying ``prompt_tokens``."""
-        if decodes > 0:
-            kv, comp, fix, other = self.decode_terms(decodes)
+        if decodes > 0:  # decode_terms(decodes), inlined (the solvers' innermost call)
+            bt = decodes if decodes > 1.0 else 1.0
+            i = bisect.bisect_right(_GRID, bt) - 1
+            lo = _GRID[i]
+            a = self._grid.get(lo) or self._parts(lo)
+            if lo == bt or i == _LAST:
+                kv, comp, fix, other = a[0], a[1], a[2], a[3]
+            else:
+                hi = _GRID[i + 1]
+                z = self._grid.get(hi) or self._parts(hi)
+                t = (bt - lo) / (hi - lo)
+                kv, comp = a[0] + (z[0] - a[0]) * t, a[1] + (z[1] - a[1]) * t
+                fix, other = a[2] + (z[2] - a[2]) * t, a[3] + (z[3] - a[3]) * t
             running = decodes
         else:
             kv = comp = other = 0.0
@@ -172,12 +183,14 @@ def _per_key(name: str, *keys: str) -> float:
     return float(table.get("default", 0.0))
 
 
-def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
+def fixed_point(f, start: float, feasible, edge=None) -> tuple[float, bool]:
     """The smallest ``t >= start`` with ``f(t) = t`` for an increasing ``f`` (a step time
     that grows with the load it carries), and whether it exists within ``feasible``.
 
     Doubling brackets the first crossing of ``f(t) - t``; regula falsi (Illinois) refines it.
-    No crossing before ``feasible`` fails means the load has no steady state.
+    No crossing before ``feasible`` fails means the load has no steady state. ``edge(a, b)``,
+    when given, is the caller's own copy of the bisection for the feasible region's edge in
+    ``(a, b]`` (the same 40 halvings and tests, without a call per test).
     """
     lo = start
     f_lo = f(lo)  # each value of f computed once (a step time: ~2 us of Python each)
@@ -189,15 +202,18 @@ def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
     for _ in range(64):
         nxt = hi * 2
         if not feasible(nxt):
-            a, b = hi, nxt  # the edge of the feasible region lies in (a, b]
-            for _ in range(40):
-                m = (a + b) / 2
-                a, b = (m, b) if feasible(m) else (a, m)
-            edge = a
-            g_edge = f(edge) - edge
-            if g_edge >= 0:
-                return edge, False
-            hi, g_hi = edge, g_edge
+            if edge is not None:
+                end = edge(hi, nxt)
+            else:
+                a, b = hi, nxt  # the edge of the feasible region lies in (a, b]
+                for _ in range(40):
+                    m = (a + b) / 2
+                    a, b = (m, b) if feasible(m) else (a, m)
+                end = a
+            g_end = f(end) - end
+            if g_end >= 0:
+                return end, False
+            hi, g_hi = end, g_end
             break
         hi = nxt
         g_hi = f(hi) - hi
