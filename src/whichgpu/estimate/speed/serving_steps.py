@@ -53,6 +53,7 @@ class StepModel:
                                        f"{w.engine_name}/{family}") * 1e-6
         # the hot path's constants (mixed() runs ~10 times per fixed-point solve)
         self._fixed_alone: float | None = None
+        self._decode_one: float | None = None
         self._dense_weights = self._weights_read(1) if w.model.moe is None else None
 
     # -------------------------------------------------------------- the speed model's terms
@@ -136,6 +137,11 @@ class StepModel:
                 + self.per_sequence_s * running)
 
     def decode(self, batch: float) -> float:
+        if batch == 1.0:  # every solve starts from one sequence's step: computed once
+            one = self._decode_one
+            if one is None:
+                one = self._decode_one = self.mixed(1.0, 0.0)
+            return one
         return self.mixed(batch, 0.0)
 
     def prefill_batch(self, prompts: int, tokens_each: int | None = None) -> float:
