@@ -241,7 +241,7 @@ class ServingModel:
                 if d > limit:
                     b = m
                     continue
-                room = token_budget
+                room: float = token_budget
                 if whole and prompt + d > token_budget:
                     room = prompt + d
                 if rate_in * m < room - d:

@@ -120,9 +120,10 @@ class StepModel:
             running = decodes
         else:
             kv = comp = other = 0.0
-            fix = self._fixed_alone
-            if fix is None:
-                fix = self._fixed_alone = self.decode_terms(1)[2]
+            alone = self._fixed_alone
+            if alone is None:
+                alone = self._fixed_alone = self.decode_terms(1)[2]
+            fix = alone
             running = 0
         if self._dense_weights is not None:  # dense: the same bytes whatever the tokens
             weights = self._dense_weights
