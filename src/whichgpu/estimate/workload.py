@@ -328,7 +328,12 @@ class Workload:
         for name in _DERIVED:  # settings derived from the old fields: worked out again
             d.pop(name, None)
         d.update(changes)
-        new.__post_init__()
+        if changes.keys() <= _LIGHT_FIELDS:
+            # the copy of a valid workload (every Workload was validated when made) with only
+            # these fields changed: only the checks that read them can fail now
+            _validate_changed(new, changes.keys())
+        else:
+            new.__post_init__()
         return new
 
 
@@ -339,6 +344,53 @@ _DERIVED = ("quant_format", "engine_name", "tp_degree", "pp_degree")
 # field set in __post_init__ would need replace(), which with_ then always uses)
 _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(
     f.init for f in fields(Workload)) else frozenset()
+
+
+# the fields :func:`_validate_changed` re-checks alone in a with_ copy (the searches change
+# these thousands of times a recommendation: sizes, lengths, layouts, checkpointing); no other
+# check of :func:`validate` reads them, nor anything derived from them
+_LIGHT_FIELDS = frozenset({"batch", "context", "prompt_tokens", "output_tokens", "gpus", "pp",
+                           "tp", "gradient_checkpointing"})
+
+
+def _validate_changed(w: Workload, changed) -> None:
+    """:func:`validate`'s checks that read the ``changed`` fields (all in _LIGHT_FIELDS), in
+    validate's order, so a copy fails with the same message as validating it whole."""
+    if "context" in changed and w.context is not None and w.context <= 0:
+        raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
+                             v=w.context))
+    for name in ("batch", "gpus", "pp"):
+        value = getattr(w, name)
+        if name in changed and (not isinstance(value, int) or value < 1):
+            raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
+                                 "got {v}", field=Field(name, flag=name.replace("_", " ")),
+                                 limit=1, v=value))
+    for name, limit in LIMITS.items():
+        value = getattr(w, name)
+        if name in changed and value is not None and value > limit:
+            shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
+            raise InputError(msg("workload.beyond", "{field} {v} is beyond what whichgpu models "
+                                 "(at most {limit:,})", field=Field(name, flag=name.replace(
+                                     "_", " ")), v=shown, limit=limit))
+    for name in ("prompt_tokens", "output_tokens"):
+        value = getattr(w, name)
+        if name in changed and value is not None and value < 0:
+            raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
+                                 "got {v}", field=Field(name, flag=name.replace("_", " ")),
+                                 limit=0, v=value))
+    layout = not changed.isdisjoint(("gpus", "pp", "tp"))
+    if layout:
+        if w.tp is not None and w.tp < 1:
+            raise InputError(msg("bound.tp", "tensor parallel degree must be >= 1, got {v}",
+                                 v=w.tp))
+        if w.gpus % (max(1, w.tp or 1) * w.pp):
+            raise InputError(msg("workload.split", "{n} GPUs cannot be split into tp={tp} x "
+                                 "pp={pp}", n=w.gpus, tp=w.tp or 1, pp=w.pp))
+    if w.model.family == "decoder":
+        if layout:
+            _check_layout(w)
+        if not changed.isdisjoint(("context", "prompt_tokens", "output_tokens")):
+            _check_context(w)
 
 
 _TASK_OF = {t.value: t for t in Task}

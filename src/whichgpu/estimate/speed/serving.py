@@ -221,12 +221,43 @@ class ServingModel:
         def decodes(t: float) -> float:
             return max(1.0, rate * n_out * t)
 
-        def feasible(t: float) -> bool:
-            d = decodes(t)
-            return d <= limit and rate * P * t < self._budget(d)
+        # decodes(t) and the budget inlined: the solver calls these ~30 times per solve
+        rate_out, rate_in, mixed = rate * n_out, rate * P, s.mixed
+        token_budget = self.config.token_budget
+        whole = not self.config.chunked_prefill
+        prompt = self.prompt
 
-        t, stable = fixed_point(lambda t: s.mixed(decodes(t), rate * P * t), s.decode(1.0),
-                                feasible)
+        def feasible(t: float) -> bool:
+            d = max(1.0, rate_out * t)
+            if d > limit:
+                return False
+            budget = max(token_budget, prompt + d) if whole else token_budget
+            return rate_in * t < budget - d
+
+        def edge(a: float, b: float) -> float:
+            """fixed_point's bisection of the feasible region's edge, feasible() inlined."""
+            for _ in range(40):  # max(x, y) written out: the same values, without a call
+                m = (a + b) / 2
+                d = rate_out * m
+                if d <= 1.0:
+                    d = 1.0
+                if d > limit:
+                    b = m
+                    continue
+                room: float = token_budget
+                if whole and prompt + d > token_budget:
+                    room = prompt + d
+                if rate_in * m < room - d:
+                    a = m
+                else:
+                    b = m
+            return a
+
+        def step(t: float) -> float:
+            d = rate_out * t
+            return mixed(d if d > 1.0 else 1.0, rate_in * t)  # max(1.0, d), without a call
+
+        t, stable = fixed_point(step, s.decode(1.0), feasible, edge)
         d = decodes(t)
         if not stable:
             why = "the batch limit" if d > limit else "the step's token budget"

@@ -57,6 +57,10 @@ class StepModel:
         family = speed_family(w.model)
         self.per_sequence_s = _per_key("serving_step_per_sequence_us", w.engine_name,
                                        f"{w.engine_name}/{family}") * 1e-6
+        # the hot path's constants (mixed() runs ~10 times per fixed-point solve)
+        self._fixed_alone: float | None = None
+        self._decode_one: float | None = None
+        self._dense_weights = self._weights_read(1) if w.model.moe is None else None
 
     # -------------------------------------------------------------- the speed model's terms
 
@@ -90,35 +94,61 @@ class StepModel:
 
     def decode_terms(self, batch: float) -> tuple[float, float, float, float]:
         """(KV read, matmuls, fixed, other) at a fractional batch, interpolated on the grid."""
-        b = max(batch, 1.0)
-        lo = _grid_point_below(b)
-        hi = _grid_point_above(b)
-        a = self._parts(lo)
-        if hi == lo:
-            return a[:4]
-        z = self._parts(hi)
+        b = batch if batch > 1.0 else 1.0
+        i = bisect.bisect_right(_GRID, b) - 1  # the grid point at or below ``b``
+        lo = _GRID[i]
+        a = self._grid.get(lo) or self._parts(lo)
+        if lo == b or i == _LAST:  # on a grid point (or past the grid's end)
+            return a[0], a[1], a[2], a[3]
+        hi = _GRID[i + 1]
+        z = self._grid.get(hi) or self._parts(hi)
         t = (b - lo) / (hi - lo)
-        p = [x + (y - x) * t for x, y in zip(a[:4], z[:4], strict=True)]
-        return p[0], p[1], p[2], p[3]
+        return (a[0] + (z[0] - a[0]) * t, a[1] + (z[1] - a[1]) * t,
+                a[2] + (z[2] - a[2]) * t, a[3] + (z[3] - a[3]) * t)
 
     # -------------------------------------------------------------- steps
 
     def mixed(self, decodes: float, prompt_tokens: float) -> float:
         """Seconds of one step decoding ``decodes`` sequences and carrying ``prompt_tokens``."""
-        kv, comp, fix, other = self.decode_terms(decodes) if decodes > 0 else (0.0, 0.0, 0.0,
-                                                                                0.0)
-        if decodes <= 0:
-            fix = self.decode_terms(1)[2]
-        weights = self._weights_read(math.ceil(max(decodes, 0) + prompt_tokens))
+        if decodes > 0:  # decode_terms(decodes), inlined (the solvers' innermost call)
+            bt = decodes if decodes > 1.0 else 1.0
+            i = bisect.bisect_right(_GRID, bt) - 1
+            lo = _GRID[i]
+            a = self._grid.get(lo) or self._parts(lo)
+            if lo == bt or i == _LAST:
+                kv, comp, fix, other = a[0], a[1], a[2], a[3]
+            else:
+                hi = _GRID[i + 1]
+                z = self._grid.get(hi) or self._parts(hi)
+                t = (bt - lo) / (hi - lo)
+                kv, comp = a[0] + (z[0] - a[0]) * t, a[1] + (z[1] - a[1]) * t
+                fix, other = a[2] + (z[2] - a[2]) * t, a[3] + (z[3] - a[3]) * t
+            running = decodes
+        else:
+            kv = comp = other = 0.0
+            alone = self._fixed_alone
+            if alone is None:
+                alone = self._fixed_alone = self.decode_terms(1)[2]
+            fix = alone
+            running = 0
+        if self._dense_weights is not None:  # dense: the same bytes whatever the tokens
+            weights = self._dense_weights
+        else:
+            weights = self._weights_read(math.ceil(running + prompt_tokens))
         mem = kv + weights
         compute = comp + prompt_tokens * self.prefill_compute_per_token
         comm = 0.0
         if self.comm_per_token or self.comm_fixed:
-            comm = self.comm_fixed + self.comm_per_token * (max(decodes, 0) + prompt_tokens)
-        return (max(mem, compute) + comm + fix + other
-                + self.per_sequence_s * max(decodes, 0))
+            comm = self.comm_fixed + self.comm_per_token * (running + prompt_tokens)
+        return ((mem if mem >= compute else compute) + comm + fix + other
+                + self.per_sequence_s * running)
 
     def decode(self, batch: float) -> float:
+        if batch == 1.0:  # every solve starts from one sequence's step: computed once
+            one = self._decode_one
+            if one is None:
+                one = self._decode_one = self.mixed(1.0, 0.0)
+            return one
         return self.mixed(batch, 0.0)
 
     def prefill_batch(self, prompts: int, tokens_each: int | None = None) -> float:
@@ -139,6 +169,7 @@ def _grid_points(upto: int) -> list[int]:
 
 
 _GRID = _grid_points(1 << 17)
+_LAST = len(_GRID) - 1
 
 
 def _grid_point(tokens: int) -> int:
@@ -165,30 +196,37 @@ def _per_key(name: str, *keys: str) -> float:
     return float(table.get("default", 0.0))
 
 
-def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
+def fixed_point(f, start: float, feasible, edge=None) -> tuple[float, bool]:
     """The smallest ``t >= start`` with ``f(t) = t`` for an increasing ``f`` (a step time
     that grows with the load it carries), and whether it exists within ``feasible``.
 
     Doubling brackets the first crossing of ``f(t) - t``; regula falsi (Illinois) refines it.
-    No crossing before ``feasible`` fails means the load has no steady state.
+    No crossing before ``feasible`` fails means the load has no steady state. ``edge(a, b)``,
+    when given, is the caller's own copy of the bisection for the feasible region's edge in
+    ``(a, b]`` (the same 40 halvings and tests, without a call per test).
     """
     lo = start
-    g_lo = f(lo) - lo
+    f_lo = f(lo)  # each value of f computed once (a step time: ~2 us of Python each)
+    g_lo = f_lo - lo
     if g_lo <= 0:
-        return f(lo), feasible(lo)
+        return f_lo, feasible(lo)
     hi = lo
     g_hi = g_lo
     for _ in range(64):
         nxt = hi * 2
         if not feasible(nxt):
-            a, b = hi, nxt  # the edge of the feasible region lies in (a, b]
-            for _ in range(40):
-                m = (a + b) / 2
-                a, b = (m, b) if feasible(m) else (a, m)
-            edge = a
-            if f(edge) - edge >= 0:
-                return edge, False
-            hi, g_hi = edge, f(edge) - edge
+            if edge is not None:
+                end = edge(hi, nxt)
+            else:
+                a, b = hi, nxt  # the edge of the feasible region lies in (a, b]
+                for _ in range(40):
+                    m = (a + b) / 2
+                    a, b = (m, b) if feasible(m) else (a, m)
+                end = a
+            g_end = f(end) - end
+            if g_end >= 0:
+                return end, False
+            hi, g_hi = end, g_end
             break
         hi = nxt
         g_hi = f(hi) - hi
@@ -201,7 +239,8 @@ def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
     t = hi
     for _ in range(80):
         t = hi - g_hi * (hi - lo) / (g_hi - g_lo)
-        g_t = f(t) - t
+        f_t = f(t)
+        g_t = f_t - t
         if abs(g_t) <= 1e-9 + 1e-7 * t:
             break
         if g_t >= 0:
@@ -214,4 +253,4 @@ def fixed_point(f, start: float, feasible) -> tuple[float, bool]:
             if side == 1:
                 g_lo /= 2
             side = 1
-    return f(t), True
+    return f_t, True
