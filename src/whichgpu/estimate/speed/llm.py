@@ -213,12 +213,18 @@ def kernel_notes(w: Workload, hw: Hardware) -> tuple[str | None, list[str]]:
 def moe_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
     """Per decode step, the fixed cost of the MoE layers: routing (router GEMV, top-k) and
     the launches of each active expert's matrices, whatever their size (0 for dense
-    models); much larger in engine builds that synchronise with the host per MoE layer."""
+    models); much larger in engine builds that synchronise with the host per MoE layer, and
+    in the fused Marlin MoE kernel of the serving engines' weight-only experts, which at a
+    handful of tokens takes about 0.1 ms per layer beyond its bytes."""
     m = w.model
     if m.moe is None or not m.moe.moe_layers:
         return 0.0
     key = constants_key(w, hw)
-    per_layer = (engine_value("decode_moe_layer_us", key, hw, era)
+    # the decode kernel of the routed experts may carry its own layer cost (fused Marlin MoE)
+    path = kernel(key, "decode", arch_key(hw.gpu), w.quant_format, w.engine_version)
+    layer_key = (path.efficiency if path is not None
+                 and path.efficiency in speed_value("decode_moe_layer_us") else key)
+    per_layer = (engine_value("decode_moe_layer_us", layer_key, hw, era)
                  + m.moe.experts_per_token
                  * engine_value("decode_moe_expert_us", key, hw, era))
     return m.moe.moe_layers * per_layer * 1e-6
