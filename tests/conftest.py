@@ -21,7 +21,8 @@ from whichgpu.cli import main
 
 # The price store on both engines (fixtures store, store_url, pg_url): store_backends.py; the
 # shipped prices seeded once per process and copied into each empty store: seeded_store.py.
-# No test writes into the checkout: checkout_guard.py.
+# No test writes into the checkout: checkout_guard.py. The browser tests' server, Chromium and
+# tabs, one server and one Chromium per test process: browser_session.py.
 pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_session"]
 
 TESTS = Path(__file__).resolve().parent
