@@ -21,8 +21,9 @@ from whichgpu.cli import main
 
 # The price store on both engines (fixtures store, store_url, pg_url): store_backends.py; the
 # shipped prices seeded once per process and copied into each empty store: seeded_store.py.
-# No test writes into the checkout: checkout_guard.py.
-pytest_plugins = ["store_backends", "seeded_store", "checkout_guard"]
+# No test writes into the checkout: checkout_guard.py. The browser tests' server, Chromium and
+# tabs, one server and one Chromium per test process: browser_session.py.
+pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_session"]
 
 TESTS = Path(__file__).resolve().parent
 
@@ -332,19 +333,34 @@ def cli(capsys, monkeypatch):
     return run
 
 
-@pytest.fixture
-def web():
-    """A client of the web app (in-process, no socket), with a fresh price cache."""
+@pytest.fixture(scope="session")
+def _web_client():
+    """One web app and its in-process client for the whole run (per xdist worker): making
+    them and running the app's start-up cost about 0.05 s of CPU, and 263 tests ask for
+    ``web``. No test changes the app itself: those that need another calibration, access log
+    or price store make their own app (tests/test_web_ops.py, test_web_api.py's calibration
+    test, which sets the shared calibration choice back)."""
     from fastapi.testclient import TestClient
 
-    from whichgpu.web import resolve, services, work
     from whichgpu.web.app import create_app
 
-    services.clear_cache()
-    resolve.clear_hub_cache()  # Hub answers and failures kept by an earlier test
-    work.clear_refused()
     with TestClient(create_app(), raise_server_exceptions=False) as client:
         yield client
-    services.clear_cache()
-    resolve.clear_hub_cache()
-    work.clear_refused()
+
+
+@pytest.fixture
+def web(_web_client):
+    """A client of the web app (in-process, no socket), with a fresh price cache, Hub cache,
+    list of refused questions and no cookies: each test reads its own store (under its own
+    home, which the app finds on each request)."""
+    from whichgpu.web import resolve, services, work
+
+    def fresh() -> None:
+        services.clear_cache()
+        resolve.clear_hub_cache()  # Hub answers and failures kept by an earlier test
+        work.clear_refused()
+        _web_client.cookies.clear()
+
+    fresh()
+    yield _web_client
+    fresh()

@@ -182,14 +182,22 @@ def test_a_request_past_its_cpu_budget_is_stopped_and_refused(web, monkeypatch):
         finally:
             stopped.set()
 
-    monkeypatch.setattr(services, "models", spin)
-    start = time.monotonic()
+    calls: list[tuple] = []
+
+    def counted_spin(*args):
+        calls.append(args)
+        spin(*args)
+
+    monkeypatch.setattr(services, "models", counted_spin)
+    # CPU seconds of this process (the worker is a thread of it), not the clock: on a loaded
+    # machine the spinning thread gets its 0.3 s of CPU late, but it must not get much more
+    cpu = time.process_time()
     r = web.get("/api/v1/models?family=decoder")
     assert r.status_code == 422 and "more than 0.3 s of computing" in r.json()["detail"]
-    assert stopped.wait(2.0) and time.monotonic() - start < 3.0
-    start = time.monotonic()
+    assert stopped.wait(60.0), "the computation was left running past its budget"
+    assert time.process_time() - cpu < 3.0
     assert web.get("/api/v1/models?family=decoder").status_code == 422
-    assert time.monotonic() - start < 0.2  # remembered
+    assert len(calls) == 1  # remembered: refused without computing again
 
 
 def test_a_refusal_is_remembered_for_that_question_only(web, monkeypatch):

@@ -3,7 +3,9 @@ never on a single row, and `validate speed` reports how often the ranges hold on
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import re
 import sys
 from pathlib import Path
@@ -24,30 +26,45 @@ def _calibrate():
     return module
 
 
-def test_the_toml_is_exactly_what_make_calibrate_produces(request, capsys):
-    """Fitted values, bands, band evidence and measured GPUs: `scripts/calibrate.py --check`
-    reruns every fit and derivation on validation/speed.csv and compares (a passing check is
-    kept for the same inputs: tests/refit_cache.py)."""
+@pytest.fixture(scope="module")
+def calibrate_check(request) -> dict:
+    """`scripts/calibrate.py --check` run once for the module: its exit status, the end of
+    what it printed, and which constants its fit wrote a `fitted` note for (read from the
+    same run's full fit on every calibration row, not from a second fit). A passing check
+    is kept for the same inputs: tests/refit_cache.py."""
     def check() -> dict:
-        status = _calibrate().main(["--check"])
-        return {"status": status, "out": capsys.readouterr().out[-3000:]}
+        calibrate = _calibrate()
+        fit_groups = calibrate.fit_groups
+        seen: list[dict] = []
 
-    result = cached(request.config, "calibrate-check", check, keep=lambda r: r["status"] == 0)
-    assert result["status"] == 0, result["out"]
+        def recording(*args, **kwargs):
+            chosen, notes = fit_groups(*args, **kwargs)
+            if kwargs.get("calib_ids") is None and kwargs.get("only") is None:  # the full fit
+                seen.append(notes)
+            return chosen, notes
+
+        calibrate.fit_groups = recording
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = calibrate.main(["--check"])
+        return {"status": status, "out": out.getvalue()[-3000:],
+                "fitted": sorted(seen[0]) if len(seen) == 1 else None}
+
+    return cached(request.config, "calibrate-check-fitted", check, keep=lambda r: r["status"] == 0)
 
 
-def test_every_fitted_constant_says_how_many_calibration_rows_it_was_fitted_on(request):
+def test_the_toml_is_exactly_what_make_calibrate_produces(calibrate_check):
+    """Fitted values, bands, band evidence and measured GPUs: `scripts/calibrate.py --check`
+    reruns every fit and derivation on validation/speed.csv and compares."""
+    assert calibrate_check["status"] == 0, calibrate_check["out"]
+
+
+def test_every_fitted_constant_says_how_many_calibration_rows_it_was_fitted_on(calibrate_check):
     """A group the calibration rows support writes a `fitted` line naming its row count (at
     least MIN_ROWS_PER_PARAMETER per constant); a group with too few rows is left a prior."""
     calibrate = _calibrate()
-    from whichgpu.estimate.validation import default_path, read_rows
-
-    def fitted() -> list[str]:
-        _, notes = calibrate.fit_groups(read_rows(default_path("speed")),
-                                        report=lambda *a: None)
-        return sorted(notes)
-
-    notes = cached(request.config, "calibrate-fitted-groups", fitted)
+    notes = calibrate_check["fitted"]
+    assert notes is not None, "calibrate.py --check should fit the groups once"
     text = (ROOT / "src/whichgpu/estimate/data/speed_constants.toml").read_text("utf-8")
     groups = {c for _, params, _, _ in calibrate.GROUPS for c, _ in params}
     assert set(notes) <= groups and notes

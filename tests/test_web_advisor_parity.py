@@ -6,32 +6,18 @@ advisor through its own controls, in a real browser, in English and in French, a
 the answer of the REST API (which tests/test_answers_parity.py holds to ``--json``): the
 same first option, at the same cost."""
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import pytest
 
 from answer_set import QUESTIONS
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    ARGS,
-    CHROMIUM,
-    _reason,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 RECOMMEND = {k: f for k, (command, f) in QUESTIONS.items() if command == "recommend"}
 UNITS = ("tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_day")
 SELECTS = ("engine", "prices", "currency", "objective", "spot")
-
-
-@pytest.fixture(scope="module")
-def browser(playwright_driver):
-    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-    yield b
-    b.close()
 
 
 def _ask(tab, fields: dict) -> None:

@@ -2,7 +2,6 @@
 with the answer held back), an even rent-or-buy result shown as even (the trial's 1.4 %
 case was a green "Buy"), and the monthly cost of continuous serving."""
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import json
@@ -11,13 +10,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    ARGS,
-    CHROMIUM,
-    _reason,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 from whichgpu.web import explain
 
 # The trial's case: buying saves $432 of about $31,000 over 36 months (1.4 %).
@@ -85,16 +78,14 @@ PROBE = """document.addEventListener('submit', function (e) {
 
 @pytest.mark.skipif(_reason is not None, reason=_reason or "")
 @pytest.mark.parametrize("lang,words", [("en", "Computing the answer"), ("fr", "Calcul")])
-def test_the_page_shows_it_is_working_while_the_answer_is_computed(playwright_driver, server,
-                                                                     lang, words):
+def test_the_page_shows_it_is_working_while_the_answer_is_computed(browser, server, lang,
+                                                                     words):
     """Was: an answer taking 1 to 5 s left the page as it was, the button unchanged. The
     answer is held back for 300 ms; what the page showed meanwhile is then read."""
     from test_web_layout import LAPTOP, _tab, _url
 
-    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS,
-                                                headless=True)
+    ctx, tab, errors = _tab(browser, LAPTOP, server)
     try:
-        ctx, tab, errors = _tab(browser, LAPTOP, server)
         tab.add_init_script(PROBE)
         tab.goto(_url(server, "/memory?model=llama-3.1-8b", lang))
         held: list = []
@@ -108,7 +99,6 @@ def test_the_page_shows_it_is_working_while_the_answer_is_computed(playwright_dr
         assert state["busy"] == "true" and state["disabled"] and state["shown"], state
         assert state["role"] == "status" and words in state["text"], state
         assert tab.evaluate("() => document.querySelector('#memory-form .busy')") is None
-        ctx.close()
         assert not errors, errors
     finally:
-        browser.close()
+        ctx.close()

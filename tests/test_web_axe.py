@@ -7,7 +7,6 @@ axe-playwright-python ships (the dev extra), injected with Playwright's ``evalua
 the pages' Content-Security-Policy does not block, as it would an inline script tag).
 """
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import json
@@ -16,13 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    ARGS,
-    CHROMIUM,
-    _reason,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from screenshots import PAGES  # scripts/screenshots.py: the pages the layout tests open
@@ -53,13 +46,6 @@ def _axe_source() -> str:
         pytest.fail("axe-playwright-python is not installed (pip install -e '.[dev]'): it "
                     "ships the axe-core the accessibility test injects")
     return AXE_FILE_PATH.read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def browser(playwright_driver):
-    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-    yield b
-    b.close()
 
 
 def _violations(tab, axe: str) -> list[dict]:

@@ -7,82 +7,14 @@ Chromium and sets WHICHGPU_REQUIRE_BROWSER=1, so in CI a missing browser fails i
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 
-import pytest
+from browser_session import needs_browser
 
-CHROMIUM = os.environ.get("WHICHGPU_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 ARTICLE_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm")
-
-
-def _missing() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[dev]')"
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        return (f"Chromium not found at {CHROMIUM}: 'apt-get install chromium' (.ci/run does "
-                "it), or set WHICHGPU_CHROMIUM")
-    return None
-
-
-_reason = _missing()
-if _reason and os.environ.get("WHICHGPU_REQUIRE_BROWSER"):
-    raise RuntimeError(f"browser tests are required here but cannot run: {_reason}")
-pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``whichgpu serve`` in a subprocess, with its own home (price store) and no network."""
-    from whichgpu.web.local_server import ServerDidNotStart, serve
-
-    try:
-        with serve(tmp_path_factory.mktemp("serve-home"), timeout_s=30) as base:
-            yield base
-    except ServerDidNotStart as exc:
-        pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def playwright_driver():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser_context(playwright_driver, tmp_path_factory):
-    context = playwright_driver.chromium.launch_persistent_context(
-        str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
-        args=ARGS, headless=True, viewport={"width": 1280, "height": 900}, locale="en-US")
-    yield context
-    context.close()
-
-
-@pytest.fixture
-def page(browser_context, server):
-    """A fresh tab that fails the test on any console error, page error, or request that
-    leaves the server (every asset is local)."""
-    browser_context.clear_cookies()
-    tab = browser_context.new_page()
-    errors: list[str] = []
-    tab.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error"
-           else None)
-    tab.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-    tab.on("request", lambda r: None if r.url.startswith((server, "data:")) else
-           errors.append(f"request off the server: {r.url}"))
-    tab.base = server
-    yield tab
-    tab.close()
-    assert not errors, errors
+pytestmark = needs_browser
 
 
 def shot(tab, name: str) -> None:
@@ -180,14 +112,11 @@ def test_keyboard_reaches_the_content_first(page):
     assert page.evaluate("document.activeElement.closest('main') !== null")
 
 
-def test_pages_without_javascript(playwright_driver, server):
+def test_pages_without_javascript(browser, server):
     """The forms work with scripts off: filling and submitting the VRAM selector's GET form
-    reaches the result page. Its own browser (a persistent context cannot open a no-JS
-    context), so this test never skips where Chromium runs."""
-    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS,
-                                                headless=True)
+    reaches the result page. Its own context with scripts off, in the shared browser."""
+    context = browser.new_context(java_script_enabled=False, locale="en-US")
     try:
-        context = browser.new_context(java_script_enabled=False, locale="en-US")
         tab = context.new_page()
         tab.goto(server + "/memory")
         assert tab.evaluate("1 + 1") == 2  # evaluate works; page scripts do not
@@ -200,9 +129,8 @@ def test_pages_without_javascript(playwright_driver, server):
         assert "model=llama-3.1-70b" in tab.url
         weights = tab.locator('tr[data-term="weights"] td.num').first.inner_text()
         assert 41 <= float(weights) <= 45  # S27: ~43 GB for 70B in 4-bit
-        context.close()
     finally:
-        browser.close()
+        context.close()
 
 
 def test_api_docs_load_from_local_assets(page):

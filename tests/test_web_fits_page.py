@@ -1,7 +1,6 @@
 """Issue 32 (and 31's "a web page for fits"): /fits answers "what runs on my card" as
 ``whichgpu fits`` and GET /api/v1/fits do, in English and French, linked from every page."""
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import html as html_lib
@@ -9,13 +8,7 @@ import re
 
 import pytest
 
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    _reason,
-    browser_context,
-    page,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 
 Q = {"gpu": "rtx-3060-12gb", "host_ram": "64GB"}
 

@@ -7,7 +7,6 @@ Each test reproduces a defect of the issue and fails on the code before its fix 
 588 px wide on a 390 px phone, chart labels at about 6 px, the answer starting near y = 900).
 """
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import sys
@@ -15,13 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    ARGS,
-    CHROMIUM,
-    _reason,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from screenshots import MEASURE, PAGES  # scripts/screenshots.py: the same pages
@@ -56,13 +49,6 @@ CHART_GEOMETRY = """() => {
   }
   return out;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser(playwright_driver):
-    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-    yield b
-    b.close()
 
 
 def _tab(browser, viewport, server):

@@ -2,18 +2,11 @@
 French (was: the French serving table hid its 'per million output tokens' column, 1351 px
 in 1120; the prices table 1386-1433 px, a source id pushing GPU names onto 3-4 lines)."""
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import pytest
 
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    ARGS,
-    CHROMIUM,
-    _reason,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
@@ -30,9 +23,7 @@ CUT = """() => [...document.querySelectorAll('.table-wrap')]
 
 
 @pytest.mark.parametrize("lang", ["en", "fr"])
-def test_no_table_is_cut_at_laptop_width(playwright_driver, server, lang):
-    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS,
-                                                headless=True)
+def test_no_table_is_cut_at_laptop_width(browser, server, lang):
     tab = browser.new_page(viewport={"width": 1366, "height": 768})
     cut = {}
     for path in PAGES:
@@ -41,5 +32,5 @@ def test_no_table_is_cut_at_laptop_width(playwright_driver, server, lang):
         found = tab.evaluate(CUT)
         if found:
             cut[path] = found
-    browser.close()
+    tab.close()
     assert not cut, cut

@@ -3,20 +3,13 @@ throughput, the latency targets) as a picture with a table, from the same number
 REST API, in English and French; the picture's text is readable and no label covers another
 on a phone and a laptop."""
 
-# ruff: noqa: F811  (the fixtures imported from test_web_browser are test arguments here)
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from test_web_browser import (  # noqa: F401  (fixtures shared with the other browser tests)
-    ARGS,
-    CHROMIUM,
-    _reason,
-    playwright_driver,
-    server,
-)
+from browser_session import _reason
 
 SERVE = {"task": "inference", "model": "llama-3.1-8b", "engine": "vllm", "requests_per_s": "20",
          "prompt_tokens": "1000", "output_tokens": "200", "ttft": "2s", "tpot": "50ms"}
@@ -81,13 +74,11 @@ GEOMETRY = """() => {
 @pytest.mark.skipif(_reason is not None, reason=_reason or "")
 @pytest.mark.parametrize("viewport", [{"width": 390, "height": 844},
                                       {"width": 1366, "height": 768}], ids=["phone", "laptop"])
-def test_the_picture_is_readable_at_both_sizes(playwright_driver, server, viewport):
-    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS,
-                                                headless=True)
+def test_the_picture_is_readable_at_both_sizes(browser, server, viewport):
     tab = browser.new_page(viewport=viewport)
     tab.goto(server + PAGE + "&lang=fr")
     texts = tab.evaluate(GEOMETRY)
-    browser.close()
+    tab.close()
     assert texts
     assert min(t["px"] for t in texts) >= 11, [t for t in texts if t["px"] < 11]
     for i, a in enumerate(texts):

@@ -1,0 +1,93 @@
+"""The browser tests' shared fixtures, one of each per test process (per pytest-xdist worker):
+``whichgpu serve`` in a subprocess (``server``), Playwright (``playwright_driver``), one
+Chromium (``browser``) and, in it, one context for the ``page`` fixture's tabs. Starting a
+server and a Chromium took about 2 s of CPU each; every browser file used to start its own
+(some files one Chromium per test).
+
+Every test opens its own context or tab (cookies and storage are its own), so sharing the
+browser and the read-only server changes nothing a test sees. Skipped, with the reason, where
+Chromium or Playwright is missing; ``.ci/run`` installs Chromium and sets
+WHICHGPU_REQUIRE_BROWSER=1, so in CI a missing browser fails instead."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+CHROMIUM = os.environ.get("WHICHGPU_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[dev]')"
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        return (f"Chromium not found at {CHROMIUM}: 'apt-get install chromium' (.ci/run does "
+                "it), or set WHICHGPU_CHROMIUM")
+    return None
+
+
+_reason = _missing()
+if _reason and os.environ.get("WHICHGPU_REQUIRE_BROWSER"):
+    raise RuntimeError(f"browser tests are required here but cannot run: {_reason}")
+# A browser test file says ``pytestmark = needs_browser`` (or decorates its browser tests).
+needs_browser = pytest.mark.skipif(_reason is not None, reason=_reason or "")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """``whichgpu serve`` in a subprocess, with its own home (price store) and no network."""
+    from whichgpu.web.local_server import ServerDidNotStart, serve
+
+    try:
+        with serve(tmp_path_factory.mktemp("serve-home"), timeout_s=30) as base:
+            yield base
+    except ServerDidNotStart as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def playwright_driver():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_driver):
+    """One headless Chromium for every browser test of this process."""
+    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def browser_context(browser):
+    """The context the ``page`` fixture opens its tabs in (its cookies cleared per test)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(browser_context, server):
+    """A fresh tab that fails the test on any console error, page error, or request that
+    leaves the server (every asset is local)."""
+    browser_context.clear_cookies()
+    tab = browser_context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error"
+           else None)
+    tab.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    tab.on("request", lambda r: None if r.url.startswith((server, "data:")) else
+           errors.append(f"request off the server: {r.url}"))
+    tab.base = server
+    yield tab
+    tab.close()
+    assert not errors, errors
