@@ -51,7 +51,11 @@ def server(tmp_path_factory):
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="session")
+# Playwright's sync API keeps an asyncio loop running in this thread while it is open, so it
+# lives for one test file: kept for the session, every later test of the worker that starts an
+# event loop (anyio.run: the MCP client, the server's off-loop tests) failed with "Already
+# running asyncio in this thread". The server (a subprocess) stays one per worker.
+@pytest.fixture(scope="module")
 def playwright_driver():
     from playwright.sync_api import sync_playwright
 
@@ -59,15 +63,15 @@ def playwright_driver():
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright_driver):
-    """One headless Chromium for every browser test of this process."""
+    """One headless Chromium for the browser tests of one file."""
     b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
     yield b
     b.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_context(browser):
     """The context the ``page`` fixture opens its tabs in (its cookies cleared per test)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
