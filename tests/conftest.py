@@ -35,6 +35,7 @@ TESTS = Path(__file__).resolve().parent
 # ``pytestmark = pytest.mark.slow``; ``tests/test_suite_markers.py`` checks every key exists.
 _FULL = "full recommendations (over 1 s of CPU)"
 _CPU = "over 0.4 s of CPU"
+_WAITS = "waits out a real network deadline (a fake server on a socket)"
 SLOW: dict[str, str] = {
     # longest first (the order the files start in under xdist)
     "test_speed_calibration.py": "refits the speed constants (make calibrate --check)",
@@ -211,6 +212,19 @@ SLOW: dict[str, str] = {
     "test_web_i18n.py::test_every_message_has_a_french_translation": _CPU,
     "test_advise.py::test_checklist_agrees_with_recommend_and_with_rent_or_buy": _CPU,
     "test_web_i18n.py::test_placeholders_survive_translation": _CPU,
+    # real sockets and deadlines: each waits out a timeout of about a second on purpose
+    "test_hardening_hub.py::test_a_failing_hub_is_asked_once_not_retried": _WAITS,
+    "test_hardening_hub.py::test_a_silent_hub_costs_each_id_its_own_deadline_and_the_failed_id_"
+    "is_kept": _WAITS,
+    "test_hardening_hub.py::test_a_download_that_keeps_arriving_stops_at_the_deadline": _WAITS,
+    "test_hardening_hub.py::test_a_silent_hub_frees_the_worker_at_the_deadline": _WAITS,
+    "test_hub_breaker.py::test_one_slow_repository_costs_only_its_own_request": _WAITS,
+    "test_prices_market.py::test_a_download_that_keeps_trickling_stops_at_the_whole_deadline":
+        _WAITS,
+    "test_web_schedule.py::test_the_service_runs_the_loop_in_its_lifespan": _WAITS,
+    "test_prices_market.py::test_a_file_cut_at_a_row_boundary_is_refused_against_the_last_good_"
+    "refresh": _CPU,
+    "test_vocabulary_not_literals.py::test_tasks_and_engines_compare_with_members": _CPU,
 }
 
 
