@@ -6,6 +6,7 @@ three always agree on what is being run. Defaults are explicit and listed in ``a
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Literal
@@ -353,44 +354,53 @@ _LIGHT_FIELDS = frozenset({"batch", "context", "prompt_tokens", "output_tokens",
                            "tp", "gradient_checkpointing"})
 
 
-def _validate_changed(w: Workload, changed) -> None:
+def _validate_changed(w: Workload, changed: AbstractSet[str]) -> None:
     """:func:`validate`'s checks that read the ``changed`` fields (all in _LIGHT_FIELDS), in
     validate's order, so a copy fails with the same message as validating it whole."""
-    if "context" in changed and w.context is not None and w.context <= 0:
+    _check_sizes(w, changed)
+    layout = not changed.isdisjoint(("gpus", "pp", "tp"))
+    if w.model.family == "decoder":
+        if layout:
+            _check_layout(w)
+        if not changed.isdisjoint(("context", "prompt_tokens", "output_tokens")):
+            _check_context(w)
+
+
+def _check_sizes(w: Workload, changed: AbstractSet[str] | None = None) -> None:
+    """The context, counts, limits, lengths and GPU split of ``w``: every one, or only those
+    that read the ``changed`` fields (a with_ copy)."""
+    def asked(name: str) -> bool:
+        return changed is None or name in changed
+
+    if asked("context") and w.context is not None and w.context <= 0:
         raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
                              v=w.context))
-    for name in ("batch", "gpus", "pp"):
+    for name in ("batch", "gpus", "pp", "lora_rank"):
         value = getattr(w, name)
-        if name in changed and (not isinstance(value, int) or value < 1):
+        if asked(name) and (not isinstance(value, int) or value < 1):
             raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
                                  "got {v}", field=Field(name, flag=name.replace("_", " ")),
                                  limit=1, v=value))
     for name, limit in LIMITS.items():
         value = getattr(w, name)
-        if name in changed and value is not None and value > limit:
+        if asked(name) and value is not None and value > limit:
             shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
             raise InputError(msg("workload.beyond", "{field} {v} is beyond what whichgpu models "
                                  "(at most {limit:,})", field=Field(name, flag=name.replace(
                                      "_", " ")), v=shown, limit=limit))
     for name in ("prompt_tokens", "output_tokens"):
         value = getattr(w, name)
-        if name in changed and value is not None and value < 0:
+        if asked(name) and value is not None and value < 0:
             raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
                                  "got {v}", field=Field(name, flag=name.replace("_", " ")),
                                  limit=0, v=value))
-    layout = not changed.isdisjoint(("gpus", "pp", "tp"))
-    if layout:
+    if changed is None or not changed.isdisjoint(("gpus", "pp", "tp")):
         if w.tp is not None and w.tp < 1:
             raise InputError(msg("bound.tp", "tensor parallel degree must be >= 1, got {v}",
                                  v=w.tp))
         if w.gpus % (max(1, w.tp or 1) * w.pp):
             raise InputError(msg("workload.split", "{n} GPUs cannot be split into tp={tp} x "
                                  "pp={pp}", n=w.gpus, tp=w.tp or 1, pp=w.pp))
-    if w.model.family == "decoder":
-        if layout:
-            _check_layout(w)
-        if not changed.isdisjoint(("context", "prompt_tokens", "output_tokens")):
-            _check_context(w)
 
 
 _TASK_OF = {t.value: t for t in Task}
@@ -460,34 +470,7 @@ def validate(w: Workload) -> None:
         if w.interconnect is not None:
             interconnect_of(w.interconnect)
         check_gpus_per_node(w.gpus_per_node)
-    if w.context is not None and w.context <= 0:
-        raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
-                             v=w.context))
-    for name in ("batch", "gpus", "pp", "lora_rank"):
-        value = getattr(w, name)
-        if not isinstance(value, int) or value < 1:
-            raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
-                                 "got {v}", field=Field(name, flag=name.replace("_", " ")),
-                                 limit=1, v=value))
-    for name, limit in LIMITS.items():
-        value = getattr(w, name)
-        if value is not None and value > limit:
-            shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
-            raise InputError(msg("workload.beyond", "{field} {v} is beyond what whichgpu models "
-                                 "(at most {limit:,})", field=Field(name, flag=name.replace(
-                                     "_", " ")), v=shown, limit=limit))
-    for name in ("prompt_tokens", "output_tokens"):
-        value = getattr(w, name)
-        if value is not None and value < 0:
-            raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
-                                 "got {v}", field=Field(name, flag=name.replace("_", " ")),
-                                 limit=0, v=value))
-    if w.tp is not None and w.tp < 1:
-        raise InputError(msg("bound.tp", "tensor parallel degree must be >= 1, got {v}",
-                             v=w.tp))
-    if w.gpus % (max(1, w.tp or 1) * w.pp):
-        raise InputError(msg("workload.split", "{n} GPUs cannot be split into tp={tp} x "
-                             "pp={pp}", n=w.gpus, tp=w.tp or 1, pp=w.pp))
+    _check_sizes(w)
     if w.zero is not None and w.zero not in (0, 1, 2, 3):
         raise InputError(msg("bound.zero", "ZeRO stage must be 0, 1, 2 or 3, got {v}",
                              v=w.zero))

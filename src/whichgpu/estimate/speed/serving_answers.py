@@ -17,8 +17,6 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
                           profile: Any = None) -> dict[str, Any]:
     """Output tokens/s of one replica of ``count`` x ``gpu`` at the largest batch that fits
     (low / typical / high), the batch, what bounds it, and the TTFT and TPOT there."""
-    from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.estimate.memory.fit import layout_for
     from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.result import speed_family
     from whichgpu.estimate.speed.serving import ServingModel
@@ -30,13 +28,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
                              "vllm, sglang or trtllm (got {engine})",
                              field=Field("max_throughput"), flag=Field("engine"),
                              engine=w.engine_name))
-    wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
-    need = estimate_memory(wl).total_bytes
-    where = gpu.id if count == 1 else f"{count} x {gpu.id}"
-    if need > gpu.usable_memory_bytes:
-        raise InputError(msg("serving.no_fit", "does not fit on {where}: needs {need:.1f} GB "
-                             "per GPU, {gpu} has {usable:.1f} GB usable", where=where,
-                             need=need / 1e9, gpu=gpu.id, usable=gpu.usable_memory_bytes / 1e9))
+    wl, need, where = _one_sequence_fits(w, gpu, count)
     sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
     point = sm.max_throughput()
     family = speed_family(w.model)
@@ -78,8 +70,6 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
     """One replica of ``count`` x ``gpu`` under Poisson arrivals at a request rate: its
     throughput and TTFT, TPOT, inter-token and end-to-end latency at p50/p90/p95/p99, from
     the step-by-step simulation (serving_sim.py) over 1,000 requests."""
-    from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.estimate.memory.fit import layout_for
     from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.serving import ServingModel
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
@@ -91,13 +81,7 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
                              "{flag} vllm, sglang or trtllm (got {engine})",
                              field=Field("requests_per_s"), flag=Field("engine"),
                              engine=w.engine_name))
-    wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
-    need = estimate_memory(wl).total_bytes
-    where = gpu.id if count == 1 else f"{count} x {gpu.id}"
-    if need > gpu.usable_memory_bytes:
-        raise InputError(msg("serving.no_fit", "does not fit on {where}: needs {need:.1f} GB "
-                             "per GPU, {gpu} has {usable:.1f} GB usable", where=where,
-                             need=need / 1e9, gpu=gpu.id, usable=gpu.usable_memory_bytes / 1e9))
+    wl, _, where = _one_sequence_fits(w, gpu, count)
     sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
     lengths = parse_lengths(lengths_text, sm.prompt, sm.output)
     traffic = Traffic(lengths, Arrival.POISSON, rate, 1000, float(prefix_hit or 0.0))
@@ -127,3 +111,19 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
             "each request's own context in the KV read, speculative decoding",
         ],
     }
+
+
+def _one_sequence_fits(w: Workload, gpu: GPU, count: int) -> tuple[Workload, int, str]:
+    """``w`` at one sequence laid out on ``count`` x ``gpu``, its bytes per GPU and where it
+    runs; refused when even that does not fit (GB = 10^9 bytes per GPU)."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory.fit import layout_for
+
+    wl = layout_for(w.with_(batch=1), count) if count != w.gpus else w.with_(batch=1)
+    need = estimate_memory(wl).total_bytes
+    where = gpu.id if count == 1 else f"{count} x {gpu.id}"
+    if need > gpu.usable_memory_bytes:
+        raise InputError(msg("serving.no_fit", "does not fit on {where}: needs {need:.1f} GB "
+                             "per GPU, {gpu} has {usable:.1f} GB usable", where=where,
+                             need=need / 1e9, gpu=gpu.id, usable=gpu.usable_memory_bytes / 1e9))
+    return wl, need, where
