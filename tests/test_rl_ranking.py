@@ -46,8 +46,10 @@ def test_cost_per_step_is_the_price_for_the_step_time_and_steps_multiply_it(grpo
         assert math.isclose(o.cost_per_step.amount,
                             o.price_per_hour.amount * o.step_s.typical / 3600, rel_tol=1e-9)
         assert math.isclose(o.total_cost.amount, 200 * o.cost_per_step.amount, rel_tol=1e-9)
-        assert math.isclose(o.price_per_hour.amount,
-                            o.offer.price_per_gpu_hour.amount * o.count, rel_tol=1e-9)
+        # the machine on sale with that many GPUs, never 1-GPU offers priced x count
+        assert o.offer.gpu_count == o.count
+        assert math.isclose(o.price_per_hour.amount, o.offer.price_per_hour.amount,
+                            rel_tol=1e-9)
 
 
 def test_the_ranked_plan_is_the_speed_answers_plan_for_that_gpu_and_count(grpo):

@@ -31,7 +31,7 @@ class RLOption:
 
     gpu: GPU
     count: int
-    offer: Offer  # the cheapest offer per GPU-hour of this GPU (priced x count)
+    offer: Offer  # the cheapest machine of this GPU sold with ``count`` GPUs
     price_per_hour: Money
     plan: RLPlan
     cost_per_step: Money
@@ -85,15 +85,17 @@ class RLExclusion:
                 "reason_id": self.reason.id}
 
 
-def cheapest_per_gpu(offers: Iterable[Offer], spot: bool) -> dict[str, Offer]:
-    """The cheapest offer per GPU-hour of each GPU (on-demand only unless ``spot``)."""
-    best: dict[str, Offer] = {}
+def cheapest_machines(offers: Iterable[Offer], spot: bool) -> dict[tuple[str, int], Offer]:
+    """The cheapest offer of each (GPU, GPU count) machine on sale (on-demand only unless
+    ``spot``): an RL job's GPUs train together, so they are one machine, never several
+    1-GPU offers priced as if they were."""
+    best: dict[tuple[str, int], Offer] = {}
     for o in offers:
         if o.spot and not spot:
             continue
-        have = best.get(o.gpu)
-        if have is None or o.price_per_gpu_hour.amount < have.price_per_gpu_hour.amount:
-            best[o.gpu] = o
+        have = best.get((o.gpu, o.gpu_count))
+        if have is None or o.price_per_hour.amount < have.price_per_hour.amount:
+            best[(o.gpu, o.gpu_count)] = o
     return best
 
 
@@ -109,11 +111,15 @@ def rank_rl(plan_for: Callable[[GPU, int], RLPlan], offers: Iterable[Offer], *,
     counts = [n for n in COUNTS if max_gpus is None or n <= max_gpus] or [1]
     options: list[RLOption] = []
     excluded: list[RLExclusion] = []
-    for gid, offer in sorted(cheapest_per_gpu(offers, spot).items()):
+    machines = cheapest_machines(offers, spot)
+    for gid in sorted({g for g, _ in machines}):
         if wanted is not None and gid not in wanted:
             continue
         gpu = get_gpu(gid)
         for n in counts:
+            offer = machines.get((gid, n))
+            if offer is None:  # no machine of n of these GPUs is on sale in this list
+                continue
             try:
                 p = plan_for(gpu, n)
             except InputError as exc:  # e.g. more rollout GPUs asked than this count has
@@ -122,7 +128,7 @@ def rank_rl(plan_for: Callable[[GPU, int], RLPlan], offers: Iterable[Offer], *,
             if not p.fits:
                 excluded.append(RLExclusion(gpu, n, _no_fit(p)))
                 continue
-            price = offer.price_per_gpu_hour * n
+            price = offer.price_per_hour
             options.append(RLOption(gpu, n, offer, price, p,
                                     price * (p.times["step_s"].typical / 3600), steps))
     if objective is Objective.TIME:

@@ -162,8 +162,9 @@ def recommend_rl(q: Recommend, ctx: Context = LOCAL) -> RLRecommendAnswer:
     options, excluded = rank_rl(plan_on, selection.offers, gpus=gpus, max_gpus=q.max_gpus,
                                 spot=False, objective=q.objective, steps=steps)
     said = explain_rl(options, excluded, q.objective)
-    assumptions = [msg("rl.rank.priced", "each GPU priced at its cheapest offer per GPU-hour "
-                       "times the count (a machine of that many GPUs at that rate)"),
+    assumptions = [msg("rl.rank.machines", "each size priced as a machine sold with that many "
+                       "GPUs (its cheapest offer); a size no offer of this price list sells "
+                       "is not ranked"),
                    *(options[0].plan.assumptions if options else ())]
     notes: list[Message | str] = [*only_notes(q.only)]
     # not applied yet: on-demand prices only (spot would need the interruption cost per step)
