@@ -21,10 +21,10 @@ ENGINE_ALIASES = {
     "deepspeed": "transformers", "torchtitan": "transformers", "llm-foundry": "transformers",
     "vectorlm": "transformers", "megatron": "transformers",
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
-    # diffusion split over GPUs by sequence parallelism (xDiT's USP, cache-dit's context
-    # parallelism): the layout the model has as SGLang Diffusion's (diffusion_parallel.py);
-    # ring attention is scored as Ulysses (no ring term)
-    "xdit": "sglang", "cache-dit": "sglang",
+    # diffusion split over GPUs by sequence parallelism (xDiT's USP, cache-dit's and
+    # ParaAttention's context parallelism): the layout the model has as SGLang Diffusion's
+    # (diffusion_parallel.py); ring attention is scored as Ulysses (no ring term)
+    "xdit": "sglang", "cache-dit": "sglang", "para-attn": "sglang",
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("imatrix", "mmap", "vae_tiling", "vae_slicing", "tiny_vae", "fused_loss",
