@@ -1,10 +1,10 @@
 """Score the multi-GPU diffusion rows of validation/incoming/speed-2026.csv (xDiT, cache-dit,
-ParaAttention)
-against the split-pipeline model, with their 1-GPU baselines (nothing is fitted here).
+ParaAttention) against the split-pipeline model, with their 1-GPU baselines (nothing is fitted
+here).
 
-The rows run xDiT's, cache-dit's or ParaAttention's Ulysses/ring sequence parallelism, which the model has as
-SGLang's layout (``--engine sglang``, tp=1: every GPU beyond CFG parallel is sequence
-parallel); ring attention is scored as Ulysses (the model has no ring term). Usage:
+The rows run xDiT's, cache-dit's or ParaAttention's Ulysses/ring sequence parallelism, which
+the model has as SGLang's layout (``--engine sglang``, tp=1: every GPU beyond CFG parallel is
+sequence parallel); ring attention is scored as Ulysses (the model has no ring term). Usage:
 
     python scripts/check_multigpu_diffusion.py
 """
