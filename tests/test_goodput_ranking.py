@@ -183,3 +183,33 @@ def test_the_page_says_goodput_ranked_in_english_and_french(web):
     fr = web.get(url + "&lang=fr")
     assert "Classé par débit utile (goodput) par coût" in fr.text
     assert "le plus de requêtes tenant les cibles" in fr.text
+
+
+def test_within_one_gpu_the_layout_kept_is_the_best_per_good_request():
+    """RTX 5090: 4-GPU replicas let fewer requests miss than 2-GPU ones, so a 4-GPU machine
+    priced just above the 2-GPU layout's cost (between the two break-evens of the simulated
+    shares) is kept, though dearer per hour."""
+    from whichgpu.advise.serving import evaluate_layout
+
+    job, gpu = _job(), get_gpu("rtx-5090")
+    flat = _offers({"rtx-5090": 1.0})
+    two, four = (evaluate_layout(job, gpu, tp, flat, "USD") for tp in (2, 4))
+    s2 = two.serving["goodput"]["share_meeting_targets"]
+    s4 = four.serving["goodput"]["share_meeting_targets"]
+    assert s4 > s2 and four.gpus > two.gpus, (s2, s4)  # the premise, from the simulation
+    cost4 = two.price_per_hour.amount * (1 + s4 / s2) / 2
+    machine4 = cost4 / (four.gpus // 4)
+    offers = [o for o in flat if o.gpu_count != 4] + [Offer(
+        provider="p", gpu="rtx-5090", gpu_count=4, price_per_hour=Money(machine4, "USD"))]
+    kept = recommend_for_rate(job, offers, gpus=[gpu]).options[0]
+    assert kept.count == 4
+    assert kept.price_per_hour.amount > two.price_per_hour.amount  # dearer per hour ...
+    assert goodput.cost_per_good_request(job, kept) < goodput.cost_per_good_request(job, two)
+    # ... and without a percentile the cheaper 2-GPU layout is kept, as before
+    assert recommend_for_rate(_job(pct=None), offers, gpus=[gpu]).options[0].count != 4
+
+
+def test_the_answer_no_longer_says_targets_are_met_on_the_mean(priced):
+    rec, _ = priced
+    ids = [getattr(m, "id", None) for m in rec.explanation]
+    assert "serving.not_modelled.percentile" in ids and "serving.not_modelled" not in ids

@@ -68,6 +68,15 @@ def cost_per_good_request(job: Job, o: Option) -> float:
     return rank_cost(job, o) / (good * 3600) if good > 0 else math.inf
 
 
+def layout_key(job: Job, o: Option, cost: float) -> float:
+    """What picks one GPU's layout among its sizes: ``cost`` (its hourly cost), or per
+    request meeting the targets when goodput ranks the job (as ``rank`` does across GPUs)."""
+    if not ranks_on_goodput(job):
+        return cost
+    good = (o.serving or {}).get("goodput", {}).get("requests_per_s", 0.0)
+    return cost / (good * 3600) if good > 0 else math.inf
+
+
 def rank(job: Job, options: list[Option]) -> list[Option]:
     """``options`` ranked by goodput per unit of cost when the job asks for it (unchanged
     otherwise), each with its good requests per unit of cost in ``serving['goodput']`` and

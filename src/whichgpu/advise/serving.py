@@ -306,8 +306,10 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     def cost(o) -> float:
         return _ranked(o.cost, o.spot_risk).typical.amount
 
+    from whichgpu.advise.goodput import layout_key  # issue 28: goodput, when it ranks
+
     cheapest = [min((o for o in priced if o.offer.spot == spot),
-                    key=lambda o: (cost(o), o.gpus, o.layout))
+                    key=lambda o: (layout_key(job, o, cost(o)), cost(o), o.gpus, o.layout))
                 for spot in dict.fromkeys(o.offer.spot for o in priced)]
     fewest = min(lay.tp for lay in feasible)
     return cheapest, [m for m in misses if m.count < fewest and m.kind == "memory"]
@@ -485,6 +487,10 @@ def _serving_lines(rec, targets: Targets) -> list[Message]:
     sm_lines.append(msg("serving.not_modelled", "Not modelled: speculative decoding, "
                         "prefix-cache hits (give the uncached part of the prompt as {flag}) and "
                         "tail percentiles (the targets are met on the mean).",
+                        flag=Field("prompt_tokens")) if not targets.at_percentile else
+                    msg("serving.not_modelled.percentile", "Not modelled: speculative decoding "
+                        "and prefix-cache hits (give the uncached part of the prompt as {flag}); "
+                        "the percentiles are simulated, the ranges above are means.",
                         flag=Field("prompt_tokens")))
     if not s["meets_targets_at_slow_end"]:
         sm_lines.append(msg("serving.slow_end", "The slow end of the ranges misses a target: "
