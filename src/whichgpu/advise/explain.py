@@ -92,6 +92,8 @@ def goal(rec: Recommendation) -> Message:
         return msg("explain.goal.total", "lowest total cost")
     if ranked is Ranking.COST_PER_UNIT:
         return msg("explain.goal.per_unit", "lowest cost per {unit}", unit=rec.ranking_unit)
+    if ranked is Ranking.GOODPUT:  # issue 28: advise/goodput.py
+        return msg("explain.goal.goodput", "most requests meeting the targets per unit of cost")
     return msg("explain.goal.per_hour", "lowest cost per hour")
 
 

@@ -232,6 +232,10 @@ class Recommendation:
         """What the options are sorted by."""
         if self.job.objective == Objective.TIME:
             return Ranking.FASTEST_PER_USER if self.job.per_hour else Ranking.SHORTEST_TIME
+        from whichgpu.advise.goodput import ranks_on_goodput  # issue 28
+
+        if ranks_on_goodput(self.job):
+            return Ranking.GOODPUT
         if self.job.per_hour or (self.job.kind == WorkKind.NONE and not _unit_ranked(self.job)):
             return Ranking.COST_PER_HOUR
         if self.job.kind == WorkKind.NONE:

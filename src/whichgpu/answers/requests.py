@@ -432,6 +432,13 @@ class Speed(Workload):
                   None)}
     interconnect: InterconnectField = None
     gpus_per_node: GpusPerNode = None
+    # issue 28: measured kernels (estimate/speed/kernel_db.py), as asked per request
+    kernel_db: Annotated[bool | None, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): time engine steps with aiconfigurator-core's "
+        "measured kernels where they cover the GPU, engine and model (the optional extra "
+        "whichgpu[kernels]); off: whichgpu's own model. Default: the WHICHGPU_KERNEL_DB "
+        "environment variable, else off.")), Cli(negatable=True),
+        Web(label=N_("Measured kernels"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
@@ -590,6 +597,13 @@ class Recommend(Workload):
     horizon_months: Annotated[float | None, Field(gt=0, le=360, description=(
         "Months you need it, for rent or buy (with the hours of use per month).")),
         Web(label=N_("5. How many months you need it"))] = None
+    # issue 28: measured kernels (estimate/speed/kernel_db.py), as asked per request
+    kernel_db: Annotated[bool | None, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): time engine steps with aiconfigurator-core's "
+        "measured kernels where they cover the GPU, engine and model (the optional extra "
+        "whichgpu[kernels]); off: whichgpu's own model. Default: the WHICHGPU_KERNEL_DB "
+        "environment variable, else off.")), Cli(negatable=True),
+        Web(label=N_("Measured kernels"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")

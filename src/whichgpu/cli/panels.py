@@ -33,7 +33,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
     "Memory and engine": (
         "kv_dtype", "engine", "engine_version", "flash_attention", "allow_long_context",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
-        "lora_adapters", "disaggregate"),
+        "lora_adapters", "disaggregate", "kernel_db"),
     "llama.cpp offload": (
         "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor", "ubatch", "mmap"),
     "Training": (
