@@ -6,6 +6,7 @@ calibration while the engine is refused, and no constant is keyed by a refused e
 from __future__ import annotations
 
 import csv
+import json
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -16,6 +17,7 @@ from whichgpu.engines import not_modelled
 from whichgpu.estimate.validation import split_of
 
 VALIDATION = Path(__file__).resolve().parent.parent / "validation"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.mark.parametrize("args", [
@@ -101,3 +103,18 @@ def test_no_constant_is_keyed_by_a_refused_engine(table: str) -> None:
             if entry is not None and not entry.use:
                 refused.append(key)
     assert refused == [], f"{table} keys a refused engine: {refused}"
+
+
+def test_an_exl3_checkpoint_is_refused_not_read_as_bf16(cli, tmp_path, monkeypatch) -> None:
+    """An EXL3 repository's config.json names its format (``quant_method: exl3``, the bits and
+    head bits, as exllamav3's converter writes them); it is refused like ``--quant exl3``, not
+    answered as an unquantised model on vLLM."""
+    config = json.loads((DATA / "bench" / "tiny-llama" / "config.json").read_text("utf-8"))
+    config["quantization_config"] = {"quant_method": "exl3", "bits": 4.0, "head_bits": 6}
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config), "utf-8")
+    monkeypatch.chdir(tmp_path)
+    for args in (("speed", "m", "--gpu", "rtx-3090"), ("memory", "m/config.json")):
+        r = cli(*args)
+        assert r.code == 2, r.out
+        assert "EXL3" in r.err and "not modelled" in r.err
