@@ -37,7 +37,10 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "sequence_parallel",
             # under FP8 training, the linears keep their inputs for backward in FP8
             # (Transformer Engine), not in bf16
-            "fp8_saved_inputs")
+            "fp8_saved_inputs",
+            # a gated MLP's activation saves only the gate-and-up output and recomputes SiLU in
+            # backward (Megatron Core's fused SwiGLU)
+            "fused_swiglu")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -144,7 +147,8 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
                    "fsdp_resident", "logits_bytes_per_element",
-                   "sequence_parallel", "fp8_saved_inputs"):  # read by the memory model
+                   "sequence_parallel", "fp8_saved_inputs",
+                   "fused_swiglu"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value

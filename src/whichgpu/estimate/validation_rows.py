@@ -157,7 +157,8 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         raise InputError(extra["unmodelled"])
     host_args: dict[str, str] = {}
     for key, value in extra.items():
-        if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch"):
+        if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch",
+                   "activation_offload_layers"):
             kw[key] = int(value)
         elif key in ("n_cpu_moe", "ngl"):
             _llamacpp_offload(kw, key, value, model)

@@ -57,21 +57,25 @@ def _adafactor_bytes(model: ModelSpec, trainable: int) -> float:
     return factors + 4 * max(trainable - matrix, 0)
 
 
-def activation_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float:
+def activation_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1,
+                                     fused_swiglu: bool = False) -> float:
     """Bytes one token's activations take in one block, saved for backward (16-bit, FA).
     ``sp``: the sequence-parallel degree (Megatron's sequence parallelism with tensor
     parallelism shards the layer norms' inputs and outputs, the part TP leaves whole, over
-    the TP ranks too; Korthikanti et al. 2022, arXiv:2205.05198)."""
+    the TP ranks too; Korthikanti et al. 2022, arXiv:2205.05198). ``fused_swiglu``: a gated
+    MLP whose activation saves only its input, the gate-and-up output, and recomputes SiLU in
+    backward (Megatron Core's fused SwiGLU): three intermediate-width tensors, not four."""
     h, a, d = m.hidden_size, m.num_attention_heads, m.head_dim or m.hidden_size // max(
         m.num_attention_heads, 1)
     k = m.num_kv_heads or a
     if m.moe is not None:
         i_eff = (m.moe.experts_per_token * m.moe.expert_intermediate_size
                  + m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size)
-        mlp = 4 * i_eff + 2 * m.moe.experts_per_token * h  # + routed copies of the input
+        mlp = (3 if fused_swiglu else 4) * i_eff + 2 * m.moe.experts_per_token * h  # + routed
+        # copies of the input
     else:
         i_eff = m.intermediate_size or 4 * h
-        mlp = (4 if m.gated_mlp else 2) * i_eff
+        mlp = ((3 if fused_swiglu else 4) if m.gated_mlp else 2) * i_eff
     split = (2 * a * d + 2 * k * d + mlp) / tp
     return 2 * (4 * h / sp + split) + 4 * a / tp
 
@@ -241,7 +245,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
 
     fw = framework_defaults(w.framework, w.task)
     sp = tp if fw.get("sequence_parallel") and tp > 1 else 1
-    per_tl = activation_bytes_per_token_layer(m, tp, sp)
+    per_tl = activation_bytes_per_token_layer(m, tp, sp, bool(fw.get("fused_swiglu")))
     fp8_inputs = bool(w.fp8_training and fw.get("fp8_saved_inputs"))
     if fp8_inputs:
         per_tl -= fp8_saved_input_savings_per_token_layer(m, tp, sp)
@@ -273,7 +277,16 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         parts.append(msg("term.act.full", "{layers} layers x {seq} tokens x batch {batch} x "
                          "{per:,.0f} bytes per token-layer + the last layer's MLP backward "
                          "gradients", layers=L, seq=s, batch=b, per=per_tl))
-    if w.offloads_activations and L > in_flight:
+    if w.activation_offload_layers and w.is_training:
+        # a chosen number of layers offloaded (Megatron's cpu_offloading_num_layers), the rest
+        # kept on the GPU as usual
+        n_off = min(w.activation_offload_layers, L - 1)
+        host["activations"] = int(n_off * kept_per_layer)
+        act -= n_off * kept_per_layer
+        parts.append(msg("term.act.offloaded_layers", "; offloaded: the kept activations of "
+                         "{n} of {layers} layers in CPU RAM ({gb:,.2f} GB)", n=n_off, layers=L,
+                         gb=host["activations"] / 1e9))
+    elif w.offloads_activations and L > in_flight:
         host["activations"] = int((L - in_flight) * kept_per_layer)
         act -= (L - in_flight) * kept_per_layer
         parts.append(msg("term.act.offloaded", "; offloaded: only {n} layers' kept activations "
@@ -306,6 +319,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                        "flight", n=pp))
     terms.append(MemoryTerm("activations", int(act), formula,
                             msg("term.train.how", "{how}", how=Join(how, "")),
+                            _OFFLOAD_LAYERS_SOURCE if w.activation_offload_layers else
                             c.source if not w.offloads_activations else
                             memory_constant("activation_offload_layers_in_flight").source))
     v = m.vocab_size
@@ -398,6 +412,11 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                "framework": w.framework, "host_bytes": host}
     return terms, assumptions, details
 
+
+_OFFLOAD_LAYERS_SOURCE = (
+    "https://github.com/NVIDIA/Megatron-LM (megatron/core/transformer/transformer_config.py "
+    "cpu_offloading_num_layers: 'the number of transformer layers for which activations has to "
+    "be offloaded'; Megatron-Bridge's Llama 3 70B performance recipes offload 5 to 40 of 80)")
 
 _LOGITS_CONSTANT = {"chunked": "train_logits_chunked_bytes_per_element",
                     "compiled": "train_logits_compiled_bytes_per_element"}
