@@ -40,7 +40,10 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "fp8_saved_inputs",
             # a gated MLP's activation saves only the gate-and-up output and recomputes SiLU in
             # backward (Megatron Core's fused SwiGLU)
-            "fused_swiglu")
+            "fused_swiglu",
+            # the framework runs transformers' own MoE code: a training loop over stacked
+            # experts (gpt-oss) that copies each expert's weights by indexing
+            "stacked_expert_loop")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -148,7 +151,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
                    "fsdp_resident", "logits_bytes_per_element",
                    "sequence_parallel", "fp8_saved_inputs",
-                   "fused_swiglu"):  # read by the memory model
+                   "fused_swiglu", "stacked_expert_loop"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value

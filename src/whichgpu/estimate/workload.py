@@ -138,6 +138,9 @@ class Workload:
     # cpu_offloading_num_layers); None: every layer but those in flight when
     # activation_offloading is on, else none
     activation_offload_layers: int | None = None
+    # LLM training on transformers' model code: the MoE layers run a fused hub kernel
+    # (use_kernels: MegaBlocks) instead of the model's own loop over stacked experts
+    moe_kernels: bool = False
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings

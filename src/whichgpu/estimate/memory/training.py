@@ -372,6 +372,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
     sharding = sharding_terms(w, on_cpu)
     terms.extend(sharding)
+    loop = expert_loop_term(w, fw, full, grad_bytes)
+    if loop is not None:
+        terms.append(loop)
+        sharding = [*sharding, loop]  # churns through the allocator like the gathered layers
     terms.append(runtime_term("transformers"))
     nccl = nccl_term(w.gpus)
     if nccl:
@@ -496,6 +500,46 @@ def sharding_terms(w: Workload, on_cpu: bool) -> list[MemoryTerm]:
             "as a heuristic since its parameters would typically be immediately all-gathered "
             "for backward'); torchtitan/distributed/fsdp.py for torchtitan's output layer"))
     return out
+
+
+_EXPERT_LOOP_SOURCE = (
+    "https://github.com/huggingface/transformers/blob/00d4b3d2142cb4ced2f51b90614b5d26bc045015/"
+    "src/transformers/models/gpt_oss/modeling_gpt_oss.py (GptOssExperts.forward in training: "
+    "'for expert_idx in expert_hit[:]' with a one-element index tensor, so "
+    "self.gate_up_proj[expert_idx] and self.down_proj[expert_idx] are advanced-indexing copies "
+    "(shape (1, ...)), which the matmuls save for backward; PyTorch's index backward "
+    "(index_put_ into zeros_like of the whole parameter) hands autograd a gradient the size of "
+    "the whole stacked parameter per expert, summed into the running one)")
+
+
+def expert_loop_term(w: Workload, fw: dict, full: bool,
+                     grad_bytes: float) -> MemoryTerm | None:
+    """What Hugging Face transformers' training loop over stacked experts (gpt-oss) keeps for
+    the layer in backward: each hit expert's weights copied by indexing and saved by its
+    matmuls (every expert is hit at training batch sizes: one layer's expert weights), and,
+    when the experts train, one more gradient the size of the largest stacked parameter (the
+    gate-and-up projection) beside the running sum. None for other models and frameworks,
+    and where a fused hub kernel replaces the loop (``moe_kernels``)."""
+    m, q = w.model, w.quant_format
+    if not (fw.get("stacked_expert_loop") and not w.moe_kernels and m.moe is not None
+            and m.architecture in STACKED_EXPERT_ARCHITECTURES and q.linear_bits >= 16):
+        return None
+    e, h, i = m.moe.num_experts, m.hidden_size, m.moe.expert_intermediate_size
+    copies = e * 3 * h * i * 2.0  # gate-and-up (h x 2i) and down (i x h) of every expert, bf16
+    extra = e * h * 2 * i * grad_bytes if full else 0.0
+    return MemoryTerm(
+        "moe_expert_copies", int((copies + extra) / w.tp_degree),
+        msg("term.moe_expert_copies", "{experts} experts' weights copied by indexing and saved "
+            "for backward ({gb:,.2f} GB){grad}", experts=e, gb=copies / 1e9,
+            grad=msg("term.moe_expert_copies.grad", " + one gate-and-up gradient the size of "
+                     "the stacked parameter ({gb:,.2f} GB)", gb=extra / 1e9) if extra else ""),
+        msg("term.moe_expert_copies.why", "transformers' training loop over stacked experts"),
+        _EXPERT_LOOP_SOURCE)
+
+
+# model_type of the transformers models whose training forward loops over stacked expert
+# parameters indexed with a tensor (modeling_gpt_oss.py GptOssExperts)
+STACKED_EXPERT_ARCHITECTURES = ("gpt_oss",)
 
 
 _HOST_WORDS = {"optimizer_states": msg("train.host.optimizer_states.name", "optimizer states"),
