@@ -87,3 +87,17 @@ def test_offload_layer_count_refusals_are_one_line():
         build_workload(_70B, task="pretrain", context="8k", activation_offload_layers=80)
     with pytest.raises(InputError, match="LLM training"):
         build_workload(_70B, activation_offload_layers=4)
+
+
+def test_megatron_keeps_fp32_gradient_buffers():
+    # Megatron-Bridge's recipes set grad_reduce_in_fp32: every main_grad lives in an fp32
+    # buffer; with the distributed optimizer (ZeRO-1) each rank keeps the whole buffer
+    kw = dict(task="pretrain", context="8k", gpus=8, zero=1)
+    mega = build_workload("llama-3.1-8b", framework="megatron", **kw)
+    plain = build_workload("llama-3.1-8b", **kw)
+    n = mega.model.params_total
+    assert estimate_memory(mega).term("gradients") == n * 4
+    assert estimate_memory(plain).term("gradients") == n * 2
+    # under Megatron FSDP they are sharded like the rest
+    fsdp = build_workload("llama-3.1-8b", framework="megatron", **{**kw, "zero": 3})
+    assert estimate_memory(fsdp).term("gradients") == n * 4 // 8

@@ -43,7 +43,10 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "fused_swiglu",
             # the framework runs transformers' own MoE code: a training loop over stacked
             # experts (gpt-oss) that copies each expert's weights by indexing
-            "stacked_expert_loop")
+            "stacked_expert_loop",
+            # bytes per gradient element the framework keeps for full training (Megatron's
+            # grad_reduce_in_fp32: fp32 main_grad buffers, 4)
+            "grad_bytes")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -151,7 +154,8 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
                    "fsdp_resident", "logits_bytes_per_element",
                    "sequence_parallel", "fp8_saved_inputs",
-                   "fused_swiglu", "stacked_expert_loop"):  # read by the memory model
+                   "fused_swiglu", "stacked_expert_loop",
+                   "grad_bytes"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value

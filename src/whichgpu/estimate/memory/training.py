@@ -160,9 +160,15 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         msg("term.train.frozen", "frozen base model"), q.source))
 
     n = m.params_total
+    from whichgpu.estimate.frameworks import framework_defaults
+
+    fw = framework_defaults(w.framework, w.task)
     if full:
         trainable = n
         grad_bytes = 2.0 if q.linear_bits <= 16 else 4.0
+        # a framework that keeps its gradients in fp32 buffers (Megatron's
+        # grad_reduce_in_fp32: the main_grad buffer the reduction writes into)
+        grad_bytes = max(grad_bytes, float(fw.get("grad_bytes", 0)))
     else:
         trainable = lora_params(w)
         ab = w.adapter_bytes
@@ -241,9 +247,6 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     # --- activations
     s, b = w.seq_len, w.batch
     L = m.num_layers
-    from whichgpu.estimate.frameworks import framework_defaults
-
-    fw = framework_defaults(w.framework, w.task)
     sp = tp if fw.get("sequence_parallel") and tp > 1 else 1
     per_tl = activation_bytes_per_token_layer(m, tp, sp, bool(fw.get("fused_swiglu")))
     fp8_inputs = bool(w.fp8_training and fw.get("fp8_saved_inputs"))
