@@ -199,6 +199,11 @@ def describe(name: str, task: str) -> list[Message]:
     if s.get("sequence_parallel"):
         parts.append(msg("framework.sequence_parallel", "sequence parallelism with tensor "
                          "parallelism"))
+    if s.get("fused_swiglu"):
+        parts.append(msg("framework.fused_swiglu", "fused SwiGLU (SiLU recomputed in "
+                         "backward)"))
+    if s.get("grad_bytes", 0) >= 4:
+        parts.append(msg("framework.fp32_grads", "gradients kept and reduced in fp32"))
     if s.get("optimizer"):
         parts.append(msg("framework.optimizer", "optimizer {optimizer}",
                          optimizer=s["optimizer"]))
