@@ -39,7 +39,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
     "Training": (
         "optimizer", "gradient_checkpointing", "master_weights", "fused_loss", "loss",
         "framework", "activation_offloading", "fp8_training", "lora_rank", "lora_targets",
-        "compile"),
+        "compile", "activation_offload_layers"),
     "RL post-training": (
         "generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share"),
     "Images and video": (
