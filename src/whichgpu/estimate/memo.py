@@ -156,8 +156,9 @@ def _settings_getter() -> Callable[[Any], tuple[Any, ...]]:
 
     from whichgpu.estimate.workload import Workload
 
-    getter = attrgetter(*(f.name for f in fields(Workload) if f.name not in ("model", "batch")))
-    return getter  # type: ignore[return-value]
+    getter: Callable[[Any], tuple[Any, ...]] = attrgetter(
+        *(f.name for f in fields(Workload) if f.name not in ("model", "batch")))
+    return getter
 
 
 class Table:

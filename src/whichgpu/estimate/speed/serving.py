@@ -433,10 +433,12 @@ class ServingModel:
 
     def max_throughput(self) -> ServingPoint:
         """Output tokens/s at the largest batch that fits (the closed loop at the limit)."""
-        if self._max[0] is None:
+        point = self._max[0]
+        if point is None:
             rate, st = self._closed(self.limit)
-            self._max[0] = self._point(Load("max-throughput", self.limit), rate, st, rate)
-        return self._max[0]
+            point = self._max[0] = self._point(Load("max-throughput", self.limit), rate, st,
+                                               rate)
+        return point
 
     @property
     def max_requests_per_s(self) -> float:
