@@ -193,15 +193,32 @@ class Change:
 
 def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[Placement, ...]:
     if target is not None:
-        out = []
+        # as fits(w, counts=(count,), gpus=[target]) for each count: the need on ``count``
+        # GPUs does not depend on the GPU (_need, asked again for each target)
+        if w.engine is not None and catalog.engine_problem(target, w.engine):
+            return ()
+        usable = target.usable_memory_bytes
         for count in COUNTS:
-            f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
-            if f and f[0].fits:
-                out.append(Placement(target.id, count))
-                break
-        return tuple(out)
+            need = _need(w, count)
+            if need is not None and need[0] <= usable and need[1]:
+                return (Placement(target.id, count),)
+        return ()
     return tuple(Placement(f.gpu.id, f.count)
                  for f in smallest_fits(w, catalog))  # all of them: displays say "and N more"
+
+
+@by_identity(size=1024)  # each changed workload, asked for each target GPU
+def _need(w: Workload, count: int) -> tuple[int, bool] | None:
+    """What ``w`` needs per GPU on ``count`` GPUs and whether host RAM holds it (None: no
+    such layout); what fits() compares with each GPU's usable memory."""
+    try:
+        wc = layout_for(w, count)
+    except InputError:
+        return None
+    est = estimate_memory(wc)
+    memory_band(wc)
+    describe_layout(wc)  # raises where fits() would (a diffusion split the GPUs refuse)
+    return est.total_bytes, est.host_fits
 
 
 @dataclass(frozen=True)
@@ -226,24 +243,15 @@ def suggestions(w: Workload, target: GPU | None = None, *,
     listed with the GPUs each one makes sufficient.
     """
     catalog = catalog or default_catalog()
-    base = estimate_memory(w).total_bytes
-    candidates = _candidates(w)
-    out = []
-    for c in candidates:
-        try:
-            wc = w.with_(**c.changes)
-            total = estimate_memory(wc).total_bytes
-        except InputError:
-            continue
-        if total < base:
-            out.append(Change(c.description, wc, total, _fits_on(wc, target, catalog), c.kind,
-                              c.settings))
+    base, singles = _singles(w)
+    out = [Change(c.description, wc, total, _fits_on(wc, target, catalog), c.kind, c.settings)
+           for c, wc, total in singles]
     if target is not None:
         plan = _offload_change(w, target)
         if plan is not None:
             out.append(plan)
     if not any(_fits_one(c, target) for c in out):
-        out += _pairs(w, candidates, base, target, catalog)
+        out += _pairs(w, target, catalog)
     # more GPUs / a bigger GPU
     if target is not None:
         for count in COUNTS[1:]:
@@ -452,11 +460,32 @@ def _fits_one(c: Change, target: GPU | None) -> bool:
     return any(p.count == 1 for p in c.fits_on)
 
 
-def _pairs(w: Workload, candidates: list[_Candidate], base: int, target: GPU | None,
-           catalog: Catalog, keep: int = 4) -> list[Change]:
-    """Two changes together, when no single change is enough (greedy: every pair of the
-    single changes that do not touch the same setting), smallest first."""
-    found: list[Change] = []
+@by_identity(size=64)  # the same workload asked "what makes it fit" for each target GPU
+def _singles(w: Workload) -> tuple[int, tuple[tuple[_Candidate, Workload, int], ...]]:
+    """What does not depend on the target GPU: the workload's total and each single change
+    that shrinks it (the candidate, the changed workload, its total), in candidate order."""
+    base = estimate_memory(w).total_bytes
+    out = []
+    for c in _candidates(w):
+        try:
+            wc = w.with_(**c.changes)
+            total = estimate_memory(wc).total_bytes
+        except InputError:
+            continue
+        if total < base:
+            out.append((c, wc, total))
+    return base, tuple(out)
+
+
+@by_identity(size=64)
+def _paired(w: Workload) -> tuple[tuple[Message, Workload, int, tuple[tuple[str, Any], ...]],
+                                  ...]:
+    """Every pair of the single changes that do not touch the same setting and shrink the
+    workload, in order (the description, the changed workload, its total, its settings):
+    the same for every target GPU."""
+    base = estimate_memory(w).total_bytes
+    candidates = _candidates(w)
+    found = []
     for i, one in enumerate(candidates):
         for two in candidates[i + 1:]:
             c1, c2 = one.changes, two.changes
@@ -471,10 +500,17 @@ def _pairs(w: Workload, candidates: list[_Candidate], base: int, target: GPU | N
             except InputError:
                 continue
             if total < base:
-                found.append(Change(msg("change.pair", "{one} + {two}", one=one.description,
-                                        two=two.description), wc, total,
-                                    _fits_on(wc, target, catalog), SuggestionKind.PAIR,
-                                    (*one.settings, *two.settings)))
+                found.append((msg("change.pair", "{one} + {two}", one=one.description,
+                                  two=two.description), wc, total,
+                              (*one.settings, *two.settings)))
+    return tuple(found)
+
+
+def _pairs(w: Workload, target: GPU | None, catalog: Catalog, keep: int = 4) -> list[Change]:
+    """Two changes together, when no single change is enough (greedy: every pair of the
+    single changes that do not touch the same setting), smallest first."""
+    found = [Change(words, wc, total, _fits_on(wc, target, catalog), SuggestionKind.PAIR,
+                    settings) for words, wc, total, settings in _paired(w)]
     fitting = [c for c in found if _fits_one(c, target)]
     return sorted(fitting or found, key=lambda c: c.total_bytes)[:keep]
 
