@@ -13,7 +13,7 @@ from whichgpu.engines import engines_with, has
 from whichgpu.estimate.constants import Constant, memory_constant, memory_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
-from whichgpu.estimate.memory.placement import placement
+from whichgpu.estimate.memory.placement import workload_placement
 from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
@@ -97,7 +97,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     layout = None
     on_gpu = wb.total
     if engine == Engine.LLAMACPP and m.num_layers:
-        layout = placement(w, wb)
+        layout = workload_placement(w)  # placement(w, wb), memoized
         on_gpu = layout.gpu_bytes
     weights = on_gpu / split
     where: Message | str = ""

@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass
 
 from whichgpu.errors import InputError
-from whichgpu.estimate.memory.weights import TensorBytes, WeightBytes
+from whichgpu.estimate.memo import Table
+from whichgpu.estimate.memory.weights import TensorBytes, WeightBytes, workload_weight_bytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 
@@ -171,6 +172,30 @@ def placement(w: Workload, wb: WeightBytes) -> Placement:
     return Placement(ngl, n, gpu, host, tuple(dense_gpu), tuple(dense_host), tuple(experts_gpu),
                      tuple(experts_host), layer_on_gpu, output_on_gpu, output_bytes, emb,
                      len(host_expert_layers), flags_of(w))
+
+
+# (model, what sizes its weights, the llama.cpp flags) -> (model, Placement): a recommendation
+# places the same weights for each copy of a workload (per GPU, count, batch, offload plan)
+_PLACED = Table(256)
+
+
+def workload_placement(w: Workload) -> Placement:
+    """``placement(w, workload_weight_bytes(w))``, memoized by value: the model (by identity),
+    what ``workload_weight_bytes`` reads (format, requested quant, engine, importance matrix)
+    and the flags ``placement`` reads (-ngl, --n-cpu-moe, -ot, --no-mmap)."""
+    model = w.model
+    key = (id(model), w.quant_name, w.quant, w.engine_name, w.imatrix, w.gpu_layers,
+           w.cpu_moe_layers, w.tensor_overrides, w.mmap)
+    try:
+        hit = _PLACED.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        return placement(w, workload_weight_bytes(w))
+    if hit is not None and hit[0] is model:
+        held: Placement = hit[1]
+        return held
+    value = placement(w, workload_weight_bytes(w))
+    _PLACED.put(key, (model, value))
+    return value
 
 
 # input lookups llama.cpp keeps on the CPU: the token embedding and Gemma 3n's per-layer table
