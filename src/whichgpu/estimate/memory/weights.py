@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from whichgpu.estimate.memo import by_identity
+from whichgpu.estimate.memo import Table, by_identity
 from whichgpu.messages import Join, Message, msg
 from whichgpu.models.gguf_recipe import is_gguf_ftype
 from whichgpu.models.quant import QuantFormat
@@ -89,11 +89,25 @@ def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
     return None
 
 
+# (model, format, requested quant, engine, importance matrix) -> (model, WeightBytes): the
+# copies of a workload (per batch, count, GPU, offload plan) share their weights' bytes
+_WEIGHTS = Table(256)
+
+
 @by_identity()
 def workload_weight_bytes(w) -> WeightBytes:
-    """:func:`llm_weight_bytes` for a Workload (its format, engine and importance matrix)."""
-    return llm_weight_bytes(w.model, w.quant_format, w.quant, engine=w.engine_name,
-                            imatrix=w.imatrix)
+    """:func:`llm_weight_bytes` for a Workload (its format, engine and importance matrix),
+    memoized by those values (the model by identity)."""
+    model = w.model
+    key = (id(model), w.quant_name, w.quant, w.engine_name, w.imatrix)
+    hit = _WEIGHTS.get(key)
+    if hit is not None and hit[0] is model:
+        held: WeightBytes = hit[1]
+        return held
+    value = llm_weight_bytes(model, w.quant_format, w.quant, engine=w.engine_name,
+                             imatrix=w.imatrix)
+    _WEIGHTS.put(key, (model, value))
+    return value
 
 
 def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
