@@ -107,3 +107,26 @@ def test_the_need_per_count_is_asked_once_for_every_target(monkeypatch):
     first = len(calls)
     fit.suggestions(w, get_gpu("l4"))  # the same changes, another card: no new layout
     assert first > 0 and len(calls) - first <= len(fit.COUNTS)  # only the "more GPUs" step
+
+
+@pytest.mark.parametrize("model,kw", [
+    ("llama-3.1-70b", {"quant": "q4_k_m"}),  # dense, untied output head
+    ("llama-3.2-1b", {"quant": "q4_k_m"}),  # tied embeddings: the head loaded again
+    ("gpt-oss-120b", {"quant": "mxfp4"}),  # MoE: routed experts
+    ("gpt-oss-120b", {"quant": "mxfp4", "n_cpu_moe": 10}),
+    ("gpt-oss-120b", {"quant": "mxfp4", "n_cpu_moe": 999}),  # --cpu-moe
+    ("gpt-oss-120b", {"quant": "mxfp4", "override_tensor": [r"blk\.(1|7)\.ffn_.*=CPU"]}),
+    ("gpt-oss-120b", {"quant": "mxfp4", "override_tensor": [r"output=CPU", r"blk\.3\.=CUDA0"],
+                      "n_cpu_moe": 5}),
+])
+def test_the_placement_by_layer_equals_the_per_tensor_scan_at_every_ngl(model, kw):
+    base = build_workload(model, engine="llamacpp", **kw)
+    wb = workload_weight_bytes(base)
+    n = base.model.num_layers
+    seen = set()
+    for ngl in (None, *range(0, n + 3)):
+        w = base.with_(gpu_layers=ngl)
+        fast, slow = placement(w, wb), placement_module.placement_by_tensor(w, wb)
+        assert fast == slow, ngl
+        seen.add((fast.gpu_bytes, fast.host_expert_layers))
+    assert len(seen) > n // 2  # -ngl moved the layout (the comparison is not of one layout)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from whichgpu.errors import InputError
-from whichgpu.estimate.memo import Table
+from whichgpu.estimate.memo import Table, by_identity
 from whichgpu.estimate.memory.weights import TensorBytes, WeightBytes, workload_weight_bytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
@@ -100,21 +100,21 @@ class Placement:
                 "output_on_gpu": self.output_on_gpu, "description": self.describe()}
 
 
-def _patterns(w: Workload) -> list[tuple[re.Pattern, bool]]:
+def _patterns(tensor_overrides: tuple[tuple[str, str], ...], n: int,
+              cpu_moe_layers: int) -> list[tuple[re.Pattern, bool]]:
     """(compiled pattern, to the GPU?) in llama.cpp's order: -ot first, then the MoE flags."""
     out = []
-    for pattern, device in w.tensor_overrides:
+    for pattern, device in tensor_overrides:
         try:
             out.append((re.compile(pattern), device.upper() != "CPU"))
         except re.error as exc:
             raise InputError(msg("workload.ot_regex", "{field} {v!r} is not a regular "
                                  "expression: {why}", field=Field("override_tensor"), v=pattern,
                                  why=str(exc))) from None
-    n = w.model.num_layers
-    if w.cpu_moe_layers >= n > 0:
+    if cpu_moe_layers >= n > 0:
         out.append((re.compile(EXPERT_REGEX), False))
     else:
-        for i in range(w.cpu_moe_layers):
+        for i in range(cpu_moe_layers):
             out.append((re.compile(rf"blk\.{i}{EXPERT_REGEX}"), False))
     return out
 
@@ -133,26 +133,135 @@ def flags_of(w: Workload) -> str:
 
 
 def placement(w: Workload, wb: WeightBytes) -> Placement:
-    """Where each of ``wb``'s tensors sits for ``w``'s llama.cpp flags."""
+    """Where each of ``wb``'s tensors sits for ``w``'s llama.cpp flags.
+
+    What does not depend on -ngl (which tensors a pattern or the input rule pins, the bytes of
+    each layer that follow its device) is summed once per weights and patterns
+    (:func:`_classes`); each -ngl then adds up n layers, not every tensor
+    (:func:`placement_by_tensor` is the per-tensor reference, with the same result).
+    """
     n = w.model.num_layers
     slots = n + 1
     ngl = slots if w.gpu_layers is None else max(0, min(w.gpu_layers, slots))
     start = slots - ngl  # i_gpu_start: slots from here on are on the GPUs
     layer_on_gpu = tuple(i >= start for i in range(n))
     output_on_gpu = n >= start
-    patterns = _patterns(w)
-    dense_gpu, dense_host = [0] * n, [0] * n
-    experts_gpu, experts_host = [0] * n, [0] * n
-    gpu = host = 0
-    output_bytes = emb = 0
-    host_expert_layers = set()
+    c = _classes(wb, n, w.cpu_moe_layers, w.tensor_overrides)
+    dense_gpu, dense_host = list(c.dense_gpu), list(c.dense_host)
+    experts_gpu, experts_host = list(c.experts_gpu), list(c.experts_host)
+    gpu, host = c.gpu, c.host
+    if output_on_gpu:
+        gpu += c.output_follow
+    else:
+        host += c.output_follow
+    host_expert_layers = 0
+    for i, on in enumerate(layer_on_gpu):
+        dense, experts = c.dense_follow[i], c.experts_follow[i]
+        if on:
+            dense_gpu[i] += dense
+            experts_gpu[i] += experts
+            gpu += dense + experts
+            host_expert_layers += c.experts_pinned_host[i]
+        else:
+            dense_host[i] += dense
+            experts_host[i] += experts
+            host += dense + experts
+    return Placement(ngl, n, gpu, host, tuple(dense_gpu), tuple(dense_host), tuple(experts_gpu),
+                     tuple(experts_host), layer_on_gpu, output_on_gpu, c.output_bytes, c.emb,
+                     host_expert_layers, flags_of(w))
+
+
+@dataclass(frozen=True)
+class _Classes:
+    """The bytes of a model's tensors by what decides their device, whatever -ngl: pinned to
+    the GPU or to host RAM (a pattern, the input rule, a tensor outside the layers), or
+    following their layer's device or the output slot's."""
+
+    dense_gpu: tuple[int, ...]  # per layer, pinned
+    dense_host: tuple[int, ...]
+    dense_follow: tuple[int, ...]  # per layer, on the layer's device
+    experts_gpu: tuple[int, ...]
+    experts_host: tuple[int, ...]
+    experts_follow: tuple[int, ...]
+    experts_pinned_host: tuple[bool, ...]  # a routed-expert tensor of the layer pinned to host
+    gpu: int  # every pinned byte on the GPUs (in the layers or not)
+    host: int
+    output_follow: int  # outside the layers, on the output slot's device
+    output_bytes: int
+    emb: int
+
+
+@by_identity(size=256)  # the same weights placed at each -ngl an offload plan tries
+def _classes(wb: WeightBytes, n: int, cpu_moe_layers: int,
+             tensor_overrides: tuple[tuple[str, str], ...]) -> _Classes:
+    patterns = _patterns(tensor_overrides, n, cpu_moe_layers)
+    dense = {True: [0] * n, False: [0] * n, None: [0] * n}  # pinned GPU / host / follows
+    experts = {True: [0] * n, False: [0] * n, None: [0] * n}
+    pinned_host = [False] * n
+    pinned = {True: 0, False: 0}
+    output_follow = output_bytes = emb = 0
+    for t in _with_output(wb, n):
+        device = _pinned(t, n, patterns)
+        if t.name in _INPUT_TENSORS:
+            emb += t.bytes
+        if t.layer is None and t.name == "output":
+            output_bytes += t.bytes
+        if device is None:
+            if t.layer is None or not 0 <= t.layer < n:
+                output_follow += t.bytes  # _pinned follows only the output and the layers
+        else:
+            pinned[device] += t.bytes
+        if t.layer is not None and 0 <= t.layer < n:
+            (experts if t.expert else dense)[device][t.layer] += t.bytes
+            if t.expert and device is False:
+                pinned_host[t.layer] = True
+    return _Classes(tuple(dense[True]), tuple(dense[False]), tuple(dense[None]),
+                    tuple(experts[True]), tuple(experts[False]), tuple(experts[None]),
+                    tuple(pinned_host), pinned[True], pinned[False], output_follow,
+                    output_bytes, emb)
+
+
+def _pinned(t: TensorBytes, n: int, patterns: list[tuple[re.Pattern, bool]]) -> bool | None:
+    """A tensor's device when -ngl does not decide it (True: the GPUs, False: host RAM), None
+    when it follows its layer's device (or the output slot's): :func:`_device`'s rules."""
+    if t.name in _INPUT_TENSORS:
+        return False  # the input layer stays on the CPU
+    name = f"{t.name}.weight"
+    for pattern, to_gpu in patterns:
+        if pattern.search(name):
+            return to_gpu
+    if t.layer is None:
+        return None if t.name == "output" else True
+    return None if 0 <= t.layer < n else True
+
+
+def _with_output(wb: WeightBytes, n: int) -> list[TensorBytes]:
+    """``wb``'s tensors, with the output head llama.cpp loads again for tied embeddings."""
     tensors = list(wb.tensors or _fallback_tensors(wb, n))
     if not any(t.name == "output" for t in tensors) and wb.embedding:
         # tied embeddings: llama.cpp loads token_embd a second time as the output head
         # (create_tensor(..., TENSOR_DUPLICATED)), on the output's device
         head = sum(t.bytes for t in tensors if t.name == "token_embd")  # not Gemma 3n's PLE
         tensors.append(TensorBytes("output", None, head or wb.embedding))
-    for t in tensors:
+    return tensors
+
+
+def placement_by_tensor(w: Workload, wb: WeightBytes) -> Placement:
+    """The reference for :func:`placement`: each tensor's device in turn (tests compare the
+    two on every -ngl)."""
+    n = w.model.num_layers
+    slots = n + 1
+    ngl = slots if w.gpu_layers is None else max(0, min(w.gpu_layers, slots))
+    start = slots - ngl  # i_gpu_start: slots from here on are on the GPUs
+    layer_on_gpu = tuple(i >= start for i in range(n))
+    output_on_gpu = n >= start
+    patterns = _patterns(w.tensor_overrides, n, w.cpu_moe_layers)
+    dense_gpu, dense_host = [0] * n, [0] * n
+    experts_gpu, experts_host = [0] * n, [0] * n
+    gpu = host = 0
+    output_bytes = emb = 0
+    host_expert_layers = set()
+    for t in _with_output(wb, n):
         on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
         if t.name in _INPUT_TENSORS:
             emb += t.bytes
