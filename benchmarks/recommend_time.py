@@ -6,6 +6,9 @@ and the CPU seconds of whole CLI processes.
     python benchmarks/recommend_time.py --no-cli     # in-process only
     python benchmarks/recommend_time.py --calls      # and each answer's Python calls
 
+Each in-process row also says how much of the CPU time the garbage collector took (mean
+per run; a full collection costs tens of ms once many objects are alive, see GcClock).
+
 The questions are tests/answer_set.py's (every task family and amount of work over the whole
 catalog, market and shipped prices, memory and speed), the set whose answers
 tests/test_answers_identical.py keeps identical. In-process: each question once to warm the
@@ -78,22 +81,50 @@ def python_calls(command: str, fields: dict) -> int:
     return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
 
 
+class GcClock:
+    """CPU seconds the cyclic garbage collector spends, by generation (gc.callbacks): a full
+    (generation 2) collection walks every tracked object, catalog and memos included, and
+    lands on whichever answer happens to allocate when it is due."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.spent = [0.0, 0.0, 0.0]
+        self._start = 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.spent[info["generation"]] += time.process_time() - self._start
+
+    def total(self) -> float:
+        return sum(self.spent)
+
+
 def in_process(runs: int, calls: bool) -> None:
-    print(f"in process, warm: median of {runs} runs (wall ms / CPU ms"
-          + (" / Python calls" if calls else "") + ")")
+    print(f"in process, warm: median of {runs} runs (wall ms / CPU ms / of which the garbage "
+          "collector, mean ms per run" + (" / Python calls" if calls else "") + ")")
+    clock = GcClock()
     for name, (command, fields) in QUESTIONS.items():
         answer(command, fields)  # warm
         wall, cpu = [], []
+        gc_before = clock.total()
         for _ in range(runs):
             t0, c0 = time.perf_counter(), time.process_time()
             answer(command, fields)
             wall.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
+        gc_ms = (clock.total() - gc_before) / runs * 1e3
         target = TARGET_MS.get(name, 100.0) if command == "recommend" else 100.0
         w, c = statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
         n = f" {python_calls(command, fields):>10,}" if calls else ""
-        print(f"  {name:24s} {w:8.0f} {c:8.0f}{n}   {'ok' if c <= target else 'over'} "
-              f"(target {target:.0f} ms)")
+        print(f"  {name:24s} {w:8.0f} {c:8.0f} {gc_ms:6.0f}{n}   "
+              f"{'ok' if c <= target else 'over'} (target {target:.0f} ms)")
+    full = clock.spent[2] * 1e3
+    print(f"  garbage collector: {clock.total() * 1e3:.0f} ms in all, {full:.0f} ms of it in "
+          "full (generation 2) collections")
 
 
 def cli_cpu(args: list[str], env: dict[str, str]) -> float:
