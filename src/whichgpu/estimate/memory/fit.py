@@ -191,16 +191,21 @@ class Change:
                 "message": self.description.to_json()}
 
 
-def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[Placement, ...]:
+def _fits_on(w: Workload, target: GPU | None, catalog: Catalog,
+             counts: tuple[int, ...] = COUNTS) -> tuple[Placement, ...]:
     if target is not None:
-        # as fits(w, counts=(count,), gpus=[target]) for each count: the need on ``count``
-        # GPUs does not depend on the GPU (_need, asked again for each target)
-        if w.engine is not None and catalog.engine_problem(target, w.engine):
-            return ()
+        # as fits(w, counts=(count,), gpus=[target]) for each count, the same errors and the
+        # same first fit; the need on ``count`` GPUs is asked once for every target (_need)
+        refused = w.engine is not None and catalog.engine_problem(target, w.engine)
         usable = target.usable_memory_bytes
-        for count in COUNTS:
+        for count in counts:
             need = _need(w, count)
-            if need is not None and need[0] <= usable and need[1]:
+            if need is None or refused:
+                continue
+            total, host_fits, layout_error = need
+            if layout_error is not None:
+                raise layout_error
+            if total <= usable and host_fits:
                 return (Placement(target.id, count),)
         return ()
     return tuple(Placement(f.gpu.id, f.count)
@@ -208,17 +213,21 @@ def _fits_on(w: Workload, target: GPU | None, catalog: Catalog) -> tuple[Placeme
 
 
 @by_identity(size=1024)  # each changed workload, asked for each target GPU
-def _need(w: Workload, count: int) -> tuple[int, bool] | None:
-    """What ``w`` needs per GPU on ``count`` GPUs and whether host RAM holds it (None: no
-    such layout); what fits() compares with each GPU's usable memory."""
+def _need(w: Workload, count: int) -> tuple[int, bool, InputError | None] | None:
+    """What ``w`` needs per GPU on ``count`` GPUs, whether host RAM holds it, and the error
+    fits() raises for a GPU the engine runs on (a diffusion split the GPUs refuse); None: no
+    such layout. What fits() compares with each GPU's usable memory."""
     try:
         wc = layout_for(w, count)
     except InputError:
         return None
     est = estimate_memory(wc)
     memory_band(wc)
-    describe_layout(wc)  # raises where fits() would (a diffusion split the GPUs refuse)
-    return est.total_bytes, est.host_fits
+    try:
+        describe_layout(wc)
+    except InputError as exc:
+        return est.total_bytes, est.host_fits, exc.with_traceback(None)
+    return est.total_bytes, est.host_fits, None
 
 
 @dataclass(frozen=True)
@@ -255,6 +264,8 @@ def suggestions(w: Workload, target: GPU | None = None, *,
     # more GPUs / a bigger GPU
     if target is not None:
         for count in COUNTS[1:]:
+            if not _fits_on(w, target, catalog, (count,)):
+                continue  # the need on count GPUs, asked once for every target (_need)
             f = fits(w, catalog=catalog, counts=(count,), gpus=[target])
             if f and f[0].fits:
                 out.append(Change(msg("change.more_gpus.target", "{where} ({layout})",
