@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from test_answers_parity import PRICES, QUESTIONS, cli_args, summary
+from parity_questions import PRICES, QUESTIONS, cli_args, summary
 from whichgpu.agents.tools import TOOLS, ToolName
 from whichgpu.answers import requests as r
 

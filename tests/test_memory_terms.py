@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from test_models_gguf import write_gguf
+from gguf_files import write_gguf
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.kv import kv_cache

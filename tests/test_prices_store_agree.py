@@ -7,23 +7,7 @@ differs by nature is set aside: the store's location, when each snapshot was sto
 old that makes it.
 """
 
-import re
-
-from prices_support import GPUHUNT_DIR, write_offers
-
-VOLATILE = {"store", "fetched_at", "age_s", "age_text", "stale"}
-STORED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # when a snapshot was stored
-
-
-def normal(data):
-    """The JSON without what depends on the clock or the store's location."""
-    if isinstance(data, dict):
-        return {k: normal(v) for k, v in data.items() if k not in VOLATILE}
-    if isinstance(data, list):
-        return [normal(v) for v in data]
-    if isinstance(data, str):
-        return STORED_AT.sub("<stored at>", data)
-    return data
+from prices_support import GPUHUNT_DIR, normal, write_offers
 
 
 def _session(cli, monkeypatch, url: str, tmp_path) -> dict[str, object]:

@@ -16,7 +16,7 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from test_prices_store_agree import normal
+from prices_support import normal
 from whichgpu.catalog.prices.schema import MIGRATIONS
 
 
