@@ -183,7 +183,7 @@ i18n: $(STAMP)
 # page at phone width (390 x 844, English; the advisor and VRAM selector in French too) into
 # docs/img/phone-*.png, failing if a page is wider than the phone or chart text < 11 px.
 screenshots: $(STAMP)
-	$(BIN)/python -m pytest tests/test_web_browser.py
+	$(BIN)/python -m pytest tests/web/test_web_browser.py
 	cp artifacts/screenshots/vram-selector.png artifacts/screenshots/advisor.png \
 	   artifacts/screenshots/rent-or-buy.png docs/img/
 	$(BIN)/python scripts/screenshots.py --check --lang en
