@@ -147,7 +147,7 @@ bench: $(STAMP)
 	  --out artifacts/bench-answers-web.json
 
 # Record the answers of the fixed question set again (tests/answer_set.py), after an answer
-# changed on purpose; it prints what changed. tests/test_answers_identical.py compares them.
+# changed on purpose; it prints what changed. tests/answers/test_answers_identical.py compares them.
 answers-fixture: $(STAMP)
 	$(BIN)/python tests/answer_set.py --write
 

@@ -8,7 +8,7 @@ and the CPU seconds of whole CLI processes.
 
 The questions are tests/answer_set.py's (every task family and amount of work over the whole
 catalog, market and shipped prices, memory and speed), the set whose answers
-tests/test_answers_identical.py keeps identical. In-process: each question once to warm the
+tests/answers/test_answers_identical.py keeps identical. In-process: each question once to warm the
 shared caches (catalog, presets, constants, offers), then the median of ``--runs`` runs, wall
 and CPU. CLI: ``whichgpu --help``, a ``memory`` question and the issue's ``recommend``
 questions as fresh processes, the median of their user + system CPU seconds (load on a shared

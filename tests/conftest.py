@@ -32,7 +32,8 @@ TESTS = Path(__file__).resolve().parent
 # or "folder/file.py::test_name" (that test, all its parameters). Every test on PostgreSQL is
 # slow too (it asks for ``pg_url``, directly or through the ``store_url``/``store`` fixtures), so
 # test-fast needs no PostgreSQL. A new file is fast unless listed here or it says
-# ``pytestmark = pytest.mark.slow``; ``tests/test_suite_markers.py`` checks every key exists.
+# ``pytestmark = pytest.mark.slow``; ``tests/project/test_suite_markers.py`` checks every key
+# exists.
 _FULL = "full recommendations (over 1 s of CPU)"
 _CPU = "over 0.4 s of CPU"
 _WAITS = "waits out a real network deadline (a fake server on a socket)"
@@ -393,7 +394,7 @@ def _web_client():
     """One web app and its in-process client for the whole run (per xdist worker): making
     them and running the app's start-up cost about 0.05 s of CPU, and 263 tests ask for
     ``web``. No test changes the app itself: those that need another calibration, access log
-    or price store make their own app (tests/test_web_ops.py, test_web_api.py's calibration
+    or price store make their own app (tests/web/test_web_ops.py, test_web_api.py's calibration
     test, which sets the shared calibration choice back)."""
     from fastapi.testclient import TestClient
 

@@ -1,5 +1,5 @@
 """The questions asked on every surface (CLI, REST, the page, MCP) and what of each answer must
-agree (tests/test_answers_parity.py, tests/test_mcp_server.py)."""
+agree (tests/answers/test_answers_parity.py, tests/agents/test_mcp_server.py)."""
 
 from __future__ import annotations
 

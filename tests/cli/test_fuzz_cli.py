@@ -10,8 +10,8 @@ The examples are fixed (``derandomize``) and few, so ``make test`` stays quick; 
 ``WHICHGPU_FUZZ_EXAMPLES=2000`` for a long run.
 
 Not fuzzed here: ``serve`` (starts a server), ``bench`` (probes the GPU), ``prices refresh``
-and ``prices api --refresh`` (live sources; tests/test_api_prices_store.py covers a refresh
-that fails), and the price store's own path (``--store``, covered by the price-store tests
+and ``prices api --refresh`` (live sources; tests/catalog/prices/test_api_prices_store.py covers
+a refresh that fails), and the price store's own path (``--store``, covered by the price-store tests
 of issue 21's items 5 and 10).
 """
 
@@ -33,8 +33,9 @@ SKIP = {("serve",), ("bench",), ("prices", "refresh")}
 SKIP_OPTIONS = {"--store", "--help", "--debug", "--json", "--url", "--cross-validation",
                 "--loso", "--refresh"}
 # Refitting the constants without each GPU, source or serving source takes minutes per call:
-# the fuzz reads these commands' arguments without the refit (tests/test_validation_reporting.py
-# and the serving validation tests cover it).
+# the fuzz reads these commands' arguments without the refit
+# (tests/estimate/validation/test_validation_reporting.py and the serving validation tests
+# cover it).
 ALWAYS = {("validate", "speed"): ["--no-cross-validation"], ("validate", "serving"): ["--no-loso"]}
 
 HOSTILE = ["nan", "inf", "-inf", "1e400", "-1e400", "9" * 400, "-" + "9" * 40, "0", "-1",

@@ -75,7 +75,7 @@ def test_speed_scales_more_over_nvlink_than_over_pcie():
     assert hardware(pcie, 4).link.kind != "nvlink"
 
     # compiled: an eager 1024px FLUX step on 4 GPUs waits on the host issuing it (xDiT
-    # measured; tests/test_diffusion_eager_host_floor.py), whatever the link
+    # measured; tests/estimate/test_diffusion_eager_host_floor.py), whatever the link
     def speedup(g) -> float:
         one = estimate_speed(w, g, 1, compile=True).times["seconds_per_image"].typical
         four = estimate_speed(w.with_(gpus=4), g, 4,

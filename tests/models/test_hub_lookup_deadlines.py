@@ -251,7 +251,7 @@ def test_a_silent_hub_costs_each_id_its_own_deadline_and_the_failed_id_is_kept(
     waited ~19 s. A failed id is kept (asked again, it answers at once). A Hub that accepts
     connections and does not answer is slow, not unreachable (issue 36: one slow repository
     must not turn the Hub off for everyone); a Hub that refuses connections turns uncached ids
-    off for DOWN_S (tests/test_hub_breaker.py)."""
+    off for DOWN_S (tests/models/test_hub_breaker.py)."""
     monkeypatch.setattr(resolve, "HUB_TIMEOUT_S", 1.0)
     start = time.monotonic()
     first = web.get("/api/v1/models/some-org/first-model")

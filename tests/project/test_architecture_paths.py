@@ -1,12 +1,12 @@
 """ARCHITECTURE.md is the map for the next engineer: every file and folder it names exists.
 
 A path is any name in backticks, or in the flow diagram, that holds a "/" or ends in a file
-extension: ``cli/bind.py``, ``estimate/data/speed_constants.toml``, ``tests/test_memory_*.py``.
-It is looked up from the repository root, ``src/`` and ``src/whichgpu/``. A ``*`` must match at
-least one file, ``<lang>`` stands for any folder, ``{a,b}`` for each of a and b, and
-``module.Name`` (``answers/advice.RecommendAnswer``) for a module that defines ``Name``; a bare
-file name (``tools.py`` in the agents row) must exist somewhere under ``src/``; a route
-(``/mcp``) is not a path.
+extension: ``cli/bind.py``, ``estimate/data/speed_constants.toml``,
+``tests/estimate/memory/test_memory_*.py``. It is looked up from the repository root, ``src/``
+and ``src/whichgpu/``. A ``*`` must match at least one file, ``<lang>`` stands for any folder,
+``{a,b}`` for each of a and b, and ``module.Name`` (``answers/advice.RecommendAnswer``) for a
+module that defines ``Name``; a bare file name (``tools.py`` in the agents row) must exist
+somewhere under ``src/``; a route (``/mcp``) is not a path.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The documentation is a map (issue 35, item 4): docs/index.md lists every page under docs/,
 and every relative link of the README, CHANGELOG.md, ARCHITECTURE.md and the docs pages leads
-to a file that exists. (ARCHITECTURE.md's own paths: tests/test_architecture_paths.py; the
-validation tables in docs/validation.md: tests/test_validation_tables.py.)"""
+to a file that exists. (ARCHITECTURE.md's own paths: tests/project/test_architecture_paths.py; the
+validation tables in docs/validation.md: tests/estimate/validation/test_validation_tables.py.)"""
 
 from __future__ import annotations
 

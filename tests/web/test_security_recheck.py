@@ -7,9 +7,9 @@ although POST is served on the same path (schemathesis ST205). Now ``Allow`` lis
 method some route serves there.
 
 The review's other defects are guarded by the files named in the report (e.g.
-tests/test_store_url_secrets.py, tests/test_store_damaged_rows.py,
-tests/test_web_no_500_and_store_outage.py, tests/test_web_memo_accounting.py,
-tests/test_hub_breaker.py, tests/test_cli_one_line_refusals.py).
+tests/catalog/prices/test_store_url_secrets.py, tests/catalog/prices/test_store_damaged_rows.py,
+tests/web/test_web_no_500_and_store_outage.py, tests/web/test_web_memo_accounting.py,
+tests/models/test_hub_breaker.py, tests/cli/test_cli_one_line_refusals.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the question classes the command line is tested on: tokens, images, videos, step
 tokens, users, a daily volume, a request rate with latency targets, no amount, a price set,
 a currency, spot, a deadline, an owned card and its count, rank by time) is asked on the
 advisor through its own controls, in a real browser, in English and in French, and gets
-the answer of the REST API (which tests/test_answers_parity.py holds to ``--json``): the
+the answer of the REST API (which tests/answers/test_answers_parity.py holds to ``--json``): the
 same first option, at the same cost."""
 
 from __future__ import annotations

@@ -478,7 +478,7 @@ def test_a_small_chunked_body_is_read(web):
 
 
 # The Hub look-up's limits (deadline, byte cap, no retries, pool, kept failures) are tested
-# in tests/test_hardening_hub.py.
+# in tests/models/test_hub_lookup_deadlines.py.
 
 
 def test_body_too_large_is_413(web):

@@ -1,4 +1,4 @@
-"""Issue 17, in a real browser (Debian's Chromium, as tests/test_web_browser.py): at 360 and
+"""Issue 17, in a real browser (Debian's Chromium, as tests/web/test_web_browser.py): at 360 and
 390 px no page scrolls sideways, in English and French; chart text stays >= 11 px on screen
 and no label covers another label or a dot, on a phone and on a 1366 x 768 laptop; after a
 submit the answer is on screen and focused.

@@ -1,4 +1,4 @@
-"""Issue 17's chart defects, on the SVG charts.py draws (no browser: tests/test_web_layout.py
+"""Issue 17's chart defects, on the SVG charts.py draws (no browser: tests/web/test_web_layout.py
 checks the same charts as Chromium renders them): unlabelled dots, a time axis from "0.0 s",
 tick labels on top of each other, a price history of one dot that says nothing, and English
 number formats on French pages."""

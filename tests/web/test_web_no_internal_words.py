@@ -1,4 +1,4 @@
-"""Issue 32, "words, not internals" (the sequel of tests/test_web_no_cli_flags.py, which
+"""Issue 32, "words, not internals" (the sequel of tests/web/test_web_no_cli_flags.py, which
 keeps flags off the pages): no page shows an answer's raw JSON key ("60.9
 decode_tokens_per_s" in the own-card line) or an engine's internal kernel name ("Speed
 second: memory-bandwidth-bound at mma_sync_int8"), in English or in French.

@@ -2,7 +2,7 @@
 range; on demand and spot) and draws the history as a band with a median line instead of
 ~15 stacked dots under an 18-colour legend; each picture has a text equivalent.
 
-(The browser test tests/test_web_layout.py checks the same charts on /prices?gpu=h100-sxm in
+(The browser test tests/web/test_web_layout.py checks the same charts on /prices?gpu=h100-sxm in
 Chromium at 390 and 1366 px: no label over another, text >= 11 px.)"""
 
 from __future__ import annotations

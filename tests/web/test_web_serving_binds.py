@@ -58,7 +58,7 @@ def test_no_picture_for_a_job_with_an_amount(web):
     assert "chart-binds" not in html
 
 
-# the chart's text, its size on screen and its boxes (as tests/test_web_layout.py measures)
+# the chart's text, its size on screen and its boxes (as tests/web/test_web_layout.py measures)
 GEOMETRY = """() => {
   const svg = [...document.querySelectorAll('svg.chart-binds')]
     .find(s => s.getBoundingClientRect().width > 0);

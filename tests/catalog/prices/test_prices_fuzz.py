@@ -5,7 +5,7 @@ error, a traceback or a multi-line box; and a good answer is strict JSON.
 Only what whichgpu reads itself is fuzzed here (positional names, free-text options, the
 contents of an imported file). Options that typer parses as numbers (``--limit``,
 ``--max-age``) are refused by typer's own multi-line usage box: the CLI's owners are turning
-those into one line (see the lead's list), and tests/test_fuzz_cli.py covers their exit code.
+those into one line (see the lead's list), and tests/cli/test_fuzz_cli.py covers their exit code.
 
 ``WHICHGPU_FUZZ_EXAMPLES=2000`` for a long run (fixed examples otherwise, so make test stays
 quick).

@@ -12,8 +12,8 @@ from pathlib import Path
 import whichgpu
 
 SRC = Path(next(iter(whichgpu.__path__)))
-# the base layer as tests/test_layers.py (design.md) names it: structured messages, the typed
-# vocabularies and the engine traits are base modules too
+# the base layer as tests/project/test_layers.py (design.md) names it: structured messages, the
+# typed vocabularies and the engine traits are base modules too
 BASE = {"whichgpu.units", "whichgpu.errors", "whichgpu.paths", "whichgpu.currency",
         "whichgpu.user_files", "whichgpu.messages", "whichgpu.vocabulary", "whichgpu.engines",
         "whichgpu.listing", "whichgpu.parse_cache", "whichgpu.strict_json"}
