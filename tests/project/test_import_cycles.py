@@ -31,8 +31,6 @@ KNOWN: list[set[str]] = [
      "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
      "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
      "whichgpu.estimate.validation_speed"},
-    {"whichgpu.catalog.prices.backend", "whichgpu.catalog.prices.backend_postgres",
-     "whichgpu.catalog.prices.backend_sqlite"},
     # the price package: its facade re-exports, and its modules import the facade lazily
     {"whichgpu.catalog.offers", "whichgpu.catalog.prices", "whichgpu.catalog.prices.file",
      "whichgpu.catalog.prices.gpuhunt_source", "whichgpu.catalog.prices.market",
