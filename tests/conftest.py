@@ -70,8 +70,8 @@ SLOW: dict[str, str] = {
     "web/test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":
         "every export refusal, through the page, in each language",
     "web/test_fuzz_api.py": "a fuzzer (schemathesis) on the REST API",
-    "web/test_web_schema.py::test_no_input_gets_a_server_error": "a fuzzer (schemathesis) on the "
-                                                            "REST API",
+    "web/test_web_schema.py": "a fuzzer (schemathesis) on the REST API (its cases are built "
+                              "when the file is collected)",
     "cli/test_fuzz_cli.py": "a fuzzer (hypothesis) on the command line",
     "agents/test_fuzz_mcp.py": "odd numbers in every tool's arguments, over HTTP to a served app",
     "web/test_fuzz_writes.py": "a fuzzer (hypothesis) on the token-guarded price import",
@@ -291,6 +291,19 @@ def _rel(item: pytest.Item) -> str:
         return Path(str(item.path)).relative_to(TESTS).as_posix()
     except ValueError:
         return str(item.path)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"`` (``make test-fast``) a file SLOW names whole is not imported:
+    every test in it would be deselected anyway, and importing it (schemathesis, Playwright,
+    the MCP SDK, hypothesis strategies) cost every xdist worker its share of collection."""
+    if config.option.markexpr != "not slow" or collection_path.suffix != ".py":
+        return None
+    try:
+        rel = collection_path.relative_to(TESTS).as_posix()
+    except ValueError:
+        return None
+    return True if rel in SLOW else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
