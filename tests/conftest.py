@@ -177,6 +177,7 @@ SLOW: dict[str, str] = {
     "together"
     "": _CPU,
     "project/test_import_cycles.py::test_no_import_cycle_when_modules_load": _CPU,
+    "project/test_import_cycles.py::test_every_known_cycle_still_exists": _CPU,
     "answers/test_assumptions_said.py::test_rest_and_the_page_say_it_in_english_and_french": _CPU,
     "web/test_web_export_button.py": _CPU,
     "advise/test_token_shares.py::test_when_time_matters_the_fastest_answer_is_a_split": _CPU,

@@ -14,6 +14,7 @@ and every import, the lazy ones inside functions included.
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 from paths import ROOT
@@ -144,7 +145,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return groups
 
 
+@cache
 def _graph(lazy: bool) -> dict[str, set[str]]:
+    """Module -> the whichgpu modules it imports (read once per process: three tests ask)."""
     modules = _modules()
     return {name: _imports(name, path, modules, lazy) for name, path in modules.items()}
 
