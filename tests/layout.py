@@ -96,7 +96,10 @@ def main() -> int:
             unplaced.append(path.name)
             continue
         (TESTS / folder).mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "mv", str(path), str(TESTS / folder / path.name)], check=True)
+        target = TESTS / folder / path.name
+        moved = subprocess.run(["git", "mv", str(path), str(target)], capture_output=True)
+        if moved.returncode != 0:  # not tracked yet: a plain move
+            path.rename(target)
         print(f"{path.name} -> tests/{folder}/")
     for name in unplaced:
         print(f"{name}: no rule places it; move it by hand to the folder of the package it "
