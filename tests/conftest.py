@@ -250,6 +250,31 @@ SLOW: dict[str, str] = {
     "web/test_web_i18n.py::test_every_message_has_a_french_translation": _CPU,
     "advise/test_advise.py::test_checklist_agrees_with_recommend_and_with_rent_or_buy": _CPU,
     "web/test_web_i18n.py::test_placeholders_survive_translation": _CPU,
+    # Over 0.4 s of CPU each in a make test-fast run of 2026-12-07 04:00 UTC (self plus waited
+    # children per test, resource.getrusage, 2 xdist workers, shared machine); tests whose
+    # cost was their file's module fixture (paid by whichever test runs first) left out.
+    "advise/test_exclusion_wording.py::test_too_slow_shows_a_rate_below_the_one_wanted": _CPU,
+    "advise/test_rl_ranking.py::test_cli_json_and_table": _CPU,
+    "advise/test_rl_ranking.py::test_the_advisor_page_ranks_rl": _CPU,
+    "answers/test_recommend_rent_or_buy.py::test_the_cli_says_it_and_the_rest_api_gives_the_"
+    "same": _CPU,
+    "catalog/prices/test_api_prices_store.py::test_the_advisor_page_says_how_old_its_api_"
+    "prices_are": _CPU,
+    "catalog/prices/test_api_prices_store.py::test_vs_api_says_where_its_prices_come_from": _CPU,
+    "catalog/test_user_gpu.py::test_cli_takes_your_card_on_memory_speed_recommend_and_tco": _CPU,
+    "cli/test_cli_estimates.py::test_validate_memory_prints_errors_by_category": _CPU,
+    "estimate/speed/test_kernel_db.py::test_each_recommend_option_says_which_path_timed_its_"
+    "steps": _CPU,
+    "estimate/speed/test_serving_percentile_targets.py::test_recommend_sizes_more_replicas_for_"
+    "a_p95_target": _CPU,
+    "estimate/speed/test_serving_traffic.py::test_published_p99_ttft_rows_stay_within_the_"
+    "measured_error": _CPU,
+    "estimate/speed/test_speed_traffic.py::test_rest_gives_the_clis_answer": _CPU,
+    "estimate/test_backends_and_builds.py::test_ud_k_xl_files_are_sized_by_their_declared_base_"
+    "file_type": _CPU,
+    "project/test_engine_parses_no_request_text.py::test_the_engine_packages_parse_no_request_"
+    "text": _CPU,
+    "web/test_web_french_leaks.py::test_the_french_advisor_page_has_no_english_billing_words": _CPU,
     # real sockets and deadlines: each waits out a timeout of about a second on purpose
     "models/test_hub_lookup_deadlines.py::test_a_failing_hub_is_asked_once_not_retried": _WAITS,
     "models/test_hub_lookup_deadlines.py::test_a_silent_hub_costs_each_id_its_own_deadline_and_the_"
