@@ -64,7 +64,9 @@ test: $(STAMP) $(LSTAMP)
 	$(PYTEST) $(XDIST)
 
 # Everything but the tests marked slow (refits, the launchers' venv, PostgreSQL, fuzzers, the
-# browser, served subprocesses, tests over 0.4 s of CPU): about a minute on 2 cores.
+# browser, served subprocesses, tests over 0.4 s of CPU): about a minute on 2 cores. The
+# marker expression must stay exactly "not slow": then the files SLOW names whole are not even
+# imported (tests/conftest.py pytest_ignore_collect).
 test-fast: $(STAMP)
 	WHICHGPU_LAUNCHERS_PYTHON= $(PYTEST) -m "not slow" $(XDIST)
 
