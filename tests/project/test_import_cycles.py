@@ -42,7 +42,9 @@ KNOWN: list[set[str]] = [
      "whichgpu.catalog.prices.url", "whichgpu.catalog.prices.validate"},
     # the ranking and its explanation and the rate sizing call each other (a Job no longer:
     # its serving targets are in advise/targets.py)
-    {"whichgpu.advise.explain", "whichgpu.advise.recommend", "whichgpu.advise.serving"},
+    # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)
+    {"whichgpu.advise.explain", "whichgpu.advise.goodput", "whichgpu.advise.recommend",
+     "whichgpu.advise.serving"},
     {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
 ]
 
