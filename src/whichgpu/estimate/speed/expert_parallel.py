@@ -26,10 +26,14 @@ N = tp x dp of them. Per GPU and per step of ``batch`` sequences in all:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from whichgpu.estimate.memory.kv import kv_tp_divisor
 from whichgpu.estimate.speed.hardware import Hardware
 from whichgpu.estimate.workload import Workload
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.speed.serving_engine import EngineConfig
 
 _ACT_BYTES = 2  # bf16 hidden states on the wire (vLLM's allgather_reducescatter)
 
@@ -122,3 +126,13 @@ def prefill_share(w: Workload, hw: Hardware, batch: int, prompt: int, dense_s: f
     t_tp = (m.num_layers * 2 * hw.link_over(tp).all_reduce_s(b * prompt * m.hidden_size * 2,
                                                               tp) if tp > 1 else 0.0)
     return t_comp, t_mem, t_tp + all_to_all_s(w, hw, batch * prompt)
+
+
+def ep_replica(w: Workload, cfg: EngineConfig) -> tuple[int, EngineConfig]:
+    """The GPUs of one expert-parallel replica (all tp x pp x dp of them) and its engine
+    limits: each data-parallel rank schedules its own sequences, so the replica admits dp
+    times one rank's max_num_seqs and batched-token budget (its KV pool, dp times one rank's,
+    is serving_engine.kv_capacity's)."""
+    dp = w.dp_degree
+    return (w.tp_degree * w.pp_degree * dp,
+            cfg.with_(max_num_seqs=cfg.max_num_seqs * dp, token_budget=cfg.token_budget * dp))

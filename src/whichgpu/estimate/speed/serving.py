@@ -168,6 +168,10 @@ class ServingModel:
         self.prompt, self.output = prompt, output
         self.gpus = w.tp_degree * w.pp_degree
         self.config = config or engine_config(w, gpu, version=version, usage=usage)
+        if w.expert_parallel and w.dp_degree > 1:  # issue 30: dp ranks make one EP replica
+            from whichgpu.estimate.speed.expert_parallel import ep_replica
+
+            self.gpus, self.config = ep_replica(w, self.config)
         self.hw = hardware_view or hardware(gpu, self.gpus, profile, w.interconnect,
                                                    w.gpus_per_node)
         self.capacity: KVCapacity = kv_capacity(w, gpu, self.config, prompt, output)
