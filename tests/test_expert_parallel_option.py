@@ -81,3 +81,18 @@ def test_the_page_has_the_control_and_refuses_in_its_own_words(web):
 @pytest.mark.parametrize("tool", ["memory", "speed", "recommend"])
 def test_the_mcp_tools_take_it(tool):
     assert "expert_parallel" in input_schema(TOOLS_BY_NAME[tool].model)["properties"]
+
+
+def test_recommend_tries_the_ep_layout_on_several_gpus(cli):
+    """With the option, recommend's multi-GPU layouts of an MoE are tp=1 x dp=N (data-parallel
+    attention, experts over all N); without it they stay tensor-parallel."""
+    args = ("recommend", "qwen3-235b-a22b", "--quant", "fp8", "--engine", "vllm", "--tokens",
+            "100M", "--top", "3", "--json")
+    ep, tp = cli(*args, "--expert-parallel"), cli(*args)
+    assert ep.code == 0 and tp.code == 0, ep.err + tp.err
+    ep_layouts = [o["layout"] for o in ep.json()["options"] if o["count"] > 1]
+    tp_layouts = [o["layout"] for o in tp.json()["options"] if o["count"] > 1]
+    assert ep_layouts and all(lay.startswith("tp=1 x dp=") for lay in ep_layouts)
+    assert tp_layouts and not any("dp=" in lay for lay in tp_layouts)
+    dense = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--expert-parallel")
+    assert dense.code == 2 and "none to spread" in dense.err
