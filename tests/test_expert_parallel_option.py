@@ -96,3 +96,14 @@ def test_recommend_tries_the_ep_layout_on_several_gpus(cli):
     assert tp_layouts and not any("dp=" in lay for lay in tp_layouts)
     dense = cli("recommend", "llama-3.1-8b", "--tokens", "1M", "--expert-parallel")
     assert dense.code == 2 and "none to spread" in dense.err
+
+
+def test_rest_speed_takes_it_and_the_all_to_all_shows(web):
+    q = {"model": "qwen3-30b-a3b", "quant": "fp8", "engine": "vllm", "gpu": "h100-sxm",
+         "count": "8", "batch": "64"}
+    ep = web.get("/api/v1/speed", params={**q, "expert_parallel": "true"})
+    assert ep.status_code == 200, ep.text
+    assert "expert parallel over 8 GPUs" in ep.text
+    replica = web.get("/api/v1/speed", params={**q, "tp": "1"})
+    assert (ep.json()["decode_tokens_per_s"]["typical"]
+            > 2 * replica.json()["decode_tokens_per_s"]["typical"])
