@@ -6,14 +6,14 @@ calibration still leave them out."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 
+from paths import ROOT
 from whichgpu.errors import InputError
 from whichgpu.estimate.validation_serving import case_of, predict
 
-_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check_expert_parallel.py"
+_SCRIPT = ROOT / "scripts" / "check_expert_parallel.py"
 
 
 def _rows() -> list[dict[str, str]]:
