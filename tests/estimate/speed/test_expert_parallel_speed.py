@@ -9,9 +9,20 @@ import pytest
 
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate.speed.expert_parallel import all_to_all_s, decode_share, ranks_batch
+from whichgpu.estimate.speed.expert_parallel import (
+    ModelTerms,
+    all_to_all_s,
+    decode_share,
+    ranks_batch,
+)
 from whichgpu.estimate.speed.hardware import hardware
-from whichgpu.estimate.speed.llm import decode_step, prefill_time, streamed_weight_bytes
+from whichgpu.estimate.speed.llm import (
+    attention_flops_per_token,
+    decode_step,
+    linear_flops_per_token,
+    prefill_time,
+    streamed_weight_bytes,
+)
 
 _MODEL = "qwen3-30b-a3b"
 
@@ -28,7 +39,10 @@ def test_each_gpu_reads_its_share_of_the_touched_experts_and_its_ranks_kv():
     ep, hw = _w(expert_parallel=True), _hw()
     assert (ep.tp_degree, ep.dp_degree) == (1, 8)
     batch = 64
-    share = decode_share(ep, hw, batch, 2048, kv_per_sequence=1e6)
+    terms = ModelTerms(streamed_weight_bytes(ep, 0)[0], streamed_weight_bytes(ep, batch)[0],
+                       linear_flops_per_token(ep.model),
+                       attention_flops_per_token(ep.model, 2048))
+    share = decode_share(ep, hw, batch, 2048, kv_per_sequence=1e6, terms=terms)
     dense = streamed_weight_bytes(ep, 0)[0]
     touched = streamed_weight_bytes(ep, batch)[0] - dense
     assert touched > 5 * dense  # an MoE: the experts are most of what a batch of 64 reads

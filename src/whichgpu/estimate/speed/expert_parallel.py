@@ -39,6 +39,19 @@ _ACT_BYTES = 2  # bf16 hidden states on the wire (vLLM's allgather_reducescatter
 
 
 @dataclass(frozen=True)
+class ModelTerms:
+    """What speed/llm.py already knows of the whole model for one step, handed in so that
+    this module never imports llm (which calls it): the weights streamed with no token
+    routed (``dense_bytes``) and at the step's tokens (``streamed_bytes``), and the linear
+    and attention FLOPs per token (decode only)."""
+
+    dense_bytes: float
+    streamed_bytes: float
+    linear_flops: float = 0.0
+    attention_flops: float = 0.0
+
+
+@dataclass(frozen=True)
 class EpStep:
     """One GPU's share of one decode step under expert parallelism."""
 
@@ -72,28 +85,23 @@ def all_to_all_s(w: Workload, hw: Hardware, tokens: int) -> float:
 
 
 def decode_share(w: Workload, hw: Hardware, batch: int, context: int,
-                 kv_per_sequence: float) -> EpStep:
+                 kv_per_sequence: float, terms: ModelTerms) -> EpStep:
     """Bytes, FLOPs and communication of one GPU for a decode step of ``batch`` sequences at
-    ``context`` tokens (``kv_per_sequence``: the bytes one sequence's KV read costs)."""
-    from whichgpu.estimate.speed.llm import (
-        attention_flops_per_token,
-        linear_flops_per_token,
-        streamed_weight_bytes,
-    )
-
+    ``context`` tokens (``kv_per_sequence``: the bytes one sequence's KV read costs;
+    ``terms``: the whole model's per-step figures, from speed/llm.py)."""
     m = w.model
     moe = m.moe
     assert moe is not None
     tp, dp = w.tp_degree, w.dp_degree
     n = tp * dp
     b = ranks_batch(w, batch)
-    dense = streamed_weight_bytes(w, 0)[0]  # no token routed: everything but the experts
-    touched = streamed_weight_bytes(w, batch)[0] - dense  # experts any token routes to
+    dense = terms.dense_bytes  # no token routed: everything but the experts
+    touched = terms.streamed_bytes - dense  # experts any token routes to
     weights = dense / tp + touched / n
     kv = kv_per_sequence * b / kv_tp_divisor(m, tp)
     expert_per_token = (2 * m.params.experts * moe.experts_per_token / moe.num_experts
                         if moe.num_experts else 0.0)
-    rest = linear_flops_per_token(m) - expert_per_token + attention_flops_per_token(m, context)
+    rest = terms.linear_flops - expert_per_token + terms.attention_flops
     flops = b * rest / tp + batch * expert_per_token / n
     t_a2a = all_to_all_s(w, hw, batch)
     t_tp = (m.num_layers * 2 * hw.link_over(tp).all_reduce_s(b * m.hidden_size * 2, tp)
@@ -106,21 +114,19 @@ def decode_share(w: Workload, hw: Hardware, batch: int, context: int,
 
 
 def prefill_share(w: Workload, hw: Hardware, batch: int, prompt: int, dense_s: float,
-                  expert_s: float, t_mem: float, chunk: int) -> tuple[float, float, float]:
+                  expert_s: float, t_mem: float, terms: ModelTerms) -> tuple[float, float, float]:
     """Prefill of ``batch`` prompts of ``prompt`` tokens: the compute, weight-read and
     communication seconds, from those of one rank's tensor-parallel group: the non-expert
     (``dense_s``) and expert (``expert_s``) matmuls and the weights read per micro-batch of
     ``chunk`` tokens (``t_mem``). Each rank prefills its own prompts and reads its non-expert
     weights and 1/N of the experts per pass; the experts' work is shared by all the ranks;
-    every MoE layer gathers and scatters all the tokens."""
-    from whichgpu.estimate.speed.llm import streamed_weight_bytes
-
+    every MoE layer gathers and scatters all the tokens (``terms``: the weights streamed
+    with no token routed and per micro-batch, from speed/llm.py)."""
     m = w.model
     tp, dp = w.tp_degree, w.dp_degree
     b = ranks_batch(w, batch)
     t_comp = dense_s * b / max(batch, 1) + expert_s / dp
-    dense = streamed_weight_bytes(w, 0)[0]
-    streamed = streamed_weight_bytes(w, chunk)[0]
+    dense, streamed = terms.dense_bytes, terms.streamed_bytes
     per_gpu = dense / tp + (streamed - dense) / (tp * dp)
     t_mem *= per_gpu / max(streamed / tp, 1.0)
     t_tp = (m.num_layers * 2 * hw.link_over(tp).all_reduce_s(b * prompt * m.hidden_size * 2,

@@ -315,9 +315,11 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         t_comm += (w.pp_degree - 1 - hops_net) * hw.link.latency_s
         t_comm += hops_net * hw.fabric.send_s(batch * m.hidden_size * 2)
     if w.expert_parallel and w.dp_degree > 1 and m.moe:  # issue 30 (speed/expert_parallel.py)
-        from whichgpu.estimate.speed.expert_parallel import decode_share
+        from whichgpu.estimate.speed.expert_parallel import ModelTerms, decode_share
 
-        ep = decode_share(w, hw, batch, context, kv / max(batch, 1))
+        terms = ModelTerms(streamed_weight_bytes(w, 0)[0], streamed_weight_bytes(w, batch)[0],
+                           linear_flops_per_token(m), attention_flops_per_token(m, context))
+        ep = decode_share(w, hw, batch, context, kv / max(batch, 1), terms)
         weights, kv_gpu, flops, t_comm, wdesc = (ep.weight_bytes * tp, ep.kv_bytes, ep.flops,
                                                  ep.t_comm, ep.desc)
         t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
@@ -431,11 +433,12 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     if hops_net:  # each stage boundary between servers sends the prompt's activations once
         t_comm += hops_net * hw.fabric.send_s(tokens * m.hidden_size * 2)
     if w.expert_parallel and w.dp_degree > 1 and m.moe:  # issue 30 (speed/expert_parallel.py)
-        from whichgpu.estimate.speed.expert_parallel import prefill_share
+        from whichgpu.estimate.speed.expert_parallel import ModelTerms, prefill_share
 
         dense_s = (flops - expert_flops / tp) / (peak * eta)
+        terms = ModelTerms(streamed_weight_bytes(w, 0)[0], streamed_weight_bytes(w, chunk)[0])
         t_comp, t_mem, t_comm = prefill_share(w, hw, batch, prompt, dense_s, t_comp - dense_s,
-                                              t_mem, chunk)
+                                              t_mem, terms)
     t_fix = (m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
              + decode_fixed_s(engine, hw, era))
     t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
