@@ -23,7 +23,7 @@ def test_warm_builds_every_request_validator(monkeypatch: pytest.MonkeyPatch) ->
     assert warm.wanted()
     seconds = warm.warm()
     assert seconds > 0
-    assert asked == ["memory", "recommend"]
+    assert asked[:2] == ["memory", "recommend"]  # then the pages ask (test_web_warm_pages)
     for command in r.COMMANDS:
         assert isinstance(command.__pydantic_validator__, SchemaValidator), command.__name__
 
