@@ -146,13 +146,20 @@ def placement(w: Workload, wb: WeightBytes) -> Placement:
     output_bytes = emb = 0
     host_expert_layers = set()
     tensors = list(wb.tensors or _fallback_tensors(wb, n))
-    if not any(t.name == "output" for t in tensors) and wb.embedding:
+    if wb.embedding and "output" not in [t.name for t in tensors]:
         # tied embeddings: llama.cpp loads token_embd a second time as the output head
         # (create_tensor(..., TENSOR_DUPLICATED)), on the output's device
         head = sum(t.bytes for t in tensors if t.name == "token_embd")  # not Gemma 3n's PLE
         tensors.append(TensorBytes("output", None, head or wb.embedding))
     for t in tensors:
-        on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
+        if patterns:
+            on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
+        elif t.name in _INPUT_TENSORS:  # _device without patterns, inline (hot: every tensor
+            on_gpu = False  # of every estimate of a GGUF model)
+        elif t.layer is None:
+            on_gpu = output_on_gpu if t.name == "output" else True
+        else:
+            on_gpu = layer_on_gpu[t.layer] if 0 <= t.layer < n else True
         if t.name in _INPUT_TENSORS:
             emb += t.bytes
         if t.layer is None and t.name == "output":
