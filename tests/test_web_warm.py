@@ -19,6 +19,7 @@ def test_warm_builds_every_request_validator(monkeypatch: pytest.MonkeyPatch) ->
     asked: list[str] = []  # the answers themselves are the services' tests; here, that it asks
     monkeypatch.setattr(services, "memory", lambda q: asked.append(q.COMMAND))
     monkeypatch.setattr(services, "recommend", lambda q: asked.append(q.COMMAND))
+    monkeypatch.setattr(warm, "_freeze", lambda: None)  # (test_web_warm_pages checks it)
     monkeypatch.setenv(warm.WARM_ENV, "1")
     assert warm.wanted()
     seconds = warm.warm()

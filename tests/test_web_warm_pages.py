@@ -4,6 +4,7 @@ of each language, the explanations) is loaded before the first visitor, not by t
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ import pytest
 pytestmark = pytest.mark.slow  # renders four whole pages (~1.5 s of CPU)
 
 
-def test_warm_renders_each_page_in_each_language(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_renders_each_page_in_each_language_and_freezes_start_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from whichgpu.web import i18n, pages, warm
 
     rendered: list[tuple[str, str, int]] = []
@@ -23,7 +25,12 @@ def test_warm_renders_each_page_in_each_language(monkeypatch: pytest.MonkeyPatch
         return response
 
     monkeypatch.setattr(pages, "render", spy)
-    warm.warm()
+    try:
+        warm.warm()
+        frozen = gc.get_freeze_count()
+    finally:
+        gc.unfreeze()  # the rest of the session collects as before
+    assert frozen > 0  # start-up's objects are out of the collector's sight
     for lang in i18n.LANGS:
         assert ("advisor.html", lang, 200) in rendered
         assert ("memory.html", lang, 200) in rendered
