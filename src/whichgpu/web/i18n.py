@@ -84,7 +84,7 @@ def _from_accept(header: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _money(lang: str, amount: float, kind: type, text: str, currency: str,
+def _money(lang: str, amount: float, kind: str, text: str, currency: str,
            digits: int | None) -> str:
     """Locale.money's text (Babel's, about 0.3 ms each); ``kind`` and ``text`` (the amount's
     type and repr) keep -0.0 apart from 0.0 and 1 from 1.0 in the cache's key."""
@@ -175,7 +175,7 @@ class Locale:
         if not math.isfinite(amount):
             return _infinite(amount)
         # the same prices come back on every page (an offer's $/h): each text made once
-        return _money(self.lang, amount, type(amount), repr(amount), currency, digits)
+        return _money(self.lang, amount, type(amount).__name__, repr(amount), currency, digits)
 
 
     def gb(self, n_bytes: float | None, digits: int = 1) -> str:
