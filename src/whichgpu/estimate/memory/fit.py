@@ -152,11 +152,16 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
             continue
         est = cache.setdefault(count, estimate_memory(wc))
         band = memory_band(wc)
+        # the same for every GPU at this count: worked out once (at the first GPU kept)
+        total, layout = est.total_bytes, None
+        host_total, host_fits = est.host_total_bytes, est.host_fits
         for g in gpus or catalog.gpus:
             if w.engine is not None and catalog.engine_problem(g, w.engine):
                 continue  # the engine the user named does not run there
-            out.append(Fit(g, count, est.total_bytes, g.usable_memory_bytes - est.total_bytes,
-                           describe_layout(wc), band, est.host_total_bytes, est.host_fits))
+            if layout is None:
+                layout = describe_layout(wc)
+            out.append(Fit(g, count, total, g.usable_memory_bytes - total, layout, band,
+                           host_total, host_fits))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
 
 
