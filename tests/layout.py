@@ -66,6 +66,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ("test_vs_api", "cost"),
     ("test_export_", "export"),
     ("test_models_", "models"),
+    ("test_presets_", "models"),
     ("test_hub_", "models"),
     ("test_gguf_", "models"),
     ("test_web_", "web"),
