@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import csv
 import re
-from pathlib import Path
 
 import pytest
 
+from paths import ROOT
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.estimate.speed.hardware import (
     hardware,
@@ -24,7 +24,6 @@ from whichgpu.estimate.speed.hardware import (
 )
 from whichgpu.estimate.validation_speed import predict
 
-ROOT = Path(__file__).resolve().parents[1]
 FILES = ("validation/speed.csv", "validation/incoming/speed-2026.csv")
 UB = re.compile(r"(?:-ub|n_ubatch) (\d+)")
 

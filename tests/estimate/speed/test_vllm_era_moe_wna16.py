@@ -9,14 +9,12 @@ is the check. Today's builds keep the Marlin path.
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
+from paths import ROOT
 from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.speed.kernels import era_of, kernel
 from whichgpu.estimate.validation_speed import predict
 from whichgpu.models.quant import get_quant
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _row(row_id: str) -> dict[str, str]:
