@@ -146,7 +146,8 @@ def placement(w: Workload, wb: WeightBytes) -> Placement:
     start = slots - ngl  # i_gpu_start: slots from here on are on the GPUs
     layer_on_gpu = tuple(i >= start for i in range(n))
     output_on_gpu = n >= start
-    c = _classes(wb, n, w.cpu_moe_layers, w.tensor_overrides)
+    c = _classes(wb.tensors, wb.total, wb.embedding, wb.lm_head, n, w.cpu_moe_layers,
+                 w.tensor_overrides)
     dense_gpu, dense_host = list(c.dense_gpu), list(c.dense_host)
     experts_gpu, experts_host = list(c.experts_gpu), list(c.experts_host)
     gpu, host = c.gpu, c.host
@@ -191,8 +192,9 @@ class _Classes:
     emb: int
 
 
-@by_identity(size=256)  # the same weights placed at each -ngl an offload plan tries
-def _classes(wb: WeightBytes, n: int, cpu_moe_layers: int,
+@by_identity(size=256)  # the same tensors placed at each -ngl an offload plan tries
+def _classes(tensors: tuple[TensorBytes, ...], total: int, embedding: int, lm_head: int,
+             n: int, cpu_moe_layers: int,
              tensor_overrides: tuple[tuple[str, str], ...]) -> _Classes:
     patterns = _patterns(tensor_overrides, n, cpu_moe_layers)
     dense = {True: [0] * n, False: [0] * n, None: [0] * n}  # pinned GPU / host / follows
@@ -200,7 +202,7 @@ def _classes(wb: WeightBytes, n: int, cpu_moe_layers: int,
     pinned_host = [False] * n
     pinned = {True: 0, False: 0}
     output_follow = output_bytes = emb = 0
-    for t in _with_output(wb, n):
+    for t in _with_output(tensors, total, embedding, lm_head, n):
         device = _pinned(t, n, patterns)
         if t.name in _INPUT_TENSORS:
             emb += t.bytes
@@ -235,14 +237,16 @@ def _pinned(t: TensorBytes, n: int, patterns: list[tuple[re.Pattern, bool]]) -> 
     return None if 0 <= t.layer < n else True
 
 
-def _with_output(wb: WeightBytes, n: int) -> list[TensorBytes]:
-    """``wb``'s tensors, with the output head llama.cpp loads again for tied embeddings."""
-    tensors = list(wb.tensors or _fallback_tensors(wb, n))
-    if not any(t.name == "output" for t in tensors) and wb.embedding:
+def _with_output(tensor_list: tuple[TensorBytes, ...], total: int, embedding: int,
+                 lm_head: int, n: int) -> list[TensorBytes]:
+    """The weights' tensors (even layers without a list), with the output head llama.cpp
+    loads again for tied embeddings."""
+    tensors = list(tensor_list or _fallback_tensors(total, embedding, lm_head, n))
+    if not any(t.name == "output" for t in tensors) and embedding:
         # tied embeddings: llama.cpp loads token_embd a second time as the output head
         # (create_tensor(..., TENSOR_DUPLICATED)), on the output's device
         head = sum(t.bytes for t in tensors if t.name == "token_embd")  # not Gemma 3n's PLE
-        tensors.append(TensorBytes("output", None, head or wb.embedding))
+        tensors.append(TensorBytes("output", None, head or embedding))
     return tensors
 
 
@@ -261,7 +265,7 @@ def placement_by_tensor(w: Workload, wb: WeightBytes) -> Placement:
     gpu = host = 0
     output_bytes = emb = 0
     host_expert_layers = set()
-    for t in _with_output(wb, n):
+    for t in _with_output(wb.tensors, wb.total, wb.embedding, wb.lm_head, n):
         on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
         if t.name in _INPUT_TENSORS:
             emb += t.bytes
@@ -324,11 +328,12 @@ def _device(t: TensorBytes, layer_on_gpu: tuple[bool, ...], output_on_gpu: bool,
     return layer_on_gpu[t.layer] if 0 <= t.layer < len(layer_on_gpu) else True
 
 
-def _fallback_tensors(wb: WeightBytes, n: int) -> tuple[TensorBytes, ...]:
+def _fallback_tensors(total: int, embedding: int, lm_head: int, n: int,
+                      ) -> tuple[TensorBytes, ...]:
     """A layout without tensors (a checkpoint of unknown structure): even layers."""
-    per = (wb.total - wb.embedding - wb.lm_head) / max(n, 1)
-    out = [TensorBytes("token_embd", None, wb.embedding)] if wb.embedding else []
+    per = (total - embedding - lm_head) / max(n, 1)
+    out = [TensorBytes("token_embd", None, embedding)] if embedding else []
     out += [TensorBytes(f"blk.{i}.attn", i, int(per)) for i in range(n)]
-    if wb.lm_head:
-        out.append(TensorBytes("output", None, wb.lm_head))
+    if lm_head:
+        out.append(TensorBytes("output", None, lm_head))
     return tuple(out)
