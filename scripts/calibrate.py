@@ -812,6 +812,31 @@ def memory_uncertainty() -> tuple[dict[str, float], dict[str, int]]:
     return values, counts
 
 
+def memory_ranges() -> tuple[dict[str, list[float]], dict[str, int]]:
+    """The stated range of a memory estimate per task group (issue 30): an 80 % interval of
+    measured / estimated, symmetric in log space, exp(-+u) with u the 80th percentile of
+    |log(measured / estimated)| of the calibration rows of validation/memory.csv that measure a
+    whole job (memory_uncertainty's rows); a group with fewer than MIN_BAND_ROWS rows takes
+    all groups' rows. Symmetric
+    because a group pools tasks whose errors lean opposite ways (pretraining over, QLoRA
+    under), so a skew fitted to the group's mix of calibration rows does not carry over (the
+    10th-90th percentiles held 19 of 31 training holdout rows). The memory model fits nothing
+    on these rows, so their errors are already held out."""
+    from whichgpu.estimate import validation_memory
+
+    outcomes = [o for o in validation_memory.run(default_path("memory"))
+                if o.split == "calibration" and o.error is not None and o.predicted
+                and o.measured]
+    logs = {g: [abs(math.log(o.measured / o.predicted)) for o in outcomes if o.category in cats]
+            for g, cats in MEMORY_GROUPS.items()}
+    pooled = [lr for v in logs.values() for lr in v]
+    values = {}
+    for group, lrs in logs.items():
+        u = _quantile(lrs if len(lrs) >= MIN_BAND_ROWS else pooled, 0.8)
+        values[group] = [round(math.exp(-u), 3), round(math.exp(u), 3)]
+    return values, {g: len(v) for g, v in logs.items()}
+
+
 def memory_evidence() -> dict[str, int]:
     """Calibration rows of validation/memory.csv that measure a whole job, per task group and
     engine ("inference/vllm"): the evidence behind a memory estimate's confidence label."""
@@ -836,6 +861,15 @@ def memory_text(text: str) -> str:
     text = set_source(text, "memory_evidence",
                       "scripts/calibrate.py: calibration rows of validation/memory.csv that "
                       "measure a whole job, per task group and engine")
+    ranges, range_counts = memory_ranges()
+    text = set_value(text, "memory_range", ranges)
+    text = set_source(text, "memory_range",
+                      "scripts/calibrate.py: 80 % interval of measured / estimated, exp(-+u), u "
+                      "the 80th percentile of |log(measured / estimated)| of the calibration "
+                      "rows of validation/memory.csv that measure a whole job, per task group ("
+                      + ", ".join(f"{g} {range_counts[g]}" for g in sorted(range_counts))
+                      + f" rows; fewer than {MIN_BAND_ROWS}: all groups pooled); nothing is "
+                      "fitted on these rows")
     n = ", ".join(f"{g} {counts[g]}" for g in sorted(counts))
     return set_source(text, "memory_uncertainty",
                       "scripts/calibrate.py: 90th percentile of the absolute error of the "
@@ -891,6 +925,7 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{c} {k:.0%} inside of {n}, median width {w:.2f}x"
                       for c, (n, k, w) in tables["_loo_coverage"].items()))
     print(f"memory_uncertainty: {memory_uncertainty()}")
+    print(f"memory_range: {memory_ranges()}")
     status = 0
     for path, make in ((TOML, lambda t: desired_text(t, fitted, tables, notes)),
                        (MEMORY_TOML, memory_text)):
