@@ -91,3 +91,22 @@ def test_write_and_check_refuse_another_held_out_rule(capsys):
         cal.main(["--check", "--held-out", "fold"])
     assert exc.value.code == 2
     assert "--held-out gpu" in capsys.readouterr().err
+
+
+def test_a_category_without_an_interval_says_its_range_is_a_prior():
+    """Video has too few held-out residuals for a band of its own (make calibrate): its
+    answer must not claim an 80 % interval it does not have."""
+    from whichgpu.answers.inputs.workload import build_workload
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.constants import overridden, speed_value
+    from whichgpu.estimate.speed import estimate_speed
+
+    def note(bands):
+        with overridden("speed_constants", "band_ratios", bands):
+            est = estimate_speed(build_workload("hunyuanvideo", task="video"),
+                                 get_gpu("h100-sxm"), check_fit=False)
+        return next(a for a in est.assumptions if a.startswith("confidence"))
+
+    without = {k: v for k, v in speed_value("band_ratios").items() if k.split("/")[0] != "video"}
+    assert "a wide prior" in note(without) and "80 % interval of video" not in note(without)
+    assert "the 80 % interval of video" in note(dict(without, video=[0.5, 1.8]))
