@@ -10,7 +10,10 @@ The questions are tests/answer_set.py's (every task family and amount of work ov
 catalog, market and shipped prices, memory and speed), the set whose answers
 tests/test_answers_identical.py keeps identical. In-process: each question once to warm the
 shared caches (catalog, presets, constants, offers), then the median of ``--runs`` runs, wall
-and CPU. CLI: ``whichgpu --help``, a ``memory`` question and the issue's ``recommend``
+and CPU, of what a REST answer costs: the answer, its JSON and the JSON text (not the
+normalisation the fixture applies before comparing: a JSON round trip and the removal of
+the store's path and dates, up to a quarter of the time of a large answer). CLI:
+``whichgpu --help``, a ``memory`` question and the issue's ``recommend``
 questions as fresh processes, the median of their user + system CPU seconds (load on a shared
 machine inflates CPU seconds much less than wall time). Targets (issue 27): every question
 <= 100 ms warm (serving at a rate <= 200 ms); CLI --help <= 0.25 s, memory <= 0.35 s,
@@ -20,6 +23,7 @@ recommend <= 0.5 s.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -32,7 +36,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from answer_set import QUESTIONS, answer, environment  # noqa: E402
+from answer_set import QUESTIONS, environment, request  # noqa: E402
+
+
+def answer(command: str, fields: dict) -> str:
+    """One question's answer as a REST response carries it: the JSON text."""
+    import whichgpu.answers as answers
+
+    return json.dumps(getattr(answers, command)(request(command, fields)).to_json())
 
 CLI = {
     "--help": ["--help"],

@@ -171,8 +171,11 @@ GROUPS = [
      [_grid(0.40, 0.80, 0.025), _grid(0.40, 1.00, 0.05)], _reference_training),
     # issue 29: Megatron-Core (NeMo / Megatron-Bridge) against the PyTorch FSDP reference, on
     # its own published runs (Blackwell and Hopper); AMD CDNA 3 on torchtitan's MI300X runs
-    ("Megatron training framework factor",
-     [("training_framework_factor", ("megatron",))], [_grid(1.0, 3.0, 0.05)],
+    # and the GB200, whose only published training runs are Megatron's: jointly, as its
+    # rows are part of the Megatron factor's (a GB200 is B200 silicon at a higher rated peak)
+    ("Megatron training framework factor and GB200",
+     [("training_framework_factor", ("megatron",)), ("training_gpu_factor", ("gb200",))],
+     [_grid(1.0, 3.0, 0.05), _grid(0.80, 1.10, 0.01)],
      lambda r: _full_training(r) and r["engine"] == "megatron"),
     ("training on AMD CDNA 3",
      [("compute_arch_factor", ("CDNA 3",))], [_grid(0.20, 1.00, 0.025)],

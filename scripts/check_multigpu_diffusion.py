@@ -1,9 +1,10 @@
-"""Score the multi-GPU diffusion rows of validation/incoming/speed-2026.csv (xDiT, cache-dit)
-against the split-pipeline model, with their 1-GPU baselines (nothing is fitted here).
+"""Score the multi-GPU diffusion rows of validation/incoming/speed-2026.csv (xDiT, cache-dit,
+ParaAttention) against the split-pipeline model, with their 1-GPU baselines (nothing is fitted
+here).
 
-The rows run xDiT's or cache-dit's Ulysses/ring sequence parallelism, which the model has as
-SGLang's layout (``--engine sglang``, tp=1: every GPU beyond CFG parallel is sequence
-parallel); ring attention is scored as Ulysses (the model has no ring term). Usage:
+The rows run xDiT's, cache-dit's or ParaAttention's Ulysses/ring sequence parallelism, which
+the model has as SGLang's layout (``--engine sglang``, tp=1: every GPU beyond CFG parallel is
+sequence parallel); ring attention is scored as Ulysses (the model has no ring term). Usage:
 
     python scripts/check_multigpu_diffusion.py
 """
@@ -20,7 +21,7 @@ from whichgpu.estimate.workload import Workload
 from whichgpu.models.resolve import resolve_model
 
 ROWS = Path(__file__).resolve().parents[1] / "validation/incoming/speed-2026.csv"
-PREFIXES = ("in-img-xdit-flux", "in-vid-xdit-hyv", "in-img-cachedit-flux")
+PREFIXES = ("in-img-xdit-flux", "in-vid-xdit-hyv", "in-img-cachedit-flux", "in-img-paraattn-flux")
 
 
 def predict(row: dict[str, str]) -> float:

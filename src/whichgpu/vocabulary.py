@@ -123,6 +123,7 @@ class Ranking(StrEnum):
     FASTEST_PER_USER = "fastest per user"
     COST_PER_HOUR = "cost per hour"
     COST_PER_UNIT = "cost per unit"  # no amount of work: per 1M training tokens, 1,000 images
+    GOODPUT = "goodput per cost"  # a rate with a percentile target: good requests per cost
 
 
 class ExclusionKind(StrEnum):

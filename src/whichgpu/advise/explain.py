@@ -92,6 +92,8 @@ def goal(rec: Recommendation) -> Message:
         return msg("explain.goal.total", "lowest total cost")
     if ranked is Ranking.COST_PER_UNIT:
         return msg("explain.goal.per_unit", "lowest cost per {unit}", unit=rec.ranking_unit)
+    if ranked is Ranking.GOODPUT:  # issue 28: advise/goodput.py
+        return msg("explain.goal.goodput", "most requests meeting the targets per unit of cost")
     return msg("explain.goal.per_hour", "lowest cost per hour")
 
 
@@ -408,11 +410,15 @@ def _memory_fix(rec: Recommendation, best: Option, offers: list[Any], rates: Any
     target = aim(best)
     found = None
     seen = set()
+    # the changes for a GPU do not depend on its count: asked once per GPU
+    changes: dict[str, list[Any]] = {}
     for e in sorted(rec.excluded, key=lambda e: e.gap):
         if e.kind != ExclusionKind.MEMORY or not e.has_offer or (e.gpu.id, e.count) in seen:
             continue
         seen.add((e.gpu.id, e.count))
-        for c in suggestions(job.workload, e.gpu):
+        if e.gpu.id not in changes:
+            changes[e.gpu.id] = suggestions(job.workload, e.gpu)
+        for c in changes[e.gpu.id]:
             changed = c.workload
             if changed.task != job.workload.task and job.workload.task == Task.PRETRAIN:
                 continue  # LoRA is not pre-training

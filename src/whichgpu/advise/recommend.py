@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from whichgpu.advise.job import MAX_CONCURRENCY, Job
 from whichgpu.advise.machines import (
@@ -232,6 +232,10 @@ class Recommendation:
         """What the options are sorted by."""
         if self.job.objective == Objective.TIME:
             return Ranking.FASTEST_PER_USER if self.job.per_hour else Ranking.SHORTEST_TIME
+        from whichgpu.advise.goodput import ranks_on_goodput  # issue 28
+
+        if ranks_on_goodput(self.job):
+            return Ranking.GOODPUT
         if self.job.per_hour or (self.job.kind == WorkKind.NONE and not _unit_ranked(self.job)):
             return Ranking.COST_PER_HOUR
         if self.job.kind == WorkKind.NONE:
@@ -815,10 +819,13 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
             ) -> Option | Exclusion:
     """One size of one GPU priced on ``pool``; ``split`` > 1 (batch tokens): that many
     independent shares, each on its own machine of ``count`` GPUs."""
-    speed = _speed(wl, gpu, count, profile)
+    kind = job.kind
+    # serving: the speed at the batch that fits is wanted only when the users per replica
+    # are that batch (otherwise the speed at the users per replica replaces it, below)
+    speed: SpeedEstimate = (cast(SpeedEstimate, None) if kind == WorkKind.SERVING else
+                            _speed(wl, gpu, count, profile))
     notes: list[Message] = []
     replicas = 1
-    kind = job.kind
     setup = None
     if kind == WorkKind.TOKENS:
         rate_name, rate = "output_tokens_per_s", speed.rates["output_tokens_per_s"]
@@ -844,7 +851,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         users, each = _given(job.users), _given(job.tokens_per_s_each)
         replicas = max(1, math.ceil(users / max(batch, 1)))
         per_replica = math.ceil(users / replicas)
-        s = speed if per_replica == batch else estimate_speed(
+        s = _speed(wl, gpu, count, profile) if per_replica == batch else estimate_speed(
             wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
             saturation=False)
         while s.rates[rate_name].typical < each and per_replica > 1:

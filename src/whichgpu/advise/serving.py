@@ -195,6 +195,9 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
         excluded += misses
     _rank(job, options)
     options = _latency_front(job, options)
+    from whichgpu.advise import goodput  # issue 28: a percentile target ranks on goodput
+
+    options = goodput.rank(job, options)
     rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
                          only=[g.id for g in gpus] if gpus else None,
                          offered=frozenset(o.gpu for o in offers if job.spot or not o.spot))
@@ -202,6 +205,7 @@ def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, g
 
     explain(rec, offers, catalog, rates, profile)
     rec.explanation[1:1] = _serving_lines(rec, targets)
+    rec.explanation[1:1] = goodput.explanation(rec)
     if job.spot:  # issue 19: spot against on-demand, spares included
         from whichgpu.advise.spot_risk import explain_spot
 
@@ -302,8 +306,10 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     def cost(o) -> float:
         return _ranked(o.cost, o.spot_risk).typical.amount
 
+    from whichgpu.advise.goodput import layout_key  # issue 28: goodput, when it ranks
+
     cheapest = [min((o for o in priced if o.offer.spot == spot),
-                    key=lambda o: (cost(o), o.gpus, o.layout))
+                    key=lambda o: (layout_key(job, o, cost(o)), cost(o), o.gpus, o.layout))
                 for spot in dict.fromkeys(o.offer.spot for o in priced)]
     fewest = min(lay.tp for lay in feasible)
     return cheapest, [m for m in misses if m.count < fewest and m.kind == "memory"]
@@ -419,6 +425,9 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
                          "p99 {t99}; TPOT p50 {o50}, p99 {o99}", n=_SIM_REQUESTS,
                          t50=ms(run.ttft.p50), t95=ms(run.ttft.p95), t99=ms(run.ttft.p99),
                          o50=ms(run.tpot.p50), o99=ms(run.tpot.p99)))
+        from whichgpu.advise.goodput import goodput_of
+
+        serving["goodput"] = goodput_of(run, targets, replicas)
     if sm.steps.path == "measured":  # issue 28: measured kernels timed the steps (opt-in)
         from whichgpu.estimate.speed.kernel_db import version
 
@@ -478,6 +487,10 @@ def _serving_lines(rec, targets: Targets) -> list[Message]:
     sm_lines.append(msg("serving.not_modelled", "Not modelled: speculative decoding, "
                         "prefix-cache hits (give the uncached part of the prompt as {flag}) and "
                         "tail percentiles (the targets are met on the mean).",
+                        flag=Field("prompt_tokens")) if not targets.at_percentile else
+                    msg("serving.not_modelled.percentile", "Not modelled: speculative decoding "
+                        "and prefix-cache hits (give the uncached part of the prompt as {flag}); "
+                        "the percentiles are simulated, the ranges above are means.",
                         flag=Field("prompt_tokens")))
     if not s["meets_targets_at_slow_end"]:
         sm_lines.append(msg("serving.slow_end", "The slow end of the ranges misses a target: "

@@ -138,6 +138,12 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
     """The cheapest GPU configuration that can run a job, why, and what was excluded (and,
     with ``export``, the chosen option as a launcher task file; ``command_line`` is the
     reproduce line its header gives). RL post-training (grpo, ppo): answers/rl.py's ranking."""
+    if q.kernel_db is not None:  # issue 28: --kernel-db / --no-kernel-db for this request
+        from whichgpu.estimate.speed.kernel_db import as_asked
+
+        with as_asked(q.kernel_db):
+            return recommend(q.model_copy(update={"kernel_db": None}), ctx,
+                             command_line=command_line)
     if q.task.is_rl:
         from whichgpu.answers.rl import recommend_rl
 

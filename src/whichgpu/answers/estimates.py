@@ -194,6 +194,11 @@ class SpeedResult:
 def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
     """Throughput on one GPU configuration, low / typical / high, and what bounds it (for a
     list of different cards: the speed of the mix)."""
+    if q.kernel_db is not None:  # issue 28: --kernel-db / --no-kernel-db for this request
+        from whichgpu.estimate.speed.kernel_db import as_asked
+
+        with as_asked(q.kernel_db):
+            return speed(q.model_copy(update={"kernel_db": None}), ctx)
     mix = _mixed_or_same(q, ctx)
     if isinstance(mix, MixedCardsAnswer):
         return mix

@@ -102,6 +102,11 @@ ActivationOffloading = Annotated[bool | None, Field(description=(
     "Training: keep saved activations in CPU RAM (Unsloth's offloaded checkpointing, "
     "torchtune's activation offloading); default: the framework's.")),
     Cli(negatable=True), Web(label=N_("Activations in CPU RAM"))]
+ActivationOffloadLayers = Annotated[int | None, Field(ge=1, le=1024, description=(
+    "LLM training: the number of layers whose saved activations go to CPU RAM, the rest "
+    "staying on the GPU (Megatron's cpu_offloading_num_layers; Megatron-Bridge's Llama 3 70B "
+    "recipes offload 5 to 40 of 80).")),
+    Web(label=N_("Layers with activations in CPU RAM"), max=1024)]
 Fp8Training = Annotated[bool, Field(description=(
     "Training: FP8 matmuls on bf16 weights (Transformer Engine, torchao Float8) where the GPU "
     "has FP8.")), Web(label=N_("FP8 training"))]
@@ -290,6 +295,7 @@ class Workload(Request):
     draft_tokens: DraftTokens = None
     cache_embeddings: CacheEmbeddings = None
     blocks_to_swap: BlocksToSwap = None
+    activation_offload_layers: ActivationOffloadLayers = None
     as_json: Json = False
 
     #: fields that build the Workload (answers/inputs/workload.py's build_workload takes them as is)
@@ -298,7 +304,8 @@ class Workload(Request):
         "gradient_checkpointing", "lora_rank", "lora_targets", "resolution", "frames", "cfg",
         "offload", "vae_tiling", "framework", "activation_offloading", "loss", "fp8_training",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
-        "lora_adapters", "cache_embeddings", "blocks_to_swap")
+        "lora_adapters", "cache_embeddings", "blocks_to_swap",
+        "activation_offload_layers")
 
 
 def _cap_watts(value: Any) -> Any:
@@ -432,6 +439,13 @@ class Speed(Workload):
                   None)}
     interconnect: InterconnectField = None
     gpus_per_node: GpusPerNode = None
+    # issue 28: measured kernels (estimate/speed/kernel_db.py), as asked per request
+    kernel_db: Annotated[bool | None, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): time engine steps with aiconfigurator-core's "
+        "measured kernels where they cover the GPU, engine and model (the optional extra "
+        "whichgpu[kernels]); off: whichgpu's own model. Default: the WHICHGPU_KERNEL_DB "
+        "environment variable, else off.")), Cli(negatable=True),
+        Web(label=N_("Measured kernels"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
@@ -590,6 +604,13 @@ class Recommend(Workload):
     horizon_months: Annotated[float | None, Field(gt=0, le=360, description=(
         "Months you need it, for rent or buy (with the hours of use per month).")),
         Web(label=N_("5. How many months you need it"))] = None
+    # issue 28: measured kernels (estimate/speed/kernel_db.py), as asked per request
+    kernel_db: Annotated[bool | None, Field(description=(
+        "Serving (vLLM, SGLang, TensorRT-LLM): time engine steps with aiconfigurator-core's "
+        "measured kernels where they cover the GPU, engine and model (the optional extra "
+        "whichgpu[kernels]); off: whichgpu's own model. Default: the WHICHGPU_KERNEL_DB "
+        "environment variable, else off.")), Cli(negatable=True),
+        Web(label=N_("Measured kernels"))] = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")

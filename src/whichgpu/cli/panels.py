@@ -33,13 +33,13 @@ _PANELS: dict[str, tuple[str, ...]] = {
     "Memory and engine": (
         "kv_dtype", "engine", "engine_version", "flash_attention", "allow_long_context",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",
-        "lora_adapters", "disaggregate"),
+        "lora_adapters", "disaggregate", "kernel_db"),
     "llama.cpp offload": (
         "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor", "ubatch", "mmap"),
     "Training": (
         "optimizer", "gradient_checkpointing", "master_weights", "fused_loss", "loss",
         "framework", "activation_offloading", "fp8_training", "lora_rank", "lora_targets",
-        "compile"),
+        "compile", "activation_offload_layers"),
     "RL post-training": (
         "generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share"),
     "Images and video": (

@@ -27,16 +27,26 @@ def print_rate_recommendation(rec, top: int) -> None:
         console.print(f"[bold]{title}[/bold]")
         return
     t = Table(title=title, title_justify="left", pad_edge=False)
-    for col in ("#", "GPU", "Replicas", "TTFT ms", "TPOT ms", "Load", "Price/h", "1M out"):
+    good = all("requests_per_unit_cost" in o.serving.get("goodput", {}) for o in shown)
+    for col in ("#", "GPU", "Replicas", "TTFT ms", "TPOT ms", "Load", "Price/h", "1M out") + (
+            ("Met", f"Good/{shown[0].price_per_hour.currency}") if good else ()):
         t.add_column(col, justify="left" if col in ("GPU", "Replicas") else "right")
     for i, o in enumerate(shown, start=1):
         s = o.serving
         mark = ("=" if o.near_tie else "") + ("*" if o.pareto else "")
+        # issue 28: ranked on goodput, its share of requests meeting every target and its
+        # good requests per unit of cost (advise/goodput.py)
+        extra = ((f"{s['goodput']['share_meeting_targets']:.1%}",
+                  f"{s['goodput']['requests_per_unit_cost']:,.0f}") if good else ())
         t.add_row(f"{i}{mark}", escape(o.gpu.id), f"{s['replicas']} x {s['tp']}",
                   _pair(s["ttft_s"]), _pair(s["tpot_s"]), f"{s['utilisation']:.0%}",
                   format_money(o.price_per_hour),
-                  format_money(_money(s["cost_per_million_tokens"]["output"])))
+                  format_money(_money(s["cost_per_million_tokens"]["output"])), *extra)
     console.print(t)
+    if good:
+        console.print("[dim]Met: simulated requests meeting every target; Good/"
+                      f"{shown[0].price_per_hour.currency}: those requests per unit of cost "
+                      "(the ranking key).[/dim]")
     console.print("[dim]Replicas: replicas x GPUs each (tensor parallel); TTFT and TPOT: "
                   "means under Poisson arrivals, slow end of the range in brackets; Load: each "
                   "replica's share of its max throughput; 1M out: cost per million output "

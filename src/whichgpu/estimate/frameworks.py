@@ -37,7 +37,16 @@ SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "sequence_parallel",
             # under FP8 training, the linears keep their inputs for backward in FP8
             # (Transformer Engine), not in bf16
-            "fp8_saved_inputs")
+            "fp8_saved_inputs",
+            # a gated MLP's activation saves only the gate-and-up output and recomputes SiLU in
+            # backward (Megatron Core's fused SwiGLU)
+            "fused_swiglu",
+            # the framework runs transformers' own MoE code: a training loop over stacked
+            # experts (gpt-oss) that copies each expert's weights by indexing
+            "stacked_expert_loop",
+            # bytes per gradient element the framework keeps for full training (Megatron's
+            # grad_reduce_in_fp32: fp32 main_grad buffers, 4)
+            "grad_bytes")
 # What FSDP keeps gathered from forward through backward (``fsdp_resident``): the root unit's
 # parameters (the embedding and the output head, outside every wrapped block), or only the
 # output head (torchtitan shards the embedding on its own and keeps [norm, output] gathered), or
@@ -144,7 +153,9 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
             continue
         if key in ("adapter_bytes", "fused_mlp_backward", "fsdp_reduce_bytes",
                    "fsdp_resident", "logits_bytes_per_element",
-                   "sequence_parallel", "fp8_saved_inputs"):  # read by the memory model
+                   "sequence_parallel", "fp8_saved_inputs",
+                   "fused_swiglu", "stacked_expert_loop",
+                   "grad_bytes"):  # read by the memory model
             continue
         if out.get(key) is None:
             out[key] = value
@@ -188,6 +199,11 @@ def describe(name: str, task: str) -> list[Message]:
     if s.get("sequence_parallel"):
         parts.append(msg("framework.sequence_parallel", "sequence parallelism with tensor "
                          "parallelism"))
+    if s.get("fused_swiglu"):
+        parts.append(msg("framework.fused_swiglu", "fused SwiGLU (SiLU recomputed in "
+                         "backward)"))
+    if s.get("grad_bytes", 0) >= 4:
+        parts.append(msg("framework.fp32_grads", "gradients kept and reduced in fp32"))
     if s.get("optimizer"):
         parts.append(msg("framework.optimizer", "optimizer {optimizer}",
                          optimizer=s["optimizer"]))

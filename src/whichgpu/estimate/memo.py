@@ -105,6 +105,62 @@ def by_identity(size: int = 4096, identities: int = 1) -> Callable[[F], F]:
     return wrap
 
 
+def by_settings(size: int = 4096) -> Callable[[F], F]:
+    """Memoize ``f(workload, hardware, *rest)`` (positional arguments only) by value: every
+    setting of the workload but its ``batch`` (the model by identity), every field of the
+    hardware view (the GPU by identity), the rest as given; for step times that take their
+    batch as an argument and are asked again on each copy of a workload (a copy per batch
+    tried, per users per replica, per changed job). An unhashable setting: no memo."""
+
+    def wrap(f: F) -> F:
+        table: dict[Any, tuple[Any, Any, Any]] = {}
+        seen = [constants.generation()]
+        _TABLES.append(table)
+        fresh = constants._GENERATION
+        settings: list[Callable[[Any], tuple[Any, ...]]] = []
+
+        @functools.wraps(f)
+        def memo(w: Any, hw: Any, *rest: Any) -> Any:
+            if not _ENABLED[0]:
+                return f(w, hw, *rest)
+            if seen[0] != fresh[0]:
+                table.clear()
+                seen[0] = fresh[0]
+            if not settings:
+                settings.append(_settings_getter())
+            model, gpu = w.model, hw.gpu
+            key = (id(model), settings[0](w), id(gpu), hw.count, hw.link, hw.fabric,
+                   hw.compute_scale, hw.bandwidth_scale, hw.calibration, hw.per_server,
+                   hw.network, *rest)
+            try:
+                hit = table.get(key)
+            except TypeError:  # an unhashable setting
+                return f(w, hw, *rest)
+            if hit is not None and hit[0] is model and hit[1] is gpu:
+                return hit[2]
+            value = f(w, hw, *rest)
+            if len(table) >= size:
+                table.clear()
+            table[key] = (model, gpu, value)
+            return value
+
+        return memo  # type: ignore[return-value]
+
+    return wrap
+
+
+def _settings_getter() -> Callable[[Any], tuple[Any, ...]]:
+    """Every Workload field but the model and the batch, as one tuple."""
+    from dataclasses import fields
+    from operator import attrgetter
+
+    from whichgpu.estimate.workload import Workload
+
+    getter: Callable[[Any], tuple[Any, ...]] = attrgetter(
+        *(f.name for f in fields(Workload) if f.name not in ("model", "batch")))
+    return getter
+
+
 class Table:
     """A bounded memo table keyed by value (emptied when full or when a constant changes;
     never used in reference mode): for answers that equal workloads share although they are

@@ -21,16 +21,16 @@ ENGINE_ALIASES = {
     "deepspeed": "transformers", "torchtitan": "transformers", "llm-foundry": "transformers",
     "vectorlm": "transformers", "megatron": "transformers",
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
-    # diffusion split over GPUs by sequence parallelism (xDiT's USP, cache-dit's context
-    # parallelism): the layout the model has as SGLang Diffusion's (diffusion_parallel.py);
-    # ring attention is scored as Ulysses (no ring term)
-    "xdit": "sglang", "cache-dit": "sglang",
+    # diffusion split over GPUs by sequence parallelism (xDiT's USP, cache-dit's and
+    # ParaAttention's context parallelism): the layout the model has as SGLang Diffusion's
+    # (diffusion_parallel.py); ring attention is scored as Ulysses (no ring term)
+    "xdit": "sglang", "cache-dit": "sglang", "para-attn": "sglang",
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
 _BOOLS = ("imatrix", "mmap", "vae_tiling", "vae_slicing", "tiny_vae", "fused_loss",
           "flash_attention", "master_weights", "cfg", "gradient_checkpointing",
           "optimizer_in_backward", "fp8_training", "activation_offloading",
-          "selective_checkpointing", "expert_parallel")
+          "selective_checkpointing", "expert_parallel", "moe_kernels")
 _TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
             "up": "up_proj", "down": "down_proj"}
 
@@ -157,7 +157,8 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         raise InputError(extra["unmodelled"])
     host_args: dict[str, str] = {}
     for key, value in extra.items():
-        if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch"):
+        if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch",
+                   "activation_offload_layers"):
             kw[key] = int(value)
         elif key in ("n_cpu_moe", "ngl"):
             _llamacpp_offload(kw, key, value, model)

@@ -134,6 +134,13 @@ class Workload:
     cache_embeddings: bool | None = None
     blocks_to_swap: int = 0
     diffusion_trainer: str | None = None  # its defaults (None: diffusers' scripts)
+    # LLM training: the layers whose saved activations go to CPU RAM (Megatron's
+    # cpu_offloading_num_layers); None: every layer but those in flight when
+    # activation_offloading is on, else none
+    activation_offload_layers: int | None = None
+    # LLM training on transformers' model code: the MoE layers run a fused hub kernel
+    # (use_kernels: MegaBlocks) instead of the model's own loop over stacked experts
+    moe_kernels: bool = False
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings
@@ -282,7 +289,8 @@ class Workload:
 
     @property
     def offloads_activations(self) -> bool:
-        return bool(self.activation_offloading) and self.is_training
+        return (bool(self.activation_offloading) or bool(self.activation_offload_layers)) \
+            and self.is_training
 
     @property
     def adapter_bytes(self) -> int:
@@ -530,6 +538,16 @@ def validate(w: Workload) -> None:
     if w.activation_offloading and not w.is_training:
         raise InputError(msg("workload.training_only", "{field} is for training tasks",
                              field=Field("activation_offloading")))
+    if w.activation_offload_layers:
+        if not w.is_training or w.task == Task.IMAGE_LORA:
+            raise InputError(msg("workload.llm_training_only", "{field} is for LLM training "
+                                 "(lora, qlora, full-ft, pretrain)",
+                                 field=Field("activation_offload_layers")))
+        if w.activation_offload_layers >= w.model.num_layers:
+            raise InputError(msg("workload.offload_layers", "{field} must be below the "
+                                 "model's {n} layers (the last layer's activations stay on "
+                                 "the GPU)", field=Field("activation_offload_layers"),
+                                 n=w.model.num_layers))
     if w.quant_scope not in ("denoiser", "all"):
         raise InputError(msg("workload.quant_scope", "quant scope must be 'denoiser' or 'all'"))
     if w.offload in ("model", "sequential", "gpu-only") and not w.is_diffusion:

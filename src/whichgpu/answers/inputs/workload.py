@@ -53,7 +53,9 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    lora_adapters: int | None = None,
                    interconnect: str | None = None, gpus_per_node: int | None = None,
                    # diffusion LoRA training: what stays resident (estimate/diffusion_trainers)
-                   cache_embeddings: bool | None = None, blocks_to_swap: int | None = None):
+                   cache_embeddings: bool | None = None, blocks_to_swap: int | None = None,
+                   # LLM training: layers whose activations go to CPU RAM (Megatron's count)
+                   activation_offload_layers: int | None = None):
     """Resolve the model and build a validated Workload from what a person typed.
 
     The text is read here, once: counts such as ``8k`` (``context``, ``prompt_tokens``,
@@ -122,7 +124,8 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         speculative=parse_speculative(speculative, draft_tokens, spec),
         lora_adapters=lora_adapters, interconnect=_interconnect(interconnect),
         gpus_per_node=gpus_per_node, cache_embeddings=cache_embeddings,
-        blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes)
+        blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes,
+        activation_offload_layers=activation_offload_layers)
 
 
 def _tokens(value: int | str | None, what: str) -> int | None:

@@ -57,21 +57,25 @@ def _adafactor_bytes(model: ModelSpec, trainable: int) -> float:
     return factors + 4 * max(trainable - matrix, 0)
 
 
-def activation_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float:
+def activation_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1,
+                                     fused_swiglu: bool = False) -> float:
     """Bytes one token's activations take in one block, saved for backward (16-bit, FA).
     ``sp``: the sequence-parallel degree (Megatron's sequence parallelism with tensor
     parallelism shards the layer norms' inputs and outputs, the part TP leaves whole, over
-    the TP ranks too; Korthikanti et al. 2022, arXiv:2205.05198)."""
+    the TP ranks too; Korthikanti et al. 2022, arXiv:2205.05198). ``fused_swiglu``: a gated
+    MLP whose activation saves only its input, the gate-and-up output, and recomputes SiLU in
+    backward (Megatron Core's fused SwiGLU): three intermediate-width tensors, not four."""
     h, a, d = m.hidden_size, m.num_attention_heads, m.head_dim or m.hidden_size // max(
         m.num_attention_heads, 1)
     k = m.num_kv_heads or a
     if m.moe is not None:
         i_eff = (m.moe.experts_per_token * m.moe.expert_intermediate_size
                  + m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size)
-        mlp = 4 * i_eff + 2 * m.moe.experts_per_token * h  # + routed copies of the input
+        mlp = (3 if fused_swiglu else 4) * i_eff + 2 * m.moe.experts_per_token * h  # + routed
+        # copies of the input
     else:
         i_eff = m.intermediate_size or 4 * h
-        mlp = (4 if m.gated_mlp else 2) * i_eff
+        mlp = ((3 if fused_swiglu else 4) if m.gated_mlp else 2) * i_eff
     split = (2 * a * d + 2 * k * d + mlp) / tp
     return 2 * (4 * h / sp + split) + 4 * a / tp
 
@@ -156,9 +160,15 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         msg("term.train.frozen", "frozen base model"), q.source))
 
     n = m.params_total
+    from whichgpu.estimate.frameworks import framework_defaults
+
+    fw = framework_defaults(w.framework, w.task)
     if full:
         trainable = n
         grad_bytes = 2.0 if q.linear_bits <= 16 else 4.0
+        # a framework that keeps its gradients in fp32 buffers (Megatron's
+        # grad_reduce_in_fp32: the main_grad buffer the reduction writes into)
+        grad_bytes = max(grad_bytes, float(fw.get("grad_bytes", 0)))
     else:
         trainable = lora_params(w)
         ab = w.adapter_bytes
@@ -237,11 +247,8 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     # --- activations
     s, b = w.seq_len, w.batch
     L = m.num_layers
-    from whichgpu.estimate.frameworks import framework_defaults
-
-    fw = framework_defaults(w.framework, w.task)
     sp = tp if fw.get("sequence_parallel") and tp > 1 else 1
-    per_tl = activation_bytes_per_token_layer(m, tp, sp)
+    per_tl = activation_bytes_per_token_layer(m, tp, sp, bool(fw.get("fused_swiglu")))
     fp8_inputs = bool(w.fp8_training and fw.get("fp8_saved_inputs"))
     if fp8_inputs:
         per_tl -= fp8_saved_input_savings_per_token_layer(m, tp, sp)
@@ -273,7 +280,16 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         parts.append(msg("term.act.full", "{layers} layers x {seq} tokens x batch {batch} x "
                          "{per:,.0f} bytes per token-layer + the last layer's MLP backward "
                          "gradients", layers=L, seq=s, batch=b, per=per_tl))
-    if w.offloads_activations and L > in_flight:
+    if w.activation_offload_layers and w.is_training:
+        # a chosen number of layers offloaded (Megatron's cpu_offloading_num_layers), the rest
+        # kept on the GPU as usual
+        n_off = min(w.activation_offload_layers, L - 1)
+        host["activations"] = int(n_off * kept_per_layer)
+        act -= n_off * kept_per_layer
+        parts.append(msg("term.act.offloaded_layers", "; offloaded: the kept activations of "
+                         "{n} of {layers} layers in CPU RAM ({gb:,.2f} GB)", n=n_off, layers=L,
+                         gb=host["activations"] / 1e9))
+    elif w.offloads_activations and L > in_flight:
         host["activations"] = int((L - in_flight) * kept_per_layer)
         act -= (L - in_flight) * kept_per_layer
         parts.append(msg("term.act.offloaded", "; offloaded: only {n} layers' kept activations "
@@ -306,6 +322,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                        "flight", n=pp))
     terms.append(MemoryTerm("activations", int(act), formula,
                             msg("term.train.how", "{how}", how=Join(how, "")),
+                            _OFFLOAD_LAYERS_SOURCE if w.activation_offload_layers else
                             c.source if not w.offloads_activations else
                             memory_constant("activation_offload_layers_in_flight").source))
     v = m.vocab_size
@@ -358,6 +375,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
     sharding = sharding_terms(w, on_cpu)
     terms.extend(sharding)
+    loop = expert_loop_term(w, fw, full, grad_bytes)
+    if loop is not None:
+        terms.append(loop)
+        sharding = [*sharding, loop]  # churns through the allocator like the gathered layers
     terms.append(runtime_term("transformers"))
     nccl = nccl_term(w.gpus)
     if nccl:
@@ -398,6 +419,11 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                "framework": w.framework, "host_bytes": host}
     return terms, assumptions, details
 
+
+_OFFLOAD_LAYERS_SOURCE = (
+    "https://github.com/NVIDIA/Megatron-LM (megatron/core/transformer/transformer_config.py "
+    "cpu_offloading_num_layers: 'the number of transformer layers for which activations has to "
+    "be offloaded'; Megatron-Bridge's Llama 3 70B performance recipes offload 5 to 40 of 80)")
 
 _LOGITS_CONSTANT = {"chunked": "train_logits_chunked_bytes_per_element",
                     "compiled": "train_logits_compiled_bytes_per_element"}
@@ -477,6 +503,46 @@ def sharding_terms(w: Workload, on_cpu: bool) -> list[MemoryTerm]:
             "as a heuristic since its parameters would typically be immediately all-gathered "
             "for backward'); torchtitan/distributed/fsdp.py for torchtitan's output layer"))
     return out
+
+
+_EXPERT_LOOP_SOURCE = (
+    "https://github.com/huggingface/transformers/blob/00d4b3d2142cb4ced2f51b90614b5d26bc045015/"
+    "src/transformers/models/gpt_oss/modeling_gpt_oss.py (GptOssExperts.forward in training: "
+    "'for expert_idx in expert_hit[:]' with a one-element index tensor, so "
+    "self.gate_up_proj[expert_idx] and self.down_proj[expert_idx] are advanced-indexing copies "
+    "(shape (1, ...)), which the matmuls save for backward; PyTorch's index backward "
+    "(index_put_ into zeros_like of the whole parameter) hands autograd a gradient the size of "
+    "the whole stacked parameter per expert, summed into the running one)")
+
+
+def expert_loop_term(w: Workload, fw: dict, full: bool,
+                     grad_bytes: float) -> MemoryTerm | None:
+    """What Hugging Face transformers' training loop over stacked experts (gpt-oss) keeps for
+    the layer in backward: each hit expert's weights copied by indexing and saved by its
+    matmuls (every expert is hit at training batch sizes: one layer's expert weights), and,
+    when the experts train, one more gradient the size of the largest stacked parameter (the
+    gate-and-up projection) beside the running sum. None for other models and frameworks,
+    and where a fused hub kernel replaces the loop (``moe_kernels``)."""
+    m, q = w.model, w.quant_format
+    if not (fw.get("stacked_expert_loop") and not w.moe_kernels and m.moe is not None
+            and m.architecture in STACKED_EXPERT_ARCHITECTURES and q.linear_bits >= 16):
+        return None
+    e, h, i = m.moe.num_experts, m.hidden_size, m.moe.expert_intermediate_size
+    copies = e * 3 * h * i * 2.0  # gate-and-up (h x 2i) and down (i x h) of every expert, bf16
+    extra = e * h * 2 * i * grad_bytes if full else 0.0
+    return MemoryTerm(
+        "moe_expert_copies", int((copies + extra) / w.tp_degree),
+        msg("term.moe_expert_copies", "{experts} experts' weights copied by indexing and saved "
+            "for backward ({gb:,.2f} GB){grad}", experts=e, gb=copies / 1e9,
+            grad=msg("term.moe_expert_copies.grad", " + one gate-and-up gradient the size of "
+                     "the stacked parameter ({gb:,.2f} GB)", gb=extra / 1e9) if extra else ""),
+        msg("term.moe_expert_copies.why", "transformers' training loop over stacked experts"),
+        _EXPERT_LOOP_SOURCE)
+
+
+# model_type of the transformers models whose training forward loops over stacked expert
+# parameters indexed with a tensor (modeling_gpt_oss.py GptOssExperts)
+STACKED_EXPERT_ARCHITECTURES = ("gpt_oss",)
 
 
 _HOST_WORDS = {"optimizer_states": msg("train.host.optimizer_states.name", "optimizer states"),

@@ -88,6 +88,38 @@ def use_kernel_db(on: bool = True) -> Iterator[None]:
         _opt_in.reset(token)
 
 
+def installed() -> bool:
+    """Whether aiconfigurator-core can be imported (the ``[kernels]`` extra)."""
+    import sys
+    from importlib.util import find_spec
+
+    if MODULE in sys.modules:
+        return sys.modules[MODULE] is not None
+    try:
+        return find_spec(MODULE) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def as_asked(on: bool | None) -> Iterator[None]:
+    """A request's choice (``--kernel-db`` / ``--no-kernel-db``, REST ``kernel_db``) within
+    the block; None leaves it to WHICHGPU_KERNEL_DB. Asking for the measured kernels without
+    the package installed is the user's mistake, said in one line (InputError)."""
+    if on is None:
+        yield
+        return
+    if on and not installed():
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+
+        raise InputError(msg("kernel_db.not_installed", "measured kernels need the optional "
+                             "package {package}, which is not installed here: install the "
+                             "extra whichgpu[kernels]", package=PACKAGE))
+    with use_kernel_db(on):
+        yield
+
+
 def version() -> str | None:
     """The installed aiconfigurator-core version, or None when it is not installed."""
     try:

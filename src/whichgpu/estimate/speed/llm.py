@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from whichgpu.engines import has
 from whichgpu.estimate.constants import per_key, speed_value
-from whichgpu.estimate.memo import by_identity
+from whichgpu.estimate.memo import by_identity, by_settings
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
@@ -380,6 +380,7 @@ def _matmul_rate(hw: Hardware, q, engine: str, precision: str, platform: float,
     return hw.peak(precision) or hw.peak("fp16") or 1.0, eta, precision
 
 
+@by_settings()  # equal workloads but for their batch: the same prefill (estimate/memo.py)
 def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime:
     """Seconds to process ``batch`` prompts of ``prompt`` tokens (time to first token)."""
     m = w.model

@@ -38,11 +38,12 @@ disaggregation and attention data parallelism, tail percentiles.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
+from whichgpu.estimate import memo
 from whichgpu.estimate.speed.serving_engine import (
     EngineConfig,
     KVCapacity,
@@ -146,6 +147,52 @@ class _Open:
 
 # ------------------------------------------------------------------ the model
 
+@dataclass
+class _Replica:
+    """What a ServingModel is built from, none of it depending on the workload's batch (the
+    load is an argument of each answer)."""
+
+    config: EngineConfig
+    hw: Any
+    capacity: KVCapacity
+    limit: int
+    limited_by: str
+    steps: StepModel
+    cv2: float
+    max: list[ServingPoint | None] = field(default_factory=lambda: [None])
+
+
+# A recommendation builds the same replica again and again: each batch it tries on a size
+# (the users per replica, a closed loop at each concurrency) is a fresh workload copy that
+# differs only in its batch. Remembered by value (every setting but the batch; the model,
+# GPU, profile and hardware view by identity, held by the entry), bounded, emptied when a
+# constant changes, off in the reference path (estimate/memo.py).
+_REPLICAS = memo.Table(512)
+_KEY_FIELDS = tuple(f.name for f in fields(Workload) if f.name not in ("model", "batch"))
+
+
+def _view_gpu(hw: Any) -> Any:
+    return None if hw is None else hw.gpu
+
+
+def _replica_key(w: Workload, gpu: GPU, profile: Any, version: str | None, usage: Usage,
+                 lengths: Lengths, hw: Any) -> tuple[Any, ...] | None:
+    """The value key of one replica, or None where a setting cannot be hashed."""
+    from whichgpu.estimate.speed.kernel_db import opted_in
+
+    d = w.__dict__
+    view = None if hw is None else (id(hw.gpu), hw.count, hw.link, hw.fabric, hw.compute_scale,
+                                    hw.bandwidth_scale, hw.calibration, hw.per_server,
+                                    hw.network)
+    key = (id(w.model), id(gpu), id(profile), version, usage, lengths, opted_in(), view,
+           *[d[n] for n in _KEY_FIELDS])
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class ServingModel:
     """One replica of a workload on a GPU layout, under its engine's defaults."""
 
@@ -154,7 +201,6 @@ class ServingModel:
                  usage: Usage = "server", lengths: Lengths = "fixed",
                  hardware_view: Any = None) -> None:
         from whichgpu.estimate.speed import inference_lengths
-        from whichgpu.estimate.speed.hardware import hardware
 
         if w.is_training or w.is_diffusion:
             raise InputError(msg("serving.llm_only", "the serving model is for LLM inference "
@@ -167,22 +213,47 @@ class ServingModel:
         self.gpu = gpu
         self.prompt, self.output = prompt, output
         self.gpus = w.tp_degree * w.pp_degree
-        self.config = config or engine_config(w, gpu, version=version, usage=usage)
-        self.hw = hardware_view or hardware(gpu, self.gpus, profile, w.interconnect,
-                                                   w.gpus_per_node)
-        self.capacity: KVCapacity = kv_capacity(w, gpu, self.config, prompt, output)
-        self.limit, self.limited_by = batch_limit(self.config, self.capacity, prompt, output)
-        if self.limit < 1:
+        key = None if config is not None else _replica_key(w, gpu, profile, version, usage,
+                                                             lengths, hardware_view)
+        held = _REPLICAS.get(key) if key is not None else None
+        if held is not None and held[0] is w.model and held[1] is gpu \
+                and held[2] is profile and held[3] is _view_gpu(hardware_view):
+            core: _Replica = held[4]
+        else:
+            core = self._build(w, gpu, profile, config, version, usage, lengths,
+                               hardware_view, prompt, output)
+            if key is not None:
+                _REPLICAS.put(key, (w.model, gpu, profile, _view_gpu(hardware_view),
+                                    core))
+        self.config, self.hw, self.capacity = core.config, core.hw, core.capacity
+        self.limit, self.limited_by = core.limit, core.limited_by
+        self.steps: StepModel = core.steps
+        self.cv2 = core.cv2
+        self._max = core.max  # one cell per replica: max_throughput() once for all its copies
+
+    def _build(self, w: Workload, gpu: GPU, profile: Any, config: EngineConfig | None,
+               version: str | None, usage: Usage, lengths: Lengths, hardware_view: Any,
+               prompt: int, output: int) -> _Replica:
+        """What one replica is, whatever its batch: engine defaults, KV capacity, batch
+        limit, step model."""
+        from whichgpu.estimate.speed.hardware import hardware
+
+        config = config or engine_config(w, gpu, version=version, usage=usage)
+        hw = hardware_view or hardware(gpu, self.gpus, profile, w.interconnect,
+                                       w.gpus_per_node)
+        capacity = kv_capacity(w, gpu, config, prompt, output)
+        limit, limited_by = batch_limit(config, capacity, prompt, output)
+        if limit < 1:
             raise InputError(msg("serving.no_sequence", "the KV cache of {n} x {gpu} holds no "
                                  "sequence of {tokens:,} tokens after the weights ({formula})",
                                  n=self.gpus, gpu=gpu.id, tokens=prompt + output,
-                                 formula=self.capacity.formula))
+                                 formula=capacity.formula))
         # issue 28: measured kernels (aiconfigurator-core) where opted in and covered
         from whichgpu.estimate.speed.kernel_db import step_model
 
-        self.steps: StepModel = step_model(w, self.hw, gpu.id, prompt, output)
-        self.cv2 = float(serving_value("service_time_cv2").get(lengths, 0.5))
-        self._max: ServingPoint | None = None
+        steps = step_model(w, hw, gpu.id, prompt, output)
+        cv2 = float(serving_value("service_time_cv2").get(lengths, 0.5))
+        return _Replica(config, hw, capacity, limit, limited_by, steps, cv2)
 
     # -------------------------------------------------------------- budget and prefill
 
@@ -362,10 +433,12 @@ class ServingModel:
 
     def max_throughput(self) -> ServingPoint:
         """Output tokens/s at the largest batch that fits (the closed loop at the limit)."""
-        if self._max is None:
+        point = self._max[0]
+        if point is None:
             rate, st = self._closed(self.limit)
-            self._max = self._point(Load("max-throughput", self.limit), rate, st, rate)
-        return self._max
+            point = self._max[0] = self._point(Load("max-throughput", self.limit), rate, st,
+                                               rate)
+        return point
 
     @property
     def max_requests_per_s(self) -> float:

@@ -85,6 +85,10 @@ def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
     if arch != 1:
         mfu *= arch
         parts.append(f"{arch_key(hw.gpu)} x{arch:g}")
+    card = per_key("training_gpu_factor", hw.gpu.id)
+    if card != 1 and not denoiser:
+        mfu *= card
+        parts.append(f"{hw.gpu.id} x{card:g}")
     ff, fwhy = framework_factor(framework, compile_)
     mfu *= ff
     parts.append(fwhy)
