@@ -64,7 +64,9 @@ test: $(STAMP) $(LSTAMP)
 	$(PYTEST) $(XDIST)
 
 # Everything but the tests marked slow (refits, the launchers' venv, PostgreSQL, fuzzers, the
-# browser, served subprocesses, tests over 0.4 s of CPU): about a minute on 2 cores.
+# browser, served subprocesses, tests over 0.4 s of CPU): about a minute on 2 cores. The
+# marker expression must stay exactly "not slow": then the files SLOW names whole are not even
+# imported (tests/conftest.py pytest_ignore_collect).
 test-fast: $(STAMP)
 	WHICHGPU_LAUNCHERS_PYTHON= $(PYTEST) -m "not slow" $(XDIST)
 
@@ -147,7 +149,7 @@ bench: $(STAMP)
 	  --out artifacts/bench-answers-web.json
 
 # Record the answers of the fixed question set again (tests/answer_set.py), after an answer
-# changed on purpose; it prints what changed. tests/test_answers_identical.py compares them.
+# changed on purpose; it prints what changed. tests/answers/test_answers_identical.py compares them.
 answers-fixture: $(STAMP)
 	$(BIN)/python tests/answer_set.py --write
 
@@ -183,7 +185,7 @@ i18n: $(STAMP)
 # page at phone width (390 x 844, English; the advisor and VRAM selector in French too) into
 # docs/img/phone-*.png, failing if a page is wider than the phone or chart text < 11 px.
 screenshots: $(STAMP)
-	$(BIN)/python -m pytest tests/test_web_browser.py
+	$(BIN)/python -m pytest tests/web/test_web_browser.py
 	cp artifacts/screenshots/vram-selector.png artifacts/screenshots/advisor.png \
 	   artifacts/screenshots/rent-or-buy.png docs/img/
 	$(BIN)/python scripts/screenshots.py --check --lang en

@@ -4,11 +4,12 @@ and the CPU seconds of whole CLI processes.
     python benchmarks/recommend_time.py              # both parts
     python benchmarks/recommend_time.py --runs 5 --cli-runs 3
     python benchmarks/recommend_time.py --no-cli     # in-process only
+    python benchmarks/recommend_time.py --cli-only   # CLI processes only
     python benchmarks/recommend_time.py --calls      # and each answer's Python calls
 
 The questions are tests/answer_set.py's (every task family and amount of work over the whole
 catalog, market and shipped prices, memory and speed), the set whose answers
-tests/test_answers_identical.py keeps identical. In-process: each question once to warm the
+tests/answers/test_answers_identical.py keeps identical. In-process: each question once to warm the
 shared caches (catalog, presets, constants, offers), then the median of ``--runs`` runs, wall
 and CPU, of what a REST answer costs: the answer, its JSON and the JSON text (not the
 normalisation the fixture applies before comparing: a JSON round trip and the removal of
@@ -127,13 +128,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cli-runs", type=int, default=3)
     parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--cli-only", action="store_true",
+                        help="only the CLI processes' CPU seconds (no in-process answers)")
     parser.add_argument("--calls", action="store_true",
                         help="also count each warm answer's Python calls (one profiled run)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as home:
         os.environ.update(environment(home))
-        in_process(args.runs, args.calls)
+        if not args.cli_only:
+            in_process(args.runs, args.calls)
         if not args.no_cli:
             cli(args.cli_runs, home)
 

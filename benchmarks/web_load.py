@@ -66,6 +66,11 @@ MIX = [
     ("page-gpus", "GET", "/gpus?min_memory={v}GB", None, 200, 2, 8),
 ]
 
+#: the kinds whose answer weighs every GPU of the catalog: the server's heavy lane
+#: (web/work.py HEAVY, PAGES_HEAVY); the others are the quick questions
+HEAVY_KINDS = {"memory", "memory-post", "recommend-flux", "recommend-70b", "checklist",
+               "bad-input", "page-advisor", "page-memory"}
+
 
 LLAMA_8B = json.loads((Path(__file__).resolve().parents[1] / "src" / "whichgpu" / "models" /
                        "presets" / "llama-3.1-8b" / "config.json").read_text("utf-8"))
@@ -268,9 +273,19 @@ async def run(base: str, n: int, concurrency: int, seed: int, varied: bool = Fal
             "p90_ms": pct(every, 90) * 1000, "p99_ms": pct(every, 99) * 1000,
             "max_ms": max(every) * 1000, "mean_ms": statistics.fmean(every) * 1000,
             "errors": sum(errors.values()), "error_kinds": dict(errors),
+            "per_lane": {lane: {"n": len(v), "p50_ms": pct(v, 50) * 1000,
+                                "p99_ms": pct(v, 99) * 1000}
+                         for lane, v in _lanes(latencies).items() if v},
             "per_endpoint": {k: {"n": len(v), "p50_ms": pct(v, 50) * 1000,
                                  "p99_ms": pct(v, 99) * 1000} for k, v in sorted(
                                      latencies.items())}}
+
+
+def _lanes(latencies: dict[str, list[float]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"whole catalog": [], "quick": []}
+    for name, values in latencies.items():
+        out["whole catalog" if name in HEAVY_KINDS else "quick"].extend(values)
+    return out
 
 
 def main() -> None:
@@ -317,6 +332,8 @@ def main() -> None:
           f"p99 {result['p99_ms']:.0f} ms, max {result['max_ms']:.0f} ms")
     print(f"errors: {result['errors']}" + (f" {result['error_kinds']}" if result['errors']
                                           else ""))
+    for lane, e in result["per_lane"].items():
+        print(f"{lane} questions: {e['n']}, p50 {e['p50_ms']:.0f} ms, p99 {e['p99_ms']:.0f} ms")
     print(f"{'endpoint':<16}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}")
     for name, e in result["per_endpoint"].items():
         print(f"{name:<16}{e['n']:>6}{e['p50_ms']:>9.0f}{e['p99_ms']:>9.0f}")

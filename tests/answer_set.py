@@ -1,6 +1,6 @@
 """A fixed set of questions whose full JSON answers must not change when only speed changes.
 
-``tests/test_answers_identical.py`` compares every answer of this set with the answers
+``tests/answers/test_answers_identical.py`` compares every answer of this set with the answers
 recorded in ``tests/data/answers/answers.json.gz``; ``benchmarks/recommend_time.py`` times the
 same questions. When an answer changes on purpose (a new constant, a new sentence), record
 the set again and review the diff:

@@ -28,203 +28,271 @@ pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_s
 TESTS = Path(__file__).resolve().parent
 
 # The integration tests, marked ``slow``: ``make test-fast`` (``pytest -m "not slow"``) leaves
-# them out, ``make test`` runs everything. A key is a file under tests/ (every test in it) or
-# "file.py::test_name" (that test, all its parameters). Every test on PostgreSQL is slow too
-# (it asks for ``pg_url``, directly or through the ``store_url``/``store`` fixtures), so
+# them out, ``make test`` runs everything. A key is a file's path under tests/ (every test in it)
+# or "folder/file.py::test_name" (that test, all its parameters). Every test on PostgreSQL is
+# slow too (it asks for ``pg_url``, directly or through the ``store_url``/``store`` fixtures), so
 # test-fast needs no PostgreSQL. A new file is fast unless listed here or it says
-# ``pytestmark = pytest.mark.slow``; ``tests/test_suite_markers.py`` checks every key exists.
+# ``pytestmark = pytest.mark.slow``; ``tests/project/test_suite_markers.py`` checks every key
+# exists.
 _FULL = "full recommendations (over 1 s of CPU)"
 _CPU = "over 0.4 s of CPU"
 _WAITS = "waits out a real network deadline (a fake server on a socket)"
 SLOW: dict[str, str] = {
     # longest first (the order the files start in under xdist)
-    "test_speed_calibration.py": "refits the speed constants (make calibrate --check)",
-    "test_serving_calibration.py": "refits the serving constants (make calibrate-serving)",
-    "test_validation_reporting.py::test_validate_speed_prints_engine_architecture_and_leave_one"
+    "estimate/speed/test_speed_calibration.py"
+    "": "refits the speed constants (make calibrate --check)",
+    "estimate/speed/test_serving_calibration.py"
+    "": "refits the serving constants (make calibrate-serving)",
+    "estimate/validation/test_validation_reporting.py::test_validate_speed_prints_engine_"
+    "architecture_and_leave_one"
     "_out_tables": "leave-one-GPU-out and leave-one-source-out refits",
-    "test_validation_reporting.py::test_leaving_a_gpu_out_refits_without_it_and_restores_the_"
+    "estimate/validation/test_validation_reporting.py::test_leaving_a_gpu_out_refits_without_it_"
+    "and_restores_the_"
     "constants": "a leave-one-GPU-out refit",
-    "test_export_launchers.py": "loads every export with SkyPilot and dstack in the launchers' "
+    "export/test_export_launchers.py"
+    "": "loads every export with SkyPilot and dstack in the launchers' "
                                 "venv (subprocesses)",
-    "test_web_browser.py": "a real browser (Chromium) against whichgpu serve",
-    "test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
-    "test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
-    "test_web_no_cut_tables.py": "a real browser (Chromium) at laptop width",
-    "test_web_advisor_controls.py": _FULL,
-    "test_web_fits_page.py::test_the_page_lists_what_the_api_lists_in_its_order": _FULL,
-    "test_web_fits_page.py::test_sorting_and_a_card_known_by_its_memory": _FULL,
-    "test_web_request_walk.py::test_generated_controls_ask_the_question": _FULL,
-    "test_web_serving_binds.py::test_the_shares_are_the_apis_numbers": _FULL,
-    "test_web_serving_binds.py::test_the_picture_in_french": _FULL,
-    "test_web_fits_page.py::test_the_fits_page_in_a_browser": "a real browser (Chromium)",
-    "test_web_serving_binds.py::test_the_picture_is_readable_at_both_sizes":
+    "web/test_web_browser.py": "a real browser (Chromium) against whichgpu serve",
+    "web/test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
+    "web/test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
+    "web/test_web_no_cut_tables.py": "a real browser (Chromium) at laptop width",
+    "web/test_web_advisor_controls.py": _FULL,
+    "web/test_web_fits_page.py::test_the_page_lists_what_the_api_lists_in_its_order": _FULL,
+    "web/test_web_fits_page.py::test_sorting_and_a_card_known_by_its_memory": _FULL,
+    "web/test_web_request_walk.py::test_generated_controls_ask_the_question": _FULL,
+    "web/test_web_serving_binds.py::test_the_shares_are_the_apis_numbers": _FULL,
+    "web/test_web_serving_binds.py::test_the_picture_in_french": _FULL,
+    "web/test_web_fits_page.py::test_the_fits_page_in_a_browser": "a real browser (Chromium)",
+    "web/test_web_serving_binds.py::test_the_picture_is_readable_at_both_sizes":
         "a real browser (Chromium) at two sizes",
-    "test_web_advisor_parity.py": "every recommend question of the answer set through the "
+    "web/test_web_advisor_parity.py": "every recommend question of the answer set through the "
                                   "advisor's controls in a real browser (Chromium)",
-    "test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":
+    "web/test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":
         "every export refusal, through the page, in each language",
-    "test_fuzz_api.py": "a fuzzer (schemathesis) on the REST API",
-    "test_web_schema.py::test_no_input_gets_a_server_error": "a fuzzer (schemathesis) on the "
-                                                            "REST API",
-    "test_fuzz_cli.py": "a fuzzer (hypothesis) on the command line",
-    "test_fuzz_mcp.py": "odd numbers in every tool's arguments, over HTTP to a served app",
-    "test_fuzz_writes.py": "a fuzzer (hypothesis) on the token-guarded price import",
-    "test_mcp_server.py": "the MCP SDK's client over stdio (a subprocess) and HTTP",
-    "test_answers_identical.py": "21 whole answers, each against its record and the reference",
-    "test_prices_fuzz.py": "a fuzzer (hypothesis) on the price files",
-    "test_prices_concurrency.py": "two refreshes and readers at once, on SQLite and PostgreSQL",
-    "test_serve_workers.py": "whichgpu serve with workers, in subprocesses",
-    "test_web_ops.py::test_metrics_show_price_age_and_a_refresh_run_by_another_process":
+    "web/test_fuzz_api.py": "a fuzzer (schemathesis) on the REST API",
+    "web/test_web_schema.py": "a fuzzer (schemathesis) on the REST API (its cases are built "
+                              "when the file is collected)",
+    "cli/test_fuzz_cli.py": "a fuzzer (hypothesis) on the command line",
+    "agents/test_fuzz_mcp.py": "odd numbers in every tool's arguments, over HTTP to a served app",
+    "web/test_fuzz_writes.py": "a fuzzer (hypothesis) on the token-guarded price import",
+    "agents/test_mcp_server.py": "the MCP SDK's client over stdio (a subprocess) and HTTP",
+    "answers/test_answers_identical.py"
+    "": "21 whole answers, each against its record and the reference",
+    "catalog/prices/test_prices_fuzz.py": "a fuzzer (hypothesis) on the price files",
+    "catalog/prices/test_prices_concurrency.py"
+    "": "two refreshes and readers at once, on SQLite and PostgreSQL",
+    "web/test_serve_workers.py": "whichgpu serve with workers, in subprocesses",
+    "web/test_web_ops.py::test_metrics_show_price_age_and_a_refresh_run_by_another_process":
         "a refresh in another process",
-    "test_public_api.py::test_the_readme_flow_runs_and_agrees_with_the_answer_layer":
+    "base/test_public_api.py::test_the_readme_flow_runs_and_agrees_with_the_answer_layer":
         "the README's flow in a fresh interpreter",
-    "test_web_answer_words.py::test_a_list_cut_short_says_how_many_more_and_shows_them":
+    "web/test_web_answer_words.py::test_a_list_cut_short_says_how_many_more_and_shows_them":
         "many recommendations through the page",
     # Not integration, but each over 1 s of CPU (measured with time.process_time under
     # pytest-xdist, shared machine): full recommendations, often asked on several surfaces.
-    "test_advise_serving.py": _FULL,
-    "test_web_answer_words.py": _FULL,
-    "test_answers_parity.py": "the same questions through the CLI, the REST API and the page",
-    "test_prices_imports.py": _FULL,
-    "test_cli_advise.py": _FULL,
-    "test_web_gpu_notes_fr.py::test_the_french_gpu_page_has_no_english_note":
+    "advise/test_advise_serving.py": _FULL,
+    "web/test_web_answer_words.py": _FULL,
+    "answers/test_answers_parity.py"
+    "": "the same questions through the CLI, the REST API and the page",
+    "catalog/prices/test_prices_imports.py": _FULL,
+    "cli/test_cli_advise.py": _FULL,
+    "web/test_web_gpu_notes_fr.py::test_the_french_gpu_page_has_no_english_note":
         "every GPU page in French (10 s in all)",
-    "test_web_inputs.py::test_a_stale_unit_is_read_in_the_workloads_own": _FULL,
-    "test_web_i18n.py::test_the_usual_bad_input_reasons_have_french": "30 pages in French",
-    "test_web_i18n.py::test_french_pages_have_no_unmarked_english": _FULL,
-    "test_web_pages.py::test_every_page_renders_in_both_languages": _FULL,
-    "test_web_pages.py::test_every_asset_is_local": _FULL,
-    "test_web_pages.py::test_the_largest_accepted_numbers_render": _FULL,
-    "test_web_pages.py::test_huge_numbers_are_a_message_not_a_500": _FULL,
-    "test_prices_selection.py::test_a_narrowed_read_gives_the_same_recommendation_as_every_"
+    "web/test_web_inputs.py::test_a_stale_unit_is_read_in_the_workloads_own": _FULL,
+    "web/test_web_i18n.py::test_the_usual_bad_input_reasons_have_french": "30 pages in French",
+    "web/test_web_i18n.py::test_french_pages_have_no_unmarked_english": _FULL,
+    "web/test_web_pages.py::test_every_page_renders_in_both_languages": _FULL,
+    "web/test_web_pages.py::test_every_asset_is_local": _FULL,
+    "web/test_web_pages.py::test_the_largest_accepted_numbers_render": _FULL,
+    "web/test_web_pages.py::test_huge_numbers_are_a_message_not_a_500": _FULL,
+    "catalog/prices/test_prices_selection.py::test_a_narrowed_read_gives_the_same_recommendation_"
+    "as_every_"
     "offer": _FULL,
-    "test_prices_market.py::test_the_recommendation_is_priced_from_the_market_snapshot_and_says"
+    "catalog/prices/test_prices_market.py::test_the_recommendation_is_priced_from_the_market_"
+    "snapshot_and_says"
     "_so": _FULL,
-    "test_prices_market.py::test_the_headline_recommendation_never_prices_a_spot_only_offer_as_"
+    "catalog/prices/test_prices_market.py::test_the_headline_recommendation_never_prices_a_spot_"
+    "only_offer_as_"
     "on_demand": _FULL,
-    "test_spot.py::test_spot_serving_never_costs_less_than_its_replicas_uninterrupted": _FULL,
-    "test_spot.py::test_zero_with_a_unit_means_no_checkpoints": _FULL,
-    "test_spot.py::test_rate_sized_serving_prices_spot_with_spares_beside_on_demand": _FULL,
-    "test_hardening_web.py::test_every_api_answer_is_strict_json": _FULL,
-    "test_hardening_cli.py::test_every_priced_json_answer_parses_strictly": _FULL,
-    "test_web_export_button.py::test_the_download_is_the_command_lines_export": _FULL,
-    "test_validation_tables.py::test_validation_page_accuracy_tables_match_the_validation":
+    "cost/test_spot.py::test_spot_serving_never_costs_less_than_its_replicas_uninterrupted": _FULL,
+    "cost/test_spot.py::test_zero_with_a_unit_means_no_checkpoints": _FULL,
+    "cost/test_spot.py::test_rate_sized_serving_prices_spot_with_spares_beside_on_demand": _FULL,
+    "web/test_web_hostile_requests.py::test_every_api_answer_is_strict_json": _FULL,
+    "cli/test_cli_bad_files_and_strict_json.py::test_every_priced_json_answer_parses_"
+    "strictly": _FULL,
+    "web/test_web_export_button.py::test_the_download_is_the_command_lines_export": _FULL,
+    "estimate/validation/test_validation_tables.py::test_validation_page_accuracy_tables_match_the_"
+    "validation":
         "the whole validation, for the README's tables",
-    "test_web_no_cli_flags.py::test_the_command_line_still_says_its_flags": _FULL,
-    "test_web_api.py::test_bounds_let_large_real_jobs_through": _FULL,
-    "test_advise.py::test_s29_more_than_80_gb_means_several_cards_or_a_bigger_one": _FULL,
-    "test_web_inputs.py::test_negative_hours_on_the_advisor_leave_rent_or_buy_out_and_say_why":
+    "web/test_web_no_cli_flags.py::test_the_command_line_still_says_its_flags": _FULL,
+    "web/test_web_api.py::test_bounds_let_large_real_jobs_through": _FULL,
+    "advise/test_advise.py::test_s29_more_than_80_gb_means_several_cards_or_a_bigger_one": _FULL,
+    "web/test_web_inputs.py::test_negative_hours_on_the_advisor_leave_rent_or_buy_out_and_say_why":
         _FULL,
-    "test_bench_profile.py::test_recommend_uses_the_profile_for_the_gpu_it_measured": _FULL,
-    "test_web_cli_hints.py::test_calibrated_hint_asks_the_cli_for_the_same_profile": _FULL,
-    "test_web_no_cli_flags.py::test_no_engine_message_writes_a_whichgpu_flag_itself": _FULL,
-    "test_runs_answers.py::test_recommend_uses_the_runs_and_names_them": _FULL,
-    "test_docs_python.py::test_the_block_runs": _FULL,
+    "bench/test_bench_profile.py::test_recommend_uses_the_profile_for_the_gpu_it_measured": _FULL,
+    "web/test_web_cli_hints.py::test_calibrated_hint_asks_the_cli_for_the_same_profile": _FULL,
+    "web/test_web_no_cli_flags.py::test_no_engine_message_writes_a_whichgpu_flag_itself": _FULL,
+    "catalog/test_runs_answers.py::test_recommend_uses_the_runs_and_names_them": _FULL,
+    "project/test_docs_python.py::test_the_block_runs": _FULL,
     # make test-fast within a minute on 2 cores: each of these took over 0.4 s of CPU (most
     # ask for whole recommendations on several surfaces), measured per test with
     # time.process_time plus waited children under pytest-xdist, 2026-12-07, shared machine.
     # A file named whole had every test over it.
-    "test_web_alive.py::test_the_page_shows_it_is_working_while_the_answer_is_computed": _CPU,
-    "test_assumptions_said.py::test_the_json_states_the_amount_and_its_unit": _CPU,
-    "test_web_no_internal_words.py::test_no_page_shows_a_raw_key_or_a_kernel_name": _CPU,
-    "test_machines_as_sold.py::test_every_option_is_machines_its_offer_sells": _CPU,
-    "test_web_memo_accounting.py::test_the_memo_counts_the_memory_a_pasted_config_answer_holds"
+    "web/test_web_alive.py::test_the_page_shows_it_is_working_while_the_answer_is_computed": _CPU,
+    "answers/test_assumptions_said.py::test_the_json_states_the_amount_and_its_unit": _CPU,
+    "web/test_web_no_internal_words.py::test_no_page_shows_a_raw_key_or_a_kernel_name": _CPU,
+    "advise/test_machines_as_sold.py::test_every_option_is_machines_its_offer_sells": _CPU,
+    "web/test_web_memo_accounting.py::test_the_memo_counts_the_memory_a_pasted_config_answer_holds"
     "": _CPU,
-    "test_web_vs_api.py": _CPU,
-    "test_mixed_cards.py::test_the_advisor_shows_your_machine": _CPU,
-    "test_fits.py::test_every_preset_is_tried_by_default": _CPU,
-    "test_mixed_cards.py::test_recommend_a_list_of_one_card_is_your_card_counted": _CPU,
-    "test_web_request_walk.py::test_every_request_field_has_a_control_or_a_reason": _CPU,
-    "test_spot_separate_machines.py": _CPU,
-    "test_token_shares.py::test_a_share_option_exports_as_that_many_runs_not_a_service": _CPU,
-    "test_vs_api.py::test_cached_tokens_must_be_a_plausible_whole_number": _CPU,
-    "test_machines_as_sold.py::test_a_tensor_parallel_export_asks_for_one_machine_of_that_size"
+    "web/test_web_vs_api.py": _CPU,
+    "estimate/test_mixed_cards.py::test_the_advisor_shows_your_machine": _CPU,
+    "answers/test_fits.py::test_every_preset_is_tried_by_default": _CPU,
+    "estimate/test_mixed_cards.py::test_recommend_a_list_of_one_card_is_your_card_counted": _CPU,
+    "web/test_web_request_walk.py::test_every_request_field_has_a_control_or_a_reason": _CPU,
+    "advise/test_spot_separate_machines.py": _CPU,
+    "advise/test_token_shares.py::test_a_share_option_exports_as_that_many_runs_not_a_"
+    "service": _CPU,
+    "cost/test_vs_api.py::test_cached_tokens_must_be_a_plausible_whole_number": _CPU,
+    "advise/test_machines_as_sold.py::test_a_tensor_parallel_export_asks_for_one_machine_of_that_"
+    "size"
     "": _CPU,
-    "test_mixed_cards.py::test_recommend_says_what_your_machine_of_different_cards_does": _CPU,
-    "test_store_backends_outage.py": _CPU,
-    "test_token_shares.py::test_shares_on_spot_are_interrupted_one_machine_at_a_time": _CPU,
-    "test_import_cycles.py::test_lazy_imports_add_no_new_cycle": _CPU,
-    "test_vs_api.py::test_a_feed_file_replaces_the_table_and_a_bad_one_is_one_line": _CPU,
-    "test_capacity_flag.py::test_the_ceiling_can_be_overridden": _CPU,
-    "test_capacity_flag.py::test_the_million_user_question_is_flagged_with_the_machines_it_needs"
+    "estimate/test_mixed_cards.py::test_recommend_says_what_your_machine_of_different_cards_"
+    "does": _CPU,
+    "catalog/prices/test_store_backends_outage.py": _CPU,
+    "advise/test_token_shares.py::test_shares_on_spot_are_interrupted_one_machine_at_a_time": _CPU,
+    "project/test_import_cycles.py::test_lazy_imports_add_no_new_cycle": _CPU,
+    "cost/test_vs_api.py::test_a_feed_file_replaces_the_table_and_a_bad_one_is_one_line": _CPU,
+    "advise/test_capacity_flag.py::test_the_ceiling_can_be_overridden": _CPU,
+    "advise/test_capacity_flag.py::test_the_million_user_question_is_flagged_with_the_machines_it_"
+    "needs"
     "": _CPU,
-    "test_store_damaged_rows.py::test_the_web_answers_on_the_damaged_store": _CPU,
-    "test_layers.py::test_nothing_outside_cli_imports_cli": _CPU,
-    "test_gpu_resolution.py::test_suggestions_are_the_same_under_every_hash_seed": _CPU,
-    "test_web_serving_binds.py": _CPU,
-    "test_profiles_rest.py::test_a_named_profile_answers_as_the_command_line_does": _CPU,
-    "test_store_backends_kill.py": _CPU,
-    "test_machines_as_sold.py::test_the_export_launches_the_machines_the_answer_shows": _CPU,
-    "test_disaggregation.py::test_a_split_on_one_card_is_compared_with_that_card_serving_together"
+    "catalog/prices/test_store_damaged_rows.py::test_the_web_answers_on_the_damaged_store": _CPU,
+    "project/test_layers.py::test_nothing_outside_cli_imports_cli": _CPU,
+    "catalog/test_gpu_resolution.py::test_suggestions_are_the_same_under_every_hash_seed": _CPU,
+    "web/test_web_serving_binds.py": _CPU,
+    "web/test_profiles_rest.py::test_a_named_profile_answers_as_the_command_line_does": _CPU,
+    "catalog/prices/test_store_backends_kill.py": _CPU,
+    "advise/test_machines_as_sold.py::test_the_export_launches_the_machines_the_answer_shows": _CPU,
+    "advise/test_disaggregation.py::test_a_split_on_one_card_is_compared_with_that_card_serving_"
+    "together"
     "": _CPU,
-    "test_import_cycles.py::test_no_import_cycle_when_modules_load": _CPU,
-    "test_assumptions_said.py::test_rest_and_the_page_say_it_in_english_and_french": _CPU,
-    "test_web_export_button.py": _CPU,
-    "test_token_shares.py::test_when_time_matters_the_fastest_answer_is_a_split": _CPU,
-    "test_vs_api.py::test_recommend_vs_api_prices_the_best_option_against_the_providers": _CPU,
-    "test_web_no_internal_words.py::test_the_own_card_line_says_its_speed_in_words": _CPU,
-    "test_disaggregation.py::test_the_advisor_page_says_the_split_in_english_and_french": _CPU,
-    "test_disaggregation.py::test_at_one_request_per_second_serving_together_wins_and_says_why"
+    "project/test_import_cycles.py::test_no_import_cycle_when_modules_load": _CPU,
+    "project/test_import_cycles.py::test_every_known_cycle_still_exists": _CPU,
+    "answers/test_assumptions_said.py::test_rest_and_the_page_say_it_in_english_and_french": _CPU,
+    "web/test_web_export_button.py": _CPU,
+    "advise/test_token_shares.py::test_when_time_matters_the_fastest_answer_is_a_split": _CPU,
+    "cost/test_vs_api.py::test_recommend_vs_api_prices_the_best_option_against_the_providers": _CPU,
+    "web/test_web_no_internal_words.py::test_the_own_card_line_says_its_speed_in_words": _CPU,
+    "advise/test_disaggregation.py::test_the_advisor_page_says_the_split_in_english_and_"
+    "french": _CPU,
+    "advise/test_disaggregation.py::test_at_one_request_per_second_serving_together_wins_and_says_"
+    "why"
     "": _CPU,
-    "test_token_shares.py::test_a_share_takes_its_part_of_the_time_and_pays_each_machines_setup"
+    "advise/test_token_shares.py::test_a_share_takes_its_part_of_the_time_and_pays_each_machines_"
+    "setup"
     "": _CPU,
-    "test_disaggregation.py::test_the_json_names_the_ratio_the_gpus_and_the_kv_transfer": _CPU,
-    "test_capacity_flag.py::test_rest_and_the_page_flag_it_in_english_and_french": _CPU,
-    "test_machines_as_sold.py::test_two_linked_cards_are_never_two_one_card_hosts": _CPU,
-    "test_assumptions_said.py::test_pretraining_2b_on_the_advisor_is_tokens_not_steps": _CPU,
-    "test_capacity_flag.py::test_an_ordinary_answer_is_not_flagged": _CPU,
-    "test_energy.py::test_power_budget_keeps_the_ranked_options_whose_gpus_draw_no_more": _CPU,
-    "test_token_shares.py::test_shares_are_separate_machines_of_the_fewest_gpus_that_hold_the_mod"
+    "advise/test_disaggregation.py::test_the_json_names_the_ratio_the_gpus_and_the_kv_"
+    "transfer": _CPU,
+    "advise/test_capacity_flag.py::test_rest_and_the_page_flag_it_in_english_and_french": _CPU,
+    "advise/test_machines_as_sold.py::test_two_linked_cards_are_never_two_one_card_hosts": _CPU,
+    "answers/test_assumptions_said.py::test_pretraining_2b_on_the_advisor_is_tokens_not_"
+    "steps": _CPU,
+    "advise/test_capacity_flag.py::test_an_ordinary_answer_is_not_flagged": _CPU,
+    "estimate/test_energy.py::test_power_budget_keeps_the_ranked_options_whose_gpus_draw_no_"
+    "more": _CPU,
+    "advise/test_token_shares.py::test_shares_are_separate_machines_of_the_fewest_gpus_that_hold_"
+    "the_mod"
     "el": _CPU,
-    "test_vs_api.py::test_rest_recommend_takes_vs_api": _CPU,
-    "test_web_alive.py::test_continuous_serving_gives_its_monthly_cost": _CPU,
-    "test_mcp_energy_vs_api.py::test_the_recommend_summary_points_at_vs_api_and_the_power_budget"
+    "cost/test_vs_api.py::test_rest_recommend_takes_vs_api": _CPU,
+    "web/test_web_alive.py::test_continuous_serving_gives_its_monthly_cost": _CPU,
+    "agents/test_mcp_energy_vs_api.py::test_the_recommend_summary_points_at_vs_api_and_the_power_"
+    "budget"
     "": _CPU,
-    "test_web_api.py::test_checklist_is_the_cli_checklist": _CPU,
-    "test_cli_lazy_commands.py::test_a_memory_question_loads_no_prices_web_or_cost": _CPU,
-    "test_machines_as_sold.py::test_rest_and_page_show_the_same_machines": _CPU,
-    "test_spot.py::test_the_per_gpu_price_ratio_divides_an_instance_by_its_gpus": _CPU,
-    "test_assumptions_said.py::test_the_advisor_lets_a_person_set_what_one_image_or_video_is"
+    "web/test_web_api.py::test_checklist_is_the_cli_checklist": _CPU,
+    "cli/test_cli_lazy_commands.py::test_a_memory_question_loads_no_prices_web_or_cost": _CPU,
+    "advise/test_machines_as_sold.py::test_rest_and_page_show_the_same_machines": _CPU,
+    "cost/test_spot.py::test_the_per_gpu_price_ratio_divides_an_instance_by_its_gpus": _CPU,
+    "answers/test_assumptions_said.py::test_the_advisor_lets_a_person_set_what_one_image_or_video_"
+    "is"
     "": _CPU,
-    "test_prices_web_cache.py::test_a_new_snapshot_drops_the_cached_selections_and_answers": _CPU,
-    "test_one_price_truth.py::test_rent_or_buy_opens_on_the_market_prices_and_keeps_them": _CPU,
-    "test_hardening_web.py::test_a_request_past_its_cpu_budget_is_stopped_and_refused": _CPU,
-    "test_multi_lora.py::test_advisor_form_has_the_adapters_control_and_recommend_counts_them"
+    "web/test_prices_web_cache.py::test_a_new_snapshot_drops_the_cached_selections_and_"
+    "answers": _CPU,
+    "cost/test_one_price_truth.py::test_rent_or_buy_opens_on_the_market_prices_and_keeps_"
+    "them": _CPU,
+    "web/test_web_hostile_requests.py::test_a_request_past_its_cpu_budget_is_stopped_and_"
+    "refused": _CPU,
+    "estimate/test_multi_lora.py::test_advisor_form_has_the_adapters_control_and_recommend_counts_"
+    "them"
     "": _CPU,
-    "test_memory_properties.py::test_memory_never_decreases_with_precision_bits": _CPU,
-    "test_cli_lazy_commands.py::test_a_command_loads_when_used_and_walking_the_group_sees_all"
+    "estimate/memory/test_memory_properties.py::test_memory_never_decreases_with_precision_"
+    "bits": _CPU,
+    "cli/test_cli_lazy_commands.py::test_a_command_loads_when_used_and_walking_the_group_sees_all"
     "": _CPU,
-    "test_spot.py::test_a_long_uncheckpointed_job_prints_no_absurd_figure": _CPU,
-    "test_hardening_web.py::test_a_refusal_is_remembered_for_that_question_only": _CPU,
-    "test_runs_rest.py::test_with_the_token_runs_are_stored_listed_and_used_by_the_answers": _CPU,
-    "test_spot.py::test_on_demand_winning_because_spot_costs_more_even_uninterrupted_says_so"
+    "cost/test_spot.py::test_a_long_uncheckpointed_job_prints_no_absurd_figure": _CPU,
+    "web/test_web_hostile_requests.py::test_a_refusal_is_remembered_for_that_question_only": _CPU,
+    "web/test_runs_rest.py::test_with_the_token_runs_are_stored_listed_and_used_by_the_"
+    "answers": _CPU,
+    "cost/test_spot.py::test_on_demand_winning_because_spot_costs_more_even_uninterrupted_says_so"
     "": _CPU,
-    "test_assumptions_said.py::test_what_was_asked_is_marked_asked": _CPU,
-    "test_fits.py::test_rest_answers_the_same": _CPU,
-    "test_profiles_rest.py::test_the_query_wins_over_the_profile": _CPU,
-    "test_user_gpu.py::test_advisor_page_shows_your_card_beside_the_rentals": _CPU,
-    "test_advise.py::test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_assumed": _CPU,
-    "test_web_ops.py::test_metrics_count_requests_by_route_template_with_latency_and_errors": _CPU,
-    "test_cli_plans_agree.py::test_host_ram_given_means_llamacpp_offload_is_considered": _CPU,
-    "test_cli_small_things.py::test_recommend_says_how_many_options_it_leaves_out": _CPU,
-    "test_prices_web_cache.py::test_the_selection_cache_is_bounded_by_count_and_by_offers": _CPU,
-    "test_web_api.py::test_recommend_post_body": _CPU,
-    "test_web_i18n.py::test_every_message_has_a_french_translation": _CPU,
-    "test_advise.py::test_checklist_agrees_with_recommend_and_with_rent_or_buy": _CPU,
-    "test_web_i18n.py::test_placeholders_survive_translation": _CPU,
+    "answers/test_assumptions_said.py::test_what_was_asked_is_marked_asked": _CPU,
+    "answers/test_fits.py::test_rest_answers_the_same": _CPU,
+    "web/test_profiles_rest.py::test_the_query_wins_over_the_profile": _CPU,
+    "catalog/test_user_gpu.py::test_advisor_page_shows_your_card_beside_the_rentals": _CPU,
+    "advise/test_advise.py::test_a_pretraining_cluster_from_single_gpu_offers_says_it_is_"
+    "assumed": _CPU,
+    "web/test_web_ops.py::test_metrics_count_requests_by_route_template_with_latency_and_"
+    "errors": _CPU,
+    "cli/test_cli_plans_agree.py::test_host_ram_given_means_llamacpp_offload_is_considered": _CPU,
+    "cli/test_cli_small_things.py::test_recommend_says_how_many_options_it_leaves_out": _CPU,
+    "web/test_prices_web_cache.py::test_the_selection_cache_is_bounded_by_count_and_by_"
+    "offers": _CPU,
+    "web/test_web_api.py::test_recommend_post_body": _CPU,
+    "web/test_web_i18n.py::test_every_message_has_a_french_translation": _CPU,
+    "advise/test_advise.py::test_checklist_agrees_with_recommend_and_with_rent_or_buy": _CPU,
+    "web/test_web_i18n.py::test_placeholders_survive_translation": _CPU,
+    # Over 0.4 s of CPU each in a make test-fast run of 2026-12-07 04:00 UTC (self plus waited
+    # children per test, resource.getrusage, 2 xdist workers, shared machine); tests whose
+    # cost was their file's module fixture (paid by whichever test runs first) left out.
+    "advise/test_exclusion_wording.py::test_too_slow_shows_a_rate_below_the_one_wanted": _CPU,
+    "advise/test_rl_ranking.py::test_cli_json_and_table": _CPU,
+    "advise/test_rl_ranking.py::test_the_advisor_page_ranks_rl": _CPU,
+    "answers/test_recommend_rent_or_buy.py::test_the_cli_says_it_and_the_rest_api_gives_the_"
+    "same": _CPU,
+    "catalog/prices/test_api_prices_store.py::test_the_advisor_page_says_how_old_its_api_"
+    "prices_are": _CPU,
+    "catalog/prices/test_api_prices_store.py::test_vs_api_says_where_its_prices_come_from": _CPU,
+    "catalog/test_user_gpu.py::test_cli_takes_your_card_on_memory_speed_recommend_and_tco": _CPU,
+    "cli/test_cli_estimates.py::test_validate_memory_prints_errors_by_category": _CPU,
+    "estimate/speed/test_kernel_db.py::test_each_recommend_option_says_which_path_timed_its_"
+    "steps": _CPU,
+    "estimate/speed/test_serving_percentile_targets.py::test_recommend_sizes_more_replicas_for_"
+    "a_p95_target": _CPU,
+    "estimate/speed/test_serving_traffic.py::test_published_p99_ttft_rows_stay_within_the_"
+    "measured_error": _CPU,
+    "estimate/speed/test_speed_traffic.py::test_rest_gives_the_clis_answer": _CPU,
+    "estimate/test_backends_and_builds.py::test_ud_k_xl_files_are_sized_by_their_declared_base_"
+    "file_type": _CPU,
+    "project/test_engine_parses_no_request_text.py::test_the_engine_packages_parse_no_request_"
+    "text": _CPU,
+    "web/test_web_french_leaks.py::test_the_french_advisor_page_has_no_english_billing_words": _CPU,
     # real sockets and deadlines: each waits out a timeout of about a second on purpose
-    "test_hardening_hub.py::test_a_failing_hub_is_asked_once_not_retried": _WAITS,
-    "test_hardening_hub.py::test_a_silent_hub_costs_each_id_its_own_deadline_and_the_failed_id_"
+    "models/test_hub_lookup_deadlines.py::test_a_failing_hub_is_asked_once_not_retried": _WAITS,
+    "models/test_hub_lookup_deadlines.py::test_a_silent_hub_costs_each_id_its_own_deadline_and_the_"
+    "failed_id_"
     "is_kept": _WAITS,
-    "test_hardening_hub.py::test_a_download_that_keeps_arriving_stops_at_the_deadline": _WAITS,
-    "test_hardening_hub.py::test_a_silent_hub_frees_the_worker_at_the_deadline": _WAITS,
-    "test_hub_breaker.py::test_one_slow_repository_costs_only_its_own_request": _WAITS,
-    "test_prices_market.py::test_a_download_that_keeps_trickling_stops_at_the_whole_deadline":
+    "models/test_hub_lookup_deadlines.py::test_a_download_that_keeps_arriving_stops_at_the_"
+    "deadline": _WAITS,
+    "models/test_hub_lookup_deadlines.py::test_a_silent_hub_frees_the_worker_at_the_"
+    "deadline": _WAITS,
+    "models/test_hub_breaker.py::test_one_slow_repository_costs_only_its_own_request": _WAITS,
+    "catalog/prices/test_prices_market.py::test_a_download_that_keeps_trickling_stops_at_the_whole_"
+    "deadline":
         _WAITS,
-    "test_web_schedule.py::test_the_service_runs_the_loop_in_its_lifespan": _WAITS,
-    "test_prices_market.py::test_a_file_cut_at_a_row_boundary_is_refused_against_the_last_good_"
+    "web/test_web_schedule.py::test_the_service_runs_the_loop_in_its_lifespan": _WAITS,
+    "catalog/prices/test_prices_market.py::test_a_file_cut_at_a_row_boundary_is_refused_against_"
+    "the_last_good_"
     "refresh": _CPU,
-    "test_vocabulary_not_literals.py::test_tasks_and_engines_compare_with_members": _CPU,
+    "project/test_vocabulary_not_literals.py::test_tasks_and_engines_compare_with_members": _CPU,
 }
 
 
@@ -249,6 +317,19 @@ def _rel(item: pytest.Item) -> str:
         return Path(str(item.path)).relative_to(TESTS).as_posix()
     except ValueError:
         return str(item.path)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"`` (``make test-fast``) a file SLOW names whole is not imported:
+    every test in it would be deselected anyway, and importing it (schemathesis, Playwright,
+    the MCP SDK, hypothesis strategies) cost every xdist worker its share of collection."""
+    if config.option.markexpr != "not slow" or collection_path.suffix != ".py":
+        return None
+    try:
+        rel = collection_path.relative_to(TESTS).as_posix()
+    except ValueError:
+        return None
+    return True if rel in SLOW else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -352,7 +433,7 @@ def _web_client():
     """One web app and its in-process client for the whole run (per xdist worker): making
     them and running the app's start-up cost about 0.05 s of CPU, and 263 tests ask for
     ``web``. No test changes the app itself: those that need another calibration, access log
-    or price store make their own app (tests/test_web_ops.py, test_web_api.py's calibration
+    or price store make their own app (tests/web/test_web_ops.py, test_web_api.py's calibration
     test, which sets the shared calibration choice back)."""
     from fastapi.testclient import TestClient
 

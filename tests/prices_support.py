@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -61,3 +62,19 @@ def serve(routes: dict[str, Route]) -> Iterator[str]:
 def write_offers(path: Path, *rows: str, header: str = HEADER) -> Path:
     path.write_text(header + "".join(r + "\n" for r in rows))
     return path
+
+
+# The price commands' JSON compared across stores and processes, without what differs by nature.
+VOLATILE = {"store", "fetched_at", "age_s", "age_text", "stale"}
+STORED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # when a snapshot was stored
+
+
+def normal(data):
+    """The JSON without what depends on the clock or the store's location."""
+    if isinstance(data, dict):
+        return {k: normal(v) for k, v in data.items() if k not in VOLATILE}
+    if isinstance(data, list):
+        return [normal(v) for v in data]
+    if isinstance(data, str):
+        return STORED_AT.sub("<stored at>", data)
+    return data

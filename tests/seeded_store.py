@@ -12,7 +12,7 @@ seeded once in this process (SQLite's backup API, page for page), then runs the 
 and writes nothing. A store that holds anything (a failed refresh, a URL source, an import)
 and every PostgreSQL store are seeded by the real code as before; so is the template itself,
 whose seeding runs the real code from empty in every test process. The rows are the ones the
-real seeding writes (tests/test_seeded_store.py compares them); only the snapshots' fetch
+real seeding writes (tests/project/test_seeded_store.py compares them); only the snapshots' fetch
 times are the template's, earlier in the same run.
 
 A test that must see the real seeding of an empty store asks for the ``real_seeding`` fixture.

@@ -4,21 +4,23 @@ give them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from whichgpu.answers.context import LOCAL, Context
 from whichgpu.answers.inputs.from_request import workload
 from whichgpu.answers.inputs.workload import SpeedAnswer, speed_answer
-from whichgpu.answers.mixed import MixedCardsAnswer
+from whichgpu.answers.request import Request
 from whichgpu.answers.requests import Memory, Recommend, Speed, Workload
 from whichgpu.catalog.gpus import GPU, Resolution
 from whichgpu.catalog.user_gpu import resolve_gpu_arg
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory.report import MemoryReport, memory_report
-from whichgpu.estimate.speed.serving_answers import max_throughput_answer
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
 from whichgpu.vocabulary import Task
+
+if TYPE_CHECKING:  # a memory question loads neither the mixed cards nor the speed model
+    from whichgpu.answers.mixed import MixedCardsAnswer
 
 Q = TypeVar("Q", Memory, Speed)
 
@@ -66,7 +68,7 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
         rl = rl_plan(q, ctx)
         return MemoryAnswer(q, None, rl=rl)  # type: ignore[arg-type]
     mix = _mixed_or_same(q, ctx)
-    if isinstance(mix, MixedCardsAnswer):
+    if not isinstance(mix, Request):  # a list of different cards: the mixed-cards answer
         return mix
     q = mix
     only = None
@@ -200,7 +202,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
         with as_asked(q.kernel_db):
             return speed(q.model_copy(update={"kernel_db": None}), ctx)
     mix = _mixed_or_same(q, ctx)
-    if isinstance(mix, MixedCardsAnswer):
+    if not isinstance(mix, Request):  # a list of different cards: the mixed-cards answer
         return mix
     q = mix
     res = card(q.gpu, q.gpu_spec)
@@ -219,6 +221,8 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
     profile = ctx.calibration(q.calibration)
     notes = tuple(n for n in (res.note, approximate_note(w)) if n)
     if q.max_throughput:
+        from whichgpu.estimate.speed.serving_answers import max_throughput_answer
+
         saturation = max_throughput_answer(w, res.gpu, q.count, profile=profile)
         if w.lora_adapters:  # the adapters' published throughput cost (estimate/multi_lora)
             from whichgpu.estimate.multi_lora import apply_cost_to_saturation
@@ -273,8 +277,11 @@ def _mixed_or_same(q: Q, ctx: Context) -> Q | MixedCardsAnswer:
     """A ``--gpu`` list: the mixed-cards answer, or, when every card is the same and no split
     is asked, the request as ``--gpu NAME`` with the count (so that 2xrtx-3090 answers as
     ``--gpu rtx-3090 --count 2``); one card: the request as it is."""
+    from whichgpu.catalog.gpu_list import all_same, is_gpu_list
+
+    if not is_gpu_list(q.gpu) and q.split_mode is None and not q.tensor_split:
+        return q  # one card (the mixed cards' checks and model load only for a list)
     from whichgpu.answers.mixed import cards_of, mixed
-    from whichgpu.catalog.gpu_list import all_same
 
     cards = cards_of(q)
     if cards is None:

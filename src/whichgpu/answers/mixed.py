@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.fits_table import LADDERS, FitRow, FitsAnswer, names, order
 from whichgpu.answers.requests import Fits, Memory, Recommend, Speed
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
@@ -178,20 +179,27 @@ def own_machine(q: Recommend, ctx: Context = LOCAL
                              split=plan.describe(), low=r.low, typical=r.typical, high=r.high)
 
 
-def fits_machine(q: Fits, ctx: Context = LOCAL) -> Any:
-    """``fits --gpu rtx-5090,rtx-3090``: the models that run split over the machine's cards,
-    each with the most precise format that fits every card and the decode of the mix (a list
-    of one card: ``--gpu NAME --count N``)."""
-    from whichgpu.answers.fitting import LADDERS, FitRow, FitsAnswer, _names, fits
-    from whichgpu.answers.inputs.workload import build_workload
+def one_kind_of_card(q: Fits) -> Fits | None:
+    """A ``--gpu`` list of one card as ``--gpu NAME --count N``; None for different cards."""
     from whichgpu.catalog.gpu_list import all_same
+
+    cards = _cards(q)
+    if all_same(cards):
+        return q.model_copy(update={"gpu": cards[0].id, "count": len(cards)})
+    return None
+
+
+def fits_machine(q: Fits, ctx: Context = LOCAL) -> FitsAnswer:
+    """``fits --gpu rtx-5090,rtx-3090``: the models that run split over the machine's
+    different cards, each with the most precise format that fits every card and the decode of
+    the mix (a list of one card is answered by ``fits`` as ``--gpu NAME --count N``:
+    ``one_kind_of_card``)."""
+    from whichgpu.answers.inputs.workload import build_workload
     from whichgpu.estimate.mixed_cards import layer_speed, tp_speed
     from whichgpu.units import parse_count
     from whichgpu.vocabulary import Task
 
     cards = _cards(q)
-    if all_same(cards):
-        return fits(q.model_copy(update={"gpu": cards[0].id, "count": len(cards)}), ctx)
     if q.task != Task.INFERENCE:
         raise InputError(msg("mixed.fits_task", "a machine of different cards is answered for "
                              "inference (the split of one model over the cards); {task} is "
@@ -201,7 +209,7 @@ def fits_machine(q: Fits, ctx: Context = LOCAL) -> Any:
     context = q.context or "4k"
     tokens = int(parse_count(context, binary=True, what="context"))
     rows, missing = [], []
-    for name in _names(q):
+    for name in names(q):
         spec = ctx.model(name)
         asked = context
         if spec.max_context and tokens > spec.max_context:
@@ -228,9 +236,7 @@ def fits_machine(q: Fits, ctx: Context = LOCAL) -> Any:
             missing.append(name)
         else:
             rows.append(row)
-    from whichgpu.answers.fitting import _key
-
-    rows.sort(key=_key(q.sort))
+    rows.sort(key=order(q.sort))
     note = msg("mixed.fits_note", "split over the cards as {engine} does (each card checked "
                "on its own share); memory shown for the whole machine", engine=engine)
     return FitsAnswer(q, cards[0], len(cards), tokens, rows, missing, (note,), cards=cards)

@@ -262,6 +262,13 @@ BlocksToSwap = Annotated[int | None, Field(ge=0, le=1024, description=(
     "for their forward and backward (kohya's and musubi-tuner's --blocks_to_swap).")),
     Web(label=N_("Blocks swapped to system RAM"), max=1024)]
 
+# issue 30: expert parallelism for MoE serving (estimate/speed/expert_parallel.py)
+ExpertParallel = Annotated[bool, Field(description=(
+    "MoE serving: routed experts over all the GPUs, attention data-parallel (vLLM's "
+    "EP).")), Web(label=N_("Expert parallelism (MoE models)"), hint=N_(
+        "Mixture-of-experts models on several GPUs: each GPU holds a share of the experts "
+        "and serves its own requests."))]
+
 
 class Workload(Request):
     """The workload fields ``memory``, ``speed`` and ``recommend`` share."""
@@ -367,6 +374,9 @@ class Memory(Workload):
         "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
         "allow_long_context", "gpu_layers", "n_cpu_moe", "cpu_moe", "override_tensor",
         "ubatch", "mmap", "prompt_tokens")
+    # issue 30: expert parallelism as a user option (a grouped block: merges stay simple)
+    expert_parallel: ExpertParallel = False
+    EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "expert_parallel")
 
 
 class Speed(Workload):
@@ -451,6 +461,9 @@ class Speed(Workload):
         "prompt_tokens", "output_tokens", "tp", "pp", "zero", "gpu_layers", "n_cpu_moe",
         "cpu_moe", "override_tensor", "engine_version", "ubatch", "mmap", "interconnect",
         "gpus_per_node")
+    # issue 30: expert parallelism as a user option (a grouped block: merges stay simple)
+    expert_parallel: ExpertParallel = False
+    EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "expert_parallel")
 
     _power_cap_in_watts = field_validator("power_cap", mode="before")(_cap_watts)
 
@@ -614,6 +627,9 @@ class Recommend(Workload):
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = ("prompt_tokens", "output_tokens",
                                                  "interconnect", "gpus_per_node")
+    # issue 30: expert parallelism as a user option (a grouped block: merges stay simple)
+    expert_parallel: ExpertParallel = False
+    EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "expert_parallel")
     JOB_FIELDS: ClassVar[tuple[str, ...]] = (
         "tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_s_each",
         "tokens_per_day", "concurrency", "requests_per_s", "ttft", "tpot", "objective",

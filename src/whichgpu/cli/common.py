@@ -55,6 +55,18 @@ def tidy(table: Any, console: Console | None = None) -> Any:
         longest = min(max((len(w) for t in texts for w in t.split()), default=0), WORD_WIDTH)
         if longest > (col.min_width or 0):
             wrapping.append((longest, col))
+    if not wrapping:
+        return table
+    # every column's words whole at once: when the table then fits without rich narrowing any
+    # column (the usual case), each try below would keep its minimum too (a column's width
+    # only grows with its minimum), so the result is the same for one layout instead of many
+    before_all = [col.min_width for _, col in wrapping]
+    for longest, col in wrapping:
+        col.min_width = longest
+    if _fits_unnarrowed(table, console):
+        return table
+    for (_, col), before in zip(wrapping, before_all, strict=True):
+        col.min_width = before
     first = table.columns[0] if table.columns else None  # a row's name: kept whole first
     for longest, col in sorted(wrapping, key=lambda lc: (lc[1] is not first, lc[0])):
         before = col.min_width
@@ -62,6 +74,19 @@ def tidy(table: Any, console: Console | None = None) -> Any:
         if _width(table, console) > console.options.max_width:
             col.min_width = before
     return table
+
+
+def _fits_unnarrowed(table: Any, console: Console) -> bool:
+    """Whether ``table`` fits the console with every column at its widest (rich narrows
+    none); False where that cannot be told (an expanding table, a table minimum)."""
+    if table.expand or table.min_width is not None:
+        return False
+    try:  # rich's own measure (private, as in _width)
+        widths = [table._measure_column(console, console.options, col).maximum or 1
+                  for col in table.columns]
+        return int(sum(widths) + table._extra_width) <= console.options.max_width
+    except Exception:
+        return False
 
 
 def _width(table: Any, console: Console) -> int:

@@ -29,7 +29,8 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "gpu", "gpu_spec", "count", "gpus", "tp", "pp", "zero", "only", "max_gpus",
         "calibration", "precision", "vendor", "min_memory", "form_factor", "sort",
         "priced_only", "profile", "split_mode", "tensor_split", "interconnect",
-        "gpus_per_node", "power_cap", "power_budget"),
+        "gpus_per_node", "power_cap", "power_budget",
+        "expert_parallel"),
     "Memory and engine": (
         "kv_dtype", "engine", "engine_version", "flash_attention", "allow_long_context",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",

@@ -141,8 +141,11 @@ def _lengths(row: dict[str, str]) -> tuple[int, int, str]:
     return max(int(round(prompt)), 1), max(int(round(output)), 1), how
 
 
-def case_of(row: dict[str, str]) -> Case:
-    """The replica and load a row describes (raises InputError when it cannot be modelled)."""
+def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
+    """The replica and load a row describes (raises InputError when it cannot be modelled).
+    ``dep``: model attention data parallelism with expert parallelism (DEP rows) with the
+    expert-parallel speed model (issue 30; scripts/check_expert_parallel.py), which the
+    validation and the serving calibration leave out for now."""
     from whichgpu.estimate.speed.serving import Load, ServingModel
     from whichgpu.estimate.speed.serving_engine import engine_config
     from whichgpu.estimate.validation_rows import _model, engine_of
@@ -152,8 +155,9 @@ def case_of(row: dict[str, str]) -> Case:
     if "unmodelled" in extra:
         raise InputError(extra["unmodelled"])
     conditions = (row.get("conditions") or "").lower()
-    if "dp-attention" in conditions or "attention_dp" in conditions or \
-            "attention data-parallel" in conditions or "attention dp" in conditions:
+    dep = dep and int(_num(row, "dp") or 1) > 1 and (_num(row, "ep") or 0) > 1
+    if not dep and ("dp-attention" in conditions or "attention_dp" in conditions
+                    or "attention data-parallel" in conditions or "attention dp" in conditions):
         raise InputError("attention data parallelism (DP attention) is not modelled")
     if (row.get("speculative") or "").strip():
         raise InputError(f"speculative decoding ({row['speculative']}) is not modelled")
@@ -162,7 +166,7 @@ def case_of(row: dict[str, str]) -> Case:
     dp = int(_num(row, "dp") or 1)
     if pp > 1:
         raise InputError("pipeline-parallel serving is not modelled")
-    if dp > 1 and (_num(row, "ep") or 0) > 1:
+    if dp > 1 and (_num(row, "ep") or 0) > 1 and not dep:
         raise InputError("attention data parallelism with expert parallelism (DEP) is not "
                          "modelled")
     engine = engine_of(row)
@@ -174,6 +178,8 @@ def case_of(row: dict[str, str]) -> Case:
     kw: dict[str, Any] = {"model": model, "engine": engine, "prompt_tokens": prompt,
                           "output_tokens": output, "context": prompt + output,
                           "gpus": tp * pp, "tp": tp, "allow_long_context": True}
+    if dep:  # attention data-parallel over dp ranks, experts over all (estimate/speed/
+        kw.update(gpus=tp * pp * dp, expert_parallel=True)  # expert_parallel.py)
     quant = (row.get("quant") or "").strip()
     if quant:
         kw["quant"] = quant
@@ -204,7 +210,7 @@ def case_of(row: dict[str, str]) -> Case:
     if changes:
         cfg = cfg.with_(**changes)
     gpu_count = int(_num(row, "gpu_count") or tp * pp)
-    replicas = max(gpu_count // (tp * pp), 1)
+    replicas = max(gpu_count // (tp * pp * (dp if dep else 1)), 1)
     sm = ServingModel(w, gpu, config=cfg, lengths=how)  # type: ignore[arg-type]  # CSV text
     rate = (row.get("request_rate") or "").strip().lower()
     conc = _num(row, "concurrency")
@@ -245,10 +251,10 @@ def answer(case: Case):
     return sm.max_throughput()
 
 
-def predict(row: dict[str, str], memo: dict | None = None
+def predict(row: dict[str, str], memo: dict | None = None, *, dep: bool = False
             ) -> tuple[float, str, tuple[float, float] | None]:
     """(estimate in the row's unit, note, (low, high)); ``memo`` keeps each run's answer for
-    the other metrics of its group."""
+    the other metrics of its group; ``dep`` as :func:`case_of`'s."""
     from whichgpu.estimate.speed.serving_bands import serving_band
 
     metric = row["metric"].strip()
@@ -261,7 +267,7 @@ def predict(row: dict[str, str], memo: dict | None = None
     if memo is not None and key in memo:
         case, pt = memo[key]
     else:
-        case = case_of(row)
+        case = case_of(row, dep=dep)
         pt = answer(case)
         if memo is not None:
             memo[key] = (case, pt)

@@ -238,6 +238,8 @@ class Workload:
         if self.tp:
             return self.tp
         if not self.is_training and not self.is_diffusion:
+            if self.expert_parallel and self.pp == 1:  # data-parallel attention on every GPU
+                return 1
             if self.engine_name in LAYER_SPLIT_ENGINES and self.pp == 1:
                 return 1
             if self.pp > 1:
@@ -251,6 +253,8 @@ class Workload:
         if self.pp > 1:
             return self.pp
         if not self.is_training and not self.is_diffusion and not self.tp:
+            if self.expert_parallel:  # tp=1 x dp=gpus: experts over all, attention per rank
+                return 1
             if self.engine_name in LAYER_SPLIT_ENGINES:
                 return self.gpus
             return max(1, self.gpus // default_tp(self.model, self.gpus))

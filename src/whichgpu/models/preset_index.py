@@ -300,10 +300,18 @@ def preset_names() -> list[str]:
     return [p.alias for p in ps] + [h for p in ps for h in p.hub_ids]
 
 
-def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
-    """The ModelSpec of a preset, parsed from its shipped config files."""
-    import dataclasses
+#: parsed presets, by (the Preset's identity, Hub id, variant): each is parsed once per process,
+#: as the index is read once (presets()), and a question about a preset gets the same ModelSpec
+#: as the last one, so the memos keyed by a spec's identity (a GGUF recipe, the KV cache)
+#: carry over from one question to the next (before: every question parsed its config.json
+#: again, and a 70B GGUF memory answer walked three recipes again)
+_LOADED: dict[tuple[int, str | None, str | None], tuple[Preset, ModelSpec]] = {}
+_LOADED_SIZE = 64  # presets kept (a spec is ~0.1-1 MB of layers; the shipped set is ~100)
 
+
+def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
+    """The ModelSpec of a preset, parsed from its shipped config files (once per preset, Hub
+    id and variant; the spec is frozen, so it is shared)."""
     hub_id = None
     if requested and "/" in requested:
         hub_id = next((h for h in p.hub_ids if h.lower() == requested.strip().lower()), None)
@@ -311,6 +319,20 @@ def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
     variant = find_variant(requested) if requested and "/" in requested else None
     if variant is not None and variant.preset != p.alias:
         variant = None
+    key = (id(p), hub_id, variant.hub_id if variant is not None else None)
+    hit = _LOADED.get(key)
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    spec = _parse_preset(p, hub_id, variant)
+    while len(_LOADED) >= _LOADED_SIZE:
+        _LOADED.pop(next(iter(_LOADED)), None)
+    _LOADED[key] = (p, spec)
+    return spec
+
+
+def _parse_preset(p: Preset, hub_id: str | None, variant: Variant | None) -> ModelSpec:
+    import dataclasses
+
     source = f"preset:{p.alias}"
     if p.family == "diffusion":
         from whichgpu.models.diffusion import parse_pipeline

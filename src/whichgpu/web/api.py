@@ -107,7 +107,7 @@ async def _out(name: str, args: tuple, compute, model: str | None = None) -> JSO
         return JSON(hit)
     await prefetch(model)
     return JSON(await work.run(s.remember, "json:" + name, args, compute,
-                               key=question_key(name, args)))
+                               key=question_key(name, args), heavy=name in work.HEAVY))
 
 
 @router.get("/health", tags=["meta"], summary="The server answers")

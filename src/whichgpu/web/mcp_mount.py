@@ -52,7 +52,7 @@ class WebSurface:
             await prefetch(model if isinstance(model, str) else None)
             return await work.run(services.remember, key, args,
                                   lambda: _computed(getattr(services, name), request),
-                                  key=question_key(key, args))
+                                  key=question_key(key, args), heavy=name in work.HEAVY)
 
 
 def _computed(service: Any, request: Request) -> Answer:

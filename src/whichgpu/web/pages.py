@@ -81,7 +81,8 @@ async def _compute(request: Request, fn, *args, question: str = ""):
     where = (f"{request.method} {request.url.path}?{request.url.query} "
              f"{getattr(request.state, 'lang', 'en')} {question}")
     return await work.run(fn, *args, key="page:" + hashlib.sha256(
-        where.encode("utf-8", "replace")).hexdigest()[:32])
+        where.encode("utf-8", "replace")).hexdigest()[:32],
+        heavy=request.url.path in work.PAGES_HEAVY)
 
 
 def _L() -> Locale:

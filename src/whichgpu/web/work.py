@@ -33,6 +33,14 @@ from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import Message, msg
 
 WORKERS = int(os.environ.get("WHICHGPU_WEB_WORKERS", "4"))  # threads computing answers
+#: threads for the answers that span the whole catalog (HEAVY), apart from WORKERS: a quick
+#: question (a price list, a TCO, one speed) never waits for a slot behind them
+HEAVY_WORKERS = int(os.environ.get("WHICHGPU_WEB_HEAVY_WORKERS", "2"))
+#: services whose answer weighs every GPU (x count) of the catalog: 40-400 ms of CPU each
+#: on the load test's questions, against 2-40 ms for the others (measured 2026-12-07 on the
+#: shared 2-core machine, in process); their pages too (PAGES_HEAVY)
+HEAVY = frozenset({"recommend", "checklist", "memory", "fits"})
+PAGES_HEAVY = frozenset({"/", "/memory", "/fits"})
 QUEUE = int(os.environ.get("WHICHGPU_WEB_QUEUE", "64"))  # waiting; beyond this: 503 at once
 QUEUE_WAIT_S = 10.0
 CPU_LIMIT_S = 6.0  # see the module docstring for what ordinary questions take
@@ -164,19 +172,21 @@ def budgeted(fn: Callable[..., T], *args: Any) -> T:
 class _Pool:
     def __init__(self) -> None:
         self.pending = 0  # waiting or running; touched on the event loop only
-        self.limiters: dict[int, tuple[Any, Any]] = {}
+        self.limiters: dict[int, dict[bool, tuple[Any, Any]]] = {}
 
-    def limiter(self) -> tuple[Any, Any]:
-        """(slots, threads) CapacityLimiters of the running event loop."""
+    def limiter(self, heavy: bool = False) -> tuple[Any, Any]:
+        """(slots, threads) CapacityLimiters of the running event loop, for the heavy lane
+        (HEAVY_WORKERS) or the other (WORKERS)."""
         import asyncio
 
         import anyio
 
         loop = id(asyncio.get_running_loop())
         if loop not in self.limiters:
-            self.limiters = {loop: (anyio.CapacityLimiter(WORKERS),
-                                    anyio.CapacityLimiter(WORKERS))}
-        return self.limiters[loop]
+            self.limiters = {loop: {
+                lane: (anyio.CapacityLimiter(n), anyio.CapacityLimiter(n))
+                for lane, n in ((False, WORKERS), (True, HEAVY_WORKERS))}}
+        return self.limiters[loop][heavy]
 
 
 _pool = _Pool()
@@ -198,14 +208,17 @@ def busy_text() -> Message:
 
 def load() -> dict[str, int]:
     """What the pool is doing (for the health endpoint)."""
-    return {"workers": WORKERS, "queue": QUEUE, "in_progress_or_waiting": _pool.pending}
+    return {"workers": WORKERS, "heavy_workers": HEAVY_WORKERS, "queue": QUEUE,
+            "in_progress_or_waiting": _pool.pending}
 
 
-async def run(fn: Callable[..., T], *args: Any, key: str | None = None) -> T:
+async def run(fn: Callable[..., T], *args: Any, key: str | None = None,
+              heavy: bool = False) -> T:
     """``fn(*args)`` in the bounded pool under the CPU-time limit.
 
-    ``key`` names the question: one refused for its work is refused again at once. Raises
-    ServerBusy (503) when the queue is full or the wait for a worker passes QUEUE_WAIT_S.
+    ``key`` names the question: one refused for its work is refused again at once. ``heavy``
+    (a whole-catalog answer, see HEAVY) takes a slot of its own lane. Raises ServerBusy (503)
+    when the queue is full or the wait for a worker passes QUEUE_WAIT_S.
     """
     import anyio
 
@@ -216,7 +229,7 @@ async def run(fn: Callable[..., T], *args: Any, key: str | None = None) -> T:
             raise TooMuchWork(text)
     if _pool.pending >= WORKERS + QUEUE:
         raise ServerBusy(busy_text())
-    slots, threads = _pool.limiter()
+    slots, threads = _pool.limiter(heavy)
     _pool.pending += 1
     try:
         try:

@@ -27,4 +27,14 @@ def workload(q: Workload, ctx: Context = LOCAL, **overrides: Any) -> Job:
     spec = ctx.model(q.model, params=q.params, config=config)
     names = (*q.WORKLOAD_FIELDS, *getattr(q, "EXTRA_WORKLOAD", ()))
     values = {**q.fields(*names), **overrides}
-    return build_workload(spec, **values)
+    job = build_workload(spec, **values)
+    if job.expert_parallel and job.gpus < 2 and q.COMMAND != "recommend":
+        _one_gpu(q)
+    return job
+
+
+def _one_gpu(q: Workload) -> None:
+    """Expert parallelism asked on one GPU (recommend tries it only where there are more)."""
+    raise InputError(msg("workload.expert_parallel.one_gpu", "expert parallelism spreads the "
+                         "experts over several GPUs; ask for 2 or more with {field}",
+                         field=Field("count" if q.COMMAND == "speed" else "gpus")))

@@ -55,7 +55,9 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    # diffusion LoRA training: what stays resident (estimate/diffusion_trainers)
                    cache_embeddings: bool | None = None, blocks_to_swap: int | None = None,
                    # LLM training: layers whose activations go to CPU RAM (Megatron's count)
-                   activation_offload_layers: int | None = None):
+                   activation_offload_layers: int | None = None,
+                   # issue 30: MoE serving with expert parallelism (estimate/speed/expert_parallel)
+                   expert_parallel: bool | None = None):
     """Resolve the model and build a validated Workload from what a person typed.
 
     The text is read here, once: counts such as ``8k`` (``context``, ``prompt_tokens``,
@@ -125,7 +127,8 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         lora_adapters=lora_adapters, interconnect=_interconnect(interconnect),
         gpus_per_node=gpus_per_node, cache_embeddings=cache_embeddings,
         blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes,
-        activation_offload_layers=activation_offload_layers)
+        activation_offload_layers=activation_offload_layers,
+        expert_parallel=expert_parallel or None)
 
 
 def _tokens(value: int | str | None, what: str) -> int | None:

@@ -240,19 +240,6 @@ class Backend(ABC):
         """Release what this backend holds (connections); the store stays as it is."""
 
 
-def open_backend(target: StoreTarget, timeout_s: float) -> Backend:
-    """The backend for ``target``; PostgreSQL's is imported only when asked for."""
-    if target.kind == "sqlite":
-        from whichgpu.catalog.prices.backend_sqlite import SQLiteBackend
-
-        assert target.path is not None
-        return SQLiteBackend(target.path, timeout_s)
-    from whichgpu.catalog.prices.backend_postgres import PostgresBackend
-
-    assert target.url is not None
-    return PostgresBackend(target.url, timeout_s)
-
-
 def poll_delays(wait_s: float, step_s: float = 0.25) -> Iterator[float]:
     """Sleeps between tries of a lock, adding up to ``wait_s`` (none when 0)."""
     left = wait_s

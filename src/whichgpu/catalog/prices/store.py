@@ -37,9 +37,9 @@ from whichgpu.catalog.prices.backend import (
     StoreError,
     Tx,
     default_store_path,
-    open_backend,
     parse_target,
 )
+from whichgpu.catalog.prices.backend_open import open_backend
 from whichgpu.catalog.prices.backend_sqlite import store_error
 from whichgpu.catalog.prices.schema import MIGRATIONS
 from whichgpu.catalog.prices.sources import FeedResult, Unmapped, iso, parse_time, utc_now

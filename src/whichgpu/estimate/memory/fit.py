@@ -101,6 +101,8 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
         return w.with_(gpus=count, tp=None, pp=1)
     if w.is_diffusion:
         return w.with_(gpus=count)
+    if w.expert_parallel and not w.tp:  # issue 30: tp=1 x dp=count, the experts over all
+        return w.with_(gpus=count, pp=1)
     if w.engine_name in LAYER_SPLIT_ENGINES and not w.tp:
         return w.with_(gpus=count, pp=1)  # layer split over every GPU (see pp_degree)
     tp = count
@@ -130,6 +132,9 @@ def describe_layout(w: Workload) -> Message:
         if lay is not None and lay.replicas == 1:  # one pipeline split over the GPUs
             return msg("layout.parallel", "{layout}", layout=lay.describe())
         return msg("layout.pipelines", "{n} independent pipelines", n=w.gpus)
+    if w.expert_parallel and w.dp_degree > 1:  # issue 30
+        return msg("layout.expert_parallel", "tp={tp} x dp={dp}, experts over all {n} GPUs",
+                   tp=w.tp_degree, dp=w.dp_degree, n=w.gpus)
     return msg("layout.parallel", "{layout}", layout=f"tp={w.tp_degree}" + (
         f" pp={w.pp_degree}" if w.pp_degree > 1 else ""))
 
@@ -147,11 +152,16 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
             continue
         est = cache.setdefault(count, estimate_memory(wc))
         band = memory_band(wc)
+        # the same for every GPU at this count: worked out once (at the first GPU kept)
+        total, layout = est.total_bytes, None
+        host_total, host_fits = est.host_total_bytes, est.host_fits
         for g in gpus or catalog.gpus:
             if w.engine is not None and catalog.engine_problem(g, w.engine):
                 continue  # the engine the user named does not run there
-            out.append(Fit(g, count, est.total_bytes, g.usable_memory_bytes - est.total_bytes,
-                           describe_layout(wc), band, est.host_total_bytes, est.host_fits))
+            if layout is None:
+                layout = describe_layout(wc)
+            out.append(Fit(g, count, total, g.usable_memory_bytes - total, layout, band,
+                           host_total, host_fits))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
 
 

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from whichgpu.errors import InputError
+from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory.weights import TensorBytes, WeightBytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
@@ -99,60 +100,82 @@ class Placement:
                 "output_on_gpu": self.output_on_gpu, "description": self.describe()}
 
 
-def _patterns(w: Workload) -> list[tuple[re.Pattern, bool]]:
+def _patterns(overrides: tuple[tuple[str, str], ...], n: int, cpu_moe_layers: int,
+              ) -> list[tuple[re.Pattern, bool]]:
     """(compiled pattern, to the GPU?) in llama.cpp's order: -ot first, then the MoE flags."""
     out = []
-    for pattern, device in w.tensor_overrides:
+    for pattern, device in overrides:
         try:
             out.append((re.compile(pattern), device.upper() != "CPU"))
         except re.error as exc:
             raise InputError(msg("workload.ot_regex", "{field} {v!r} is not a regular "
                                  "expression: {why}", field=Field("override_tensor"), v=pattern,
                                  why=str(exc))) from None
-    n = w.model.num_layers
-    if w.cpu_moe_layers >= n > 0:
+    if cpu_moe_layers >= n > 0:
         out.append((re.compile(EXPERT_REGEX), False))
     else:
-        for i in range(w.cpu_moe_layers):
+        for i in range(cpu_moe_layers):
             out.append((re.compile(rf"blk\.{i}{EXPERT_REGEX}"), False))
     return out
 
 
 def flags_of(w: Workload) -> str:
-    n = w.model.num_layers
-    parts = [f"-ngl {w.gpu_layers}" if w.gpu_layers is not None else "-ngl 999"]
-    if w.cpu_moe_layers >= n > 0:
+    return _flags(w.model.num_layers, w.gpu_layers, w.cpu_moe_layers, w.tensor_overrides,
+                  w.mmap)
+
+
+def _flags(n: int, gpu_layers: int | None, cpu_moe_layers: int,
+           overrides: tuple[tuple[str, str], ...], mmap: bool) -> str:
+    parts = [f"-ngl {gpu_layers}" if gpu_layers is not None else "-ngl 999"]
+    if cpu_moe_layers >= n > 0:
         parts.append("--cpu-moe")
-    elif w.cpu_moe_layers:
-        parts.append(f"--n-cpu-moe {w.cpu_moe_layers}")
-    parts += [f"-ot {p}={d}" for p, d in w.tensor_overrides]
-    if not w.mmap:
+    elif cpu_moe_layers:
+        parts.append(f"--n-cpu-moe {cpu_moe_layers}")
+    parts += [f"-ot {p}={d}" for p, d in overrides]
+    if not mmap:
         parts.append("--no-mmap")
     return " ".join(parts)
 
 
 def placement(w: Workload, wb: WeightBytes) -> Placement:
     """Where each of ``wb``'s tensors sits for ``w``'s llama.cpp flags."""
-    n = w.model.num_layers
+    # the same for every estimate of one GGUF model with the same flags (a memory answer
+    # asks it for each count and each change it tries: 120 times, 3 different, for a 70B
+    # that fits no single GPU): remembered by the tensor list's identity and the flags
+    return _placement(wb.tensors, wb.total, wb.embedding, wb.lm_head, w.model.num_layers,
+                      w.gpu_layers, w.tensor_overrides, w.cpu_moe_layers, w.mmap)
+
+
+@by_identity(size=256)
+def _placement(tensor_list: tuple[TensorBytes, ...], total: int, embedding: int, lm_head: int,
+               n: int, gpu_layers: int | None, overrides: tuple[tuple[str, str], ...],
+               cpu_moe_layers: int, mmap: bool) -> Placement:
     slots = n + 1
-    ngl = slots if w.gpu_layers is None else max(0, min(w.gpu_layers, slots))
+    ngl = slots if gpu_layers is None else max(0, min(gpu_layers, slots))
     start = slots - ngl  # i_gpu_start: slots from here on are on the GPUs
     layer_on_gpu = tuple(i >= start for i in range(n))
     output_on_gpu = n >= start
-    patterns = _patterns(w)
+    patterns = _patterns(overrides, n, cpu_moe_layers)
     dense_gpu, dense_host = [0] * n, [0] * n
     experts_gpu, experts_host = [0] * n, [0] * n
     gpu = host = 0
     output_bytes = emb = 0
     host_expert_layers = set()
-    tensors = list(wb.tensors or _fallback_tensors(wb, n))
-    if not any(t.name == "output" for t in tensors) and wb.embedding:
+    tensors = list(tensor_list or _fallback_tensors(total, embedding, lm_head, n))
+    if embedding and "output" not in [t.name for t in tensors]:
         # tied embeddings: llama.cpp loads token_embd a second time as the output head
         # (create_tensor(..., TENSOR_DUPLICATED)), on the output's device
         head = sum(t.bytes for t in tensors if t.name == "token_embd")  # not Gemma 3n's PLE
-        tensors.append(TensorBytes("output", None, head or wb.embedding))
+        tensors.append(TensorBytes("output", None, head or embedding))
     for t in tensors:
-        on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
+        if patterns:
+            on_gpu = _device(t, layer_on_gpu, output_on_gpu, patterns)
+        elif t.name in _INPUT_TENSORS:  # _device without patterns, inline (hot: every tensor
+            on_gpu = False  # of every estimate of a GGUF model)
+        elif t.layer is None:
+            on_gpu = output_on_gpu if t.name == "output" else True
+        else:
+            on_gpu = layer_on_gpu[t.layer] if 0 <= t.layer < n else True
         if t.name in _INPUT_TENSORS:
             emb += t.bytes
         if t.layer is None and t.name == "output":
@@ -170,7 +193,8 @@ def placement(w: Workload, wb: WeightBytes) -> Placement:
                 (dense_gpu if on_gpu else dense_host)[t.layer] += t.bytes
     return Placement(ngl, n, gpu, host, tuple(dense_gpu), tuple(dense_host), tuple(experts_gpu),
                      tuple(experts_host), layer_on_gpu, output_on_gpu, output_bytes, emb,
-                     len(host_expert_layers), flags_of(w))
+                     len(host_expert_layers),
+                     _flags(n, gpu_layers, cpu_moe_layers, overrides, mmap))
 
 
 # input lookups llama.cpp keeps on the CPU: the token embedding and Gemma 3n's per-layer table
@@ -190,11 +214,12 @@ def _device(t: TensorBytes, layer_on_gpu: tuple[bool, ...], output_on_gpu: bool,
     return layer_on_gpu[t.layer] if 0 <= t.layer < len(layer_on_gpu) else True
 
 
-def _fallback_tensors(wb: WeightBytes, n: int) -> tuple[TensorBytes, ...]:
+def _fallback_tensors(total: int, embedding: int, lm_head: int, n: int,
+                      ) -> tuple[TensorBytes, ...]:
     """A layout without tensors (a checkpoint of unknown structure): even layers."""
-    per = (wb.total - wb.embedding - wb.lm_head) / max(n, 1)
-    out = [TensorBytes("token_embd", None, wb.embedding)] if wb.embedding else []
+    per = (total - embedding - lm_head) / max(n, 1)
+    out = [TensorBytes("token_embd", None, embedding)] if embedding else []
     out += [TensorBytes(f"blk.{i}.attn", i, int(per)) for i in range(n)]
-    if wb.lm_head:
-        out.append(TensorBytes("output", None, wb.lm_head))
+    if lm_head:
+        out.append(TensorBytes("output", None, lm_head))
     return tuple(out)

@@ -314,6 +314,16 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     if w.pp_degree > 1:
         t_comm += (w.pp_degree - 1 - hops_net) * hw.link.latency_s
         t_comm += hops_net * hw.fabric.send_s(batch * m.hidden_size * 2)
+    if w.expert_parallel and w.dp_degree > 1 and m.moe:  # issue 30 (speed/expert_parallel.py)
+        from whichgpu.estimate.speed.expert_parallel import ModelTerms, decode_share
+
+        terms = ModelTerms(streamed_weight_bytes(w, 0)[0], streamed_weight_bytes(w, batch)[0],
+                           linear_flops_per_token(m), attention_flops_per_token(m, context))
+        ep = decode_share(w, hw, batch, context, kv / max(batch, 1), terms)
+        weights, kv_gpu, flops, t_comm, wdesc = (ep.weight_bytes * tp, ep.kv_bytes, ep.flops,
+                                                 ep.t_comm, ep.desc)
+        t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
+        t_comp = flops / (peak * eta_c)
     t_moe, t_fix = rates.t_moe, rates.t_fix
     parts = {"memory-bandwidth": t_mem, "compute": t_comp, "interconnect": t_comm,
              "fixed-overhead": t_fix, "host-memory": t_host + t_switch}
@@ -422,6 +432,13 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
     hops_net = _network_hops(w, hw)
     if hops_net:  # each stage boundary between servers sends the prompt's activations once
         t_comm += hops_net * hw.fabric.send_s(tokens * m.hidden_size * 2)
+    if w.expert_parallel and w.dp_degree > 1 and m.moe:  # issue 30 (speed/expert_parallel.py)
+        from whichgpu.estimate.speed.expert_parallel import ModelTerms, prefill_share
+
+        dense_s = (flops - expert_flops / tp) / (peak * eta)
+        terms = ModelTerms(streamed_weight_bytes(w, 0)[0], streamed_weight_bytes(w, chunk)[0])
+        t_comp, t_mem, t_comm = prefill_share(w, hw, batch, prompt, dense_s, t_comp - dense_s,
+                                              t_mem, terms)
     t_fix = (m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
              + decode_fixed_s(engine, hw, era))
     t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)

@@ -213,6 +213,8 @@ class ServingModel:
         self.gpu = gpu
         self.prompt, self.output = prompt, output
         self.gpus = w.tp_degree * w.pp_degree
+        if w.expert_parallel and w.dp_degree > 1:  # issue 30: dp ranks make one EP replica
+            self.gpus = w.tp_degree * w.pp_degree * w.dp_degree
         key = None if config is not None else _replica_key(w, gpu, profile, version, usage,
                                                              lengths, hardware_view)
         held = _REPLICAS.get(key) if key is not None else None
@@ -239,6 +241,10 @@ class ServingModel:
         from whichgpu.estimate.speed.hardware import hardware
 
         config = config or engine_config(w, gpu, version=version, usage=usage)
+        if w.expert_parallel and w.dp_degree > 1:  # issue 30: dp ranks make one EP replica
+            from whichgpu.estimate.speed.expert_parallel import ep_replica
+
+            self.gpus, config = ep_replica(w, config)
         hw = hardware_view or hardware(gpu, self.gpus, profile, w.interconnect,
                                        w.gpus_per_node)
         capacity = kv_capacity(w, gpu, config, prompt, output)

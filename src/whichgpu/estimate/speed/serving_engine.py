@@ -255,6 +255,8 @@ def kv_capacity(w: Workload, gpu: GPU, cfg: EngineConfig, prompt: int,
                / kv_tp_divisor(m, w.tp_degree) / max(w.pp_degree, 1))
     pool = max(pool, 0.0)
     seqs = int(pool // per_seq) if per_seq > 0 else 0
+    if w.expert_parallel and w.dp_degree > 1:  # issue 30: each data-parallel rank's own pool
+        seqs *= w.dp_degree
     return KVCapacity(int(pool), per_seq, length, seqs,
                       f"KV pool {pool / 1e9:.1f} GB per GPU = {how}; {seqs:,} sequences of "
                       f"{length:,} tokens ({per_seq / 1e6:.1f} MB each per GPU)")

@@ -45,7 +45,11 @@ class StepModel:
         if per_layer is not None:  # issue 28: Python dispatch per layer (aiconfigurator)
             self.request_dispatch_s = w.model.num_layers * float(per_layer) * 1e-3
         self.prefill_alone_s = pre.seconds
-        if w.tp_degree > 1:
+        ranks = w.dp_degree if w.expert_parallel and w.dp_degree > 1 else 1  # issue 30: EP
+        if ranks > 1:  # each data-parallel rank prefills its own prompts, schedules its own
+            self.prefill_compute_per_token = (prefill_time(w, hw, ranks, prompt)
+                                              .parts["compute"] / (prompt * ranks))
+        if w.tp_degree > 1 or ranks > 1:  # all-reduces; EP: the all-to-all per MoE layer
             c1 = decode_step(w, hw, 1, 1).parts["interconnect"]
             c2 = decode_step(w, hw, 1025, 1).parts["interconnect"]
             self.comm_per_token = (c2 - c1) / 1024
@@ -56,7 +60,7 @@ class StepModel:
 
         family = speed_family(w.model)
         self.per_sequence_s = _per_key("serving_step_per_sequence_us", w.engine_name,
-                                       f"{w.engine_name}/{family}") * 1e-6
+                                       f"{w.engine_name}/{family}") * 1e-6 / ranks
         # the hot path's constants (mixed() runs ~10 times per fixed-point solve)
         self._fixed_alone: float | None = None
         self._decode_one: float | None = None

@@ -1,0 +1,59 @@
+"""What a command line process loads (issue 27: `whichgpu --help` and a `memory` question load
+only what they use). Import-graph assertions in a fresh interpreter, not timings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+_PROBE = """
+import contextlib, io, json, sys
+from whichgpu.cli import main
+args = sys.argv[1:]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main(args)
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded(tmp_path, *args: str) -> set[str]:
+    env = {**os.environ, "WHICHGPU_HOME": str(tmp_path), "WHICHGPU_OFFLINE": "1",
+           "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", _PROBE, *args], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _under(mods: set[str], *prefixes: str) -> list[str]:
+    return sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+def test_help_loads_no_request_model_and_no_pydantic(tmp_path) -> None:
+    mods = _loaded(tmp_path, "--help")
+    assert "whichgpu.cli.app" in mods  # the probe ran the command line
+    assert _under(mods, "pydantic", "whichgpu.answers", "whichgpu.catalog",
+                  "whichgpu.estimate", "whichgpu.models") == []
+
+
+def test_memory_loads_no_advice_prices_serving_or_mixed_cards(tmp_path) -> None:
+    mods = _loaded(tmp_path, "memory", "llama-3.1-70b", "--quant", "q4_k_m", "--context", "8k")
+    assert "whichgpu.estimate.memory.report" in mods  # it answered
+    assert _under(mods, "whichgpu.advise", "whichgpu.cost", "whichgpu.catalog.prices",
+                  "whichgpu.answers.mixed", "whichgpu.estimate.mixed_cards",
+                  "whichgpu.estimate.speed.serving", "whichgpu.estimate.speed.serving_answers",
+                  "whichgpu.estimate.speed.llm", "whichgpu.web", "whichgpu.agents",
+                  "whichgpu.export", "sqlite3") == []
+
+
+@pytest.mark.parametrize("args", [("memory", "llama-3.1-8b", "--gpu", "rtx-3090,rtx-4090"),
+                                  ("memory", "llama-3.1-8b", "--gpu", "2xrtx-3090")])
+def test_a_list_of_cards_still_reaches_the_mixed_cards(tmp_path, args) -> None:
+    """The one-card shortcut leaves a list of cards (even of one kind) to answers/mixed.py."""
+    assert "whichgpu.answers.mixed" in _loaded(tmp_path, *args)

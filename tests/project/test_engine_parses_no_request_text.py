@@ -1,0 +1,107 @@
+"""Parse once (issue 35): no module under estimate/, advise/ or cost/ reads what people type.
+
+People's text (``2s@p95``, ``96GB``, ``draft:MODEL``, ``100GbE``, ``Unsloth``) is read in
+answers/inputs/; the engine packages take typed values. The check: those packages define no
+``parse_*`` function and import no ``parse_*`` reader from whichgpu.units or whichgpu.currency.
+The exceptions left are named below with their reason; an entry that is no longer needed fails,
+so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from paths import ROOT
+
+SRC = ROOT / "src" / "whichgpu"
+ENGINE = ("estimate", "advise", "cost")
+READERS = {"whichgpu.units", "whichgpu.currency"}
+
+# module -> why it still parses text
+KNOWN = {
+    # the validation sets are data (validation/*.csv), read where they are scored
+    "whichgpu.estimate.validation_rl": "reads the RL validation rows' counts",
+    "whichgpu.estimate.validation_rows": "reads the validation rows' sizes",
+    "whichgpu.estimate.validation_fits": "reads fits.csv's free-text host RAM",
+    # --lengths depends on the serving model's prompt/output; serving_answers.py is being
+    # reworked concurrently (estimate/speed/serving* performance)
+    "whichgpu.estimate.speed.traffic": "parse_lengths (--lengths histogram)",
+    # the public Python API takes OwnershipInputs(purchase_price="30000 USD") and
+    # whichgpu.cost.parse_rate; moving them changes that API
+    "whichgpu.cost.ownership": "OwnershipInputs' money fields accept text",
+    "whichgpu.cost.currency": "re-exports whichgpu.currency.parse_rate (public API)",
+}
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(SRC.parent).with_suffix("").parts).removesuffix(
+        ".__init__")
+
+
+def parsing(path: Path) -> list[str]:
+    """What in ``path`` reads people's text: parse_* definitions and parse_* readers imported."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                node.name.startswith("parse_"):
+            found.append(f"defines {node.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module in READERS:
+            found += [f"imports {a.name}" for a in node.names if a.name.startswith("parse_")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("parse_") and \
+                isinstance(node.value, ast.Name) and node.value.id in ("units", "currency"):
+            found.append(f"uses {node.value.id}.{node.attr}")
+    return found
+
+
+def engine_modules() -> list[Path]:
+    return sorted(p for pkg in ENGINE for p in (SRC / pkg).rglob("*.py"))
+
+
+def test_the_engine_packages_parse_no_request_text():
+    wrong = {module_name(p): what for p in engine_modules()
+             if (what := parsing(p)) and module_name(p) not in KNOWN}
+    assert wrong == {}, "move these readers to answers/inputs/"
+
+
+def test_every_known_exception_is_still_needed():
+    stale = sorted(name for name in KNOWN
+                   if not parsing(SRC.joinpath(*name.split(".")[1:]).with_suffix(".py")))
+    assert stale == []
+
+
+def test_the_check_sees_a_parser(tmp_path):
+    bad = tmp_path / "m.py"
+    bad.write_text("from whichgpu.units import parse_size\n\n"
+                   "def f():\n    def parse_x(t):\n        return t\n")
+    assert sorted(parsing(bad)) == ["defines parse_x", "imports parse_size"]
+
+
+def test_the_readers_live_in_the_answer_layer():
+    from whichgpu.answers.inputs.framework import parse_framework
+    from whichgpu.answers.inputs.host import parse_host
+    from whichgpu.answers.inputs.interconnect import parse_interconnect
+    from whichgpu.answers.inputs.serving import parse_latency_target, parse_rate
+    from whichgpu.answers.inputs.speculative import parse_speculative
+    from whichgpu.estimate.speculative import SpecMethod
+    from whichgpu.models import resolve_model
+
+    assert parse_framework(" PEFT ") == "transformers"  # an alias, case and spaces aside
+    assert str(parse_interconnect("Thunderbolt 5")) == "tb5"
+    assert parse_latency_target("60ms@p99", "tpot") == (0.06, 99)
+    assert parse_rate("1200/min") == 20
+    assert parse_host("96GB").ram_bytes == 96e9
+    spec = parse_speculative("eagle", None, resolve_model("llama-3.1-8b"))
+    assert spec is not None and spec.method is SpecMethod.EAGLE
+
+
+def test_the_speed_answer_hands_the_engine_the_parsed_framework():
+    """``--framework ' PEFT'`` is read once (to transformers); the speed estimate gets that
+    name, not the text (it used to re-read the text itself)."""
+    from whichgpu.answers.estimates import speed
+    from whichgpu.answers.requests import Speed
+
+    typed = speed(Speed(model="llama-3.1-8b", task="lora", framework="transformers",
+                        gpu="h100-sxm"))
+    text = speed(Speed(model="llama-3.1-8b", task="lora", framework=" PEFT", gpu="h100-sxm"))
+    assert text.to_json() == typed.to_json()

@@ -1,0 +1,177 @@
+"""No import cycle between whichgpu's modules (issue 35, part 2).
+
+Two graphs, read from the source (``ast``, nothing imported): the imports a module runs when it
+is loaded (the top of the module, its classes, ``try``/``if`` blocks; not ``if TYPE_CHECKING``),
+and every import, the lazy ones inside functions included.
+
+- At load time there is no cycle at all, and none may appear: a cycle there makes the import
+  order matter and fails with a half-initialised module.
+- With the lazy imports counted, the cycles that exist are listed in ``KNOWN`` (each a group of
+  modules that reach each other): the list may shrink, never grow. A new lazy import that ties
+  two modules into a loop fails here; break it, or say here why it must be.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+from paths import ROOT
+
+SRC = ROOT / "src" / "whichgpu"
+
+# Cycles through lazy imports that exist today (strongly connected groups of modules). Each
+# needs more than a small local edit (moving a type or a function to the module both use).
+KNOWN: list[set[str]] = [
+    {"whichgpu.estimate.diffusion_parallel", "whichgpu.estimate.memory",
+     "whichgpu.estimate.memory.diffusion"},
+    # on main since this stop's merges, through estimate/measured.py: speed -> measured ->
+    # validation_speed / validation_ceilings -> speed (the estimator reading the validation)
+    {"whichgpu.estimate.memory.fit", "whichgpu.estimate.memory.offload_plan",
+     "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
+     "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
+     "whichgpu.estimate.validation_speed"},
+    # the price package: its facade re-exports, and its modules import the facade lazily
+    {"whichgpu.catalog.offers", "whichgpu.catalog.prices", "whichgpu.catalog.prices.file",
+     "whichgpu.catalog.prices.gpuhunt_source", "whichgpu.catalog.prices.market",
+     "whichgpu.catalog.prices.providers", "whichgpu.catalog.prices.published",
+     "whichgpu.catalog.prices.refresh", "whichgpu.catalog.prices.selection",
+     "whichgpu.catalog.prices.shipped", "whichgpu.catalog.prices.skypilot",
+     "whichgpu.catalog.prices.sources", "whichgpu.catalog.prices.store",
+     "whichgpu.catalog.prices.url", "whichgpu.catalog.prices.validate"},
+    # the ranking and its explanation and the rate sizing call each other (a Job no longer:
+    # its serving targets are in advise/targets.py)
+    # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)
+    {"whichgpu.advise.explain", "whichgpu.advise.goodput", "whichgpu.advise.recommend",
+     "whichgpu.advise.serving"},
+    {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        out[".".join(parts).removesuffix(".__init__")] = path
+    return out
+
+
+def _target(name: str, modules: dict[str, Path]) -> str | None:
+    """The module an imported name lives in (``whichgpu.a.b.f`` -> ``whichgpu.a.b``)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path], lazy: bool) -> set[str]:
+    """The whichgpu modules ``name`` imports (at load time only, or ``lazy`` ones too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and not lazy:
+            return
+        if _is_type_checking(node):
+            for child in node.orelse:  # the else branch runs
+                visit(child)
+            return
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            for alias in node.names:
+                target = _target(f"{base}.{alias.name}", modules)
+                if target is not None:
+                    found.add(target)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _target(alias.name, modules)
+                if target is not None:
+                    found.add(target)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text("utf-8")))
+    found.discard(name)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected groups of more than one module (Tarjan, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    group = set()
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        group.add(w)
+                        if w == v:
+                            break
+                    if len(group) > 1:
+                        groups.append(group)
+    return groups
+
+
+@cache
+def _graph(lazy: bool) -> dict[str, set[str]]:
+    """Module -> the whichgpu modules it imports (read once per process: three tests ask)."""
+    modules = _modules()
+    return {name: _imports(name, path, modules, lazy) for name, path in modules.items()}
+
+
+def test_the_finder_sees_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_when_modules_load():
+    assert _cycles(_graph(lazy=False)) == []
+
+
+def test_lazy_imports_add_no_new_cycle():
+    new = [sorted(g) for g in _cycles(_graph(lazy=True))
+           if not any(g <= known for known in KNOWN)]
+    assert new == [], "an import cycle that is not in KNOWN (break it, or list it with why)"
+
+
+def test_every_known_cycle_still_exists():
+    """KNOWN only shrinks: a group whose cycle was broken is taken off the list, so that it
+    cannot come back unnoticed."""
+    cycles = _cycles(_graph(lazy=True))
+    gone = [sorted(k) for k in KNOWN if not any(g <= k for g in cycles)]
+    assert gone == [], "these KNOWN cycles are broken: remove them from KNOWN"
