@@ -159,6 +159,11 @@ def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hb
     return True
 
 
+def _gb10(row) -> bool:
+    """A row measured on the DGX Spark's GB10 (its mma.sync rate has a factor of its own)."""
+    return row["gpu"] == "dgx-spark"
+
+
 def _era(row) -> str | None:
     info = _row_info(row["id"], tuple(sorted(row.items())))
     return info["era"] if info else None
@@ -217,13 +222,18 @@ GROUPS = [
     ("llama.cpp IQ decode (llama.cpp's own builds)",
      [("decode_kernel_bandwidth_factor", ("llamacpp_iq",))], [_grid(0.40, 1.20, 0.05)],
      lambda r: _llamacpp(r, "decode", family="iq")),
-    # one share of the mma_sync_int8 peak (SM count x clock) on every NVIDIA architecture
+    # one share of the mma_sync_int8 peak (SM count x clock) on every NVIDIA architecture;
+    # the power-limited GB10 (DGX Spark) has its own factor on that peak, fitted next
     ("llama.cpp MMQ prefill",
      [("prefill_kernel_efficiency", ("llamacpp_mmq",))], [_grid(0.04, 0.60, 0.01)],
-     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True)),
-    ("llama.cpp MoE prefill",
-     [("moe_expert_half_tokens", ("llamacpp",))], [_grid(4.0, 512.0, 4.0)],
-     lambda r: _llamacpp(r, "prefill", moe=True) and _era(r) != "ollama"),
+     lambda r: _llamacpp(r, "prefill", moe=False, quantized=True) and not _gb10(r)),
+    # issue 28: the expert-GEMM curve and the GB10's rate together, on llama.cpp's MoE prefill
+    # rows and every GB10 prefill row (dense and MoE): apart, each absorbs the other's error
+    ("llama.cpp MoE prefill and the GB10's mma.sync rate",
+     [("moe_expert_half_tokens", ("llamacpp",)), ("mma_sync_rate_factor", ("dgx-spark",))],
+     [_grid(8.0, 400.0, 8.0), _grid(0.40, 1.20, 0.025)],
+     lambda r: (_llamacpp(r, "prefill", moe=True) and _era(r) != "ollama")
+     or (_llamacpp(r, "prefill", quantized=True) and _gb10(r) and _era(r) != "ollama")),
     ("Ollama's llama.cpp: MoE decode",
      [("decode_moe_layer_us", ("llamacpp@ollama",))], [_grid(0.0, 400.0, 10.0)],
      lambda r: _llamacpp(r, "decode", era="ollama", moe=True)),

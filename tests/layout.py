@@ -36,6 +36,8 @@ RULES: tuple[tuple[str, str], ...] = (
     ("test_serving_", "estimate/speed"),
     ("test_kernel_db", "estimate/speed"),
     ("test_expert_parallel", "estimate/speed"),
+    ("test_gb10_", "estimate/speed"),
+    ("test_vllm_", "estimate/speed"),
     ("test_megatron_", "estimate/memory"),
     ("test_diffusion_", "estimate"),
     ("test_exl3", "estimate"),

@@ -42,7 +42,8 @@ def test_dgx_spark_has_an_int8_and_fp32_rate_so_mmq_is_not_priced_at_bf16():
     spark = get_gpu("dgx-spark")
     assert spark.tflops("int8") == 250 and spark.tflops("fp32") == pytest.approx(29.71)
     hw = hardware(spark)
-    assert hw.peak("mma_sync_int8") > 3 * hw.peak("bf16")
+    # above 2x even at the GB10's fitted mma_sync_rate_factor (0.65 of its boost-clock rate)
+    assert hw.peak("mma_sync_int8") > 2 * hw.peak("bf16")
     rows = _rows()
     value, _, _ = predict(rows["pre-ggml-spark-q3coder30b-q80-pp2048"])
     assert value == pytest.approx(float(rows["pre-ggml-spark-q3coder30b-q80-pp2048"]["value"]),

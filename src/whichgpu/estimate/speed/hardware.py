@@ -121,7 +121,15 @@ def mma_sync_int8_tflops(gpu: GPU) -> float | None:
         return int8
     cc = str(gpu.compute_capability.value)
     lanes = 64 if cc.startswith(_FP32_LANES_64) else 128
-    return min(8 * fp32 * 128 / lanes, int8)
+    return min(8 * fp32 * 128 / lanes, int8) * mma_sync_rate_factor(gpu)
+
+
+def mma_sync_rate_factor(gpu: GPU) -> float:
+    """The share of its boost-clock mma.sync rate a card sustains (speed_constants.toml
+    ``mma_sync_rate_factor``, by catalog id: 1 but for the power-limited GB10 of the DGX
+    Spark, fitted on its llama.cpp prefill rows)."""
+    table = speed_value("mma_sync_rate_factor")
+    return float(table.get(gpu.id, table["default"]))
 
 
 def link_for(gpu: GPU, count: int) -> Link:

@@ -81,6 +81,8 @@ def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
             continue
         if not _in_build(k, engine, version):
             continue
+        if "eras" in k and era_of(base, version) not in _listed(k["eras"]):
+            continue  # a path of older builds only (``eras``): not today's
         if k.get("arch", "*") not in ("*", arch):
             continue
         if "formats" in k and quant.name not in _listed(k["formats"]):
