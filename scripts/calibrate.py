@@ -15,9 +15,10 @@ calibration rows per constant; otherwise it is reported and left alone. Holdout 
 choose a value: their error is printed so the README can report it.
 
 Derived tables (written with --write; the TOML is the fixed point of this script), all from
-5-fold cross-validated residuals on the calibration split (each calibration row estimated with
-the constants fitted on the other folds, so a fit that reproduces its own rows does not make
-the bands too narrow):
+leave-one-GPU-out residuals on the calibration split (each GPU's calibration rows estimated
+with the constants refitted without them, so a fit that reproduces its own rows, or other rows
+of the same card, does not make the bands too narrow; a row whose constants cannot be refitted
+without its GPU has no residual and is left out, held_out_residuals):
 - band_ratios: an 80 % prediction interval of measured / estimated (interval80: the empirical
   10th-90th percentiles with at least EMPIRICAL_ROWS rows, else log-normal with Student t) per
   range group: category, then category/engine, /hardware class (HBM, GDDR, unified),
@@ -441,6 +442,60 @@ def cross_validated(rows, start: dict) -> dict[str, float]:
     return out
 
 
+# The residuals the bands are derived from (issue 30): each calibration row estimated with the
+# constants refitted without every calibration row of its GPU (leave-one-GPU-out), the
+# question whichgpu answers being a card the fit may not have seen. "source" leaves each
+# publisher out instead, "fold" is the former 5-fold split by row (rows of the same GPU and
+# source on both sides, so the bands came out too narrow: training 46 % of 28 holdout rows).
+HELD_OUT_BY = "gpu"
+HELD_OUT = ("gpu", "source", "fold")
+
+
+def fitted_groups(chosen: dict[tuple[str, str], float]) -> set[str]:
+    """The labels of the groups every constant of which ``fit_groups`` fitted."""
+    return {label for label, params, _, _ in GROUPS
+            if all((c, k) in chosen for c, keys in params for k in (keys or ("",)))}
+
+
+def held_out_residuals(rows, start: dict, fitted: set[str], by: str = HELD_OUT_BY
+                       ) -> tuple[dict[str, float], set[str]]:
+    """({row id: log(measured / estimated)}, {ids of the rows without one}) for the modelled
+    calibration rows, each GPU's (or source's, ``by``) rows estimated with the groups that fit
+    on them refitted on the other calibration rows, from ``start``. ``fitted``: the groups the
+    full fit fitted. A row that needs a group which cannot be refitted without its GPU (too
+    few other rows) has no held-out residual: keeping the value fitted on it would count an
+    in-sample error as out-of-sample; it is left out of the bands (still evidence)."""
+    from whichgpu.estimate.validation_cv import KEYS
+
+    if by == "fold":
+        return cross_validated(rows, start), set()
+    key = KEYS[by]
+    calib = [r for r in rows if split_of(r["id"]) == "calibration" and _modelled(r)]
+    out: dict[str, float] = {}
+    without: set[str] = set()
+    after = _snapshot()
+    try:
+        for value in sorted({key(r) for r in calib}):
+            members = [r for r in calib if key(r) == value]
+            affected = groups_using(members) & fitted
+            _restore(start)
+            refit: set[str] = set()
+            if affected:
+                train = {r["id"] for r in rows if split_of(r["id"]) == "calibration"
+                         and key(r) != value}
+                chosen, _ = fit_groups(rows, report=lambda *a: None, calib_ids=train,
+                                       only=affected)
+                refit = fitted_groups(chosen)
+            for r, o in zip(members, _outcomes(members), strict=True):
+                if not groups_using([r]) & fitted <= refit:
+                    without.add(r["id"])
+                elif o.predicted and o.measured:
+                    out[o.id] = math.log(o.measured / o.predicted)
+    finally:
+        _restore(after)
+    return out, without
+
+
 INTERVAL = 0.80  # the stated range: an 80 % prediction interval
 EMPIRICAL_ROWS = 10  # a group with this many rows: its empirical 10th and 90th percentiles
 # (chosen over 20 and over a MAD-based interval by the leave-one-out coverage of the
@@ -532,10 +587,15 @@ def _ancestors(group: str) -> list[str]:
     return ["/".join(parts[:d]) for d in range(len(parts) - 1, 0, -1)]
 
 
-def derived_tables(rows, residuals: dict[str, float]) -> dict:
+def derived_tables(rows, residuals: dict[str, float], evidence_ids: set[str] | None = None
+                   ) -> dict:
+    """The derived tables from the held-out ``residuals``; ``evidence_ids``: the modelled
+    calibration rows counted as evidence (calibration_evidence, measured_gpus), also those
+    without a residual (default: the rows with one)."""
     from whichgpu.estimate.speed.result import LEVELS
 
     calib = [r for r in rows if split_of(r["id"]) == "calibration"]
+    counted = set(residuals) | (evidence_ids or set())
     keyed = [(validation_speed.row_key(r), residuals[r["id"]]) for r in calib
              if r["id"] in residuals]
     # a band multiplies rates and divides times: a time's residual counts inverted
@@ -543,8 +603,9 @@ def derived_tables(rows, residuals: dict[str, float]) -> dict:
                if r["id"] in residuals]
     by_cat: dict[str, list[float]] = {}
     evidence: dict[str, dict[str, int]] = {}
-    for (cat, fam, eng), lr in keyed:
+    for (cat, _, _), lr in keyed:
         by_cat.setdefault(cat, []).append(lr)
+    for cat, fam, eng in (validation_speed.row_key(r) for r in calib if r["id"] in counted):
         evidence.setdefault(cat, {})
         evidence[cat][f"{fam}/{eng}"] = evidence[cat].get(f"{fam}/{eng}", 0) + 1
     # leave one out: the evidence each calibration row would have without itself
@@ -569,7 +630,7 @@ def derived_tables(rows, residuals: dict[str, float]) -> dict:
     loo = {LEVELS[lvl]: len(v) for lvl, v in spread.items()}
     gpus: dict[str, int] = {}
     for r in calib:
-        if r["id"] in residuals:
+        if r["id"] in counted:
             gpus[r["gpu"].strip()] = gpus.get(r["gpu"].strip(), 0) + 1
     return {"band_ratios": bands, "band_evidence": counts,
             "measured_gpus": dict(sorted(gpus.items())),
@@ -704,8 +765,10 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
     loo = ", ".join(f"{k} {v}" for k, v in tables["_loo_counts"].items())
     sources = {
         "band_ratios": "scripts/calibrate.py: 80 % prediction interval of measured / estimated, "
-                       "from 5-fold cross-validated residuals on the calibration split of "
-                       "validation/speed.csv (holdout rows never used), per range group "
+                       "from leave-one-GPU-out residuals of the calibration split of "
+                       "validation/speed.csv (each GPU's rows estimated with the constants "
+                       "refitted without them; a row whose constants cannot be refitted "
+                       "without its GPU has none; holdout rows never used), per range group "
                        "category/engine/hardware class/precision: the empirical 10th-90th "
                        "percentiles with 10 rows or more, else mean +- t(0.90, n-1) x sd x "
                        "sqrt(1 + 1/n) of the log ratios; a category needs 5 rows (fewer: "
@@ -713,13 +776,13 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
                        "its parent (log bounds weighted n : 10) and written where it differs; "
                        f"thinner groups take their nearest ancestor's band ({n} rows)",
         "band_evidence": "scripts/calibrate.py: calibration rows of validation/speed.csv with a "
-                         "cross-validated residual behind each range group (category, "
+                         "leave-one-GPU-out residual behind each range group (category, "
                          "/engine, /hardware class, /precision)",
         "measured_gpus": "scripts/calibrate.py: calibration rows of validation/speed.csv per "
                          "catalog GPU (a card described with --gpu-spec takes at most the "
                          "confidence of the nearest of these)",
         "confidence_widening": "scripts/calibrate.py: 80th percentile of the absolute "
-                               "cross-validated log deviation of calibration rows whose "
+                               "leave-one-GPU-out log deviation of calibration rows whose "
                                "(family, engine) has no other calibration row (leave one "
                                "out), over that of rows "
                                f"that have one ({loo} rows), at most 3; 1.5 / 2.0 priors "
@@ -762,6 +825,31 @@ def memory_uncertainty() -> tuple[dict[str, float], dict[str, int]]:
     return values, counts
 
 
+def memory_ranges() -> tuple[dict[str, list[float]], dict[str, int]]:
+    """The stated range of a memory estimate per task group (issue 30): an 80 % interval of
+    measured / estimated, symmetric in log space, exp(-+u) with u the 80th percentile of
+    |log(measured / estimated)| of the calibration rows of validation/memory.csv that measure a
+    whole job (memory_uncertainty's rows); a group with fewer than MIN_BAND_ROWS rows takes
+    all groups' rows. Symmetric
+    because a group pools tasks whose errors lean opposite ways (pretraining over, QLoRA
+    under), so a skew fitted to the group's mix of calibration rows does not carry over (the
+    10th-90th percentiles held 19 of 31 training holdout rows). The memory model fits nothing
+    on these rows, so their errors are already held out."""
+    from whichgpu.estimate import validation_memory
+
+    outcomes = [o for o in validation_memory.run(default_path("memory"))
+                if o.split == "calibration" and o.error is not None and o.predicted
+                and o.measured]
+    logs = {g: [abs(math.log(o.measured / o.predicted)) for o in outcomes if o.category in cats]
+            for g, cats in MEMORY_GROUPS.items()}
+    pooled = [lr for v in logs.values() for lr in v]
+    values = {}
+    for group, lrs in logs.items():
+        u = _quantile(lrs if len(lrs) >= MIN_BAND_ROWS else pooled, 0.8)
+        values[group] = [round(math.exp(-u), 3), round(math.exp(u), 3)]
+    return values, {g: len(v) for g, v in logs.items()}
+
+
 def memory_evidence() -> dict[str, int]:
     """Calibration rows of validation/memory.csv that measure a whole job, per task group and
     engine ("inference/vllm"): the evidence behind a memory estimate's confidence label."""
@@ -786,6 +874,15 @@ def memory_text(text: str) -> str:
     text = set_source(text, "memory_evidence",
                       "scripts/calibrate.py: calibration rows of validation/memory.csv that "
                       "measure a whole job, per task group and engine")
+    ranges, range_counts = memory_ranges()
+    text = set_value(text, "memory_range", ranges)
+    text = set_source(text, "memory_range",
+                      "scripts/calibrate.py: 80 % interval of measured / estimated, exp(-+u), u "
+                      "the 80th percentile of |log(measured / estimated)| of the calibration "
+                      "rows of validation/memory.csv that measure a whole job, per task group ("
+                      + ", ".join(f"{g} {range_counts[g]}" for g in sorted(range_counts))
+                      + f" rows; fewer than {MIN_BAND_ROWS}: all groups pooled); nothing is "
+                      "fitted on these rows")
     n = ", ".join(f"{g} {counts[g]}" for g in sorted(counts))
     return set_source(text, "memory_uncertainty",
                       "scripts/calibrate.py: 90th percentile of the absolute error of the "
@@ -800,16 +897,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="exit 1 if the TOML differs from the results")
     parser.add_argument("--rows", action="store_true",
                         help="also print every row's error after the fit")
+    parser.add_argument("--held-out", choices=HELD_OUT, default=HELD_OUT_BY,
+                        help="what each band residual's fit leaves out: the row's GPU "
+                             "(default), its source, or its 5-fold fold (for comparison; "
+                             "--write and --check use the default)")
     args = parser.parse_args(argv)
+    if args.held_out != HELD_OUT_BY and (args.write or args.check):
+        parser.error(f"--write and --check derive the bands with --held-out {HELD_OUT_BY}")
     rows = read_rows(default_path("speed"))
     print("Before (the TOML as it is):")
     split_table(rows)
     print()
     fitted, notes = fit_groups(rows)
-    # folds start from (and break ties towards) the full fit, so the result does not depend on
-    # what the TOML held before
-    residuals = cross_validated(rows, _snapshot())
-    tables = derived_tables(rows, residuals)
+    # held-out fits start from (and break ties towards) the full fit, so the result does not
+    # depend on what the TOML held before
+    residuals, without = held_out_residuals(rows, _snapshot(), fitted_groups(fitted),
+                                            args.held_out)
+    tables = derived_tables(rows, residuals, without)
+    category = {r["id"]: r["category"] for r in rows}
+    tables["_without"] = {c: sum(1 for i in without if category[i] == c)
+                          for c in sorted({category[i] for i in without})}
     _apply_derived(tables)
     print("\nAfter (fitted values and derived bands applied):")
     split_table(rows, residuals=residuals)
@@ -824,10 +931,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"confidence_widening: {tables['confidence_widening']} "
           f"(leave-one-out rows by evidence: {tables['_loo_counts']})")
     print(f"band_evidence: {tables['band_evidence']}")
+    print(f"band residuals: leave-one-{args.held_out}-out, {len(residuals)} calibration rows; "
+          "without one (a constant they need cannot be refitted without their "
+          f"{args.held_out}): {tables['_without'] or 'none'}")
     print("bands on calibration rows they did not see (leave one out): "
           + ", ".join(f"{c} {k:.0%} inside of {n}, median width {w:.2f}x"
                       for c, (n, k, w) in tables["_loo_coverage"].items()))
     print(f"memory_uncertainty: {memory_uncertainty()}")
+    print(f"memory_range: {memory_ranges()}")
     status = 0
     for path, make in ((TOML, lambda t: desired_text(t, fitted, tables, notes)),
                        (MEMORY_TOML, memory_text)):

@@ -51,7 +51,8 @@ S25_FLUX = {"rtx-4090": ((4, 5, 6), 1.96), "a100-80gb-sxm": ((3, 4, 5), 6.09),
 # Where our cost range misses the article's cell, docs/validation.md's "where we differ" names the
 # published measurement the speed model is calibrated on (validation/speed.csv).
 FLUX_MEASUREMENTS = {"a100-80gb-sxm": "img-flux-dev-a100-bf16",
-                     "h100-sxm": "img-flux-dev-h100-bf16"}
+                     "h100-sxm": "img-flux-dev-h100-bf16",
+                     "rtx-4090": "img-ared-flux-4090-bfl-fp8wo-1024"}
 
 
 @pytest.mark.parametrize("gpu", THREE)

@@ -93,8 +93,14 @@ def test_speed_recommend_rest_and_the_page_give_one_label_for_one_card_and_job(c
 
 
 def test_a_range_wider_than_5x_says_why():
-    est = estimate_speed(build_workload("hunyuanvideo", task="video"), get_gpu("h100-sxm"),
-                         check_fit=False)
+    # a range group whose held-out residuals scatter 6x (make calibrate writes the bands from
+    # the rows; this one is set here so that the test does not hang on today's rows)
+    from whichgpu.estimate.constants import overridden, speed_value
+
+    bands = dict(speed_value("band_ratios"), video=[0.3, 1.8])
+    with overridden("speed_constants", "band_ratios", bands):
+        est = estimate_speed(build_workload("hunyuanvideo", task="video"), get_gpu("h100-sxm"),
+                             check_fit=False)
     r = est.times["seconds_per_video"]
     note = next(a for a in est.assumptions if a.startswith("confidence"))
     assert r.high / r.low > 5 and est.confidence == "low"

@@ -413,13 +413,16 @@ def _print_cross_validation(cv: dict, summary) -> None:
         cells = [f"{h.median_abs_error:.1%} ({h.n})" if h else "-"]
         for by, unit in (("gpu", "GPUs"), ("source", "sources")):
             s = next((x for x in cv.get(by, []) if x["category"] == cat), None)
-            cells.append(f"{s['median_abs_error']:.1%} ({s['n']}, {s['groups']} {unit})"
+            kept = f"; {s['kept_fit']} kept" if s and s.get("kept_fit") else ""
+            cells.append(f"{s['median_abs_error']:.1%} ({s['n']}, {s['groups']} {unit}{kept})"
                          if s else "-")
         t.add_row(cat, *cells)
     console.print(t)
     console.print("[dim]Leave one out: the fitted constants refitted without that GPU's (or "
                   "source's) calibration rows, then its rows predicted: the error on a card or "
-                  "publisher the fit has not seen.[/dim]")
+                  "publisher the fit has not seen. Kept: rows left out of the figure because a "
+                  "constant they need cannot be refitted without them (too few other rows), so "
+                  "it keeps the value fitted on them.[/dim]")
 
 
 def _print_verdicts(verdicts: dict) -> None:

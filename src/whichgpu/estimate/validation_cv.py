@@ -69,6 +69,9 @@ class LeftOut:
     value: str
     outcomes: tuple[Outcome, ...]
     refitted: tuple[str, ...]  # the groups of constants refitted without it
+    # rows needing a constant that cannot be refitted without the left-out GPU (source): too few
+    # other rows, so it keeps the value fitted on them; their error is not out-of-sample
+    kept_fit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,11 +82,22 @@ class CrossValidationSummary:
     median_abs_error: float
     p90_abs_error: float
     median_signed_error: float
+    kept_fit: int = 0  # rows left out of the figures: LeftOut.kept_fit
 
     def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "n": self.n, "groups": self.groups,
                 "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
-                "median_signed_error": self.median_signed_error}
+                "median_signed_error": self.median_signed_error, "kept_fit": self.kept_fit}
+
+
+def fittable(cal: ModuleType, rows: list[dict[str, str]],
+             calib_ids: set[str] | None = None) -> set[str]:
+    """The groups of constants ``fit_groups`` fits on these calibration rows (enough modelled
+    rows per constant), without fitting them."""
+    calib = [r for r in rows if split_of(r["id"]) == "calibration" and cal._modelled(r)
+             and (calib_ids is None or r["id"] in calib_ids)]
+    return {label for label, params, _, pick in cal.GROUPS
+            if sum(1 for r in calib if pick(r)) >= cal.MIN_ROWS_PER_PARAMETER * len(params)}
 
 
 def leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
@@ -94,6 +108,7 @@ def leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
     modelled = [r for r in rows if cal._modelled(r)]
     start = cal._snapshot()
     current = {o.id: o for o in cal._outcomes(modelled)}
+    fitted = fittable(cal, rows)
     out: list[LeftOut] = []
     try:
         for value in sorted(values or {key(r) for r in modelled}):
@@ -101,6 +116,7 @@ def leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
             if not members:
                 continue
             affected = cal.groups_using(members)
+            kept: tuple[str, ...] = ()
             if not affected:  # no fit used these rows: the fitted constants already left them out
                 outs = tuple(current[r["id"]] for r in members)
             else:
@@ -109,17 +125,28 @@ def leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
                 cal.fit_groups(rows, report=lambda *a: None, calib_ids=train, only=affected)
                 outs = tuple(cal._outcomes(members))
                 cal._restore(start)
-            out.append(LeftOut(value, outs, tuple(sorted(affected))))
+                lost = (affected & fitted) - fittable(cal, rows, train)
+                kept = tuple(r["id"] for r in members  # calibration and holdout rows
+                             if any(pick(r) for label, _, _, pick in cal.GROUPS
+                                    if label in lost))
+            out.append(LeftOut(value, outs, tuple(sorted(affected)), kept))
     finally:
         cal._restore(start)
     return out
 
 
 def summarize(results: list[LeftOut]) -> list[CrossValidationSummary]:
+    """Per category, the error of the left-out rows, without the rows whose constants could
+    not be refitted without them (counted apart: ``kept_fit``)."""
     by_cat: dict[str, list[tuple[str, float]]] = {}
+    kept: dict[str, int] = {}
     for r in results:
         for o in r.outcomes:
-            if o.error is not None:
+            if o.error is None:
+                continue
+            if o.id in r.kept_fit:
+                kept[o.category] = kept.get(o.category, 0) + 1
+            else:
                 by_cat.setdefault(o.category, []).append((r.value, o.error))
     out = []
     for cat, items in sorted(by_cat.items()):
@@ -127,7 +154,7 @@ def summarize(results: list[LeftOut]) -> list[CrossValidationSummary]:
         absolute = [abs(e) for e in errs]
         out.append(CrossValidationSummary(cat, len(errs), len({v for v, _ in items}),
                                           statistics.median(absolute), _p90(absolute),
-                                          statistics.median(errs)))
+                                          statistics.median(errs), kept.get(cat, 0)))
     return out
 
 

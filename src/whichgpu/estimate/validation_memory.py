@@ -14,26 +14,25 @@ _NOT_ALLOCATED = ("runtime", "fragmentation", "engine_reserve", "nccl")  # outsi
 _NOT_RESERVED = ("runtime", "engine_reserve", "nccl")
 
 
-# what a whole-job measurement is: the estimate's stated uncertainty (memory_band, the fit
-# verdict's borderline) is its range; terms (file, weights, KV) are not given one
+# what a whole-job measurement is: the estimate's stated 80 % range (memory_range) applies;
+# terms (file, weights, KV) are not given one
 _WHOLE_JOB = ("peak_allocated_bytes", "peak_reserved_bytes", "nvidia_smi_bytes",
               "engine_total_bytes")
 
 
 def predict_ranged(row: dict[str, str]
                    ) -> tuple[float | None, str, tuple[float, float] | None]:
-    """:func:`predict`, and for a whole-job measurement its range: the estimate +- the memory
-    estimate's stated uncertainty (``memory_band``, the band the fit verdict calls
-    borderline)."""
-    from whichgpu.estimate.memory.fit import memory_band
+    """:func:`predict`, and for a whole-job measurement its range: the estimate times the
+    stated 80 % range of its task group (``memory_range``)."""
+    from whichgpu.estimate.memory.confidence import memory_range, task_group
 
     value, note = predict(row)
     span = None
     if value is not None and row["measured"].strip() in _WHOLE_JOB:
         clean = "; ".join(f"{k}={v}" for k, v in settings(row).items()
                           if k != "measured_over")
-        u = memory_band(workload_of({**row, "settings": clean}))
-        span = (value * (1 - u), value * (1 + u))
+        lo, hi = memory_range(task_group(workload_of({**row, "settings": clean}).task))
+        span = (value * lo, value * hi)
     return value, note, span
 
 

@@ -274,6 +274,12 @@ def render_speed_engine(r: Reports) -> str:
                      "holdout", "inside range", "width", "dates"], rows)
 
 
+def _kept(s: Any) -> str:
+    """The rows a leave-one-out figure leaves out: their constants keep the value fitted on
+    them (validation_cv.LeftOut.kept_fit)."""
+    return f"; {s.kept_fit} not refittable without them" if s.kept_fit else ""
+
+
 def render_speed_cv(r: Reports) -> str:
     assert r.cv is not None
     by = {k: {s.category: s for s in v} for k, v in r.cv.items()}
@@ -284,8 +290,8 @@ def render_speed_cv(r: Reports) -> str:
         if h is None or g is None or s is None:
             continue
         rows.append([cat, f"{pct(h.median_abs_error)} ({h.n})",
-                     f"{pct(g.median_abs_error)} ({g.n} rows, {g.groups} GPUs)",
-                     f"{pct(s.median_abs_error)} ({s.n} rows, {s.groups} sources)"])
+                     f"{pct(g.median_abs_error)} ({g.n} rows, {g.groups} GPUs{_kept(g)})",
+                     f"{pct(s.median_abs_error)} ({s.n} rows, {s.groups} sources{_kept(s)})"])
     return md_table(["category", "holdout", "leave one GPU out", "leave one source out"], rows)
 
 

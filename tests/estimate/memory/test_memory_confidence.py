@@ -16,8 +16,8 @@ from whichgpu.estimate.speed.result import label_for
 
 def test_the_label_follows_the_shared_rule() -> None:
     evidence = memory_value("memory_evidence")
-    u = memory_value("memory_uncertainty")["inference"]
-    width = (1 + u) / (1 - u)
+    low, high = memory_value("memory_range")["inference"]
+    width = high / low
     on_engine = next(k.split("/")[1] for k in evidence if k.startswith("inference/"))
     assert memory_confidence("inference", on_engine).label == label_for(width, 2)
     # an engine without calibration rows of its own: the group's evidence only

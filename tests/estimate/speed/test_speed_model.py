@@ -274,16 +274,24 @@ def test_confidence_follows_the_calibration_evidence_of_family_and_engine():
     def conf(model, gpu="h100-sxm", **kw):
         return estimate_speed(build_workload(model, **kw), get_gpu(gpu)).confidence
 
-    # llama.cpp 4-bit decode: 17 calibration rows on GDDR cards, 5 on HBM ones (issue 30:
-    # the data-centre range is wider, and the answer says the evidence is thin)
+    # llama.cpp 4-bit decode: 16 held-out residuals on GDDR cards, 3 on HBM ones (issue 30:
+    # the data-centre range is wider; the label follows its width, label_for)
+    from whichgpu.estimate.speed.result import evidence, label_for
+
+    def width(gpu):
+        est = estimate_speed(build_workload("llama-3.1-8b", quant="q4_k_m", engine="llamacpp"),
+                             get_gpu(gpu))
+        r = est.rates["decode_tokens_per_s"]
+        return r.high / r.low
+
     assert conf("llama-3.1-8b", "rtx-4090", quant="q4_k_m", engine="llamacpp") == "high"
-    assert conf("llama-3.1-8b", quant="q4_k_m", engine="llamacpp") == "medium"
+    assert width("h100-sxm") > width("rtx-4090")
+    assert conf("llama-3.1-8b", quant="q4_k_m", engine="llamacpp") == label_for(
+        width("h100-sxm"), 2)
     assert conf("qwen-image", task="image") == "low"  # no Qwen-Image row at all
     assert conf("hidream-i1", task="image") == "low"
     # SDXL has calibration rows on diffusers: the evidence is high, and the label follows the
     # width of the range it is given (estimate/speed/result.label_for)
-    from whichgpu.estimate.speed.result import evidence, label_for
-
     assert evidence("diffusion", "StableDiffusionXLPipeline", "diffusers")[0] == 2
     est = estimate_speed(build_workload("sdxl", task="image"), get_gpu("h100-sxm"))
     r = est.times["seconds_per_image"]

@@ -161,7 +161,13 @@ def confidence_for(category: str, w, hw, engine: str) -> Confidence:
     key = band_key(category, engine, relative_gpu(hw.gpu) or hw.gpu, w.quant_format)
     lo, hi = band_ratios(key, LEVELS[level])
     group, n = band_evidence(key)
-    why += f"; range: the 80 % interval of {group} from {n} held-out measurement(s)"
+    if _band_group(speed_value("band_ratios"), key) is None:
+        # too few held-out residuals for an interval (make calibrate): the prior, said as such
+        lo0, hi0 = speed_constant("confidence_factors").value["low"]
+        why += (f"; range: a wide prior (x{lo0:g}-{hi0:g}), since {group} has {n} held-out "
+                "measurement(s), too few for an interval of its own")
+    else:
+        why += f"; range: the 80 % interval of {group} from {n} held-out measurement(s)"
     if n < THIN_EVIDENCE_ROWS or group.count("/") < 1:
         cls = key.split("/")[2]
         mine = int(speed_value("band_evidence").get("/".join(key.split("/")[:3]), 0))
