@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from whichgpu.estimate.validation import read_rows
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.speed import predict
 
 INCOMING = Path(__file__).resolve().parents[1] / "validation/incoming/speed-2026.csv"
 

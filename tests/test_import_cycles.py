@@ -24,16 +24,16 @@ KNOWN: list[set[str]] = [
     {"whichgpu.estimate.diffusion_parallel", "whichgpu.estimate.memory",
      "whichgpu.estimate.memory.diffusion"},
     # on main since this stop's merges, through estimate/measured.py: speed -> measured ->
-    # validation_speed / validation_ceilings -> speed (the estimator reading the validation)
+    # validation.speed / validation.ceilings -> speed (the estimator reading the validation)
     {"whichgpu.estimate.memory.fit", "whichgpu.estimate.memory.offload_plan",
      "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
-     "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
-     "whichgpu.estimate.validation_speed"},
+     "whichgpu.estimate.measured", "whichgpu.estimate.validation.ceilings",
+     "whichgpu.estimate.validation.speed"},
     # fits over a machine of different cards (answers/mixed.py) reuses the fits table, and fits
     # hands such a machine to it
     {"whichgpu.answers.fitting", "whichgpu.answers.mixed"},
-    {"whichgpu.catalog.prices.backend", "whichgpu.catalog.prices.backend_postgres",
-     "whichgpu.catalog.prices.backend_sqlite"},
+    {"whichgpu.catalog.prices.backends", "whichgpu.catalog.prices.backends.postgres",
+     "whichgpu.catalog.prices.backends.sqlite"},
     # the price package: its facade re-exports, and its modules import the facade lazily
     {"whichgpu.catalog.offers", "whichgpu.catalog.prices", "whichgpu.catalog.prices.file",
      "whichgpu.catalog.prices.gpuhunt_source", "whichgpu.catalog.prices.market",
@@ -45,7 +45,7 @@ KNOWN: list[set[str]] = [
     # the ranking and its explanation and the rate sizing call each other (a Job no longer:
     # its serving targets are in advise/targets.py)
     {"whichgpu.advise.explain", "whichgpu.advise.recommend", "whichgpu.advise.serving"},
-    {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
+    {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation.serving"},
 ]
 
 

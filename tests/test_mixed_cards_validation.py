@@ -7,7 +7,7 @@ import csv
 import runpy
 from pathlib import Path
 
-from whichgpu.estimate.validation_mixed import DEFAULT_CSV, validate_mixed
+from whichgpu.estimate.validation.mixed import DEFAULT_CSV, validate_mixed
 
 ROOT = Path(__file__).resolve().parents[1]
 

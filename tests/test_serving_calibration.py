@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from refit_cache import cached
-from whichgpu.estimate import validation_serving as vs
+from whichgpu.estimate.validation import serving as vs
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from whichgpu.errors import InputError
-from whichgpu.estimate import validation, validation_memory
+from whichgpu.estimate import validation
+from whichgpu.estimate.validation import memory as validation_memory
 from whichgpu.estimate.validation import summarize
 
 CSV = Path(__file__).resolve().parents[1] / "validation" / "memory.csv"

@@ -3,7 +3,7 @@ page shows today's figures; a figure that drifts from `make validate` fails here
 
 from pathlib import Path
 
-from whichgpu.estimate import validation_tables as vt
+from whichgpu.estimate.validation import tables as vt
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / vt.TARGET

@@ -243,11 +243,11 @@ class Backend(ABC):
 def open_backend(target: StoreTarget, timeout_s: float) -> Backend:
     """The backend for ``target``; PostgreSQL's is imported only when asked for."""
     if target.kind == "sqlite":
-        from whichgpu.catalog.prices.backend_sqlite import SQLiteBackend
+        from whichgpu.catalog.prices.backends.sqlite import SQLiteBackend
 
         assert target.path is not None
         return SQLiteBackend(target.path, timeout_s)
-    from whichgpu.catalog.prices.backend_postgres import PostgresBackend
+    from whichgpu.catalog.prices.backends.postgres import PostgresBackend
 
     assert target.url is not None
     return PostgresBackend(target.url, timeout_s)
