@@ -24,8 +24,6 @@ KNOWN = {
     "estimate/validation/rows.py": 6,
     "estimate/validation/serving.py": 3,
     "estimate/validation/fits.py": 1,
-    # a launcher's engine (out.engine): the export's own word set beside placeholder, axolotl
-    "export/commands.py": 2,
 }
 
 

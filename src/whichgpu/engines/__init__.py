@@ -2,15 +2,20 @@
 
 Code asks for a trait (``has(engine, "splits_layers")``) or the engines that have one
 (``engines_with("continuous_batching")``), so a new engine is a table in that file, not a
-tuple to extend in several modules.
+tuple to extend in several modules. What an engine does that data cannot say (its memory
+reserve, its launch command, its ROCm build) is its own module here, ``engines/<engine>.py``,
+found by :func:`module`.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from types import ModuleType
 from typing import Literal
 
 from whichgpu.errors import DataError
@@ -137,3 +142,26 @@ def _not_modelled() -> dict[str, NotModelled]:
 def not_modelled(name: str) -> NotModelled | None:
     """The entry of an engine whichgpu knows of but does not model (None otherwise)."""
     return _not_modelled().get(str(name).strip().lower())
+
+
+
+# ------------------------------------------------------------ what an engine does in code
+# Everything else about an engine is data (the table above, its speed and memory constants).
+# What takes code is its own module, ``whichgpu/engines/<engine>.py``, found here by the
+# engine's name: a new engine is that module and its data, no list to extend. Such a module
+# writes memory terms and command lines, so it sits above the export layer and nothing imports
+# it by name; the layer that asks for a hook (the memory estimate, the export) names its type.
+HOOKS = ("memory_reserve", "launch", "rocm")  # what an engine's module may define
+
+
+@cache
+def module(engine: str | None) -> ModuleType | None:
+    """``whichgpu.engines.<engine>``, or None for an engine without one (or not an engine: a
+    trainer's name); ask it for a hook with ``getattr(module(e), "launch", None)``."""
+    try:
+        name = Engine(engine).value if engine is not None else None
+    except ValueError:
+        return None
+    if name is None or importlib.util.find_spec(f"{__name__}.{name}") is None:
+        return None
+    return importlib.import_module(f"{__name__}.{name}")
