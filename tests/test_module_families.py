@@ -1,9 +1,9 @@
 """Module families live in a subpackage, not as flat prefixed siblings (issue 35, part 2).
 
-``estimate/validation_*.py`` (14 modules), ``models/arch_*.py`` (8), ``models/diffusion*.py``
-(4) and ``catalog/prices/backend*.py`` (3) became ``estimate/validation/``, ``models/arch/``,
-``models/diffusion/`` and ``catalog/prices/backends/``. Two rules keep them from coming back,
-read from the file tree (nothing imported):
+The flat families of session 3 (estimate's ``validation*`` modules, 15; models' ``arch_*``, 8,
+and ``diffusion*``, 4; catalog/prices' ``backend*``, 3) became ``estimate/validation/``,
+``models/arch/``, ``models/diffusion/`` and ``catalog/prices/backends/``. Two rules keep them
+from coming back, read from the file tree (nothing imported):
 
 - no three sibling modules (files or subpackages) share a name prefix (the part before the
   first ``_``): such a family is a subpackage;
