@@ -86,10 +86,10 @@ validate: $(STAMP)
 # The README's accuracy tables, regenerated from the validation (readme-accuracy-check: fail
 # if they drifted, the leave-one-out tables included; the test suite checks the others).
 readme-accuracy: $(STAMP)
-	$(BIN)/python -m whichgpu.estimate.validation_tables --write
+	$(BIN)/python -m whichgpu.estimate.validation.tables --write
 
 readme-accuracy-check: $(STAMP)
-	$(BIN)/python -m whichgpu.estimate.validation_tables --check
+	$(BIN)/python -m whichgpu.estimate.validation.tables --check
 
 # Refit the speed constants on the calibration rows, derive the range bands and evidence, and
 # write them into src/whichgpu/estimate/data/speed_constants.toml (a test checks they match).

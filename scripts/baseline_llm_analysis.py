@@ -55,8 +55,8 @@ def predict(row, flops_eff: float | None, hbm_eff: float | None) -> float | None
         get_gpu_config_by_name,
     )
 
-    from whichgpu.estimate.validation_rows import workload_of
-    from whichgpu.estimate.validation_speed import speed_settings
+    from whichgpu.estimate.validation.rows import workload_of
+    from whichgpu.estimate.validation.speed import speed_settings
 
     metric = row["metric"]
     if row["gpu"] not in GPU_MAP or row["category"] not in ("decode", "prefill", "training"):
@@ -107,7 +107,7 @@ def main() -> int:
         print("llm-analysis is not installed: run 'make baseline' (it installs it first)")
         return 2
     from whichgpu.estimate.validation import default_path, read_rows, split_of
-    from whichgpu.estimate.validation_speed import predict as ours
+    from whichgpu.estimate.validation.speed import predict as ours
 
     rows = read_rows(default_path("speed"))
     table: dict[str, dict[str, list[float]]] = {}

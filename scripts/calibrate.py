@@ -47,10 +47,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from whichgpu.estimate import validation_speed
 from whichgpu.estimate.constants import _load, overridden
 from whichgpu.estimate.validation import default_path, read_rows, split_of
 from whichgpu.estimate.validation import quantile as _quantile
+from whichgpu.estimate.validation import speed as validation_speed
 
 TOML = Path(__file__).resolve().parents[1] / "src/whichgpu/estimate/data/speed_constants.toml"
 MIN_ROWS_PER_PARAMETER = 3
@@ -116,7 +116,7 @@ def _row_info(row_id: str, row_items: tuple) -> dict | None:
     family, offload (None for a row that is not modelled)."""
     from whichgpu.estimate.speed.hardware import arch_key
     from whichgpu.estimate.speed.kernels import format_family
-    from whichgpu.estimate.validation_rows import gpu_of, workload_of
+    from whichgpu.estimate.validation.rows import gpu_of, workload_of
 
     row = dict(row_items)
     try:
@@ -465,7 +465,7 @@ def held_out_residuals(rows, start: dict, fitted: set[str], by: str = HELD_OUT_B
     full fit fitted. A row that needs a group which cannot be refitted without its GPU (too
     few other rows) has no held-out residual: keeping the value fitted on it would count an
     in-sample error as out-of-sample; it is left out of the bands (still evidence)."""
-    from whichgpu.estimate.validation_cv import KEYS
+    from whichgpu.estimate.validation.cv import KEYS
 
     if by == "fold":
         return cross_validated(rows, start), set()
@@ -811,7 +811,7 @@ def memory_uncertainty() -> tuple[dict[str, float], dict[str, int]]:
     absolute error of the calibration rows of validation/memory.csv that measure a whole
     job (not file sizes); a group with fewer than MIN_BAND_ROWS rows takes the pooled one.
     A fit verdict within it of a card's usable memory is 'borderline'."""
-    from whichgpu.estimate import validation_memory
+    from whichgpu.estimate.validation import memory as validation_memory
 
     outcomes = [o for o in validation_memory.run(default_path("memory"))
                 if o.split == "calibration" and o.error is not None]
@@ -835,7 +835,7 @@ def memory_ranges() -> tuple[dict[str, list[float]], dict[str, int]]:
     under), so a skew fitted to the group's mix of calibration rows does not carry over (the
     10th-90th percentiles held 19 of 31 training holdout rows). The memory model fits nothing
     on these rows, so their errors are already held out."""
-    from whichgpu.estimate import validation_memory
+    from whichgpu.estimate.validation import memory as validation_memory
 
     outcomes = [o for o in validation_memory.run(default_path("memory"))
                 if o.split == "calibration" and o.error is not None and o.predicted
@@ -853,7 +853,7 @@ def memory_ranges() -> tuple[dict[str, list[float]], dict[str, int]]:
 def memory_evidence() -> dict[str, int]:
     """Calibration rows of validation/memory.csv that measure a whole job, per task group and
     engine ("inference/vllm"): the evidence behind a memory estimate's confidence label."""
-    from whichgpu.estimate import validation_memory
+    from whichgpu.estimate.validation import memory as validation_memory
 
     engines = {r["id"]: (r.get("engine") or "").strip() or "default"
                for r in read_rows(default_path("memory"))}

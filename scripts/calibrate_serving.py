@@ -38,7 +38,6 @@ import statistics
 import sys
 from pathlib import Path
 
-from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.constants import Constant, _load
 from whichgpu.estimate.serving_fit import (  # noqa: F401  (re-exported for the tests)
     MIN_GROUPS,
@@ -55,6 +54,7 @@ from whichgpu.estimate.serving_fit import (  # noqa: F401  (re-exported for the 
     loso,
 )
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation import serving as vs
 
 TOML = (Path(__file__).resolve().parents[1]
         / "src/whichgpu/estimate/data/serving_constants.toml")

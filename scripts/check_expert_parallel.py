@@ -12,7 +12,7 @@ import sys
 
 from whichgpu.errors import InputError
 from whichgpu.estimate.validation import default_path
-from whichgpu.estimate.validation_serving import predict
+from whichgpu.estimate.validation.serving import predict
 
 
 def dep_rows(path: str | None = None) -> list[dict[str, str]]:

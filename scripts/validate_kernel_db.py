@@ -20,9 +20,9 @@ import sys
 from collections import defaultdict
 
 from whichgpu.errors import InputError
-from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.speed.kernel_db import use_kernel_db
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation import serving as vs
 
 _ERRORS = (InputError, KeyError, ValueError, ZeroDivisionError)
 
@@ -115,10 +115,10 @@ def speed_rows(rows: list[dict[str, str]]) -> list[dict]:
     """The decode and prefill rows of validation/speed.csv on a serving engine: whichgpu's
     estimate (the path `speed` answers them by; the kernel database times only serving steps)
     and, where the database covers the row, what its decode step / prefill would give."""
-    from whichgpu.estimate import validation_speed as vsp
     from whichgpu.estimate.speed import inference_lengths
     from whichgpu.estimate.speed.kernel_db import BACKENDS, Coverage, _engine, coverage
-    from whichgpu.estimate.validation_rows import gpu_of, workload_of
+    from whichgpu.estimate.validation import speed as vsp
+    from whichgpu.estimate.validation.rows import gpu_of, workload_of
 
     out = []
     for row in rows:

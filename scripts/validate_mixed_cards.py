@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from whichgpu.estimate.validation_mixed import DEFAULT_CSV, validate_mixed
+from whichgpu.estimate.validation.mixed import DEFAULT_CSV, validate_mixed
 
 
 def main(path: str | None = None) -> int:

@@ -84,6 +84,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ("test_layers", "project"),
     ("test_suite_", "project"),
     ("test_architecture_", "project"),
+    ("test_module_", "project"),
 )
 
 

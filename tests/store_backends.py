@@ -75,7 +75,7 @@ def pg_url():
     """A PostgreSQL store URL (an empty schema of its own); its pools are closed after."""
     url = fresh_schema_url()
     yield url
-    from whichgpu.catalog.prices.backend_postgres import close_pools
+    from whichgpu.catalog.prices.backends.postgres import close_pools
 
     close_pools()
 

@@ -11,7 +11,8 @@ import pytest
 from bench_fakes import DATA, fake_torch, no_driver
 from whichgpu.bench import model_bench as mb
 from whichgpu.errors import InputError
-from whichgpu.estimate import validation_memory, validation_speed
+from whichgpu.estimate.validation import memory as validation_memory
+from whichgpu.estimate.validation import speed as validation_speed
 from whichgpu.models import resolve_model
 
 TINY = str(DATA / "tiny-llama" / "config.json")

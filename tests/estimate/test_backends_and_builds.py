@@ -15,9 +15,9 @@ from whichgpu.estimate.speed.hardware import hardware
 from whichgpu.estimate.speed.kernels import kernel, version_label
 from whichgpu.estimate.speed.llm import constants_key, llamacpp_backend
 from whichgpu.estimate.validation import default_path
-from whichgpu.estimate.validation_memory import run as run_memory
-from whichgpu.estimate.validation_rows import workload_of
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.memory import run as run_memory
+from whichgpu.estimate.validation.rows import workload_of
+from whichgpu.estimate.validation.speed import predict
 from whichgpu.models import resolve_model
 from whichgpu.models.gguf_recipe import recipe
 from whichgpu.models.quant import get_quant

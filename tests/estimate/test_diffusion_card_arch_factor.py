@@ -15,7 +15,7 @@ from whichgpu.catalog.gpus import default_catalog
 from whichgpu.estimate.constants import per_key
 from whichgpu.estimate.speed.tensor_feed import card_arch_factor
 from whichgpu.estimate.validation import read_rows
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.speed import predict
 
 INCOMING = ROOT / "validation/incoming/speed-2026.csv"
 

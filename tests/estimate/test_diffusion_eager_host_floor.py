@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from paths import ROOT
 from whichgpu.estimate.validation import read_rows
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.speed import predict
 
 INCOMING = ROOT / "validation/incoming/speed-2026.csv"
 

@@ -17,8 +17,8 @@ from whichgpu.estimate.speed.hardware import arch_key, hardware
 from whichgpu.estimate.speed.kernels import default_era, era_of, kernel
 from whichgpu.estimate.speed.llm import engine_era, engine_value, kernel_notes
 from whichgpu.estimate.validation import default_path
-from whichgpu.estimate.validation_rows import workload_of
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.rows import workload_of
+from whichgpu.estimate.validation.speed import predict
 from whichgpu.models.quant import get_quant
 
 RTX_5090 = get_gpu("rtx-5090")

@@ -74,7 +74,7 @@ def test_adapters_outside_vllm_and_sglang_serving_are_refused(kw, msg_id):
 
 
 def test_published_costs_set_the_range_and_the_holdout_is_reported():
-    from whichgpu.estimate.validation_rl import lora_rows, rl_rows
+    from whichgpu.estimate.validation.rl import lora_rows, rl_rows
 
     rows = lora_rows()
     assert all(r.source_url.startswith("https://") for r in rows)

@@ -109,7 +109,7 @@ def _file_rows():
 def test_published_moe_gguf_files_are_sized_within_two_percent():
     """Every MoE GGUF file size in validation/memory.csv (a uniform bits-per-weight was 10 %
     high on these: the mix keeps most expert tensors at the file type's low default)."""
-    from whichgpu.estimate import validation_memory
+    from whichgpu.estimate.validation import memory as validation_memory
 
     rows = []
     for row in _file_rows():

@@ -26,7 +26,7 @@ from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.llm import streamed_weight_bytes
 from whichgpu.estimate.workload import Workload
 from whichgpu.models import resolve_model
-from whichgpu.models.arch_gemma3n import MOBILENET_V5_PARAMS, mobilenet_vision, usm_audio
+from whichgpu.models.arch.gemma3n import MOBILENET_V5_PARAMS, mobilenet_vision, usm_audio
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.config_parse import parse_config
 from whichgpu.models.gguf_recipe import recipe

@@ -17,8 +17,8 @@ from whichgpu.errors import DataError
 from whichgpu.estimate.memory.diffusion import diffusion_lora_params
 from whichgpu.models import resolve_model
 from whichgpu.models.config_fields import ConfigReader
-from whichgpu.models.diffusion_dits import hunyuan_video_params, ltx_video_params
-from whichgpu.models.diffusion_vaes import ltx_video_vae_params
+from whichgpu.models.diffusion.dits import hunyuan_video_params, ltx_video_params
+from whichgpu.models.diffusion.vaes import ltx_video_vae_params
 from whichgpu.models.preset_index import find_preset
 
 
@@ -163,7 +163,7 @@ def test_ltx_layouts_it_does_not_model_are_refused_not_miscounted():
 def test_the_transformer_count_follows_the_config_not_a_table():
     """One more double block adds exactly one block's parameters (8 d^2 + 4 head_dim + two
     SwiGLU MLPs for FLUX.2)."""
-    from whichgpu.models.diffusion_dits import flux2_params
+    from whichgpu.models.diffusion.dits import flux2_params
 
     cfg = _config("flux.2-dev", "transformer/config.json")
     d = cfg["attention_head_dim"] * cfg["num_attention_heads"]

@@ -21,9 +21,9 @@ READERS = {"whichgpu.units", "whichgpu.currency"}
 # module -> why it still parses text
 KNOWN = {
     # the validation sets are data (validation/*.csv), read where they are scored
-    "whichgpu.estimate.validation_rl": "reads the RL validation rows' counts",
-    "whichgpu.estimate.validation_rows": "reads the validation rows' sizes",
-    "whichgpu.estimate.validation_fits": "reads fits.csv's free-text host RAM",
+    "whichgpu.estimate.validation.rl": "reads the RL validation rows' counts",
+    "whichgpu.estimate.validation.rows": "reads the validation rows' sizes",
+    "whichgpu.estimate.validation.fits": "reads fits.csv's free-text host RAM",
     # --lengths depends on the serving model's prompt/output; serving_answers.py is being
     # reworked concurrently (estimate/speed/serving* performance)
     "whichgpu.estimate.speed.traffic": "parse_lengths (--lengths histogram)",

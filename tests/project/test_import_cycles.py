@@ -27,11 +27,11 @@ KNOWN: list[set[str]] = [
     {"whichgpu.estimate.diffusion_parallel", "whichgpu.estimate.memory",
      "whichgpu.estimate.memory.diffusion"},
     # on main since this stop's merges, through estimate/measured.py: speed -> measured ->
-    # validation_speed / validation_ceilings -> speed (the estimator reading the validation)
+    # validation.speed / validation.ceilings -> speed (the estimator reading the validation)
     {"whichgpu.estimate.memory.fit", "whichgpu.estimate.memory.offload_plan",
      "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
-     "whichgpu.estimate.measured", "whichgpu.estimate.validation_ceilings",
-     "whichgpu.estimate.validation_speed"},
+     "whichgpu.estimate.measured", "whichgpu.estimate.validation.ceilings",
+     "whichgpu.estimate.validation.speed"},
     # the price package: its facade re-exports, and its modules import the facade lazily
     {"whichgpu.catalog.offers", "whichgpu.catalog.prices", "whichgpu.catalog.prices.file",
      "whichgpu.catalog.prices.gpuhunt_source", "whichgpu.catalog.prices.market",
@@ -45,7 +45,7 @@ KNOWN: list[set[str]] = [
     # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)
     {"whichgpu.advise.explain", "whichgpu.advise.goodput", "whichgpu.advise.recommend",
      "whichgpu.advise.serving"},
-    {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation_serving"},
+    {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation.serving"},
 ]
 
 

@@ -21,12 +21,10 @@ KNOWN = {
     "estimate/memory/training.py": 2,
     "estimate/speed/serving_engine.py": 3,
     # validation data: the rows' own words (validation/*.csv), compared as read
-    "estimate/validation_memory.py": 2,
-    "estimate/validation_rows.py": 6,
-    "estimate/validation_serving.py": 3,
-    "estimate/validation_fits.py": 1,
-    # a launcher's engine (out.engine): the export's own word set beside placeholder, axolotl
-    "export/commands.py": 2,
+    "estimate/validation/memory.py": 2,
+    "estimate/validation/rows.py": 6,
+    "estimate/validation/serving.py": 3,
+    "estimate/validation/fits.py": 1,
 }
 
 

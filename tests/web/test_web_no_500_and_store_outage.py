@@ -67,7 +67,7 @@ def store_down(monkeypatch):
     monkeypatch.setenv("WHICHGPU_DATABASE_URL",
                        f"postgresql://teamuser:S3cr3tPa55@127.0.0.1:{port}/teamprices")
     yield port
-    from whichgpu.catalog.prices.backend_postgres import _VERDICT, close_pools
+    from whichgpu.catalog.prices.backends.postgres import _VERDICT, close_pools
 
     close_pools()
     _VERDICT.clear()

@@ -15,17 +15,29 @@ from whichgpu.answers.requests import (
     ValidateSpeed,
 )
 from whichgpu.errors import InputError
-from whichgpu.estimate import (
-    validation_ceilings,
-    validation_cv,
-    validation_fits,
-    validation_memory,
-    validation_ranges,
-    validation_serving,
-    validation_speed,
-)
 from whichgpu.estimate.validation import Outcome, Summary, default_path, read_rows, summarize
-from whichgpu.estimate.validation_report import engine_arch_key, group_errors
+from whichgpu.estimate.validation import (
+    ceilings as validation_ceilings,
+)
+from whichgpu.estimate.validation import (
+    cv as validation_cv,
+)
+from whichgpu.estimate.validation import (
+    fits as validation_fits,
+)
+from whichgpu.estimate.validation import (
+    memory as validation_memory,
+)
+from whichgpu.estimate.validation import (
+    ranges as validation_ranges,
+)
+from whichgpu.estimate.validation import (
+    serving as validation_serving,
+)
+from whichgpu.estimate.validation import (
+    speed as validation_speed,
+)
+from whichgpu.estimate.validation.report import engine_arch_key, group_errors
 
 SPLITS = ("all", "calibration", "holdout")
 
@@ -127,18 +139,18 @@ def validate_serving(q: ValidateServing) -> ServingValidation:
 
 @dataclass(frozen=True)
 class QuestionsAnswer:
-    """Whole questions and the judgement of each answer (estimate/validation_questions)."""
+    """Whole questions and the judgement of each answer (estimate/validation/questions)."""
 
     rows: list[Any]
 
     @property
     def shares(self) -> dict[str, float]:
-        from whichgpu.estimate.validation_questions import shares
+        from whichgpu.estimate.validation.questions import shares
 
         return shares(self.rows)
 
     def to_json(self) -> dict[str, Any]:
-        from whichgpu.estimate.validation_questions import __doc__ as rule
+        from whichgpu.estimate.validation.questions import __doc__ as rule
 
         return {"what": "questions", "rows": [x.to_json() for x in self.rows],
                 "n": len(self.rows), "shares": self.shares,
@@ -147,6 +159,6 @@ class QuestionsAnswer:
 
 def validate_questions(q: ValidateQuestions) -> QuestionsAnswer:
     """Each question of validation/questions.csv answered and judged."""
-    from whichgpu.estimate import validation_questions
+    from whichgpu.estimate.validation import questions as validation_questions
 
     return QuestionsAnswer(validation_questions.run(Path(q.file) if q.file else None))

@@ -178,9 +178,9 @@ def compare_lines(rows: dict[str, list[dict[str, str]]], measured: dict[str, flo
                   gpu_id: str | None, profile: Any | None = None) -> list[Line]:
     """Each measurement beside whichgpu's estimate for its validation row (and calibrated)."""
     from whichgpu.catalog.gpus import get_gpu
-    from whichgpu.estimate import validation_memory
     from whichgpu.estimate.speed import estimate_speed
-    from whichgpu.estimate.validation_rows import workload_of
+    from whichgpu.estimate.validation import memory as validation_memory
+    from whichgpu.estimate.validation.rows import workload_of
 
     lines = []
     for row in rows.get("speed", []):

@@ -58,7 +58,7 @@ def _use_database(url: str) -> None:
     """Every store this process (and the workers 'serve' starts) opens is ``url``."""
     import os
 
-    from whichgpu.catalog.prices.backend import DATABASE_URL_ENV, parse_target
+    from whichgpu.catalog.prices.backends import DATABASE_URL_ENV, parse_target
 
     parse_target(url)  # an unsupported URL is bad input: said now, in one line
     os.environ[DATABASE_URL_ENV] = url

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from whichgpu.cli.common import console
-from whichgpu.estimate.validation_ranges import RangeStats, target_verdict
+from whichgpu.estimate.validation.ranges import RangeStats, target_verdict
 
 
 def _pct(x: float | None) -> str:
@@ -21,7 +21,7 @@ def _times(x: float | None) -> str:
 
 
 def print_ranges(ranges: dict[str, Any], what: str) -> None:
-    """Print ``ranges`` (estimate/validation_ranges.RangeReport.to_json())."""
+    """Print ``ranges`` (estimate/validation/ranges.RangeReport.to_json())."""
     nominal = ranges.get("nominal_coverage", 0.8)
     for key, title, names in (
             ("by_category", "by category", ("Category",)),

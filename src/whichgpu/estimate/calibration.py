@@ -83,7 +83,7 @@ def with_store_runs(base: Calibration | None, store: Any = None) -> Calibration 
     """``base`` with the measured runs of the price store (``store``: a PriceStore, a
     location, or None for the default); ``base`` itself when the store holds none, or when it
     does not exist yet (asking never creates a store)."""
-    from whichgpu.catalog.prices.backend import parse_target
+    from whichgpu.catalog.prices.backends import parse_target
     from whichgpu.catalog.prices.store import PriceStore
     from whichgpu.catalog.runs.store import RunStore
     from whichgpu.errors import WhichGPUError

@@ -4,7 +4,7 @@
 the closest names), an engine whichgpu models, a model it knows offline and a precision; its
 numbers are finite and positive; and it stays under the card's physical ceiling (decode:
 bandwidth / weight bytes; prefill and serving: peak FLOPs / 2 x active parameters, as the
-validation applies them, :mod:`whichgpu.estimate.validation_ceilings`). Each refusal names
+validation applies them, :mod:`whichgpu.estimate.validation.ceilings`). Each refusal names
 the field.
 
 **Matching** (:func:`match`): a run speaks for a question on the same card id, GPU count and
@@ -154,7 +154,7 @@ def check_run(fields: dict[str, Any], where: str, options: dict[str, Any],
     the file), checked; refused naming the field."""
     from whichgpu.catalog.gpus import resolve_gpu
     from whichgpu.catalog.runs.record import checked
-    from whichgpu.estimate.validation_ceilings import ceiling_reason
+    from whichgpu.estimate.validation.ceilings import ceiling_reason
     from whichgpu.estimate.workload import LLM_ENGINES
     from whichgpu.models.quant import get_quant
 
@@ -219,7 +219,7 @@ def check_run(fields: dict[str, Any], where: str, options: dict[str, Any],
 @lru_cache(maxsize=4096)
 def predicted(run: MeasuredRun) -> float:
     """whichgpu's typical estimate at the run's own conditions (no runs, no profile)."""
-    from whichgpu.estimate.validation_speed import predict
+    from whichgpu.estimate.validation.speed import predict
 
     value, _, _ = predict(row_of(run))
     if value is None or not value > 0 or not math.isfinite(value):

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from whichgpu.engines import engines_with
-from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.constants import Constant, _load, overridden
 from whichgpu.estimate.speed.serving_engine import serving_value
 from whichgpu.estimate.validation import quantile as _quantile
+from whichgpu.estimate.validation import serving as vs
 
 TABLE = "serving_constants"
 MIN_ROWS = 3
@@ -43,7 +43,7 @@ class Fit:
 
 
 def _engine(row) -> str | None:
-    from whichgpu.estimate.validation_rows import engine_of
+    from whichgpu.estimate.validation.rows import engine_of
 
     try:
         return engine_of(row)
@@ -56,7 +56,7 @@ _FAMILY: dict[str, str | None] = {}
 
 def _family(row) -> str | None:
     from whichgpu.estimate.speed.result import speed_family
-    from whichgpu.estimate.validation_rows import _model
+    from whichgpu.estimate.validation.rows import _model
 
     name = row["model"].strip()
     if name not in _FAMILY:

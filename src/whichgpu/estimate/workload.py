@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Literal
 
-from whichgpu.engines import engines_with, family_engines
+from whichgpu.engines import default_engine, engines_with, family_engines, picked_engine
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
 from whichgpu.estimate.speculative import Speculation, check_engine
@@ -59,9 +59,6 @@ DEFAULT_TRAIN_SEQ = 2048
 LIMITS = {"context": 1 << 24, "prompt_tokens": 1 << 24, "output_tokens": 1 << 24,
           "batch": 1 << 16, "gpus": 1 << 16, "pp": 1 << 10, "lora_rank": 1 << 16,
           "frames": 10_000, "steps": 100_000}
-
-# GGUF formats imply llama.cpp; EXL2 implies exllamav2.
-_GGUF_PREFIXES = ("q2", "q3", "q4", "q5", "q6", "q8", "iq", "tq", "f32", "mxfp4_moe", "ud-")
 
 
 @dataclass(frozen=True)
@@ -199,19 +196,16 @@ class Workload:
 
     @cached_property
     def engine_name(self) -> Engine:
+        """The named engine, else the one the checkpoint file or the quantization format
+        implies, else the kind of job's default (data/engines.toml: picked_for_*, default_for)."""
         if self.engine:
             return self.engine
         if self.is_diffusion:
-            return Engine.DIFFUSERS
+            return default_engine("diffusion")
         if self.is_training:
-            return Engine.TRANSFORMERS
-        q = self.quant_name.lower()
-        if q.startswith(_GGUF_PREFIXES) or (self.model.checkpoint and
-                                            self.model.checkpoint.source.startswith("gguf")):
-            return Engine.LLAMACPP
-        if q.startswith("exl2"):
-            return Engine.EXLLAMAV2
-        return Engine.VLLM
+            return default_engine("training")
+        source = self.model.checkpoint.source if self.model.checkpoint else ""
+        return picked_engine(self.quant_name, source) or default_engine("inference")
 
     @property
     def seq_len(self) -> int:

@@ -4,19 +4,24 @@ For the engines and trainers whichgpu models with known command lines (vLLM, SGL
 llama.cpp's server; axolotl, torchtune, Unsloth), the commands carry the layout and memory
 settings the estimate used (tensor-parallel size, context, batch, GPU memory fraction, llama.cpp
 offload flags; LoRA rank, gradient checkpointing, optimizer, micro-batch, steps, checkpoint
-interval). Anything else gets a placeholder the user fills, marked as such.
+interval). Anything else gets a placeholder the user fills, marked as such. An engine's command
+line and its ROCm build are written by its own module (``engines/<engine>.py``); the trainers'
+are here.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
+from whichgpu.engines import module
 from whichgpu.units import format_duration
-from whichgpu.vocabulary import Engine, Task
+from whichgpu.vocabulary import Task
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from whichgpu.advise.job import Job
     from whichgpu.advise.recommend import Option
     from whichgpu.estimate.workload import Workload
@@ -57,7 +62,13 @@ class LaunchCommands:
     image: str | None = None  # a container image the task runs in (AMD: a ROCm build)
 
 
-def _model_env(w: Workload, out: LaunchCommands, what: str = "a Hugging Face model id") -> None:
+#: an engine module's ``launch`` (its command line for an option) and ``rocm`` (its ROCm build,
+#: in place, given why); found through :func:`whichgpu.engines.module`
+Launch: TypeAlias = "Callable[[Option, Workload], LaunchCommands]"
+Rocm: TypeAlias = "Callable[[LaunchCommands, str], None]"
+
+
+def model_env(w: Workload, out: LaunchCommands, what: str = "a Hugging Face model id") -> None:
     hub = w.model.hub_id
     quant = w.quant_name.lower()
     if hub and not (w.task == Task.INFERENCE and quant.startswith(("awq", "gptq", "exl2"))):
@@ -76,7 +87,6 @@ def _model_env(w: Workload, out: LaunchCommands, what: str = "a Hugging Face mod
 #: AMD's PyTorch image rocm/pytorch for training (https://rocm.docs.amd.com, "PyTorch on ROCm",
 #: the Docker install); llama.cpp's HIP build: -DGGML_HIP=ON with the card's gfx target
 #: (ggml-org/llama.cpp docs/build.md, "HIP"), read here from rocminfo on the machine.
-ROCM_VLLM_IMAGE = "rocm/vllm:latest"
 ROCM_PYTORCH_IMAGE = "rocm/pytorch:latest"
 
 
@@ -92,21 +102,9 @@ def commands(option: Option, job: Job) -> LaunchCommands:
 def _rocm(out: LaunchCommands, option: Option) -> None:
     """Swap the CUDA-only setup for ROCm's (in place)."""
     why = f"{option.gpu.id} is an AMD card: the engine must be a ROCm build"
-    if out.engine == "vllm":
-        out.image = ROCM_VLLM_IMAGE
-        out.setup = f"# vLLM for ROCm comes with the image ({ROCM_VLLM_IMAGE})\n"
-        out.settings.append(f"{why}: AMD's vLLM image {ROCM_VLLM_IMAGE} (ROCm docs, vLLM "
-                            "inference and serving on ROCm)")
-    elif out.engine == "llamacpp":
-        out.image = ROCM_PYTORCH_IMAGE  # carries ROCm's compilers (hipconfig, rocminfo)
-        out.setup = out.setup.replace(
-            "-DGGML_CUDA=ON",
-            "-DGGML_HIP=ON \\\n  -DAMDGPU_TARGETS=$(rocminfo | grep -o -m1 'gfx[0-9a-f]*') "
-            "-DCMAKE_BUILD_TYPE=Release")
-        out.setup = 'export HIPCXX="$(hipconfig -l)/clang" HIP_PATH="$(hipconfig -R)"\n' + \
-            out.setup
-        out.settings.append(f"{why}: llama.cpp built with HIP (-DGGML_HIP=ON, the card's gfx "
-                            f"target from rocminfo) in AMD's ROCm image {ROCM_PYTORCH_IMAGE}")
+    engine_rocm: Rocm | None = getattr(module(out.engine), "rocm", None)
+    if engine_rocm is not None:
+        engine_rocm(out, why)
     elif out.engine in ("axolotl", "torchtune"):
         out.image = ROCM_PYTORCH_IMAGE
         out.run = out.run.replace("flash_attention: true", "sdp_attention: true")
@@ -137,12 +135,9 @@ def _commands(option: Option, job: Job) -> LaunchCommands:
     if w.is_training:
         return _training(option, job, w)
     engine = w.engine_name
-    if engine == Engine.VLLM:
-        return _vllm(option, w)
-    if engine == Engine.SGLANG:
-        return _sglang(option, w)
-    if engine == Engine.LLAMACPP:
-        return _llamacpp(option, w)
+    launch: Launch | None = getattr(module(engine), "launch", None)  # the engine's module
+    if launch is not None:
+        return launch(option, w)
     return _placeholder(w, engine, f"whichgpu has no command line for {engine}: start it here")
 
 
@@ -152,7 +147,7 @@ def _placeholder(w: Workload, engine: str, why: str) -> LaunchCommands:
                              "exit 1  # remove once the command above is written\n",
                          placeholder=True)
     out.settings.append(_summary(w))
-    _model_env(w, out)
+    model_env(w, out)
     return out
 
 
@@ -164,92 +159,16 @@ def _summary(w: Workload) -> str:
     return ", ".join(parts)
 
 
-def _lines(*parts: str) -> str:
+def lines(*parts: str) -> str:
     """A shell command over several lines, joined with backslashes."""
     return " \\\n  ".join(p for p in parts if p) + "\n"
 
 
-def _vllm(o: Option, w: Workload) -> LaunchCommands:
-    from whichgpu.estimate.constants import memory_value
-
-    util = float(memory_value("vllm_gpu_memory_utilization"))
-    out = LaunchCommands("vllm", setup="pip install -U vllm\n", run="", ports=(PORT,))
-    _model_env(w, out)
-    q = w.quant_name.lower()
-    quant = ("--quantization fp8" if q == "fp8" else
-             "--quantization bitsandbytes" if q.startswith(("nf4", "int4-bnb", "int8-bnb")) else
-             "--dtype float16" if q == "fp16" else "--dtype bfloat16" if q == "bf16" else "")
-    kv = "--kv-cache-dtype fp8" if w.kv_dtype.lower() == "fp8" else ""
-    out.run = _lines(f"vllm serve $MODEL --tensor-parallel-size {w.tp_degree}",
-                     f"--pipeline-parallel-size {w.pp_degree}" if w.pp_degree > 1 else "",
-                     f"--max-model-len {w.seq_len}", f"--gpu-memory-utilization {util:g}",
-                     f"--max-num-seqs {_max_seqs(o)}", quant, kv,
-                     f"--host 0.0.0.0 --port {PORT}")
-    out.settings += [f"vLLM: tensor parallel {w.tp_degree}" +
-                     (f", pipeline parallel {w.pp_degree}" if w.pp_degree > 1 else ""),
-                     f"context {w.seq_len:,} tokens, up to {_max_seqs(o)} sequences at once",
-                     f"--gpu-memory-utilization {util:g} (vLLM's default, as the memory "
-                     "estimate assumed)"]
-    return out
-
-
-def _max_seqs(o: Option) -> int:
+def max_seqs(o: Option) -> int:
     """Sequences at once: a rate-sized replica's engine limit (the serving model's batch
     limit), else the option's batch."""
     limit = (o.serving or {}).get("batch_limit") if getattr(o, "serving", None) else None
     return max(1, int(limit)) if limit else max(1, o.batch)
-
-
-def _sglang(o: Option, w: Workload) -> LaunchCommands:
-    from whichgpu.estimate.constants import memory_value
-
-    frac = float(memory_value("sglang_mem_fraction_static"))
-    out = LaunchCommands("sglang", setup='pip install -U "sglang[all]"\n', run="",
-                         ports=(PORT,))
-    _model_env(w, out)
-    out.run = _lines(f"python -m sglang.launch_server --model-path $MODEL --tp {w.tp_degree}",
-                     f"--context-length {w.seq_len}", f"--mem-fraction-static {frac:g}",
-                     f"--max-running-requests {_max_seqs(o)}",
-                     "--kv-cache-dtype fp8_e5m2" if w.kv_dtype.lower() == "fp8" else "",
-                     f"--host 0.0.0.0 --port {PORT}")
-    out.settings += [f"SGLang: tensor parallel {w.tp_degree}, context {w.seq_len:,}, up to "
-                     f"{o.batch} requests", f"--mem-fraction-static {frac:g} (as assumed)"]
-    return out
-
-
-_LLAMACPP_BUILD = ("git clone --depth 1 https://github.com/ggml-org/llama.cpp\n"
-                   "cmake -S llama.cpp -B llama.cpp/build -DGGML_CUDA=ON\n"
-                   "cmake --build llama.cpp/build --config Release -j --target llama-server\n")
-
-
-def _llamacpp(o: Option, w: Workload) -> LaunchCommands:
-    out = LaunchCommands("llamacpp", setup=_LLAMACPP_BUILD, run="", ports=(PORT,))
-    quant = w.quant_name.upper()
-    source = w.model.source
-    if source.startswith("gguf:"):
-        out.envs["GGUF"] = f"{FILL_IN} (the path of {source[5:]} on the machine)"
-        model = "-m $GGUF"
-    else:
-        out.envs["GGUF_REPO"] = f"{FILL_IN} (a Hugging Face repository of {w.model.name} GGUF " \
-                                f"files with a {quant} file)"
-        model = f"-hf $GGUF_REPO:{quant}"
-    out.to_fill.append(next(iter(out.envs)))
-    out.secrets = ("HF_TOKEN",)
-    ngl = w.gpu_layers if w.gpu_layers is not None else 999
-    slots = max(1, o.batch)
-    out.run = _lines(f"llama.cpp/build/bin/llama-server {model}", f"-ngl {ngl}",
-                     f"--n-cpu-moe {w.cpu_moe_layers}" if w.cpu_moe_layers else "",
-                     f"-c {w.seq_len * slots} -np {slots}",
-                     "--split-mode layer" if w.gpus > 1 else "",
-                     "-ctk q8_0 -ctv q8_0" if w.kv_dtype.lower() == "q8_0" else "",
-                     "--no-mmap" if not w.mmap else "",
-                     f"--host 0.0.0.0 --port {PORT}")
-    layers = "every layer on the GPU" if w.gpu_layers is None else f"{ngl} layers on the GPU"
-    out.settings += [f"llama.cpp: {layers}" + (f", the experts of {w.cpu_moe_layers} layers "
-                                                 "in host RAM" if w.cpu_moe_layers else "") +
-                     (f", layers split over {w.gpus} GPUs" if w.gpus > 1 else ""),
-                     f"{slots} slot(s) of {w.seq_len:,} tokens (-c is the total)"]
-    return out
 
 
 # ------------------------------------------------------------------------------ training
@@ -332,7 +251,7 @@ def _axolotl(o: Option, w: Workload, steps: int, save: int | None, base: str
              ) -> LaunchCommands:
     out = LaunchCommands("axolotl", setup='pip install -U "axolotl[deepspeed]"\n'
                          + ("axolotl fetch deepspeed_configs\n" if w.gpus > 1 else ""), run="")
-    _model_env(w, out)
+    model_env(w, out)
     out.envs["DATASET"] = f"{FILL_IN} (a Hugging Face dataset id or a path, alpaca format)"
     out.to_fill.append("DATASET")
     cfg = ["base_model: ${MODEL}"]
@@ -369,7 +288,7 @@ def _torchtune(o: Option, w: Workload, steps: int, save: int | None, base: str
     config = stem + ("_single_device" if single else "")
     out = LaunchCommands("torchtune", setup="pip install -U torchtune torchao\n"
                          "tune download $MODEL --output-dir /tmp/model\n", run="")
-    _model_env(w, out)
+    model_env(w, out)
     out.envs["MODEL"] = (w.model.hub_id or "") + ("-Instruct" if w.model.hub_id and not
                                                    w.model.hub_id.endswith("Instruct") else "")
     nproc = "" if single else f"--nproc_per_node {w.gpus} "
@@ -384,7 +303,7 @@ def _torchtune(o: Option, w: Workload, steps: int, save: int | None, base: str
         overrides.append(f"optimizer._component_={_TORCHTUNE_OPTIM[w.optimizer]}")
     if save is not None:
         overrides.append(f"output_dir={base}/torchtune")
-    out.run = _lines(f"tune run {nproc}{recipe} --config {config}", *overrides)
+    out.run = lines(f"tune run {nproc}{recipe} --config {config}", *overrides)
     out.envs["DATASET"] = "the config's default dataset (alpaca_cleaned); set dataset.source " \
                           "to change it"
     return out
@@ -393,7 +312,7 @@ def _torchtune(o: Option, w: Workload, steps: int, save: int | None, base: str
 def _unsloth(o: Option, w: Workload, steps: int, save: int | None, base: str
              ) -> LaunchCommands:
     out = LaunchCommands("unsloth", setup="pip install -U unsloth\n", run="")
-    _model_env(w, out)
+    model_env(w, out)
     out.envs["DATASET"] = f"{FILL_IN} (a Hugging Face dataset id with a 'text' column)"
     out.to_fill.append("DATASET")
     optim = _HF_OPTIM.get(w.optimizer, "adamw_8bit")

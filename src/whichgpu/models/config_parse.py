@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from whichgpu.errors import DataError, InputError
-from whichgpu.models import arch_vision
-from whichgpu.models.arch_build import Arch
-from whichgpu.models.arch_classic import falcon, gpt2, gpt_neox, mpt
-from whichgpu.models.arch_deepseek import deepseek
-from whichgpu.models.arch_gemma3n import gemma3n_text, mobilenet_vision, usm_audio
-from whichgpu.models.arch_hybrid import gated_deltanet, granite_hybrid, nemotron_h
-from whichgpu.models.arch_llama import STYLES, llama_like
-from whichgpu.models.arch_moe import ernie45_moe, glm4_moe, hunyuan_moe, llama4_text, minimax_m2
+from whichgpu.models.arch import vision as arch_vision
+from whichgpu.models.arch.build import Arch
+from whichgpu.models.arch.classic import falcon, gpt2, gpt_neox, mpt
+from whichgpu.models.arch.deepseek import deepseek
+from whichgpu.models.arch.gemma3n import gemma3n_text, mobilenet_vision, usm_audio
+from whichgpu.models.arch.hybrid import gated_deltanet, granite_hybrid, nemotron_h
+from whichgpu.models.arch.llama import STYLES, llama_like
+from whichgpu.models.arch.moe import ernie45_moe, glm4_moe, hunyuan_moe, llama4_text, minimax_m2
 from whichgpu.models.bounds import check_config, check_spec
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.rough_size import rough_size_hint

@@ -14,7 +14,7 @@ import uvicorn
 from whichgpu.answers.requests import Serve
 from whichgpu.bench.profile import default_profile_path, load_profile
 from whichgpu.catalog.prices import PriceStore
-from whichgpu.catalog.prices.backend import parse_target
+from whichgpu.catalog.prices.backends import parse_target
 from whichgpu.catalog.prices.selection import ensure_shipped
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError

@@ -43,7 +43,7 @@ done = Path(sys.argv[2])
 WRITER = COMMON + f"""
 first = int(sys.argv[3])
 if store.dialect == "sqlite":
-    from whichgpu.catalog.prices.backend_sqlite import SQLiteBackend
+    from whichgpu.catalog.prices.backends.sqlite import SQLiteBackend
     open_ = SQLiteBackend._open
     def small_cache_open(self):
         con = open_(self)

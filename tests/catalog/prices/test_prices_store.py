@@ -266,13 +266,13 @@ def _disk_full(store_url: str, monkeypatch) -> None:
     if store_url.startswith("postgresql"):
         import psycopg
 
-        from whichgpu.catalog.prices.backend_postgres import PostgresTx
+        from whichgpu.catalog.prices.backends.postgres import PostgresTx
 
         def full(self, table, columns, rows):
             raise psycopg.errors.DiskFull("could not extend file: No space left on device")
         monkeypatch.setattr(PostgresTx, "insert_rows", full)
     else:
-        from whichgpu.catalog.prices.backend_sqlite import SQLiteTx
+        from whichgpu.catalog.prices.backends.sqlite import SQLiteTx
 
         def full(self, table, columns, rows):
             raise sqlite3.OperationalError("database or disk is full")

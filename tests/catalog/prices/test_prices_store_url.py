@@ -6,8 +6,8 @@ import re
 import pytest
 
 from whichgpu.catalog.prices import PriceStore
-from whichgpu.catalog.prices.backend import parse_target, redact
-from whichgpu.catalog.prices.backend_postgres import pg_store_error
+from whichgpu.catalog.prices.backends import parse_target, redact
+from whichgpu.catalog.prices.backends.postgres import pg_store_error
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError
 
@@ -39,7 +39,7 @@ def test_passwords_never_appear_where_the_store_is_named():
 
 
 def test_without_the_postgres_extra_a_postgresql_url_says_what_to_install(monkeypatch):
-    from whichgpu.catalog.prices import backend_postgres
+    from whichgpu.catalog.prices.backends import postgres as backend_postgres
 
     monkeypatch.setattr(backend_postgres, "psycopg", None)
     with pytest.raises(InputError, match=r"pip install 'whichgpu\[postgres\]'"):

@@ -11,7 +11,7 @@ import pg_cluster
 import store_backends
 from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices import PriceStore
-from whichgpu.catalog.prices.backend_postgres import MAX_WAIT_S, close_pools
+from whichgpu.catalog.prices.backends.postgres import MAX_WAIT_S, close_pools
 from whichgpu.catalog.prices.sources import FeedResult
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.units import Money
@@ -67,7 +67,7 @@ def test_a_busy_pool_is_waited_for_not_mistaken_for_an_outage(pg_url, monkeypatc
     the server answering, and gets the connection when it is given back."""
     import threading
 
-    from whichgpu.catalog.prices.backend_postgres import FIRST_WAIT_S
+    from whichgpu.catalog.prices.backends.postgres import FIRST_WAIT_S
 
     monkeypatch.setenv("WHICHGPU_DATABASE_POOL_SIZE", "1")
     store = PriceStore(pg_url)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from whichgpu.catalog.prices.backend import parse_target, redact
+from whichgpu.catalog.prices.backends import parse_target, redact
 from whichgpu.errors import InputError
 
 SECRET = "S3cr3tPa55XYZ"

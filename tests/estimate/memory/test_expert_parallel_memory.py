@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from whichgpu.errors import InputError
-from whichgpu.estimate import validation_questions as vq
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.validation import default_path, read_rows
-from whichgpu.estimate.validation_rows import workload_of
+from whichgpu.estimate.validation import questions as vq
+from whichgpu.estimate.validation.rows import workload_of
 
 _ROW = {"model": "Qwen/Qwen3-Coder-480B-A35B-Instruct", "task": "inference", "quant": "fp8",
         "engine": "vllm", "gpu": "h20", "gpu_count": "8", "context": "262144", "batch": "1"}

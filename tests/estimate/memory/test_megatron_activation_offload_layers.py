@@ -20,7 +20,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.fit import memory_band, verdict
 from whichgpu.estimate.validation import default_path, read_rows
-from whichgpu.estimate.validation_rows import settings
+from whichgpu.estimate.validation.rows import settings
 
 _70B = "meta-llama/Meta-Llama-3-70B"
 

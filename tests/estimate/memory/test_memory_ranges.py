@@ -13,10 +13,10 @@ import pytest
 
 from paths import ROOT
 from whichgpu.answers.inputs.workload import build_workload
-from whichgpu.estimate import validation_memory
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.validation import default_path
+from whichgpu.estimate.validation import memory as validation_memory
 
 
 def _calibrate():

@@ -17,8 +17,8 @@ from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.estimate.configure import configure_workload
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.validation import default_path
-from whichgpu.estimate.validation_memory import predict
-from whichgpu.estimate.validation_rows import measured_bytes
+from whichgpu.estimate.validation.memory import predict
+from whichgpu.estimate.validation.rows import measured_bytes
 
 _20B = "openai/gpt-oss-20b"
 

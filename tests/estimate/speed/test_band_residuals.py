@@ -12,7 +12,7 @@ import pytest
 
 from paths import ROOT
 from whichgpu.estimate.validation import default_path, read_rows, split_of
-from whichgpu.estimate.validation_cv import gpu_key
+from whichgpu.estimate.validation.cv import gpu_key
 
 
 def _calibrate():

@@ -11,7 +11,7 @@ import pytest
 
 from paths import ROOT
 from whichgpu.errors import InputError
-from whichgpu.estimate.validation_serving import case_of, predict
+from whichgpu.estimate.validation.serving import case_of, predict
 
 _SCRIPT = ROOT / "scripts" / "check_expert_parallel.py"
 

@@ -22,7 +22,7 @@ from whichgpu.estimate.speed.hardware import (
     mma_sync_int8_tflops,
     mma_sync_rate_factor,
 )
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.speed import predict
 
 FILES = ("validation/speed.csv", "validation/incoming/speed-2026.csv")
 UB = re.compile(r"(?:-ub|n_ubatch) (\d+)")

@@ -14,7 +14,7 @@ from whichgpu.catalog.gpus import default_catalog
 from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.speed.sustained import sustained_fraction
 from whichgpu.estimate.validation import read_rows
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.speed import predict
 
 INCOMING = ROOT / "validation/incoming/speed-2026.csv"
 

@@ -14,7 +14,7 @@ import pytest
 
 from paths import ROOT
 from refit_cache import cached
-from whichgpu.estimate import validation_serving as vs
+from whichgpu.estimate.validation import serving as vs
 
 
 def _calibrate():

@@ -103,7 +103,7 @@ def test_published_p99_ttft_rows_stay_within_the_measured_error():
     import statistics
 
     from whichgpu.estimate.validation import default_path, read_rows
-    from whichgpu.estimate.validation_traffic import score
+    from whichgpu.estimate.validation.traffic import score
 
     rows = [r for r in read_rows(default_path("serving")) if r["metric"] == "ttft_ms_p99"]
     scored = [r for r in score(rows) if "skipped" not in r]

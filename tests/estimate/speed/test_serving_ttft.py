@@ -7,10 +7,10 @@ import pytest
 
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.serving import ServingModel
 from whichgpu.estimate.validation import default_path
+from whichgpu.estimate.validation import serving as vs
 from whichgpu.estimate.workload import Workload
 from whichgpu.models import resolve_model
 

@@ -13,7 +13,7 @@ import csv
 from paths import ROOT
 from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.speed.kernels import era_of, kernel
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.speed import predict
 from whichgpu.models.quant import get_quant
 
 

@@ -15,8 +15,8 @@ import pytest
 from paths import ROOT
 from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.speed.kernels import kernel
-from whichgpu.estimate.validation_questions import Judgement, judge
-from whichgpu.estimate.validation_speed import predict
+from whichgpu.estimate.validation.questions import Judgement, judge
+from whichgpu.estimate.validation.speed import predict
 from whichgpu.models.quant import get_quant
 
 

@@ -4,8 +4,8 @@ on it, so it is counted apart (``kept_fit``), never in the median error."""
 
 from __future__ import annotations
 
-from whichgpu.estimate import validation_cv
 from whichgpu.estimate.validation import Outcome, default_path, read_rows
+from whichgpu.estimate.validation import cv as validation_cv
 
 
 def test_rows_whose_constant_only_their_gpu_fits_are_kept_apart():

@@ -13,8 +13,8 @@ import pytest
 
 from paths import ROOT
 from whichgpu.estimate.validation import read_rows
-from whichgpu.estimate.validation_rows import engine_of
-from whichgpu.estimate.validation_speed import estimate_of, predict
+from whichgpu.estimate.validation.rows import engine_of
+from whichgpu.estimate.validation.speed import estimate_of, predict
 
 INCOMING = ROOT / "validation/incoming/speed-2026.csv"
 

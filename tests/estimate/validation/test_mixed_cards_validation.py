@@ -7,7 +7,7 @@ import csv
 import runpy
 
 from paths import ROOT
-from whichgpu.estimate.validation_mixed import DEFAULT_CSV, validate_mixed
+from whichgpu.estimate.validation.mixed import DEFAULT_CSV, validate_mixed
 
 
 def test_every_row_is_sourced_dated_and_names_catalog_cards():

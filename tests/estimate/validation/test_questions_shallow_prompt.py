@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from whichgpu.estimate import validation_speed
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation import speed as validation_speed
 
 _ROW = {"model": "qwen3.8-27b", "task": "inference", "quant": "q6_k", "engine": "llamacpp",
         "gpu": "rtx-5090", "gpu_count": "1", "tp": "1", "batch": "1", "output_tokens": "256",

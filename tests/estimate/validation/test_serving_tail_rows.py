@@ -9,7 +9,7 @@ import statistics
 
 def _scored(metric: str) -> list[dict]:
     from whichgpu.estimate.validation import default_path, read_rows
-    from whichgpu.estimate.validation_traffic import score
+    from whichgpu.estimate.validation.traffic import score
 
     rows = [r for r in read_rows(default_path("serving")) if r["metric"] == metric]
     return [r for r in score(rows) if "skipped" not in r]

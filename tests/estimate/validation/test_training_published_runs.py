@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from whichgpu.estimate import validation_memory, validation_speed
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation import memory as validation_memory
+from whichgpu.estimate.validation import speed as validation_speed
 
 
 def _row(kind: str, row_id: str) -> dict[str, str]:

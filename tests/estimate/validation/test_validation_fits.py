@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from whichgpu.estimate import validation_fits
+from whichgpu.estimate.validation import fits as validation_fits
 
 
 def test_no_setup_users_run_comes_out_does_not_fit():

@@ -8,7 +8,8 @@ import pytest
 
 from paths import ROOT
 from whichgpu.errors import InputError
-from whichgpu.estimate import validation, validation_memory
+from whichgpu.estimate import validation
+from whichgpu.estimate.validation import memory as validation_memory
 from whichgpu.estimate.validation import summarize
 
 CSV = ROOT / "validation" / "memory.csv"

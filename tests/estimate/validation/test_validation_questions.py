@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from whichgpu.estimate import validation_questions as vq
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation import questions as vq
 
 
 def _row(**kw: str) -> dict[str, str]:

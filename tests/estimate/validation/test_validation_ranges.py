@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from whichgpu.estimate import validation_ceilings, validation_ranges
 from whichgpu.estimate.validation import Outcome
+from whichgpu.estimate.validation import (
+    ceilings as validation_ceilings,
+)
+from whichgpu.estimate.validation import (
+    ranges as validation_ranges,
+)
 
 
 def _o(i: str, measured: float, predicted: float, low: float | None, high: float | None,

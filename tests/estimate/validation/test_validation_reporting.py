@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 from refit_cache import cached
-from whichgpu.estimate import validation_cv, validation_speed
 from whichgpu.estimate.constants import all_constants
+from whichgpu.estimate.validation import cv as validation_cv
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation import speed as validation_speed
 
 
 def test_sources_are_grouped_by_publisher_not_by_commit_or_anchor():

@@ -5,10 +5,10 @@ import csv
 import pytest
 
 from whichgpu.catalog.gpus import get_gpu
-from whichgpu.estimate import validation_serving as vs
 from whichgpu.estimate.speed.serving import ServingModel
 from whichgpu.estimate.speed.serving_engine import engine_config
 from whichgpu.estimate.validation import default_path
+from whichgpu.estimate.validation import serving as vs
 from whichgpu.estimate.workload import Workload
 from whichgpu.models import resolve_model
 

@@ -3,7 +3,7 @@ page shows today's figures; a figure that drifts from `make validate` fails here
 
 
 from paths import ROOT
-from whichgpu.estimate import validation_tables as vt
+from whichgpu.estimate.validation import tables as vt
 
 PAGE = ROOT / vt.TARGET
 

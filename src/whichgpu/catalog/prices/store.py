@@ -12,7 +12,7 @@
   whichgpu is refused rather than damaged.
 
 Where the store lives (``WHICHGPU_DATABASE_URL``, ``WHICHGPU_PRICE_STORE``) and what differs
-between the engines: :mod:`~whichgpu.catalog.prices.backend`. The SQL here is shared.
+between the engines: :mod:`~whichgpu.catalog.prices.backends`. The SQL here is shared.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from whichgpu.catalog.offers import BillingRule, Offer
-from whichgpu.catalog.prices.backend import (
+from whichgpu.catalog.prices.backends import (
     DATABASE_URL_ENV,
     STORE_ENV,
     STORE_FILE,
@@ -39,8 +39,8 @@ from whichgpu.catalog.prices.backend import (
     default_store_path,
     parse_target,
 )
-from whichgpu.catalog.prices.backend_open import open_backend
-from whichgpu.catalog.prices.backend_sqlite import store_error
+from whichgpu.catalog.prices.backends.open import open_backend
+from whichgpu.catalog.prices.backends.sqlite import store_error
 from whichgpu.catalog.prices.schema import MIGRATIONS
 from whichgpu.catalog.prices.sources import FeedResult, Unmapped, iso, parse_time, utc_now
 from whichgpu.errors import DataError

@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
-from whichgpu.engines import engines_with, has
+from collections.abc import Callable
+
+from whichgpu.engines import engines_with, has, module
 from whichgpu.estimate.constants import Constant, memory_constant, memory_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
@@ -248,27 +250,12 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     return terms, assumptions, details
 
 
+#: an engine module's ``memory_reserve``: (bytes the terms above use, KV cache bytes on the GPU)
+#: -> the memory the engine keeps back beyond them, or None
+MemoryReserve = Callable[[int, float], MemoryTerm | None]
+
+
 def _engine_reserve(engine: str, terms: list[MemoryTerm], kv_gpu: float) -> MemoryTerm | None:
-    used = sum(t.bytes for t in terms)
-    if engine == Engine.VLLM:
-        c = memory_constant("vllm_gpu_memory_utilization")
-        return MemoryTerm("engine_reserve", int(used / c.value - used),
-                          msg("term.reserve.vllm", "vLLM uses {used:.0%} of the GPU; the other "
-                              "{free:.0%} stays free", used=c.value, free=1 - c.value),
-                          msg("term.reserve.vllm.why", "--gpu-memory-utilization default"),
-                          c.source)
-    if engine == Engine.SGLANG:
-        c = memory_constant("sglang_mem_fraction_static")
-        return MemoryTerm("engine_reserve", int(used / c.value - used),
-                          msg("term.reserve.sglang", "SGLang keeps {free:.0%} of the GPU out of "
-                              "its static pool", free=1 - c.value),
-                          msg("term.reserve.sglang.why", "--mem-fraction-static default"),
-                          c.source)
-    if engine == Engine.TRTLLM:
-        c = memory_constant("trtllm_free_gpu_memory_fraction")
-        return MemoryTerm("engine_reserve", int(kv_gpu / c.value - kv_gpu),
-                          msg("term.reserve.trtllm", "TensorRT-LLM gives {share:.0%} of the free "
-                              "memory to the KV pool", share=c.value),
-                          msg("term.reserve.trtllm.why", "free_gpu_memory_fraction default"),
-                          c.source)
-    return None
+    """The memory the engine keeps beyond the model (its module's ``memory_reserve``)."""
+    reserve: MemoryReserve | None = getattr(module(engine), "memory_reserve", None)
+    return reserve(sum(t.bytes for t in terms), kv_gpu) if reserve is not None else None

@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 from whichgpu.catalog.prices import schema
-from whichgpu.catalog.prices.backend import (
+from whichgpu.catalog.prices.backends import (
     Backend,
     RefreshBusy,
     StoreError,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from whichgpu.models.arch_build import (
+from whichgpu.models.arch.build import (
     Arch,
     Build,
     attention_kinds,

@@ -13,8 +13,8 @@ from typing import Any
 
 from whichgpu.errors import DataError
 from whichgpu.models.config_fields import ConfigReader
-from whichgpu.models.diffusion_blocks import lin as _lin
-from whichgpu.models.diffusion_blocks import resnet as _resnet
+from whichgpu.models.diffusion.blocks import lin as _lin
+from whichgpu.models.diffusion.blocks import resnet as _resnet
 
 
 def vae_kl_params(c: ConfigReader, k: int = 9) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from whichgpu.units import Range
 
-DEFAULT_CSV = Path(__file__).resolve().parents[3] / "validation" / "mixed_cards.csv"
+DEFAULT_CSV = Path(__file__).resolve().parents[4] / "validation" / "mixed_cards.csv"
 
 
 @dataclass(frozen=True)

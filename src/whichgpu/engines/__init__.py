@@ -2,15 +2,20 @@
 
 Code asks for a trait (``has(engine, "splits_layers")``) or the engines that have one
 (``engines_with("continuous_batching")``), so a new engine is a table in that file, not a
-tuple to extend in several modules.
+tuple to extend in several modules. What an engine does that data cannot say (its memory
+reserve, its launch command, its ROCm build) is its own module here, ``engines/<engine>.py``,
+found by :func:`module`.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from types import ModuleType
 from typing import Literal
 
 from whichgpu.errors import DataError
@@ -21,6 +26,8 @@ Trait = Literal["continuous_batching", "splits_layers", "ggml_runtime",
 TRAITS: tuple[Trait, ...] = ("continuous_batching", "splits_layers", "ggml_runtime",
                              "pages_sliding_windows", "caches_mla_latent", "dit_parallel")
 Family = Literal["llm", "diffusion"]
+Kind = Literal["inference", "training", "diffusion"]  # a job's kind, for defaults and fallbacks
+KINDS: tuple[Kind, ...] = ("inference", "training", "diffusion")
 _PATH = "whichgpu/data/engines.toml"
 
 
@@ -34,6 +41,9 @@ class EngineTraits:
     traits: frozenset[str] = field(default_factory=frozenset)
     fallback: dict[str, int] = field(default_factory=dict)
     also: tuple[Family, ...] = ()  # other families it runs (SGLang: diffusion too)
+    picked_for_quant: tuple[str, ...] = ()  # quantization-format prefixes that pick it
+    picked_for_file: tuple[str, ...] = ()  # checkpoint-source prefixes that pick it
+    default_for: tuple[Kind, ...] = ()  # the kinds of job it runs when nothing picks another
 
     @property
     def families(self) -> tuple[Family, ...]:
@@ -43,28 +53,63 @@ class EngineTraits:
 @cache
 def engine_table() -> dict[Engine, EngineTraits]:
     """Every engine's traits (the file is checked: every Engine once, known traits only)."""
-    data = tomllib.loads(resources.files("whichgpu").joinpath("data/engines.toml")
-                         .read_text("utf-8"))
+    return parse_table(resources.files("whichgpu").joinpath("data/engines.toml")
+                       .read_text("utf-8"))
+
+
+def parse_table(text: str) -> dict[Engine, EngineTraits]:
+    """engines.toml's text as traits per engine; a DataError names what is wrong."""
+    data = tomllib.loads(text)
     table: dict[Engine, EngineTraits] = {}
     for name, row in data.items():
         try:
             engine = Engine(name)
         except ValueError:
             raise DataError(_PATH, f"[{name}] is not an engine whichgpu knows") from None
-        unknown = set(row) - {"label", "family", "also", "fallback", *TRAITS}
+        unknown = set(row) - {"label", "family", "also", "fallback", "picked_for_quant",
+                              "picked_for_file", "default_for", *TRAITS}
         if unknown:
             raise DataError(_PATH, f"[{name}] has unknown keys {sorted(unknown)}")
         if row.get("family") not in ("llm", "diffusion") or not set(
                 row.get("also", [])) <= {"llm", "diffusion"}:
             raise DataError(_PATH, f"[{name}].family and .also must be llm or diffusion")
+        if not set(row.get("default_for", [])) <= set(KINDS):
+            raise DataError(_PATH, f"[{name}].default_for must be among {list(KINDS)}")
         table[engine] = EngineTraits(engine, str(row["label"]), row["family"],
                                      frozenset(t for t in TRAITS if row.get(t)),
                                      dict(row.get("fallback", {})),
-                                     tuple(row.get("also", ())))
+                                     tuple(row.get("also", ())),
+                                     tuple(str(p).lower() for p in row.get("picked_for_quant", ())),
+                                     tuple(str(p).lower() for p in row.get("picked_for_file", ())),
+                                     tuple(row.get("default_for", ())))
     missing = set(Engine) - set(table)
     if missing:
         raise DataError(_PATH, f"no table for {sorted(missing)}")
+    for kind in KINDS:
+        defaults = [str(e) for e, t in table.items() if kind in t.default_for]
+        if len(defaults) != 1:
+            raise DataError(_PATH, f"{kind} needs exactly one engine with default_for, not "
+                            f"{defaults}")
     return table
+
+
+def default_engine(kind: Kind) -> Engine:
+    """The engine a kind of job runs on when it names none and nothing picks another."""
+    return next(e for e, t in engine_table().items() if kind in t.default_for)
+
+
+@cache
+def picked_engine(quant: str, checkpoint_source: str = "") -> Engine | None:
+    """The engine an inference job's checkpoint file or quantization format implies when it
+    names none (a GGUF file or format: llama.cpp; EXL2: exllamav2); the file decides first."""
+    table = engine_table().items()
+    source, q = checkpoint_source.lower(), quant.lower()
+    for prefixes, name in ((lambda t: t.picked_for_file, source),
+                           (lambda t: t.picked_for_quant, q)):
+        for engine, t in table:
+            if name and name.startswith(prefixes(t)):
+                return engine
+    return None
 
 
 def traits(engine: str) -> EngineTraits:
@@ -137,3 +182,26 @@ def _not_modelled() -> dict[str, NotModelled]:
 def not_modelled(name: str) -> NotModelled | None:
     """The entry of an engine whichgpu knows of but does not model (None otherwise)."""
     return _not_modelled().get(str(name).strip().lower())
+
+
+
+# ------------------------------------------------------------ what an engine does in code
+# Everything else about an engine is data (the table above, its speed and memory constants).
+# What takes code is its own module, ``whichgpu/engines/<engine>.py``, found here by the
+# engine's name: a new engine is that module and its data, no list to extend. Such a module
+# writes memory terms and command lines, so it sits above the export layer and nothing imports
+# it by name; the layer that asks for a hook (the memory estimate, the export) names its type.
+HOOKS = ("memory_reserve", "launch", "rocm")  # what an engine's module may define
+
+
+@cache
+def module(engine: str | None) -> ModuleType | None:
+    """``whichgpu.engines.<engine>``, or None for an engine without one (or not an engine: a
+    trainer's name); ask it for a hook with ``getattr(module(e), "launch", None)``."""
+    try:
+        name = Engine(engine).value if engine is not None else None
+    except ValueError:
+        return None
+    if name is None or importlib.util.find_spec(f"{__name__}.{name}") is None:
+        return None
+    return importlib.import_module(f"{__name__}.{name}")

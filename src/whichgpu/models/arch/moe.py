@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from whichgpu.errors import DataError
-from whichgpu.models.arch_build import (
+from whichgpu.models.arch.build import (
     Arch,
     Build,
     check_top_k,

@@ -20,7 +20,7 @@ per shared layer fewer), and they are counted here as stored.
 from __future__ import annotations
 
 from whichgpu.errors import DataError
-from whichgpu.models.arch_build import Arch, Build, attention_kinds, decoder_dims, embed_and_head
+from whichgpu.models.arch.build import Arch, Build, attention_kinds, decoder_dims, embed_and_head
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.spec import LayerSpec
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from whichgpu.errors import DataError, InputError
 from whichgpu.models.config_fields import ConfigReader
-from whichgpu.models.diffusion_blocks import lin as _lin
-from whichgpu.models.diffusion_blocks import resnet as _resnet
-from whichgpu.models.diffusion_vaes import vae_kl_params
+from whichgpu.models.diffusion.blocks import lin as _lin
+from whichgpu.models.diffusion.blocks import resnet as _resnet
+from whichgpu.models.diffusion.vaes import vae_kl_params
 from whichgpu.models.spec import (
     ComponentSpec,
     DiffusionSpec,
@@ -356,7 +356,7 @@ def denoiser_shapes(cls: str, c: ConfigReader) -> tuple[int, int, tuple[LinearGr
         if pos_max:  # SD3's patch embedding holds its position table (pos_max^2 x d)
             largest = max(largest, pos_max * pos_max * d)
         return 4 * d, largest, tuple(g for g in (_lg(*p) for p in parts) if g), n
-    from whichgpu.models import diffusion_dits
+    from whichgpu.models.diffusion import dits as diffusion_dits
 
     if cls in diffusion_dits.FORMULAS:
         return diffusion_dits.FORMULAS[cls][1](c)
@@ -422,7 +422,8 @@ def component_params(cls: str, cfg: ConfigReader) -> int | None:
     }
     if cls in formulas:
         return formulas[cls]()
-    from whichgpu.models import diffusion_dits, diffusion_vaes
+    from whichgpu.models.diffusion import dits as diffusion_dits
+    from whichgpu.models.diffusion import vaes as diffusion_vaes
 
     if cls in diffusion_dits.FORMULAS:
         return diffusion_dits.FORMULAS[cls][0](cfg)
@@ -593,7 +594,7 @@ def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:
     if v is None:
         return 4, 8, 1
     if v.raw("_class_name") == "AutoencoderKLLTXVideo":
-        from whichgpu.models.diffusion_vaes import ltx_video_vae_geometry
+        from whichgpu.models.diffusion.vaes import ltx_video_vae_geometry
 
         return ltx_video_vae_geometry(v)
     if v.has("temporal_compression_ratio"):  # HunyuanVideo's causal 3D VAE

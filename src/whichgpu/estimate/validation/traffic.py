@@ -5,7 +5,7 @@ TPOT and end-to-end latency, each run set up as ``whichgpu validate serving`` se
 (it gives means only, so a median or a p99 is compared with its mean). Nothing is fitted to
 these rows. Usage:
 
-    python -m whichgpu.estimate.validation_traffic [--all-means]
+    python -m whichgpu.estimate.validation.traffic [--all-means]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def score(table: list[dict[str, str]]) -> list[dict[str, Any]]:
     row's unit), or 'skipped' with the reason."""
     from whichgpu.errors import InputError
     from whichgpu.estimate.speed.serving_sim import simulate
-    from whichgpu.estimate.validation_serving import answer, case_of
+    from whichgpu.estimate.validation.serving import answer, case_of
 
     memo: dict[str, tuple] = {}
     out: list[dict[str, Any]] = []

@@ -1,7 +1,7 @@
 """Check RL post-training memory and the multi-LoRA throughput cost against published figures
 (``validation/rl-memory.csv``, ``validation/multi-lora.csv``) and print the errors:
 
-    python -m whichgpu.estimate.validation_rl
+    python -m whichgpu.estimate.validation.rl
 
 Few published figures exist: Unsloth's GRPO table (its own estimate of Unsloth and of TRL, not
 a torch peak) and two relative measurements on a 0.6B model; no per-part measurement of verl or

@@ -148,7 +148,7 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
     validation and the serving calibration leave out for now."""
     from whichgpu.estimate.speed.serving import Load, ServingModel
     from whichgpu.estimate.speed.serving_engine import engine_config
-    from whichgpu.estimate.validation_rows import _model, engine_of
+    from whichgpu.estimate.validation.rows import _model, engine_of
     from whichgpu.estimate.workload import Workload
 
     extra = _settings(row)
@@ -412,10 +412,10 @@ def report(path: Path | None = None, split: str = "all",
 def ranges_of(outcomes: list[Outcome], rows: list[dict[str, str]]) -> dict[str, Any]:
     """``ranges``: coverage and width of the stated intervals by metric family, by family and
     engine, and balanced over engines, without the rows above a physical ceiling
-    (estimate/validation_ranges, estimate/validation_ceilings); ``ranges_holdout``: the same
+    (estimate/validation/ranges, estimate/validation/ceilings); ``ranges_holdout``: the same
     on the holdout sources alone."""
-    from whichgpu.estimate.validation_ceilings import excluded
-    from whichgpu.estimate.validation_ranges import report as range_report
+    from whichgpu.estimate.validation.ceilings import excluded
+    from whichgpu.estimate.validation.ranges import report as range_report
 
     info = {r["id"]: r for r in rows}
     above = excluded(rows)

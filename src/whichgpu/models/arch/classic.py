@@ -5,7 +5,7 @@ positions, fused query_key_value projections), counted as transformers builds th
 from __future__ import annotations
 
 from whichgpu.errors import DataError
-from whichgpu.models.arch_build import Arch, Build, embed_and_head
+from whichgpu.models.arch.build import Arch, Build, embed_and_head
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.spec import LayerSpec
 

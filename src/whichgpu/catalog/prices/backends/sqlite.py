@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from whichgpu.catalog.prices import schema
-from whichgpu.catalog.prices.backend import (
+from whichgpu.catalog.prices.backends import (
     Backend,
     RefreshBusy,
     StoreError,

@@ -1,7 +1,7 @@
 """The accuracy tables of docs/validation.md, rendered from the validation reports themselves.
 
 Each table lives in docs/validation.md (:data:`TARGET`) between ``<!-- BEGIN accuracy:NAME -->``
-and ``<!-- END accuracy:NAME -->``. ``python -m whichgpu.estimate.validation_tables --write``
+and ``<!-- END accuracy:NAME -->``. ``python -m whichgpu.estimate.validation.tables --write``
 (``make readme-accuracy``) rewrites them from what ``whichgpu validate`` computes; ``--check``
 exits 1 when a figure there has drifted; ``--quick`` skips the tables that need the
 leave-one-out refits (minutes), which is what the test suite checks.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from whichgpu.estimate.validation import Outcome, default_path, read_rows, summarize
-from whichgpu.estimate.validation_ranges import engine_group
+from whichgpu.estimate.validation.ranges import engine_group
 
 Table = Literal["counts", "memory-holdout", "memory-engine", "memory-verdicts", "fits",
                 "questions",
@@ -101,15 +101,23 @@ class Reports:
     full: bool
 
     def __post_init__(self) -> None:
-        from whichgpu.estimate import (
-            validation_ceilings,
-            validation_fits,
-            validation_memory,
-            validation_ranges,
-            validation_speed,
+        from whichgpu.estimate.validation import (
+            ceilings as validation_ceilings,
         )
-        from whichgpu.estimate import validation_serving as vs
-        from whichgpu.estimate.validation_report import engine_arch_key, group_errors
+        from whichgpu.estimate.validation import (
+            fits as validation_fits,
+        )
+        from whichgpu.estimate.validation import (
+            memory as validation_memory,
+        )
+        from whichgpu.estimate.validation import (
+            ranges as validation_ranges,
+        )
+        from whichgpu.estimate.validation import serving as vs
+        from whichgpu.estimate.validation import (
+            speed as validation_speed,
+        )
+        from whichgpu.estimate.validation.report import engine_arch_key, group_errors
 
         self.memory_rows = read_rows(default_path("memory"))
         self.memory: list[Outcome] = validation_memory.run(default_path("memory"))
@@ -135,7 +143,7 @@ class Reports:
         self.serving_rows = read_rows(default_path("serving"))
         self.cv: dict[str, Any] | None = None
         if self.full:
-            from whichgpu.estimate import validation_cv
+            from whichgpu.estimate.validation import cv as validation_cv
 
             self.cv = {by: validation_cv.summarize(validation_cv.leave_one_out(
                 self.speed_rows, by)) for by in ("gpu", "source")}
@@ -195,8 +203,8 @@ def render_memory_engine(r: Reports) -> str:
 def render_memory_verdicts(r: Reports) -> str:
     from collections import Counter
 
-    from whichgpu.estimate import validation_memory
     from whichgpu.estimate.constants import memory_constant
+    from whichgpu.estimate.validation import memory as validation_memory
 
     band = memory_constant("memory_uncertainty").value
     by_id = {x["id"]: x for x in r.memory_rows}
@@ -226,7 +234,7 @@ def render_fits(r: Reports) -> str:
 def render_questions(r: Reports) -> str:
     from collections import Counter
 
-    from whichgpu.estimate import validation_questions as vq
+    from whichgpu.estimate.validation import questions as vq
 
     judged = vq.run()
     counts = Counter(str(x.judgement) for x in judged)

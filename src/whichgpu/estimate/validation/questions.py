@@ -85,7 +85,7 @@ def _verdict(row: dict[str, str], count: int | None = None) -> tuple[str, str]:
     """(verdict, detail) of the memory model for the row's job on ``count`` cards."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import memory_band, verdict
-    from whichgpu.estimate.validation_rows import gpu_of, workload_of
+    from whichgpu.estimate.validation.rows import gpu_of, workload_of
 
     if count is not None:  # the same job on ``count`` cards, tensor-parallel over them
         row = {**row, "gpu_count": str(count), "tp": str(count)}
@@ -132,7 +132,7 @@ def judge(row: dict[str, str]) -> Judged:
 
 
 def _speed(row: dict[str, str], kind: Kind, base: dict[str, Any]) -> Judged:
-    from whichgpu.estimate import validation_speed
+    from whichgpu.estimate.validation import speed as validation_speed
 
     metric, category = _SPEED_METRICS[kind]
     value, _, span = validation_speed.predict({**row, "metric": metric, "category": category})

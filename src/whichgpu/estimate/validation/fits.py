@@ -88,8 +88,8 @@ def judge(row: dict[str, str]) -> FitOutcome:
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import layout_for, memory_band, verdict
     from whichgpu.estimate.memory.offload_plan import offload_plan
-    from whichgpu.estimate.validation_rows import engine_of, gpu_of
-    from whichgpu.estimate.validation_rows import workload_of as row_workload
+    from whichgpu.estimate.validation.rows import engine_of, gpu_of
+    from whichgpu.estimate.validation.rows import workload_of as row_workload
 
     rid = row["id"]
     try:

@@ -44,8 +44,8 @@ def ceiling_reason(row: dict[str, str]) -> str | None:
     """Why a speed row is above a physical ceiling, or None (also None when the row cannot
     be modelled: nothing to compare with)."""
     from whichgpu.estimate.speed.llm import linear_flops_per_token
-    from whichgpu.estimate.validation_rows import gpu_of, workload_of
-    from whichgpu.estimate.validation_speed import speed_settings
+    from whichgpu.estimate.validation.rows import gpu_of, workload_of
+    from whichgpu.estimate.validation.speed import speed_settings
 
     metric = (row.get("metric") or "").strip()
     if metric != "decode_tokens_per_s" and metric not in _COMPUTE_METRICS:

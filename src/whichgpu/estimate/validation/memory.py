@@ -7,7 +7,7 @@ from pathlib import Path
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.validation import Outcome, default_path, evaluate, read_rows
-from whichgpu.estimate.validation_rows import gpu_of, measured_bytes, settings, workload_of
+from whichgpu.estimate.validation.rows import gpu_of, measured_bytes, settings, workload_of
 
 # What each kind of measurement sees of our breakdown.
 _NOT_ALLOCATED = ("runtime", "fragmentation", "engine_reserve", "nccl")  # outside torch's count

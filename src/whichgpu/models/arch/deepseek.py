@@ -20,7 +20,7 @@ embedding and LM head with each, which ``mtp_params`` does not include.
 
 from __future__ import annotations
 
-from whichgpu.models.arch_build import Arch, Build, check_top_k, embed_and_head
+from whichgpu.models.arch.build import Arch, Build, check_top_k, embed_and_head
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.spec import LayerSpec, MLASpec, MoESpec
 

@@ -36,7 +36,7 @@ class GroupError:
 def engine_arch_key(row: dict[str, str]) -> tuple[str, str, str]:
     """(category, engine as modelled (with the llama.cpp build era), GPU architecture)."""
     from whichgpu.estimate.speed.hardware import arch_key
-    from whichgpu.estimate.validation_rows import ENGINE_ALIASES, gpu_of
+    from whichgpu.estimate.validation.rows import ENGINE_ALIASES, gpu_of
 
     engine = (row.get("engine") or "").strip().lower()
     modelled = ENGINE_ALIASES.get(engine, engine) or "-"

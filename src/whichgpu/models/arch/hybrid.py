@@ -14,7 +14,7 @@ The recurrent part is kept in float32 where the config asks for it (Qwen3.5
 from __future__ import annotations
 
 from whichgpu.errors import DataError
-from whichgpu.models.arch_build import (
+from whichgpu.models.arch.build import (
     Arch,
     Build,
     attention_kinds,
@@ -26,7 +26,7 @@ from whichgpu.models.arch_build import (
     mamba2_mixer,
     mamba2_shapes,
 )
-from whichgpu.models.arch_llama import qwen2_moe_layout, qwen2_moe_linears
+from whichgpu.models.arch.llama import qwen2_moe_layout, qwen2_moe_linears
 from whichgpu.models.config_fields import ConfigReader
 from whichgpu.models.spec import LayerSpec, MoESpec
 

@@ -1,6 +1,6 @@
 """Parameter counts of the blocks diffusion models share (a linear layer, a GroupNorm + conv
-ResNet block), used by the pipelines' formulas (models/diffusion.py) and the VAEs'
-(models/diffusion_vaes.py)."""
+ResNet block), used by the pipelines' formulas (models/diffusion/__init__.py) and the VAEs'
+(models/diffusion/vaes.py)."""
 
 from __future__ import annotations
 

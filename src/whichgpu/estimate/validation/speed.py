@@ -6,7 +6,7 @@ from pathlib import Path
 
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.validation import Outcome, default_path, evaluate, read_rows
-from whichgpu.estimate.validation_rows import gpu_of, workload_of
+from whichgpu.estimate.validation.rows import gpu_of, workload_of
 
 MAX_LOAD_BATCH_CAP = 1024  # max-load runs: as many sequences as the KV cache holds, capped
 

@@ -1,0 +1,42 @@
+"""SGLang in code: the memory it keeps out of its static pool (``--mem-fraction-static``) and
+its launch command. Its traits and speed are data (``data/engines.toml``, ``estimate/data/``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from whichgpu.estimate.constants import memory_constant, memory_value
+from whichgpu.estimate.memory.terms import MemoryTerm
+from whichgpu.export.commands import PORT, LaunchCommands, lines, max_seqs, model_env
+from whichgpu.messages import msg
+
+if TYPE_CHECKING:
+    from whichgpu.advise.recommend import Option
+    from whichgpu.estimate.workload import Workload
+
+
+def memory_reserve(used: int, kv_gpu: float) -> MemoryTerm:
+    """SGLang's static pool is a fraction of the card; the rest stays out of it."""
+    c = memory_constant("sglang_mem_fraction_static")
+    return MemoryTerm("engine_reserve", int(used / c.value - used),
+                      msg("term.reserve.sglang", "SGLang keeps {free:.0%} of the GPU out of "
+                          "its static pool", free=1 - c.value),
+                      msg("term.reserve.sglang.why", "--mem-fraction-static default"),
+                      c.source)
+
+
+def launch(o: Option, w: Workload) -> LaunchCommands:
+    """``sglang.launch_server`` with the layout, context, batch and memory fraction assumed."""
+    frac = float(memory_value("sglang_mem_fraction_static"))
+    out = LaunchCommands("sglang", setup='pip install -U "sglang[all]"\n', run="",
+                         ports=(PORT,))
+    model_env(w, out)
+    out.run = lines(f"python -m sglang.launch_server --model-path $MODEL --tp {w.tp_degree}",
+                    f"--context-length {w.seq_len}", f"--mem-fraction-static {frac:g}",
+                    f"--max-running-requests {max_seqs(o)}",
+                    "--kv-cache-dtype fp8_e5m2" if w.kv_dtype.lower() == "fp8" else "",
+                    f"--host 0.0.0.0 --port {PORT}")
+    out.settings += [f"SGLang: tensor parallel {w.tp_degree}, context {w.seq_len:,}, up to "
+                     f"{o.batch} requests", f"--mem-fraction-static {frac:g} (as assumed)"]
+    return out
+
