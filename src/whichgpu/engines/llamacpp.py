@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from whichgpu.export.commands import FILL_IN, PORT, ROCM_PYTORCH_IMAGE, LaunchCommands, lines
-
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Option
     from whichgpu.estimate.workload import Workload
+    from whichgpu.export.commands import LaunchCommands
 
 BUILD = ("git clone --depth 1 https://github.com/ggml-org/llama.cpp\n"
          "cmake -S llama.cpp -B llama.cpp/build -DGGML_CUDA=ON\n"
@@ -19,6 +18,9 @@ BUILD = ("git clone --depth 1 https://github.com/ggml-org/llama.cpp\n"
 
 def launch(o: Option, w: Workload) -> LaunchCommands:
     """``llama-server`` with the offload, slots and KV type the estimate used."""
+    # export is loaded only to write a launch file: a memory answer never reaches here
+    from whichgpu.export.commands import FILL_IN, PORT, LaunchCommands, lines
+
     out = LaunchCommands("llamacpp", setup=BUILD, run="", ports=(PORT,))
     quant = w.quant_name.upper()
     source = w.model.source
@@ -50,6 +52,9 @@ def launch(o: Option, w: Workload) -> LaunchCommands:
 
 def rocm(out: LaunchCommands, why: str) -> None:
     """On an AMD card: built with HIP for the card's gfx target, in AMD's ROCm image."""
+    # export is loaded only to write a launch file: a memory answer never reaches here
+    from whichgpu.export.commands import ROCM_PYTORCH_IMAGE
+
     out.image = ROCM_PYTORCH_IMAGE  # carries ROCm's compilers (hipconfig, rocminfo)
     out.setup = out.setup.replace(
         "-DGGML_CUDA=ON",

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.export.commands import PORT, LaunchCommands, lines, max_seqs, model_env
 from whichgpu.messages import msg
 
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Option
     from whichgpu.estimate.workload import Workload
+    from whichgpu.export.commands import LaunchCommands
 
 
 def memory_reserve(used: int, kv_gpu: float) -> MemoryTerm:
@@ -27,6 +27,9 @@ def memory_reserve(used: int, kv_gpu: float) -> MemoryTerm:
 
 def launch(o: Option, w: Workload) -> LaunchCommands:
     """``sglang.launch_server`` with the layout, context, batch and memory fraction assumed."""
+    # export is loaded only to write a launch file: a memory answer reads memory_reserve alone
+    from whichgpu.export.commands import PORT, LaunchCommands, lines, max_seqs, model_env
+
     frac = float(memory_value("sglang_mem_fraction_static"))
     out = LaunchCommands("sglang", setup='pip install -U "sglang[all]"\n', run="",
                          ports=(PORT,))

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.export.commands import PORT, LaunchCommands, lines, max_seqs, model_env
 from whichgpu.messages import msg
 
 if TYPE_CHECKING:
     from whichgpu.advise.recommend import Option
     from whichgpu.estimate.workload import Workload
+    from whichgpu.export.commands import LaunchCommands
 
 ROCM_IMAGE = "rocm/vllm:latest"  # AMD's vLLM image (ROCm docs, vLLM inference on ROCm)
 
@@ -29,6 +29,9 @@ def memory_reserve(used: int, kv_gpu: float) -> MemoryTerm:
 
 def launch(o: Option, w: Workload) -> LaunchCommands:
     """``vllm serve`` with the layout, context, batch and memory fraction the estimate used."""
+    # export is loaded only to write a launch file: a memory answer reads memory_reserve alone
+    from whichgpu.export.commands import PORT, LaunchCommands, lines, max_seqs, model_env
+
     util = float(memory_value("vllm_gpu_memory_utilization"))
     out = LaunchCommands("vllm", setup="pip install -U vllm\n", run="", ports=(PORT,))
     model_env(w, out)

@@ -11,6 +11,7 @@ import types
 import pytest
 
 from whichgpu.catalog.gpus import get_gpu
+from whichgpu.estimate import memo
 from whichgpu.estimate.speed import kernel_db
 from whichgpu.estimate.speed.serving import ServingModel
 from whichgpu.estimate.workload import Workload
@@ -32,6 +33,16 @@ class _FakeEngine:
 
     def mixed_step_latency(self, ctx_tokens, gen_tokens, isl, osl):
         return 10.0 + gen_tokens + 0.01 * ctx_tokens
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_replicas():
+    """Each test swaps the package in or out, which a process never does: a replica remembered
+    by an earlier test (estimate/speed/serving.py keeps them by value, and a preset is one
+    object per process) would answer with the earlier test's step path."""
+    memo.clear()
+    yield
+    memo.clear()
 
 
 @pytest.fixture
