@@ -293,6 +293,19 @@ SLOW: dict[str, str] = {
     "the_last_good_"
     "refresh": _CPU,
     "project/test_vocabulary_not_literals.py::test_tasks_and_engines_compare_with_members": _CPU,
+    # this stop's heavy additions (make test-fast measured with --durations on an idle clone)
+    "estimate/speed/test_band_residuals.py": "refits the speed constants once per GPU left out "
+                                             "(about 8 s of set-up)",
+    "advise/test_goodput_ranking.py": "serving recommendations that simulate a request stream per "
+                                      "option (about 9 s)",
+    "estimate/validation/test_serving_tail_rows.py": "simulates every published tail row's "
+                                                     "request stream",
+    "cli/test_cli_start_imports.py": "fresh interpreters (subprocesses) to read what start-up "
+                                     "imports",
+    "catalog/prices/test_prices_market.py::test_a_bad_file_is_rejected_with_a_reason_and_the_"
+    "previous_snapshot_kept": _CPU,
+    "estimate/speed/test_expert_parallel_option.py::test_recommend_tries_the_ep_layout_on_"
+    "several_gpus": _CPU,
 }
 
 
