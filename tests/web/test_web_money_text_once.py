@@ -6,27 +6,15 @@ from __future__ import annotations
 import math
 
 import pytest
-from babel.numbers import format_currency
 
 from whichgpu.units import Money
-from whichgpu.web.i18n import _BABEL_LOCALE, SCIENTIFIC_FROM, Locale
+from whichgpu.web.i18n import Locale, _money
 
 
 def _reference(lang: str, amount: float, currency: str, digits: int | None) -> str:
-    """Locale.money's rule, said by Babel each time (the code before the cache)."""
-    babel = _BABEL_LOCALE[lang]
-    if abs(amount) >= SCIENTIFIC_FROM:
-        return format_currency(amount, currency, locale=babel, currency_digits=False,
-                               format="¤0.##E0" if lang == "en" else "0.##E0\u00a0¤")
-    if digits is None:
-        a = abs(amount)
-        digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
-    if digits == 0:
-        return format_currency(round(amount), currency, locale=babel,
-                               format="¤#,##0" if lang == "en" else "#,##0\u00a0¤",
-                               currency_digits=False)
-    return format_currency(round(amount, digits), currency, locale=babel,
-                           decimal_quantization=False)
+    """What the text function says for this amount, computed afresh (past the cache)."""
+    return _money.__wrapped__(lang, amount, type(amount).__name__, repr(amount), currency,
+                              digits)
 
 
 AMOUNTS = [0.0, -0.0, 1, 1.0, 1.5, -2.25, 0.05, 0.0042, 0.000031, 1234.5678, 25000,
