@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from whichgpu.catalog.billing import BillingRule
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices.sources import FeedResult, iso
 from whichgpu.catalog.prices.store import PriceStore
 from whichgpu.units import Money

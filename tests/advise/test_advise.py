@@ -8,7 +8,7 @@ from whichgpu.advise.job import Job
 from whichgpu.advise.recommend import recommend
 from whichgpu.answers.inputs.checklist import parse_answers
 from whichgpu.answers.inputs.workload import build_workload
-from whichgpu.catalog.offers import get_offers
+from whichgpu.catalog.prices.selection import get_offers
 from whichgpu.cost.ownership import ownership_inputs
 from whichgpu.cost.rent_or_buy import rent_or_buy
 from whichgpu.errors import InputError
@@ -267,7 +267,8 @@ def test_checklist_rejects_nonsense_answers():
 # ------------------------------------------------------------------ offers and billing
 
 def _offer(provider, gpu, price, *, count=1, increment=1, minimum=0, currency="EUR"):
-    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.catalog.billing import BillingRule
+    from whichgpu.catalog.offers import Offer
 
     return Offer(provider=provider, gpu=gpu, gpu_count=count,
                  price_per_hour=Money(price, currency),

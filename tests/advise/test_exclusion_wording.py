@@ -6,7 +6,7 @@ import re
 from whichgpu.advise.job import Job
 from whichgpu.advise.recommend import recommend
 from whichgpu.answers.inputs.workload import build_workload
-from whichgpu.catalog.offers import get_offers
+from whichgpu.catalog.prices.selection import get_offers
 
 
 def test_too_slow_shows_a_rate_below_the_one_wanted():

@@ -13,7 +13,8 @@ from whichgpu.advise.job import Job
 from whichgpu.advise.machines import Spread, machines_for
 from whichgpu.advise.recommend import recommend
 from whichgpu.answers.inputs.workload import build_workload
-from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import Offer
 from whichgpu.units import Money
 
 # one question per work kind, on the default prices (the market snapshot)
@@ -38,7 +39,7 @@ def _offer(gpu: str, count: int, price: float, instance: str | None = "box",
 
 
 def _sold() -> set[tuple]:
-    from whichgpu.catalog.offers import get_offers
+    from whichgpu.catalog.prices.selection import get_offers
 
     return {(o.provider, o.gpu, o.gpu_count, o.instance_type) for o in get_offers(None)}
 

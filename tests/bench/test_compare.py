@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bench_fakes import fake_smi, no_driver
 from whichgpu.bench.compare import compare, compute_share, parse_measured
-from whichgpu.catalog.offers import get_offers
+from whichgpu.catalog.prices.selection import get_offers
 from whichgpu.errors import InputError
 
 DONE_WHEN = ("compare", "--measured", "h100=12m", "a100=21m", "--prices", "vramfarm-2026-11",

@@ -1,6 +1,8 @@
 import pytest
 
-from whichgpu.catalog.offers import BillingRule, get_offers, load_offer_file, load_offer_set
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import load_offer_file, load_offer_set
+from whichgpu.catalog.prices.selection import get_offers
 from whichgpu.errors import DataError, NotFoundError
 from whichgpu.units import Money
 

@@ -6,7 +6,8 @@ typed in here; the article's results are compared with what the model computes.
 
 import pytest
 
-from whichgpu.catalog.offers import BillingRule, Offer, load_offer_set
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import Offer, load_offer_set
 from whichgpu.cost import (
     cheapest_offer,
     instances_needed,

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from paths import DATA
-from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import Offer
 from whichgpu.cost import spot
 from whichgpu.cost.spot import expected_run, serving_on_spot, spares_for, spot_assumption
 from whichgpu.units import Money, Range

@@ -32,14 +32,6 @@ KNOWN: list[set[str]] = [
      "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
      "whichgpu.estimate.measured", "whichgpu.estimate.validation.ceilings",
      "whichgpu.estimate.validation.speed"},
-    # the price package: its facade re-exports, and its modules import the facade lazily
-    {"whichgpu.catalog.offers", "whichgpu.catalog.prices", "whichgpu.catalog.prices.file",
-     "whichgpu.catalog.prices.gpuhunt_source", "whichgpu.catalog.prices.market",
-     "whichgpu.catalog.prices.providers", "whichgpu.catalog.prices.published",
-     "whichgpu.catalog.prices.refresh", "whichgpu.catalog.prices.selection",
-     "whichgpu.catalog.prices.shipped", "whichgpu.catalog.prices.skypilot",
-     "whichgpu.catalog.prices.sources", "whichgpu.catalog.prices.store",
-     "whichgpu.catalog.prices.url", "whichgpu.catalog.prices.validate"},
     # the ranking and its explanation and the rate sizing call each other (a Job no longer:
     # its serving targets are in advise/targets.py)
     # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)

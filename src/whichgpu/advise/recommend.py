@@ -438,7 +438,7 @@ def owned_options(job: Job, gpu: GPU, count: int, currency: str,
                   profile: Calibration | None = None) -> list[OwnedOption]:
     """Your card at each count from 1 to ``count`` that the layout allows: fit, speed and
     the cost of owning it (never a rental price)."""
-    from whichgpu.catalog.offers import BillingRule
+    from whichgpu.catalog.billing import BillingRule
     from whichgpu.catalog.user_gpu import missing_for_speed
     from whichgpu.estimate.memory.fit import counts_for
     from whichgpu.estimate.platform import EngineUnavailable, engine_for

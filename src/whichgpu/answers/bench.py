@@ -26,7 +26,7 @@ from whichgpu.bench.profile import CalibrationProfile, profile_from_option, save
 from whichgpu.bench.run import QUICK, BenchResult, Options, conditions, run_bench
 from whichgpu.bench.topology import Topology, read_topology
 from whichgpu.catalog.gpus import resolve_gpu
-from whichgpu.catalog.offers import get_offers
+from whichgpu.catalog.prices.selection import get_offers
 from whichgpu.currency import rates_from
 from whichgpu.errors import InputError
 from whichgpu.models.resolve import resolve_model

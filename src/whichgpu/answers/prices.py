@@ -27,14 +27,9 @@ from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices import OfferSelection, PriceStore, current_offers
 from whichgpu.catalog.prices.imports import import_file, remove_import
 from whichgpu.catalog.prices.refresh import FeedOutcome, RefreshBusy, RefreshReport, refresh
+from whichgpu.catalog.prices.registry import all_sources, builtin_sources, get_source
 from whichgpu.catalog.prices.selection import ensure_shipped
-from whichgpu.catalog.prices.sources import (
-    PriceSource,
-    all_sources,
-    builtin_sources,
-    get_source,
-    utc_now,
-)
+from whichgpu.catalog.prices.sources import PriceSource, utc_now
 from whichgpu.catalog.prices.store import HistoryPoint
 from whichgpu.catalog.prices.url import check_url
 from whichgpu.errors import InputError, NotFoundError, closest

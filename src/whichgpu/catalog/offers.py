@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from whichgpu.catalog.billing import BillingRule
 from whichgpu.catalog.gpus import Catalog, default_catalog, resolve_gpu
 from whichgpu.errors import DataError, InputError, NotFoundError
 from whichgpu.messages import Message, msg
@@ -33,39 +34,6 @@ OFFER_FIELDS = ("provider", "gpu", "gpu_count", "price_per_hour", "currency",
                 "billing_increment_s", "billing_minimum_s", "spot", "region", "observed_at",
                 "source", "note")
 _REQUIRED = ("provider", "gpu", "price_per_hour", "currency")
-
-
-class BillingRule(BaseModel):
-    """How a provider rounds a run: billed in steps of ``increment_s`` after ``minimum_s``.
-
-    S20: "per minute after a 15-minute minimum" is ``BillingRule(increment_s=60, minimum_s=900)``.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    increment_s: float = Field(default=1, gt=0)
-    minimum_s: float = Field(default=0, ge=0)
-
-    def billed_seconds(self, duration_s: float) -> float:
-        """Seconds charged for a run of ``duration_s`` seconds."""
-        if duration_s < 0 or math.isnan(duration_s):
-            raise InputError(f"a run cannot last {duration_s} s")
-        if math.isinf(duration_s):
-            return duration_s
-        steps = math.ceil(round(duration_s / self.increment_s, 9))
-        return max(self.minimum_s, steps * self.increment_s)
-
-    def describe(self) -> Message:
-        """How the rule bills: 'per second', 'per minute after a 15-minute minimum'."""
-        step = int(self.increment_s)
-        unit = (msg("billing.second", "per second") if step == 1 else
-                msg("billing.minute", "per minute") if step == 60 else
-                msg("billing.hour", "per hour") if step == 3600 else
-                msg("billing.step", "per {s:g} s", s=self.increment_s))
-        if self.minimum_s:
-            return msg("billing.minimum", "{unit} after a {minutes:g}-minute minimum",
-                       unit=unit, minutes=self.minimum_s / 60)
-        return unit
 
 
 class Offer(BaseModel):
@@ -284,13 +252,4 @@ def load_offer_set(name: str) -> tuple[Offer, ...]:
     text = res.read_text("utf-8")
     return tuple(parse_offers(text, path=Path(f"whichgpu/catalog/data/offers/{name}.csv"),
                               fmt="csv", offer_set=name))
-
-
-def get_offers(prices: str | None = None) -> list[Offer]:
-    """Offers from the price store: ``None`` = the latest of every source (shipped sets
-    included); else a source, feed, shipped set or offer file. Ages and staleness warnings
-    come with :func:`whichgpu.catalog.prices.current_offers`, which this delegates to."""
-    from whichgpu.catalog.prices import current_offers
-
-    return list(current_offers(prices).offers)
 

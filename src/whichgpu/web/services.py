@@ -325,8 +325,9 @@ def _shared_types() -> tuple[type, ...]:
     tables): counted once elsewhere, not per answer. A model spec is shared only when a
     preset or the Hub cache owns it (:func:`_owned_elsewhere`); a pasted config's belongs to
     its one answer and is counted with it."""
+    from whichgpu.catalog.billing import BillingRule
     from whichgpu.catalog.gpus import GPU, Catalog
-    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.catalog.offers import Offer
     from whichgpu.currency import RateTable
 
     return (GPU, Catalog, Offer, BillingRule, OfferSelection, RateTable)

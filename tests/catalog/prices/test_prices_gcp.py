@@ -144,8 +144,8 @@ def test_a_refresh_replays_the_recorded_gcp_rows_and_stores_paired_offers(monkey
 def test_a_plain_skypilot_refresh_leaves_gcp_out_and_reads_it_when_named():
     """GCP's GPU rows mix list prices with other SKUs' (docs/prices.md): the cheapest region
     would under-price it, so only ``--source skypilot/gcp`` reads it."""
+    from whichgpu.catalog.prices.registry import get_source
     from whichgpu.catalog.prices.skypilot import CLOUDS
-    from whichgpu.catalog.prices.sources import get_source
 
     plain = SkyPilotSource()
     assert "gcp" not in plain.clouds

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from prices_support import write_offers
-from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices.sources import FeedResult
 from whichgpu.units import Money

@@ -5,12 +5,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from prices_support import DATA, GPUHUNT_DIR, write_offers
-from whichgpu.catalog.offers import get_offers
 from whichgpu.catalog.prices import PriceStore, current_offers
 from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
 from whichgpu.catalog.prices.imports import import_file
 from whichgpu.catalog.prices.market import market_feed_names, market_feeds
 from whichgpu.catalog.prices.refresh import record, refresh
+from whichgpu.catalog.prices.selection import get_offers
 from whichgpu.catalog.prices.sources import FeedResult
 from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import DataError, InputError, NotFoundError
@@ -149,7 +149,8 @@ def test_a_malformed_import_names_the_row_and_stores_nothing(tmp_path):
 
 def _feed(name: str, provider: str, rows: list[tuple], observed: str, kind: str = "url"):
     """A feed of ``rows``: (gpu, count, price, spot, increment_s, minimum_s, currency)."""
-    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.catalog.billing import BillingRule
+    from whichgpu.catalog.offers import Offer
 
     offers = [Offer(provider=provider, gpu=g, gpu_count=n, price_per_hour=Money(p, cur),
                     billing=BillingRule(increment_s=inc, minimum_s=mn), spot=spot,
@@ -173,7 +174,8 @@ def _market_store(tmp_path) -> PriceStore:
 
 
 def test_an_offer_beaten_for_every_run_is_left_out_and_no_other():
-    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.catalog.billing import BillingRule
+    from whichgpu.catalog.offers import Offer
     from whichgpu.catalog.prices.selection import undominated
 
     def offer(price, inc, minimum):
@@ -236,7 +238,8 @@ def test_a_provider_priced_by_a_newer_feed_keeps_the_other_providers_of_the_olde
     """A gpuhunt-like feed prices Alpha and Beta; a newer feed prices Alpha alone: Alpha comes
     from the newer feed, and Beta's offer still counts, also in a narrowed read (where the
     superseded Alpha offer, the cheapest of all, must not hide Beta's)."""
-    from whichgpu.catalog.offers import BillingRule, Offer
+    from whichgpu.catalog.billing import BillingRule
+    from whichgpu.catalog.offers import Offer
 
     store = PriceStore(tmp_path / "p.sqlite")
     old = [Offer(provider=p, gpu="rtx-4090", price_per_hour=Money(price, "USD"),

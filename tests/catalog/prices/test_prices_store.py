@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from prices_support import GPUHUNT_DIR
-from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices import PriceStore
 from whichgpu.catalog.prices import schema as schema_mod
 from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource

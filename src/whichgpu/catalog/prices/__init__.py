@@ -8,10 +8,11 @@ from whichgpu.catalog.prices.selection import (
     current_offers,
     default_max_age_days,
     format_age,
+    get_offers,
 )
 from whichgpu.catalog.prices.store import PriceStore, default_store_path
 
 __all__ = [
     "DEFAULT_MAX_AGE_DAYS", "FeedInfo", "OfferSelection", "PriceStore", "current_offers",
-    "default_max_age_days", "default_store_path", "format_age",
+    "default_max_age_days", "default_store_path", "format_age", "get_offers",
 ]

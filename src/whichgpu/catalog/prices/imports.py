@@ -8,8 +8,9 @@ from pathlib import Path
 from whichgpu.catalog.offers import shipped_offer_sets
 from whichgpu.catalog.prices.file import FileSource
 from whichgpu.catalog.prices.refresh import FeedOutcome, Guards, record
+from whichgpu.catalog.prices.registry import builtin_sources
 from whichgpu.catalog.prices.selection import ensure_shipped, open_store
-from whichgpu.catalog.prices.sources import builtin_sources, parse_time
+from whichgpu.catalog.prices.sources import parse_time
 from whichgpu.catalog.prices.store import PriceStore
 from whichgpu.errors import InputError
 

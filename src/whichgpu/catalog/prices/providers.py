@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from whichgpu.catalog.offers import BillingRule
+from whichgpu.catalog.billing import BillingRule
 from whichgpu.errors import DataError
 
 TABLE = "data/providers.csv"

@@ -542,3 +542,10 @@ def _finish(offers: list[Offer], feeds: list[FeedInfo], warnings: list[str],
                     "{days:g} days (run 'whichgpu prices refresh')", **stale))
     return OfferSelection(tuple(offers), tuple(feeds), tuple(warnings), prices, max_age_s, now,
                           store_path, narrowed)
+
+
+def get_offers(prices: str | None = None) -> list[Offer]:
+    """Offers from the price store as a list: ``None`` = the latest of every source (shipped
+    sets included); else a source, feed, shipped set or offer file. Ages and staleness
+    warnings come with :func:`current_offers`, which this delegates to."""
+    return list(current_offers(prices).offers)

@@ -1,4 +1,4 @@
-"""What a price source is, what it yields, and the registry of sources.
+"""What a price source is and what it yields (the registry of sources: ``registry.py``).
 
 A source (shipped sets, a file, a URL, gpuhunt) yields one :class:`FeedResult` per *feed*: a
 set of offers that is stored, versioned and judged on its own ("article-000",
@@ -12,14 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from whichgpu.catalog.offers import Offer
-from whichgpu.errors import InputError, NotFoundError
-from whichgpu.messages import msg
-
-if TYPE_CHECKING:
-    from whichgpu.catalog.prices.store import PriceStore
+from whichgpu.errors import InputError
 
 #: ``progress(message, done, total)``: how far a source has got (total None = unknown).
 Progress = Callable[[str, int, int | None], None]
@@ -130,52 +126,3 @@ class PriceSource(ABC):
     def available(self) -> str | None:
         """None when the source can run here, else why not (a missing extra)."""
         return None
-
-
-# ------------------------------------------------------------------------ registry
-
-def builtin_sources() -> dict[str, PriceSource]:
-    """The sources every install has: the shipped article sets, the SkyPilot catalog (its
-    shipped snapshot seeds the store; a refresh downloads it) and gpuhunt (an optional
-    extra)."""
-    from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
-    from whichgpu.catalog.prices.shipped import ShippedSource
-    from whichgpu.catalog.prices.skypilot import SkyPilotSource
-
-    return {"shipped": ShippedSource(), "skypilot": SkyPilotSource(),
-            "gpuhunt": GpuhuntSource()}
-
-
-def all_sources(store: PriceStore) -> list[PriceSource]:
-    """Built-in sources plus the URL sources registered in ``store``."""
-    from whichgpu.catalog.prices.url import UrlSource
-
-    sources = list(builtin_sources().values())
-    sources += [UrlSource(name, url, allow_http=allow_http)
-                for name, url, allow_http in store.url_sources()]
-    return sources
-
-
-def get_source(name: str, store: PriceStore) -> PriceSource:
-    """A source by name: 'shipped', 'gpuhunt', 'gpuhunt/aws', a registered URL source, or a
-    ``https://`` URL given directly."""
-    from whichgpu.catalog.prices.gpuhunt_source import GpuhuntSource
-    from whichgpu.catalog.prices.url import UrlSource
-
-    builtin = builtin_sources()
-    if name in builtin:
-        return builtin[name]
-    if name.startswith("gpuhunt/"):
-        return GpuhuntSource(providers=[name.split("/", 1)[1]])
-    if name.startswith("skypilot/"):
-        from whichgpu.catalog.prices.skypilot import SkyPilotSource
-
-        return SkyPilotSource(clouds=[name.split("/", 1)[1]])
-    for src_name, url, allow_http in store.url_sources():
-        if src_name == name:
-            return UrlSource(src_name, url, allow_http=allow_http)
-    if "://" in name:
-        return UrlSource.from_url(name)
-    known = [*builtin, *(n for n, _, _ in store.url_sources())]
-    raise NotFoundError("price source", name, known,
-                        hint=msg("prices.sources_hint", "'whichgpu prices sources' lists them"))

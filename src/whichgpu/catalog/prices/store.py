@@ -27,7 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from whichgpu.catalog.offers import BillingRule, Offer
+from whichgpu.catalog.billing import BillingRule
+from whichgpu.catalog.offers import Offer
 from whichgpu.catalog.prices.backends import (
     DATABASE_URL_ENV,
     STORE_ENV,
