@@ -24,8 +24,6 @@ SRC = ROOT / "src" / "whichgpu"
 # Cycles through lazy imports that exist today (strongly connected groups of modules). Each
 # needs more than a small local edit (moving a type or a function to the module both use).
 KNOWN: list[set[str]] = [
-    {"whichgpu.estimate.diffusion_parallel", "whichgpu.estimate.memory",
-     "whichgpu.estimate.memory.diffusion"},
     # on main since this stop's merges, through estimate/measured.py: speed -> measured ->
     # validation.speed / validation.ceilings -> speed (the estimator reading the validation)
     {"whichgpu.estimate.memory.fit", "whichgpu.estimate.memory.offload_plan",

@@ -130,7 +130,7 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
     if gpu is not None:  # the engine the --gpu runs (a named one it cannot run is refused)
         w, why = engine_for(w, gpu, catalog)
         notes = (why,) if why else ()
-        from whichgpu.estimate.diffusion_parallel import split_to_fit
+        from whichgpu.estimate.memory.diffusion_fit import split_to_fit
 
         split = split_to_fit(w, gpu)  # diffusion over several GPUs: split as speed does
         if split is not None:

@@ -95,7 +95,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
         mem = estimate_memory(wl).total_bytes
         if mem > gpu.usable_memory_bytes and wl.is_diffusion:
             # what the engine does by default on this card (offload, a split over the GPUs)
-            from whichgpu.estimate.diffusion_parallel import fit_on
+            from whichgpu.estimate.memory.diffusion_fit import fit_on
 
             wl, mem, fit_note = fit_on(wl, w, gpu)
         if mem > gpu.usable_memory_bytes:
