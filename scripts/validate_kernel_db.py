@@ -115,8 +115,8 @@ def speed_rows(rows: list[dict[str, str]]) -> list[dict]:
     """The decode and prefill rows of validation/speed.csv on a serving engine: whichgpu's
     estimate (the path `speed` answers them by; the kernel database times only serving steps)
     and, where the database covers the row, what its decode step / prefill would give."""
-    from whichgpu.estimate.speed import inference_lengths
     from whichgpu.estimate.speed.kernel_db import BACKENDS, Coverage, _engine, coverage
+    from whichgpu.estimate.speed.lengths import inference_lengths
     from whichgpu.estimate.validation import speed as vsp
     from whichgpu.estimate.validation.rows import gpu_of, workload_of
 

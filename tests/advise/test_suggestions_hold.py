@@ -9,7 +9,8 @@ import pytest
 
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.estimate.memory.fit import is_bigger_of_its_kind, memory_band, suggestions
+from whichgpu.estimate.memory.changes import is_bigger_of_its_kind, suggestions
+from whichgpu.estimate.memory.fit import memory_band
 
 
 def test_a_gguf_suggestion_on_a_vllm_job_names_the_engine_it_switches_to(cli):

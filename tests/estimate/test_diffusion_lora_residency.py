@@ -117,7 +117,7 @@ def test_an_unknown_trainer_is_refused():
 
 
 def test_memory_suggests_caching_and_block_swap_for_a_lora_that_does_not_fit():
-    from whichgpu.estimate.memory.fit import suggestions
+    from whichgpu.estimate.memory.changes import suggestions
 
     w = lora(framework="ai-toolkit")  # text encoder resident: 43.6 GB
     changes = suggestions(w, default_catalog().get("rtx-4090"))
@@ -132,7 +132,7 @@ def test_memory_suggests_caching_and_block_swap_for_a_lora_that_does_not_fit():
 
 
 def test_memory_suggests_the_tensor_parallel_split_of_flux2_on_two_h100():
-    from whichgpu.estimate.memory.fit import suggestions
+    from whichgpu.estimate.memory.changes import suggestions
     from whichgpu.vocabulary import SuggestionKind
 
     w = build_workload("flux.2-dev", task="image", gpus=2)

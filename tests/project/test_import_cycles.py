@@ -24,12 +24,6 @@ SRC = ROOT / "src" / "whichgpu"
 # Cycles through lazy imports that exist today (strongly connected groups of modules). Each
 # needs more than a small local edit (moving a type or a function to the module both use).
 KNOWN: list[set[str]] = [
-    # on main since this stop's merges, through estimate/measured.py: speed -> measured ->
-    # validation.speed / validation.ceilings -> speed (the estimator reading the validation)
-    {"whichgpu.estimate.memory.fit", "whichgpu.estimate.memory.offload_plan",
-     "whichgpu.estimate.speed", "whichgpu.estimate.speed.serving",
-     "whichgpu.estimate.measured", "whichgpu.estimate.validation.ceilings",
-     "whichgpu.estimate.validation.speed"},
     # the ranking and its explanation and the rate sizing call each other (a Job no longer:
     # its serving targets are in advise/targets.py)
     # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)

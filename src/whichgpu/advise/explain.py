@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.estimate.memory.fit import COUNTS, fits, suggestions
+from whichgpu.estimate.memory.changes import suggestions
+from whichgpu.estimate.memory.fit import COUNTS, fits
 from whichgpu.messages import Field, Join, Message, Some, msg
 from whichgpu.units import Duration, format_money
 from whichgpu.vocabulary import (

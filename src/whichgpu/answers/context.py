@@ -71,7 +71,7 @@ def local_calibration(value: str | None) -> Calibration | None:
     """``--calibration``: nothing, ``default`` (what 'whichgpu bench' saved) or a file; with
     the measured runs of the store, if it holds any (``whichgpu runs add``)."""
     from whichgpu.bench.profile import profile_from_option
-    from whichgpu.estimate.calibration import with_store_runs
+    from whichgpu.estimate.measured import with_store_runs
 
     return with_store_runs(profile_from_option(value))
 

@@ -290,7 +290,7 @@ def plan(w: Workload, requests_per_s: float, prefill: PrefillInstance,
          tpot_s: float | None = None) -> Plan | None:
     """The fewest instances of each kind that serve ``requests_per_s`` within the targets
     over ``link``; None where an instance misses a target even unloaded."""
-    from whichgpu.estimate.speed import inference_lengths
+    from whichgpu.estimate.speed.lengths import inference_lengths
 
     prompt, _, _ = inference_lengths(w)
     kv = kv_bytes_per_request(w, prompt)

@@ -284,7 +284,7 @@ def runs_changed() -> None:
 def web_calibration(requested: str | None) -> Calibration | None:
     """The server's calibration profile (when asked for) with the measured runs of its
     store, which every answer uses (``whichgpu runs add``, ``POST /api/v1/runs``)."""
-    from whichgpu.estimate.calibration import WithRuns
+    from whichgpu.estimate.measured import WithRuns
 
     base = calibration_profile(requested)
     gen = generation()

@@ -11,7 +11,7 @@ import pytest
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.estimate import memo
-from whichgpu.estimate.memory import estimate_memory, fit
+from whichgpu.estimate.memory import changes, estimate_memory
 from whichgpu.estimate.memory import placement as placement_module
 from whichgpu.estimate.memory.placement import placement, workload_placement
 from whichgpu.estimate.memory.weights import workload_weight_bytes
@@ -76,7 +76,7 @@ def test_reference_mode_places_every_time_with_the_same_layout(monkeypatch):
     assert slow[0] == slow[1] == fast
 
 
-def _said(changes: list[fit.Change]) -> str:
+def _said(changes: list[changes.Change]) -> str:
     return json.dumps([c.to_json() for c in changes], default=lambda v: v.to_json()
                       if hasattr(v, "to_json") else str(v), sort_keys=True)
 
@@ -88,13 +88,13 @@ def _said(changes: list[fit.Change]) -> str:
 def test_suggestions_for_several_targets_equal_the_reference(monkeypatch, model, kw):
     w = build_workload(model, **kw)
     targets = [get_gpu(t) for t in TARGETS]
-    calls = _counting(monkeypatch, fit, "_candidates")
-    fast = [_said(fit.suggestions(w, t)) for t in targets] + [_said(fit.suggestions(w))]
+    calls = _counting(monkeypatch, changes, "_candidates")
+    fast = [_said(changes.suggestions(w, t)) for t in targets] + [_said(changes.suggestions(w))]
     # the candidates (and the changed workloads) are made once for all the targets: once for
     # the single changes and at most once for the pairs
     assert 1 <= len(calls) <= 2
     with memo.reference():
-        slow = [_said(fit.suggestions(w, t)) for t in targets] + [_said(fit.suggestions(w))]
+        slow = [_said(changes.suggestions(w, t)) for t in targets] + [_said(changes.suggestions(w))]
     assert len(calls) > 2 + len(targets)  # the reference path makes them for every target
     assert fast == slow
     assert all(s != "[]" for s in fast)  # each target gets changes to compare
@@ -102,11 +102,11 @@ def test_suggestions_for_several_targets_equal_the_reference(monkeypatch, model,
 
 def test_the_need_per_count_is_asked_once_for_every_target(monkeypatch):
     w = build_workload("llama-3.1-70b", task="pretrain")
-    calls = _counting(monkeypatch, fit, "layout_for")
-    fit.suggestions(w, get_gpu("rtx-4090"))
+    calls = _counting(monkeypatch, changes, "layout_for")
+    changes.suggestions(w, get_gpu("rtx-4090"))
     first = len(calls)
-    fit.suggestions(w, get_gpu("l4"))  # the same changes, another card: no new layout
-    assert first > 0 and len(calls) - first <= len(fit.COUNTS)  # only the "more GPUs" step
+    changes.suggestions(w, get_gpu("l4"))  # the same changes, another card: no new layout
+    assert first > 0 and len(calls) - first <= len(changes.COUNTS)  # only the "more GPUs" step
 
 
 @pytest.mark.parametrize("model,kw", [

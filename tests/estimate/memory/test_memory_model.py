@@ -6,12 +6,12 @@ from specs import LLAMA_31_8B, LLAMA_31_70B, flux_like, llama_like
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.memory.changes import suggestions
 from whichgpu.estimate.memory.fit import (
     fits,
     max_concurrency,
     max_context,
     smallest_fits,
-    suggestions,
 )
 from whichgpu.estimate.memory.kv import kv_cache
 from whichgpu.estimate.memory.training import lora_params

@@ -209,7 +209,7 @@ def test_rule_of_thumb_line_explains_the_difference(cli):
 
 def test_two_changes_are_suggested_when_no_single_change_is_enough():
     from whichgpu.catalog.gpus import get_gpu
-    from whichgpu.estimate.memory.fit import suggestions
+    from whichgpu.estimate.memory.changes import suggestions
 
     flux = resolve_model("flux.1-dev", offline=True)
     gpu = get_gpu("rtx-4090")
@@ -229,7 +229,7 @@ def test_two_changes_are_suggested_when_no_single_change_is_enough():
 
 def test_pairs_are_not_offered_when_one_change_suffices():
     from whichgpu.catalog.gpus import get_gpu
-    from whichgpu.estimate.memory.fit import suggestions
+    from whichgpu.estimate.memory.changes import suggestions
 
     changes = suggestions(Workload(LLAMA_8B, quant="bf16", context=32768, engine="vllm"),
                           get_gpu("rtx-4090"))

@@ -8,14 +8,13 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.memory.changes import Change, suggestions
 from whichgpu.estimate.memory.fit import (
-    Change,
     Fit,
     fits,
     max_concurrency,
     max_context,
     smallest_fits,
-    suggestions,
 )
 from whichgpu.estimate.memory.offload_plan import no_offload_reason
 from whichgpu.estimate.workload import Workload

@@ -7,14 +7,13 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
+from whichgpu.estimate.speed.lengths import inference_lengths
 from whichgpu.estimate.speed.result import Confidence, SpeedEstimate, band, confidence_for
 from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
 from whichgpu.vocabulary import Task
 
-DEFAULT_PROMPT = 512
-DEFAULT_OUTPUT = 256
 SATURATION_CAP = 4096  # sequences: the largest batch the saturation search considers
 
 
@@ -26,34 +25,6 @@ class DoesNotFit(InputError):
         where = gpu.id if count == 1 else f"{count} x {gpu.id}"
         super().__init__(f"does not fit on {where}: needs {needed / 1e9:.1f} GB per GPU, "
                          f"{gpu.id} has {usable / 1e9:.1f} GB usable")
-
-
-def inference_lengths(w: Workload) -> tuple[int, int, str]:
-    """(prompt, output, why): the lengths the inference rates assume.
-
-    ``--prompt-tokens`` wins; otherwise ``--context`` holds the prompt and the output
-    (prompt = context - output, so a longer context means a longer KV cache read per token);
-    otherwise 512 + 256. The output is ``--output-tokens`` or 256 (at most half a context).
-    """
-    if w.prompt_tokens:
-        output = w.output_tokens or DEFAULT_OUTPUT
-        if w.context and w.output_tokens and w.prompt_tokens + w.output_tokens > w.context:
-            raise InputError(msg("lengths.over_context", "{prompt} + {output} exceed {context}",
-                                 prompt=Field("prompt_tokens", f"{w.prompt_tokens:,}"),
-                                 output=Field("output_tokens", f"{w.output_tokens:,}"),
-                                 context=Field("context", f"{w.context:,}")))
-        return w.prompt_tokens, output, "prompt and output as given"
-    if w.context:
-        if w.output_tokens and w.output_tokens > w.context:
-            raise InputError(msg("lengths.output_over_context", "{output} exceed {context}",
-                                 output=Field("output_tokens", f"{w.output_tokens:,}"),
-                                 context=Field("context", f"{w.context:,}")))
-        output = w.output_tokens or min(DEFAULT_OUTPUT, max(1, w.context // 2))
-        prompt = max(1, w.context - output)
-        return prompt, output, (f"the context of {w.context:,} tokens holds the prompt "
-                                f"({prompt:,}) and the output ({output:,})")
-    output = w.output_tokens or DEFAULT_OUTPUT
-    return DEFAULT_PROMPT, output, "default prompt length (no --context or --prompt-tokens)"
 
 
 def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None = None,
@@ -100,7 +71,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             wl, mem, fit_note = fit_on(wl, w, gpu)
         if mem > gpu.usable_memory_bytes:
             raise DoesNotFit(gpu, count, mem, gpu.usable_memory_bytes)
-    runs = getattr(profile, "measured_runs", None)  # a store's measured runs (calibration.py)
+    runs = getattr(profile, "measured_runs", None)  # a store's measured runs (measured.py)
     # the hardware view reads the profile under the runs (none: the same path as no runs)
     hw = hardware(gpu, count, getattr(profile, "base", profile) if runs else profile,
                   wl.interconnect, wl.gpus_per_node)
@@ -119,10 +90,8 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
     notes = tuple(n for n in (engine_note, fit_note) if n)
     if notes:
         est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
-    if runs is not None:
-        from whichgpu.estimate.measured import apply_runs
-
-        est = apply_runs(est, wl, gpu.id, count, runs(gpu.id))
+    if runs is not None and profile is not None:  # the store's runs move it (WithRuns)
+        est = profile.apply_runs(est, wl, gpu.id, count)
     return est
 
 

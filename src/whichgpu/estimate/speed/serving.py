@@ -44,6 +44,7 @@ from typing import Any, Literal
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate import memo
+from whichgpu.estimate.speed.lengths import inference_lengths
 from whichgpu.estimate.speed.serving_engine import (
     EngineConfig,
     KVCapacity,
@@ -200,8 +201,6 @@ class ServingModel:
                  config: EngineConfig | None = None, version: str | None = None,
                  usage: Usage = "server", lengths: Lengths = "fixed",
                  hardware_view: Any = None) -> None:
-        from whichgpu.estimate.speed import inference_lengths
-
         if w.is_training or w.is_diffusion:
             raise InputError(msg("serving.llm_only", "the serving model is for LLM inference "
                                  "({flag})", flag=Field("task", "inference")))
