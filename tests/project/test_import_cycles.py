@@ -29,7 +29,6 @@ KNOWN: list[set[str]] = [
     # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)
     {"whichgpu.advise.explain", "whichgpu.advise.goodput", "whichgpu.advise.recommend",
      "whichgpu.advise.serving"},
-    {"whichgpu.estimate.serving_fit", "whichgpu.estimate.validation.serving"},
 ]
 
 

@@ -15,7 +15,14 @@ from whichgpu.answers.requests import (
     ValidateSpeed,
 )
 from whichgpu.errors import InputError
-from whichgpu.estimate.validation import Outcome, Summary, default_path, read_rows, summarize
+from whichgpu.estimate.validation import (
+    Outcome,
+    Summary,
+    default_path,
+    read_rows,
+    serving_report,
+    summarize,
+)
 from whichgpu.estimate.validation import (
     ceilings as validation_ceilings,
 )
@@ -30,9 +37,6 @@ from whichgpu.estimate.validation import (
 )
 from whichgpu.estimate.validation import (
     ranges as validation_ranges,
-)
-from whichgpu.estimate.validation import (
-    serving as validation_serving,
 )
 from whichgpu.estimate.validation import (
     speed as validation_speed,
@@ -133,8 +137,8 @@ class ServingValidation:
 
 def validate_serving(q: ValidateServing) -> ServingValidation:
     """The serving model's errors on the measured serving rows (calibration and holdout)."""
-    return ServingValidation(validation_serving.report(Path(q.file) if q.file else None,
-                                                       q.split, q.loso))
+    return ServingValidation(serving_report.report(Path(q.file) if q.file else None,
+                                                   q.split, q.loso))
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ class Reports:
         from whichgpu.estimate.validation import (
             ranges as validation_ranges,
         )
-        from whichgpu.estimate.validation import serving as vs
+        from whichgpu.estimate.validation import serving_report
         from whichgpu.estimate.validation import (
             speed as validation_speed,
         )
@@ -139,7 +139,7 @@ class Reports:
         self.memory_ranges = validation_ranges.report(
             [o for o in self.memory if o.split == "holdout"], by_id)
         self.fits = validation_fits.run(None)
-        self.serving: dict[str, Any] = vs.report(None, "all", leave_one_out=self.full)
+        self.serving: dict[str, Any] = serving_report.report(None, "all", leave_one_out=self.full)
         self.serving_rows = read_rows(default_path("serving"))
         self.cv: dict[str, Any] | None = None
         if self.full:
