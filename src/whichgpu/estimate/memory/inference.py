@@ -98,7 +98,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     host_terms: list[MemoryTerm] = []
     layout = None
     on_gpu = wb.total
-    if engine == Engine.LLAMACPP and m.num_layers:
+    if has(engine, "host_offload") and m.num_layers:  # llama.cpp places the weights
         layout = workload_placement(w)  # placement(w, wb), memoized
         on_gpu = layout.gpu_bytes
     weights = on_gpu / split
@@ -227,7 +227,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     nccl = nccl_term(w.gpus)
     if nccl:
         terms.append(nccl)
-    if engine in (Engine.TRANSFORMERS, Engine.EXLLAMAV2):
+    if has(engine, "caching_allocator"):  # KV and activations allocated as it runs
         dynamic = kv_gpu + act_bytes
         c = memory_constant("fragmentation_fraction")
         terms.append(MemoryTerm("fragmentation", int(dynamic * c.value),

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from whichgpu.catalog.gpus import GPU
+from whichgpu.engines import has
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import GB, MiB
-from whichgpu.vocabulary import Engine, Placement, Task
+from whichgpu.vocabulary import Placement, Task
 
 PlanKind = Literal["experts", "layers", "experts+layers"]
 
@@ -94,7 +95,7 @@ class OffloadPlan:
 
 def supports_offload(w: Workload) -> bool:
     """Whether the job can keep part of the model in host RAM (llama.cpp inference)."""
-    return (w.task == Task.INFERENCE and w.engine_name == Engine.LLAMACPP
+    return (w.task == Task.INFERENCE and has(w.engine_name, "host_offload")
             and bool(w.model.num_layers))
 
 
@@ -102,7 +103,7 @@ def no_offload_reason(w: Workload) -> Message | None:
     """Why a job that does not fit cannot spill to host RAM, in one line (None if it can)."""
     if w.task != Task.INFERENCE or w.is_diffusion:
         return None
-    if w.engine_name == Engine.LLAMACPP:
+    if has(w.engine_name, "host_offload"):
         return None
     return msg("offload.none", "{engine} keeps every weight on the GPU in whichgpu's model; "
                "llama.cpp ({flag} with a GGUF) can keep layers or MoE experts in host RAM",
