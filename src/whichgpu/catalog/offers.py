@@ -29,6 +29,7 @@ from whichgpu.catalog.gpus import Catalog, default_catalog, resolve_gpu
 from whichgpu.errors import DataError, InputError, NotFoundError
 from whichgpu.messages import Message, msg
 from whichgpu.units import Money, check_currency
+from whichgpu.user_files import read_text
 
 OFFER_FIELDS = ("provider", "gpu", "gpu_count", "price_per_hour", "currency",
                 "billing_increment_s", "billing_minimum_s", "spot", "region", "observed_at",
@@ -62,6 +63,7 @@ class Offer(BaseModel):
     def billing_stated(self) -> bool:
         """False when the provider's table row says its billing rule is not stated anywhere we
         could read (the rule is then an assumption, and every answer says so)."""
+        # lazily: catalog.prices, which a memory answer never loads (test_cli_start_imports)
         from whichgpu.catalog.prices.providers import stated_by_name
 
         return stated_by_name(self.provider) is not False
@@ -226,8 +228,6 @@ def load_offer_file(path: str | Path, catalog: Catalog | None = None) -> list[Of
     """Offers from a user's CSV or JSON file."""
     path = Path(path)
     try:
-        from whichgpu.user_files import read_text
-
         text = read_text(path)  # a regular file only: never a FIFO or /dev/zero
     except OSError as exc:
         raise DataError(path, f"cannot read the file ({exc.strerror})") from exc

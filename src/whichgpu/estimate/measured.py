@@ -40,10 +40,15 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
-from whichgpu.catalog.runs.record import MeasuredRun, RunMetric, bad, missing
+from whichgpu.catalog.gpus import resolve_gpu
+from whichgpu.catalog.runs.record import MeasuredRun, RunMetric, bad, checked, missing
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.estimate.calibration import Calibration
+from whichgpu.estimate.speed.result import LEVELS, label_for, precision_class, speed_family
+from whichgpu.estimate.workload import LLM_ENGINES
 from whichgpu.messages import Join, msg
+from whichgpu.models.quant import get_quant
+from whichgpu.models.resolve import resolve_model
 from whichgpu.units import Range
 
 Z80 = 1.2816  # the 90th percentile of a standard normal: an 80 % interval is +- Z80 sigma
@@ -115,8 +120,6 @@ def _field_error(where: str, name: str, exc: Exception) -> InputError:
 def resolve_run_model(name: str):
     """The ModelSpec a run's model names (offline: presets and known Hub ids), trying the
     forms files use: 'Meta-Llama-3.1-8B-Instruct' as 'meta-llama/Meta-Llama-3.1-8B-Instruct'."""
-    from whichgpu.models.resolve import resolve_model
-
     text = name.strip()
     tries = [text]
     if "/" not in text:
@@ -153,11 +156,9 @@ def check_run(fields: dict[str, Any], where: str, options: dict[str, Any],
     """A run from a file's ``fields``, what the file lacks filled from ``options`` (gpu,
     gpu_count, engine, engine_version, model, precision, source; an option given wins over
     the file), checked; refused naming the field."""
-    from whichgpu.catalog.gpus import resolve_gpu
-    from whichgpu.catalog.runs.record import checked
+    # lazily, as predict below: only a run being checked or matched reads the validation's
+    # row model, not every speed answer that asks this module for a store's runs
     from whichgpu.estimate.validation.ceilings import ceiling_reason
-    from whichgpu.estimate.workload import LLM_ENGINES
-    from whichgpu.models.quant import get_quant
 
     if "_not_object" in fields:
         raise InputError(msg("runs.not_object", "{where}: a run must be a JSON object",
@@ -250,9 +251,6 @@ class Matched:
 
 def match(run: MeasuredRun, w, gpu_id: str, count: int, engine: str) -> Match | None:
     """How ``run`` matches the question ``w`` on ``count`` x ``gpu_id`` under ``engine``."""
-    from whichgpu.estimate.speed.result import precision_class, speed_family
-    from whichgpu.models.quant import get_quant
-
     if (run.gpu != gpu_id or run.gpu_count != count or run.engine != engine
             or w.is_training or w.is_diffusion):
         return None
@@ -324,8 +322,6 @@ def apply_runs(est, w, gpu_id: str, count: int, runs: Iterable[MeasuredRun]):
     """``est`` with the rates the matching runs measure moved toward them (the module's
     rule), the runs named in ``details['measured_runs']`` and an assumption; unchanged when
     no run matches."""
-    from whichgpu.estimate.speed.result import LEVELS, label_for
-
     runs = list(runs)
     if not runs:
         return est
@@ -457,10 +453,10 @@ def with_store_runs(base: Calibration | None, store: Any = None) -> Calibration 
     """``base`` with the measured runs of the price store (``store``: a PriceStore, a
     location, or None for the default); ``base`` itself when the store holds none, or when it
     does not exist yet (asking never creates a store)."""
+    # lazily: the store (and sqlite3) loads only when a command asks for its runs
     from whichgpu.catalog.prices.backends import parse_target
     from whichgpu.catalog.prices.store import PriceStore
     from whichgpu.catalog.runs.store import RunStore
-    from whichgpu.errors import WhichGPUError
 
     try:
         if not isinstance(store, PriceStore):

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 from whichgpu.engines import engines_with
 from whichgpu.estimate.constants import Constant, _load, overridden
+from whichgpu.estimate.speed.result import speed_family
 from whichgpu.estimate.speed.serving_engine import serving_value
 from whichgpu.estimate.validation import quantile as _quantile
 from whichgpu.estimate.validation import serving as vs
+from whichgpu.estimate.validation.rows import _model, engine_of
 
 TABLE = "serving_constants"
 MIN_ROWS = 3
@@ -43,8 +45,6 @@ class Fit:
 
 
 def _engine(row) -> str | None:
-    from whichgpu.estimate.validation.rows import engine_of
-
     try:
         return engine_of(row)
     except Exception:  # an engine the serving model has no name for
@@ -55,9 +55,6 @@ _FAMILY: dict[str, str | None] = {}
 
 
 def _family(row) -> str | None:
-    from whichgpu.estimate.speed.result import speed_family
-    from whichgpu.estimate.validation.rows import _model
-
     name = row["model"].strip()
     if name not in _FAMILY:
         try:

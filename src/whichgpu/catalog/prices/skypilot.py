@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
+import os
 import re
 import statistics
 import urllib.error
@@ -34,10 +36,12 @@ from datetime import datetime
 
 from whichgpu.catalog.gpus import Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
+from whichgpu.catalog.prices import url as url_mod
 from whichgpu.catalog.prices.gcp_pairing import GpuRow, HostRow, Paired, pair
 from whichgpu.catalog.prices.names import SKYPILOT, NameMatch, map_gpu_name
 from whichgpu.catalog.prices.providers import provider
 from whichgpu.catalog.prices.sources import (
+    OFFLINE_ENV,
     FeedResult,
     PriceSource,
     Progress,
@@ -45,8 +49,10 @@ from whichgpu.catalog.prices.sources import (
     check_online,
     iso,
     merge_unmapped,
+    offline,
     utc_now,
 )
+from whichgpu.catalog.prices.url import download
 from whichgpu.catalog.prices.validate import offer_problem
 from whichgpu.errors import DataError, InputError
 from whichgpu.units import Money
@@ -369,8 +375,6 @@ def feed_from_rows(rows: list[VmRow], *, cloud: str, observed_at: str, source: s
 # ------------------------------------------------------------------------ the live source
 
 def base_url() -> str:
-    import os
-
     return (os.environ.get(BASE_ENV) or RAW_BASE).rstrip("/")
 
 
@@ -390,8 +394,6 @@ class SkyPilotSource(PriceSource):
 
     def __init__(self, clouds: list[str] | None = None, *, base: str | None = None,
                  timeout_s: float | None = None, max_bytes: int | None = None) -> None:
-        from whichgpu.catalog.prices import url as url_mod
-
         self.name = "skypilot"
         unknown = [c for c in clouds or () if c not in CLOUDS]
         if unknown:
@@ -407,13 +409,9 @@ class SkyPilotSource(PriceSource):
                 f"{', '.join(self.clouds)} (USD)")
 
     def available(self) -> str | None:
-        from whichgpu.catalog.prices.sources import OFFLINE_ENV, offline
-
         return f"the network is off ({OFFLINE_ENV} is set)" if offline() else None
 
     def fetch(self, progress: Progress | None = None) -> Iterator[FeedResult]:
-        from whichgpu.catalog.prices.url import download
-
         check_online("the SkyPilot catalog price source")
         base = (self.base or base_url()).rstrip("/")
         for i, cloud in enumerate(self.clouds):
@@ -446,8 +444,6 @@ class SkyPilotSource(PriceSource):
                 result = feed_from_rows(rows, cloud=cloud, observed_at=iso(fetched_at),
                                         source=f"{url} (fetched {iso(fetched_at)})",
                                         fetched_at=fetched_at, skipped=skipped)
-            import hashlib
-
             result.digest = hashlib.sha256(body).hexdigest()
             yield result
         if progress:

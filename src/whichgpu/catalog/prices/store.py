@@ -22,7 +22,7 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -44,6 +44,13 @@ from whichgpu.catalog.prices.backends.open import open_backend
 from whichgpu.catalog.prices.backends.sqlite import store_error
 from whichgpu.catalog.prices.schema import MIGRATIONS
 from whichgpu.catalog.prices.sources import FeedResult, Unmapped, iso, parse_time, utc_now
+from whichgpu.catalog.prices.validate import (
+    FUTURE_TOLERANCE_S,
+    MAX_BILLING_S,
+    MAX_USD_PER_GPU_HOUR,
+    MIN_USD_PER_GPU_HOUR,
+)
+from whichgpu.currency import default_rates
 from whichgpu.errors import DataError
 from whichgpu.units import Money
 
@@ -202,13 +209,6 @@ def _plausible() -> tuple[str, tuple[Any, ...]]:
     table's CHECKs are looser), is never read, and never hides a real offer from
     ``cheapest_only``'s pick. PostgreSQL orders NaN above every number, and SQLite stores it
     as NULL, so a NaN fails these comparisons on both."""
-    from whichgpu.catalog.prices.validate import (
-        MAX_BILLING_S,
-        MAX_USD_PER_GPU_HOUR,
-        MIN_USD_PER_GPU_HOUR,
-    )
-    from whichgpu.currency import default_rates
-
     rates = default_rates()
     per_currency, args = [], []
     for cur in sorted(rates.currencies(), key=lambda c: (c != "USD", c)):
@@ -227,10 +227,6 @@ def _plausible_now(observed: str = "observed_at") -> tuple[str, list[Any]]:
     """:func:`_plausible` and, as the import checks, no observation date in the future (ISO
     text compares in time order; a damaged date, letters where digits belong, sorts after
     every date and is left out with it)."""
-    from datetime import timedelta
-
-    from whichgpu.catalog.prices.validate import FUTURE_TOLERANCE_S
-
     sql, args = _plausible()
     cutoff = iso(utc_now() + timedelta(seconds=FUTURE_TOLERANCE_S))
     return f"({sql} AND ({observed} IS NULL OR {observed} <= ?))", [*args, cutoff]

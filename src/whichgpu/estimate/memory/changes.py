@@ -12,6 +12,7 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU, PRECISIONS, Catalog, default_catalog
 from whichgpu.errors import InputError
+from whichgpu.estimate.diffusion_trainers import residency
 from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.fit import (
@@ -186,8 +187,6 @@ def _diffusion_candidates(w: Workload) -> list[_Candidate]:
     d = w.diffusion_spec
     den = d.component(d.denoiser)
     if w.task == Task.IMAGE_LORA:
-        from whichgpu.estimate.diffusion_trainers import residency
-
         res = residency(w.diffusion_trainer, w.cache_embeddings)
         if res.text_encoders or res.vae:
             out.append(_Candidate(msg("change.cache_embeddings", "text embeddings and latents "

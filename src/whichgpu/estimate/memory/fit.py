@@ -13,6 +13,7 @@ from typing import Any, Literal
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
+from whichgpu.estimate.diffusion_parallel import diffusion_layout
 from whichgpu.estimate.memo import Table, by_identity
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
@@ -124,8 +125,6 @@ def describe_layout(w: Workload) -> Message:
         parts.append(f"dp={w.dp_degree}" + (f" ZeRO-{w.zero_stage}" if w.zero_stage else ""))
         return msg("layout.training", "{layout}", layout=" ".join(parts))
     if w.is_diffusion:
-        from whichgpu.estimate.diffusion_parallel import diffusion_layout
-
         lay = diffusion_layout(w) if w.task != Task.IMAGE_LORA else None
         if lay is not None and lay.replicas == 1:  # one pipeline split over the GPUs
             return msg("layout.parallel", "{layout}", layout=lay.describe())

@@ -17,6 +17,7 @@ from whichgpu.engines import has
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.memory.fit import layout_for
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import GB, MiB
@@ -118,8 +119,6 @@ def offload_plan(w: Workload, gpu: GPU, count: int = 1) -> OffloadPlan | None:
     if even every expert in RAM is too much, whole layers too (``-ngl``). Dense: the most
     layers that fit (``-ngl N``). A user's own offload flags are kept as given.
     """
-    from whichgpu.estimate.memory.fit import layout_for
-
     if not supports_offload(w) or w.offload_requested:
         return None
     try:

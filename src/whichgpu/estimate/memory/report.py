@@ -9,6 +9,7 @@ from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.errors import InputError
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.memory.changes import Change, suggestions
+from whichgpu.estimate.memory.diffusion_fit import split_to_fit
 from whichgpu.estimate.memory.fit import (
     Fit,
     fits,
@@ -16,7 +17,8 @@ from whichgpu.estimate.memory.fit import (
     max_context,
     smallest_fits,
 )
-from whichgpu.estimate.memory.offload_plan import no_offload_reason
+from whichgpu.estimate.memory.offload_plan import no_offload_reason, offload_plan
+from whichgpu.estimate.platform import engine_for
 from whichgpu.estimate.workload import Workload
 from whichgpu.units import GB
 from whichgpu.vocabulary import Task
@@ -122,15 +124,11 @@ class MemoryReport:
 def memory_report(w: Workload, gpu: GPU | None = None, *,
                   catalog: Catalog | None = None) -> MemoryReport:
     """The estimate, which GPUs hold it (with headroom), and what would make it fit."""
-    from whichgpu.estimate.platform import engine_for
-
     catalog = catalog or default_catalog()
     notes: tuple[str, ...] = ()
     if gpu is not None:  # the engine the --gpu runs (a named one it cannot run is refused)
         w, why = engine_for(w, gpu, catalog)
         notes = (why,) if why else ()
-        from whichgpu.estimate.memory.diffusion_fit import split_to_fit
-
         split = split_to_fit(w, gpu)  # diffusion over several GPUs: split as speed does
         if split is not None:
             w, said = split
@@ -167,7 +165,7 @@ def offload_answer(w: Workload, gpu: GPU) -> dict[str, Any] | None:
     """llama.cpp's layout that fits ``gpu`` with part of the model in host RAM, with its
     memory per GPU, the host RAM it needs and its speed (None when none fits or the engine
     cannot offload); ``workload`` holds the job with the flags set (not JSON)."""
-    from whichgpu.estimate.memory.offload_plan import offload_plan
+    # lazily: the speed model loads only for an offload answer, not for every memory answer
     from whichgpu.estimate.speed import estimate_speed
 
     plan = offload_plan(w, gpu, w.gpus)

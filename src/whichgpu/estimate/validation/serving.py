@@ -18,14 +18,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from whichgpu.catalog.gpus import default_catalog
 from whichgpu.engines import engines_with
 from whichgpu.errors import InputError
+from whichgpu.estimate.speed.result import speed_family
+from whichgpu.estimate.speed.serving import Load, ServingModel
+from whichgpu.estimate.speed.serving_bands import serving_band
+from whichgpu.estimate.speed.serving_engine import Usage, engine_config, serving_value
 from whichgpu.estimate.validation import Outcome, default_path, read_rows
-
-if TYPE_CHECKING:
-    from whichgpu.estimate.speed.serving_engine import Usage
+from whichgpu.estimate.validation.ceilings import excluded
+from whichgpu.estimate.validation.ranges import report as range_report
+from whichgpu.estimate.validation.rows import _model, engine_of
+from whichgpu.estimate.workload import Workload
 
 #: metric -> (family, what the replica's answer gives)
 METRICS = {
@@ -107,8 +113,6 @@ def _settings(row: dict[str, str]) -> dict[str, str]:
 
 
 def _gpu(gpu_id: str):
-    from whichgpu.catalog.gpus import default_catalog
-
     for g in default_catalog().gpus:
         if g.id == gpu_id:
             return g
@@ -126,8 +130,6 @@ def _usage(row: dict[str, str], engine: str) -> Usage:
 
 
 def _lengths(row: dict[str, str]) -> tuple[int, int, str]:
-    from whichgpu.estimate.speed.serving_engine import serving_value
-
     prompt, output = _num(row, "prompt_tokens"), _num(row, "output_tokens")
     how = (row.get("lengths") or "").strip() or "unknown"
     if prompt is None or output is None:
@@ -146,11 +148,6 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
     ``dep``: model attention data parallelism with expert parallelism (DEP rows) with the
     expert-parallel speed model (issue 30; scripts/check_expert_parallel.py), which the
     validation and the serving calibration leave out for now."""
-    from whichgpu.estimate.speed.serving import Load, ServingModel
-    from whichgpu.estimate.speed.serving_engine import engine_config
-    from whichgpu.estimate.validation.rows import _model, engine_of
-    from whichgpu.estimate.workload import Workload
-
     extra = _settings(row)
     if "unmodelled" in extra:
         raise InputError(extra["unmodelled"])
@@ -255,8 +252,6 @@ def predict(row: dict[str, str], memo: dict | None = None, *, dep: bool = False
             ) -> tuple[float, str, tuple[float, float] | None]:
     """(estimate in the row's unit, note, (low, high)); ``memo`` keeps each run's answer for
     the other metrics of its group; ``dep`` as :func:`case_of`'s."""
-    from whichgpu.estimate.speed.serving_bands import serving_band
-
     metric = row["metric"].strip()
     if _TAIL.search(metric):
         raise InputError("tail percentiles (p90, p99) are not modelled")
@@ -285,8 +280,6 @@ def predict(row: dict[str, str], memo: dict | None = None, *, dep: bool = False
     }[what]
     if not math.isfinite(value):
         raise InputError("the stated load is beyond what the replica serves (no steady state)")
-    from whichgpu.estimate.speed.result import speed_family
-
     model_family = speed_family(case.model.workload.model)
     lo, hi = serving_band("throughput" if what == "per_user" else family, model_family)
     span = (value * lo, value * hi)
@@ -375,9 +368,6 @@ def ranges_of(outcomes: list[Outcome], rows: list[dict[str, str]]) -> dict[str, 
     engine, and balanced over engines, without the rows above a physical ceiling
     (estimate/validation/ranges, estimate/validation/ceilings); ``ranges_holdout``: the same
     on the holdout sources alone."""
-    from whichgpu.estimate.validation.ceilings import excluded
-    from whichgpu.estimate.validation.ranges import report as range_report
-
     info = {r["id"]: r for r in rows}
     above = excluded(rows)
     return {"ranges": range_report(outcomes, info, above).to_json(),
