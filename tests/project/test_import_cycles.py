@@ -27,6 +27,8 @@ KNOWN: list[set[str]] = [
     # the ranking and its explanation and the rate sizing call each other (a Job no longer:
     # its serving targets are in advise/targets.py)
     # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)
+    # Left in session 5 while another branch edited those four files (the other four groups
+    # were broken then: the prices facade, diffusion fit, speed/measured/fit, serving fit).
     {"whichgpu.advise.explain", "whichgpu.advise.goodput", "whichgpu.advise.recommend",
      "whichgpu.advise.serving"},
 ]
