@@ -561,7 +561,8 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         guidance_distilled=bool(run["guidance_distilled"]),
         default_steps=int(run["default_steps"]), default_resolution=(int(res[0]), int(res[1])),
         default_frames=int(run.get("default_frames", 1)), vae_dtype=run.get("vae_dtype"),
-        reference_images=int(run.get("reference_images", 0)))
+        reference_images=int(run.get("reference_images", 0)),
+        **_vae_decoding(vcfg, is_video))
     notes.append(f"run-time defaults from {pipeline_source(str(run['source']))}")
     den_comp = next(c for c in comps if c.name == den)
     return ModelSpec(
@@ -587,6 +588,16 @@ def _max_tokens(cls: str, key: str, run: Mapping[str, Any]) -> int:
             or cls in _BARE_DECODERS:
         return int(run.get("text_tokens", 77))
     return 0
+
+
+def _vae_decoding(v: ConfigReader | None, is_video: bool) -> dict[str, int | None]:
+    """How a video pipeline's VAE decodes (frames at once, tile side), by its class."""
+    from whichgpu.models.diffusion.vaes import video_vae_decoding
+
+    if v is None or not is_video:
+        return {}
+    frames, tile = video_vae_decoding(v.raw("_class_name"))
+    return {"vae_decode_frames": frames, "vae_tile": tile}
 
 
 def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:

@@ -200,3 +200,23 @@ FORMULAS = {
     "AutoencoderKLHunyuanVideo": hunyuan_video_vae_params,
     "AutoencoderKLLTXVideo": ltx_video_vae_params,
 }
+
+
+# How diffusers' video VAEs decode, by class (code defaults, not in config.json): (sample frames
+# decoded at once without spatial tiling, tile side in pixels when tiled). Classes not listed
+# decode one latent frame at a time (AutoencoderKLWan: a loop over latent frames with a
+# feature cache) and tile at 512.
+VIDEO_VAE_DECODING: dict[str, tuple[int, int]] = {
+    # diffusers models/autoencoders/autoencoder_kl_hunyuan_video.py: use_framewise_decoding is
+    # on by default and _temporal_tiled_decode decodes tile_sample_min_num_frames // 4 + 1 =
+    # 5 latent frames (17 frames) per pass; enable_tiling tiles 256 x 256
+    # (tile_sample_min_height / width)
+    "AutoencoderKLHunyuanVideo": (17, 256),
+}
+VIDEO_VAE_DECODING_SOURCE = ("https://github.com/huggingface/diffusers/blob/main/src/diffusers/"
+                             "models/autoencoders/autoencoder_kl_hunyuan_video.py")
+
+
+def video_vae_decoding(cls: str | None) -> tuple[int | None, int | None]:
+    """(frames decoded at once, tile side) of a VAE class; (None, None) where not listed."""
+    return VIDEO_VAE_DECODING.get(str(cls), (None, None))
