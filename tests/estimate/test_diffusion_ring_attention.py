@@ -100,3 +100,17 @@ def test_ring_exchanges_hide_behind_the_block_attention() -> None:
 
 def test_layout_default_ring_is_one() -> None:
     assert DiffusionLayout(sp=2).ulysses == 2
+
+
+def test_speed_request_takes_a_ring_degree() -> None:
+    """The speed question as every surface asks it (answers.speed on the request model)."""
+    from whichgpu.answers import speed
+    from whichgpu.answers.requests import Speed
+
+    def seconds(**kw) -> float:
+        a = speed(Speed(model="flux.1-dev", gpu="h100-sxm", count=4, engine="sglang", **kw))
+        return a.to_json()["seconds_per_image"]["typical"]
+
+    assert seconds(ring_degree=4) > seconds()  # eager ring-4 above Ulysses-4, as measured
+    with pytest.raises(InputError, match="ring-attention degree of 3"):
+        seconds(ring_degree=3)
