@@ -186,6 +186,9 @@ class DiffusionSpec:
     # spatial tile's side in pixels when tiled (None: 512)
     vae_decode_frames: int | None = None
     vae_tile: int | None = None
+    # a causal VAE that decodes latent frame by latent frame keeps the last 2 frames of every
+    # causal convolution's input (Wan's feat_cache): those channels per output pixel
+    vae_cache_channels: float = 0.0
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)

@@ -160,6 +160,11 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     at_once = 1 if w.vae_slicing else w.batch
     out = width * height * w.video_frames * 3 * 4 * w.batch
     act = pixels * frames * per_px * at_once + out
+    # Wan's causal VAE keeps 2 frames of every causal convolution's input between latent
+    # frames (models/diffusion/vaes.py wan_cache_channels), at the VAE's run-time precision
+    vae_bytes = 4 if (d.vae_dtype or pipeline_dtype(w)) == "fp32" else 2
+    cache = d.vae_cache_channels * 2 * vae_bytes * pixels * at_once
+    act += cache
     parts: list[Message] = [msg("formula.vae", "{per:g} bytes x {pixels:,} pixels", per=per_px,
                                 pixels=pixels)]
     if frames > 1:
@@ -171,6 +176,10 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
         parts.append(msg("formula.vae.tiled", " (tiled: one 512x512 tile)"))
     if w.tiny_vae:
         parts.append(msg("formula.vae.tiny", " (tiny autoencoder)"))
+    if cache:
+        parts.append(msg("formula.vae.cache", " + the causal convolutions' cache ({ch:,.0f} "
+                         "channels x 2 frames x {b} bytes per pixel)",
+                         ch=d.vae_cache_channels, b=vae_bytes))
     if not (w.vae_slicing or w.batch == 1):
         parts.append(msg("formula.vae.batch", " x {n} images at once", n=w.batch))
     parts.append(msg("formula.vae.output", " + decoded output in fp32"))

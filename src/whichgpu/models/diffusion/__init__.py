@@ -590,14 +590,19 @@ def _max_tokens(cls: str, key: str, run: Mapping[str, Any]) -> int:
     return 0
 
 
-def _vae_decoding(v: ConfigReader | None, is_video: bool) -> dict[str, int | None]:
+def _vae_decoding(v: ConfigReader | None, is_video: bool) -> dict[str, int | float | None]:
     """How a video pipeline's VAE decodes (frames at once, tile side), by its class."""
     from whichgpu.models.diffusion.vaes import video_vae_decoding
 
     if v is None or not is_video:
         return {}
     frames, tile = video_vae_decoding(v.raw("_class_name"))
-    return {"vae_decode_frames": frames, "vae_tile": tile}
+    out: dict[str, int | float | None] = {"vae_decode_frames": frames, "vae_tile": tile}
+    if v.raw("_class_name") == "AutoencoderKLWan":
+        from whichgpu.models.diffusion.vaes import wan_cache_channels
+
+        out["vae_cache_channels"] = wan_cache_channels(v)
+    return out
 
 
 def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:
