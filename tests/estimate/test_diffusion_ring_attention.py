@@ -114,3 +114,14 @@ def test_speed_request_takes_a_ring_degree() -> None:
     assert seconds(ring_degree=4) > seconds()  # eager ring-4 above Ulysses-4, as measured
     with pytest.raises(InputError, match="ring-attention degree of 3"):
         seconds(ring_degree=3)
+
+
+def test_memory_table_keeps_the_ring_only_where_it_divides() -> None:
+    """The memory answer lists other GPU counts: ring 2 asked on 4 GPUs stays ring 2 on 8 and
+    becomes Ulysses only on 1 (no ring of 2 fits one GPU) instead of refusing the question."""
+    from whichgpu.estimate.diffusion_parallel import with_gpus
+
+    w = flux(gpus=4, ring_degree=2)
+    assert with_gpus(w, 8).ring_degree == 2
+    assert with_gpus(w, 1).ring_degree == 1
+    assert diffusion_layout(with_gpus(w, 1)).ring == 1

@@ -138,6 +138,18 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
     return DiffusionLayout(tp=tp, sp=sp, cfg=cfg, ring=ring)
 
 
+def with_gpus(w: Workload, count: int) -> Workload:
+    """``w`` over ``count`` GPUs (the memory answer's table of GPU counts): the ring degree
+    kept where it divides the GPUs that split the tokens at that count, else Ulysses only."""
+    out = w.with_(gpus=count)
+    if w.ring_degree > 1:
+        try:
+            diffusion_layout(out)
+        except InputError:
+            return out.with_(ring_degree=1)
+    return out
+
+
 def all_to_all_s(link, nbytes: float, n: int) -> float:
     """All-to-all of a ``nbytes`` local tensor over ``n`` GPUs: each GPU sends (n-1)/n of it."""
     if n <= 1 or nbytes <= 0:
