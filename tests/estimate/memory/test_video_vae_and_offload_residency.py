@@ -62,7 +62,7 @@ def test_untiled_and_tiled_rows_within_a_sixth() -> None:
 def test_eight_bit_transformer_stays_through_text_encoding() -> None:
     rows = _rows()
     assert abs(_error(rows["in-mem-hfvideo-hyv-8bit-offload-tiling"])) < 0.1
-    eight = estimate_memory(hunyuan(quant="int8", offload="model", vae_tiling=True))
+    eight = estimate_memory(hunyuan(quant="bnb-int8", offload="model", vae_tiling=True))
     four = estimate_memory(hunyuan(quant="nf4", offload="model", vae_tiling=True))
     # the 8-bit transformer (about 12 GiB) on top of the text encoder; 4-bit leaves the GPU
     assert eight.term("weights") - four.term("weights") > 10 * GiB
@@ -80,3 +80,16 @@ def test_wan_vae_keeps_two_frames_of_every_causal_convolution() -> None:
     row = next(r for r in read_rows(ROOT / "validation/memory.csv")
                if r["id"] == "mem-wan21-t2v14b-group-offload")
     assert abs(_error(row)) < 0.15
+
+
+def test_eight_bit_denoiser_crosses_no_pcie_under_model_offload() -> None:
+    """The speed model's offload traffic agrees with the memory model: the text encoders
+    cross the host link once per video, the 8-bit transformer never."""
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.estimate.speed.diffusion import _offload_seconds
+    from whichgpu.estimate.speed.hardware import hardware
+
+    hw = hardware(default_catalog().get("a100-80gb-sxm"))
+    eight, _ = _offload_seconds(hunyuan(quant="bnb-int8", offload="model"), hw, 50)
+    four, _ = _offload_seconds(hunyuan(quant="nf4", offload="model"), hw, 50)
+    assert 0 < eight < four  # four also moves its 4-bit transformer

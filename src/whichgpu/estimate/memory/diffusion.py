@@ -186,11 +186,16 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     return act, msg("formula.vae.all", "{parts}", parts=Join(parts, ""))
 
 
-def _stays_on_gpu(w: Workload) -> bool:
+# the int8 format's names that say bitsandbytes (LLM.int8); plain "int8" may be torchao's or
+# quanto's weight-only int8, whose tensors move like any other
+BNB_INT8_NAMES = ("bnb-int8", "llm-int8")
+
+
+def stays_on_gpu(w: Workload) -> bool:
     """Whether model offload leaves the denoiser on the GPU: bitsandbytes 8-bit weights cannot
     be moved to the CPU (https://huggingface.co/blog/video_gen: '8Bit models in bitsandbytes
     cannot be moved to CPU from GPU, unlike the 4Bit ones')."""
-    return (w.quant is not None and w.quant_format.name == "int8"
+    return (str(w.quant or "").lower() in BNB_INT8_NAMES
             and w.engine_name == Engine.DIFFUSERS)
 
 
@@ -263,7 +268,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             comfy = w.engine_name == Engine.COMFYUI
             # ComfyUI frees the diffusion model when the VAE needs the room (comfy/sd.py
             # VAE.decode asks model_management.load_models_gpu for its memory)
-            pinned = den_bytes if _stays_on_gpu(w) else 0
+            pinned = den_bytes if stays_on_gpu(w) else 0
             resident: dict[str, float] = {"encode": largest_enc + pinned, "denoise": den_bytes,
                                           "decode": vae_bytes if comfy else den_bytes + vae_bytes}
             how = msg("term.diffusion.offload", "{who}: one component at a time (the largest "

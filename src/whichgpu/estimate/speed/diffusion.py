@@ -215,7 +215,11 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     """Weights copied over the host link per image: model offload moves each component in
     once per image, sequential offload every step; ComfyUI's model management only when the
     pipeline does not fit this GPU whole."""
-    from whichgpu.estimate.memory.diffusion import component_sizes, effective_offload
+    from whichgpu.estimate.memory.diffusion import (
+        component_sizes,
+        effective_offload,
+        stays_on_gpu,
+    )
 
     d = w.diffusion_spec
     mode = effective_offload(w)
@@ -240,6 +244,8 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
                                         "step")
     moved = [c for c in d.components if c.kind != "vae"] if mode == "model" \
         else list(d.components)
+    if mode == "model" and stays_on_gpu(w):  # 8-bit bitsandbytes weights never move
+        moved = [c for c in moved if c.name != d.denoiser]
     sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
     moved_bytes = sum(sizes[c.name] for c in moved)
     seconds = moved_bytes / host_bw * (steps if mode == "sequential" else 1)
