@@ -269,6 +269,11 @@ ExpertParallel = Annotated[bool, Field(description=(
         "Mixture-of-experts models on several GPUs: each GPU holds a share of the experts "
         "and serves its own requests."))]
 
+# issue 29: ring attention in a multi-GPU diffusion split (estimate/diffusion_parallel.py)
+RingDegree = Annotated[int | None, Field(ge=1, le=1024, description=(
+    "Multi-GPU images/video: GPUs in each ring-attention ring (default 1: Ulysses).")),
+    Web(label=N_("Ring-attention degree"), max=1024)]
+
 
 class Workload(Request):
     """The workload fields ``memory``, ``speed`` and ``recommend`` share."""
@@ -377,6 +382,9 @@ class Memory(Workload):
     # issue 30: expert parallelism as a user option (a grouped block: merges stay simple)
     expert_parallel: ExpertParallel = False
     EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "expert_parallel")
+    # issue 29: ring attention for multi-GPU diffusion (a grouped block)
+    ring_degree: RingDegree = None
+    EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "ring_degree")
 
 
 class Speed(Workload):
@@ -464,6 +472,9 @@ class Speed(Workload):
     # issue 30: expert parallelism as a user option (a grouped block: merges stay simple)
     expert_parallel: ExpertParallel = False
     EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "expert_parallel")
+    # issue 29: ring attention for multi-GPU diffusion (a grouped block)
+    ring_degree: RingDegree = None
+    EXTRA_WORKLOAD = (*EXTRA_WORKLOAD, "ring_degree")
 
     _power_cap_in_watts = field_validator("power_cap", mode="before")(_cap_watts)
 

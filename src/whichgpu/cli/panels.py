@@ -30,7 +30,8 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "calibration", "precision", "vendor", "min_memory", "form_factor", "sort",
         "priced_only", "profile", "split_mode", "tensor_split", "interconnect",
         "gpus_per_node", "power_cap", "power_budget",
-        "expert_parallel"),
+        "expert_parallel",
+        "ring_degree"),
     "Memory and engine": (
         "kv_dtype", "engine", "engine_version", "flash_attention", "allow_long_context",
         "host_ram", "host_memory", "host_bandwidth", "speculative", "draft_tokens",

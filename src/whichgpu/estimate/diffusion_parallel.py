@@ -11,6 +11,10 @@ Layouts (the product of the degrees is the GPU count, as SGLang Diffusion compos
 - **sequence parallel** (``sp``, Ulysses): the tokens split over the GPUs, an all-to-all of
   Q, K, V and the attention output per attention layer (SGLang ``--ulysses-degree``, xDiT USP,
   diffusers ``ContextParallelConfig``); activations per GPU shrink, weights are replicated.
+  Part of ``sp`` may be **ring attention** (``ring``, xDiT's and ParaAttention's ring degree,
+  ``sp = ulysses x ring``): each GPU keeps its tokens' queries and passes its K/V block round
+  the ring, one exchange per ring step overlapped with the attention of the block in hand
+  (zhuzilin/ring-flash-attention ``ring_flash_attn_forward``, used by xDiT through yunchang).
 - **CFG parallel** (``cfg``): the conditional and unconditional passes on different GPUs, one
   all-gather of the prediction per step (xDiT docs/methods/cfg_parallel.md: "when using CFG,
   CFG Parallel must be used"); weights replicated.
@@ -64,11 +68,17 @@ class DiffusionLayout:
     sp: int = 1
     cfg: int = 1
     replicas: int = 1
+    ring: int = 1  # of sp: the ring-attention degree (sp = ulysses x ring)
     measured_context_parallel: bool = False  # diffusers video: the efficiency constant
 
     @property
     def per_pipeline(self) -> int:
         return self.tp * self.sp * self.cfg
+
+    @property
+    def ulysses(self) -> int:
+        """The Ulysses (all-to-all) part of the sequence-parallel degree."""
+        return self.sp // self.ring
 
     @property
     def splits(self) -> tuple[DiffusionSplit, ...]:
@@ -81,12 +91,15 @@ class DiffusionLayout:
     def describe(self) -> str:
         if self.replicas > 1 and self.per_pipeline == 1:
             return f"one pipeline per GPU ({self.replicas} images at a time)"
-        parts = [f"{k}={v}" for k, v in (("tp", self.tp), ("ulysses", self.sp),
-                                         ("cfg", self.cfg)) if v > 1]
+        parts = [f"{k}={v}" for k, v in (("tp", self.tp), ("ulysses", self.ulysses),
+                                         ("ring", self.ring), ("cfg", self.cfg)) if v > 1]
         return " x ".join(parts) or "single GPU"
 
     def to_json(self) -> dict[str, int]:
-        return {"tp": self.tp, "sp": self.sp, "cfg": self.cfg, "replicas": self.replicas}
+        out = {"tp": self.tp, "sp": self.sp, "cfg": self.cfg, "replicas": self.replicas}
+        if self.ring > 1:  # of sp; absent when the split is Ulysses only
+            out["ring"] = self.ring
+        return out
 
 
 def splits_dit(engine: str) -> bool:
@@ -98,6 +111,7 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
     """The layout of ``w`` over its ``gpus``: the engine's way, ``tp`` as the user set it."""
     n = max(w.gpus, 1)
     tp = w.tp or 1
+    ring = max(w.ring_degree, 1)
     if n % tp:
         raise InputError(msg("diffusion.tp_divides", "{field} must divide the {n} GPUs",
                              field=Field("tp", tp), n=n))
@@ -107,12 +121,33 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
                                  "and does not split a diffusion model's weights; use "
                                  "{flag}", engine=w.engine_name,
                                  flag=Field("engine", SPLITTING_ENGINE)))
+        if ring > 1:
+            raise InputError(msg("diffusion.ring_engine", "{engine} does not split a "
+                                 "diffusion model's tokens by ring attention; use {flag}",
+                                 engine=w.engine_name, flag=Field("engine", SPLITTING_ENGINE)))
         if n > 1 and w.task == Task.VIDEO:
             return DiffusionLayout(sp=n, measured_context_parallel=True)
         return DiffusionLayout(replicas=n)
     rest = n // tp
     cfg = 2 if w.cfg_passes == 2 and rest % 2 == 0 and w.task != Task.IMAGE_LORA else 1
-    return DiffusionLayout(tp=tp, sp=rest // cfg, cfg=cfg)
+    sp = rest // cfg
+    if sp % ring:
+        raise InputError(msg("diffusion.ring_divides", "a ring-attention degree of {ring} "
+                             "must divide the {n} GPUs that split the tokens (those left "
+                             "over by tensor and CFG parallelism)", ring=ring, n=sp))
+    return DiffusionLayout(tp=tp, sp=sp, cfg=cfg, ring=ring)
+
+
+def with_gpus(w: Workload, count: int) -> Workload:
+    """``w`` over ``count`` GPUs (the memory answer's table of GPU counts): the ring degree
+    kept where it divides the GPUs that split the tokens at that count, else Ulysses only."""
+    out = w.with_(gpus=count)
+    if w.ring_degree > 1:
+        try:
+            diffusion_layout(out)
+        except InputError:
+            return out.with_(ring_degree=1)
+    return out
 
 
 def all_to_all_s(link, nbytes: float, n: int) -> float:

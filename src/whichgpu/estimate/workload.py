@@ -138,6 +138,10 @@ class Workload:
     # LLM training on transformers' model code: the MoE layers run a fused hub kernel
     # (use_kernels: MegaBlocks) instead of the model's own loop over stacked experts
     moe_kernels: bool = False
+    # diffusion split by sequence parallelism (estimate/diffusion_parallel.py): how much of the
+    # sequence-parallel degree is ring attention (K/V blocks passed round the ranks: xDiT's and
+    # ParaAttention's ring degree); the rest is Ulysses (all-to-all of heads). 1: Ulysses only
+    ring_degree: int = 1
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------ resolved settings

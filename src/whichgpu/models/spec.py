@@ -181,6 +181,14 @@ class DiffusionSpec:
     # edit pipelines (FLUX.1 Kontext, Qwen-Image-Edit) append the latents of the input image(s)
     # to the image tokens the denoiser attends to, at the output's resolution
     reference_images: int = 0
+    # how the pipeline's video VAE decodes (diffusers' code defaults, not in config.json):
+    # sample frames decoded at once without tiling (None: one latent frame at a time) and a
+    # spatial tile's side in pixels when tiled (None: 512)
+    vae_decode_frames: int | None = None
+    vae_tile: int | None = None
+    # a causal VAE that decodes latent frame by latent frame keeps the last 2 frames of every
+    # causal convolution's input (Wan's feat_cache): those channels per output pixel
+    vae_cache_channels: float = 0.0
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)

@@ -57,7 +57,9 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    # LLM training: layers whose activations go to CPU RAM (Megatron's count)
                    activation_offload_layers: int | None = None,
                    # issue 30: MoE serving with expert parallelism (estimate/speed/expert_parallel)
-                   expert_parallel: bool | None = None):
+                   expert_parallel: bool | None = None,
+                   # issue 29: ring attention in a diffusion split (estimate/diffusion_parallel)
+                   ring_degree: int | None = None):
     """Resolve the model and build a validated Workload from what a person typed.
 
     The text is read here, once: counts such as ``8k`` (``context``, ``prompt_tokens``,
@@ -128,7 +130,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         gpus_per_node=gpus_per_node, cache_embeddings=cache_embeddings,
         blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes,
         activation_offload_layers=activation_offload_layers,
-        expert_parallel=expert_parallel or None)
+        expert_parallel=expert_parallel or None, ring_degree=ring_degree or None)
 
 
 def _tokens(value: int | str | None, what: str) -> int | None:

@@ -146,11 +146,13 @@ def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, M
 def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     width, height = w.image_size
     pixels = width * height
-    tile = 512 * 512
+    d = w.diffusion_spec
+    tile = (d.vae_tile or 512) ** 2
     if w.vae_tiling:
         pixels = min(pixels, tile)
-    # causal video VAEs decode one latent frame (temporal_compression frames) at a time
-    frames = min(w.video_frames, max(w.diffusion_spec.temporal_compression, 1))
+    # causal video VAEs decode one latent frame (temporal_compression frames) at a time, or
+    # the frames their class decodes per pass (HunyuanVideo's: 17, models/diffusion/vaes.py)
+    frames = min(w.video_frames, d.vae_decode_frames or max(d.temporal_compression, 1))
     if w.tiny_vae:
         per_px = memory_value("tiny_vae_decode_bytes_per_pixel")
     else:
@@ -158,18 +160,43 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     at_once = 1 if w.vae_slicing else w.batch
     out = width * height * w.video_frames * 3 * 4 * w.batch
     act = pixels * frames * per_px * at_once + out
+    # Wan's causal VAE keeps 2 frames of every causal convolution's input between latent
+    # frames (models/diffusion/vaes.py wan_cache_channels), at the VAE's run-time precision
+    vae_bytes = 4 if (d.vae_dtype or pipeline_dtype(w)) == "fp32" else 2
+    cache = d.vae_cache_channels * 2 * vae_bytes * pixels * at_once
+    act += cache
     parts: list[Message] = [msg("formula.vae", "{per:g} bytes x {pixels:,} pixels", per=per_px,
                                 pixels=pixels)]
     if frames > 1:
         parts.append(msg("formula.vae.frames", " x {n} frames", n=frames))
-    if w.vae_tiling:
+    if w.vae_tiling and d.vae_tile:
+        parts.append(msg("formula.vae.tiled_side", " (tiled: one {side}x{side} tile)",
+                         side=d.vae_tile))
+    elif w.vae_tiling:
         parts.append(msg("formula.vae.tiled", " (tiled: one 512x512 tile)"))
     if w.tiny_vae:
         parts.append(msg("formula.vae.tiny", " (tiny autoencoder)"))
+    if cache:
+        parts.append(msg("formula.vae.cache", " + the causal convolutions' cache ({ch:,.0f} "
+                         "channels x 2 frames x {b} bytes per pixel)",
+                         ch=d.vae_cache_channels, b=vae_bytes))
     if not (w.vae_slicing or w.batch == 1):
         parts.append(msg("formula.vae.batch", " x {n} images at once", n=w.batch))
     parts.append(msg("formula.vae.output", " + decoded output in fp32"))
     return act, msg("formula.vae.all", "{parts}", parts=Join(parts, ""))
+
+
+# the int8 format's names that say bitsandbytes (LLM.int8); plain "int8" may be torchao's or
+# quanto's weight-only int8, whose tensors move like any other
+BNB_INT8_NAMES = ("bnb-int8", "llm-int8")
+
+
+def stays_on_gpu(w: Workload) -> bool:
+    """Whether model offload leaves the denoiser on the GPU: bitsandbytes 8-bit weights cannot
+    be moved to the CPU (https://huggingface.co/blog/video_gen: '8Bit models in bitsandbytes
+    cannot be moved to CPU from GPU, unlike the 4Bit ones')."""
+    return (str(w.quant or "").lower() in BNB_INT8_NAMES
+            and w.engine_name == Engine.DIFFUSERS)
 
 
 def _module_bytes(c: ComponentSpec, size: int) -> float:
@@ -230,15 +257,20 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         offload = effective_offload(w)
         if offload == "model":
             # the offload hooks chain the models: starting one moves the previous one back to
-            # the CPU, so one text encoder (one expert) at a time; the hooks fire on forward()
-            # and vae.decode() is not forward, so the denoiser stays resident through the decode
-            # (mem-sdxl-fp16-model-offload)
+            # the CPU, so one text encoder (one expert) at a time; the denoiser is counted
+            # through the VAE decode (mem-sdxl-fp16-model-offload; but see speed-notes.md,
+            # issue 29 session 5: today's diffusers fires the VAE's hook on decode() through
+            # apply_forward_hook, and the HunyuanVideo rows of the video_gen post peak without
+            # the transformer there). bitsandbytes 8-bit weights cannot leave the GPU, so an
+            # 8-bit denoiser is resident in every stage, text encoding included
+            # (in-mem-hfvideo-hyv-8bit-offload-tiling)
             largest_enc = max((sizes[c.name] for c in encoders), default=0)
             comfy = w.engine_name == Engine.COMFYUI
             # ComfyUI frees the diffusion model when the VAE needs the room (comfy/sd.py
             # VAE.decode asks model_management.load_models_gpu for its memory)
-            resident: dict[str, float] = {"encode": largest_enc, "denoise": den_bytes,
-                        "decode": vae_bytes if comfy else den_bytes + vae_bytes}
+            pinned = den_bytes if stays_on_gpu(w) else 0
+            resident: dict[str, float] = {"encode": largest_enc + pinned, "denoise": den_bytes,
+                                          "decode": vae_bytes if comfy else den_bytes + vae_bytes}
             how = msg("term.diffusion.offload", "{who}: one component at a time (the largest "
                       "text encoder {gb:.2f} GB while encoding), {decode}",
                       who=msg("term.diffusion.comfy", "ComfyUI's model management (idle models "
@@ -247,7 +279,10 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                       gb=largest_enc / 1e9,
                       decode=msg("term.diffusion.comfy_decode", "ComfyUI unloads the denoiser "
                                  "for the VAE decode") if comfy else
-                      msg("term.diffusion.stays", "the denoiser stays while the VAE decodes"))
+                      msg("term.diffusion.stays_8bit", "the 8-bit denoiser stays on the GPU "
+                          "throughout (bitsandbytes 8-bit weights cannot be moved)") if pinned
+                      else msg("term.diffusion.stays", "the denoiser stays while the VAE "
+                               "decodes"))
             if comfy and w.offload == "none":
                 assumptions.append(msg("diffusion.comfy", "ComfyUI's default model management: "
                                        "models stay loaded while they fit and are unloaded "

@@ -98,8 +98,10 @@ def layout_for(w: Workload, count: int, gpu: GPU | None = None) -> Workload:
         return w
     if w.is_training:
         return w.with_(gpus=count, tp=None, pp=1)
-    if w.is_diffusion:
-        return w.with_(gpus=count)
+    if w.is_diffusion:  # issue 29: a ring degree only where it divides that count
+        from whichgpu.estimate.diffusion_parallel import with_gpus
+
+        return with_gpus(w, count)
     if w.expert_parallel and not w.tp:  # issue 30: tp=1 x dp=count, the experts over all
         return w.with_(gpus=count, pp=1)
     if w.engine_name in LAYER_SPLIT_ENGINES and not w.tp:

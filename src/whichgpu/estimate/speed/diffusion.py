@@ -215,7 +215,11 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     """Weights copied over the host link per image: model offload moves each component in
     once per image, sequential offload every step; ComfyUI's model management only when the
     pipeline does not fit this GPU whole."""
-    from whichgpu.estimate.memory.diffusion import component_sizes, effective_offload
+    from whichgpu.estimate.memory.diffusion import (
+        component_sizes,
+        effective_offload,
+        stays_on_gpu,
+    )
 
     d = w.diffusion_spec
     mode = effective_offload(w)
@@ -240,6 +244,8 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
                                         "step")
     moved = [c for c in d.components if c.kind != "vae"] if mode == "model" \
         else list(d.components)
+    if mode == "model" and stays_on_gpu(w):  # 8-bit bitsandbytes weights never move
+        moved = [c for c in moved if c.name != d.denoiser]
     sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
     moved_bytes = sum(sizes[c.name] for c in moved)
     seconds = moved_bytes / host_bw * (steps if mode == "sequential" else 1)
@@ -265,12 +271,15 @@ def block_swap_seconds(w: Workload, hw: Hardware) -> tuple[float, str]:
 
 
 def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, passes: int,
-                          tokens: int) -> tuple[float, str]:
+                          tokens: int, t_attn: float = 0.0, compiled: bool = False,
+                          ) -> tuple[float, str]:
     """Communication of one denoising step of a pipeline split over GPUs, on the critical
     path (no overlap assumed): tensor parallel, two all-reduces of the block's output
     activations per block (attention and MLP, Megatron-style); Ulysses, four all-to-alls per
     attention layer (Q, K, V in, the output back) of this GPU's tokens, each with a fixed cost
-    (ulysses_all_to_all_fixed_us: measured on xDiT's FLUX runs); CFG parallel, one
+    (ulysses_all_to_all_fixed_us: measured on xDiT's FLUX runs); ring attention, its K/V
+    exchanges and merges (:func:`ring_attention_seconds`; ``t_attn``: this GPU's attention
+    seconds per step, which hide the exchanges); CFG parallel, one
     all-gather of the predicted latents per step. 16-bit activations, the link between the
     GPUs from the catalog (NVLink, PCIe with or without peer-to-peer) at its efficiency."""
     if layout.measured_context_parallel or layout.per_pipeline == 1:
@@ -281,16 +290,71 @@ def parallel_comm_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, pa
     hidden = den.hidden_size or 3072
     local = passes * tokens / layout.sp * 2  # bytes per hidden unit held by this GPU
     tp = 2 * layers * hw.link.all_reduce_s(local * hidden, layout.tp)
-    sp = 4 * layers * all_to_all_s(hw.link, local * hidden / layout.tp, layout.sp)
+    sp = 4 * layers * all_to_all_s(hw.link, local * hidden / layout.tp, layout.ulysses)
     if sp:  # the reshapes, copies and rank synchronisation around each all-to-all
         sp += 4 * layers * speed_value("ulysses_all_to_all_fixed_us") * 1e-6
     width, height = w.image_size
     latent = d.image_tokens(width, height, w.video_frames) * 64 * 4 * passes
     cfg = hw.link.all_gather_s(latent * layout.cfg, layout.cfg)
+    ring, _, _ = ring_attention_seconds(w, hw, layout, passes, tokens, t_attn,
+                                        compiled)
     parts = [f"{name} {t * 1e3:.1f} ms" for name, t in (("tensor-parallel all-reduces", tp),
                                                       ("Ulysses all-to-alls", sp),
+                                                      ("ring attention K/V exchanges and "
+                                                       "merges", ring),
                                                       ("CFG all-gather", cfg)) if t]
-    return tp + sp + cfg, f"{', '.join(parts)} over {hw.link.kind}"
+    return tp + sp + ring + cfg, f"{', '.join(parts)} over {hw.link.kind}"
+
+
+# Bytes moved per element of this GPU's attention output when ring attention merges the
+# partial outputs of its blocks (zhuzilin/ring-flash-attention and yunchang, used by xDiT:
+# update_out_and_lse keeps the output in FP32). Eager: the first block cast up (read 2, write
+# 4) and the result cast back (read 4, write 2) = 12; each further block merged by separate
+# kernels (block to FP32: 2 + 4; out - block: 8 + 4; x sigmoid(lse difference): 4 + 4;
+# out - that: 8 + 4) = 38. Compiled: each merge one fused kernel (read out 4 and block 2,
+# write 4) = 10.
+RING_MERGE_ENDS_BYTES = 12
+RING_MERGE_BYTES = {False: 38, True: 10}
+# Host-issued operations per ring step beyond Ulysses's one attention call (ring_flash_attn
+# forward): two send_recv buffers, one batch_isend_irecv, four request waits; a further
+# attention call and its merge (about 8 elementwise kernels); plus the first block's cast up
+# and the last cast back once per layer.
+RING_HOST_OPS_PER_STEP = 2 + 1 + 4 + 1 + 8
+RING_HOST_OPS_PER_LAYER = 2
+
+
+def ring_attention_seconds(w: Workload, hw: Hardware, layout: DiffusionLayout, passes: int,
+                           tokens: int, t_attn: float, compiled: bool,
+                           ) -> tuple[float, float, str]:
+    """Ring attention per denoising step: (GPU seconds on the critical path, host seconds of
+    an eager step, why). Each attention layer takes ``ring - 1`` ring steps; in each, this
+    GPU's K and V blocks (its tokens / ring x its heads, 16-bit) go to the next GPU while it
+    computes attention on the block in hand, so only the transfer beyond that block's
+    attention shows, plus the synchronisation of the two P2P operations (K, V) at the fixed
+    cost measured for Ulysses's collectives; the partial outputs are merged in FP32 (memory
+    traffic at the datasheet bandwidth). Eager, the host issues every exchange, wait,
+    attention call and merge kernel (``diffusion_eager_host_us_per_op`` each)."""
+    r = layout.ring
+    if r <= 1:
+        return 0.0, 0.0, ""
+    d = w.diffusion_spec
+    den = d.component(d.denoiser)
+    layers = max(den.num_layers, 1)
+    hidden = den.hidden_size or 3072
+    block = passes * tokens / r * hidden / (layout.ulysses * layout.tp)  # elements per GPU
+    link = hw.link
+    xfer = 2 * block * 2 / (link.one_way_bytes_per_s * link.efficiency) + link.latency_s
+    exposed = max(0.0, xfer - t_attn / layers / r)
+    sync = 2 * speed_value("ulysses_all_to_all_fixed_us") * 1e-6
+    merge = block * (RING_MERGE_ENDS_BYTES + (r - 1) * RING_MERGE_BYTES[compiled]) \
+        / hw.gpu.bandwidth_bytes_per_s
+    gpu = layers * ((r - 1) * (exposed + sync) + merge)
+    host = 0.0 if compiled else layers * (
+        (r - 1) * RING_HOST_OPS_PER_STEP + RING_HOST_OPS_PER_LAYER) * speed_value(
+            "diffusion_eager_host_us_per_op") * 1e-6
+    return gpu, host, (f"ring attention over {r} GPUs: {(r - 1) * layers} K/V exchanges "
+                       f"a step ({xfer * 1e6:.0f} us each, {exposed * 1e6:.0f} us of it "
+                       "not hidden by the block's attention)")
 
 
 def eager_host_seconds(den: ComponentSpec, compiled: bool) -> float:
@@ -358,10 +422,11 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     split = 1 if layout.measured_context_parallel else layout.tp * layout.sp
     passes = passes // layout.cfg  # CFG parallel: each GPU runs one branch
     upcast = upcast_seconds(w, hw, precision, compiled) / layout.tp
-    comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens)
     t_attn = passes * attn / (attn_peak * eta) / speedup / split  # quadratic in the tokens
+    comm, comm_why = parallel_comm_seconds(w, hw, layout, passes, tokens, t_attn, compiled)
     t_gpu = passes * lin / (peak * lin_eta) / speedup / split + t_attn + upcast + comm
-    host = eager_host_seconds(den, compiled)
+    host = eager_host_seconds(den, compiled) + ring_attention_seconds(
+        w, hw, layout, passes, tokens, t_attn, compiled)[1]
     t_step = max(t_gpu, host) + overhead
     t_denoise = steps * t_step
     width, height = w.image_size

@@ -23,7 +23,7 @@ ENGINE_ALIASES = {
     "whichgpu-bench": "transformers",  # whichgpu bench model: eager PyTorch, random weights
     # diffusion split over GPUs by sequence parallelism (xDiT's USP, cache-dit's and
     # ParaAttention's context parallelism): the layout the model has as SGLang Diffusion's
-    # (diffusion_parallel.py); ring attention is scored as Ulysses (no ring term)
+    # (diffusion_parallel.py); a ring degree is the setting ring_degree=N
     "xdit": "sglang", "cache-dit": "sglang", "para-attn": "sglang",
 }
 UNITS = {"B": 1, "MB": MB, "MiB": MiB, "GB": GB, "GiB": GiB}
@@ -158,7 +158,7 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
     host_args: dict[str, str] = {}
     for key, value in extra.items():
         if key in ("zero", "pp", "steps", "batch", "lora_rank", "ubatch",
-                   "activation_offload_layers"):
+                   "activation_offload_layers", "ring_degree"):
             kw[key] = int(value)
         elif key in ("n_cpu_moe", "ngl"):
             _llamacpp_offload(kw, key, value, model)

@@ -554,6 +554,7 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         notes.append("two expert transformers (high-noise and low-noise): one runs at a time; "
                      "active parameters count one of them")
     res = run.get("default_resolution", [1024, 1024])
+    vae_frames, vae_tile, vae_cache = _vae_decoding(vcfg, is_video)
     spec = DiffusionSpec(
         pipeline=cls, denoiser=den, components=tuple(comps), is_video=is_video,
         vae_scale_factor=scale, temporal_compression=tcomp, latent_channels=latent,
@@ -561,7 +562,8 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         guidance_distilled=bool(run["guidance_distilled"]),
         default_steps=int(run["default_steps"]), default_resolution=(int(res[0]), int(res[1])),
         default_frames=int(run.get("default_frames", 1)), vae_dtype=run.get("vae_dtype"),
-        reference_images=int(run.get("reference_images", 0)))
+        reference_images=int(run.get("reference_images", 0)),
+        vae_decode_frames=vae_frames, vae_tile=vae_tile, vae_cache_channels=vae_cache)
     notes.append(f"run-time defaults from {pipeline_source(str(run['source']))}")
     den_comp = next(c for c in comps if c.name == den)
     return ModelSpec(
@@ -587,6 +589,19 @@ def _max_tokens(cls: str, key: str, run: Mapping[str, Any]) -> int:
             or cls in _BARE_DECODERS:
         return int(run.get("text_tokens", 77))
     return 0
+
+
+def _vae_decoding(v: ConfigReader | None, is_video: bool,
+                  ) -> tuple[int | None, int | None, float]:
+    """How a video pipeline's VAE decodes, by its class: (frames at once, tile side, cached
+    channels per output pixel)."""
+    from whichgpu.models.diffusion.vaes import video_vae_decoding, wan_cache_channels
+
+    if v is None or not is_video:
+        return None, None, 0.0
+    frames, tile = video_vae_decoding(v.raw("_class_name"))
+    cache = wan_cache_channels(v) if v.raw("_class_name") == "AutoencoderKLWan" else 0.0
+    return frames, tile, cache
 
 
 def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:

@@ -200,3 +200,62 @@ FORMULAS = {
     "AutoencoderKLHunyuanVideo": hunyuan_video_vae_params,
     "AutoencoderKLLTXVideo": ltx_video_vae_params,
 }
+
+
+# How diffusers' video VAEs decode, by class (code defaults, not in config.json): (sample frames
+# decoded at once without spatial tiling, tile side in pixels when tiled). Classes not listed
+# decode one latent frame at a time (AutoencoderKLWan: a loop over latent frames with a
+# feature cache) and tile at 512.
+VIDEO_VAE_DECODING: dict[str, tuple[int, int]] = {
+    # diffusers models/autoencoders/autoencoder_kl_hunyuan_video.py: use_framewise_decoding is
+    # on by default and _temporal_tiled_decode decodes tile_sample_min_num_frames // 4 + 1 =
+    # 5 latent frames (17 frames) per pass; enable_tiling tiles 256 x 256
+    # (tile_sample_min_height / width)
+    "AutoencoderKLHunyuanVideo": (17, 256),
+}
+VIDEO_VAE_DECODING_SOURCE = ("https://github.com/huggingface/diffusers/blob/main/src/diffusers/"
+                             "models/autoencoders/autoencoder_kl_hunyuan_video.py")
+
+
+def video_vae_decoding(cls: str | None) -> tuple[int | None, int | None]:
+    """(frames decoded at once, tile side) of a VAE class; (None, None) where not listed."""
+    return VIDEO_VAE_DECODING.get(str(cls), (None, None))
+
+
+WAN_CACHE_SOURCE = ("https://github.com/huggingface/diffusers/blob/main/src/diffusers/models/"
+                    "autoencoders/autoencoder_kl_wan.py (WanDecoder3d, CACHE_T = 2; decode() runs "
+                    "the decoder one latent frame at a time with feat_cache)")
+
+
+def wan_cache_channels(c) -> float:
+    """Channels of cached input per output pixel in AutoencoderKLWan's decoder (Wan 2.1 and
+    the VAEs built like it): every WanCausalConv3d keeps its input's last CACHE_T = 2 frames
+    between latent frames, so the cache holds, per output pixel, the sum over the decoder's
+    causal convolutions of their input channels times the share of the output's pixels at
+    their level (1/4 per 2x spatial upsample below the output). The decoder: conv_in (z_dim)
+    and the mid block's two residual blocks (2 convolutions each) at the latent level; per
+    up block i of len(dim_mult), num_res_blocks + 1 residual blocks (in_dim, out_dim, then
+    out_dim twice per further block; in_dim halved after the first up block) and, where it
+    upsamples in time, the upsampler's time_conv (out_dim); conv_out at the output level.
+    The residual Wan 2.2 VAE (is_residual) is built otherwise: 0, not modelled."""
+    if c.raw("is_residual", False):
+        return 0.0
+    dim = c.int("decoder_base_dim", default=c.int("base_dim", default=96, limit="hidden"),
+                limit="hidden") if c.raw("decoder_base_dim") else c.int(
+        "base_dim", default=96, limit="hidden")
+    mult = list(c.raw("dim_mult", [1, 2, 4, 4]))
+    res = c.int("num_res_blocks", default=2, limit="hidden")
+    z = c.int("z_dim", default=16, limit="hidden")
+    up_time = list(c.raw("temperal_downsample", [False, True, True]))[::-1]
+    dims = [dim * u for u in [mult[-1]] + mult[::-1]]
+    n = len(mult)
+    total = (z + 4 * dims[0]) / 4 ** (n - 1)  # conv_in and the mid block, latent level
+    for i in range(n):
+        share = 1 / 4 ** (n - 1 - i)
+        in_dim = dims[i] // 2 if i > 0 else dims[i]
+        out = dims[i + 1]
+        convs = in_dim + out + 2 * res * out
+        if i != n - 1 and i < len(up_time) and up_time[i]:
+            convs += out  # the upsampler's time_conv
+        total += convs * share
+    return total + dims[-1]  # conv_out at the output level
