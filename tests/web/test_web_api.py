@@ -539,8 +539,7 @@ SPEED_H200 = ("/api/v1/speed?model=llama-3.1-8b&gpu=h200-sxm&engine=vllm&prompt_
 def _save_measured_h200(bf16=600.0, bw=3.6e12):
     """The bench tests' H200, measured at 600 of 989 TFLOPS and 3.6 of 4.8 TB/s, saved where
     'whichgpu bench' saves (the user's data folder)."""
-    from test_bench_profile import _entry
-
+    from profile_files import _entry
     from whichgpu.bench.profile import SCHEMA, save_profile
 
     return save_profile({"schema": SCHEMA, "created_at": "2026-11-30T12:00:00Z",
@@ -593,8 +592,8 @@ def test_calibration_without_a_saved_profile_says_what_to_do(web):
 def test_serve_calibration_file_chooses_the_servers_profile(tmp_path):
     """'whichgpu serve --calibration FILE': the operator's file is what 'default' means."""
     from fastapi.testclient import TestClient
-    from test_bench_profile import _entry, _profile
 
+    from profile_files import _entry, _profile
     from whichgpu.web import services
     from whichgpu.web.app import create_app
 

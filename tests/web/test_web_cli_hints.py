@@ -117,8 +117,7 @@ def test_gpu_page_hint_runs(web, cli):
 
 
 def test_calibrated_hint_asks_the_cli_for_the_same_profile(web, cli):
-    from test_bench_profile import _entry
-
+    from profile_files import _entry
     from whichgpu.bench.profile import SCHEMA, save_profile
 
     save_profile({"schema": SCHEMA, "created_at": "2026-11-30T12:00:00Z", "host": "test",
