@@ -30,6 +30,7 @@ from whichgpu.estimate.constants import _load, memory_value
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, msg
 from whichgpu.units import GiB, MiB
+from whichgpu.vocabulary import Engine
 
 ServingEngine = Literal["vllm", "sglang", "trtllm"]
 SERVING_ENGINES: tuple[str, ...] = engines_with("continuous_batching")
@@ -182,11 +183,11 @@ def engine_config(w: Workload, gpu: GPU, *, version: str | None = None,
     ``'vLLM 0.6.0'``; None: a current release)."""
     engine = w.engine_name
     v = version_tuple(version)
-    if engine == "vllm":
+    if engine == Engine.VLLM:
         return _vllm(w, gpu, v, usage)
-    if engine == "sglang":
+    if engine == Engine.SGLANG:
         return _sglang(w, gpu, v)
-    if engine == "trtllm":
+    if engine == Engine.TRTLLM:
         return _trtllm(w, gpu, v, usage)
     raise InputError(msg("serving.engines", "the serving model covers vLLM, SGLang and "
                          "TensorRT-LLM ({flag} vllm, sglang or trtllm), not {engine}",
