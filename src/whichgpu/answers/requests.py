@@ -14,6 +14,12 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
+from whichgpu.answers.inputs.values import (
+    LatencyTarget,
+    RequestLengths,
+    RequestRate,
+    TokenCount,
+)
 from whichgpu.answers.request import Request
 from whichgpu.vocabulary import (
     Engine,
@@ -62,8 +68,10 @@ Quant = Annotated[str | None, Field(description=(
     Web(label=N_("Weight format"), hint=N_("bf16, fp8, awq (4-bit), q4_k_m (4-bit GGUF) …"))]
 KvDtype = Annotated[str, Field(description="KV cache: f16, fp8, q8_0, q4_0."),
                     Web(label=N_("KV cache format"))]
-Context = Annotated[str | None, Field(description=(
-    "Tokens per sequence (8k = 8,192); the training sequence length.")),
+# issue 35: token counts, rates, targets and lengths are read as they validate
+# (answers/inputs/values.py): the request holds the number, and says back the text
+Context = Annotated[TokenCount | None, Field(description=(
+    "Tokens per sequence (8k = 8,192); the training sequence length.")), Cli(text=True),
     Web(label=N_("Context per sequence"), hint=N_("Tokens, e.g. 8k."))]
 Batch = Annotated[int, Field(ge=1, description=(
     "Concurrent sequences (inference), micro-batch (training), images.")),
@@ -73,9 +81,9 @@ EngineField = Annotated[Engine | None, Field(description=(
     "for diffusion.")), Choice(Text("choice.engine",
                 "unknown engine {v!r}; use one of {choices}")),
     Web(label=N_("Engine"))]
-PromptTokens = Annotated[str | None, Field(description="Input length."),
+PromptTokens = Annotated[TokenCount | None, Field(description="Input length."), Cli(text=True),
                          Web(label=N_("Prompt tokens per request"))]
-OutputTokens = Annotated[str | None, Field(description="Output length."),
+OutputTokens = Annotated[TokenCount | None, Field(description="Output length."), Cli(text=True),
                          Web(label=N_("Output tokens per request"))]
 OptimizerField = Annotated[str | None, Field(description=(
     "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd, sgd-momentum, lion (default: the "
@@ -430,15 +438,15 @@ class Speed(Workload):
         "published power-limit sweeps) and its energy per token or image.")),
         Cli(text=True), Web(label=N_("Power limit (W)"))] = None
     # issue 28: traffic, not averages (estimate/speed/serving_sim.py)
-    requests_per_s: Annotated[str | None, Field(description=(
+    requests_per_s: Annotated[RequestRate | None, Field(description=(
         "Serving (vLLM, SGLang, TensorRT-LLM): a request rate (20, 1200/min): throughput, "
         "TTFT, TPOT and end-to-end latency at p50/p90/p95/p99, simulated over Poisson "
-        "arrivals.")), Web(label=N_("Requests per second"))] = None
-    lengths: Annotated[str | None, Field(description=(
+        "arrivals.")), Cli(text=True), Web(label=N_("Requests per second"))] = None
+    lengths: Annotated[RequestLengths | None, Field(description=(
         "With a request rate: fixed (the prompt and output tokens as given), spread "
         "(ShareGPT's spread around them), sharegpt (ShareGPT's own lengths) or a histogram "
         "PROMPT:OUTPUT[:WEIGHT],... e.g. 200:100:3,2000:300:1.")),
-        Web(label=N_("Request lengths"))] = None
+        Cli(text=True, metavar="LENGTHS"), Web(label=N_("Request lengths"))] = None
     prefix_cache_hit: Annotated[float | None, Field(ge=0, lt=1, description=(
         "With a request rate: the share of prompt tokens found in the prefix cache, e.g. "
         "0.3.")), Web(label=N_("Prefix-cache hit rate"))] = None
@@ -516,18 +524,18 @@ class Recommend(Workload):
     concurrency: Annotated[int | None, Field(ge=1, description=(
         "Sequences in flight for --tokens (default: as many as fit, up to 256).")),
         Web(label=N_("Sequences in flight"), max=4096)] = None
-    requests_per_s: Annotated[str | None, Field(description=(
+    requests_per_s: Annotated[RequestRate | None, Field(description=(
         "Serving: requests per second to size for (20, 1200/min); with the prompt and output "
-        "tokens.")), Web(label=N_("Requests per second"), hint=N_(
+        "tokens.")), Cli(text=True), Web(label=N_("Requests per second"), hint=N_(
             "Leave the amount of work empty; e.g. 20 or 1200/min."))] = None
-    ttft: Annotated[str | None, Field(description=(
+    ttft: Annotated[LatencyTarget | None, Field(description=(
         "Serving: time to first token target, e.g. 2s or 500ms (the mean), or 2s@p95 (a "
-        "percentile: p50, p90, p95 or p99, simulated).")),
+        "percentile: p50, p90, p95 or p99, simulated).")), Cli(text=True),
         Web(label=N_("Time to first token (mean)"), hint=N_(
             "e.g. 2s or 500ms; empty: no target."))] = None
-    tpot: Annotated[str | None, Field(description=(
+    tpot: Annotated[LatencyTarget | None, Field(description=(
         "Serving: time per output token target, e.g. 50ms (the mean), or 50ms@p99 (a "
-        "percentile).")),
+        "percentile).")), Cli(text=True),
         Web(label=N_("Time per output token (mean)"), hint=N_(
             "e.g. 50ms; empty: no target."))] = None
     objective: Annotated[Objective, Field(description="cost or time."),

@@ -49,8 +49,7 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
         raise InputError(msg("rl.lora_adapters", "{field} is for serving, not RL training",
                              field=Field("lora_adapters")))
     spec = ctx.model(q.model, params=q.params, config=config)
-    prompt = int(parse_count(q.prompt_tokens, binary=True, what=_PROMPT)) \
-        if q.prompt_tokens is not None else None
+    prompt = int(q.prompt_tokens) if q.prompt_tokens is not None else None  # read as it validated
     completion = int(parse_count(q.completion_tokens, binary=True, what=_COMPLETION)) \
         if q.completion_tokens is not None else None
     mine = q.fields("quant", "kv_dtype", "optimizer", "gradient_checkpointing", "lora_rank",
@@ -78,7 +77,6 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
     return plan_on
 
 
-_PROMPT = "prompt tokens"
 _COMPLETION = "completion tokens"
 
 #: ``recommend`` fields that size a serving or generation job, not an RL one

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from whichgpu.advise.job import Job
+from whichgpu.answers.inputs.values import LatencyTarget
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.vocabulary import Objective
@@ -30,13 +31,16 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
               train_tokens: str | None = None, users: int | None = None,
               tokens_per_s_each: float | None = None, tokens_per_day: str | None = None,
               concurrency: int | None = None, requests_per_s: str | float | None = None,
-              ttft: str | None = None, tpot: str | None = None, objective: str | None = None,
+              ttft: LatencyTarget | str | None = None, tpot: LatencyTarget | str | None = None,
+              objective: str | None = None,
               deadline: str | None = None, max_price_per_hour: str | None = None,
               budget: str | None = None, currency: str | None = None,
               spot: bool | None = None, checkpoint_every: str | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
-    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``. What is
-    not given (None) takes the Job's own default (advise/job.py), written there only."""
+    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms@p99``
+    (a request hands the rate and the targets in already read: answers/inputs/values.py;
+    text is read here for the Python API). What is not given (None) takes the Job's own
+    default (advise/job.py), written there only."""
     from whichgpu.answers.inputs.serving import parse_rate
     from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
@@ -65,13 +69,15 @@ def _given(**values: object) -> dict:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _latency_targets(ttft: str | None, tpot: str | None) -> dict:
+def _latency_targets(ttft: LatencyTarget | str | None, tpot: LatencyTarget | str | None
+                     ) -> dict:
     """``--ttft 2s`` (a mean) or ``2s@p95`` (a percentile; issue 28), and the same for TPOT."""
-    from whichgpu.answers.inputs.serving import parse_latency_target
-
-    ttft_s, ttft_pct = parse_latency_target(ttft, Field("ttft"))
-    tpot_s, tpot_pct = parse_latency_target(tpot, Field("tpot"))
-    return {"ttft_s": ttft_s, "tpot_s": tpot_s, "ttft_pct": ttft_pct, "tpot_pct": tpot_pct}
+    first = LatencyTarget.of(ttft, "ttft")
+    each = LatencyTarget.of(tpot, "tpot")
+    return {"ttft_s": first.seconds if first else None,
+            "tpot_s": each.seconds if each else None,
+            "ttft_pct": first.percentile if first else None,
+            "tpot_pct": each.percentile if each else None}
 
 
 def _checkpoints(text: str | None) -> dict:

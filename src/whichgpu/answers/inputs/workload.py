@@ -13,6 +13,12 @@ _CONTEXT = msg("what.context", "context")
 _PROMPT = msg("what.prompt", "prompt length")
 _OUTPUT = msg("what.output", "output length")
 _TRAIN_TOKENS = msg("what.train_tokens", "number of training tokens")
+_TOKEN_WORDS = {"context": _CONTEXT, "prompt_tokens": _PROMPT, "output_tokens": _OUTPUT}
+
+
+def token_words(field: str) -> str:
+    """What a token-count field is called in its sentences ('context', 'prompt length')."""
+    return _TOKEN_WORDS.get(field, field.replace("_", " "))
 
 
 def parse_resolution(text: str | None) -> tuple[int, int] | None:
@@ -135,7 +141,9 @@ def _tokens(value: int | str | None, what: str) -> int | None:
     """A token count as typed (``8k`` is 8,192, as model cards write it); a number passes."""
     from whichgpu.units import parse_count
 
-    return None if value is None or value == "" else parse_count(value, binary=True, what=what)
+    if value is None or value == "":
+        return None
+    return int(parse_count(value, binary=True, what=what))  # a TokenCount as a plain int
 
 
 def _diffusion_trainer(framework: str | None, task: str) -> str | None:

@@ -1,0 +1,175 @@
+"""Request values read as they validate (issue 35, parse once).
+
+A request field typed with one of these holds what the engine takes, read by the same reader
+and failing with the same sentence on every surface: a :class:`TokenCount` is an ``int``
+(``8k`` is 8,192 tokens), a :class:`RequestRate` a ``float`` (``1200/min`` is 20 requests/s),
+a :class:`LatencyTarget` seconds and a percentile (``2s@p95``), :class:`RequestLengths` a
+length rule or a histogram (``200:100:3,2000:300:1``). Each remembers how it was written
+(``text``): a request said back (``model_dump``, the command line and the API link a page
+shows) is in the person's own words. A JSON number is read as its text (8192 as ``8192``);
+text longer than :data:`LONGEST` characters is refused with the web's sentence for a long
+value. The REST schema says what a field takes, as before: a number or a text for counts and
+rates, a text for targets and lengths.
+
+The readers live in this package (``units.parse_count``, :mod:`.serving`, :mod:`.traffic`)
+and load when a value is read, not when the request models are imported (``--help`` stays
+fast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from whichgpu.messages import Field
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.speed.traffic import LengthRule, Lengths
+
+LONGEST = 40  # characters: 8k, 1200/min, 60ms@p99 (the web's bound on a typed value)
+_NUMBER_OR_TEXT: JsonSchemaValue = {"anyOf": [{"type": "number"}, {"type": "string"}]}
+_TEXT: JsonSchemaValue = {"type": "string"}
+
+
+def _as_text(value: Any) -> str:
+    """The text a value is read from: a JSON number as the command line would write it
+    (8192.0 as '8192'); anything but a text or a number is pydantic's string error."""
+    if isinstance(value, str):
+        if len(value) > LONGEST:
+            raise PydanticCustomError("string_too_long", "String should have at most "
+                                      "{max_length} characters", {"max_length": LONGEST})
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return str(value)
+    raise PydanticCustomError("string_type", "Input should be a valid string")
+
+
+def said(value: Any) -> Any:
+    """A request value as it was written (``8k`` for a TokenCount of 8,192); any other value
+    as it is."""
+    return value.text if isinstance(value, _Read) else value
+
+
+class _Read:
+    """A request value read by ``read(text, field name)``; None or blank text is None."""
+
+    text: str
+    #: the REST schema of the field (what a client may send)
+    SCHEMA: ClassVar[JsonSchemaValue] = _TEXT
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, value: Any, name: str) -> Self | None:
+        """``value`` (a text, a number, or already read) read for the field ``name``."""
+        if value is None or isinstance(value, cls):
+            return value
+        text = _as_text(value)
+        return cls.read(text, name) if text.strip() else None
+
+    @classmethod
+    def _validate(cls, value: Any, info: core_schema.ValidationInfo) -> Self | None:
+        return cls.of(value, info.field_name or "")
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler
+                                     ) -> core_schema.CoreSchema:
+        return core_schema.with_info_plain_validator_function(
+            cls._validate, serialization=core_schema.plain_serializer_function_ser_schema(
+                said, when_used="always"))
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return dict(cls.SCHEMA)
+
+
+class TokenCount(_Read, int):
+    """A token count as model cards write it (``8k`` is 8,192; ``131072``)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    def __new__(cls, value: int, text: str | None = None) -> Self:
+        self = int.__new__(cls, value)
+        self.text = str(value) if text is None else text
+        return self
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]  # pickled with its text
+        return int(self), self.text
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.workload import token_words
+        from whichgpu.units import parse_count
+
+        return cls(parse_count(text, binary=True, what=token_words(name)), text)
+
+
+class RequestRate(_Read, float):
+    """Requests per second (``20``, ``20/s``, ``1200/min``, ``72000/h``)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    def __new__(cls, value: float, text: str | None = None) -> Self:
+        self = float.__new__(cls, value)
+        self.text = f"{value:g}" if text is None else text
+        return self
+
+    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]
+        return float(self), self.text
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.serving import parse_rate
+
+        rate = parse_rate(text)
+        assert rate is not None  # the text is not blank
+        return cls(rate, text)
+
+
+@dataclass(frozen=True)
+class LatencyTarget(_Read):
+    """A latency target: ``seconds`` at a ``percentile`` (50, 90, 95, 99), or the mean (None);
+    written ``2s``, ``500ms``, ``2s@p95``, ``60ms@mean``."""
+
+    seconds: float
+    percentile: int | None = None
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            at = f"@p{self.percentile}" if self.percentile is not None else ""
+            object.__setattr__(self, "text", f"{self.seconds:g}s{at}")
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.serving import parse_latency_target
+
+        seconds, pct = parse_latency_target(text, Field(name))
+        assert seconds is not None  # the text is not blank
+        return cls(seconds, pct, text)
+
+
+@dataclass(frozen=True)
+class RequestLengths(_Read):
+    """The request lengths a simulation draws: a rule over the job's mean prompt and output
+    (fixed, spread, sharegpt) or a histogram of (prompt, output) pairs."""
+
+    asked: Lengths | LengthRule
+    text: str = field(default="", compare=False)
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.traffic import parse_lengths
+
+        asked = parse_lengths(text)
+        assert asked is not None  # the text is not blank
+        return cls(asked, text)
