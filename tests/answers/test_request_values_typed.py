@@ -10,6 +10,7 @@ import pickle
 import pytest
 
 from whichgpu.answers.command_line import command_line
+from whichgpu.answers.inputs.host import parse_ram
 from whichgpu.answers.inputs.serving import parse_latency_target, parse_rate
 from whichgpu.answers.inputs.traffic import parse_lengths
 from whichgpu.answers.inputs.values import LatencyTarget, RequestRate, TokenCount, said
@@ -24,8 +25,10 @@ from whichgpu.units import parse_count
 
 def test_a_request_holds_the_numbers_it_was_written_as():
     q = Recommend(model="llama-3.1-8b", context="8k", prompt_tokens=1000,
-                  output_tokens="0.5k", requests_per_s="1200/min", ttft="2s@p95", tpot="60ms")
+                  output_tokens="0.5k", requests_per_s="1200/min", ttft="2s@p95", tpot="60ms",
+                  host_ram="96GB")
     assert (q.context, q.prompt_tokens, q.output_tokens) == (8192, 1000, 512)
+    assert q.host_ram == 96 * 10**9 and isinstance(q.host_ram, int)  # GB = 10^9 bytes
     assert all(isinstance(v, int) for v in (q.context, q.prompt_tokens, q.output_tokens))
     assert isinstance(q.requests_per_s, float) and q.requests_per_s == 20.0
     assert q.ttft == LatencyTarget(2.0, 95)
@@ -75,6 +78,8 @@ def test_a_typed_value_and_its_text_are_the_same_request():
     ("requests_per_s", "0", parse_rate),
     ("ttft", "2s@p97", lambda t: parse_latency_target(t, Field("ttft"))),
     ("tpot", "50", lambda t: parse_latency_target(t, Field("tpot"))),
+    ("host_ram", "96", parse_ram),  # a size needs its unit
+    ("host_ram", "100TB", parse_ram),  # beyond the bound
 ])
 @pytest.mark.parametrize("web", [False, True])
 def test_bad_text_gets_the_readers_own_sentence(field, text, reader, web):
@@ -117,9 +122,11 @@ def test_a_request_crosses_processes_with_its_words():
 def test_the_workload_gets_plain_numbers():
     from whichgpu.answers.inputs.from_request import workload
 
-    w = workload(Memory(model="llama-3.1-8b", context="8k", prompt_tokens="1k"))
+    w = workload(Memory(model="llama-3.1-8b", context="8k", prompt_tokens="1k",
+                        host_ram="96GB"))
     assert type(w.context) is int and w.context == 8192
     assert type(w.prompt_tokens) is int and w.prompt_tokens == 1024
+    assert w.host is not None and w.host.ram_bytes == 96e9
 
 
 def test_the_job_gets_the_typed_targets():

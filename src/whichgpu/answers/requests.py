@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.inputs.values import (
+    HostRam,
     LatencyTarget,
     RequestLengths,
     RequestRate,
@@ -170,8 +171,9 @@ OverrideTensor = Annotated[list[str], Field(description=(
         "repeatable, or several comma-separated.")),
     Cli(flags=("--override-tensor", "-ot")),
     Web(max_length=200, max_items=16, label=N_("Tensors in system RAM"))]
-HostRam = Annotated[str | None, Field(description=(
-    "System RAM for llama.cpp offload (default 64GB).")), Web(label=N_("System RAM"))]
+HostRamField = Annotated[HostRam | None, Field(description=(
+    "System RAM for llama.cpp offload (default 64GB).")), Cli(text=True),
+    Web(label=N_("System RAM"))]
 HostMemory = Annotated[str | None, Field(description=(
     "System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels; default ddr5-5600x2).")),
     Web(label=N_("System RAM type"))]
@@ -303,7 +305,7 @@ class Workload(Request):
     activation_offloading: ActivationOffloading = None
     loss: Loss = None
     fp8_training: Fp8Training = False
-    host_ram: HostRam = None
+    host_ram: HostRamField = None
     host_memory: HostMemory = None
     host_bandwidth: HostBandwidth = None
     speculative: Speculative = None

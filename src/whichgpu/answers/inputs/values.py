@@ -2,9 +2,10 @@
 
 A request field typed with one of these holds what the engine takes, read by the same reader
 and failing with the same sentence on every surface: a :class:`TokenCount` is an ``int``
-(``8k`` is 8,192 tokens), a :class:`RequestRate` a ``float`` (``1200/min`` is 20 requests/s),
-a :class:`LatencyTarget` seconds and a percentile (``2s@p95``), :class:`RequestLengths` a
-length rule or a histogram (``200:100:3,2000:300:1``). Each remembers how it was written
+(``8k`` is 8,192 tokens), :class:`HostRam` an ``int`` of bytes (``96GB``), a
+:class:`RequestRate` a ``float`` (``1200/min`` is 20 requests/s), a :class:`LatencyTarget`
+seconds and a percentile (``2s@p95``), :class:`RequestLengths` a length rule or a histogram
+(``200:100:3,2000:300:1``). Each remembers how it was written
 (``text``): a request said back (``model_dump``, the command line and the API link a page
 shows) is in the person's own words. A JSON number is read as its text (8192 as ``8192``);
 text longer than :data:`LONGEST` characters is refused with the web's sentence for a long
@@ -133,6 +134,24 @@ class RequestRate(_Read, float):
         rate = parse_rate(text)
         assert rate is not None  # the text is not blank
         return cls(rate, text)
+
+
+class HostRam(_Read, int):
+    """The host's RAM in bytes, written with its unit (``96GB``, ``64GiB``)."""
+
+    def __new__(cls, value: int, text: str | None = None) -> Self:
+        self = int.__new__(cls, value)
+        self.text = str(value) if text is None else text
+        return self
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
+        return int(self), self.text
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.host import parse_ram
+
+        return cls(parse_ram(text), text)
 
 
 @dataclass(frozen=True)

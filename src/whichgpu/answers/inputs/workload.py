@@ -51,7 +51,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    loss: str | None = None, fp8_training: bool | None = None,
                    gpu_layers: int | None = None, n_cpu_moe: int | None = None,
                    cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
-                   host_ram: str | None = None, host_memory: str | None = None,
+                   host_ram: int | str | None = None, host_memory: str | None = None,
                    host_bandwidth: str | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool | None = None,
                    imatrix: bool | None = None, backend: str | None = None,
@@ -76,7 +76,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
     reading paths on the server). llama.cpp's offload flags: ``gpu_layers`` (-ngl),
     ``n_cpu_moe`` / ``cpu_moe`` and ``override_tensor`` (-ot ``PATTERN=DEVICE``, several
-    comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``),
+    comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``, or bytes),
     ``host_memory`` (``ddr5-6000x2``), ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub),
     ``mmap`` (False for --no-mmap) and ``imatrix`` (whether the GGUF used an importance
     matrix); ``backend``: llama.cpp's GPU backend (cuda, vulkan, rocm, metal, sycl; None: the
