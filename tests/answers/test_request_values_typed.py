@@ -13,7 +13,13 @@ from whichgpu.answers.command_line import command_line
 from whichgpu.answers.inputs.host import parse_ram
 from whichgpu.answers.inputs.serving import parse_latency_target, parse_rate
 from whichgpu.answers.inputs.traffic import parse_lengths
-from whichgpu.answers.inputs.values import LatencyTarget, RequestRate, TokenCount, said
+from whichgpu.answers.inputs.values import (
+    HostRam,
+    LatencyTarget,
+    RequestRate,
+    TokenCount,
+    said,
+)
 from whichgpu.answers.inputs.workload import token_words
 from whichgpu.answers.request import for_web
 from whichgpu.answers.requests import Memory, Recommend, Speed
@@ -61,13 +67,21 @@ def test_the_request_says_back_its_own_words():
     assert Recommend.model_validate(dumped) == q
 
 
-def test_a_typed_value_and_its_text_are_the_same_request():
-    typed = Recommend(model="llama-3.1-8b", context=TokenCount(8192),
-                      ttft=LatencyTarget(2.0, 95), requests_per_s=RequestRate(20.0))
-    text = Recommend(model="llama-3.1-8b", context="8k", ttft="2s@p95",
+def test_python_passes_numbers_and_gets_the_same_request():
+    """The Python API's types are the numbers (mypy reads ``context: int | None``): a
+    program passes 8192 and 20.0, the command line and REST write 8k and 1200/min."""
+    typed = Recommend(model="llama-3.1-8b", context=8192, host_ram=HostRam(96 * 10**9),
+                      ttft=LatencyTarget(2.0, 95), requests_per_s=20.0)
+    text = Recommend(model="llama-3.1-8b", context="8k", host_ram="96GB", ttft="2s@p95",
                      requests_per_s="1200/min")
     assert typed == text
     assert said(typed.ttft) == "2s@p95" and said(typed.context) == "8192"
+    assert Recommend(model="x", context=TokenCount(8192, "8k")).context.text == "8k"  # type: ignore[union-attr]
+    fields = Recommend.model_fields
+    assert fields["context"].annotation == int | None
+    assert said(typed.host_ram) == "96000000000B"  # says back a size the CLI reads
+    assert fields["requests_per_s"].annotation == float | None
+    assert isinstance(text.requests_per_s, RequestRate)
 
 
 @pytest.mark.parametrize("field,text,reader", [

@@ -71,7 +71,7 @@ KvDtype = Annotated[str, Field(description="KV cache: f16, fp8, q8_0, q4_0."),
                     Web(label=N_("KV cache format"))]
 # issue 35: token counts, rates, targets and lengths are read as they validate
 # (answers/inputs/values.py): the request holds the number, and says back the text
-Context = Annotated[TokenCount | None, Field(description=(
+Context = Annotated[int | None, TokenCount, Field(description=(
     "Tokens per sequence (8k = 8,192); the training sequence length.")), Cli(text=True),
     Web(label=N_("Context per sequence"), hint=N_("Tokens, e.g. 8k."))]
 Batch = Annotated[int, Field(ge=1, description=(
@@ -82,10 +82,10 @@ EngineField = Annotated[Engine | None, Field(description=(
     "for diffusion.")), Choice(Text("choice.engine",
                 "unknown engine {v!r}; use one of {choices}")),
     Web(label=N_("Engine"))]
-PromptTokens = Annotated[TokenCount | None, Field(description="Input length."), Cli(text=True),
-                         Web(label=N_("Prompt tokens per request"))]
-OutputTokens = Annotated[TokenCount | None, Field(description="Output length."), Cli(text=True),
-                         Web(label=N_("Output tokens per request"))]
+PromptTokens = Annotated[int | None, TokenCount, Field(description="Input length."),
+                         Cli(text=True), Web(label=N_("Prompt tokens per request"))]
+OutputTokens = Annotated[int | None, TokenCount, Field(description="Output length."),
+                         Cli(text=True), Web(label=N_("Output tokens per request"))]
 OptimizerField = Annotated[str | None, Field(description=(
     "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd, sgd-momentum, lion (default: the "
     "framework's, else adamw).")), Web(label=N_("Optimizer"))]
@@ -171,6 +171,8 @@ OverrideTensor = Annotated[list[str], Field(description=(
         "repeatable, or several comma-separated.")),
     Cli(flags=("--override-tensor", "-ot")),
     Web(max_length=200, max_items=16, label=N_("Tensors in system RAM"))]
+# host_ram: a bare number is no size (it needs its unit, on every surface): Python passes a
+# HostRam(bytes), so the type says so
 HostRamField = Annotated[HostRam | None, Field(description=(
     "System RAM for llama.cpp offload (default 64GB).")), Cli(text=True),
     Web(label=N_("System RAM"))]
@@ -440,7 +442,7 @@ class Speed(Workload):
         "published power-limit sweeps) and its energy per token or image.")),
         Cli(text=True), Web(label=N_("Power limit (W)"))] = None
     # issue 28: traffic, not averages (estimate/speed/serving_sim.py)
-    requests_per_s: Annotated[RequestRate | None, Field(description=(
+    requests_per_s: Annotated[float | None, RequestRate, Field(description=(
         "Serving (vLLM, SGLang, TensorRT-LLM): a request rate (20, 1200/min): throughput, "
         "TTFT, TPOT and end-to-end latency at p50/p90/p95/p99, simulated over Poisson "
         "arrivals.")), Cli(text=True), Web(label=N_("Requests per second"))] = None
@@ -526,7 +528,7 @@ class Recommend(Workload):
     concurrency: Annotated[int | None, Field(ge=1, description=(
         "Sequences in flight for --tokens (default: as many as fit, up to 256).")),
         Web(label=N_("Sequences in flight"), max=4096)] = None
-    requests_per_s: Annotated[RequestRate | None, Field(description=(
+    requests_per_s: Annotated[float | None, RequestRate, Field(description=(
         "Serving: requests per second to size for (20, 1200/min); with the prompt and output "
         "tokens.")), Cli(text=True), Web(label=N_("Requests per second"), hint=N_(
             "Leave the amount of work empty; e.g. 20 or 1200/min."))] = None

@@ -19,10 +19,12 @@ fast).
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -83,14 +85,26 @@ class _Read:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler
                                      ) -> core_schema.CoreSchema:
-        return core_schema.with_info_plain_validator_function(
+        read = core_schema.with_info_plain_validator_function(
             cls._validate, serialization=core_schema.plain_serializer_function_ser_schema(
                 said, when_used="always"))
+        if type(None) in typing.get_args(source):  # Annotated[int | None, TokenCount]
+            return core_schema.nullable_schema(read)
+        return read
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return dict(cls.SCHEMA)
+        if schema.get("type") != "nullable":
+            return dict(cls.SCHEMA)
+        branches = cls.SCHEMA.get("anyOf", [cls.SCHEMA])
+        return {"anyOf": [*branches, {"type": "null"}]}
+
+
+def read_as_text(field: FieldInfo) -> bool:
+    """Whether a request field is typed (a number) but written as text (``8k``): a page
+    draws a text box for it, not a number box."""
+    return any(isinstance(m, type) and issubclass(m, _Read) for m in field.metadata)
 
 
 class TokenCount(_Read, int):
@@ -137,11 +151,13 @@ class RequestRate(_Read, float):
 
 
 class HostRam(_Read, int):
-    """The host's RAM in bytes, written with its unit (``96GB``, ``64GiB``)."""
+    """The host's RAM in bytes, written with its unit (``96GB``, ``64GiB``; a bare number
+    is refused, as every size is: ``96`` could mean GB or bytes). A program passes
+    ``HostRam(96 * 10**9)``."""
 
     def __new__(cls, value: int, text: str | None = None) -> Self:
         self = int.__new__(cls, value)
-        self.text = str(value) if text is None else text
+        self.text = f"{value}B" if text is None else text
         return self
 
     def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
