@@ -11,6 +11,7 @@ import pytest
 
 from whichgpu.answers.command_line import command_line
 from whichgpu.answers.inputs.host import parse_ram
+from whichgpu.answers.inputs.job import work_words
 from whichgpu.answers.inputs.serving import parse_latency_target, parse_rate
 from whichgpu.answers.inputs.traffic import parse_lengths
 from whichgpu.answers.inputs.values import (
@@ -21,7 +22,7 @@ from whichgpu.answers.inputs.values import (
     said,
 )
 from whichgpu.answers.inputs.workload import token_words
-from whichgpu.answers.request import for_web
+from whichgpu.answers.request import MAX_WORK, _at_most_count, field_named, for_web
 from whichgpu.answers.requests import Memory, Recommend, Speed
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.traffic import LengthRule, Lengths, LengthShape, lengths_for
@@ -34,6 +35,9 @@ def test_a_request_holds_the_numbers_it_was_written_as():
                   output_tokens="0.5k", requests_per_s="1200/min", ttft="2s@p95", tpot="60ms",
                   host_ram="96GB")
     assert (q.context, q.prompt_tokens, q.output_tokens) == (8192, 1000, 512)
+    work = Recommend(model="llama-3.1-8b", tokens="10M", tokens_per_day="50M", steps="2k")
+    assert (work.tokens, work.tokens_per_day, work.steps) == (10**7, 5 * 10**7, 2000)
+    assert work.model_dump(exclude_defaults=True)["tokens"] == "10M"
     assert q.host_ram == 96 * 10**9 and isinstance(q.host_ram, int)  # GB = 10^9 bytes
     assert all(isinstance(v, int) for v in (q.context, q.prompt_tokens, q.output_tokens))
     assert isinstance(q.requests_per_s, float) and q.requests_per_s == 20.0
@@ -92,6 +96,9 @@ def test_python_passes_numbers_and_gets_the_same_request():
     ("requests_per_s", "0", parse_rate),
     ("ttft", "2s@p97", lambda t: parse_latency_target(t, Field("ttft"))),
     ("tpot", "50", lambda t: parse_latency_target(t, Field("tpot"))),
+    ("tokens", "lots", lambda t: parse_count(t, what=work_words("tokens"))),
+    ("images", "1000x", lambda t: parse_count(t, what=work_words("images"))),
+    ("tokens", "2e15", lambda t: _at_most_count(t, field_named(Recommend, "tokens"), MAX_WORK)),
     ("host_ram", "96", parse_ram),  # a size needs its unit
     ("host_ram", "100TB", parse_ram),  # beyond the bound
 ])

@@ -20,6 +20,7 @@ from whichgpu.answers.inputs.values import (
     RequestLengths,
     RequestRate,
     TokenCount,
+    WorkCount,
 )
 from whichgpu.answers.request import Request
 from whichgpu.vocabulary import (
@@ -499,16 +500,18 @@ class Recommend(Workload):
     sampling_steps: Annotated[int | None, Field(ge=1, description=(
         "Diffusion steps per image or video.")), Web(label=N_("Sampling steps"),
                                                     max=10_000)] = None
-    tokens: Annotated[str | None, Field(description=(
-        "Tokens to generate, e.g. 1M.")), Web(label=N_("tokens to generate"))] = None
-    images: Annotated[str | None, Field(description=(
-        "Images to generate, e.g. 1000.")), Web(label=N_("images"))] = None
-    videos: Annotated[str | None, Field(description="Videos to generate."),
-                      Web(label=N_("videos"))] = None
-    steps: Annotated[str | None, Field(description=(
-        "Training steps, e.g. 2000.")), Web(label=N_("training steps"))] = None
-    train_tokens: Annotated[str | None, Field(description=(
-        "Training tokens, e.g. 2B.")), Web(label=N_("training tokens"))] = None
+    # issue 35: the amount of work is read as it validates (answers/inputs/values.WorkCount)
+    tokens: Annotated[int | None, WorkCount, Field(description=(
+        "Tokens to generate, e.g. 1M.")), Cli(text=True),
+        Web(label=N_("tokens to generate"))] = None
+    images: Annotated[int | None, WorkCount, Field(description=(
+        "Images to generate, e.g. 1000.")), Cli(text=True), Web(label=N_("images"))] = None
+    videos: Annotated[int | None, WorkCount, Field(description="Videos to generate."),
+                      Cli(text=True), Web(label=N_("videos"))] = None
+    steps: Annotated[int | None, WorkCount, Field(description=(
+        "Training steps, e.g. 2000.")), Cli(text=True), Web(label=N_("training steps"))] = None
+    train_tokens: Annotated[int | None, WorkCount, Field(description=(
+        "Training tokens, e.g. 2B.")), Cli(text=True), Web(label=N_("training tokens"))] = None
     examples: Annotated[str | None, Field(description=(
         "Fine-tuning: examples in the data set, e.g. 20k (with --epochs; instead of steps or "
         "training tokens).")), Web(label=N_("training examples"))] = None
@@ -523,8 +526,9 @@ class Recommend(Workload):
     tokens_per_s_each: Annotated[float | None, Field(gt=0, description=(
         "Serving: tokens/s each user reads.")), Web(label=N_("Tokens/s each user reads"),
                                                     max=100_000)] = None
-    tokens_per_day: Annotated[str | None, Field(description=(
-        "Serving: a daily volume, e.g. 50M.")), Web(label=N_("Tokens a day"))] = None
+    tokens_per_day: Annotated[int | None, WorkCount, Field(description=(
+        "Serving: a daily volume, e.g. 50M.")), Cli(text=True),
+        Web(label=N_("Tokens a day"))] = None
     concurrency: Annotated[int | None, Field(ge=1, description=(
         "Sequences in flight for --tokens (default: as many as fit, up to 256).")),
         Web(label=N_("Sequences in flight"), max=4096)] = None

@@ -24,12 +24,20 @@ _IMAGE_COUNT = msg("what.image_count", "image count")
 _VIDEO_COUNT = msg("what.video_count", "video count")
 _STEP_COUNT = msg("what.step_count", "step count")
 _TOKENS = msg("what.tokens", "tokens")
+_WORK_WORDS = {"tokens": _TOKEN_COUNT, "images": _IMAGE_COUNT, "videos": _VIDEO_COUNT,
+               "steps": _STEP_COUNT, "train_tokens": _TOKEN_COUNT, "tokens_per_day": _TOKENS}
 
 
-def build_job(workload: Workload, *, tokens: str | None = None, images: str | None = None,
-              videos: str | None = None, steps: str | None = None,
-              train_tokens: str | None = None, users: int | None = None,
-              tokens_per_s_each: float | None = None, tokens_per_day: str | None = None,
+def work_words(field: str) -> str:
+    """What an amount-of-work field is called in its sentences ('token count')."""
+    return _WORK_WORDS.get(field, field.replace("_", " "))
+
+
+def build_job(workload: Workload, *, tokens: int | str | None = None,
+              images: int | str | None = None, videos: int | str | None = None,
+              steps: int | str | None = None, train_tokens: int | str | None = None,
+              users: int | None = None, tokens_per_s_each: float | None = None,
+              tokens_per_day: int | str | None = None,
               concurrency: int | None = None, requests_per_s: str | float | None = None,
               ttft: LatencyTarget | str | None = None, tpot: LatencyTarget | str | None = None,
               objective: str | None = None,
@@ -46,14 +54,19 @@ def build_job(workload: Workload, *, tokens: str | None = None, images: str | No
 
     cur = check_currency(currency) if currency else None
 
-    def count(text: str | None, what: str) -> int | None:
-        return parse_count(text, what=what) if text else None
+    def count(value: int | str | None, field: str) -> int | None:
+        """A count as read (a request's WorkCount) or as typed (the Python API's text)."""
+        if value is None or value == "":
+            return None
+        return int(value) if isinstance(value, int) else parse_count(value,
+                                                                     what=work_words(field))
 
     return Job(
-        workload, tokens=count(tokens, _TOKEN_COUNT), images=count(images, _IMAGE_COUNT),
-        videos=count(videos, _VIDEO_COUNT), steps=count(steps, _STEP_COUNT),
-        train_tokens=count(train_tokens, _TOKEN_COUNT), users=users,
-        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, _TOKENS),
+        workload, tokens=count(tokens, "tokens"), images=count(images, "images"),
+        videos=count(videos, "videos"), steps=count(steps, "steps"),
+        train_tokens=count(train_tokens, "train_tokens"), users=users,
+        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day,
+                                                                  "tokens_per_day"),
         concurrency=concurrency, requests_per_s=parse_rate(requests_per_s),
         **_latency_targets(ttft, tpot),
         deadline_s=parse_duration(deadline) if deadline else None,

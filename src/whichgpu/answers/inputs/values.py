@@ -2,15 +2,17 @@
 
 A request field typed with one of these holds what the engine takes, read by the same reader
 and failing with the same sentence on every surface: a :class:`TokenCount` is an ``int``
-(``8k`` is 8,192 tokens), :class:`HostRam` an ``int`` of bytes (``96GB``), a
-:class:`RequestRate` a ``float`` (``1200/min`` is 20 requests/s), a :class:`LatencyTarget`
-seconds and a percentile (``2s@p95``), :class:`RequestLengths` a length rule or a histogram
-(``200:100:3,2000:300:1``). Each remembers how it was written
-(``text``): a request said back (``model_dump``, the command line and the API link a page
-shows) is in the person's own words. A JSON number is read as its text (8192 as ``8192``);
-text longer than :data:`LONGEST` characters is refused with the web's sentence for a long
-value. The REST schema says what a field takes, as before: a number or a text for counts and
-rates, a text for targets and lengths.
+(``8k`` is 8,192 tokens), a :class:`WorkCount` too (``10M`` tokens, ``2k`` steps), a
+:class:`HostRam` an ``int`` of bytes (``96GB``), a :class:`RequestRate` a ``float``
+(``1200/min`` is 20 requests/s), a :class:`LatencyTarget` seconds and a percentile
+(``2s@p95``), :class:`RequestLengths` a length rule or a histogram (``200:100:3,2000:300:1``).
+Each remembers how it was written (``text``): a request said back (``model_dump``, the
+command line and the API link a page shows) is in the person's own words. A JSON number is
+read as its text (8192 as ``8192``); text longer than :data:`LONGEST` characters is refused
+with the web's sentence for a long value. The REST schema says what a field takes, as
+before: a number or a text for counts and rates, a text for sizes, targets and lengths. A
+type checker sees the number (``Annotated[int | None, TokenCount]`` is ``int | None``): a
+program passes 8192 where the command line and a JSON body may write 8k.
 
 The readers live in this package (``units.parse_count``, :mod:`.serving`, :mod:`.traffic`)
 and load when a value is read, not when the request models are imported (``--help`` stays
@@ -95,7 +97,11 @@ class _Read:
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        if schema.get("type") != "nullable":
+        inner: Any = schema
+        while inner.get("type") in ("function-after", "function-before", "function-wrap"):
+            # a request's own validator around the field (Request._work)
+            inner = inner["schema"]
+        if inner.get("type") != "nullable":
             return dict(cls.SCHEMA)
         branches = cls.SCHEMA.get("anyOf", [cls.SCHEMA])
         return {"anyOf": [*branches, {"type": "null"}]}
@@ -126,6 +132,35 @@ class TokenCount(_Read, int):
         from whichgpu.units import parse_count
 
         return cls(parse_count(text, binary=True, what=token_words(name)), text)
+
+
+class WorkCount(_Read, int):
+    """An amount of work (``10M`` tokens, ``1000`` images, ``2k`` steps; k = 1,000), at most
+    :data:`whichgpu.answers.request.MAX_WORK`."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    def __new__(cls, value: int, text: str | None = None) -> Self:
+        self = int.__new__(cls, value)
+        self.text = str(value) if text is None else text
+        return self
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
+        return int(self), self.text
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.job import work_words
+        from whichgpu.answers.request import MAX_WORK, field_named
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+        from whichgpu.units import parse_count
+
+        n = parse_count(text, what=work_words(name))
+        if n > MAX_WORK:
+            raise InputError(msg("bound.work", "{field} must be at most 10^15, got {v!r}",
+                                 field=field_named(None, name), v=text))
+        return cls(n, text)
 
 
 class RequestRate(_Read, float):
