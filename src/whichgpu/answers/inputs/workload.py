@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from whichgpu.errors import InputError
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import Workload, as_task
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
 from whichgpu.vocabulary import Engine, Task
@@ -102,10 +102,11 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                              if params else None)
     res = parse_resolution(resolution)
     notes: tuple[str, ...] = ()
+    task = as_task(task)  # the word ("lora") as its member; an unknown one is said here
     if task == Task.INFERENCE and spec.family == "diffusion":  # a pipeline's inference generates
-        task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
+        task = Task.VIDEO if spec.diffusion and spec.diffusion.is_video else Task.IMAGE
         notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
-                     "diffusion pipeline", task=task, model=spec.name),)
+                     "diffusion pipeline", task=str(task), model=spec.name),)
     trainer = _diffusion_trainer(framework, task)  # image-lora: residency, not LLM defaults
     if trainer:
         framework = None
@@ -146,7 +147,7 @@ def _tokens(value: int | str | None, what: str) -> int | None:
     return int(parse_count(value, binary=True, what=what))  # a TokenCount as a plain int
 
 
-def _diffusion_trainer(framework: str | None, task: str) -> str | None:
+def _diffusion_trainer(framework: str | None, task: Task) -> str | None:
     """A diffusion LoRA trainer named by ``framework`` (image-lora), else None."""
     from whichgpu.estimate.diffusion_trainers import trainer_name
 

@@ -495,7 +495,7 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     factor = 2 + ckpt
     flops = lin * factor + attn * (3 + ckpt)
     den = w.diffusion_spec.component(w.diffusion_spec.denoiser)
-    mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_,
+    mfu, mfu_why = base_mfu(Task.IMAGE_LORA, hw, den.hidden_size or 0, fw, compile_,
                             denoiser=den.kind)
     dequant = 1.0
     if w.quant_format.linear_bits < 8:  # a 4-bit base (QLoRA-style): dequantized twice a step

@@ -62,7 +62,7 @@ def framework_factor(framework: str | None, compile_: bool = False) -> tuple[flo
     return f, why
 
 
-def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
+def base_mfu(task: Task, hw: Hardware, hidden: int, framework: str | None = None,
              compile_: bool = False, denoiser: str | None = None) -> tuple[float, str]:
     """MFU before communication for a training task on this GPU (full-ft reference x factors).
     A denoiser's LoRA starts from that denoiser kind's fitted eager efficiency instead: its
