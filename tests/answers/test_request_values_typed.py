@@ -163,3 +163,15 @@ def test_the_job_gets_the_typed_targets():
     for job in (typed, text):
         assert (job.requests_per_s, job.ttft_s, job.ttft_pct, job.tpot_pct) == (20.0, 2.0, 95, 99)
         assert job.tpot_s == pytest.approx(0.06)
+
+
+def test_lengths_from_python_say_back_what_the_command_line_reads():
+    from whichgpu.answers.inputs.values import RequestLengths
+    from whichgpu.estimate.speed.traffic import histogram
+
+    rule = Speed(model="x", lengths=RequestLengths(LengthRule.SPREAD))
+    hist = Speed(model="x", lengths=RequestLengths(histogram(((200, 100), (2000, 300)),
+                                                             (3.0, 1.0))))
+    for q in (rule, hist):
+        assert Speed.model_validate(q.model_dump()).lengths == q.lengths
+    assert "--lengths 200:100:3,2000:300:1" in command_line(hist)

@@ -113,18 +113,28 @@ def read_as_text(field: FieldInfo) -> bool:
     return any(isinstance(m, type) and issubclass(m, _Read) for m in field.metadata)
 
 
-class TokenCount(_Read, int):
-    """A token count as model cards write it (``8k`` is 8,192; ``131072``)."""
-
-    SCHEMA = _NUMBER_OR_TEXT
+class _Count(_Read, int):
+    """A whole number read from text, keeping the text (pickled with it: the web's work
+    lanes hand requests to other processes)."""
 
     def __new__(cls, value: int, text: str | None = None) -> Self:
         self = int.__new__(cls, value)
-        self.text = str(value) if text is None else text
+        self.text = cls._written(value) if text is None else text
         return self
 
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]  # pickled with its text
+    @classmethod
+    def _written(cls, value: int) -> str:
+        """The text of a value a program gave as a number."""
+        return str(value)
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
         return int(self), self.text
+
+
+class TokenCount(_Count):
+    """A token count as model cards write it (``8k`` is 8,192; ``131072``)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:
@@ -134,19 +144,11 @@ class TokenCount(_Read, int):
         return cls(parse_count(text, binary=True, what=token_words(name)), text)
 
 
-class WorkCount(_Read, int):
+class WorkCount(_Count):
     """An amount of work (``10M`` tokens, ``1000`` images, ``2k`` steps; k = 1,000), at most
     :data:`whichgpu.answers.request.MAX_WORK`."""
 
     SCHEMA = _NUMBER_OR_TEXT
-
-    def __new__(cls, value: int, text: str | None = None) -> Self:
-        self = int.__new__(cls, value)
-        self.text = str(value) if text is None else text
-        return self
-
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
-        return int(self), self.text
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:
@@ -161,6 +163,22 @@ class WorkCount(_Read, int):
             raise InputError(msg("bound.work", "{field} must be at most 10^15, got {v!r}",
                                  field=field_named(None, name), v=text))
         return cls(n, text)
+
+
+class HostRam(_Count):
+    """The host's RAM in bytes, written with its unit (``96GB``, ``64GiB``; a bare number
+    is refused, as every size is: ``96`` could mean GB or bytes). A program passes
+    ``HostRam(96 * 10**9)``."""
+
+    @classmethod
+    def _written(cls, value: int) -> str:
+        return f"{value}B"  # bytes, in words the command line reads back
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.host import parse_ram
+
+        return cls(parse_ram(text), text)
 
 
 class RequestRate(_Read, float):
@@ -183,26 +201,6 @@ class RequestRate(_Read, float):
         rate = parse_rate(text)
         assert rate is not None  # the text is not blank
         return cls(rate, text)
-
-
-class HostRam(_Read, int):
-    """The host's RAM in bytes, written with its unit (``96GB``, ``64GiB``; a bare number
-    is refused, as every size is: ``96`` could mean GB or bytes). A program passes
-    ``HostRam(96 * 10**9)``."""
-
-    def __new__(cls, value: int, text: str | None = None) -> Self:
-        self = int.__new__(cls, value)
-        self.text = f"{value}B" if text is None else text
-        return self
-
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
-        return int(self), self.text
-
-    @classmethod
-    def read(cls, text: str, name: str) -> Self:
-        from whichgpu.answers.inputs.host import parse_ram
-
-        return cls(parse_ram(text), text)
 
 
 @dataclass(frozen=True)
@@ -235,6 +233,19 @@ class RequestLengths(_Read):
 
     asked: Lengths | LengthRule
     text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.text:
+            return
+        if isinstance(self.asked, str):  # a LengthRule
+            object.__setattr__(self, "text", str(self.asked))
+        elif self.asked.pairs:  # a histogram, as the command line writes one
+            object.__setattr__(self, "text", ",".join(
+                f"{p}:{o}:{w:g}" for (p, o), w in zip(self.asked.pairs, self.asked.weights,
+                                                      strict=True)))
+        else:
+            raise TypeError("request lengths are a LengthRule or a histogram "
+                            "(estimate.speed.traffic.histogram)")
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:
