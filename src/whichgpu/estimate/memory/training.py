@@ -23,7 +23,7 @@ from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload, lora_groups
 from whichgpu.messages import Join, Message, msg
 from whichgpu.models.spec import ModelSpec
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 # Optimizer state bytes per trainable parameter (fp32 states unless 8-bit).
 OPTIMIZER_BYTES: dict[str, tuple[float | None, Message]] = {
@@ -380,7 +380,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     if loop is not None:
         terms.append(loop)
         sharding = [*sharding, loop]  # churns through the allocator like the gathered layers
-    terms.append(runtime_term("transformers"))
+    terms.append(runtime_term(Engine.TRANSFORMERS))
     nccl = nccl_term(w.gpus)
     if nccl:
         terms.append(nccl)

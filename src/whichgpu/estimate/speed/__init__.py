@@ -11,7 +11,7 @@ from whichgpu.estimate.speed.result import Confidence, SpeedEstimate, band, conf
 from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 DEFAULT_PROMPT = 512
 DEFAULT_OUTPUT = 256
@@ -483,7 +483,8 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     from whichgpu.estimate.speed.training import base_mfu, check_framework
 
     fw = check_framework(framework)
-    precision, why = compute_precision(hw.gpu, w.quant_format, "transformers", training=True)
+    precision, why = compute_precision(hw.gpu, w.quant_format, Engine.TRANSFORMERS,
+                                      training=True)
     from whichgpu.estimate.speed.sustained import sustained_scale
 
     peak = (hw.peak(precision) or hw.peak("fp16")) * sustained_scale(hw.gpu)[0]
