@@ -24,9 +24,6 @@ KNOWN = {
     "whichgpu.estimate.validation.rl": "reads the RL validation rows' counts",
     "whichgpu.estimate.validation.rows": "reads the validation rows' sizes",
     "whichgpu.estimate.validation.fits": "reads fits.csv's free-text host RAM",
-    # --lengths depends on the serving model's prompt/output; serving_answers.py is being
-    # reworked concurrently (estimate/speed/serving* performance)
-    "whichgpu.estimate.speed.traffic": "parse_lengths (--lengths histogram)",
     # the public Python API takes OwnershipInputs(purchase_price="30000 USD") and
     # whichgpu.cost.parse_rate; moving them changes that API
     "whichgpu.cost.ownership": "OwnershipInputs' money fields accept text",

@@ -16,10 +16,6 @@ NAMES = {"task", "engine", "engine_name"}
 
 # module -> comparisons left, each for its reason
 KNOWN = {
-    # being edited by other work now (speed and training memory); next pass
-    "estimate/speed/llm.py": 2,
-    "estimate/memory/training.py": 2,
-    "estimate/speed/serving_engine.py": 3,
     # validation data: the rows' own words (validation/*.csv), compared as read
     "estimate/validation/memory.py": 2,
     "estimate/validation/rows.py": 6,

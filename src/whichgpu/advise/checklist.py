@@ -51,7 +51,7 @@ class ChecklistAnswers:
 @dataclass
 class ChecklistResult:
     answers: ChecklistAnswers
-    task: str
+    task: Task
     quant: str
     recommendation: Any  # advise.recommend.Recommendation
     advice: Any | None  # cost.rent_or_buy.Advice for the chosen GPU

@@ -287,7 +287,7 @@ def own_card_offload(q: Recommend, ctx: Context, w: Any, gpu: GPU) -> Message | 
                plan=said, low=rate.low, typical=rate.typical, high=rate.high)
 
 
-def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[str, Message] | None:
+def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[int, Message] | None:
     """``--examples N --epochs E`` as the training tokens they are: N x E x the mean example
     length (default: the training sequence length, every example padded to it), and the
     sentence that says so; None without examples."""
@@ -321,7 +321,7 @@ def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[str, Message] | None
                     if q.example_tokens else msg("examples.length.default", "the training "
                                                  "sequence length: examples padded to it")),
                tokens=tokens)
-    return str(tokens), said
+    return tokens, said
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from whichgpu.answers.estimates import workload
+from whichgpu.answers.inputs.values import TokenCount
 from whichgpu.answers.requests import Bench, BenchModel, Compare, Speed
 from whichgpu.bench import needs
 from whichgpu.bench.compare import Comparison, Measured, looks_like_pair, parse_measured
@@ -213,8 +214,10 @@ def compare(q: Compare, time_here: Callable[[list[str], str | None], list[Measur
     job = None
     if q.model:
         job = workload(Speed(model=q.model, task=q.task, quant=q.quant, batch=q.batch,
-                             context=q.context, prompt_tokens=q.prompt_tokens,
-                             output_tokens=q.output_tokens, engine=q.engine), gpus=q.count)
+                             context=TokenCount.of(q.context, "context"),
+                             prompt_tokens=TokenCount.of(q.prompt_tokens, "prompt_tokens"),
+                             output_tokens=TokenCount.of(q.output_tokens, "output_tokens"),
+                             engine=q.engine), gpus=q.count)
     offers = get_offers(q.prices)
     pairs = [_cheapest_measured(p, offers, q) for p in pairs]
     result = run_compare(pairs, offers, prices=q.prices, currency=q.currency,

@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Any
 
 from whichgpu.answers.fields import cli_of, flag, negative_flag
+from whichgpu.answers.inputs.values import said
 from whichgpu.answers.request import Request
 
 
@@ -19,7 +20,8 @@ def _default(model: type[Request], name: str) -> Any:
 def command_line(q: Request, *, skip: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
     """``whichgpu CMD ...`` with every value that differs from the command line's default,
     each under its flag (a False for an on-by-default switch is its ``--no-`` form); the
-    positional arguments first, when set. ``skip``: fields left out; ``extra``: flags added.
+    positional arguments first, when set; a value read as it validated (``8k``, ``2s@p95``)
+    in the words it was written. ``skip``: fields left out; ``extra``: flags added.
     """
     model = type(q)
     parts = ["whichgpu", *model.COMMAND.split()]
@@ -33,7 +35,7 @@ def command_line(q: Request, *, skip: tuple[str, ...] = (), extra: tuple[str, ..
     for name in names:
         if cli_of(model, name).positional:
             continue
-        value, default = getattr(q, name), _default(model, name)
+        value, default = said(getattr(q, name)), _default(model, name)
         if value is None or value == [] or value == default or (
                 value is False and default is None):
             continue

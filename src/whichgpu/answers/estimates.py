@@ -230,13 +230,12 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             saturation = apply_cost_to_saturation(saturation)
         return SpeedResult(q, w, res.gpu, saturation=saturation, notes=notes)
     if q.requests_per_s is not None:  # issue 28: percentiles at a request rate (simulated)
-        from whichgpu.answers.inputs.serving import parse_rate
         from whichgpu.estimate.speed.serving_answers import traffic_answer
 
-        rate = parse_rate(q.requests_per_s)  # read here: the estimate takes a number
-        assert rate is not None
+        # the rate and the lengths were read as the request validated (answers/inputs/values)
         return SpeedResult(q, w, res.gpu, saturation=traffic_answer(
-            w, res.gpu, q.count, rate, q.lengths, q.prefix_cache_hit,
+            w, res.gpu, q.count, float(q.requests_per_s),
+            q.lengths.asked if q.lengths is not None else None, q.prefix_cache_hit,
             profile=profile), notes=notes)
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=w.framework,
                           compile=q.compile, steps=q.steps if training else None,

@@ -1,9 +1,11 @@
 """The base of every request model, and bad input as one line.
 
-Values are the strings a person types (``8k``, ``1M``, ``2EUR``, ``60%``): the engine reads
-them, so the same input gives the same answer, or the same one-line reason, on every
-surface. Bounds keep one question cheap: magnitudes no real job reaches are refused here
-(amounts of work up to ``MAX_WORK``, money up to ``MAX_MONEY``, deadlines up to
+Values are the strings a person types (``8k``, ``1M``, ``2EUR``, ``60%``), read once in the
+answer layer, so the same input gives the same answer, or the same one-line reason, on every
+surface; a field that holds a quantity is read as it validates (answers/inputs/values.py:
+the request then holds the number and says back the text). Bounds keep one question cheap:
+magnitudes no real job reaches are refused here (amounts of work up to ``MAX_WORK``, money
+up to ``MAX_MONEY``, deadlines up to
 ``MAX_DURATION_S``, exchange rates between ``MIN_RATE`` and ``MAX_RATE``); where the engine
 bounds a value itself, its bound and its sentence answer. A bound only the web server adds
 (what one request may cost it) is the field's ``Web(max=...)``, applied by :func:`for_web`.

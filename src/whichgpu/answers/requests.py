@@ -14,6 +14,14 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
+from whichgpu.answers.inputs.values import (
+    HostRam,
+    LatencyTarget,
+    RequestLengths,
+    RequestRate,
+    TokenCount,
+    WorkCount,
+)
 from whichgpu.answers.request import Request
 from whichgpu.vocabulary import (
     Engine,
@@ -62,8 +70,10 @@ Quant = Annotated[str | None, Field(description=(
     Web(label=N_("Weight format"), hint=N_("bf16, fp8, awq (4-bit), q4_k_m (4-bit GGUF) …"))]
 KvDtype = Annotated[str, Field(description="KV cache: f16, fp8, q8_0, q4_0."),
                     Web(label=N_("KV cache format"))]
-Context = Annotated[str | None, Field(description=(
-    "Tokens per sequence (8k = 8,192); the training sequence length.")),
+# issue 35: token counts, rates, targets and lengths are read as they validate
+# (answers/inputs/values.py): the request holds the number, and says back the text
+Context = Annotated[int | None, TokenCount, Field(description=(
+    "Tokens per sequence (8k = 8,192); the training sequence length.")), Cli(text=True),
     Web(label=N_("Context per sequence"), hint=N_("Tokens, e.g. 8k."))]
 Batch = Annotated[int, Field(ge=1, description=(
     "Concurrent sequences (inference), micro-batch (training), images.")),
@@ -73,10 +83,10 @@ EngineField = Annotated[Engine | None, Field(description=(
     "for diffusion.")), Choice(Text("choice.engine",
                 "unknown engine {v!r}; use one of {choices}")),
     Web(label=N_("Engine"))]
-PromptTokens = Annotated[str | None, Field(description="Input length."),
-                         Web(label=N_("Prompt tokens per request"))]
-OutputTokens = Annotated[str | None, Field(description="Output length."),
-                         Web(label=N_("Output tokens per request"))]
+PromptTokens = Annotated[int | None, TokenCount, Field(description="Input length."),
+                         Cli(text=True), Web(label=N_("Prompt tokens per request"))]
+OutputTokens = Annotated[int | None, TokenCount, Field(description="Output length."),
+                         Cli(text=True), Web(label=N_("Output tokens per request"))]
 OptimizerField = Annotated[str | None, Field(description=(
     "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd, sgd-momentum, lion (default: the "
     "framework's, else adamw).")), Web(label=N_("Optimizer"))]
@@ -162,8 +172,11 @@ OverrideTensor = Annotated[list[str], Field(description=(
         "repeatable, or several comma-separated.")),
     Cli(flags=("--override-tensor", "-ot")),
     Web(max_length=200, max_items=16, label=N_("Tensors in system RAM"))]
-HostRam = Annotated[str | None, Field(description=(
-    "System RAM for llama.cpp offload (default 64GB).")), Web(label=N_("System RAM"))]
+# host_ram: a bare number is no size (it needs its unit, on every surface): Python passes a
+# HostRam(bytes), so the type says so
+HostRamField = Annotated[HostRam | None, Field(description=(
+    "System RAM for llama.cpp offload (default 64GB).")), Cli(text=True),
+    Web(label=N_("System RAM"))]
 HostMemory = Annotated[str | None, Field(description=(
     "System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels; default ddr5-5600x2).")),
     Web(label=N_("System RAM type"))]
@@ -300,7 +313,7 @@ class Workload(Request):
     activation_offloading: ActivationOffloading = None
     loss: Loss = None
     fp8_training: Fp8Training = False
-    host_ram: HostRam = None
+    host_ram: HostRamField = None
     host_memory: HostMemory = None
     host_bandwidth: HostBandwidth = None
     speculative: Speculative = None
@@ -438,15 +451,15 @@ class Speed(Workload):
         "published power-limit sweeps) and its energy per token or image.")),
         Cli(text=True), Web(label=N_("Power limit (W)"))] = None
     # issue 28: traffic, not averages (estimate/speed/serving_sim.py)
-    requests_per_s: Annotated[str | None, Field(description=(
+    requests_per_s: Annotated[float | None, RequestRate, Field(description=(
         "Serving (vLLM, SGLang, TensorRT-LLM): a request rate (20, 1200/min): throughput, "
         "TTFT, TPOT and end-to-end latency at p50/p90/p95/p99, simulated over Poisson "
-        "arrivals.")), Web(label=N_("Requests per second"))] = None
-    lengths: Annotated[str | None, Field(description=(
+        "arrivals.")), Cli(text=True), Web(label=N_("Requests per second"))] = None
+    lengths: Annotated[RequestLengths | None, Field(description=(
         "With a request rate: fixed (the prompt and output tokens as given), spread "
         "(ShareGPT's spread around them), sharegpt (ShareGPT's own lengths) or a histogram "
         "PROMPT:OUTPUT[:WEIGHT],... e.g. 200:100:3,2000:300:1.")),
-        Web(label=N_("Request lengths"))] = None
+        Cli(text=True, metavar="LENGTHS"), Web(label=N_("Request lengths"))] = None
     prefix_cache_hit: Annotated[float | None, Field(ge=0, lt=1, description=(
         "With a request rate: the share of prompt tokens found in the prefix cache, e.g. "
         "0.3.")), Web(label=N_("Prefix-cache hit rate"))] = None
@@ -498,16 +511,18 @@ class Recommend(Workload):
     sampling_steps: Annotated[int | None, Field(ge=1, description=(
         "Diffusion steps per image or video.")), Web(label=N_("Sampling steps"),
                                                     max=10_000)] = None
-    tokens: Annotated[str | None, Field(description=(
-        "Tokens to generate, e.g. 1M.")), Web(label=N_("tokens to generate"))] = None
-    images: Annotated[str | None, Field(description=(
-        "Images to generate, e.g. 1000.")), Web(label=N_("images"))] = None
-    videos: Annotated[str | None, Field(description="Videos to generate."),
-                      Web(label=N_("videos"))] = None
-    steps: Annotated[str | None, Field(description=(
-        "Training steps, e.g. 2000.")), Web(label=N_("training steps"))] = None
-    train_tokens: Annotated[str | None, Field(description=(
-        "Training tokens, e.g. 2B.")), Web(label=N_("training tokens"))] = None
+    # issue 35: the amount of work is read as it validates (answers/inputs/values.WorkCount)
+    tokens: Annotated[int | None, WorkCount, Field(description=(
+        "Tokens to generate, e.g. 1M.")), Cli(text=True),
+        Web(label=N_("tokens to generate"))] = None
+    images: Annotated[int | None, WorkCount, Field(description=(
+        "Images to generate, e.g. 1000.")), Cli(text=True), Web(label=N_("images"))] = None
+    videos: Annotated[int | None, WorkCount, Field(description="Videos to generate."),
+                      Cli(text=True), Web(label=N_("videos"))] = None
+    steps: Annotated[int | None, WorkCount, Field(description=(
+        "Training steps, e.g. 2000.")), Cli(text=True), Web(label=N_("training steps"))] = None
+    train_tokens: Annotated[int | None, WorkCount, Field(description=(
+        "Training tokens, e.g. 2B.")), Cli(text=True), Web(label=N_("training tokens"))] = None
     examples: Annotated[str | None, Field(description=(
         "Fine-tuning: examples in the data set, e.g. 20k (with --epochs; instead of steps or "
         "training tokens).")), Web(label=N_("training examples"))] = None
@@ -522,23 +537,24 @@ class Recommend(Workload):
     tokens_per_s_each: Annotated[float | None, Field(gt=0, description=(
         "Serving: tokens/s each user reads.")), Web(label=N_("Tokens/s each user reads"),
                                                     max=100_000)] = None
-    tokens_per_day: Annotated[str | None, Field(description=(
-        "Serving: a daily volume, e.g. 50M.")), Web(label=N_("Tokens a day"))] = None
+    tokens_per_day: Annotated[int | None, WorkCount, Field(description=(
+        "Serving: a daily volume, e.g. 50M.")), Cli(text=True),
+        Web(label=N_("Tokens a day"))] = None
     concurrency: Annotated[int | None, Field(ge=1, description=(
         "Sequences in flight for --tokens (default: as many as fit, up to 256).")),
         Web(label=N_("Sequences in flight"), max=4096)] = None
-    requests_per_s: Annotated[str | None, Field(description=(
+    requests_per_s: Annotated[float | None, RequestRate, Field(description=(
         "Serving: requests per second to size for (20, 1200/min); with the prompt and output "
-        "tokens.")), Web(label=N_("Requests per second"), hint=N_(
+        "tokens.")), Cli(text=True), Web(label=N_("Requests per second"), hint=N_(
             "Leave the amount of work empty; e.g. 20 or 1200/min."))] = None
-    ttft: Annotated[str | None, Field(description=(
+    ttft: Annotated[LatencyTarget | None, Field(description=(
         "Serving: time to first token target, e.g. 2s or 500ms (the mean), or 2s@p95 (a "
-        "percentile: p50, p90, p95 or p99, simulated).")),
+        "percentile: p50, p90, p95 or p99, simulated).")), Cli(text=True),
         Web(label=N_("Time to first token (mean)"), hint=N_(
             "e.g. 2s or 500ms; empty: no target."))] = None
-    tpot: Annotated[str | None, Field(description=(
+    tpot: Annotated[LatencyTarget | None, Field(description=(
         "Serving: time per output token target, e.g. 50ms (the mean), or 50ms@p99 (a "
-        "percentile).")),
+        "percentile).")), Cli(text=True),
         Web(label=N_("Time per output token (mean)"), hint=N_(
             "e.g. 50ms; empty: no target."))] = None
     objective: Annotated[Objective, Field(description="cost or time."),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.answers.context import LOCAL, Context
+from whichgpu.answers.inputs.values import said as written
 from whichgpu.answers.requests import Memory, Recommend, Speed
 from whichgpu.errors import InputError
 from whichgpu.estimate.rl import RLPlan, plan, settings
@@ -49,8 +50,7 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
         raise InputError(msg("rl.lora_adapters", "{field} is for serving, not RL training",
                              field=Field("lora_adapters")))
     spec = ctx.model(q.model, params=q.params, config=config)
-    prompt = int(parse_count(q.prompt_tokens, binary=True, what=_PROMPT)) \
-        if q.prompt_tokens is not None else None
+    prompt = int(q.prompt_tokens) if q.prompt_tokens is not None else None  # read as it validated
     completion = int(parse_count(q.completion_tokens, binary=True, what=_COMPLETION)) \
         if q.completion_tokens is not None else None
     mine = q.fields("quant", "kv_dtype", "optimizer", "gradient_checkpointing", "lora_rank",
@@ -78,7 +78,6 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
     return plan_on
 
 
-_PROMPT = "prompt tokens"
 _COMPLETION = "completion tokens"
 
 #: ``recommend`` fields that size a serving or generation job, not an RL one
@@ -133,9 +132,9 @@ def recommend_rl(q: Recommend, ctx: Context = LOCAL) -> RLRecommendAnswer:
     from whichgpu.advise.rl_ranking import explain_rl, rank_rl
     from whichgpu.answers.inputs.job import apply_currency, only_gpus, only_notes
     from whichgpu.currency import rates_from
-    from whichgpu.units import parse_count
 
-    given = [name for name in _NOT_RL if getattr(q, name, None) not in (None, False, 0, "")]
+    given = [name for name in _NOT_RL
+             if written(getattr(q, name, None)) not in (None, False, 0, "")]
     if given:
         raise InputError(msg("rl.rank.not_for_rl", "{field} does not apply to RL post-training "
                              "({task}): give {steps} (optimizer steps) or nothing, and the RL "
@@ -147,11 +146,11 @@ def recommend_rl(q: Recommend, ctx: Context = LOCAL) -> RLRecommendAnswer:
                              "answer {task} for it", field=Field("gpu" if q.gpu else "gpu_spec"),
                              task=str(q.task)))
     steps = None
-    if q.steps:
-        steps = int(parse_count(q.steps, what="steps"))
+    if q.steps is not None:  # read as the request validated (answers/inputs/values.WorkCount)
+        steps = int(q.steps)
         if steps < 1:
             raise InputError(msg("rl.rank.steps", "{field} must be at least 1, got {v!r}",
-                                 field=Field("steps"), v=q.steps))
+                                 field=Field("steps"), v=written(q.steps)))
     gpus = only_gpus(q.only)
     rates = rates_from(q.rate)  # priced as answers/advice.priced prices every job
     selection = ctx.offers(q.prices, q.max_age, cheapest_only=True,

@@ -49,6 +49,9 @@ NOT_IN_PRACTICE = 10.0
 _MAX_EXPONENT = 40.0
 
 Basis = Literal["provider", "prior"]
+#: what an interruption loses: training resumes from a checkpoint, items (inference) redo
+#: only what was in flight
+SpotKind = Literal["training", "items"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ class SpotEstimate:
     #: whether the low / typical / high case finishes in practice (expected wall time within
     #: NOT_IN_PRACTICE times the uninterrupted time)
     finishes: tuple[bool, bool, bool] = (True, True, True)
-    kind: str = "training"  # training (checkpoints) or items (inference, resumes per item)
+    kind: SpotKind = "training"  # training (checkpoints) or items (inference, resumes per item)
     assumptions: tuple[Message, ...] = field(default=())
 
     @property
@@ -256,7 +259,7 @@ def young_interval_s(write_s: float, rate_per_hour: float) -> float:
 def expected_run(offer: Offer, work_s: Range, *, gpus: int | None = None,
                  checkpoint_every_s: float | None = DEFAULT_CHECKPOINT_EVERY_S,
                  checkpoint_bytes: float = 0.0, load_bytes: float = 0.0,
-                 kind: Literal["training", "items"] = "training",
+                 kind: SpotKind = "training",
                  item_s: Range | None = None) -> SpotEstimate:
     """The expected time and cost of a job of ``work_s`` (uninterrupted seconds) on ``offer``.
 
@@ -325,7 +328,7 @@ def _hours(rate: float) -> Duration | Message:
     return Duration(3600 / rate) if rate > 0 else msg("spot.never", "never")
 
 
-def _with_assumptions(e: SpotEstimate, kind: str, item_s: Range | None) -> SpotEstimate:
+def _with_assumptions(e: SpotEstimate, kind: SpotKind, item_s: Range | None) -> SpotEstimate:
     from dataclasses import replace
 
     a = e.assumption

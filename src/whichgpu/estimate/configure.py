@@ -20,7 +20,7 @@ _FRAMEWORK_SETTINGS = ("optimizer", "gradient_checkpointing", "activation_offloa
                        "lora_rank", "lora_targets", "quant")
 
 
-def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
+def configure_workload(spec: ModelSpec, *, task: Task = Task.INFERENCE,
                        framework: str | None = None, fused_loss: bool | None = None,
                        cpu_moe: bool = False, n_cpu_moe: int | None = None,
                        allow_long_context: bool | None = None,
@@ -50,7 +50,7 @@ def configure_workload(spec: ModelSpec, *, task: Task | str = Task.INFERENCE,
     chosen["lora_targets"] = targets or None
     chosen["optimizer_in_backward"] = bool(chosen["optimizer_in_backward"])
     values = {k: v for k, v in {**settings, **chosen}.items() if v is not None}
-    return Workload(model=spec, task=task,  # type: ignore[arg-type]  # Workload reads the word
+    return Workload(model=spec, task=task,
                     framework=framework, fused_loss=bool(fused_loss),
                     allow_long_context=allow_long_context,
                     cpu_moe_layers=spec.num_layers if cpu_moe else (n_cpu_moe or 0), **values)

@@ -48,7 +48,7 @@ DIFFUSERS_OFFLOAD_SOURCE = ("https://huggingface.co/docs/diffusers/main/en/optim
                             "(enable_model_cpu_offload, enable_sequential_cpu_offload: opt-in)")
 # The engine a multi-GPU diffusion job is moved to when one pipeline per GPU does not fit and
 # the user named no engine: it splits a DiT's weights (--tp-size).
-SPLITTING_ENGINE = "sglang"
+SPLITTING_ENGINE = Engine.SGLANG
 
 
 class DiffusionSplit(StrEnum):
@@ -102,7 +102,7 @@ class DiffusionLayout:
         return out
 
 
-def splits_dit(engine: str) -> bool:
+def splits_dit(engine: Engine) -> bool:
     """Whether the engine splits one pipeline over GPUs (engines.toml ``dit_parallel``)."""
     return has(engine, "dit_parallel")
 
@@ -120,11 +120,11 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
             raise InputError(msg("diffusion.tp_engine", "{engine} runs one pipeline per GPU "
                                  "and does not split a diffusion model's weights; use "
                                  "{flag}", engine=w.engine_name,
-                                 flag=Field("engine", SPLITTING_ENGINE)))
+                                 flag=Field("engine", str(SPLITTING_ENGINE))))
         if ring > 1:
             raise InputError(msg("diffusion.ring_engine", "{engine} does not split a "
                                  "diffusion model's tokens by ring attention; use {flag}",
-                                 engine=w.engine_name, flag=Field("engine", SPLITTING_ENGINE)))
+                                 engine=w.engine_name, flag=Field("engine", str(SPLITTING_ENGINE))))
         if n > 1 and w.task == Task.VIDEO:
             return DiffusionLayout(sp=n, measured_context_parallel=True)
         return DiffusionLayout(replicas=n)
@@ -190,7 +190,7 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
     return out
 
 
-def _runs(gpu, engine: str) -> bool:
+def _runs(gpu, engine: Engine) -> bool:
     from whichgpu.catalog.gpus import default_catalog
 
     return default_catalog().engine_problem(gpu, engine) is None

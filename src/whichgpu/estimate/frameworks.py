@@ -67,7 +67,7 @@ class FrameworkProfile:
     full: dict[str, Any] = field(default_factory=dict)  # full fine-tuning and pre-training
     pretrain: dict[str, Any] = field(default_factory=dict)  # pre-training's differences
 
-    def settings(self, task: str) -> dict[str, Any]:
+    def settings(self, task: Task) -> dict[str, Any]:
         """The defaults for ``task`` (lora, qlora, full-ft, pretrain; others: none)."""
         if task == Task.LORA:
             return dict(self.lora)
@@ -132,7 +132,7 @@ def get_framework(name: str) -> FrameworkProfile:
     return profiles()[framework_id(name)]
 
 
-def framework_defaults(name: str | None, task: str) -> dict[str, Any]:
+def framework_defaults(name: str | None, task: Task) -> dict[str, Any]:
     """The settings framework ``name`` uses for ``task`` (empty for None or a non-training
     task)."""
     if not name:
@@ -140,7 +140,7 @@ def framework_defaults(name: str | None, task: str) -> dict[str, Any]:
     return get_framework(name).settings(task)
 
 
-def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[str, Any]:
+def apply_framework(name: str | None, task: Task, given: dict[str, Any]) -> dict[str, Any]:
     """``given`` (a caller's settings, None meaning unset) with the unset ones taken from the
     framework's defaults; ``adapter_bytes`` and ``qlora_quant`` are returned too, as the
     profile states them (the memory model reads the first, the QLoRA base format the second)."""
@@ -162,7 +162,7 @@ def apply_framework(name: str | None, task: str, given: dict[str, Any]) -> dict[
     return out
 
 
-def describe(name: str, task: str) -> list[Message]:
+def describe(name: str, task: Task) -> list[Message]:
     """What a framework sets for this task, for the estimate's assumptions: the settings in
     one line (joined by '; '), where they come from in another."""
     p = get_framework(name)

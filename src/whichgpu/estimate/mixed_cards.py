@@ -116,7 +116,7 @@ class MixedSpeed:
 class MixedPlan:
     """One way to run the model over the cards: the method, each card's load, the flags."""
 
-    engine: str
+    engine: Engine
     method: str  # "layer", "row" or "tensor-parallel"
     cards: tuple[CardLoad, ...]
     split: str  # "default" (llama.cpp's own), "given", "suggested" or "equal" (TP)

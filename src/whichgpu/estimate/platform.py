@@ -12,13 +12,14 @@ from whichgpu.engines import fallbacks
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
+from whichgpu.vocabulary import Engine
 
 
 class EngineUnavailable(InputError):
     """The engine named for a job does not run on the card: ``why`` says so and names what
     does; ``message`` is the whole sentence."""
 
-    def __init__(self, gpu: GPU, engine: str, why: Message) -> None:
+    def __init__(self, gpu: GPU, engine: Engine, why: Message) -> None:
         self.gpu, self.engine, self.why = gpu, engine, why
         self.message = msg("engine.unavailable", "{gpu}: {why} ({flag})", gpu=gpu.id, why=why,
                            flag=Field("engine"))

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.errors import InputError
 from whichgpu.messages import Field, Message, msg
 from whichgpu.units import GB, Range
-from whichgpu.vocabulary import RLFramework, RLTuning, Task
+from whichgpu.vocabulary import Engine, RLFramework, RLTuning, Task
 
 if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
@@ -234,7 +234,7 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     per_gpu = math.ceil(s.completions / train_gpus)
     micro = min(per_gpu, fw.train_micro_batch)  # the rest: gradient accumulation
     seq = s.prompt_tokens + s.completion_tokens
-    train = build(task=str(s.tuning), context=seq, batch=micro, gpus=train_gpus,
+    train = build(task=Task(s.tuning.value), context=seq, batch=micro, gpus=train_gpus,
                   framework=fw.training_profile)
     qlora_rollout = s.tuning is RLTuning.QLORA and fw.shared_weights  # Unsloth: 4-bit vLLM
     roll_quant = "nf4" if qlora_rollout else None
@@ -248,9 +248,9 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
         "{seq:,} tokens per GPU (the training memory model: weights, gradients, optimizer, "
         "activations), logits for the {c:,} completion tokens only", tuning=str(s.tuning),
         n=micro, seq=seq, c=s.completion_tokens))]
-    one = build(task="inference", engine="vllm", batch=1, quant=roll_quant, gpus=1,
+    one = build(task=Task.INFERENCE, engine=Engine.VLLM, batch=1, quant=roll_quant, gpus=1,
                 lora_rank=None, framework=None, optimizer=None)
-    weights16 = workload_weight_bytes(build(task="inference", engine="vllm", batch=1,
+    weights16 = workload_weight_bytes(build(task=Task.INFERENCE, engine=Engine.VLLM, batch=1,
                                             gpus=1, quant="bf16", framework=None,
                                             optimizer=None, lora_rank=None)).total
     shard = train_gpus if train_gpus > 1 else 1  # ZeRO-3/FSDP shards the frozen copies too
@@ -266,7 +266,7 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
         parts.append(Part("reward_model", weights16 // shard, msg(
             "rl.part.reward", "PPO's reward model: 16-bit weights of a model the policy's "
             "size{split}", split=_split(shard))))
-    rollout = build(task="inference", engine="vllm", batch=math.ceil(
+    rollout = build(task=Task.INFERENCE, engine=Engine.VLLM, batch=math.ceil(
         s.completions / max(s.rollout_gpus or train_gpus, 1)), quant=roll_quant, gpus=1,
         prompt_tokens=s.prompt_tokens, output_tokens=s.completion_tokens,
         lora_rank=None, framework=None, optimizer=None, context=seq)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.errors import InputError
 from whichgpu.messages import Message, msg
+from whichgpu.vocabulary import Engine
 
 if TYPE_CHECKING:
     from whichgpu.models.spec import ModelSpec
@@ -88,7 +89,7 @@ def default_draft_tokens(method: SpecMethod) -> int:
     return int(speed_value("speculative_draft_tokens")[str(method)])
 
 
-def check_engine(spec: Speculation, engine: str) -> None:
+def check_engine(spec: Speculation, engine: Engine) -> None:
     """Refuse a drafter the engine does not run, saying which engines do."""
     if engine not in ENGINES[spec.method]:
         raise InputError(msg("speculative.engine", "{engine} does not run {method} drafting "

@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from whichgpu.answers import requests as r
 from whichgpu.answers.fields import N_, is_bool, web_of
+from whichgpu.answers.inputs.values import read_as_text
 from whichgpu.answers.request import for_web
 from whichgpu.web.input_bounds import number_attrs
 
@@ -138,7 +139,7 @@ def control(model: type[Any], name: str) -> Control:
                            words_context=words)
         return replace(base, kind="select", options=members, words_context=words,
                        default=str(info.default.value))
-    if kind in (int, float):
+    if kind in (int, float) and not read_as_text(info):  # 8k, 1200/min: a text box
         return replace(base, kind="number", attrs=number_attrs(model, name))
     return base
 

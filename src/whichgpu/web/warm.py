@@ -68,6 +68,7 @@ def warm() -> float:
     t0 = time.perf_counter()
     try:
         from whichgpu.answers import requests as r
+        from whichgpu.answers.inputs.values import WorkCount
         from whichgpu.web import i18n, pages, services
 
         for command in r.COMMANDS:  # validators are built on first use (defer_build)
@@ -79,7 +80,7 @@ def warm() -> float:
             if name.endswith(".html"):
                 pages.ENV.get_template(name)
         services.memory(r.Memory(model=_MODEL))
-        services.recommend(r.Recommend(model=_MODEL, tokens="1M"))
+        services.recommend(r.Recommend(model=_MODEL, tokens=WorkCount(1_000_000, "1M")))
         for lang in i18n.LANGS:  # what only a page uses: charts, number and money words
             for path, page in _pages():
                 page(_request(path, lang))

@@ -11,15 +11,20 @@ from whichgpu.units import parse_size
 
 def parse_host(ram: str | int | None = None, memory: str | None = None,
                bandwidth: str | float | None = None) -> Host:
-    """A Host from the flags a person types (each optional; the rest from the defaults)."""
-    ram_bytes = None
-    if ram not in (None, ""):
-        ram_bytes = parse_size(ram)
-        if ram_bytes <= 0 or ram_bytes > MAX_RAM:
-            raise InputError(msg("host.ram", "{field} must be between 1 GB and 64 TB, got {v}",
-                                 field=Field("host_ram"), v=str(ram)))
+    """A Host from the flags a person types (each optional; the rest from the defaults);
+    ``ram`` may be bytes already read (a request's ``host_ram``)."""
+    ram_bytes = None if ram is None or ram == "" else parse_ram(ram)
     bw = None if bandwidth in (None, "") else _parse_bandwidth(bandwidth)
     return host_with(ram_bytes, memory or None, bw)
+
+
+def parse_ram(ram: str | int) -> int:
+    """The host's RAM in bytes (``96GB``, ``64GiB``; a number is bytes), within the bounds."""
+    ram_bytes = parse_size(ram)
+    if ram_bytes <= 0 or ram_bytes > MAX_RAM:
+        raise InputError(msg("host.ram", "{field} must be between 1 GB and 64 TB, got {v}",
+                             field=Field("host_ram"), v=str(ram)))
+    return int(ram_bytes)
 
 
 def _parse_bandwidth(text: str | float) -> float:

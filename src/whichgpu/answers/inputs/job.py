@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from whichgpu.advise.job import Job
+from whichgpu.answers.inputs.values import LatencyTarget
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.vocabulary import Objective
@@ -23,33 +24,49 @@ _IMAGE_COUNT = msg("what.image_count", "image count")
 _VIDEO_COUNT = msg("what.video_count", "video count")
 _STEP_COUNT = msg("what.step_count", "step count")
 _TOKENS = msg("what.tokens", "tokens")
+_WORK_WORDS = {"tokens": _TOKEN_COUNT, "images": _IMAGE_COUNT, "videos": _VIDEO_COUNT,
+               "steps": _STEP_COUNT, "train_tokens": _TOKEN_COUNT, "tokens_per_day": _TOKENS}
 
 
-def build_job(workload: Workload, *, tokens: str | None = None, images: str | None = None,
-              videos: str | None = None, steps: str | None = None,
-              train_tokens: str | None = None, users: int | None = None,
-              tokens_per_s_each: float | None = None, tokens_per_day: str | None = None,
+def work_words(field: str) -> str:
+    """What an amount-of-work field is called in its sentences ('token count')."""
+    return _WORK_WORDS.get(field, field.replace("_", " "))
+
+
+def build_job(workload: Workload, *, tokens: int | str | None = None,
+              images: int | str | None = None, videos: int | str | None = None,
+              steps: int | str | None = None, train_tokens: int | str | None = None,
+              users: int | None = None, tokens_per_s_each: float | None = None,
+              tokens_per_day: int | str | None = None,
               concurrency: int | None = None, requests_per_s: str | float | None = None,
-              ttft: str | None = None, tpot: str | None = None, objective: str | None = None,
+              ttft: LatencyTarget | str | None = None, tpot: LatencyTarget | str | None = None,
+              objective: str | None = None,
               deadline: str | None = None, max_price_per_hour: str | None = None,
               budget: str | None = None, currency: str | None = None,
               spot: bool | None = None, checkpoint_every: str | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
-    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms``. What is
-    not given (None) takes the Job's own default (advise/job.py), written there only."""
+    request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms@p99``
+    (a request hands the rate and the targets in already read: answers/inputs/values.py;
+    text is read here for the Python API). What is not given (None) takes the Job's own
+    default (advise/job.py), written there only."""
     from whichgpu.answers.inputs.serving import parse_rate
     from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
 
     cur = check_currency(currency) if currency else None
 
-    def count(text: str | None, what: str) -> int | None:
-        return parse_count(text, what=what) if text else None
+    def count(value: int | str | None, field: str) -> int | None:
+        """A count as read (a request's WorkCount) or as typed (the Python API's text)."""
+        if value is None or value == "":
+            return None
+        return int(value) if isinstance(value, int) else parse_count(value,
+                                                                     what=work_words(field))
 
     return Job(
-        workload, tokens=count(tokens, _TOKEN_COUNT), images=count(images, _IMAGE_COUNT),
-        videos=count(videos, _VIDEO_COUNT), steps=count(steps, _STEP_COUNT),
-        train_tokens=count(train_tokens, _TOKEN_COUNT), users=users,
-        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day, _TOKENS),
+        workload, tokens=count(tokens, "tokens"), images=count(images, "images"),
+        videos=count(videos, "videos"), steps=count(steps, "steps"),
+        train_tokens=count(train_tokens, "train_tokens"), users=users,
+        tokens_per_s_each=tokens_per_s_each, tokens_per_day=count(tokens_per_day,
+                                                                  "tokens_per_day"),
         concurrency=concurrency, requests_per_s=parse_rate(requests_per_s),
         **_latency_targets(ttft, tpot),
         deadline_s=parse_duration(deadline) if deadline else None,
@@ -65,13 +82,15 @@ def _given(**values: object) -> dict:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _latency_targets(ttft: str | None, tpot: str | None) -> dict:
+def _latency_targets(ttft: LatencyTarget | str | None, tpot: LatencyTarget | str | None
+                     ) -> dict:
     """``--ttft 2s`` (a mean) or ``2s@p95`` (a percentile; issue 28), and the same for TPOT."""
-    from whichgpu.answers.inputs.serving import parse_latency_target
-
-    ttft_s, ttft_pct = parse_latency_target(ttft, Field("ttft"))
-    tpot_s, tpot_pct = parse_latency_target(tpot, Field("tpot"))
-    return {"ttft_s": ttft_s, "tpot_s": tpot_s, "ttft_pct": ttft_pct, "tpot_pct": tpot_pct}
+    first = LatencyTarget.of(ttft, "ttft")
+    each = LatencyTarget.of(tpot, "tpot")
+    return {"ttft_s": first.seconds if first else None,
+            "tpot_s": each.seconds if each else None,
+            "ttft_pct": first.percentile if first else None,
+            "tpot_pct": each.percentile if each else None}
 
 
 def _checkpoints(text: str | None) -> dict:

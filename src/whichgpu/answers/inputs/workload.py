@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from whichgpu.errors import InputError
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import Workload, as_task
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
 from whichgpu.vocabulary import Engine, Task
@@ -13,6 +13,12 @@ _CONTEXT = msg("what.context", "context")
 _PROMPT = msg("what.prompt", "prompt length")
 _OUTPUT = msg("what.output", "output length")
 _TRAIN_TOKENS = msg("what.train_tokens", "number of training tokens")
+_TOKEN_WORDS = {"context": _CONTEXT, "prompt_tokens": _PROMPT, "output_tokens": _OUTPUT}
+
+
+def token_words(field: str) -> str:
+    """What a token-count field is called in its sentences ('context', 'prompt length')."""
+    return _TOKEN_WORDS.get(field, field.replace("_", " "))
 
 
 def parse_resolution(text: str | None) -> tuple[int, int] | None:
@@ -45,7 +51,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    loss: str | None = None, fp8_training: bool | None = None,
                    gpu_layers: int | None = None, n_cpu_moe: int | None = None,
                    cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
-                   host_ram: str | None = None, host_memory: str | None = None,
+                   host_ram: int | str | None = None, host_memory: str | None = None,
                    host_bandwidth: str | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool | None = None,
                    imatrix: bool | None = None, backend: str | None = None,
@@ -72,7 +78,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     ``model`` may be an already-resolved ModelSpec (the web resolves names itself, never
     reading paths on the server). llama.cpp's offload flags: ``gpu_layers`` (-ngl),
     ``n_cpu_moe`` / ``cpu_moe`` and ``override_tensor`` (-ot ``PATTERN=DEVICE``, several
-    comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``),
+    comma-separated as llama.cpp reads them); the host: ``host_ram`` (``64GB``, or bytes),
     ``host_memory`` (``ddr5-6000x2``), ``host_bandwidth`` (``90GB/s``); ``ubatch`` (-ub),
     ``mmap`` (False for --no-mmap) and ``imatrix`` (whether the GGUF used an importance
     matrix); ``backend``: llama.cpp's GPU backend (cuda, vulkan, rocm, metal, sycl; None: the
@@ -98,10 +104,11 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                              if params else None)
     res = parse_resolution(resolution)
     notes: tuple[str, ...] = ()
+    task = as_task(task)  # the word ("lora") as its member; an unknown one is said here
     if task == Task.INFERENCE and spec.family == "diffusion":  # a pipeline's inference generates
-        task = "video" if spec.diffusion and spec.diffusion.is_video else "image"
+        task = Task.VIDEO if spec.diffusion and spec.diffusion.is_video else Task.IMAGE
         notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
-                     "diffusion pipeline", task=task, model=spec.name),)
+                     "diffusion pipeline", task=str(task), model=spec.name),)
     trainer = _diffusion_trainer(framework, task)  # image-lora: residency, not LLM defaults
     if trainer:
         framework = None
@@ -137,10 +144,12 @@ def _tokens(value: int | str | None, what: str) -> int | None:
     """A token count as typed (``8k`` is 8,192, as model cards write it); a number passes."""
     from whichgpu.units import parse_count
 
-    return None if value is None or value == "" else parse_count(value, binary=True, what=what)
+    if value is None or value == "":
+        return None
+    return int(parse_count(value, binary=True, what=what))  # a TokenCount as a plain int
 
 
-def _diffusion_trainer(framework: str | None, task: str) -> str | None:
+def _diffusion_trainer(framework: str | None, task: Task) -> str | None:
     """A diffusion LoRA trainer named by ``framework`` (image-lora), else None."""
     from whichgpu.estimate.diffusion_trainers import trainer_name
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from whichgpu.estimate.constants import memory_value
 from whichgpu.messages import Message, msg
+from whichgpu.vocabulary import Task
 
 
 class MemoryConfidence(NamedTuple):
@@ -24,7 +25,7 @@ class MemoryConfidence(NamedTuple):
     why: Message
 
 
-def task_group(task: str) -> str:
+def task_group(task: Task) -> str:
     from whichgpu.estimate.workload import DIFFUSION_TASKS, TRAINING_TASKS
 
     # as memory_band groups them (fit.py): image LoRA training is training
@@ -39,7 +40,7 @@ def memory_range(group: str) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def memory_confidence(task: str, engine: str, approximate: bool = False) -> MemoryConfidence:
+def memory_confidence(task: Task, engine: str, approximate: bool = False) -> MemoryConfidence:
     """The label (high / medium / low) of a memory estimate of ``task`` on ``engine`` (for
     training, its framework) and why."""
     from whichgpu.estimate.speed.result import label_for

@@ -339,7 +339,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                                     msg("term.diffusion.less", "denoising needs less ({gb:.1f} "
                                         "GB of activations)", gb=act / 1e9),
                                     memory_constant("vae_decode_bytes_per_pixel").source))
-    terms.append(runtime_term("transformers"))
+    terms.append(runtime_term(Engine.TRANSFORMERS))
     # independent pipelines share nothing; a split pipeline's GPUs talk every block
     nccl = nccl_term(w.gpus) if training else nccl_term(layout.per_pipeline)
     if nccl:

@@ -37,7 +37,7 @@ def _note(c: Constant) -> str | None:
     return data_text(c.note) if c.note is not None else None
 
 
-def runtime_term(engine: str) -> MemoryTerm:
+def runtime_term(engine: Engine) -> MemoryTerm:
     if engine == Engine.MLX:  # no CUDA context; Metal's own runtime, of llama.cpp's minimum's order
         c = memory_constant("llamacpp_cuda_minimum_mib")
         return MemoryTerm("runtime", int(c.value * MiB),
@@ -255,7 +255,8 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
 MemoryReserve = Callable[[int, float], MemoryTerm | None]
 
 
-def _engine_reserve(engine: str, terms: list[MemoryTerm], kv_gpu: float) -> MemoryTerm | None:
+def _engine_reserve(engine: Engine, terms: list[MemoryTerm], kv_gpu: float
+                    ) -> MemoryTerm | None:
     """The memory the engine keeps beyond the model (its module's ``memory_reserve``)."""
     reserve: MemoryReserve | None = getattr(module(engine), "memory_reserve", None)
     return reserve(sum(t.bytes for t in terms), kv_gpu) if reserve is not None else None

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whichgpu.units import GB, GiB
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 # Canonical term names, in display order. A breakdown only lists the terms that apply.
 TERM_ORDER = (
@@ -36,8 +36,8 @@ class MemoryTerm:
 class MemoryEstimate:
     """Peak memory per GPU for a workload on ``gpus`` GPUs, as a sum of named terms."""
 
-    task: str
-    engine: str
+    task: Task
+    engine: Engine
     quant: str
     gpus: int
     terms: tuple[MemoryTerm, ...]

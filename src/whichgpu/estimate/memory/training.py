@@ -23,6 +23,7 @@ from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload, lora_groups
 from whichgpu.messages import Join, Message, msg
 from whichgpu.models.spec import ModelSpec
+from whichgpu.vocabulary import Engine, Task
 
 # Optimizer state bytes per trainable parameter (fp32 states unless 8-bit).
 OPTIMIZER_BYTES: dict[str, tuple[float | None, Message]] = {
@@ -130,7 +131,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
     zero = w.zero_stage
     split = tp * pp
-    full = w.task in ("full-ft", "pretrain")
+    full = w.task in (Task.FULL_FT, Task.PRETRAIN)
     terms: list[MemoryTerm] = []
     assumptions: list[Message] = []
 
@@ -379,7 +380,7 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     if loop is not None:
         terms.append(loop)
         sharding = [*sharding, loop]  # churns through the allocator like the gathered layers
-    terms.append(runtime_term("transformers"))
+    terms.append(runtime_term(Engine.TRANSFORMERS))
     nccl = nccl_term(w.gpus)
     if nccl:
         terms.append(nccl)
@@ -463,7 +464,7 @@ def sharding_terms(w: Workload, on_cpu: bool) -> list[MemoryTerm]:
             n=nlayers, params=m.largest_layer_params, bytes=layer_bytes),
         msg("term.zero3.why", "FSDP/ZeRO-3 all-gathers the current and the prefetched layer"),
         memory_constant("zero3_prefetch_layers").source))
-    if w.task not in ("full-ft", "pretrain"):
+    if w.task not in (Task.FULL_FT, Task.PRETRAIN):
         # frozen weights: no weight gradients to reduce; the adapters' are small (torchtune's
         # 70B LoRA row over 8 GPUs, validation/memory.csv, needs nothing more)
         return out

@@ -111,7 +111,7 @@ def workload_weight_bytes(w) -> WeightBytes:
 
 
 def llm_weight_bytes(model: ModelSpec, quant: QuantFormat, requested: str | None, *,
-                     use_checkpoint: bool = True, engine: str | None = None,
+                     use_checkpoint: bool = True, engine: Engine | None = None,
                      imatrix: bool | None = None) -> WeightBytes:
     """Bytes of a decoder's weights in ``quant``, with how they sit in the layers.
 

@@ -12,7 +12,7 @@ from whichgpu.estimate.speed.result import Confidence, SpeedEstimate, band, conf
 from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 SATURATION_CAP = 4096  # sequences: the largest batch the saturation search considers
 
@@ -452,7 +452,8 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     from whichgpu.estimate.speed.training import base_mfu, check_framework
 
     fw = check_framework(framework)
-    precision, why = compute_precision(hw.gpu, w.quant_format, "transformers", training=True)
+    precision, why = compute_precision(hw.gpu, w.quant_format, Engine.TRANSFORMERS,
+                                      training=True)
     from whichgpu.estimate.speed.sustained import sustained_scale
 
     peak = (hw.peak(precision) or hw.peak("fp16")) * sustained_scale(hw.gpu)[0]
@@ -464,7 +465,7 @@ def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> Speed
     factor = 2 + ckpt
     flops = lin * factor + attn * (3 + ckpt)
     den = w.diffusion_spec.component(w.diffusion_spec.denoiser)
-    mfu, mfu_why = base_mfu("image-lora", hw, den.hidden_size or 0, fw, compile_,
+    mfu, mfu_why = base_mfu(Task.IMAGE_LORA, hw, den.hidden_size or 0, fw, compile_,
                             denoiser=den.kind)
     dequant = 1.0
     if w.quant_format.linear_bits < 8:  # a 4-bit base (QLoRA-style): dequantized twice a step

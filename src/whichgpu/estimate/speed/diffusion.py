@@ -132,7 +132,7 @@ def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
     d = w.diffusion_spec
     den = d.component(d.denoiser)
     q = w.quant_format
-    precision, why = compute_precision(hw.gpu, q, "transformers")
+    precision, why = compute_precision(hw.gpu, q, Engine.TRANSFORMERS)
     if den.native_dtype == "fp16" and precision == "bf16" and q.is_16bit:
         precision = "fp16"
     sixteen = "fp16" if den.native_dtype == "fp16" else \

@@ -276,7 +276,7 @@ def _first_supported(gpu: GPU, *keys: str) -> str:
     return "fp32"
 
 
-def compute_precision(gpu: GPU, quant: QuantFormat, engine: str = "vllm",
+def compute_precision(gpu: GPU, quant: QuantFormat, engine: Engine = Engine.VLLM,
                       training: bool = False) -> tuple[str, str]:
     """The precision key the matmuls run at, and why.
 

@@ -26,6 +26,7 @@ from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
+from whichgpu.vocabulary import Engine
 
 
 class StepTime:
@@ -147,7 +148,7 @@ def llamacpp_backend(w: Workload, gpu) -> str | None:
     """llama.cpp's GPU backend for this job on ``gpu``: the one named (``backend``), else the
     card's own (CUDA, HIP on AMD, Metal on Apple silicon, SYCL on Intel); None for other
     engines."""
-    if w.engine_name != "llamacpp":
+    if w.engine_name != Engine.LLAMACPP:
         return None
     return w.backend or _PLATFORM_BACKEND.get(str(gpu.platform.value), "cuda")
 
@@ -489,7 +490,7 @@ def prefill_chunk_tokens(w: Workload) -> int:
     batched-token budget (vLLM's max_num_batched_tokens)."""
     if has(w.engine_name, "ggml_runtime"):
         return w.ubatch_tokens
-    if w.engine_name == "mlx":  # mlx-lm generate.py: prefill_step_size = 2048
+    if w.engine_name == Engine.MLX:  # mlx-lm generate.py: prefill_step_size = 2048
         return 2048
     from whichgpu.estimate.constants import memory_value
 

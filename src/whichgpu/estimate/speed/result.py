@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 from whichgpu.estimate.constants import speed_constant, speed_value
 from whichgpu.messages import Message
 from whichgpu.units import Range
+from whichgpu.vocabulary import Task
 
 BOUNDS = ("memory-bandwidth", "compute", "interconnect", "fixed-overhead", "host-memory",
           "pcie")
@@ -252,8 +253,8 @@ class SpeedEstimate:
 
     gpu: str
     count: int
-    task: str
-    engine: str
+    task: Task
+    engine: str  # the Engine, or for training the framework that runs it (unsloth, megatron)
     precision: str  # compute precision key used
     bound: str
     confidence: str

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, msg
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.speed.traffic import LengthRule, Lengths
 
 _POLICY = {"mixed": "prefill inside the decode steps", "separate": "prefill in steps of its own"}
 
@@ -65,16 +68,18 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
 # ------------------------------------------------------------------ traffic (issue 28)
 
 def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
-                   lengths_text: str | None = None, prefix_hit: float | None = None, *,
-                   profile: Any = None) -> dict[str, Any]:
+                   lengths: Lengths | LengthRule | None = None,
+                   prefix_hit: float | None = None, *, profile: Any = None) -> dict[str, Any]:
     """One replica of ``count`` x ``gpu`` under Poisson arrivals at a request rate: its
     throughput and TTFT, TPOT, inter-token and end-to-end latency at p50/p90/p95/p99, from
-    the step-by-step simulation (serving_sim.py) over 1,000 requests."""
+    the step-by-step simulation (serving_sim.py) over 1,000 requests. ``lengths``: a
+    histogram, or a rule over the job's mean lengths (None: fixed; answers/inputs/traffic.py
+    reads the request's text)."""
     from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.serving import ServingModel
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
     from whichgpu.estimate.speed.serving_sim import Arrival, Traffic, simulate
-    from whichgpu.estimate.speed.traffic import parse_lengths
+    from whichgpu.estimate.speed.traffic import lengths_for
 
     if w.engine_name not in SERVING_ENGINES:
         raise InputError(msg("serving.traffic_engines", "{field} is for serving engines: "
@@ -83,8 +88,8 @@ def traffic_answer(w: Workload, gpu: GPU, count: int, rate: float,
                              engine=w.engine_name))
     wl, _, where = _one_sequence_fits(w, gpu, count)
     sm = ServingModel(wl, gpu, profile=profile, lengths="mean")
-    lengths = parse_lengths(lengths_text, sm.prompt, sm.output)
-    traffic = Traffic(lengths, Arrival.POISSON, rate, 1000, float(prefix_hit or 0.0))
+    traffic = Traffic(lengths_for(lengths, sm.prompt, sm.output), Arrival.POISSON, rate, 1000,
+                      float(prefix_hit or 0.0))
     res = simulate(sm, traffic)
     most = sm.max_requests_per_s
     notes = []

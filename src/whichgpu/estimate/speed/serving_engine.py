@@ -30,6 +30,7 @@ from whichgpu.estimate.constants import _load, memory_value
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, msg
 from whichgpu.units import GiB, MiB
+from whichgpu.vocabulary import Engine
 
 ServingEngine = Literal["vllm", "sglang", "trtllm"]
 SERVING_ENGINES: tuple[str, ...] = engines_with("continuous_batching")
@@ -56,7 +57,7 @@ def serving_source(name: str) -> str:
 class EngineConfig:
     """The scheduler and memory settings a serving engine runs with."""
 
-    engine: str
+    engine: Engine
     generation: str  # "v0", "v1" (vLLM), "legacy", "current" (SGLang), "ifb" (TensorRT-LLM)
     policy: Policy
     reservation: Reservation
@@ -112,7 +113,7 @@ def _vllm(w: Workload, gpu: GPU, version, usage: Usage) -> EngineConfig:
     if not v1:
         budget = max(int(serving_value("vllm_max_num_batched_tokens")["v0-min"]),
                      w.model.max_context or 0)
-        return EngineConfig("vllm", "v0", "separate", "current",
+        return EngineConfig(Engine.VLLM, "v0", "separate", "current",
                             int(serving_value("vllm_max_num_seqs")["v0"]), budget, "total", util,
                             False, notes=("vLLM V0 scheduler: prompts run in their own steps "
                                           "before decoding resumes",))
@@ -122,7 +123,7 @@ def _vllm(w: Workload, gpu: GPU, version, usage: Usage) -> EngineConfig:
     context = "offline" if usage in ("offline", "bench") else "server"
     seqs = int(serving_value("vllm_max_num_seqs")[tier])
     budget = int(serving_value("vllm_max_num_batched_tokens")[f"{tier}-{context}"])
-    return EngineConfig("vllm", "v1", "mixed", "current", seqs, budget, "total", util, True)
+    return EngineConfig(Engine.VLLM, "v1", "mixed", "current", seqs, budget, "total", util, True)
 
 
 def _sglang_tier(gpu: GPU) -> dict:
@@ -160,7 +161,7 @@ def _sglang(w: Workload, gpu: GPU, version) -> EngineConfig:
     fraction, chunk = sglang_mem_fraction(gpu, w.tp_degree, w.pp_degree, version)
     legacy = not _at_least(version, serving_value("sglang_reserved_memory_first_version"))
     seqs = int(serving_value("sglang_max_running_requests")["high"])
-    return EngineConfig("sglang", "legacy" if legacy else "current", "separate", "current",
+    return EngineConfig(Engine.SGLANG, "legacy" if legacy else "current", "separate", "current",
                         seqs, chunk, "static", fraction, True,
                         notes=("SGLang runs prefill batches apart from decode batches "
                                "(--enable-mixed-chunk is off by default)",))
@@ -172,7 +173,7 @@ def _trtllm(w: Workload, gpu: GPU, version, usage: Usage) -> EngineConfig:
     fraction = (float(serving_value("trtllm_bench_free_gpu_memory_fraction")) if bench
                 else float(d["free_gpu_memory_fraction"]))
     seqs = int(d["bench_max_batch_size"] if bench else d["max_batch_size"])
-    return EngineConfig("trtllm", "ifb", "mixed", "full", seqs, int(d["max_num_tokens"]),
+    return EngineConfig(Engine.TRTLLM, "ifb", "mixed", "full", seqs, int(d["max_num_tokens"]),
                         "free", fraction, False)
 
 
@@ -182,11 +183,11 @@ def engine_config(w: Workload, gpu: GPU, *, version: str | None = None,
     ``'vLLM 0.6.0'``; None: a current release)."""
     engine = w.engine_name
     v = version_tuple(version)
-    if engine == "vllm":
+    if engine == Engine.VLLM:
         return _vllm(w, gpu, v, usage)
-    if engine == "sglang":
+    if engine == Engine.SGLANG:
         return _sglang(w, gpu, v)
-    if engine == "trtllm":
+    if engine == Engine.TRTLLM:
         return _trtllm(w, gpu, v, usage)
     raise InputError(msg("serving.engines", "the serving model covers vLLM, SGLang and "
                          "TensorRT-LLM ({flag} vllm, sglang or trtllm), not {engine}",

@@ -158,40 +158,32 @@ def from_file(path: str | Path) -> Lengths:
                    weights=tuple(weights), source=p.name)
 
 
-def parse_lengths(text: str | None, prompt: int, output: int) -> Lengths:
-    """``fixed`` (default: the given lengths), ``spread`` (ShareGPT's spread around them),
-    ``sharegpt`` (ShareGPT's printed means and the tools' filter) or a histogram
-    ``PROMPT:OUTPUT[:WEIGHT],...``."""
-    from whichgpu.messages import Field, msg
+class LengthRule(StrEnum):
+    """Request lengths said relative to the job's own mean prompt and output (the request's
+    ``lengths``, read in answers/inputs/traffic.py): the same each time, ShareGPT's spread
+    around them, or ShareGPT's own printed means and the tools' filter."""
 
-    t = (text or "fixed").strip().lower()
-    if t == "fixed":
-        return fixed(prompt, output)
-    if t == "spread":
-        return spread_around(prompt, output)
-    if t == "sharegpt":
-        return sharegpt()
-    pairs: list[tuple[int, int]] = []
-    weights: list[float] = []
-    for part in t.split(","):
-        bits = part.strip().split(":")
-        try:
-            nums = [float(b) for b in bits]
-        except ValueError:
-            nums = []
-        if len(nums) not in (2, 3) or nums[0] < 1 or nums[1] < 1 or not all(
-                map(math.isfinite, nums)) or (len(nums) == 3 and nums[2] < 0):
-            raise InputError(msg("traffic.lengths", "{field} {v!r}: use fixed, spread, "
-                                 "sharegpt or a histogram like 200:100:3,2000:300:1 (prompt "
-                                 "tokens:output tokens:weight)", field=Field("lengths"),
-                                 v=text))
-        pairs.append((int(round(nums[0])), int(round(nums[1]))))
-        weights.append(nums[2] if len(nums) == 3 else 1.0)
+    FIXED = "fixed"
+    SPREAD = "spread"
+    SHAREGPT = "sharegpt"
+
+
+def histogram(pairs: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> Lengths:
+    """Lengths drawn from (prompt, output) pairs with these weights (their sum > 0)."""
     total = sum(weights)
-    if total <= 0:
-        raise InputError(msg("traffic.lengths_weight", "{field} {v!r}: the weights add up to "
-                             "nothing", field=Field("lengths"), v=text))
     return Lengths(LengthShape.FILE, sum(a * w for (a, _), w in zip(pairs, weights,
                                                                     strict=True)) / total,
                    sum(b * w for (_, b), w in zip(pairs, weights, strict=True)) / total,
-                   pairs=tuple(pairs), weights=tuple(weights), source="the histogram given")
+                   pairs=pairs, weights=weights, source="the histogram given")
+
+
+def lengths_for(asked: Lengths | LengthRule | None, prompt: int, output: int) -> Lengths:
+    """The lengths a simulation draws: a histogram as given, or a rule applied to the job's
+    mean ``prompt`` and ``output`` (None: fixed)."""
+    if isinstance(asked, Lengths):
+        return asked
+    if asked is None or asked is LengthRule.FIXED:
+        return fixed(prompt, output)
+    if asked is LengthRule.SPREAD:
+        return spread_around(prompt, output)
+    return sharegpt()

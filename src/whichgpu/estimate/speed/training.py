@@ -20,7 +20,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 FRAMEWORKS = ("pytorch", "torchtitan", "llm-foundry", "torchtune", "megatron", "transformers",
               "axolotl", "unsloth")
@@ -62,7 +62,7 @@ def framework_factor(framework: str | None, compile_: bool = False) -> tuple[flo
     return f, why
 
 
-def base_mfu(task: str, hw: Hardware, hidden: int, framework: str | None = None,
+def base_mfu(task: Task, hw: Hardware, hidden: int, framework: str | None = None,
              compile_: bool = False, denoiser: str | None = None) -> tuple[float, str]:
     """MFU before communication for a training task on this GPU (full-ft reference x factors).
     A denoiser's LoRA starts from that denoiser kind's fitted eager efficiency instead: its
@@ -99,7 +99,7 @@ def training_step(w: Workload, hw: Hardware, framework: str | None = None,
                   compile_: bool = False) -> dict:
     m = w.model
     q = w.quant_format
-    precision, why = compute_precision(hw.gpu, q, "transformers", training=True)
+    precision, why = compute_precision(hw.gpu, q, Engine.TRANSFORMERS, training=True)
     fp8 = w.fp8_training and hw.gpu.supports("fp8")
     if w.fp8_training and not fp8:
         why = f"{hw.gpu.id} has no FP8: --fp8-training falls back to {precision}"

@@ -6,7 +6,7 @@ from functools import cache
 
 from whichgpu.catalog.gpus import GPU, get_gpu
 from whichgpu.errors import InputError
-from whichgpu.estimate.workload import ENGINES, Workload
+from whichgpu.estimate.workload import ENGINES, Workload, as_task
 from whichgpu.units import GB, MB, GiB, MiB
 
 # Engines named in published measurements, mapped to the engine model that behaves alike.
@@ -218,7 +218,7 @@ def _apply_framework(kw: dict, row: dict[str, str], task: str) -> None:
                                     "selective_checkpointing")}
     if kw.get("fused_loss") and given["loss"] is None:
         given["loss"] = "fused"
-    for key, value in apply_framework(kw["framework"], task, given).items():
+    for key, value in apply_framework(kw["framework"], as_task(task), given).items():
         if value is None:
             continue
         if key == "lora_targets" and isinstance(value, str):
