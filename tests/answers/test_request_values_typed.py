@@ -11,7 +11,6 @@ import pytest
 
 from whichgpu.answers.command_line import command_line
 from whichgpu.answers.inputs.host import parse_ram
-from whichgpu.answers.inputs.job import work_words
 from whichgpu.answers.inputs.serving import parse_latency_target, parse_rate
 from whichgpu.answers.inputs.traffic import parse_lengths
 from whichgpu.answers.inputs.values import (
@@ -21,6 +20,7 @@ from whichgpu.answers.inputs.values import (
     TokenCount,
     said,
 )
+from whichgpu.answers.inputs.work_words import work_words
 from whichgpu.answers.inputs.workload import token_words
 from whichgpu.answers.request import MAX_WORK, _at_most_count, field_named, for_web
 from whichgpu.answers.requests import Memory, Recommend, Speed

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 from whichgpu.advise.job import Job
 from whichgpu.answers.inputs.values import LatencyTarget
+from whichgpu.answers.inputs.work_words import work_words
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.vocabulary import Objective
@@ -18,20 +19,6 @@ if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
     from whichgpu.catalog.prices import OfferSelection
     from whichgpu.cost.currency import RateTable
-
-_TOKEN_COUNT = msg("what.token_count", "token count")
-_IMAGE_COUNT = msg("what.image_count", "image count")
-_VIDEO_COUNT = msg("what.video_count", "video count")
-_STEP_COUNT = msg("what.step_count", "step count")
-_TOKENS = msg("what.tokens", "tokens")
-_WORK_WORDS = {"tokens": _TOKEN_COUNT, "images": _IMAGE_COUNT, "videos": _VIDEO_COUNT,
-               "steps": _STEP_COUNT, "train_tokens": _TOKEN_COUNT, "tokens_per_day": _TOKENS}
-
-
-def work_words(field: str) -> str:
-    """What an amount-of-work field is called in its sentences ('token count')."""
-    return _WORK_WORDS.get(field, field.replace("_", " "))
-
 
 def build_job(workload: Workload, *, tokens: int | str | None = None,
               images: int | str | None = None, videos: int | str | None = None,

@@ -152,7 +152,7 @@ class WorkCount(_Count):
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:
-        from whichgpu.answers.inputs.job import work_words
+        from whichgpu.answers.inputs.work_words import work_words
         from whichgpu.answers.request import MAX_WORK, field_named
         from whichgpu.errors import InputError
         from whichgpu.messages import msg
