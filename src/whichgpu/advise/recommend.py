@@ -353,6 +353,17 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     if max_gpus is not None and (isinstance(max_gpus, bool) or int(max_gpus) < 1):
         raise InputError(msg("recommend.max_gpus", "{flag} must be at least 1, got {n}",
                              flag=Field("max_gpus"), n=max_gpus))
+    from whichgpu.advise.collector import paced  # fewer collections during the answer
+
+    with paced():
+        return _recommend_paced(job, offers, catalog, rates, profile, gpus, max_gpus, owned,
+                                owned_count)
+
+
+def _recommend_paced(job: Job, offers: list[Offer], catalog: Catalog | None,
+                     rates: RateTable | None, profile: Calibration | None,
+                     gpus: list[GPU] | None, max_gpus: int | None, owned: GPU | None,
+                     owned_count: int) -> Recommendation:
     if job.kind == WorkKind.RATE:  # replicas x TP for a request rate and latency targets
         from whichgpu.advise.serving import recommend_for_rate
 
