@@ -819,6 +819,27 @@ def _assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
     return out
 
 
+def _alone_fastest(wl: Workload, profile) -> bool:
+    """Whether one sequence alone decodes at least as fast as each sequence of any batch
+    (``decode_tokens_per_s_per_sequence`` never rises with the batch), so that the serving
+    replica search may ask the speed at one user per replica first.
+
+    ``estimate_speed`` gives that rate as ``1 / decode_step(w, hw, batch, ctx).seconds`` (its
+    band's typical is the value itself), on a layout, engine and lengths that do not depend
+    on the batch (``layout_for``, ``engine_for``, ``inference_lengths``). Every term of a
+    decode step (estimate/speed/llm.py) grows with the batch or stays: the weights streamed
+    (dense: the same bytes; MoE: the experts the batch routes to, a count that only grows;
+    llama.cpp with parts in host RAM: the GPU and host shares of those bytes each grow, the
+    device switches stay), the KV read (x batch), the matmuls (x batch), the tensor-parallel
+    all-reduces and pipeline hops (latency + bytes x batch), the fixed overhead. So the step
+    time never falls and the per-sequence rate never rises. Not covered, so not assumed:
+    a drafter (tokens accepted per step vary with the batch), LoRA adapters, expert
+    parallelism's own step, measured runs that move a rate.
+    tests/advise/test_serving_alone_fastest.py checks the property over the catalog."""
+    return (wl.speculative is None and not wl.lora_adapters and not wl.expert_parallel
+            and getattr(profile, "measured_runs", None) is None)
+
+
 def _given(amount: float | None) -> float:
     """The job's amount for its kind (``Job.kind`` is the kind whose amount is set)."""
     assert amount is not None
@@ -865,6 +886,14 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         s = _speed(wl, gpu, count, profile) if per_replica == batch else estimate_speed(
             wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
             saturation=False)
+        if s.rates[rate_name].typical < each and per_replica > 1 and _alone_fastest(wl,
+                                                                                  profile):
+            # the doubling below ends at one user per replica (the speed it would reach
+            # last): when even that is too slow, no replica count is fast enough
+            alone = estimate_speed(wl.with_(batch=1), gpu, count, profile=profile,
+                                   check_fit=False, saturation=False)
+            if alone.rates[rate_name].typical < each:
+                s, per_replica = alone, 1
         while s.rates[rate_name].typical < each and per_replica > 1:
             replicas *= 2
             per_replica = math.ceil(users / replicas)
