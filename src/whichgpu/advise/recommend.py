@@ -27,7 +27,7 @@ from whichgpu.advise.machines import (
 )
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost_range
+from whichgpu.cost.billing import MoneyRange, run_cost, run_cost_range
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
@@ -819,6 +819,11 @@ def _assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
     return out
 
 
+#: Work out the low and high cost of the cheapest on-demand offer only (off: of every offer,
+#: as tests/advise/test_cost_range_deferred.py compares)
+_DEFER_RANGES = [True]
+
+
 def _alone_fastest(wl: Workload, profile) -> bool:
     """Whether one sequence alone decodes at least as fast as each sequence of any batch
     (``decode_tokens_per_s_per_sequence`` never rises with the batch), so that the serving
@@ -952,10 +957,21 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         else seconds
     priced = []
     machines_of = {}
+    ranked: dict[int, float] = {}  # on-demand offers: the typical cost alone, range deferred
+    # (durations run_cost refuses are left to the full path, which says so for every offer)
+    defer = _DEFER_RANGES[0] and wall is not None and all(
+        0 <= d < math.inf for d in (wall.low, wall.typical, wall.high))
     for offer, m in shaped:
         price = convert(offer.price_per_hour, currency, rates) * m.machines
+        cost: MoneyRange | None
         if wall is None:
             cost = MoneyRange(price, price, price)
+        elif defer and not offer.spot and (setup is None or m.machines == 1):
+            # what the range below would rank it by (its typical end, by the same
+            # operations); the low and high ends are worked out for the cheapest offer only
+            ranked[id(offer)] = (convert(run_cost(offer, wall.typical).cost, currency, rates)
+                                 * m.machines).amount
+            cost = None
         elif setup is not None and m.machines > 1:
             # each machine past the first also boots and loads the weights (billed)
             first = run_cost_range(offer, wall).convert(currency, rates)
@@ -976,8 +992,17 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                 "exclusion.price", "over budget per hour: {price}/h > {cap}/h", price=cheapest,
                 cap=cap), cheapest.amount - cap.amount, cheapest.amount / cap.amount - 1)
         priced = within
-    offer, price, cost, risk = min(priced, key=lambda p: (_ranked(p[2], p[3]).typical.amount,
-                                                          p[1].amount, p[0].provider))
+
+    def rank_amount(p) -> float:
+        got = ranked.get(id(p[0]))
+        return got if got is not None else _ranked(p[2], p[3]).typical.amount
+
+    offer, price, cost, risk = min(priced, key=lambda p: (rank_amount(p), p[1].amount,
+                                                          p[0].provider))
+    if cost is None:  # the range of the cheapest on-demand offer, as every offer had it
+        assert wall is not None
+        cost = run_cost_range(offer, wall).convert(currency, rates).scale(
+            machines_of[id(offer)].machines)
     if kind == WorkKind.DAILY and seconds is not None:
         seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:
