@@ -80,3 +80,21 @@ def test_recommend_answers_under_the_raised_threshold(monkeypatch):
     assert rec.recommend(object(), []) == "answer"  # type: ignore[arg-type]
     assert seen == [collector.ANSWER_THRESHOLD]
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_the_answers_json_is_made_under_the_raised_threshold_too(monkeypatch):
+    """The JSON of a recommendation (thousands of small dicts) is made while the answer's
+    objects are still alive: at the default threshold its young collections promoted them."""
+    from whichgpu.advise.recommend import Recommendation
+
+    seen = []
+
+    def body(self):
+        seen.append(gc.get_threshold()[0])
+        return {}
+
+    monkeypatch.setattr(Recommendation, "_json", body)
+    rec = Recommendation(job=None, currency="USD", options=[], excluded=[])  # type: ignore[arg-type]
+    assert rec.to_json() == {}
+    assert seen == [collector.ANSWER_THRESHOLD]
+    assert gc.get_threshold() == (700, 10, 10)

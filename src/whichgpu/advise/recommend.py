@@ -269,6 +269,12 @@ class Recommendation:
         return understood(self.job)
 
     def to_json(self) -> dict[str, Any]:
+        from whichgpu.advise.collector import paced  # as the answer itself (collector.py)
+
+        with paced():
+            return self._json()
+
+    def _json(self) -> dict[str, Any]:
         w = self.job.workload
         return {
             "model": w.model.name, "task": w.task, "quant": w.quant_name,
