@@ -306,7 +306,7 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     def cost(o) -> float:
         return _ranked(o.cost, o.spot_risk).typical.amount
 
-    priced = []
+    priced: list[Option] = []
     # on-demand, ranked by cost: a layout is chosen only where it is the cheapest
     bounded = _BOUND[0] and not job.spot and not _goodput_ranks(job)
     for lay in feasible:
