@@ -18,7 +18,7 @@ CATALOG = {"model": "llama-3.1-8b", "engine": "vllm", "requests_per_s": "20",
 QUESTIONS = {
     "70b-rate-3-tpot": {"model": "llama-3.1-70b", "engine": "vllm", "requests_per_s": "3",
                         "prompt_tokens": 2000, "output_tokens": 300, "tpot": "40ms",
-                        "only": "h100-sxm,a100-80gb-sxm,l40s,rtx-4090,h200-sxm", "top": 0},
+                        "only": "h100-sxm,l40s,h200-sxm", "top": 0},
     "8b-rate-50-no-target": {"model": "llama-3.1-8b", "engine": "sglang",
                              "requests_per_s": "50", "only": "h100-sxm,l4,rtx-4090,a10g,"
                              "a100-80gb-sxm", "top": 0},

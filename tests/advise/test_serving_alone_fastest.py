@@ -20,7 +20,7 @@ CATALOG = {
                        "tokens_per_s_each": 60, "top": 0},
 }
 NARROW = {"model": "llama-3.3-70b", "users": 50, "tokens_per_s_each": 20, "top": 0,
-          "only": "h100-sxm,h100-pcie,a100-80gb-sxm,l40s,rtx-4090"}
+          "only": "h100-pcie,l40s,rtx-4090"}
 BATCHES = (1, 2, 4, 7, 13, 25, 50, 64)
 _REAL = rec.estimate_speed
 
