@@ -91,6 +91,10 @@ SLOW: dict[str, str] = {
     # Not integration, but each over 1 s of CPU (measured with time.process_time under
     # pytest-xdist, shared machine): full recommendations, often asked on several surfaces.
     "advise/test_advise_serving.py": _FULL,
+    "advise/test_rate_layout_bound.py::test_the_whole_catalog_answer_is_the_same_with_fewer_"
+    "searches": _FULL,
+    "advise/test_serving_alone_fastest.py::test_a_sequence_never_decodes_faster_in_a_batch":
+        "speeds at 8 batches for every configuration of three whole-catalog answers",
     "web/test_web_answer_words.py": _FULL,
     "answers/test_answers_parity.py"
     "": "the same questions through the CLI, the REST API and the page",

@@ -27,7 +27,7 @@ from whichgpu.advise.machines import (
 )
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost_range
+from whichgpu.cost.billing import MoneyRange, run_cost, run_cost_range
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
@@ -269,6 +269,12 @@ class Recommendation:
         return understood(self.job)
 
     def to_json(self) -> dict[str, Any]:
+        from whichgpu.advise.collector import paced  # as the answer itself (collector.py)
+
+        with paced():
+            return self._json()
+
+    def _json(self) -> dict[str, Any]:
         w = self.job.workload
         return {
             "model": w.model.name, "task": w.task, "quant": w.quant_name,
@@ -353,6 +359,17 @@ def recommend(job: Job, offers: list[Offer], *, catalog: Catalog | None = None,
     if max_gpus is not None and (isinstance(max_gpus, bool) or int(max_gpus) < 1):
         raise InputError(msg("recommend.max_gpus", "{flag} must be at least 1, got {n}",
                              flag=Field("max_gpus"), n=max_gpus))
+    from whichgpu.advise.collector import paced  # fewer collections during the answer
+
+    with paced():
+        return _recommend_paced(job, offers, catalog, rates, profile, gpus, max_gpus, owned,
+                                owned_count)
+
+
+def _recommend_paced(job: Job, offers: list[Offer], catalog: Catalog | None,
+                     rates: RateTable | None, profile: Calibration | None,
+                     gpus: list[GPU] | None, max_gpus: int | None, owned: GPU | None,
+                     owned_count: int) -> Recommendation:
     if job.kind == WorkKind.RATE:  # replicas x TP for a request rate and latency targets
         from whichgpu.advise.serving import recommend_for_rate
 
@@ -808,6 +825,32 @@ def _assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
     return out
 
 
+#: Work out the low and high cost of the cheapest on-demand offer only (off: of every offer,
+#: as tests/advise/test_cost_range_deferred.py compares)
+_DEFER_RANGES = [True]
+
+
+def _alone_fastest(wl: Workload, profile) -> bool:
+    """Whether one sequence alone decodes at least as fast as each sequence of any batch
+    (``decode_tokens_per_s_per_sequence`` never rises with the batch), so that the serving
+    replica search may ask the speed at one user per replica first.
+
+    ``estimate_speed`` gives that rate as ``1 / decode_step(w, hw, batch, ctx).seconds`` (its
+    band's typical is the value itself), on a layout, engine and lengths that do not depend
+    on the batch (``layout_for``, ``engine_for``, ``inference_lengths``). Every term of a
+    decode step (estimate/speed/llm.py) grows with the batch or stays: the weights streamed
+    (dense: the same bytes; MoE: the experts the batch routes to, a count that only grows;
+    llama.cpp with parts in host RAM: the GPU and host shares of those bytes each grow, the
+    device switches stay), the KV read (x batch), the matmuls (x batch), the tensor-parallel
+    all-reduces and pipeline hops (latency + bytes x batch), the fixed overhead. So the step
+    time never falls and the per-sequence rate never rises. Not covered, so not assumed:
+    a drafter (tokens accepted per step vary with the batch), LoRA adapters, expert
+    parallelism's own step, measured runs that move a rate.
+    tests/advise/test_serving_alone_fastest.py checks the property over the catalog."""
+    return (wl.speculative is None and not wl.lora_adapters and not wl.expert_parallel
+            and getattr(profile, "measured_runs", None) is None)
+
+
 def _given(amount: float | None) -> float:
     """The job's amount for its kind (``Job.kind`` is the kind whose amount is set)."""
     assert amount is not None
@@ -854,6 +897,14 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         s = _speed(wl, gpu, count, profile) if per_replica == batch else estimate_speed(
             wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
             saturation=False)
+        if s.rates[rate_name].typical < each and per_replica > 1 and _alone_fastest(wl,
+                                                                                  profile):
+            # the doubling below ends at one user per replica (the speed it would reach
+            # last): when even that is too slow, no replica count is fast enough
+            alone = estimate_speed(wl.with_(batch=1), gpu, count, profile=profile,
+                                   check_fit=False, saturation=False)
+            if alone.rates[rate_name].typical < each:
+                s, per_replica = alone, 1
         while s.rates[rate_name].typical < each and per_replica > 1:
             replicas *= 2
             per_replica = math.ceil(users / replicas)
@@ -912,10 +963,21 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         else seconds
     priced = []
     machines_of = {}
+    ranked: dict[int, float] = {}  # on-demand offers: the typical cost alone, range deferred
+    # (durations run_cost refuses are left to the full path, which says so for every offer)
+    defer = _DEFER_RANGES[0] and wall is not None and all(
+        0 <= d < math.inf for d in (wall.low, wall.typical, wall.high))
     for offer, m in shaped:
         price = convert(offer.price_per_hour, currency, rates) * m.machines
+        cost: MoneyRange | None
         if wall is None:
             cost = MoneyRange(price, price, price)
+        elif defer and not offer.spot and (setup is None or m.machines == 1):
+            # what the range below would rank it by (its typical end, by the same
+            # operations); the low and high ends are worked out for the cheapest offer only
+            ranked[id(offer)] = (convert(run_cost(offer, wall.typical).cost, currency, rates)
+                                 * m.machines).amount
+            cost = None
         elif setup is not None and m.machines > 1:
             # each machine past the first also boots and loads the weights (billed)
             first = run_cost_range(offer, wall).convert(currency, rates)
@@ -936,8 +998,17 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                 "exclusion.price", "over budget per hour: {price}/h > {cap}/h", price=cheapest,
                 cap=cap), cheapest.amount - cap.amount, cheapest.amount / cap.amount - 1)
         priced = within
-    offer, price, cost, risk = min(priced, key=lambda p: (_ranked(p[2], p[3]).typical.amount,
-                                                          p[1].amount, p[0].provider))
+
+    def rank_amount(p) -> float:
+        got = ranked.get(id(p[0]))
+        return got if got is not None else _ranked(p[2], p[3]).typical.amount
+
+    offer, price, cost, risk = min(priced, key=lambda p: (rank_amount(p), p[1].amount,
+                                                          p[0].provider))
+    if cost is None:  # the range of the cheapest on-demand offer, as every offer had it
+        assert wall is not None
+        cost = run_cost_range(offer, wall).convert(currency, rates).scale(
+            machines_of[id(offer)].machines)
     if kind == WorkKind.DAILY and seconds is not None:
         seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:

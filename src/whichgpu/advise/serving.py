@@ -111,6 +111,26 @@ class NoLayout:
 def layout(w, gpu: GPU, tp: int, targets: Targets, *,
            profile: Calibration | None = None) -> Layout | NoLayout:
     """The best one replica of ``tp`` x ``gpu`` can do, or why it cannot run the model."""
+    got = _unsized(w, gpu, tp, targets, profile)
+    return got if isinstance(got, NoLayout) else _sized(got, targets)
+
+
+#: ``Layout.max_rate`` of a layout that meets the targets at no load and is not sized yet
+_UNSIZED = math.inf
+
+
+def _sized(lay: Layout, targets: Targets) -> Layout:
+    """``lay`` with its max rate searched (where it meets the targets at no load)."""
+    if lay.max_rate != _UNSIZED:
+        return lay
+    return Layout(lay.gpu, lay.tp, lay.model, max_rate(lay.model, targets), lay.idle_ttft_s,
+                  lay.idle_tpot_s, lay.memory_bytes)
+
+
+def _unsized(w, gpu: GPU, tp: int, targets: Targets,
+             profile: Calibration | None) -> Layout | NoLayout:
+    """``layout`` before the search for its max rate: max_rate is 0 where even one request
+    at a time misses a target, else ``_UNSIZED``."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.speed.serving import ServingModel
     from whichgpu.estimate.workload import tp_problem
@@ -131,7 +151,7 @@ def layout(w, gpu: GPU, tp: int, targets: Targets, *,
     idle = sm.at_rate(_tiny(sm))
     if not targets.met(idle.ttft_s, idle.tpot_s):
         return Layout(gpu, tp, sm, 0.0, idle.ttft_s, idle.tpot_s, need)
-    return Layout(gpu, tp, sm, max_rate(sm, targets), idle.ttft_s, idle.tpot_s, need)
+    return Layout(gpu, tp, sm, _UNSIZED, idle.ttft_s, idle.tpot_s, need)
 
 
 def _tiny(sm) -> float:
@@ -260,7 +280,7 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     for tp in degrees:
         if max_gpus is not None and tp > max_gpus:
             break
-        got = layout(w, gpu, tp, targets, profile=profile)
+        got = _unsized(w, gpu, tp, targets, profile)
         if isinstance(got, NoLayout):
             if got.need:
                 misses.append(_memory_exclusion(gpu, tp, got.need, bool(pool)))
@@ -272,6 +292,7 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     if not feasible:
         return None, [_latency_miss(gpu, tried, targets, bool(pool))]
     if not pool:
+        feasible = [_sized(lay, targets) for lay in feasible]
         best = min(feasible, key=lambda lay: math.ceil(targets.requests_per_s / lay.max_rate)
                    * lay.tp)
         n = _replicas(targets, best)
@@ -280,8 +301,19 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                msg("exclusion.rate_offer", "meets the targets with {n} x {tp} GPU(s) but the "
                    "price list has no on-demand offer for it", n=n, tp=best.tp))
         return None, [Exclusion(gpu, best.tp, ExclusionKind.OFFER, why, has_offer=False)]
-    priced = []
+    from whichgpu.advise.recommend import _ranked
+
+    def cost(o) -> float:
+        return _ranked(o.cost, o.spot_risk).typical.amount
+
+    priced: list[Option] = []
+    # on-demand, ranked by cost: a layout is chosen only where it is the cheapest
+    bounded = _BOUND[0] and not job.spot and not _goodput_ranks(job)
     for lay in feasible:
+        if bounded and priced and _cost_floor(lay, targets, pool, currency, rates) \
+                > min(cost(o) for o in priced) * (1 + 1e-9):
+            continue  # cannot be this GPU's cheapest layout: not sized, not priced
+        lay = _sized(lay, targets)
         replicas = _replicas(targets, lay)
         if max_gpus is not None and replicas * lay.tp > max_gpus:
             gap = replicas * lay.tp / max_gpus - 1
@@ -301,11 +333,6 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                                              lay.model.workload))
     if not priced:
         return None, [min(misses, key=lambda m: (m.gap, m.count))]
-    from whichgpu.advise.recommend import _ranked
-
-    def cost(o) -> float:
-        return _ranked(o.cost, o.spot_risk).typical.amount
-
     from whichgpu.advise.goodput import layout_key  # issue 28: goodput, when it ranks
 
     cheapest = [min((o for o in priced if o.offer.spot == spot),
@@ -313,6 +340,34 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                 for spot in dict.fromkeys(o.offer.spot for o in priced)]
     fewest = min(lay.tp for lay in feasible)
     return cheapest, [m for m in misses if m.count < fewest and m.kind == "memory"]
+
+
+#: Skip the layouts whose cheapest possible price is above the cheapest found (the
+#: answer is the same without: tests/advise/test_rate_layout_bound.py switches it off)
+_BOUND = [True]
+
+
+def _goodput_ranks(job) -> bool:
+    from whichgpu.advise.goodput import ranks_on_goodput
+
+    return ranks_on_goodput(job)
+
+
+def _cost_floor(lay: Layout, targets: Targets, pool, currency, rates) -> float:
+    """The least hourly price ``lay``'s option could have on ``pool``, before its max rate is
+    searched: priced as ``_option`` prices it, at the fewest replicas it could need,
+    ``ceil(R / max throughput)`` (the max rate never exceeds the replica's max throughput;
+    a machine count never falls as replicas are added, advise/machines.py)."""
+    from whichgpu.advise.machines import machines_for
+    from whichgpu.cost.currency import convert
+
+    sm = lay.model
+    most = max(sm.max_requests_per_s, _tiny(sm))  # max_rate() <= this
+    replicas = max(1, math.ceil(targets.requests_per_s / most * (1 - 1e-9)))
+    shaped = [got for o in pool
+              if (got := machines_for(o, sm.workload, lay.tp, replicas)) is not None]
+    return min(((convert(o.price_per_hour, currency, rates) * m.machines).amount
+                for o, m in shaped), default=math.inf)
 
 
 def _replicas(targets: Targets, lay: Layout) -> int:

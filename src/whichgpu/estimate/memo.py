@@ -188,6 +188,11 @@ class Table:
         return value
 
 
+def enabled() -> bool:
+    """Whether the memos are on (off in the reference path and with WHICHGPU_NO_MEMO=1)."""
+    return _ENABLED[0]
+
+
 def clear() -> None:
     """Empty every memo."""
     for table in _TABLES:

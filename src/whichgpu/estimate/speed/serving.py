@@ -161,6 +161,9 @@ class _Replica:
     steps: StepModel
     cv2: float
     max: list[ServingPoint | None] = field(default_factory=lambda: [None])
+    # at_concurrency's answers by (users, requests, utilisation): a recommendation asks each
+    # replica the same closed loop again (spot and on-demand, changes tried, later answers)
+    closed: dict[tuple[int, int | None, bool], ServingPoint] = field(default_factory=dict)
 
 
 # A recommendation builds the same replica again and again: each batch it tries on a size
@@ -231,6 +234,7 @@ class ServingModel:
         self.steps: StepModel = core.steps
         self.cv2 = core.cv2
         self._max = core.max  # one cell per replica: max_throughput() once for all its copies
+        self._closed_points = core.closed
 
     def _build(self, w: Workload, gpu: GPU, profile: Any, config: EngineConfig | None,
                version: str | None, usage: Usage, lengths: Lengths, hardware_view: Any,
@@ -478,6 +482,17 @@ class ServingModel:
         in step (``wave``); with sampled lengths they spread into a steady stream."""
         if users < 1:
             raise InputError(f"concurrency must be at least 1, got {users}")
+        key = (users, requests, utilisation)
+        held = self._closed_points.get(key) if memo.enabled() else None
+        if held is not None:
+            return held
+        point = self._at_concurrency(users, requests, utilisation)
+        if memo.enabled() and len(self._closed_points) < 256:
+            self._closed_points[key] = point
+        return point
+
+    def _at_concurrency(self, users: int, requests: int | None,
+                        utilisation: bool) -> ServingPoint:
         load = Load("concurrency", users, requests)
         running = min(users, self.limit)
         notes: tuple[str, ...] = ()
