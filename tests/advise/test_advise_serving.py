@@ -49,7 +49,7 @@ def test_the_issues_command_returns_options_that_meet_both_targets_with_their_pr
 
 
 def test_rest_get_and_post_give_the_clis_answer(web, cli):
-    from test_web_api import same_as_cli
+    from web_parity import same_as_cli
 
     data = same_as_cli(web, cli, DONE_WHEN_QUERY, *DONE_WHEN)
     body = {"model": "llama-3.1-8b", "engine": "vllm", "requests_per_s": "20",
@@ -167,7 +167,7 @@ def test_serving_is_for_llm_inference(cli):
 
 
 def test_bad_rest_input_is_422_with_the_clis_reason(web, cli):
-    from test_web_api import same_error
+    from web_parity import same_error
 
     same_error(web, cli, "/api/v1/recommend?model=llama-3.1-8b&requests_per_s=20&ttft=2",
                "recommend", "llama-3.1-8b", "--requests-per-s", "20", "--ttft", "2")
@@ -185,7 +185,7 @@ def test_a_tiny_target_raises_no_error_but_no_option():
     "requests_per_s=20&prompt_tokens=1000&output_tokens=200&ttft=2s&tpot=60ms",
     "requests_per_s=2&prompt_tokens=500&output_tokens=200&tpot=3ms"])
 def test_the_french_serving_answer_has_no_unmarked_english(web, query):
-    from test_web_i18n import ENGLISH, _Text
+    from french_text import ENGLISH, _Text
 
     model = "llama-3.1-70b" if "tpot=3ms" in query else "llama-3.1-8b"
     html = web.get(f"/?task=inference&model={model}&engine=vllm&{query}"

@@ -67,7 +67,7 @@ def test_recommend_nothing_fits_prints_no_empty_table_and_the_closest(cli):
 
 
 def test_recommend_only_is_the_apis_only(cli, web):
-    from test_web_api import stable
+    from web_parity import stable
 
     c = cli(*FLUX, "--only", THREE, "--json")
     assert c.code == 0, c.err

@@ -53,7 +53,7 @@ def test_max_throughput_is_for_serving_engines_and_models_that_fit(cli):
 
 
 def test_the_rest_api_gives_the_clis_max_throughput(web, cli):
-    from test_web_api import same_as_cli
+    from web_parity import same_as_cli
 
     same_as_cli(web, cli, "/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&engine=sglang"
                 "&max_throughput=true", "speed", "llama-3.1-8b", "--gpu", "h100-sxm",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 import sys
 from datetime import date
-from html.parser import HTMLParser
 from importlib import resources
 
 import pytest
 
+from french_text import ENGLISH, _Text
 from whichgpu.messages import Field, msg
 from whichgpu.units import Money
 from whichgpu.web import i18n
@@ -263,38 +263,11 @@ def test_catalog_sort_choices_are_words_not_keys(web):
     assert ">coût par TFLOP-heure<" in select and ">cost-per-tflop<" not in select
 
 
-class _Text(HTMLParser):
-    """Visible text outside elements marked lang="en" (and outside code)."""
-
-    VOID = frozenset({"br", "input", "meta", "link", "img", "option", "hr", "circle", "line",
-                      "rect", "path", "source"})
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[tuple[str, bool]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in self.VOID:
-            return
-        english = dict(attrs).get("lang") == "en" or tag in ("pre", "code", "script", "style")
-        self.stack.append((tag, english))
-
-    def handle_endtag(self, tag):
-        while self.stack and self.stack.pop()[0] != tag:
-            pass
-
-    def handle_data(self, data):
-        if data.strip() and not any(e for _, e in self.stack):
-            self.text.append(data.strip())
-
-
 def in_french(url: str) -> str:
     """The address with lang=fr added (httpx's params= would replace the whole query)."""
     return url + ("&" if "?" in url else "?") + "lang=fr"
 
 
-ENGLISH = re.compile(r"\b(the|and|with|which|would|does not|from|is|are)\b")
 
 
 @pytest.mark.parametrize("url", [

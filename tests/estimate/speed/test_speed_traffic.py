@@ -59,7 +59,7 @@ def test_only_serving_engines(cli):
 
 
 def test_rest_gives_the_clis_answer(web, cli):
-    from test_web_api import same_as_cli
+    from web_parity import same_as_cli
 
     same_as_cli(web, cli, "/api/v1/speed?model=llama-3.1-8b&gpu=h100-sxm&engine=vllm"
                 "&prompt_tokens=1000&output_tokens=200&requests_per_s=10&lengths=spread",
