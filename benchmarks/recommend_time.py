@@ -20,9 +20,9 @@ the store's path and dates, up to a quarter of the time of a large answer). CLI:
 ``whichgpu --help``, a ``memory`` question and the issue's ``recommend``
 questions as fresh processes run the way the ``whichgpu`` script runs them (``main()``, so
 with cli/process.py's start and end), the median and the least of their user + system CPU
-seconds (load on a shared machine inflates CPU seconds much less than wall time). Targets (issue 27): every question
-<= 100 ms warm (serving at a rate <= 200 ms); CLI --help <= 0.25 s, memory <= 0.35 s,
-recommend <= 0.5 s.
+seconds (load on a shared machine inflates CPU seconds much less than wall time). Targets
+(issue 27): every question <= 100 ms warm (serving at a rate <= 200 ms); CLI --help
+<= 0.25 s, memory <= 0.35 s, recommend <= 0.5 s.
 """
 
 from __future__ import annotations

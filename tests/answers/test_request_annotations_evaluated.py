@@ -4,6 +4,7 @@ and schema are those pydantic gives the same text itself, forward references inc
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, Field
@@ -55,7 +56,7 @@ def test_fields_and_schema_are_pydantics_own() -> None:
 
 
 def test_only_what_cannot_be_evaluated_yet_stays_text() -> None:
-    own = _Evaluated.__dict__["__annotations__"]
+    own = inspect.get_annotations(_Evaluated)
     assert own["size"] is Size
     assert own["units"] == list[str]
     assert own["COMMAND"] == ClassVar[str]
@@ -65,5 +66,5 @@ def test_only_what_cannot_be_evaluated_yet_stays_text() -> None:
 def test_the_shipped_request_models_are_evaluated_once_at_definition() -> None:
     """No text left for pydantic to compile again in the command models (the point)."""
     for model in (req.Memory, req.Recommend, req.Speed, req.Workload):
-        text = [n for n, a in model.__dict__["__annotations__"].items() if isinstance(a, str)]
+        text = [n for n, a in inspect.get_annotations(model).items() if isinstance(a, str)]
         assert text == [], model.__name__

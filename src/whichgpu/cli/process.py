@@ -58,8 +58,9 @@ def leave(code: object) -> NoReturn:
         print(code, file=sys.stderr)
         status = 1
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: no console at all (pythonw)
+                stream.flush()
     except (OSError, ValueError):  # a closed pipe (whichgpu ... | head): Python's own way
         raise SystemExit(status) from None
     os._exit(status)
