@@ -306,6 +306,13 @@ SLOW: dict[str, str] = {
                                                      "request stream",
     "cli/test_cli_start_imports.py": "fresh interpreters (subprocesses) to read what start-up "
                                      "imports",
+    # the program's quick exit (cli/process.py): each runs whichgpu in a fresh interpreter
+    "cli/test_cli_process_exit.py::test_a_long_answer_reaches_stdout_whole_and_exit_handlers_"
+    "run": "whichgpu in a subprocess",
+    "cli/test_cli_process_exit.py::test_bad_input_still_exits_2_with_its_one_line":
+        "whichgpu in a subprocess",
+    "cli/test_cli_process_exit.py::test_the_answer_runs_without_the_collector_and_a_server_"
+    "turns_it_on": "whichgpu in two subprocesses",
     "catalog/prices/test_prices_market.py::test_a_bad_file_is_rejected_with_a_reason_and_the_"
     "previous_snapshot_kept": _CPU,
     "estimate/speed/test_expert_parallel_option.py::test_recommend_tries_the_ep_layout_on_"

@@ -6,13 +6,31 @@ Heavy modules are imported inside each command so that ``whichgpu --help`` start
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI, turning known errors into one line and an exit status."""
+    """Entry point: run the CLI, turning known errors into one line and an exit status.
+
+    Called as the program (no ``argv``), the process runs as one short answer and ends
+    without the interpreter's teardown (cli/process.py); called with ``argv``, it exits with
+    ``SystemExit`` as any command line does."""
+    if argv is not None:
+        _main(argv)
+    from whichgpu.cli import process
+
+    process.start()
+    try:
+        _main(sys.argv[1:])
+    except SystemExit as done:
+        process.leave(done.code)
+
+
+def _main(args: list[str]) -> NoReturn:
+    """The command line ``args``, to its end (always ``SystemExit``)."""
     from whichgpu.errors import WhichGPUError
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = list(args)
     debug = "--debug" in args
     import typer
 

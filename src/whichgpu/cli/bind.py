@@ -9,7 +9,8 @@ request to its command body, which calls the answer and renders it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from typing import Any
 
@@ -214,9 +215,29 @@ def command(model: type[Request], body: Body, *, context: bool = False) -> Calla
     return run
 
 
+#: while cli/lazy.py loads one root command: its name (the other commands of its module are
+#: not bound, see :func:`only`)
+_only: str | None = None
+
+
+@contextmanager
+def only(root: str | None) -> Iterator[None]:
+    """While registering a module's commands, bind only those under the root command
+    ``root`` (``memory``; ``validate`` for ``validate speed``); None: every command."""
+    global _only
+    _only, before = root, _only
+    try:
+        yield
+    finally:
+        _only = before
+
+
 def bind(app: typer.Typer, model: type[Request], body: Body, *, name: str | None = None,
          callback: bool = False, **settings: Any) -> None:
-    """Register ``model``'s command on ``app`` (as the group's callback with ``callback``)."""
+    """Register ``model``'s command on ``app`` (as the group's callback with ``callback``);
+    nothing while another root command is loaded alone (:func:`only`)."""
+    if _only is not None and model.COMMAND.split()[0] != _only:
+        return
     fn = command(model, body, context=callback)
     if callback:
         settings.setdefault("cls", StrictGroup)

@@ -37,6 +37,8 @@ def tidy(table: Any, console: Console | None = None) -> Any:
     console's width allows, no word broken across lines in a column that wraps (the first
     column, then those with the shortest longest word, are kept whole first; rich's own
     layout decides each try)."""
+    if console is not None:
+        _parse_cells_once(table, console)
     columns = list(table.columns)
     if table.row_count and len(columns) > 1:
         for col in columns:
@@ -74,6 +76,20 @@ def tidy(table: Any, console: Console | None = None) -> Any:
         if _width(table, console) > console.options.max_width:
             col.min_width = before
     return table
+
+
+def _parse_cells_once(table: Any, console: Console) -> None:
+    """Each text cell read as markup once, as ``console`` reads a text it renders
+    (``render_str``), instead of at every measure, layout try and render (issue 27: about
+    a third of the time a table took to print)."""
+    for col in table.columns:
+        cells = col._cells  # rich's own list (private, as in _width)
+        for i, cell in enumerate(cells):
+            if isinstance(cell, str):
+                try:
+                    cells[i] = console.render_str(cell)
+                except Exception:  # bad markup: rich says so when it prints, as before
+                    pass
 
 
 def _fits_unnarrowed(table: Any, console: Console) -> bool:

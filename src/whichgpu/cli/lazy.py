@@ -43,17 +43,21 @@ def typer_settings() -> dict[str, Any]:
             "pretty_exceptions_enable": False, "rich_markup_mode": "rich"}
 
 
-def load_module(module: str) -> dict[str, Any]:
-    """The click commands ``whichgpu.cli.<module>`` registers, by name."""
+def load_module(module: str, root: str | None = None) -> dict[str, Any]:
+    """The click commands ``whichgpu.cli.<module>`` registers, by name; with ``root``, that
+    root command alone is complete (the module's other request models are not bound: a
+    ``memory`` question builds no options of ``speed`` and the five ``validate`` commands)."""
     import typer
 
+    from whichgpu.cli.bind import only
     from whichgpu.cli.common import parse_given_options_only, refuse_non_finite_floats
 
     refuse_non_finite_floats()  # before any option of these commands is parsed
     parse_given_options_only()
     sub = typer.Typer(**typer_settings())
     sub.callback()(lambda: None)  # a group, even for a module with one command
-    import_module(f"whichgpu.cli.{module}").register(sub)
+    with only(root):
+        import_module(f"whichgpu.cli.{module}").register(sub)
     group = typer.main.get_command(sub)
     return dict(group.commands)  # type: ignore[attr-defined]
 
@@ -67,8 +71,8 @@ class LazyCommands(MutableMapping[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         if name not in self.loaded and name in self.index:
-            for key, command in load_module(self.index[name].module).items():
-                self.loaded.setdefault(key, command)
+            # that command alone: its module's others were not bound (load_module)
+            self.loaded[name] = load_module(self.index[name].module, name)[name]
         return self.loaded[name]
 
     def __setitem__(self, name: str, command: Any) -> None:

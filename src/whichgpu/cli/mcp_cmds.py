@@ -20,4 +20,7 @@ def mcp() -> None:
     from whichgpu.agents.server import require_sdk
 
     require_sdk()
+    from whichgpu.cli.process import long_running
+
+    long_running()
     main()

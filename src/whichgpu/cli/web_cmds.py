@@ -14,6 +14,8 @@ def register(app: typer.Typer) -> None:
 
 
 def serve(q: req.Serve) -> None:
+    from whichgpu.cli.process import long_running
     from whichgpu.web.server import serve as run  # the one import of the web package
 
+    long_running()
     run(q, note)
