@@ -16,7 +16,7 @@ from whichgpu.units import GiB, Money
 
 CATALOG = default_catalog()
 NEW = ("rtx-2080", "rtx-pro-4500", "apple-m5-max", "apple-m3-pro", "apple-m1-ultra",
-       "apple-m2-ultra", "rtx-2080-ti")
+       "apple-m2-ultra", "apple-m3-max", "apple-m1-max", "rtx-2080-ti")
 
 # (id, memory GB, bandwidth GB/s, dense 16-bit TFLOPS, where the figures were read)
 TYPED = [
@@ -40,6 +40,14 @@ TYPED = [
      "https://www.techspot.com/news/98961-apple-launches-new-mac-studio-m2-max-m2.html"),
     # newyorkmetropolitan (review table): 11 GB GDDR6, 352 bits, 616 GB/s; bit-tech: 68 SMs at
     # 1,545 MHz reference boost -> 68 x 1,024 x 1.545 / 2 at FP32 accumulate
+    # notebookcheck: the 40-core M3 Max with up to 128 GB at 400 GB/s; 40 x 128 x 2 x 1.398 GHz
+    ("apple-m3-max", 128, 400, 14.3,
+     "https://www.notebookcheck.net/M3-Max-40-Core-GPU-vs-M3-8-Core-GPU-vs-M3-Pro-14-Core-GPU_"
+     "11636_12030_12032.247598.0.html"),
+    # frontpagetech (Apple's announcement): 32-core GPU, up to 64 GB at 400 GB/s; 2 x 5.3
+    ("apple-m1-max", 64, 400, 10.6,
+     "https://www.frontpagetech.com/2021/10/18/apple-announces-new-m1-pro-and-m1-max-chips-worst-"
+     "naming-ever/"),
     ("rtx-2080-ti", 11, 616, 53.8,
      "https://www.newyorkmetropolitan.com/tech/nvidia-rtx-2080-and-2080-ti-review-a-tale-of-two-"
      "very-expensive-graphics-cards"),
@@ -71,7 +79,9 @@ def test_the_pro_card_runs_fp32_accumulate_at_full_rate():
 
 def test_the_macs_give_the_gpu_what_macos_lets_it_wire():
     m5, m1, m3p = (CATALOG.get(i) for i in ("apple-m5-max", "apple-m1-ultra", "apple-m3-pro"))
-    for g in (m5, m1):  # 107.52 GiB measured on 128 GB Macs with macOS 26 (metal-wired-128)
+    # a 64 GB M-series Max showed 49152.00 MiB in llama.cpp's Metal log (metal-wired-75)
+    assert CATALOG.get("apple-m1-max").memory_usable_mib.value == 49152
+    for g in (m5, m1, CATALOG.get("apple-m3-max")):  # 107.52 GiB measured on 128 GB Macs with macOS 26 (metal-wired-128)
         assert g.memory_usable_mib.value == 110100
     # two thirds on the small Macs (16 and 32 GB show it): 12 of 18 GiB, flagged unverified
     assert m3p.usable_memory_bytes == 12 * GiB and "unverified" in m3p.memory_usable_mib.note
@@ -81,7 +91,8 @@ def test_the_macs_give_the_gpu_what_macos_lets_it_wire():
 
 
 @pytest.mark.parametrize("gpu_id", ["rtx-pro-4500", "apple-m5-max", "apple-m3-pro",
-                                    "apple-m1-ultra", "apple-m2-ultra"])
+                                    "apple-m1-ultra", "apple-m2-ultra", "apple-m3-max",
+                                    "apple-m1-max"])
 def test_no_price_is_made_up_for_a_card_without_a_sourced_one(gpu_id):
     g = CATALOG.get(gpu_id)
     assert g.purchase_price is None and g.no_public_price is not None
@@ -94,14 +105,15 @@ def test_no_price_is_made_up_for_a_card_without_a_sourced_one(gpu_id):
     ("rtx-pro-4500-blackwell", "rtx-pro-4500"), ("M5 Max", "apple-m5-max"),
     ("m3-pro", "apple-m3-pro"), ("M1 Ultra", "apple-m1-ultra"),
     ("mac-studio-m1-ultra", "apple-m1-ultra"), ("RTX 2080 Ti", "rtx-2080-ti"),
-    ("2080ti", "rtx-2080-ti"), ("M2 Ultra", "apple-m2-ultra")])
+    ("2080ti", "rtx-2080-ti"), ("M2 Ultra", "apple-m2-ultra"), ("M3 Max", "apple-m3-max"),
+    ("M1 Max", "apple-m1-max")])
 def test_question_cards_are_found_by_the_names_people_type(typed, gpu_id):
     assert resolve_gpu(typed).gpu.id == gpu_id
 
 
 def test_a_sibling_the_catalog_lacks_is_not_answered_for_another_card():
-    # the RTX 2070 and the M1 Max are not in the catalog: refused, not read as a 2080 or M5 Max
-    for typed in ("rtx 2070", "M1 Max"):
+    # the RTX 2070 and the M2 Max are not in the catalog: refused, not read as a 2080 or M5 Max
+    for typed in ("rtx 2070", "M2 Max"):
         with pytest.raises(NotFoundError, match=f"unknown GPU '{typed}'"):
             resolve_gpu(typed)
 
