@@ -81,7 +81,8 @@ def test_the_macs_give_the_gpu_what_macos_lets_it_wire():
     m5, m1, m3p = (CATALOG.get(i) for i in ("apple-m5-max", "apple-m1-ultra", "apple-m3-pro"))
     # a 64 GB M-series Max showed 49152.00 MiB in llama.cpp's Metal log (metal-wired-75)
     assert CATALOG.get("apple-m1-max").memory_usable_mib.value == 49152
-    for g in (m5, m1, CATALOG.get("apple-m3-max")):  # 107.52 GiB measured on 128 GB Macs with macOS 26 (metal-wired-128)
+    # 107.52 GiB measured on 128 GB Macs with macOS 26 (metal-wired-128)
+    for g in (m5, m1, CATALOG.get("apple-m3-max")):
         assert g.memory_usable_mib.value == 110100
     # two thirds on the small Macs (16 and 32 GB show it): 12 of 18 GiB, flagged unverified
     assert m3p.usable_memory_bytes == 12 * GiB and "unverified" in m3p.memory_usable_mib.note
