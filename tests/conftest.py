@@ -99,6 +99,8 @@ SLOW: dict[str, str] = {
     "answers/test_answers_parity.py"
     "": "the same questions through the CLI, the REST API and the page",
     "catalog/prices/test_prices_imports.py": _FULL,
+    "catalog/test_catalog_question_cards.py::test_recommend_never_ranks_them_without_an_"
+    "offer_and_quotes_only_published_prices": _FULL,
     "cli/test_cli_advise.py": _FULL,
     "web/test_web_gpu_notes_fr.py::test_the_french_gpu_page_has_no_english_note":
         "every GPU page in French (10 s in all)",
