@@ -31,13 +31,16 @@ def _ttft_ms(row_id: str) -> tuple[float, float]:
 def test_the_inferencex_b200_rows_carry_the_scripts_launch_flags():
     """InferenceX's dsr1_fp4_b200.sh (2026-03-06) launched SGLang with
     --scheduler-recv-interval 10 below concurrency 16 and 30 from 16, 256 running requests,
-    a 16k chunk, mem-fraction 0.85 and an FP8 KV cache: the rows say so, and the replica is
-    built with them."""
+    a 16k chunk, mem-fraction 0.85, an FP8 KV cache and lengths uniform in 0.8-1x of the
+    stated 1,024: the rows say so, and the replica is built with them."""
     for conc, interval in ((4, 10), (8, 10), (16, 30), (32, 30)):
         row = _rows()[f"srv-ix870-dsr1-b200-sglang-c{conc}-ttft-mean"]
         assert f"scheduler_recv_interval={interval}" in row["settings"]
-        cfg = vs.case_of(row).model.config
+        case = vs.case_of(row)
+        cfg = case.model.config
         assert cfg.multi_step == interval
+        # lengths uniform in 0.8-1x of 1,024 (RANDOM_RANGE_RATIO 0.8): their mean
+        assert (case.prompt, case.output) == (922, 922)
         assert cfg.max_num_seqs == 256 and cfg.token_budget == 16384
         assert cfg.memory_fraction == pytest.approx(0.85)
 
