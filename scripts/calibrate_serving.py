@@ -12,6 +12,10 @@ choose a value; their error is printed for the README. Fits, in order, each a 1-
 minimising the mean absolute log error of the rows the constant drives (ties: the value
 closest to the prior):
 
+- ``serving_prefill_token_us[family]``: time per prompt token of a replica beyond the speed
+  model's prefill, for the model family whose prefill it does not calibrate (moe-mla), on
+  every TTFT, throughput and TPOT row of that family (every engine and load: the steps that
+  carry prompt tokens drive all three);
 - ``serving_step_per_sequence_us[engine/family]``: CPU and kernel time per running sequence
   per step beyond the speed model's roofline (scheduler, sampler, MoE routing), on the
   throughput and TPOT rows of that engine and model family (dense, moe, moe-mla);
@@ -40,6 +44,7 @@ from pathlib import Path
 
 from whichgpu.estimate.constants import Constant, _load
 from whichgpu.estimate.serving_fit import (  # noqa: F401  (re-exported for the tests)
+    FITTED,
     MIN_GROUPS,
     MIN_ROWS,
     TABLE,
@@ -149,7 +154,7 @@ def desired_text(text: str, chosen: dict, band: dict, counts: dict) -> str:
     import tomllib
 
     current = tomllib.loads(text)["constant"]
-    for name in ("serving_step_per_sequence_us", "serving_ttft_overhead_ms"):
+    for name in FITTED:
         value = dict(current[name]["value"])
         notes = []
         for (c, k), (v, n, g) in sorted(chosen.items()):
@@ -177,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--rows", action="store_true", help="print every row after the fit")
+    parser.add_argument("--rows", action="store_true", help="print every row after the fit "
+                        "(error in sample, then leave-one-source-out)")
     args = parser.parse_args(argv)
     rows = read_rows(default_path("serving"))
     start = _snapshot()
@@ -200,8 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.rows:
         for o in sorted(_outcomes(rows), key=lambda o: (o.split, o.category, o.id)):
             err = "-" if o.error is None else f"{o.error:+.0%}"
+            held = f"{math.exp(-residuals[o.id]) - 1:+.0%}" if o.id in residuals else "-"
             print(f"  {o.split[:5]} {o.category:10s} {o.id[:60]:60s} {o.measured:10.4g} "
-                  f"{o.predicted or 0:10.4g} {err:>6s} {o.note[:60]}")
+                  f"{o.predicted or 0:10.4g} {err:>6s} {held:>6s} {o.note[:60]}")
     text = TOML.read_text("utf-8")
     new = desired_text(text, chosen, band, counts)
     if args.write and new != text:

@@ -78,7 +78,7 @@ def test_holdout_values_never_move_a_fitted_constant(monkeypatch, request):
 def test_every_fitted_key_names_its_rows_and_runs():
     calibrate = _calibrate()
     text = (ROOT / "src/whichgpu/estimate/data/serving_constants.toml").read_text("utf-8")
-    for name in ("serving_step_per_sequence_us", "serving_ttft_overhead_ms"):
+    for name in calibrate.FITTED:
         block = text[text.index(f"[constant.{name}]"):]
         block = block[:block.index("\n\n")]
         fitted = [ln for ln in block.splitlines() if ln.startswith("fitted = ")]

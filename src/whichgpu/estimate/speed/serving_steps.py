@@ -4,7 +4,8 @@ the fixed-point solver the serving model settles a load with.
 A step with ``d`` decodes and ``p`` prompt tokens takes
 ``max(KV read(d) + weights read(d + p), matmuls(d) + p x prefill FLOPs per token)
 + all-reduce(d + p) + fixed``, plus a fitted CPU cost per running sequence
-(``serving_step_per_sequence_us``); the decode terms are evaluated on a geometric grid of batch
+(``serving_step_per_sequence_us``) and, for MoE families, a fitted time per prompt token
+(``serving_prefill_token_us``); the decode terms are evaluated on a geometric grid of batch
 sizes and interpolated.
 """
 
@@ -61,6 +62,11 @@ class StepModel:
         family = speed_family(w.model)
         self.per_sequence_s = _per_key("serving_step_per_sequence_us", w.engine_name,
                                        f"{w.engine_name}/{family}") * 1e-6 / ranks
+        # issue 28: the serving engines' MoE / MLA-MoE prefill beyond the speed model's
+        # (serving_prefill_token_us, fitted on calibration TTFT rows), per prompt token
+        self.prefill_token_s = _per_key("serving_prefill_token_us", family,
+                                        f"{w.engine_name}/{family}") * 1e-6 / ranks
+        self.prefill_alone_s += prompt * self.prefill_token_s
         # the hot path's constants (mixed() runs ~10 times per fixed-point solve)
         self._fixed_alone: float | None = None
         self._decode_one: float | None = None
@@ -145,7 +151,7 @@ class StepModel:
         if self.comm_per_token or self.comm_fixed:
             comm = self.comm_fixed + self.comm_per_token * (running + prompt_tokens)
         return ((mem if mem >= compute else compute) + comm + fix + other
-                + self.per_sequence_s * running)
+                + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
 
     def decode(self, batch: float) -> float:
         if batch == 1.0:  # every solve starts from one sequence's step: computed once

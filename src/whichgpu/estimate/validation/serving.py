@@ -143,6 +143,14 @@ def _lengths(row: dict[str, str]) -> tuple[int, int, str]:
     return max(int(round(prompt)), 1), max(int(round(output)), 1), how
 
 
+def range_ratio(row: dict[str, str]) -> float | None:
+    """A random dataset's ``--random-range-ratio`` where the row states it (settings
+    ``random_range_ratio``): each length uniform between ratio x and 1 x the stated one (the
+    benchmark_serving.py of vLLM before 0.10 and of InferenceX); None where not stated."""
+    value = _settings(row).get("random_range_ratio")
+    return float(value) if value else None
+
+
 def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
     """The replica and load a row describes (raises InputError when it cannot be modelled).
     ``dep``: model attention data parallelism with expert parallelism (DEP rows) with the
@@ -171,6 +179,10 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
         raise InputError(f"engine {row.get('engine')!r} is not a serving engine here")
     gpu = _gpu((row.get("gpu") or "").strip())
     prompt, output, how = _lengths(row)
+    spread = range_ratio(row)
+    if spread is not None:  # uniform between ratio x and 1 x the stated lengths: the mean
+        prompt = max(int(round(prompt * (1 + spread) / 2)), 1)
+        output = max(int(round(output * (1 + spread) / 2)), 1)
     model = _model(row["model"].strip())
     kw: dict[str, Any] = {"model": model, "engine": engine, "prompt_tokens": prompt,
                           "output_tokens": output, "context": prompt + output,
@@ -204,6 +216,9 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
     steps = re.search(r"num-scheduler-steps (\d+)", conditions)
     if steps:
         changes["multi_step"] = int(steps.group(1))
+    recv = int(float(extra.get("scheduler_recv_interval", 1)))
+    if recv > 1:  # SGLang --scheduler-recv-interval k: new requests are taken in once per k
+        changes["multi_step"] = recv  # decode steps (SchedulerRecvSkipper), multi-step's wait
     if changes:
         cfg = cfg.with_(**changes)
     gpu_count = int(_num(row, "gpu_count") or tp * pp)

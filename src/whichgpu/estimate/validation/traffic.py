@@ -21,8 +21,12 @@ _PCT = re.compile(r"^(ttft|tpot|itl|e2e)_(ms|s)_(median|mean|p(\d\d))$")
 def _traffic(case, row):
     from whichgpu.estimate.speed.serving_sim import traffic_for
     from whichgpu.estimate.speed.traffic import fixed, sharegpt
+    from whichgpu.estimate.validation.serving import range_ratio
 
     sm = case.model
+    spread = range_ratio(row)
+    if spread is not None:  # each length uniform in [ratio x stated, stated], independently
+        return traffic_for(sm, case.load, _uniform(row, spread), max_in_flight=case.users_cap)
     dataset = (row.get("dataset") or "").strip().lower()
     how = (row.get("lengths") or "").strip().lower()
     if sm.cv2 == 0 or how == "fixed" or dataset in ("random", "synthetic-fixed"):
@@ -30,6 +34,22 @@ def _traffic(case, row):
     else:
         lengths = sharegpt(sm.prompt, sm.output)
     return traffic_for(sm, case.load, lengths, max_in_flight=case.users_cap)
+
+
+def _uniform(row, ratio: float, points: int = 9):
+    """A random dataset's lengths with a range ratio: a grid of equally likely (prompt,
+    output) pairs, each uniform between ``ratio`` x and 1 x the row's stated length."""
+    from whichgpu.estimate.speed.traffic import Lengths, LengthShape
+
+    def grid(stated: float) -> list[int]:
+        lo = stated * ratio
+        return [max(int(round(lo + (stated - lo) * i / (points - 1))), 1)
+                for i in range(points)]
+
+    prompts, outputs = grid(float(row["prompt_tokens"])), grid(float(row["output_tokens"]))
+    pairs = tuple((p, o) for p in prompts for o in outputs)
+    return Lengths(LengthShape.FILE, sum(prompts) / points, sum(outputs) / points,
+                   pairs=pairs, source=f"uniform lengths, range ratio {ratio:g}")
 
 
 def rows(all_means: bool):
