@@ -319,6 +319,9 @@ SLOW: dict[str, str] = {
     "previous_snapshot_kept": _CPU,
     "estimate/speed/test_expert_parallel_option.py::test_recommend_tries_the_ep_layout_on_"
     "several_gpus": _CPU,
+    # issue 28 (prefill4): builds the validation page's reports (about 1.2 s of CPU)
+    "estimate/validation/test_speed_per_engine_table.py::test_the_page_table_counts_every_"
+    "scored_prefill_row_once": _CPU,
 }
 
 

@@ -39,7 +39,13 @@ TRAINING_TASKS = ("lora", "qlora", "full-ft", "pretrain", "image-lora")
 # settings the speed model reads itself (not Workload fields): torch.compile / CUDA graphs,
 # the training framework, and a stated difference between the measured card and the catalog's
 # (torchtitan's H100s: 96 GB HBM2e at 500 W, "peak between SXM and NVL")
-SPEED_SETTINGS = ("compile", "framework", "compute_scale", "bandwidth_scale")
+SPEED_SETTINGS = ("compile", "framework", "compute_scale", "bandwidth_scale", "latency_mode")
+# How a benchmark client turned a prompt's time to first response into a prefill rate, where
+# it is not prompt tokens / that time. llama-benchy's ``--latency-mode generation``
+# (https://github.com/eugr/llama-benchy README, "Latency Adjustment") subtracts the time of a
+# one-token request on a short, prefix-cached prompt, which costs the server one forward pass
+# over a token or so: a decode step. Its pp rate is prompt / (prefill - one decode step).
+LATENCY_MODES = ("generation",)
 
 
 class RowHardware:
@@ -133,7 +139,32 @@ def predict(row: dict[str, str]) -> tuple[float | None, str, tuple[float, float]
     if per_gpu:
         value /= count
         span = (span[0] / count, span[1] / count)
+    mode = speed_settings(row)[1].get("latency_mode")
+    if mode is not None and metric == "prefill_tokens_per_s":
+        value, span, said = _less_latency(row, mode, est, value, span)
+        note = "; ".join(x for x in (note, said) if x)
     return value, note or f"{est.bound}-bound, confidence {est.confidence}", span
+
+
+def _less_latency(row: dict[str, str], mode: str, est, value: float,
+                  span: tuple[float, float]) -> tuple[float, tuple[float, float], str]:
+    """(rate, range, why) of a prefill rate whose client subtracted a measured latency
+    (``latency_mode``, :data:`LATENCY_MODES`) from the time to first response."""
+    if mode not in LATENCY_MODES:
+        raise ValueError(f"{row['id']}: latency_mode={mode} is not one of "
+                         f"{', '.join(LATENCY_MODES)}")
+    prompt = float(row.get("prompt_tokens") or 0) * float(row.get("batch") or 1)
+    step = 1 / est.rates["decode_tokens_per_s_per_sequence"].typical
+    if prompt <= 0:
+        return value, span, ""
+
+    def less(rate: float) -> float:
+        left = prompt / rate - step
+        return prompt / left if left > 0 else rate
+
+    return (less(value), (less(span[0]), less(span[1])),
+            f"client subtracted a one-token request: prefill less a {step * 1e3:.1f} ms "
+            "decode step")
 
 
 def row_key(row: dict[str, str]) -> tuple[str, str, str]:

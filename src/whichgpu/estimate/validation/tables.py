@@ -23,7 +23,7 @@ from whichgpu.estimate.validation.ranges import engine_group
 Table = Literal["counts", "memory-holdout", "memory-engine", "memory-verdicts", "fits",
                 "questions",
                 "speed-holdout",
-                "speed-engine", "speed-cv", "serving-holdout", "serving-engine",
+                "speed-engine", "speed-per-engine", "speed-cv", "serving-holdout", "serving-engine",
                 "serving-loso"]
 
 # The issues' targets, median absolute error on held-out rows. Memory: issue 5 (weights 2 %,
@@ -33,6 +33,12 @@ Table = Literal["counts", "memory-holdout", "memory-engine", "memory-verdicts", 
 MEMORY_TARGETS: dict[str, float] = {"weights": 0.02, "inference": 0.07, "training": 0.12}
 SPEED_TARGETS: dict[str, float] = {"decode": 0.12, "prefill": 0.20, "training": 0.20,
                                    "diffusion": 0.20, "video": 0.20}
+
+# Issue 28's "Done when", per engine: prefill 20 % and decode 10 % median on every engine with
+# at least ENGINE_MIN_ROWS rows (an engine with fewer is listed, not judged).
+ENGINE_TARGETS: dict[str, float] = {"prefill": 0.20, "decode": 0.10}
+ENGINE_MIN_ROWS = 10
+ENGINE_CATEGORIES = ("decode", "prefill", "serving")
 
 MEMORY_CATEGORIES = ("weights", "inference", "training", "lora", "qlora", "full-ft",
                      "pretrain", "image", "video")
@@ -282,6 +288,54 @@ def render_speed_engine(r: Reports) -> str:
                      "holdout", "inside range", "width", "dates"], rows)
 
 
+def answered_by(category: str) -> str:
+    """Which path computes a speed row's estimate in the validation: whichgpu's own model,
+    unless the measured-kernel database (the optional ``[kernels]`` extra, opted in) is there
+    for a serving row (estimate/speed/kernel_db.py: it answers serving step times only)."""
+    from whichgpu.estimate.speed import kernel_db
+
+    if category == "serving" and kernel_db.opted_in() and kernel_db.installed():
+        return "kernel database where it covers the row, else whichgpu's model"
+    return "whichgpu's model"
+
+
+def render_speed_per_engine(r: Reports) -> str:
+    """Decode, prefill and serving error per engine (llama.cpp's backends and Ollama count as
+    llama.cpp, NIM as TensorRT-LLM): rows, their dates, which path answered, and issue 28's
+    per-engine target where the engine has enough rows to judge."""
+    from whichgpu.estimate.validation.report import group_errors
+
+    by_id = {row["id"]: row for row in r.speed_rows}
+    wanted = [o for o in r.speed if o.category in ENGINE_CATEGORIES]
+    groups = group_errors(wanted, by_id, lambda row: (
+        row.get("category", ""), engine_group(row.get("engine") or "")))
+    undated: dict[tuple[str, ...], int] = {}
+    for o in wanted:
+        row = by_id[o.id]
+        if o.error is not None and not (row.get("date") or "").strip():
+            k = (row.get("category", ""), engine_group(row.get("engine") or ""))
+            undated[k] = undated.get(k, 0) + 1
+    order = {c: i for i, c in enumerate(ENGINE_CATEGORIES)}
+    rows = []
+    for g in sorted(groups, key=lambda g: (order.get(g.key[0], 9), -g.n, g.key[1])):
+        target = ENGINE_TARGETS.get(g.key[0])
+        if target is None:
+            judged = "no per-engine target"
+        elif g.n < ENGINE_MIN_ROWS:
+            judged = f"not judged (under {ENGINE_MIN_ROWS} rows)"
+        else:
+            judged = verdict(g.median_abs_error, target)
+        n_undated = undated.get(g.key, 0)
+        dates = ("undated" if n_undated == g.n else _dates(g.first_date, g.last_date)
+                 + (f"; {n_undated} undated" if n_undated else ""))
+        rows.append([g.key[0], g.key[1], str(g.n), pct(g.median_abs_error),
+                     signed(g.median_signed_error),
+                     f"{pct(g.holdout_median_abs_error)} ({g.n_holdout})" if g.n_holdout
+                     else "–", dates, answered_by(g.key[0]), judged])
+    return md_table(["category", "engine", "rows", "median", "signed", "holdout", "dates",
+                     "answered by", "target (issue 28)"], rows)
+
+
 def _kept(s: Any) -> str:
     """The rows a leave-one-out figure leaves out: their constants keep the value fitted on
     them (validation_cv.LeftOut.kept_fit)."""
@@ -364,6 +418,7 @@ RENDERERS: dict[Table, tuple[Callable[[Reports], str], bool]] = {
     "questions": (render_questions, False),
     "speed-holdout": (render_speed_holdout, False),
     "speed-engine": (render_speed_engine, False),
+    "speed-per-engine": (render_speed_per_engine, False),
     "speed-cv": (render_speed_cv, True),
     "serving-holdout": (render_serving_holdout, False),
     "serving-engine": (render_serving_engine, False),
