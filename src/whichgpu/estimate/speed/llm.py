@@ -286,7 +286,9 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
     rates = _decode_rates(w, hw)
     engine, era, eta_bw = rates.engine, rates.era, rates.eta_bw
     weights, wdesc = streamed_weight_bytes(w, batch)
-    kv = kv_read_bytes(m, context, w.kv_bytes, engine) * batch
+    # the cache rules are the engine's (llama.cpp pads its cells on every backend), not its
+    # constants key's ("llamacpp-metal")
+    kv = kv_read_bytes(m, context, w.kv_bytes, w.engine_name) * batch
     kv_gpu = kv / kv_tp_divisor(m, tp)
     share = host_share(w, _touched_fraction(m, batch))
     t_host = t_switch = 0.0
