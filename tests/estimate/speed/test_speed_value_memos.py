@@ -70,3 +70,17 @@ def test_a_copied_workload_decodes_as_a_fresh_one() -> None:
     assert first.seconds == again.seconds == ref.seconds
     assert first.parts == ref.parts
     assert awq.parts["memory-bandwidth"] < first.parts["memory-bandwidth"]
+
+
+def test_band_ratios_are_keyed_by_group_and_confidence() -> None:
+    from whichgpu.estimate.speed.result import band_ratios
+
+    got = {(g, c): band_ratios(g, c) for g in ("decode", "decode/vllm/HBM/16bit", None)
+           for c in ("low", "medium", "high")}
+    with memo.reference():
+        ref = {(g, c): band_ratios(g, c) for g in ("decode", "decode/vllm/HBM/16bit", None)
+               for c in ("low", "medium", "high")}
+    assert got == ref
+    lo_low, hi_low = got["decode/vllm/HBM/16bit", "low"]
+    lo_high, hi_high = got["decode/vllm/HBM/16bit", "high"]
+    assert hi_low / lo_low > hi_high / lo_high  # lower confidence: a wider range

@@ -50,7 +50,21 @@ def _band_group(table: dict[str, Any], key: str) -> str | None:
     return None
 
 
+_BAND_RATIOS = Table(512)  # (range group, confidence) -> (low, high)
+
+
 def band_ratios(category: str | None, confidence: str) -> tuple[float, float]:
+    """(low, high) multipliers of a typical rate: :func:`_band_ratios`, remembered by its
+    arguments (every range of every option asks it again)."""
+    key = (category, confidence)
+    hit = _BAND_RATIOS.get(key)
+    if hit is not None:
+        return cast("tuple[float, float]", hit)
+    return cast("tuple[float, float]", _BAND_RATIOS.put(key, _band_ratios(category,
+                                                                           confidence)))
+
+
+def _band_ratios(category: str | None, confidence: str) -> tuple[float, float]:
     """(low, high) multipliers of a typical rate.
 
     ``category`` is a category or a range group under it (``decode/llamacpp/GDDR/4bit``):
