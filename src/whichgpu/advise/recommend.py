@@ -27,7 +27,7 @@ from whichgpu.advise.machines import (
 )
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost, run_cost_range
+from whichgpu.cost.billing import MoneyRange, run_cost_amount, run_cost_range
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
@@ -998,8 +998,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         elif defer and not offer.spot and (setup is None or m.machines == 1):
             # what the range below would rank it by (its typical end, by the same
             # operations); the low and high ends are worked out for the cheapest offer only
-            ranked[id(offer)] = (convert(run_cost(offer, wall.typical).cost, currency, rates)
-                                 * m.machines).amount
+            ranked[id(offer)] = (convert(run_cost_amount(offer, wall.typical), currency,
+                                         rates) * m.machines).amount
             cost = None
         elif setup is not None and m.machines > 1:
             # each machine past the first also boots and loads the weights (billed)
