@@ -27,7 +27,7 @@ from whichgpu.advise.machines import (
 )
 from whichgpu.catalog.gpus import GPU, Catalog, default_catalog
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost, run_cost_range
+from whichgpu.cost.billing import MoneyRange, run_cost_amount, run_cost_range
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
 from whichgpu.estimate.calibration import Calibration
@@ -334,6 +334,27 @@ def _speed(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
     return speed
 
 
+# One recommendation's offers by (GPU id, spot), in the price list's order: each GPU's pool
+# is looked up instead of filtered from the whole list once per GPU. Set for the length of
+# one recommend() call only, like _SPEEDS (the list is held, so its id is not reused).
+_POOLS: ContextVar[dict[int, tuple[list[Offer], dict[tuple[str, bool], list[Offer]]]] | None] = \
+    ContextVar("whichgpu_recommend_pools", default=None)
+
+
+def _offers_of(offers: list[Offer], gpu_id: str, spot: bool) -> list[Offer]:
+    """The offers of ``gpu_id`` on spot (or on-demand), in the list's order (a new list)."""
+    memo = _POOLS.get()
+    if memo is None:
+        return [o for o in offers if o.gpu == gpu_id and o.spot == spot]
+    hit = memo.get(id(offers))
+    if hit is None or hit[0] is not offers:
+        grouped: dict[tuple[str, bool], list[Offer]] = {}
+        for o in offers:
+            grouped.setdefault((o.gpu, o.spot), []).append(o)
+        hit = memo[id(offers)] = (offers, grouped)
+    return list(hit[1].get((gpu_id, spot), ()))
+
+
 def _job_currency(job: Job, offers: list[Offer]) -> str:
     if job.currency:
         return job.currency
@@ -377,10 +398,12 @@ def _recommend_paced(job: Job, offers: list[Offer], catalog: Catalog | None,
                                                  profile=profile, gpus=gpus,
                                                  max_gpus=max_gpus))
     token = _SPEEDS.set({})
+    pools = _POOLS.set({})
     try:
         return _recommend(job, offers, catalog, rates, profile, gpus, max_gpus, owned,
                           owned_count)
     finally:
+        _POOLS.reset(pools)
         _SPEEDS.reset(token)
 
 
@@ -557,8 +580,8 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
         job = replace(job, workload=w)
     # --spot prices each size on spot (by its expected cost) and on-demand, so that on-demand
     # can win a job too long or too little checkpointed for interruptible capacity
-    pools = [[o for o in offers if o.gpu == gpu.id and o.spot == spot]
-             for spot in ((True, False) if job.spot else (False,))]
+    pools = [_offers_of(offers, gpu.id, spot) for spot in ((True, False) if job.spot
+                                                          else (False,))]
     pools = [p for p in pools if p]
     pool = [o for p in pools for o in p]
     usable = gpu.usable_memory_bytes
@@ -975,8 +998,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         elif defer and not offer.spot and (setup is None or m.machines == 1):
             # what the range below would rank it by (its typical end, by the same
             # operations); the low and high ends are worked out for the cheapest offer only
-            ranked[id(offer)] = (convert(run_cost(offer, wall.typical).cost, currency, rates)
-                                 * m.machines).amount
+            ranked[id(offer)] = (convert(run_cost_amount(offer, wall.typical), currency,
+                                         rates) * m.machines).amount
             cost = None
         elif setup is not None and m.machines > 1:
             # each machine past the first also boots and loads the weights (billed)

@@ -131,8 +131,18 @@ def run_cost(offer: Offer, duration_s: float, *, gpus: int | None = None) -> Run
     gpus = offer.gpu_count if gpus is None else gpus
     instances = instances_needed(offer, gpus)
     billed = offer.billing.billed_seconds(duration_s)
-    cost = offer.price_per_hour * (instances * billed / 3600)
-    return RunCost(offer, gpus, instances, duration_s, billed, cost)
+    return RunCost(offer, gpus, instances, duration_s, billed,
+                   _billed_cost(offer, instances, billed))
+
+
+def _billed_cost(offer: Offer, instances: int, billed_s: float) -> Money:
+    return offer.price_per_hour * (instances * billed_s / 3600)
+
+
+def run_cost_amount(offer: Offer, duration_s: float) -> Money:
+    """``run_cost(offer, duration_s).cost`` alone (the offer's own GPUs), without the record:
+    for ranking many offers by a duration already checked finite and non-negative."""
+    return _billed_cost(offer, 1, offer.billing.billed_seconds(float(duration_s)))
 
 
 def run_cost_range(offer: Offer, duration_s: Range, *, gpus: int | None = None) -> MoneyRange:

@@ -170,14 +170,15 @@ class Table:
         self._data: dict[Any, Any] = {}
         self._size = size
         self._seen = constants.generation()
+        self._fresh = constants._GENERATION  # read in place: the hot path calls nothing
         _TABLES.append(self._data)
 
     def get(self, key: Any) -> Any | None:
         if not _ENABLED[0]:
             return None
-        if self._seen != constants.generation():
+        if self._seen != self._fresh[0]:
             self._data.clear()
-            self._seen = constants.generation()
+            self._seen = self._fresh[0]
         return self._data.get(key)
 
     def put(self, key: Any, value: Any) -> Any:

@@ -8,11 +8,12 @@ fractions of the datasheet, so a card measured 10 % below its datasheet runs 10 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.estimate.constants import speed_value
+from whichgpu.estimate.memo import Table
 from whichgpu.models.quant import QuantFormat
 from whichgpu.units import GB
 from whichgpu.vocabulary import Engine
@@ -232,6 +233,28 @@ def hardware(gpu: GPU, count: int = 1, profile: Calibration | None = None,
     (an id or NodeLink, ``--interconnect``) is the link between servers and ``gpus_per_node``
     how many GPUs each server holds (default: the speed constants' network, 8 per server).
     """
+    if profile is not None:
+        return _hardware(gpu, count, profile, interconnect, gpus_per_node)
+    key = (id(gpu), count, interconnect, gpus_per_node)
+    try:
+        hit = _HARDWARE.get(key)
+    except TypeError:  # an unhashable interconnect: no memo
+        return _hardware(gpu, count, profile, interconnect, gpus_per_node)
+    if hit is not None and hit[0] is gpu:
+        return cast(Hardware, hit[1])
+    view = _hardware(gpu, count, profile, interconnect, gpus_per_node)
+    _HARDWARE.put(key, (gpu, view))
+    return view
+
+
+# the views without a calibration profile, by GPU (identity), count, interconnect and server
+# size: one object per view, so the per-(workload, hardware) memos of the speed model hit by
+# identity across the options of a recommendation
+_HARDWARE = Table(1024)
+
+
+def _hardware(gpu: GPU, count: int, profile: Calibration | None, interconnect: Any,
+              gpus_per_node: int | None) -> Hardware:
     from whichgpu.estimate.interconnect import NodeLink, node_link
 
     network = (interconnect if isinstance(interconnect, NodeLink) or interconnect is None

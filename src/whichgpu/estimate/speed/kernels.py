@@ -14,8 +14,9 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from whichgpu.estimate.memo import Table
 from whichgpu.models.quant import QuantFormat
 
 Phase = Literal["prefill", "decode"]
@@ -65,10 +66,26 @@ def format_family(quant: QuantFormat, engine: str) -> str:
     return quant.compute
 
 
+_KERNELS = Table(1024)  # (engine, phase, arch, id(quant), version) -> (quant, kernel)
+
+
 def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
            version: str | None = None) -> Kernel | None:
     """The first entry of engine_kernels.toml for this engine, phase, architecture and format
-    that the engine ``version`` has (None: the engine's generic model applies)."""
+    that the engine ``version`` has (None: the engine's generic model applies).
+
+    Remembered by value (the format by identity, held by the entry): a recommendation asks
+    the same few paths once per GPU x count (estimate/memo.py's bounded tables)."""
+    key = (engine, phase, arch, id(quant), version)
+    hit = _KERNELS.get(key)
+    if hit is not None and hit[0] is quant:
+        return cast("Kernel | None", hit[1])
+    return cast("Kernel | None", _KERNELS.put(key, (quant, _kernel(engine, phase, arch, quant,
+                                                                   version)))[1])
+
+
+def _kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
+            version: str | None) -> Kernel | None:
     base, _, backend = engine.partition("-")  # 'llamacpp-metal': llama.cpp on Metal
     if base != "llamacpp":
         base, backend = engine, ""

@@ -247,7 +247,8 @@ class _DecodeRates:
     t_fix: float
 
 
-@by_identity(identities=2)
+@by_identity(identities=2)  # the same workload and hardware objects: the fastest hit
+@by_settings()  # a copy of them (another batch, another job's copy): the same rates by value
 def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     m = w.model
     q = w.quant_format

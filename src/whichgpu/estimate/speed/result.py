@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from whichgpu.estimate.constants import speed_constant, speed_value
+from whichgpu.estimate.memo import Table
 from whichgpu.messages import Message
 from whichgpu.units import Range
 from whichgpu.vocabulary import Task
@@ -49,7 +50,21 @@ def _band_group(table: dict[str, Any], key: str) -> str | None:
     return None
 
 
+_BAND_RATIOS = Table(512)  # (range group, confidence) -> (low, high)
+
+
 def band_ratios(category: str | None, confidence: str) -> tuple[float, float]:
+    """(low, high) multipliers of a typical rate: :func:`_band_ratios`, remembered by its
+    arguments (every range of every option asks it again)."""
+    key = (category, confidence)
+    hit = _BAND_RATIOS.get(key)
+    if hit is not None:
+        return cast("tuple[float, float]", hit)
+    return cast("tuple[float, float]", _BAND_RATIOS.put(key, _band_ratios(category,
+                                                                           confidence)))
+
+
+def _band_ratios(category: str | None, confidence: str) -> tuple[float, float]:
     """(low, high) multipliers of a typical rate.
 
     ``category`` is a category or a range group under it (``decode/llamacpp/GDDR/4bit``):
@@ -138,7 +153,26 @@ def label_for(width: float, evidence_level: int) -> str:
     return LEVELS[min(by_width, evidence_level)]
 
 
+_CONFIDENCE = Table(2048)  # by the settings it reads (model, format, GPU by identity)
+
+
 def confidence_for(category: str, w, hw, engine: str) -> Confidence:
+    """(label, why, band level, range group): :func:`_confidence_for`, remembered by what it
+    reads (a recommendation asks it per GPU x count x category; a card the user described,
+    compared with its nearest measured relative, is not remembered)."""
+    model, quant, gpu = w.model, w.quant_format, hw.gpu
+    if getattr(gpu, "user_spec", False):
+        return _confidence_for(category, w, hw, engine)
+    key = (category, engine, id(model), id(quant), id(gpu), hw.link.kind, bool(hw.calibration))
+    hit = _CONFIDENCE.get(key)
+    if hit is not None and hit[0] is model and hit[1] is quant and hit[2] is gpu:
+        return cast(Confidence, hit[3])
+    value = _confidence_for(category, w, hw, engine)
+    _CONFIDENCE.put(key, (model, quant, gpu, value))
+    return value
+
+
+def _confidence_for(category: str, w, hw, engine: str) -> Confidence:
     """(label, why, band level, range group).
 
     The band level is the evidence for (family, engine) in the category, lowered for a generic
