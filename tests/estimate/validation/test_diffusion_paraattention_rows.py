@@ -24,11 +24,13 @@ def _row(row_id: str) -> dict[str, str]:
 
 
 def test_para_attn_is_scored_as_the_sequence_parallel_layout() -> None:
+    """The run's own split, Ulysses 2 x ring 2 (ring attention costed as its own split since
+    session 5, no longer as Ulysses 4)."""
     row = _row("in-img-paraattn-flux-4xa100-ulysses2-ring2-compile")
     assert engine_of(row) == "sglang"
     w, _, est, _ = estimate_of(row)
     assert w.gpus == 4
-    assert "ulysses=4" in est.components[0].formula
+    assert "ulysses=2 x ring=2" in est.components[0].formula
 
 
 @pytest.mark.parametrize("row_id", ["in-img-paraattn-flux-1xa100-compile",
