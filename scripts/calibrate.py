@@ -605,6 +605,15 @@ def _apply(name: str, keys: tuple[str, ...], value: float) -> None:
     table = _load("speed_constants")
     old = table[name]
     table[name] = Constant(name, _with(name, keys, value, old.value), old.source, old.note)
+    _changed()
+
+
+def _changed() -> None:
+    """The speed constants were changed in place: the estimate memos (estimate/memo.py) must
+    not give what they kept under the values before (as constants.overridden does)."""
+    from whichgpu.estimate import constants
+
+    constants._GENERATION[0] += 1
 
 
 # ------------------------------------------------------------------ derived tables
@@ -628,6 +637,7 @@ def _restore(snap: dict) -> None:
     table = _load("speed_constants")
     table.clear()
     table.update(snap)
+    _changed()
 
 
 @_memoized
@@ -861,6 +871,7 @@ def _apply_derived(tables: dict) -> None:
     for name in DERIVED:
         old = t[name]
         t[name] = Constant(name, tables[name], old.source, old.note)
+    _changed()
 
 
 # ------------------------------------------------------------------ reports

@@ -93,3 +93,19 @@ def test_a_table_says_which_keys_are_read(cal):
     cal._READS.clear()
     assert cal._reading(Constant("x", 0.5, "s")).value == 0.5
     assert cal._READS == {("x", cal._WHOLE)}
+
+
+def test_a_fitted_value_kept_or_restored_is_what_the_next_estimate_uses(cal, rows):
+    """calibrate.py changes the constants in place (_apply, _restore, which now empty the
+    estimate memos as constants.overridden does): the next estimate uses the values kept."""
+    ex = rows[:2]
+    before = [o.predicted for o in cal._outcomes(ex)]
+    snap = cal._snapshot()
+    value = speed_value("decode_bandwidth_efficiency")["exllamav2"]
+    try:
+        cal._apply("decode_bandwidth_efficiency", ("exllamav2",), value * 0.8)
+        moved = [o.predicted for o in cal._outcomes(ex)]
+    finally:
+        cal._restore(snap)
+    assert all(m < b for m, b in zip(moved, before, strict=True))
+    assert [o.predicted for o in cal._outcomes(ex)] == before
