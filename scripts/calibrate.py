@@ -38,7 +38,9 @@ without its GPU has no residual and is left out, held_out_residuals):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import dataclasses
 import functools
 import itertools
 import math
@@ -47,7 +49,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from whichgpu.estimate.constants import _load, overridden
+from whichgpu.estimate.constants import Constant, _load, overridden
 from whichgpu.estimate.validation import default_path, read_rows, split_of
 from whichgpu.estimate.validation import quantile as _quantile
 from whichgpu.estimate.validation import speed as validation_speed
@@ -272,9 +274,214 @@ def _outcomes(rows):
     return validation_speed.evaluate(rows, validation_speed.predict, validation_speed.measured)
 
 
+# A grid search predicts each of its rows once per combination of values, and every refit
+# (leave one GPU, source or fold out) predicts again the rows it shares with the full fit and
+# with the other refits, mostly under the same values of the constants those rows read. What a
+# fit takes from a row's estimate (modelled or not, its log error) depends only on the row and
+# on the values of the speed constants its estimate reads, so inside a memo_scope it is kept
+# by (the row, the names the estimate read, their values): a row is estimated again only when
+# a constant it reads has another value. Exact: under values equal on those names the same
+# code reads the same constants and gives the same numbers. The estimate memos (memo.py) are
+# emptied before each row, so a part memoized for another row cannot hide a read. The scope ends
+# with its outermost caller: nothing is kept past one run of the refits.
+_WHOLE = None  # a read of a constant's whole value (not of one key of a table)
+_MISSING = object()
+_READS: set[tuple[str, object]] = set()  # (constant, key or _WHOLE) read while estimating
+
+
+class _ReadTable(dict):
+    """A constant's table of values that says which keys are read: one key (``t[k]``,
+    ``t.get(k)``, ``k in t``), else the whole table (any other use)."""
+
+    def __getitem__(self, key):
+        _READS.add((self.name, key))
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key):
+        _READS.add((self.name, key))
+        return dict.__contains__(self, key)
+
+    def __getattribute__(self, attr: str):
+        if attr == "get":
+            name = object.__getattribute__(self, "name")
+
+            def get(key, default=None):
+                _READS.add((name, key))
+                return dict.get(self, key, default)
+
+            return get
+        if attr != "name":
+            _READS.add((object.__getattribute__(self, "name"), _WHOLE))
+        return object.__getattribute__(self, attr)
+
+    def _whole(self):
+        _READS.add((object.__getattribute__(self, "name"), _WHOLE))
+
+    def __iter__(self):
+        self._whole()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._whole()
+        return dict.__len__(self)
+
+    def __eq__(self, other):
+        self._whole()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other):
+        self._whole()
+        return dict.__ne__(self, other)
+
+    def __repr__(self):
+        self._whole()
+        return dict.__repr__(self)
+
+    def __or__(self, other):
+        self._whole()
+        return dict.__or__(self, other)
+
+    def __ror__(self, other):
+        self._whole()
+        return dict.__ror__(self, other)
+
+    def __reversed__(self):
+        self._whole()
+        return dict.__reversed__(self)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Read(Constant):
+    """A constant that says when its value is read (while a row is estimated for the memo):
+    a table of values by key, anything else whole."""
+
+    def __getattribute__(self, attr: str):
+        if attr == "value":
+            name = object.__getattribute__(self, "name")
+            value = object.__getattribute__(self, "value")
+            if type(value) is _ReadTable:
+                return value
+            _READS.add((name, _WHOLE))
+        return object.__getattribute__(self, attr)
+
+
+def _reading(c: Constant) -> _Read:
+    value = c.value
+    if type(value) is dict:
+        value = _ReadTable(value)
+        value.name = c.name
+    return _Read(c.name, value, c.source, c.note)
+
+
+class _Memo:
+    def __init__(self) -> None:
+        # id(Constant) -> (it, {key or _WHOLE: repr of that value})
+        self.reprs: dict[int, tuple[object, dict]] = {}
+        self.row_ids: dict[tuple, int] = {}  # a row's items -> a number
+        # a row's number -> [(names its estimate read, {their values: result})]
+        self.results: dict[int, list[tuple[tuple[str, ...], dict]]] = {}
+
+    def values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
+        """The current values of what ``names`` read: (constant, key) the value at that key,
+        (constant, _WHOLE) the whole value (a Constant is replaced, never changed)."""
+        out = []
+        for name, key in names:
+            c = table[name]
+            hit = self.reprs.get(id(c))
+            if hit is None or hit[0] is not c:
+                hit = self.reprs[id(c)] = (c, {})
+            reprs = hit[1]
+            text = reprs.get(key, _MISSING)
+            if text is _MISSING:
+                v = (c.value.get(key, _MISSING) if key is not _WHOLE
+                     and isinstance(c.value, dict) else c.value)
+                text = reprs[key] = "<missing>" if v is _MISSING else repr(v)
+            out.append(text)
+        return tuple(out)
+
+    def get(self, table: dict, row: int) -> tuple[bool, float | None] | None:
+        for names, by_values in self.results.get(row, ()):
+            hit = by_values.get(self.values(table, names))
+            if hit is not None:
+                return hit
+        return None
+
+    def put(self, table: dict, row: int, names: tuple[str, ...], result) -> None:
+        entries = self.results.setdefault(row, [])
+        by_values = next((v for have, v in entries if have == names), None)
+        if by_values is None:
+            by_values = {}
+            entries.append((names, by_values))
+        by_values[self.values(table, names)] = result
+
+
+_MEMO: list[_Memo | None] = [None]
+
+
+@contextlib.contextmanager
+def memo_scope():
+    """Keep each row's estimate under the same constants for the rest of this scope (the
+    outermost scope empties it)."""
+    outer = _MEMO[0] is None
+    if outer:
+        _MEMO[0] = _Memo()
+    try:
+        yield
+    finally:
+        if outer:
+            _MEMO[0] = None
+
+
+def _memoized(f):
+    """``f`` run inside a memo_scope."""
+    @functools.wraps(f)
+    def scoped(*args, **kwargs):
+        with memo_scope():
+            return f(*args, **kwargs)
+
+    return scoped
+
+
+def _result(o) -> tuple[bool, float | None]:
+    """(modelled, log(predicted / measured) or None) of an outcome."""
+    return bool(o.predicted), (math.log(o.predicted / o.measured)
+                               if o.predicted and o.measured else None)
+
+
+def _row_results(rows) -> list[tuple[bool, float | None]]:
+    memo = _MEMO[0]
+    if memo is None:
+        return [_result(o) for o in _outcomes(rows)]
+    table = _load("speed_constants")
+    ids = [memo.row_ids.setdefault(tuple(sorted(r.items())), len(memo.row_ids)) for r in rows]
+    out = [memo.get(table, i) for i in ids]
+    todo = [k for k, hit in enumerate(out) if hit is None]
+    if todo:
+        from whichgpu.estimate import memo as estimate_memo
+
+        real = dict(table)
+        reading = {name: _reading(c) for name, c in real.items()}
+        try:
+            table.update(reading)
+            for k in todo:
+                estimate_memo.clear()  # what it keeps was read for another row
+                _READS.clear()
+                (o,) = _outcomes([rows[k]])
+                out[k] = _result(o)
+                read = tuple(sorted(_READS, key=repr))
+                table.update(real)  # the values are keyed by the real constants
+                memo.put(table, ids[k], read, out[k])
+                table.update(reading)
+        finally:
+            table.update(real)
+            estimate_memo.clear()
+    return out  # type: ignore[return-value]
+
+
 def _log_errors(rows) -> list[float]:
-    return [math.log(o.predicted / o.measured) for o in _outcomes(rows)
-            if o.predicted and o.measured]
+    return [e for _, e in _row_results(rows) if e is not None]
 
 
 def _score(errs: list[float]) -> tuple[float, float]:
@@ -306,6 +513,7 @@ def _with(name: str, keys: tuple[str, ...], value: float, base):
     return new
 
 
+@_memoized
 def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
                only: set[str] | None = None
                ) -> tuple[dict[tuple[str, str], float], dict[str, list[str]]]:
@@ -371,7 +579,7 @@ def groups_using(rows) -> set[str]:
 
 
 def _modelled(row) -> bool:
-    return bool(_outcomes([row])[0].predicted)
+    return _row_results([row])[0][0]
 
 
 class _overrides:
@@ -397,6 +605,15 @@ def _apply(name: str, keys: tuple[str, ...], value: float) -> None:
     table = _load("speed_constants")
     old = table[name]
     table[name] = Constant(name, _with(name, keys, value, old.value), old.source, old.note)
+    _changed()
+
+
+def _changed() -> None:
+    """The speed constants were changed in place: the estimate memos (estimate/memo.py) must
+    not give what they kept under the values before (as constants.overridden does)."""
+    from whichgpu.estimate import constants
+
+    constants._GENERATION[0] += 1
 
 
 # ------------------------------------------------------------------ derived tables
@@ -420,8 +637,10 @@ def _restore(snap: dict) -> None:
     table = _load("speed_constants")
     table.clear()
     table.update(snap)
+    _changed()
 
 
+@_memoized
 def cross_validated(rows, start: dict) -> dict[str, float]:
     """{row id: log(measured / estimated)} for every modelled calibration row, each estimated
     with the constants fitted on the other folds (starting from ``start``): out-of-sample
@@ -457,6 +676,7 @@ def fitted_groups(chosen: dict[tuple[str, str], float]) -> set[str]:
             if all((c, k) in chosen for c, keys in params for k in (keys or ("",)))}
 
 
+@_memoized
 def held_out_residuals(rows, start: dict, fitted: set[str], by: str = HELD_OUT_BY
                        ) -> tuple[dict[str, float], set[str]]:
     """({row id: log(measured / estimated)}, {ids of the rows without one}) for the modelled
@@ -651,6 +871,7 @@ def _apply_derived(tables: dict) -> None:
     for name in DERIVED:
         old = t[name]
         t[name] = Constant(name, tables[name], old.source, old.note)
+    _changed()
 
 
 # ------------------------------------------------------------------ reports
@@ -890,6 +1111,7 @@ def memory_text(text: str) -> str:
                       f"task group ({n} rows; fewer than {MIN_BAND_ROWS}: all groups pooled)")
 
 
+@_memoized
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the results to the TOML")

@@ -43,6 +43,7 @@ SLOW: dict[str, str] = {
     "": "refits the speed constants (make calibrate --check)",
     "estimate/speed/test_serving_calibration.py"
     "": "refits the serving constants (make calibrate-serving)",
+    "estimate/speed/test_calibration_memo.py": "estimates rows with the estimate memos off",
     "estimate/validation/test_validation_reporting.py::test_validate_speed_prints_engine_"
     "architecture_and_leave_one"
     "_out_tables": "leave-one-GPU-out and leave-one-source-out refits",

@@ -9,6 +9,9 @@ under ``src/whichgpu/``, ``scripts/`` and ``validation/`` and of the Python vers
 any of them and the refit runs again. The tests assert on the result either way, so a test
 fails whenever the refit's real output would make it fail.
 
+One process computes a name at a time (a file lock beside the result): a second xdist worker
+or a second run in the same checkout that asks for it meanwhile waits, then reads it.
+
 Only a result worth keeping is kept (``keep``: a passing check, a command that exited 0); a
 failure is computed again on every run, so it always shows its own diff. Without pytest's
 cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs.
@@ -16,6 +19,7 @@ cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -55,16 +59,20 @@ def cached(config: pytest.Config, name: str, compute: Callable[[], Any],
         return compute()
     folder = Path(store.mkdir("whichgpu-refits"))
     path = folder / f"{name}-{inputs_digest()[:32]}.json"
-    try:
-        return json.loads(path.read_text("utf-8"))["value"]
-    except (OSError, ValueError, KeyError):
-        pass
-    value = compute()
-    if keep(value):
-        for old in folder.glob(f"{name}-*.json"):  # the results of other inputs
-            old.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"value": value}, f)
-        os.replace(tmp, path)  # whole or not at all, with two xdist workers at once
-    return value
+    # one process computes a name at a time (xdist workers, two runs in one checkout): the
+    # others wait for it and read what it kept
+    with open(folder / f"{name}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return json.loads(path.read_text("utf-8"))["value"]
+        except (OSError, ValueError, KeyError):
+            pass
+        value = compute()
+        if keep(value):
+            for old in folder.glob(f"{name}-*.json"):  # the results of other inputs
+                old.unlink(missing_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"value": value}, f)
+            os.replace(tmp, path)  # whole or not at all, for a reader without the lock
+        return value

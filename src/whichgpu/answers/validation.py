@@ -99,9 +99,10 @@ def validate_speed(q: ValidateSpeed) -> ValidationAnswer:
         scored, by_id, engine_arch_key)],
         "ranges": validation_ranges.report(rows, by_id, excluded).to_json()}
     if q.cross_validation:
-        extra["cross_validation"] = {
-            by: [s.to_json() for s in validation_cv.summarize(
-                validation_cv.leave_one_out(all_rows, by))] for by in ("gpu", "source")}
+        with validation_cv.shared_refits():  # one memo of row estimates for both
+            extra["cross_validation"] = {
+                by: [s.to_json() for s in validation_cv.summarize(
+                    validation_cv.leave_one_out(all_rows, by))] for by in ("gpu", "source")}
     return ValidationAnswer("speed", rows, summary, extra)
 
 

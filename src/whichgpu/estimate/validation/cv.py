@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib.util
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -100,9 +101,24 @@ def fittable(cal: ModuleType, rows: list[dict[str, str]],
             if sum(1 for r in calib if pick(r)) >= cal.MIN_ROWS_PER_PARAMETER * len(params)}
 
 
+@contextmanager
+def shared_refits() -> Iterator[None]:
+    """Every leave_one_out inside shares one memo of row estimates (scripts/calibrate.py's
+    memo_scope: a row is estimated again only when a constant it reads has changed), e.g.
+    leaving out each GPU and then each source. The results are the same."""
+    with calibrator().memo_scope():
+        yield
+
+
 def leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
                   values: set[str] | None = None) -> list[LeftOut]:
     """Each GPU (or source) left out in turn; ``values`` restricts which ones."""
+    with shared_refits():
+        return _leave_one_out(rows, by, values)
+
+
+def _leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
+                   values: set[str] | None) -> list[LeftOut]:
     cal = calibrator()
     key = KEYS[by]
     modelled = [r for r in rows if cal._modelled(r)]

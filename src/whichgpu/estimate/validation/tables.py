@@ -151,8 +151,9 @@ class Reports:
         if self.full:
             from whichgpu.estimate.validation import cv as validation_cv
 
-            self.cv = {by: validation_cv.summarize(validation_cv.leave_one_out(
-                self.speed_rows, by)) for by in ("gpu", "source")}
+            with validation_cv.shared_refits():
+                self.cv = {by: validation_cv.summarize(validation_cv.leave_one_out(
+                    self.speed_rows, by)) for by in ("gpu", "source")}
 
 
 def _summary(outcomes: list[Outcome], category: str, split: str):
