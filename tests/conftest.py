@@ -167,7 +167,7 @@ SLOW: dict[str, str] = {
     "does": _CPU,
     "catalog/prices/test_store_backends_outage.py": _CPU,
     "advise/test_token_shares.py::test_shares_on_spot_are_interrupted_one_machine_at_a_time": _CPU,
-    "project/test_import_cycles.py::test_lazy_imports_add_no_new_cycle": _CPU,
+    "project/test_import_cycles.py::test_no_import_cycle_through_lazy_imports": _CPU,
     "cost/test_vs_api.py::test_a_feed_file_replaces_the_table_and_a_bad_one_is_one_line": _CPU,
     "advise/test_capacity_flag.py::test_the_ceiling_can_be_overridden": _CPU,
     "advise/test_capacity_flag.py::test_the_million_user_question_is_flagged_with_the_machines_it_"
@@ -184,7 +184,7 @@ SLOW: dict[str, str] = {
     "together"
     "": _CPU,
     "project/test_import_cycles.py::test_no_import_cycle_when_modules_load": _CPU,
-    "project/test_import_cycles.py::test_every_known_cycle_still_exists": _CPU,
+    "project/test_import_cycles.py::test_the_lazy_graph_holds_the_imports_inside_functions": _CPU,
     "answers/test_assumptions_said.py::test_rest_and_the_page_say_it_in_english_and_french": _CPU,
     "web/test_web_export_button.py": _CPU,
     "advise/test_token_shares.py::test_when_time_matters_the_fastest_answer_is_a_split": _CPU,

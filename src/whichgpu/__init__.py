@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers and editors see; at run time they load on first use
     from whichgpu import answers
     from whichgpu.advise.job import Job
-    from whichgpu.advise.recommend import Recommendation, recommend
-    from whichgpu.advise.serving import recommend_for_rate
+    from whichgpu.advise.options import Recommendation
+    from whichgpu.advise.recommend import recommend, recommend_for_rate
     from whichgpu.answers import requests
     from whichgpu.answers.inputs.job import build_job
     from whichgpu.answers.inputs.ownership import cost as run_cost
@@ -71,8 +71,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Job": ("whichgpu.advise.job", "Job"),
     "build_job": ("whichgpu.answers.inputs.job", "build_job"),
     "recommend": ("whichgpu.advise.recommend", "recommend"),
-    "Recommendation": ("whichgpu.advise.recommend", "Recommendation"),
-    "recommend_for_rate": ("whichgpu.advise.serving", "recommend_for_rate"),
+    "Recommendation": ("whichgpu.advise.options", "Recommendation"),
+    "recommend_for_rate": ("whichgpu.advise.recommend", "recommend_for_rate"),
     "Message": ("whichgpu.messages", "Message"),
     "WhichGPUError": ("whichgpu.errors", "WhichGPUError"),
     "InputError": ("whichgpu.errors", "InputError"),

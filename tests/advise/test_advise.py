@@ -505,7 +505,7 @@ def test_a_batch_sized_to_fill_the_card_is_not_a_borderline_fit_but_one_sequence
     """A token job runs as many sequences as fit, so its memory is the card's by design: that
     is not "borderline" (less free memory means fewer sequences at once, not a failure), and
     the answer says how many run at once. One sequence that only just fits is borderline."""
-    from whichgpu.advise.recommend import evaluate
+    from whichgpu.advise.evaluate import evaluate
     from whichgpu.catalog.gpus import get_gpu
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.memory.fit import memory_band

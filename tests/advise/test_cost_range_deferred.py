@@ -1,6 +1,6 @@
 """An option is priced on its GPU's cheapest offer: the on-demand offers are compared on their
 typical cost alone, and only the winner's low-high cost range is worked out
-(advise/recommend.py ``_DEFER_RANGES``). The answers are the same as when every offer's
+(advise/evaluate.py ``_DEFER_RANGES``). The answers are the same as when every offer's
 range is worked out: the same offer chosen, the same numbers."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from answer_set import answer, environment
-from whichgpu.advise import recommend as rec
+from whichgpu.advise import evaluate
 
 # offers under different billing rules (per second, per minute after a minimum, per hour),
 # several providers per GPU, currencies, spot beside on-demand, a price cap, a deadline
@@ -38,17 +38,17 @@ def _answer_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
 @pytest.mark.parametrize("name", sorted(QUESTIONS))
 def test_deferred_ranges_change_no_answer(name: str, monkeypatch) -> None:
     ranges: list[int] = []
-    real = rec.run_cost_range
+    real = evaluate.run_cost_range
 
     def counted(*args, **kw):
         ranges.append(1)
         return real(*args, **kw)
 
-    monkeypatch.setattr(rec, "run_cost_range", counted)
+    monkeypatch.setattr(evaluate, "run_cost_range", counted)
     fast = answer("recommend", QUESTIONS[name])
     deferred = len(ranges)
     ranges.clear()
-    monkeypatch.setattr(rec, "_DEFER_RANGES", [False])
+    monkeypatch.setattr(evaluate, "_DEFER_RANGES", [False])
     every = answer("recommend", QUESTIONS[name])
     assert fast == every
     assert fast["options"]

@@ -85,7 +85,7 @@ def test_recommend_answers_under_the_raised_threshold(monkeypatch):
 def test_the_answers_json_is_made_under_the_raised_threshold_too(monkeypatch):
     """The JSON of a recommendation (thousands of small dicts) is made while the answer's
     objects are still alive: at the default threshold its young collections promoted them."""
-    from whichgpu.advise.recommend import Recommendation
+    from whichgpu.advise.options import Recommendation
 
     seen = []
 

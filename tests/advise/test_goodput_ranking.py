@@ -10,7 +10,8 @@ import pytest
 
 from whichgpu.advise import goodput
 from whichgpu.advise.job import Job
-from whichgpu.advise.serving import percentile_run, recommend_for_rate
+from whichgpu.advise.recommend import recommend_for_rate
+from whichgpu.advise.serving import percentile_run
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
 from whichgpu.catalog.offers import Offer

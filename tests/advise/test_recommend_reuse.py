@@ -90,18 +90,18 @@ def test_a_serving_option_computes_no_speed_it_throws_away(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """One user at 5 tokens/s: each size is priced at one sequence per replica; the speed at
     the most sequences that fit (computed for every size before) is never asked for."""
-    import whichgpu.advise.recommend as recommend
+    import whichgpu.advise.evaluate as evaluate
     from whichgpu.answers import recommend as answer
     from whichgpu.answers.requests import Recommend
 
     batches: list[int] = []
-    real = recommend.estimate_speed
+    real = evaluate.estimate_speed
 
     def counted(w, gpu, count=1, **kwargs):
         batches.append(w.batch)
         return real(w, gpu, count, **kwargs)
 
-    monkeypatch.setattr(recommend, "estimate_speed", counted)
+    monkeypatch.setattr(evaluate, "estimate_speed", counted)
     rec = answer(Recommend(model="llama-3.1-8b", users=1, tokens_per_s_each=5,
                            only="h100-sxm,l40s", top=0)).to_json()
     assert rec["options"]

@@ -1,5 +1,5 @@
 """The serving search for users x tokens/s each asks the speed at one user per replica first
-(advise/recommend.py ``_alone_fastest``): sound because a sequence alone decodes at least as
+(advise/evaluate.py ``_alone_fastest``): sound because a sequence alone decodes at least as
 fast as each sequence of a batch. Checked here on every configuration the recommendation
 asks for (the whole catalog), and the answers are the same with the shortcut off."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from answer_set import answer, environment
-from whichgpu.advise import recommend as rec
+from whichgpu.advise import evaluate
 
 # serving questions (users x tokens/s each): a dense 70B on vLLM, the same 4-bit on llama.cpp,
 # a MoE model (the experts touched grow with the batch), llama.cpp with experts in host RAM
@@ -22,7 +22,7 @@ CATALOG = {
 NARROW = {"model": "llama-3.3-70b", "users": 50, "tokens_per_s_each": 20, "top": 0,
           "only": "h100-pcie,l40s,rtx-4090"}
 BATCHES = (1, 2, 4, 7, 13, 25, 50, 64)
-_REAL = rec.estimate_speed
+_REAL = evaluate.estimate_speed
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,7 @@ def _asked(monkeypatch, fields) -> tuple[dict, list]:
         asked.append((wl, gpu, count, kw.get("profile")))
         return _REAL(wl, gpu, count, **kw)
 
-    monkeypatch.setattr(rec, "estimate_speed", spy)
+    monkeypatch.setattr(evaluate, "estimate_speed", spy)
     return answer("recommend", fields), asked
 
 
@@ -50,7 +50,7 @@ def test_a_sequence_never_decodes_faster_in_a_batch(name: str, monkeypatch) -> N
     _, asked = _asked(monkeypatch, CATALOG[name])
     seen = {}
     for wl, gpu, count, profile in asked:
-        if rec._alone_fastest(wl, profile):
+        if evaluate._alone_fastest(wl, profile):
             seen[(gpu.id, count)] = (wl, gpu, count, profile)
     assert len(seen) > 20  # the configurations of the catalog, not a handful
     for wl, gpu, count, profile in seen.values():
@@ -62,7 +62,7 @@ def test_a_sequence_never_decodes_faster_in_a_batch(name: str, monkeypatch) -> N
 
 def test_the_shortcut_changes_no_answer_and_asks_fewer_speeds(monkeypatch) -> None:
     fast, asked = _asked(monkeypatch, NARROW)
-    monkeypatch.setattr(rec, "_alone_fastest", lambda wl, profile: False)
+    monkeypatch.setattr(evaluate, "_alone_fastest", lambda wl, profile: False)
     every, asked_all = _asked(monkeypatch, NARROW)
     assert fast == every
     assert any(e["kind"] == "speed" for e in fast["excluded"])  # too slow even alone
@@ -82,9 +82,9 @@ def test_what_the_property_does_not_cover_is_not_assumed() -> None:
     class Runs:
         measured_runs: object = None
 
-    assert rec._alone_fastest(W(), None)
-    assert rec._alone_fastest(W(), Runs())
-    assert not rec._alone_fastest(W(speculative=object()), None)
-    assert not rec._alone_fastest(W(lora_adapters=2), None)
-    assert not rec._alone_fastest(W(expert_parallel=True), None)
-    assert not rec._alone_fastest(W(), Runs(measured_runs=lambda gpu: []))
+    assert evaluate._alone_fastest(W(), None)
+    assert evaluate._alone_fastest(W(), Runs())
+    assert not evaluate._alone_fastest(W(speculative=object()), None)
+    assert not evaluate._alone_fastest(W(lora_adapters=2), None)
+    assert not evaluate._alone_fastest(W(expert_parallel=True), None)
+    assert not evaluate._alone_fastest(W(), Runs(measured_runs=lambda gpu: []))

@@ -4,11 +4,12 @@ Two graphs, read from the source (``ast``, nothing imported): the imports a modu
 is loaded (the top of the module, its classes, ``try``/``if`` blocks; not ``if TYPE_CHECKING``),
 and every import, the lazy ones inside functions included.
 
-- At load time there is no cycle at all, and none may appear: a cycle there makes the import
-  order matter and fails with a half-initialised module.
-- With the lazy imports counted, the cycles that exist are listed in ``KNOWN`` (each a group of
-  modules that reach each other): the list may shrink, never grow. A new lazy import that ties
-  two modules into a loop fails here; break it, or say here why it must be.
+- At load time there is no cycle: a cycle there makes the import order matter and fails with a
+  half-initialised module.
+- With the lazy imports counted there is no cycle either (the last group, the advise knot of
+  explain/goodput/recommend/serving, was broken in session 5). A new lazy import that ties two
+  modules into a loop fails here: break it by moving code down to the module both sides use
+  (or up, above both), never by a shim that re-imports.
 """
 
 from __future__ import annotations
@@ -20,18 +21,6 @@ from pathlib import Path
 from paths import ROOT
 
 SRC = ROOT / "src" / "whichgpu"
-
-# Cycles through lazy imports that exist today (strongly connected groups of modules). Each
-# needs more than a small local edit (moving a type or a function to the module both use).
-KNOWN: list[set[str]] = [
-    # the ranking and its explanation and the rate sizing call each other (a Job no longer:
-    # its serving targets are in advise/targets.py)
-    # (advise/goodput.py, merged from main 2026-12-07, joined it: the rate sizing ranks on goodput)
-    # Left in session 5 while another branch edited those four files (the other four groups
-    # were broken then: the prices facade, diffusion fit, speed/measured/fit, serving fit).
-    {"whichgpu.advise.explain", "whichgpu.advise.goodput", "whichgpu.advise.recommend",
-     "whichgpu.advise.serving"},
-]
 
 
 def _modules() -> dict[str, Path]:
@@ -134,7 +123,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 @cache
 def _graph(lazy: bool) -> dict[str, set[str]]:
-    """Module -> the whichgpu modules it imports (read once per process: three tests ask)."""
+    """Module -> the whichgpu modules it imports (read once per process: several tests ask)."""
     modules = _modules()
     return {name: _imports(name, path, modules, lazy) for name, path in modules.items()}
 
@@ -148,15 +137,14 @@ def test_no_import_cycle_when_modules_load():
     assert _cycles(_graph(lazy=False)) == []
 
 
-def test_lazy_imports_add_no_new_cycle():
-    new = [sorted(g) for g in _cycles(_graph(lazy=True))
-           if not any(g <= known for known in KNOWN)]
-    assert new == [], "an import cycle that is not in KNOWN (break it, or list it with why)"
+def test_the_lazy_graph_holds_the_imports_inside_functions():
+    """The lazy graph is the one that can catch a lazy cycle: it has the imports made inside a
+    function (the rate sizing is imported where a rate job is answered), the load graph not."""
+    recommend, serving = "whichgpu.advise.recommend", "whichgpu.advise.serving"
+    assert serving in _graph(lazy=True)[recommend]
+    assert serving not in _graph(lazy=False)[recommend]
 
 
-def test_every_known_cycle_still_exists():
-    """KNOWN only shrinks: a group whose cycle was broken is taken off the list, so that it
-    cannot come back unnoticed."""
-    cycles = _cycles(_graph(lazy=True))
-    gone = [sorted(k) for k in KNOWN if not any(g <= k for g in cycles)]
-    assert gone == [], "these KNOWN cycles are broken: remove them from KNOWN"
+def test_no_import_cycle_through_lazy_imports():
+    assert [sorted(g) for g in _cycles(_graph(lazy=True))] == [], \
+        "an import cycle through lazy imports (break it: move code down to the module both use)"

@@ -69,10 +69,10 @@ def test_no_range_repeats_one_value_and_no_rate_is_an_internal_name(client, path
 
 
 def test_every_rate_the_engine_names_has_words():
-    from whichgpu.advise import recommend
+    from whichgpu.advise import evaluate
 
-    source = open(recommend.__file__, encoding="utf-8").read()
-    named = set(re.findall(r'rate_name(?:, rate)? = "(\w+)"', source)) | set(recommend._WORK_RATES)
+    source = open(evaluate.__file__, encoding="utf-8").read()
+    named = set(re.findall(r'rate_name(?:, rate)? = "(\w+)"', source)) | set(evaluate._WORK_RATES)
     assert len(named) >= 6 and named - set(explain.RATES) == set()
 
 

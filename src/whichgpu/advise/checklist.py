@@ -53,7 +53,7 @@ class ChecklistResult:
     answers: ChecklistAnswers
     task: Task
     quant: str
-    recommendation: Any  # advise.recommend.Recommendation
+    recommendation: Any  # advise.options.Recommendation
     advice: Any | None  # cost.rent_or_buy.Advice for the chosen GPU
     article_rules: list[Message] = field(default_factory=list)
     notes: list[Message] = field(default_factory=list)
@@ -168,7 +168,7 @@ def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | No
     if best is not None and spec.params_total < 13e9 and best.gpu.usable_memory_bytes > 26e9:
         small = [o for o in rec.options if o.gpus == 1 and o.gpu.usable_memory_bytes <= 26e9]
         if small:
-            from whichgpu.advise.recommend import rank_cost
+            from whichgpu.advise.ranking import rank_cost
 
             o = small[0]  # options are sorted: the cheapest 24 GB card
             cost = Money(rank_cost(job, o), rec.currency)

@@ -27,7 +27,7 @@ from whichgpu.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Exclusion, Option, Recommendation
+    from whichgpu.advise.options import Exclusion, Option, Recommendation
 
 
 def money_range(r: Any) -> Message:
@@ -121,7 +121,7 @@ def _fill(best: Any, job: Any, words: dict[str, Any]) -> Message:
 def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
             profile: Any = None) -> None:
     """Fill ``rec.explanation``, ``rec.what_would_change`` and ``rec.closest`` in place."""
-    from whichgpu.advise.recommend import rank_cost
+    from whichgpu.advise.ranking import rank_cost
 
     job = rec.job
     opts = rec.options
@@ -315,7 +315,7 @@ def closest_miss(excluded: list[Exclusion]) -> Exclusion | None:
 
 def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: Any,
                   profile: Any) -> list[Message]:
-    from whichgpu.advise.recommend import rank_cost
+    from whichgpu.advise.ranking import rank_cost
 
     job = rec.job
     out: list[Message] = []
@@ -376,7 +376,7 @@ def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: A
 def price_to_win(rec: Recommendation) -> tuple[Option, Any, Any] | None:
     """(the best option on another GPU, its price per GPU-hour that would make it win, its
     price now), when ranking on cost and the two are not tied; else None."""
-    from whichgpu.advise.recommend import rank_cost
+    from whichgpu.advise.ranking import rank_cost
 
     opts, job = rec.options, rec.job
     if job.objective != Objective.COST or not opts:
@@ -398,7 +398,9 @@ def _memory_fix(rec: Recommendation, best: Option, offers: list[Any], rates: Any
     """A change to the job (a smaller format, a shorter context, checkpointing ...) that lets
     in a GPU size which does not fit as asked and would then beat the winner: each change is
     costed on that GPU's offers, within --max-gpus; the best such change is named."""
-    from whichgpu.advise.recommend import Option, evaluate, rank_cost
+    from whichgpu.advise.evaluate import evaluate
+    from whichgpu.advise.options import Option
+    from whichgpu.advise.ranking import rank_cost
     from whichgpu.errors import InputError
 
     job = rec.job

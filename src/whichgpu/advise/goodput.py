@@ -26,11 +26,11 @@ from whichgpu.vocabulary import Objective, WorkKind
 
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
-    from whichgpu.advise.recommend import Option, Recommendation
+    from whichgpu.advise.options import Option, Recommendation
     from whichgpu.messages import Message
 
 #: Options whose cost per good request is within this share of the best are near-ties (the
-#: same threshold as the cost ranking's, advise/recommend.py NEAR_TIE).
+#: same threshold as the cost ranking's, advise/ranking.py NEAR_TIE).
 NEAR_TIE = 0.05
 
 
@@ -62,7 +62,7 @@ def goodput_of(run: Any, targets: Targets, replicas: int) -> dict[str, float]:
 def cost_per_good_request(job: Job, o: Option) -> float:
     """What goodput ranks by: the option's hourly cost (a spot option's expected cost) over
     the requests per hour that meet the targets; infinite when none does."""
-    from whichgpu.advise.recommend import rank_cost
+    from whichgpu.advise.ranking import rank_cost
 
     good = (o.serving or {}).get("goodput", {}).get("requests_per_s", 0.0)
     return rank_cost(job, o) / (good * 3600) if good > 0 else math.inf
@@ -109,7 +109,7 @@ def explanation(rec: Recommendation) -> list[Message]:
         "{per:,.0f} good requests per {currency}.", currency=best.price_per_hour.currency,
         gpu=best.gpu.id, share=good.get("share_meeting_targets", 0.0),
         per=good.get("requests_per_unit_cost", 0.0))]
-    from whichgpu.advise.recommend import rank_cost
+    from whichgpu.advise.ranking import rank_cost
 
     cheaper = min(rec.options, key=lambda o: (rank_cost(rec.job, o), o.gpus))
     if cheaper is not best and cheaper.serving:

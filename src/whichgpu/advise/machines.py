@@ -151,3 +151,34 @@ def link_words(gpu: GPU) -> str:
 def sizes_sold(pool: list[Offer]) -> list[int]:
     """The machine sizes (GPUs per machine) a pool of offers sells, smallest first."""
     return sorted({o.gpu_count for o in pool})
+
+
+def offer_assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
+    """What renting ``m`` machines of ``offer`` assumes (the machine as sold, its links, GPUs
+    paid for and not used, several machines, clusters)."""
+    out = []
+    machine = dict(provider=offer.provider, size=offer.gpu_count,
+                   instance=f" ({offer.instance_type})" if offer.instance_type else "")
+    if m.sized_as_asked:
+        out.append(msg("assume.machine.per_gpu", "{provider} gives a price per GPU, not the "
+                       "machines it sells: assumed one {size}-GPU machine at {size} x that "
+                       "price", **machine))
+    if m.spread is Spread.CLUSTER:
+        out.append(msg("assume.cluster.machines", "{n} machines of {size} GPUs from "
+                       "{provider}{instance}, linked by a cluster network: the price list "
+                       "does not say such a cluster can be rented; large clusters are "
+                       "usually reserved in advance, at other prices", n=m.machines, **machine))
+    elif m.linked > 1:
+        out.append(msg("assume.machine.linked", "the {linked} GPUs that work together are in "
+                       "one {size}-GPU machine of {provider}{instance}, linked by its "
+                       "{link} (the speed assumes these links)", linked=m.linked,
+                       link=link_words(gpu), **machine))
+    if m.spread is Spread.SEPARATE:
+        out.append(msg("assume.machines.separate", "{n} separate {size}-GPU machines of "
+                       "{provider}: the work splits into independent parts, each machine "
+                       "runs its share, nothing links them", n=m.machines, **machine))
+    if m.paid > m.used:
+        out.append(msg("assume.machines.paid", "{provider} rents {gpu} in {size}-GPU "
+                       "machines: {paid} GPUs paid for, {used} used", gpu=gpu.id,
+                       paid=m.paid, used=m.used, **machine))
+    return out

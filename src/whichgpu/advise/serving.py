@@ -24,7 +24,7 @@ from whichgpu.units import Money, Range
 from whichgpu.vocabulary import ExclusionKind
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Option
+    from whichgpu.advise.options import Option
 
 TP_DEGREES = (1, 2, 4, 8)
 #: Without a TTFT or TPOT target, each replica is kept at or below this share of its max
@@ -183,56 +183,6 @@ def max_rate(sm, targets: Targets) -> float:
     return lo
 
 
-# ------------------------------------------------------------------ the recommendation
-
-def recommend_for_rate(job, offers, *, catalog=None, rates=None, profile=None, gpus=None,
-                       max_gpus: int | None = None):
-    """The recommendation for a serving job given by its request rate (``job.kind ==
-    'rate'``): one option per GPU (its cheapest replicas x TP), the rest excluded."""
-    from dataclasses import replace
-
-    from whichgpu.advise.recommend import Recommendation, _job_currency, _rank
-    from whichgpu.catalog.gpus import default_catalog
-    from whichgpu.estimate.speed import inference_lengths
-    from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
-
-    w = job.workload
-    if w.engine_name not in SERVING_ENGINES:
-        raise InputError(msg("serving.rate_engines", "sizing for a request rate models vLLM, "
-                             "SGLang and TensorRT-LLM ({flag} vllm, sglang or trtllm), not "
-                             "{engine}", flag=Field("engine"), engine=w.engine_name))
-    prompt, output, _ = inference_lengths(w)  # the lengths every estimate below assumes
-    job = replace(job, workload=w.with_(prompt_tokens=prompt, output_tokens=output,
-                                        context=max(w.context or 0, prompt + output)))
-    catalog = catalog or default_catalog()
-    currency = _job_currency(job, offers)
-    targets = Targets(job.requests_per_s, job.ttft_s, job.tpot_s, job.ttft_pct, job.tpot_pct)
-    options: list[Option] = []
-    excluded: list[Any] = []
-    for gpu in gpus or catalog.gpus:
-        opts, misses = _for_gpu(job, gpu, targets, offers, currency, rates, profile, max_gpus)
-        options += opts or []
-        excluded += misses
-    _rank(job, options)
-    options = _latency_front(job, options)
-    from whichgpu.advise import goodput  # issue 28: a percentile target ranks on goodput
-
-    options = goodput.rank(job, options)
-    rec = Recommendation(job, currency, options, excluded, max_gpus=max_gpus,
-                         only=[g.id for g in gpus] if gpus else None,
-                         offered=frozenset(o.gpu for o in offers if job.spot or not o.spot))
-    from whichgpu.advise.explain import explain
-
-    explain(rec, offers, catalog, rates, profile)
-    rec.explanation[1:1] = _serving_lines(rec, targets)
-    rec.explanation[1:1] = goodput.explanation(rec)
-    if job.spot:  # issue 19: spot against on-demand, spares included
-        from whichgpu.advise.spot_risk import explain_spot
-
-        rec.explanation += explain_spot(rec)
-    return rec
-
-
 def evaluate_layout(job, gpu: GPU, count: int, offers, currency, *, rates=None, profile=None,
                     max_gpus: int | None = None):
     """One replica size (``count`` GPUs, tensor parallel) for a rate job: its Option, or the
@@ -266,7 +216,8 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
              degrees: tuple[int, ...] = TP_DEGREES):
     """(the cheapest options on this GPU, one per pricing (spot, on-demand), or None; the
     exclusions to report)."""
-    from whichgpu.advise.recommend import Exclusion, _memory_exclusion
+    from whichgpu.advise.exclusions import _memory_exclusion
+    from whichgpu.advise.options import Exclusion
 
     w = job.workload
     # --spot prices each GPU on spot (by its expected cost with spare replicas) and on-demand
@@ -301,7 +252,7 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                msg("exclusion.rate_offer", "meets the targets with {n} x {tp} GPU(s) but the "
                    "price list has no on-demand offer for it", n=n, tp=best.tp))
         return None, [Exclusion(gpu, best.tp, ExclusionKind.OFFER, why, has_offer=False)]
-    from whichgpu.advise.recommend import _ranked
+    from whichgpu.advise.ranking import _ranked
 
     def cost(o) -> float:
         return _ranked(o.cost, o.spot_risk).typical.amount
@@ -327,7 +278,7 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                   for p in pools]
         priced += [o for o in shaped if o is not None]
         if not any(shaped):  # no machine of this GPU holds the replica's linked GPUs
-            from whichgpu.advise.recommend import _machine_exclusion
+            from whichgpu.advise.exclusions import _machine_exclusion
 
             misses.append(_machine_exclusion(gpu, lay.tp, replicas, lay.memory_bytes, pool,
                                              lay.model.workload))
@@ -376,7 +327,7 @@ def _replicas(targets: Targets, lay: Layout) -> int:
 
 def _latency_miss(gpu: GPU, tried: list[Layout], targets: Targets, has_offer: bool):
     """The layout of this GPU nearest to meeting the targets at no load, and what would."""
-    from whichgpu.advise.recommend import Exclusion
+    from whichgpu.advise.options import Exclusion
 
     def gap(lay: Layout) -> float:
         g = 0.0
@@ -417,7 +368,7 @@ def _latency_miss(gpu: GPU, tried: list[Layout], targets: Targets, has_offer: bo
 def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, rates,
             profile):
     from whichgpu.advise.machines import machines_for
-    from whichgpu.advise.recommend import Option
+    from whichgpu.advise.options import Option
     from whichgpu.cost.billing import MoneyRange
     from whichgpu.cost.currency import convert
     from whichgpu.estimate.speed import estimate_speed
@@ -512,9 +463,9 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
 
 
 def _pricing_assumptions(offer, machines, gpu) -> list[Message]:
-    from whichgpu.advise.recommend import _assumptions
+    from whichgpu.advise.machines import offer_assumptions
 
-    return _assumptions(offer, machines, gpu)
+    return offer_assumptions(offer, machines, gpu)
 
 
 def _serving_lines(rec, targets: Targets) -> list[Message]:

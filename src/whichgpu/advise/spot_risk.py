@@ -19,7 +19,7 @@ from whichgpu.vocabulary import Task
 if TYPE_CHECKING:
     from whichgpu.advise.job import Job
     from whichgpu.advise.machines import Machines
-    from whichgpu.advise.recommend import Recommendation
+    from whichgpu.advise.options import Recommendation
     from whichgpu.catalog.offers import Offer
     from whichgpu.estimate.speed import SpeedEstimate
     from whichgpu.estimate.workload import Workload

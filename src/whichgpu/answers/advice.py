@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.advise.checklist import ChecklistResult, run_checklist
-from whichgpu.advise.recommend import Recommendation
+from whichgpu.advise.options import Recommendation
 from whichgpu.advise.recommend import recommend as rank
 from whichgpu.answers.context import LOCAL, Context
 from whichgpu.answers.estimates import card, recommend_workload

@@ -13,7 +13,7 @@ from whichgpu.cli.common import console, show
 from whichgpu.vocabulary import ExclusionKind, Ranking, WorkKind
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Exclusion
+    from whichgpu.advise.options import Exclusion
 
 
 def register(app: typer.Typer) -> None:

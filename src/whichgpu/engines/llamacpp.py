@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Option
+    from whichgpu.advise.options import Option
     from whichgpu.estimate.workload import Workload
     from whichgpu.export.commands import LaunchCommands
 

@@ -10,7 +10,7 @@ from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.messages import msg
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Option
+    from whichgpu.advise.options import Option
     from whichgpu.estimate.workload import Workload
     from whichgpu.export.commands import LaunchCommands
 

@@ -19,7 +19,7 @@ from whichgpu.export.names import LAUNCHERS, Launcher, label
 from whichgpu.messages import Field, Message, msg
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Recommendation
+    from whichgpu.advise.options import Recommendation
 
 __all__ = ["LAUNCHERS", "Export", "Launcher", "check_launcher", "export_file", "export_option"]
 

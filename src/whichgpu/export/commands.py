@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from whichgpu.advise.job import Job
-    from whichgpu.advise.recommend import Option
+    from whichgpu.advise.options import Option
     from whichgpu.estimate.workload import Workload
 
 FILL_IN = "FILL-IN"  # the marker of every value the user must supply

@@ -10,7 +10,7 @@ from whichgpu.export.commands import CHECKPOINT_DIR
 from whichgpu.export.names import dstack_gpu
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Option, Recommendation
+    from whichgpu.advise.options import Option, Recommendation
     from whichgpu.export.commands import LaunchCommands
     from whichgpu.export.target import Target
 

@@ -9,7 +9,7 @@ from whichgpu.export.names import Launcher, label
 from whichgpu.units import format_duration, format_money
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Option, Recommendation
+    from whichgpu.advise.options import Option, Recommendation
     from whichgpu.export.commands import LaunchCommands
     from whichgpu.export.target import Target
 

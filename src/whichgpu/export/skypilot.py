@@ -11,7 +11,7 @@ from whichgpu.export.names import skypilot_accelerator
 BUCKET = "fill-in-your-checkpoint-bucket"  # a bucket name the user replaces
 
 if TYPE_CHECKING:
-    from whichgpu.advise.recommend import Option, Recommendation
+    from whichgpu.advise.options import Option, Recommendation
     from whichgpu.export.commands import LaunchCommands
     from whichgpu.export.target import Target
 

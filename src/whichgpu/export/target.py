@@ -14,7 +14,7 @@ from whichgpu.units import format_money
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from whichgpu.advise.recommend import Option
+    from whichgpu.advise.options import Option
     from whichgpu.catalog.offers import Offer
     from whichgpu.export.commands import LaunchCommands
 

@@ -33,7 +33,7 @@ TERMS = {
 BOUNDS = {"memory-bandwidth": N_("memory bandwidth"), "compute": N_("compute"),
           "interconnect": N_("the interconnect"), "fixed-overhead": N_("fixed overheads")}
 CONFIDENCE = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
-# Every rate the engine may name (estimate/ and advise/recommend.py), in the page's words: a
+# Every rate the engine may name (estimate/ and advise/evaluate.py), in the page's words: a
 # speed is "34 tokens/s", never "34 decode_tokens_per_s".
 RATES = {"output_tokens_per_s": N_("tokens/s"), "decode_tokens_per_s": N_("tokens/s"),
          "total_tokens_per_s": N_("tokens/s (prompt and output)"),
@@ -216,7 +216,7 @@ def split_exclusions(excluded: Any) -> tuple[list[Any], list[Any]]:
 
 # ------------------------------------------------------------------ verdicts and warnings
 
-NEAR_TIE = 0.05  # advise/recommend.py's near-tie margin: within 5 % reads as a tie
+NEAR_TIE = 0.05  # advise/ranking.py's near-tie margin: within 5 % reads as a tie
 
 
 def rent_or_buy_verdict(advice: Any) -> str:

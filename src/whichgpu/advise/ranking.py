@@ -1,0 +1,83 @@
+"""How options are ranked: by the objective (a spot option by its expected cost, a job
+with no amount by its cost per unit of work), near-ties and the Pareto front flagged."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from whichgpu.advise.job import Job
+from whichgpu.cost.billing import MoneyRange
+from whichgpu.vocabulary import WorkKind
+
+if TYPE_CHECKING:
+    from whichgpu.advise.options import Option
+
+NEAR_TIE = 0.05  # options within 5 % of the best are shown as near-ties
+
+
+def _unit_ranked(job: Job) -> bool:
+    """No amount of work for a job that ends (training, images, videos): the options are
+    ranked by what the same work costs (per 1M tokens, per 1,000 images), not by the hour."""
+    w = job.workload
+    return job.kind == WorkKind.NONE and (w.is_training or w.is_diffusion)
+
+
+def _rank_key(job: Job, o: Option) -> tuple[float, float]:
+    """What the ranking sorts one option by: (cost, time), or (time, cost) for time."""
+    cost, time = rank_cost(job, o), _time_of(o)
+    return (time, cost) if job.objective == "time" else (cost, time)
+
+
+def _time_of(o: Option) -> float:
+    if getattr(o.spot_risk, "expected_time_s", None) is not None:
+        return o.spot_risk.expected_time_s.typical
+    if o.time_s is not None:
+        return o.time_s.typical
+    return -o.rate.typical  # serving and no amount: faster is better
+
+
+def _ranked(cost: MoneyRange, risk) -> MoneyRange:
+    """What an option is ranked and budgeted by: a spot option's expected cost."""
+    from whichgpu.advise.spot_risk import expected_cost
+
+    return expected_cost(risk) or cost
+
+
+def rank_cost(job: Job, o: Option) -> float:
+    """What the cost objective sorts by: the job's cost (a spot option's expected cost), or
+    per unit of work (no amount)."""
+    if _unit_ranked(job) and o.unit_cost is not None:
+        return o.unit_cost.typical.amount
+    return _ranked(o.cost, o.spot_risk).typical.amount
+
+
+def _rank(job: Job, options: list[Option]) -> None:
+    """Sort by the objective (ties broken by the other), flag near-ties and the Pareto front."""
+    # each option's (cost, time), worked out once (the Pareto test compares every pair)
+    keys = {id(o): (rank_cost(job, o), _time_of(o)) for o in options}
+
+    def cost_of(o: Option) -> float:
+        return keys[id(o)][0]
+
+    def time_of(o: Option) -> float:
+        return keys[id(o)][1]
+
+    if job.objective == "time":
+        options.sort(key=lambda o: (time_of(o), cost_of(o), o.gpus))
+    else:
+        options.sort(key=lambda o: (cost_of(o), time_of(o), o.gpus))
+    if not options:
+        return
+    best = options[0]
+    pairs = [keys[id(p)] for p in options]
+    for i, o in enumerate(options):
+        near = False
+        if i > 0:
+            if job.objective == "time" and best.time_s is not None and o.time_s is not None:
+                near = o.time_s.typical <= best.time_s.typical * (1 + NEAR_TIE)
+            elif job.objective == "cost":
+                near = cost_of(o) <= cost_of(best) * (1 + NEAR_TIE)
+        c, t = keys[id(o)]
+        dominated = any(pc <= c and pt <= t and (pc < c or pt < t) for pc, pt in pairs)
+        options[i] = replace(o, near_tie=near, pareto=not dominated)
