@@ -287,18 +287,20 @@ def _outcomes(rows):
 _WHOLE = None  # a read of a constant's whole value (not of one key of a table)
 _MISSING = object()
 _READS: set[tuple[str, object]] = set()  # (constant, key or _WHOLE) read while estimating
+_getattr = object.__getattribute__
 
 
 class _ReadTable(dict):
     """A constant's table of values that says which keys are read: one key (``t[k]``,
     ``t.get(k)``, ``k in t``), else the whole table (any other use)."""
 
+    # (the name read past __getattribute__ below: these run millions of times in a refit)
     def __getitem__(self, key):
-        _READS.add((self.name, key))
+        _READS.add((_getattr(self, "name"), key))
         return dict.__getitem__(self, key)
 
     def __contains__(self, key):
-        _READS.add((self.name, key))
+        _READS.add((_getattr(self, "name"), key))
         return dict.__contains__(self, key)
 
     def __getattribute__(self, attr: str):
@@ -382,10 +384,21 @@ class _Memo:
         self.row_ids: dict[tuple, int] = {}  # a row's items -> a number
         # a row's number -> [(names its estimate read, {their values: result})]
         self.results: dict[int, list[tuple[tuple[str, ...], dict]]] = {}
+        # names -> their values, while the constants stay as they are (one _row_results call)
+        self.seen: dict[tuple, tuple[str, ...]] | None = None
 
     def values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
         """The current values of what ``names`` read: (constant, key) the value at that key,
         (constant, _WHOLE) the whole value (a Constant is replaced, never changed)."""
+        seen = self.seen
+        if seen is not None:
+            hit = seen.get(names)
+            if hit is None:
+                hit = seen[names] = self._values(table, names)
+            return hit
+        return self._values(table, names)
+
+    def _values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
         out = []
         for name, key in names:
             c = table[name]
@@ -456,6 +469,17 @@ def _row_results(rows) -> list[tuple[bool, float | None]]:
         return [_result(o) for o in _outcomes(rows)]
     table = _load("speed_constants")
     ids = [memo.row_ids.setdefault(tuple(sorted(r.items())), len(memo.row_ids)) for r in rows]
+    # the constants stay as they are for this call (the rows' estimates swap in readers and
+    # put the same constants back): the values of a set of names are looked up once
+    memo.seen = {}
+    try:
+        return _memo_results(memo, table, rows, ids)
+    finally:
+        memo.seen = None
+
+
+def _memo_results(memo: _Memo, table: dict, rows,
+                  ids: list[int]) -> list[tuple[bool, float | None]]:
     out = [memo.get(table, i) for i in ids]
     todo = [k for k, hit in enumerate(out) if hit is None]
     if todo:
