@@ -1,8 +1,11 @@
 """The refits' disk cache (tests/refit_cache.py) gives a kept result only for the same inputs,
-and never keeps a failure."""
+never keeps a failure, and computes a result once when two processes ask for it at once (the
+second waits for the first's lock and reads what it kept)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import refit_cache
@@ -66,3 +69,28 @@ def test_the_digest_covers_code_data_scripts_and_validation_rows():
         assert (root / path).is_file()
         assert any((root / path).is_relative_to(root / top) for top in refit_cache.INPUTS)
     assert len(refit_cache.inputs_digest()) == 64
+
+
+def test_two_askers_at_once_compute_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(refit_cache, "inputs_digest", lambda: "c" * 64)
+    config, calls, results = _Config(tmp_path), [], []
+    started = threading.Event()
+
+    def compute():
+        calls.append(1)
+        started.set()
+        time.sleep(0.2)  # long enough for the other asker to arrive meanwhile
+        return {"status": 0, "n": len(calls)}
+
+    def ask():
+        results.append(refit_cache.cached(config, "w", compute))
+
+    first = threading.Thread(target=ask)
+    first.start()
+    assert started.wait(5)
+    second = threading.Thread(target=ask)
+    second.start()
+    first.join(5)
+    second.join(5)
+    assert len(calls) == 1
+    assert results == [{"status": 0, "n": 1}] * 2
