@@ -5,27 +5,16 @@ that range, and the answer says it."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import pytest
 
-from paths import ROOT
+from calibrate_script import calibrate as _calibrate
 from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.estimate.constants import memory_value
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.validation import default_path
 from whichgpu.estimate.validation import memory as validation_memory
-
-
-def _calibrate():
-    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "scripts/calibrate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

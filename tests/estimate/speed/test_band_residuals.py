@@ -5,23 +5,11 @@ still count as calibration evidence."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from paths import ROOT
+from calibrate_script import calibrate as _calibrate
 from whichgpu.estimate.validation import default_path, read_rows, split_of
 from whichgpu.estimate.validation.cv import gpu_key
-
-
-def _calibrate():
-    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "scripts/calibrate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -4,24 +4,15 @@ never on a single row, and `validate speed` reports how often the ranges hold on
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import re
-import sys
 
 import pytest
 
+from calibrate_script import calibrate as _calibrate
 from paths import ROOT
 from refit_cache import cached
 from whichgpu.estimate.constants import all_constants, speed_value
-
-
-def _calibrate():
-    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "scripts/calibrate.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-import sys
 
 import pytest
 
-from paths import ROOT
+from calibrate_script import calibrate
 from whichgpu.estimate import serving_fit
 from whichgpu.estimate.validation import _p90, quantile
 
@@ -27,9 +25,6 @@ def test_linear_interpolation_between_ranks_as_the_standard_library(values):
 
 
 def test_the_calibration_scripts_use_it():
-    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "scripts/calibrate.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate"] = module
-    spec.loader.exec_module(module)
+    module = calibrate()
     assert module._quantile is quantile
     assert serving_fit._quantile is quantile

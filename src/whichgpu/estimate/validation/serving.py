@@ -30,7 +30,7 @@ from whichgpu.estimate.speed.serving_engine import Usage, engine_config, serving
 from whichgpu.estimate.validation import Outcome, default_path, read_rows
 from whichgpu.estimate.validation.ceilings import excluded
 from whichgpu.estimate.validation.ranges import report as range_report
-from whichgpu.estimate.validation.rows import _model, engine_of
+from whichgpu.estimate.validation.rows import _model, engine_of, settings
 from whichgpu.estimate.workload import Workload
 
 #: metric -> (family, what the replica's answer gives)
@@ -103,15 +103,6 @@ def _num(row: dict[str, str], key: str) -> float | None:
     return float(v)
 
 
-def _settings(row: dict[str, str]) -> dict[str, str]:
-    out = {}
-    for part in (row.get("settings") or "").split(";"):
-        if "=" in part:
-            k, v = part.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
-
-
 def _gpu(gpu_id: str):
     for g in default_catalog().gpus:
         if g.id == gpu_id:
@@ -147,7 +138,7 @@ def range_ratio(row: dict[str, str]) -> float | None:
     """A random dataset's ``--random-range-ratio`` where the row states it (settings
     ``random_range_ratio``): each length uniform between ratio x and 1 x the stated one (the
     benchmark_serving.py of vLLM before 0.10 and of InferenceX); None where not stated."""
-    value = _settings(row).get("random_range_ratio")
+    value = settings(row).get("random_range_ratio")
     return float(value) if value else None
 
 
@@ -156,7 +147,7 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
     ``dep``: model attention data parallelism with expert parallelism (DEP rows) with the
     expert-parallel speed model (issue 30; scripts/check_expert_parallel.py), which the
     validation and the serving calibration leave out for now."""
-    extra = _settings(row)
+    extra = settings(row)
     if "unmodelled" in extra:
         raise InputError(extra["unmodelled"])
     conditions = (row.get("conditions") or "").lower()
