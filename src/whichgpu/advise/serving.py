@@ -243,7 +243,10 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     if not feasible:
         return None, [_latency_miss(gpu, tried, targets, bool(pool))]
     if not pool:
-        feasible = [_sized(lay, targets) for lay in feasible]
+        sized = [_sized(lay, targets) for lay in feasible]
+        feasible = [lay for lay in sized if lay.feasible]
+        if not feasible:  # met one request at a time, at no rate once requests queue
+            return None, [_latency_miss(gpu, sized, targets, False)]
         best = min(feasible, key=lambda lay: math.ceil(targets.requests_per_s / lay.max_rate)
                    * lay.tp)
         n = _replicas(targets, best)
@@ -260,11 +263,15 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     priced: list[Option] = []
     # on-demand, ranked by cost: a layout is chosen only where it is the cheapest
     bounded = _BOUND[0] and not job.spot and not _goodput_ranks(job)
+    loaded: list[Layout] = []
     for lay in feasible:
         if bounded and priced and _cost_floor(lay, targets, pool, currency, rates) \
                 > min(cost(o) for o in priced) * (1 + 1e-9):
             continue  # cannot be this GPU's cheapest layout: not sized, not priced
         lay = _sized(lay, targets)
+        if not lay.feasible:  # met one request at a time, at no rate once requests queue
+            loaded.append(lay)
+            continue
         replicas = _replicas(targets, lay)
         if max_gpus is not None and replicas * lay.tp > max_gpus:
             gap = replicas * lay.tp / max_gpus - 1
@@ -283,6 +290,8 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
             misses.append(_machine_exclusion(gpu, lay.tp, replicas, lay.memory_bytes, pool,
                                              lay.model.workload))
     if not priced:
+        if not misses:
+            return None, [_latency_miss(gpu, loaded, targets, True)]
         return None, [min(misses, key=lambda m: (m.gap, m.count))]
     from whichgpu.advise.goodput import layout_key  # issue 28: goodput, when it ranks
 
@@ -346,6 +355,9 @@ def _latency_miss(gpu: GPU, tried: list[Layout], targets: Targets, has_offer: bo
     if targets.ttft_s is not None and near.idle_ttft_s > targets.ttft_s:
         said.append(msg("exclusion.latency.ttft", "TTFT at least {least} ({asked} asked)",
                         least=ms(near.idle_ttft_s), asked=ms(targets.ttft_s)))
+    if not said:  # each layout meets the targets at no load, none at any rate
+        said.append(msg("exclusion.latency.loaded", "meets the targets with one request at a "
+                        "time, but not at their percentile once requests share the GPU"))
     would: list[Field] = []
     if targets.tpot_s is not None and near.idle_tpot_s > targets.tpot_s:
         would.append(Field("tpot", f"{math.ceil(near.idle_tpot_s * 1e3 * 1.05)}ms"))
