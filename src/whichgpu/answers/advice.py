@@ -154,9 +154,14 @@ def recommend(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = 
 def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | None = None,
                   ) -> RecommendAnswer:
     """``recommend`` for every task but RL (one workload ranked by advise/recommend.py)."""
-    from whichgpu.answers.mixed import own_machine
+    from whichgpu.catalog.gpu_list import is_gpu_list
 
-    q, machine, machine_note = own_machine(q, ctx)  # --gpu A,B: said beside the ranking
+    machine = machine_note = None
+    if is_gpu_list(q.gpu):  # --gpu A,B: said beside the ranking (answers/mixed.py, only then:
+        # importing it costs ~8 ms of CPU, issue 27)
+        from whichgpu.answers.mixed import own_machine
+
+        q, machine, machine_note = own_machine(q, ctx)
     w = recommend_workload(q, ctx)
     work = q.fields(*q.JOB_FIELDS)
     said = examples_as_tokens(q, w.seq_len)

@@ -17,7 +17,7 @@ class BillingRule(BaseModel):
     S20: "per minute after a 15-minute minimum" is ``BillingRule(increment_s=60, minimum_s=900)``.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use (gpus._Frozen)
 
     increment_s: float = Field(default=1, gt=0)
     minimum_s: float = Field(default=0, ge=0)

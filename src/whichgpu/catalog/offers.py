@@ -40,7 +40,7 @@ _REQUIRED = ("provider", "gpu", "price_per_hour", "currency")
 class Offer(BaseModel):
     """One rental offer: a provider's price for ``gpu_count`` GPUs of one catalog variant."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use (gpus._Frozen)
 
     provider: str
     gpu: str  # catalog id
