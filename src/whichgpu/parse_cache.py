@@ -2,9 +2,10 @@
 GPU catalog (TOML parsed, every row validated) on every start.
 
 The parsed object is pickled under the user's cache folder (``paths.cache_dir()``), keyed by
-the data file's path, modification time and size, the parser module's own modification time
-and size, and the Python version: editing the data file or the code that parses it, or
-another interpreter, reads the file again. Anything unexpected (no cache folder, a
+the data files' paths, modification times and sizes, the parser modules' own modification
+times and sizes, and the Python version: editing a data file or the code that parses it, or
+another interpreter, reads the files again. A parse that reads several files (a CSV and its
+JSON metadata) or depends on several modules names them all. Anything unexpected (no cache folder, a
 truncated or foreign file, a different type) falls back to parsing, which is always right;
 ``WHICHGPU_NO_PARSE_CACHE=1`` turns the cache off. A pickle runs code when read, so only a
 file this user owns and nobody else may write is read (the folder is the user's own, like
@@ -17,11 +18,13 @@ import hashlib
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+#: one file, or several (each one's stamp is part of the key)
+Files = Path | Sequence[Path]
 
 #: set (to anything but 0 or empty) to parse every time
 DISABLE_ENV = "WHICHGPU_NO_PARSE_CACHE"
@@ -40,16 +43,20 @@ def _trusted(st: os.stat_result) -> bool:
     return st.st_uid == getuid() and not st.st_mode & 0o022
 
 
-def cache_file(kind: str, data: Path, parser: Path) -> Path:
-    """Where the parse of ``data`` by ``parser`` (a module's source file) is kept."""
+def _stamps(files: Files) -> list[str]:
+    return [_stamp(files)] if isinstance(files, Path) else [_stamp(f) for f in files]
+
+
+def cache_file(kind: str, data: Files, parser: Files) -> Path:
+    """Where the parse of ``data`` by ``parser`` (modules' source files) is kept."""
     from whichgpu.paths import cache_dir
 
-    key = "|".join((_stamp(data), _stamp(parser), sys.version))
+    key = "|".join((*_stamps(data), "/", *_stamps(parser), sys.version))
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
     return cache_dir() / "parsed" / f"{kind}-{digest}.pickle"
 
 
-def cached_parse(kind: str, data: Path, parser: Path, parse: Callable[[], T],
+def cached_parse(kind: str, data: Files, parser: Files, parse: Callable[[], T],
                  expected: type[T]) -> T:
     """``parse()``, or what it returned last time for the same ``data`` and ``parser``."""
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):

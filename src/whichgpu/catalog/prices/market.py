@@ -75,7 +75,20 @@ def _read(name: str) -> str:
 
 @cache
 def market_feeds() -> tuple[MarketFeed, ...]:
-    """The shipped snapshot's feeds (empty if the package ships none)."""
+    """The shipped snapshot's feeds (empty if the package ships none). Every priced answer
+    checks their digests against the store's: read once per change of the two files or of
+    this module (parse_cache.py), ~4 ms of CPU a process otherwise (issue 27)."""
+    from whichgpu.parse_cache import cached_parse
+
+    files = [resources.files("whichgpu.catalog.prices").joinpath(n) for n in (CSV_FILE,
+                                                                              META_FILE)]
+    if not all(isinstance(f, Path) and f.is_file() for f in files):  # zipped, or none shipped
+        return _parse_feeds()
+    return cached_parse("market-feeds", [Path(f) for f in files], Path(__file__),
+                        _parse_feeds, tuple)
+
+
+def _parse_feeds() -> tuple[MarketFeed, ...]:
     try:
         text, meta_text = _read(CSV_FILE), _read(META_FILE)
     except FileNotFoundError:
