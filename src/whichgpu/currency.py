@@ -19,7 +19,6 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
 
 from whichgpu.errors import DataError, InputError
@@ -170,9 +169,10 @@ def parse_rate(text: str) -> tuple[str, str, float]:
 def default_rates() -> RateTable:
     """The shipped table (ECB reference rates of its stated date)."""
     path = "whichgpu/data/exchange_rates.toml"
-    text = resources.files("whichgpu").joinpath("data/exchange_rates.toml").read_text("utf-8")
+    from whichgpu.parse_cache import cached_toml
+
     try:
-        data = tomllib.loads(text)
+        data = cached_toml("whichgpu", "data/exchange_rates.toml")
         rates = {check_currency(k): float(v) for k, v in data["rates"].items()}
         table = RateTable(check_currency(data["base"]), str(data["date"]), str(data["source"]),
                           rates)

@@ -9,11 +9,9 @@ needs, the ceiling and where it comes from.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from whichgpu.errors import InputError
@@ -45,8 +43,9 @@ class Ceiling:
 
 @cache
 def _data() -> dict[str, Any]:
-    text = resources.files("whichgpu.cost").joinpath("data/capacity.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    from whichgpu.parse_cache import cached_toml
+
+    return cached_toml("whichgpu.cost", "data/capacity.toml")
 
 
 def _override() -> int | None:

@@ -23,10 +23,8 @@ offer. The rates, restart times and their sources are data: ``cost/data/spot.tom
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
 from whichgpu.catalog.offers import Offer
@@ -164,8 +162,9 @@ def _range(table: dict[str, Any], key: str) -> Range:
 
 @cache
 def _data() -> dict[str, Any]:
-    text = resources.files("whichgpu.cost").joinpath("data/spot.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    from whichgpu.parse_cache import cached_toml
+
+    return cached_toml("whichgpu.cost", "data/spot.toml")
 
 
 def prior() -> SpotAssumption:

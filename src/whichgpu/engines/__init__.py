@@ -14,9 +14,8 @@ import importlib.util
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 from whichgpu.errors import DataError
 from whichgpu.vocabulary import Engine
@@ -55,13 +54,17 @@ class EngineTraits:
 @cache
 def engine_table() -> dict[Engine, EngineTraits]:
     """Every engine's traits (the file is checked: every Engine once, known traits only)."""
-    return parse_table(resources.files("whichgpu").joinpath("data/engines.toml")
-                       .read_text("utf-8"))
+    from whichgpu.parse_cache import cached_toml
+
+    return _traits(cached_toml("whichgpu", "data/engines.toml"))
 
 
 def parse_table(text: str) -> dict[Engine, EngineTraits]:
     """engines.toml's text as traits per engine; a DataError names what is wrong."""
-    data = tomllib.loads(text)
+    return _traits(tomllib.loads(text))
+
+
+def _traits(data: dict[str, Any]) -> dict[Engine, EngineTraits]:
     table: dict[Engine, EngineTraits] = {}
     for name, row in data.items():
         try:
@@ -170,8 +173,9 @@ class NotModelled:
 
 @cache
 def _not_modelled() -> dict[str, NotModelled]:
-    data = tomllib.loads(resources.files("whichgpu").joinpath(
-        "data/engines_not_modelled.toml").read_text("utf-8"))
+    from whichgpu.parse_cache import cached_toml
+
+    data = cached_toml("whichgpu", "data/engines_not_modelled.toml")
     table: dict[str, NotModelled] = {}
     for name, row in data.items():
         use = tuple((str(k), str(v)) for k, v in dict(row.get("use", {})).items())

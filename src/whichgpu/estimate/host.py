@@ -9,10 +9,8 @@ CPU streams them from it for every generated token. ``--host-ram`` says how much
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from whichgpu.errors import InputError
@@ -26,9 +24,9 @@ MAX_BANDWIDTH = 20_000 * GB  # far above any CPU memory system (20 TB/s)
 
 @cache
 def _table() -> dict[str, Any]:
-    text = resources.files("whichgpu.estimate").joinpath("data/host_memory.toml").read_text(
-        "utf-8")
-    return tomllib.loads(text)
+    from whichgpu.parse_cache import cached_toml
+
+    return cached_toml("whichgpu.estimate", "data/host_memory.toml")
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,9 @@ Rules as of https://github.com/ggml-org/llama.cpp/blob/007dbbf3fd17eefe9b47fee45
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 from whichgpu.messages import msg
@@ -104,9 +102,10 @@ class GgmlType:
 @cache
 def ggml_types() -> dict[str, GgmlType]:
     """Every ggml type with its block size and bytes (data/ggml_types.toml)."""
-    text = resources.files("whichgpu.models").joinpath("data/ggml_types.toml").read_text("utf-8")
+    from whichgpu.parse_cache import cached_toml
+
     return {name: GgmlType(name, int(v["block"]), int(v["bytes"]), v["family"])
-            for name, v in tomllib.loads(text)["type"].items()}
+            for name, v in cached_toml("whichgpu.models", "data/ggml_types.toml")["type"].items()}
 
 
 def ggml_type(name: str) -> GgmlType:

@@ -7,10 +7,8 @@ precision the matmuls run in. ``exl2-<bpw>`` (e.g. ``exl2-4.0``) is parametric.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from whichgpu.errors import InputError, NotFoundError
 from whichgpu.messages import DataText, Message, data_text, msg
@@ -67,9 +65,9 @@ class QuantFormat:
 
 @cache
 def _table() -> tuple[dict[str, QuantFormat], dict[str, str]]:
-    text = resources.files("whichgpu.models").joinpath("data/quant_formats.toml").read_text(
-        "utf-8")
-    data = tomllib.loads(text)
+    from whichgpu.parse_cache import cached_toml
+
+    data = cached_toml("whichgpu.models", "data/quant_formats.toml")
     formats: dict[str, QuantFormat] = {}
     for raw in data["format"]:
         raw = dict(raw)

@@ -10,10 +10,8 @@ this file says which of them applies, and why, with a source for each entry.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, Literal, cast
 
 from whichgpu.estimate.memo import Table
@@ -42,9 +40,9 @@ class Kernel:
 
 @cache
 def _table() -> dict[str, Any]:
-    text = resources.files("whichgpu.estimate").joinpath("data/engine_kernels.toml").read_text(
-        "utf-8")
-    return tomllib.loads(text)
+    from whichgpu.parse_cache import cached_toml
+
+    return cached_toml("whichgpu.estimate", "data/engine_kernels.toml")
 
 
 def _listed(value: Any) -> list[str]:

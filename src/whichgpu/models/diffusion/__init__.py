@@ -15,10 +15,8 @@ are in ``diffusion.components``. ``params.active`` is the total minus components
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable, Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -442,8 +440,9 @@ def component_params(cls: str, cfg: ConfigReader) -> int | None:
 
 @cache
 def _pipeline_defaults() -> tuple[dict[str, dict], dict[str, str]]:
-    text = resources.files("whichgpu.models").joinpath("data/pipelines.toml").read_text("utf-8")
-    data = tomllib.loads(text)
+    from whichgpu.parse_cache import cached_toml
+
+    data = cached_toml("whichgpu.models", "data/pipelines.toml")
     return data["pipeline"], data["sources"]
 
 
