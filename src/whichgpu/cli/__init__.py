@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> None:
         _main(argv)
     from whichgpu.cli import process
 
-    process.start()
+    process.start(sys.argv[1:])
     try:
         _main(sys.argv[1:])
     except SystemExit as done:

@@ -1,0 +1,136 @@
+"""Dataclass methods compiled once per interpreter (cli/class_code.py, issue 27): a class made
+through the kept table is the class Python makes (same methods, same behaviour), what one run
+compiles the next run reads back, a damaged or foreign table only costs a compile, the switch
+turns it off, and ``main([...])`` in someone else's process leaves ``dataclasses`` alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import marshal
+import os
+
+import pytest
+
+from whichgpu.cli import class_code, main
+from whichgpu.parse_cache import DISABLE_ENV
+
+# classes of every kind whichgpu defines: frozen, slots, ordered, keyword-only, defaults and
+# factories, a field outside __init__, InitVar and __post_init__, unsafe_hash
+SHAPES = '''
+from dataclasses import InitVar, dataclass, field
+
+@dataclass(frozen=True)
+class Frozen:
+    a: int
+    b: str = "x"
+    c: tuple = field(default_factory=tuple)
+
+@dataclass(order=True, slots=True)
+class Ordered:
+    a: float
+    b: list = field(default_factory=list, compare=False, repr=False)
+
+@dataclass(kw_only=True, unsafe_hash=True)
+class KwOnly:
+    a: int
+    b: int = 2
+    total: int = field(init=False, default=0)
+    scale: InitVar[int] = 1
+
+    def __post_init__(self, scale):
+        self.total = (self.a + self.b) * scale
+'''
+
+
+def _make() -> dict:
+    namespace: dict = {"__name__": "shapes"}
+    exec(compile(SHAPES, "shapes", "exec", dont_inherit=True), namespace)
+    return namespace
+
+
+def _behaviour(ns: dict) -> list:
+    frozen, ordered, kw = ns["Frozen"], ns["Ordered"], ns["KwOnly"]
+    f = frozen(1)
+    try:
+        f.a = 2  # type: ignore[misc]
+        refused = False
+    except dataclasses.FrozenInstanceError:
+        refused = True
+    k = kw(a=1, b=3, scale=2)
+    return [repr(f), f == frozen(1, "x", ()), hash(f) == hash(frozen(1)), refused,
+            repr(ordered(1.5, [1])), ordered(1.0) < ordered(2.0), ordered(1.0, [1]) == ordered(1.0),
+            repr(k), k.total, hash(k) == hash(kw(a=1, b=3, scale=2)),
+            *[str(inspect.signature(c.__init__)) for c in (frozen, ordered, kw)],
+            *[repr(c.__init__.__annotations__) for c in (frozen, ordered, kw)],
+            *[sorted(n for n, v in vars(c).items() if callable(v)) for c in (frozen, ordered, kw)]]
+
+
+@pytest.fixture
+def table(tmp_path, monkeypatch):
+    """class_code's state for one test, its cache folder under tmp_path, and dataclasses
+    compiling through it (undone after)."""
+    monkeypatch.setenv("WHICHGPU_HOME", str(tmp_path))
+    monkeypatch.delenv(DISABLE_ENV, raising=False)
+
+    def fresh() -> None:
+        monkeypatch.setattr(class_code, "_codes", {})
+        monkeypatch.setattr(class_code, "_used", set())
+        monkeypatch.setattr(class_code, "_state", {"file": None, "new": False,
+                                                   "loaded": False, "command": "memory"})
+
+    fresh()
+    monkeypatch.setattr(dataclasses, "exec", class_code._exec, raising=False)
+    return fresh
+
+
+def test_classes_made_through_the_table_behave_as_pythons_own(table, monkeypatch):
+    monkeypatch.delattr(dataclasses, "exec")
+    expected = _behaviour(_make())  # Python's own
+    monkeypatch.setattr(dataclasses, "exec", class_code._exec, raising=False)
+    assert _behaviour(_make()) == expected  # compiled, kept
+    assert class_code._state["new"] and len(class_code._codes) >= 10
+    class_code.save()
+    table()  # the next run
+    assert _behaviour(_make()) == expected  # read back
+    assert not class_code._state["new"]  # nothing compiled
+
+
+def test_the_table_holds_what_python_compiles_for_each_text(table):
+    _make()
+    class_code.save()
+    kept = marshal.loads(class_code.cache_path("memory").read_bytes())
+    assert kept.keys() == class_code._codes.keys()
+    for text, code in kept.items():
+        assert code == compile(text, "<string>", "exec", dont_inherit=True)
+
+
+def test_a_damaged_or_foreign_table_compiles_and_is_written_again(table):
+    where = class_code.cache_path("memory")
+    where.parent.mkdir(parents=True)
+    where.write_bytes(b"\xe3garbage")
+    _make()
+    assert class_code._state["new"]
+    class_code.save()
+    assert len(marshal.loads(where.read_bytes())) >= 10
+    table()
+    os.chmod(where, 0o666)  # writable by others: not read
+    assert class_code._read(where) == {}
+
+
+def test_one_table_per_command(table):
+    assert class_code.command_of(["--debug", "recommend", "8b"]) == "recommend"
+    assert class_code.command_of(["recomend"]) == "other"  # a typo names no table of its own
+    assert class_code.command_of(["--help"]) == "other"
+    assert class_code.cache_path("memory") != class_code.cache_path("recommend")
+
+
+def test_switched_off_or_in_someone_elses_process_dataclasses_are_untouched(monkeypatch):
+    monkeypatch.delattr(dataclasses, "exec", raising=False)
+    monkeypatch.setenv(DISABLE_ENV, "1")
+    assert class_code.install(["memory"]) is False
+    assert "exec" not in vars(dataclasses)
+    monkeypatch.delenv(DISABLE_ENV)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "exec" not in vars(dataclasses)
