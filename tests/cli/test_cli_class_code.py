@@ -101,8 +101,9 @@ def test_the_table_holds_what_python_compiles_for_each_text(table):
     class_code.save()
     kept = marshal.loads(class_code.cache_path("memory").read_bytes())
     assert kept.keys() == class_code._codes.keys()
-    for text, code in kept.items():
-        assert code == compile(text, "<string>", "exec", dont_inherit=True)
+    for key, code in kept.items():
+        mode, text = key.split("\0", 1)
+        assert mode == "exec" and code == compile(text, "<string>", mode, dont_inherit=True)
 
 
 def test_a_damaged_or_foreign_table_compiles_and_is_written_again(table):
@@ -134,3 +135,22 @@ def test_switched_off_or_in_someone_elses_process_dataclasses_are_untouched(monk
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "exec" not in vars(dataclasses)
+
+
+def test_forward_references_through_the_table_evaluate_as_pythons_own(table, monkeypatch):
+    import typing
+
+    texts = ["int | None", "dict[str, list[float]]", "typing.Optional[str]", "tuple[int, ...]"]
+    namespace = {"typing": typing}
+    expected = [typing.ForwardRef(t)._evaluate(namespace, None, frozenset()) for t in texts]
+    monkeypatch.setattr(typing, "compile", class_code._compile, raising=False)
+    got = [typing.ForwardRef(t)._evaluate(namespace, None, frozenset()) for t in texts]
+    assert got == expected and class_code._state["new"]
+    class_code.save()
+    table()  # the next run
+    monkeypatch.setattr(typing, "compile", class_code._compile, raising=False)
+    assert [typing.ForwardRef(t)._evaluate(namespace, None, frozenset()) for t in texts] == \
+        expected
+    assert not class_code._state["new"]  # read back, nothing compiled
+    with pytest.raises(SyntaxError):  # a text that is no expression: refused as before
+        typing.ForwardRef("not an expression !")

@@ -1,24 +1,26 @@
-"""The code of every dataclass's generated methods, compiled once and kept between runs
-(issue 27).
+"""The code Python compiles for classes, compiled once and kept between runs (issue 27).
 
 Python makes a dataclass's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` (and a
 frozen one's ``__setattr__`` and ``__delattr__``) by writing their source text and compiling
-it, each time the class is defined: a ``whichgpu recommend`` process defines ~180 dataclasses
-(whichgpu's, typer's, pydantic's) and compiling ~900 such texts took ~70 ms of its ~0.6 s of
-CPU, more than any other single step of its start (measured on the shared 2-core machine).
+it, each time the class is defined; and ``typing.ForwardRef`` compiles each annotation's text
+(``"dict[str, Any]"``) that pydantic or ``typing.get_type_hints`` evaluates. A
+``whichgpu recommend`` process defines ~180 dataclasses (whichgpu's, typer's, pydantic's) and
+~1,000 forward references: compiling their ~1,100 distinct texts took ~80 ms of its ~0.6 s
+of CPU, more than any other single step of its start (measured on the shared 2-core machine).
 
-:func:`install` has ``dataclasses`` compile through :func:`_exec`, which looks the text up in
-a table of code objects read from the user's cache folder (``paths.cache_dir()``) and
-compiles only a text it has not seen; the table is written back at exit when the run
-compiled something new. A code object is a function of its source text and of the
-interpreter that compiled it, so the table is keyed by the full text and kept per Python
-version, bytecode magic number and optimisation level: never stale. Only the file this user
-owns and nobody else may write is read (marshal, like a ``.pyc``, trusts its input; the
-check is the parse cache's); anything unexpected (no cache folder, a damaged file) compiles
-as Python does. ``WHICHGPU_NO_PARSE_CACHE=1`` turns it off with the other start-up caches.
+:func:`install` has ``dataclasses`` and ``typing`` compile through :func:`_code`, which looks
+the text up in a table of code objects read from the user's cache folder
+(``paths.cache_dir()``) and compiles only a text it has not seen; the table is written back
+at exit when the run compiled something new. A code object is a function of its source text
+and mode and of the interpreter that compiled it, so the table is keyed by the full text and
+mode and kept per Python version, bytecode magic number and optimisation level: never stale.
+Only the file this user owns and nobody else may write is read (marshal, like a ``.pyc``,
+trusts its input; the check is the parse cache's); anything unexpected (no cache folder, a
+damaged file) compiles as Python does. ``WHICHGPU_NO_PARSE_CACHE=1`` turns it off with the
+other start-up caches.
 
 Only the ``whichgpu`` program installs it (cli/process.py ``start``); ``main([...])`` in
-someone else's process leaves ``dataclasses`` as it is.
+someone else's process leaves ``dataclasses`` and ``typing`` as they are.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def cache_path(command: str) -> Path:
     version = "".join(map(str, sys.version_info[:2]))
     name = (f"{command}-{sys.implementation.name}{version}-{MAGIC_NUMBER.hex()}"
             f"-o{sys.flags.optimize}.marshal")
-    return cache_dir() / "dataclass-code" / name
+    return cache_dir() / "class-code" / name
 
 
 def command_of(args: list[str]) -> str:
@@ -73,8 +75,14 @@ def install(args: list[str]) -> bool:
 
     if os.environ.get(DISABLE_ENV, "") not in ("", "0") or "exec" in vars(dataclasses):
         return False
+    import typing
+
     _state["command"] = command_of(args)
-    dataclasses.exec = _exec  # type: ignore[attr-defined]  # a module global shadows the builtin
+    # a module global shadows the builtin: the one exec of dataclasses.py (_create_fn) and
+    # the one compile of typing.py (ForwardRef.__init__)
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    if "compile" not in vars(typing):
+        typing.compile = _compile  # type: ignore[attr-defined]
     import atexit
 
     atexit.register(save)
@@ -109,21 +117,34 @@ def _read(where: Path) -> dict[str, CodeType]:
     return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
 
+def _code(source: str, mode: str) -> CodeType:
+    """``source`` compiled as ``mode`` (and ``"<string>"``, as both callers name it), from
+    the table or compiled now. dont_inherit: the flags dataclasses.py and typing.py compile
+    with (neither has a __future__ import), not this module's."""
+    if not _state["loaded"]:
+        _load()
+    key = f"{mode}\0{source}"
+    code = _codes.get(key)
+    if code is None:
+        code = _codes[key] = compile(source, "<string>", mode, dont_inherit=True)
+        _state["new"] = True
+    _used.add(key)
+    return code
+
+
 def _exec(source: Any, globals: dict[str, Any] | None = None,
           locals: dict[str, Any] | None = None) -> None:
-    """``exec`` as ``dataclasses`` calls it, a text compiled once per interpreter."""
-    if isinstance(source, str):
-        if not _state["loaded"]:
-            _load()
-        code = _codes.get(source)
-        if code is None:
-            # dont_inherit: the flags dataclasses.py's own exec compiles with (it has no
-            # __future__ imports), not this module's
-            code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
-            _state["new"] = True
-        _used.add(source)
-        source = code
-    builtins.exec(source, globals, locals)
+    """``exec`` as ``dataclasses`` calls it: a text compiled once per interpreter."""
+    builtins.exec(_code(source, "exec") if isinstance(source, str) else source, globals,
+                  locals)
+
+
+def _compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+    """``compile`` as ``typing.ForwardRef`` calls it (an annotation's text, "<string>",
+    "eval"): compiled once per interpreter; any other call as Python compiles it."""
+    if args or kwargs or not isinstance(source, str) or filename != "<string>":
+        return builtins.compile(source, filename, mode, *args, **kwargs)
+    return _code(source, mode)
 
 
 def save() -> None:
