@@ -80,12 +80,12 @@ def market_feeds() -> tuple[MarketFeed, ...]:
     this module (parse_cache.py), ~4 ms of CPU a process otherwise (issue 27)."""
     from whichgpu.parse_cache import cached_parse
 
-    files = [resources.files("whichgpu.catalog.prices").joinpath(n) for n in (CSV_FILE,
-                                                                              META_FILE)]
-    if not all(isinstance(f, Path) and f.is_file() for f in files):  # zipped, or none shipped
+    root = resources.files("whichgpu.catalog.prices")
+    files = [f for f in (root.joinpath(CSV_FILE), root.joinpath(META_FILE))
+             if isinstance(f, Path) and f.is_file()]
+    if len(files) < 2:  # a zipped package, or no snapshot shipped
         return _parse_feeds()
-    return cached_parse("market-feeds", [Path(f) for f in files], Path(__file__),
-                        _parse_feeds, tuple)
+    return cached_parse("market-feeds", files, Path(__file__), _parse_feeds, tuple)
 
 
 def _parse_feeds() -> tuple[MarketFeed, ...]:

@@ -96,16 +96,15 @@ def published_marks() -> dict[str, str]:
         return _last_digests(published_points())
 
     root = resources.files("whichgpu")
-    files = [root.joinpath(f"catalog/prices/{TABLE}"), root.joinpath("catalog/data/gpus.toml"),
-             root.joinpath("data/exchange_rates.toml")]
-    if not all(isinstance(f, Path) for f in files):  # a zipped package: every time
+    names = (f"catalog/prices/{TABLE}", "catalog/data/gpus.toml", "data/exchange_rates.toml")
+    files = [f for f in map(root.joinpath, names) if isinstance(f, Path)]
+    if len(files) < len(names):  # a zipped package: every time
         return parse()
     from whichgpu.catalog import gpus, offers
     from whichgpu.catalog.prices import validate
 
     code = [Path(m.__file__ or "") for m in (gpus, offers, validate)]
-    return cached_parse("published-marks", [Path(f) for f in files], [Path(__file__), *code],
-                        parse, dict)
+    return cached_parse("published-marks", files, [Path(__file__), *code], parse, dict)
 
 
 def ensure_published(store, current) -> None:
