@@ -134,7 +134,11 @@ def test_switched_off_or_in_someone_elses_process_dataclasses_are_untouched(monk
     monkeypatch.delenv(DISABLE_ENV)
     with pytest.raises(SystemExit):
         main(["--help"])
-    assert "exec" not in vars(dataclasses)
+    import collections
+    import typing
+
+    assert "exec" not in vars(dataclasses) and "compile" not in vars(typing)
+    assert "eval" not in vars(collections)
 
 
 def test_forward_references_through_the_table_evaluate_as_pythons_own(table, monkeypatch):
@@ -154,3 +158,21 @@ def test_forward_references_through_the_table_evaluate_as_pythons_own(table, mon
     assert not class_code._state["new"]  # read back, nothing compiled
     with pytest.raises(SyntaxError):  # a text that is no expression: refused as before
         typing.ForwardRef("not an expression !")
+
+
+def test_named_tuples_through_the_table_are_pythons_own(table, monkeypatch):
+    import collections
+
+    def make() -> list:
+        point = collections.namedtuple("Point", ["x", "y", "z"], defaults=[0])
+        p = point(1, y=2)
+        return [p, repr(p), p._asdict(), point._make([3, 4, 5]), str(inspect.signature(point))]
+
+    expected = make()
+    monkeypatch.setattr(collections, "eval", class_code._eval, raising=False)
+    assert make() == expected and class_code._state["new"]
+    class_code.save()
+    table()
+    monkeypatch.setattr(collections, "eval", class_code._eval, raising=False)
+    assert make() == expected and not class_code._state["new"]
+    assert class_code._eval("  1 + 2") == 3  # leading blanks dropped, as eval drops them

@@ -2,13 +2,15 @@
 
 Python makes a dataclass's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` (and a
 frozen one's ``__setattr__`` and ``__delattr__``) by writing their source text and compiling
-it, each time the class is defined; and ``typing.ForwardRef`` compiles each annotation's text
-(``"dict[str, Any]"``) that pydantic or ``typing.get_type_hints`` evaluates. A
+it, each time the class is defined; ``typing.ForwardRef`` compiles each annotation's text
+(``"dict[str, Any]"``) that pydantic or ``typing.get_type_hints`` evaluates, and
+``collections.namedtuple`` its ``__new__``. A
 ``whichgpu recommend`` process defines ~180 dataclasses (whichgpu's, typer's, pydantic's) and
 ~1,000 forward references: compiling their ~1,100 distinct texts took ~80 ms of its ~0.6 s
 of CPU, more than any other single step of its start (measured on the shared 2-core machine).
 
-:func:`install` has ``dataclasses`` and ``typing`` compile through :func:`_code`, which looks
+:func:`install` has ``dataclasses``, ``typing`` and ``collections`` compile through
+:func:`_code`, which looks
 the text up in a table of code objects read from the user's cache folder
 (``paths.cache_dir()``) and compiles only a text it has not seen; the table is written back
 at exit when the run compiled something new. A code object is a function of its source text
@@ -20,7 +22,7 @@ damaged file) compiles as Python does. ``WHICHGPU_NO_PARSE_CACHE=1`` turns it of
 other start-up caches.
 
 Only the ``whichgpu`` program installs it (cli/process.py ``start``); ``main([...])`` in
-someone else's process leaves ``dataclasses`` and ``typing`` as they are.
+someone else's process leaves ``dataclasses``, ``typing`` and ``collections`` as they are.
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ def install(args: list[str]) -> bool:
     dataclasses.exec = _exec  # type: ignore[attr-defined]
     if "compile" not in vars(typing):
         typing.compile = _compile  # type: ignore[attr-defined]
+    import collections
+
+    if "eval" not in vars(collections):  # and the one eval of collections (namedtuple)
+        collections.eval = _eval  # type: ignore[attr-defined]
     import atexit
 
     atexit.register(save)
@@ -139,6 +145,15 @@ def _exec(source: Any, globals: dict[str, Any] | None = None,
     """``exec`` as ``dataclasses`` calls it: a text compiled once per interpreter."""
     builtins.exec(_code(source, "exec") if isinstance(source, str) else source, globals,
                   locals)
+
+
+def _eval(source: Any, globals: dict[str, Any] | None = None,
+          locals: Any = None) -> Any:
+    """``eval`` as ``collections.namedtuple`` calls it (its ``__new__``'s lambda): compiled
+    once per interpreter. Leading blanks are dropped first, as ``eval`` drops them."""
+    if isinstance(source, str):
+        source = _code(source.lstrip(" \t"), "eval")
+    return builtins.eval(source, globals, locals)
 
 
 def _compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
