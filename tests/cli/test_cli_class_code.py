@@ -102,8 +102,9 @@ def test_the_table_holds_what_python_compiles_for_each_text(table):
     kept = marshal.loads(class_code.cache_path("memory").read_bytes())
     assert kept.keys() == class_code._codes.keys()
     for key, code in kept.items():
-        mode, text = key.split("\0", 1)
-        assert mode == "exec" and code == compile(text, "<string>", mode, dont_inherit=True)
+        mode, filename, flags, text = key.split("\0", 3)
+        assert (mode, filename, flags) == ("exec", "<string>", "0")
+        assert code == compile(text, filename, mode, dont_inherit=True)
 
 
 def test_a_damaged_or_foreign_table_compiles_and_is_written_again(table):
@@ -176,3 +177,22 @@ def test_named_tuples_through_the_table_are_pythons_own(table, monkeypatch):
     monkeypatch.setattr(collections, "eval", class_code._eval, raising=False)
     assert make() == expected and not class_code._state["new"]
     assert class_code._eval("  1 + 2") == 3  # leading blanks dropped, as eval drops them
+
+
+def test_request_annotations_compile_through_the_table_as_in_their_module(table, monkeypatch):
+    """answers/request.py compiles each annotation text through parse_cache.compile_text: with
+    the program's table it gets the code its own ``compile`` made (its __future__ flags)."""
+    from whichgpu import parse_cache
+    from whichgpu.answers import request
+
+    texts = ["str | None", "typing.Annotated[int, PydanticField(ge=1)]", "list[str]"]
+    monkeypatch.setattr(parse_cache, "compiler", class_code._code_of)
+    for text in texts:  # this module has the same __future__ import as answers/request.py
+        own = compile(text, "<annotation>", "eval")
+        assert parse_cache.compile_text(text, "<annotation>", "eval", request._FLAGS) == own
+    assert class_code._state["new"]
+    class_code.save()
+    table()
+    assert [parse_cache.compile_text(t, "<annotation>", "eval", request._FLAGS)
+            for t in texts] == [compile(t, "<annotation>", "eval") for t in texts]
+    assert not class_code._state["new"]  # read back

@@ -35,6 +35,7 @@ from pydantic import Field as PydanticField
 from whichgpu.answers.fields import Cli, Text, choice_of, flags, web_of
 from whichgpu.errors import InputError
 from whichgpu.messages import Field, Join, Message, msg
+from whichgpu.parse_cache import compile_text
 from whichgpu.units import parse_count, parse_duration, parse_money
 
 MAX_WORK = 10**15  # about 70 times the 15T tokens Llama 3 was pre-trained on
@@ -197,6 +198,9 @@ class Request(BaseModel):
 
 #: an annotation's text -> its compiled expression (many fields share one: ``str | None``)
 _ANNOTATION_CODE: dict[str, types.CodeType] = {}
+#: this module's __future__ flags, what ``compile`` here inherits (``from __future__ import
+#: annotations`` binds the feature to its name)
+_FLAGS = annotations.compiler_flag
 
 
 def _evaluate_annotations(cls: type) -> None:
@@ -218,7 +222,10 @@ def _evaluate_annotations(cls: type) -> None:
         code = _ANNOTATION_CODE.get(text)
         if code is None:
             try:
-                code = _ANNOTATION_CODE[text] = compile(text, "<annotation>", "eval")
+                # compiled as this module would (its __future__ flags), once per interpreter
+                # where the whichgpu program keeps code between runs (cli/class_code.py)
+                code = _ANNOTATION_CODE[text] = compile_text(text, "<annotation>", "eval",
+                                                             _FLAGS)
             except SyntaxError:
                 continue
         try:

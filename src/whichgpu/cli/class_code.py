@@ -89,6 +89,9 @@ def install(args: list[str]) -> bool:
 
     if "eval" not in vars(collections):  # and the one eval of collections (namedtuple)
         collections.eval = _eval  # type: ignore[attr-defined]
+    from whichgpu import parse_cache
+
+    parse_cache.compiler = _code_of  # the request models' annotations (answers/request.py)
     import atexit
 
     atexit.register(save)
@@ -125,19 +128,25 @@ def _read(where: Path) -> dict[str, CodeType]:
     return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
 
-def _code(source: str, mode: str) -> CodeType:
-    """``source`` compiled as ``mode`` (and ``"<string>"``, as both callers name it), from
-    the table or compiled now. dont_inherit: the flags dataclasses.py and typing.py compile
-    with (neither has a __future__ import), not this module's."""
+def _code(source: str, mode: str, filename: str = "<string>", flags: int = 0) -> CodeType:
+    """``source`` compiled as ``mode`` (``"<string>"``, as dataclasses, typing and
+    collections name it), from the table or compiled now. dont_inherit: the flags those
+    modules compile with (none has a __future__ import), not this module's; ``flags`` for a
+    caller that has some (parse_cache.compile_text)."""
     if not _state["loaded"]:
         _load()
-    key = f"{mode}\0{source}"
+    key = f"{mode}\0{filename}\0{flags}\0{source}"
     code = _codes.get(key)
     if code is None:
-        code = _codes[key] = compile(source, "<string>", mode, dont_inherit=True)
+        code = _codes[key] = compile(source, filename, mode, flags, dont_inherit=True)
         _state["new"] = True
     _used.add(key)
     return code
+
+
+def _code_of(source: str, filename: str, mode: str, flags: int) -> CodeType:
+    """:func:`_code` in ``compile``'s order of arguments (parse_cache.compiler)."""
+    return _code(source, mode, filename, flags)
 
 
 def _exec(source: Any, globals: dict[str, Any] | None = None,
