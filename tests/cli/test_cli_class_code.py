@@ -196,3 +196,14 @@ def test_request_annotations_compile_through_the_table_as_in_their_module(table,
     assert [parse_cache.compile_text(t, "<annotation>", "eval", request._FLAGS)
             for t in texts] == [compile(t, "<annotation>", "eval") for t in texts]
     assert not class_code._state["new"]  # read back
+
+
+def test_an_unwritable_cache_folder_still_compiles_and_keeps_nothing(table, tmp_path,
+                                                                    monkeypatch):
+    (tmp_path / "blocked").write_text("a file where the home folder would be")
+    monkeypatch.setenv("WHICHGPU_HOME", str(tmp_path / "blocked"))
+    expected = _behaviour(_make())
+    assert class_code._state["new"]
+    class_code.save()  # cannot write: no error
+    table()
+    assert _behaviour(_make()) == expected and class_code._state["new"]  # compiled again
