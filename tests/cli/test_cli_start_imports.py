@@ -57,3 +57,13 @@ def test_memory_loads_no_advice_prices_serving_or_mixed_cards(tmp_path) -> None:
 def test_a_list_of_cards_still_reaches_the_mixed_cards(tmp_path, args) -> None:
     """The one-card shortcut leaves a list of cards (even of one kind) to answers/mixed.py."""
     assert "whichgpu.answers.mixed" in _loaded(tmp_path, *args)
+
+
+def test_recommend_loads_no_ownership_or_mixed_cards(tmp_path) -> None:
+    """A recommendation for rented GPUs imports neither owning costs (whichgpu.cost loads each
+    name on first use) nor the mixed-cards answer (only a list of cards reaches it)."""
+    mods = _loaded(tmp_path, "recommend", "llama-3.1-8b", "--tokens", "10M", "--json")
+    assert "whichgpu.advise.recommend" in mods and "whichgpu.cost.billing" in mods  # answered
+    assert _under(mods, "whichgpu.cost.ownership", "whichgpu.cost.rent_or_buy",
+                  "whichgpu.answers.mixed", "whichgpu.answers.fits_table",
+                  "whichgpu.estimate.mixed_cards") == []
