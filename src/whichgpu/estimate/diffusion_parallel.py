@@ -213,6 +213,11 @@ def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
                    "sequential CPU offload here (enable_sequential_cpu_offload, {flag}); "
                    "weights cross PCIe every step", need=need / 1e9,
                    flag=Field("offload", "sequential"))
+    if t.engine_name == Engine.COMFYUI and t.vae_tiling and not asked.vae_tiling:
+        return msg("diffusion.fit.comfy_tiled", "{need:.1f} GB needed with every model loaded: "
+                   "ComfyUI's model management unloads the text encoders before sampling, "
+                   "and its VAE decode, out of memory, retries tile by tile (comfy/sd.py)",
+                   need=need / 1e9)
     if t.engine_name == Engine.COMFYUI:
         return msg("diffusion.fit.comfy", "{need:.1f} GB needed with every model loaded: "
                    "ComfyUI's model management unloads the text encoders before sampling",

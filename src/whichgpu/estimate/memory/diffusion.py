@@ -153,16 +153,23 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     # causal video VAEs decode one latent frame (temporal_compression frames) at a time, or
     # the frames their class decodes per pass (HunyuanVideo's: 17, models/diffusion/vaes.py)
     frames = min(w.video_frames, d.vae_decode_frames or max(d.temporal_compression, 1))
+    # the VAE's run-time precision
+    vae_bytes = 4 if (d.vae_dtype or pipeline_dtype(w)) == "fp32" else 2
     if w.tiny_vae:
         per_px = memory_value("tiny_vae_decode_bytes_per_pixel")
+    elif d.vae_decode_bytes_per_dtype_byte:
+        # a decoder unlike SD's (LTX-Video's works at 1/4 of the side): ComfyUI's own
+        # figure for its class (models/diffusion/vaes.py VAE_DECODE_WORKING_SET)
+        per_px = d.vae_decode_bytes_per_dtype_byte * vae_bytes
     else:
         per_px = memory_value("vae_decode_bytes_per_pixel")
+    if d.vae_decodes_all_frames and not w.tiny_vae:
+        frames = w.video_frames
     at_once = 1 if w.vae_slicing else w.batch
     out = width * height * w.video_frames * 3 * 4 * w.batch
     act = pixels * frames * per_px * at_once + out
     # Wan's causal VAE keeps 2 frames of every causal convolution's input between latent
     # frames (models/diffusion/vaes.py wan_cache_channels), at the VAE's run-time precision
-    vae_bytes = 4 if (d.vae_dtype or pipeline_dtype(w)) == "fp32" else 2
     cache = d.vae_cache_channels * 2 * vae_bytes * pixels * at_once
     act += cache
     parts: list[Message] = [msg("formula.vae", "{per:g} bytes x {pixels:,} pixels", per=per_px,
@@ -274,7 +281,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             how = msg("term.diffusion.offload", "{who}: one component at a time (the largest "
                       "text encoder {gb:.2f} GB while encoding), {decode}",
                       who=msg("term.diffusion.comfy", "ComfyUI's model management (idle models "
-                              "unloaded to make room)") if comfy and w.offload == "none" else
+                              "unloaded to make room)") if comfy else
                       msg("term.diffusion.model_offload", "model offload"),
                       gb=largest_enc / 1e9,
                       decode=msg("term.diffusion.comfy_decode", "ComfyUI unloads the denoiser "

@@ -249,7 +249,8 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
     moved_bytes = sum(sizes[c.name] for c in moved)
     seconds = moved_bytes / host_bw * (steps if mode == "sequential" else 1)
-    return seconds, (f"{mode} offload: {moved_bytes / 1e9:.1f} GB over the host link "
+    who = "ComfyUI model management" if w.engine_name == Engine.COMFYUI else f"{mode} offload"
+    return seconds, (f"{who}: {moved_bytes / 1e9:.1f} GB over the host link "
                      + ("every step" if mode == "sequential" else "once per image"))
 
 
@@ -374,7 +375,8 @@ def residency(w: Workload, offload_why: str) -> str:
     from whichgpu.estimate.memory.diffusion import effective_offload
 
     mode = effective_offload(w)
-    if w.engine_name == Engine.COMFYUI and w.offload == "none":
+    if w.engine_name == Engine.COMFYUI and (w.offload == "none" or mode == "model"):
+        # ComfyUI has no model-offload switch: unloading idle models is its model management
         return ("ComfyUI's default model management: models stay loaded while they fit, idle "
                 "ones are unloaded when the next needs the room")
     if w.engine_name == Engine.COMFYUI and mode == "sequential":
