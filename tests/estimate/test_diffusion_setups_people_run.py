@@ -71,3 +71,21 @@ def test_a_setup_people_run_gets_a_speed_and_its_memory_management(model, settin
     assert memory and said in memory[0], memory
     if settings.get("engine") == "comfyui":  # never in diffusers' words
         assert "diffusers" not in memory[0] and "enable_" not in memory[0]
+
+
+@pytest.mark.parametrize(("model", "extra", "gpu_id"), [
+    ("flux.2-dev", ("--task", "image", "--images", "10", "--quant", "fp8"), "rtx-4090"),
+    ("hunyuanvideo", ("--task", "video", "--videos", "2", "--resolution", "848x480",
+                      "--frames", "61"), "rtx-4090"),
+    ("sd-3.5-large", ("--task", "image", "--images", "10"), "rtx-3070"),
+])
+def test_recommend_offers_the_single_card_comfyui_streams_onto(cli, model, extra, gpu_id):
+    """ComfyUI loads part of a model that does not fit and streams the rest by itself: the
+    recommender excluded these cards as too small while ``speed`` answered for them."""
+    r = cli("recommend", model, *extra, "--engine", "comfyui", "--only", gpu_id,
+            "--max-gpus", "1", "--json")
+    assert r.code == 0, r.err
+    options = r.json()["options"]
+    assert [o["count"] for o in options] == [1], r.json()["excluded"]
+    said = " ".join(str(n) for n in options[0]["notes"])
+    assert "ComfyUI's partial loading" in said and "--offload" not in said and "--vae" not in said

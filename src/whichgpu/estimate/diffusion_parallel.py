@@ -164,8 +164,9 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
     then the engine's offload: model CPU offload (diffusers ``enable_model_cpu_offload``;
     ComfyUI's model management does it by itself), tiled VAE decode, and last the weights
     streamed in (diffusers ``enable_sequential_cpu_offload``; ComfyUI loads the model partly,
-    "lowvram", and streams the rest; ``streamed=False`` leaves this out: the recommender
-    does not price host RAM for it). A LoRA training job gets none of these."""
+    "lowvram", and streams the rest; ``streamed=False`` leaves diffusers' out: the
+    recommender does not price host RAM for it, and only ComfyUI does it unasked). A LoRA
+    training job gets none of these."""
     if not wl.is_diffusion or wl.task == Task.IMAGE_LORA:
         return []
     out: list[Workload] = []
@@ -183,7 +184,10 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
         if not asked.vae_tiling:
             base = base.with_(vae_tiling=True)
             out.append(base)
-        if streamed and wl.engine_name in (Engine.DIFFUSERS, Engine.COMFYUI):
+        # ComfyUI loads part of a model that does not fit and streams the rest by itself (its
+        # default); diffusers' sequential offload is the user's choice, and asks for host RAM
+        # the recommender does not price (streamed=False leaves it out)
+        if wl.engine_name == Engine.COMFYUI or (streamed and wl.engine_name == Engine.DIFFUSERS):
             out.append(base.with_(offload="sequential"))
     elif not asked.vae_tiling:
         out.append(wl.with_(vae_tiling=True))
