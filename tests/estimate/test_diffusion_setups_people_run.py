@@ -89,3 +89,40 @@ def test_recommend_offers_the_single_card_comfyui_streams_onto(cli, model, extra
     assert [o["count"] for o in options] == [1], r.json()["excluded"]
     said = " ".join(str(n) for n in options[0]["notes"])
     assert "ComfyUI's partial loading" in said and "--offload" not in said and "--vae" not in said
+
+
+def test_comfyui_runs_one_video_per_gpu_and_diffusers_splits_one():
+    """A ComfyUI instance runs on one device (comfy/cli_args.py --cuda-device: 'Set the id of
+    the cuda device this instance will use'): eight GPUs are eight instances, one video each,
+    not one video split eight ways (which diffusers' context parallelism does)."""
+    from whichgpu.estimate.diffusion_parallel import diffusion_layout
+
+    settings = {"task": "video", "resolution": "832x480", "frames": 81, "quant": "fp8",
+                "gpus": 8}
+    comfy = diffusion_layout(build_workload("wan-2.2-14b", engine="comfyui", **settings))
+    diffusers = diffusion_layout(build_workload("wan-2.2-14b", engine="diffusers", **settings))
+    assert (comfy.replicas, comfy.sp) == (8, 1)
+    assert (diffusers.replicas, diffusers.sp) == (1, 8)
+    one = speed_answer(build_workload("wan-2.2-14b", engine="comfyui", **{**settings, "gpus": 1}),
+                       get_gpu("rtx-4090"), 1).estimate
+    eight = speed_answer(build_workload("wan-2.2-14b", engine="comfyui", **settings),
+                         get_gpu("rtx-4090"), 8).estimate
+    assert one is not None and eight is not None
+    # each video takes as long as on one card; eight are made at once
+    assert eight.times["seconds_per_video"].typical == one.times["seconds_per_video"].typical
+    assert eight.rates["videos_per_hour"].typical == pytest.approx(
+        8 * one.rates["videos_per_hour"].typical)
+    said = " ".join(str(a) for a in eight.assumptions)
+    assert "layout: one pipeline per GPU (8 at a time)" in said
+
+
+def test_recommend_shares_the_videos_out_over_comfyui_instances(cli):
+    r = cli("recommend", "wan-2.2-14b", "--task", "video", "--videos", "16", "--resolution",
+            "832x480", "--frames", "81", "--quant", "fp8", "--engine", "comfyui", "--only",
+            "rtx-4090", "--json")
+    assert r.code == 0, r.err
+    by_count = {o["count"]: o for o in r.json()["options"]}
+    one, eight = by_count[1], by_count[8]
+    assert eight["layout"] == "8 independent pipelines"
+    assert eight["rate"]["typical"] == one["rate"]["typical"]  # seconds a video, each card
+    assert eight["time_s"]["typical"] == pytest.approx(one["time_s"]["typical"] / 8)

@@ -400,7 +400,9 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     elif kind == WorkKind.VIDEOS:
         rate_name = "seconds_per_video"
         rate = speed.times["seconds_per_video"]
-        seconds = rate.scale(_given(job.videos))
+        # issue 29: independent pipelines (a ComfyUI instance per GPU) share out the videos
+        pipelines = max(int(speed.scalars.get("layout_replicas", 1) or 1), 1)
+        seconds = rate.scale(_given(job.videos) / pipelines)
     elif kind == WorkKind.STEPS:
         rate_name = "step_s"
         rate = speed.times["step_s"]

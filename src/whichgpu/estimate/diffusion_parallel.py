@@ -90,7 +90,7 @@ class DiffusionLayout:
 
     def describe(self) -> str:
         if self.replicas > 1 and self.per_pipeline == 1:
-            return f"one pipeline per GPU ({self.replicas} images at a time)"
+            return f"one pipeline per GPU ({self.replicas} at a time)"
         parts = [f"{k}={v}" for k, v in (("tp", self.tp), ("ulysses", self.ulysses),
                                          ("ring", self.ring), ("cfg", self.cfg)) if v > 1]
         return " x ".join(parts) or "single GPU"
@@ -125,7 +125,10 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
             raise InputError(msg("diffusion.ring_engine", "{engine} does not split a "
                                  "diffusion model's tokens by ring attention; use {flag}",
                                  engine=w.engine_name, flag=Field("engine", str(SPLITTING_ENGINE))))
-        if n > 1 and w.task == Task.VIDEO:
+        # diffusers splits one video's tokens over the GPUs (context parallelism); a ComfyUI
+        # instance runs on one device ("--cuda-device: Set the id of the cuda device this
+        # instance will use", comfy/cli_args.py): one instance, one video, per GPU
+        if n > 1 and w.task == Task.VIDEO and w.engine_name != Engine.COMFYUI:
             return DiffusionLayout(sp=n, measured_context_parallel=True)
         return DiffusionLayout(replicas=n)
     rest = n // tp

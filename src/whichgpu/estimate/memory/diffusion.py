@@ -356,8 +356,9 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                             msg("term.diffusion.fragmentation", "{share:.0%} of the activation "
                                 "peak", share=frag.value), None, frag.source))
     if w.gpus > 1 and layout.replicas > 1:
-        assumptions.append(msg("diffusion.per_gpu", "diffusers runs one pipeline per GPU: more "
-                               "GPUs add throughput (one image each), not memory per GPU"))
+        assumptions.append(msg("diffusion.per_gpu", "{engine} runs one pipeline per GPU: more "
+                               "GPUs add throughput (one image or video each), not memory per "
+                               "GPU", engine=w.engine_name))
     elif layout.per_pipeline > 1 and not layout.measured_context_parallel:
         assumptions.append(msg("diffusion.split", "one pipeline over {n} GPUs ({layout}): "
                                "tensor parallelism splits the diffusion model's weights, "
