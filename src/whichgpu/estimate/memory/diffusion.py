@@ -136,11 +136,39 @@ def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, M
     if not w.flash_attention:
         act += samples * (den.num_heads or 24) * tokens * tokens * 2 * scale
         eager = msg("formula.block.eager", " + eager attention scores (heads x tokens^2)")
+    int8 = _llm_int8_bytes(w, den, samples * tokens)
+    if int8:
+        act += int8
+        eager = msg("formula.block.int8", "{eager} + LLM.int8's int32 product and float16 "
+                    "result of its widest linear ({width:,} outputs x {bytes} bytes per "
+                    "token)", eager=eager, width=_widest_output(den), bytes=_INT8_EXTRA_BYTES)
     formula = msg("formula.block", "one block's working set: {samples} sample(s) x {tokens:,} "
                   "tokens x {per:,.0f} bytes per token ({phase} at {bytes}-byte "
                   "activations){eager}", samples=samples, tokens=tokens, per=per_token,
                   phase=phase, bytes=4 if scale > 1 else 2, eager=eager)
     return act, formula
+
+
+# bitsandbytes' LLM.int8 linear (autograd/_functions.py MatMul8bitLt.forward) multiplies in
+# int8 into an int32 product (out32 = int8_linear_matmul), dequantizes it into a float16 tensor
+# (int8_mm_dequant) and casts that to the activations' dtype: beside the bf16 output a 16-bit
+# linear makes, the int32 product (4 bytes) and the float16 result (2) are alive at once
+_INT8_EXTRA_BYTES = 6
+BNB_INT8_SOURCE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/"
+                   "bitsandbytes/autograd/_functions.py (MatMul8bitLt.forward: out32, "
+                   "int8_mm_dequant)")
+
+
+def _widest_output(den: ComponentSpec) -> int:
+    return max((g.out_features for g in den.linears), default=den.ffn_dim or 0)
+
+
+def _llm_int8_bytes(w: Workload, den: ComponentSpec, rows: int) -> float:
+    """The extra working memory of a bitsandbytes 8-bit denoiser's widest linear."""
+    if not (str(w.quant or "").lower() in BNB_INT8_NAMES
+            and component_quantized(den, w.quant_format, w.quant_scope)):
+        return 0.0
+    return float(rows * _widest_output(den) * _INT8_EXTRA_BYTES)
 
 
 def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
@@ -336,6 +364,8 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                         msg("cfg.batched", "classifier-free guidance batches its two passes"))
             src = memory_constant("diffusion_unet_activation_coeff" if den.kind == "unet"
                                   else "diffusion_block_bytes_per_token").source
+            if den.kind != "unet" and _llm_int8_bytes(w, den, 1):
+                src = f"{src}; {BNB_INT8_SOURCE}"
             terms.append(MemoryTerm("activations", int(act),
                                     msg("term.diffusion.step", "denoiser step peak: {formula}",
                                         formula=act_formula), cfg_note, src))

@@ -234,6 +234,10 @@ VAE_DECODE_WORKING_SET: dict[str, tuple[float, bool]] = {
     # depth-to-space). diffusers' AutoencoderKLLTXVideo has use_framewise_decoding off by
     # default, so the whole clip decodes at once.
     "AutoencoderKLLTXVideo": (900 * 8 * 8 * 8 / (8 * 32 * 32), True),
+    # AutoencoderKLHunyuanVideo (ComfyUI's 3D AutoencoderKL, time_compress 4): 1500 x latent
+    # frames x height x width x (4 x 8 x 8) x dtype size over the 4 x 8 x 8 output
+    # pixel-frames of a latent position; diffusers decodes 17 frames a pass (above)
+    "AutoencoderKLHunyuanVideo": (1500 * 4 * 8 * 8 / (4 * 8 * 8), False),
 }
 VAE_DECODE_WORKING_SET_SOURCE = (
     "https://github.com/comfyanonymous/ComfyUI/blob/master/comfy/sd.py (VAE.__init__, "
