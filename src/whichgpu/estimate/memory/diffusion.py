@@ -211,6 +211,8 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
         parts.append(msg("formula.vae.tiled", " (tiled: one 512x512 tile)"))
     if w.tiny_vae:
         parts.append(msg("formula.vae.tiny", " (tiny autoencoder)"))
+    elif d.vae_decode_bytes_per_dtype_byte:
+        parts.append(msg("formula.vae.class", " (ComfyUI's working set for this VAE class)"))
     if cache:
         parts.append(msg("formula.vae.cache", " + the causal convolutions' cache ({ch:,.0f} "
                          "channels x 2 frames x {b} bytes per pixel)",
@@ -219,6 +221,20 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
         parts.append(msg("formula.vae.batch", " x {n} images at once", n=w.batch))
     parts.append(msg("formula.vae.output", " + decoded output in fp32"))
     return act, msg("formula.vae.all", "{parts}", parts=Join(parts, ""))
+
+
+def _vae_decode_source(w: Workload) -> str:
+    """Where the VAE decode's bytes per pixel come from: the VAE class's own figure, or the
+    constant fitted on SD-style decoders."""
+    from whichgpu.models.diffusion.vaes import (
+        VAE_DECODE_WORKING_SET_SOURCE,
+        VIDEO_VAE_DECODING_SOURCE,
+    )
+
+    d = w.diffusion_spec
+    src = (VAE_DECODE_WORKING_SET_SOURCE if d.vae_decode_bytes_per_dtype_byte and not w.tiny_vae
+           else memory_constant("vae_decode_bytes_per_pixel").source)
+    return f"{src}; {VIDEO_VAE_DECODING_SOURCE}" if d.vae_decode_frames else src
 
 
 # the int8 format's names that say bitsandbytes (LLM.int8); plain "int8" may be torchao's or
@@ -375,7 +391,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                                         formula=dec_formula),
                                     msg("term.diffusion.less", "denoising needs less ({gb:.1f} "
                                         "GB of activations)", gb=act / 1e9),
-                                    memory_constant("vae_decode_bytes_per_pixel").source))
+                                    _vae_decode_source(w)))
     terms.append(runtime_term(Engine.TRANSFORMERS))
     # independent pipelines share nothing; a split pipeline's GPUs talk every block
     nccl = nccl_term(w.gpus) if training else nccl_term(layout.per_pipeline)
