@@ -323,6 +323,8 @@ SLOW: dict[str, str] = {
     # issue 28 (prefill4): builds the validation page's reports (about 1.2 s of CPU)
     "estimate/validation/test_speed_per_engine_table.py::test_the_page_table_counts_every_"
     "scored_prefill_row_once": _CPU,
+    # issue 29 (video6): predicts every held-out image and video row of both validation files
+    "estimate/validation/test_image_video_targets_held_out.py": _CPU,
 }
 
 

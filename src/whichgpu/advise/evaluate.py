@@ -33,7 +33,7 @@ from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Duration, Money, Range
-from whichgpu.vocabulary import ExclusionKind, Placement, Task, WorkKind
+from whichgpu.vocabulary import Engine, ExclusionKind, Placement, Task, WorkKind
 
 #: The rates that measure a workload's work, and the unit its cost is quoted per when no
 #: amount of work is given: rate name -> (rate units per hour factor, unit label, units quoted).
@@ -258,14 +258,23 @@ def _with_offload(wl: Workload, gpu: GPU, count: int):
 def _adapted(wl: Workload, asked: Workload) -> list[Message]:
     """The adaptations ``_fit`` made, in words."""
     out = []
-    if wl.offload != asked.offload:
+    if wl.offload != asked.offload and wl.engine_name == Engine.COMFYUI:
+        # issue 29: ComfyUI does these by itself, with no setting to name
+        out.append(msg("adapted.comfy_partial", "with ComfyUI's partial loading (what does not "
+                       "fit streamed from system RAM every step)")
+                   if wl.offload == "sequential" else
+                   msg("adapted.comfy_model", "with ComfyUI's model management (idle models "
+                       "unloaded)"))
+    elif wl.offload != asked.offload:
         out.append(msg("adapted.offload", "with {flag}", flag=Field("offload", wl.offload)))
     if wl.is_diffusion and wl.tp and not asked.tp:
         out.append(msg("adapted.diffusion_tp", "split over {n} GPUs by tensor parallelism "
                        "({flag})", n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append(msg("adapted.checkpointing", "with gradient checkpointing"))
-    if wl.vae_tiling and not asked.vae_tiling:
+    if wl.vae_tiling and not asked.vae_tiling and wl.engine_name == Engine.COMFYUI:
+        out.append(msg("adapted.comfy_tiled", "with ComfyUI's tiled retry of the VAE decode"))
+    elif wl.vae_tiling and not asked.vae_tiling:
         out.append(msg("adapted.vae_tiling", "with {flag}", flag=Field("vae_tiling")))
     return out
 
@@ -391,7 +400,9 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
     elif kind == WorkKind.VIDEOS:
         rate_name = "seconds_per_video"
         rate = speed.times["seconds_per_video"]
-        seconds = rate.scale(_given(job.videos))
+        # issue 29: independent pipelines (a ComfyUI instance per GPU) share out the videos
+        pipelines = max(int(speed.scalars.get("layout_replicas", 1) or 1), 1)
+        seconds = rate.scale(_given(job.videos) / pipelines)
     elif kind == WorkKind.STEPS:
         rate_name = "step_s"
         rate = speed.times["step_s"]
@@ -501,7 +512,14 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                          summary=msg("runs.summary", "from {n} run(s) of this store",
                                      n=len(ids)), ids=", ".join(f"#{i}" for i in ids)))
     w = job.workload
-    if wl.offload != w.offload:
+    if wl.offload != w.offload and wl.engine_name == Engine.COMFYUI:
+        # issue 29: what ComfyUI does by itself, with no setting to name
+        notes.append(msg("option.comfy_partial", "ComfyUI's partial loading: the part of the "
+                         "diffusion model that does not fit streams from system RAM every step "
+                         "(automatic; slower, same output)") if wl.offload == "sequential" else
+                     msg("option.comfy_model", "ComfyUI's model management: idle models leave "
+                         "the GPU for the one that runs (automatic; same output)"))
+    elif wl.offload != w.offload:
         notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "
                          "stages (a little slower, same output)",
                          flag=Field("offload", wl.offload)))
@@ -514,7 +532,10 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.checkpointing", "with gradient checkpointing (activations "
                          "recomputed in the backward pass: the same training, about a third "
                          "more compute)"))
-    if wl.vae_tiling and not w.vae_tiling:
+    if wl.vae_tiling and not w.vae_tiling and wl.engine_name == Engine.COMFYUI:
+        notes.append(msg("option.comfy_tiled", "ComfyUI's VAE decode, out of memory, retries "
+                         "tile by tile (automatic; the decode takes longer)"))
+    elif wl.vae_tiling and not w.vae_tiling:
         notes.append(msg("option.vae_tiling", "with {flag}: the VAE decodes overlapping tiles "
                          "(the peak of a large image or video falls; the decode takes longer)",
                          flag=Field("vae_tiling")))

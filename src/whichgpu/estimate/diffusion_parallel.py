@@ -90,7 +90,7 @@ class DiffusionLayout:
 
     def describe(self) -> str:
         if self.replicas > 1 and self.per_pipeline == 1:
-            return f"one pipeline per GPU ({self.replicas} images at a time)"
+            return f"one pipeline per GPU ({self.replicas} at a time)"
         parts = [f"{k}={v}" for k, v in (("tp", self.tp), ("ulysses", self.ulysses),
                                          ("ring", self.ring), ("cfg", self.cfg)) if v > 1]
         return " x ".join(parts) or "single GPU"
@@ -125,7 +125,10 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
             raise InputError(msg("diffusion.ring_engine", "{engine} does not split a "
                                  "diffusion model's tokens by ring attention; use {flag}",
                                  engine=w.engine_name, flag=Field("engine", str(SPLITTING_ENGINE))))
-        if n > 1 and w.task == Task.VIDEO:
+        # diffusers splits one video's tokens over the GPUs (context parallelism); a ComfyUI
+        # instance runs on one device ("--cuda-device: Set the id of the cuda device this
+        # instance will use", comfy/cli_args.py): one instance, one video, per GPU
+        if n > 1 and w.task == Task.VIDEO and w.engine_name != Engine.COMFYUI:
             return DiffusionLayout(sp=n, measured_context_parallel=True)
         return DiffusionLayout(replicas=n)
     rest = n // tp
@@ -164,8 +167,9 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
     then the engine's offload: model CPU offload (diffusers ``enable_model_cpu_offload``;
     ComfyUI's model management does it by itself), tiled VAE decode, and last the weights
     streamed in (diffusers ``enable_sequential_cpu_offload``; ComfyUI loads the model partly,
-    "lowvram", and streams the rest; ``streamed=False`` leaves this out: the recommender
-    does not price host RAM for it). A LoRA training job gets none of these."""
+    "lowvram", and streams the rest; ``streamed=False`` leaves diffusers' out: the
+    recommender does not price host RAM for it, and only ComfyUI does it unasked). A LoRA
+    training job gets none of these."""
     if not wl.is_diffusion or wl.task == Task.IMAGE_LORA:
         return []
     out: list[Workload] = []
@@ -183,7 +187,10 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
         if not asked.vae_tiling:
             base = base.with_(vae_tiling=True)
             out.append(base)
-        if streamed and wl.engine_name in (Engine.DIFFUSERS, Engine.COMFYUI):
+        # ComfyUI loads part of a model that does not fit and streams the rest by itself (its
+        # default); diffusers' sequential offload is the user's choice, and asks for host RAM
+        # the recommender does not price (streamed=False leaves it out)
+        if wl.engine_name == Engine.COMFYUI or (streamed and wl.engine_name == Engine.DIFFUSERS):
             out.append(base.with_(offload="sequential"))
     elif not asked.vae_tiling:
         out.append(wl.with_(vae_tiling=True))
@@ -213,6 +220,11 @@ def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
                    "sequential CPU offload here (enable_sequential_cpu_offload, {flag}); "
                    "weights cross PCIe every step", need=need / 1e9,
                    flag=Field("offload", "sequential"))
+    if t.engine_name == Engine.COMFYUI and t.vae_tiling and not asked.vae_tiling:
+        return msg("diffusion.fit.comfy_tiled", "{need:.1f} GB needed with every model loaded: "
+                   "ComfyUI's model management unloads the text encoders before sampling, "
+                   "and its VAE decode, out of memory, retries tile by tile (comfy/sd.py)",
+                   need=need / 1e9)
     if t.engine_name == Engine.COMFYUI:
         return msg("diffusion.fit.comfy", "{need:.1f} GB needed with every model loaded: "
                    "ComfyUI's model management unloads the text encoders before sampling",

@@ -189,6 +189,11 @@ class DiffusionSpec:
     # a causal VAE that decodes latent frame by latent frame keeps the last 2 frames of every
     # causal convolution's input (Wan's feat_cache): those channels per output pixel
     vae_cache_channels: float = 0.0
+    # a VAE class with its own decode working set (models/diffusion/vaes.py
+    # VAE_DECODE_WORKING_SET): bytes per output pixel-frame per byte of its dtype (None: the
+    # fitted SD-style constant), and whether it decodes every frame in one pass
+    vae_decode_bytes_per_dtype_byte: float | None = None
+    vae_decodes_all_frames: bool = False
 
     def component(self, name: str) -> ComponentSpec:
         return next(c for c in self.components if c.name == name)

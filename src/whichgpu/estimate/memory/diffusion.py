@@ -136,11 +136,39 @@ def denoiser_activation_bytes(w: Workload, den: ComponentSpec) -> tuple[float, M
     if not w.flash_attention:
         act += samples * (den.num_heads or 24) * tokens * tokens * 2 * scale
         eager = msg("formula.block.eager", " + eager attention scores (heads x tokens^2)")
+    int8 = _llm_int8_bytes(w, den, samples * tokens)
+    if int8:
+        act += int8
+        eager = msg("formula.block.int8", "{eager} + LLM.int8's int32 product and float16 "
+                    "result of its widest linear ({width:,} outputs x {bytes} bytes per "
+                    "token)", eager=eager, width=_widest_output(den), bytes=_INT8_EXTRA_BYTES)
     formula = msg("formula.block", "one block's working set: {samples} sample(s) x {tokens:,} "
                   "tokens x {per:,.0f} bytes per token ({phase} at {bytes}-byte "
                   "activations){eager}", samples=samples, tokens=tokens, per=per_token,
                   phase=phase, bytes=4 if scale > 1 else 2, eager=eager)
     return act, formula
+
+
+# bitsandbytes' LLM.int8 linear (autograd/_functions.py MatMul8bitLt.forward) multiplies in
+# int8 into an int32 product (out32 = int8_linear_matmul), dequantizes it into a float16 tensor
+# (int8_mm_dequant) and casts that to the activations' dtype: beside the bf16 output a 16-bit
+# linear makes, the int32 product (4 bytes) and the float16 result (2) are alive at once
+_INT8_EXTRA_BYTES = 6
+BNB_INT8_SOURCE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/"
+                   "bitsandbytes/autograd/_functions.py (MatMul8bitLt.forward: out32, "
+                   "int8_mm_dequant)")
+
+
+def _widest_output(den: ComponentSpec) -> int:
+    return max((g.out_features for g in den.linears), default=den.ffn_dim or 0)
+
+
+def _llm_int8_bytes(w: Workload, den: ComponentSpec, rows: int) -> float:
+    """The extra working memory of a bitsandbytes 8-bit denoiser's widest linear."""
+    if not (str(w.quant or "").lower() in BNB_INT8_NAMES
+            and component_quantized(den, w.quant_format, w.quant_scope)):
+        return 0.0
+    return float(rows * _widest_output(den) * _INT8_EXTRA_BYTES)
 
 
 def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
@@ -153,16 +181,23 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
     # causal video VAEs decode one latent frame (temporal_compression frames) at a time, or
     # the frames their class decodes per pass (HunyuanVideo's: 17, models/diffusion/vaes.py)
     frames = min(w.video_frames, d.vae_decode_frames or max(d.temporal_compression, 1))
+    # the VAE's run-time precision
+    vae_bytes = 4 if (d.vae_dtype or pipeline_dtype(w)) == "fp32" else 2
     if w.tiny_vae:
         per_px = memory_value("tiny_vae_decode_bytes_per_pixel")
+    elif d.vae_decode_bytes_per_dtype_byte:
+        # a decoder unlike SD's (LTX-Video's works at 1/4 of the side): ComfyUI's own
+        # figure for its class (models/diffusion/vaes.py VAE_DECODE_WORKING_SET)
+        per_px = d.vae_decode_bytes_per_dtype_byte * vae_bytes
     else:
         per_px = memory_value("vae_decode_bytes_per_pixel")
+    if d.vae_decodes_all_frames and not w.tiny_vae:
+        frames = w.video_frames
     at_once = 1 if w.vae_slicing else w.batch
     out = width * height * w.video_frames * 3 * 4 * w.batch
     act = pixels * frames * per_px * at_once + out
     # Wan's causal VAE keeps 2 frames of every causal convolution's input between latent
     # frames (models/diffusion/vaes.py wan_cache_channels), at the VAE's run-time precision
-    vae_bytes = 4 if (d.vae_dtype or pipeline_dtype(w)) == "fp32" else 2
     cache = d.vae_cache_channels * 2 * vae_bytes * pixels * at_once
     act += cache
     parts: list[Message] = [msg("formula.vae", "{per:g} bytes x {pixels:,} pixels", per=per_px,
@@ -176,6 +211,8 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
         parts.append(msg("formula.vae.tiled", " (tiled: one 512x512 tile)"))
     if w.tiny_vae:
         parts.append(msg("formula.vae.tiny", " (tiny autoencoder)"))
+    elif d.vae_decode_bytes_per_dtype_byte:
+        parts.append(msg("formula.vae.class", " (ComfyUI's working set for this VAE class)"))
     if cache:
         parts.append(msg("formula.vae.cache", " + the causal convolutions' cache ({ch:,.0f} "
                          "channels x 2 frames x {b} bytes per pixel)",
@@ -184,6 +221,20 @@ def vae_decode_bytes(w: Workload) -> tuple[float, Message]:
         parts.append(msg("formula.vae.batch", " x {n} images at once", n=w.batch))
     parts.append(msg("formula.vae.output", " + decoded output in fp32"))
     return act, msg("formula.vae.all", "{parts}", parts=Join(parts, ""))
+
+
+def _vae_decode_source(w: Workload) -> str:
+    """Where the VAE decode's bytes per pixel come from: the VAE class's own figure, or the
+    constant fitted on SD-style decoders."""
+    from whichgpu.models.diffusion.vaes import (
+        VAE_DECODE_WORKING_SET_SOURCE,
+        VIDEO_VAE_DECODING_SOURCE,
+    )
+
+    d = w.diffusion_spec
+    src = (VAE_DECODE_WORKING_SET_SOURCE if d.vae_decode_bytes_per_dtype_byte and not w.tiny_vae
+           else memory_constant("vae_decode_bytes_per_pixel").source)
+    return f"{src}; {VIDEO_VAE_DECODING_SOURCE}" if d.vae_decode_frames else src
 
 
 # the int8 format's names that say bitsandbytes (LLM.int8); plain "int8" may be torchao's or
@@ -274,7 +325,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             how = msg("term.diffusion.offload", "{who}: one component at a time (the largest "
                       "text encoder {gb:.2f} GB while encoding), {decode}",
                       who=msg("term.diffusion.comfy", "ComfyUI's model management (idle models "
-                              "unloaded to make room)") if comfy and w.offload == "none" else
+                              "unloaded to make room)") if comfy else
                       msg("term.diffusion.model_offload", "model offload"),
                       gb=largest_enc / 1e9,
                       decode=msg("term.diffusion.comfy_decode", "ComfyUI unloads the denoiser "
@@ -329,6 +380,8 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                         msg("cfg.batched", "classifier-free guidance batches its two passes"))
             src = memory_constant("diffusion_unet_activation_coeff" if den.kind == "unet"
                                   else "diffusion_block_bytes_per_token").source
+            if den.kind != "unet" and _llm_int8_bytes(w, den, 1):
+                src = f"{src}; {BNB_INT8_SOURCE}"
             terms.append(MemoryTerm("activations", int(act),
                                     msg("term.diffusion.step", "denoiser step peak: {formula}",
                                         formula=act_formula), cfg_note, src))
@@ -338,7 +391,7 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                                         formula=dec_formula),
                                     msg("term.diffusion.less", "denoising needs less ({gb:.1f} "
                                         "GB of activations)", gb=act / 1e9),
-                                    memory_constant("vae_decode_bytes_per_pixel").source))
+                                    _vae_decode_source(w)))
     terms.append(runtime_term(Engine.TRANSFORMERS))
     # independent pipelines share nothing; a split pipeline's GPUs talk every block
     nccl = nccl_term(w.gpus) if training else nccl_term(layout.per_pipeline)
@@ -349,8 +402,9 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                             msg("term.diffusion.fragmentation", "{share:.0%} of the activation "
                                 "peak", share=frag.value), None, frag.source))
     if w.gpus > 1 and layout.replicas > 1:
-        assumptions.append(msg("diffusion.per_gpu", "diffusers runs one pipeline per GPU: more "
-                               "GPUs add throughput (one image each), not memory per GPU"))
+        assumptions.append(msg("diffusion.per_gpu", "{engine} runs one pipeline per GPU: more "
+                               "GPUs add throughput (one image or video each), not memory per "
+                               "GPU", engine=w.engine_name))
     elif layout.per_pipeline > 1 and not layout.measured_context_parallel:
         assumptions.append(msg("diffusion.split", "one pipeline over {n} GPUs ({layout}): "
                                "tensor parallelism splits the diffusion model's weights, "

@@ -408,7 +408,9 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
     times = {}
     if video:
         times["seconds_per_video"] = band(per_run, level, inverse=True, category=conf.band_key)
-        rates["videos_per_hour"] = band(3600 / per_run, level, category=conf.band_key)
+        # one video per pipeline at a time (ComfyUI: an instance per GPU)
+        rates["videos_per_hour"] = band(3600 * pipelines / per_run, level,
+                                        category=conf.band_key)
     else:
         rates["images_per_min"] = band(60 * w.batch * pipelines / per_run, level,
                                        category=conf.band_key)

@@ -242,15 +242,28 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
         return over * steps / host_bw, (f"ComfyUI partial loading: {over / 1e9:.1f} GB of the "
                                         "diffusion model streamed over the host link every "
                                         "step")
-    moved = [c for c in d.components if c.kind != "vae"] if mode == "model" \
-        else list(d.components)
-    if mode == "model" and stays_on_gpu(w):  # 8-bit bitsandbytes weights never move
-        moved = [c for c in moved if c.name != d.denoiser]
     sizes = component_sizes(w)  # the bytes the memory model holds: the run-time dtypes
+    if mode == "sequential":
+        # accelerate's cpu_offload streams a module in for each forward: the text encoders and
+        # the VAE once per image, the denoiser every forward (one per step, two where the
+        # pipeline runs its CFG passes one after the other; Wan 2.2's experts take turns)
+        from whichgpu.estimate.memory.diffusion import CFG_SEQUENTIAL
+        from whichgpu.estimate.memory.weights import DENOISERS
+
+        forwards = steps * (w.cfg_passes if d.pipeline in CFG_SEQUENTIAL else 1)
+        den = sizes[d.denoiser]
+        once = sum(sizes[c.name] for c in d.components if c.kind not in DENOISERS)
+        seconds = (den * forwards + once) / host_bw
+        return seconds, (f"sequential offload: the diffusion model's {den / 1e9:.1f} GB over "
+                         f"the host link for each of {forwards} forward passes, the other "
+                         f"components' {once / 1e9:.1f} GB once per image")
+    moved = [c for c in d.components if c.kind != "vae"]
+    if stays_on_gpu(w):  # 8-bit bitsandbytes weights never move
+        moved = [c for c in moved if c.name != d.denoiser]
     moved_bytes = sum(sizes[c.name] for c in moved)
-    seconds = moved_bytes / host_bw * (steps if mode == "sequential" else 1)
-    return seconds, (f"{mode} offload: {moved_bytes / 1e9:.1f} GB over the host link "
-                     + ("every step" if mode == "sequential" else "once per image"))
+    who = "ComfyUI model management" if w.engine_name == Engine.COMFYUI else "model offload"
+    return moved_bytes / host_bw, (f"{who}: {moved_bytes / 1e9:.1f} GB over the host link "
+                                   "once per image")
 
 
 def block_swap_seconds(w: Workload, hw: Hardware) -> tuple[float, str]:
@@ -374,7 +387,8 @@ def residency(w: Workload, offload_why: str) -> str:
     from whichgpu.estimate.memory.diffusion import effective_offload
 
     mode = effective_offload(w)
-    if w.engine_name == Engine.COMFYUI and w.offload == "none":
+    if w.engine_name == Engine.COMFYUI and (w.offload == "none" or mode == "model"):
+        # ComfyUI has no model-offload switch: unloading idle models is its model management
         return ("ComfyUI's default model management: models stay loaded while they fit, idle "
                 "ones are unloaded when the next needs the room")
     if w.engine_name == Engine.COMFYUI and mode == "sequential":

@@ -554,6 +554,7 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
                      "active parameters count one of them")
     res = run.get("default_resolution", [1024, 1024])
     vae_frames, vae_tile, vae_cache = _vae_decoding(vcfg, is_video)
+    vae_per_byte, vae_all_frames = _vae_working_set(vcfg, is_video)
     spec = DiffusionSpec(
         pipeline=cls, denoiser=den, components=tuple(comps), is_video=is_video,
         vae_scale_factor=scale, temporal_compression=tcomp, latent_channels=latent,
@@ -562,7 +563,8 @@ def parse_pipeline(read: Reader, *, origin: str, source: str, name: str,
         default_steps=int(run["default_steps"]), default_resolution=(int(res[0]), int(res[1])),
         default_frames=int(run.get("default_frames", 1)), vae_dtype=run.get("vae_dtype"),
         reference_images=int(run.get("reference_images", 0)),
-        vae_decode_frames=vae_frames, vae_tile=vae_tile, vae_cache_channels=vae_cache)
+        vae_decode_frames=vae_frames, vae_tile=vae_tile, vae_cache_channels=vae_cache,
+        vae_decode_bytes_per_dtype_byte=vae_per_byte, vae_decodes_all_frames=vae_all_frames)
     notes.append(f"run-time defaults from {pipeline_source(str(run['source']))}")
     den_comp = next(c for c in comps if c.name == den)
     return ModelSpec(
@@ -601,6 +603,16 @@ def _vae_decoding(v: ConfigReader | None, is_video: bool,
     frames, tile = video_vae_decoding(v.raw("_class_name"))
     cache = wan_cache_channels(v) if v.raw("_class_name") == "AutoencoderKLWan" else 0.0
     return frames, tile, cache
+
+
+def _vae_working_set(v: ConfigReader | None, is_video: bool) -> tuple[float | None, bool]:
+    """A video VAE class's own decode working set, where it has one (see
+    ``vaes.VAE_DECODE_WORKING_SET``)."""
+    from whichgpu.models.diffusion.vaes import vae_decode_working_set
+
+    if v is None or not is_video:
+        return None, False
+    return vae_decode_working_set(v.raw("_class_name"))
 
 
 def _vae_geometry(v: ConfigReader | None) -> tuple[int, int, int]:

@@ -222,6 +222,35 @@ def video_vae_decoding(cls: str | None) -> tuple[int | None, int | None]:
     return VIDEO_VAE_DECODING.get(str(cls), (None, None))
 
 
+# Video VAEs whose decoder is unlike the SD-style one ``vae_decode_bytes_per_pixel`` was fitted
+# on, with ComfyUI's own estimate of a decode's working memory (comfy/sd.py VAE.__init__,
+# memory_used_decode, the figure ComfyUI budgets the decode with): bytes per output
+# pixel-frame per byte of the VAE's working dtype, and whether diffusers decodes every frame in
+# one pass.
+VAE_DECODE_WORKING_SET: dict[str, tuple[float, bool]] = {
+    # AutoencoderKLLTXVideo: 900 x latent frames x height x width x (8 x 8 x 8) x dtype size,
+    # spread over the 8 x 32 x 32 output pixel-frames of a latent position (56.25 bytes per
+    # byte of dtype; its decoder runs at 1/4 of the output's side until the final
+    # depth-to-space). diffusers' AutoencoderKLLTXVideo has use_framewise_decoding off by
+    # default, so the whole clip decodes at once.
+    "AutoencoderKLLTXVideo": (900 * 8 * 8 * 8 / (8 * 32 * 32), True),
+    # AutoencoderKLHunyuanVideo (ComfyUI's 3D AutoencoderKL, time_compress 4): 1500 x latent
+    # frames x height x width x (4 x 8 x 8) x dtype size over the 4 x 8 x 8 output
+    # pixel-frames of a latent position; diffusers decodes 17 frames a pass (above)
+    "AutoencoderKLHunyuanVideo": (1500 * 4 * 8 * 8 / (4 * 8 * 8), False),
+}
+VAE_DECODE_WORKING_SET_SOURCE = (
+    "https://github.com/comfyanonymous/ComfyUI/blob/master/comfy/sd.py (VAE.__init__, "
+    "memory_used_decode per VAE class); https://github.com/huggingface/diffusers/blob/main/src/"
+    "diffusers/models/autoencoders/autoencoder_kl_ltx.py (use_framewise_decoding = False)")
+
+
+def vae_decode_working_set(cls: str | None) -> tuple[float | None, bool]:
+    """(bytes per output pixel-frame per dtype byte, decodes every frame at once) of a VAE
+    class; (None, False) where the fitted SD-style constant applies."""
+    return VAE_DECODE_WORKING_SET.get(str(cls), (None, False))
+
+
 WAN_CACHE_SOURCE = ("https://github.com/huggingface/diffusers/blob/main/src/diffusers/models/"
                     "autoencoders/autoencoder_kl_wan.py (WanDecoder3d, CACHE_T = 2; decode() runs "
                     "the decoder one latent frame at a time with feat_cache)")
