@@ -23,7 +23,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
     from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.result import speed_family
     from whichgpu.estimate.speed.serving import ServingModel
-    from whichgpu.estimate.speed.serving_bands import serving_range
+    from whichgpu.estimate.speed.serving_bands import serving_range, wide_range_reasons
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
 
     if w.engine_name not in SERVING_ENGINES:
@@ -55,8 +55,9 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
             f"{sm.config.engine} defaults ({sm.config.generation}): max_num_seqs "
             f"{sm.config.max_num_seqs:,}, {sm.config.token_budget:,} tokens per step, "
             f"{_POLICY[sm.config.policy]}, KV held at the {sm.config.reservation} length",
-            "ranges: 90 % prediction intervals of published serving measurements "
+            "ranges: 80 % prediction intervals of published serving measurements "
             "(validation/serving.csv, leave-one-source-out)",
+            *wide_range_reasons(family),  # issue 30: a range over 5x wide says why
             *sm.config.notes,
             *step_notes(sm.steps),  # issue 28: which path timed the steps, when opted in
             "not modelled: speculative decoding, prefix-cache hits, preemption when the paged "
