@@ -59,6 +59,7 @@ from whichgpu.estimate.serving_fit import (  # noqa: F401  (re-exported for the 
     _snapshot,
     band_offsets,
     bands,
+    coverage_scales,
     fit_all,
     fits,
     loso,
@@ -156,7 +157,7 @@ def _set_line(text: str, name: str, field: str, line: str) -> str:
 
 
 def desired_text(text: str, chosen: dict, band: dict, counts: dict,
-                 offsets: dict | None = None) -> str:
+                 offsets: dict | None = None, scales: dict | None = None) -> str:
     import tomllib
 
     current = tomllib.loads(text)["constant"]
@@ -181,7 +182,11 @@ def desired_text(text: str, chosen: dict, band: dict, counts: dict,
                      't(0.90, n-1) x sd x sqrt(1 + 1/n)), per metric family and per metric '
                      'family / model family (' + n
                      + ' rows; fewer than 5 rows: the speed model\'s low-confidence factors); '
-                     'TTFT: of (measured + band_offset_ms) / (estimated + band_offset_ms)"')
+                     'TTFT: of (measured + band_offset_ms) / (estimated + band_offset_ms); a '
+                     'metric whose bands hold outside 75-85 % of its calibration rows left out '
+                     'one at a time is scaled in log width by the factor nearest 1 that brings '
+                     'it inside (' + (", ".join(f"{k} x{v:g}" for k, v in sorted(
+                         (scales or {}).items()) if v != 1.0) or "none scaled") + ')"')
     if offsets is not None:
         text = _set_line(text, "band_offset_ms", "value",
                          f"value = {_toml_value({k: float(v) for k, v in offsets.items()})}")
@@ -204,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     _restore(full)
     print("\nBand offsets (leave-one-out coverage and median width on the calibration rows):")
     offsets = band_offsets(rows, residuals, report=print)
-    band = bands(rows, residuals, offsets)
+    print("Band widths (leave-one-out coverage of the calibration rows, 75-85 %):")
+    scales = coverage_scales(rows, residuals, offsets, report=print)
+    band = bands(rows, residuals, offsets, scales)
     table = _load(TABLE)
     old = table["band_ratios"]
     table["band_ratios"] = Constant("band_ratios", band, old.source, old.note)
@@ -225,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {o.split[:5]} {o.category:10s} {o.id[:60]:60s} {o.measured:10.4g} "
                   f"{o.predicted or 0:10.4g} {err:>6s} {held:>6s} {o.note[:60]}")
     text = TOML.read_text("utf-8")
-    new = desired_text(text, chosen, band, counts, offsets)
+    new = desired_text(text, chosen, band, counts, offsets, scales)
     if args.write and new != text:
         TOML.write_text(new, "utf-8")
         print(f"\nwrote {TOML}")

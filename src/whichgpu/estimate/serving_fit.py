@@ -274,19 +274,71 @@ def _grouped(rows, residuals: dict[str, float], offsets: dict[str, float] | None
     return by
 
 
-def _band(lrs: list[float]) -> list[float]:
+def _band(lrs: list[float], scale: float = 1.0) -> list[float]:
     lo, hi = interval80(lrs)
+    mid, half = (lo + hi) / 2, (hi - lo) / 2
+    lo, hi = mid - scale * half, mid + scale * half
     return [round(min(1.0, math.exp(lo)), 3), round(max(1.0, math.exp(hi)), 3)]
 
 
-def bands(rows, residuals: dict[str, float], offsets: dict[str, float] | None = None
-          ) -> dict[str, list[float]]:
+def bands(rows, residuals: dict[str, float], offsets: dict[str, float] | None = None,
+          scales: dict[str, float] | None = None) -> dict[str, list[float]]:
     """An 80 % prediction interval of measured / estimated per metric family, and per metric
     family and model family (``ttft/dense``, ``throughput/moe``) where that has 5 rows; a
     family with an offset (ms, :func:`band_offsets`) of (measured + offset) / (estimated +
-    offset)."""
-    return {k: _band([r for _, r in v])
+    offset); ``scales``: a metric family's log-width factor (:func:`coverage_scales`)."""
+    return {k: _band([r for _, r in v], (scales or {}).get(k.split("/")[0], 1.0))
             for k, v in sorted(_grouped(rows, residuals, offsets).items()) if len(v) >= 5}
+
+
+def loo_share(rows, residuals: dict[str, float], metric: str,
+              offsets: dict[str, float] | None = None,
+              scales: dict[str, float] | None = None) -> float | None:
+    """The share of ``metric``'s calibration residuals inside the band (as written) derived
+    without them, one at a time (None: no band)."""
+    info = {r["id"]: r for r in rows}
+    hits = []
+    for rid, lr in residuals.items():
+        row = info[rid]
+        if vs.family_of(row) != metric:
+            continue
+        without = bands(rows, {k: v for k, v in residuals.items() if k != rid}, offsets, scales)
+        band = _look(without, metric, _family(row))
+        if band is None:
+            continue
+        r = _shifted(row, lr, (offsets or {}).get(metric, 0.0))
+        hits.append(math.log(band[0]) <= r <= math.log(band[1]))
+    return sum(hits) / len(hits) if hits else None
+
+
+# The speed bands' check (scripts/calibrate.py coverage_scales), on the serving residuals: a
+# metric family whose bands hold a share of its left-out residuals outside COVERAGE has every
+# band of that family scaled in log width by the factor nearest 1 on SCALE_GRID that brings it
+# inside (none: the factor whose share is nearest 80 %, ties to the one nearest 1).
+SCALE_GRID = tuple(round(0.5 + 0.05 * i, 2) for i in range(31))  # 0.50 .. 2.00
+
+
+def coverage_scales(rows, residuals: dict[str, float], offsets: dict[str, float] | None = None,
+                    report=None) -> dict[str, float]:
+    """{metric family: log-width factor} by leave-one-out coverage of the calibration rows."""
+    info = {r["id"]: r for r in rows}
+    out: dict[str, float] = {}
+    for metric in sorted({vs.family_of(info[rid]) for rid in residuals}):
+        at_one = loo_share(rows, residuals, metric, offsets)
+        if at_one is None:
+            continue
+        if COVERAGE[0] <= at_one <= COVERAGE[1]:
+            out[metric] = 1.0
+        else:
+            shares = [(s, k) for s in SCALE_GRID
+                      if (k := loo_share(rows, residuals, metric, offsets, {metric: s}))
+                      is not None]
+            inside = [s for s, k in shares if COVERAGE[0] <= k <= COVERAGE[1]]
+            out[metric] = (min(inside, key=lambda s: (abs(s - 1.0), s)) if inside else
+                           min(shares, key=lambda sk: (abs(sk[1] - 0.8), abs(sk[0] - 1.0)))[0])
+        if report:
+            report(f"  {metric}: leave-one-out share {at_one:.0%} -> x{out[metric]:g}")
+    return out
 
 
 # issue 30: a TTFT is a fixed first-token cost (API server, tokenizer, scheduler) plus work

@@ -97,3 +97,34 @@ def test_a_short_ttft_says_its_range_is_wide_because_of_the_fixed_part():
     said = wide_range_reason("ttft", "dense", short)
     assert said is not None and "first-token cost" in said
     assert wide_range_reason("ttft", "dense", serving_range(3.0, "ttft", "dense")) is None
+
+
+def _spread_rows(n: int, step: float):
+    rows, residuals = [], {}
+    for i in range(n):
+        rid = f"tput-{i}"
+        rows.append({"id": rid, "metric": "output_tokens_per_s", "value": "1000",
+                     "model": "meta-llama/Llama-3.1-8B-Instruct"})
+        residuals[rid] = step * (i - n // 2)
+    return rows, residuals
+
+
+def test_serving_bands_holding_too_few_left_out_rows_are_widened_as_the_speed_bands_are():
+    rows, residuals = _spread_rows(20, 0.1)  # evenly spread: 70 % inside when left out
+    share = serving_fit.loo_share(rows, residuals, "throughput")
+    assert share is not None and share < serving_fit.COVERAGE[0]
+    scales = serving_fit.coverage_scales(rows, residuals)
+    assert scales["throughput"] > 1.0
+    after = serving_fit.loo_share(rows, residuals, "throughput", scales=scales)
+    assert after is not None and serving_fit.COVERAGE[0] <= after <= serving_fit.COVERAGE[1]
+    wide = serving_fit.bands(rows, residuals, scales=scales)["throughput"]
+    plain = serving_fit.bands(rows, residuals)["throughput"]
+    assert wide[0] < plain[0] and wide[1] > plain[1]
+
+
+def test_serving_bands_already_on_target_are_left_alone():
+    rows, residuals = _spread_rows(17, 0.1)
+    rows_pos = {k: v + 0.8 for k, v in residuals.items()}  # at or above the estimate: 82 %
+    share = serving_fit.loo_share(rows, rows_pos, "throughput")
+    assert share is not None and serving_fit.COVERAGE[0] <= share <= serving_fit.COVERAGE[1]
+    assert serving_fit.coverage_scales(rows, rows_pos) == {"throughput": 1.0}
