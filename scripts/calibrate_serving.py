@@ -30,7 +30,11 @@ MIN_GROUPS runs (one run's metrics are not independent); otherwise its prior sta
 Derived: ``band_ratios`` per metric family, an 80 % prediction interval of measured /
 estimated from the leave-one-source-out residuals of the calibration rows (each source
 estimated with the constants fitted without it): the empirical 10th-90th percentiles with 10
-rows or more, else log-normal with Student t (the speed bands' rule).
+rows or more, else log-normal with Student t (the speed bands' rule); TTFT's of (measured +
+A) / (estimated + A), ``band_offset_ms`` A chosen on the same residuals (serving_fit.band_offsets:
+the narrowest median range whose leave-one-out coverage is 75-85 %), since published setups
+differ by tens of ms in the fixed first-token cost, which a plain ratio band spreads over every
+TTFT however long.
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ from whichgpu.estimate.serving_fit import (  # noqa: F401  (re-exported for the 
     _outcomes,
     _restore,
     _snapshot,
+    band_offsets,
     bands,
+    coverage_scales,
     fit_all,
     fits,
     loso,
@@ -150,7 +156,8 @@ def _set_line(text: str, name: str, field: str, line: str) -> str:
     return text[:start] + block + text[end:]
 
 
-def desired_text(text: str, chosen: dict, band: dict, counts: dict) -> str:
+def desired_text(text: str, chosen: dict, band: dict, counts: dict,
+                 offsets: dict | None = None, scales: dict | None = None) -> str:
     import tomllib
 
     current = tomllib.loads(text)["constant"]
@@ -174,7 +181,15 @@ def desired_text(text: str, chosen: dict, band: dict, counts: dict) -> str:
                      'percentiles with 10 rows or more, else log-normal: mean +- '
                      't(0.90, n-1) x sd x sqrt(1 + 1/n)), per metric family and per metric '
                      'family / model family (' + n
-                     + ' rows; fewer than 5 rows: the speed model\'s low-confidence factors)"')
+                     + ' rows; fewer than 5 rows: the speed model\'s low-confidence factors); '
+                     'TTFT: of (measured + band_offset_ms) / (estimated + band_offset_ms); a '
+                     'metric whose bands hold outside 75-85 % of its calibration rows left out '
+                     'one at a time is scaled in log width by the factor nearest 1 that brings '
+                     'it inside (' + (", ".join(f"{k} x{v:g}" for k, v in sorted(
+                         (scales or {}).items()) if v != 1.0) or "none scaled") + ')"')
+    if offsets is not None:
+        text = _set_line(text, "band_offset_ms", "value",
+                         f"value = {_toml_value({k: float(v) for k, v in offsets.items()})}")
     return text
 
 
@@ -192,17 +207,24 @@ def main(argv: list[str] | None = None) -> int:
     full = _snapshot()
     residuals = loso(rows, start)
     _restore(full)
-    band = bands(rows, residuals)
+    print("\nBand offsets (leave-one-out coverage and median width on the calibration rows):")
+    offsets = band_offsets(rows, residuals, report=print)
+    print("Band widths (leave-one-out coverage of the calibration rows, 75-85 %):")
+    scales = coverage_scales(rows, residuals, offsets, report=print)
+    band = bands(rows, residuals, offsets, scales)
     table = _load(TABLE)
     old = table["band_ratios"]
     table["band_ratios"] = Constant("band_ratios", band, old.source, old.note)
+    if "band_offset_ms" in table:
+        old = table["band_offset_ms"]
+        table["band_offset_ms"] = Constant("band_offset_ms", offsets, old.source, old.note)
     counts: dict[str, int] = {}
     info = {r["id"]: r for r in rows}
     for rid in residuals:
         for k in (vs.family_of(info[rid]), f"{vs.family_of(info[rid])}/{_family(info[rid])}"):
             counts[k] = counts.get(k, 0) + 1
     report_tables(rows, residuals)
-    print(f"\nband_ratios: {band}")
+    print(f"\nband_ratios: {band}\nband_offset_ms: {offsets}")
     if args.rows:
         for o in sorted(_outcomes(rows), key=lambda o: (o.split, o.category, o.id)):
             err = "-" if o.error is None else f"{o.error:+.0%}"
@@ -210,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {o.split[:5]} {o.category:10s} {o.id[:60]:60s} {o.measured:10.4g} "
                   f"{o.predicted or 0:10.4g} {err:>6s} {held:>6s} {o.note[:60]}")
     text = TOML.read_text("utf-8")
-    new = desired_text(text, chosen, band, counts)
+    new = desired_text(text, chosen, band, counts, offsets, scales)
     if args.write and new != text:
         TOML.write_text(new, "utf-8")
         print(f"\nwrote {TOML}")

@@ -385,7 +385,7 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
     from whichgpu.cost.currency import convert
     from whichgpu.estimate.speed import estimate_speed
     from whichgpu.estimate.speed.result import speed_family
-    from whichgpu.estimate.speed.serving_bands import serving_range
+    from whichgpu.estimate.speed.serving_bands import serving_range, wide_range_reasons
 
     sm = lay.model
     per_replica = targets.requests_per_s / replicas
@@ -414,6 +414,7 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
     notes = [msg("option.rate", "{n} replica(s) x {tp} GPU(s), each at {rate:.3g} requests/s "
                  "({load:.0%} of the {most:.3g} it can serve)", n=replicas, tp=lay.tp,
                  rate=per_replica, load=point.utilisation, most=sm.max_requests_per_s)]
+    notes.extend(wide_range_reasons(family, {"ttft": ttft, "tpot": tpot}))  # issue 30: > 5x
     if targets.ttft_s is None and targets.tpot_s is None:
         notes.append(msg("option.rate.no_target", "no TTFT or TPOT target: each replica kept "
                          "at or below {cap:.0%} of its max throughput",

@@ -414,15 +414,18 @@ def _print_cross_validation(cv: dict, summary) -> None:
         for by, unit in (("gpu", "GPUs"), ("source", "sources")):
             s = next((x for x in cv.get(by, []) if x["category"] == cat), None)
             kept = f"; {s['kept_fit']} kept" if s and s.get("kept_fit") else ""
-            cells.append(f"{s['median_abs_error']:.1%} ({s['n']}, {s['groups']} {unit}{kept})"
-                         if s else "-")
+            inside = (f"; {s['inside']}/{s['n_ranged']} inside" if s and s.get("n_ranged")
+                      else "")
+            cells.append(f"{s['median_abs_error']:.1%} ({s['n']}, {s['groups']} {unit}{kept}"
+                         f"{inside})" if s else "-")
         t.add_row(cat, *cells)
     console.print(t)
     console.print("[dim]Leave one out: the fitted constants refitted without that GPU's (or "
                   "source's) calibration rows, then its rows predicted: the error on a card or "
                   "publisher the fit has not seen. Kept: rows left out of the figure because a "
                   "constant they need cannot be refitted without them (too few other rows), so "
-                  "it keeps the value fitted on them.[/dim]")
+                  "it keeps the value fitted on them. Inside: of those rows, the ones measured "
+                  "within the stated range around their left-out estimate.[/dim]")
 
 
 def _print_verdicts(verdicts: dict) -> None:

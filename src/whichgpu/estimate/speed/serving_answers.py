@@ -23,7 +23,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
     from whichgpu.estimate.speed.kernel_db import step_notes
     from whichgpu.estimate.speed.result import speed_family
     from whichgpu.estimate.speed.serving import ServingModel
-    from whichgpu.estimate.speed.serving_bands import serving_range
+    from whichgpu.estimate.speed.serving_bands import serving_range, wide_range_reasons
     from whichgpu.estimate.speed.serving_engine import SERVING_ENGINES
 
     if w.engine_name not in SERVING_ENGINES:
@@ -38,6 +38,8 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
     step_bound = sm.step_bound(point.decode_batch)
     bound = "compute" if step_bound == "compute" else sm.limited_by
     tput = serving_range(point.output_tokens_per_s, "throughput", family)
+    ttft = serving_range(point.ttft_s, "ttft", family)
+    tpot = serving_range(point.tpot_s, "tpot", family)
     return {
         "gpu": gpu.id, "count": count, "where": where, "model": w.model.name,
         "engine": sm.config.to_json(), "prompt_tokens": sm.prompt,
@@ -46,8 +48,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
         "requests_per_s": tput.scale(1 / sm.output).to_json(),
         "batch": int(round(point.decode_batch)), "bound": bound, "limited_by": sm.limited_by,
         "step_bound": step_bound,
-        "ttft_s": serving_range(point.ttft_s, "ttft", family).to_json(),
-        "tpot_s": serving_range(point.tpot_s, "tpot", family).to_json(),
+        "ttft_s": ttft.to_json(), "tpot_s": tpot.to_json(),
         "kv_capacity": sm.capacity.to_json(), "memory_bytes": need,
         "assumptions": [
             f"{sm.prompt:,} prompt + {sm.output:,} output tokens per request, kept in flight "
@@ -55,8 +56,10 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
             f"{sm.config.engine} defaults ({sm.config.generation}): max_num_seqs "
             f"{sm.config.max_num_seqs:,}, {sm.config.token_budget:,} tokens per step, "
             f"{_POLICY[sm.config.policy]}, KV held at the {sm.config.reservation} length",
-            "ranges: 90 % prediction intervals of published serving measurements "
+            "ranges: 80 % prediction intervals of published serving measurements "
             "(validation/serving.csv, leave-one-source-out)",
+            # issue 30: a range over 5x wide says why
+            *wide_range_reasons(family, {"throughput": tput, "ttft": ttft, "tpot": tpot}),
             *sm.config.notes,
             *step_notes(sm.steps),  # issue 28: which path timed the steps, when opted in
             "not modelled: speculative decoding, prefix-cache hits, preemption when the paged "

@@ -84,11 +84,20 @@ class CrossValidationSummary:
     p90_abs_error: float
     median_signed_error: float
     kept_fit: int = 0  # rows left out of the figures: LeftOut.kept_fit
+    # issue 30: of the rows with a stated range (``n_ranged``), how many measured inside it
+    # (the shipped bands around the left-out estimate)
+    n_ranged: int = 0
+    inside: int = 0
+
+    @property
+    def coverage(self) -> float | None:
+        return self.inside / self.n_ranged if self.n_ranged else None
 
     def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "n": self.n, "groups": self.groups,
                 "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
-                "median_signed_error": self.median_signed_error, "kept_fit": self.kept_fit}
+                "median_signed_error": self.median_signed_error, "kept_fit": self.kept_fit,
+                "n_ranged": self.n_ranged, "inside": self.inside, "coverage": self.coverage}
 
 
 def fittable(cal: ModuleType, rows: list[dict[str, str]],
@@ -153,9 +162,11 @@ def _leave_one_out(rows: list[dict[str, str]], by: LeaveOut,
 
 def summarize(results: list[LeftOut]) -> list[CrossValidationSummary]:
     """Per category, the error of the left-out rows, without the rows whose constants could
-    not be refitted without them (counted apart: ``kept_fit``)."""
+    not be refitted without them (counted apart: ``kept_fit``), and how many of them measured
+    inside the stated range around their left-out estimate."""
     by_cat: dict[str, list[tuple[str, float]]] = {}
     kept: dict[str, int] = {}
+    ranged: dict[str, list[bool]] = {}
     for r in results:
         for o in r.outcomes:
             if o.error is None:
@@ -164,13 +175,17 @@ def summarize(results: list[LeftOut]) -> list[CrossValidationSummary]:
                 kept[o.category] = kept.get(o.category, 0) + 1
             else:
                 by_cat.setdefault(o.category, []).append((r.value, o.error))
+                if o.inside is not None:
+                    ranged.setdefault(o.category, []).append(o.inside)
     out = []
     for cat, items in sorted(by_cat.items()):
         errs = [e for _, e in items]
         absolute = [abs(e) for e in errs]
+        hits = ranged.get(cat, [])
         out.append(CrossValidationSummary(cat, len(errs), len({v for v, _ in items}),
                                           statistics.median(absolute), _p90(absolute),
-                                          statistics.median(errs), kept.get(cat, 0)))
+                                          statistics.median(errs), kept.get(cat, 0),
+                                          len(hits), sum(hits)))
     return out
 
 

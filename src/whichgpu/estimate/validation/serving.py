@@ -25,7 +25,7 @@ from whichgpu.engines import engines_with
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.result import speed_family
 from whichgpu.estimate.speed.serving import Load, ServingModel
-from whichgpu.estimate.speed.serving_bands import serving_band
+from whichgpu.estimate.speed.serving_bands import band_offset_ms, offset_bounds, serving_band
 from whichgpu.estimate.speed.serving_engine import Usage, engine_config, serving_value
 from whichgpu.estimate.validation import Outcome, default_path, read_rows
 from whichgpu.estimate.validation.ceilings import excluded
@@ -287,8 +287,11 @@ def predict(row: dict[str, str], memo: dict | None = None, *, dep: bool = False
     if not math.isfinite(value):
         raise InputError("the stated load is beyond what the replica serves (no steady state)")
     model_family = speed_family(case.model.workload.model)
-    lo, hi = serving_band("throughput" if what == "per_user" else family, model_family)
-    span = (value * lo, value * hi)
+    band_family = "throughput" if what == "per_user" else family
+    lo, hi = serving_band(band_family, model_family)
+    # TTFT's band has a fixed part in ms (serving_bands.offset_bounds); values here are in ms
+    span = offset_bounds(value, lo, hi, band_offset_ms(band_family, model_family)
+                         if family in ("ttft", "tpot") else 0.0)
     note = (f"{case.model.config.engine} {case.model.config.generation}, batch "
             f"{pt.decode_batch:.0f} of {case.model.limit} ({case.model.limited_by})"
             + ("; saturated" if pt.saturated else "")

@@ -354,8 +354,17 @@ def render_speed_cv(r: Reports) -> str:
             continue
         rows.append([cat, f"{pct(h.median_abs_error)} ({h.n})",
                      f"{pct(g.median_abs_error)} ({g.n} rows, {g.groups} GPUs{_kept(g)})",
-                     f"{pct(s.median_abs_error)} ({s.n} rows, {s.groups} sources{_kept(s)})"])
-    return md_table(["category", "holdout", "leave one GPU out", "leave one source out"], rows)
+                     f"{pct(s.median_abs_error)} ({s.n} rows, {s.groups} sources{_kept(s)})",
+                     _cv_inside(g), _cv_inside(s)])
+    return md_table(["category", "holdout", "leave one GPU out", "leave one source out",
+                     "inside range, GPU out", "inside range, source out"], rows)
+
+
+def _cv_inside(s: Any) -> str:
+    """Left-out rows measured inside the range around their left-out estimate (issue 30)."""
+    if not s.n_ranged:
+        return "–"
+    return f"{s.inside}/{s.n_ranged} ({100 * s.coverage:.0f} %)"
 
 
 _FAMILY_TARGET = {"throughput": "max_throughput", "ttft": "ttft", "tpot": "tpot"}

@@ -1,0 +1,68 @@
+"""A serving range wider than 5x says why (issue 30: "no range wider than 5x unless it says
+why"): the serving bands of a metric and model family whose published measurements scatter
+that much (throughput of MoE models, for one) come with the reason in the answer."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+
+from whichgpu.estimate.speed.serving_bands import (
+    WIDEST_WITHOUT_REASON,
+    serving_band,
+    wide_range_reason,
+)
+
+METRICS = ("throughput", "ttft", "tpot")
+MODEL_FAMILIES = ("dense", "moe", "moe-mla", None)
+
+
+@pytest.mark.parametrize(("metric", "family"), itertools.product(METRICS, MODEL_FAMILIES))
+def test_a_reason_exactly_when_the_band_is_over_5x(metric, family):
+    lo, hi = serving_band(metric, family)
+    reason = wide_range_reason(metric, family)
+    assert (reason is not None) == (hi / lo > WIDEST_WITHOUT_REASON)
+    if reason is not None:
+        assert f"{hi / lo:.1f}x wide" in reason
+
+
+def test_the_shipped_bands_have_one_over_5x_to_explain():
+    # the test above would pass with no reason ever given if no band were that wide
+    wide = [(m, f) for m, f in itertools.product(METRICS, MODEL_FAMILIES)
+            if (lambda b: b[1] / b[0])(serving_band(m, f)) > WIDEST_WITHOUT_REASON]
+    assert wide
+
+
+def _width(r: dict) -> float:
+    return r["high"] / r["low"]
+
+
+def test_max_throughput_of_a_moe_model_says_why_its_range_is_wide(cli):
+    d = cli("speed", "gpt-oss-120b", "--gpu", "h100-sxm", "--engine", "vllm",
+            "--max-throughput", "--json").json()
+    width = _width(d["throughput_tokens_per_s"])
+    assert width > WIDEST_WITHOUT_REASON
+    said = [a for a in d["assumptions"] if a.startswith("the throughput range is")]
+    assert len(said) == 1
+    assert float(re.search(r"is ([\d.]+)x wide", said[0]).group(1)) == pytest.approx(width,
+                                                                                      abs=0.06)
+
+
+def test_a_dense_model_whose_ranges_are_narrower_says_nothing_of_the_kind(cli):
+    d = cli("speed", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine", "vllm",
+            "--max-throughput", "--json").json()
+    assert all(_width(d[k]) <= WIDEST_WITHOUT_REASON
+               for k in ("throughput_tokens_per_s", "ttft_s", "tpot_s"))
+    assert not [a for a in d["assumptions"] if " range is " in a and "x wide" in a]
+
+
+def test_a_recommendation_at_a_request_rate_says_why_each_wide_latency_range_is_wide(cli):
+    d = cli("recommend", "gpt-oss-120b", "--requests-per-s", "2", "--engine", "vllm",
+            "--json").json()
+    assert d["options"]
+    for o in d["options"]:
+        for key, what in (("ttft_s", "TTFT"), ("tpot_s", "TPOT")):
+            told = [n for n in o["notes"] if n.startswith(f"the {what} range is")]
+            assert len(told) == (_width(o[key]) > WIDEST_WITHOUT_REASON), (o["gpu"], key)
