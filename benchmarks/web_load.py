@@ -359,7 +359,7 @@ def _instrument(clock: _Clock) -> None:
         return clock.wrap(part, remember)(name, args, compute)
 
     services.remember = part_of
-    api.JSON.render = clock.wrap("json_bytes", api.JSON.render)
+    api.json_bytes = clock.wrap("json_bytes", api.json_bytes)
     pages.render = clock.wrap("jinja", pages.render)
 
 
