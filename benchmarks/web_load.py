@@ -155,6 +155,15 @@ def first_page(base: str) -> dict[str, float]:
     return out
 
 
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used so far (Linux /proc), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
@@ -471,17 +480,23 @@ def main() -> None:
         proc = start_server(port, tempfile.mkdtemp(prefix="whichgpu-bench-"), args.workers)
         base = f"http://127.0.0.1:{port}"
     first = first_page(base)
+    cpu0 = _cpu_s(proc.pid) if proc is not None else None
     print(f"first advisor page after start: {first['first_s']:.2f} s; a second, different "
           f"question: {first['second_s']:.2f} s (target: first <= 1 s)")
     try:
         result = asyncio.run(run(base, args.requests, args.concurrency, args.seed, args.vary,
                                  args.heavy_rate))
     finally:
+        cpu = _cpu_s(proc.pid) if proc is not None else None
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=10)
     result["cpus"] = os.cpu_count()
     result["first_page"] = first
+    if cpu is not None and cpu0 is not None:  # the server's own CPU, which load inflates less
+        result["server_cpu_ms_per_request"] = (cpu - cpu0) * 1000 / (
+            args.requests + len(MIX) + result["heavy_requests"])
+        result["load_average"] = os.getloadavg()[0]
     kind = "all different" if args.vary else "repeated questions"
     print(f"{result['requests']} requests ({kind}), {result['concurrency']} concurrent, "
           f"{os.cpu_count()} CPUs: {result['throughput_rps']:.0f} req/s over "
@@ -490,6 +505,10 @@ def main() -> None:
           f"p99 {result['p99_ms']:.0f} ms, max {result['max_ms']:.0f} ms")
     print(f"errors: {result['errors']}" + (f" {result['error_kinds']}" if result['errors']
                                           else ""))
+    if "server_cpu_ms_per_request" in result:
+        mean = result["server_cpu_ms_per_request"]
+        print(f"server CPU {mean:.1f} ms per request (one core: at most {1000 / mean:.0f} "
+              f"req/s); load average {result['load_average']:.1f}")
     for lane, e in result["per_lane"].items():
         print(f"{lane} questions: {e['n']}, p50 {e['p50_ms']:.0f} ms, p99 {e['p99_ms']:.0f} ms")
     print(f"{'endpoint':<16}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}")
