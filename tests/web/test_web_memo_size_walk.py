@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import pytest
+
 from whichgpu.web import api, services
 
 LLAMA = json.loads(resources.files("whichgpu.models").joinpath(
@@ -123,3 +125,24 @@ def test_a_rest_answer_is_remembered_as_the_bytes_it_sent(web):
 def test_json_bytes_writes_a_non_finite_number_as_null():
     assert api.json_bytes({"a": float("inf"), "b": [1.0, float("nan")], "é": "ü"}) == \
         '{"a":null,"b":[1.0,null],"é":"ü"}'.encode()
+
+
+def test_a_rest_answer_keeps_no_typed_answer_but_reuses_a_kept_one(web):
+    """The REST API keeps its bytes only; a typed answer a page kept is reused, not made
+    again (the same object)."""
+    assert web.get("/api/v1/memory?model=qwen2.5-7b&batch=2").status_code == 200
+    assert [k[0] for k in services._memo] == ["json:memory"]
+    q = api.Memory.model_validate({"model": "qwen2.5-7b", "batch": 3})  # as a page reads it
+    kept = services.memory(q)  # as a page asks: kept
+    made = []
+    real = services.estimates.memory
+
+    def counted(*args):
+        made.append(args)
+        return real(*args)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(services.estimates, "memory", counted)
+        assert web.get("/api/v1/memory?model=qwen2.5-7b&batch=3").status_code == 200
+    assert made == []  # the page's answer served the REST question
+    assert services.memory(q) is kept

@@ -113,14 +113,15 @@ async def _out(name: str, args: tuple, compute, model: str | None = None) -> JSO
     A repeated question is answered on the event loop; a new one first has its Hub model (if
     any) looked up without holding a worker, then is computed and written in the bounded work
     pool under its CPU-time limit (see web/work.py), so a long computation never holds up the
-    others. The memo keeps the bytes, not the JSON's objects: measuring them is ``len`` (a
-    walk of a recommendation's dicts took ~3 ms), and a repeat writes nothing again.
+    others. The memo keeps the bytes, not the JSON's objects nor the typed answer (see
+    services.unkept): measuring them is ``len`` (a walk of a recommendation's dicts took
+    ~3 ms), and a repeat writes nothing again.
     """
     hit = s.recalled("json:" + name, args)
     if hit is s.MISSING:
         await prefetch(model)
         hit = await work.run(s.remember, "json:" + name, args,
-                             lambda: (json_bytes(compute()),),
+                             lambda: (json_bytes(s.unkept(compute)),),
                              key=question_key(name, args), heavy=name in work.HEAVY)
     return Rendered(hit[0])
 

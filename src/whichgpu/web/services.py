@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -466,11 +467,28 @@ def recalled(name: str, args: tuple) -> Any:
     return value
 
 
+#: False while a REST answer is written (:func:`unkept`): the typed answers it asks for are
+#: looked up in the memo but not added to it
+_keep_typed: ContextVar[bool] = ContextVar("keep_typed", default=True)
+
+
+def unkept(compute: Callable[[], Any]) -> Any:
+    """``compute()``, keeping none of the typed answers it makes: the REST API keeps the JSON
+    bytes it sends (web/api.py), and a typed recommendation kept beside them held ~15x their
+    bytes and took 4-5 ms to measure (a page's answer, kept, is still reused)."""
+    token = _keep_typed.set(False)
+    try:
+        return compute()
+    finally:
+        _keep_typed.reset(token)
+
+
 def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
     """``compute()`` once per question and price epoch (an LRU of MEMO_SIZE answers).
 
     Every result is a pure function of the request, the catalog, the presets and the prices,
     so a repeated question gets the same object back (bad input: the same InputError).
+    Inside :func:`unkept`, a typed answer (not JSON bytes, not a page) is made, not kept.
     """
     value = recalled(name, args)
     if value is not MISSING:
@@ -480,6 +498,10 @@ def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
         value = compute()
     except InputError as exc:
         value = _Raised(exc)
+    if not _keep_typed.get() and not name.startswith(("json:", "page:")):
+        if isinstance(value, _Raised):
+            raise value.error
+        return value
     size = _size(value) + _size(key)  # the key holds the request (a pasted config's JSON)
     with _memo_lock:
         if key[1] == _epoch() and size <= MEMO_BYTES // 8:  # never keep a stale generation
