@@ -368,7 +368,10 @@ def _instrument(clock: _Clock) -> None:
         return clock.wrap(part, remember)(name, args, compute)
 
     services.remember = part_of
-    api.json_bytes = clock.wrap("json_bytes", api.json_bytes)
+    if hasattr(api, "json_bytes"):  # (an older tree wrote JSON in JSON.render only)
+        api.json_bytes = clock.wrap("json_bytes", api.json_bytes)
+    else:
+        api.JSON.render = clock.wrap("json_bytes", api.JSON.render)
     pages.render = clock.wrap("jinja", pages.render)
 
 

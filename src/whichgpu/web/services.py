@@ -456,7 +456,10 @@ def _key(name: str, args: tuple) -> tuple:
 
 def recalled(name: str, args: tuple) -> Any:
     """The remembered answer, or MISSING."""
-    key = _key(name, args)
+    return _recalled(_key(name, args))
+
+
+def _recalled(key: tuple) -> Any:
     with _memo_lock:
         if key not in _memo:
             return MISSING
@@ -490,10 +493,10 @@ def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
     so a repeated question gets the same object back (bad input: the same InputError).
     Inside :func:`unkept`, a typed answer (not JSON bytes, not a page) is made, not kept.
     """
-    value = recalled(name, args)
+    key = _key(name, args)  # (once: a question's JSON and the store's state, ~60 us)
+    value = _recalled(key)
     if value is not MISSING:
         return value
-    key = _key(name, args)
     try:
         value = compute()
     except InputError as exc:
