@@ -142,11 +142,13 @@ bench-answers: $(STAMP)
 # of the fixed question set (LLM tokens, serving at a rate, LoRA, pre-training, image, video;
 # whole catalog, market prices) with their Python calls, CLI process CPU seconds, then the
 # web: first advisor page after start, and p50/p99 of 2,000 all-different questions, 50
-# concurrent, one worker.
+# concurrent, one worker; and where the web's CPU goes per request kind (engine, memos, JSON,
+# pages, the rest of the web layer).
 bench: $(STAMP)
 	$(BIN)/python benchmarks/recommend_time.py --runs 5 --cli-runs 3 --calls
 	$(BIN)/python benchmarks/web_load.py --requests 2000 --concurrency 50 --vary \
 	  --out artifacts/bench-answers-web.json
+	$(BIN)/python benchmarks/web_load.py --cpu 5 --out artifacts/bench-web-cpu.json
 
 # Record the answers of the fixed question set again (tests/answer_set.py), after an answer
 # changed on purpose; it prints what changed. tests/answers/test_answers_identical.py compares them.

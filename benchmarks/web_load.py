@@ -11,6 +11,14 @@ built to make the server work (issue 21, item 3): 100,000 layers (refused at onc
 configs at the plausibility bounds (1,024 layers, 8,192 experts, a 4M vocabulary: answered,
 each under the per-request CPU limit). Their latencies are reported apart, and the normal
 traffic's p99 is the figure to watch (target: under 1.5 s).
+
+``--cpu N`` starts no server: it asks N all-different questions of each kind, one at a time,
+through the ASGI app in this process, and prints each kind's CPU ms split into the engine (the
+answer layer), the memos, JSON, the pages' building and Jinja rendering, and the rest of the
+web layer (routing, validation, middleware, thread hand-off): where a closed-loop load's time
+goes (issue 27: 50 clients at p99 <= 1 s need about 6 ms of CPU per request on one core).
+
+    python benchmarks/web_load.py --cpu 5
 """
 
 from __future__ import annotations
@@ -147,6 +155,15 @@ def first_page(base: str) -> dict[str, float]:
     return out
 
 
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used so far (Linux /proc), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
@@ -274,7 +291,7 @@ async def run(base: str, n: int, concurrency: int, seed: int, varied: bool = Fal
             "max_ms": max(every) * 1000, "mean_ms": statistics.fmean(every) * 1000,
             "errors": sum(errors.values()), "error_kinds": dict(errors),
             "per_lane": {lane: {"n": len(v), "p50_ms": pct(v, 50) * 1000,
-                                "p99_ms": pct(v, 99) * 1000}
+                                "p90_ms": pct(v, 90) * 1000, "p99_ms": pct(v, 99) * 1000}
                          for lane, v in _lanes(latencies).items() if v},
             "per_endpoint": {k: {"n": len(v), "p50_ms": pct(v, 50) * 1000,
                                  "p99_ms": pct(v, 99) * 1000} for k, v in sorted(
@@ -286,6 +303,161 @@ def _lanes(latencies: dict[str, list[float]]) -> dict[str, list[float]]:
     for name, values in latencies.items():
         out["whole catalog" if name in HEAVY_KINDS else "quick"].extend(values)
     return out
+
+
+# ------------------------------------------------------------------ --cpu: where the CPU goes
+
+#: the answer layer (the engine) that web/services.py calls, module by module
+ENGINE = {"whichgpu.answers.advice": ("recommend", "checklist"),
+          "whichgpu.answers.estimates": ("memory", "speed", "workload"),
+          "whichgpu.answers.money": ("tco", "cost"),
+          "whichgpu.answers.catalog": ("gpus", "gpu", "models", "model"),
+          "whichgpu.answers.prices": ("prices_list", "prices_history")}
+PARTS = ("engine", "memo", "to_json", "json_bytes", "page_build", "jinja", "web_rest",
+         "client")
+
+
+class _Clock:
+    """CPU seconds by part, each charged only for its own time (a part's time inside another
+    part is the inner one's), per thread (a request's work runs in a worker thread)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.local = threading.local()
+        self.spent: dict[str, float] = defaultdict(float)
+
+    def wrap(self, part: str, fn):
+        import functools
+
+        clock = self
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            stack = clock.local.__dict__.setdefault("stack", [])
+            now = time.thread_time()
+            if stack:
+                clock.spent[stack[-1][0]] += now - stack[-1][1]
+            stack.append([part, now])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                now = time.thread_time()
+                done, since = stack.pop()
+                clock.spent[done] += now - since
+                if stack:
+                    stack[-1][1] = now
+
+        return timed
+
+
+def _instrument(clock: _Clock) -> None:
+    """Charge the engine, the memos, the JSON and the pages' rendering to their parts."""
+    import importlib
+
+    from whichgpu.web import api, pages, services
+
+    for module, names in ENGINE.items():
+        mod = importlib.import_module(module)
+        for name in names:
+            setattr(mod, name, clock.wrap("engine", getattr(mod, name)))
+    remember = services.remember
+
+    def part_of(name: str, args: tuple, compute):
+        part = ("to_json" if name.startswith("json:") else "page_build"
+                if name.startswith("page:") else "memo")
+        return clock.wrap(part, remember)(name, args, compute)
+
+    services.remember = part_of
+    if hasattr(api, "json_bytes"):  # (an older tree wrote JSON in JSON.render only)
+        api.json_bytes = clock.wrap("json_bytes", api.json_bytes)
+    else:
+        api.JSON.render = clock.wrap("json_bytes", api.JSON.render)
+    pages.render = clock.wrap("jinja", pages.render)
+
+
+def cpu_breakdown(n: int, seed: int) -> dict:
+    """Per request kind, the median CPU ms of ``n`` all-different requests asked one at a time
+    through the ASGI app in this process (no sockets), split into PARTS, after the server's
+    own warm-up. ``web_rest`` is the app's own remainder (routing, validation, middleware,
+    the thread hand-off); ``client`` is httpx's side, which a real server does not pay (it
+    pays uvicorn's parsing and writing instead, which this does not see)."""
+    os.environ.update(WHICHGPU_HOME=tempfile.mkdtemp(prefix="whichgpu-bench-"),
+                      HF_HUB_OFFLINE="1", WHICHGPU_OFFLINE="1")
+    os.environ.pop("WHICHGPU_PRICE_STORE", None)
+    import warnings
+
+    import httpx
+
+    from whichgpu.web import warm
+    from whichgpu.web.app import create_app
+
+    warnings.simplefilter("ignore")
+    app = create_app()
+    warm.warm()
+    clock = _Clock()
+    _instrument(clock)
+    rng = random.Random(seed)
+    served = [0.0]  # the CPU of the app's calls (all threads): the rest is httpx's
+
+    async def timed_app(scope, receive, send) -> None:
+        t0 = time.process_time()
+        try:
+            await app(scope, receive, send)
+        finally:
+            served[0] += time.process_time() - t0
+
+    async def ask(client, method: str, path: str, data: bytes | None):
+        headers = {"accept": "*/*" if path.startswith("/api/") else "text/html"}
+        if data is not None:
+            headers["content-type"] = "application/json"
+        return await client.request(method, path, content=data, headers=headers)
+
+    async def measure() -> dict:
+        out = {}
+        transport = httpx.ASGITransport(app=timed_app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            for _, method, path, body, _, _, default in MIX:  # one of each first
+                await ask(client, method, *_fill(path, body, default))
+            for name, method, path, body, expected, weight, default in MIX:
+                runs = []
+                for _ in range(n):
+                    v = rng.randint(1, 700) if default is not None else default
+                    clock.spent.clear()
+                    served[0] = 0.0
+                    t0 = time.process_time()
+                    response = await ask(client, method, *_fill(path, body, v))
+                    total = time.process_time() - t0
+                    if response.status_code != expected:
+                        raise SystemExit(f"{name}: {response.status_code} "
+                                         f"{response.text[:200]}")
+                    parts = {p: clock.spent.get(p, 0.0) for p in PARTS[:-2]}
+                    parts["web_rest"] = max(0.0, served[0] - sum(parts.values()))
+                    parts["client"] = max(0.0, total - served[0])
+                    runs.append((total, parts, len(response.content)))
+                runs.sort(key=lambda x: x[0])
+                total, parts, size = runs[len(runs) // 2]
+                out[name] = {"weight": weight, "cpu_ms": total * 1000, "bytes": size,
+                             **{p + "_ms": v * 1000 for p, v in parts.items()}}
+        return out
+
+    kinds = asyncio.run(measure())
+    weights = sum(k["weight"] for k in kinds.values())
+    mean = {key: sum(k[key] * k["weight"] for k in kinds.values()) / weights
+            for key in ["cpu_ms", *(p + "_ms" for p in PARTS)]}
+    return {"requests_per_kind": n, "kinds": kinds, "weighted_mean": mean}
+
+
+def print_breakdown(result: dict) -> None:
+    heads = ["cpu", "engine", "memo", "to_json", "json", "page", "jinja", "rest", "client"]
+    print(f"{'kind':<15}{'w':>3}" + "".join(f"{h:>8}" for h in heads) + "   (CPU ms, median)")
+    rows = sorted(result["kinds"].items(), key=lambda kv: -kv[1]["cpu_ms"] * kv[1]["weight"])
+    for name, k in [*rows, ("weighted mean", {"weight": 0, **result["weighted_mean"]})]:
+        values = [k["cpu_ms"], *(k[p + "_ms"] for p in PARTS)]
+        print(f"{name:<15}{k['weight'] or '':>3}" + "".join(f"{v:8.1f}" for v in values))
+    mean = result["weighted_mean"]["cpu_ms"] - result["weighted_mean"]["client_ms"]
+    print(f"without the client, one core answers at most {1000 / mean:.0f} requests/s of this "
+          f"mix; 50 closed-loop clients then wait {50 * mean:.0f} ms on average (Little's law)")
 
 
 def main() -> None:
@@ -301,8 +473,19 @@ def main() -> None:
                     help="Heavy pasted configs per second sent alongside (issue 21, item 3).")
     ap.add_argument("--max-p99-ms", type=float,
                     help="Exit 1 when the normal traffic's p99 is above this (a target).")
+    ap.add_argument("--cpu", type=int, metavar="N",
+                    help="Instead: in this process, N all-different requests of each kind one "
+                         "at a time; print each kind's CPU ms split by part (engine, memos, "
+                         "JSON, pages, the rest of the web layer).")
     ap.add_argument("--out", default="artifacts/bench-web.json")
     args = ap.parse_args()
+    if args.cpu:
+        result = cpu_breakdown(args.cpu, args.seed)
+        print_breakdown(result)
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2))
+        return
     proc = None
     if args.url:
         if not args.url.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]")):
@@ -313,17 +496,23 @@ def main() -> None:
         proc = start_server(port, tempfile.mkdtemp(prefix="whichgpu-bench-"), args.workers)
         base = f"http://127.0.0.1:{port}"
     first = first_page(base)
+    cpu0 = _cpu_s(proc.pid) if proc is not None else None
     print(f"first advisor page after start: {first['first_s']:.2f} s; a second, different "
           f"question: {first['second_s']:.2f} s (target: first <= 1 s)")
     try:
         result = asyncio.run(run(base, args.requests, args.concurrency, args.seed, args.vary,
                                  args.heavy_rate))
     finally:
+        cpu = _cpu_s(proc.pid) if proc is not None else None
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=10)
     result["cpus"] = os.cpu_count()
     result["first_page"] = first
+    if cpu is not None and cpu0 is not None:  # the server's own CPU, which load inflates less
+        result["server_cpu_ms_per_request"] = (cpu - cpu0) * 1000 / (
+            args.requests + len(MIX) + result["heavy_requests"])
+        result["load_average"] = os.getloadavg()[0]
     kind = "all different" if args.vary else "repeated questions"
     print(f"{result['requests']} requests ({kind}), {result['concurrency']} concurrent, "
           f"{os.cpu_count()} CPUs: {result['throughput_rps']:.0f} req/s over "
@@ -332,8 +521,13 @@ def main() -> None:
           f"p99 {result['p99_ms']:.0f} ms, max {result['max_ms']:.0f} ms")
     print(f"errors: {result['errors']}" + (f" {result['error_kinds']}" if result['errors']
                                           else ""))
+    if "server_cpu_ms_per_request" in result:
+        mean = result["server_cpu_ms_per_request"]
+        print(f"server CPU {mean:.1f} ms per request (one core: at most {1000 / mean:.0f} "
+              f"req/s); load average {result['load_average']:.1f}")
     for lane, e in result["per_lane"].items():
-        print(f"{lane} questions: {e['n']}, p50 {e['p50_ms']:.0f} ms, p99 {e['p99_ms']:.0f} ms")
+        print(f"{lane} questions: {e['n']}, p50 {e['p50_ms']:.0f} ms, p90 {e['p90_ms']:.0f} ms, "
+              f"p99 {e['p99_ms']:.0f} ms")
     print(f"{'endpoint':<16}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}")
     for name, e in result["per_endpoint"].items():
         print(f"{name:<16}{e['n']:>6}{e['p50_ms']:>9.0f}{e['p99_ms']:>9.0f}")

@@ -27,14 +27,23 @@ def _pasted(i: int, layers: int = 1024) -> dict:
             "max_position_embeddings": 131072}
 
 
+def _typed(i: int) -> None:
+    """A pasted config's typed answer, kept as a page keeps it (the REST API keeps only its
+    JSON bytes since issue 27: tests/web/test_web_memo_size_walk.py)."""
+    from whichgpu.answers import requests as r
+    from whichgpu.answers.request import for_web
+
+    services.memory(for_web(r.Memory, body=True).model_validate({"config": _pasted(i)}))
+
+
 def test_the_memo_counts_the_memory_a_pasted_config_answer_holds(web):
-    assert web.post("/api/v1/memory", json={"config": _pasted(0)}).status_code == 200  # warm
+    _typed(0)  # warm
     gc.collect()
     tracemalloc.start()
     try:
         counted_before = services._memo_bytes[0]
         for i in (1, 2):
-            assert web.post("/api/v1/memory", json={"config": _pasted(i)}).status_code == 200
+            _typed(i)
         counted = services._memo_bytes[0] - counted_before
         from whichgpu.estimate.memory import weights
 
@@ -48,7 +57,7 @@ def test_the_memo_counts_the_memory_a_pasted_config_answer_holds(web):
         tracemalloc.stop()
     # What clearing the memo freed is what it held; its count may miss allocator overhead
     # (sys.getsizeof), not the pasted model (before: ~10x under).
-    assert held > 200_000, held
+    assert held > 150_000, held  # two pasted models at 1,024 layers (~95 KB each)
     assert counted >= 0.6 * held, (counted, held)
 
 

@@ -36,16 +36,28 @@ ERRORS: dict[int | str, dict[str, Any]] = {
           "the server is busy (Retry-After says when to retry)"},
 }
 
+def json_bytes(content: Any) -> bytes:
+    """The CLI's JSON as is, compact UTF-8; a non-finite number is written as null."""
+    try:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        text = json.dumps(finite(content), ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8")
+
+
 class JSON(JSONResponse):
     """The CLI's JSON as is (no re-validation); a non-finite number is written as null."""
 
     def render(self, content: Any) -> bytes:
-        try:
-            text = json.dumps(content, ensure_ascii=False, allow_nan=False,
-                              separators=(",", ":"))
-        except ValueError:
-            text = json.dumps(finite(content), ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-8")
+        return json_bytes(content)
+
+
+class Rendered(JSON):
+    """JSON already written by :func:`json_bytes` (a remembered answer): the same bytes and
+    headers as :class:`JSON` would send, without writing them again."""
+
+    def render(self, content: Any) -> bytes:
+        return content
 
 
 router = APIRouter(prefix="/api/v1", responses=ERRORS, default_response_class=JSON)
@@ -96,18 +108,22 @@ def question_key(name: str, args: tuple) -> str:
 
 
 async def _out(name: str, args: tuple, compute, model: str | None = None) -> JSON:
-    """The JSON of a result, remembered like the result itself (see services.remember).
+    """The JSON of a result, remembered as the bytes sent (see services.remember).
 
     A repeated question is answered on the event loop; a new one first has its Hub model (if
-    any) looked up without holding a worker, then is computed in the bounded work pool under
-    its CPU-time limit (see web/work.py), so a long computation never holds up the others.
+    any) looked up without holding a worker, then is computed and written in the bounded work
+    pool under its CPU-time limit (see web/work.py), so a long computation never holds up the
+    others. The memo keeps the bytes, not the JSON's objects nor the typed answer (see
+    services.unkept): measuring them is ``len`` (a walk of a recommendation's dicts took
+    ~3 ms), and a repeat writes nothing again.
     """
     hit = s.recalled("json:" + name, args)
-    if hit is not s.MISSING:
-        return JSON(hit)
-    await prefetch(model)
-    return JSON(await work.run(s.remember, "json:" + name, args, compute,
-                               key=question_key(name, args), heavy=name in work.HEAVY))
+    if hit is s.MISSING:
+        await prefetch(model)
+        hit = await work.run(s.remember, "json:" + name, args,
+                             lambda: (json_bytes(s.unkept(compute)),),
+                             key=question_key(name, args), heavy=name in work.HEAVY)
+    return Rendered(hit[0])
 
 
 @router.get("/health", tags=["meta"], summary="The server answers")

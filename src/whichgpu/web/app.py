@@ -29,7 +29,7 @@ from whichgpu.catalog.prices.store import StoreError
 from whichgpu.errors import InputError, WhichGPUError
 from whichgpu.messages import Message
 from whichgpu.models.resolve import no_local_files
-from whichgpu.web import api, mcp_mount, ops, pages, schedule, writes
+from whichgpu.web import api, mcp_mount, ops, pages, schedule, work, writes
 from whichgpu.web.i18n import lang_code, negotiate
 from whichgpu.web.resolve import NO_FILES
 
@@ -237,6 +237,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
 
     if warm.wanted():  # 'serve': shared data loaded before the first request
         app.router.on_startup.append(warm.warm)
+        app.router.on_startup.append(work.share_the_interpreter)  # quick answers come first
     return app
 
 

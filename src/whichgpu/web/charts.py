@@ -14,6 +14,7 @@ page shows the same numbers in a table next to it. Colours come from CSS classes
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,8 +56,11 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
+@functools.lru_cache(maxsize=4096)
 def text_width(text: str, font: float) -> float:
-    """An upper estimate of a label's drawn width (the layout only needs to avoid overlaps)."""
+    """An upper estimate of a label's drawn width (the layout only needs to avoid overlaps).
+    Kept per (text, font): placing a chart's labels tries each text at every spot, which
+    measured it ~19,000 times for an LLM advisor page's scatter (a quarter of the page)."""
     return font * sum(EM_HASH if c == "#" else EM_DIGIT if c.isdigit() or c.isupper()
                       else EM_SPACE if c.isspace() else EM_OTHER for c in text)
 
@@ -71,6 +75,16 @@ def _box(x: float, y: float, text: str, anchor: str, font: float) -> Box:
 def _overlaps(a: Box, b: Box, gap: float = 2.0) -> bool:
     return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1]
                 or b[3] + gap <= a[1])
+
+
+def _clear(a: Box, boxes: Sequence[Box], gap: float = 2.0) -> bool:
+    """``not any(_overlaps(a, b, gap) for b in boxes)``, the same sums in one loop (placing a
+    chart's labels asks it ~150,000 times of an LLM advisor page's scatter)."""
+    a0, a1, a2, a3 = a[0], a[1], a[2] + gap, a[3] + gap
+    for b in boxes:
+        if not (a2 <= b[0] or b[2] + gap <= a0 or a3 <= b[1] or b[3] + gap <= a1):
+            return False
+    return True
 
 
 def _inside(b: Box, area: Box) -> bool:
@@ -239,7 +253,7 @@ def place_label(px: float, py: float, r: float, texts: Sequence[str], font: floa
         for text in texts:
             for dx, dy, anchor in spots or _spots(r, font):
                 b = _box(px + dx, py + dy, text, anchor, font)
-                if _inside(b, area) and not any(_overlaps(b, t) for t in avoid):
+                if _inside(b, area) and _clear(b, avoid):
                     taken.append(b)
                     return px + dx, py + dy, anchor, text
     return None

@@ -14,7 +14,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -351,43 +353,90 @@ def _owned_elsewhere(obj: Any) -> bool:
 
 
 def _size(value: Any) -> int:
-    """How many bytes an answer holds in memory: a page's HTML, else the objects it alone
-    holds, walked with ``sys.getsizeof`` (the JSON of a recommendation is ~20x smaller than
-    its objects, so JSON length would let the memo hold far more than MEMO_BYTES). Shared
-    objects (:func:`_shared_types`) are not counted."""
+    """How many bytes an answer holds in memory: a page's HTML or an answer's JSON bytes, else
+    the objects it alone holds, walked with ``sys.getsizeof`` (the JSON of a recommendation is
+    ~20x smaller than its objects, so JSON length would let the memo hold far more than
+    MEMO_BYTES). Shared objects (:func:`_shared_types`) are not counted.
+
+    What to do with an object is decided once per type (:func:`_kind`): a typed
+    recommendation holds tens of thousands of objects, and deciding each with a chain of
+    ``isinstance`` tests took about as long as the web's own work on the question."""
     import sys
-    import types
 
     if isinstance(value, tuple) and value and isinstance(value[0], bytes):
         return len(value[0]) + 64
-    skip = (*_shared_types(), type, types.ModuleType, types.FunctionType, types.MethodType)
+    kinds = _KINDS
+    sizeof, absent = sys.getsizeof, _ABSENT
     seen: set[int] = set()
     stack = [value]
     total = 0
     while stack and len(seen) < MAX_WALK:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, skip) or _owned_elsewhere(obj):
+        if id(obj) in seen:
+            continue
+        cls = type(obj)
+        kind = kinds.get(cls) or _kind(cls)
+        if kind is _Walk.SKIP or (kind is _Walk.SPEC and _owned_elsewhere(obj)):
             continue
         seen.add(id(obj))
         try:
-            total += sys.getsizeof(obj)
+            total += sizeof(obj)
         except TypeError:
             continue
-        if isinstance(obj, str | bytes | int | float | bool | type(None)):
+        if kind is _Walk.LEAF:
             continue
-        if isinstance(obj, dict):
+        if kind is _Walk.MAP:
             stack.extend(obj.keys())
             stack.extend(obj.values())
-        elif isinstance(obj, list | tuple | set | frozenset):
+        elif kind is _Walk.ITEMS:
             stack.extend(obj)
         else:
             attrs = getattr(obj, "__dict__", None)
             if isinstance(attrs, dict):
                 stack.append(attrs)
-            for name in getattr(type(obj), "__slots__", ()):
-                if hasattr(obj, name):
-                    stack.append(getattr(obj, name))
+            for name in _SLOTS[cls]:
+                item = getattr(obj, name, absent)
+                if item is not absent:
+                    stack.append(item)
     return total + 64
+
+
+class _Walk(Enum):
+    """What :func:`_size` does with an object of a type."""
+
+    SKIP = "skip"  # shared with other answers, or code: not counted
+    LEAF = "leaf"  # counted, holds nothing
+    MAP = "map"  # a dict: its keys and values
+    ITEMS = "items"  # a list, tuple, set or frozenset: its items
+    OBJECT = "object"  # its __dict__ and its class's own __slots__
+    SPEC = "spec"  # a model spec: skipped when a preset or the Hub cache owns it
+
+
+_KINDS: dict[type, _Walk] = {}
+_SLOTS: dict[type, tuple[str, ...]] = {}
+_ABSENT = object()
+
+
+def _kind(cls: type) -> _Walk:
+    """How :func:`_size` walks objects of ``cls`` (decided once per type)."""
+    import types
+
+    skip = (*_shared_types(), type, types.ModuleType, types.FunctionType, types.MethodType)
+    if issubclass(cls, skip):
+        kind = _Walk.SKIP
+    elif issubclass(cls, _spec_type()):
+        kind = _Walk.SPEC
+    elif issubclass(cls, str | bytes | int | float | bool | type(None)):
+        kind = _Walk.LEAF
+    elif issubclass(cls, dict):
+        kind = _Walk.MAP
+    elif issubclass(cls, list | tuple | set | frozenset):
+        kind = _Walk.ITEMS
+    else:
+        kind = _Walk.OBJECT
+    _SLOTS[cls] = tuple(getattr(cls, "__slots__", ()))
+    _KINDS[cls] = kind
+    return kind
 
 
 MISSING = object()
@@ -407,7 +456,10 @@ def _key(name: str, args: tuple) -> tuple:
 
 def recalled(name: str, args: tuple) -> Any:
     """The remembered answer, or MISSING."""
-    key = _key(name, args)
+    return _recalled(_key(name, args))
+
+
+def _recalled(key: tuple) -> Any:
     with _memo_lock:
         if key not in _memo:
             return MISSING
@@ -418,20 +470,41 @@ def recalled(name: str, args: tuple) -> Any:
     return value
 
 
+#: False while a REST answer is written (:func:`unkept`): the typed answers it asks for are
+#: looked up in the memo but not added to it
+_keep_typed: ContextVar[bool] = ContextVar("keep_typed", default=True)
+
+
+def unkept(compute: Callable[[], Any]) -> Any:
+    """``compute()``, keeping none of the typed answers it makes: the REST API keeps the JSON
+    bytes it sends (web/api.py), and a typed recommendation kept beside them held ~15x their
+    bytes and took 4-5 ms to measure (a page's answer, kept, is still reused)."""
+    token = _keep_typed.set(False)
+    try:
+        return compute()
+    finally:
+        _keep_typed.reset(token)
+
+
 def remember(name: str, args: tuple, compute: Callable[[], Any]) -> Any:
     """``compute()`` once per question and price epoch (an LRU of MEMO_SIZE answers).
 
     Every result is a pure function of the request, the catalog, the presets and the prices,
     so a repeated question gets the same object back (bad input: the same InputError).
+    Inside :func:`unkept`, a typed answer (not JSON bytes, not a page) is made, not kept.
     """
-    value = recalled(name, args)
+    key = _key(name, args)  # (once: a question's JSON and the store's state, ~60 us)
+    value = _recalled(key)
     if value is not MISSING:
         return value
-    key = _key(name, args)
     try:
         value = compute()
     except InputError as exc:
         value = _Raised(exc)
+    if not _keep_typed.get() and not name.startswith(("json:", "page:")):
+        if isinstance(value, _Raised):
+            raise value.error
+        return value
     size = _size(value) + _size(key)  # the key holds the request (a pasted config's JSON)
     with _memo_lock:
         if key[1] == _epoch() and size <= MEMO_BYTES // 8:  # never keep a stale generation
