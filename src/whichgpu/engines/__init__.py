@@ -106,10 +106,9 @@ def picked_engine(quant: str, checkpoint_source: str = "") -> Engine | None:
     names none (a GGUF file or format: llama.cpp; EXL2: exllamav2); the file decides first."""
     table = engine_table().items()
     source, q = checkpoint_source.lower(), quant.lower()
-    for prefixes, name in ((lambda t: t.picked_for_file, source),
-                           (lambda t: t.picked_for_quant, q)):
+    for by_file, name in ((True, source), (False, q)):
         for engine, t in table:
-            if name and name.startswith(prefixes(t)):
+            if name and name.startswith(t.picked_for_file if by_file else t.picked_for_quant):
                 return engine
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from whichgpu.engines import default_engine, engines_with, family_engines, picked_engine
 from whichgpu.errors import InputError
@@ -17,7 +17,7 @@ from whichgpu.estimate.host import Host, default_host
 from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
-from whichgpu.models.spec import DiffusionSpec, ModelSpec
+from whichgpu.models.spec import DiffusionSpec, LinearGroup, ModelSpec
 from whichgpu.vocabulary import Engine, Task
 
 # the tasks a Workload runs (an RL job, estimate/rl.py, is built from several of them)
@@ -325,7 +325,7 @@ class Workload:
         d = self.model.diffusion
         return 1 if (d is None or d.guidance_distilled) else 2
 
-    def with_(self, **changes) -> Workload:
+    def with_(self, **changes: Any) -> Workload:
         """A copy with some settings changed (validated again).
 
         What ``dataclasses.replace`` does (every field is an init field, assigned as given),
@@ -726,7 +726,7 @@ def _check_context(w: Workload) -> None:
             flag=Field("context", m.max_context), allow=Field("allow_long_context")))
 
 
-def lora_groups(w: Workload):
+def lora_groups(w: Workload) -> list[LinearGroup]:
     """The linear groups a LoRA with ``w.lora_targets`` adapts (PEFT names; 'all-linear')."""
     targets = set(w.lora_targets)
     # Experts stored as fused 3-D parameters (gpt-oss's GptOssExperts: gate_up_proj, down_proj)
