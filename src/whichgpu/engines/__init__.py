@@ -46,6 +46,7 @@ class EngineTraits:
     picked_for_quant: tuple[str, ...] = ()  # quantization-format prefixes that pick it
     picked_for_file: tuple[str, ...] = ()  # checkpoint-source prefixes that pick it
     default_for: tuple[Kind, ...] = ()  # the kinds of job it runs when nothing picks another
+    prefill_chunk_tokens: int | None = None  # prefills a long prompt this many tokens at a time
 
     @property
     def families(self) -> tuple[Family, ...]:
@@ -69,7 +70,8 @@ def parse_table(text: str) -> dict[Engine, EngineTraits]:
         except ValueError:
             raise DataError(_PATH, f"[{name}] is not an engine whichgpu knows") from None
         unknown = set(row) - {"label", "family", "also", "fallback", "picked_for_quant",
-                              "picked_for_file", "default_for", *TRAITS}
+                              "picked_for_file", "default_for", "prefill_chunk_tokens",
+                              *TRAITS}
         if unknown:
             raise DataError(_PATH, f"[{name}] has unknown keys {sorted(unknown)}")
         if row.get("family") not in ("llm", "diffusion") or not set(
@@ -83,7 +85,8 @@ def parse_table(text: str) -> dict[Engine, EngineTraits]:
                                      tuple(row.get("also", ())),
                                      tuple(str(p).lower() for p in row.get("picked_for_quant", ())),
                                      tuple(str(p).lower() for p in row.get("picked_for_file", ())),
-                                     tuple(row.get("default_for", ())))
+                                     tuple(row.get("default_for", ())),
+                                     _chunk(name, row.get("prefill_chunk_tokens")))
     missing = set(Engine) - set(table)
     if missing:
         raise DataError(_PATH, f"no table for {sorted(missing)}")
@@ -93,6 +96,22 @@ def parse_table(text: str) -> dict[Engine, EngineTraits]:
             raise DataError(_PATH, f"{kind} needs exactly one engine with default_for, not "
                             f"{defaults}")
     return table
+
+
+def _chunk(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise DataError(_PATH, f"[{name}].prefill_chunk_tokens must be a whole number >= 1")
+    return value
+
+
+def prefill_chunk(engine: str | None) -> int | None:
+    """How many tokens ``engine`` prefills at a time (None: the whole prompt at once)."""
+    try:
+        return engine_table()[Engine(engine)].prefill_chunk_tokens if engine else None
+    except ValueError:
+        return None
 
 
 def default_engine(kind: Kind) -> Engine:
@@ -192,7 +211,11 @@ def not_modelled(name: str) -> NotModelled | None:
 # engine's name: a new engine is that module and its data, no list to extend. Such a module
 # writes memory terms and command lines, so it sits above the export layer and nothing imports
 # it by name; the layer that asks for a hook (the memory estimate, the export) names its type.
-HOOKS = ("memory_reserve", "launch", "rocm")  # what an engine's module may define
+# what an engine's module may define: its memory reserve and runtime (the memory estimate),
+# the note on its prefill (idem), its GGUF file types (estimate/memory/weights.py), its LoRA
+# adapter slots (estimate/multi_lora.py), its launch command and ROCm build (the export)
+HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
+         "launch", "rocm")
 
 
 @cache

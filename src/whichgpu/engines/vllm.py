@@ -60,3 +60,11 @@ def rocm(out: LaunchCommands, why: str) -> None:
     out.settings.append(f"{why}: AMD's vLLM image {ROCM_IMAGE} (ROCm docs, vLLM "
                         "inference and serving on ROCm)")
 
+
+
+def lora_slots(adapters: int, rank: int) -> tuple[int, int]:
+    """Serving LoRA adapters: every adapter may share a batch (whichgpu sets --max-loras to
+    them all), in slots of the next rank vLLM offers (--max-lora-rank)."""
+    from whichgpu.estimate.multi_lora import slot_rank
+
+    return adapters, slot_rank(rank)
