@@ -31,7 +31,8 @@ from whichgpu.vocabulary import Engine
 PACKAGE = Path(engines.__file__).parent
 PARAMETERS = {"memory_reserve": ["used", "kv_gpu"], "runtime_term": [],
               "prefill_note": ["attention"], "gguf_file_type": ["name"],
-              "lora_slots": ["adapters", "rank"], "launch": ["o", "w"], "rocm": ["out", "why"]}
+              "lora_slots": ["adapters", "rank"], "tp_launch": ["tp", "pp"], "uneven_cards": [],
+              "launch": ["o", "w"], "rocm": ["out", "why"]}
 
 
 @pytest.fixture
@@ -71,9 +72,10 @@ def test_which_engine_does_what() -> None:
     def hooks(engine: str | None) -> set[str]:
         return {h for h in HOOKS if hasattr(module(engine), h)}
 
-    assert hooks(Engine.VLLM) == {"memory_reserve", "lora_slots", "launch", "rocm"}
-    assert hooks(Engine.SGLANG) == {"memory_reserve", "lora_slots", "launch"}
-    assert hooks(Engine.TRTLLM) == {"memory_reserve"}  # no command line written for it
+    assert hooks(Engine.VLLM) == {"memory_reserve", "lora_slots", "tp_launch", "uneven_cards",
+                                  "launch", "rocm"}
+    assert hooks(Engine.SGLANG) == {"memory_reserve", "lora_slots", "tp_launch", "launch"}
+    assert hooks(Engine.TRTLLM) == {"memory_reserve", "tp_launch"}  # no launch file for it
     assert hooks(Engine.LLAMACPP) == {"gguf_file_type", "launch", "rocm"}
     assert hooks(Engine.MLX) == {"runtime_term"}  # Metal's runtime, not a CUDA context
     assert hooks(Engine.EXLLAMAV2) == {"prefill_note"}
@@ -107,3 +109,15 @@ def test_a_new_engine_is_its_module(monkeypatch: pytest.MonkeyPatch,
         after = estimate_memory(w)
     assert after.term("engine_reserve") == GiB
     assert after.total_bytes == before.total_bytes + GiB
+
+
+def test_over_cards_of_different_sizes_each_serving_engine_writes_its_own_command() -> None:
+    """estimate/mixed_cards.py asks the engine's module (vLLM adds its pipeline degree)."""
+    def launch(engine: Engine, tp: int, pp: int) -> str:
+        return module(engine).tp_launch(tp, pp)  # type: ignore[union-attr]
+
+    assert launch(Engine.VLLM, 2, 1) == "vllm serve MODEL --tensor-parallel-size 2"
+    assert launch(Engine.VLLM, 2, 2) == ("vllm serve MODEL --tensor-parallel-size 2 "
+                                         "--pipeline-parallel-size 2")
+    assert launch(Engine.SGLANG, 4, 2) == "python -m sglang.launch_server --model-path MODEL --tp 4"
+    assert launch(Engine.TRTLLM, 2, 1) == "trtllm-serve MODEL --tp_size 2"

@@ -213,9 +213,10 @@ def not_modelled(name: str) -> NotModelled | None:
 # it by name; the layer that asks for a hook (the memory estimate, the export) names its type.
 # what an engine's module may define: its memory reserve and runtime (the memory estimate),
 # the note on its prefill (idem), its GGUF file types (estimate/memory/weights.py), its LoRA
-# adapter slots (estimate/multi_lora.py), its launch command and ROCm build (the export)
+# adapter slots (estimate/multi_lora.py), its command line and note over cards of different
+# sizes (estimate/mixed_cards.py), its launch command and ROCm build (the export)
 HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
-         "launch", "rocm")
+         "tp_launch", "uneven_cards", "launch", "rocm")
 
 
 @cache

@@ -51,3 +51,8 @@ def lora_slots(adapters: int, rank: int) -> tuple[int, int]:
     from whichgpu.estimate.multi_lora import value
 
     return min(adapters, int(value("sglang_max_loras_per_batch_default"))), rank
+
+
+def tp_launch(tp: int, pp: int) -> str:
+    """Serving over cards of different sizes, in equal tensor-parallel shards."""
+    return f"python -m sglang.launch_server --model-path MODEL --tp {tp}"
