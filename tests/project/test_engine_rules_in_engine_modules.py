@@ -2,9 +2,10 @@
 (``whichgpu/engines/<engine>.py``, a hook the estimate asks for) or in its data
 (``data/engines.toml``), not in a comparison with its ``Engine`` member somewhere in the engine
 packages. The modules still comparing are listed with how many comparisons and what they are;
-the list only shrinks (34 in 13 modules when it was written, 25 in 10 after the memory
+the list only shrinks (34 in 13 modules when it was written, 24 in 10 after the memory
 estimate's MLX runtime, ExLlamaV2/MLX prefill chunk, llama.cpp GGUF file types, the
-vLLM/SGLang LoRA slots and the serving engines' commands over mixed cards moved)."""
+vLLM/SGLang LoRA slots and the serving engines' commands over mixed cards moved, and the
+offload flags followed the host_offload trait)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ COMPARISON = re.compile(r"(==|!=|in) *\(?Engine\.")
 # module -> comparisons left: the rule each one is
 KNOWN = {
     "estimate/mixed_cards.py": 2,  # llama.cpp's layer split over mixed cards
-    "estimate/workload.py": 2,  # llama.cpp's backend and its offload settings
+    "estimate/workload.py": 1,  # llama.cpp's GPU backends (--backend)
     "estimate/speed/diffusion.py": 5,  # ComfyUI's fp16 fast path and its offload
     "estimate/speed/llm.py": 2,  # llama.cpp's backends, MLX's prefill step
     "estimate/speed/offload.py": 1,  # llama.cpp's offloaded layers

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
 
-from whichgpu.engines import default_engine, engines_with, family_engines, picked_engine
+from whichgpu.engines import default_engine, engines_with, family_engines, has, picked_engine
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
 from whichgpu.estimate.speculative import Speculation, check_engine
@@ -606,7 +606,9 @@ def validate(w: Workload) -> None:
 
 
 def _check_offload(w: Workload) -> None:
-    """llama.cpp's layer / expert offload flags: only llama.cpp inference has them."""
+    """llama.cpp's layer / expert offload flags: only inference on an engine that places the
+    weights itself between the GPU and host RAM (the ``host_offload`` trait, data/engines.toml:
+    llama.cpp) has them."""
     if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
         raise InputError(msg("workload.ubatch", "{field} must be between 1 and 65,536 tokens, "
                              "got {v}", field=Field("ubatch", flag="-ub"), v=w.ubatch))
@@ -616,7 +618,7 @@ def _check_offload(w: Workload) -> None:
                                   (Field("n_cpu_moe"), w.cpu_moe_layers > 0),
                                   (Field("override_tensor", flag="-ot"),
                                    bool(w.tensor_overrides))) if on)
-    if w.task != Task.INFERENCE or w.engine_name != Engine.LLAMACPP:
+    if w.task != Task.INFERENCE or not has(w.engine_name, "host_offload"):
         what = (msg("workload.what.engine", "engine {engine}", engine=str(w.engine_name))
                 if w.task == Task.INFERENCE else msg("workload.what.task", "task {task}",
                                                   task=str(w.task)))

@@ -17,6 +17,7 @@ import pytest
 
 from specs import LLAMA_31_8B
 from whichgpu import engines
+from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.memo import reference
 from whichgpu.estimate.memory import estimate_memory
@@ -67,3 +68,13 @@ def test_host_offload_makes_the_engine_place_weights_and_spill(
     with reference():
         placed = estimate_memory(w)
     assert placed.details["placement"] is not None  # llama.cpp's placement of the weights
+
+
+def test_the_offload_flags_follow_the_host_offload_trait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """-ngl / --n-cpu-moe / -ot are taken by an engine that places the weights itself (the
+    trait), not by a name: MLX refuses them until its table says host_offload."""
+    with pytest.raises(InputError, match="offload flags"):
+        Workload(LLAMA_31_8B, engine=Engine.MLX, gpu_layers=20)
+    _give(monkeypatch, Engine.MLX, "host_offload")
+    assert Workload(LLAMA_31_8B, engine=Engine.MLX, gpu_layers=20).gpu_layers == 20
