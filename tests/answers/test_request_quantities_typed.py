@@ -33,8 +33,9 @@ def test_a_request_holds_the_values_and_says_back_the_words():
     q = Recommend(model="llama-3.1-8b", **WRITTEN)  # type: ignore[arg-type]
     assert q.deadline == 5400.0 and q.checkpoint_every == 2700.0
     assert q.budget == MoneyAmount(50.0, "EUR") and q.max_price_per_hour == MoneyAmount(3.0)
-    assert q.params == 70e9 and q.resolution == (768, 1344)
-    assert q.lora_targets == ("q_proj", "v_proj")
+    assert q.params == 70e9 and q.resolution is not None
+    assert (q.resolution.width, q.resolution.height) == (768, 1344)
+    assert q.lora_targets is not None and tuple(q.lora_targets) == ("q_proj", "v_proj")
     assert q.host_memory is not None and q.host_memory.spec == MemorySpec("ddr4", 3200, 4)
     assert q.host_bandwidth == 90e9  # GB = 10^9 bytes
     assert q.speculative == Drafter(SpecMethod.DRAFT, "llama-3.2-1b")
@@ -119,3 +120,30 @@ def test_the_default_host_memory_is_data_as_before():
     assert host.memory == "ddr5-5600x2"
     assert host.bandwidth_bytes_per_s == 5600e6 * 8 * 2
     assert parse_host(None, "ddr5").bandwidth_bytes_per_s == host.bandwidth_bytes_per_s
+
+
+def test_the_command_line_said_back_is_the_persons_words():
+    """The line a page shows under its answer, and the CLI's own, say each value as typed
+    (-ot item by item)."""
+    from whichgpu.answers.command_line import command_line
+
+    q = Memory(model="x", override_tensor=["exps=CPU"], resolution="768*1344",  # type: ignore[arg-type,list-item]
+               host_memory="DDR4-3200x4")
+    line = command_line(q)
+    assert "--override-tensor exps=CPU" in line and "--resolution '768*1344'" in line
+    assert "--host-memory DDR4-3200x4" in line
+
+
+def test_the_rest_api_reads_every_moved_field_from_a_query_string(web):
+    """GET reads one value per key (a resolution or LoRA targets are not repeated keys); the
+    answer equals the POST body's."""
+    query = ("model=flux.1-dev&task=image&resolution=768x1344&gpu=rtx-4090")
+    get = web.get("/api/v1/speed?" + query)
+    post = web.post("/api/v1/speed", json={"model": "flux.1-dev", "task": "image",
+                                            "resolution": "768x1344", "gpu": "rtx-4090"})
+    assert get.status_code == post.status_code == 200
+    assert get.json() == post.json()
+    lora = web.get("/api/v1/memory?model=llama-3.1-8b&task=lora&lora_targets=q_proj,v_proj")
+    assert lora.status_code == 200
+    every = web.get("/api/v1/memory?model=llama-3.1-8b&task=lora")
+    assert lora.json()["total_bytes"] < every.json()["total_bytes"]  # two targets, not all

@@ -140,7 +140,7 @@ LoraAdapters = Annotated[int, Field(ge=0, le=1 << 20, description=(
     "Serving (vLLM, SGLang): LoRA adapters on this one base model, each of --lora-rank; "
     "their GPU slots and the throughput they cost (0: none).")),
     Web(label=N_("LoRA adapters served"), max=1 << 20)]
-LoraTargets = Annotated[tuple[str, ...] | None, ModuleNames, Field(description=(
+LoraTargets = Annotated[ModuleNames | None, Field(description=(
     "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
     "all-linear).")), Cli(text=True), Web(label=N_("LoRA targets"))]
 GpusField = Annotated[int, Field(ge=1, description="How many GPUs one job spans."),
@@ -152,8 +152,8 @@ Pp = Annotated[int, Field(ge=1, description="Pipeline-parallel degree."),
                Web(label=N_("Pipeline-parallel degree"), max=1024)]
 Zero = Annotated[int | None, Field(ge=0, le=3, description="ZeRO stage 0-3 (3 = FSDP)."),
                  Web(label=N_("ZeRO stage"))]
-Resolution = Annotated[tuple[int, int] | None, ImageSize,
-                       Field(description="WxH, e.g. 1024x1024."), Cli(text=True),
+Resolution = Annotated[ImageSize | None, Field(description="WxH, e.g. 1024x1024."),
+                       Cli(text=True),
                        Web(label=N_("Resolution"))]
 Frames = Annotated[int | None, Field(ge=1, description="Video frames."),
                    Web(label=N_("Frames"), max=10_000)]

@@ -22,6 +22,7 @@ fast).
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -60,8 +61,10 @@ def _as_text(value: Any, longest: int = LONGEST) -> str:
 
 
 def said(value: Any) -> Any:
-    """A request value as it was written (``8k`` for a TokenCount of 8,192); any other value
-    as it is."""
+    """A request value as it was written (``8k`` for a TokenCount of 8,192; a list item by
+    item: ``-ot exps=CPU``); any other value as it is."""
+    if isinstance(value, list):
+        return [said(v) for v in value]
     return value.text if isinstance(value, _Read) else value
 
 
@@ -389,16 +392,21 @@ class MoneyAmount(_Read):
         return cls(money.amount, written, text)
 
 
-class ImageSize(_Read, tuple[int, int]):
-    """An image's width and height in pixels (``1024x1024``, ``768*1344``)."""
+@dataclass(frozen=True)
+class ImageSize(_Read):
+    """An image's width and height in pixels (``1024x1024``, ``768*1344``); iterates as
+    (width, height). (Not a tuple: the REST API would read a tuple as a repeated query key.)"""
 
-    def __new__(cls, value: tuple[int, int], text: str | None = None) -> Self:
-        self = tuple.__new__(cls, (int(value[0]), int(value[1])))
-        self.text = f"{self[0]}x{self[1]}" if text is None else text
-        return self
+    width: int
+    height: int
+    text: str = field(default="", compare=False)
 
-    def __getnewargs__(self) -> tuple[tuple[int, int], str]:
-        return (int(self[0]), int(self[1])), self.text
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", f"{self.width}x{self.height}")
+
+    def __iter__(self) -> Iterator[int]:
+        return iter((self.width, self.height))
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:
@@ -406,19 +414,24 @@ class ImageSize(_Read, tuple[int, int]):
 
         size = parse_resolution(text)
         assert size is not None  # the text is not blank
-        return cls(size, text)
+        return cls(size[0], size[1], text)
 
 
-class ModuleNames(_Read, tuple[str, ...]):
-    """Module names, comma-separated (LoRA targets: ``q_proj,v_proj``, ``all-linear``)."""
+@dataclass(frozen=True)
+class ModuleNames(_Read):
+    """Module names, comma-separated (LoRA targets: ``q_proj,v_proj``, ``all-linear``);
+    iterates over the names. (Not a tuple: the REST API would read a tuple as a repeated query
+    key.)"""
 
-    def __new__(cls, value: tuple[str, ...], text: str | None = None) -> Self:
-        self = tuple.__new__(cls, tuple(value))
-        self.text = ",".join(self) if text is None else text
-        return self
+    names: tuple[str, ...]
+    text: str = field(default="", compare=False)
 
-    def __getnewargs__(self) -> tuple[tuple[str, ...], str]:
-        return tuple(self), self.text
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", ",".join(self.names))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:

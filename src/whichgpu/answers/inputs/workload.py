@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from whichgpu.errors import InputError
@@ -27,12 +27,13 @@ def token_words(field: str) -> str:
     return _TOKEN_WORDS.get(field, field.replace("_", " "))
 
 
-def parse_resolution(text: str | tuple[int, int] | None) -> tuple[int, int] | None:
-    """'1024x1024' -> (1024, 1024); a size already read (values.ImageSize) passes."""
-    if not text:
+def parse_resolution(text: str | Iterable[int] | None) -> tuple[int, int] | None:
+    """'1024x1024' -> (1024, 1024); a size already read (values.ImageSize, a pair) passes."""
+    if text is None or text == "":
         return None
-    if isinstance(text, tuple):
-        return int(text[0]), int(text[1])
+    if not isinstance(text, str):
+        width, height = text
+        return int(width), int(height)
     try:
         w_, h_ = str(text).lower().replace("*", "x").split("x")
         return int(w_), int(h_)
@@ -41,12 +42,12 @@ def parse_resolution(text: str | tuple[int, int] | None) -> tuple[int, int] | No
                              "like 1024x1024", v=text)) from None
 
 
-def parse_lora_targets(text: str | tuple[str, ...] | None) -> tuple[str, ...] | None:
-    """``q_proj,v_proj`` -> ('q_proj', 'v_proj'); names already read (values.ModuleNames)
-    pass."""
+def parse_lora_targets(text: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    """``q_proj,v_proj`` -> ('q_proj', 'v_proj'); names already read (values.ModuleNames, a
+    tuple) pass."""
     if text is None or text == "":
         return None
-    if isinstance(text, tuple):
+    if not isinstance(text, str):
         return tuple(text)
     return tuple(t.strip() for t in text.split(",") if t.strip())
 
@@ -59,9 +60,9 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    gradient_checkpointing: bool | None = None,
                    master_weights: bool | None = None, fused_loss: bool | None = None,
                    flash_attention: bool | None = None, lora_rank: int | None = None,
-                   lora_targets: str | tuple[str, ...] | None = None, gpus: int | None = None,
+                   lora_targets: str | Iterable[str] | None = None, gpus: int | None = None,
                    tp: int | None = None, pp: int | None = None, zero: int | None = None,
-                   resolution: str | tuple[int, int] | None = None, frames: int | None = None,
+                   resolution: str | Iterable[int] | None = None, frames: int | None = None,
                    steps: int | None = None, cfg: bool | None = None,
                    offload: str | None = None, vae_tiling: bool | None = None,
                    params: str | float | None = None, allow_long_context: bool | None = None,
