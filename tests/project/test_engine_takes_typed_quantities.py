@@ -106,3 +106,26 @@ def test_the_text_check_sees_text(tmp_path: Path) -> None:
                  "def f(deadline_s: float | str, lora_targets: tuple[str, ...]) -> None:\n"
                  "    pass\n")
     assert quantities_as_text(f) == {"resolution", "deadline_s"}
+
+
+def test_the_tco_answer_hands_cost_money_not_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cost/ sits below the answer layer, so OwnershipInputs keeps its text reader for a
+    Python caller (``whichgpu.cost.make_inputs(purchase_price="25000USD")``, the public API's
+    edge); a request's money is read in answers/inputs/ownership.py and reaches cost as Money:
+    with cost's reader gone, the tco answer is unchanged."""
+    import importlib
+
+    import whichgpu.answers as answers
+    from whichgpu.answers.requests import Tco
+
+    ownership = importlib.import_module("whichgpu.cost.ownership")
+
+    q = Tco(gpu="h100-sxm", purchase_price="25000USD", rent_price="3.15USD",
+            utilization="1", cooling_per_hour="0.02USD")
+    before = answers.tco(q).to_json()
+
+    def no_text(value: object) -> None:
+        raise AssertionError(f"cost read the text {value!r}")
+
+    monkeypatch.setattr(ownership, "parse_money", no_text)
+    assert answers.tco(q).to_json() == before
