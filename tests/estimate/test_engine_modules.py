@@ -32,6 +32,7 @@ PACKAGE = Path(engines.__file__).parent
 PARAMETERS = {"memory_reserve": ["used", "kv_gpu"], "runtime_term": [],
               "prefill_note": ["attention"], "gguf_file_type": ["name"],
               "lora_slots": ["adapters", "rank"], "tp_launch": ["tp", "pp"], "uneven_cards": [],
+              "fit_note": ["offload", "need"],
               "launch": ["o", "w"], "rocm": ["out", "why"]}
 
 
@@ -58,7 +59,7 @@ def _fake_mlx(monkeypatch: pytest.MonkeyPatch, **hooks: object) -> None:
 
 def test_each_module_is_named_for_an_engine_and_defines_hooks_with_their_parameters() -> None:
     names = sorted(p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
-    assert names == ["exllamav2", "llamacpp", "mlx", "sglang", "trtllm", "vllm"]
+    assert names == ["comfyui", "exllamav2", "llamacpp", "mlx", "sglang", "trtllm", "vllm"]
     for name in names:
         found = module(Engine(name))
         assert found is not None and found.__name__ == f"whichgpu.engines.{name}"
@@ -79,6 +80,7 @@ def test_which_engine_does_what() -> None:
     assert hooks(Engine.LLAMACPP) == {"gguf_file_type", "launch", "rocm"}
     assert hooks(Engine.MLX) == {"runtime_term"}  # Metal's runtime, not a CUDA context
     assert hooks(Engine.EXLLAMAV2) == {"prefill_note"}
+    assert hooks(Engine.COMFYUI) == {"fit_note"}  # its lowvram mode, its model management
     # an engine without a module, a trainer's name, no engine: nothing engine-specific
     assert module(Engine.TRANSFORMERS) is module("axolotl") is module(None) is None
 
@@ -121,3 +123,21 @@ def test_over_cards_of_different_sizes_each_serving_engine_writes_its_own_comman
                                          "--pipeline-parallel-size 2")
     assert launch(Engine.SGLANG, 4, 2) == "python -m sglang.launch_server --model-path MODEL --tp 4"
     assert launch(Engine.TRTLLM, 2, 1) == "trtllm-serve MODEL --tp_size 2"
+
+
+def test_comfyui_says_in_its_own_words_what_it_does_to_fit() -> None:
+    """estimate/diffusion_parallel.py asks ComfyUI's module; diffusers keeps the generic
+    sentences."""
+    from whichgpu.estimate.diffusion_parallel import adapted_note
+    from whichgpu.models import resolve_model
+
+    flux = resolve_model("flux.1-dev")
+
+    def note(engine: Engine, offload: str) -> str:
+        w = Workload(flux, task="image", engine=engine, offload=offload)
+        return adapted_note(w, w, int(30e9)).id
+
+    assert note(Engine.COMFYUI, "sequential") == "diffusion.fit.comfy_partial"
+    assert note(Engine.COMFYUI, "model") == "diffusion.fit.comfy"
+    assert note(Engine.DIFFUSERS, "sequential") == "diffusion.fit.sequential"
+    assert note(Engine.DIFFUSERS, "model") == "diffusion.fit.model"

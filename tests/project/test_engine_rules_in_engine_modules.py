@@ -2,10 +2,10 @@
 (``whichgpu/engines/<engine>.py``, a hook the estimate asks for) or in its data
 (``data/engines.toml``), not in a comparison with its ``Engine`` member somewhere in the engine
 packages. The modules still comparing are listed with how many comparisons and what they are;
-the list only shrinks (34 in 13 modules when it was written, 24 in 10 after the memory
+the list only shrinks (34 in 13 modules when it was written, 21 in 9 after the memory
 estimate's MLX runtime, ExLlamaV2/MLX prefill chunk, llama.cpp GGUF file types, the
-vLLM/SGLang LoRA slots and the serving engines' commands over mixed cards moved, and the
-offload flags followed the host_offload trait)."""
+vLLM/SGLang LoRA slots, the serving engines' commands over mixed cards and ComfyUI's ways to
+fit moved, and the offload flags and weight streaming followed traits)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ KNOWN = {
     "estimate/speed/offload.py": 1,  # llama.cpp's offloaded layers
     "estimate/speed/serving_engine.py": 3,  # the serving engines' configurations
     "estimate/speed/hardware.py": 1,  # llama.cpp on consumer cards
-    "estimate/diffusion_parallel.py": 3,  # diffusers / ComfyUI splits
     "estimate/memory/diffusion.py": 3,  # ComfyUI's residency, diffusers' 8-bit
     "estimate/memory/changes.py": 3,  # llama.cpp's GGUF suggestions
 }

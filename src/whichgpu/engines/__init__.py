@@ -23,10 +23,10 @@ from whichgpu.vocabulary import Engine
 
 Trait = Literal["continuous_batching", "splits_layers", "ggml_runtime",
                 "pages_sliding_windows", "caches_mla_latent", "dit_parallel",
-                "caching_allocator", "host_offload"]
+                "caching_allocator", "host_offload", "streams_weights"]
 TRAITS: tuple[Trait, ...] = ("continuous_batching", "splits_layers", "ggml_runtime",
                              "pages_sliding_windows", "caches_mla_latent", "dit_parallel",
-                             "caching_allocator", "host_offload")
+                             "caching_allocator", "host_offload", "streams_weights")
 Family = Literal["llm", "diffusion"]
 Kind = Literal["inference", "training", "diffusion"]  # a job's kind, for defaults and fallbacks
 KINDS: tuple[Kind, ...] = ("inference", "training", "diffusion")
@@ -214,9 +214,10 @@ def not_modelled(name: str) -> NotModelled | None:
 # what an engine's module may define: its memory reserve and runtime (the memory estimate),
 # the note on its prefill (idem), its GGUF file types (estimate/memory/weights.py), its LoRA
 # adapter slots (estimate/multi_lora.py), its command line and note over cards of different
-# sizes (estimate/mixed_cards.py), its launch command and ROCm build (the export)
+# sizes (estimate/mixed_cards.py), what it does to fit a diffusion pipeline
+# (estimate/diffusion_parallel.py), its launch command and ROCm build (the export)
 HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
-         "tp_launch", "uneven_cards", "launch", "rocm")
+         "tp_launch", "uneven_cards", "fit_note", "launch", "rocm")
 
 
 @cache

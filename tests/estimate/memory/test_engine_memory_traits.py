@@ -38,6 +38,7 @@ def test_the_shipped_table_gives_each_trait_to_the_engines_that_behave_so() -> N
     assert engines.engines_with("caching_allocator") == (Engine.TRANSFORMERS,
                                                          Engine.EXLLAMAV2)
     assert engines.engines_with("host_offload") == (Engine.LLAMACPP,)
+    assert engines.engines_with("streams_weights") == (Engine.DIFFUSERS, Engine.COMFYUI)
 
 
 def test_a_caching_allocator_adds_the_fragmentation_margin_on_kv_and_activations(
