@@ -38,6 +38,22 @@ def _number(text: str) -> float:
 
 # ---------------------------------------------------------------- sizes
 
+_MEMORY_TYPE = re.compile(r"(ddr4|ddr5|lpddr5x)(?:-(\d{3,5}))?(?:x(\d{1,2}))?")
+
+
+def parse_memory_type(text: str) -> tuple[str, int | None, int | None]:
+    """A host memory type as written (``ddr5``, ``DDR5-6400``, ``ddr4-3200x8``): the type,
+    its MT/s and its 64-bit channels (None where not written)."""
+    key = str(text).strip().lower().replace(" ", "").replace("_", "-")
+    m = _MEMORY_TYPE.fullmatch(key)
+    if not m:
+        raise InputError(msg("host.memory", "cannot read host memory {v!r}; write it like ddr5, "
+                             "ddr5-6000, ddr4-3200x2 or ddr5-4800x8 (type-MT/s x 64-bit "
+                             "channels)", v=str(text)))
+    return (m.group(1), int(m.group(2)) if m.group(2) else None,
+            int(m.group(3)) if m.group(3) else None)
+
+
 def parse_size(text: str | int | float) -> int:
     """Bytes from a size such as ``48GB``, ``80 GiB``, ``512MiB`` (a unit is required)."""
     if isinstance(text, int | float):

@@ -36,18 +36,33 @@ def module_name(path: Path) -> str:
         ".__init__")
 
 
+def _aliases(tree: ast.AST) -> set[str]:
+    """The names bound to the readers' modules (``from whichgpu import units as u``,
+    ``import whichgpu.currency``)."""
+    out = {"units", "currency"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.asname or a.name for a in node.names if a.name in READERS}
+        elif isinstance(node, ast.ImportFrom) and node.module == "whichgpu":
+            out |= {a.asname or a.name for a in node.names if a.name in ("units", "currency")}
+    return out
+
+
 def parsing(path: Path) -> list[str]:
-    """What in ``path`` reads people's text: parse_* definitions and parse_* readers imported."""
+    """What in ``path`` reads people's text: parse_* definitions and parse_* readers imported
+    or reached through their module, by any spelling."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    tree = ast.parse(path.read_text("utf-8"))
+    modules = _aliases(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
                 node.name.startswith("parse_"):
             found.append(f"defines {node.name}")
         elif isinstance(node, ast.ImportFrom) and node.module in READERS:
             found += [f"imports {a.name}" for a in node.names if a.name.startswith("parse_")]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("parse_") and \
-                isinstance(node.value, ast.Name) and node.value.id in ("units", "currency"):
-            found.append(f"uses {node.value.id}.{node.attr}")
+                ast.unparse(node.value) in modules:
+            found.append(f"uses {ast.unparse(node.value)}.{node.attr}")
     return found
 
 
@@ -72,6 +87,13 @@ def test_the_check_sees_a_parser(tmp_path):
     bad.write_text("from whichgpu.units import parse_size\n\n"
                    "def f():\n    def parse_x(t):\n        return t\n")
     assert sorted(parsing(bad)) == ["defines parse_x", "imports parse_size"]
+
+
+def test_the_check_sees_a_reader_by_any_spelling(tmp_path):
+    bad = tmp_path / "m.py"
+    bad.write_text("from whichgpu import units as u\nimport whichgpu.currency\n\n"
+                   "def f(t):\n    return u.parse_size(t), whichgpu.currency.parse_rate(t)\n")
+    assert sorted(parsing(bad)) == ["uses u.parse_size", "uses whichgpu.currency.parse_rate"]
 
 
 def test_the_readers_live_in_the_answer_layer():

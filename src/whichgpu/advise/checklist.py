@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.errors import InputError
 from whichgpu.messages import Message, msg
 from whichgpu.units import Money
 from whichgpu.vocabulary import Ranking, Task
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.gpus import GPU
+    from whichgpu.catalog.offers import Offer
+    from whichgpu.cost.currency import RateTable
+    from whichgpu.models.spec import ModelSpec
 
 #: the five questions, by the checklist request's field that answers each
 QUESTIONS = {
@@ -83,7 +89,7 @@ class ChecklistResult:
         }
 
 
-def _setup(answers: ChecklistAnswers, spec) -> tuple[Task, str | None]:
+def _setup(answers: ChecklistAnswers, spec: ModelSpec) -> tuple[Task, str | None]:
     """The task and weight format the checklist assumes for a workload and a model size.
 
     Fine-tuning is LoRA up to 13B and QLoRA above (S4, S24); gradient checkpointing is left to
@@ -132,8 +138,10 @@ def answers_rule(rule: Message, question: int) -> bool:
     return rule.id.startswith(f"rule.q{question}.")
 
 
-def run_checklist(answers: ChecklistAnswers, offers: list, *, currency: str | None = None,
-                  rates=None, gpus: list | None = None, spec=None) -> ChecklistResult:
+def run_checklist(answers: ChecklistAnswers, offers: list[Offer], *,
+                  currency: str | None = None, rates: RateTable | None = None,
+                  gpus: list[GPU] | None = None, spec: ModelSpec | None = None
+                  ) -> ChecklistResult:
     """Answer the checklist: the cheapest GPU configuration, then rent or buy it.
 
     No amount of work is asked, so training and fine-tuning are ranked by the cost of the same

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the price store and calibration load when an answer reads t
 
 
 class ModelResolver(Protocol):
-    def __call__(self, name: str | None, *, params: str | None = None,
+    def __call__(self, name: str | None, *, params: str | float | None = None,
                  config: dict[str, Any] | None = None,
                  offline: bool | None = None) -> ModelSpec: ...
 
@@ -47,7 +47,7 @@ class Context:
     public: bool = False
 
 
-def local_model(name: str | None, *, params: str | None = None,
+def local_model(name: str | None, *, params: str | float | None = None,
                 config: dict[str, Any] | None = None, offline: bool | None = None,
                 ) -> ModelSpec:
     """The command line's model: a preset, a size, a Hub id, or a file on this machine

@@ -120,8 +120,8 @@ class Request(BaseModel):
 
     @field_validator(*MONEY_FIELDS, check_fields=False)
     @classmethod
-    def _money(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
+    def _money(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):  # None, or read as it validated (a MoneyAmount)
             return value
         try:
             amount = parse_money(value, default_currency="USD").amount
@@ -135,8 +135,8 @@ class Request(BaseModel):
 
     @field_validator("deadline", check_fields=False)
     @classmethod
-    def _duration(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
+    def _duration(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):  # None, or read as it validated (a Deadline)
             return value
         try:
             longest = max(parse_duration(part) for part in value.split(".."))

@@ -15,10 +15,21 @@ from pydantic import Field, field_validator, model_validator
 
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.inputs.values import (
+    Bandwidth,
+    CheckpointEvery,
+    Deadline,
+    Drafter,
+    HostMemoryType,
     HostRam,
+    ImageSize,
     LatencyTarget,
+    LinkName,
+    ModuleNames,
+    MoneyAmount,
+    ParamCount,
     RequestLengths,
     RequestRate,
+    TensorOverrides,
     TokenCount,
     WorkCount,
 )
@@ -55,8 +66,9 @@ ModelName = Annotated[str | None, Field(description=(
         "(optional with --params).")), Web(max_length=200, label=N_("Model"), hint=N_(
             "A preset (start typing to search), a Hugging Face id such as "
             "Qwen/Qwen2.5-7B-Instruct, or a size such as 70B."))]
-Params = Annotated[str | None, Field(description=(
-    "Parameter count for a generic model, e.g. 70e9 or 70B.")),
+# issue 35: the rest of the quantities are read as they validate too (answers/inputs/values.py)
+Params = Annotated[float | None, ParamCount, Field(description=(
+    "Parameter count for a generic model, e.g. 70e9 or 70B.")), Cli(text=True),
     Web(label=N_("Parameters"), hint=N_("A generic dense model of this many parameters: 70B "
                                          "or 70e9."))]
 TaskField = Annotated[Task, Field(description=(
@@ -128,9 +140,9 @@ LoraAdapters = Annotated[int, Field(ge=0, le=1 << 20, description=(
     "Serving (vLLM, SGLang): LoRA adapters on this one base model, each of --lora-rank; "
     "their GPU slots and the throughput they cost (0: none).")),
     Web(label=N_("LoRA adapters served"), max=1 << 20)]
-LoraTargets = Annotated[str | None, Field(description=(
+LoraTargets = Annotated[ModuleNames | None, Field(description=(
     "all-linear, or module names such as q_proj,v_proj (default: the framework's, else "
-    "all-linear).")), Web(label=N_("LoRA targets"))]
+    "all-linear).")), Cli(text=True), Web(label=N_("LoRA targets"))]
 GpusField = Annotated[int, Field(ge=1, description="How many GPUs one job spans."),
                       Cli(flags=("--count", "--gpus"), metavar="N"),
                       Web(label=N_("GPUs"), max=1024)]
@@ -140,7 +152,8 @@ Pp = Annotated[int, Field(ge=1, description="Pipeline-parallel degree."),
                Web(label=N_("Pipeline-parallel degree"), max=1024)]
 Zero = Annotated[int | None, Field(ge=0, le=3, description="ZeRO stage 0-3 (3 = FSDP)."),
                  Web(label=N_("ZeRO stage"))]
-Resolution = Annotated[str | None, Field(description="WxH, e.g. 1024x1024."),
+Resolution = Annotated[ImageSize | None, Field(description="WxH, e.g. 1024x1024."),
+                       Cli(text=True),
                        Web(label=N_("Resolution"))]
 Frames = Annotated[int | None, Field(ge=1, description="Video frames."),
                    Web(label=N_("Frames"), max=10_000)]
@@ -167,7 +180,7 @@ NCpuMoe = Annotated[int | None, Field(ge=0, description=(
     Web(label=N_("Layers with their experts in system RAM"), max=1024)]
 CpuMoe = Annotated[bool, Field(description="llama.cpp: keep every MoE expert in host RAM."),
                    Web(label=N_("Every expert in system RAM"))]
-OverrideTensor = Annotated[list[str], Field(description=(
+OverrideTensor = Annotated[list[TensorOverrides], Field(description=(
         "llama.cpp: PATTERN=CPU keeps matching tensors in host RAM (e.g. exps=CPU); "
         "repeatable, or several comma-separated.")),
     Cli(flags=("--override-tensor", "-ot")),
@@ -177,19 +190,19 @@ OverrideTensor = Annotated[list[str], Field(description=(
 HostRamField = Annotated[HostRam | None, Field(description=(
     "System RAM for llama.cpp offload (default 64GB).")), Cli(text=True),
     Web(label=N_("System RAM"))]
-HostMemory = Annotated[str | None, Field(description=(
+HostMemory = Annotated[HostMemoryType | None, Field(description=(
     "System RAM type: ddr4, ddr5-6000, ddr5-4800x8 (MT/s x channels; default ddr5-5600x2).")),
-    Web(label=N_("System RAM type"))]
-HostBandwidth = Annotated[str | None, Field(description=(
-    "System RAM bandwidth, e.g. 90GB/s (overrides host memory).")),
+    Cli(text=True), Web(label=N_("System RAM type"))]
+HostBandwidth = Annotated[float | None, Bandwidth, Field(description=(
+    "System RAM bandwidth, e.g. 90GB/s (overrides host memory).")), Cli(text=True),
     Web(label=N_("System RAM bandwidth"))]
 EngineVersion = Annotated[str | None, Field(description=(
     "The engine build to estimate for: a llama.cpp build (b4458), a date (2024-05) or an era "
     "(2023-24, ollama); default today's.")), Web(label=N_("Engine version"))]
-Speculative = Annotated[str | None, Field(description=(
+Speculative = Annotated[Drafter | None, Field(description=(
     "LLM inference: speculative decoding with mtp (the model's own multi-token-prediction "
     "layer), eagle (an EAGLE-3 head) or draft:MODEL (a smaller model with the same "
-    "tokenizer).")), Cli(metavar="mtp|eagle|draft:MODEL"),
+    "tokenizer).")), Cli(metavar="mtp|eagle|draft:MODEL", text=True),
     Web(max_length=200, label=N_("Speculative decoding"), hint=N_(
         "mtp, eagle, or draft: followed by a smaller model of the same family; empty: none."))]
 DraftTokens = Annotated[int | None, Field(ge=1, le=16, description=(
@@ -237,7 +250,7 @@ Only = Annotated[str | None, Field(description=(
     "Compare only these GPUs (comma-separated catalog ids or names, e.g. "
     "rtx-4090,a100,h100). Default: the whole catalog.")), Cli(metavar="GPU[,GPU...]"),
     Web(max_length=400, label=N_("Compare"))]
-InterconnectField = Annotated[str | None, Field(max_length=40, description=(
+InterconnectField = Annotated[str | None, LinkName, Field(description=(
     "The link between servers when a job spans several: 10gbe, 25gbe, 100gbe, 200gbe, 400gbe, "
     "roce-100, roce-200, roce-400, ib-hdr, ib-ndr, ib-xdr, tb4, tb5, tb5-rdma (default: "
     "400 Gb/s InfiniBand per GPU for Hopper and Blackwell, 200 Gb/s for Ampere, 100 Gb/s "
@@ -561,14 +574,14 @@ class Recommend(Workload):
                          Choice(Text("choice.objective",
                                      "{field} must be cost or time, got {v!r}")),
                          Web(label=N_("Rank by"))] = Objective.COST
-    deadline: Annotated[str | None, Field(description="e.g. 2h or 3d."),
-                        Web(label=N_("Deadline"), hint=N_("e.g. 2h or 3d."))] = None
-    max_price_per_hour: Annotated[str | None, Field(description="e.g. 2EUR."),
-                                  Web(label=N_("3. Hourly budget"), hint=N_(
+    deadline: Annotated[float | None, Deadline, Field(description="e.g. 2h or 3d."),
+                        Cli(text=True), Web(label=N_("Deadline"), hint=N_("e.g. 2h or 3d."))] = None
+    max_price_per_hour: Annotated[MoneyAmount | None, Field(description="e.g. 2EUR."),
+                                  Cli(text=True), Web(label=N_("3. Hourly budget"), hint=N_(
                                       "Most you will pay per hour, e.g. 1 or 3EUR; leave "
                                       "empty for no limit."))] = None
-    budget: Annotated[str | None, Field(description=(
-        "Total budget, e.g. 50EUR.")), Web(label=N_("Total budget"))] = None
+    budget: Annotated[MoneyAmount | None, Field(description=(
+        "Total budget, e.g. 50EUR.")), Cli(text=True), Web(label=N_("Total budget"))] = None
     prices: Prices = None
     currency: Currency = None
     rate: RateField = []
@@ -576,9 +589,9 @@ class Recommend(Workload):
     spot: Annotated[bool, Field(description=(
         "Price spot/interruptible offers too, by their expected cost with interruptions.")),
         Web(label=N_("Spot offers"))] = False
-    checkpoint_every: Annotated[str | None, Field(max_length=40, description=(
+    checkpoint_every: Annotated[float | None, CheckpointEvery, Field(description=(
         "Training on spot: checkpoint interval (default 30m; 'none': no checkpoints).")),
-        Web(label=N_("Checkpoint every"), hint=N_(
+        Cli(text=True), Web(label=N_("Checkpoint every"), hint=N_(
             "Training on spot: e.g. 30m (the default), or none."))] = None
     export: Annotated[str | None, Field(max_length=40, description=(
         "Print the chosen option as a launcher task file: skypilot or dstack (YAML on "

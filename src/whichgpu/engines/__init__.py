@@ -22,10 +22,10 @@ from whichgpu.vocabulary import Engine
 
 Trait = Literal["continuous_batching", "splits_layers", "ggml_runtime",
                 "pages_sliding_windows", "caches_mla_latent", "dit_parallel",
-                "caching_allocator", "host_offload"]
+                "caching_allocator", "host_offload", "streams_weights"]
 TRAITS: tuple[Trait, ...] = ("continuous_batching", "splits_layers", "ggml_runtime",
                              "pages_sliding_windows", "caches_mla_latent", "dit_parallel",
-                             "caching_allocator", "host_offload")
+                             "caching_allocator", "host_offload", "streams_weights")
 Family = Literal["llm", "diffusion"]
 Kind = Literal["inference", "training", "diffusion"]  # a job's kind, for defaults and fallbacks
 KINDS: tuple[Kind, ...] = ("inference", "training", "diffusion")
@@ -45,6 +45,7 @@ class EngineTraits:
     picked_for_quant: tuple[str, ...] = ()  # quantization-format prefixes that pick it
     picked_for_file: tuple[str, ...] = ()  # checkpoint-source prefixes that pick it
     default_for: tuple[Kind, ...] = ()  # the kinds of job it runs when nothing picks another
+    prefill_chunk_tokens: int | None = None  # prefills a long prompt this many tokens at a time
 
     @property
     def families(self) -> tuple[Family, ...]:
@@ -72,7 +73,8 @@ def _traits(data: dict[str, Any]) -> dict[Engine, EngineTraits]:
         except ValueError:
             raise DataError(_PATH, f"[{name}] is not an engine whichgpu knows") from None
         unknown = set(row) - {"label", "family", "also", "fallback", "picked_for_quant",
-                              "picked_for_file", "default_for", *TRAITS}
+                              "picked_for_file", "default_for", "prefill_chunk_tokens",
+                              *TRAITS}
         if unknown:
             raise DataError(_PATH, f"[{name}] has unknown keys {sorted(unknown)}")
         if row.get("family") not in ("llm", "diffusion") or not set(
@@ -86,7 +88,8 @@ def _traits(data: dict[str, Any]) -> dict[Engine, EngineTraits]:
                                      tuple(row.get("also", ())),
                                      tuple(str(p).lower() for p in row.get("picked_for_quant", ())),
                                      tuple(str(p).lower() for p in row.get("picked_for_file", ())),
-                                     tuple(row.get("default_for", ())))
+                                     tuple(row.get("default_for", ())),
+                                     _chunk(name, row.get("prefill_chunk_tokens")))
     missing = set(Engine) - set(table)
     if missing:
         raise DataError(_PATH, f"no table for {sorted(missing)}")
@@ -96,6 +99,22 @@ def _traits(data: dict[str, Any]) -> dict[Engine, EngineTraits]:
             raise DataError(_PATH, f"{kind} needs exactly one engine with default_for, not "
                             f"{defaults}")
     return table
+
+
+def _chunk(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise DataError(_PATH, f"[{name}].prefill_chunk_tokens must be a whole number >= 1")
+    return value
+
+
+def prefill_chunk(engine: str | None) -> int | None:
+    """How many tokens ``engine`` prefills at a time (None: the whole prompt at once)."""
+    try:
+        return engine_table()[Engine(engine)].prefill_chunk_tokens if engine else None
+    except ValueError:
+        return None
 
 
 def default_engine(kind: Kind) -> Engine:
@@ -109,10 +128,9 @@ def picked_engine(quant: str, checkpoint_source: str = "") -> Engine | None:
     names none (a GGUF file or format: llama.cpp; EXL2: exllamav2); the file decides first."""
     table = engine_table().items()
     source, q = checkpoint_source.lower(), quant.lower()
-    for prefixes, name in ((lambda t: t.picked_for_file, source),
-                           (lambda t: t.picked_for_quant, q)):
+    for by_file, name in ((True, source), (False, q)):
         for engine, t in table:
-            if name and name.startswith(prefixes(t)):
+            if name and name.startswith(t.picked_for_file if by_file else t.picked_for_quant):
                 return engine
     return None
 
@@ -197,7 +215,13 @@ def not_modelled(name: str) -> NotModelled | None:
 # engine's name: a new engine is that module and its data, no list to extend. Such a module
 # writes memory terms and command lines, so it sits above the export layer and nothing imports
 # it by name; the layer that asks for a hook (the memory estimate, the export) names its type.
-HOOKS = ("memory_reserve", "launch", "rocm")  # what an engine's module may define
+# what an engine's module may define: its memory reserve and runtime (the memory estimate),
+# the note on its prefill (idem), its GGUF file types (estimate/memory/weights.py), its LoRA
+# adapter slots (estimate/multi_lora.py), its command line and note over cards of different
+# sizes (estimate/mixed_cards.py), what it does to fit a diffusion pipeline
+# (estimate/diffusion_parallel.py), its launch command and ROCm build (the export)
+HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
+         "tp_launch", "uneven_cards", "fit_note", "launch", "rocm")
 
 
 @cache

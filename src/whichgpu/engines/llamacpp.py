@@ -16,6 +16,15 @@ BUILD = ("git clone --depth 1 https://github.com/ggml-org/llama.cpp\n"
          "cmake --build llama.cpp/build --config Release -j --target llama-server\n")
 
 
+def gguf_file_type(name: str) -> str | None:
+    """The GGUF file type of weights in the format ``name`` under llama.cpp: a plain dtype is
+    its own (fp16 is F16), MXFP4 is the MXFP4_MOE file ggml-org publishes for gpt-oss
+    (experts MXFP4, every other tensor Q8_0); None for a format llama.cpp has no file of."""
+    if name in ("fp16", "bf16", "fp32", "f32"):
+        return {"fp16": "f16", "fp32": "f32"}.get(name, name)
+    return "mxfp4_moe" if name == "mxfp4" else None
+
+
 def launch(o: Option, w: Workload) -> LaunchCommands:
     """``llama-server`` with the offload, slots and KV type the estimate used."""
     # export is loaded only to write a launch file: a memory answer never reaches here

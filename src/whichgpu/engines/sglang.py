@@ -43,3 +43,16 @@ def launch(o: Option, w: Workload) -> LaunchCommands:
                      f"{o.batch} requests", f"--mem-fraction-static {frac:g} (as assumed)"]
     return out
 
+
+
+def lora_slots(adapters: int, rank: int) -> tuple[int, int]:
+    """Serving LoRA adapters: at most --max-loras-per-batch of them share a batch (its
+    default), in slots of their own rank."""
+    from whichgpu.estimate.multi_lora import value
+
+    return min(adapters, int(value("sglang_max_loras_per_batch_default"))), rank
+
+
+def tp_launch(tp: int, pp: int) -> str:
+    """Serving over cards of different sizes, in equal tensor-parallel shards."""
+    return f"python -m sglang.launch_server --model-path MODEL --tp {tp}"

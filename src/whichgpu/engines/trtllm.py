@@ -18,3 +18,8 @@ def memory_reserve(used: int, kv_gpu: float) -> MemoryTerm:
                       msg("term.reserve.trtllm.why", "free_gpu_memory_fraction default"),
                       c.source)
 
+
+
+def tp_launch(tp: int, pp: int) -> str:
+    """Serving over cards of different sizes, in equal tensor-parallel shards."""
+    return f"trtllm-serve MODEL --tp_size {tp}"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.messages import msg
+from whichgpu.messages import Message, msg
 
 if TYPE_CHECKING:
     from whichgpu.advise.options import Option
@@ -60,3 +60,22 @@ def rocm(out: LaunchCommands, why: str) -> None:
     out.settings.append(f"{why}: AMD's vLLM image {ROCM_IMAGE} (ROCm docs, vLLM "
                         "inference and serving on ROCm)")
 
+
+
+def lora_slots(adapters: int, rank: int) -> tuple[int, int]:
+    """Serving LoRA adapters: every adapter may share a batch (whichgpu sets --max-loras to
+    them all), in slots of the next rank vLLM offers (--max-lora-rank)."""
+    from whichgpu.estimate.multi_lora import slot_rank
+
+    return adapters, slot_rank(rank)
+
+
+def tp_launch(tp: int, pp: int) -> str:
+    """Serving over cards of different sizes, in equal tensor-parallel shards."""
+    return f"vllm serve MODEL --tensor-parallel-size {tp}" + (
+        f" --pipeline-parallel-size {pp}" if pp > 1 else "")
+
+
+def uneven_cards() -> Message:
+    return msg("mixed.vllm_pp", "vLLM's way to use uneven cards is pipeline parallelism with an "
+               "uneven layer partition (VLLM_PP_LAYER_PARTITION), not estimated here")

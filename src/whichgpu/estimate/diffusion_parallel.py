@@ -25,10 +25,11 @@ measured efficiency (``sequence_parallel_efficiency``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from whichgpu.engines import has
+from whichgpu.engines import has, module
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
@@ -187,10 +188,11 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
         if not asked.vae_tiling:
             base = base.with_(vae_tiling=True)
             out.append(base)
-        # ComfyUI loads part of a model that does not fit and streams the rest by itself (its
-        # default); diffusers' sequential offload is the user's choice, and asks for host RAM
-        # the recommender does not price (streamed=False leaves it out)
-        if wl.engine_name == Engine.COMFYUI or (streamed and wl.engine_name == Engine.DIFFUSERS):
+        # an engine that can stream the weights in: diffusers' sequential offload is the
+        # user's choice, and asks for host RAM the recommender does not price (streamed=False
+        # leaves it out); ComfyUI does it by itself, unasked (engines/comfyui.py)
+        if has(wl.engine_name, "streams_weights") and (
+                streamed or getattr(module(wl.engine_name), "STREAMS_UNASKED", False)):
             out.append(base.with_(offload="sequential"))
     elif not asked.vae_tiling:
         out.append(wl.with_(vae_tiling=True))
@@ -203,6 +205,12 @@ def _runs(gpu, engine: Engine) -> bool:
     return default_catalog().engine_problem(gpu, engine) is None
 
 
+#: an engine module's ``fit_note``: (the offload it runs, bytes the job needs as asked, whether
+#: it tiles a VAE decode that was not asked tiled) -> what it does to fit, in its words (None:
+#: the generic sentence)
+FitNote = Callable[[str, int, bool], "Message | None"]
+
+
 def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
     """What the engine does to fit: named, with the memory the job as asked would need."""
     if t.tp and not asked.tp:
@@ -210,25 +218,16 @@ def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
                    "the diffusion model's weights split over {n} GPUs by tensor parallelism "
                    "({engine}, {flag})", need=need / 1e9, n=t.tp, engine=t.engine_name,
                    flag=Field("tp", t.tp))
-    if t.offload == "sequential" and t.engine_name == Engine.COMFYUI:
-        return msg("diffusion.fit.comfy_partial", "{need:.1f} GB needed whole: ComfyUI loads "
-                   "the diffusion model partly (its lowvram mode, automatic when the model "
-                   "does not fit) and streams the rest over PCIe every step",
-                   need=need / 1e9)
+    own: FitNote | None = getattr(module(t.engine_name), "fit_note", None)
+    note = (own(t.offload, need, t.vae_tiling and not asked.vae_tiling)
+            if own is not None else None)
+    if note is not None:  # the engine's own way (engines/comfyui.py)
+        return note
     if t.offload == "sequential":
         return msg("diffusion.fit.sequential", "{need:.1f} GB needed whole: diffusers needs "
                    "sequential CPU offload here (enable_sequential_cpu_offload, {flag}); "
                    "weights cross PCIe every step", need=need / 1e9,
                    flag=Field("offload", "sequential"))
-    if t.engine_name == Engine.COMFYUI and t.vae_tiling and not asked.vae_tiling:
-        return msg("diffusion.fit.comfy_tiled", "{need:.1f} GB needed with every model loaded: "
-                   "ComfyUI's model management unloads the text encoders before sampling, "
-                   "and its VAE decode, out of memory, retries tile by tile (comfy/sd.py)",
-                   need=need / 1e9)
-    if t.engine_name == Engine.COMFYUI:
-        return msg("diffusion.fit.comfy", "{need:.1f} GB needed with every model loaded: "
-                   "ComfyUI's model management unloads the text encoders before sampling",
-                   need=need / 1e9)
     return msg("diffusion.fit.model", "{need:.1f} GB needed with the whole pipeline on the "
                "GPU: diffusers needs model CPU offload here (enable_model_cpu_offload, {flag}); "
                "each component crosses PCIe once per image", need=need / 1e9,

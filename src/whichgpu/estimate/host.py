@@ -8,7 +8,6 @@ CPU streams them from it for every generated token. ``--host-ram`` says how much
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -17,7 +16,6 @@ from whichgpu.errors import InputError
 from whichgpu.messages import msg
 from whichgpu.units import GB
 
-_SPEC = re.compile(r"(ddr4|ddr5|lpddr5x)(?:-(\d{3,5}))?(?:x(\d{1,2}))?")
 MAX_RAM = 64 * 1024 * GB  # far above any single machine (64 TB)
 MAX_BANDWIDTH = 20_000 * GB  # far above any CPU memory system (20 TB/s)
 
@@ -63,17 +61,22 @@ def os_reserve_source() -> str:
     return str(_table()["reserve"]["source"])
 
 
-def memory_bandwidth(spec: str) -> tuple[float, str]:
-    """Peak bytes/s of a memory spec such as ``ddr5``, ``ddr5-6400`` or ``ddr4-3200x8``."""
-    key = str(spec).strip().lower().replace(" ", "").replace("_", "-")
-    m = _SPEC.fullmatch(key)
-    if not m:
-        raise InputError(msg("host.memory", "cannot read host memory {v!r}; write it like ddr5, "
-                             "ddr5-6000, ddr4-3200x2 or ddr5-4800x8 (type-MT/s x 64-bit "
-                             "channels)", v=str(spec)))
-    kind = _table()["type"][m.group(1)]
-    mt_s = int(m.group(2) or kind["mt_s"])
-    channels = int(m.group(3) or kind["channels"])
+@dataclass(frozen=True)
+class MemorySpec:
+    """A host memory's standard (a ``[type.*]`` table of data/host_memory.toml: ddr4, ddr5,
+    lpddr5x), its transfer rate in MT/s and its 64-bit channels (None: the type's own)."""
+
+    standard: str
+    mt_s: int | None = None
+    channels: int | None = None
+
+
+def memory_bandwidth(spec: MemorySpec) -> tuple[str, float, str]:
+    """A memory spec's name (``ddr5-6400x2``), its peak bytes/s (DDR5, DDR5-6400, DDR4-3200
+    x 8 channels) and why."""
+    kind = _table()["type"][spec.standard]
+    mt_s = int(kind["mt_s"] if spec.mt_s is None else spec.mt_s)
+    channels = int(kind["channels"] if spec.channels is None else spec.channels)
     if not 800 <= mt_s <= 20000:
         raise InputError(msg("host.speed", "host memory speed {v} MT/s is outside 800..20,000",
                              v=mt_s))
@@ -81,19 +84,20 @@ def memory_bandwidth(spec: str) -> tuple[float, str]:
         raise InputError(msg("host.channels", "host memory channels {v} is outside 1..24",
                              v=channels))
     bw = mt_s * 1e6 * 8 * channels
-    name = f"{m.group(1)}-{mt_s}x{channels}"
-    return bw, (f"{name}: {mt_s} MT/s x 8 bytes x {channels} channels = {bw / GB:,.1f} GB/s "
-                f"(JEDEC 64-bit channels; {kind['source']})")
+    name = f"{spec.standard}-{mt_s}x{channels}"
+    return name, bw, (f"{name}: {mt_s} MT/s x 8 bytes x {channels} channels = "
+                      f"{bw / GB:,.1f} GB/s (JEDEC 64-bit channels; {kind['source']})")
 
 
 def default_host() -> Host:
     d = _table()["default"]
-    bw, why = memory_bandwidth(d["memory"])
-    return Host(int(float(d["ram_gb"]) * GB), d["memory"], bw, d["ram_source"],
+    m = d["memory"]
+    name, bw, why = memory_bandwidth(MemorySpec(m["type"], m["mt_s"], m["channels"]))
+    return Host(int(float(d["ram_gb"]) * GB), name, bw, d["ram_source"],
                 f"{why}; default: {d['memory_source']}")
 
 
-def host_with(ram_bytes: int | None = None, memory: str | None = None,
+def host_with(ram_bytes: int | None = None, memory_type: MemorySpec | None = None,
               bandwidth_bytes_per_s: float | None = None) -> Host:
     """A Host from typed values (each optional; the rest from the defaults). People's text is
     read in answers/inputs/host.py."""
@@ -102,11 +106,10 @@ def host_with(ram_bytes: int | None = None, memory: str | None = None,
     if ram_bytes is not None:
         ram, ram_source = ram_bytes, "as given (--host-ram)"
     name, bw, bw_source = host.memory, host.bandwidth_bytes_per_s, host.bandwidth_source
-    if memory:
-        bw, bw_source = memory_bandwidth(memory)
-        name = bw_source.split(":", 1)[0]
+    if memory_type:
+        name, bw, bw_source = memory_bandwidth(memory_type)
     if bandwidth_bytes_per_s is not None:
         bw = bandwidth_bytes_per_s
-        name = name if memory else "custom"
+        name = name if memory_type else "custom"
         bw_source = "as given (--host-bandwidth)"
     return Host(ram, name, bw, ram_source, bw_source)

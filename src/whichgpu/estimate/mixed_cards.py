@@ -24,10 +24,12 @@ different platforms (CUDA with ROCm) cannot form one group and are refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from whichgpu.catalog.gpus import GPU
+from whichgpu.engines import module
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
@@ -37,6 +39,11 @@ from whichgpu.vocabulary import Engine, SplitMode
 SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp "
           "(load_tensors: splits by free device memory, layer_gpu = upper_bound)")
 TP_ENGINES = (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM)
+#: an engine module's ``tp_launch``: (tensor-parallel degree, pipeline degree) -> the command
+#: line that serves one model over cards of different sizes in equal shards
+TpLaunch = Callable[[int, int], str]
+#: an engine module's ``uneven_cards``: the engine's own way to use uneven cards, not estimated
+UnevenCards = Callable[[], Message]
 #: llama.cpp copies the hidden state between devices in f32 (ggml_backend_sched copies)
 HOP_BYTES_PER_ELEMENT = 4
 #: row split: synchronisations per layer (the attention and MLP outputs gathered on the main
@@ -521,11 +528,10 @@ def tp_plan(w: Workload, cards: tuple[GPU, ...]) -> MixedPlan:
     loads = tuple(CardLoad(i, g, wl.model.num_layers, weights, kv, other, band)
                   for i, g in enumerate(cards))
     engine = wl.engine_name
-    flag = {"vllm": "vllm serve MODEL --tensor-parallel-size",
-            "sglang": "python -m sglang.launch_server --model-path MODEL --tp",
-            "trtllm": "trtllm-serve MODEL --tp_size"}.get(engine, f"{engine} --tp")
-    launch = f"{flag} {wl.tp_degree}" + (f" --pipeline-parallel-size {wl.pp_degree}"
-                                         if wl.pp_degree > 1 and engine == Engine.VLLM else "")
+    code = module(engine)  # the engine's own command line and notes (engines/<engine>.py)
+    tp_launch: TpLaunch | None = getattr(code, "tp_launch", None)
+    launch = (tp_launch(wl.tp_degree, wl.pp_degree) if tp_launch is not None
+              else f"{engine} --tp {wl.tp_degree}")
     notes = [msg("mixed.tp_smallest", "equal shards: {gpu} ({usable:.1f} GB usable) bounds the "
                  "memory of every card; the memory the larger cards have beyond it goes unused",
                  gpu=min(cards, key=lambda g: g.usable_memory_bytes).id,
@@ -534,10 +540,9 @@ def tp_plan(w: Workload, cards: tuple[GPU, ...]) -> MixedPlan:
         notes.append(msg("mixed.tp_archs", "cards of different architectures in one "
                          "tensor-parallel group run each step at the slower card's pace, with "
                          "the kernels and formats every card supports"))
-    if engine == Engine.VLLM:
-        notes.append(msg("mixed.vllm_pp", "vLLM's way to use uneven cards is pipeline "
-                         "parallelism with an uneven layer partition (VLLM_PP_LAYER_PARTITION), "
-                         "not estimated here"))
+    uneven: UnevenCards | None = getattr(code, "uneven_cards", None)
+    if uneven is not None:
+        notes.append(uneven())
     return MixedPlan(engine, "tensor-parallel", loads, "equal", None, launch,
                      notes=tuple(notes))
 

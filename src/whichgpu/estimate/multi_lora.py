@@ -17,21 +17,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.engines import module
 from whichgpu.errors import InputError
 from whichgpu.estimate.constants import Constant, _load
 from whichgpu.messages import Field, Message, msg
 from whichgpu.units import Range
-from whichgpu.vocabulary import Engine
 
 if TYPE_CHECKING:
     from whichgpu.estimate.memory.terms import MemoryTerm
     from whichgpu.estimate.speed.result import SpeedEstimate
     from whichgpu.estimate.workload import Workload
 
-ENGINES = ("vllm", "sglang")
+#: an engine module's ``lora_slots`` (engines/vllm.py, engines/sglang.py): (adapters, rank)
+#: -> (the adapters one batch may hold, the rank its slots are sized for); an engine without
+#: one serves no LoRA adapters here
+LoraSlots = Callable[[int, int], tuple[int, int]]
 
 
 def constant(name: str) -> Constant:
@@ -90,16 +94,16 @@ class LoraPlan:
 def lora_plan(w: Workload) -> LoraPlan:
     """The settings and memory of ``w.lora_adapters`` adapters at ``w.lora_rank``."""
     engine = str(w.engine_name)  # a plain word (a message parameter, a JSON value)
-    if engine not in ENGINES:
+    slots: LoraSlots | None = getattr(module(w.engine_name), "lora_slots", None)
+    if slots is None:
         raise InputError(msg("lora.engine", "many LoRA adapters on one base are answered for "
                              "vLLM and SGLang (their adapter slots and kernels); {engine} "
                              "is not one ({flag} vllm)", engine=engine,
                              flag=Field("engine")))
     n, rank = w.lora_adapters, w.lora_rank
     dtype = int(value("lora_dtype_bytes"))
-    cap = n if engine == Engine.VLLM else min(n, int(value("sglang_max_loras_per_batch_default")))
+    cap, top = slots(n, rank)
     max_loras = max(1, min(cap, w.batch))  # no more distinct adapters than sequences
-    top = slot_rank(rank) if engine == Engine.VLLM else rank
     all_linear = _sum_in_out(w, ("all-linear",))
     slot = math.ceil(top * all_linear * dtype / max(w.tp_degree, 1))
     own = rank * _sum_in_out(w, w.lora_targets) * dtype

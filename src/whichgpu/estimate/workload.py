@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
-from whichgpu.engines import default_engine, engines_with, family_engines, picked_engine
+from whichgpu.engines import default_engine, engines_with, family_engines, has, picked_engine
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
 from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
-from whichgpu.models.spec import DiffusionSpec, ModelSpec
+from whichgpu.models.spec import DiffusionSpec, LinearGroup, ModelSpec
 from whichgpu.vocabulary import Engine, Task
 
 # the tasks a Workload runs (an RL job, estimate/rl.py, is built from several of them)
@@ -325,7 +325,7 @@ class Workload:
         d = self.model.diffusion
         return 1 if (d is None or d.guidance_distilled) else 2
 
-    def with_(self, **changes) -> Workload:
+    def with_(self, **changes: Any) -> Workload:
         """A copy with some settings changed (validated again).
 
         What ``dataclasses.replace`` does (every field is an init field, assigned as given),
@@ -606,7 +606,9 @@ def validate(w: Workload) -> None:
 
 
 def _check_offload(w: Workload) -> None:
-    """llama.cpp's layer / expert offload flags: only llama.cpp inference has them."""
+    """llama.cpp's layer / expert offload flags: only inference on an engine that places the
+    weights itself between the GPU and host RAM (the ``host_offload`` trait, data/engines.toml:
+    llama.cpp) has them."""
     if w.ubatch is not None and not 1 <= w.ubatch <= 1 << 16:
         raise InputError(msg("workload.ubatch", "{field} must be between 1 and 65,536 tokens, "
                              "got {v}", field=Field("ubatch", flag="-ub"), v=w.ubatch))
@@ -616,7 +618,7 @@ def _check_offload(w: Workload) -> None:
                                   (Field("n_cpu_moe"), w.cpu_moe_layers > 0),
                                   (Field("override_tensor", flag="-ot"),
                                    bool(w.tensor_overrides))) if on)
-    if w.task != Task.INFERENCE or w.engine_name != Engine.LLAMACPP:
+    if w.task != Task.INFERENCE or not has(w.engine_name, "host_offload"):
         what = (msg("workload.what.engine", "engine {engine}", engine=str(w.engine_name))
                 if w.task == Task.INFERENCE else msg("workload.what.task", "task {task}",
                                                   task=str(w.task)))
@@ -726,7 +728,7 @@ def _check_context(w: Workload) -> None:
             flag=Field("context", m.max_context), allow=Field("allow_long_context")))
 
 
-def lora_groups(w: Workload):
+def lora_groups(w: Workload) -> list[LinearGroup]:
     """The linear groups a LoRA with ``w.lora_targets`` adapts (PEFT names; 'all-linear')."""
     targets = set(w.lora_targets)
     # Experts stored as fused 3-D parameters (gpt-oss's GptOssExperts: gate_up_proj, down_proj)

@@ -257,7 +257,7 @@ async def prefetch(name: str | None) -> None:
         await _hub.prefetch(name.strip())
 
 
-def web_model(name: str | None, *, params: str | None = None,
+def web_model(name: str | None, *, params: str | float | None = None,
               config: dict[str, Any] | None = None, offline: bool | None = None) -> ModelSpec:
     """The ModelSpec of a preset, a size, a Hub id or a pasted config.json: the one resolver
     (models/resolve.py) with local files off and the Hub asked through this server's pool

@@ -17,6 +17,7 @@ import pytest
 
 from specs import LLAMA_31_8B
 from whichgpu import engines
+from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.memo import reference
 from whichgpu.estimate.memory import estimate_memory
@@ -37,6 +38,7 @@ def test_the_shipped_table_gives_each_trait_to_the_engines_that_behave_so() -> N
     assert engines.engines_with("caching_allocator") == (Engine.TRANSFORMERS,
                                                          Engine.EXLLAMAV2)
     assert engines.engines_with("host_offload") == (Engine.LLAMACPP,)
+    assert engines.engines_with("streams_weights") == (Engine.DIFFUSERS, Engine.COMFYUI)
 
 
 def test_a_caching_allocator_adds_the_fragmentation_margin_on_kv_and_activations(
@@ -67,3 +69,13 @@ def test_host_offload_makes_the_engine_place_weights_and_spill(
     with reference():
         placed = estimate_memory(w)
     assert placed.details["placement"] is not None  # llama.cpp's placement of the weights
+
+
+def test_the_offload_flags_follow_the_host_offload_trait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """-ngl / --n-cpu-moe / -ot are taken by an engine that places the weights itself (the
+    trait), not by a name: MLX refuses them until its table says host_offload."""
+    with pytest.raises(InputError, match="offload flags"):
+        Workload(LLAMA_31_8B, engine=Engine.MLX, gpu_layers=20)
+    _give(monkeypatch, Engine.MLX, "host_offload")
+    assert Workload(LLAMA_31_8B, engine=Engine.MLX, gpu_layers=20).gpu_layers == 20

@@ -3,19 +3,33 @@ read once in the answer layer (issue 35); the engine takes a Host (estimate/host
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from whichgpu.errors import InputError
-from whichgpu.estimate.host import MAX_BANDWIDTH, MAX_RAM, Host, host_with
+from whichgpu.estimate.host import MAX_BANDWIDTH, MAX_RAM, Host, MemorySpec, host_with
 from whichgpu.messages import Field, msg
-from whichgpu.units import parse_size
+from whichgpu.units import parse_memory_type, parse_size
+
+if TYPE_CHECKING:
+    from whichgpu.answers.inputs.values import HostMemoryType
 
 
-def parse_host(ram: str | int | None = None, memory: str | None = None,
+def parse_host(ram: str | int | None = None, memory: str | HostMemoryType | None = None,
                bandwidth: str | float | None = None) -> Host:
     """A Host from the flags a person types (each optional; the rest from the defaults);
-    ``ram`` may be bytes already read (a request's ``host_ram``)."""
+    each may be already read (a request's ``host_ram``, ``host_memory``, ``host_bandwidth``)."""
     ram_bytes = None if ram is None or ram == "" else parse_ram(ram)
-    bw = None if bandwidth in (None, "") else _parse_bandwidth(bandwidth)
-    return host_with(ram_bytes, memory or None, bw)
+    bw = None if bandwidth is None or bandwidth == "" else parse_bandwidth(bandwidth)
+    return host_with(ram_bytes, parse_memory(memory), bw)
+
+
+def parse_memory(memory: str | HostMemoryType | None) -> MemorySpec | None:
+    """``ddr5``, ``ddr5-6000``, ``ddr4-3200x8`` (or one already read) as a MemorySpec."""
+    if not memory:
+        return None
+    if isinstance(memory, str):
+        return MemorySpec(*parse_memory_type(memory))
+    return memory.spec
 
 
 def parse_ram(ram: str | int) -> int:
@@ -27,7 +41,9 @@ def parse_ram(ram: str | int) -> int:
     return int(ram_bytes)
 
 
-def _parse_bandwidth(text: str | float) -> float:
+def parse_bandwidth(text: str | float) -> float:
+    """The host's memory bandwidth in bytes/s (``90GB/s``, ``200GBps``; a number is bytes/s),
+    within the bounds."""
     if isinstance(text, int | float):
         value = float(text)
     else:

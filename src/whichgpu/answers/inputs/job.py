@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from whichgpu.advise.job import Job
-from whichgpu.answers.inputs.values import LatencyTarget
+from whichgpu.answers.inputs.values import CheckpointEvery, Deadline, LatencyTarget, MoneyAmount
 from whichgpu.answers.inputs.work_words import work_words
 from whichgpu.estimate.workload import Workload
-from whichgpu.messages import Field, Join, Message, msg
+from whichgpu.messages import Join, Message, msg
 from whichgpu.vocabulary import Objective
 
 if TYPE_CHECKING:
@@ -28,16 +28,17 @@ def build_job(workload: Workload, *, tokens: int | str | None = None,
               concurrency: int | None = None, requests_per_s: str | float | None = None,
               ttft: LatencyTarget | str | None = None, tpot: LatencyTarget | str | None = None,
               objective: str | None = None,
-              deadline: str | None = None, max_price_per_hour: str | None = None,
-              budget: str | None = None, currency: str | None = None,
-              spot: bool | None = None, checkpoint_every: str | None = None) -> Job:
+              deadline: str | float | None = None,
+              max_price_per_hour: str | MoneyAmount | None = None,
+              budget: str | MoneyAmount | None = None, currency: str | None = None,
+              spot: bool | None = None, checkpoint_every: str | float | None = None) -> Job:
     """A validated Job: counts like ``1M``, durations like ``2h``, money like ``2EUR``,
     request rates like ``20`` or ``1200/min``, latency targets like ``2s`` or ``60ms@p99``
-    (a request hands the rate and the targets in already read: answers/inputs/values.py;
-    text is read here for the Python API). What is not given (None) takes the Job's own
+    (a request hands them in already read: answers/inputs/values.py; text is read here for
+    the Python API). What is not given (None) takes the Job's own
     default (advise/job.py), written there only."""
     from whichgpu.answers.inputs.serving import parse_rate
-    from whichgpu.units import check_currency, parse_count, parse_duration, parse_money
+    from whichgpu.units import check_currency, parse_count
 
     cur = check_currency(currency) if currency else None
 
@@ -56,12 +57,29 @@ def build_job(workload: Workload, *, tokens: int | str | None = None,
                                                                   "tokens_per_day"),
         concurrency=concurrency, requests_per_s=parse_rate(requests_per_s),
         **_latency_targets(ttft, tpot),
-        deadline_s=parse_duration(deadline) if deadline else None,
-        max_price_per_hour=parse_money(max_price_per_hour, default_currency=cur)
-        if max_price_per_hour else None,
-        budget=parse_money(budget, default_currency=cur) if budget else None,
+        deadline_s=_seconds(deadline),
+        max_price_per_hour=_money(max_price_per_hour, "max_price_per_hour", cur),
+        budget=_money(budget, "budget", cur),
         currency=cur, **_given(spot=spot, objective=cast(Objective | None, objective)),
         **_checkpoints(checkpoint_every))  # Job checks the objective
+
+
+def _seconds(deadline: str | float | None) -> float | None:
+    """A deadline in seconds: ``2h`` read (values.Deadline), or seconds already."""
+    from whichgpu.units import parse_duration
+
+    if deadline is None or deadline == "":
+        return None
+    if isinstance(deadline, str):
+        return float(Deadline.read(deadline, "deadline"))
+    return float(deadline) if isinstance(deadline, Deadline) else parse_duration(deadline)
+
+
+def _money(value: str | MoneyAmount | None, field: str, currency: str | None):
+    """An amount as written (``2EUR``; ``2`` in ``currency``), or None."""
+    if isinstance(value, str):
+        value = MoneyAmount.read(value, field) if value else None
+    return value.money(currency) if value is not None else None
 
 
 def _given(**values: object) -> dict:
@@ -80,24 +98,15 @@ def _latency_targets(ttft: LatencyTarget | str | None, tpot: LatencyTarget | str
             "tpot_pct": each.percentile if each else None}
 
 
-def _checkpoints(text: str | None) -> dict:
-    """``--checkpoint-every``: ``30m``, ``2h``; ``none`` (or ``0``, ``0s``) for no checkpoints;
-    nothing given: the stated default (cost/spot.py)."""
-    from whichgpu.errors import InputError
-    from whichgpu.units import parse_duration
-
-    if text is None or not str(text).strip():
+def _checkpoints(value: str | float | None) -> dict:
+    """``--checkpoint-every``: ``30m``, ``2h``; ``none`` (or ``0``, ``0s``) for no checkpoints
+    (values.CheckpointEvery, or seconds already read: 0 for none); nothing given: the stated
+    default (cost/spot.py)."""
+    if isinstance(value, str):
+        value = CheckpointEvery.read(value, "checkpoint_every") if value.strip() else None
+    if value is None:
         return {}
-    t = str(text).strip().lower()
-    if t in ("none", "no", "never", "0", "off"):
-        return {"checkpoint_every_s": None}
-    seconds = parse_duration(t)
-    if seconds == 0:  # 0s, 0m, 0h: no checkpoints, as 0
-        return {"checkpoint_every_s": None}
-    if seconds < 0:
-        raise InputError(msg("job.checkpoint_every", "{flag} must be a positive duration "
-                             "(e.g. 30m) or none", flag=Field("checkpoint_every")))
-    return {"checkpoint_every_s": seconds}
+    return {"checkpoint_every_s": float(value) or None}  # 0s, none: no checkpoints
 
 
 def apply_currency(selection: OfferSelection, currency: str | None,

@@ -22,6 +22,7 @@ fast).
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -33,20 +34,24 @@ from pydantic_core import PydanticCustomError, core_schema
 from whichgpu.messages import Field
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.host import MemorySpec
+    from whichgpu.estimate.speculative import SpecMethod
     from whichgpu.estimate.speed.traffic import LengthRule, Lengths
+    from whichgpu.units import Money
 
 LONGEST = 40  # characters: 8k, 1200/min, 60ms@p99 (the web's bound on a typed value)
 _NUMBER_OR_TEXT: JsonSchemaValue = {"anyOf": [{"type": "number"}, {"type": "string"}]}
 _TEXT: JsonSchemaValue = {"type": "string"}
+_SHORT_TEXT: JsonSchemaValue = {"maxLength": LONGEST, "type": "string"}
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: Any, longest: int = LONGEST) -> str:
     """The text a value is read from: a JSON number as the command line would write it
     (8192.0 as '8192'); anything but a text or a number is pydantic's string error."""
     if isinstance(value, str):
-        if len(value) > LONGEST:
+        if len(value) > longest:
             raise PydanticCustomError("string_too_long", "String should have at most "
-                                      "{max_length} characters", {"max_length": LONGEST})
+                                      "{max_length} characters", {"max_length": longest})
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
@@ -56,8 +61,10 @@ def _as_text(value: Any) -> str:
 
 
 def said(value: Any) -> Any:
-    """A request value as it was written (``8k`` for a TokenCount of 8,192); any other value
-    as it is."""
+    """A request value as it was written (``8k`` for a TokenCount of 8,192; a list item by
+    item: ``-ot exps=CPU``); any other value as it is."""
+    if isinstance(value, list):
+        return [said(v) for v in value]
     return value.text if isinstance(value, _Read) else value
 
 
@@ -67,6 +74,8 @@ class _Read:
     text: str
     #: the REST schema of the field (what a client may send)
     SCHEMA: ClassVar[JsonSchemaValue] = _TEXT
+    #: the longest text read (a draft model's Hub id may be longer than a count)
+    LONGEST: ClassVar[int] = LONGEST
 
     @classmethod
     def read(cls, text: str, name: str) -> Self:
@@ -77,7 +86,7 @@ class _Read:
         """``value`` (a text, a number, or already read) read for the field ``name``."""
         if value is None or isinstance(value, cls):
             return value
-        text = _as_text(value)
+        text = _as_text(value, cls.LONGEST)
         return cls.read(text, name) if text.strip() else None
 
     @classmethod
@@ -254,3 +263,281 @@ class RequestLengths(_Read):
         asked = parse_lengths(text)
         assert asked is not None  # the text is not blank
         return cls(asked, text)
+
+
+# ------------------------------------------------------------------ issue 35: the rest of
+# the request's quantities, read as they validate (the engine takes the values, never text)
+
+class _Number(_Read, float):
+    """A float read from text, keeping the text (pickled with it)."""
+
+    def __new__(cls, value: float, text: str | None = None) -> Self:
+        self = float.__new__(cls, value)
+        self.text = cls._written(value) if text is None else text
+        return self
+
+    @classmethod
+    def _written(cls, value: float) -> str:
+        return f"{value:g}"
+
+    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]
+        return float(self), self.text
+
+
+class ParamCount(_Number):
+    """A generic model's parameter count (``70B``, ``70e9``)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.workload import PARAMS_WORDS
+        from whichgpu.units import parse_count
+
+        return cls(float(parse_count(text, what=PARAMS_WORDS)), text)
+
+
+class Deadline(_Number):
+    """A deadline in seconds (``2h``, ``3d``, ``1h30m``), at most 100 years."""
+
+    @classmethod
+    def _written(cls, value: float) -> str:
+        return f"{value:g}s"
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.request import MAX_DURATION_S, field_named
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+        from whichgpu.units import parse_duration
+
+        try:  # the bound first, as the request said it before it read the text
+            longest = max(parse_duration(part) for part in text.split(".."))
+        except (InputError, ValueError, OverflowError):
+            longest = 0.0
+        if longest > MAX_DURATION_S:
+            raise InputError(msg("bound.duration", "{field} must be at most 100 years, got "
+                                 "{v!r}", field=field_named(None, name), v=text))
+        return cls(parse_duration(text), text)
+
+
+class CheckpointEvery(_Number):
+    """Training on spot: the checkpoint interval in seconds (``30m``, ``2h``); 0 for none
+    (``none``, ``no``, ``never``, ``off``, ``0``, ``0s``)."""
+
+    SCHEMA = _SHORT_TEXT
+    NONE = ("none", "no", "never", "0", "off")
+
+    @classmethod
+    def _written(cls, value: float) -> str:
+        return f"{value:g}s" if value else "none"
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+        from whichgpu.units import parse_duration
+
+        t = text.strip().lower()
+        if t in cls.NONE:
+            return cls(0.0, text)
+        seconds = parse_duration(t)
+        if seconds < 0:
+            raise InputError(msg("job.checkpoint_every", "{flag} must be a positive duration "
+                                 "(e.g. 30m) or none", flag=Field("checkpoint_every")))
+        return cls(seconds, text)
+
+
+@dataclass(frozen=True)
+class MoneyAmount(_Read):
+    """An amount of money as written: ``2EUR`` (its currency), or ``2`` (``currency`` None:
+    the request's currency applies, and without one it is an error, said where the job is
+    read). At most :data:`whichgpu.answers.request.MAX_MONEY` in any currency."""
+
+    amount: float
+    currency: str | None = None
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", f"{self.amount:g}{self.currency or ''}")
+
+    def money(self, default_currency: str | None) -> Money:
+        """The amount in its own currency, else ``default_currency``; with neither, the
+        reader's sentence (``amount '5' needs a currency``)."""
+        from whichgpu.units import Money, parse_money
+
+        if self.currency is not None:
+            return Money(self.amount, self.currency)
+        if default_currency is None:
+            parse_money(self.text)  # raises money.currency with the words as written
+        return Money(self.amount, default_currency or "USD")
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.request import MAX_MONEY, field_named
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+        from whichgpu.units import parse_money
+
+        money = parse_money(text, default_currency="USD")  # unreadable: the reader's sentence
+        if abs(money.amount) > MAX_MONEY:
+            raise InputError(msg("bound.money", "{field} must be at most 10^12 "
+                                 "(1,000,000,000,000) in any currency, got {v!r}",
+                                 field=field_named(None, name), v=text))
+        try:
+            written: str | None = parse_money(text).currency
+        except InputError:  # no currency in the text
+            written = None
+        return cls(money.amount, written, text)
+
+
+@dataclass(frozen=True)
+class ImageSize(_Read):
+    """An image's width and height in pixels (``1024x1024``, ``768*1344``); iterates as
+    (width, height). (Not a tuple: the REST API would read a tuple as a repeated query key.)"""
+
+    width: int
+    height: int
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", f"{self.width}x{self.height}")
+
+    def __iter__(self) -> Iterator[int]:
+        return iter((self.width, self.height))
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.workload import parse_resolution
+
+        size = parse_resolution(text)
+        assert size is not None  # the text is not blank
+        return cls(size[0], size[1], text)
+
+
+@dataclass(frozen=True)
+class ModuleNames(_Read):
+    """Module names, comma-separated (LoRA targets: ``q_proj,v_proj``, ``all-linear``);
+    iterates over the names. (Not a tuple: the REST API would read a tuple as a repeated query
+    key.)"""
+
+    names: tuple[str, ...]
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", ",".join(self.names))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.workload import parse_lora_targets
+
+        return cls(parse_lora_targets(text) or (), text)
+
+
+class TensorOverrides(_Read, tuple[tuple[str, str], ...]):
+    """llama.cpp's ``-ot``: ``PATTERN=DEVICE``, several separated by commas, each split at
+    the first '=' (common/arg.cpp reads them so): (pattern, device) pairs."""
+
+    LONGEST = 200
+
+    def __new__(cls, value: tuple[tuple[str, str], ...], text: str | None = None) -> Self:
+        self = tuple.__new__(cls, tuple(value))
+        self.text = ",".join(f"{p}={d}" for p, d in self) if text is None else text
+        return self
+
+    def __getnewargs__(self) -> tuple[tuple[tuple[str, str], ...], str]:
+        return tuple(self), self.text
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.workload import parse_overrides
+
+        return cls(parse_overrides(text), text)
+
+
+@dataclass(frozen=True)
+class HostMemoryType(_Read):
+    """The host's memory type (``ddr5``, ``ddr5-6000``, ``ddr4-3200x8``: MT/s x 64-bit
+    channels; what is not written takes the type's defaults, data/host_memory.toml)."""
+
+    spec: MemorySpec
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            s = self.spec
+            object.__setattr__(self, "text", s.standard + (f"-{s.mt_s}" if s.mt_s else "")
+                               + (f"x{s.channels}" if s.channels else ""))
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.estimate.host import MemorySpec
+        from whichgpu.units import parse_memory_type
+
+        return cls(MemorySpec(*parse_memory_type(text)), text)
+
+
+class Bandwidth(_Number):
+    """The host's memory bandwidth in bytes/s (``90GB/s``, ``200 GBps``), 1 B/s to 20 TB/s."""
+
+    @classmethod
+    def _written(cls, value: float) -> str:
+        return f"{value:g}B/s"
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.host import parse_bandwidth
+
+        return cls(parse_bandwidth(text), text)
+
+
+class LinkName(_Read, str):
+    """The link between servers: its id (``100gbe``) as the text reads it (``100GbE``,
+    ``Thunderbolt 5``); an unknown one is refused with the list of links."""
+
+    SCHEMA = _SHORT_TEXT
+
+    def __new__(cls, value: str, text: str | None = None) -> Self:
+        self = str.__new__(cls, value)
+        self.text = value if text is None else text
+        return self
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return str(self), self.text
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.interconnect import parse_interconnect
+
+        link = parse_interconnect(text)
+        assert link is not None  # the text is not blank
+        return cls(str(link), text)
+
+
+@dataclass(frozen=True)
+class Drafter(_Read):
+    """Speculative decoding's drafter: ``mtp``, ``eagle`` or ``draft:MODEL`` (``model``: the
+    draft model's name, resolved with the job's model)."""
+
+    method: SpecMethod
+    model: str | None = None
+    text: str = field(default="", compare=False)
+    LONGEST = 200  # draft:MODEL names a Hub id (the web's bound on this field)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", str(self.method) + (
+                f":{self.model}" if self.model else ""))
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.speculative import read_drafter
+
+        method, model = read_drafter(text)
+        return cls(method, model, text)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload, as_task
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
 from whichgpu.vocabulary import Engine, Task
+
+if TYPE_CHECKING:
+    from whichgpu.answers.inputs.values import Drafter, HostMemoryType, TensorOverrides
 
 PARAMS_WORDS = msg("what.params", "parameter count")
 _CONTEXT = msg("what.context", "context")
@@ -21,16 +27,29 @@ def token_words(field: str) -> str:
     return _TOKEN_WORDS.get(field, field.replace("_", " "))
 
 
-def parse_resolution(text: str | None) -> tuple[int, int] | None:
-    """'1024x1024' -> (1024, 1024)."""
-    if not text:
+def parse_resolution(text: str | Iterable[int] | None) -> tuple[int, int] | None:
+    """'1024x1024' -> (1024, 1024); a size already read (values.ImageSize, a pair) passes."""
+    if text is None or text == "":
         return None
+    if not isinstance(text, str):
+        width, height = text
+        return int(width), int(height)
     try:
         w_, h_ = str(text).lower().replace("*", "x").split("x")
         return int(w_), int(h_)
     except ValueError:
         raise InputError(msg("resolution.unreadable", "cannot read resolution {v!r}; write it "
                              "like 1024x1024", v=text)) from None
+
+
+def parse_lora_targets(text: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    """``q_proj,v_proj`` -> ('q_proj', 'v_proj'); names already read (values.ModuleNames, a
+    tuple) pass."""
+    if text is None or text == "":
+        return None
+    if not isinstance(text, str):
+        return tuple(text)
+    return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
 def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INFERENCE,
@@ -41,21 +60,23 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    gradient_checkpointing: bool | None = None,
                    master_weights: bool | None = None, fused_loss: bool | None = None,
                    flash_attention: bool | None = None, lora_rank: int | None = None,
-                   lora_targets: str | None = None, gpus: int | None = None,
+                   lora_targets: str | Iterable[str] | None = None, gpus: int | None = None,
                    tp: int | None = None, pp: int | None = None, zero: int | None = None,
-                   resolution: str | None = None, frames: int | None = None,
+                   resolution: str | Iterable[int] | None = None, frames: int | None = None,
                    steps: int | None = None, cfg: bool | None = None,
                    offload: str | None = None, vae_tiling: bool | None = None,
-                   params: str | None = None, allow_long_context: bool | None = None,
+                   params: str | float | None = None, allow_long_context: bool | None = None,
                    framework: str | None = None, activation_offloading: bool | None = None,
                    loss: str | None = None, fp8_training: bool | None = None,
                    gpu_layers: int | None = None, n_cpu_moe: int | None = None,
-                   cpu_moe: bool = False, override_tensor: list[str] | str | None = None,
-                   host_ram: int | str | None = None, host_memory: str | None = None,
-                   host_bandwidth: str | None = None, engine_version: str | None = None,
+                   cpu_moe: bool = False,
+                   override_tensor: Sequence[str | TensorOverrides] | str | None = None,
+                   host_ram: int | str | None = None,
+                   host_memory: str | HostMemoryType | None = None,
+                   host_bandwidth: str | float | None = None, engine_version: str | None = None,
                    ubatch: int | None = None, mmap: bool | None = None,
                    imatrix: bool | None = None, backend: str | None = None,
-                   speculative: str | None = None, draft_tokens: int | None = None,
+                   speculative: str | Drafter | None = None, draft_tokens: int | None = None,
                    lora_adapters: int | None = None,
                    interconnect: str | None = None, gpus_per_node: int | None = None,
                    # diffusion LoRA training: what stays resident (estimate/diffusion_trainers)
@@ -92,7 +113,6 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
     from whichgpu.answers.inputs.speculative import parse_speculative
     from whichgpu.estimate.configure import configure_workload
     from whichgpu.models import resolve_model
-    from whichgpu.units import parse_count
 
     if isinstance(model, ModelSpec):
         spec = model
@@ -100,8 +120,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         raise InputError(msg("model.name_or_params", "name a model (see 'whichgpu models') or "
                              "give {params}, e.g. 70e9", params=Field("params")))
     else:
-        spec = resolve_model(model, params=float(parse_count(params, what=PARAMS_WORDS))
-                             if params else None)
+        spec = resolve_model(model, params=_params(params))
     res = parse_resolution(resolution)
     notes: tuple[str, ...] = ()
     task = as_task(task)  # the word ("lora") as its member; an unknown one is said here
@@ -121,8 +140,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         n_cpu_moe=n_cpu_moe, quant=quant, optimizer=optimizer or None,
         gradient_checkpointing=gradient_checkpointing, master_weights=master_weights,
         activation_offloading=activation_offloading, loss=loss, lora_rank=lora_rank or None,
-        lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip())
-        if lora_targets else None,
+        lora_targets=parse_lora_targets(lora_targets),
         kv_dtype=kv_dtype, context=_tokens(context, _CONTEXT), batch=batch, engine=engine,
         prompt_tokens=_tokens(prompt_tokens, _PROMPT),
         output_tokens=_tokens(output_tokens, _OUTPUT),
@@ -138,6 +156,17 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         blocks_to_swap=blocks_to_swap, diffusion_trainer=trainer, notes=notes,
         activation_offload_layers=activation_offload_layers,
         expert_parallel=expert_parallel or None, ring_degree=ring_degree or None)
+
+
+def _params(value: str | float | None) -> float | None:
+    """A generic model's parameter count (``70e9``; one already read passes)."""
+    from whichgpu.units import parse_count
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, float | int):
+        return float(value)
+    return float(parse_count(value, what=PARAMS_WORDS))
 
 
 def _tokens(value: int | str | None, what: str) -> int | None:
@@ -157,22 +186,28 @@ def _diffusion_trainer(framework: str | None, task: Task) -> str | None:
 
 
 def _interconnect(text: str | None) -> str | None:
-    """The link's id (``100GbE`` is ``100gbe``); an unknown one is an input error."""
+    """The link's id (``100GbE`` is ``100gbe``; one already read passes); an unknown one is an
+    input error."""
     from whichgpu.answers.inputs.interconnect import parse_interconnect
 
     ident = parse_interconnect(text)
     return str(ident) if ident is not None else None
 
 
-def parse_overrides(values: list[str] | str | None) -> tuple[tuple[str, str], ...]:
+def parse_overrides(values: Sequence[str | TensorOverrides] | str | None
+                    ) -> tuple[tuple[str, str], ...]:
     """llama.cpp's ``-ot``: ``PATTERN=DEVICE``, several per value separated by commas, split
-    at the first '=' (common/arg.cpp reads them so)."""
+    at the first '=' (common/arg.cpp reads them so); pairs already read (a request's
+    values.TensorOverrides) pass."""
     if not values:
         return ()
     items = [values] if isinstance(values, str) else list(values)
-    out = []
+    out: list[tuple[str, str]] = []
     for value in items:
-        for part in str(value).split(","):
+        if isinstance(value, tuple):
+            out += value
+            continue
+        for part in str(value or "").split(","):
             if not part.strip():
                 continue
             if "=" not in part:

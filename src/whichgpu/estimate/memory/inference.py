@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from whichgpu.engines import engines_with, has, module
+from whichgpu.engines import engines_with, has, module, prefill_chunk
 from whichgpu.estimate.constants import Constant, memory_constant, memory_value
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
@@ -38,11 +38,9 @@ def _note(c: Constant) -> str | None:
 
 
 def runtime_term(engine: Engine) -> MemoryTerm:
-    if engine == Engine.MLX:  # no CUDA context; Metal's own runtime, of llama.cpp's minimum's order
-        c = memory_constant("llamacpp_cuda_minimum_mib")
-        return MemoryTerm("runtime", int(c.value * MiB),
-                          msg("term.runtime.mlx", "Metal runtime (llama.cpp's minimum taken "
-                              "for MLX)"), _note(c), c.source)
+    own: RuntimeTerm | None = getattr(module(engine), "runtime_term", None)
+    if own is not None:  # the engine's own runtime (engines/<engine>.py)
+        return own()
     if has(engine, "ggml_runtime"):
         c = memory_constant("llamacpp_cuda_minimum_mib")
         return MemoryTerm("runtime", int(c.value * MiB),
@@ -201,9 +199,9 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             msg("term.flash.off", "flash attention off"),
             "https://github.com/ollama/ollama (llm/ggml.go GraphSize, llama family)"))
     else:  # transformers, exllamav2: dynamic allocation, prefill peak
-        # ExLlamaV2 and MLX-LM (generate.py prefill_step_size = 2048) prefill 2,048 at a time
-        chunk = (min(ctx, 2048) if engine in (Engine.EXLLAMAV2, Engine.MLX)
-                 else (w.prompt_tokens or ctx))
+        # an engine that prefills in chunks (ExLlamaV2, MLX-LM: data/engines.toml)
+        step = prefill_chunk(engine)
+        chunk = min(ctx, step) if step else (w.prompt_tokens or ctx)
         tokens = chunk * w.batch
         i = m.intermediate_size or 4 * h
         per_token = 2 * max(h + 3 * i / tp, 2 * h + 2 * m.num_kv_heads * m.head_dim / tp)
@@ -213,6 +211,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         act_bytes = act + w.batch * v * 4
         attention = (msg("term.sdpa", "SDPA/flash attention") if w.flash_attention else
                      msg("term.eager", "eager attention"))
+        note: PrefillNote | None = getattr(module(engine), "prefill_note", None)
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
             msg("term.activations.prefill", "prefill of {tokens:,} tokens: live MLP tensors "
@@ -221,8 +220,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
             msg("term.activations.prefill.eager", "prefill of {tokens:,} tokens: live MLP "
                 "tensors (hidden + 3 x intermediate, 16-bit) + last-token logits in fp32 + "
                 "eager attention scores (fp32 softmax)", tokens=tokens),
-            msg("term.exllama.chunks", "exllamav2 prefills in chunks of 2,048 tokens; "
-                "{attention}", attention=attention) if engine == Engine.EXLLAMAV2 else attention))
+            note(attention) if note is not None else attention))
     terms.append(runtime_term(engine))
     nccl = nccl_term(w.gpus)
     if nccl:
@@ -253,6 +251,11 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
 #: an engine module's ``memory_reserve``: (bytes the terms above use, KV cache bytes on the GPU)
 #: -> the memory the engine keeps back beyond them, or None
 MemoryReserve = Callable[[int, float], MemoryTerm | None]
+#: an engine module's ``runtime_term``: its runtime's own memory (MLX: Metal's)
+RuntimeTerm = Callable[[], MemoryTerm]
+#: an engine module's ``prefill_note``: what the activations term says of its prefill, given
+#: the attention it runs (ExLlamaV2: its chunks)
+PrefillNote = Callable[[Message], Message]
 
 
 def _engine_reserve(engine: Engine, terms: list[MemoryTerm], kv_gpu: float

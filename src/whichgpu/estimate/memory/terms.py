@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.units import GB, GiB
 from whichgpu.vocabulary import Engine, Task
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.host import Host
 
 # Canonical term names, in display order. A breakdown only lists the terms that apply.
 TERM_ORDER = (
@@ -48,7 +51,7 @@ class MemoryEstimate:
     # what the job keeps in host RAM (llama.cpp: the token embedding, offloaded layers and
     # experts, their KV cache), for the whole machine, and the host it was checked against
     host_terms: tuple[MemoryTerm, ...] = ()
-    host: Any = None
+    host: Host | None = None
     framework: str | None = None  # training: whose memory rules (and evidence) apply
 
     def confidence(self) -> Any:

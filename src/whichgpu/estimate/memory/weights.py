@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from whichgpu.engines import module
 from whichgpu.estimate.memo import Table, by_identity
 from whichgpu.messages import Join, Message, msg
 from whichgpu.models.gguf_recipe import is_gguf_ftype
@@ -80,13 +82,18 @@ def gguf_ftype(quant: QuantFormat, engine: str | None) -> str | None:
     GGUF formats are file types; MXFP4 under llama.cpp is the MXFP4_MOE file ggml-org
     publishes for gpt-oss (experts MXFP4, every other tensor Q8_0)."""
     name = quant.name
-    if name in ("fp16", "bf16", "fp32", "f32"):  # plain dtypes: GGUF only under llama.cpp
-        return {"fp16": "f16", "fp32": "f32"}.get(name, name) if engine == Engine.LLAMACPP else None
+    # the engine's own GGUF files (engines/llamacpp.py): its plain dtypes, its MXFP4_MOE
+    own: GgufFileType | None = getattr(module(engine), "gguf_file_type", None)
+    if name in ("fp16", "bf16", "fp32", "f32"):  # plain dtypes: GGUF only under such an engine
+        return own(name) if own is not None else None
     if is_gguf_ftype(name):
         return name
-    if name == "mxfp4" and engine == Engine.LLAMACPP:
-        return "mxfp4_moe"
-    return None
+    return own(name) if own is not None else None
+
+
+#: an engine module's ``gguf_file_type``: a format's name -> the GGUF file type its weights
+#: are under that engine (None: not a GGUF file)
+GgufFileType = Callable[[str], "str | None"]
 
 
 # (model, format, requested quant, engine, importance matrix) -> (model, WeightBytes): the

@@ -50,8 +50,8 @@ class FitOutcome:
 def host_of(text: str | None):
     """A Host from fits.csv's free-text ``host_ram`` ('64 GB DDR5-6000 (dual channel)');
     the defaults for what it does not state."""
-    from whichgpu.estimate.host import host_with
-    from whichgpu.units import parse_size
+    from whichgpu.estimate.host import MemorySpec, host_with
+    from whichgpu.units import parse_memory_type, parse_size
 
     t = (text or "").strip()
     if not t or t.lower().startswith("not "):
@@ -66,7 +66,8 @@ def host_of(text: str | None):
             if f"{word} channel" in t.lower() or f"{word}-channel" in t.lower():
                 mem += f"x{n}"
                 break
-    return host_with(parse_size(ram) if ram else None, mem, None)
+    return host_with(parse_size(ram) if ram else None,
+                     MemorySpec(*parse_memory_type(mem)) if mem else None, None)
 
 
 def row_settings(text: str | None) -> dict[str, str]:

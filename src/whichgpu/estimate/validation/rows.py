@@ -260,9 +260,10 @@ def measured_bytes(row: dict[str, str]) -> tuple[float, str]:
 def _host(args: dict[str, str]):
     """The Host a row's settings state (``host_ram=96GB; host_bandwidth=102GB/s``): data, read
     here; a person's flags are read in answers/inputs/host.py."""
-    from whichgpu.estimate.host import host_with
-    from whichgpu.units import parse_size
+    from whichgpu.estimate.host import MemorySpec, host_with
+    from whichgpu.units import parse_memory_type, parse_size
 
-    ram, bw = args.get("host_ram"), args.get("host_bandwidth")
-    return host_with(parse_size(ram) if ram else None, args.get("host_memory") or None,
+    ram, bw, mem = args.get("host_ram"), args.get("host_bandwidth"), args.get("host_memory")
+    return host_with(parse_size(ram) if ram else None,
+                     MemorySpec(*parse_memory_type(mem)) if mem else None,
                      float(parse_size(bw.removesuffix("/s"))) if bw else None)
