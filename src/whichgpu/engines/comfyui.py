@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from whichgpu.messages import Message, msg
 
+#: a ComfyUI instance runs on one device ("--cuda-device: Set the id of the cuda device this
+#: instance will use", comfy/cli_args.py): on several GPUs, one instance and one video per GPU
+ONE_DEVICE = True
+
+#: what moves idle models off the GPU, in its words (it has no model-offload switch)
+MODEL_OFFLOAD_WORDS = "ComfyUI model management"
+
 #: ComfyUI loads part of a model that does not fit and streams the rest by itself (its
 #: default, comfy/model_management.py): the recommender may offer it unasked
 STREAMS_UNASKED = True

@@ -126,10 +126,11 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
             raise InputError(msg("diffusion.ring_engine", "{engine} does not split a "
                                  "diffusion model's tokens by ring attention; use {flag}",
                                  engine=w.engine_name, flag=Field("engine", str(SPLITTING_ENGINE))))
-        # diffusers splits one video's tokens over the GPUs (context parallelism); a ComfyUI
-        # instance runs on one device ("--cuda-device: Set the id of the cuda device this
-        # instance will use", comfy/cli_args.py): one instance, one video, per GPU
-        if n > 1 and w.task == Task.VIDEO and w.engine_name != Engine.COMFYUI:
+        # diffusers splits one video's tokens over the GPUs (context parallelism); an engine
+        # whose instance runs on one device (engines/comfyui.py ONE_DEVICE) runs one instance,
+        # one video, per GPU
+        if n > 1 and w.task == Task.VIDEO and not getattr(module(w.engine_name), "ONE_DEVICE",
+                                                          False):
             return DiffusionLayout(sp=n, measured_context_parallel=True)
         return DiffusionLayout(replicas=n)
     rest = n // tp

@@ -20,6 +20,7 @@ video is split by sequence parallelism.
 
 from __future__ import annotations
 
+from whichgpu.engines import module
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.diffusion_parallel import DiffusionLayout, all_to_all_s, diffusion_layout
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
@@ -261,7 +262,8 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     if stays_on_gpu(w):  # 8-bit bitsandbytes weights never move
         moved = [c for c in moved if c.name != d.denoiser]
     moved_bytes = sum(sizes[c.name] for c in moved)
-    who = "ComfyUI model management" if w.engine_name == Engine.COMFYUI else "model offload"
+    # the engine's own words for it (engines/comfyui.py), else diffusers'
+    who = getattr(module(w.engine_name), "MODEL_OFFLOAD_WORDS", "model offload")
     return moved_bytes / host_bw, (f"{who}: {moved_bytes / 1e9:.1f} GB over the host link "
                                    "once per image")
 
