@@ -32,7 +32,7 @@ PACKAGE = Path(engines.__file__).parent
 PARAMETERS = {"memory_reserve": ["used", "kv_gpu"], "runtime_term": [],
               "prefill_note": ["attention"], "gguf_file_type": ["name"],
               "lora_slots": ["adapters", "rank"], "tp_launch": ["tp", "pp"], "uneven_cards": [],
-              "fit_note": ["offload", "need"],
+              "fit_note": ["offload", "need", "tiled"],
               "launch": ["o", "w"], "rocm": ["out", "why"]}
 
 

@@ -220,6 +220,9 @@ def not_modelled(name: str) -> NotModelled | None:
 # adapter slots (estimate/multi_lora.py), its command line and note over cards of different
 # sizes (estimate/mixed_cards.py), what it does to fit a diffusion pipeline
 # (estimate/diffusion_parallel.py), its launch command and ROCm build (the export)
+# Besides hooks, a module may state facts the diffusion estimate reads by name:
+# STREAMS_UNASKED (it streams weights in by itself), ONE_DEVICE (an instance uses one GPU),
+# MODEL_OFFLOAD_WORDS (its words for moving idle models off the GPU); see engines/comfyui.py.
 HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
          "tp_launch", "uneven_cards", "fit_note", "launch", "rocm")
 
