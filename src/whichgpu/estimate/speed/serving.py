@@ -637,10 +637,12 @@ class ServingModel:
                             {**full.ttft_parts, "backlog": math.inf}, (why,))
 
     def step_bound(self, batch: float) -> str:
-        """What dominates a decode step at ``batch``: compute or memory bandwidth."""
+        """What dominates a decode step at ``batch``: compute or memory bandwidth (the
+        matmuls against the attention's KV read and the weights read, the longest; see
+        serving_steps)."""
         kv, comp, _, _ = self.steps.decode_terms(batch)
         weights = self.steps._weights_read(math.ceil(batch))
-        return "compute" if comp >= kv + weights else "memory-bandwidth"
+        return "compute" if comp >= weights and comp >= kv else "memory-bandwidth"
 
     def describe(self) -> dict[str, Any]:
         return {"engine": self.config.to_json(), "kv_capacity": self.capacity.to_json(),

@@ -2,8 +2,9 @@
 the fixed-point solver the serving model settles a load with.
 
 A step with ``d`` decodes and ``p`` prompt tokens takes
-``max(KV read(d) + weights read(d + p), matmuls(d) + p x prefill FLOPs per token)
-+ all-reduce(d + p) + fixed``, plus a fitted CPU cost per running sequence
+``KV read(d) + max(weights read(d + p), matmuls(d) + p x prefill FLOPs per token)
++ all-reduce(d + p) + fixed`` (attention's KV read runs in its own kernels, after the GEMMs it
+cannot overlap), plus a fitted CPU cost per running sequence
 (``serving_step_per_sequence_us``) and, for MoE families, a fitted time per prompt token
 (``serving_prefill_token_us``); the decode terms are evaluated on a geometric grid of batch
 sizes and interpolated.
@@ -145,12 +146,14 @@ class StepModel:
             weights = self._dense_weights
         else:
             weights = self._weights_read(math.ceil(running + prompt_tokens))
-        mem = kv + weights
         compute = comp + prompt_tokens * self.prefill_compute_per_token
         comm = 0.0
         if self.comm_per_token or self.comm_fixed:
             comm = self.comm_fixed + self.comm_per_token * (running + prompt_tokens)
-        return ((mem if mem >= compute else compute) + comm + fix + other
+        # attention reads the KV cache in its own kernels, one after another with the GEMMs
+        # of each layer: the KV read adds to the GEMMs' time (weights read or matmuls, the
+        # longer), it does not hide under their compute (issue 28)
+        return (kv + (weights if weights >= compute else compute) + comm + fix + other
                 + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
 
     def decode(self, batch: float) -> float:
