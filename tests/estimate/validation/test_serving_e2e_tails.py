@@ -1,20 +1,22 @@
 """Published end-to-end latency tails against the serving simulation (issue 28, item 3): the
 p99 end-to-end, TTFT and TPOT rows of dstack's DeepSeek-R1 runs (validation/serving.csv,
 dstackai/benchmarks Deepseek-R1/raw_data/online_results.csv: vLLM, SGLang and TensorRT-LLM on
-8 x H200 and 8 x MI300X, 3,200 / 800 tokens, concurrency 8, 64 and 128), scored as
-scripts/check_serving_traffic.py scores them. Nothing is fitted on these rows."""
+8 x H200 and 8 x MI300X, 3,200 / 800 tokens, concurrency 8, 64 and 128) and the p95 rows of
+ai.wmx.dev's vLLM 0.23 sweep (Qwen2.5-0.5B on one L4, 256 / 128 tokens, concurrency 1-32),
+scored as scripts/check_serving_traffic.py scores them. Nothing is fitted on these rows."""
 
 from __future__ import annotations
 
 import statistics
 
 
-def _scored(metric: str) -> list[dict]:
+def _scored(metric: str, source: str = "dstack") -> list[dict]:
+    """Every row of one metric and source (the prefix of the row's group), scored."""
     from whichgpu.estimate.validation import default_path, read_rows
     from whichgpu.estimate.validation.traffic import score
 
     rows = [r for r in read_rows(default_path("serving"))
-            if r["metric"] == metric and r["group"].startswith("dstack-")]
+            if r["metric"] == metric and r["group"].split("-")[0] == source]
     return score(rows)
 
 
@@ -55,3 +57,12 @@ def test_p99_ttft_rows_of_the_same_runs_are_scored_and_do_not_regress():
     simulated = [r for r in _scored("ttft_ms_p99") if "skipped" not in r]
     assert len(simulated) == 12
     assert _median_error(simulated, "simulated") < 0.60
+
+
+def test_p95_end_to_end_latency_of_a_dense_model_is_within_the_issues_ten_percent():
+    """Issue 28's bar for end-to-end latency (10 %), checked on a published p95: the 6 rows of
+    the L4 sweep, 5 % median error when added (the closed loop at fixed lengths leaves the
+    p95 near the typical request, and the simulation says so)."""
+    scored = [r for r in _scored("e2e_s_p95", "wmx") if "skipped" not in r]
+    assert len(scored) == 6
+    assert _median_error(scored, "simulated") <= 0.10
