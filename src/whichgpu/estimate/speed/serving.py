@@ -261,6 +261,10 @@ class ServingModel:
         from whichgpu.estimate.speed.kernel_db import step_model
 
         steps = step_model(w, hw, gpu.id, prompt, output)
+        if not config.cuda_graphs:  # eager: the host's dispatch bounds each step from below
+            from whichgpu.estimate.speed.serving_steps import eager_floor
+
+            steps.eager_floor_s = eager_floor(w)
         cv2 = float(serving_value("service_time_cv2").get(lengths, 0.5))
         return _Replica(config, hw, capacity, limit, limited_by, steps, cv2)
 

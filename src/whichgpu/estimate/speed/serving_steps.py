@@ -72,6 +72,9 @@ class StepModel:
         self._fixed_alone: float | None = None
         self._decode_one: float | None = None
         self._dense_weights = self._weights_read(1) if w.model.moe is None else None
+        # a replica run without CUDA graphs (eager): no step is shorter than the host's
+        # dispatch of every layer's kernels (set by the serving model, see eager_floor)
+        self.eager_floor_s = 0.0
 
     # -------------------------------------------------------------- the speed model's terms
 
@@ -153,8 +156,9 @@ class StepModel:
         # attention reads the KV cache in its own kernels, one after another with the GEMMs
         # of each layer: the KV read adds to the GEMMs' time (weights read or matmuls, the
         # longer), it does not hide under their compute (issue 28)
-        return (kv + (weights if weights >= compute else compute) + comm + fix + other
-                + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
+        gpu = (kv + (weights if weights >= compute else compute) + comm + fix + other
+               + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
+        return gpu if gpu >= self.eager_floor_s else self.eager_floor_s
 
     def decode(self, batch: float) -> float:
         if batch == 1.0:  # every solve starts from one sequence's step: computed once
@@ -169,6 +173,15 @@ class StepModel:
         policy)."""
         tokens = prompts * (tokens_each or self.prompt)
         return self.mixed(0.0, tokens)
+
+
+def eager_floor(w: Workload) -> float:
+    """Seconds the host takes to dispatch one forward pass's kernels layer by layer when the
+    engine runs without CUDA graphs (vLLM ``--enforce-eager``, TensorRT-LLM's early PyTorch
+    flow): the GPU waits for them when its own work is shorter (serving_constants.toml
+    ``serving_eager_dispatch_per_layer_ms``)."""
+    per_layer = _per_key("serving_eager_dispatch_per_layer_ms", w.engine_name)
+    return w.model.num_layers * per_layer * 1e-3
 
 
 def _grid_points(upto: int) -> list[int]:
