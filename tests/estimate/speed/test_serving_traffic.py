@@ -101,13 +101,15 @@ def test_published_p99_ttft_rows_stay_within_the_measured_error():
     error was 38 % when this landed (the mean model read as a p99: 85 %; a distribution of
     independent waits, not merged: 50 %). Fails if the tails regress. (With the MLA-MoE
     prefill time and SGLang's receive interval, 24 rows: simulation 33 %, the mean model read as
-    a p99 66 %, its B200 means now near the measured ones.)"""
+    a p99 66 %, its B200 means now near the measured ones.) dstack's DeepSeek-R1 tails are
+    scored apart, in tests/estimate/validation/test_serving_e2e_tails.py."""
     import statistics
 
     from whichgpu.estimate.validation import default_path, read_rows
     from whichgpu.estimate.validation.traffic import score
 
-    rows = [r for r in read_rows(default_path("serving")) if r["metric"] == "ttft_ms_p99"]
+    rows = [r for r in read_rows(default_path("serving")) if r["metric"] == "ttft_ms_p99"
+            and not r["group"].startswith("dstack-")]
     scored = [r for r in score(rows) if "skipped" not in r]
     assert len(scored) >= 12
     err = statistics.median(abs(r["simulated"] / r["measured"] - 1) for r in scored)

@@ -261,6 +261,10 @@ class ServingModel:
         from whichgpu.estimate.speed.kernel_db import step_model
 
         steps = step_model(w, hw, gpu.id, prompt, output)
+        if not config.cuda_graphs:  # eager: the host's dispatch bounds each step from below
+            from whichgpu.estimate.speed.serving_steps import eager_floor
+
+            steps.eager_floor_s = eager_floor(w)
         cv2 = float(serving_value("service_time_cv2").get(lengths, 0.5))
         return _Replica(config, hw, capacity, limit, limited_by, steps, cv2)
 
@@ -637,10 +641,12 @@ class ServingModel:
                             {**full.ttft_parts, "backlog": math.inf}, (why,))
 
     def step_bound(self, batch: float) -> str:
-        """What dominates a decode step at ``batch``: compute or memory bandwidth."""
+        """What dominates a decode step at ``batch``: compute or memory bandwidth (the
+        matmuls against the attention's KV read and the weights read, the longest; see
+        serving_steps)."""
         kv, comp, _, _ = self.steps.decode_terms(batch)
         weights = self.steps._weights_read(math.ceil(batch))
-        return "compute" if comp >= kv + weights else "memory-bandwidth"
+        return "compute" if comp >= weights and comp >= kv else "memory-bandwidth"
 
     def describe(self) -> dict[str, Any]:
         return {"engine": self.config.to_json(), "kv_capacity": self.capacity.to_json(),

@@ -2,8 +2,9 @@
 the fixed-point solver the serving model settles a load with.
 
 A step with ``d`` decodes and ``p`` prompt tokens takes
-``max(KV read(d) + weights read(d + p), matmuls(d) + p x prefill FLOPs per token)
-+ all-reduce(d + p) + fixed``, plus a fitted CPU cost per running sequence
+``KV read(d) + max(weights read(d + p), matmuls(d) + p x prefill FLOPs per token)
++ all-reduce(d + p) + fixed`` (attention's KV read runs in its own kernels, after the GEMMs it
+cannot overlap), plus a fitted CPU cost per running sequence
 (``serving_step_per_sequence_us``) and, for MoE families, a fitted time per prompt token
 (``serving_prefill_token_us``); the decode terms are evaluated on a geometric grid of batch
 sizes and interpolated.
@@ -71,6 +72,9 @@ class StepModel:
         self._fixed_alone: float | None = None
         self._decode_one: float | None = None
         self._dense_weights = self._weights_read(1) if w.model.moe is None else None
+        # a replica run without CUDA graphs (eager): no step is shorter than the host's
+        # dispatch of every layer's kernels (set by the serving model, see eager_floor)
+        self.eager_floor_s = 0.0
 
     # -------------------------------------------------------------- the speed model's terms
 
@@ -145,13 +149,16 @@ class StepModel:
             weights = self._dense_weights
         else:
             weights = self._weights_read(math.ceil(running + prompt_tokens))
-        mem = kv + weights
         compute = comp + prompt_tokens * self.prefill_compute_per_token
         comm = 0.0
         if self.comm_per_token or self.comm_fixed:
             comm = self.comm_fixed + self.comm_per_token * (running + prompt_tokens)
-        return ((mem if mem >= compute else compute) + comm + fix + other
-                + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
+        # attention reads the KV cache in its own kernels, one after another with the GEMMs
+        # of each layer: the KV read adds to the GEMMs' time (weights read or matmuls, the
+        # longer), it does not hide under their compute (issue 28)
+        gpu = (kv + (weights if weights >= compute else compute) + comm + fix + other
+               + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
+        return gpu if gpu >= self.eager_floor_s else self.eager_floor_s
 
     def decode(self, batch: float) -> float:
         if batch == 1.0:  # every solve starts from one sequence's step: computed once
@@ -166,6 +173,15 @@ class StepModel:
         policy)."""
         tokens = prompts * (tokens_each or self.prompt)
         return self.mixed(0.0, tokens)
+
+
+def eager_floor(w: Workload) -> float:
+    """Seconds the host takes to dispatch one forward pass's kernels layer by layer when the
+    engine runs without CUDA graphs (vLLM ``--enforce-eager``, TensorRT-LLM's early PyTorch
+    flow): the GPU waits for them when its own work is shorter (serving_constants.toml
+    ``serving_eager_dispatch_per_layer_ms``)."""
+    per_layer = _per_key("serving_eager_dispatch_per_layer_ms", w.engine_name)
+    return w.model.num_layers * per_layer * 1e-3
 
 
 def _grid_points(upto: int) -> list[int]:

@@ -204,6 +204,9 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
     budget = _num(row, "max_batched_tokens")
     if budget:
         changes["token_budget"] = int(budget)
+    if (extra.get("cuda_graphs", "").lower() == "false"
+            or extra.get("enforce_eager", "").lower() == "true"):
+        changes["cuda_graphs"] = False  # eager: serving_steps.eager_floor
     steps = re.search(r"num-scheduler-steps (\d+)", conditions)
     if steps:
         changes["multi_step"] = int(steps.group(1))
