@@ -27,6 +27,7 @@ from whichgpu.catalog.offers import Offer
 from whichgpu.cost.billing import MoneyRange, run_cost_amount, run_cost_range
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
+from whichgpu.estimate import memo
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.fit import describe_layout, layout_for, max_concurrency, memory_band
 from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
@@ -54,17 +55,45 @@ _SPEEDS: ContextVar[dict[tuple[int, int, int], tuple[Workload, GPU, SpeedEstimat
 
 def _speed(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
     """``estimate_speed`` for ranking (no fit check, no saturation search), remembered for
-    the recommendation under way (the same workload object on the same GPU object)."""
-    memo = _SPEEDS.get()
-    if memo is None:
-        return estimate_speed(wl, gpu, count, profile=profile, check_fit=False,
-                              saturation=False)
+    the recommendation under way (the same workload object on the same GPU object), and
+    across answers by value (:func:`_speed_kept`)."""
+    table = _SPEEDS.get()
+    if table is None:
+        return _speed_kept(wl, gpu, count, profile)
     key = (id(wl), id(gpu), count)
-    hit = memo.get(key)
+    hit = table.get(key)
     if hit is not None and hit[0] is wl and hit[1] is gpu:
         return hit[2]
+    speed = _speed_kept(wl, gpu, count, profile)
+    table[key] = (wl, gpu, speed)
+    return speed
+
+
+# estimate_speed's answers for ranking, by value across answers (the workload's settings,
+# the GPU, the calibration profile by identity, the measured-kernel choice): questions that
+# differ only in their amount of work ask the same speeds
+_SPEED_TABLE = memo.Table(4096)
+
+
+def _speed_kept(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
+    """``estimate_speed(wl, gpu, count)`` for ranking, kept by value in a bounded table
+    (estimate/memo.py: emptied when a constant changes, never used in the reference path).
+    A speed moved by a store's measured runs is not kept: the store gains runs."""
+    key: Any = None
+    if getattr(profile, "measured_runs", None) is None:
+        from whichgpu.estimate.speed.kernel_db import opted_in
+
+        try:
+            key = (id(wl.model), memo.workload_settings(wl), id(gpu), count, id(profile),
+                   opted_in())
+            hit = _SPEED_TABLE.get(key)
+        except TypeError:  # an unhashable setting: no memo
+            key = hit = None
+        if hit is not None and hit[0] is wl.model and hit[1] is gpu and hit[2] is profile:
+            return cast(SpeedEstimate, hit[3])
     speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
-    memo[key] = (wl, gpu, speed)
+    if key is not None:
+        _SPEED_TABLE.put(key, (wl.model, gpu, profile, speed))
     return speed
 
 
@@ -89,6 +118,64 @@ def _offers_of(offers: list[Offer], gpu_id: str, spot: bool) -> list[Offer]:
     return list(hit[1].get((gpu_id, spot), ()))
 
 
+# What _sized found for one size of one GPU (its first value)
+_SKIP, _HOST, _NO_BATCH, _TOO_BIG, _FITS = range(5)
+# _sized's answers by value, across answers: questions that differ only in their amount of
+# work (1,000 or 1,234 images, a deadline, a budget) size every GPU x count the same way
+_SIZES = memo.Table(4096)
+
+
+def _sized(w: Workload, gpu: GPU, count: int, batched: bool, concurrency: int | None
+           ) -> tuple[int, Any, int, int, Any]:
+    """The amount-free part of one size of one GPU: (state, workload, bytes per GPU, batch,
+    offload plan). The layout of ``count`` GPUs (_SKIP when there is none), llama.cpp's
+    offload (_HOST: the plan needs more host RAM than is free; the bytes are the layout's
+    without offload), as many sequences as fit when ``batched`` (the work is tokens:
+    _NO_BATCH when not one, or not ``concurrency``, fits; the bytes at that batch), then
+    what users do on a card too small (_TOO_BIG with the smallest need, else _FITS).
+
+    A pure function of its arguments (the workload by value, the GPU by identity), so its
+    answers are kept by value in a bounded table (estimate/memo.py: never in the reference
+    path); the workloads it returns are then the same objects from one answer to the next,
+    and the memos keyed by their identity find them again."""
+    try:
+        key: Any = (id(w.model), memo.workload_settings(w), id(gpu), count, batched,
+                    concurrency)
+        hit = _SIZES.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        key, hit = None, None
+    if hit is not None and hit[0] is w.model and hit[1] is gpu:
+        return hit[2]
+    got = _size(w, gpu, count, batched, concurrency)
+    if key is not None:
+        _SIZES.put(key, (w.model, gpu, got))
+    return got
+
+
+def _size(w: Workload, gpu: GPU, count: int, batched: bool, concurrency: int | None
+          ) -> tuple[int, Any, int, int, Any]:
+    """:func:`_sized`, worked out."""
+    try:
+        wl = layout_for(w, count)
+    except InputError:
+        return _SKIP, None, 0, 0, None
+    wl, spilled = _with_offload(wl, gpu, count)
+    if spilled is not None and not spilled.host_ok:
+        return _HOST, None, estimate_memory(layout_for(w, count)).total_bytes, 0, spilled
+    batch = 1
+    if batched:
+        cap = concurrency or MAX_CONCURRENCY
+        batch = max_concurrency(wl, gpu, count, limit=cap)
+        if concurrency and batch < concurrency:
+            batch = 0
+        if batch == 0:
+            need = estimate_memory(wl.with_(batch=concurrency or 1)).total_bytes
+            return _NO_BATCH, None, need, 0, spilled
+        wl = wl.with_(batch=batch)
+    wl, need = _fit(wl, w, gpu.usable_memory_bytes)
+    return (_TOO_BIG if need > gpu.usable_memory_bytes else _FITS), wl, need, batch, spilled
+
+
 def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, max_gpus):
     """Options for one GPU, and the sizes of it that fail: every failing size below the
     smallest that works, or (when no size works) the nearest miss."""
@@ -107,41 +194,31 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
                                                           else (False,))]
     pools = [p for p in pools if p]
     pool = [o for p in pools for o in p]
-    usable = gpu.usable_memory_bytes
+    batched = job.kind in (WorkKind.TOKENS, WorkKind.DAILY, WorkKind.SERVING)
     opts: list[Option] = []
     misses: list[Exclusion] = []
     for count in counts:
         if count > SERVER_GPUS and w.task != Task.PRETRAIN and \
                 any(o.count <= SERVER_GPUS for o in opts):
             break  # a cluster only when one server is not enough (pre-training: always, S5)
-        try:
-            wl = layout_for(w, count)
-        except InputError:
+        state, sized, need, batch, spilled = _sized(w, gpu, count, batched, job.concurrency)
+        if state == _SKIP:
             continue
-        wl, spilled = _with_offload(wl, gpu, count)
-        if spilled is not None and not spilled.host_ok:
+        if state == _HOST:
             host = spilled.memory.host
             misses.append(_memory_exclusion(
-                gpu, count, estimate_memory(layout_for(w, count)).total_bytes, bool(pool),
+                gpu, count, need, bool(pool),
                 [msg("exclusion.host_ram", "with llama.cpp offload ({flags}) it needs "
                      "{host:.1f} GB of host RAM, more than the {free:.0f} GB free ({flag})",
                      flags=spilled.flags, host=spilled.host_bytes / 1e9,
                      free=(host.usable_ram_bytes if host else 0) / 1e9,
                      flag=Field("host_ram"))]))
             continue
-        batch = 1
-        if job.kind in (WorkKind.TOKENS, WorkKind.DAILY, WorkKind.SERVING):
-            cap = job.concurrency or MAX_CONCURRENCY
-            batch = max_concurrency(wl, gpu, count, limit=cap)
-            if job.concurrency and batch < job.concurrency:
-                batch = 0
-            if batch == 0:
-                need = estimate_memory(wl.with_(batch=job.concurrency or 1)).total_bytes
-                misses.append(_memory_exclusion(gpu, count, need, bool(pool)))
-                continue
-            wl = wl.with_(batch=batch)
-        wl, need = _fit(wl, w, usable)
-        if need > usable:
+        if state == _NO_BATCH:
+            misses.append(_memory_exclusion(gpu, count, need, bool(pool)))
+            continue
+        wl = sized
+        if state == _TOO_BIG:
             misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w),
                                             memory_band(wl)))
             continue
@@ -357,22 +434,19 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         users, each = _given(job.users), _given(job.tokens_per_s_each)
         replicas = max(1, math.ceil(users / max(batch, 1)))
         per_replica = math.ceil(users / replicas)
-        s = _speed(wl, gpu, count, profile) if per_replica == batch else estimate_speed(
-            wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
-            saturation=False)
+        s = _speed(wl, gpu, count, profile) if per_replica == batch else _speed_kept(
+            wl.with_(batch=per_replica), gpu, count, profile)
         if s.rates[rate_name].typical < each and per_replica > 1 and _alone_fastest(wl,
                                                                                   profile):
             # the doubling below ends at one user per replica (the speed it would reach
             # last): when even that is too slow, no replica count is fast enough
-            alone = estimate_speed(wl.with_(batch=1), gpu, count, profile=profile,
-                                   check_fit=False, saturation=False)
+            alone = _speed_kept(wl.with_(batch=1), gpu, count, profile)
             if alone.rates[rate_name].typical < each:
                 s, per_replica = alone, 1
         while s.rates[rate_name].typical < each and per_replica > 1:
             replicas *= 2
             per_replica = math.ceil(users / replicas)
-            s = estimate_speed(wl.with_(batch=per_replica), gpu, count, profile=profile,
-                               check_fit=False, saturation=False)
+            s = _speed_kept(wl.with_(batch=per_replica), gpu, count, profile)
         rate = s.rates[rate_name]
         if rate.typical < each:
             missing = each - rate.typical

@@ -161,6 +161,25 @@ def _settings_getter() -> Callable[[Any], tuple[Any, ...]]:
     return getter
 
 
+_WORKLOAD_GETTER: list[Callable[[Any], tuple[Any, ...]]] = []
+
+
+def workload_settings(w: Any) -> tuple[Any, ...]:
+    """Every Workload field but the model (the batch included), as one tuple: with the
+    model's identity, the value key of a workload for the memos that outlive one answer
+    (two questions that differ only in their amount of work size and time equal workloads).
+    May hold an unhashable setting: the caller catches the TypeError of the lookup."""
+    if not _WORKLOAD_GETTER:
+        from dataclasses import fields
+        from operator import attrgetter
+
+        from whichgpu.estimate.workload import Workload
+
+        _WORKLOAD_GETTER.append(attrgetter(
+            *(f.name for f in fields(Workload) if f.name != "model")))
+    return _WORKLOAD_GETTER[0](w)
+
+
 class Table:
     """A bounded memo table keyed by value (emptied when full or when a constant changes;
     never used in reference mode): for answers that equal workloads share although they are
