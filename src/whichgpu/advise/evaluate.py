@@ -354,6 +354,7 @@ def _main_rate(speed: SpeedEstimate) -> str:
     return next(iter(speed.rates))
 
 
+@memo.by_identity(4096)  # the same sized workloads from one answer to the next (_sized)
 def _layout(wl: Workload, replicas: int) -> Message:
     """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs'."""
     base = describe_layout(wl)
@@ -509,20 +510,19 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         cost: MoneyRange | None
         if wall is None:
             cost = MoneyRange(price, price, price)
-        elif defer and not offer.spot and (setup is None or m.machines == 1):
+        elif defer and not offer.spot:
             # what the range below would rank it by (its typical end, by the same
             # operations); the low and high ends are worked out for the cheapest offer only
-            ranked[id(offer)] = (convert(run_cost_amount(offer, wall.typical), currency,
-                                         rates) * m.machines).amount
+            one = convert(run_cost_amount(offer, wall.typical), currency, rates)
+            if setup is not None and m.machines > 1:
+                more = convert(run_cost_amount(offer, wall.typical + setup.typical),
+                               currency, rates)
+                ranked[id(offer)] = one.amount + (more * (m.machines - 1)).amount
+            else:
+                ranked[id(offer)] = (one * m.machines).amount
             cost = None
-        elif setup is not None and m.machines > 1:
-            # each machine past the first also boots and loads the weights (billed)
-            first = run_cost_range(offer, wall).convert(currency, rates)
-            more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
-                                               + setup.typical, wall.high + setup.high))
-            cost = first.plus(more.convert(currency, rates).scale(m.machines - 1))
         else:
-            cost = run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
+            cost = _cost_range(offer, wall, setup, m, currency, rates)
         machines_of[id(offer)] = m
         priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, wall,
                                                  speed, price, rates, m)))
@@ -544,8 +544,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                                                           p[0].provider))
     if cost is None:  # the range of the cheapest on-demand offer, as every offer had it
         assert wall is not None
-        cost = run_cost_range(offer, wall).convert(currency, rates).scale(
-            machines_of[id(offer)].machines)
+        cost = _cost_range(offer, wall, setup, machines_of[id(offer)], currency, rates)
     if kind == WorkKind.DAILY and seconds is not None:
         seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:
@@ -614,13 +613,13 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                          "16-bit matmuls", unit=qf.compute.upper(), gpu=gpu.id, quant=qf.name))
     if w.model.approximate:
         notes.append(msg("option.approximate", "generic model from a bare size: approximate"))
-    band = memory_band(wl)
+    band = _band(wl)
     floor = need
     if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes and batch > 1 \
             and not job.concurrency:
         # the batch is ours, as many sequences as fit: less free memory than estimated makes
         # the engine run fewer at once (slower), it does not fail; what must fit is one
-        floor = estimate_memory(wl.with_(batch=1)).total_bytes
+        floor = _one_sequence_bytes(wl)
     if gpu.usable_memory_bytes - floor <= band * gpu.usable_memory_bytes:
         notes.append(msg("option.borderline", "borderline fit: {need:.1f} GB of {usable:.1f} GB "
                          "is within the memory estimate's {band:.0%} uncertainty of the card",
@@ -643,6 +642,30 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                   + tuple(said) + (tuple(risk.assumptions) if risk is not None else ()),
                   unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl,
                   machines=machines_of[id(offer)])
+
+
+@memo.by_identity(4096)
+def _one_sequence_bytes(wl: Workload) -> int:
+    """Bytes per GPU of ``wl`` at one sequence (what must fit when the batch is ours)."""
+    return estimate_memory(wl.with_(batch=1)).total_bytes
+
+
+@memo.by_identity(4096)
+def _band(wl: Workload) -> float:
+    """``memory_band(wl)``, asked once per sized workload."""
+    return memory_band(wl)
+
+
+def _cost_range(offer: Offer, wall: Range, setup: Range | None, m: Machines, currency: str,
+                rates) -> MoneyRange:
+    """The low-high cost of running ``m`` machines of ``offer`` for ``wall`` each; with a
+    ``setup``, each machine past the first also boots and loads the weights (billed)."""
+    if setup is not None and m.machines > 1:
+        first = run_cost_range(offer, wall).convert(currency, rates)
+        more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
+                                           + setup.typical, wall.high + setup.high))
+        return first.plus(more.convert(currency, rates).scale(m.machines - 1))
+    return run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
 
 
 def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, wall,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.cost.capacity import SERVER_GPUS, Spread
+from whichgpu.estimate import memo
 from whichgpu.messages import Message, msg
 
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ def _machines(offer: Offer, wl: Workload, count: int, replicas: int) -> Machines
 SETUP_SOURCE = "cost/data/spot.toml"
 
 
+@memo.by_identity(1024)  # a pure function of the workload, asked per option priced
 def machine_setup(wl: Workload) -> Range:
     """Seconds a machine spends before its share of independent work: it boots, sets up the
     engine and loads the replica's weights from storage (the restart a spot interruption
