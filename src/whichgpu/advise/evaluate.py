@@ -24,7 +24,7 @@ from whichgpu.advise.options import Exclusion, Option
 from whichgpu.advise.ranking import _rank_key, _ranked, _unit_ranked
 from whichgpu.catalog.gpus import GPU
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost_amount, run_cost_range
+from whichgpu.cost.billing import MoneyRange, run_cost_range, run_cost_typical
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
 from whichgpu.estimate import memo
@@ -513,13 +513,13 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         elif defer and not offer.spot:
             # what the range below would rank it by (its typical end, by the same
             # operations); the low and high ends are worked out for the cheapest offer only
-            one = convert(run_cost_amount(offer, wall.typical), currency, rates)
             if setup is not None and m.machines > 1:
-                more = convert(run_cost_amount(offer, wall.typical + setup.typical),
-                               currency, rates)
-                ranked[id(offer)] = one.amount + (more * (m.machines - 1)).amount
+                ranked[id(offer)] = run_cost_typical(offer, wall.typical, currency, rates) + \
+                    run_cost_typical(offer, wall.typical + setup.typical, currency, rates,
+                                     m.machines - 1)
             else:
-                ranked[id(offer)] = (one * m.machines).amount
+                ranked[id(offer)] = run_cost_typical(offer, wall.typical, currency, rates,
+                                                     m.machines)
             cost = None
         else:
             cost = _cost_range(offer, wall, setup, m, currency, rates)

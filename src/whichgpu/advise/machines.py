@@ -108,9 +108,23 @@ def machines_for(offer: Offer, wl: Workload, count: int, replicas: int = 1
     return sized, m
 
 
+# _machines' answers by value: (GPUs per machine, linked GPUs, count, replicas) -> Machines
+_SHAPES = memo.Table(4096)
+
+
 def _machines(offer: Offer, wl: Workload, count: int, replicas: int) -> Machines | None:
     size = offer.gpu_count
     linked = linked_gpus(wl, count)
+    key = (size, linked, count, replicas)
+    got = _SHAPES.get(key)
+    if got is None:
+        got = _SHAPES.put(key, (_shape(size, linked, count, replicas),))
+    return got[0]
+
+
+def _shape(size: int, linked: int, count: int, replicas: int) -> Machines | None:
+    """The machines of ``size`` GPUs that run ``replicas`` parts of ``count`` GPUs, ``linked``
+    of which must share a machine (None: a machine cannot hold them)."""
     if linked == 1 and count > 1:  # independent pipelines: as many machines as they need
         parts = count * replicas
         n = math.ceil(parts / size)
