@@ -24,7 +24,12 @@ from whichgpu.advise.options import Exclusion, Option
 from whichgpu.advise.ranking import _rank_key, _ranked, _unit_ranked
 from whichgpu.catalog.gpus import GPU
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost_range, run_cost_typical
+from whichgpu.cost.billing import (
+    MoneyRange,
+    run_cost_range,
+    run_cost_range_in,
+    run_cost_typical,
+)
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
 from whichgpu.estimate import memo
@@ -656,16 +661,34 @@ def _band(wl: Workload) -> float:
     return memory_band(wl)
 
 
+#: Work out a size's cost range through the records (run_cost_range, MoneyRange.convert,
+#: .scale, .plus) instead of on floats: the reference tests/advise/test_cost_range_floats.py
+#: compares with
+_RANGES_AS_RECORDS = [False]
+
+
 def _cost_range(offer: Offer, wall: Range, setup: Range | None, m: Machines, currency: str,
                 rates) -> MoneyRange:
     """The low-high cost of running ``m`` machines of ``offer`` for ``wall`` each; with a
     ``setup``, each machine past the first also boots and loads the weights (billed)."""
+    if _RANGES_AS_RECORDS[0]:  # the reference: the records' own operations
+        if setup is not None and m.machines > 1:
+            first = run_cost_range(offer, wall).convert(currency, rates)
+            more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
+                                               + setup.typical, wall.high + setup.high))
+            return first.plus(more.convert(currency, rates).scale(m.machines - 1))
+        return run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
+    # the same operations on floats (cost/billing.run_cost_range_in), one record at the end
     if setup is not None and m.machines > 1:
-        first = run_cost_range(offer, wall).convert(currency, rates)
-        more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
-                                           + setup.typical, wall.high + setup.high))
-        return first.plus(more.convert(currency, rates).scale(m.machines - 1))
-    return run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
+        first = run_cost_range_in(offer, wall, currency, rates)
+        more = run_cost_range_in(offer, Range(wall.low + setup.low, wall.typical
+                                              + setup.typical, wall.high + setup.high),
+                                 currency, rates, m.machines - 1)
+        ends = (first[0] + more[0], first[1] + more[1], first[2] + more[2])
+    else:
+        ends = run_cost_range_in(offer, wall, currency, rates, m.machines)
+    return MoneyRange(Money(ends[0], currency), Money(ends[1], currency),
+                      Money(ends[2], currency))
 
 
 def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, wall,

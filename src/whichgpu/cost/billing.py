@@ -172,6 +172,23 @@ def run_cost_typical(offer: Offer, duration_s: float, currency: str, rates: Rate
     return amount * float(machines)
 
 
+def run_cost_range_in(offer: Offer, duration_s: Range, currency: str,
+                      rates: RateTable | None, machines: int = 1) -> tuple[float, float, float]:
+    """The low, typical and high amounts of
+    ``run_cost_range(offer, duration_s).convert(currency, rates).scale(machines)`` by the
+    same checks and float operations, without the intermediate records (a recommendation
+    works out hundreds). ``currency`` is an ISO code as written (``check_currency``'d)."""
+    price = offer.price_per_hour
+    billed = [offer.billing.billed_seconds(_check_duration(d))
+              for d in (duration_s.low, duration_s.typical, duration_s.high)]
+    amounts = [price.amount * float(1 * b / 3600) for b in billed]
+    if price.currency != currency:
+        rate = (rates or default_rates()).rate(price.currency, currency)
+        amounts = [a * rate for a in amounts]
+    factor = float(machines)
+    return amounts[0] * factor, amounts[1] * factor, amounts[2] * factor
+
+
 def hourly_price(offer: Offer, gpus: int, currency: str | None = None,
                  rates: RateTable | None = None) -> Money:
     """What ``gpus`` GPUs cost per hour on ``offer`` (whole instances), optionally converted."""
