@@ -3,7 +3,6 @@ with no amount by its cost per unit of work), near-ties and the Pareto front fla
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from whichgpu.advise.job import Job
@@ -78,7 +77,17 @@ def _rank(job: Job, options: list[Option]) -> None:
                 near = o.time_s.typical <= best.time_s.typical * (1 + NEAR_TIE)
             elif job.objective == "cost":
                 near = cost_of(o) <= cost_of(best) * (1 + NEAR_TIE)
-        options[i] = replace(o, near_tie=near, pareto=front[i])
+        options[i] = _flagged(o, near, front[i])
+
+
+def _flagged(o: Option, near: bool, pareto: bool) -> Option:
+    """``replace(o, near_tie=near, pareto=pareto)`` without its per-call introspection (an
+    Option has no __post_init__ and every field is an init field: a copy of its fields)."""
+    new = object.__new__(type(o))
+    new.__dict__.update(o.__dict__)
+    new.__dict__["near_tie"] = near
+    new.__dict__["pareto"] = pareto
+    return new
 
 
 def _dominated(pairs: list[tuple[float, float]], c: float, t: float) -> bool:
