@@ -77,7 +77,7 @@ def _speed(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
 # estimate_speed's answers for ranking, by value across answers (the workload's settings,
 # the GPU, the calibration profile by identity, the measured-kernel choice): questions that
 # differ only in their amount of work ask the same speeds
-_SPEED_TABLE = memo.Table(4096)
+_SPEED_TABLE = memo.Table(2048)  # ~8 KB a speed (its messages): ~16 MB at most
 
 
 def _speed_kept(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
