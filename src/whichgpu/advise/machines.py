@@ -88,7 +88,12 @@ def as_machine(offer: Offer, wl: Workload, count: int) -> Offer:
     linked = linked_gpus(wl, count)
     if linked == 1 or not per_gpu_price(offer):
         return offer
-    size = min(linked, SERVER_GPUS)
+    return _per_gpu_machine(offer, min(linked, SERVER_GPUS))
+
+
+@memo.by_identity(512)  # an offer priced per GPU, as a machine of each size, made once
+def _per_gpu_machine(offer: Offer, size: int) -> Offer:
+    """One machine of ``size`` GPUs of an offer priced per GPU, at that price per GPU."""
     return offer.model_copy(update={"gpu_count": size,
                                     "price_per_hour": offer.price_per_hour * size})
 
@@ -97,29 +102,26 @@ def machines_for(offer: Offer, wl: Workload, count: int, replicas: int = 1
                  ) -> tuple[Offer, Machines] | None:
     """The machine offer and the machines of it that run ``replicas`` parts of ``count`` GPUs,
     or None when its machine cannot hold the GPUs that must be linked."""
-    sized = as_machine(offer, wl, count)
-    m = _machines(sized, wl, count, replicas)
-    if m is None:
-        return None
-    if sized is not offer:
-        from dataclasses import replace
-
-        m = replace(m, sized_as_asked=True)
-    return sized, m
-
-
-# _machines' answers by value: (GPUs per machine, linked GPUs, count, replicas) -> Machines
-_SHAPES = memo.Table(4096)
-
-
-def _machines(offer: Offer, wl: Workload, count: int, replicas: int) -> Machines | None:
-    size = offer.gpu_count
     linked = linked_gpus(wl, count)
-    key = (size, linked, count, replicas)
+    if linked == 1 or not per_gpu_price(offer):
+        sized, as_asked = offer, False
+    else:
+        sized, as_asked = _per_gpu_machine(offer, min(linked, SERVER_GPUS)), True
+    key = (sized.gpu_count, linked, count, replicas, as_asked)
     got = _SHAPES.get(key)
     if got is None:
-        got = _SHAPES.put(key, (_shape(size, linked, count, replicas),))
-    return got[0]
+        m = _shape(sized.gpu_count, linked, count, replicas)
+        if m is not None and as_asked:
+            from dataclasses import replace
+
+            m = replace(m, sized_as_asked=True)
+        got = _SHAPES.put(key, (m,))
+    return None if got[0] is None else (sized, got[0])
+
+
+# machines_for's shapes by value: (GPUs per machine, linked GPUs, count, replicas, priced per
+# GPU) -> Machines (or None)
+_SHAPES = memo.Table(4096)
 
 
 def _shape(size: int, linked: int, count: int, replicas: int) -> Machines | None:
