@@ -52,7 +52,14 @@ class Machines:
         return self.machines * self.per_machine
 
     def describe(self) -> Message:
-        """'one 2-GPU machine', '5 separate machines of 1 GPU', '8 machines of 8 GPUs ...'."""
+        """'one 2-GPU machine', '5 separate machines of 1 GPU', '8 machines of 8 GPUs ...'
+        (said once per record: machines_for shares one record per shape)."""
+        said = self.__dict__.get("_said")
+        if said is None:
+            said = self.__dict__["_said"] = self._describe()
+        return said
+
+    def _describe(self) -> Message:
         if self.spread is Spread.ONE:
             if self.used < self.per_machine:
                 return msg("machines.one.part", "one {size}-GPU machine ({used} GPU(s) used)",
