@@ -11,6 +11,13 @@ and the CPU seconds of whole CLI processes.
 Each in-process row also says how much of the CPU time the garbage collector took (mean
 per run; a full collection costs tens of ms once many objects are alive, see GcClock).
 
+``--other-amount`` also asks each recommendation again with a new amount of work on every run
+(10M tokens -> 10,137,000, 10,274,000 ...; users + 1, + 2 ...): what a question nobody asked
+before costs when only its amount is new, as on the web where people try amounts. The
+amount-free work (sizes, speeds, a request rate's layouts, memory changes) is kept by value
+across answers (advise/evaluate.py, advise/serving.py, estimate/memory/changes.py), so such
+a question only reprices; a new model or setting still works everything out.
+
 The questions are tests/answer_set.py's (every task family and amount of work over the whole
 catalog, market and shipped prices, memory and speed), the set whose answers
 tests/answers/test_answers_identical.py keeps identical. In-process: each question once to warm the
