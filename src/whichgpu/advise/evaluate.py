@@ -85,7 +85,7 @@ def _speed_kept(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
     (estimate/memo.py: emptied when a constant changes, never used in the reference path).
     A speed moved by a store's measured runs is not kept: the store gains runs."""
     key: Any = None
-    if getattr(profile, "measured_runs", None) is None:
+    if getattr(profile, "measured_runs", None) is None and memo.shared(wl.model):
         from whichgpu.estimate.speed.kernel_db import opted_in
 
         try:
@@ -143,6 +143,8 @@ def _sized(w: Workload, gpu: GPU, count: int, batched: bool, concurrency: int | 
     answers are kept by value in a bounded table (estimate/memo.py: never in the reference
     path); the workloads it returns are then the same objects from one answer to the next,
     and the memos keyed by their identity find them again."""
+    if not memo.shared(w.model):  # a pasted config's model: its answer's own
+        return _size(w, gpu, count, batched, concurrency)
     try:
         key: Any = (id(w.model), memo.workload_settings(w), id(gpu), count, batched,
                     concurrency)
@@ -359,9 +361,19 @@ def _main_rate(speed: SpeedEstimate) -> str:
     return next(iter(speed.rates))
 
 
-@memo.by_identity(4096)  # the same sized workloads from one answer to the next (_sized)
 def _layout(wl: Workload, replicas: int) -> Message:
-    """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs'."""
+    """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs';
+    remembered per sized workload of a shared model (the same objects from one answer to the
+    next: _sized)."""
+    return _layout_kept(wl, replicas) if memo.shared(wl.model) else _layout_said(wl, replicas)
+
+
+@memo.by_identity(4096)
+def _layout_kept(wl: Workload, replicas: int) -> Message:
+    return _layout_said(wl, replicas)
+
+
+def _layout_said(wl: Workload, replicas: int) -> Message:
     base = describe_layout(wl)
     if replicas == 1:
         return base
@@ -649,15 +661,26 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                   machines=machines_of[id(offer)])
 
 
-@memo.by_identity(4096)
 def _one_sequence_bytes(wl: Workload) -> int:
-    """Bytes per GPU of ``wl`` at one sequence (what must fit when the batch is ours)."""
+    """Bytes per GPU of ``wl`` at one sequence (what must fit when the batch is ours);
+    remembered per sized workload of a shared model (memo.shared)."""
+    if memo.shared(wl.model):
+        return _one_sequence_kept(wl)
     return estimate_memory(wl.with_(batch=1)).total_bytes
 
 
 @memo.by_identity(4096)
+def _one_sequence_kept(wl: Workload) -> int:
+    return estimate_memory(wl.with_(batch=1)).total_bytes
+
+
 def _band(wl: Workload) -> float:
-    """``memory_band(wl)``, asked once per sized workload."""
+    """``memory_band(wl)``, remembered per sized workload of a shared model."""
+    return _band_kept(wl) if memo.shared(wl.model) else memory_band(wl)
+
+
+@memo.by_identity(4096)
+def _band_kept(wl: Workload) -> float:
     return memory_band(wl)
 
 

@@ -152,11 +152,20 @@ def _shape(size: int, linked: int, count: int, replicas: int) -> Machines | None
 SETUP_SOURCE = "cost/data/spot.toml"
 
 
-@memo.by_identity(1024)  # a pure function of the workload, asked per option priced
 def machine_setup(wl: Workload) -> Range:
     """Seconds a machine spends before its share of independent work: it boots, sets up the
     engine and loads the replica's weights from storage (the restart a spot interruption
-    costs, cost/data/spot.toml; low to high)."""
+    costs, cost/data/spot.toml; low to high). Remembered per workload of a shared model
+    (asked per option priced)."""
+    return _setup_kept(wl) if memo.shared(wl.model) else _setup(wl)
+
+
+@memo.by_identity(1024)
+def _setup_kept(wl: Workload) -> Range:
+    return _setup(wl)
+
+
+def _setup(wl: Workload) -> Range:
     from whichgpu.advise.spot_risk import job_bytes
     from whichgpu.cost.spot import restart_assumption
     from whichgpu.units import Range

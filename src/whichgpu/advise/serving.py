@@ -136,13 +136,15 @@ def _sized(lay: Layout, targets: Targets) -> Layout:
     the layout object (shared across answers by _unsized) and the latency targets."""
     if lay.max_rate != _UNSIZED:
         return lay
+    kept = memo.shared(lay.model.workload.model)  # a pasted config's: its answer's own
     key = ("sized", id(lay), _latency(targets))
-    hit = _LAYOUTS.get(key)
+    hit = _LAYOUTS.get(key) if kept else None
     if hit is not None and hit[0] is lay:
         return cast(Layout, hit[1])
     got = Layout(lay.gpu, lay.tp, lay.model, max_rate(lay.model, targets), lay.idle_ttft_s,
                  lay.idle_tpot_s, lay.memory_bytes)
-    _LAYOUTS.put(key, (lay, got))
+    if kept:
+        _LAYOUTS.put(key, (lay, got))
     return got
 
 
@@ -153,7 +155,7 @@ def _unsized(w, gpu: GPU, tp: int, targets: Targets,
     the GPU and the profile by identity; the latency targets; the measured-kernel choice),
     except with a profile whose measured runs move speeds (the store gains runs)."""
     key: Any = None
-    if getattr(profile, "measured_runs", None) is None:
+    if getattr(profile, "measured_runs", None) is None and memo.shared(w.model):
         from whichgpu.estimate.speed.kernel_db import opted_in
 
         try:

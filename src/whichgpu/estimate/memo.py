@@ -161,6 +161,17 @@ def _settings_getter() -> Callable[[Any], tuple[Any, ...]]:
     return getter
 
 
+#: Where a model spec comes from when something else keeps it anyway (the presets, the Hub
+#: cache): the memos that outlive one answer hold only these (a pasted config's spec is its
+#: answer's own, and the web counts it against that answer's memory: issue 36)
+SHARED_SOURCES = ("preset:", "hub:")
+
+
+def shared(model: Any) -> bool:
+    """Whether ``model`` may be held by a memo that outlives one answer (see SHARED_SOURCES)."""
+    return str(getattr(model, "source", "")).startswith(SHARED_SOURCES)
+
+
 _WORKLOAD_GETTER: list[Callable[[Any], tuple[Any, ...]]] = []
 
 

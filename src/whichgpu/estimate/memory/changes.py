@@ -119,6 +119,8 @@ def suggestions(w: Workload, target: GPU | None = None, *,
     listed with the GPUs each one makes sufficient.
     """
     catalog = catalog or default_catalog()
+    if not memo.shared(w.model):  # a pasted config's model: its answer's own
+        return _suggestions(w, target, catalog)
     try:
         key: Any = (id(w.model), memo.workload_settings(w), id(target), id(catalog))
         hit = _SUGGESTED.get(key)
