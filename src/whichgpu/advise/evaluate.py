@@ -703,11 +703,11 @@ def _cost_range(offer: Offer, wall: Range, setup: Range | None, m: Machines, cur
         return run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
     # the same operations on floats (cost/billing.run_cost_range_in), one record at the end
     if setup is not None and m.machines > 1:
-        first = run_cost_range_in(offer, wall, currency, rates)
-        more = run_cost_range_in(offer, Range(wall.low + setup.low, wall.typical
+        one = run_cost_range_in(offer, wall, currency, rates)
+        rest = run_cost_range_in(offer, Range(wall.low + setup.low, wall.typical
                                               + setup.typical, wall.high + setup.high),
                                  currency, rates, m.machines - 1)
-        ends = (first[0] + more[0], first[1] + more[1], first[2] + more[2])
+        ends = (one[0] + rest[0], one[1] + rest[1], one[2] + rest[2])
     else:
         ends = run_cost_range_in(offer, wall, currency, rates, m.machines)
     return MoneyRange(Money(ends[0], currency), Money(ends[1], currency),
