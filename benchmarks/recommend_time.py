@@ -6,9 +6,17 @@ and the CPU seconds of whole CLI processes.
     python benchmarks/recommend_time.py --no-cli     # in-process only
     python benchmarks/recommend_time.py --cli-only   # CLI processes only
     python benchmarks/recommend_time.py --calls      # and each answer's Python calls
+    python benchmarks/recommend_time.py --no-cli --other-amount   # and another amount each run
 
 Each in-process row also says how much of the CPU time the garbage collector took (mean
 per run; a full collection costs tens of ms once many objects are alive, see GcClock).
+
+``--other-amount`` also asks each recommendation again with a new amount of work on every run
+(10M tokens -> 10,137,000, 10,274,000 ...; users + 1, + 2 ...): what a question nobody asked
+before costs when only its amount is new, as on the web where people try amounts. The
+amount-free work (sizes, speeds, a request rate's layouts, memory changes) is kept by value
+across answers (advise/evaluate.py, advise/serving.py, estimate/memory/changes.py), so such
+a question only reprices; a new model or setting still works everything out.
 
 The questions are tests/answer_set.py's (every task family and amount of work over the whole
 catalog, market and shipped prices, memory and speed), the set whose answers
@@ -129,6 +137,51 @@ def in_process(runs: int, calls: bool) -> None:
           "full (generation 2) collections")
 
 
+#: the request fields that hold a question's amount of work (one per question of the set)
+AMOUNT_FIELDS = ("tokens", "images", "videos", "steps", "train_tokens", "tokens_per_day",
+                 "requests_per_s", "users")
+
+
+def other_amount(fields: dict, run: int) -> dict | None:
+    """The same question with another amount of work (1.37 % more per run: 10M tokens ->
+    10,137,000, 1000 images -> 1013; users + run + 1), or None when it has no amount."""
+    for name in AMOUNT_FIELDS:
+        if name in fields:
+            text = str(fields[name])
+            scale = {"k": 1e3, "M": 1e6, "B": 1e9}.get(text[-1], 1.0)
+            base = float(text[:-1]) * scale if scale != 1.0 else float(text)
+            value = (int(base) + run + 1 if name == "users"
+                     else str(int(base * (1 + 0.0137 * (run + 1)))))
+            return {**fields, name: value}
+    return None
+
+
+def other_amounts(runs: int, calls: bool) -> None:
+    """What a question nobody asked before costs when only its amount of work is new (the web's
+    all-different load varies the amount): each question warmed once, then asked ``runs``
+    times, each with another amount (advise/evaluate.py keeps the amount-free work by value)."""
+    print(f"in process, the same question with another amount each time: median of {runs} "
+          "runs (wall ms / CPU ms" + (" / Python calls of one more" if calls else "") + ")")
+    for name, (command, fields) in QUESTIONS.items():
+        if command != "recommend" or other_amount(fields, 0) is None:
+            continue
+        answer(command, fields)  # warm
+        wall, cpu = [], []
+        for run in range(runs):
+            changed = other_amount(fields, run)
+            assert changed is not None
+            t0, c0 = time.perf_counter(), time.process_time()
+            answer(command, changed)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        target = TARGET_MS.get(name, 100.0)
+        w, c = statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
+        n = f" {python_calls(command, other_amount(fields, runs) or fields):>10,}" if calls \
+            else ""
+        print(f"  {name:24s} {w:8.0f} {c:8.0f}{n}   "
+              f"{'ok' if c <= target else 'over'} (target {target:.0f} ms)")
+
+
 def cli_cpu(args: list[str], env: dict[str, str]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-c", "from whichgpu.cli import main; main()", *args],
@@ -166,12 +219,17 @@ def main() -> None:
                         help="only the CLI processes' CPU seconds (no in-process answers)")
     parser.add_argument("--calls", action="store_true",
                         help="also count each warm answer's Python calls (one profiled run)")
+    parser.add_argument("--other-amount", action="store_true",
+                        help="also time each question asked again with another amount of "
+                             "work (a new question whose amount-free work is kept)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as home:
         os.environ.update(environment(home))
         if not args.cli_only:
             in_process(args.runs, args.calls)
+            if args.other_amount:
+                other_amounts(args.runs, args.calls)
         if not args.no_cli:
             cli(args.cli_runs, home)
 

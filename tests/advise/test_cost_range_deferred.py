@@ -38,13 +38,13 @@ def _answer_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
 @pytest.mark.parametrize("name", sorted(QUESTIONS))
 def test_deferred_ranges_change_no_answer(name: str, monkeypatch) -> None:
     ranges: list[int] = []
-    real = evaluate.run_cost_range
+    real = evaluate._cost_range  # one offer's low-high cost
 
     def counted(*args, **kw):
         ranges.append(1)
         return real(*args, **kw)
 
-    monkeypatch.setattr(evaluate, "run_cost_range", counted)
+    monkeypatch.setattr(evaluate, "_cost_range", counted)
     fast = answer("recommend", QUESTIONS[name])
     deferred = len(ranges)
     ranges.clear()

@@ -24,9 +24,15 @@ from whichgpu.advise.options import Exclusion, Option
 from whichgpu.advise.ranking import _rank_key, _ranked, _unit_ranked
 from whichgpu.catalog.gpus import GPU
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.billing import MoneyRange, run_cost_amount, run_cost_range
+from whichgpu.cost.billing import (
+    MoneyRange,
+    run_cost_range,
+    run_cost_range_in,
+    run_cost_typical,
+)
 from whichgpu.cost.currency import RateTable, convert
 from whichgpu.errors import InputError
+from whichgpu.estimate import memo
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.memory.fit import describe_layout, layout_for, max_concurrency, memory_band
 from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
@@ -54,17 +60,45 @@ _SPEEDS: ContextVar[dict[tuple[int, int, int], tuple[Workload, GPU, SpeedEstimat
 
 def _speed(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
     """``estimate_speed`` for ranking (no fit check, no saturation search), remembered for
-    the recommendation under way (the same workload object on the same GPU object)."""
-    memo = _SPEEDS.get()
-    if memo is None:
-        return estimate_speed(wl, gpu, count, profile=profile, check_fit=False,
-                              saturation=False)
+    the recommendation under way (the same workload object on the same GPU object), and
+    across answers by value (:func:`_speed_kept`)."""
+    table = _SPEEDS.get()
+    if table is None:
+        return _speed_kept(wl, gpu, count, profile)
     key = (id(wl), id(gpu), count)
-    hit = memo.get(key)
+    hit = table.get(key)
     if hit is not None and hit[0] is wl and hit[1] is gpu:
         return hit[2]
+    speed = _speed_kept(wl, gpu, count, profile)
+    table[key] = (wl, gpu, speed)
+    return speed
+
+
+# estimate_speed's answers for ranking, by value across answers (the workload's settings,
+# the GPU, the calibration profile by identity, the measured-kernel choice): questions that
+# differ only in their amount of work ask the same speeds
+_SPEED_TABLE = memo.Table(2048)  # ~8 KB a speed (its messages): ~16 MB at most
+
+
+def _speed_kept(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
+    """``estimate_speed(wl, gpu, count)`` for ranking, kept by value in a bounded table
+    (estimate/memo.py: emptied when a constant changes, never used in the reference path).
+    A speed moved by a store's measured runs is not kept: the store gains runs."""
+    key: Any = None
+    if getattr(profile, "measured_runs", None) is None and memo.shared(wl.model):
+        from whichgpu.estimate.speed.kernel_db import opted_in
+
+        try:
+            key = (id(wl.model), memo.workload_settings(wl), id(gpu), count, id(profile),
+                   opted_in())
+            hit = _SPEED_TABLE.get(key)
+        except TypeError:  # an unhashable setting: no memo
+            key = hit = None
+        if hit is not None and hit[0] is wl.model and hit[1] is gpu and hit[2] is profile:
+            return cast(SpeedEstimate, hit[3])
     speed = estimate_speed(wl, gpu, count, profile=profile, check_fit=False, saturation=False)
-    memo[key] = (wl, gpu, speed)
+    if key is not None:
+        _SPEED_TABLE.put(key, (wl.model, gpu, profile, speed))
     return speed
 
 
@@ -89,6 +123,66 @@ def _offers_of(offers: list[Offer], gpu_id: str, spot: bool) -> list[Offer]:
     return list(hit[1].get((gpu_id, spot), ()))
 
 
+# What _sized found for one size of one GPU (its first value)
+_SKIP, _HOST, _NO_BATCH, _TOO_BIG, _FITS = range(5)
+# _sized's answers by value, across answers: questions that differ only in their amount of
+# work (1,000 or 1,234 images, a deadline, a budget) size every GPU x count the same way
+_SIZES = memo.Table(4096)
+
+
+def _sized(w: Workload, gpu: GPU, count: int, batched: bool, concurrency: int | None
+           ) -> tuple[int, Any, int, int, Any]:
+    """The amount-free part of one size of one GPU: (state, workload, bytes per GPU, batch,
+    offload plan). The layout of ``count`` GPUs (_SKIP when there is none), llama.cpp's
+    offload (_HOST: the plan needs more host RAM than is free; the bytes are the layout's
+    without offload), as many sequences as fit when ``batched`` (the work is tokens:
+    _NO_BATCH when not one, or not ``concurrency``, fits; the bytes at that batch), then
+    what users do on a card too small (_TOO_BIG with the smallest need, else _FITS).
+
+    A pure function of its arguments (the workload by value, the GPU by identity), so its
+    answers are kept by value in a bounded table (estimate/memo.py: never in the reference
+    path); the workloads it returns are then the same objects from one answer to the next,
+    and the memos keyed by their identity find them again."""
+    if not memo.shared(w.model):  # a pasted config's model: its answer's own
+        return _size(w, gpu, count, batched, concurrency)
+    try:
+        key: Any = (id(w.model), memo.workload_settings(w), id(gpu), count, batched,
+                    concurrency)
+        hit = _SIZES.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        key, hit = None, None
+    if hit is not None and hit[0] is w.model and hit[1] is gpu:
+        return hit[2]
+    got = _size(w, gpu, count, batched, concurrency)
+    if key is not None:
+        _SIZES.put(key, (w.model, gpu, got))
+    return got
+
+
+def _size(w: Workload, gpu: GPU, count: int, batched: bool, concurrency: int | None
+          ) -> tuple[int, Any, int, int, Any]:
+    """:func:`_sized`, worked out."""
+    try:
+        wl = layout_for(w, count)
+    except InputError:
+        return _SKIP, None, 0, 0, None
+    wl, spilled = _with_offload(wl, gpu, count)
+    if spilled is not None and not spilled.host_ok:
+        return _HOST, None, estimate_memory(layout_for(w, count)).total_bytes, 0, spilled
+    batch = 1
+    if batched:
+        cap = concurrency or MAX_CONCURRENCY
+        batch = max_concurrency(wl, gpu, count, limit=cap)
+        if concurrency and batch < concurrency:
+            batch = 0
+        if batch == 0:
+            need = estimate_memory(wl.with_(batch=concurrency or 1)).total_bytes
+            return _NO_BATCH, None, need, 0, spilled
+        wl = wl.with_(batch=batch)
+    wl, need = _fit(wl, w, gpu.usable_memory_bytes)
+    return (_TOO_BIG if need > gpu.usable_memory_bytes else _FITS), wl, need, batch, spilled
+
+
 def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, max_gpus):
     """Options for one GPU, and the sizes of it that fail: every failing size below the
     smallest that works, or (when no size works) the nearest miss."""
@@ -107,41 +201,31 @@ def _evaluate_gpu(job: Job, gpu: GPU, offers, currency, rates, profile, counts, 
                                                           else (False,))]
     pools = [p for p in pools if p]
     pool = [o for p in pools for o in p]
-    usable = gpu.usable_memory_bytes
+    batched = job.kind in (WorkKind.TOKENS, WorkKind.DAILY, WorkKind.SERVING)
     opts: list[Option] = []
     misses: list[Exclusion] = []
     for count in counts:
         if count > SERVER_GPUS and w.task != Task.PRETRAIN and \
                 any(o.count <= SERVER_GPUS for o in opts):
             break  # a cluster only when one server is not enough (pre-training: always, S5)
-        try:
-            wl = layout_for(w, count)
-        except InputError:
+        state, sized, need, batch, spilled = _sized(w, gpu, count, batched, job.concurrency)
+        if state == _SKIP:
             continue
-        wl, spilled = _with_offload(wl, gpu, count)
-        if spilled is not None and not spilled.host_ok:
+        if state == _HOST:
             host = spilled.memory.host
             misses.append(_memory_exclusion(
-                gpu, count, estimate_memory(layout_for(w, count)).total_bytes, bool(pool),
+                gpu, count, need, bool(pool),
                 [msg("exclusion.host_ram", "with llama.cpp offload ({flags}) it needs "
                      "{host:.1f} GB of host RAM, more than the {free:.0f} GB free ({flag})",
                      flags=spilled.flags, host=spilled.host_bytes / 1e9,
                      free=(host.usable_ram_bytes if host else 0) / 1e9,
                      flag=Field("host_ram"))]))
             continue
-        batch = 1
-        if job.kind in (WorkKind.TOKENS, WorkKind.DAILY, WorkKind.SERVING):
-            cap = job.concurrency or MAX_CONCURRENCY
-            batch = max_concurrency(wl, gpu, count, limit=cap)
-            if job.concurrency and batch < job.concurrency:
-                batch = 0
-            if batch == 0:
-                need = estimate_memory(wl.with_(batch=job.concurrency or 1)).total_bytes
-                misses.append(_memory_exclusion(gpu, count, need, bool(pool)))
-                continue
-            wl = wl.with_(batch=batch)
-        wl, need = _fit(wl, w, usable)
-        if need > usable:
+        if state == _NO_BATCH:
+            misses.append(_memory_exclusion(gpu, count, need, bool(pool)))
+            continue
+        wl = sized
+        if state == _TOO_BIG:
             misses.append(_memory_exclusion(gpu, count, need, bool(pool), _adapted(wl, w),
                                             memory_band(wl)))
             continue
@@ -287,7 +371,18 @@ def _main_rate(speed: SpeedEstimate) -> str:
 
 
 def _layout(wl: Workload, replicas: int) -> Message:
-    """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs'."""
+    """How the GPUs are used: 'single GPU', 'tp=4', 'dp=64 ZeRO-3', '2 replicas of 2 GPUs';
+    remembered per sized workload of a shared model (the same objects from one answer to the
+    next: _sized)."""
+    return _layout_kept(wl, replicas) if memo.shared(wl.model) else _layout_said(wl, replicas)
+
+
+@memo.by_identity(4096)
+def _layout_kept(wl: Workload, replicas: int) -> Message:
+    return _layout_said(wl, replicas)
+
+
+def _layout_said(wl: Workload, replicas: int) -> Message:
     base = describe_layout(wl)
     if replicas == 1:
         return base
@@ -366,22 +461,19 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         users, each = _given(job.users), _given(job.tokens_per_s_each)
         replicas = max(1, math.ceil(users / max(batch, 1)))
         per_replica = math.ceil(users / replicas)
-        s = _speed(wl, gpu, count, profile) if per_replica == batch else estimate_speed(
-            wl.with_(batch=per_replica), gpu, count, profile=profile, check_fit=False,
-            saturation=False)
+        s = _speed(wl, gpu, count, profile) if per_replica == batch else _speed_kept(
+            wl.with_(batch=per_replica), gpu, count, profile)
         if s.rates[rate_name].typical < each and per_replica > 1 and _alone_fastest(wl,
                                                                                   profile):
             # the doubling below ends at one user per replica (the speed it would reach
             # last): when even that is too slow, no replica count is fast enough
-            alone = estimate_speed(wl.with_(batch=1), gpu, count, profile=profile,
-                                   check_fit=False, saturation=False)
+            alone = _speed_kept(wl.with_(batch=1), gpu, count, profile)
             if alone.rates[rate_name].typical < each:
                 s, per_replica = alone, 1
         while s.rates[rate_name].typical < each and per_replica > 1:
             replicas *= 2
             per_replica = math.ceil(users / replicas)
-            s = estimate_speed(wl.with_(batch=per_replica), gpu, count, profile=profile,
-                               check_fit=False, saturation=False)
+            s = _speed_kept(wl.with_(batch=per_replica), gpu, count, profile)
         rate = s.rates[rate_name]
         if rate.typical < each:
             missing = each - rate.typical
@@ -446,20 +538,19 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         cost: MoneyRange | None
         if wall is None:
             cost = MoneyRange(price, price, price)
-        elif defer and not offer.spot and (setup is None or m.machines == 1):
+        elif defer and not offer.spot:
             # what the range below would rank it by (its typical end, by the same
             # operations); the low and high ends are worked out for the cheapest offer only
-            ranked[id(offer)] = (convert(run_cost_amount(offer, wall.typical), currency,
-                                         rates) * m.machines).amount
+            if setup is not None and m.machines > 1:
+                ranked[id(offer)] = run_cost_typical(offer, wall.typical, currency, rates) + \
+                    run_cost_typical(offer, wall.typical + setup.typical, currency, rates,
+                                     m.machines - 1)
+            else:
+                ranked[id(offer)] = run_cost_typical(offer, wall.typical, currency, rates,
+                                                     m.machines)
             cost = None
-        elif setup is not None and m.machines > 1:
-            # each machine past the first also boots and loads the weights (billed)
-            first = run_cost_range(offer, wall).convert(currency, rates)
-            more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
-                                               + setup.typical, wall.high + setup.high))
-            cost = first.plus(more.convert(currency, rates).scale(m.machines - 1))
         else:
-            cost = run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
+            cost = _cost_range(offer, wall, setup, m, currency, rates)
         machines_of[id(offer)] = m
         priced.append((offer, price, cost, _spot(job, wl, offer, count, replicas, wall,
                                                  speed, price, rates, m)))
@@ -481,8 +572,7 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                                                           p[0].provider))
     if cost is None:  # the range of the cheapest on-demand offer, as every offer had it
         assert wall is not None
-        cost = run_cost_range(offer, wall).convert(currency, rates).scale(
-            machines_of[id(offer)].machines)
+        cost = _cost_range(offer, wall, setup, machines_of[id(offer)], currency, rates)
     if kind == WorkKind.DAILY and seconds is not None:
         seconds = seconds.scale(1 / replicas)  # wall time per day
     if job.deadline_s is not None and seconds is not None:
@@ -561,13 +651,13 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                          "16-bit matmuls", unit=qf.compute.upper(), gpu=gpu.id, quant=qf.name))
     if w.model.approximate:
         notes.append(msg("option.approximate", "generic model from a bare size: approximate"))
-    band = memory_band(wl)
+    band = _band(wl)
     floor = need
     if gpu.usable_memory_bytes - need <= band * gpu.usable_memory_bytes and batch > 1 \
             and not job.concurrency:
         # the batch is ours, as many sequences as fit: less free memory than estimated makes
         # the engine run fewer at once (slower), it does not fail; what must fit is one
-        floor = estimate_memory(wl.with_(batch=1)).total_bytes
+        floor = _one_sequence_bytes(wl)
     if gpu.usable_memory_bytes - floor <= band * gpu.usable_memory_bytes:
         notes.append(msg("option.borderline", "borderline fit: {need:.1f} GB of {usable:.1f} GB "
                          "is within the memory estimate's {band:.0%} uncertainty of the card",
@@ -590,6 +680,59 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                   + tuple(said) + (tuple(risk.assumptions) if risk is not None else ()),
                   unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl,
                   machines=machines_of[id(offer)])
+
+
+def _one_sequence_bytes(wl: Workload) -> int:
+    """Bytes per GPU of ``wl`` at one sequence (what must fit when the batch is ours);
+    remembered per sized workload of a shared model (memo.shared)."""
+    if memo.shared(wl.model):
+        return _one_sequence_kept(wl)
+    return estimate_memory(wl.with_(batch=1)).total_bytes
+
+
+@memo.by_identity(4096)
+def _one_sequence_kept(wl: Workload) -> int:
+    return estimate_memory(wl.with_(batch=1)).total_bytes
+
+
+def _band(wl: Workload) -> float:
+    """``memory_band(wl)``, remembered per sized workload of a shared model."""
+    return _band_kept(wl) if memo.shared(wl.model) else memory_band(wl)
+
+
+@memo.by_identity(4096)
+def _band_kept(wl: Workload) -> float:
+    return memory_band(wl)
+
+
+#: Work out a size's cost range through the records (run_cost_range, MoneyRange.convert,
+#: .scale, .plus) instead of on floats: the reference tests/advise/test_cost_range_floats.py
+#: compares with
+_RANGES_AS_RECORDS = [False]
+
+
+def _cost_range(offer: Offer, wall: Range, setup: Range | None, m: Machines, currency: str,
+                rates) -> MoneyRange:
+    """The low-high cost of running ``m`` machines of ``offer`` for ``wall`` each; with a
+    ``setup``, each machine past the first also boots and loads the weights (billed)."""
+    if _RANGES_AS_RECORDS[0]:  # the reference: the records' own operations
+        if setup is not None and m.machines > 1:
+            first = run_cost_range(offer, wall).convert(currency, rates)
+            more = run_cost_range(offer, Range(wall.low + setup.low, wall.typical
+                                               + setup.typical, wall.high + setup.high))
+            return first.plus(more.convert(currency, rates).scale(m.machines - 1))
+        return run_cost_range(offer, wall).convert(currency, rates).scale(m.machines)
+    # the same operations on floats (cost/billing.run_cost_range_in), one record at the end
+    if setup is not None and m.machines > 1:
+        one = run_cost_range_in(offer, wall, currency, rates)
+        rest = run_cost_range_in(offer, Range(wall.low + setup.low, wall.typical
+                                              + setup.typical, wall.high + setup.high),
+                                 currency, rates, m.machines - 1)
+        ends = (one[0] + rest[0], one[1] + rest[1], one[2] + rest[2])
+    else:
+        ends = run_cost_range_in(offer, wall, currency, rates, m.machines)
+    return MoneyRange(Money(ends[0], currency), Money(ends[1], currency),
+                      Money(ends[2], currency))
 
 
 def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, wall,

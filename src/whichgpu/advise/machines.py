@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.cost.capacity import SERVER_GPUS, Spread
+from whichgpu.estimate import memo
 from whichgpu.messages import Message, msg
 
 if TYPE_CHECKING:
@@ -51,7 +52,14 @@ class Machines:
         return self.machines * self.per_machine
 
     def describe(self) -> Message:
-        """'one 2-GPU machine', '5 separate machines of 1 GPU', '8 machines of 8 GPUs ...'."""
+        """'one 2-GPU machine', '5 separate machines of 1 GPU', '8 machines of 8 GPUs ...'
+        (said once per record: machines_for shares one record per shape)."""
+        said = self.__dict__.get("_said")
+        if said is None:
+            said = self.__dict__["_said"] = self._describe()
+        return said
+
+    def _describe(self) -> Message:
         if self.spread is Spread.ONE:
             if self.used < self.per_machine:
                 return msg("machines.one.part", "one {size}-GPU machine ({used} GPU(s) used)",
@@ -87,7 +95,12 @@ def as_machine(offer: Offer, wl: Workload, count: int) -> Offer:
     linked = linked_gpus(wl, count)
     if linked == 1 or not per_gpu_price(offer):
         return offer
-    size = min(linked, SERVER_GPUS)
+    return _per_gpu_machine(offer, min(linked, SERVER_GPUS))
+
+
+@memo.by_identity(512)  # an offer priced per GPU, as a machine of each size, made once
+def _per_gpu_machine(offer: Offer, size: int) -> Offer:
+    """One machine of ``size`` GPUs of an offer priced per GPU, at that price per GPU."""
     return offer.model_copy(update={"gpu_count": size,
                                     "price_per_hour": offer.price_per_hour * size})
 
@@ -96,20 +109,31 @@ def machines_for(offer: Offer, wl: Workload, count: int, replicas: int = 1
                  ) -> tuple[Offer, Machines] | None:
     """The machine offer and the machines of it that run ``replicas`` parts of ``count`` GPUs,
     or None when its machine cannot hold the GPUs that must be linked."""
-    sized = as_machine(offer, wl, count)
-    m = _machines(sized, wl, count, replicas)
-    if m is None:
-        return None
-    if sized is not offer:
-        from dataclasses import replace
-
-        m = replace(m, sized_as_asked=True)
-    return sized, m
-
-
-def _machines(offer: Offer, wl: Workload, count: int, replicas: int) -> Machines | None:
-    size = offer.gpu_count
     linked = linked_gpus(wl, count)
+    if linked == 1 or not per_gpu_price(offer):
+        sized, as_asked = offer, False
+    else:
+        sized, as_asked = _per_gpu_machine(offer, min(linked, SERVER_GPUS)), True
+    key = (sized.gpu_count, linked, count, replicas, as_asked)
+    got = _SHAPES.get(key)
+    if got is None:
+        m = _shape(sized.gpu_count, linked, count, replicas)
+        if m is not None and as_asked:
+            from dataclasses import replace
+
+            m = replace(m, sized_as_asked=True)
+        got = _SHAPES.put(key, (m,))
+    return None if got[0] is None else (sized, got[0])
+
+
+# machines_for's shapes by value: (GPUs per machine, linked GPUs, count, replicas, priced per
+# GPU) -> Machines (or None)
+_SHAPES = memo.Table(4096)
+
+
+def _shape(size: int, linked: int, count: int, replicas: int) -> Machines | None:
+    """The machines of ``size`` GPUs that run ``replicas`` parts of ``count`` GPUs, ``linked``
+    of which must share a machine (None: a machine cannot hold them)."""
     if linked == 1 and count > 1:  # independent pipelines: as many machines as they need
         parts = count * replicas
         n = math.ceil(parts / size)
@@ -131,7 +155,17 @@ SETUP_SOURCE = "cost/data/spot.toml"
 def machine_setup(wl: Workload) -> Range:
     """Seconds a machine spends before its share of independent work: it boots, sets up the
     engine and loads the replica's weights from storage (the restart a spot interruption
-    costs, cost/data/spot.toml; low to high)."""
+    costs, cost/data/spot.toml; low to high). Remembered per workload of a shared model
+    (asked per option priced)."""
+    return _setup_kept(wl) if memo.shared(wl.model) else _setup(wl)
+
+
+@memo.by_identity(1024)
+def _setup_kept(wl: Workload) -> Range:
+    return _setup(wl)
+
+
+def _setup(wl: Workload) -> Range:
     from whichgpu.advise.spot_risk import job_bytes
     from whichgpu.cost.spot import restart_assumption
     from whichgpu.units import Range

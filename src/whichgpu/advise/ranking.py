@@ -3,7 +3,6 @@ with no amount by its cost per unit of work), near-ties and the Pareto front fla
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from whichgpu.advise.job import Job
@@ -70,7 +69,7 @@ def _rank(job: Job, options: list[Option]) -> None:
     if not options:
         return
     best = options[0]
-    pairs = [keys[id(p)] for p in options]
+    front = pareto_front([keys[id(p)] for p in options])
     for i, o in enumerate(options):
         near = False
         if i > 0:
@@ -78,6 +77,45 @@ def _rank(job: Job, options: list[Option]) -> None:
                 near = o.time_s.typical <= best.time_s.typical * (1 + NEAR_TIE)
             elif job.objective == "cost":
                 near = cost_of(o) <= cost_of(best) * (1 + NEAR_TIE)
-        c, t = keys[id(o)]
-        dominated = any(pc <= c and pt <= t and (pc < c or pt < t) for pc, pt in pairs)
-        options[i] = replace(o, near_tie=near, pareto=not dominated)
+        options[i] = _flagged(o, near, front[i])
+
+
+def _flagged(o: Option, near: bool, pareto: bool) -> Option:
+    """``replace(o, near_tie=near, pareto=pareto)`` without its per-call introspection (an
+    Option has no __post_init__ and every field is an init field: a copy of its fields)."""
+    new = object.__new__(type(o))
+    new.__dict__.update(o.__dict__)
+    new.__dict__["near_tie"] = near
+    new.__dict__["pareto"] = pareto
+    return new
+
+
+def _dominated(pairs: list[tuple[float, float]], c: float, t: float) -> bool:
+    """Whether a (cost, time) of ``pairs`` is no worse than (c, t) on both and better on one."""
+    return any(pc <= c and pt <= t and (pc < c or pt < t) for pc, pt in pairs)
+
+
+def pareto_front(pairs: list[tuple[float, float]]) -> list[bool]:
+    """For each (cost, time), whether no other pair is no worse on both and better on one
+    (:func:`_dominated`, which every pair compared with every other would say), in
+    O(n log n): (c, t) is dominated exactly when a pair of lower cost has a time <= t, or a
+    pair of the same cost a time < t. Pairs with a NaN (unordered) are compared pairwise."""
+    if any(c != c or t != t for c, t in pairs):
+        return [not _dominated(pairs, c, t) for c, t in pairs]
+    order = sorted(range(len(pairs)), key=lambda i: pairs[i][0])
+    out = [True] * len(pairs)
+    lower: float | None = None  # the least time of the pairs of lower cost seen so far
+    i = 0
+    while i < len(order):
+        cost = pairs[order[i]][0]
+        j = i
+        while j < len(order) and pairs[order[j]][0] == cost:
+            j += 1
+        group = [order[k] for k in range(i, j)]
+        least = min(pairs[k][1] for k in group)
+        for k in group:
+            t = pairs[k][1]
+            out[k] = not ((lower is not None and lower <= t) or least < t)
+        lower = least if lower is None else min(lower, least)
+        i = j
+    return out

@@ -123,8 +123,11 @@ def _flag_capacity(rec: Recommendation) -> Recommendation:
     explanation, with the number and the assumption."""
     from whichgpu.cost.capacity import ceiling
 
+    ceilings: dict[str, Any] = {}  # per provider, asked once per answer
     for i, o in enumerate(rec.options):
-        c = ceiling(o.offer.provider)
+        c = ceilings.get(o.offer.provider)
+        if c is None:
+            c = ceilings[o.offer.provider] = ceiling(o.offer.provider)
         m = o.shape
         if m.paid <= c.gpus:
             continue

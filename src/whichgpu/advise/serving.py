@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from whichgpu.advise.targets import Targets, ms
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
+from whichgpu.estimate import memo
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Money, Range
@@ -119,18 +120,61 @@ def layout(w, gpu: GPU, tp: int, targets: Targets, *,
 _UNSIZED = math.inf
 
 
+# A layout and its max rate do not depend on the rate asked (only on the workload, the GPU,
+# tp, the latency targets and the profile): kept by value across answers, so a question that
+# differs only in its request rate re-divides the rate over the same layouts
+_LAYOUTS = memo.Table(2048)
+
+
+def _latency(targets: Targets) -> tuple[Any, ...]:
+    """What a layout's search reads of the targets: everything but the rate."""
+    return (targets.ttft_s, targets.tpot_s, targets.ttft_pct, targets.tpot_pct)
+
+
 def _sized(lay: Layout, targets: Targets) -> Layout:
-    """``lay`` with its max rate searched (where it meets the targets at no load)."""
+    """``lay`` with its max rate searched (where it meets the targets at no load); kept for
+    the layout object (shared across answers by _unsized) and the latency targets."""
     if lay.max_rate != _UNSIZED:
         return lay
-    return Layout(lay.gpu, lay.tp, lay.model, max_rate(lay.model, targets), lay.idle_ttft_s,
-                  lay.idle_tpot_s, lay.memory_bytes)
+    kept = memo.shared(lay.model.workload.model)  # a pasted config's: its answer's own
+    key = ("sized", id(lay), _latency(targets))
+    hit = _LAYOUTS.get(key) if kept else None
+    if hit is not None and hit[0] is lay:
+        return cast(Layout, hit[1])
+    got = Layout(lay.gpu, lay.tp, lay.model, max_rate(lay.model, targets), lay.idle_ttft_s,
+                 lay.idle_tpot_s, lay.memory_bytes)
+    if kept:
+        _LAYOUTS.put(key, (lay, got))
+    return got
 
 
 def _unsized(w, gpu: GPU, tp: int, targets: Targets,
              profile: Calibration | None) -> Layout | NoLayout:
     """``layout`` before the search for its max rate: max_rate is 0 where even one request
-    at a time misses a target, else ``_UNSIZED``."""
+    at a time misses a target, else ``_UNSIZED``. Kept by value (the workload's settings;
+    the GPU and the profile by identity; the latency targets; the measured-kernel choice),
+    except with a profile whose measured runs move speeds (the store gains runs)."""
+    key: Any = None
+    if getattr(profile, "measured_runs", None) is None and memo.shared(w.model):
+        from whichgpu.estimate.speed.kernel_db import opted_in
+
+        try:
+            key = ("unsized", id(w.model), memo.workload_settings(w), id(gpu), tp,
+                   _latency(targets), id(profile), opted_in())
+            hit = _LAYOUTS.get(key)
+        except TypeError:  # an unhashable setting: no memo
+            key = hit = None
+        if hit is not None and hit[0] is w.model and hit[1] is gpu and hit[2] is profile:
+            return cast("Layout | NoLayout", hit[3])
+    got = _unsized_worked_out(w, gpu, tp, targets, profile)
+    if key is not None:
+        _LAYOUTS.put(key, (w.model, gpu, profile, got))
+    return got
+
+
+def _unsized_worked_out(w, gpu: GPU, tp: int, targets: Targets,
+                        profile: Calibration | None) -> Layout | NoLayout:
+    """:func:`_unsized`, worked out."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.speed.serving import ServingModel
     from whichgpu.estimate.workload import tp_problem

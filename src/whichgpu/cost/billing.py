@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from whichgpu.catalog.offers import Offer
-from whichgpu.cost.currency import RateTable, convert
+from whichgpu.cost.currency import RateTable, convert, default_rates
 from whichgpu.errors import InputError
 from whichgpu.units import Money, Range, check_currency, format_duration, format_money
 
@@ -146,10 +146,47 @@ def run_cost_amount(offer: Offer, duration_s: float) -> Money:
 
 
 def run_cost_range(offer: Offer, duration_s: Range, *, gpus: int | None = None) -> MoneyRange:
-    """Low / typical / high cost for a duration given as a range (billing applied to each)."""
-    costs = [run_cost(offer, d, gpus=gpus).cost
-             for d in (duration_s.low, duration_s.typical, duration_s.high)]
+    """Low / typical / high cost for a duration given as a range (billing applied to each):
+    each end is ``run_cost(offer, end, gpus=gpus).cost`` (the same checks in the same order,
+    the same operations), without the records (a recommendation prices thousands)."""
+    costs = []
+    instances = 0
+    for d in (duration_s.low, duration_s.typical, duration_s.high):
+        d = _check_duration(d)
+        if not instances:
+            instances = instances_needed(offer, offer.gpu_count if gpus is None else gpus)
+        costs.append(_billed_cost(offer, instances, offer.billing.billed_seconds(d)))
     return MoneyRange(*costs)
+
+
+def run_cost_typical(offer: Offer, duration_s: float, currency: str, rates: RateTable | None,
+                     machines: int = 1) -> float:
+    """``(convert(run_cost_amount(offer, duration_s), currency, rates) * machines).amount``
+    by the same float operations, without the Money records: for comparing many offers by
+    the typical cost of a duration already checked finite and non-negative. ``currency``
+    is an ISO code as written (``check_currency``'d)."""
+    price = offer.price_per_hour
+    amount = price.amount * float(1 * offer.billing.billed_seconds(float(duration_s)) / 3600)
+    if price.currency != currency:
+        amount = amount * (rates or default_rates()).rate(price.currency, currency)
+    return amount * float(machines)
+
+
+def run_cost_range_in(offer: Offer, duration_s: Range, currency: str,
+                      rates: RateTable | None, machines: int = 1) -> tuple[float, float, float]:
+    """The low, typical and high amounts of
+    ``run_cost_range(offer, duration_s).convert(currency, rates).scale(machines)`` by the
+    same checks and float operations, without the intermediate records (a recommendation
+    works out hundreds). ``currency`` is an ISO code as written (``check_currency``'d)."""
+    price = offer.price_per_hour
+    billed = [offer.billing.billed_seconds(_check_duration(d))
+              for d in (duration_s.low, duration_s.typical, duration_s.high)]
+    amounts = [price.amount * float(1 * b / 3600) for b in billed]
+    if price.currency != currency:
+        rate = (rates or default_rates()).rate(price.currency, currency)
+        amounts = [a * rate for a in amounts]
+    factor = float(machines)
+    return amounts[0] * factor, amounts[1] * factor, amounts[2] * factor
 
 
 def hourly_price(offer: Offer, gpus: int, currency: str | None = None,

@@ -161,6 +161,36 @@ def _settings_getter() -> Callable[[Any], tuple[Any, ...]]:
     return getter
 
 
+#: Where a model spec comes from when something else keeps it anyway (the presets, the Hub
+#: cache): the memos that outlive one answer hold only these (a pasted config's spec is its
+#: answer's own, and the web counts it against that answer's memory: issue 36)
+SHARED_SOURCES = ("preset:", "hub:")
+
+
+def shared(model: Any) -> bool:
+    """Whether ``model`` may be held by a memo that outlives one answer (see SHARED_SOURCES)."""
+    return str(getattr(model, "source", "")).startswith(SHARED_SOURCES)
+
+
+_WORKLOAD_GETTER: list[Callable[[Any], tuple[Any, ...]]] = []
+
+
+def workload_settings(w: Any) -> tuple[Any, ...]:
+    """Every Workload field but the model (the batch included), as one tuple: with the
+    model's identity, the value key of a workload for the memos that outlive one answer
+    (two questions that differ only in their amount of work size and time equal workloads).
+    May hold an unhashable setting: the caller catches the TypeError of the lookup."""
+    if not _WORKLOAD_GETTER:
+        from dataclasses import fields
+        from operator import attrgetter
+
+        from whichgpu.estimate.workload import Workload
+
+        _WORKLOAD_GETTER.append(attrgetter(
+            *(f.name for f in fields(Workload) if f.name != "model")))
+    return _WORKLOAD_GETTER[0](w)
+
+
 class Table:
     """A bounded memo table keyed by value (emptied when full or when a constant changes;
     never used in reference mode): for answers that equal workloads share although they are

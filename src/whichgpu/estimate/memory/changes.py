@@ -7,11 +7,12 @@ change says its decode rate."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from whichgpu.catalog.gpus import GPU, PRECISIONS, Catalog, default_catalog
 from whichgpu.errors import InputError
+from whichgpu.estimate import memo
 from whichgpu.estimate.diffusion_trainers import residency
 from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory import estimate_memory
@@ -104,6 +105,12 @@ class _Candidate:
         return tuple((k, v) for k, v in self.changes.items() if k != "engine" or v)
 
 
+# suggestions' answers by value across answers (the workload's settings, the target GPU
+# and the catalog by identity): a question that differs only in its amount of work asks
+# the same changes for the same GPUs
+_SUGGESTED = memo.Table(512)
+
+
 def suggestions(w: Workload, target: GPU | None = None, *,
                 catalog: Catalog | None = None) -> list[Change]:
     """The smallest single changes that shrink the workload, each with its new total.
@@ -112,6 +119,25 @@ def suggestions(w: Workload, target: GPU | None = None, *,
     listed with the GPUs each one makes sufficient.
     """
     catalog = catalog or default_catalog()
+    if not memo.shared(w.model):  # a pasted config's model: its answer's own
+        return _suggestions(w, target, catalog)
+    try:
+        key: Any = (id(w.model), memo.workload_settings(w), id(target), id(catalog))
+        hit = _SUGGESTED.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        key = hit = None
+    if hit is not None and hit[0] is w.model and hit[1] is target and hit[2] is catalog:
+        asked = hit[3]  # the equal workload they were worked out for: a change that keeps
+        # the workload as asked (a bigger GPU) holds the caller's own object, as it would
+        return [replace(c, workload=w) if c.workload is asked else c for c in hit[4]]
+    out = _suggestions(w, target, catalog)
+    if key is not None:
+        _SUGGESTED.put(key, (w.model, target, catalog, w, tuple(out)))
+    return out
+
+
+def _suggestions(w: Workload, target: GPU | None, catalog: Catalog) -> list[Change]:
+    """:func:`suggestions`, worked out (Change records are frozen: shared by the memo)."""
     base, singles = _singles(w)
     out = [Change(c.description, wc, total, _fits_on(wc, target, catalog), c.kind, c.settings)
            for c, wc, total in singles]
