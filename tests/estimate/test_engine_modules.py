@@ -33,6 +33,7 @@ PARAMETERS = {"memory_reserve": ["used", "kv_gpu"], "runtime_term": [],
               "prefill_note": ["attention"], "gguf_file_type": ["name"],
               "lora_slots": ["adapters", "rank"], "tp_launch": ["tp", "pp"], "uneven_cards": [],
               "fit_note": ["offload", "need", "tiled"],
+              "automatic_note": ["change", "short"],
               "launch": ["o", "w"], "rocm": ["out", "why"]}
 
 
@@ -80,7 +81,8 @@ def test_which_engine_does_what() -> None:
     assert hooks(Engine.LLAMACPP) == {"gguf_file_type", "launch", "rocm"}
     assert hooks(Engine.MLX) == {"runtime_term"}  # Metal's runtime, not a CUDA context
     assert hooks(Engine.EXLLAMAV2) == {"prefill_note"}
-    assert hooks(Engine.COMFYUI) == {"fit_note"}  # its lowvram mode, its model management
+    # its lowvram mode, its model management, what it does unasked
+    assert hooks(Engine.COMFYUI) == {"fit_note", "automatic_note"}
     # an engine without a module, a trainer's name, no engine: nothing engine-specific
     assert module(Engine.TRANSFORMERS) is module("axolotl") is module(None) is None
 

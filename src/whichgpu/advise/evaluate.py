@@ -31,6 +31,7 @@ from whichgpu.cost.billing import (
     run_cost_typical,
 )
 from whichgpu.cost.currency import RateTable, convert
+from whichgpu.engines import module
 from whichgpu.errors import InputError
 from whichgpu.estimate import memo
 from whichgpu.estimate.memory import estimate_memory
@@ -39,7 +40,7 @@ from whichgpu.estimate.speed import SpeedEstimate, estimate_speed
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Duration, Money, Range
-from whichgpu.vocabulary import Engine, ExclusionKind, Placement, Task, WorkKind
+from whichgpu.vocabulary import ExclusionKind, Placement, Task, WorkKind
 
 #: The rates that measure a workload's work, and the unit its cost is quoted per when no
 #: amount of work is given: rate name -> (rate units per hour factor, unit label, units quoted).
@@ -342,25 +343,25 @@ def _with_offload(wl: Workload, gpu: GPU, count: int):
 def _adapted(wl: Workload, asked: Workload) -> list[Message]:
     """The adaptations ``_fit`` made, in words."""
     out = []
-    if wl.offload != asked.offload and wl.engine_name == Engine.COMFYUI:
-        # issue 29: ComfyUI does these by itself, with no setting to name
-        out.append(msg("adapted.comfy_partial", "with ComfyUI's partial loading (what does not "
-                       "fit streamed from system RAM every step)")
-                   if wl.offload == "sequential" else
-                   msg("adapted.comfy_model", "with ComfyUI's model management (idle models "
-                       "unloaded)"))
-    elif wl.offload != asked.offload:
-        out.append(msg("adapted.offload", "with {flag}", flag=Field("offload", wl.offload)))
+    if wl.offload != asked.offload:
+        out.append(_automatic(wl, wl.offload, True)
+                   or msg("adapted.offload", "with {flag}", flag=Field("offload", wl.offload)))
     if wl.is_diffusion and wl.tp and not asked.tp:
         out.append(msg("adapted.diffusion_tp", "split over {n} GPUs by tensor parallelism "
                        "({flag})", n=wl.tp, flag=Field("engine", wl.engine_name)))
     if wl.uses_checkpointing and not asked.uses_checkpointing:
         out.append(msg("adapted.checkpointing", "with gradient checkpointing"))
-    if wl.vae_tiling and not asked.vae_tiling and wl.engine_name == Engine.COMFYUI:
-        out.append(msg("adapted.comfy_tiled", "with ComfyUI's tiled retry of the VAE decode"))
-    elif wl.vae_tiling and not asked.vae_tiling:
-        out.append(msg("adapted.vae_tiling", "with {flag}", flag=Field("vae_tiling")))
+    if wl.vae_tiling and not asked.vae_tiling:
+        out.append(_automatic(wl, "vae_tiling", True)
+                   or msg("adapted.vae_tiling", "with {flag}", flag=Field("vae_tiling")))
     return out
+
+
+def _automatic(wl: Workload, change: str, short: bool) -> Message | None:
+    """What the engine did by itself to fit (an offload mode, or "vae_tiling"), in its own
+    words (an engine module's ``automatic_note``, engines/comfyui.py), or None: the setting's."""
+    own = getattr(module(wl.engine_name), "automatic_note", None)
+    return own(change, short) if own is not None else None
 
 
 def _main_rate(speed: SpeedEstimate) -> str:
@@ -602,17 +603,11 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                          summary=msg("runs.summary", "from {n} run(s) of this store",
                                      n=len(ids)), ids=", ".join(f"#{i}" for i in ids)))
     w = job.workload
-    if wl.offload != w.offload and wl.engine_name == Engine.COMFYUI:
-        # issue 29: what ComfyUI does by itself, with no setting to name
-        notes.append(msg("option.comfy_partial", "ComfyUI's partial loading: the part of the "
-                         "diffusion model that does not fit streams from system RAM every step "
-                         "(automatic; slower, same output)") if wl.offload == "sequential" else
-                     msg("option.comfy_model", "ComfyUI's model management: idle models leave "
-                         "the GPU for the one that runs (automatic; same output)"))
-    elif wl.offload != w.offload:
-        notes.append(msg("option.offload", "with {flag}: components wait in CPU memory between "
-                         "stages (a little slower, same output)",
-                         flag=Field("offload", wl.offload)))
+    if wl.offload != w.offload:
+        notes.append(_automatic(wl, wl.offload, False)
+                     or msg("option.offload", "with {flag}: components wait in CPU memory "
+                            "between stages (a little slower, same output)",
+                            flag=Field("offload", wl.offload)))
     if wl.is_diffusion and wl.tp and not w.tp:
         notes.append(msg("option.diffusion_tp", "one pipeline split over {n} GPUs by tensor "
                          "parallelism ({flag}): the diffusion model's weights divided, two "
@@ -622,13 +617,11 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         notes.append(msg("option.checkpointing", "with gradient checkpointing (activations "
                          "recomputed in the backward pass: the same training, about a third "
                          "more compute)"))
-    if wl.vae_tiling and not w.vae_tiling and wl.engine_name == Engine.COMFYUI:
-        notes.append(msg("option.comfy_tiled", "ComfyUI's VAE decode, out of memory, retries "
-                         "tile by tile (automatic; the decode takes longer)"))
-    elif wl.vae_tiling and not w.vae_tiling:
-        notes.append(msg("option.vae_tiling", "with {flag}: the VAE decodes overlapping tiles "
-                         "(the peak of a large image or video falls; the decode takes longer)",
-                         flag=Field("vae_tiling")))
+    if wl.vae_tiling and not w.vae_tiling:
+        notes.append(_automatic(wl, "vae_tiling", False)
+                     or msg("option.vae_tiling", "with {flag}: the VAE decodes overlapping "
+                            "tiles (the peak of a large image or video falls; the decode takes "
+                            "longer)", flag=Field("vae_tiling")))
     if wl.offload_requested and not w.offload_requested:
         est = estimate_memory(wl)
         place = est.details.get("placement") or {}

@@ -219,12 +219,13 @@ def not_modelled(name: str) -> NotModelled | None:
 # the note on its prefill (idem), its GGUF file types (estimate/memory/weights.py), its LoRA
 # adapter slots (estimate/multi_lora.py), its command line and note over cards of different
 # sizes (estimate/mixed_cards.py), what it does to fit a diffusion pipeline
-# (estimate/diffusion_parallel.py), its launch command and ROCm build (the export)
+# (estimate/diffusion_parallel.py) and what it did by itself to fit, in its words (the
+# recommender's notes, advise/evaluate.py), its launch command and ROCm build (the export)
 # Besides hooks, a module may state facts the diffusion estimate reads by name:
 # STREAMS_UNASKED (it streams weights in by itself), ONE_DEVICE (an instance uses one GPU),
 # MODEL_OFFLOAD_WORDS (its words for moving idle models off the GPU); see engines/comfyui.py.
 HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
-         "tp_launch", "uneven_cards", "fit_note", "launch", "rocm")
+         "tp_launch", "uneven_cards", "fit_note", "automatic_note", "launch", "rocm")
 
 
 @cache

@@ -33,3 +33,25 @@ def fit_note(offload: str, need: int, tiled: bool = False) -> Message:
     return msg("diffusion.fit.comfy", "{need:.1f} GB needed with every model loaded: "
                "ComfyUI's model management unloads the text encoders before sampling",
                need=need / 1e9)
+
+
+def automatic_note(change: str, short: bool) -> Message:
+    """What ComfyUI did by itself to fit, with no setting to name (issue 29): ``change`` is the
+    offload it ran ("sequential": its partial loading; another: its model management) or
+    "vae_tiling" (its tiled retry of the decode); short for the list of adaptations, long for
+    an option's notes."""
+    if change == "vae_tiling":
+        return (msg("adapted.comfy_tiled", "with ComfyUI's tiled retry of the VAE decode")
+                if short else
+                msg("option.comfy_tiled", "ComfyUI's VAE decode, out of memory, retries tile "
+                    "by tile (automatic; the decode takes longer)"))
+    if change == "sequential":
+        return (msg("adapted.comfy_partial", "with ComfyUI's partial loading (what does not "
+                    "fit streamed from system RAM every step)") if short else
+                msg("option.comfy_partial", "ComfyUI's partial loading: the part of the "
+                    "diffusion model that does not fit streams from system RAM every step "
+                    "(automatic; slower, same output)"))
+    return (msg("adapted.comfy_model", "with ComfyUI's model management (idle models "
+                "unloaded)") if short else
+            msg("option.comfy_model", "ComfyUI's model management: idle models leave the GPU "
+                "for the one that runs (automatic; same output)"))
