@@ -145,10 +145,13 @@ def answers_rule(rule: Message, question: int) -> bool:
 
 # The whole-catalog recommendation of a checklist, by value of everything recommend() reads:
 # questions that differ only in hours per month or horizon (which feed rent-or-buy and the
-# article's rules, not the ranking) reuse it. Bounded; emptied when a constant changes; off
-# in the reference path (memo.reference()). Made on first use (the memo module imports the
-# calibration constants, which a checklist prompt does not need yet).
+# article's rules, not the ranking) reuse it. Emptied when full or when a constant changes;
+# off in the reference path (memo.reference()). Made on first use (the memo module imports
+# the calibration constants, which a checklist prompt does not need yet).
 _RECOMMENDATIONS: list[Table] = []
+#: at most this many remembered: a whole-catalog recommendation holds about 1.7 MB (tracemalloc,
+#: inference, market prices, six models), so at most ~55 MB
+RECOMMENDATIONS_KEPT = 32
 
 
 def _recommendation_key(job: Job, offers: list[Offer], rates: RateTable | None,
@@ -180,7 +183,7 @@ def _recommendation(job: Job, offers: list[Offer], rates: RateTable | None,
     from whichgpu.estimate import memo
 
     if not _RECOMMENDATIONS:
-        _RECOMMENDATIONS.append(memo.Table(size=256))
+        _RECOMMENDATIONS.append(memo.Table(size=RECOMMENDATIONS_KEPT))
     table = _RECOMMENDATIONS[0]
     catalog = default_catalog()  # what recommend() compares when gpus is None
     key = _recommendation_key(job, offers, rates, gpus)
