@@ -8,8 +8,10 @@ are shown beside them, so a user sees where they agree.
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.errors import InputError
@@ -18,9 +20,12 @@ from whichgpu.units import Money
 from whichgpu.vocabulary import Ranking, Task
 
 if TYPE_CHECKING:
+    from whichgpu.advise.job import Job
+    from whichgpu.advise.options import Recommendation
     from whichgpu.catalog.gpus import GPU
     from whichgpu.catalog.offers import Offer
     from whichgpu.cost.currency import RateTable
+    from whichgpu.estimate.memo import Table
     from whichgpu.models.spec import ModelSpec
 
 #: the five questions, by the checklist request's field that answers each
@@ -138,6 +143,67 @@ def answers_rule(rule: Message, question: int) -> bool:
     return rule.id.startswith(f"rule.q{question}.")
 
 
+# The whole-catalog recommendation of a checklist, by value of everything recommend() reads:
+# questions that differ only in hours per month or horizon (which feed rent-or-buy and the
+# article's rules, not the ranking) reuse it. Emptied when full or when a constant changes;
+# off in the reference path (memo.reference()). Made on first use (the memo module imports
+# the calibration constants, which a checklist prompt does not need yet).
+_RECOMMENDATIONS: list[Table] = []
+#: at most this many remembered: a whole-catalog recommendation holds about 1.7 MB (tracemalloc,
+#: inference, market prices, six models), so at most ~55 MB
+RECOMMENDATIONS_KEPT = 32
+
+
+def _recommendation_key(job: Job, offers: list[Offer], rates: RateTable | None,
+                        gpus: list[GPU] | None) -> tuple[Any, ...] | None:
+    """Everything ``recommend(job, offers, rates=rates, gpus=gpus)`` reads, by value (None:
+    something unhashable, then no memo). GPUs (pydantic models holding dicts) by their JSON."""
+    from whichgpu.cost.capacity import ENV
+
+    rate_key = None if rates is None else (
+        rates.base, rates.date, rates.source, tuple(sorted(rates.rates.items())),
+        tuple(sorted(rates.overrides.items())))
+    gpu_key = None if gpus is None else tuple(g.model_dump_json() for g in gpus)
+    key = (job, tuple(offers), rate_key, gpu_key, os.environ.get(ENV))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _recommendation(job: Job, offers: list[Offer], rates: RateTable | None,
+                    gpus: list[GPU] | None, recommend: Callable[..., Recommendation]
+                    ) -> Recommendation:
+    """``recommend(job, offers, rates=rates, gpus=gpus)``, reused for an equal question.
+
+    The remembered recommendation is never handed out: each caller gets a copy whose lists are
+    its own (their items, options, exclusions and messages, are immutable)."""
+    from whichgpu.catalog.gpus import default_catalog
+    from whichgpu.estimate import memo
+
+    if not _RECOMMENDATIONS:
+        _RECOMMENDATIONS.append(memo.Table(size=RECOMMENDATIONS_KEPT))
+    table = _RECOMMENDATIONS[0]
+    catalog = default_catalog()  # what recommend() compares when gpus is None
+    key = _recommendation_key(job, offers, rates, gpus)
+    hit = table.get(key) if key is not None else None
+    if hit is None or hit[0] is not catalog:
+        rec = recommend(job, offers, rates=rates, gpus=gpus)
+        if key is None or not memo.enabled():
+            return rec
+        hit = table.put(key, (catalog, rec))
+    return _copy(hit[1])
+
+
+def _copy(rec: Recommendation) -> Recommendation:
+    """A recommendation whose lists a caller may change without changing ``rec``."""
+    return replace(rec, options=list(rec.options), excluded=list(rec.excluded),
+                   explanation=list(rec.explanation),
+                   what_would_change=list(rec.what_would_change),
+                   only=None if rec.only is None else list(rec.only), owned=list(rec.owned))
+
+
 def run_checklist(answers: ChecklistAnswers, offers: list[Offer], *,
                   currency: str | None = None, rates: RateTable | None = None,
                   gpus: list[GPU] | None = None, spec: ModelSpec | None = None
@@ -160,7 +226,7 @@ def run_checklist(answers: ChecklistAnswers, offers: list[Offer], *,
     task, quant = _setup(answers, spec)
     w = Workload(spec, task=task, quant=quant)
     job = Job(w, max_price_per_hour=answers.budget_per_hour, currency=currency)
-    rec = recommend(job, offers, rates=rates, gpus=gpus)
+    rec = _recommendation(job, offers, rates, gpus, recommend)
     notes: list[Message] = [
         msg("checklist.assumed.quant", "assumed {task} with {quant} weights (the checklist's "
             "default for this workload and size)", task=str(task), quant=quant) if quant else
