@@ -19,7 +19,7 @@ METRICS = ("throughput", "ttft", "tpot")
 MODEL_FAMILIES = ("dense", "moe", "moe-mla", None)
 
 
-@pytest.mark.parametrize(("metric", "family"), itertools.product(METRICS, MODEL_FAMILIES))
+@pytest.mark.parametrize(("metric", "family"), list(itertools.product(METRICS, MODEL_FAMILIES)))
 def test_a_reason_exactly_when_the_band_is_over_5x(metric, family):
     lo, hi = serving_band(metric, family)
     reason = wide_range_reason(metric, family)
