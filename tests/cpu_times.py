@@ -1,0 +1,76 @@
+"""Each test's CPU seconds, for deciding what to speed up or mark slow on a shared machine (wall
+time there says more about the other sessions than about the test).
+
+    WHICHGPU_TEST_CPU=/tmp/cpu .venv/bin/pytest -p cpu_times -n 2 --dist loadgroup -m slow
+
+writes ``/tmp/cpu-<worker>.tsv`` (``main`` without xdist) when the session ends: per test
+(set-up, call and tear-down together, so a module fixture counts where it is made), the CPU
+seconds, the wall seconds and the node id, the costliest first. CPU counts this process, the
+children it waited for (a CLI in a subprocess) and the processes still running under it (the
+served app, Chromium and its renderers), read from /proc; what a long-lived child did for
+another test in the meantime is counted in this one, so read a browser file's tests together.
+Not loaded unless named (``-p cpu_times``).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections.abc import Iterator
+
+import pytest
+
+OUT_ENV = "WHICHGPU_TEST_CPU"
+_TICK = os.sysconf("SC_CLK_TCK")
+_cpu: dict[str, float] = {}
+_wall: dict[str, float] = {}
+
+
+def _descendants_cpu(root: int) -> float:
+    """CPU seconds of the live processes under ``root`` (with the children each waited for)."""
+    children: dict[int, list[int]] = {}
+    spent: dict[int, float] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # it ended meanwhile
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()  # after "pid (command) "
+        # ppid, then utime, stime, cutime, cstime (fields 4 and 14-17 of proc(5))
+        children.setdefault(int(fields[1]), []).append(int(name))
+        spent[int(name)] = sum(int(x) for x in fields[11:15]) / _TICK
+    total, todo = 0.0, list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        total += spent.get(pid, 0.0)
+        todo.extend(children.get(pid, ()))
+    return total
+
+
+def cpu_now() -> float:
+    """CPU seconds so far of this process, its waited children and its live descendants."""
+    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (time.process_time() + waited.ru_utime + waited.ru_stime
+            + _descendants_cpu(os.getpid()))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    cpu, wall = cpu_now(), time.perf_counter()
+    yield
+    _cpu[item.nodeid] = cpu_now() - cpu
+    _wall[item.nodeid] = time.perf_counter() - wall
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = os.environ.get(OUT_ENV)
+    if not out or not _cpu:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"{out}-{worker}.tsv", "w", encoding="utf-8") as f:
+        for nodeid, cpu in sorted(_cpu.items(), key=lambda kv: -kv[1]):
+            f.write(f"{cpu:.3f}\t{_wall[nodeid]:.3f}\t{nodeid}\n")
