@@ -332,12 +332,12 @@ SLOW: dict[str, str] = {
 # at once, each estimated them all again: validate speed --json took 59.8 CPU-s alone, 18.5
 # after calibrate.py --check (same output, byte for byte; shared machine, 2026-12-07).
 SAME_WORKER: dict[str, str] = {
-    "estimate/speed/test_speed_calibration.py": "speed refits",
+    "estimate/speed/test_speed_calibration.py": "speed-refits",
     "estimate/validation/test_validation_reporting.py::test_validate_speed_prints_engine_"
-    "architecture_and_leave_one_out_tables": "speed refits",
+    "architecture_and_leave_one_out_tables": "speed-refits",
     "estimate/validation/test_validation_reporting.py::test_leaving_a_gpu_out_refits_without_"
-    "it_and_restores_the_constants": "speed refits",
-    "estimate/speed/test_band_residuals.py": "speed refits",
+    "it_and_restores_the_constants": "speed-refits",
+    "estimate/speed/test_band_residuals.py": "speed-refits",
 }
 
 
@@ -385,6 +385,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if rel in SLOW else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the listed tests ``slow``; order the files: those in SLOW first, in SLOW's order
     (the longest first), then the other files with a slow test, then the rest; and group each
@@ -402,12 +403,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             file_rank[rel] = min(file_rank.get(rel, len(rank)), rank.get(rel, len(rank)))
     order = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda it: (file_rank.get(_rel(it), len(rank) + 1), order[id(it)]))
+    loadgroup = bool(getattr(config.option, "loadgroup", False)
+                     or getattr(config.option, "dist", None) == "loadgroup")
     for item in items:
         group = _key_in(item, SAME_WORKER)
         if group is None and _has_module_fixture(item):
             group = _rel(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+            if loadgroup:
+                _name_group(item, group)
+
+
+def _name_group(item: pytest.Item, group: str) -> None:
+    """Put "@group" at the end of the test's node id, which is what ``--dist loadgroup``
+    schedules by (one worker per group). pytest-xdist 3.8 does it by assigning ``_nodeid``,
+    which pytest 9 no longer reads (its node id is ``_id``): every group was split between the
+    workers, each making a file's module fixture (a Chromium, a served app, a refit) again or
+    waiting on the other's refit lock. Left to xdist where it works (pytest before 9)."""
+    if "@" in item.nodeid:
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pytest < 9: xdist's own suffix works
+        return
+    item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def _has_module_fixture(item: pytest.Item) -> bool:

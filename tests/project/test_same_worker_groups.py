@@ -39,7 +39,7 @@ def test_collection_groups_them_with_the_calibration_check_first():
 
     args = [*(str(TESTS / f) for f in files), "--collect-only", "-q", "-p", "no:cacheprovider"]
     assert pytest.main(args, plugins=[Probe()]) == 0
-    grouped = [node for node, group in groups if group == "speed refits"]
+    grouped = [node for node, group in groups if group == "speed-refits"]
     for key in conftest.SAME_WORKER:
         assert any(node == key or node.startswith(key + "::") or node.startswith(key + "[")
                    for node in grouped), key
@@ -50,3 +50,27 @@ def test_collection_groups_them_with_the_calibration_check_first():
     assert grouped[0].startswith("estimate/speed/test_speed_calibration.py::")
     assert [n for n in grouped if "test_speed_calibration" in n] == grouped[:len(
         [n for n in grouped if "test_speed_calibration" in n])]
+
+
+def test_under_loadgroup_each_group_is_in_the_node_id_xdist_schedules_by():
+    """``--dist loadgroup`` puts the tests whose node ids end in the same "@group" in one
+    worker; pytest-xdist 3.8's own suffix is lost on pytest 9 (conftest._name_group), so the
+    groups (SAME_WORKER's, and each file with a module fixture) must reach the node id."""
+    nodeids: list[str] = []
+
+    class Probe:
+        def pytest_collection_finish(self, session):
+            nodeids.extend(item.nodeid for item in session.items)
+
+    files = ("estimate/speed/test_band_residuals.py",  # SAME_WORKER, with a module fixture
+             "estimate/validation/test_validation_reporting.py")  # two of its tests named
+    args = [*(str(TESTS / f) for f in files), "--collect-only", "-q", "-p", "no:cacheprovider",
+            "--dist", "loadgroup"]
+    assert pytest.main(args, plugins=[Probe()]) == 0
+    band = [n for n in nodeids if "test_band_residuals" in n]
+    assert band and all(n.endswith("@speed-refits") for n in band)
+    reporting = {n.split("::")[1].split("@")[0]: n for n in nodeids
+                 if "test_validation_reporting" in n}
+    named = [k.split("::")[1] for k in conftest.SAME_WORKER if "test_validation_reporting" in k]
+    for name, node in reporting.items():
+        assert node.endswith("@speed-refits") == (name in named), node
