@@ -24,6 +24,9 @@ from whichgpu.cli import main
 # No test writes into the checkout: checkout_guard.py. The browser tests' server, Chromium and
 # tabs, one server and one Chromium per test process: browser_session.py.
 pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_session"]
+# Each test's CPU seconds, written where WHICHGPU_TEST_CPU says: cpu_times.py.
+if os.environ.get("WHICHGPU_TEST_CPU"):
+    pytest_plugins.append("cpu_times")
 
 TESTS = Path(__file__).resolve().parent
 

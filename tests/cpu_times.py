@@ -1,7 +1,7 @@
 """Each test's CPU seconds, for deciding what to speed up or mark slow on a shared machine (wall
 time there says more about the other sessions than about the test).
 
-    WHICHGPU_TEST_CPU=/tmp/cpu .venv/bin/pytest -p cpu_times -n 2 --dist loadgroup -m slow
+    WHICHGPU_TEST_CPU=/tmp/cpu make test     (or any pytest run: the variable loads it)
 
 writes ``/tmp/cpu-<worker>.tsv`` (``main`` without xdist) when the session ends: per test
 (set-up, call and tear-down together, so a module fixture counts where it is made), the CPU
@@ -9,7 +9,7 @@ seconds, the wall seconds and the node id, the costliest first. CPU counts this 
 children it waited for (a CLI in a subprocess) and the processes still running under it (the
 served app, Chromium and its renderers), read from /proc; what a long-lived child did for
 another test in the meantime is counted in this one, so read a browser file's tests together.
-Not loaded unless named (``-p cpu_times``).
+Not loaded without the variable (tests/conftest.py).
 """
 
 from __future__ import annotations

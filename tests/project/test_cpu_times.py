@@ -1,6 +1,6 @@
-"""tests/cpu_times.py (``-p cpu_times``) counts the CPU a test spends in processes it starts,
-whether they still run (a served app, Chromium) or were waited for (a CLI in a subprocess), and
-writes the costliest tests first."""
+"""tests/cpu_times.py (loaded when WHICHGPU_TEST_CPU names a file) counts the CPU a test spends
+in processes it starts, whether they still run (a served app, Chromium) or were waited for (a
+CLI in a subprocess), and writes the costliest tests first."""
 
 from __future__ import annotations
 
