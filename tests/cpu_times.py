@@ -27,8 +27,9 @@ _cpu: dict[str, float] = {}
 _wall: dict[str, float] = {}
 
 
-def _descendants_cpu(root: int) -> float:
-    """CPU seconds of the live processes under ``root`` (with the children each waited for)."""
+def _descendants_cpu(root: int) -> dict[int, float]:
+    """{pid: CPU seconds} of the live processes under ``root`` (each with the children it
+    waited for)."""
     children: dict[int, list[int]] = {}
     spent: dict[int, float] = {}
     for name in os.listdir("/proc"):
@@ -43,26 +44,46 @@ def _descendants_cpu(root: int) -> float:
         # ppid, then utime, stime, cutime, cstime (fields 4 and 14-17 of proc(5))
         children.setdefault(int(fields[1]), []).append(int(name))
         spent[int(name)] = sum(int(x) for x in fields[11:15]) / _TICK
-    total, todo = 0.0, list(children.get(root, ()))
+    out: dict[int, float] = {}
+    todo = list(children.get(root, ()))
     while todo:
         pid = todo.pop()
-        total += spent.get(pid, 0.0)
+        out[pid] = spent.get(pid, 0.0)
         todo.extend(children.get(pid, ()))
-    return total
+    return out
+
+
+def _own() -> float:
+    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + waited.ru_utime + waited.ru_stime
+
+
+class _Mark:
+    """CPU so far: this process with its waited children, and each live descendant."""
+
+    def __init__(self) -> None:
+        self.own = _own()
+        self.tree = _descendants_cpu(os.getpid())
+
+    def since(self, start: _Mark) -> float:
+        """CPU spent from ``start`` to this mark. A process that ended in between counts
+        only through its parent (what the parent waited for); one that ended is never
+        subtracted (a browser closed at a file's end)."""
+        return self.own - start.own + sum(max(0.0, cpu - start.tree.get(pid, 0.0))
+                                          for pid, cpu in self.tree.items())
 
 
 def cpu_now() -> float:
     """CPU seconds so far of this process, its waited children and its live descendants."""
-    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (time.process_time() + waited.ru_utime + waited.ru_stime
-            + _descendants_cpu(os.getpid()))
+    mark = _Mark()
+    return mark.own + sum(mark.tree.values())
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    cpu, wall = cpu_now(), time.perf_counter()
+    start, wall = _Mark(), time.perf_counter()
     yield
-    _cpu[item.nodeid] = cpu_now() - cpu
+    _cpu[item.nodeid] = _Mark().since(start)
     _wall[item.nodeid] = time.perf_counter() - wall
 
 

@@ -48,3 +48,29 @@ def test_the_file_lists_the_costliest_first(tmp_path, monkeypatch):
     cpu_times.pytest_sessionfinish(None)  # type: ignore[arg-type]
     lines = (tmp_path / "cpu-gw7.tsv").read_text("utf-8").splitlines()
     assert lines == ["2.500\t9.000\tb.py::dear", "0.100\t0.200\ta.py::cheap"]
+
+
+def test_a_process_that_leaves_the_tree_subtracts_nothing():
+    """A browser whose parent ends first leaves the tree with the CPU the earlier tests were
+    counted: the test it leaves in is not given that back (the file's sum came out negative
+    there)."""
+    import os
+    import signal
+
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys\n"
+         f"c = subprocess.Popen([sys.executable, '-c', {_BUSY!r}], stdin=subprocess.PIPE,"
+         " stdout=subprocess.PIPE, text=True)\n"
+         "print(c.stdout.readline().strip(), c.pid, flush=True)\n"
+         "sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    *said, pid = parent.stdout.readline().split()
+    assert said == ["busy", "done"]
+    try:
+        start = cpu_times._Mark()
+        assert int(pid) in start.tree and start.tree[int(pid)] >= 0.12
+        parent.kill()  # the busy child is left to init, out of this process's tree
+        parent.wait()
+        assert cpu_times._Mark().since(start) >= 0
+    finally:
+        os.kill(int(pid), signal.SIGKILL)
