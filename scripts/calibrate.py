@@ -421,6 +421,11 @@ class _Memo:
                 return hit
         return None
 
+    def export(self) -> dict[tuple, list[tuple[tuple, dict]]]:
+        """What it holds, keyed by each row's items (the form kept on disk)."""
+        rows = {i: items for items, i in self.row_ids.items()}
+        return {rows[i]: entries for i, entries in self.results.items()}
+
     def put(self, table: dict, row: int, names: tuple[str, ...], result) -> None:
         entries = self.results.setdefault(row, [])
         by_values = next((v for have, v in entries if have == names), None)
@@ -436,15 +441,86 @@ _MEMO: list[_Memo | None] = [None]
 @contextlib.contextmanager
 def memo_scope():
     """Keep each row's estimate under the same constants for the rest of this scope (the
-    outermost scope empties it)."""
+    outermost scope empties it; with MEMO_FILE_ENV set, it starts from that file and adds its
+    own to it)."""
     outer = _MEMO[0] is None
     if outer:
         _MEMO[0] = _Memo()
+        path = _memo_file()
+        if path is not None:
+            _merge({}, _read_memo(path), into=_MEMO[0])
     try:
         yield
     finally:
         if outer:
-            _MEMO[0] = None
+            memo, _MEMO[0] = _MEMO[0], None
+            path = _memo_file()
+            if path is not None and memo is not None:
+                _save_memo(path, memo)
+
+
+# The memo kept on disk between processes: with WHICHGPU_SPEED_ROW_MEMO naming a file, an
+# outermost memo_scope starts from the row results the file holds and adds its own to it when
+# it ends (under a file lock; the file replaced whole). The test suite sets it, under its refit
+# cache's key (a digest of the package, the scripts and the validation rows:
+# tests/refit_cache.py), so that calibrate.py --check's leave-one-GPU-out refits, validate
+# speed's and the band-residual tests' estimate each (row, values of the constants it reads)
+# once between them. Exact for the same code and data, as within one run (above); a file made
+# by other code or data must not be named (the key is what keeps them apart). Unset: nothing is
+# read or written.
+MEMO_FILE_ENV = "WHICHGPU_SPEED_ROW_MEMO"
+# {a row's items: [(names its estimate read, {their values: (modelled, log error)})]}
+_Entries = dict[tuple, list[tuple[tuple, dict]]]
+
+
+def _memo_file() -> Path | None:
+    import os
+
+    name = os.environ.get(MEMO_FILE_ENV)
+    return Path(name) if name else None
+
+
+def _read_memo(path: Path) -> _Entries:
+    import pickle
+
+    try:
+        # a file this script wrote for the same inputs (the test suite's own cache folder)
+        data = pickle.loads(path.read_bytes())
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _merge(into_entries: _Entries, more: _Entries, into: _Memo | None = None) -> _Entries:
+    """``more``'s results added to ``into_entries`` (and, given ``into``, to that memo)."""
+    for row, entries in more.items():
+        have = into_entries.setdefault(row, [])
+        for names, by_values in entries:
+            mine = next((v for n, v in have if n == names), None)
+            if mine is None:
+                mine = {}
+                have.append((names, mine))
+            mine.update(by_values)
+    if into is not None:
+        for row, entries in into_entries.items():
+            into.results[into.row_ids.setdefault(row, len(into.row_ids))] = entries
+    return into_entries
+
+
+def _save_memo(path: Path, memo: _Memo) -> None:
+    import fcntl
+    import os
+    import pickle
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process adding its own meanwhile
+        entries = _merge(_read_memo(path), memo.export())
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(entries, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # whole or not at all, for a reader without the lock
 
 
 def _memoized(f):
@@ -1211,6 +1287,7 @@ def memory_text(text: str) -> str:
 
 
 @_memoized
+@_memoized  # one memo for the full fit, the held-out refits and the reports
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the results to the TOML")
@@ -1225,6 +1302,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.held_out != HELD_OUT_BY and (args.write or args.check):
         parser.error(f"--write and --check derive the bands with --held-out {HELD_OUT_BY}")
+    start = _snapshot()
+    try:
+        return _main(args)
+    finally:  # as it found them: a caller in the same process (the tests) reads the TOML's
+        _restore(start)
+
+
+def _main(args: argparse.Namespace) -> int:
     rows = read_rows(default_path("speed"))
     print("Before (the TOML as it is):")
     split_table(rows)

@@ -24,6 +24,9 @@ from whichgpu.cli import main
 # No test writes into the checkout: checkout_guard.py. The browser tests' server, Chromium and
 # tabs, one server and one Chromium per test process: browser_session.py.
 pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_session"]
+# Each test's CPU seconds, written where WHICHGPU_TEST_CPU says: cpu_times.py.
+if os.environ.get("WHICHGPU_TEST_CPU"):
+    pytest_plugins.append("cpu_times")
 
 TESTS = Path(__file__).resolve().parent
 
@@ -328,14 +331,37 @@ SLOW: dict[str, str] = {
 }
 
 
-def _slow_reason(item: pytest.Item) -> str | None:
-    """Why ``item`` is slow (from SLOW, or it runs on PostgreSQL), or None."""
+# Tests that share the speed refits' row estimates (tests/refit_cache.py
+# shared_row_estimates) run in one worker, in SLOW's order (calibrate.py --check first), so that
+# each finds the rows the one before it estimated. On a fresh clone, run apart in two workers
+# at once, each estimated them all again: validate speed --json took 59.8 CPU-s alone, 18.5
+# after calibrate.py --check (same output, byte for byte; shared machine, 2026-12-07).
+SAME_WORKER: dict[str, str] = {
+    "estimate/speed/test_speed_calibration.py": "speed-refits",
+    "estimate/validation/test_validation_reporting.py::test_validate_speed_prints_engine_"
+    "architecture_and_leave_one_out_tables": "speed-refits",
+    "estimate/validation/test_validation_reporting.py::test_leaving_a_gpu_out_refits_without_"
+    "it_and_restores_the_constants": "speed-refits",
+    "estimate/speed/test_band_residuals.py": "speed-refits",
+}
+
+
+def _key_in(item: pytest.Item, table: dict[str, str]) -> str | None:
+    """``table``'s value for the test (its "file::name" key, else its file's), or None."""
     rel = _rel(item)
     name = getattr(item, "originalname", None) or item.name
     cls = getattr(item, "cls", None)
     for key in (f"{rel}::{cls.__name__}::{name}" if cls is not None else f"{rel}::{name}", rel):
-        if key in SLOW:
-            return SLOW[key]
+        if key in table:
+            return table[key]
+    return None
+
+
+def _slow_reason(item: pytest.Item) -> str | None:
+    """Why ``item`` is slow (from SLOW, or it runs on PostgreSQL), or None."""
+    reason = _key_in(item, SLOW)
+    if reason is not None:
+        return reason
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.params.get("store_url") == "postgresql":
         return "on the throwaway PostgreSQL cluster"
@@ -364,12 +390,13 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if rel in SLOW else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the listed tests ``slow``; order the files: those in SLOW first, in SLOW's order
     (the longest first), then the other files with a slow test, then the rest; and group each
-    file that has a module fixture. Under pytest-xdist (``--dist loadgroup``: the groups,
-    largest first, then one test at a time in this order) the long tests start early and the
-    short ones fill in around them."""
+    file that has a module fixture, and the tests SAME_WORKER names. Under pytest-xdist
+    (``--dist loadgroup``: the groups, largest first, then one test at a time in this order)
+    the long tests start early and the short ones fill in around them."""
     rank = {key.split("::")[0]: i for i, key in reversed(list(enumerate(SLOW)))}
     file_rank: dict[str, int] = {}
     for item in items:
@@ -381,9 +408,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             file_rank[rel] = min(file_rank.get(rel, len(rank)), rank.get(rel, len(rank)))
     order = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda it: (file_rank.get(_rel(it), len(rank) + 1), order[id(it)]))
+    loadgroup = bool(getattr(config.option, "loadgroup", False)
+                     or getattr(config.option, "dist", None) == "loadgroup")
     for item in items:
-        if _has_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(_rel(item)))
+        group = _key_in(item, SAME_WORKER)
+        if group is None and _has_module_fixture(item):
+            group = _rel(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+            if loadgroup:
+                _name_group(item, group)
+
+
+def _name_group(item: pytest.Item, group: str) -> None:
+    """Put "@group" at the end of the test's node id, which is what ``--dist loadgroup``
+    schedules by (one worker per group). pytest-xdist 3.8 does it by assigning ``_nodeid``,
+    which pytest 9 no longer reads (its node id is ``_id``): every group was split between the
+    workers, each making a file's module fixture (a Chromium, a served app, a refit) again or
+    waiting on the other's refit lock. Left to xdist where it works (pytest before 9)."""
+    if "@" in item.nodeid:
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pytest < 9: xdist's own suffix works
+        return
+    item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def _has_module_fixture(item: pytest.Item) -> bool:

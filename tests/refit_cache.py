@@ -15,6 +15,10 @@ or a second run in the same checkout that asks for it meanwhile waits, then read
 Only a result worth keeping is kept (``keep``: a passing check, a command that exited 0); a
 failure is computed again on every run, so it always shows its own diff. Without pytest's
 cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs.
+
+Inside a run, the speed refits share their row estimates (``shared_row_estimates``): on a fresh
+clone ``calibrate.py --check``, ``validate speed``'s leave-one-out and the band-residual tests
+would otherwise estimate the same rows under the same constants each in its own process.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -76,3 +81,34 @@ def cached(config: pytest.Config, name: str, compute: Callable[[], Any],
                 json.dump({"value": value}, f)
             os.replace(tmp, path)  # whole or not at all, for a reader without the lock
         return value
+
+
+ROW_MEMO = "speed-rows"
+
+
+@contextmanager
+def shared_row_estimates(config: pytest.Config) -> Iterator[None]:
+    """Inside: scripts/calibrate.py's memo of row estimates starts from, and adds to, one file
+    under the cache folder keyed by the same inputs digest (``WHICHGPU_SPEED_ROW_MEMO``; the
+    script locks it while adding), so the speed refits of this run (and of later runs on the
+    same inputs) estimate each row under the same constant values once between them. The
+    refits' outputs are the same with it as without it (proved on calibrate.py --check and
+    validate speed --json, byte for byte; tests/estimate/speed/test_row_memo_on_disk.py)."""
+    store = getattr(config, "cache", None)
+    if store is None:  # -p no:cacheprovider: nothing kept, as for the results
+        yield
+        return
+    folder = Path(store.mkdir("whichgpu-refits"))
+    path = folder / f"{ROW_MEMO}-{inputs_digest()[:32]}.pickle"
+    for old in folder.glob(f"{ROW_MEMO}-*.pickle"):  # the estimates of other inputs
+        if old != path:
+            old.unlink(missing_ok=True)
+    saved = os.environ.get("WHICHGPU_SPEED_ROW_MEMO")
+    os.environ["WHICHGPU_SPEED_ROW_MEMO"] = str(path)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("WHICHGPU_SPEED_ROW_MEMO", None)
+        else:
+            os.environ["WHICHGPU_SPEED_ROW_MEMO"] = saved

@@ -8,14 +8,16 @@ from __future__ import annotations
 import pytest
 
 from calibrate_script import calibrate as _calibrate
+from refit_cache import shared_row_estimates
 from whichgpu.estimate.validation import default_path, read_rows, split_of
 from whichgpu.estimate.validation.cv import gpu_key
 
 
 @pytest.fixture(scope="module")
-def training():
+def training(request):
     """The training rows, fitted as make calibrate fits them, their held-out residuals, and
-    the calibration row ids each refit was given, keyed by the GPU it left out."""
+    the calibration row ids each refit was given, keyed by the GPU it left out (the row
+    estimates shared with the other speed refits: tests/refit_cache.py)."""
     cal = _calibrate()
     rows = [r for r in read_rows(default_path("speed")) if r["category"] == "training"]
     start = cal._snapshot()
@@ -28,11 +30,12 @@ def training():
         return fit(*args, **kwargs)
 
     try:
-        chosen, _ = cal.fit_groups(rows, report=lambda *a: None)
-        fitted = cal.fitted_groups(chosen)
-        cal.fit_groups = recording
-        residuals, without = cal.held_out_residuals(rows, cal._snapshot(), fitted, "gpu")
-        tables = cal.derived_tables(rows, residuals, without)
+        with shared_row_estimates(request.config), cal.memo_scope():
+            chosen, _ = cal.fit_groups(rows, report=lambda *a: None)
+            fitted = cal.fitted_groups(chosen)
+            cal.fit_groups = recording
+            residuals, without = cal.held_out_residuals(rows, cal._snapshot(), fitted, "gpu")
+            tables = cal.derived_tables(rows, residuals, without)
     finally:
         cal.fit_groups = fit
         cal._restore(start)

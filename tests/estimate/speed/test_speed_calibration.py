@@ -11,7 +11,7 @@ import pytest
 
 from calibrate_script import calibrate as _calibrate
 from paths import ROOT
-from refit_cache import cached
+from refit_cache import cached, shared_row_estimates
 from whichgpu.estimate.constants import all_constants, speed_value
 
 
@@ -20,7 +20,8 @@ def calibrate_check(request) -> dict:
     """`scripts/calibrate.py --check` run once for the module: its exit status, the end of
     what it printed, and which constants its fit wrote a `fitted` note for (read from the
     same run's full fit on every calibration row, not from a second fit). A passing check
-    is kept for the same inputs: tests/refit_cache.py."""
+    is kept for the same inputs, and its row estimates are shared with the other speed
+    refits: tests/refit_cache.py."""
     def check() -> dict:
         calibrate = _calibrate()
         fit_groups = calibrate.fit_groups
@@ -34,7 +35,7 @@ def calibrate_check(request) -> dict:
 
         calibrate.fit_groups = recording
         out = io.StringIO()
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), shared_row_estimates(request.config):
             status = calibrate.main(["--check"])
         return {"status": status, "out": out.getvalue()[-3000:],
                 "fitted": sorted(seen[0]) if len(seen) == 1 else None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from refit_cache import cached
+from refit_cache import cached, shared_row_estimates
 from whichgpu.estimate.constants import all_constants
 from whichgpu.estimate.validation import cv as validation_cv
 from whichgpu.estimate.validation import default_path, read_rows
@@ -22,12 +22,14 @@ def test_sources_are_grouped_by_publisher_not_by_commit_or_anchor():
     assert key({"source_url": "https://example.com/post?a=1"}) == "example.com/post"
 
 
-def test_leaving_a_gpu_out_refits_without_it_and_restores_the_constants():
+def test_leaving_a_gpu_out_refits_without_it_and_restores_the_constants(request):
     rows = read_rows(default_path("speed"))
     before = {k: v.value for k, v in all_constants("speed_constants").items()}
     in_sample = {o.id: o.predicted for o in validation_speed.run()}
-    # the A100 carries calibration rows of several fitted groups
-    (left,) = validation_cv.leave_one_out(rows, "gpu", {"a100-80gb-sxm"})
+    # the A100 carries calibration rows of several fitted groups (its refit's row estimates
+    # shared with the other speed refits: tests/refit_cache.py)
+    with shared_row_estimates(request.config):
+        (left,) = validation_cv.leave_one_out(rows, "gpu", {"a100-80gb-sxm"})
     assert left.refitted, "an A100 calibration row should drive at least one fit"
     assert all(r["gpu"] == "a100-80gb-sxm" for r in rows if r["id"] in
                {o.id for o in left.outcomes})
@@ -39,9 +41,11 @@ def test_leaving_a_gpu_out_refits_without_it_and_restores_the_constants():
 
 
 def test_validate_speed_prints_engine_architecture_and_leave_one_out_tables(cli, request):
-    """(Its leave-one-out refits are kept for the same inputs: tests/refit_cache.py.)"""
+    """(Its leave-one-out refits are kept for the same inputs, and share their row
+    estimates with the other speed refits: tests/refit_cache.py.)"""
     def run() -> dict:
-        res = cli("validate", "speed", "--json")
+        with shared_row_estimates(request.config):
+            res = cli("validate", "speed", "--json")
         return {"code": res.code, "out": res.out, "err": res.err}
 
     res = cached(request.config, "validate-speed-json", run, keep=lambda r: r["code"] == 0)
