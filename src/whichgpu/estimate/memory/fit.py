@@ -144,7 +144,7 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
     catalog = catalog or default_catalog()
     out: list[Fit] = []
     # the GPUs the engine the user named runs on: the same at every count
-    kept = _runs_on(w, catalog, gpus)
+    kept = gpus_running(w, catalog, gpus)
     for count in counts:
         try:
             wc = layout_for(w, count)
@@ -163,7 +163,7 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
 
 
-def _runs_on(w: Workload, catalog: Catalog,
+def gpus_running(w: Workload, catalog: Catalog,
              gpus: list[GPU] | None = None) -> list[tuple[GPU, int]]:
     """The GPUs (of ``gpus``, else the catalog) the workload's engine runs on, in order, each
     with its usable memory."""
@@ -181,7 +181,7 @@ def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
     # as fits(w) keeping each GPU's first fitting Fit, without a Fit for every GPU x count:
     # counts ascending, so a GPU's first fit is its fewest; the same errors (layout words)
     best: dict[str, Fit] = {}
-    kept = _runs_on(w, catalog)
+    kept = gpus_running(w, catalog)
     for count in COUNTS:
         try:
             wc = layout_for(w, count)
