@@ -7,9 +7,15 @@ from __future__ import annotations
 import copy
 import pickle
 
+import pytest
+
 from specs import LLAMA_31_8B
+from whichgpu.answers.inputs.workload import build_workload
 from whichgpu.catalog.gpus import get_gpu
+from whichgpu.errors import InputError
 from whichgpu.estimate.speed import estimate_speed
+from whichgpu.estimate.speed.hardware import hardware
+from whichgpu.estimate.speed.llm import kernel_notes, kernel_precision
 from whichgpu.estimate.speed.result import Later
 from whichgpu.estimate.workload import Workload
 
@@ -44,3 +50,19 @@ def test_llm_estimate_words_wait_until_read() -> None:
     assert [c["name"] for c in data["components"]][:2] == ["weights+kv read", "matmuls"]
     assert any(a.startswith("prompt ") for a in data["assumptions"])
     assert est.components._items is not None
+
+
+@pytest.mark.parametrize("quant,engine", [("nvfp4", "vllm"), ("mxfp4", "llamacpp"),
+                                          ("q4_k_m", "llamacpp"), ("awq", "vllm"),
+                                          (None, "vllm"), ("fp8", "sglang")])
+@pytest.mark.parametrize("gpu", ["rtx-5090", "h100-sxm", "a100-80gb-sxm", "rtx-4090",
+                                 "mi300x", "b200"])
+def test_kernel_precision_is_kernel_notes_precision(quant, engine, gpu) -> None:
+    """The estimate reads its precision alone (kernel_precision) and the notes when its
+    assumptions are read: the same precision kernel_notes gives."""
+    try:
+        w = build_workload("llama-3.1-8b", quant=quant, engine=engine)
+    except InputError:
+        pytest.skip("a format this engine does not run")
+    hw = hardware(get_gpu(gpu))
+    assert kernel_precision(w, hw) == kernel_notes(w, hw)[0]

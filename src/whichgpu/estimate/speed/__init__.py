@@ -146,7 +146,12 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
 def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                with_saturation: bool = True) -> SpeedEstimate:
     from whichgpu.estimate.speed.hardware import compute_precision
-    from whichgpu.estimate.speed.llm import decode_step, kernel_notes, prefill_time
+    from whichgpu.estimate.speed.llm import (
+        decode_step,
+        kernel_notes,
+        kernel_precision,
+        prefill_time,
+    )
 
     prompt, output, why_len = lengths
     batch = w.batch
@@ -179,9 +184,8 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
     key = {c: v.band_key for c, v in conf.items()}  # the range group of each category
     precision, why = compute_precision(hw.gpu, w.quant_format, engine)
-    kernel_precision, kernels = kernel_notes(w, hw)
-    if kernel_precision:
-        precision, why = kernel_precision, "the kernel paths below"
+    if (by_kernel := kernel_precision(w, hw)) is not None:  # its words: in words() below
+        precision, why = by_kernel, "the kernel paths below"
     rates = {
         "decode_tokens_per_s": _accepted(band(batch / step.seconds, conf["decode"][2],
                                               category=key["decode"]), spec),
@@ -208,7 +212,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
             f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
             "sequence(s); memory checked at the same lengths",
             f"engine {engine}; {why}",
-            *kernels,
+            *kernel_notes(w, hw)[1],
             f"decode rates at the average context of a generation (prompt + output/2 = {ctx:,} "
             "tokens)",
             _confidence_note(conf["decode"]),
