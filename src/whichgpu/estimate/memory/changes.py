@@ -414,8 +414,9 @@ def _pairs(w: Workload, target: GPU | None, catalog: Catalog, keep: int = 4) -> 
     # the same pairs, but only the ``keep`` shown are placed on every GPU x count: which
     # pairs fit one GPU needs only the need on one GPU (a pair's words list every GPU that
     # then holds it, ~8 memory estimates each; a batch that fits no GPU has a dozen pairs)
-    fitting = [i for i, (_, wc, _, _) in enumerate(paired) if _fits_one_gpu(wc, target, catalog)]
-    shown = sorted(fitting or range(len(paired)), key=lambda i: paired[i][2])[:keep]
+    one_gpu = [i for i, (_, wc, _, _) in enumerate(paired)
+               if _fits_one_gpu(wc, target, catalog)]
+    shown = sorted(one_gpu or list(range(len(paired))), key=lambda i: paired[i][2])[:keep]
     return [Change(words, wc, total, _fits_on(wc, target, catalog), SuggestionKind.PAIR,
                    settings) for words, wc, total, settings in (paired[i] for i in shown)]
 
