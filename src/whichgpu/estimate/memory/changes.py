@@ -20,6 +20,7 @@ from whichgpu.estimate.memory.fit import (
     COUNTS,
     describe_layout,
     fits,
+    gpus_running,
     layout_for,
     memory_band,
     smallest_fits,
@@ -404,7 +405,32 @@ def _paired(w: Workload) -> tuple[tuple[Message, Workload, int, tuple[tuple[str,
 def _pairs(w: Workload, target: GPU | None, catalog: Catalog, keep: int = 4) -> list[Change]:
     """Two changes together, when no single change is enough (greedy: every pair of the
     single changes that do not touch the same setting), smallest first."""
-    found = [Change(words, wc, total, _fits_on(wc, target, catalog), SuggestionKind.PAIR,
-                    settings) for words, wc, total, settings in _paired(w)]
-    fitting = [c for c in found if _fits_one(c, target)]
-    return sorted(fitting or found, key=lambda c: c.total_bytes)[:keep]
+    paired = _paired(w)
+    if w.is_diffusion:  # a diffusion split may refuse a count: every pair asked everywhere
+        found = [Change(words, wc, total, _fits_on(wc, target, catalog), SuggestionKind.PAIR,
+                        settings) for words, wc, total, settings in paired]
+        fitting = [c for c in found if _fits_one(c, target)]
+        return sorted(fitting or found, key=lambda c: c.total_bytes)[:keep]
+    # the same pairs, but only the ``keep`` shown are placed on every GPU x count: which
+    # pairs fit one GPU needs only the need on one GPU (a pair's words list every GPU that
+    # then holds it, ~8 memory estimates each; a batch that fits no GPU has a dozen pairs)
+    one_gpu = [i for i, (_, wc, _, _) in enumerate(paired)
+               if _fits_one_gpu(wc, target, catalog)]
+    shown = sorted(one_gpu or list(range(len(paired))), key=lambda i: paired[i][2])[:keep]
+    return [Change(words, wc, total, _fits_on(wc, target, catalog), SuggestionKind.PAIR,
+                   settings) for words, wc, total, settings in (paired[i] for i in shown)]
+
+
+def _fits_one_gpu(w: Workload, target: GPU | None, catalog: Catalog) -> bool:
+    """Whether one GPU (the target, or a catalog GPU the engine runs on) holds ``w``: as
+    ``_fits_one`` of its change, from the need on one GPU alone."""
+    if target is not None:
+        return bool(_fits_on(w, target, catalog, (1,)))
+    need = _need(w, 1)
+    if need is None:
+        return False
+    total, host_fits, layout_error = need
+    kept = gpus_running(w, catalog)
+    if layout_error is not None and kept:  # as smallest_fits raises it
+        raise layout_error
+    return host_fits and any(usable >= total for _, usable in kept)

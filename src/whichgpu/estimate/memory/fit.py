@@ -15,7 +15,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.diffusion_parallel import diffusion_layout
 from whichgpu.estimate.memo import Table, by_identity
-from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Message, msg
 from whichgpu.vocabulary import Task
@@ -143,25 +143,32 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
     """Every catalog GPU x count, fitting ones first (fewest GPUs, then least memory)."""
     catalog = catalog or default_catalog()
     out: list[Fit] = []
-    cache: dict[int, MemoryEstimate] = {}
+    # the GPUs the engine the user named runs on: the same at every count
+    kept = gpus_running(w, catalog, gpus)
     for count in counts:
         try:
             wc = layout_for(w, count)
         except InputError:
             continue
-        est = cache.setdefault(count, estimate_memory(wc))
+        est = estimate_memory(wc)
         band = memory_band(wc)
-        # the same for every GPU at this count: worked out once (at the first GPU kept)
-        total, layout = est.total_bytes, None
+        if not kept:
+            continue
+        # the same for every GPU at this count: worked out once
+        total, layout = est.total_bytes, describe_layout(wc)
         host_total, host_fits = est.host_total_bytes, est.host_fits
-        for g in gpus or catalog.gpus:
-            if w.engine is not None and catalog.engine_problem(g, w.engine):
-                continue  # the engine the user named does not run there
-            if layout is None:
-                layout = describe_layout(wc)
-            out.append(Fit(g, count, total, g.usable_memory_bytes - total, layout, band,
+        for g, usable in kept:
+            out.append(Fit(g, count, total, usable - total, layout, band,
                            host_total, host_fits))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
+
+
+def gpus_running(w: Workload, catalog: Catalog,
+             gpus: list[GPU] | None = None) -> list[tuple[GPU, int]]:
+    """The GPUs (of ``gpus``, else the catalog) the workload's engine runs on, in order, each
+    with its usable memory."""
+    return [(g, g.usable_memory_bytes) for g in gpus or catalog.gpus
+            if w.engine is None or not catalog.engine_problem(g, w.engine)]
 
 
 def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
@@ -171,10 +178,26 @@ def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
 
 @by_identity(size=256, identities=2)  # the same workload asked "what fits" for each GPU
 def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
+    # as fits(w) keeping each GPU's first fitting Fit, without a Fit for every GPU x count:
+    # counts ascending, so a GPU's first fit is its fewest; the same errors (layout words)
     best: dict[str, Fit] = {}
-    for f in fits(w, catalog=catalog):
-        if f.fits and f.gpu.id not in best:
-            best[f.gpu.id] = f
+    kept = gpus_running(w, catalog)
+    for count in COUNTS:
+        try:
+            wc = layout_for(w, count)
+        except InputError:
+            continue
+        est = estimate_memory(wc)
+        band = memory_band(wc)
+        if not kept:
+            continue
+        total, layout = est.total_bytes, describe_layout(wc)
+        if not est.host_fits:
+            continue
+        for g, usable in kept:
+            if usable >= total and g.id not in best:
+                best[g.id] = Fit(g, count, total, usable - total, layout, band,
+                                 est.host_total_bytes, est.host_fits)
     return tuple(sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes)))
 
 

@@ -8,7 +8,13 @@ from typing import Any
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
 from whichgpu.estimate.speed.lengths import inference_lengths
-from whichgpu.estimate.speed.result import Confidence, SpeedEstimate, band, confidence_for
+from whichgpu.estimate.speed.result import (
+    Confidence,
+    Later,
+    SpeedEstimate,
+    band,
+    confidence_for,
+)
 from whichgpu.estimate.workload import Workload, layout_note
 from whichgpu.messages import Field, msg
 from whichgpu.units import Range
@@ -89,7 +95,8 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             est = apply_cost(est)
     notes = tuple(n for n in (engine_note, fit_note) if n)
     if notes:
-        est = dataclasses.replace(est, assumptions=(*notes, *est.assumptions))
+        said = est.assumptions  # still words to be made (Later): made when read
+        est = dataclasses.replace(est, assumptions=Later(lambda: (*notes, *said)))
     if runs is not None and profile is not None:  # the store's runs move it (WithRuns)
         est = profile.apply_runs(est, wl, gpu.id, count)
     return est
@@ -130,8 +137,8 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
                    "train_steps": int(-(-tokens // est.scalars["tokens_per_step"]))}
     return dataclasses.replace(
         est, times={**est.times, "total_s": total}, scalars={**est.scalars, **scalars},
-        assumptions=est.assumptions + (f"total time for {what} at the step time above "
-                                       "(no evaluation, checkpointing or start-up)",))
+        assumptions=(*est.assumptions, f"total time for {what} at the step time above "
+                                            "(no evaluation, checkpointing or start-up)"))
 
 
 # ------------------------------------------------------------------ LLM inference
@@ -139,7 +146,12 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
 def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                with_saturation: bool = True) -> SpeedEstimate:
     from whichgpu.estimate.speed.hardware import compute_precision
-    from whichgpu.estimate.speed.llm import decode_step, kernel_notes, prefill_time
+    from whichgpu.estimate.speed.llm import (
+        decode_step,
+        kernel_notes,
+        kernel_precision,
+        prefill_time,
+    )
 
     prompt, output, why_len = lengths
     batch = w.batch
@@ -172,9 +184,8 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
     conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
     key = {c: v.band_key for c, v in conf.items()}  # the range group of each category
     precision, why = compute_precision(hw.gpu, w.quant_format, engine)
-    kernel_precision, kernels = kernel_notes(w, hw)
-    if kernel_precision:
-        precision, why = kernel_precision, "the kernel paths below"
+    if (by_kernel := kernel_precision(w, hw)) is not None:  # its words: in words() below
+        precision, why = by_kernel, "the kernel paths below"
     rates = {
         "decode_tokens_per_s": _accepted(band(batch / step.seconds, conf["decode"][2],
                                               category=key["decode"]), spec),
@@ -196,23 +207,26 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         sat["output_tokens_per_s"] = band(_continuous_batching(w, hw, sat["batch"])
                                           .output_tokens_per_s, conf["serving"][2],
                                           category=key["serving"])
-    assumptions = [
-        f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
-        "sequence(s); memory checked at the same lengths",
-        f"engine {engine}; {why}",
-        *kernels,
-        f"decode rates at the average context of a generation (prompt + output/2 = {ctx:,} "
-        "tokens)",
-        _confidence_note(conf["decode"]),
-    ]
-    if (layout := layout_note(w)) is not None:
-        assumptions.append(layout)
-    if spec1 is not None and spec is not None and w.speculative is not None:
-        assumptions.append(_speculative_note(w, spec1, spec, batch, served_speedup))
-    if served is not None:
-        assumptions.append(f"output tokens/s: {batch} users kept in flight under continuous "
-                           "batching (estimate/speed/serving.py; at most "
-                           f"{served.decode_batch:.0f} decoding at once)")
+    def words() -> list[str]:  # the assumptions in words, made when read (Later)
+        assumptions = [
+            f"prompt {prompt:,} tokens, output {output:,} tokens ({why_len}), {batch} concurrent "
+            "sequence(s); memory checked at the same lengths",
+            f"engine {engine}; {why}",
+            *kernel_notes(w, hw)[1],
+            f"decode rates at the average context of a generation (prompt + output/2 = {ctx:,} "
+            "tokens)",
+            _confidence_note(conf["decode"]),
+        ]
+        if (layout := layout_note(w)) is not None:
+            assumptions.append(layout)
+        if spec1 is not None and spec is not None and w.speculative is not None:
+            assumptions.append(_speculative_note(w, spec1, spec, batch, served_speedup))
+        if served is not None:
+            assumptions.append(f"output tokens/s: {batch} users kept in flight under continuous "
+                               "batching (estimate/speed/serving.py; at most "
+                               f"{served.decode_batch:.0f} decoding at once)")
+        return assumptions
+
     warnings = []
     if spec is not None and spec.speedup() < 1:
         warnings.append(msg("speculative.slower", "at {batch} sequences the drafter slows "
@@ -240,7 +254,7 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
         scalars={"batch": batch, "prompt_tokens": prompt, "output_tokens": output,
                  "decode_context_tokens": ctx, "tp": w.tp_degree, "pp": w.pp_degree,
                  "link": hw.link.kind},
-        components=step.components + pre.components, assumptions=tuple(assumptions),
+        components=Later(lambda: step.components + pre.components), assumptions=Later(words),
         warnings=tuple(warnings), calibration=hw.calibration,
         details={**({"saturation": sat} if sat else {}),
                  **({"speculative": _speculative_json(w, spec1, spec, served_speedup)}

@@ -181,6 +181,14 @@ def decode_fixed_s(engine: str, hw: Hardware, era: str | None = None) -> float:
     return engine_value("decode_fixed_ms", engine, hw, era) * 1e-3
 
 
+def kernel_precision(w: Workload, hw: Hardware) -> str | None:
+    """The precision prefill computes at when a kernel path sets it (kernel_notes' first
+    value, without the words)."""
+    path = kernel(constants_key(w, hw), "prefill", arch_key(hw.gpu), w.quant_format,
+                  w.engine_version)
+    return path.peak if path is not None and path.peak and hw.peak(path.peak) else None
+
+
 def kernel_notes(w: Workload, hw: Hardware) -> tuple[str | None, list[str]]:
     """(the precision prefill computes at when a kernel path sets it, what the paths are),
     for the estimate's assumptions."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar, cast, overload
 
 from whichgpu.estimate.constants import speed_constant, speed_value
 from whichgpu.estimate.memo import Table
@@ -281,6 +282,57 @@ class Component:
         return {"name": self.name, "seconds": self.seconds, "formula": self.formula}
 
 
+T = TypeVar("T")
+
+
+class Later(Sequence[T]):
+    """A tuple made when first read: an estimate's words (its components' formulas, its
+    assumptions) are formatted only if someone reads them. A recommendation estimates
+    hundreds of configurations and shows a few; the serving search asks for rates alone.
+
+    Equal to the tuple it makes; pickles and copies as that tuple."""
+
+    __slots__ = ("_items", "_make")
+
+    def __init__(self, make: Callable[[], Iterable[T]]) -> None:
+        self._make: Callable[[], Iterable[T]] | None = make
+        self._items: tuple[T, ...] | None = None
+
+    def items(self) -> tuple[T, ...]:
+        """The tuple, made at the first read."""
+        if self._items is None:
+            assert self._make is not None
+            self._items, self._make = tuple(self._make()), None
+        return self._items
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:
+        return self.items()[i]
+
+    def __len__(self) -> int:
+        return len(self.items())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Later):
+            other = other.items()
+        return self.items() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.items())
+
+    def __repr__(self) -> str:
+        return repr(self.items())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.items(),))
+
+
 @dataclass(frozen=True)
 class SpeedEstimate:
     """How fast a workload runs on ``count`` x ``gpu``; rates are aggregate over the batch."""
@@ -296,8 +348,9 @@ class SpeedEstimate:
     times: dict[str, Range] = field(default_factory=dict)  # name -> seconds range
     # mfu, batch used ... and a few words (link kind, framework) and flags (compile)
     scalars: dict[str, Any] = field(default_factory=dict)
-    components: tuple[Component, ...] = ()
-    assumptions: tuple[str, ...] = ()
+    # the words: a tuple, or a Later that makes it when read (see Later)
+    components: Sequence[Component] = ()
+    assumptions: Sequence[str] = ()
     warnings: tuple[Message, ...] = ()
     calibration: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # nested results (saturation ...)
