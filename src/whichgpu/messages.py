@@ -194,12 +194,20 @@ def data_text(text: str) -> DataText:
     return DataText(text)
 
 
+#: parameter types that are their own JSON value (exact types: a ``str`` subclass such as
+#: Message or Field has its own form); most parameters are one of these
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
 def params_json(params: Mapping[str, Any]) -> dict[str, Any]:
     """Message parameters as JSON values."""
-    return {k: _json(v) for k, v in params.items()}
+    plain = _PLAIN
+    return {k: v if type(v) in plain else _json(v) for k, v in params.items()}
 
 
 def _json(value: Any) -> Any:
+    if type(value) in _PLAIN:
+        return value
     if hasattr(value, "to_json"):  # Message, Field, Money, Duration, Placement
         return value.to_json()
     if isinstance(value, Join):
