@@ -34,7 +34,13 @@ from whichgpu.messages import Message, msg
 
 WORKERS = int(os.environ.get("WHICHGPU_WEB_WORKERS", "4"))  # threads computing answers
 #: threads for the answers that span the whole catalog (HEAVY), apart from WORKERS: a quick
-#: question (a price list, a TCO, one speed) never waits for a slot behind them
+#: question (a price list, a TCO, one speed) never waits for a slot behind them. Two, not
+#: one nor three: benchmarks/web_load.py --requests 300 --concurrency 50 --vary (shared 2-core
+#: machine, load 3-7, 2026-12-07, after fast7/fast8/checklist7): p99 1573/1629 ms with one
+#: thread, 934-1228 with two, 1036/1133 with three (server CPU per request 9.7-10.3 ms at three
+#: against 8.1-9.0: more switching); with --heavy-rate 2 (pasted configs at the model bounds,
+#: one over the CPU limit) one thread answered 49 requests 503 after the 10 s queue wait (p99
+#: 10 s), two answered every one (p99 1.25 s)
 HEAVY_WORKERS = int(os.environ.get("WHICHGPU_WEB_HEAVY_WORKERS", "2"))
 #: services whose answer weighs every GPU (x count) of the catalog: 40-400 ms of CPU each
 #: on the load test's questions, against 2-40 ms for the others (measured 2026-12-07 on the
