@@ -107,11 +107,11 @@ def _decimal(x: float | int, pattern: str, lang: str) -> str:
     """Babel's ``format_decimal(x, format=pattern, locale=...)`` (the same defaults), with the
     pattern and the locale parsed once instead of on every number of a page, and each text
     remembered (:func:`_decimal_text`)."""
-    return _decimal_text(lang, pattern, type(x), repr(x), x)
+    return _decimal_text(lang, pattern, type(x).__name__, repr(x), x)
 
 
 @functools.lru_cache(maxsize=8192)
-def _decimal_text(lang: str, pattern: str, kind: type, text: str, x: float | int) -> str:
+def _decimal_text(lang: str, pattern: str, kind: str, text: str, x: float | int) -> str:
     """:func:`_decimal`'s text (Babel's ``apply``, 15-50 us each; a page says the same GPU
     sizes, prices and rates again and again); ``kind`` and ``text`` (the number's type and
     repr) keep -0.0 apart from 0.0 and 1 from 1.0 in the cache's key."""
