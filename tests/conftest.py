@@ -330,6 +330,8 @@ SLOW: dict[str, str] = {
     "estimate/validation/test_image_video_targets_held_out.py": _CPU,
     # issue 35 (suite7): leave-one-source-out refits of four sources (about 0.3 CPU-s each)
     "estimate/speed/test_serving_loso_memo.py": "serving leave-one-source-out refits",
+    "estimate/speed/test_refit_typical_only.py::test_typical_values_are_exactly_the_full_"
+    "estimates": _CPU,
 }
 
 
