@@ -50,6 +50,7 @@ import sys
 from pathlib import Path
 
 from whichgpu.estimate.constants import Constant, _load, overridden
+from whichgpu.estimate.speed.result import typical_only
 from whichgpu.estimate.validation import default_path, read_rows, split_of
 from whichgpu.estimate.validation import quantile as _quantile
 from whichgpu.estimate.validation import speed as validation_speed
@@ -540,9 +541,12 @@ def _result(o) -> tuple[bool, float | None]:
 
 
 def _row_results(rows) -> list[tuple[bool, float | None]]:
+    """(modelled, log error) of each row: what the fits read (the typical value alone, so the
+    rows are estimated without their confidence and ranges: typical_only)."""
     memo = _MEMO[0]
     if memo is None:
-        return [_result(o) for o in _outcomes(rows)]
+        with typical_only():
+            return [_result(o) for o in _outcomes(rows)]
     table = _load("speed_constants")
     ids = [memo.row_ids.setdefault(tuple(sorted(r.items())), len(memo.row_ids)) for r in rows]
     # the constants stay as they are for this call (the rows' estimates swap in readers and
@@ -565,15 +569,16 @@ def _memo_results(memo: _Memo, table: dict, rows,
         reading = {name: _reading(c) for name, c in real.items()}
         try:
             table.update(reading)
-            for k in todo:
-                estimate_memo.clear()  # what it keeps was read for another row
-                _READS.clear()
-                (o,) = _outcomes([rows[k]])
-                out[k] = _result(o)
-                read = tuple(sorted(_READS, key=repr))
-                table.update(real)  # the values are keyed by the real constants
-                memo.put(table, ids[k], read, out[k])
-                table.update(reading)
+            with typical_only():
+                for k in todo:
+                    estimate_memo.clear()  # what it keeps was read for another row
+                    _READS.clear()
+                    (o,) = _outcomes([rows[k]])
+                    out[k] = _result(o)
+                    read = tuple(sorted(_READS, key=repr))
+                    table.update(real)  # the values are keyed by the real constants
+                    memo.put(table, ids[k], read, out[k])
+                    table.update(reading)
         finally:
             table.update(real)
             estimate_memo.clear()

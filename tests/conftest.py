@@ -328,6 +328,10 @@ SLOW: dict[str, str] = {
     "scored_prefill_row_once": _CPU,
     # issue 29 (video6): predicts every held-out image and video row of both validation files
     "estimate/validation/test_image_video_targets_held_out.py": _CPU,
+    # issue 35 (suite7): leave-one-source-out refits of four sources (about 0.3 CPU-s each)
+    "estimate/speed/test_serving_loso_memo.py": "serving leave-one-source-out refits",
+    "estimate/speed/test_refit_typical_only.py::test_typical_values_are_exactly_the_full_"
+    "estimates": _CPU,
 }
 
 
@@ -343,6 +347,12 @@ SAME_WORKER: dict[str, str] = {
     "estimate/validation/test_validation_reporting.py::test_leaving_a_gpu_out_refits_without_"
     "it_and_restores_the_constants": "speed-refits",
     "estimate/speed/test_band_residuals.py": "speed-refits",
+    # the serving refits share their leave-one-source-out residuals (shared_serving_loso):
+    # validate serving --json took 9.5 CPU-s alone, 0.6 after calibrate_serving.py --check
+    "estimate/speed/test_serving_calibration.py::test_the_toml_is_exactly_what_make_"
+    "calibrate_serving_produces": "serving-refits",
+    "estimate/speed/test_serving_calibration.py::test_validate_serving_reports_by_engine_and_"
+    "gpu_with_the_holdout_apart": "serving-refits",
 }
 
 

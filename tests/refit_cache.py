@@ -18,7 +18,9 @@ cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs.
 
 Inside a run, the speed refits share their row estimates (``shared_row_estimates``): on a fresh
 clone ``calibrate.py --check``, ``validate speed``'s leave-one-out and the band-residual tests
-would otherwise estimate the same rows under the same constants each in its own process.
+would otherwise estimate the same rows under the same constants each in its own process. The
+serving refits share their leave-one-source-out residuals (``shared_serving_loso``): about
+9 CPU-s that ``calibrate_serving.py --check`` and ``validate serving`` each spent.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def cached(config: pytest.Config, name: str, compute: Callable[[], Any],
 
 
 ROW_MEMO = "speed-rows"
+LOSO_MEMO = "serving-loso"
 
 
 @contextmanager
@@ -94,21 +97,41 @@ def shared_row_estimates(config: pytest.Config) -> Iterator[None]:
     same inputs) estimate each row under the same constant values once between them. The
     refits' outputs are the same with it as without it (proved on calibrate.py --check and
     validate speed --json, byte for byte; tests/estimate/speed/test_row_memo_on_disk.py)."""
+    with _shared_file(config, "WHICHGPU_SPEED_ROW_MEMO", ROW_MEMO, "pickle"):
+        yield
+
+
+@contextmanager
+def shared_serving_loso(config: pytest.Config) -> Iterator[None]:
+    """Inside: estimate/serving_fit.py's leave-one-source-out residuals are read from, and
+    added to, one file under the cache folder keyed by the same inputs digest
+    (``WHICHGPU_SERVING_LOSO_MEMO``), so calibrate_serving.py --check and validate serving
+    --json refit once between them (the same residuals: the memo's key is the rows and the
+    constant tables loso reads; their outputs are the same byte for byte with it as without
+    it, tests/estimate/speed/test_serving_loso_memo.py)."""
+    with _shared_file(config, "WHICHGPU_SERVING_LOSO_MEMO", LOSO_MEMO, "json"):
+        yield
+
+
+@contextmanager
+def _shared_file(config: pytest.Config, env: str, stem: str, suffix: str) -> Iterator[None]:
+    """``env`` names the file ``stem``-<inputs digest>.``suffix`` under the cache folder
+    (the files of other inputs removed) inside the block; nothing without pytest's cache."""
     store = getattr(config, "cache", None)
     if store is None:  # -p no:cacheprovider: nothing kept, as for the results
         yield
         return
     folder = Path(store.mkdir("whichgpu-refits"))
-    path = folder / f"{ROW_MEMO}-{inputs_digest()[:32]}.pickle"
-    for old in folder.glob(f"{ROW_MEMO}-*.pickle"):  # the estimates of other inputs
+    path = folder / f"{stem}-{inputs_digest()[:32]}.{suffix}"
+    for old in folder.glob(f"{stem}-*.{suffix}"):  # the results of other inputs
         if old != path:
             old.unlink(missing_ok=True)
-    saved = os.environ.get("WHICHGPU_SPEED_ROW_MEMO")
-    os.environ["WHICHGPU_SPEED_ROW_MEMO"] = str(path)
+    saved = os.environ.get(env)
+    os.environ[env] = str(path)
     try:
         yield
     finally:
         if saved is None:
-            os.environ.pop("WHICHGPU_SPEED_ROW_MEMO", None)
+            os.environ.pop(env, None)
         else:
-            os.environ["WHICHGPU_SPEED_ROW_MEMO"] = saved
+            os.environ[env] = saved

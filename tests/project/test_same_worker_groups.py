@@ -1,7 +1,8 @@
 """conftest.SAME_WORKER keeps the speed refits that share their row estimates in one xdist
-worker, calibrate.py --check first: every key names a test file or test that exists (a
-renamed one would silently run apart again), and collection puts exactly those tests in the
-group, in that order."""
+worker, calibrate.py --check first (and the serving refits that share their leave-one-source-out
+residuals in another, calibrate_serving.py --check first): every key names a test file or test
+that exists (a renamed one would silently run apart again), and collection puts exactly those
+tests in their group, in that order."""
 
 from __future__ import annotations
 
@@ -39,17 +40,23 @@ def test_collection_groups_them_with_the_calibration_check_first():
 
     args = [*(str(TESTS / f) for f in files), "--collect-only", "-q", "-p", "no:cacheprovider"]
     assert pytest.main(args, plugins=[Probe()]) == 0
-    grouped = [node for node, group in groups if group == "speed-refits"]
-    for key in conftest.SAME_WORKER:
-        assert any(node == key or node.startswith(key + "::") or node.startswith(key + "[")
-                   for node in grouped), key
-    for node in grouped:
-        file, _, test = node.partition("::")
-        assert file in conftest.SAME_WORKER or f"{file}::{test}" in conftest.SAME_WORKER, node
+    for name in set(conftest.SAME_WORKER.values()):
+        keys = [k for k, g in conftest.SAME_WORKER.items() if g == name]
+        grouped = [node for node, group in groups if group == name]
+        for key in keys:
+            assert any(node == key or node.startswith(key + "::") or node.startswith(key + "[")
+                       for node in grouped), key
+        for node in grouped:
+            file, _, test = node.partition("::")
+            assert file in keys or f"{file}::{test}" in keys, node
     # the check's fixture estimates every row first; the others find them
+    grouped = [node for node, group in groups if group == "speed-refits"]
     assert grouped[0].startswith("estimate/speed/test_speed_calibration.py::")
     assert [n for n in grouped if "test_speed_calibration" in n] == grouped[:len(
         [n for n in grouped if "test_speed_calibration" in n])]
+    # the serving check computes the leave-one-source-out residuals validate serving reads
+    serving = [node for node, group in groups if group == "serving-refits"]
+    assert serving[0].endswith("::test_the_toml_is_exactly_what_make_calibrate_serving_produces")
 
 
 def test_under_loadgroup_each_group_is_in_the_node_id_xdist_schedules_by():

@@ -132,10 +132,12 @@ def _objective(errs: list[float]) -> float:
 
 
 def _set(name: str, key: str, value: float) -> None:
-    """Keep ``value[key]`` of a constant for the rest of the run (the loader caches)."""
+    """Keep ``value[key]`` of a constant for the rest of the run (the loader caches), as a
+    float: the TOML's written values load as floats, so a full fit that agrees with the TOML
+    leaves the same table (leave-one-source-out's memo key, below, compares them exactly)."""
     table = _load(TABLE)
     old = table[name]
-    table[name] = Constant(name, {**old.value, key: value}, old.source, old.note)
+    table[name] = Constant(name, {**old.value, key: float(value)}, old.source, old.note)
 
 
 def _with(name: str, key: str, value: float):
@@ -191,7 +193,20 @@ def fit_all(rows, report=print, exclude: str | None = None,
 
 def loso(rows, start: dict) -> dict[str, float]:
     """{row id: log(measured / estimated)} of every modelled calibration row, each estimated
-    with the constants fitted without its source."""
+    with the constants fitted without its source (kept on disk with LOSO_MEMO_ENV set)."""
+    path = _loso_memo_file()
+    if path is None:
+        return _loso(rows, start)
+    key = _loso_key(rows, start, _snapshot())
+    kept = _read_loso_memo(path)
+    if key in kept:
+        return dict(kept[key])
+    out = _loso(rows, start)
+    _save_loso_memo(path, key, out)
+    return out
+
+
+def _loso(rows, start: dict) -> dict[str, float]:
     holdout = vs.split_rule()
     calib = [r for r in rows if vs.source_of(r) not in holdout]
     out: dict[str, float] = {}
@@ -209,6 +224,79 @@ def loso(rows, start: dict) -> dict[str, float]:
     finally:
         _restore(after)
     return out
+
+
+# The leave-one-source-out residuals kept on disk between processes: with
+# WHICHGPU_SERVING_LOSO_MEMO naming a file, loso returns the residuals the file holds for the
+# same rows, starting constants and constants in force (their values, types included), else
+# computes them and adds them to it (under a file lock; the file replaced whole). The test
+# suite sets it under its refit cache's key (a digest of the package, the scripts and the
+# validation rows: tests/refit_cache.py), so that calibrate_serving.py --check and validate
+# serving --json refit once between them: with the TOML as the fit leaves it, both call loso
+# on the same rows and tables. A file made by other code or data must not be named (the key
+# holds the inputs loso reads, not the code). Unset: nothing is read or written.
+LOSO_MEMO_ENV = "WHICHGPU_SERVING_LOSO_MEMO"
+
+
+def _loso_memo_file():
+    import os
+    from pathlib import Path
+
+    name = os.environ.get(LOSO_MEMO_ENV)
+    return Path(name) if name else None
+
+
+def _canonical(value) -> str:
+    """``value``'s repr with dict keys sorted (types kept: 40 and 40.0 differ)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_canonical(v)}" for k, v in
+                               sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_canonical(v) for v in value) + "]"
+    return repr(value)
+
+
+#: the constant tables the estimates read (estimate/constants.py), kept in the key as in force
+_TABLES = ("memory_constants", "multi_lora", "speed_constants")
+
+
+def _loso_key(rows, start: dict, now: dict) -> str:
+    """SHA-256 of what loso reads besides the code: the rows, the starting serving constants
+    and every constant table in force (values)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    tables = [start, now, *(_load(t) for t in _TABLES)]
+    for part in ([sorted(r.items()) for r in rows],
+                 *({k: c.value for k, c in t.items()} for t in tables)):
+        h.update(_canonical(part).encode() + b"\0")
+    return h.hexdigest()
+
+
+def _read_loso_memo(path) -> dict[str, dict[str, float]]:
+    import json
+
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_loso_memo(path, key: str, residuals: dict[str, float]) -> None:
+    import fcntl
+    import json
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process adding its own meanwhile
+        kept = {**_read_loso_memo(path), key: residuals}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(kept, f)
+        os.replace(tmp, path)  # whole or not at all, for a reader without the lock
 
 
 def _restore_untouched(full: dict, touched: set[tuple[str, str]]) -> None:

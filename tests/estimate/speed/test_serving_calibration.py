@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from paths import ROOT
-from refit_cache import cached
+from refit_cache import cached, shared_serving_loso
 from whichgpu.estimate.validation import serving as vs
 
 
@@ -32,9 +32,11 @@ def _rows():
 
 
 def test_the_toml_is_exactly_what_make_calibrate_serving_produces(request, capsys):
-    """A passing check is kept for the same inputs (tests/refit_cache.py)."""
+    """A passing check is kept for the same inputs; its leave-one-source-out residuals are
+    shared with validate serving's (tests/refit_cache.py)."""
     def check() -> dict:
-        status = _calibrate().main(["--check"])
+        with shared_serving_loso(request.config):
+            status = _calibrate().main(["--check"])
         return {"status": status, "out": capsys.readouterr().out[-3000:]}
 
     result = cached(request.config, "calibrate-serving-check", check,
@@ -95,9 +97,11 @@ def test_every_engine_default_has_a_source():
 
 
 def test_validate_serving_reports_by_engine_and_gpu_with_the_holdout_apart(cli, request):
-    """(Its leave-one-source-out refits are kept for the same inputs: tests/refit_cache.py.)"""
+    """(Its leave-one-source-out refits are kept for the same inputs, and shared with
+    calibrate_serving.py --check's: tests/refit_cache.py.)"""
     def run() -> dict:
-        res = cli("validate", "serving", "--json")
+        with shared_serving_loso(request.config):
+            res = cli("validate", "serving", "--json")
         return {"code": res.code, "out": res.out, "err": res.err}
 
     res = cached(request.config, "validate-serving-json", run, keep=lambda r: r["code"] == 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple, TypeVar, cast, overload
@@ -94,10 +95,29 @@ def band_evidence(key: str) -> tuple[str, int]:
     return group, int(speed_value("band_evidence").get(group, 0))
 
 
+# The speed refits (scripts/calibrate.py) read only each estimate's typical value, which band()
+# passes through unscaled: inside typical_only() the confidence is not worked out (TYPICAL_ONLY,
+# a placeholder) and each range is the typical value alone. Nothing that shows a range or a
+# confidence may run inside it.
+_TYPICAL_ONLY = [False]
+
+
+@contextmanager
+def typical_only() -> Iterator[None]:
+    """Estimates with their typical values only (placeholder confidence, ranges of width 1)."""
+    saved, _TYPICAL_ONLY[0] = _TYPICAL_ONLY[0], True
+    try:
+        yield
+    finally:
+        _TYPICAL_ONLY[0] = saved
+
+
 def band(typical: float, confidence: str, inverse: bool = False,
          category: str | None = None) -> Range:
     """A range around ``typical`` at a confidence level (rates; ``inverse`` for times);
     ``category`` may name a range group (:func:`band_key`)."""
+    if _TYPICAL_ONLY[0]:
+        return Range(typical, typical, typical)
     lo, hi = band_ratios(category, confidence)
     if inverse:
         lo, hi = 1 / hi, 1 / lo
@@ -147,6 +167,10 @@ class Confidence(NamedTuple):
     band_key: str
 
 
+#: the confidence of an estimate made inside typical_only()
+TYPICAL_ONLY = Confidence(LEVELS[0], "not worked out (typical values only)", LEVELS[0], "")
+
+
 def label_for(width: float, evidence_level: int) -> str:
     """The confidence label of a range ``width`` (high / low) backed by evidence at
     ``evidence_level`` (2: rows of the family on the engine, 1: of the family, 0: none)."""
@@ -161,6 +185,8 @@ def confidence_for(category: str, w, hw, engine: str) -> Confidence:
     """(label, why, band level, range group): :func:`_confidence_for`, remembered by what it
     reads (a recommendation asks it per GPU x count x category; a card the user described,
     compared with its nearest measured relative, is not remembered)."""
+    if _TYPICAL_ONLY[0]:
+        return TYPICAL_ONLY
     model, quant, gpu = w.model, w.quant_format, hw.gpu
     if getattr(gpu, "user_spec", False):
         return _confidence_for(category, w, hw, engine)
