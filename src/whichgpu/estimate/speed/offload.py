@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
+from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory.placement import Placement, placement
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
@@ -43,6 +44,7 @@ class HostShare:
         return self.layout.kv_gpu_fraction
 
 
+@by_identity()  # one configuration's decode steps and prefill ask it of the same workload
 def host_share(w: Workload, touched_fraction: float) -> HostShare | None:
     """The split for ``w`` when llama.cpp keeps part of it in host RAM (None: all on the GPU).
 
