@@ -181,6 +181,8 @@ def decode_fixed_s(engine: str, hw: Hardware, era: str | None = None) -> float:
     return engine_value("decode_fixed_ms", engine, hw, era) * 1e-3
 
 
+@by_identity(identities=2)  # asked once per estimate: per configuration, whatever the batch
+@by_settings()
 def kernel_precision(w: Workload, hw: Hardware) -> str | None:
     """The precision prefill computes at when a kernel path sets it (kernel_notes' first
     value, without the words)."""
@@ -297,6 +299,7 @@ def _network_hops(w: Workload, hw: Hardware) -> int:
     return min(w.pp_degree - 1, hw.servers - 1)
 
 
+@by_settings()  # equal workloads but for their batch (the batch is an argument): the same step
 def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
     """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
     m = w.model
