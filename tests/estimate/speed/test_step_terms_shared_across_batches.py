@@ -85,3 +85,22 @@ def test_the_host_split_is_asked_once_per_workload_and_equals_the_reference() ->
     with memo.reference():
         assert host_share(w, 1.0) == share
         assert host_share(w.with_(gpu_layers=None), 1.0) is None  # all layers on the GPU
+
+
+@pytest.mark.parametrize(("engine", "quant", "gpu", "count"), CASES[:4])
+def test_whole_estimates_at_new_batches_equal_the_reference_path(engine, quant, gpu,
+                                                                 count) -> None:
+    """The estimate's confidence, range groups and precision (asked once per configuration)
+    and its rates: the same JSON as the reference path's, batch by batch."""
+    from whichgpu.estimate.speed import estimate_speed
+
+    base = Workload(model=LLAMA_31_8B, task="inference", engine=engine, quant=quant,
+                    batch=1, context=4096, gpus=count)
+    card = get_gpu(gpu)
+    fast = [estimate_speed(base.with_(batch=b), card, count, check_fit=False).to_json()
+            for b in (1, 5, 40)]
+    with memo.reference():
+        slow = [estimate_speed(base.with_(batch=b), card, count, check_fit=False).to_json()
+                for b in (1, 5, 40)]
+    assert fast == slow
+    assert fast[0]["decode_tokens_per_s"] != fast[2]["decode_tokens_per_s"]
