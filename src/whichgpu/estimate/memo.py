@@ -16,6 +16,7 @@ calibration scripts), and :func:`reference` switches them off (the reference pat
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -110,14 +111,16 @@ def by_settings(size: int = 4096) -> Callable[[F], F]:
     setting of the workload but its ``batch`` (the model by identity), every field of the
     hardware view (the GPU by identity), the rest as given; for step times that take their
     batch as an argument and are asked again on each copy of a workload (a copy per batch
-    tried, per users per replica, per changed job). An unhashable setting: no memo."""
+    tried, per users per replica, per changed job). An unhashable setting: no memo.
+
+    The workload's settings and the hardware view's fields are each read and hashed once
+    per object (:func:`_value_key`: a number that stands for them), not once per call."""
 
     def wrap(f: F) -> F:
-        table: dict[Any, tuple[Any, Any, Any]] = {}
+        table: dict[Any, tuple[Any, Any]] = {}
         seen = [constants.generation()]
         _TABLES.append(table)
         fresh = constants._GENERATION
-        settings: list[Callable[[Any], tuple[Any, ...]]] = []
 
         @functools.wraps(f)
         def memo(w: Any, hw: Any, *rest: Any) -> Any:
@@ -126,27 +129,69 @@ def by_settings(size: int = 4096) -> Callable[[F], F]:
             if seen[0] != fresh[0]:
                 table.clear()
                 seen[0] = fresh[0]
-            if not settings:
-                settings.append(_settings_getter())
-            model, gpu = w.model, hw.gpu
-            key = (id(model), settings[0](w), id(gpu), hw.count, hw.link, hw.fabric,
-                   hw.compute_scale, hw.bandwidth_scale, hw.calibration, hw.per_server,
-                   hw.network, *rest)
-            try:
-                hit = table.get(key)
-            except TypeError:  # an unhashable setting
+            model = w.model
+            settings, view = _value_key(w, _settings_of), _value_key(hw, _hardware_of)
+            if settings is None or view is None:  # an unhashable setting
                 return f(w, hw, *rest)
-            if hit is not None and hit[0] is model and hit[1] is gpu:
-                return hit[2]
+            key = (id(model), settings, view, *rest)
+            hit = table.get(key)
+            if hit is not None and hit[0] is model:
+                return hit[1]
             value = f(w, hw, *rest)
             if len(table) >= size:
                 table.clear()
-            table[key] = (model, gpu, value)
+            table[key] = (model, value)
             return value
 
         return memo  # type: ignore[return-value]
 
     return wrap
+
+
+# by_settings' value keys: an object (by identity, held) -> the number of its value (its
+# settings, equal values one number); numbers are never reused, so emptying these tables
+# (when full, or by clear()) only costs misses
+_KEY_OF: dict[int, tuple[Any, int]] = {}
+_NUMBER_OF: dict[Any, tuple[Any, int]] = {}
+_NUMBERS = itertools.count()
+_TABLES += [_KEY_OF, _NUMBER_OF]
+
+
+def _value_key(obj: Any, value_of: Callable[[Any], tuple[Any, Any]]) -> int | None:
+    """The number standing for ``obj``'s value (None: unhashable). ``value_of`` gives (the
+    value, an object the value names by identity and holds)."""
+    hit = _KEY_OF.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    value, held = value_of(obj)
+    try:
+        known = _NUMBER_OF.get(value)
+    except TypeError:
+        return None
+    if known is None or known[0] is not held:
+        if len(_NUMBER_OF) >= 8192:
+            _NUMBER_OF.clear()
+        known = _NUMBER_OF[value] = (held, next(_NUMBERS))
+    if len(_KEY_OF) >= 8192:
+        _KEY_OF.clear()
+    _KEY_OF[id(obj)] = (obj, known[1])
+    return known[1]
+
+
+_GETTERS: list[Callable[[Any], tuple[Any, ...]]] = []
+
+
+def _settings_of(w: Any) -> tuple[Any, Any]:
+    """Every Workload field but the model and the batch (the model's identity with them)."""
+    if not _GETTERS:
+        _GETTERS.append(_settings_getter())
+    return (id(w.model), _GETTERS[0](w)), w.model
+
+
+def _hardware_of(hw: Any) -> tuple[Any, Any]:
+    """Every field of a hardware view, the GPU by identity."""
+    return (id(hw.gpu), hw.count, hw.link, hw.fabric, hw.compute_scale, hw.bandwidth_scale,
+            hw.calibration, hw.per_server, hw.network), hw.gpu
 
 
 def _settings_getter() -> Callable[[Any], tuple[Any, ...]]:

@@ -379,28 +379,33 @@ def _validate_changed(w: Workload, changed: AbstractSet[str]) -> None:
 def _check_sizes(w: Workload, changed: AbstractSet[str] | None = None) -> None:
     """The context, counts, limits, lengths and GPU split of ``w``: every one, or only those
     that read the ``changed`` fields (a with_ copy)."""
-    def asked(name: str) -> bool:
-        return changed is None or name in changed
+    asked = _SIZE_FIELDS if changed is None else changed  # a field's checks run if asked
 
-    if asked("context") and w.context is not None and w.context <= 0:
+    if "context" in asked and w.context is not None and w.context <= 0:
         raise InputError(msg("workload.context", "context must be at least 1 token, got {v}",
                              v=w.context))
     for name in ("batch", "gpus", "pp", "lora_rank"):
+        if name not in asked:
+            continue
         value = getattr(w, name)
-        if asked(name) and (not isinstance(value, int) or value < 1):
+        if not isinstance(value, int) or value < 1:
             raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
                                  "got {v}", field=Field(name, flag=name.replace("_", " ")),
                                  limit=1, v=value))
     for name, limit in LIMITS.items():
+        if name not in asked:
+            continue
         value = getattr(w, name)
-        if asked(name) and value is not None and value > limit:
+        if value is not None and value > limit:
             shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
             raise InputError(msg("workload.beyond", "{field} {v} is beyond what whichgpu models "
                                  "(at most {limit:,})", field=Field(name, flag=name.replace(
                                      "_", " ")), v=shown, limit=limit))
     for name in ("prompt_tokens", "output_tokens"):
+        if name not in asked:
+            continue
         value = getattr(w, name)
-        if asked(name) and value is not None and value < 0:
+        if value is not None and value < 0:
             raise InputError(msg("bound.whole.low", "{field} must be a whole number >= {limit}, "
                                  "got {v}", field=Field(name, flag=name.replace("_", " ")),
                                  limit=0, v=value))
@@ -411,6 +416,11 @@ def _check_sizes(w: Workload, changed: AbstractSet[str] | None = None) -> None:
         if w.gpus % (max(1, w.tp or 1) * w.pp):
             raise InputError(msg("workload.split", "{n} GPUs cannot be split into tp={tp} x "
                                  "pp={pp}", n=w.gpus, tp=w.tp or 1, pp=w.pp))
+
+
+# every field _check_sizes reads (all of them checked when no change is named)
+_SIZE_FIELDS = frozenset({"context", "batch", "gpus", "pp", "lora_rank", *LIMITS,
+                          "prompt_tokens", "output_tokens"})
 
 
 _TASK_OF = {t.value: t for t in Task}

@@ -76,16 +76,17 @@ def test_mla_prefill_counts_the_expanded_head_dims():
 def test_only_the_serving_engines_prefill_mla_in_the_expanded_form(monkeypatch):
     """SGLang's DeepSeek prefill at 16k tokens costs less compute with the MLA share than
     with the full count; llama.cpp's does not take the share."""
+    from whichgpu.estimate import memo
     from whichgpu.estimate.speed import llm
 
     base = {**_row("pre-sgl14764-dsv31-fp8-8xh200-b16-in512"), "batch": "1",
             "prompt_tokens": "16384"}
     w, gpu, _, _ = estimate_of(base)
     hw = hardware(gpu, w.gpus)
-    plain = llm.prefill_time.__wrapped__  # not the memo: the share is patched below
 
     def compute(workload) -> float:
-        return plain(workload, hw, 1, 16384).parts["compute"]
+        with memo.reference():  # not the memos (the prefill's rates): the share is patched
+            return llm.prefill_time(workload, hw, 1, 16384).parts["compute"]
 
     sglang = compute(w)
     llamacpp = compute(w.with_(engine="llamacpp"))

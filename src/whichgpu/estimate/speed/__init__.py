@@ -7,6 +7,7 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
+from whichgpu.estimate.memo import by_identity, by_settings
 from whichgpu.estimate.speed.lengths import inference_lengths
 from whichgpu.estimate.speed.result import (
     Confidence,
@@ -145,13 +146,7 @@ def with_total(est: SpeedEstimate, *, steps: int | None = None,
 
 def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                with_saturation: bool = True) -> SpeedEstimate:
-    from whichgpu.estimate.speed.hardware import compute_precision
-    from whichgpu.estimate.speed.llm import (
-        decode_step,
-        kernel_notes,
-        kernel_precision,
-        prefill_time,
-    )
+    from whichgpu.estimate.speed.llm import decode_step, kernel_notes, prefill_time
 
     prompt, output, why_len = lengths
     batch = w.batch
@@ -181,11 +176,8 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                 w, hw, max(1, round(served.decode_batch)), ctx).speedup()
             serving *= served_speedup
     engine = w.engine_name
-    conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
-    key = {c: v.band_key for c, v in conf.items()}  # the range group of each category
-    precision, why = compute_precision(hw.gpu, w.quant_format, engine)
-    if (by_kernel := kernel_precision(w, hw)) is not None:  # its words: in words() below
-        precision, why = by_kernel, "the kernel paths below"
+    conf, key, precision, why = (_inference_terms(w, hw) if hw.gpu.user_spec
+                                 else _inference_terms_kept(w, hw))
     rates = {
         "decode_tokens_per_s": _accepted(band(batch / step.seconds, conf["decode"][2],
                                               category=key["decode"]), spec),
@@ -260,6 +252,27 @@ def _inference(w: Workload, hw, lengths: tuple[int, int, str],
                  **({"speculative": _speculative_json(w, spec1, spec, served_speedup)}
                     if spec1 is not None and spec is not None else {}),
                  "confidence_by_category": {c: v[0] for c, v in conf.items()}, **across})
+
+
+def _inference_terms(w: Workload, hw) -> tuple[dict[str, Confidence], dict[str, str], str, str]:
+    """(the confidence of each category, its range group, the precision the matmuls run at,
+    why): what an LLM inference estimate says of its configuration, whatever its batch."""
+    from whichgpu.estimate.speed.hardware import compute_precision
+    from whichgpu.estimate.speed.llm import kernel_precision
+
+    engine = w.engine_name
+    conf = {c: confidence_for(c, w, hw, engine) for c in ("decode", "prefill", "serving")}
+    key = {c: v.band_key for c, v in conf.items()}  # the range group of each category
+    precision, why = compute_precision(hw.gpu, w.quant_format, engine)
+    if (by_kernel := kernel_precision(w, hw)) is not None:  # its words: in the assumptions
+        precision, why = by_kernel, "the kernel paths below"
+    return conf, key, precision, why
+
+
+# _inference_terms once per configuration (by identity, then by every setting but the batch:
+# estimate/memo.py); not for a card the user described, whose confidence confidence_for does
+# not remember either (it compares the card with its nearest measured relative)
+_inference_terms_kept = by_identity(identities=2)(by_settings()(_inference_terms))
 
 
 def _accepted(r: Range, spec: Any, time: bool = False) -> Range:

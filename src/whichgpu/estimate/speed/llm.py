@@ -20,7 +20,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memo import by_identity, by_settings
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
-from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
+from whichgpu.estimate.speed.hardware import Hardware, Link, arch_key, compute_precision
 from whichgpu.estimate.speed.kernels import kernel
 from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
 from whichgpu.estimate.speed.result import Component, dominant
@@ -181,6 +181,8 @@ def decode_fixed_s(engine: str, hw: Hardware, era: str | None = None) -> float:
     return engine_value("decode_fixed_ms", engine, hw, era) * 1e-3
 
 
+@by_identity(identities=2)  # asked once per estimate: per configuration, whatever the batch
+@by_settings()
 def kernel_precision(w: Workload, hw: Hardware) -> str | None:
     """The precision prefill computes at when a kernel path sets it (kernel_notes' first
     value, without the words)."""
@@ -253,6 +255,11 @@ class _DecodeRates:
     precision: str
     t_moe: float
     t_fix: float
+    dense_weights: tuple[float, str] | None  # streamed_weight_bytes of a dense model (any batch)
+    linear_flops: float  # linear_flops_per_token
+    kv_divisor: float  # kv_tp_divisor at the workload's tensor-parallel degree
+    tp_link: Link  # the link a tensor-parallel all-reduce crosses
+    hops_net: int  # _network_hops
 
 
 @by_identity(identities=2)  # the same workload and hardware objects: the fastest hit
@@ -276,7 +283,11 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     t_fix = (decode_fixed_s(engine, hw, era)
              + m.num_layers * engine_value("decode_per_layer_us", engine, hw, era) * 1e-6
              + t_moe)
-    return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix)
+    dense = m.moe is None or not m.params.experts  # the bytes streamed do not move with batch
+    return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix,
+                        streamed_weight_bytes(w, 0) if dense else None,
+                        linear_flops_per_token(m), kv_tp_divisor(m, w.tp_degree),
+                        hw.link_over(w.tp_degree), _network_hops(w, hw))
 
 
 def _network_hops(w: Workload, hw: Hardware) -> int:
@@ -288,17 +299,18 @@ def _network_hops(w: Workload, hw: Hardware) -> int:
     return min(w.pp_degree - 1, hw.servers - 1)
 
 
+@by_settings()  # equal workloads but for their batch (the batch is an argument): the same step
 def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime:
     """Seconds for one decode step of ``batch`` sequences at ``context`` tokens each."""
     m = w.model
     tp = w.tp_degree
     rates = _decode_rates(w, hw)
     engine, era, eta_bw = rates.engine, rates.era, rates.eta_bw
-    weights, wdesc = streamed_weight_bytes(w, batch)
+    weights, wdesc = rates.dense_weights or streamed_weight_bytes(w, batch)
     # the cache rules are the engine's (llama.cpp pads its cells on every backend), not its
     # constants key's ("llamacpp-metal")
     kv = kv_read_bytes(m, context, w.kv_bytes, w.engine_name) * batch
-    kv_gpu = kv / kv_tp_divisor(m, tp)
+    kv_gpu = kv / rates.kv_divisor
     share = host_share(w, _touched_fraction(m, batch))
     t_host = t_switch = 0.0
     host_desc = ""
@@ -315,14 +327,14 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
                      f"x {eta_host:.2f}); {share.switches} CPU<->GPU switches")
         wdesc = f"on the GPU: {share.layout.describe()}"
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
-    flops = batch * (linear_flops_per_token(m) + attention_flops_per_token(m, context)) / tp
+    flops = batch * (rates.linear_flops + attention_flops_per_token(m, context)) / tp
     peak, eta_c, precision = rates.peak, rates.eta_c, rates.precision
     t_comp = flops / (peak * eta_c)
     t_comm = 0.0
-    tp_link = hw.link_over(tp)  # the server's link, or the network when tp spans servers
+    tp_link = rates.tp_link  # the server's link, or the network when tp spans servers
     if tp > 1:
         t_comm = m.num_layers * 2 * tp_link.all_reduce_s(batch * m.hidden_size * 2, tp)
-    hops_net = _network_hops(w, hw)
+    hops_net = rates.hops_net
     if w.pp_degree > 1:
         t_comm += (w.pp_degree - 1 - hops_net) * hw.link.latency_s
         t_comm += hops_net * hw.fabric.send_s(batch * m.hidden_size * 2)
@@ -418,43 +430,79 @@ def _matmul_rate(hw: Hardware, q, engine: str, precision: str, platform: float,
     return hw.peak(precision) or hw.peak("fp16") or 1.0, eta, precision
 
 
-@by_settings()  # equal workloads but for their batch: the same prefill (estimate/memo.py)
-def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime:
-    """Seconds to process ``batch`` prompts of ``prompt`` tokens (time to first token)."""
+@dataclass(frozen=True)
+class _PrefillRates:
+    """What a prefill takes from the workload, the hardware and the prompt alone, whatever
+    the batch (computed once per configuration, like :class:`_DecodeRates`)."""
+
+    engine: str
+    era: str | None
+    attn: float  # attention FLOPs per token, averaged over the prompt
+    per_token: float  # linear + attention FLOPs per token
+    peak: float
+    eta: float  # with the width factor
+    precision: str
+    width_desc: str
+    serving: bool  # the engine batches continuously
+    chunk: int  # prefill_chunk_tokens
+    bandwidth: float  # bytes/s the weights are read at
+    t_layers: float  # per-layer dispatch, before a serving engine hides it
+    t_fixed: float  # decode_fixed_s
+
+
+@by_identity(identities=2)  # the same workload and hardware objects: the fastest hit
+@by_settings()  # a copy of them (another batch, another job's copy): the same rates by value
+def _prefill_rates(w: Workload, hw: Hardware, prompt: int) -> _PrefillRates:
     m = w.model
     q = w.quant_format
-    tp = w.tp_degree
     precision, _ = compute_precision(hw.gpu, q, w.engine_name)
     engine = constants_key(w, hw)
-    tokens = batch * prompt
     # causal attention: token t attends to t tokens, on average prompt/2
     samples = _samples(prompt)
     attn = sum(attention_flops_per_token(m, c) for c in samples) / len(samples)
-    if has(w.engine_name, "continuous_batching"):
+    serving = has(w.engine_name, "continuous_batching")
+    if serving:
         attn *= mla_prefill_share(m)
     platform = engine_platform_factor(engine, hw)
     era = engine_era(w)
     peak, eta, precision = _matmul_rate(hw, q, engine, precision, platform, era,
                                         w.engine_version)
-    expert_flops, moe_eff, moe_desc = _expert_prefill(w, hw, tokens, era)
     # narrow models keep a GPU less busy: the measured width curve of small_model_mfu, as for
     # training and diffusion transformers
     from whichgpu.estimate.speed.training import size_factor
 
     width = size_factor(m.hidden_size or 0)
     eta *= width
-    if width < 1:
-        moe_desc += f"; hidden {m.hidden_size:,}: x{width:.2f} (small_model_mfu)"
-    flops = tokens * (linear_flops_per_token(m) + attn) / tp
+    width_desc = f"; hidden {m.hidden_size:,}: x{width:.2f} (small_model_mfu)" if width < 1 \
+        else ""
+    bandwidth = hw.bandwidth * platform * engine_value("decode_bandwidth_efficiency", engine,
+                                                       hw, era)
+    t_layers = m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
+    return _PrefillRates(engine, era, attn, linear_flops_per_token(m) + attn, peak, eta,
+                         precision, width_desc, serving, prefill_chunk_tokens(w), bandwidth,
+                         t_layers, decode_fixed_s(engine, hw, era))
+
+
+@by_settings()  # equal workloads but for their batch: the same prefill (estimate/memo.py)
+def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime:
+    """Seconds to process ``batch`` prompts of ``prompt`` tokens (time to first token)."""
+    m = w.model
+    tp = w.tp_degree
+    rates = _prefill_rates(w, hw, prompt)
+    engine, era, attn, peak, eta, precision = (rates.engine, rates.era, rates.attn,
+                                               rates.peak, rates.eta, rates.precision)
+    tokens = batch * prompt
+    expert_flops, moe_eff, moe_desc = _expert_prefill(w, hw, tokens, era)
+    moe_desc += rates.width_desc
+    flops = tokens * rates.per_token / tp
     t_comp = (flops - expert_flops / tp) / (peak * eta) \
         + expert_flops / tp / (peak * eta * moe_eff)
     # each micro-batch (llama.cpp's -ub, a serving engine's batched-token budget) is its own
     # forward pass: it reads every weight (of a MoE, the experts its tokens route to) again
-    chunk = min(prefill_chunk_tokens(w), max(tokens, 1))
+    chunk = min(rates.chunk, max(tokens, 1))
     passes = -(-max(tokens, 1) // chunk)
     weights = streamed_weight_bytes(w, chunk)[0] * passes
-    t_mem = weights / tp / (hw.bandwidth * platform
-                            * engine_value("decode_bandwidth_efficiency", engine, hw, era))
+    t_mem = weights / tp / rates.bandwidth
     t_comm = 0.0
     tp_link = hw.link_over(tp)
     if tp > 1:
@@ -469,15 +517,15 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
         terms = ModelTerms(streamed_weight_bytes(w, 0)[0], streamed_weight_bytes(w, chunk)[0])
         t_comp, t_mem, t_comm = prefill_share(w, hw, batch, prompt, dense_s, t_comp - dense_s,
                                               t_mem, terms)
-    t_layers = m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
-    if has(w.engine_name, "continuous_batching"):
+    t_layers = rates.t_layers
+    if rates.serving:
         # a serving engine's per-layer figure is its host's dispatch (aiconfigurator), and the
         # host launches a layer's kernels while the GPU runs the layers before it: paid where
         # it outlasts the GPU's work (short prompts), hidden otherwise (issue 28: a 1k-token
         # NVFP4 prefill on an RTX PRO 6000 measured 81.7 ms, less than 64 layers x 0.8 ms of
         # dispatch plus its matmuls). The others' small prior stays added (speed-notes.md).
         t_layers = max(t_layers - max(t_comp, t_mem), 0.0)
-    t_fix = t_layers + decode_fixed_s(engine, hw, era)
+    t_fix = t_layers + rates.t_fixed
     t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
     parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
              "fixed-overhead": t_fix, "pcie": t_copy}
@@ -493,8 +541,7 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
             Component("tensor-parallel all-reduce", t_comm, f"over {tp_link.kind}"
                       + (f"; {hops_net} pipeline hop(s) between servers" if hops_net else "")),
             Component("dispatch", t_fix, f"{engine}: per-layer dispatch"
-                      + (" beyond the GPU's work" if has(w.engine_name, "continuous_batching")
-                         else "")),
+                      + (" beyond the GPU's work" if rates.serving else "")),
             Component("host weights over PCIe", t_copy, copy_desc),
         )
     return StepTime(max(t_comp, t_mem) + t_comm + t_fix + t_copy, parts, comps)

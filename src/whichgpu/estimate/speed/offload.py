@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from whichgpu.estimate.memory.placement import Placement, placement
-from whichgpu.estimate.memory.weights import workload_weight_bytes
+from whichgpu.estimate.memo import by_identity
+from whichgpu.estimate.memory.placement import Placement, workload_placement
 from whichgpu.estimate.workload import Workload
 from whichgpu.vocabulary import Engine
 
@@ -43,6 +43,7 @@ class HostShare:
         return self.layout.kv_gpu_fraction
 
 
+@by_identity()  # one configuration's decode steps and prefill ask it of the same workload
 def host_share(w: Workload, touched_fraction: float) -> HostShare | None:
     """The split for ``w`` when llama.cpp keeps part of it in host RAM (None: all on the GPU).
 
@@ -50,8 +51,7 @@ def host_share(w: Workload, touched_fraction: float) -> HostShare | None:
     """
     if w.engine_name != Engine.LLAMACPP or not w.offload_requested or not w.model.num_layers:
         return None
-    wb = workload_weight_bytes(w)
-    p = placement(w, wb)
+    p = workload_placement(w)  # placed once per weights and flags, whatever the batch
     if not p.offloaded:
         return None
     f = touched_fraction
