@@ -4,46 +4,20 @@ log error) is the same number as without the memo."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from paths import ROOT
+from calibrate_script import calibrate, counting, memo_rows
 from whichgpu.estimate.constants import overridden, speed_value
-from whichgpu.estimate.validation import default_path, read_rows, split_of
 
 
 @pytest.fixture(scope="module")
 def cal():
-    spec = importlib.util.spec_from_file_location("calibrate_memo",
-                                                  ROOT / "scripts/calibrate.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate_memo"] = module
-    spec.loader.exec_module(module)
-    return module
+    return calibrate("calibrate_memo")
 
 
 @pytest.fixture(scope="module")
 def rows(cal):
-    """A few calibration rows of the exllamav2 decode group and of other groups."""
-    every = [r for r in read_rows(default_path("speed")) if split_of(r["id"]) == "calibration"]
-    ex = [r for r in every if r["category"] == "decode" and r["engine"] == "exllamav2"][:2]
-    other = [r for r in every if r["engine"] == "vllm" and r["category"] == "decode"][:2]
-    assert ex and other
-    return ex + other
-
-
-def _counting(cal, monkeypatch) -> list[str]:
-    estimated: list[str] = []
-    outcomes = cal._outcomes
-
-    def counted(rows):
-        estimated.extend(r["id"] for r in rows)
-        return outcomes(rows)
-
-    monkeypatch.setattr(cal, "_outcomes", counted)
-    return estimated
+    return memo_rows()
 
 
 def test_the_memo_gives_the_estimates_own_numbers(cal, rows):
@@ -56,7 +30,7 @@ def test_the_memo_gives_the_estimates_own_numbers(cal, rows):
 
 
 def test_a_row_is_estimated_again_only_when_a_value_it_read_changed(cal, rows, monkeypatch):
-    estimated = _counting(cal, monkeypatch)
+    estimated = counting(cal, monkeypatch)
     ex, other = rows[:2], rows[2:]
     table = dict(speed_value("decode_bandwidth_efficiency"))
     with cal.memo_scope():

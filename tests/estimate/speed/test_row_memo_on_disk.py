@@ -6,15 +6,12 @@ file, and reads or writes nothing without the variable."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from itertools import count
 
 import pytest
 
-from paths import ROOT
+from calibrate_script import calibrate, counting, memo_rows
 from whichgpu.estimate.constants import overridden, speed_value
-from whichgpu.estimate.validation import default_path, read_rows, split_of
 
 _loads = count()
 
@@ -22,35 +19,12 @@ _loads = count()
 def _script():
     """scripts/calibrate.py loaded afresh: its own module, its own (empty) memo, as in another
     process."""
-    name = f"calibrate_disk_memo_{next(_loads)}"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts/calibrate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return calibrate(f"calibrate_disk_memo_{next(_loads)}")
 
 
 @pytest.fixture(scope="module")
 def rows():
-    """Two calibration rows of the exllamav2 decode group and two vLLM decode rows."""
-    every = [r for r in read_rows(default_path("speed")) if split_of(r["id"]) == "calibration"]
-    ex = [r for r in every if r["category"] == "decode" and r["engine"] == "exllamav2"][:2]
-    other = [r for r in every if r["engine"] == "vllm" and r["category"] == "decode"][:2]
-    assert len(ex) == len(other) == 2
-    return ex + other
-
-
-def _counting(cal, monkeypatch) -> list[str]:
-    estimated: list[str] = []
-    outcomes = cal._outcomes
-
-    def counted(rows):
-        estimated.extend(r["id"] for r in rows)
-        return outcomes(rows)
-
-    monkeypatch.setattr(cal, "_outcomes", counted)
-    return estimated
+    return memo_rows()
 
 
 def test_a_second_process_estimates_nothing_again_and_gets_the_same_numbers(
@@ -63,7 +37,7 @@ def test_a_second_process_estimates_nothing_again_and_gets_the_same_numbers(
     assert path.is_file()
 
     second = _script()
-    estimated = _counting(second, monkeypatch)
+    estimated = counting(second, monkeypatch)
     with second.memo_scope():
         again = second._row_results(rows)
     assert estimated == []
@@ -80,7 +54,7 @@ def test_a_changed_value_is_estimated_again_and_the_file_keeps_both(rows, tmp_pa
     table = dict(speed_value("decode_bandwidth_efficiency"))
     moved = {**table, "exllamav2": table["exllamav2"] * 0.8}  # read by the exllamav2 rows only
     second = _script()
-    estimated = _counting(second, monkeypatch)
+    estimated = counting(second, monkeypatch)
     with overridden("speed_constants", "decode_bandwidth_efficiency", moved):
         with second.memo_scope():
             changed = second._row_results(rows)
@@ -90,7 +64,7 @@ def test_a_changed_value_is_estimated_again_and_the_file_keeps_both(rows, tmp_pa
 
     monkeypatch.setenv("WHICHGPU_SPEED_ROW_MEMO", str(path))
     third = _script()
-    estimated = _counting(third, monkeypatch)
+    estimated = counting(third, monkeypatch)
     with third.memo_scope():
         third._row_results(rows)
         with overridden("speed_constants", "decode_bandwidth_efficiency", moved):
@@ -103,7 +77,7 @@ def test_a_damaged_file_is_estimated_afresh_and_replaced(rows, tmp_path, monkeyp
     path.write_bytes(b"not a pickle")
     monkeypatch.setenv("WHICHGPU_SPEED_ROW_MEMO", str(path))
     cal = _script()
-    estimated = _counting(cal, monkeypatch)
+    estimated = counting(cal, monkeypatch)
     with cal.memo_scope():
         got = cal._row_results(rows)
     assert sorted(estimated) == sorted(r["id"] for r in rows)
@@ -119,7 +93,7 @@ def test_without_the_variable_nothing_is_read_or_written(rows, tmp_path, monkeyp
     with cal.memo_scope():
         cal._row_results(rows)
     assert list(tmp_path.iterdir()) == []
-    estimated = _counting(cal, monkeypatch)
+    estimated = counting(cal, monkeypatch)
     with cal.memo_scope():  # a new outermost scope starts empty
         cal._row_results(rows)
     assert sorted(estimated) == sorted(r["id"] for r in rows)

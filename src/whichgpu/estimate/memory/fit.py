@@ -6,7 +6,7 @@ nvidia-smi reports), the engine's own reserve and a fragmentation margin already
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,7 +15,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.diffusion_parallel import diffusion_layout
 from whichgpu.estimate.memo import Table, by_identity
-from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Message, msg
 from whichgpu.vocabulary import Task
@@ -145,13 +145,7 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
     out: list[Fit] = []
     # the GPUs the engine the user named runs on: the same at every count
     kept = gpus_running(w, catalog, gpus)
-    for count in counts:
-        try:
-            wc = layout_for(w, count)
-        except InputError:
-            continue
-        est = estimate_memory(wc)
-        band = memory_band(wc)
+    for count, wc, est, band in _per_count(w, counts):
         if not kept:
             continue
         # the same for every GPU at this count: worked out once
@@ -161,6 +155,17 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
             out.append(Fit(g, count, total, usable - total, layout, band,
                            host_total, host_fits))
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
+
+
+def _per_count(w: Workload, counts) -> Iterator[tuple[int, Workload, MemoryEstimate, float]]:
+    """For each count the workload can be laid out on (in order): the count, the workload laid
+    out on it, its memory estimate and memory band (a count whose layout is refused left out)."""
+    for count in counts:
+        try:
+            wc = layout_for(w, count)
+        except InputError:
+            continue
+        yield count, wc, estimate_memory(wc), memory_band(wc)
 
 
 def gpus_running(w: Workload, catalog: Catalog,
@@ -182,13 +187,7 @@ def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
     # counts ascending, so a GPU's first fit is its fewest; the same errors (layout words)
     best: dict[str, Fit] = {}
     kept = gpus_running(w, catalog)
-    for count in COUNTS:
-        try:
-            wc = layout_for(w, count)
-        except InputError:
-            continue
-        est = estimate_memory(wc)
-        band = memory_band(wc)
+    for count, wc, est, band in _per_count(w, COUNTS):
         if not kept:
             continue
         total, layout = est.total_bytes, describe_layout(wc)
