@@ -128,6 +128,21 @@ def _allowed(request: Request) -> str:
 CALIBRATION_ENV = "WHICHGPU_WEB_CALIBRATION"  # how 'serve --workers N' passes --calibration
 
 
+def _quiet_fastapi_query_aliases() -> None:
+    """FastAPI builds a query-string request model (``q: Annotated[Memory, Query()]``) with
+    ``Field(alias="q")`` (``body`` for a JSON one), which pydantic 2.12+ reports as an
+    UnsupportedFieldAttributeWarning at the first question: harmless, and only noise on the
+    operator's terminal. That warning alone is silenced; any other still shows."""
+    import warnings
+
+    try:
+        from pydantic.warnings import UnsupportedFieldAttributeWarning
+    except ImportError:  # pydantic before 2.12 has no such warning
+        return
+    warnings.filterwarnings("ignore", r"The 'alias' attribute with value '(q|body)' ",
+                            UnsupportedFieldAttributeWarning)
+
+
 def create_app(calibration: str | None = None) -> FastAPI:
     """The whole web app: API under /api/v1, pages at /, assets under /static.
 
@@ -142,6 +157,7 @@ def create_app(calibration: str | None = None) -> FastAPI:
     services.set_calibration(calibration if calibration is not None
                              else os.environ.get(CALIBRATION_ENV, "default"))
     install_hub_limits()
+    _quiet_fastapi_query_aliases()
     hub = hub_status()
     log.info("Hugging Face Hub %s: %s", hub["mode"], hub["detail"])
     app = FastAPI(
