@@ -10,6 +10,7 @@ import random
 import pytest
 from rich.table import Table
 
+from random_tables import random_table
 from whichgpu.cli import common
 
 _WORDS = ["GPU", "[bold]h100-sxm[/bold]", "[red]does not fit[/red]", "x", "42.0 GB",
@@ -18,16 +19,8 @@ _WORDS = ["GPU", "[bold]h100-sxm[/bold]", "[red]does not fit[/red]", "x", "42.0 
 
 
 def _table(seed: int) -> Table:
-    rng = random.Random(seed)
-    t = Table(title="[bold]t[/bold]", pad_edge=rng.random() < 0.5)
-    ncols = rng.randint(2, 5)
-    for _ in range(ncols):
-        t.add_column(rng.choice(_WORDS), justify=rng.choice(["left", "right"]),
-                     overflow=rng.choice(["fold", "ellipsis"]), no_wrap=rng.random() < 0.2)
-    for _ in range(rng.randint(1, 6)):
-        t.add_row(*(" ".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 5)))
-                    for _ in range(ncols)))
-    return t
+    return random_table(random.Random(seed), _WORDS, title="[bold]t[/bold]", max_columns=5,
+                        max_words=5)
 
 
 def _printed(seed: int, width: int) -> str:

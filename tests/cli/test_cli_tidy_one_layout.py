@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
+from random_tables import random_table
 from whichgpu.cli import common
 from whichgpu.cli.common import WORD_WIDTH, _plain, _width, tidy
 
@@ -35,17 +36,9 @@ def _reference(table: Table, console: Console) -> Table:
 
 
 def _table(rng: random.Random) -> Table:
-    words = ["a", "GPU", "headroom", "h100-sxm", "tensor-parallel", "x", "42.0",
-             "extraordinarily-long-identifier", "per", "usable", "memory", "2", "of"]
-    t = Table(title="t", pad_edge=rng.random() < 0.5)
-    ncols = rng.randint(2, 6)
-    for _ in range(ncols):
-        t.add_column(rng.choice(words), justify=rng.choice(["left", "right"]),
-                     overflow=rng.choice(["fold", "ellipsis"]), no_wrap=rng.random() < 0.2)
-    for _ in range(rng.randint(1, 6)):
-        t.add_row(*(" ".join(rng.choice(words) for _ in range(rng.randint(0, 6)))
-                    for _ in range(ncols)))
-    return t
+    return random_table(rng, ["a", "GPU", "headroom", "h100-sxm", "tensor-parallel", "x", "42.0",
+                              "extraordinarily-long-identifier", "per", "usable", "memory", "2",
+                              "of"])
 
 
 def _render(table: Table, width: int) -> str:
