@@ -462,3 +462,42 @@ class Range:
 
     def to_json(self, digits: int = 6) -> dict[str, float]:
         return {k: round(getattr(self, k), digits) for k in ("low", "typical", "high")}
+
+
+# ---------------------------------------------------------------- engine versions
+
+# a build number as llama.cpp's releases and logs write it: b4458, 'build 4458', 'version:
+# 8763', '(7340)'; a date: 2024-05, 2025
+_BUILD = re.compile(r"(?:\bb|build[: ]+|version[: ]+|\()(\d{3,5})\b", re.I)
+_DATE = re.compile(r"(20\d\d)(?:-(\d\d))?")
+
+
+@dataclass(frozen=True)
+class EngineVersion:
+    """An engine build as someone named it (``b4458``, ``2024-05``, ``ollama``, ``vLLM
+    0.7.3``), read once: its build number and month where the text has them. The engine's
+    eras (estimate/data/engine_kernels.toml) are matched against ``name`` there."""
+
+    text: str  # as written (said back in the estimate's notes)
+    name: str = ""  # the text without surrounding spaces: an era name compares with it
+    build: int | None = None  # a llama.cpp build number
+    month: str | None = None  # 'YYYY-MM' (a year alone: its June)
+
+    def says(self, word: str) -> bool:
+        """Whether the name holds ``word`` (an era's ``match``), case aside."""
+        return word in self.name.lower()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_engine_version(text: str, date: str | None = None) -> EngineVersion | None:
+    """An engine build from its text (and, for a measured run, the run's ``date``, which
+    wins over a date in the text); None for blank text with no date."""
+    name = text.strip()
+    build = _BUILD.search(name)
+    when = _DATE.search(date or "") or _DATE.search(name)
+    if not name and not when:
+        return None
+    return EngineVersion(text, name, int(build.group(1)) if build else None,
+                         f"{when.group(1)}-{when.group(2) or '06'}" if when else None)

@@ -21,6 +21,7 @@ from whichgpu.estimate.validation.speed import predict
 from whichgpu.models import resolve_model
 from whichgpu.models.gguf_recipe import recipe
 from whichgpu.models.quant import get_quant
+from whichgpu.units import parse_engine_version
 
 
 def _rows():
@@ -55,15 +56,16 @@ def test_native_mxfp4_prefill_applies_from_its_build_on():
     (2025-12-24): a b6910 measurement (the DGX Spark rows of 2025-11) ran MMQ, today's build
     the native path. Pricing the November rows at the FP4 peak made gpt-oss-20b +97 %."""
     mx = get_quant("mxfp4")
-    old = kernel("llamacpp", "prefill", "Blackwell GeForce", mx, "b6910")
-    new = kernel("llamacpp", "prefill", "Blackwell GeForce", mx, "b7536")
+    old = kernel("llamacpp", "prefill", "Blackwell GeForce", mx, parse_engine_version("b6910"))
+    new = kernel("llamacpp", "prefill", "Blackwell GeForce", mx, parse_engine_version("b7536"))
     today = kernel("llamacpp", "prefill", "Blackwell GeForce", mx)
     assert old is not None and old.path.startswith("MMQ") and old.speedup == 1
     assert new is not None and "native MXFP4" in new.path and today == new
-    assert kernel("llamacpp", "prefill", "Blackwell GeForce", mx, "2025-11").speedup == 1
-    assert version_label("llamacpp", "llama.cpp b6918 (a1b2c3)", "2025-11-02") == "b6918"
-    assert version_label("llamacpp", "llama.cpp main", "2025-09-04") == "2025-09"
-    assert version_label("llamacpp", "Ollama (Sep 2025)", "2025-09") == "ollama"
+    v = parse_engine_version
+    assert kernel("llamacpp", "prefill", "Blackwell GeForce", mx, v("2025-11")).speedup == 1
+    assert version_label("llamacpp", v("llama.cpp b6918 (a1b2c3)", "2025-11-02")) == "b6918"
+    assert version_label("llamacpp", v("llama.cpp main", "2025-09-04")) == "2025-09"
+    assert version_label("llamacpp", v("Ollama (Sep 2025)", "2025-09")) == "ollama"
     rows = _rows()
     row = rows["pre-ggml-spark-gptoss20b-pp2048"]
     assert "native MXFP4" not in " ".join(

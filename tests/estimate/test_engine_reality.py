@@ -20,6 +20,7 @@ from whichgpu.estimate.validation import default_path
 from whichgpu.estimate.validation.rows import workload_of
 from whichgpu.estimate.validation.speed import predict
 from whichgpu.models.quant import get_quant
+from whichgpu.units import parse_engine_version
 
 RTX_5090 = get_gpu("rtx-5090")
 
@@ -95,7 +96,7 @@ def test_mmq_runs_at_sm_count_times_clock_not_the_data_centre_int8_peak():
     ("2023-24", None, "2023-24"),
 ])
 def test_a_build_number_a_date_or_a_name_gives_the_engine_era(version, date, era):
-    assert era_of("llamacpp", version, date) == era
+    assert era_of("llamacpp", parse_engine_version(version, date)) == era
 
 
 def test_today_is_the_default_and_validation_rows_are_estimated_for_the_build_they_measured():

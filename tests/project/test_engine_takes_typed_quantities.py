@@ -38,8 +38,6 @@ WORDS = {
     "loss": "a loss kernel's name (estimate/frameworks.py)",
     "framework": "a training framework's name, read by answers/inputs/framework.py",
     "currency": "an ISO code, checked by units.check_currency",
-    # not moved yet: the same reader reads the measured runs' engine_version column (data)
-    "engine_version": "a llama.cpp build, date or era, read in estimate/speed/kernels.py",
 }
 
 # the engine's names for quantities people type: never text in estimate/, advise/, cost/

@@ -19,6 +19,7 @@ from whichgpu.answers.inputs.values import (
     CheckpointEvery,
     Deadline,
     Drafter,
+    EngineBuild,
     HostMemoryType,
     HostRam,
     ImageSize,
@@ -196,9 +197,9 @@ HostMemory = Annotated[HostMemoryType | None, Field(description=(
 HostBandwidth = Annotated[float | None, Bandwidth, Field(description=(
     "System RAM bandwidth, e.g. 90GB/s (overrides host memory).")), Cli(text=True),
     Web(label=N_("System RAM bandwidth"))]
-EngineVersion = Annotated[str | None, Field(description=(
+EngineVersion = Annotated[EngineBuild | None, Field(description=(
     "The engine build to estimate for: a llama.cpp build (b4458), a date (2024-05) or an era "
-    "(2023-24, ollama); default today's.")), Web(label=N_("Engine version"))]
+    "(2023-24, ollama); default today's.")), Cli(text=True), Web(label=N_("Engine version"))]
 Speculative = Annotated[Drafter | None, Field(description=(
     "LLM inference: speculative decoding with mtp (the model's own multi-token-prediction "
     "layer), eagle (an EAGLE-3 head) or draft:MODEL (a smaller model with the same "

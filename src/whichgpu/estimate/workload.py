@@ -18,6 +18,7 @@ from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.quant import QuantFormat, get_quant
 from whichgpu.models.spec import DiffusionSpec, LinearGroup, ModelSpec
+from whichgpu.units import EngineVersion
 from whichgpu.vocabulary import Engine, Task
 
 # the tasks a Workload runs (an RL job, estimate/rl.py, is built from several of them)
@@ -109,9 +110,10 @@ class Workload:
     tensor_overrides: tuple[tuple[str, str], ...] = ()
     host: Host | None = None  # the machine's RAM and its bandwidth (None: the stated default)
     ubatch: int | None = None  # llama.cpp -ub: tokens per micro-batch (None: its default 512)
-    # the engine build the speed is for: an era name ('2023-24'), a build ('b4458') or a date;
-    # None: today's builds (estimate/data/engine_kernels.toml)
-    engine_version: str | None = None
+    # the engine build the speed is for: an era name ('2023-24'), a build ('b4458') or a date,
+    # read at the boundary (units.parse_engine_version); None: today's builds
+    # (estimate/data/engine_kernels.toml)
+    engine_version: EngineVersion | None = None
     imatrix: bool | None = None  # GGUF made with an importance matrix (None: the usual practice)
     mmap: bool = True  # llama.cpp memory-maps the file (its default); --no-mmap: pinned buffers
     backend: Backend | None = None  # llama.cpp's GPU backend (None: the card's own)

@@ -15,6 +15,7 @@ from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.speed.kernels import era_of, kernel
 from whichgpu.estimate.validation.speed import predict
 from whichgpu.models.quant import get_quant
+from whichgpu.units import parse_engine_version
 
 
 def _row(row_id: str) -> dict[str, str]:
@@ -27,11 +28,12 @@ def _row(row_id: str) -> dict[str, str]:
 
 def test_only_a_0_7_build_takes_the_triton_path() -> None:
     awq = get_quant("awq")
-    assert era_of("vllm", "vLLM 0.7.3") == "0.7"
-    old = kernel("vllm", "decode", "Hopper", awq, "0.7")
+    assert era_of("vllm", parse_engine_version("vLLM 0.7.3")) == "0.7"
+    old = kernel("vllm", "decode", "Hopper", awq, parse_engine_version("0.7"))
     assert old is not None and old.efficiency == "triton_wna16_moe"
     for today in (None, "2026-05", "vllm 0.11.0"):
-        path = kernel("vllm", "decode", "Hopper", awq, today)
+        path = kernel("vllm", "decode", "Hopper", awq,
+                      parse_engine_version(today) if today else None)
         assert path is not None and path.efficiency == "marlin_moe", today
 
 

@@ -32,6 +32,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from whichgpu.messages import Field
+from whichgpu.units import EngineVersion
 
 if TYPE_CHECKING:
     from whichgpu.estimate.host import MemorySpec
@@ -541,3 +542,18 @@ class Drafter(_Read):
 
         method, model = read_drafter(text)
         return cls(method, model, text)
+
+
+class EngineBuild(_Read, EngineVersion):
+    """The engine build a request names (``b4458``, ``2024-05``, ``ollama``): an
+    :class:`~whichgpu.units.EngineVersion` read as the request validates (its build number
+    and month), kept as written. Any text is a version: one that names no build, date or
+    era is today's."""
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.units import parse_engine_version
+
+        v = parse_engine_version(text)
+        assert v is not None  # the text is not blank
+        return cls(v.text, v.name, v.build, v.month)

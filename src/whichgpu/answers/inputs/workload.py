@@ -9,6 +9,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload, as_task
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
+from whichgpu.units import EngineVersion
 from whichgpu.vocabulary import Engine, Task
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
                    override_tensor: Sequence[str | TensorOverrides] | str | None = None,
                    host_ram: int | str | None = None,
                    host_memory: str | HostMemoryType | None = None,
-                   host_bandwidth: str | float | None = None, engine_version: str | None = None,
+                   host_bandwidth: str | float | None = None,
+                   engine_version: str | EngineVersion | None = None,
                    ubatch: int | None = None, mmap: bool | None = None,
                    imatrix: bool | None = None, backend: str | None = None,
                    speculative: str | Drafter | None = None, draft_tokens: int | None = None,
@@ -148,7 +150,7 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         frames=frames, steps=steps, cfg=cfg, offload=offload, vae_tiling=vae_tiling,
         allow_long_context=allow_long_context, fp8_training=fp8_training,
         gpu_layers=gpu_layers, tensor_overrides=parse_overrides(override_tensor), host=host,
-        engine_version=engine_version or None, ubatch=ubatch, mmap=mmap, imatrix=imatrix,
+        engine_version=_engine_version(engine_version), ubatch=ubatch, mmap=mmap, imatrix=imatrix,
         backend=backend or None,  # Workload checks the name
         speculative=parse_speculative(speculative, draft_tokens, spec),
         lora_adapters=lora_adapters, interconnect=_interconnect(interconnect),
@@ -183,6 +185,16 @@ def _diffusion_trainer(framework: str | None, task: Task) -> str | None:
     from whichgpu.estimate.diffusion_trainers import trainer_name
 
     return trainer_name(framework) if task == Task.IMAGE_LORA else None
+
+
+def _engine_version(value: str | EngineVersion | None) -> EngineVersion | None:
+    """The engine build a Python caller names as text (``'b4458'``), read once; a request's
+    is read as it validates (answers/inputs/values.py EngineBuild)."""
+    from whichgpu.units import parse_engine_version
+
+    if value is None or isinstance(value, EngineVersion):
+        return value
+    return parse_engine_version(value)
 
 
 def _interconnect(text: str | None) -> str | None:

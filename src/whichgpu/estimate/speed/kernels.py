@@ -9,17 +9,15 @@ this file says which of them applies, and why, with a source for each entry.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, cast
 
 from whichgpu.estimate.memo import Table
 from whichgpu.models.quant import QuantFormat
+from whichgpu.units import EngineVersion
 
 Phase = Literal["prefill", "decode"]
-BUILD = re.compile(r"(?:\bb|build[: ]+|version[: ]+|\()(\d{3,5})\b", re.I)
-DATE = re.compile(r"(20\d\d)(?:-(\d\d))?")
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ _KERNELS = Table(1024)  # (engine, phase, arch, id(quant), version) -> (quant, k
 
 
 def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
-           version: str | None = None) -> Kernel | None:
+           version: EngineVersion | None = None) -> Kernel | None:
     """The first entry of engine_kernels.toml for this engine, phase, architecture and format
     that the engine ``version`` has (None: the engine's generic model applies).
 
@@ -83,7 +81,7 @@ def kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
 
 
 def _kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
-            version: str | None) -> Kernel | None:
+            version: EngineVersion | None) -> Kernel | None:
     base, _, backend = engine.partition("-")  # 'llamacpp-metal': llama.cpp on Metal
     if base != "llamacpp":
         base, backend = engine, ""
@@ -109,43 +107,44 @@ def _kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
     return None
 
 
-def _in_build(entry: dict[str, Any], engine: str, version: str | None) -> bool:
+def _in_build(entry: dict[str, Any], engine: str, version: EngineVersion | None) -> bool:
     """Whether a kernel entry with ``since_build`` (and ``since``, its date) is in the build
     ``version`` names: a build number, a date, or an era (today's when None)."""
     first = entry.get("since_build")
-    if first is None or not version:
+    if first is None or version is None:
         return True
-    text = version.strip()
-    build = BUILD.search(text)
-    if build:
-        return int(build.group(1)) >= int(first)
+    if version.build is not None:
+        return version.build >= int(first)
     for v in eras(engine):
-        if text == v["era"]:
+        if version.name == v["era"]:
             return "until" not in v or v["until"] >= str(entry.get("since", ""))
-    when = DATE.search(text)
-    if when and entry.get("since"):
-        return f"{when.group(1)}-{when.group(2) or '06'}" >= str(entry["since"])[:7]
+    if version.month and entry.get("since"):
+        return version.month >= str(entry["since"])[:7]
     return True
 
 
-def version_label(engine: str, version: str | None = None, date: str | None = None
-                  ) -> str | None:
-    """What a measurement says of the engine build, kept for the estimate: the era a name
-    matches ('ollama'), else the build number ('b6910'), else the date ('2025-11'), else None
-    (today's). :func:`era_of` maps each to its era; kernels with ``since_build`` compare it."""
-    if not eras(engine):
-        return None
-    text = (version or "").strip()
-    for v in eras(engine):
-        if text and (text == v["era"] or ("match" in v and v["match"] in text.lower())):
-            return v["era"]
-    build = BUILD.search(text)
-    if build:
-        return f"b{int(build.group(1))}"
-    when = DATE.search(date or "") or DATE.search(text)
-    if when:
-        return f"{when.group(1)}-{when.group(2) or '06'}"
+def _named_era(known: list[dict[str, Any]], version: EngineVersion) -> str | None:
+    """The era a version names (its name, or a word an era matches: 'ollama')."""
+    for v in known:
+        if version.name and (version.name == v["era"]
+                             or ("match" in v and version.says(v["match"]))):
+            return str(v["era"])
     return None
+
+
+def version_label(engine: str, version: EngineVersion | None) -> str | None:
+    """What a measurement says of the engine build, kept for the estimate: the era a name
+    matches ('ollama'), else the build number ('b6910'), else the month ('2025-11'), else
+    None (today's). :func:`era_of` maps each to its era; kernels with ``since_build`` compare
+    it."""
+    if not eras(engine) or version is None:
+        return None
+    era = _named_era(eras(engine), version)
+    if era:
+        return era
+    if version.build is not None:
+        return f"b{version.build}"
+    return version.month
 
 
 def eras(engine: str) -> list[dict[str, Any]]:
@@ -159,30 +158,26 @@ def default_era(engine: str) -> str | None:
     return None
 
 
-def era_of(engine: str, version: str | None = None, date: str | None = None) -> str | None:
-    """The era of an engine build: from a build number in ``version`` ('b6918', 'build 4458',
-    'version: 8763', '(7340)'), an era name, or the ``date`` of the measurement ('2024-05');
-    today's era when neither says."""
+def era_of(engine: str, version: EngineVersion | None = None) -> str | None:
+    """The era of an engine build: from its build number ('b6918', 'build 4458'), an era
+    name, or its month ('2024-05'); today's era when none says."""
     known = eras(engine)
     if not known:
         return None
-    text = (version or "").strip()
-    for v in known:
-        if text and (text == v["era"] or ("match" in v and v["match"] in text.lower())):
-            return v["era"]
-    build = BUILD.search(text)
-    if build:
-        b = int(build.group(1))
-        for v in known:
-            if "max_build" in v and b <= int(v["max_build"]):
-                return v["era"]
+    if version is None:
         return default_era(engine)
-    when = DATE.search(date or "") or DATE.search(text)
-    if when:
-        stamp = f"{when.group(1)}-{when.group(2) or '06'}"
+    era = _named_era(known, version)
+    if era:
+        return era
+    if version.build is not None:
         for v in known:
-            if "until" in v and stamp <= v["until"][:7]:
-                return v["era"]
+            if "max_build" in v and version.build <= int(v["max_build"]):
+                return str(v["era"])
+        return default_era(engine)
+    if version.month:
+        for v in known:
+            if "until" in v and version.month <= v["until"][:7]:
+                return str(v["era"])
     return default_era(engine)
 
 

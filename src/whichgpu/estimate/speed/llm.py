@@ -26,6 +26,7 @@ from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
+from whichgpu.units import EngineVersion
 from whichgpu.vocabulary import Engine
 
 
@@ -402,7 +403,7 @@ def mla_prefill_share(m: ModelSpec) -> float:
 
 
 def _matmul_rate(hw: Hardware, q, engine: str, precision: str, platform: float,
-                 era: str | None = None, version: str | None = None
+                 era: str | None = None, version: EngineVersion | None = None
                  ) -> tuple[float, float, str]:
     """(peak FLOP/s, the share of it this engine's matmuls reach, the precision key): the
     kernel engine_kernels.toml names for this engine, architecture and format (llama.cpp's

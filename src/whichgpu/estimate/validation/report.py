@@ -42,9 +42,9 @@ def engine_arch_key(row: dict[str, str]) -> tuple[str, str, str]:
     modelled = ENGINE_ALIASES.get(engine, engine) or "-"
     if modelled == "llamacpp":
         from whichgpu.estimate.speed.kernels import era_of
+        from whichgpu.estimate.validation.rows import measured_build
 
-        era = era_of("llamacpp", f"{engine} {row.get('engine_version') or ''}",
-                     row.get("date"))
+        era = era_of("llamacpp", measured_build(row))
         modelled = f"llamacpp ({era})" if era else modelled
     try:
         arch = arch_key(gpu_of(row))

@@ -7,7 +7,7 @@ from functools import cache
 from whichgpu.catalog.gpus import GPU, get_gpu
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import ENGINES, Workload, as_task
-from whichgpu.units import GB, MB, GiB, MiB
+from whichgpu.units import GB, MB, EngineVersion, GiB, MiB
 
 # Engines named in published measurements, mapped to the engine model that behaves alike.
 ENGINE_ALIASES = {
@@ -92,11 +92,12 @@ def workload_of(row: dict[str, str], *, global_batch: bool = False) -> Workload:
         kw["backend"] = named_engine.split("-", 1)[1]  # the ggml backend the row names
     if engine:
         from whichgpu.estimate.speed.kernels import eras, version_label
+        from whichgpu.units import parse_engine_version
 
         if eras(engine):
             # the build measured: its engine_version, else its date (blank on neither: today's)
-            named = f"{row.get('engine') or ''} {row.get('engine_version') or ''}".strip()
-            kw["engine_version"] = version_label(engine, named, row.get("date"))
+            label = version_label(engine, measured_build(row))
+            kw["engine_version"] = parse_engine_version(label) if label else None
     quant = (row.get("quant") or "").strip()
     if quant and task in ("full-ft", "pretrain") and quant == "fp8":
         kw["fp8_training"] = True  # FP8 training keeps bf16 weights
@@ -267,3 +268,13 @@ def _host(args: dict[str, str]):
     return host_with(parse_size(ram) if ram else None,
                      MemorySpec(*parse_memory_type(mem)) if mem else None,
                      float(parse_size(bw.removesuffix("/s"))) if bw else None)
+
+
+def measured_build(row: dict[str, str]) -> EngineVersion | None:
+    """The engine build a validation row measured, read from its engine and engine_version
+    columns ('llama.cpp b6918', 'Ollama (Sep 2025)') and its date, which wins over a date
+    in the text (None when all are blank)."""
+    from whichgpu.units import parse_engine_version
+
+    named = f"{row.get('engine') or ''} {row.get('engine_version') or ''}".strip()
+    return parse_engine_version(named, row.get("date"))
