@@ -5,7 +5,10 @@ packages. The modules still comparing are listed with how many comparisons and w
 the list only shrinks (34 in 13 modules when it was written, 21 in 9 after the memory
 estimate's MLX runtime, ExLlamaV2/MLX prefill chunk, llama.cpp GGUF file types, the
 vLLM/SGLang LoRA slots, the serving engines' commands over mixed cards and ComfyUI's ways to
-fit moved, and the offload flags and weight streaming followed traits)."""
+fit moved, and the offload flags and weight streaming followed traits; 16 in 5 after
+llama.cpp's split over mixed cards, its GPU backends and its FP16-accumulate GEMMs became
+facts of engines/llamacpp.py, the serving engines over mixed cards the ones with a
+``tp_launch``, and llama.cpp's host offload the ``host_offload`` trait)."""
 
 from __future__ import annotations
 
@@ -18,13 +21,9 @@ COMPARISON = re.compile(r"(==|!=|in) *\(?Engine\.")
 
 # module -> comparisons left: the rule each one is
 KNOWN = {
-    "estimate/mixed_cards.py": 2,  # llama.cpp's layer split over mixed cards
-    "estimate/workload.py": 1,  # llama.cpp's GPU backends (--backend)
     "estimate/speed/diffusion.py": 5,  # ComfyUI's fp16 fast path and its offload
     "estimate/speed/llm.py": 2,  # llama.cpp's backends, MLX's prefill step
-    "estimate/speed/offload.py": 1,  # llama.cpp's offloaded layers
     "estimate/speed/serving_engine.py": 3,  # the serving engines' configurations
-    "estimate/speed/hardware.py": 1,  # llama.cpp on consumer cards
     "estimate/memory/diffusion.py": 3,  # ComfyUI's residency, diffusers' 8-bit
     "estimate/memory/changes.py": 3,  # llama.cpp's GGUF suggestions
 }

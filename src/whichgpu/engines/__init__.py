@@ -224,6 +224,10 @@ def not_modelled(name: str) -> NotModelled | None:
 # Besides hooks, a module may state facts the diffusion estimate reads by name:
 # STREAMS_UNASKED (it streams weights in by itself), ONE_DEVICE (an instance uses one GPU),
 # MODEL_OFFLOAD_WORDS (its words for moving idle models off the GPU); see engines/comfyui.py.
+# and the LLM estimate: SPLITS_UNEVEN_CARDS (it splits layers over cards of different sizes in
+# any proportion: estimate/mixed_cards.py), GPU_BACKENDS (it is built for one of ggml's GPU
+# backends: estimate/workload.py's --backend check), CONSUMER_GEMM (the precision and its why
+# of its 16-bit GEMMs on consumer cards: estimate/speed/hardware.py); see engines/llamacpp.py.
 HOOKS = ("memory_reserve", "runtime_term", "prefill_note", "gguf_file_type", "lora_slots",
          "tp_launch", "uneven_cards", "fit_note", "automatic_note", "launch", "rocm")
 

@@ -11,6 +11,16 @@ if TYPE_CHECKING:
     from whichgpu.estimate.workload import Workload
     from whichgpu.export.commands import LaunchCommands
 
+# Facts the estimate reads by name (engines/__init__.py lists them):
+#: one model's layers spread over cards of different sizes in any proportion (--tensor-split;
+#: by default each card's free memory: src/llama-model.cpp load_tensors), the mixed-cards split
+SPLITS_UNEVEN_CARDS = True
+#: built for one of ggml's GPU backends (cuda, vulkan, rocm, metal, sycl: --backend)
+GPU_BACKENDS = True
+#: its 16-bit GEMMs on GeForce cards (inference): accumulated in FP16, cuBLAS's faster rate
+#: there (S22 in estimate/speed/hardware.py's sources); the precision key and why
+CONSUMER_GEMM = ("fp16_acc16", "llama.cpp accumulates FP16 GEMMs in FP16 on GeForce (S22)")
+
 BUILD = ("git clone --depth 1 https://github.com/ggml-org/llama.cpp\n"
          "cmake -S llama.cpp -B llama.cpp/build -DGGML_CUDA=ON\n"
          "cmake --build llama.cpp/build --config Release -j --target llama-server\n")

@@ -38,7 +38,6 @@ from whichgpu.vocabulary import Engine, SplitMode
 
 SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp "
           "(load_tensors: splits by free device memory, layer_gpu = upper_bound)")
-TP_ENGINES = (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM)
 #: an engine module's ``tp_launch``: (tensor-parallel degree, pipeline degree) -> the command
 #: line that serves one model over cards of different sizes in equal shards
 TpLaunch = Callable[[int, int], str]
@@ -52,6 +51,18 @@ ROW_SYNCS_PER_LAYER = 2
 #: a split other than llama.cpp's own is suggested when it decodes this much faster (below
 #: it, the estimate's own spread says nothing)
 MIN_GAIN = 0.03
+
+
+def splits_uneven(engine: str) -> bool:
+    """Whether ``engine`` spreads one model's layers over cards of different sizes in any
+    proportion (its module's SPLITS_UNEVEN_CARDS: llama.cpp)."""
+    return bool(getattr(module(engine), "SPLITS_UNEVEN_CARDS", False))
+
+
+def tensor_parallel(engine: str) -> bool:
+    """Whether ``engine`` serves one model over cards of different sizes in equal
+    tensor-parallel shards (its module's ``tp_launch``: vLLM, SGLang, TensorRT-LLM)."""
+    return getattr(module(engine), "tp_launch", None) is not None
 
 
 @dataclass(frozen=True)
@@ -200,7 +211,7 @@ def check_mix(w: Workload, cards: tuple[GPU, ...]) -> None:
         raise InputError(msg("mixed.unified", "{gpu} shares its memory with the CPU: it is "
                              "not a card beside others in one machine", gpu=unified.id))
     engine = w.engine_name
-    if engine != Engine.LLAMACPP and engine not in TP_ENGINES:
+    if not splits_uneven(engine) and not tensor_parallel(engine):
         raise InputError(msg("mixed.engine", "{engine} over different cards is not estimated: "
                              "llama.cpp splits by layers in any proportion, vLLM and SGLang "
                              "by equal tensor-parallel shards ({flag})", engine=engine,
@@ -210,7 +221,7 @@ def check_mix(w: Workload, cards: tuple[GPU, ...]) -> None:
         why = catalog.engine_problem(g, engine)
         if why is not None:
             raise InputError(msg("mixed.engine_card", "{gpu}: {why}", gpu=g.id, why=why))
-    if engine in TP_ENGINES:
+    if tensor_parallel(engine):
         platforms = {str(g.platform.value) for g in cards}
         if len(platforms) > 1:
             raise InputError(msg("mixed.tp_platform", "{engine} cannot run one tensor-parallel "
@@ -559,7 +570,7 @@ def mixed_cards(w: Workload, cards: tuple[GPU, ...], *, split_mode: SplitMode | 
 
     check_mix(w, cards)
     assumptions: list[Message] = []
-    if w.engine_name == Engine.LLAMACPP:
+    if splits_uneven(w.engine_name):
         mode = split_mode or SplitMode.LAYER
         plan, other = llamacpp_plans(w, cards, mode, tensor_split)
         if len({str(g.platform.value) for g in cards}) > 1:

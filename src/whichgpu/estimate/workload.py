@@ -11,7 +11,14 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
 
-from whichgpu.engines import default_engine, engines_with, family_engines, has, picked_engine
+from whichgpu.engines import (
+    default_engine,
+    engines_with,
+    family_engines,
+    has,
+    module,
+    picked_engine,
+)
 from whichgpu.errors import InputError
 from whichgpu.estimate.host import Host, default_host
 from whichgpu.estimate.speculative import Speculation, check_engine
@@ -513,7 +520,7 @@ def validate(w: Workload) -> None:
         if w.backend not in BACKENDS:
             raise InputError(msg("choice.backend", "unknown llama.cpp backend {v!r}; use one "
                                  "of {choices}", v=str(w.backend), choices=", ".join(BACKENDS)))
-        if w.engine_name != Engine.LLAMACPP:
+        if not getattr(module(w.engine_name), "GPU_BACKENDS", False):  # llama.cpp's
             raise InputError(msg("workload.backend_engine", "{field} is llama.cpp's (ggml's "
                                  "GPU backends); engine {engine} has none",
                                  field=Field("backend"), engine=str(w.engine_name)))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from whichgpu.catalog.gpus import GPU
+from whichgpu.engines import module
 from whichgpu.estimate.calibration import Calibration
 from whichgpu.estimate.constants import speed_value
 from whichgpu.estimate.memo import Table
@@ -318,6 +319,7 @@ def compute_precision(gpu: GPU, quant: QuantFormat, engine: Engine = Engine.VLLM
                          f"are dequantized and the matmuls run at {sixteen}")
     if quant.compute == "fp32":
         return _first_supported(gpu, "tf32", "fp32"), "fp32 weights: TF32 tensor cores"
-    if engine == Engine.LLAMACPP and gpu.form_factor == "consumer" and not training:
-        return "fp16_acc16", "llama.cpp accumulates FP16 GEMMs in FP16 on GeForce (S22)"
+    consumer: tuple[str, str] | None = getattr(module(engine), "CONSUMER_GEMM", None)
+    if consumer is not None and gpu.form_factor == "consumer" and not training:
+        return consumer  # llama.cpp's FP16 accumulate (engines/llamacpp.py)
     return sixteen, f"16-bit compute ({sixteen}, FP32 accumulate)"

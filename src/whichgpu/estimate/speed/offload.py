@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
+from whichgpu.engines import has
 from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory.placement import Placement, workload_placement
 from whichgpu.estimate.workload import Workload
-from whichgpu.vocabulary import Engine
 
 # ggml-cuda.cu: op_offload_min_batch_size, default 32 (GGML_OP_OFFLOAD_MIN_BATCH)
 OP_OFFLOAD_MIN_BATCH = 32
@@ -49,7 +49,8 @@ def host_share(w: Workload, touched_fraction: float) -> HostShare | None:
 
     ``touched_fraction`` is the share of a MoE layer's experts the batch routes to.
     """
-    if w.engine_name != Engine.LLAMACPP or not w.offload_requested or not w.model.num_layers:
+    if not has(w.engine_name, "host_offload") or not w.offload_requested or \
+            not w.model.num_layers:
         return None
     p = workload_placement(w)  # placed once per weights and flags, whatever the batch
     if not p.offloaded:
