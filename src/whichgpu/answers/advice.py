@@ -213,17 +213,12 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
                            budget, machine)
 
 
-#: cached prompt tokens per request: beyond 10M no model's context holds them
-MAX_CACHED_TOKENS = 10_000_000
-
-
 def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any:
     """The best option's cost per million tokens against per-token API prices (--vs-api)."""
     from whichgpu.cost import api_prices
     from whichgpu.cost.currency import convert
     from whichgpu.cost.vs_api import compare
     from whichgpu.estimate.speed.serving import ServingModel
-    from whichgpu.units import parse_count
 
     if w.is_training or w.is_diffusion:
         raise InputError(msg("vs_api.llm_only", "{field} compares LLM serving with per-token "
@@ -234,12 +229,8 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
     if not rec.options:
         return None
     best = rec.options[0]
-    cached = 0 if q.cached_tokens is None else parse_count(q.cached_tokens)
-    if not (cached == int(cached) and 0 <= cached <= MAX_CACHED_TOKENS):
-        raise InputError(msg("vs_api.cached_tokens", "{field} must be a whole number of tokens "
-                             "from 0 to {most:,}, got {v!r}", field=Field("cached_tokens"),
-                             most=MAX_CACHED_TOKENS, v=q.cached_tokens))
-    cached = int(cached)
+    # read (0 to 10M) as the request validated (answers/inputs/values.py CachedTokens)
+    cached = 0 if q.cached_tokens is None else int(q.cached_tokens)
     sm = ServingModel(best.workload or w, best.gpu, profile=ctx.calibration(q.calibration))
     serving = best.serving or {}
     utilisation = float(serving.get("utilisation", 1.0))
@@ -296,8 +287,6 @@ def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[int, Message] | None
     """``--examples N --epochs E`` as the training tokens they are: N x E x the mean example
     length (default: the training sequence length, every example padded to it), and the
     sentence that says so; None without examples."""
-    from whichgpu.units import parse_count
-
     if q.examples is None:
         if q.epochs is not None or q.example_tokens is not None:
             raise InputError(msg("examples.needed", "{epochs} and {length} count with {examples}",
@@ -312,9 +301,8 @@ def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[int, Message] | None
         raise InputError(msg("examples.once", "give the training work once: {examples}, "
                              "{steps} or {tokens}", examples=Field("examples"),
                              steps=Field("steps"), tokens=Field("train_tokens")))
-    n = parse_count(q.examples, what="examples")
-    length = parse_count(q.example_tokens, binary=True, what="example tokens") \
-        if q.example_tokens else seq_len
+    n = int(q.examples)  # both read as the request validated (answers/inputs/values.py)
+    length = int(q.example_tokens) if q.example_tokens is not None else seq_len
     if n < 1 or length < 1:
         raise InputError(msg("examples.positive", "{examples} and the example length must be "
                              "at least 1", examples=Field("examples")))
@@ -323,8 +311,9 @@ def examples_as_tokens(q: Recommend, seq_len: int) -> tuple[int, Message] | None
     said = msg("examples.tokens", "{n:,} examples x {epochs:g} epoch(s) x {length:,} tokens "
                "each ({how}) = {tokens:,} training tokens", n=n, epochs=epochs, length=length,
                how=(msg("examples.length.given", "the mean example length given")
-                    if q.example_tokens else msg("examples.length.default", "the training "
-                                                 "sequence length: examples padded to it")),
+                    if q.example_tokens is not None
+                    else msg("examples.length.default", "the training sequence length: "
+                             "examples padded to it")),
                tokens=tokens)
     return tokens, said
 

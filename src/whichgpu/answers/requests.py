@@ -16,10 +16,14 @@ from pydantic import Field, field_validator, model_validator
 from whichgpu.answers.fields import N_, Choice, Cli, Text, Web
 from whichgpu.answers.inputs.values import (
     Bandwidth,
+    CachedTokens,
     CheckpointEvery,
+    CompletionTokens,
     Deadline,
     Drafter,
     EngineBuild,
+    ExampleCount,
+    ExampleTokens,
     HostMemoryType,
     HostRam,
     ImageSize,
@@ -32,6 +36,7 @@ from whichgpu.answers.inputs.values import (
     RequestRate,
     TensorOverrides,
     TokenCount,
+    TrainingTokens,
     WorkCount,
 )
 from whichgpu.answers.request import Request
@@ -263,9 +268,9 @@ GpusPerNode = Annotated[int | None, Field(ge=1, le=1024, description=(
 Generations = Annotated[int | None, Field(ge=1, le=4096, description=(
     "RL (grpo, ppo): completions per prompt (default: the framework's, TRL 8).")),
     Web(label=N_("Completions per prompt"), max=4096)]
-CompletionTokens = Annotated[str | None, Field(description=(
+CompletionTokensField = Annotated[int | None, CompletionTokens, Field(description=(
     "RL (grpo, ppo): the longest completion in tokens (default: the framework's, TRL 256).")),
-    Web(label=N_("Completion tokens"))]
+    Cli(metavar="COMPLETION-TOKENS", text=True), Web(label=N_("Completion tokens"))]
 Tuning = Annotated[RLTuning | None, Field(description=(
     "RL (grpo, ppo): how the policy trains: lora, qlora or full-ft (default lora).")),
     Choice(Text("choice.tuning", "unknown tuning {v!r}; use one of {choices}")),
@@ -397,7 +402,7 @@ class Memory(Workload):
         Cli(metavar="GPU[,GPU...]"), Web(max_length=400, label=N_("Compare"))] = None
     prompt_tokens: PromptTokens = None
     generations: Generations = None
-    completion_tokens: CompletionTokens = None
+    completion_tokens: CompletionTokensField = None
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
@@ -441,8 +446,8 @@ class Speed(Workload):
         "torch.compile (training); diffusion: torch.compile with CUDA graphs or TensorRT, and "
         "FP8 kernels where the card has FP8 (ComfyUI: its --fast mode).")),
         Web(label=N_("Compiled"))] = False
-    train_tokens: Annotated[str | None, Field(description=(
-        "Training: tokens to train on (e.g. 1B); gives total time.")),
+    train_tokens: Annotated[int | None, TrainingTokens, Field(description=(
+        "Training: tokens to train on (e.g. 1B); gives total time.")), Cli(text=True),
         Web(label=N_("Training tokens"))] = None
     calibration: Calibration = None
     gpu_layers: GpuLayers = None
@@ -456,7 +461,7 @@ class Speed(Workload):
         "Serving (vLLM, SGLang, TensorRT-LLM): output tokens/s at the largest batch that "
         "fits, the batch and what bounds it.")), Web(label=N_("Maximum throughput"))] = False
     generations: Generations = None
-    completion_tokens: CompletionTokens = None
+    completion_tokens: CompletionTokensField = None
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
@@ -537,15 +542,16 @@ class Recommend(Workload):
         "Training steps, e.g. 2000.")), Cli(text=True), Web(label=N_("training steps"))] = None
     train_tokens: Annotated[int | None, WorkCount, Field(description=(
         "Training tokens, e.g. 2B.")), Cli(text=True), Web(label=N_("training tokens"))] = None
-    examples: Annotated[str | None, Field(description=(
+    examples: Annotated[int | None, ExampleCount, Field(description=(
         "Fine-tuning: examples in the data set, e.g. 20k (with --epochs; instead of steps or "
-        "training tokens).")), Web(label=N_("training examples"))] = None
+        "training tokens).")), Cli(text=True), Web(label=N_("training examples"))] = None
     epochs: Annotated[float | None, Field(gt=0, le=1000, description=(
         "Fine-tuning: passes over the examples (default 1).")),
         Web(label=N_("Epochs"))] = None
-    example_tokens: Annotated[str | None, Field(description=(
+    example_tokens: Annotated[int | None, ExampleTokens, Field(description=(
         "Fine-tuning: the mean example length in tokens (default: the training sequence "
-        "length, as examples padded to it).")), Web(label=N_("Tokens per example"))] = None
+        "length, as examples padded to it).")), Cli(text=True),
+        Web(label=N_("Tokens per example"))] = None
     users: Annotated[int | None, Field(ge=1, description="Serving: concurrent users."),
                      Web(label=N_("Concurrent users"), max=1_000_000)] = None
     tokens_per_s_each: Annotated[float | None, Field(gt=0, description=(
@@ -621,9 +627,10 @@ class Recommend(Workload):
         "against providers' per-token API prices for the same model (a dated, sourced "
         "table), and the utilisation at which self-hosting breaks even.")),
         Web(label=N_("Compare with per-token APIs"))] = False
-    cached_tokens: Annotated[str | None, Field(description=(
+    cached_tokens: Annotated[int | None, CachedTokens, Field(description=(
         "With --vs-api: prompt tokens per request served from a prefix cache, besides the "
         "prompt tokens (the API bills them at its cached price), e.g. 2k.")),
+        Cli(metavar="CACHED-TOKENS", text=True),
         Web(label=N_("Cached prompt tokens per request"))] = None
     power_budget: Annotated[float | None, Field(gt=0, le=10_000_000, description=(
         "A power budget, e.g. 1kW or 1500W: the ranked options whose GPUs, busy, draw no "
@@ -646,7 +653,7 @@ class Recommend(Workload):
         Web(label=N_("Split prefill and decode"))] = False
     # RL post-training (task grpo|ppo): the GPUs ranked by cost per step (answers/rl.py)
     generations: Generations = None
-    completion_tokens: CompletionTokens = None
+    completion_tokens: CompletionTokensField = None
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None

@@ -40,7 +40,6 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
     """``plan_on(gpu, gpus)``: the request's RL plan on ``gpus`` of ``gpu`` (None: memory
     only). The model is resolved once, the settings checked at each count."""
     from whichgpu.answers.inputs.workload import build_workload
-    from whichgpu.units import parse_count
 
     config = getattr(q, "config", None)
     if not q.model and not q.params and config is None:
@@ -51,8 +50,8 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
                              field=Field("lora_adapters")))
     spec = ctx.model(q.model, params=q.params, config=config)
     prompt = int(q.prompt_tokens) if q.prompt_tokens is not None else None  # read as it validated
-    completion = int(parse_count(q.completion_tokens, binary=True, what=_COMPLETION)) \
-        if q.completion_tokens is not None else None
+    # read as the request validated (answers/inputs/values.py CompletionTokens)
+    completion = int(q.completion_tokens) if q.completion_tokens is not None else None
     mine = q.fields("quant", "kv_dtype", "optimizer", "gradient_checkpointing", "lora_rank",
                     "lora_targets", "activation_offloading", "loss", "fp8_training",
                     "host_ram", "host_memory", "host_bandwidth")
@@ -77,8 +76,6 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
 
     return plan_on
 
-
-_COMPLETION = "completion tokens"
 
 #: ``recommend`` fields that size a serving or generation job, not an RL one
 _NOT_RL = ("tokens", "images", "videos", "train_tokens", "examples", "users",

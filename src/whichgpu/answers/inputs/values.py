@@ -161,14 +161,20 @@ class WorkCount(_Count):
     SCHEMA = _NUMBER_OR_TEXT
 
     @classmethod
-    def read(cls, text: str, name: str) -> Self:
+    def words(cls, name: str) -> str:
+        """What the field is called in the reader's sentences ('token count')."""
         from whichgpu.answers.inputs.work_words import work_words
+
+        return work_words(name)
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
         from whichgpu.answers.request import MAX_WORK, field_named
         from whichgpu.errors import InputError
         from whichgpu.messages import msg
         from whichgpu.units import parse_count
 
-        n = parse_count(text, what=work_words(name))
+        n = parse_count(text, what=cls.words(name))
         if n > MAX_WORK:
             raise InputError(msg("bound.work", "{field} must be at most 10^15, got {v!r}",
                                  field=field_named(None, name), v=text))
@@ -557,3 +563,87 @@ class EngineBuild(_Read, EngineVersion):
         v = parse_engine_version(text)
         assert v is not None  # the text is not blank
         return cls(v.text, v.name, v.build, v.month)
+
+
+# ------------------------------------------------------------------ counts the answers read
+# (issue 35: read as the request validates, in the words their sentences always used)
+
+class _CountIn(_Count):
+    """A count read by units.parse_count in its field's own words (``WHAT``; ``BINARY``: k is
+    1,024, as token lengths are written)."""
+
+    BINARY: ClassVar[bool] = False
+
+    @classmethod
+    def what(cls) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.units import parse_count
+
+        return cls(parse_count(text, binary=cls.BINARY, what=cls.what()), text)
+
+
+class TrainingTokens(WorkCount):
+    """``speed``'s training tokens (``1B``, at most 10^15): the total time of the training
+    run, in its own sentences' words ('number of training tokens')."""
+
+    @classmethod
+    def words(cls, name: str) -> str:
+        from whichgpu.answers.inputs.workload import TRAIN_TOKENS_WORDS
+
+        return TRAIN_TOKENS_WORDS
+
+
+class CompletionTokens(_CountIn):
+    """RL: the longest completion in tokens (``512``, ``1k`` is 1,024)."""
+
+    BINARY = True
+
+    @classmethod
+    def what(cls) -> str:
+        return "completion tokens"
+
+
+class ExampleCount(_CountIn):
+    """Fine-tuning: the examples in the data set (``20k`` is 20,000)."""
+
+    @classmethod
+    def what(cls) -> str:
+        return "examples"
+
+
+class ExampleTokens(_CountIn):
+    """Fine-tuning: the mean example length in tokens (``512``, ``1k`` is 1,024)."""
+
+    BINARY = True
+
+    @classmethod
+    def what(cls) -> str:
+        return "example tokens"
+
+
+#: cached prompt tokens per request: beyond 10M no model's context holds them
+MAX_CACHED_TOKENS = 10_000_000
+
+
+class CachedTokens(_CountIn):
+    """With the per-token API comparison: prompt tokens per request served from a prefix
+    cache (``2k`` is 2,000), 0 to :data:`MAX_CACHED_TOKENS`."""
+
+    @classmethod
+    def what(cls) -> str:
+        return "count"
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+
+        n = super().read(text, name)
+        if not 0 <= n <= MAX_CACHED_TOKENS:
+            raise InputError(msg("vs_api.cached_tokens", "{field} must be a whole number of "
+                                 "tokens from 0 to {most:,}, got {v!r}", field=Field(name),
+                                 most=MAX_CACHED_TOKENS, v=text))
+        return n

@@ -19,7 +19,7 @@ PARAMS_WORDS = msg("what.params", "parameter count")
 _CONTEXT = msg("what.context", "context")
 _PROMPT = msg("what.prompt", "prompt length")
 _OUTPUT = msg("what.output", "output length")
-_TRAIN_TOKENS = msg("what.train_tokens", "number of training tokens")
+TRAIN_TOKENS_WORDS = msg("what.train_tokens", "number of training tokens")
 _TOKEN_WORDS = {"context": _CONTEXT, "prompt_tokens": _PROMPT, "output_tokens": _OUTPUT}
 
 
@@ -252,7 +252,8 @@ class SpeedAnswer:
 
 def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
                  framework: str | None = None, compile: bool = False,
-                 steps: int | None = None, train_tokens: str | None = None) -> SpeedAnswer:
+                 steps: int | None = None, train_tokens: int | str | None = None
+                 ) -> SpeedAnswer:
     """The speed of ``w`` on ``count`` x ``gpu`` as the CLI and the web API give it: training
     totals for ``steps`` optimizer steps or ``train_tokens`` tokens; a job that does not fit
     gets no speed, only the memory it needs."""
@@ -260,7 +261,7 @@ def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
     from whichgpu.units import parse_count
 
     training = w.is_training
-    if train_tokens and not training:
+    if train_tokens is not None and train_tokens != "" and not training:
         raise InputError(msg("speed.train_tokens", "{field} is for training tasks (lora, "
                              "qlora, full-ft, pretrain)", field=Field("train_tokens")))
     if framework and not training:
@@ -272,8 +273,9 @@ def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
                              compile=compile)
     except DoesNotFit as exc:
         return SpeedAnswer(w, gpu.id, count, not_fit=exc)
-    if training and (steps is not None or train_tokens):
-        tokens = (float(parse_count(train_tokens, what=_TRAIN_TOKENS))
-                  if train_tokens else None)
+    if training and (steps is not None or (train_tokens is not None and train_tokens != "")):
+        # a request's is read as it validated (answers/inputs/values.py TrainingTokens)
+        tokens = (float(parse_count(train_tokens, what=TRAIN_TOKENS_WORDS))
+                  if train_tokens is not None and train_tokens != "" else None)
         est = with_total(est, steps=steps, tokens=tokens)
     return SpeedAnswer(w, gpu.id, count, est=est)
