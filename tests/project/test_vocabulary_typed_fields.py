@@ -19,9 +19,7 @@ KNOWN = {
     "estimate/speed/result.py:engine": "SpeedEstimate.engine is the training framework "
                                        "(unsloth, megatron) when it trains",
     "estimate/speed/llm.py:engine": "the constants' key: llamacpp-vulkan etc. (constants_key)",
-    "estimate/speed/hardware.py:kind": "the link kind (nvlink, pcie_p2p ...): its own words",
     "estimate/energy.py:engine": "a measured power row's engine, as the data file writes it",
-    "estimate/multi_lora.py:engine": "a plain word for a message parameter and the JSON",
     "estimate/measured.py:engine": "a measured run's engine, as the runs store keeps it",
     "estimate/memory/kv.py:engine": "called with the constants' key as well (llm.decode_step)",
     "estimate/speed/kernels.py:engine": "the kernel table's key (data/engine_kernels.toml)",

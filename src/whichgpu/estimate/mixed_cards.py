@@ -53,13 +53,13 @@ ROW_SYNCS_PER_LAYER = 2
 MIN_GAIN = 0.03
 
 
-def splits_uneven(engine: str) -> bool:
+def splits_uneven(engine: Engine) -> bool:
     """Whether ``engine`` spreads one model's layers over cards of different sizes in any
     proportion (its module's SPLITS_UNEVEN_CARDS: llama.cpp)."""
     return bool(getattr(module(engine), "SPLITS_UNEVEN_CARDS", False))
 
 
-def tensor_parallel(engine: str) -> bool:
+def tensor_parallel(engine: Engine) -> bool:
     """Whether ``engine`` serves one model over cards of different sizes in equal
     tensor-parallel shards (its module's ``tp_launch``: vLLM, SGLang, TensorRT-LLM)."""
     return getattr(module(engine), "tp_launch", None) is not None

@@ -26,6 +26,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.constants import Constant, _load
 from whichgpu.messages import Field, Message, msg
 from whichgpu.units import Range
+from whichgpu.vocabulary import Engine
 
 if TYPE_CHECKING:
     from whichgpu.estimate.memory.terms import MemoryTerm
@@ -68,7 +69,7 @@ def _sum_in_out(w: Workload, targets: tuple[str, ...]) -> int:
 class LoraPlan:
     """The engine settings and memory for ``adapters`` adapters of ``rank`` on ``w``."""
 
-    engine: str
+    engine: Engine
     adapters: int
     rank: int
     max_loras: int  # adapters in one batch, each with its GPU slot
@@ -80,7 +81,7 @@ class LoraPlan:
     host_bytes: int  # max_cpu_loras adapters in host RAM
 
     def to_json(self) -> dict[str, Any]:
-        return {"engine": self.engine, "adapters": self.adapters, "rank": self.rank,
+        return {"engine": str(self.engine), "adapters": self.adapters, "rank": self.rank,
                 "max_loras": self.max_loras, "max_lora_rank": self.max_lora_rank,
                 "max_cpu_loras": self.max_cpu_loras, "slot_bytes": self.slot_bytes,
                 "adapter_bytes": self.adapter_bytes, "gpu_bytes": self.gpu_bytes,
@@ -107,7 +108,7 @@ def lora_plan(w: Workload) -> LoraPlan:
     all_linear = _sum_in_out(w, ("all-linear",))
     slot = math.ceil(top * all_linear * dtype / max(w.tp_degree, 1))
     own = rank * _sum_in_out(w, w.lora_targets) * dtype
-    return LoraPlan(engine=engine, adapters=n, rank=rank, max_loras=max_loras,
+    return LoraPlan(engine=w.engine_name, adapters=n, rank=rank, max_loras=max_loras,
                     max_lora_rank=top, max_cpu_loras=n, slot_bytes=slot, adapter_bytes=own,
                     gpu_bytes=slot * max_loras, host_bytes=own * n)
 
@@ -123,7 +124,7 @@ def lora_term(w: Workload) -> tuple[MemoryTerm, LoraPlan]:
                   slots=plan.max_loras, rank=plan.max_lora_rank, n=plan.max_cpu_loras,
                   host=plan.host_bytes / 1e9)
     why = msg("term.lora_adapters.why", "{engine} preallocates every slot at the largest rank "
-              "before it sizes the KV cache", engine=plan.engine)
+              "before it sizes the KV cache", engine=str(plan.engine))
     return MemoryTerm("lora_adapters", plan.gpu_bytes, formula, why,
                       constant("vllm_lora_ranks").source), plan
 

@@ -8,7 +8,7 @@ fractions of the datasheet, so a card measured 10 % below its datasheet runs 10 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.engines import module
@@ -25,9 +25,14 @@ REFERENCE_MATMUL_FRACTION = 0.80
 REFERENCE_BANDWIDTH_FRACTION = 0.90
 
 
+#: how GPUs reach each other: nothing to cross (one card), NVLink, PCIe peer to peer, PCIe
+#: through the host, or the network between servers (its keys in speed_constants.toml)
+LinkKind = Literal["none", "nvlink", "pcie_p2p", "pcie_host", "network"]
+
+
 @dataclass(frozen=True)
 class Link:
-    kind: str  # "none", "nvlink", "pcie_p2p", "pcie_host", "network"
+    kind: LinkKind
     one_way_bytes_per_s: float
     latency_s: float
     efficiency: float
