@@ -31,6 +31,7 @@ from whichgpu.answers.inputs.values import (
     LinkName,
     ModuleNames,
     MoneyAmount,
+    OptionMoney,
     ParamCount,
     RequestLengths,
     RequestRate,
@@ -823,17 +824,20 @@ class Tco(Request):
     gpu_spec: Annotated[str | None, Field(description=(
         "Your own card: memory=24GB,tdp=350W,price=700USD (see 'whichgpu memory --help').")),
         Cli(metavar="KEY=VALUE,..."), Web(max_length=200, label=N_("Your own card"))] = None
-    purchase_price: Annotated[str | None, Field(description=(
+    purchase_price: Annotated[OptionMoney | None, Field(description=(
         "Price paid per GPU, e.g. 25000USD. Default: the midpoint of the catalog's purchase "
-        "range.")), Web(label=N_("Purchase price"))] = None
-    resale_value: Annotated[str | None, Field(description=(
+        "range.")), Cli(text=True),
+        Web(label=N_("Purchase price"))] = None
+    resale_value: Annotated[OptionMoney | None, Field(description=(
         "What the GPU sells for at the end, e.g. 5000USD. Default: nothing.")),
+        Cli(text=True),
         Web(label=N_("Resale value at the end"))] = None
     years: Annotated[float | None, Field(gt=0, le=30, description=(
         "How long you own it; also the horizon of the advice. Default 3 (S9/S11).")),
         Web(label=N_("Years"))] = None
-    host_share: Annotated[str | None, Field(description=(
+    host_share: Annotated[OptionMoney | None, Field(description=(
         "Share of the host/server per GPU, e.g. 2000USD. Default: nothing.")),
+        Cli(text=True),
         Web(label=N_("Host share per GPU"))] = None
     tdp: Annotated[float | None, Field(gt=0, le=5000, description=(
         "Board power, e.g. 350W or 0.35kW (a bare number is watts). Default: the catalog's "
@@ -847,20 +851,24 @@ class Tco(Request):
     hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
         "Hours of use per month (instead of the utilisation; 730 = 24/7).")),
         Web(label=N_("Hours of use per month"))] = None
-    kwh_price: Annotated[str | None, Field(description=(
+    kwh_price: Annotated[OptionMoney | None, Field(description=(
         "Electricity per kWh, e.g. 0.10USD or 0.25EUR. Default 0.10USD (S9).")),
+        Cli(text=True),
         Web(label=N_("Electricity per kWh"))] = None
     pue: Annotated[float | None, Field(ge=1, le=3, description=(
         "Facility power overhead (cooling as a factor on power, 1-3). Default 1.")),
         Web(label=N_("PUE"))] = None
-    cooling_per_hour: Annotated[str | None, Field(description=(
+    cooling_per_hour: Annotated[OptionMoney | None, Field(description=(
         "Cooling per hour of use, e.g. 0.02USD (S11). Default: nothing.")),
+        Cli(text=True),
         Web(label=N_("Cooling per hour of use"))] = None
-    maintenance_per_year: Annotated[str | None, Field(description=(
-        "e.g. 250USD. Default: nothing.")), Web(label=N_("Maintenance per year"))] = None
-    rent_price: Annotated[str | None, Field(description=(
+    maintenance_per_year: Annotated[OptionMoney | None, Field(description=(
+        "e.g. 250USD. Default: nothing.")), Cli(text=True),
+        Web(label=N_("Maintenance per year"))] = None
+    rent_price: Annotated[OptionMoney | None, Field(description=(
         "Rental price per GPU-hour to compare with, e.g. 3.15USD. Default: the cheapest "
-        "on-demand offer in the prices.")), Web(label=N_("Rental price per GPU-hour"))] = None
+        "on-demand offer in the prices.")), Cli(text=True),
+        Web(label=N_("Rental price per GPU-hour"))] = None
     vs: Annotated[str | None, Field(description=(
         "Own this GPU or rent that one: the rent is the cheapest on-demand offer of this "
         "catalog GPU (e.g. h100), counted for the same hours of use.")),

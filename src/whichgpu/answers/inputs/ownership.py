@@ -23,6 +23,7 @@ from whichgpu.messages import Field, Join, msg
 from whichgpu.units import Money, Range, parse_count, parse_duration, parse_money
 
 if TYPE_CHECKING:
+    from whichgpu.answers.inputs.values import OptionMoney
     from whichgpu.catalog.prices import OfferSelection
 
 #: No price source pinned: the latest prices of every source in the store (``current_offers``).
@@ -139,12 +140,15 @@ class TcoResult:
         return data
 
 
-def tco(gpu_id: str | None, *, purchase_price: str | None = None, resale_value: str | None = None,
-        years: float | None = None, host_share: str | None = None, tdp: float | None = None,
-        load_factor: float | None = None, utilization: str | None = None,
-        hours_per_month: float | None = None, kwh_price: str | None = None,
-        pue: float | None = None, cooling_per_hour: str | None = None,
-        maintenance_per_year: str | None = None, rent_price: str | None = None,
+def tco(gpu_id: str | None, *, purchase_price: str | OptionMoney | None = None,
+        resale_value: str | OptionMoney | None = None,
+        years: float | None = None, host_share: str | OptionMoney | None = None,
+        tdp: float | None = None, load_factor: float | None = None,
+        utilization: str | None = None, hours_per_month: float | None = None,
+        kwh_price: str | OptionMoney | None = None, pue: float | None = None,
+        cooling_per_hour: str | OptionMoney | None = None,
+        maintenance_per_year: str | OptionMoney | None = None,
+        rent_price: str | OptionMoney | None = None,
         prices: str | None = DEFAULT_PRICES, currency: str | None = None,
         rate: list[str] | None = None, max_age: float | None = None,
         selection_for: SelectionFor | None = None,
@@ -190,8 +194,10 @@ def tco(gpu_id: str | None, *, purchase_price: str | None = None, resale_value: 
     offers = list(selection.offers) if selection is not None else None
     cur = known_currency(currency, rates) if currency else None
 
-    def money(text: str | None, name: str) -> Money | None:
-        return parse_flag_money(text, Field(name), cur)
+    def money(value: str | OptionMoney | None, name: str) -> Money | None:
+        if value is None or isinstance(value, str):  # a Python caller's text
+            return parse_flag_money(value, Field(name), cur)
+        return value.money(name, cur)  # a request's, read as it validated
 
     inputs = ownership_inputs(
         gpu, offers=offers, rates=rates,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -647,3 +648,59 @@ class CachedTokens(_CountIn):
                                  "tokens from 0 to {most:,}, got {v!r}", field=Field(name),
                                  most=MAX_CACHED_TOKENS, v=text))
         return n
+
+
+@dataclass(frozen=True)
+class OptionMoney(_Read):
+    """An amount of money for one of ``tco``'s options (``25000USD``, ``0.25EUR``, or ``5000``:
+    a bare number takes the request's currency where the answer applies it): its amount and
+    the currency written, if any. What cannot be read is said with the option's name
+    (``--purchase-price: cannot read ...``), as ownership.parse_flag_money says it."""
+
+    amount: float
+    currency: str | None = None
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", f"{self.amount:g}{self.currency or ''}")
+
+    def money(self, name: str, currency: str | None) -> Money:
+        """The amount in its own currency, else ``currency`` (the request's); with neither,
+        the reader's sentence (``amount '5' needs a currency``) after the option's name."""
+        from whichgpu.currency import known_currency
+        from whichgpu.units import Money, parse_money
+
+        with _said_for(name):
+            if self.currency is not None:
+                return Money(self.amount, self.currency)
+            if currency is None:
+                parse_money(self.text)  # raises money.currency with the words as written
+            return Money(self.amount, known_currency(currency or "USD"))
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.currency import known_currency
+        from whichgpu.errors import InputError
+        from whichgpu.units import parse_money
+
+        with _said_for(name):
+            amount = parse_money(text, default_currency="USD").amount
+            try:
+                written: str | None = parse_money(text).currency
+            except InputError:  # no currency in the text: the request's applies
+                written = None
+            return cls(amount, known_currency(written) if written else None, text)
+
+
+@contextmanager
+def _said_for(name: str) -> Iterator[None]:
+    """The reader's sentence after the option's name (``flag.reason``)."""
+    from whichgpu.errors import InputError
+    from whichgpu.messages import msg
+
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(msg("flag.reason", "{flag}: {reason}", flag=Field(name),
+                             reason=exc.args[0] if exc.args else str(exc))) from None
