@@ -26,6 +26,7 @@ from whichgpu.answers.inputs.values import (
     ExampleTokens,
     HostMemoryType,
     HostRam,
+    HourlyBudget,
     ImageSize,
     LatencyTarget,
     LinkName,
@@ -777,8 +778,9 @@ class Checklist(Request):
     model: Annotated[str | None, Field(description=(
         "Model size (7B) or name.")), Cli(flags=("--model",)),
         Web(max_length=200, label=N_("2. Model"))] = None
-    budget_per_hour: Annotated[str | None, Field(description=(
-        "Hourly budget, e.g. 1USD (or none).")), Web(label=N_("3. Hourly budget"))] = None
+    budget_per_hour: Annotated[HourlyBudget | None, Field(description=(
+        "Hourly budget, e.g. 1USD (or none).")), Cli(text=True),
+        Web(label=N_("3. Hourly budget"))] = None
     hours_per_month: Annotated[str | None, Field(description=(
         "Hours of use a month.")), Web(label=N_("4. Hours of use per month"))] = None
     horizon_months: Annotated[str | None, Field(description="Months needed."),

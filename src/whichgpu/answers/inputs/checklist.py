@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from whichgpu.advise.checklist import ChecklistAnswers
 from whichgpu.errors import InputError
 from whichgpu.messages import msg
+
+if TYPE_CHECKING:
+    from whichgpu.answers.inputs.values import HourlyBudget
 
 WORKLOADS = {
     "inference": "inference",
@@ -15,9 +20,13 @@ WORKLOADS = {
 }
 
 
-def parse_answers(workload: str, model: str, budget: str | None, hours: str | float,
-                  horizon: str | float, currency: str = "USD") -> ChecklistAnswers:
-    """Answers as people type them ('fine-tuning', '7B', '1USD' or 'none', '120', '24')."""
+def parse_answers(workload: str, model: str, budget: str | HourlyBudget | None,
+                  hours: str | float, horizon: str | float,
+                  currency: str = "USD") -> ChecklistAnswers:
+    """Answers as people type them ('fine-tuning', '7B', '1USD' or 'none', '120', '24'); a
+    request's budget is read as it validated (answers/inputs/values.py HourlyBudget), the
+    command line's prompted answers here."""
+    from whichgpu.answers.inputs.values import HourlyBudget
     from whichgpu.units import parse_money
 
     key = str(workload).strip().lower()
@@ -25,7 +34,9 @@ def parse_answers(workload: str, model: str, budget: str | None, hours: str | fl
         raise InputError(msg("checklist.unknown_workload", "unknown workload {v!r}: answer "
                              "training, fine-tuning or inference", v=str(workload)))
     money = None
-    if budget and str(budget).strip().lower() not in ("none", "no", "-", "0", ""):
+    if isinstance(budget, HourlyBudget):
+        money = budget.money(currency)
+    elif budget and str(budget).strip().lower() not in ("", *HourlyBudget.NONE):
         money = parse_money(budget, default_currency=currency)
     try:
         h = float(str(hours).strip().lower().replace("h", ""))

@@ -704,3 +704,35 @@ def _said_for(name: str) -> Iterator[None]:
     except InputError as exc:
         raise InputError(msg("flag.reason", "{flag}: {reason}", flag=Field(name),
                              reason=exc.args[0] if exc.args else str(exc))) from None
+
+
+@dataclass(frozen=True)
+class HourlyBudget(_Read):
+    """The checklist's hourly budget: an amount (``1USD``, ``3EUR``; a bare number takes the
+    request's currency, read like a :class:`MoneyAmount`) or no limit (``none``, ``no``,
+    ``-``, ``0``: ``amount`` None)."""
+
+    amount: float | None
+    currency: str | None = None
+    text: str = field(default="", compare=False)
+    NONE: ClassVar[tuple[str, ...]] = ("none", "no", "-", "0")
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", "none" if self.amount is None
+                               else f"{self.amount:g}{self.currency or ''}")
+
+    def money(self, default_currency: str) -> Money | None:
+        """The budget in its own currency, else ``default_currency``; None: no limit."""
+        from whichgpu.units import Money
+
+        if self.amount is None:
+            return None
+        return Money(self.amount, self.currency or default_currency)
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        if text.strip().lower() in cls.NONE:
+            return cls(None, None, text)
+        amount = MoneyAmount.read(text, name)  # the reader's sentence, the 10^12 bound
+        return cls(amount.amount, amount.currency, text)
