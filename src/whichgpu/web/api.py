@@ -19,18 +19,11 @@ from whichgpu.answers.request import for_web
 from whichgpu.strict_json import finite
 from whichgpu.web import services as s
 from whichgpu.web import work
+from whichgpu.web.refusals import BEFORE_ROUTING, Problem
 from whichgpu.web.resolve import prefetch
 
-
-class Problem(BaseModel):
-    """An error: one line saying what is wrong and what to do next."""
-
-    detail: str
-
-
 ERRORS: dict[int | str, dict[str, Any]] = {
-    413: {"model": Problem, "description": "Request body too large"},
-    414: {"model": Problem, "description": "Query string too long"},
+    **BEFORE_ROUTING,
     422: {"model": Problem, "description": "Bad input (the same reason text as the CLI)"},
     503: {"model": Problem, "description": "A dependency failed (the Hub, the price store) or "
           "the server is busy (Retry-After says when to retry)"},

@@ -14,8 +14,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from whichgpu.errors import WhichGPUError
+from whichgpu.web.refusals import BEFORE_ROUTING
 
-router = APIRouter(prefix="/api/v1", tags=["profiles"])
+router = APIRouter(prefix="/api/v1", tags=["profiles"], responses=BEFORE_ROUTING)
 PREFIX = "/api/v1/"
 HEADER = "X-Whichgpu-Profile"
 

@@ -12,9 +12,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from whichgpu.catalog.runs.record import RunFormat
 from whichgpu.errors import InputError
 from whichgpu.messages import msg
+from whichgpu.web.refusals import BEFORE_ROUTING
 from whichgpu.web.writes import WRITE_ERRORS, require_token
 
-reads = APIRouter(prefix="/api/v1", tags=["runs"])
+reads = APIRouter(prefix="/api/v1", tags=["runs"], responses=BEFORE_ROUTING)
 writes = APIRouter(prefix="/api/v1", tags=["writes"], responses=WRITE_ERRORS,
                    dependencies=[Depends(require_token)])
 

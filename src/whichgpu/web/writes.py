@@ -32,6 +32,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from whichgpu.errors import InputError
+from whichgpu.web.refusals import BEFORE_ROUTING
 
 TOKEN_ENV = "WHICHGPU_WRITE_TOKEN"
 TOKEN_FILE_ENV = "WHICHGPU_WRITE_TOKEN_FILE"
@@ -97,6 +98,7 @@ def require_token(credentials: Annotated[HTTPAuthorizationCredentials | None,
 
 
 WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
+    **BEFORE_ROUTING,
     401: {"description": "No write token sent (WWW-Authenticate: Bearer)"},
     403: {"description": "A wrong write token, or this server takes no writes (no token "
           "configured)"},
