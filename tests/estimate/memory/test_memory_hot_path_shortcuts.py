@@ -1,6 +1,6 @@
 """Issue 27: the shortcuts on a memory estimate's hot path say what the long ways said: an
 engine's trait found without the enum's call, the catalog GPUs an engine runs on kept once,
-a message made without copying its parameters, one Placement per GPU and count."""
+a message made without copying its parameters."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import pickle
 
 from whichgpu import engines
 from whichgpu.catalog.gpus import default_catalog
-from whichgpu.estimate.memory import changes
 from whichgpu.estimate.memory.fit import gpus_running
 from whichgpu.messages import Field, Join, Message, msg
-from whichgpu.vocabulary import Engine, Placement
+from whichgpu.vocabulary import Engine
 
 
 def _has_by_enum(engine, trait) -> bool:  # has() as it was: Engine(engine) in the table
@@ -85,11 +84,3 @@ def test_a_malformed_template_raises_as_the_class_does():
         fast = _raised(lambda i, t: msg(i, t, n=1), template)
         slow = _raised(lambda i, t: Message(i, t, {"n": 1}), template)
         assert fast is slow and fast is not None, template
-
-
-def test_placements_are_shared_and_equal_to_new_ones():
-    one = changes._placement("h100-sxm", 2)
-    assert one is changes._placement("h100-sxm", 2)
-    fresh = Placement("h100-sxm", 2)
-    assert one == fresh and (one.gpu, one.count) == (fresh.gpu, fresh.count) == ("h100-sxm", 2)
-    assert changes._placement("rtx-4090", 1) == "rtx-4090"

@@ -70,23 +70,9 @@ def _fits_on(w: Workload, target: GPU | None, catalog: Catalog,
             if total <= usable and host_fits:
                 return (Placement(target.id, count),)
         return ()
-    return tuple(_placement(f.gpu.id, f.count)
+    return tuple(Placement(f.gpu.id, f.count)
                  for f in smallest_fits(w, catalog))  # all of them: displays say "and N more"
 
-
-_PLACEMENTS: dict[tuple[str, int], Placement] = {}
-
-
-def _placement(gpu: str, count: int) -> Placement:
-    """``Placement(gpu, count)``, one object per GPU and count (it is immutable; a changed
-    workload lists every GPU that then holds it, ~250 a memory answer)."""
-    key = (gpu, count)
-    found = _PLACEMENTS.get(key)
-    if found is None:
-        if len(_PLACEMENTS) >= 4096:  # bounded: GPU ids come from the catalog (and specs)
-            _PLACEMENTS.clear()
-        found = _PLACEMENTS[key] = Placement(gpu, count)
-    return found
 
 
 @by_identity(size=1024)  # each changed workload, asked for each target GPU

@@ -210,11 +210,12 @@ def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
             if usable < total:
                 break
             held.append(i)
+        host_total = est.host_total_bytes
         for i in sorted(held):
             g, usable = kept[i]
             if g.id not in best:
-                best[g.id] = Fit(g, count, total, usable - total, layout, band,
-                                 est.host_total_bytes, est.host_fits)
+                best[g.id] = Fit(g, count, total, usable - total, layout, band, host_total,
+                                 True)  # est.host_fits, checked above
     return tuple(sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes)))
 
 
