@@ -74,7 +74,6 @@ def _fits_on(w: Workload, target: GPU | None, catalog: Catalog,
                  for f in smallest_fits(w, catalog))  # all of them: displays say "and N more"
 
 
-
 @by_identity(size=1024)  # each changed workload, asked for each target GPU
 def _need(w: Workload, count: int) -> tuple[int, bool, InputError | None] | None:
     """What ``w`` needs per GPU on ``count`` GPUs, whether host RAM holds it, and the error
