@@ -179,7 +179,18 @@ def msg(id: str, template: str, /, **params: Any) -> Message:
     ``id`` names what is said (the same id always has the same template); the web's catalog
     translates the template under that id (message extraction reads these calls).
     """
-    return Message(id, template, params)
+    # as Message(id, template, params) without copying the fresh keyword dict or calling
+    # through the class (an estimate makes a dozen messages; issue 27)
+    try:  # _english, inlined
+        text = template.format_map(params)
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError):
+        text = _ENGLISH.vformat(template, (), params)  # raises as the reference does
+    self = _STR_NEW(Message, text)
+    self.id, self.template, self.params = id, template, params
+    return self
+
+
+_STR_NEW = str.__new__
 
 
 class DataText(str):

@@ -143,10 +143,10 @@ def has(engine: str | None, trait: Trait) -> bool:
     """Whether ``engine`` has ``trait`` (an unknown or missing engine has none)."""
     if engine is None:
         return False
-    try:
-        return trait in engine_table()[Engine(engine)].traits
-    except ValueError:
-        return False
+    # the table's keys are Engine members (a StrEnum): an engine's id finds its member by
+    # value, as Engine(engine) would, without the enum's call (asked per memory estimate)
+    found = engine_table().get(engine)  # type: ignore[call-overload]
+    return found is not None and trait in found.traits
 
 
 @cache

@@ -158,6 +158,9 @@ def create_app(calibration: str | None = None) -> FastAPI:
                              else os.environ.get(CALIBRATION_ENV, "default"))
     install_hub_limits()
     _quiet_fastapi_query_aliases()
+    from whichgpu.web.query_fields import install as remember_query_field_kinds
+
+    remember_query_field_kinds()
     hub = hub_status()
     log.info("Hugging Face Hub %s: %s", hub["mode"], hub["detail"])
     app = FastAPI(

@@ -6,7 +6,7 @@ nvidia-smi reports), the engine's own reserve and a fragmentation margin already
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,7 +18,7 @@ from whichgpu.estimate.memo import Table, by_identity
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Message, msg
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
 
 # Every count one server holds, not only powers of two (3 x RTX 3090 is a common build): a
 # layer split takes any count; tensor parallelism takes the counts that divide the heads, and
@@ -169,11 +169,20 @@ def _per_count(w: Workload, counts) -> Iterator[tuple[int, Workload, MemoryEstim
 
 
 def gpus_running(w: Workload, catalog: Catalog,
-             gpus: list[GPU] | None = None) -> list[tuple[GPU, int]]:
+                 gpus: list[GPU] | None = None) -> Sequence[tuple[GPU, int]]:
     """The GPUs (of ``gpus``, else the catalog) the workload's engine runs on, in order, each
     with its usable memory."""
-    return [(g, g.usable_memory_bytes) for g in gpus or catalog.gpus
+    if not gpus:  # the whole catalog: the same for every workload of this engine
+        return _catalog_running(catalog, w.engine)
+    return [(g, g.usable_memory_bytes) for g in gpus
             if w.engine is None or not catalog.engine_problem(g, w.engine)]
+
+
+@by_identity(size=64)  # the memory suggestions ask it for every changed workload x count
+def _catalog_running(catalog: Catalog, engine: Engine | None) -> tuple[tuple[GPU, int], ...]:
+    """:func:`gpus_running` over the whole catalog (the catalog is frozen)."""
+    return tuple((g, g.usable_memory_bytes) for g in catalog.gpus
+                 if engine is None or not catalog.engine_problem(g, engine))
 
 
 def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
@@ -187,17 +196,33 @@ def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
     # counts ascending, so a GPU's first fit is its fewest; the same errors (layout words)
     best: dict[str, Fit] = {}
     kept = gpus_running(w, catalog)
+    roomiest = _by_room(kept)
     for count, wc, est, band in _per_count(w, COUNTS):
         if not kept:
             continue
         total, layout = est.total_bytes, describe_layout(wc)
         if not est.host_fits:
             continue
-        for g, usable in kept:
-            if usable >= total and g.id not in best:
-                best[g.id] = Fit(g, count, total, usable - total, layout, band,
-                                 est.host_total_bytes, est.host_fits)
+        # the GPUs that hold ``total``: the roomiest first, until one does not; then in the
+        # catalog's order (as the walk over every GPU found them)
+        held = []
+        for usable, i in roomiest:
+            if usable < total:
+                break
+            held.append(i)
+        host_total = est.host_total_bytes
+        for i in sorted(held):
+            g, usable = kept[i]
+            if g.id not in best:
+                best[g.id] = Fit(g, count, total, usable - total, layout, band, host_total,
+                                 True)  # est.host_fits, checked above
     return tuple(sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes)))
+
+
+@by_identity(size=64)
+def _by_room(kept: Sequence[tuple[GPU, int]]) -> tuple[tuple[int, int], ...]:
+    """(usable memory, place in ``kept``) of each GPU, the roomiest first."""
+    return tuple(sorted(((usable, i) for i, (_, usable) in enumerate(kept)), reverse=True))
 
 
 # ------------------------------------------------------------------ serving capacity

@@ -116,6 +116,10 @@ class MemoryEstimate:
 
 
 def ordered(terms: list[MemoryTerm]) -> tuple[MemoryTerm, ...]:
-    rank = {n: i for i, n in enumerate(TERM_ORDER)}
     return tuple(sorted((t for t in terms if t.bytes > 0 or t.name == "weights"),
-                        key=lambda t: rank.get(t.name, len(rank))))
+                        key=lambda t: _RANK.get(t.name, _LAST)))
+
+
+#: each term's place in TERM_ORDER (an unknown term last), once, not per estimate
+_RANK = {n: i for i, n in enumerate(TERM_ORDER)}
+_LAST = len(_RANK)
