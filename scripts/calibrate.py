@@ -127,12 +127,12 @@ def _row_info(row_id: str, row_items: tuple) -> dict | None:
         gpu = gpu_of(row)
     except Exception:
         return None
-    from whichgpu.estimate.speed.llm import engine_era, llamacpp_backend
+    from whichgpu.estimate.speed.llm import engine_era, has_mxfp4_experts, llamacpp_backend
 
     return {"era": engine_era(w), "moe": w.model.is_moe, "arch": arch_key(gpu),
             "family": format_family(w.quant_format, w.engine_name),
             "offload": w.offload_requested, "engine": w.engine_name,
-            "backend": llamacpp_backend(w, gpu)}
+            "backend": llamacpp_backend(w, gpu), "mxfp4": has_mxfp4_experts(w)}
 
 
 def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hbm_arch=None,
@@ -160,6 +160,14 @@ def _llamacpp(row, phase, *, era=None, moe=None, family=None, quantized=None, hb
     if hbm_arch is not None and (info["arch"] in ("Hopper", "Blackwell")) != hbm_arch:
         return False
     return True
+
+
+def _mxfp4_decode(row, backend: str) -> bool:
+    """A llama.cpp decode row of a model whose experts run in MXFP4, on ``backend``."""
+    if not _llamacpp(row, "decode", moe=True):
+        return False
+    info = _row_info(row["id"], tuple(sorted(row.items())))
+    return info is not None and info["backend"] == backend and bool(info["mxfp4"])
 
 
 def _gb10(row) -> bool:
@@ -215,6 +223,11 @@ GROUPS = [
      [("decode_bandwidth_efficiency", ("llamacpp",)), ("decode_fixed_ms", ("llamacpp",))],
      [_grid(0.50, 1.00, 0.025), _grid(0.25, 4.0, 0.25)],
      lambda r: _llamacpp(r, "decode", era="2025-26", moe=False)),
+    # issue 28: llama.cpp's Vulkan matrix-vector kernels decode MXFP4 experts by table
+    # lookups; on a card with little ALU per byte of bandwidth the lookups set their time
+    ("llama.cpp Vulkan MXFP4 expert decode (table lookups)",
+     [("decode_mxfp4_lookup_ops", ("llamacpp-vulkan",))], [_grid(0.0, 120.0, 5.0)],
+     lambda r: _mxfp4_decode(r, "vulkan")),
     ("llama.cpp MoE decode fixed costs, today's builds",
      [("decode_moe_layer_us", ("llamacpp",))], [_grid(0.0, 200.0, 5.0)],
      lambda r: _llamacpp(r, "decode", era="2025-26", moe=True)),

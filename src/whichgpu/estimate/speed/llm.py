@@ -96,6 +96,16 @@ def streamed_weight_bytes(w: Workload, tokens: int) -> tuple[float, str]:
                       f"layer for {tokens} token(s)")
 
 
+def expert_bytes_streamed(w: Workload, tokens: int) -> float:
+    """Routed-expert weight bytes one forward pass over ``tokens`` tokens reads (the distinct
+    experts the batch touches, if routing were uniform)."""
+    m = w.model
+    if m.moe is None or not m.params.experts:
+        return 0.0
+    touched = expected_distinct_experts(m.moe.num_experts, m.moe.experts_per_token, tokens)
+    return workload_weight_bytes(w).experts * touched / m.moe.num_experts
+
+
 @by_identity()
 def attention_flops_per_token(m: ModelSpec, context: int) -> float:
     """QK^T and PV FLOPs for one new token attending to ``context`` tokens, all layers.
@@ -261,6 +271,7 @@ class _DecodeRates:
     kv_divisor: float  # kv_tp_divisor at the workload's tensor-parallel degree
     tp_link: Link  # the link a tensor-parallel all-reduce crosses
     hops_net: int  # _network_hops
+    lookup_s_per_byte: float  # mxfp4_lookup_s_per_byte: ALU seconds per MXFP4 expert byte
 
 
 @by_identity(identities=2)  # the same workload and hardware objects: the fastest hit
@@ -288,7 +299,36 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix,
                         streamed_weight_bytes(w, 0) if dense else None,
                         linear_flops_per_token(m), kv_tp_divisor(m, w.tp_degree),
-                        hw.link_over(w.tp_degree), _network_hops(w, hw))
+                        hw.link_over(w.tp_degree), _network_hops(w, hw),
+                        mxfp4_lookup_s_per_byte(w, hw, engine, era))
+
+
+# an MXFP4 block: 32 FP4 values and one E8M0 scale in 17 bytes (OCP MX v1.0)
+MXFP4_WEIGHTS_PER_BYTE = 32 / 17
+
+
+def has_mxfp4_experts(w: Workload) -> bool:
+    """Whether llama.cpp runs this MoE model's routed experts in MXFP4: a checkpoint shipped
+    with MXFP4 experts (gpt-oss) keeps them in every GGUF file type (models/gguf_recipe.py),
+    and an MXFP4 file type writes them so."""
+    m = w.model
+    return (w.engine_name == Engine.LLAMACPP and m.moe is not None and bool(m.params.experts)
+            and (m.quantization == "mxfp4" or w.quant_format.name.startswith("mxfp4")))
+
+
+def mxfp4_lookup_s_per_byte(w: Workload, hw: Hardware, engine: str, era: str | None) -> float:
+    """ALU seconds per byte of MXFP4 expert weights that llama.cpp's matrix-vector kernels
+    spend decoding them (each 4-bit value looked up in a 16-entry table, times its E8M0
+    scale), on this card's FP32 vector rate; 0 where the experts are not MXFP4 or the
+    backend's constant is 0. Experts are MXFP4 in every GGUF file of a checkpoint shipped
+    with MXFP4 experts (gpt-oss), K-quants included (models/gguf_recipe.py)."""
+    if not has_mxfp4_experts(w):
+        return 0.0
+    ops = engine_value("decode_mxfp4_lookup_ops", engine, hw, era)
+    rate = (hw.gpu.tflops("fp32") or 0.0) * 1e12 * hw.compute_scale
+    if not ops or not rate:
+        return 0.0
+    return ops * MXFP4_WEIGHTS_PER_BYTE / rate
 
 
 def _network_hops(w: Workload, hw: Hardware) -> int:
@@ -328,6 +368,15 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
                      f"x {eta_host:.2f}); {share.switches} CPU<->GPU switches")
         wdesc = f"on the GPU: {share.layout.describe()}"
     t_mem = (weights / tp + kv_gpu) / (hw.bandwidth * eta_bw)
+    t_lookup = 0.0
+    if rates.lookup_s_per_byte and share is None and not w.expert_parallel:
+        # the MXFP4 experts' matrix-vector kernels take the longer of reading their bytes
+        # and decoding them: on a card with little ALU per byte of bandwidth the table
+        # lookups, not the memory, set their time
+        experts = expert_bytes_streamed(w, batch) / tp
+        t_lookup = max(0.0, experts * rates.lookup_s_per_byte
+                       - experts / (hw.bandwidth * eta_bw))
+        t_mem += t_lookup
     flops = batch * (rates.linear_flops + attention_flops_per_token(m, context)) / tp
     peak, eta_c, precision = rates.peak, rates.eta_c, rates.precision
     t_comp = flops / (peak * eta_c)
@@ -357,7 +406,10 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         return (
             Component("weights+kv read", t_mem,
                       f"({wdesc}: {weights / tp / 1e9:.2f} GB + KV {kv_gpu / 1e9:.3f} GB) / "
-                      f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"),
+                      f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"
+                      + (f" + {t_lookup * 1e3:.2f} ms decoding the MXFP4 experts' 4-bit "
+                         "values beyond their read (table lookups on "
+                         f"{hw.gpu.tflops('fp32') or 0:,.1f} FP32 TFLOPS)" if t_lookup else "")),
             Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} "
                                          f"TFLOPS {precision} x {eta_c:.2f})"),
             Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
