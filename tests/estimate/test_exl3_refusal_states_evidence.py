@@ -101,3 +101,11 @@ def test_the_refusal_is_said_in_french(refusal: str) -> None:
     assert fr.complete, fr.text
     assert "trop peu pour ajuster" in fr.text and "n’est pas modélisé" in fr.text
     assert "too few" not in fr.text
+
+
+def test_the_french_page_says_the_refusal_in_french(web) -> None:
+    r = web.get("/", params={"task": "inference", "model": "llama-3.1-8b", "gpu": "rtx-3090",
+                             "quant": "exl3-4.0bpw", "lang": "fr"})
+    assert r.status_code == 422
+    assert "trop peu pour ajuster la vitesse de ses noyaux" in r.text
+    assert "too few to fit" not in r.text
