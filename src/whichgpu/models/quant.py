@@ -145,10 +145,12 @@ def get_quant(name: str) -> QuantFormat:
             linear_bits=bpw, embedding_bits=0.0, lm_head_bits=6.0, compute="weight-only",
             source="exl2")
     if key.startswith("exl3"):
-        raise InputError(msg("quant.exl3", "EXL3 (exllamav3) is not modelled: its "
-                             "trellis-coded kernels run at their own speed, not EXL2's "
-                             "(github.com/turboderp-org/exllamav3/issues/144); whichgpu does "
-                             "not answer with EXL2's numbers"))
+        from whichgpu.engines import not_modelled
+
+        known = not_modelled("exllamav3")
+        why = data_text(known.why) if known is not None else ""
+        raise InputError(msg("quant.exl3", "EXL3 (exllamav3) is not modelled: {why}; whichgpu "
+                             "does not answer with EXL2's numbers", why=why))
     raise NotFoundError("quantization format", name, quant_names(), hint=_generic(key))
 
 
