@@ -415,18 +415,22 @@ def coverage_scales(rows, residuals: dict[str, float], offsets: dict[str, float]
         at_one = loo_share(rows, residuals, metric, offsets)
         if at_one is None:
             continue
-        if COVERAGE[0] <= at_one <= COVERAGE[1]:
-            out[metric] = 1.0
-        else:
-            shares = [(s, k) for s in SCALE_GRID
-                      if (k := loo_share(rows, residuals, metric, offsets, {metric: s}))
-                      is not None]
-            inside = [s for s, k in shares if COVERAGE[0] <= k <= COVERAGE[1]]
-            out[metric] = (min(inside, key=lambda s: (abs(s - 1.0), s)) if inside else
-                           min(shares, key=lambda sk: (abs(sk[1] - 0.8), abs(sk[0] - 1.0)))[0])
+        out[metric] = _scale_of(rows, residuals, metric, offsets, at_one)
         if report:
             report(f"  {metric}: leave-one-out share {at_one:.0%} -> x{out[metric]:g}")
     return out
+
+
+def _scale_of(rows, residuals: dict[str, float], metric: str,
+              offsets: dict[str, float] | None, at_one: float) -> float:
+    """coverage_scales' factor for one metric family, its unscaled share ``at_one``."""
+    if COVERAGE[0] <= at_one <= COVERAGE[1]:
+        return 1.0
+    shares = [(s, k) for s in SCALE_GRID
+              if (k := loo_share(rows, residuals, metric, offsets, {metric: s})) is not None]
+    inside = [s for s, k in shares if COVERAGE[0] <= k <= COVERAGE[1]]
+    return (min(inside, key=lambda s: (abs(s - 1.0), s)) if inside else
+            min(shares, key=lambda sk: (abs(sk[1] - 0.8), abs(sk[0] - 1.0)))[0])
 
 
 # issue 30: a TTFT is a fixed first-token cost (API server, tokenizer, scheduler) plus work
@@ -435,7 +439,10 @@ def coverage_scales(rows, residuals: dict[str, float], offsets: dict[str, float]
 # a ratio band spreads that over every TTFT, however long (a 3.9x band for dense models). The
 # TTFT bands are therefore intervals of (measured + A) / (estimated + A), with A
 # (band_offset_ms) chosen on the calibration rows alone: the narrowest median range over them
-# whose leave-one-out coverage is inside COVERAGE (ties: the smaller A).
+# whose leave-one-out coverage is inside COVERAGE (ties: the smaller A). Where no offset's
+# unscaled bands hold COVERAGE, each offset takes the log-width factor coverage_scales would
+# give it and the narrowest scaled median range is chosen (the same rule, after the scaling
+# the bands get anyway; without it the choice fell to no offset, the widest TTFT bands).
 OFFSET_FAMILIES = ("ttft",)
 OFFSET_GRID_MS = tuple(float(a) for a in range(0, 105, 5))
 COVERAGE = (0.75, 0.85)
@@ -445,20 +452,23 @@ def _look(bands_: dict[str, list[float]], metric: str, family: str | None) -> li
     return bands_.get(f"{metric}/{family}") or bands_.get(metric)
 
 
-def offset_check(rows, residuals: dict[str, float], metric: str, offset_ms: float
-                 ) -> tuple[float, float]:
-    """(leave-one-out coverage, median width high / low) of ``metric``'s bands with an offset,
-    over its calibration residuals: each row against the band derived without it; the width
-    of the band as written around each row's held-out estimate."""
+def offset_check(rows, residuals: dict[str, float], metric: str, offset_ms: float,
+                 scale: float = 1.0) -> tuple[float, float]:
+    """(leave-one-out coverage, median width high / low) of ``metric``'s bands with an offset
+    (and a log-width factor ``scale``), over its calibration residuals: each row against the
+    band derived without it; the width of the band as written around each row's held-out
+    estimate."""
     from whichgpu.estimate.speed.serving_bands import offset_bounds
 
     info = {r["id"]: r for r in rows}
     mine = [rid for rid in residuals if vs.family_of(info[rid]) == metric]
     offsets = {metric: offset_ms}
-    full = bands(rows, residuals, offsets)
+    scales = {metric: scale}
+    full = bands(rows, residuals, offsets, scales)
     hits, widths = [], []
     for rid in mine:
-        without = bands(rows, {k: v for k, v in residuals.items() if k != rid}, offsets)
+        without = bands(rows, {k: v for k, v in residuals.items() if k != rid}, offsets,
+                        scales)
         band = _look(without, metric, _family(info[rid]))
         if band is None:
             continue
@@ -482,7 +492,13 @@ def band_offsets(rows, residuals: dict[str, float], report=None) -> dict[str, fl
             report(f"  {metric} band offset: " + ", ".join(
                 f"{a:g} ms {k:.0%} {w:.2f}x" for a, k, w in checks))
         inside = [(w, a) for a, k, w in checks if COVERAGE[0] <= k <= COVERAGE[1]]
-        out[metric] = min(inside)[1] if inside else 0.0
+        if not inside:  # each offset scaled as coverage_scales would scale it
+            for a, k, _ in checks:
+                s = _scale_of(rows, residuals, metric, {metric: a}, k)
+                inside.append((offset_check(rows, residuals, metric, a, s)[1], a))
+                if report:
+                    report(f"    {a:g} ms scaled x{s:g}: {inside[-1][0]:.2f}x")
+        out[metric] = min(inside)[1]
     return out
 
 

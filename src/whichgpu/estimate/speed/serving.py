@@ -38,7 +38,7 @@ disaggregation and attention data parallelism, tail percentiles.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from whichgpu.catalog.gpus import GPU
@@ -467,7 +467,8 @@ class ServingModel:
         load = Load("rate", rate, requests)
         st = self._open(rate, self.limit)
         if st.stable and rate < cap:
-            return self._point(load, rate, st, cap)
+            point = self._point(load, rate, st, cap)
+            return self._finite_run(point, requests) if requests else point
         full = self.max_throughput()
         if requests is None:
             return self._saturated(load, full, st.why or "the load is at or above the "
@@ -537,6 +538,17 @@ class ServingModel:
         rate, st = self._closed(running)
         run_rate = self._run_rate(requests, running, rate)
         point = self._point(load, run_rate, st, self._cap(utilisation))
+        if requests <= self.limit:
+            # issue 28: every request is admitted at once, so none is replaced while the run
+            # lasts: the decode steps carry the one fill's prompts, then no new prompt (the
+            # closed loop's steady state would add a replacement prompt per finished request
+            # to every step). TTFT and TPOT are those of one wave (_wave).
+            first_ttft, tpot = self._wave(running)[1], self._one_wave_tpot(running)
+            return ServingPoint(load, run_rate, run_rate * self.output, first_ttft, tpot,
+                                float(running), point.utilisation, point.saturated,
+                                {"prefill": first_ttft}, point.notes + (
+                                    f"all {requests:,} requests admitted at once: one wave, "
+                                    "no request replaced while it runs",))
         first = self.steps.request_dispatch_s + self._fill_time(running) / 2
         later = requests - running
         queued = backlog_wait_s(requests, running, rate)
@@ -572,6 +584,46 @@ class ServingModel:
         return (fill + (n_out - 1) * decode, s.request_dispatch_s + fill * _fifo_share(k),
                 decode)
 
+    def _one_wave_tpot(self, k: int) -> float:
+        """The mean per-request TPOT of one wave of ``k`` requests sent at once (benchmarks
+        average TPOT per request). A request admitted at a share f of the fill meets the
+        (1 - f) of it still to come: in a mixed step it decodes through those steps (a short
+        output spends all its tokens in them); in the separate policy its decode waits them
+        out. Outputs lognormal with the replica's squared coefficient of variation
+        (service_time_cv2; one length where it is 0), f uniform. With fixed outputs longer
+        than the fill this is _wave's (fill / 2 + rest x decode) / (output - 1)."""
+        from statistics import NormalDist
+
+        s, n_out = self.steps, self.output
+        decode = s.decode(k)
+        mixed = self.config.policy == "mixed"
+        if mixed:
+            n = max(math.ceil(k * self.prompt / self._budget(0.0)), 1)
+            fill = self._wave(k)[0] - max(n_out - 1 - n / 2, 0.0) * decode
+            per_fill_step = fill / n
+        else:
+            fill = self._fill_time(k)
+        if self.cv2 > 0:
+            sigma = math.sqrt(math.log1p(self.cv2))
+            mu = math.log(max(n_out, 1)) - sigma * sigma / 2
+            normal = NormalDist()
+            outs = [max(math.exp(mu + sigma * normal.inv_cdf((i + 0.5) / 32)) - 1, 1.0)
+                    for i in range(32)]
+        else:
+            outs = [float(max(n_out - 1, 1))]
+        shares = 16
+        total = 0.0
+        for m in outs:
+            for j in range(shares):
+                left = 1 - (j + 0.5) / shares  # share of the fill still to come
+                if mixed:
+                    steps_left = left * n
+                    total += (min(m, steps_left) * per_fill_step
+                              + max(m - steps_left, 0.0) * decode) / m
+                else:
+                    total += (left * fill + m * decode) / m
+        return total / (len(outs) * shares)
+
     def _waves(self, load: Load, running: int, users: int, requests: int,
                notes: tuple[str, ...], cap: float | None) -> ServingPoint:
         """Fixed-length requests in waves of ``running``: ``users`` in a closed loop (or a
@@ -591,6 +643,21 @@ class ServingModel:
                             float(running), _share(rate, cap), False, parts,
                             notes + (f"fixed-length requests that start together run in "
                                      f"waves of {running}",))
+
+    def _finite_run(self, point: ServingPoint, requests: int) -> ServingPoint:
+        """``point`` over a finite run of ``requests`` sent at its rate: a benchmark's
+        throughput is what completed over the run's duration (vLLM benchmark_serving.py,
+        genai-perf: first send to last completion), so the run lasts the sending, about
+        requests / rate with Poisson gaps, plus the last request's time in the system (issue
+        28: 500 requests at 32/s take 15.6 s to send and ~5 s more to finish)."""
+        rate = point.requests_per_s
+        if rate <= 0 or not math.isfinite(point.e2e_s):
+            return point
+        run_rate = requests / (requests / rate + point.e2e_s)
+        return replace(point, requests_per_s=run_rate,
+                       output_tokens_per_s=run_rate * self.output,
+                       notes=point.notes + (f"a run of {requests:,} requests: the last one's "
+                                            "time in the system adds to the run",))
 
     def _run_rate(self, requests: int, in_flight: int, steady_rate: float) -> float:
         """Requests/s over a finite run of ``requests`` of sampled lengths with ``in_flight``
