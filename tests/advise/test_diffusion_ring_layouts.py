@@ -73,3 +73,16 @@ def test_ulysses_divides_each_tensor_parallel_ranks_heads():
         assert (_heads(c) // lay.tp) % lay.ulysses == 0
     w12 = build_workload("flux.1-dev", task="image", engine="sglang", gpus=6, tp=6)
     assert ring_choices(w12) == [w12]  # nothing left to split the tokens over
+
+
+def test_a_ring_asked_on_a_job_too_big_for_a_whole_pipeline_still_answers():
+    # 67 GB a GPU with the pipeline whole: the fits tried include tensor-parallel splits, and
+    # tp=8 leaves no GPU for a ring of 2; that try is left out instead of refusing the question
+    from whichgpu.estimate.diffusion_parallel import tries
+
+    w = build_workload("hunyuanvideo", gpus=8, quant="fp8", ring_degree=2, **VIDEO)
+    tried = tries(w, w, get_gpu("l40s"))
+    assert all(diffusion_layout(t).ring == 2 for t in tried)
+    assert 8 not in [t.tp for t in tried] and 4 in [t.tp for t in tried]
+    est = estimate_speed(w, get_gpu("l40s"), 8)
+    assert est.times["seconds_per_video"].typical > 0
