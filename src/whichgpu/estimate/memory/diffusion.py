@@ -250,7 +250,7 @@ def stays_on_gpu(w: Workload) -> bool:
             and w.engine_name == Engine.DIFFUSERS)
 
 
-def _module_bytes(c: ComponentSpec, size: int) -> float:
+def _module_bytes(c: ComponentSpec, size: float) -> float:
     """Bytes of a component's largest module at the component's run-time precision."""
     if not c.params:
         return 0.0
