@@ -109,3 +109,20 @@ def test_group_is_faster_than_sequential_and_slower_than_resident(mode):
 def test_group_offload_is_refused_outside_diffusers_inference(model, kw):
     with pytest.raises(InputError, match="offload group"):
         estimate_memory(build_workload(model, offload="group", **kw))
+
+
+def test_a_run_streamed_by_sequential_offload_says_what_group_offload_would_take():
+    gpu = get_gpu("rtx-4090")
+    seq = estimate_speed(build_workload("flux.1-dev", task="image", offload="sequential"), gpu)
+    grp = estimate_speed(build_workload("flux.1-dev", task="image", offload="group"), gpu)
+    said = [a for a in seq.assumptions if "enable_group_offload" in str(a)]
+    assert len(said) == 1
+    assert f"about {grp.times['seconds_per_image'].typical:,.0f} s instead of " \
+        f"{seq.times['seconds_per_image'].typical:,.0f} s" in said[0]
+    # nothing to say where nothing streams, or where the engine is not diffusers
+    resident = estimate_speed(build_workload("flux.1-dev", task="image"), get_gpu("h100-sxm"))
+    comfy = estimate_speed(build_workload("flux.1-dev", task="image", engine="comfyui",
+                                          offload="sequential"), gpu)
+    for est in (resident, comfy, grp):
+        assert not any("enable_group_offload" in str(a) and "instead of" in str(a)
+                       for a in est.assumptions)

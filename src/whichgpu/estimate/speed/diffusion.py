@@ -445,6 +445,23 @@ def residency(w: Workload, offload_why: str) -> str:
             "CPU offload only when asked)")
 
 
+def group_alternative(w: Workload, hw: Hardware, compiled: bool, seconds: float) -> str | None:
+    """What diffusers' group offload with CUDA streams would take where the run streams its
+    weights by sequential offload (about the same GPU memory: the next block prefetched), or
+    None where it does not apply."""
+    from whichgpu.estimate.memory.diffusion import effective_offload
+
+    if w.engine_name != Engine.DIFFUSERS or effective_offload(w) != "sequential":
+        return None
+    group = diffusion_run(w.with_(offload="group"), hw, compiled)["seconds_per_run"]
+    if group >= seconds:
+        return None
+    return (f"group offload with CUDA streams (diffusers enable_group_offload, block_level, "
+            f"use_stream=True; offload mode 'group') copies the same weights behind the "
+            f"compute: about {group:,.0f} s instead of {seconds:,.0f} s a run, at about the "
+            "same GPU memory, with the weights pinned in host RAM")
+
+
 def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     from whichgpu.estimate.speed.sustained import sustained_scale
 
