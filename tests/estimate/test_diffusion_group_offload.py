@@ -126,3 +126,17 @@ def test_a_run_streamed_by_sequential_offload_says_what_group_offload_would_take
     for est in (resident, comfy, grp):
         assert not any("enable_group_offload" in str(a) and "instead of" in str(a)
                        for a in est.assumptions)
+
+
+def test_the_step_rate_includes_the_copies_made_every_step():
+    # a progress bar's it/s under sequential offload counts the weights streamed each step;
+    # group offload shows only what the compute does not hide; model offload moves once
+    gpu = get_gpu("l40")  # PCIe 4: 25 GB/s
+    rate = {m: estimate_speed(build_workload("flux.1-dev", task="image", offload=m),
+                              gpu).rates["it_per_s"].typical
+            for m in ("gpu-only", "model", "sequential", "group-leaf")}
+    w = build_workload("flux.1-dev", task="image", offload="sequential")
+    den = component_sizes(w)[w.diffusion_spec.denoiser]
+    assert 1 / rate["sequential"] - 1 / rate["gpu-only"] == pytest.approx(den / 25e9, rel=0.01)
+    assert rate["model"] == pytest.approx(rate["gpu-only"])
+    assert rate["sequential"] < rate["group-leaf"] < rate["gpu-only"]
