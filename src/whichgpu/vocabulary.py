@@ -152,6 +152,10 @@ class OffloadMode(StrEnum):
     GPU_ONLY = "gpu-only"  # ComfyUI --gpu-only: every component resident
     MODEL = "model"  # diffusers enable_model_cpu_offload
     SEQUENTIAL = "sequential"  # diffusers enable_sequential_cpu_offload
+    # diffusers enable_group_offload with CUDA streams (issue 29): block_level with one block
+    # per group (the only size streams allow), or leaf_level; the next group prefetched
+    GROUP = "group"
+    GROUP_LEAF = "group-leaf"
     OPTIMIZER = "optimizer"  # ZeRO-Offload
     CPU = "cpu"  # FSDP CPUOffload
 

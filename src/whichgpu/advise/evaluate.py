@@ -181,6 +181,11 @@ def _size(w: Workload, gpu: GPU, count: int, batched: bool, concurrency: int | N
             return _NO_BATCH, None, need, 0, spilled
         wl = wl.with_(batch=batch)
     wl, need = _fit(wl, w, gpu.usable_memory_bytes)
+    if wl.is_diffusion and count > 1 and need <= gpu.usable_memory_bytes:
+        # issue 29: a split of the tokens runs with the ring degree fastest on this card
+        from whichgpu.advise.diffusion_ring import fastest_ring
+
+        wl = fastest_ring(wl, gpu)
     return (_TOO_BIG if need > gpu.usable_memory_bytes else _FITS), wl, need, batch, spilled
 
 

@@ -170,8 +170,8 @@ Cfg = Annotated[bool | None, Field(description=(
     Web(label=N_("Classifier-free guidance"))]
 Offload = Annotated[OffloadMode, Field(description=(
     "none (the engine's default: diffusers keeps the pipeline on the GPU, ComfyUI unloads "
-    "idle models itself); gpu-only, model or sequential (diffusion); optimizer or cpu "
-    "(training).")), Choice(Text("choice.offload",
+    "idle models itself); gpu-only, model, sequential, group, group-leaf (diffusion); "
+    "optimizer or cpu (training).")), Choice(Text("choice.offload",
                 "unknown offload mode {v!r}; use one of {choices}")),
     Web(label=N_("Offload"))]
 VaeTiling = Annotated[bool, Field(description=(

@@ -180,9 +180,11 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
         runs = gpu is None or _runs(gpu, engine)
         d = wl.diffusion_spec
         heads = d.component(d.denoiser).num_heads or 0
-        if runs:  # TP splits the attention heads: a degree that divides them
-            out += [wl.with_(engine=engine, tp=t) for t in range(2, wl.gpus + 1)
-                    if wl.gpus % t == 0 and (not heads or heads % t == 0)]
+        if runs:  # TP splits the attention heads: a degree that divides them (and leaves
+            # the ring degree asked its GPUs)
+            out += [t for t in (wl.with_(engine=engine, tp=t) for t in range(2, wl.gpus + 1)
+                                if wl.gpus % t == 0 and (not heads or heads % t == 0))
+                    if _lays_out(t)]
     if asked.offload == "none":
         base = wl.with_(offload="model") if wl.offload == "none" else wl
         out.append(base)
@@ -198,6 +200,16 @@ def tries(wl: Workload, asked: Workload, gpu=None, *, streamed: bool = True,
     elif not asked.vae_tiling:
         out.append(wl.with_(vae_tiling=True))
     return out
+
+
+def _lays_out(w: Workload) -> bool:
+    """Whether ``w``'s degrees make a layout (a ring degree asked divides the GPUs that tensor
+    and CFG parallelism leave to the tokens)."""
+    try:
+        diffusion_layout(w)
+    except InputError:
+        return False
+    return True
 
 
 def _runs(gpu, engine: Engine) -> bool:

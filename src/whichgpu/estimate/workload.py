@@ -50,7 +50,9 @@ OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sg
 # gpu-only keeps every component resident (ComfyUI --gpu-only). Training: optimizer
 # (ZeRO-Offload: optimizer states and master weights in CPU memory) or cpu (FSDP CPUOffload:
 # parameters, gradients and optimizer states in CPU memory, layers gathered as they run).
-OFFLOAD = ("none", "gpu-only", "model", "sequential", "optimizer", "cpu")
+OFFLOAD = ("none", "gpu-only", "model", "sequential", "optimizer", "cpu", "group", "group-leaf")
+# diffusers group offload with CUDA streams (enable_group_offload, block_level / leaf_level)
+GROUP_OFFLOAD = ("group", "group-leaf")
 # Training loss kernels: full logits (transformers), bf16 logits with the fp32 loss one output
 # chunk at a time (torchtune CEWithChunkedOutputLoss), or no full logits (Liger, Apple's Cut
 # Cross Entropy, torchtune LinearCrossEntropyLoss, Unsloth's fused loss); compiled: the loss
@@ -571,10 +573,18 @@ def validate(w: Workload) -> None:
                                  n=w.model.num_layers))
     if w.quant_scope not in ("denoiser", "all"):
         raise InputError(msg("workload.quant_scope", "quant scope must be 'denoiser' or 'all'"))
-    if w.offload in ("model", "sequential", "gpu-only") and not w.is_diffusion:
+    if w.offload in ("model", "sequential", "gpu-only", *GROUP_OFFLOAD) and not w.is_diffusion:
         raise InputError(msg("workload.offload_diffusion", "{field} is for diffusion pipelines; "
                              "training uses {flag} optimizer or cpu",
                              field=Field("offload", str(w.offload)), flag=Field("offload")))
+    if w.offload in GROUP_OFFLOAD and (w.engine_name != Engine.DIFFUSERS
+                                       or w.task == Task.IMAGE_LORA):
+        raise InputError(msg("workload.group_offload", "{field} is diffusers' group offload "
+                             "for generating images and video ({engine}); this job runs "
+                             "{what}", field=Field("offload", str(w.offload)),
+                             engine=Field("engine", "diffusers"),
+                             what=str(w.task) if w.task == Task.IMAGE_LORA
+                             else str(w.engine_name)))
     if w.offload in ("optimizer", "cpu") and not w.is_training:
         raise InputError(msg("workload.offload_training", "{field} is for training "
                              "(ZeRO-Offload / FSDP CPU offload)",

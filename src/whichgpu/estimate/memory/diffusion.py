@@ -25,7 +25,7 @@ from whichgpu.estimate.memory.weights import (
     component_dtype,
     component_quantized,
 )
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import GROUP_OFFLOAD, Workload
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.models.spec import ComponentSpec
 from whichgpu.vocabulary import Engine, Task
@@ -250,12 +250,46 @@ def stays_on_gpu(w: Workload) -> bool:
             and w.engine_name == Engine.DIFFUSERS)
 
 
-def _module_bytes(c: ComponentSpec, size: int) -> float:
+def _module_bytes(c: ComponentSpec, size: float) -> float:
     """Bytes of a component's largest module at the component's run-time precision."""
     if not c.params:
         return 0.0
     largest = c.largest_module_params or c.params / max(c.num_layers, 1)
     return size * min(largest / c.params, 1.0)
+
+
+GROUP_SOURCE = ("https://huggingface.co/docs/diffusers/main/en/optimization/memory (group "
+                "offloading: block_level onloads num_blocks_per_group blocks at a time, "
+                "leaf_level one leaf module; use_stream prefetches the next group while the "
+                "current one runs and keeps the weights in pinned memory); "
+                "https://github.com/huggingface/diffusers/pull/11375 (use_stream needs "
+                "num_blocks_per_group=1)")
+
+
+def _group_bytes(c: ComponentSpec, size: float, leaf: bool) -> float:
+    """One component's resident weights under group offload with CUDA streams: the group that
+    runs and the next one, prefetched (diffusers hooks/group_offloading.py: with a stream the
+    next group's onload starts when the current one starts). Leaf level: two of its largest
+    modules; block level: two of its blocks (a component without blocks is one group)."""
+    one = _module_bytes(c, size) if leaf else (size / c.num_layers if c.num_layers else size)
+    return min(2 * one, size)
+
+
+def _group_resident(w: Workload, den: ComponentSpec, den_bytes: float,
+                    encoders: list[ComponentSpec], vae: list[ComponentSpec],
+                    sizes: dict[str, int]) -> tuple[dict[str, float], Message]:
+    """Weights resident in each stage under diffusers' group offload (every component
+    group-offloaded, as pipe.enable_group_offload does)."""
+    leaf = w.offload == "group-leaf"
+    enc = max((_group_bytes(c, sizes[c.name], leaf) for c in encoders), default=0.0)
+    dn = _group_bytes(den, den_bytes, leaf)
+    dec = max((_group_bytes(c, sizes[c.name], leaf) for c in vae), default=0.0)
+    how = msg("term.diffusion.group", "group offload with CUDA streams ({level}): the group "
+              "that runs and the next one prefetched ({den:,.0f} MB in the denoiser, {enc:,.0f} "
+              "MB in the text encoders)",
+              level=("leaf_level" if leaf else "block_level, one block per group"),
+              den=dn / 1e6, enc=enc / 1e6)
+    return {"encode": enc, "denoise": dn, "decode": dec}, how
 
 
 def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
@@ -351,6 +385,12 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
                       "encoders)", den=den_mod / 1e6, enc=enc_mod / 1e6)
             assumptions.append(msg("diffusion.sequential", "sequential offload is very slow: "
                                    "weights cross PCIe every step"))
+        elif offload in GROUP_OFFLOAD:
+            resident, how = _group_resident(w, den, den_bytes, encoders, vae, sizes)
+            assumptions.append(msg("diffusion.group", "group offload keeps the weights in "
+                                   "pinned host RAM (about {gb:.0f} GB of it) and copies "
+                                   "each group in while the one before it computes",
+                                   gb=sum(whole_sizes.values()) / 1e9))
         else:
             every = den_bytes + expert_bytes + enc_bytes + vae_bytes
             resident = {"encode": every, "denoise": every, "decode": every}
@@ -371,7 +411,8 @@ def diffusion_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         terms = [MemoryTerm("weights", int(resident[stage]),
                             msg("term.diffusion.weights", "{how}; resident during {stage}, the "
                                 "peak stage", how=how, stage=what[stage]),
-                            quant_note, _OFFLOAD_SOURCE)]
+                            quant_note, GROUP_SOURCE if offload in GROUP_OFFLOAD
+                            else _OFFLOAD_SOURCE)]
         if stage == "denoise":
             cfg_note = (msg("cfg.one_pass", "one pass per step (guidance-distilled or CFG off)")
                         if w.cfg_passes == 1 else

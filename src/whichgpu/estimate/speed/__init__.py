@@ -422,7 +422,7 @@ def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEs
 # ------------------------------------------------------------------ diffusion
 
 def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
-    from whichgpu.estimate.speed.diffusion import diffusion_run
+    from whichgpu.estimate.speed.diffusion import diffusion_run, group_alternative
 
     r = diffusion_run(w, hw, compiled)
     video = w.diffusion_spec.is_video
@@ -448,6 +448,10 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
                    f"batch {w.batch}" + (f", {w.video_frames} frames" if video else ""),
                    f"compute at {r['precision']} ({r['why']})", _confidence_note(conf),
                    f"memory: {r['residency']}"]
+    # issue 29: where diffusers streams the weights by sequential offload, group offload's time
+    group = group_alternative(w, hw, compiled, per_run)
+    if group:
+        assumptions.append(group)
     if r["attention_share"] >= 0.5:  # long sequences: attention grows with tokens squared
         assumptions.append(f"attention over {r['tokens']:,} tokens is {r['attention_share']:.0%} "
                            "of each denoising step: time grows with the square of the frames "

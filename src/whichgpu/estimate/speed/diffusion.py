@@ -26,7 +26,7 @@ from whichgpu.estimate.diffusion_parallel import DiffusionLayout, all_to_all_s, 
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component
 from whichgpu.estimate.speed.tensor_feed import card_arch_factor
-from whichgpu.estimate.workload import Workload
+from whichgpu.estimate.workload import GROUP_OFFLOAD, Workload
 from whichgpu.models.spec import ComponentSpec
 from whichgpu.vocabulary import Engine
 
@@ -212,10 +212,13 @@ def gemm_size_factor(den: ComponentSpec) -> tuple[float, str]:
                "(small_model_mfu)")
 
 
-def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]:
+def _offload_seconds(w: Workload, hw: Hardware, steps: int, t_step: float = 0.0,
+                     ) -> tuple[float, str]:
     """Weights copied over the host link per image: model offload moves each component in
     once per image, sequential offload every step; ComfyUI's model management only when the
-    pipeline does not fit this GPU whole."""
+    pipeline does not fit this GPU whole; group offload with CUDA streams like sequential
+    offload, but each forward's copies overlap that forward's compute (``t_step``: the GPU's
+    seconds per denoising step)."""
     from whichgpu.estimate.memory.diffusion import (
         component_sizes,
         effective_offload,
@@ -224,6 +227,8 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
 
     d = w.diffusion_spec
     mode = effective_offload(w)
+    if mode in GROUP_OFFLOAD:
+        return _group_seconds(w, hw, steps, t_step)
     if mode not in ("model", "sequential"):
         return 0.0, "none"
     if w.offload == "none" and w.engine_name == Engine.COMFYUI:
@@ -266,6 +271,34 @@ def _offload_seconds(w: Workload, hw: Hardware, steps: int) -> tuple[float, str]
     who = getattr(module(w.engine_name), "MODEL_OFFLOAD_WORDS", "model offload")
     return moved_bytes / host_bw, (f"{who}: {moved_bytes / 1e9:.1f} GB over the host link "
                                    "once per image")
+
+
+def _group_seconds(w: Workload, hw: Hardware, steps: int, t_step: float) -> tuple[float, str]:
+    """diffusers' group offload with CUDA streams: the diffusion model crosses the host link
+    once per forward pass as under sequential offload, from pinned memory, on a side stream
+    that copies the next group while the current one computes (diffusers
+    hooks/group_offloading.py), so a forward takes the longer of its compute and its copies;
+    only the first group's copy and what the compute does not cover show. The text encoders
+    and the VAE run once per image, too briefly to hide theirs."""
+    from whichgpu.estimate.memory.diffusion import CFG_SEQUENTIAL, component_sizes
+    from whichgpu.estimate.memory.weights import DENOISERS
+
+    d = w.diffusion_spec
+    den = d.component(d.denoiser)
+    sizes = component_sizes(w)
+    host_bw = per_key("host_offload_gb_s", str(hw.gpu.interconnect.host_link.value)) * 1e9
+    per_step = w.cfg_passes if d.pipeline in CFG_SEQUENTIAL else 1
+    forwards = steps * per_step
+    copy = sizes[d.denoiser] / host_bw  # one forward's copies
+    compute = t_step / per_step  # one forward's GPU time
+    first = copy / max(den.num_layers, 1)  # nothing to overlap the first group with
+    exposed = forwards * (max(copy - compute, 0.0) + first)
+    once = sum(sizes[c.name] for c in d.components if c.kind not in DENOISERS)
+    return exposed + once / host_bw, (
+        f"group offload with CUDA streams: the diffusion model's {sizes[d.denoiser] / 1e9:.1f} "
+        f"GB copied in {copy * 1e3:,.0f} ms a forward pass behind {compute * 1e3:,.0f} ms of "
+        f"compute ({forwards} passes, {exposed:.1f} s not hidden), the other components' "
+        f"{once / 1e9:.1f} GB once per image")
 
 
 def block_swap_seconds(w: Workload, hw: Hardware) -> tuple[float, str]:
@@ -401,10 +434,32 @@ def residency(w: Workload, offload_why: str) -> str:
     if mode == "sequential":
         return "sequential CPU offload: weights streamed in module by module every step " \
             "(diffusers enable_sequential_cpu_offload)"
+    if mode in GROUP_OFFLOAD:
+        return ("group offload with CUDA streams: weights copied in group by group every "
+                "step, overlapped with the compute (diffusers enable_group_offload, "
+                + ("leaf_level" if mode == "group-leaf" else "block_level, one block per group")
+                + ", use_stream=True)")
     from whichgpu.engines import label
 
     return (f"the whole pipeline resident on the GPU (the default of {label(w.engine_name)}; "
             "CPU offload only when asked)")
+
+
+def group_alternative(w: Workload, hw: Hardware, compiled: bool, seconds: float) -> str | None:
+    """What diffusers' group offload with CUDA streams would take where the run streams its
+    weights by sequential offload (about the same GPU memory: the next block prefetched), or
+    None where it does not apply."""
+    from whichgpu.estimate.memory.diffusion import effective_offload
+
+    if w.engine_name != Engine.DIFFUSERS or effective_offload(w) != "sequential":
+        return None
+    group = diffusion_run(w.with_(offload="group"), hw, compiled)["seconds_per_run"]
+    if group >= seconds:
+        return None
+    return (f"group offload with CUDA streams (diffusers enable_group_offload, block_level, "
+            f"use_stream=True; offload mode 'group') copies the same weights behind the "
+            f"compute: about {group:,.0f} s instead of {seconds:,.0f} s a run, at about the "
+            "same GPU memory, with the weights pinned in host RAM")
 
 
 def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
@@ -454,7 +509,10 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     text = sum(2 * c.params * max(c.max_tokens, 77) for c in d.components
                if c.kind in ("clip", "t5", "llm")) / (base_peak * aux)
     fixed = per_key("diffusion_fixed_s", "video" if d.is_video else "image")
-    offload, offload_why = _offload_seconds(w, hw, steps)
+    offload, offload_why = _offload_seconds(w, hw, steps, t_step - overhead)
+    # the copies made every step (sequential and group offload, ComfyUI's partial loading) slow
+    # the step rate a progress bar shows; what moves once per image does not
+    per_step = (offload - _offload_seconds(w, hw, 0, t_step - overhead)[0]) / max(steps, 1)
     per_run = t_denoise + vae + text + fixed + offload
     sp_eff = 1.0
     if layout.measured_context_parallel:
@@ -484,7 +542,7 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "") + (
         f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
-            "steps": steps, "tokens": tokens, "it_per_s": 1 / t_step,
+            "steps": steps, "tokens": tokens, "it_per_s": 1 / (t_step + per_step),
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
             "residency": residency(w, offload_why),
             "communication_s": comm * steps, "attention_share": t_attn / t_step,
