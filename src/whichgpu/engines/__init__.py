@@ -22,10 +22,11 @@ from whichgpu.vocabulary import Engine
 
 Trait = Literal["continuous_batching", "splits_layers", "ggml_runtime",
                 "pages_sliding_windows", "caches_mla_latent", "dit_parallel",
-                "caching_allocator", "host_offload", "streams_weights"]
+                "caching_allocator", "host_offload", "streams_weights", "group_offload"]
 TRAITS: tuple[Trait, ...] = ("continuous_batching", "splits_layers", "ggml_runtime",
                              "pages_sliding_windows", "caches_mla_latent", "dit_parallel",
-                             "caching_allocator", "host_offload", "streams_weights")
+                             "caching_allocator", "host_offload", "streams_weights",
+                             "group_offload")
 Family = Literal["llm", "diffusion"]
 Kind = Literal["inference", "training", "diffusion"]  # a job's kind, for defaults and fallbacks
 KINDS: tuple[Kind, ...] = ("inference", "training", "diffusion")

@@ -577,7 +577,7 @@ def validate(w: Workload) -> None:
         raise InputError(msg("workload.offload_diffusion", "{field} is for diffusion pipelines; "
                              "training uses {flag} optimizer or cpu",
                              field=Field("offload", str(w.offload)), flag=Field("offload")))
-    if w.offload in GROUP_OFFLOAD and (w.engine_name != Engine.DIFFUSERS
+    if w.offload in GROUP_OFFLOAD and (not has(w.engine_name, "group_offload")
                                        or w.task == Task.IMAGE_LORA):
         raise InputError(msg("workload.group_offload", "{field} is diffusers' group offload "
                              "for generating images and video ({engine}); this job runs "

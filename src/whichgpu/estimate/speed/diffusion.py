@@ -20,7 +20,7 @@ video is split by sequence parallelism.
 
 from __future__ import annotations
 
-from whichgpu.engines import module
+from whichgpu.engines import has, module
 from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.diffusion_parallel import DiffusionLayout, all_to_all_s, diffusion_layout
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
@@ -451,7 +451,7 @@ def group_alternative(w: Workload, hw: Hardware, compiled: bool, seconds: float)
     None where it does not apply."""
     from whichgpu.estimate.memory.diffusion import effective_offload
 
-    if w.engine_name != Engine.DIFFUSERS or effective_offload(w) != "sequential":
+    if not has(w.engine_name, "group_offload") or effective_offload(w) != "sequential":
         return None
     group = diffusion_run(w.with_(offload="group"), hw, compiled)["seconds_per_run"]
     if group >= seconds:

@@ -308,11 +308,12 @@ MXFP4_WEIGHTS_PER_BYTE = 32 / 17
 
 
 def has_mxfp4_experts(w: Workload) -> bool:
-    """Whether llama.cpp runs this MoE model's routed experts in MXFP4: a checkpoint shipped
-    with MXFP4 experts (gpt-oss) keeps them in every GGUF file type (models/gguf_recipe.py),
-    and an MXFP4 file type writes them so."""
+    """Whether this MoE model's routed experts run in MXFP4: a checkpoint shipped with MXFP4
+    experts (gpt-oss) keeps them in every GGUF file type (models/gguf_recipe.py), and an
+    MXFP4 file type writes them so. What decoding them costs is each engine's constant
+    (``decode_mxfp4_lookup_ops``: 0 but for llama.cpp's Vulkan backend)."""
     m = w.model
-    return (w.engine_name == Engine.LLAMACPP and m.moe is not None and bool(m.params.experts)
+    return (m.moe is not None and bool(m.params.experts)
             and (m.quantization == "mxfp4" or w.quant_format.name.startswith("mxfp4")))
 
 
