@@ -66,6 +66,7 @@ from whichgpu.estimate.serving_fit import (  # noqa: F401  (re-exported for the 
 )
 from whichgpu.estimate.validation import default_path, read_rows
 from whichgpu.estimate.validation import serving as vs
+from whichgpu.estimate.validation.scoring_memo import scoring_memo
 
 TOML = (Path(__file__).resolve().parents[1]
         / "src/whichgpu/estimate/data/serving_constants.toml")
@@ -200,6 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", action="store_true", help="print every row after the fit "
                         "(error in sample, then leave-one-source-out)")
     args = parser.parse_args(argv)
+    # the fits and leave-one-source-out refits score the same runs under the same values
+    # again and again: kept by value for this run (estimate/validation/scoring_memo.py)
+    with scoring_memo():
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     rows = read_rows(default_path("serving"))
     start = _snapshot()
     print("Fits on the calibration sources (holdout sources never choose a value):")

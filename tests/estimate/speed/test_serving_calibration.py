@@ -15,6 +15,7 @@ import pytest
 from paths import ROOT
 from refit_cache import cached, shared_serving_loso
 from whichgpu.estimate.validation import serving as vs
+from whichgpu.estimate.validation.scoring_memo import scoring_memo
 
 
 def _calibrate():
@@ -66,10 +67,13 @@ def test_holdout_values_never_move_a_fitted_constant(monkeypatch, request):
             ("serving_ttft_overhead_ms", "trtllm")}
 
     def compare() -> dict:
-        base = calibrate.fit_all(rows, report=lambda *a: None, only=only)
-        scrambled = [{**r, "value": str(float(r["value"]) * 7)} if vs.source_of(r) in held
-                     else r for r in rows]
-        moved = calibrate.fit_all(scrambled, report=lambda *a: None, only=only)
+        # the second fit reuses the first's simulations of unchanged runs (scoring_memo); a
+        # scrambled row it read would be another run's rows, so simulated again
+        with scoring_memo():
+            base = calibrate.fit_all(rows, report=lambda *a: None, only=only)
+            scrambled = [{**r, "value": str(float(r["value"]) * 7)} if vs.source_of(r) in held
+                         else r for r in rows]
+            moved = calibrate.fit_all(scrambled, report=lambda *a: None, only=only)
         return {"same": moved == base, "base": repr(base), "scrambled": repr(moved)}
 
     result = cached(request.config, "serving-holdout-scrambled", compare,

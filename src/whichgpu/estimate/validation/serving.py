@@ -27,7 +27,7 @@ from whichgpu.estimate.speed.result import speed_family
 from whichgpu.estimate.speed.serving import Load, ServingModel
 from whichgpu.estimate.speed.serving_bands import band_offset_ms, offset_bounds, serving_band
 from whichgpu.estimate.speed.serving_engine import Usage, engine_config, serving_value
-from whichgpu.estimate.validation import Outcome, default_path, read_rows
+from whichgpu.estimate.validation import Outcome, default_path, read_rows, scoring_memo
 from whichgpu.estimate.validation.ceilings import excluded
 from whichgpu.estimate.validation.ranges import report as range_report
 from whichgpu.estimate.validation.rows import _model, engine_of, settings
@@ -317,8 +317,14 @@ def family_of(row: dict[str, str]) -> str:
 def evaluate_rows(rows: Iterable[dict[str, str]],
                   holdout: frozenset[str] | None = None) -> list[Outcome]:
     """Every row's outcome (category = metric family; split = the row's source side)."""
-    out = []
     held = split_rule() if holdout is None else holdout
+    if scoring_memo.active():  # a refit scoring runs again: kept by value (scoring_memo.py)
+        return scoring_memo.by_run(list(rows), held, _evaluate_rows)
+    return _evaluate_rows(rows, held)
+
+
+def _evaluate_rows(rows: Iterable[dict[str, str]], held: frozenset[str]) -> list[Outcome]:
+    out = []
     memo: dict = {}
     for row in rows:
         value, unit = measured(row)

@@ -12,6 +12,7 @@ from typing import Any
 from whichgpu.errors import InputError
 from whichgpu.estimate.serving_fit import _snapshot, loso
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.estimate.validation.scoring_memo import scoring_memo
 from whichgpu.estimate.validation.serving import (
     cell,
     evaluate_rows,
@@ -65,7 +66,8 @@ def report(path: Path | None = None, split: str = "all",
 def _leave_one_source_out(rows: list[dict[str, str]]) -> dict[str, Any]:
     """Median |error| per calibration source and per metric family, each source estimated with
     the serving constants refitted on the other calibration sources (estimate/serving_fit)."""
-    residuals = loso(rows, _snapshot())
+    with scoring_memo():  # the refits score the same runs under the same values again
+        residuals = loso(rows, _snapshot())
     info = {r["id"]: r for r in rows}
 
     def summary(key) -> list[dict[str, Any]]:
