@@ -329,8 +329,9 @@ def test_an_offline_server_says_so_and_answers_hub_ids_at_once(web):
     detail = r.json()["detail"]  # the server's variable is the operator's, not the caller's
     assert r.status_code == 422 and "does not look models up on the Hugging Face Hub" in detail
     assert "HF_HUB_OFFLINE" not in detail
-    # at once: huggingface_hub's retries would take minutes; the margin is for a loaded machine
-    assert time.monotonic() - start < 5.0
+    # at once: huggingface_hub's retries would take minutes; the wide margin is for a machine
+    # loaded by other sessions (a full suite at load 18 took 5.5 s here)
+    assert time.monotonic() - start < 60.0
 
 
 def test_serve_states_the_hub_mode_at_start(cli, monkeypatch):
