@@ -184,6 +184,8 @@ def tco(gpu_id: str | None, *, purchase_price: str | OptionMoney | None = None,
                              "(or {spec})", gpu=res.gpu.id, tdp=Field("tdp", "W"),
                              spec=Field("gpu_spec", "tdp=W")))
     read = selection_for or _reader(max_age)
+    if purchase_price is None:
+        res = _buyable_variants(res)
     gpu, note = res.gpu, res.note
     selection = None
     if rent_price is None and len(res.candidates) > 1:  # a family: its cheapest variant to rent
@@ -402,6 +404,27 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
     shown = tc.converted(show, rates) if show != offer.price_per_hour.currency else tc
     return CostResult(g, tc, shown, show, rates, prices, selection, note, rate_of_work,
                       str(spread), sized)
+
+
+def _buyable_variants(res: Any) -> Any:
+    """A family name ('rtx-pro-6000') asked whether to rent or buy, with no purchase price
+    given: only its variants with a catalog purchase price are candidates (a server edition
+    sold only inside servers has none, and would end the answer in "no purchase price"); the
+    family as it is when fewer than one or all of them have a price."""
+    if len(res.candidates) < 2:
+        return res
+    from whichgpu.catalog.gpus import default_catalog
+
+    catalog = default_catalog()
+    priced = tuple(c for c in res.candidates if catalog.get(c).purchase_price is not None)
+    if not priced or len(priced) == len(res.candidates):
+        return res
+    unpriced = [c for c in res.candidates if c not in priced]
+    note = msg("tco.variant.buyable", "{query!r} names several variants; no catalog purchase "
+               "price for {unpriced}, so the answer is for {gpu}; name the variant to choose "
+               "another", query=res.query, unpriced=Join(unpriced), gpu=Join(list(priced)))
+    gpu = res.gpu if res.gpu.id in priced else catalog.get(priced[0])
+    return res.model_copy(update={"gpu": gpu, "candidates": priced, "note": note})
 
 
 def cheapest_variant(res: Any, offers: list, currency: str, rates: RateTable | None = None,
