@@ -273,6 +273,12 @@ GROUPS = [
      [("engine_arch_factor", ("vllm/CDNA 3",))], [_grid(0.20, 1.00, 0.05)],
      lambda r: r["category"] in ("decode", "prefill", "serving") and r["engine"] == "vllm"
      and r["gpu"] == "mi300x"),
+    # issue 28: SGLang's prefill, dense matmuls and routed-expert GEMMs together (the dense
+    # rows set the one, the MoE rows the other)
+    ("SGLang prefill compute and MoE experts",
+     [("prefill_compute_efficiency", ("sglang",)), ("moe_expert_half_tokens", ("sglang",))],
+     [_grid(0.30, 0.95, 0.025), _grid(8.0, 2048.0, 8.0)],
+     lambda r: r["category"] == "prefill" and r["engine"] == "sglang"),
 ]
 
 # Priors whose sensitivity is printed (not fitted): how the calibration error moves with them.

@@ -455,6 +455,37 @@ def mla_prefill_share(m: ModelSpec) -> float:
     return (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim) / (2 * m.head_dim)
 
 
+# model_type of the Gated DeltaNet hybrids (models/config_parse.py: gated_deltanet), with the
+# Qwen3.5 wrappers whose text_config carries it
+GATED_DELTANET = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe",
+                            "qwen3_5_moe_text"})
+_SCAN_HEAD = 128 * 128  # state elements of one linear_attention_scan_us head (d = 128)
+
+
+def linear_scan_s(m: ModelSpec, sequences: int, prompt: int, passes: int = 1,
+                  tp: int = 1) -> float:
+    """Seconds the Gated DeltaNet layers' chunked scan adds to a serving engine's prefill of
+    ``sequences`` prompts of ``prompt`` tokens in ``passes`` forward passes.
+
+    vLLM and SGLang run fla's chunked gated-delta-rule kernels, which walk a sequence's
+    64-token chunks in order and parallelise over value heads and sequences only: a cost per
+    call, per chunk and per head and chunk (linear_attention_scan_us, timed on a B200), not a
+    share of the tensor peak. Heads are the layer's recurrent state over 128 x 128, split
+    over ``tp`` ranks."""
+    if m.architecture not in GATED_DELTANET or not m.layers:
+        return 0.0
+    c = speed_value("linear_attention_scan_us")
+    chunks = -(-max(prompt, 1) // int(c["chunk_tokens"]))
+    total = 0.0
+    for layer in m.layers:
+        if layer.attention != "linear":
+            continue
+        heads = (layer.state_fp32_elements or layer.state_elements) / _SCAN_HEAD / tp
+        total += (passes * c["call"]
+                  + chunks * (c["chunk"] + sequences * heads * c["head_chunk"]))
+    return total * 1e-6
+
+
 def _matmul_rate(hw: Hardware, q, engine: str, precision: str, platform: float,
                  era: str | None = None, version: EngineVersion | None = None
                  ) -> tuple[float, float, str]:
@@ -571,6 +602,8 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
         terms = ModelTerms(streamed_weight_bytes(w, 0)[0], streamed_weight_bytes(w, chunk)[0])
         t_comp, t_mem, t_comm = prefill_share(w, hw, batch, prompt, dense_s, t_comp - dense_s,
                                               t_mem, terms)
+    # issue 28: Gated DeltaNet layers' chunked scan, latency-bound (linear_scan_s)
+    t_scan = linear_scan_s(m, batch, prompt, passes, tp) if rates.serving else 0.0
     t_layers = rates.t_layers
     if rates.serving:
         # a serving engine's per-layer figure is its host's dispatch (aiconfigurator), and the
@@ -578,10 +611,10 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
         # it outlasts the GPU's work (short prompts), hidden otherwise (issue 28: a 1k-token
         # NVFP4 prefill on an RTX PRO 6000 measured 81.7 ms, less than 64 layers x 0.8 ms of
         # dispatch plus its matmuls). The others' small prior stays added (speed-notes.md).
-        t_layers = max(t_layers - max(t_comp, t_mem), 0.0)
+        t_layers = max(t_layers - max(t_comp, t_mem) - t_scan, 0.0)
     t_fix = t_layers + rates.t_fixed
     t_copy, copy_desc = _offload_copies(w, hw, tokens, attn)
-    parts = {"compute": t_comp, "memory-bandwidth": t_mem, "interconnect": t_comm,
+    parts = {"compute": t_comp + t_scan, "memory-bandwidth": t_mem, "interconnect": t_comm,
              "fixed-overhead": t_fix, "pcie": t_copy}
 
     def comps() -> tuple[Component, ...]:  # the words, made only when read
@@ -589,6 +622,9 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
             Component("prefill matmuls + attention", t_comp,
                       f"{flops / 1e12:.2f} TFLOP / ({peak / 1e12:,.0f} TFLOPS {precision} x "
                       f"{eta:.2f})" + moe_desc),
+            Component("linear-attention scan", t_scan,
+                      "Gated DeltaNet chunked scan (fla kernels): a cost per call, per "
+                      "64-token chunk and per head and chunk (linear_attention_scan_us)"),
             Component("weights read per micro-batch", t_mem,
                       f"{passes} pass(es) of up to {chunk:,} tokens: "
                       f"{weights / tp / 1e9:.2f} GB"),
@@ -598,7 +634,7 @@ def prefill_time(w: Workload, hw: Hardware, batch: int, prompt: int) -> StepTime
                       + (" beyond the GPU's work" if rates.serving else "")),
             Component("host weights over PCIe", t_copy, copy_desc),
         )
-    return StepTime(max(t_comp, t_mem) + t_comm + t_fix + t_copy, parts, comps)
+    return StepTime(max(t_comp, t_mem) + t_scan + t_comm + t_fix + t_copy, parts, comps)
 
 
 def _expert_prefill(w: Workload, hw: Hardware, tokens: int, era: str | None
