@@ -84,7 +84,7 @@ def browser_context(browser):
 
 
 @pytest.fixture(scope="module")
-def _tab(browser_context):
+def _page_tab(browser_context):
     """One tab for a file's ``page`` tests: a new tab cost about 0.5 CPU-s more than a page
     load (Chromium starts a renderer for each; 0.84 against 0.25 CPU-s measured alone,
     2026-12-07)."""
@@ -94,11 +94,11 @@ def _tab(browser_context):
 
 
 @pytest.fixture
-def page(_tab, browser_context, server):
+def page(_page_tab, browser_context, server):
     """The file's tab, as a fresh one: no cookies, no session or local storage, the
     context's size, nothing loaded; it fails the test on any console error, page error, or
     request that leaves the server (every asset is local) while the test runs."""
-    tab = _tab
+    tab = _page_tab
     browser_context.clear_cookies()
     tab.set_viewport_size(VIEWPORT)
     errors: list[str] = []
