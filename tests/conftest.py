@@ -446,19 +446,18 @@ def _name_group(item: pytest.Item, group: str) -> None:
 
 
 def _has_module_fixture(item: pytest.Item) -> bool:
-    """Whether the test uses a fixture of module (or class) scope defined in its own file: a
-    served app, a browser, a computed table. Under ``--dist loadgroup`` such a file runs whole
-    in one worker, so that the fixture is made once; the other tests are handed out one by
-    one to whichever worker is free."""
+    """Whether the test uses a fixture of module (or class) scope, defined in its own file or
+    in a shared plugin (browser_session.py's Chromium): a served app, a browser, a computed
+    table. Under ``--dist loadgroup`` such a file runs whole in one worker, so that the
+    fixture is made once; the other tests are handed out one by one to whichever worker is
+    free. (Until 2026-12-07 only a file's own fixtures counted: the browser files were split
+    between the workers, each starting its own Chromium for them and its served app
+    rendering the same pages again; test_web_layout.py and test_web_axe.py ran in both.)"""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
-    for defs in info.name2fixturedefs.values():
-        for fixturedef in defs:
-            where = str(getattr(fixturedef, "baseid", "")).split("::")[0]
-            if fixturedef.scope in ("module", "class") and where.endswith(".py"):
-                return True
-    return False
+    return any(fixturedef.scope in ("module", "class")
+               for defs in info.name2fixturedefs.values() for fixturedef in defs)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -82,9 +82,16 @@ def test_the_page_shows_it_is_working_while_the_answer_is_computed(browser, serv
                                                                      words):
     """Was: an answer taking 1 to 5 s left the page as it was, the button unchanged. The
     answer is held back for 300 ms; what the page showed meanwhile is then read."""
-    from test_web_layout import LAPTOP, _tab, _url
+    from test_web_layout import LAPTOP, _url
 
-    ctx, tab, errors = _tab(browser, LAPTOP, server)
+    # its own context, not the layout tests' shared tab: it adds an init script and a route
+    # that holds the page's requests
+    ctx = browser.new_context(viewport=LAPTOP, locale="en-US")
+    tab = ctx.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error"
+           and "status of 422" not in m.text else None)  # a refused input is a 422 page
     try:
         tab.add_init_script(PROBE)
         tab.goto(_url(server, "/memory?model=llama-3.1-8b", lang))
