@@ -87,3 +87,39 @@ def test_the_engine_takes_a_member_not_text(module: str) -> None:
     found = _framework_annotations(SRC / module)
     for fn in FRAMEWORK_SIGNATURES[module]:
         assert found[fn] == "Framework | None", f"{module}:{fn}"
+
+
+FRAMEWORK_WORDS = {m.value for m in Framework}
+
+
+def _framework_literals(path) -> int:
+    """Comparisons of a ``framework`` / ``fw`` with a framework's name as a string."""
+    def named(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "framework") or (
+            isinstance(node, ast.Name) and node.id in ("framework", "fw"))
+
+    def word(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in FRAMEWORK_WORDS
+        return isinstance(node, ast.Tuple | ast.List | ast.Set) and any(word(e)
+                                                                         for e in node.elts)
+    n = 0
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            n += any(named(s) for s in sides) and any(word(s) for s in sides)
+    return n
+
+
+def test_the_engine_compares_members_not_framework_words() -> None:
+    found = {p.relative_to(SRC).as_posix(): _framework_literals(p)
+             for pkg in ("estimate", "advise", "cost") for p in (SRC / pkg).rglob("*.py")
+             if "validation" not in p.parts}  # the validation rows' own words
+    assert {m: n for m, n in found.items() if n} == {}, "compare with a Framework member"
+
+
+def test_the_literal_check_sees_a_word(tmp_path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("if w.framework == 'unsloth' or fw in ('megatron', 'x'):\n    pass\n"
+                 "if w.framework == Framework.UNSLOTH:\n    pass\n")
+    assert _framework_literals(f) == 2
