@@ -36,7 +36,8 @@ WORDS = {
     "kv_dtype": "a KV-cache format's name (estimate/workload.py KV_DTYPES)",
     "optimizer": "an optimizer's name (estimate/memory/training.py's table)",
     "loss": "a loss kernel's name (estimate/frameworks.py)",
-    "framework": "a training framework's name, read by answers/inputs/framework.py",
+    "framework": "a training framework's name (read by answers/inputs/framework.py into an "
+                 "estimate.frameworks.Framework) or an image-LoRA trainer's (kohya ...)",
     "currency": "an ISO code, checked by units.check_currency",
 }
 

@@ -16,15 +16,14 @@ NAMES = {"task", "engine", "kind"}
 
 # "module:name" -> why it is still a plain word
 KNOWN = {
-    "estimate/speed/result.py:engine": "SpeedEstimate.engine is the training framework "
-                                       "(unsloth, megatron) when it trains",
+    "estimate/speed/result.py:engine": "band_key takes a validation row's engine column as "
+                                       "well (validation/speed.py)",
     "estimate/speed/llm.py:engine": "the constants' key: llamacpp-vulkan etc. (constants_key)",
     "estimate/energy.py:engine": "a measured power row's engine, as the data file writes it",
     "estimate/measured.py:engine": "a measured run's engine, as the runs store keeps it",
     "estimate/memory/kv.py:engine": "called with the constants' key as well (llm.decode_step)",
     "estimate/speed/kernels.py:engine": "the kernel table's key (data/engine_kernels.toml)",
     "estimate/serving_fit.py:engine": "the validation rows' engine column",
-    "estimate/memory/confidence.py:engine": "the engine, or for training the framework",
     "estimate/memory/weights.py:engine": "gguf_ftype is called with the kernel table's key",
 }
 

@@ -50,13 +50,25 @@ class ChecklistAnswers:
         if self.workload not in ("inference", "finetune", "training"):
             raise InputError(msg("checklist.workload", "workload must be training, fine-tuning "
                                  "or inference"))
-        tiny = sys.float_info.min  # a denormal (1e-320) is no amount of time to compute with
-        if not tiny <= self.hours_per_month <= 730:
-            raise InputError(msg("checklist.hours", "hours per month must be more than 0 and at "
-                                 "most 730"))
-        if not tiny <= self.horizon_months <= 120:
-            raise InputError(msg("checklist.horizon", "the horizon must be more than 0 and at "
-                                 "most {n} months", n=120))
+        check_hours(self.hours_per_month)
+        check_horizon(self.horizon_months)
+
+
+# a denormal (1e-320) is no amount of time to compute with
+def check_hours(hours: float) -> float:
+    """Question 4's hours of use a month: more than 0, at most 730 (24/7)."""
+    if not sys.float_info.min <= hours <= 730:
+        raise InputError(msg("checklist.hours", "hours per month must be more than 0 and at "
+                             "most 730"))
+    return hours
+
+
+def check_horizon(months: float) -> float:
+    """Question 5's horizon: more than 0, at most 120 months."""
+    if not sys.float_info.min <= months <= 120:
+        raise InputError(msg("checklist.horizon", "the horizon must be more than 0 and at "
+                             "most {n} months", n=120))
+    return months
 
 
 @dataclass

@@ -347,8 +347,10 @@ def checklist(q: Checklist, ctx: Context = LOCAL) -> ChecklistAnswer:
     model = str(q.model)
     cur = check_currency(q.currency) if q.currency else None
     spec = ctx.model(model)
-    answers = parse_answers(str(q.workload), model, q.budget_per_hour, str(q.hours_per_month),
-                            str(q.horizon_months), currency=cur or "USD")
+    hours, months = q.hours_per_month, q.horizon_months
+    assert hours is not None and months is not None  # missing_answers said so above
+    answers = parse_answers(str(q.workload), model, q.budget_per_hour, hours, months,
+                            currency=cur or "USD")
     gpus = only_gpus(q.only)
     selection, rates = priced(ctx, q.prices, cur, q.rate, q.max_age, gpus)
     result = run_checklist(answers, list(selection.offers), currency=cur, rates=rates,

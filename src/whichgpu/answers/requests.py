@@ -24,6 +24,7 @@ from whichgpu.answers.inputs.values import (
     EngineBuild,
     ExampleCount,
     ExampleTokens,
+    HorizonMonths,
     HostMemoryType,
     HostRam,
     HourlyBudget,
@@ -32,6 +33,7 @@ from whichgpu.answers.inputs.values import (
     LinkName,
     ModuleNames,
     MoneyAmount,
+    MonthlyHours,
     OptionMoney,
     ParamCount,
     RequestLengths,
@@ -39,6 +41,7 @@ from whichgpu.answers.inputs.values import (
     TensorOverrides,
     TokenCount,
     TrainingTokens,
+    Utilisation,
     WorkCount,
 )
 from whichgpu.answers.request import Request
@@ -781,9 +784,11 @@ class Checklist(Request):
     budget_per_hour: Annotated[HourlyBudget | None, Field(description=(
         "Hourly budget, e.g. 1USD (or none).")), Cli(text=True),
         Web(label=N_("3. Hourly budget"))] = None
-    hours_per_month: Annotated[str | None, Field(description=(
-        "Hours of use a month.")), Web(label=N_("4. Hours of use per month"))] = None
-    horizon_months: Annotated[str | None, Field(description="Months needed."),
+    hours_per_month: Annotated[float | None, MonthlyHours, Field(description=(
+        "Hours of use a month.")), Cli(text=True),
+        Web(label=N_("4. Hours of use per month"))] = None
+    horizon_months: Annotated[float | None, HorizonMonths, Field(description="Months needed."),
+                              Cli(text=True),
                               Web(label=N_("5. How many months you need it"))] = None
     prices: Prices = None
     currency: Currency = None
@@ -847,9 +852,10 @@ class Tco(Request):
     load_factor: Annotated[float | None, Field(gt=0, le=1, description=(
         "Share of TDP drawn while busy (0-1). Default 1 (S9).")),
         Web(label=N_("Load factor"))] = None
-    utilization: Annotated[str | None, Field(description=(
+    utilization: Annotated[float | None, Utilisation, Field(description=(
         "Share of the time it works: 0.6 or 60%. Default 0.6 (S9).")),
-        Cli(flags=("--utilization", "--utilisation")), Web(label=N_("Utilisation"))] = None
+        Cli(flags=("--utilization", "--utilisation"), text=True),
+        Web(label=N_("Utilisation"))] = None
     hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
         "Hours of use per month (instead of the utilisation; 730 = 24/7).")),
         Web(label=N_("Hours of use per month"))] = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from whichgpu.errors import InputError
+from whichgpu.estimate.frameworks import Framework
 from whichgpu.estimate.workload import Workload
 from whichgpu.models.spec import ModelSpec
 from whichgpu.vocabulary import Task
@@ -21,7 +22,7 @@ _FRAMEWORK_SETTINGS = ("optimizer", "gradient_checkpointing", "activation_offloa
 
 
 def configure_workload(spec: ModelSpec, *, task: Task = Task.INFERENCE,
-                       framework: str | None = None, fused_loss: bool | None = None,
+                       framework: Framework | None = None, fused_loss: bool | None = None,
                        cpu_moe: bool = False, n_cpu_moe: int | None = None,
                        allow_long_context: bool | None = None,
                        **settings: Any) -> Workload:

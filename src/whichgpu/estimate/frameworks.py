@@ -12,16 +12,32 @@ from __future__ import annotations
 import difflib
 import tomllib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 from whichgpu.errors import InputError
 from whichgpu.messages import Join, Message, data_text, msg
 from whichgpu.vocabulary import Task
 
-FrameworkName = Literal["pytorch", "transformers", "unsloth", "torchtune", "axolotl",
-                        "llm-foundry", "torchtitan", "megatron"]
+
+class Framework(StrEnum):
+    """A training framework's profile (``--framework``): one member per entry of
+    ``data/training_frameworks.toml``, and back (:func:`profiles` refuses an entry without one;
+    tests/project/test_framework_vocabulary.py checks both ways). People's spellings and the
+    aliases (peft, trl, hf) are read by :func:`framework_id`."""
+
+    PYTORCH = "pytorch"
+    TRANSFORMERS = "transformers"
+    UNSLOTH = "unsloth"
+    TORCHTUNE = "torchtune"
+    AXOLOTL = "axolotl"
+    LLM_FOUNDRY = "llm-foundry"
+    TORCHTITAN = "torchtitan"
+    MEGATRON = "megatron"
+
+
 # The Workload settings a profile may set (anything else in the file is an error).
 SETTINGS = ("optimizer", "gradient_checkpointing", "selective_checkpointing",
             "activation_offloading", "loss", "master_weights", "optimizer_in_backward",
@@ -58,7 +74,7 @@ FSDP_RESIDENT = ("embedding+head", "head", "none")
 class FrameworkProfile:
     """One framework's defaults per task group, with where they come from."""
 
-    name: str
+    name: Framework
     title: str
     sources: tuple[str, ...]
     aliases: tuple[str, ...] = ()
@@ -81,7 +97,7 @@ class FrameworkProfile:
 
 
 @cache
-def profiles() -> dict[str, FrameworkProfile]:
+def profiles() -> dict[Framework, FrameworkProfile]:
     text = resources.files("whichgpu.estimate").joinpath(
         "data/training_frameworks.toml").read_text("utf-8")
     raw = tomllib.loads(text)["framework"]
@@ -98,22 +114,27 @@ def profiles() -> dict[str, FrameworkProfile]:
                 raise ValueError(f"training_frameworks.toml: {name}.{group}.fsdp_resident must "
                                  f"be one of {FSDP_RESIDENT}")
             groups[group] = values
-        out[name] = FrameworkProfile(name, entry["title"], tuple(entry["sources"]),
+        try:
+            member = Framework(name)
+        except ValueError:
+            raise ValueError(f"training_frameworks.toml: {name} is not a Framework member "
+                             "(estimate/frameworks.py)") from None
+        out[member] = FrameworkProfile(member, entry["title"], tuple(entry["sources"]),
                                      tuple(entry.get("aliases", ())), **groups)
     return out
 
 
-def framework_names() -> tuple[str, ...]:
+def framework_names() -> tuple[Framework, ...]:
     return tuple(profiles())
 
 
-def framework_id(name: str, said: str | None = None) -> str:
+def framework_id(name: str, said: str | None = None) -> Framework:
     """The profile name for a profile name or one of its aliases (data/training_frameworks.toml);
     people's spellings are read in answers/inputs/framework.py. An unknown name is an input
     error naming the closest ones (``said``: the text as typed, for the message)."""
     table = profiles()
     if name in table:
-        return name
+        return Framework(name)
     for p in table.values():
         if name in p.aliases:
             return p.name
@@ -132,7 +153,7 @@ def get_framework(name: str) -> FrameworkProfile:
     return profiles()[framework_id(name)]
 
 
-def framework_defaults(name: str | None, task: Task) -> dict[str, Any]:
+def framework_defaults(name: Framework | None, task: Task) -> dict[str, Any]:
     """The settings framework ``name`` uses for ``task`` (empty for None or a non-training
     task)."""
     if not name:
@@ -140,7 +161,7 @@ def framework_defaults(name: str | None, task: Task) -> dict[str, Any]:
     return get_framework(name).settings(task)
 
 
-def apply_framework(name: str | None, task: Task, given: dict[str, Any]) -> dict[str, Any]:
+def apply_framework(name: Framework | None, task: Task, given: dict[str, Any]) -> dict[str, Any]:
     """``given`` (a caller's settings, None meaning unset) with the unset ones taken from the
     framework's defaults; ``adapter_bytes`` and ``qlora_quant`` are returned too, as the
     profile states them (the memory model reads the first, the QLoRA base format the second)."""
@@ -162,7 +183,7 @@ def apply_framework(name: str | None, task: Task, given: dict[str, Any]) -> dict
     return out
 
 
-def describe(name: str, task: Task) -> list[Message]:
+def describe(name: Framework, task: Task) -> list[Message]:
     """What a framework sets for this task, for the estimate's assumptions: the settings in
     one line (joined by '; '), where they come from in another."""
     p = get_framework(name)

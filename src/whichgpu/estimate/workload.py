@@ -20,6 +20,7 @@ from whichgpu.engines import (
     picked_engine,
 )
 from whichgpu.errors import InputError
+from whichgpu.estimate.frameworks import Framework
 from whichgpu.estimate.host import Host, default_host
 from whichgpu.estimate.speculative import Speculation, check_engine
 from whichgpu.messages import Field, Join, Message, msg
@@ -105,7 +106,7 @@ class Workload:
     quant_scope: str = "denoiser"  # diffusion: --quant on the denoiser, or "all" large parts
     optimizer_in_backward: bool = False  # step each parameter in backward; no full gradients
     fp8_training: bool = False  # FP8 matmuls on bf16 weights (Transformer Engine, torchao)
-    framework: str | None = None  # training framework (estimate/frameworks.py)
+    framework: Framework | None = None  # training framework (estimate/frameworks.py)
     activation_offloading: bool | None = None  # kept activations in CPU RAM (Unsloth, torchtune)
     selective_checkpointing: bool | None = None  # torchtitan's op-level selective AC
     loss: str | None = None  # full, chunked or fused (LOSSES); fused_loss=True means fused
@@ -544,7 +545,7 @@ def validate(w: Workload) -> None:
     if w.framework is not None:
         from whichgpu.estimate.frameworks import framework_id
 
-        framework_id(w.framework)  # raises with the closest names if unknown
+        framework_id(str(w.framework))  # raises with the closest names if unknown
         if not w.is_training:
             raise InputError(msg("workload.framework_training", "{field} is for training tasks "
                                  "(lora, qlora, full-ft, pretrain, image-lora)",

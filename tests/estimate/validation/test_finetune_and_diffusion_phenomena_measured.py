@@ -223,13 +223,11 @@ def test_a_setting_given_beats_the_framework_default():
 
 
 def test_every_framework_profile_is_sourced_and_known_to_the_speed_model():
-    from typing import get_args
-
     from whichgpu.estimate.constants import speed_value
-    from whichgpu.estimate.frameworks import FrameworkName, profiles
+    from whichgpu.estimate.frameworks import Framework, profiles
 
     table = profiles()
-    assert set(table) == set(get_args(FrameworkName))
+    assert set(table) == set(Framework)
     assert set(table) <= set(speed_value("training_framework_factor"))
     for p in table.values():
         assert p.sources

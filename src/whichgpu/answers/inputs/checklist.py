@@ -24,9 +24,9 @@ def parse_answers(workload: str, model: str, budget: str | HourlyBudget | None,
                   hours: str | float, horizon: str | float,
                   currency: str = "USD") -> ChecklistAnswers:
     """Answers as people type them ('fine-tuning', '7B', '1USD' or 'none', '120', '24'); a
-    request's budget is read as it validated (answers/inputs/values.py HourlyBudget), the
-    command line's prompted answers here."""
-    from whichgpu.answers.inputs.values import HourlyBudget
+    request's budget, hours and months are read as it validated (answers/inputs/values.py
+    HourlyBudget, MonthlyHours, HorizonMonths), the command line's prompted answers here."""
+    from whichgpu.answers.inputs.values import HorizonMonths, HourlyBudget, MonthlyHours
     from whichgpu.units import parse_money
 
     key = str(workload).strip().lower()
@@ -38,10 +38,7 @@ def parse_answers(workload: str, model: str, budget: str | HourlyBudget | None,
         money = budget.money(currency)
     elif budget and str(budget).strip().lower() not in ("", *HourlyBudget.NONE):
         money = parse_money(budget, default_currency=currency)
-    try:
-        h = float(str(hours).strip().lower().replace("h", ""))
-        months = float(str(horizon).strip().lower().replace("months", "").replace("m", ""))
-    except ValueError:
-        raise InputError(msg("checklist.numbers", "hours per month and horizon must be numbers "
-                             "(e.g. 120 and 24)")) from None
+    # the prompted text is bounded with the other answers (ChecklistAnswers), as before
+    h = MonthlyHours.number(hours) if isinstance(hours, str) else float(hours)
+    months = HorizonMonths.number(horizon) if isinstance(horizon, str) else float(horizon)
     return ChecklistAnswers(WORKLOADS[key], str(model).strip(), money, h, months)

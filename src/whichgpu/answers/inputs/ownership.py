@@ -37,7 +37,7 @@ MAX_RUN_S = 10 * 365 * 86400.0  # ten years
 MAX_WORK = 1e18  # units of work in one run (tokens, images ...)
 
 
-_UTILISATION = msg("what.utilisation", "utilisation")
+UTILISATION = msg("what.utilisation", "utilisation")
 
 
 def parse_fraction(text: str | None, what: str) -> float | None:
@@ -144,7 +144,7 @@ def tco(gpu_id: str | None, *, purchase_price: str | OptionMoney | None = None,
         resale_value: str | OptionMoney | None = None,
         years: float | None = None, host_share: str | OptionMoney | None = None,
         tdp: float | None = None, load_factor: float | None = None,
-        utilization: str | None = None, hours_per_month: float | None = None,
+        utilization: str | float | None = None, hours_per_month: float | None = None,
         kwh_price: str | OptionMoney | None = None, pue: float | None = None,
         cooling_per_hour: str | OptionMoney | None = None,
         maintenance_per_year: str | OptionMoney | None = None,
@@ -170,8 +170,10 @@ def tco(gpu_id: str | None, *, purchase_price: str | OptionMoney | None = None,
     if hours_per_month is not None and not (0 < hours_per_month <= 730):
         raise InputError(msg("tco.hours", "{field} must be more than 0 and at most 730 (24/7), "
                              "got {v:g}", field=Field("hours_per_month"), v=hours_per_month))
+    # a Python caller's text is read here, a request's as it validated (values.py Utilisation)
     util = (hours_per_month / 730 if hours_per_month is not None
-            else parse_fraction(utilization, _UTILISATION))
+            else parse_fraction(utilization, UTILISATION) if isinstance(utilization, str)
+            else None if utilization is None else float(utilization))
     rates: RateTable = rates_from(rate or [])
     from whichgpu.catalog.user_gpu import resolve_gpu_arg
 

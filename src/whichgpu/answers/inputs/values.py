@@ -736,3 +736,70 @@ class HourlyBudget(_Read):
             return cls(None, None, text)
         amount = MoneyAmount.read(text, name)  # the reader's sentence, the 10^12 bound
         return cls(amount.amount, amount.currency, text)
+
+
+# ------------------------------------------------------------------ issue 35: the checklist's
+# hours and months, tco's utilisation (read as they validate, the same sentences)
+
+def _checklist_number(text: str) -> float:
+    """A number of the checklist's questions 4 and 5, its unit word already taken off."""
+    try:
+        return float(text)
+    except ValueError:
+        from whichgpu.errors import InputError
+        from whichgpu.messages import msg
+
+        raise InputError(msg("checklist.numbers", "hours per month and horizon must be numbers "
+                             "(e.g. 120 and 24)")) from None
+
+
+class MonthlyHours(_Number):
+    """The checklist's hours of use a month (``120``, ``120h``), within the checklist's bound
+    (advise/checklist.py check_hours: more than 0, at most 730)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    @staticmethod
+    def number(text: str) -> float:
+        """The number written, not yet bounded (the checklist's prompted answers)."""
+        return _checklist_number(text.strip().lower().replace("h", ""))
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.advise.checklist import check_hours
+
+        return cls(check_hours(cls.number(text)), text)
+
+
+class HorizonMonths(_Number):
+    """The checklist's horizon in months (``24``, ``24m``, ``24 months``), within the
+    checklist's bound (advise/checklist.py check_horizon: more than 0, at most 120)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    @staticmethod
+    def number(text: str) -> float:
+        """The number written, not yet bounded (the checklist's prompted answers)."""
+        return _checklist_number(text.strip().lower().replace("months", "").replace("m", ""))
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.advise.checklist import check_horizon
+
+        return cls(check_horizon(cls.number(text)), text)
+
+
+class Utilisation(_Number):
+    """A share of the time a GPU works: ``0.6`` or ``60%`` (``60,5%``: a decimal comma);
+    a fraction above 1 is refused as it is read, the bound (more than 0) is ownership's
+    (cost/ownership.py)."""
+
+    SCHEMA = _NUMBER_OR_TEXT
+
+    @classmethod
+    def read(cls, text: str, name: str) -> Self:
+        from whichgpu.answers.inputs.ownership import UTILISATION, parse_fraction
+
+        value = parse_fraction(text, UTILISATION)
+        assert value is not None  # the text is not None
+        return cls(value, text)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from whichgpu.errors import InputError
+from whichgpu.estimate.frameworks import Framework
 from whichgpu.estimate.workload import Workload, as_task
 from whichgpu.messages import Field, msg
 from whichgpu.models.spec import ModelSpec
@@ -131,14 +132,11 @@ def build_workload(model: str | ModelSpec | None, *, task: Task | str = Task.INF
         notes = (msg("workload.diffusion_task.assumed", "task {task} assumed: {model} is a "
                      "diffusion pipeline", task=str(task), model=spec.name),)
     trainer = _diffusion_trainer(framework, task)  # image-lora: residency, not LLM defaults
-    if trainer:
-        framework = None
-    if framework:
-        framework = parse_framework(framework)
+    profile = parse_framework(framework) if framework and not trainer else None
     host = (parse_host(host_ram, host_memory, host_bandwidth)
             if host_ram or host_memory or host_bandwidth else None)
     return configure_workload(
-        spec, task=task, framework=framework or None, fused_loss=fused_loss, cpu_moe=cpu_moe,
+        spec, task=task, framework=profile, fused_loss=fused_loss, cpu_moe=cpu_moe,
         n_cpu_moe=n_cpu_moe, quant=quant, optimizer=optimizer or None,
         gradient_checkpointing=gradient_checkpointing, master_weights=master_weights,
         activation_offloading=activation_offloading, loss=loss, lora_rank=lora_rank or None,
@@ -251,7 +249,7 @@ class SpeedAnswer:
 
 
 def speed_answer(w: Workload, gpu, count: int = 1, *, profile=None,
-                 framework: str | None = None, compile: bool = False,
+                 framework: Framework | None = None, compile: bool = False,
                  steps: int | None = None, train_tokens: int | str | None = None
                  ) -> SpeedAnswer:
     """The speed of ``w`` on ``count`` x ``gpu`` as the CLI and the web API give it: training

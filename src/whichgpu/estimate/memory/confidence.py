@@ -13,11 +13,15 @@ level 0.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from whichgpu.estimate.constants import memory_value
 from whichgpu.messages import Message, msg
 from whichgpu.vocabulary import Task
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.frameworks import Framework
+    from whichgpu.vocabulary import Engine
 
 
 class MemoryConfidence(NamedTuple):
@@ -40,7 +44,8 @@ def memory_range(group: str) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def memory_confidence(task: Task, engine: str, approximate: bool = False) -> MemoryConfidence:
+def memory_confidence(task: Task, engine: Engine | Framework,
+                      approximate: bool = False) -> MemoryConfidence:
     """The label (high / medium / low) of a memory estimate of ``task`` on ``engine`` (for
     training, its framework) and why."""
     from whichgpu.estimate.speed.result import label_for

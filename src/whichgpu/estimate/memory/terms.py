@@ -9,6 +9,7 @@ from whichgpu.units import GB, GiB
 from whichgpu.vocabulary import Engine, Task
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.frameworks import Framework
     from whichgpu.estimate.host import Host
 
 # Canonical term names, in display order. A breakdown only lists the terms that apply.
@@ -52,13 +53,14 @@ class MemoryEstimate:
     # experts, their KV cache), for the whole machine, and the host it was checked against
     host_terms: tuple[MemoryTerm, ...] = ()
     host: Host | None = None
-    framework: str | None = None  # training: whose memory rules (and evidence) apply
+    framework: Framework | None = None  # training: whose memory rules (and evidence) apply
 
     def confidence(self) -> Any:
         """The label and why (memory/confidence.py), by the rule every answer uses."""
+        from whichgpu.estimate.frameworks import Framework
         from whichgpu.estimate.memory.confidence import memory_confidence
 
-        engine = (self.framework or "transformers") if self.task in (
+        engine = (self.framework or Framework.TRANSFORMERS) if self.task in (
             Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN) else self.engine
         return memory_confidence(self.task, engine, self.approximate)
 

@@ -357,10 +357,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         logits = b * s * v * per / tp
         lformula = msg("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
                        "bytes (bf16 + fp32 + grad)", batch=b, seq=s, vocab=v, per=per)
-    if own_loss_bytes and w.loss_kind == "full":
+    if own_loss_bytes and w.loss_kind == "full" and w.framework:  # the framework's own loss
         from whichgpu.estimate.frameworks import get_framework
 
-        sources = get_framework(str(w.framework)).sources
+        sources = get_framework(w.framework).sources
         logits_source = next((x for x in sources if "cross_entropy" in x), sources[0])
     else:
         logits_source = memory_constant(_LOGITS_CONSTANT.get(
@@ -397,10 +397,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                             msg("term.fragmentation.why", "PyTorch caching allocator"),
                             frag.source))
     if w.framework:
-        from whichgpu.estimate.frameworks import describe
+        from whichgpu.estimate.frameworks import Framework, describe
 
         assumptions.extend(describe(w.framework, w.task))
-        if w.framework == "unsloth" and q.linear_bits < 8:
+        if w.framework == Framework.UNSLOTH and q.linear_bits < 8:
             assumptions.append(msg("train.unsloth_4bit", "Unsloth's dynamic 4-bit checkpoints "
                                    "('-unsloth-bnb-4bit') keep some layers in 16-bit: up to "
                                    "about 10 % more weight memory than plain NF4 "

@@ -7,6 +7,7 @@ from typing import Any
 
 from whichgpu.catalog.gpus import GPU
 from whichgpu.errors import InputError
+from whichgpu.estimate.frameworks import Framework
 from whichgpu.estimate.memo import by_identity, by_settings
 from whichgpu.estimate.speed.lengths import inference_lengths
 from whichgpu.estimate.speed.result import (
@@ -35,7 +36,7 @@ class DoesNotFit(InputError):
 
 
 def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None = None,
-                   check_fit: bool = True, framework: str | None = None,
+                   check_fit: bool = True, framework: Framework | None = None,
                    compile: bool = False, saturation: bool = True) -> SpeedEstimate:
     """Rates (low/typical/high) for ``w`` on ``count`` x ``gpu``; raises DoesNotFit if it won't.
 
@@ -376,7 +377,7 @@ def _confidence_note(conf: Confidence) -> str:
 
 # ------------------------------------------------------------------ training
 
-def _training(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEstimate:
+def _training(w: Workload, hw, framework: Framework | None, compile_: bool) -> SpeedEstimate:
     from whichgpu.estimate.speed.training import check_framework, training_step
 
     fw = check_framework(framework)
@@ -475,7 +476,7 @@ def _diffusion(w: Workload, hw, compiled: bool = False) -> SpeedEstimate:
         calibration=hw.calibration)
 
 
-def _image_lora(w: Workload, hw, framework: str | None, compile_: bool) -> SpeedEstimate:
+def _image_lora(w: Workload, hw, framework: Framework | None, compile_: bool) -> SpeedEstimate:
     """LoRA training of a denoiser: forward + input-gradient backward (+ recompute) of the
     denoiser's pass FLOPs per sample, at the LoRA training MFU of this GPU and framework."""
     from whichgpu.estimate.constants import speed_value

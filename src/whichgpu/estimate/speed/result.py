@@ -6,13 +6,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast, overload
 
 from whichgpu.estimate.constants import speed_constant, speed_value
 from whichgpu.estimate.memo import Table
 from whichgpu.messages import Message
 from whichgpu.units import Range
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Engine, Task
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.frameworks import Framework
 
 BOUNDS = ("memory-bandwidth", "compute", "interconnect", "fixed-overhead", "host-memory",
           "pcie")
@@ -134,7 +137,7 @@ def speed_family(model) -> str:
     return family + ("-mla" if model.mla is not None else "")
 
 
-def evidence(category: str, family: str, engine: str) -> tuple[int, str]:
+def evidence(category: str, family: str, engine: Engine | Framework) -> tuple[int, str]:
     """How much calibration evidence backs (family, engine) in a category: 2, 1 or 0 and why."""
     rows = speed_value("calibration_evidence").get(category, {})
     n = int(rows.get(f"{family}/{engine}", 0))
@@ -181,7 +184,7 @@ def label_for(width: float, evidence_level: int) -> str:
 _CONFIDENCE = Table(2048)  # by the settings it reads (model, format, GPU by identity)
 
 
-def confidence_for(category: str, w, hw, engine: str) -> Confidence:
+def confidence_for(category: str, w, hw, engine: Engine | Framework) -> Confidence:
     """(label, why, band level, range group): :func:`_confidence_for`, remembered by what it
     reads (a recommendation asks it per GPU x count x category; a card the user described,
     compared with its nearest measured relative, is not remembered)."""
@@ -199,7 +202,7 @@ def confidence_for(category: str, w, hw, engine: str) -> Confidence:
     return value
 
 
-def _confidence_for(category: str, w, hw, engine: str) -> Confidence:
+def _confidence_for(category: str, w, hw, engine: Engine | Framework) -> Confidence:
     """(label, why, band level, range group).
 
     The band level is the evidence for (family, engine) in the category, lowered for a generic
@@ -284,7 +287,7 @@ def _nearest(bandwidth: float, tflops: float, platform: str):
     return best
 
 
-def _relative_confidence(category: str, w, hw, engine: str) -> Confidence | None:
+def _relative_confidence(category: str, w, hw, engine: Engine | Framework) -> Confidence | None:
     from dataclasses import replace
 
     from whichgpu.estimate.speed.hardware import hardware
@@ -366,7 +369,7 @@ class SpeedEstimate:
     gpu: str
     count: int
     task: Task
-    engine: str  # the Engine, or for training the framework that runs it (unsloth, megatron)
+    engine: Engine | Framework  # for training, the framework that runs it (unsloth, megatron)
     precision: str  # compute precision key used
     bound: str
     confidence: str

@@ -17,14 +17,15 @@ from __future__ import annotations
 import math
 
 from whichgpu.estimate.constants import per_key, speed_value
+from whichgpu.estimate.frameworks import Framework
 from whichgpu.estimate.speed.hardware import Hardware, arch_key, compute_precision
 from whichgpu.estimate.speed.result import Component, dominant
 from whichgpu.estimate.workload import Workload
 from whichgpu.vocabulary import Engine, Task
 
-FRAMEWORKS = ("pytorch", "torchtitan", "llm-foundry", "torchtune", "megatron", "transformers",
-              "axolotl", "unsloth")
-DEFAULT_FRAMEWORK = "pytorch"
+FRAMEWORKS = (Framework.PYTORCH, Framework.TORCHTITAN, Framework.LLM_FOUNDRY, Framework.TORCHTUNE,
+              Framework.MEGATRON, Framework.TRANSFORMERS, Framework.AXOLOTL, Framework.UNSLOTH)
+DEFAULT_FRAMEWORK = Framework.PYTORCH
 
 
 def size_factor(hidden: int) -> float:
@@ -35,9 +36,9 @@ def size_factor(hidden: int) -> float:
     return max(c["floor"], min(1.0, (hidden / c["reference_hidden"]) ** c["exponent"]))
 
 
-def check_framework(framework: str | None) -> str:
-    """The framework's profile name (aliases such as peft resolve); unknown names are input
-    errors with the closest names."""
+def check_framework(framework: Framework | str | None) -> Framework:
+    """The framework's profile (a validation row's name or an alias such as peft resolves);
+    unknown names are input errors with the closest names."""
     from whichgpu.errors import InputError
     from whichgpu.estimate.frameworks import framework_id
 
@@ -50,19 +51,19 @@ def check_framework(framework: str | None) -> str:
     return name
 
 
-def framework_factor(framework: str | None, compile_: bool = False) -> tuple[float, str]:
+def framework_factor(framework: Framework | None, compile_: bool = False) -> tuple[float, str]:
     """MFU multiplier of a training framework (and torch.compile), with what it assumes."""
     name = check_framework(framework)
     f = float(speed_value("training_framework_factor")[name])
     why = f"framework {name} x{f:g}"
-    if compile_ and name != "unsloth":
+    if compile_ and name != Framework.UNSLOTH:
         c = float(speed_value("torch_compile_factor"))
         f *= c
         why += f", torch.compile x{c:g}"
     return f, why
 
 
-def base_mfu(task: Task, hw: Hardware, hidden: int, framework: str | None = None,
+def base_mfu(task: Task, hw: Hardware, hidden: int, framework: Framework | None = None,
              compile_: bool = False, denoiser: str | None = None) -> tuple[float, str]:
     """MFU before communication for a training task on this GPU (full-ft reference x factors).
     A denoiser's LoRA starts from that denoiser kind's fitted eager efficiency instead: its
@@ -95,7 +96,7 @@ def base_mfu(task: Task, hw: Hardware, hidden: int, framework: str | None = None
     return mfu, " ".join(parts)
 
 
-def training_step(w: Workload, hw: Hardware, framework: str | None = None,
+def training_step(w: Workload, hw: Hardware, framework: Framework | None = None,
                   compile_: bool = False) -> dict:
     m = w.model
     q = w.quant_format

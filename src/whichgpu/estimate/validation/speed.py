@@ -115,7 +115,11 @@ def estimate_of(row: dict[str, str]):
                     MAX_LOAD_BATCH_CAP)
         w = w.with_(batch=max(batch, 1))
         note = f"max load: batch {w.batch} (what the KV cache holds)"
-    est = estimate_speed(w, gpu, count, check_fit=False, framework=framework,
+    from whichgpu.estimate.frameworks import framework_id
+
+    # the row's name read as a profile (a diffusion trainer's row keeps its own residency)
+    fw = framework_id(framework) if framework and not w.diffusion_trainer else None
+    est = estimate_speed(w, gpu, count, check_fit=False, framework=fw,
                          compile=compiled, profile=row_hardware(row), saturation=False)
     return w, gpu, est, note
 
