@@ -154,7 +154,7 @@ def compare(serving_model: Any, replica_price: Money, utilisation: float, cached
             float("inf")
         month = Money(bill.amount * per_day * DAYS_PER_MONTH, cur) if per_day else None
         rows.append(ApiRow(p, bill, u_star, month))
-    notes = (
+    notes: tuple[Message, ...] = (
         msg("vs_api.paid_always", "the replica is paid for every hour (rented 24/7 or "
             "owned): at {u:.0%} of its {r:.3g} requests/s a request costs {c}", u=u, r=r_max,
             c=per_request),
