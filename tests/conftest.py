@@ -332,6 +332,9 @@ SLOW: dict[str, str] = {
     "estimate/speed/test_serving_loso_memo.py": "serving leave-one-source-out refits",
     "estimate/speed/test_refit_typical_only.py::test_typical_values_are_exactly_the_full_"
     "estimates": _CPU,
+    # vsapi7: a daily volume kept up against the APIs (full recommendations, the page)
+    "answers/test_daily_volume_vs_api.py": _FULL,
+    "web/test_web_vs_api_daily.py": _CPU,
 }
 
 

@@ -530,8 +530,10 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                 "exclusion.no_share_machine", "no {count}-GPU machine of {gpu} to run a share "
                 "on", count=count, gpu=gpu.id), has_offer=True)
         return _machine_exclusion(gpu, count, replicas, need, pool, wl)
-    # each machine runs for the wall time (a daily volume: its share of the day)
-    wall = seconds.scale(1 / replicas) if kind == WorkKind.DAILY and seconds is not None \
+    # each machine runs for the wall time; a daily volume is served as it comes, so each
+    # replica's machine is kept up (billed) the whole day, busy or not (``seconds`` stays the
+    # busy time)
+    wall = Range(_DAY_S, _DAY_S, _DAY_S) if kind == WorkKind.DAILY and seconds is not None \
         else seconds
     priced = []
     machines_of = {}
@@ -580,7 +582,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
         assert wall is not None
         cost = _cost_range(offer, wall, setup, machines_of[id(offer)], currency, rates)
     if kind == WorkKind.DAILY and seconds is not None:
-        seconds = seconds.scale(1 / replicas)  # wall time per day
+        seconds = seconds.scale(1 / replicas)  # busy time per day of each replica
+        notes.append(_daily_busy(seconds, price))
     if job.deadline_s is not None and seconds is not None:
         if seconds.typical > job.deadline_s:
             late = seconds.typical - job.deadline_s
@@ -672,12 +675,29 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                         "spot restart's times, {source})",
                         n=machines_of[id(offer)].machines - 1,
                         time=Duration(setup.typical), source=SETUP_SOURCE))
+    if kind == WorkKind.DAILY and seconds is not None:
+        said.append(msg("assume.daily_kept_up", "a daily volume is served as it comes: the "
+                        "machine is kept up and billed 24 h a day, busy or not (the cost is "
+                        "one day of it)"))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
                   assumptions=tuple(offer_assumptions(offer, machines_of[id(offer)], gpu))
                   + tuple(said) + (tuple(risk.assumptions) if risk is not None else ()),
                   unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl,
                   machines=machines_of[id(offer)])
+
+
+#: A daily volume's machines are billed for a whole day (seconds)
+_DAY_S = 86400.0
+
+
+def _daily_busy(busy: Range, price: Money) -> Message:
+    """The secondary, busy-only figure of a daily volume: the share of the kept-up day its
+    replicas work, and what that time alone would cost at the hourly price."""
+    return msg("option.daily_busy", "busy about {time} of each day ({share:.1%}); billed "
+               "only while busy it would cost about {cost} a day (not how a rental bills)",
+               time=Duration(busy.typical), share=busy.typical / _DAY_S,
+               cost=Money(price.amount * busy.typical / 3600.0, price.currency))
 
 
 def _one_sequence_bytes(wl: Workload) -> int:

@@ -238,8 +238,10 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
     rows = api_prices.for_model(prices, api_prices.model_keys(w.model, q.model))
     from dataclasses import replace
 
+    daily = rec.job.tokens_per_day  # a daily volume: replicas kept up, monthly totals
     return replace(compare(sm, replica_price, utilisation, cached, rows,
-                           lambda m, cur: convert(m, cur, rates)), prices_from=tab.to_json())
+                           lambda m, cur: convert(m, cur, rates), daily,
+                           max(best.replicas, 1)), prices_from=tab.to_json())
 
 
 def _link_effect(rec: Recommendation) -> Message | None:

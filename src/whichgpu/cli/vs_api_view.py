@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from whichgpu.cli.common import console
+from whichgpu.cost.vs_api import HOURS_PER_MONTH
 from whichgpu.units import format_money
 
 
@@ -12,6 +13,18 @@ def print_vs_api(v: Any) -> None:
     from rich.table import Table
 
     m = v.self_per_million
+    mo = v.monthly
+    if mo is not None:  # a daily volume: the two monthly totals first, then the verdict
+        console.print(
+            f"A month ({HOURS_PER_MONTH:g} h): self-hosted {format_money(mo.self_per_month)} "
+            f"({mo.replicas} x {v.gpus_per_replica} x {v.gpu} kept up, used at "
+            f"{v.utilisation:.2%} of its maximum throughput: {mo.requests_per_day:,.0f} "
+            "requests a day)"
+            + (f"; cheapest API {format_money(mo.cheapest.per_month)} "
+               f"({mo.cheapest.price.provider})"
+               if mo.cheapest is not None and mo.cheapest.per_month is not None else ""))
+        if mo.said is not None:
+            console.print(f"[bold]{mo.said}[/bold]")
     console.print(
         f"Self-hosted on {v.gpus_per_replica} x {v.gpu} ({format_money(v.replica_price_per_hour)}"
         f"/h per replica) at {v.utilisation:.0%} of its {v.max_requests_per_s:.3g} requests/s: "
@@ -24,15 +37,18 @@ def print_vs_api(v: Any) -> None:
     else:
         t = Table(title="Per-token APIs for the same model (USD per 1M tokens)",
                   title_justify="left", pad_edge=False)
-        for col in ("Provider", "Input", "Cached", "Output", "Per request", "Break-even",
-                    "Date"):
+        cols = ("Provider", "Input", "Cached", "Output", "Per request") \
+            + (("A month",) if mo is not None else ()) + ("Break-even", "Date")
+        for col in cols:
             t.add_column(col, justify="left" if col in ("Provider", "Date") else "right")
         for r in v.rows:
             p = r.price
             be = r.break_even_utilisation
+            month = (format_money(r.per_month),) if mo is not None and r.per_month else \
+                ("",) if mo is not None else ()
             t.add_row(p.provider, f"{p.input_per_mtok:g}",
                       "" if p.cached_input_per_mtok is None else f"{p.cached_input_per_mtok:g}",
-                      f"{p.output_per_mtok:g}", format_money(r.per_request),
+                      f"{p.output_per_mtok:g}", format_money(r.per_request), *month,
                       f"{be:.0%}" if be <= 1 else "never", p.date)
         console.print(t)
     for a in v.assumptions:
