@@ -31,10 +31,24 @@ def hardware_class(gpu) -> str:
     return "HBM" if str(gpu.memory_type.value).upper().startswith("HBM") else "GDDR"
 
 
+# Fewer bits per weight than this: the sub-2-bit codebook quants (GGUF IQ1_S, IQ1_M, TQ1_0,
+# Unsloth's dynamic 1.58/1.73-bit MoE quants) have a precision class of their own. IQ1_S and
+# IQ1_M decode 8 weights from one entry of a 2048-entry codebook (11 bits per 8 weights,
+# llama.cpp pull request 6302, 2024-03-25), not by the shift and scale of the 2- to 6-bit
+# k-quants, so their decode does not follow the 4-bit rows' error: the calibration rows of
+# UD-IQ1_S DeepSeek-R1 (validation/speed.csv dec-uns1591-2xh100-dsr1-udiq1s-tg128 and
+# dec-ll11474-3090-dsr1-udiq1s-ngl8) ran at 0.72x and 0.32x of the estimate, outside the 4-bit
+# llama.cpp range (about 0.6-1.2x).
+SUB2BIT = 2.0
+
+
 def precision_class(quant) -> str:
     """The precision class the range groups use, by the linear layers' bits: ``16bit``,
-    ``8bit`` or ``4bit`` (4 bits or fewer, and the mixed quantisations in between)."""
+    ``8bit``, ``4bit`` (2 to 8 bits: 4-bit and the mixed quantisations around it) or
+    ``1bit`` (fewer than :data:`SUB2BIT` bits: the codebook quants)."""
     bits = float(getattr(quant, "linear_bits", 16) or 16)
+    if bits < SUB2BIT:
+        return "1bit"
     return "16bit" if bits >= 16 else "8bit" if bits >= 8 else "4bit"
 
 
@@ -137,6 +151,12 @@ def speed_family(model) -> str:
     return family + ("-mla" if model.mla is not None else "")
 
 
+def is_hybrid(model) -> bool:
+    """Whether an LLM mixes linear-attention or SSM layers (Gated DeltaNet, Mamba-2: Qwen3.5,
+    Qwen3-Next, Nemotron-H) into its attention layers."""
+    return any(layer.attention == "linear" for layer in getattr(model, "layers", ()) or ())
+
+
 def evidence(category: str, family: str, engine: Engine | Framework) -> tuple[int, str]:
     """How much calibration evidence backs (family, engine) in a category: 2, 1 or 0 and why."""
     rows = speed_value("calibration_evidence").get(category, {})
@@ -152,12 +172,20 @@ def evidence(category: str, family: str, engine: Engine | Framework) -> tuple[in
 
 # The confidence label, one definition for every command, page and API answer: the width of
 # the stated 80 % range (high / low) and the evidence behind it. High: a range at most
-# HIGH_WIDTH wide resting on calibration rows of the same model family and engine; medium: at
-# most MEDIUM_WIDTH wide with some evidence of the family; low otherwise. The widths are the
-# issue's targets (issue 30: 2x for decode and memory, 3x for the other categories).
+# HIGH_WIDTH wide resting on calibration rows of the same model family and engine, and on at
+# least HIGH_MIN_ROWS calibration rows of the answer's own range group (band_key: category,
+# engine, hardware class, precision class); medium: at most MEDIUM_WIDTH wide with some
+# evidence of the family; low otherwise. The widths are the issue's targets (issue 30: 2x for
+# decode and memory, 3x for the other categories).
 HIGH_WIDTH = 2.0
 MEDIUM_WIDTH = 3.0
-THIN_EVIDENCE_ROWS = 10  # fewer calibration rows behind a range group: the answer says so
+# With fewer rows than this in its own group, an answer's range is not that group's own
+# empirical 10th-90th percentiles (scripts/calibrate.py switches to them at EMPIRICAL_ROWS = 10)
+# but a Student t interval from a handful of rows or a parent group's interval measured on
+# other cards, precisions or engines: its narrowness does not show this answer's error, so the
+# label is at most medium (thin evidence) and says why. The same holds for a hybrid
+# linear-attention model, whose family's calibration rows are plain-attention models.
+HIGH_MIN_ROWS = 10
 WIDEST_WITHOUT_REASON = 5.0  # a range wider than this says why (issue 30)
 
 
@@ -233,11 +261,9 @@ def _confidence_for(category: str, w, hw, engine: Engine | Framework) -> Confide
                 "measurement(s), too few for an interval of its own")
     else:
         why += f"; range: the 80 % interval of {group} from {n} held-out measurement(s)"
-    if n < THIN_EVIDENCE_ROWS or group.count("/") < 1:
-        cls = key.split("/")[2]
-        mine = int(speed_value("band_evidence").get("/".join(key.split("/")[:3]), 0))
-        why += (f"; thin evidence: {mine} published measurement(s) of {engine} {category} on "
-                f"{cls} cards; a measured run on the card (whichgpu bench) would narrow it")
+    cap, thin = evidence_cap(key, w.model)
+    if thin:
+        why += f"; {thin}; a measured run on the card (whichgpu bench) would narrow it"
     if hi / lo > WIDEST_WITHOUT_REASON:
         base_lo, base_hi = band_ratios(key, LEVELS[2])
         if level < 2:
@@ -248,11 +274,38 @@ def _confidence_for(category: str, w, hw, engine: Engine | Framework) -> Confide
             why += (f"; the range is {hi / lo:.1f}x wide because the held-out measurements of "
                     f"{group} scatter that much around the estimate")
     label = label_for(hi / lo, level)
+    if LEVELS.index(label) > cap:
+        label = LEVELS[cap]
+        why += f"; so {label}, not high, though the range is only {hi / lo:.1f}x wide"
     if relative is not None:
         label = LEVELS[min(LEVELS.index(label), LEVELS.index(relative.label))]
         why += (f"; a card you described: at most the confidence of its nearest measured "
                 f"catalog card, {relative_gpu(hw.gpu).id} ({relative.label})")
     return Confidence(label, why, LEVELS[level], key)
+
+
+_PRECISION_WORDS = {"1bit": "under 2 bits per weight", "4bit": "2 to 8 bits per weight",
+                    "8bit": "8 bits per weight", "16bit": "16 bits per weight"}
+
+
+def own_rows(key: str) -> int:
+    """The calibration rows in the range group ``key`` itself (not its parents)."""
+    return int(speed_value("band_evidence").get(key, 0))
+
+
+def evidence_cap(key: str, model) -> tuple[int, str]:
+    """(the highest label index the evidence allows, why it is lower than high; "" if not)
+    for an answer in range group ``key`` about ``model`` (see HIGH_MIN_ROWS)."""
+    category, engine, cls, precision = key.split("/")
+    n = own_rows(key)
+    if n < HIGH_MIN_ROWS:
+        return 1, (f"thin evidence: {n} published measurement(s) of {engine} {category} on "
+                   f"{cls} cards at {_PRECISION_WORDS.get(precision, precision)} "
+                   f"({HIGH_MIN_ROWS} needed for high)")
+    if is_hybrid(model):
+        return 1, ("a hybrid linear-attention model: its calibration rows are of plain-"
+                   "attention models, whose kernels differ")
+    return 2, ""
 
 
 def relative_gpu(gpu):
