@@ -177,6 +177,7 @@ class SpeedResult:
     notes: tuple[str, ...] = ()
     rl: Any = None  # --task grpo|ppo: the RL plan with its time per step (answers/rl.py)
     energy: Any = None  # estimate/energy.Energy: joules per token or image, board power
+    alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -190,6 +191,8 @@ class SpeedResult:
         # Explicit: a job that cannot run on the card has no speed, and says so here.
         data.setdefault("status", "ok" if self.answer.estimate is not None else "does_not_fit")
         data.setdefault("notes", [str(n) for n in self.notes])
+        if self.alternative is not None:
+            data["offload_alternative"] = self.alternative.to_json()
         return data
 
 
@@ -237,6 +240,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             w, res.gpu, q.count, float(q.requests_per_s),
             q.lengths.asked if q.lengths is not None else None, q.prefix_cache_hit,
             profile=profile), notes=notes)
+    alternative = None  # llama.cpp's offload, when the engine chosen cannot fit the cards
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=w.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)
@@ -248,8 +252,15 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
                                  framework=planned.framework, compile=q.compile)
             if other.estimate is not None:
                 w, answer, notes = planned, other, (*notes, said)
+        else:  # no engine named, and the chosen one cannot offload: say llama.cpp's
+            from whichgpu.answers.offload_hint import offload_alternative
+
+            alternative = offload_alternative(q, ctx, w, res.gpu, q.count, profile=profile)
+            if alternative is not None:
+                notes = (*notes, alternative.describe())
     answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)
-    return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy)
+    return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy,
+                       alternative=alternative)
 
 
 def with_energy(answer: SpeedAnswer, gpu: GPU, count: int, power_cap: float | None
