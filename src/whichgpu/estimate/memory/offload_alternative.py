@@ -89,8 +89,9 @@ def alternative_for(spill: Job, w: Job, gpu: GPU, count: int, profile: Any
         est = estimate_speed(plan.workload, gpu, count, profile=profile, saturation=False)
     except InputError:  # DoesNotFit is one: the layout leaves no room after all
         return None
-    rates = {k: est.rates[k] for k in ("decode_tokens_per_s_per_sequence",
-                                        "prefill_tokens_per_s") if k in est.rates}
+    rates: dict[str, Any] = {k: est.rates[k] for k in ("decode_tokens_per_s_per_sequence",
+                                                       "prefill_tokens_per_s")
+                             if k in est.rates}
     if "decode_tokens_per_s_per_sequence" not in rates:
         return None
     return OffloadAlternative(Engine.LLAMACPP, w.engine_name, plan, rates)
