@@ -82,3 +82,13 @@ def test_recommend_names_it_when_nothing_runs_the_job(cli):
     out = cli("recommend", "gpt-oss-120b", "--only", "rtx-3090", "--max-gpus", "2", "--json")
     said = json.dumps(json.loads(out.out)["explanation"])
     assert "llama.cpp" in said and "--n-cpu-moe" in said and "tokens/s" in said
+
+
+def test_the_alternative_says_the_host_it_assumed_and_follows_the_one_given(asked):
+    alt = asked["offload_alternative"]
+    assert alt["host"]["memory"] in alt["description"]  # the default host, said
+    slower = speed(Speed(**ASK, host_memory="ddr4-3200x2")).to_json()["offload_alternative"]
+    assert slower["host"]["memory"] == "ddr4-3200x2" and "ddr4-3200x2" in slower["description"]
+    # experts in host RAM are read at the host's bandwidth: slower RAM, slower decode
+    assert (slower["decode_tokens_per_s_per_sequence"]["typical"]
+            < alt["decode_tokens_per_s_per_sequence"]["typical"])

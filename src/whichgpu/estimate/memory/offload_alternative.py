@@ -16,6 +16,7 @@ from whichgpu.engines import label
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload as Job
 from whichgpu.messages import Field, Message, msg
+from whichgpu.units import GB
 from whichgpu.vocabulary import Engine, Task
 
 
@@ -34,6 +35,7 @@ class OffloadAlternative:
 
     def describe(self) -> Message:
         decode = self.rates["decode_tokens_per_s_per_sequence"]
+        host = self.plan.workload.host_spec  # as given, else the stated default (host.py)
         then = (msg("offload.alternative.ask", "give the host RAM ({ram}) to have it answered",
                     ram=Field("host_ram")) if self.plan.host_ok else
                 msg("offload.alternative.short", "the host RAM given is too small for it"))
@@ -41,13 +43,16 @@ class OffloadAlternative:
                    "every weight on the GPU, so the job does not fit as asked; llama.cpp "
                    "({flag}) would run it with part of the model in host RAM: {plan}; "
                    "decode about {typical:,.0f} ({low:,.0f}-"
-                   "{high:,.0f}) tokens/s per sequence; {then}", engine=label(self.instead_of),
+                   "{high:,.0f}) tokens/s per sequence with {memory} system RAM ({bw:,.0f} GB/s "
+                   "peak); {then}", engine=label(self.instead_of),
                    flag=Field("engine", str(self.engine)), plan=self.plan.describe(),
-                   typical=decode.typical, low=decode.low, high=decode.high, then=then)
+                   typical=decode.typical, low=decode.low, high=decode.high,
+                   memory=host.memory, bw=host.bandwidth_bytes_per_s / GB, then=then)
 
     def to_json(self) -> dict[str, Any]:
         return {"engine": str(self.engine), "instead_of": self.instead_of,
                 "settings": self.settings(), "plan": self.plan.to_json(),
+                "host": self.plan.workload.host_spec.to_json(),
                 **{k: r.to_json() for k, r in self.rates.items()},
                 "description": str(self.describe())}
 
