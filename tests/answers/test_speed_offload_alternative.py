@@ -92,3 +92,14 @@ def test_the_alternative_says_the_host_it_assumed_and_follows_the_one_given(aske
     # experts in host RAM are read at the host's bandwidth: slower RAM, slower decode
     assert (slower["decode_tokens_per_s_per_sequence"]["typical"]
             < alt["decode_tokens_per_s_per_sequence"]["typical"])
+
+
+def test_the_memory_answer_names_the_same_alternative(asked):
+    from whichgpu.answers.estimates import memory
+    from whichgpu.answers.requests import Memory
+
+    data = memory(Memory(model="gpt-oss-120b", gpu="rtx-3090", gpus=2)).to_json()
+    assert data["target"]["fits"] is False
+    assert data["offload_alternative"] == asked["offload_alternative"]
+    fits = memory(Memory(model="gpt-oss-120b", gpu="h100-sxm")).to_json()
+    assert fits["target"]["fits"] is True and "offload_alternative" not in fits

@@ -47,6 +47,7 @@ class MemoryAnswer:
     notes: tuple[str, ...] = ()
     multi_lora: dict[str, Any] | None = None  # --lora-adapters: the slots, and how many fit
     rl: Any = None  # --task grpo|ppo: the RL plan (answers/rl.py)
+    alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -54,6 +55,8 @@ class MemoryAnswer:
         data = self.report.to_json()
         if self.multi_lora is not None:
             data["multi_lora"] = self.multi_lora
+        if self.alternative is not None:
+            data["offload_alternative"] = self.alternative.to_json()
         return data
 
 
@@ -78,6 +81,7 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
         only = only_gpus(q.only)
     w = workload(q, ctx)
     res = card(q.gpu, q.gpu_spec)
+    alternative = None  # llama.cpp's offload, when the engine chosen cannot fit the cards
     report = memory_report(w, res.gpu if res else None)
     notes = [res.note] if res and res.note else []
     if res is not None and report.target is not None and not report.target.fits \
@@ -88,11 +92,17 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
             if other.offload is not None:
                 report = other
                 notes.append(str(llamacpp_considered(w)))
+        if report.offload is None:  # no host RAM given: say llama.cpp's offload and its speed
+            from whichgpu.answers.offload_hint import offload_alternative
+
+            alternative = offload_alternative(q, ctx, w, res.gpu, q.gpus)
+            if alternative is not None:
+                notes.append(alternative.describe())
     if only is not None:
         ids = {g.id for g in only}
         report = replace(report, fits=[f for f in report.fits if f.gpu.id in ids])
     lora = _multi_lora(w, report, res.gpu if res else None) if w.lora_adapters else None
-    return MemoryAnswer(q, report, tuple(notes), multi_lora=lora)
+    return MemoryAnswer(q, report, tuple(notes), multi_lora=lora, alternative=alternative)
 
 
 def _multi_lora(w: Job, report: MemoryReport, gpu: GPU | None) -> dict[str, Any]:
