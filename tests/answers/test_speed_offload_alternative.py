@@ -103,3 +103,10 @@ def test_the_memory_answer_names_the_same_alternative(asked):
     assert data["offload_alternative"] == asked["offload_alternative"]
     fits = memory(Memory(model="gpt-oss-120b", gpu="h100-sxm")).to_json()
     assert fits["target"]["fits"] is True and "offload_alternative" not in fits
+
+
+def test_a_format_llamacpp_has_no_file_of_gets_no_alternative():
+    data = speed(Speed(model="llama-3.1-70b", quant="awq", gpu="rtx-3090")).to_json()
+    assert data["status"] == "does_not_fit" and "offload_alternative" not in data
+    gguf_able = speed(Speed(model="llama-3.1-70b", gpu="rtx-3090")).to_json()  # bf16
+    assert gguf_able["offload_alternative"]["engine"] == "llamacpp"
