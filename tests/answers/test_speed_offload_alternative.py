@@ -108,5 +108,13 @@ def test_the_memory_answer_names_the_same_alternative(asked):
 def test_a_format_llamacpp_has_no_file_of_gets_no_alternative():
     data = speed(Speed(model="llama-3.1-70b", quant="awq", gpu="rtx-3090")).to_json()
     assert data["status"] == "does_not_fit" and "offload_alternative" not in data
-    gguf_able = speed(Speed(model="llama-3.1-70b", gpu="rtx-3090")).to_json()  # bf16
+    gguf_able = speed(Speed(model="llama-3.1-8b", gpu="rtx-3060")).to_json()  # bf16: F16 GGUF
     assert gguf_able["offload_alternative"]["engine"] == "llamacpp"
+
+
+def test_no_alternative_that_the_host_ram_cannot_hold():
+    # llama-3.1-70b bf16 on one rtx-3090 would put ~120 GB in host RAM: more than the stated
+    # default host (64 GB) or the 32 GB given; the speed answer does not follow it either
+    for ram in (None, "32GB"):
+        data = speed(Speed(model="llama-3.1-70b", gpu="rtx-3090", host_ram=ram)).to_json()
+        assert data["status"] == "does_not_fit" and "offload_alternative" not in data

@@ -36,14 +36,13 @@ class OffloadAlternative:
     def describe(self) -> Message:
         decode = self.rates["decode_tokens_per_s_per_sequence"]
         host = self.plan.workload.host_spec  # as given, else the stated default (host.py)
-        then = (msg("offload.alternative.ask", "give the host RAM ({ram}) to have it answered",
-                    ram=Field("host_ram")) if self.plan.host_ok else
-                msg("offload.alternative.short", "the host RAM given is too small for it"))
+        then = msg("offload.alternative.ask", "give the host RAM ({ram}) to have it answered",
+                   ram=Field("host_ram"))
         return msg("offload.alternative", "{engine} (picked as no engine was named) keeps "
                    "every weight on the GPU, so the job does not fit as asked; llama.cpp "
                    "({flag}) would run it with part of the model in host RAM: {plan}; "
-                   "decode about {typical:,.0f} ({low:,.0f}-"
-                   "{high:,.0f}) tokens/s per sequence with {memory} system RAM ({bw:,.0f} GB/s "
+                   "decode about {typical:,.1f} ({low:,.1f}-"
+                   "{high:,.1f}) tokens/s per sequence with {memory} system RAM ({bw:,.0f} GB/s "
                    "peak); {then}", engine=label(self.instead_of),
                    flag=Field("engine", str(self.engine)), plan=self.plan.describe(),
                    typical=decode.typical, low=decode.low, high=decode.high,
@@ -88,8 +87,8 @@ def alternative_for(spill: Job, w: Job, gpu: GPU, count: int, profile: Any
     from whichgpu.estimate.speed import estimate_speed
 
     plan = offload_plan(spill, gpu, count)
-    if plan is None:
-        return None
+    if plan is None or not plan.host_ok:  # as the speed answer: none, or more than the host
+        return None  # RAM holds (given, or the stated default's)
     try:
         est = estimate_speed(plan.workload, gpu, count, profile=profile, saturation=False)
     except InputError:  # DoesNotFit is one: the layout leaves no room after all
