@@ -239,12 +239,26 @@ def _ownership_per_hour(gpu: GPU, currency: str, rates: RateTable | None,
 
 
 def _note_no_offload(rec: Recommendation) -> None:
-    """Say once why cards too small were not tried with weights in host RAM."""
+    """Say once why cards too small were not tried with weights in host RAM; when nothing
+    runs the job as asked, what llama.cpp's offload would do on the size nearest to fitting
+    (your own cards first), with its speed."""
+    from whichgpu.estimate.memory.offload_alternative import llamacpp_alternative
     from whichgpu.estimate.memory.offload_plan import no_offload_reason
 
     w = rec.job.workload
     why = no_offload_reason(w)
-    if why and any(e.kind == ExclusionKind.MEMORY and e.count == 1 for e in rec.excluded):
+    memory = [e for e in rec.excluded if e.kind == ExclusionKind.MEMORY]
+    if not why or not (memory or rec.owned):
+        return
+    nothing_runs = not rec.options and not any(o.fits for o in rec.owned)
+    if nothing_runs:  # 2 x rtx-3090 for gpt-oss-120b: vLLM cannot, llama.cpp can
+        sizes = [(o.gpu, o.count) for o in sorted(rec.owned, key=lambda o: -o.count)] or [
+            (e.gpu, e.count) for e in sorted(memory, key=lambda e: e.gap)]
+        alternative = llamacpp_alternative(w, *sizes[0]) if sizes else None
+        if alternative is not None:
+            rec.explanation.append(alternative.describe())
+            return
+    if any(e.count == 1 for e in memory) or (nothing_runs and memory):
         rec.explanation.append(msg("explain.no_offload", "Cards too small for the whole model "
                                    "were not tried with part of it in host RAM: {why}.",
                                    why=why))

@@ -47,6 +47,7 @@ class MemoryAnswer:
     notes: tuple[str, ...] = ()
     multi_lora: dict[str, Any] | None = None  # --lora-adapters: the slots, and how many fit
     rl: Any = None  # --task grpo|ppo: the RL plan (answers/rl.py)
+    alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -54,6 +55,8 @@ class MemoryAnswer:
         data = self.report.to_json()
         if self.multi_lora is not None:
             data["multi_lora"] = self.multi_lora
+        if self.alternative is not None:
+            data["offload_alternative"] = self.alternative.to_json()
         return data
 
 
@@ -78,6 +81,7 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
         only = only_gpus(q.only)
     w = workload(q, ctx)
     res = card(q.gpu, q.gpu_spec)
+    alternative = None  # llama.cpp's offload, when the engine chosen cannot fit the cards
     report = memory_report(w, res.gpu if res else None)
     notes = [res.note] if res and res.note else []
     if res is not None and report.target is not None and not report.target.fits \
@@ -88,11 +92,17 @@ def memory(q: Memory, ctx: Context = LOCAL) -> MemoryAnswer | MixedCardsAnswer:
             if other.offload is not None:
                 report = other
                 notes.append(str(llamacpp_considered(w)))
+        if report.offload is None:  # no host RAM given: say llama.cpp's offload and its speed
+            from whichgpu.answers.offload_hint import offload_alternative
+
+            alternative = offload_alternative(q, ctx, w, res.gpu, q.gpus)
+            if alternative is not None:
+                notes.append(alternative.describe())
     if only is not None:
         ids = {g.id for g in only}
         report = replace(report, fits=[f for f in report.fits if f.gpu.id in ids])
     lora = _multi_lora(w, report, res.gpu if res else None) if w.lora_adapters else None
-    return MemoryAnswer(q, report, tuple(notes), multi_lora=lora)
+    return MemoryAnswer(q, report, tuple(notes), multi_lora=lora, alternative=alternative)
 
 
 def _multi_lora(w: Job, report: MemoryReport, gpu: GPU | None) -> dict[str, Any]:
@@ -177,6 +187,7 @@ class SpeedResult:
     notes: tuple[str, ...] = ()
     rl: Any = None  # --task grpo|ppo: the RL plan with its time per step (answers/rl.py)
     energy: Any = None  # estimate/energy.Energy: joules per token or image, board power
+    alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -190,6 +201,8 @@ class SpeedResult:
         # Explicit: a job that cannot run on the card has no speed, and says so here.
         data.setdefault("status", "ok" if self.answer.estimate is not None else "does_not_fit")
         data.setdefault("notes", [str(n) for n in self.notes])
+        if self.alternative is not None:
+            data["offload_alternative"] = self.alternative.to_json()
         return data
 
 
@@ -237,6 +250,7 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             w, res.gpu, q.count, float(q.requests_per_s),
             q.lengths.asked if q.lengths is not None else None, q.prefix_cache_hit,
             profile=profile), notes=notes)
+    alternative = None  # llama.cpp's offload, when the engine chosen cannot fit the cards
     answer = speed_answer(w, res.gpu, q.count, profile=profile, framework=w.framework,
                           compile=q.compile, steps=q.steps if training else None,
                           train_tokens=q.train_tokens)
@@ -248,8 +262,15 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
                                  framework=planned.framework, compile=q.compile)
             if other.estimate is not None:
                 w, answer, notes = planned, other, (*notes, said)
+        else:  # no engine named, and the chosen one cannot offload: say llama.cpp's
+            from whichgpu.answers.offload_hint import offload_alternative
+
+            alternative = offload_alternative(q, ctx, w, res.gpu, q.count, profile=profile)
+            if alternative is not None:
+                notes = (*notes, alternative.describe())
     answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)
-    return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy)
+    return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy,
+                       alternative=alternative)
 
 
 def with_energy(answer: SpeedAnswer, gpu: GPU, count: int, power_cap: float | None
