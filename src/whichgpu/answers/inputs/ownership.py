@@ -410,23 +410,17 @@ def cost(gpu_id: str, duration: str | None = None, *, count: int = 1,
 
 def _buyable_variants(res: Any) -> Any:
     """A family name ('rtx-pro-6000') asked whether to rent or buy, with no purchase price
-    given: only its variants with a catalog purchase price are candidates (a server edition
-    sold only inside servers has none, and would end the answer in "no purchase price"); the
-    family as it is when fewer than one or all of them have a price."""
-    if len(res.candidates) < 2:
+    given: only its variants with a catalog purchase price are candidates for the cheapest to
+    rent (a server edition sold only inside servers has none: the answer would end in "no
+    purchase price"). Every family's default variant has one (a test), so the default and its
+    note stand; the family as it is where its default has none."""
+    if len(res.candidates) < 2 or res.gpu.purchase_price is None:
         return res
     from whichgpu.catalog.gpus import default_catalog
 
     catalog = default_catalog()
     priced = tuple(c for c in res.candidates if catalog.get(c).purchase_price is not None)
-    if not priced or len(priced) == len(res.candidates):
-        return res
-    unpriced = [c for c in res.candidates if c not in priced]
-    note = msg("tco.variant.buyable", "{query!r} names several variants; no catalog purchase "
-               "price for {unpriced}, so the answer is for {gpu}; name the variant to choose "
-               "another", query=res.query, unpriced=Join(unpriced), gpu=Join(list(priced)))
-    gpu = res.gpu if res.gpu.id in priced else catalog.get(priced[0])
-    return res.model_copy(update={"gpu": gpu, "candidates": priced, "note": note})
+    return res.model_copy(update={"candidates": priced})
 
 
 def cheapest_variant(res: Any, offers: list, currency: str, rates: RateTable | None = None,
