@@ -406,6 +406,9 @@ class _Memo:
         self.results: dict[int, list[tuple[tuple[str, ...], dict]]] = {}
         # names -> their values, while the constants stay as they are (one _row_results call)
         self.seen: dict[tuple, tuple[str, ...]] | None = None
+        # (a row's items, global_batch) -> (its Workload, names building it read, their
+        # values): _rows_workloads
+        self.workloads: dict[tuple, tuple[object, tuple, tuple[str, ...]]] = {}
 
     def values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
         """The current values of what ``names`` read: (constant, key) the value at that key,
@@ -588,13 +591,13 @@ def _memo_results(memo: _Memo, table: dict, rows,
         reading = {name: _reading(c) for name, c in real.items()}
         try:
             table.update(reading)
-            with typical_only():
+            with typical_only(), _rows_workloads(memo, real):
                 for k in todo:
                     estimate_memo.clear()  # what it keeps was read for another row
                     _READS.clear()
                     (o,) = _outcomes([rows[k]])
                     out[k] = _result(o)
-                    read = tuple(sorted(_READS, key=repr))
+                    read = tuple(sorted(_READS, key=_name_order))
                     table.update(real)  # the values are keyed by the real constants
                     memo.put(table, ids[k], read, out[k])
                     table.update(reading)
@@ -602,6 +605,72 @@ def _memo_results(memo: _Memo, table: dict, rows,
             table.update(real)
             estimate_memo.clear()
     return out  # type: ignore[return-value]
+
+
+def _name_order(name: tuple[str, object]) -> tuple[str, int, str]:
+    """A total order of (constant, key or _WHOLE) pairs, cheaper than their repr."""
+    key = name[1]
+    return name[0], key is not _WHOLE, key if type(key) is str else repr(key)
+
+
+# A row is estimated again at every grid point that changes a constant it reads, and its
+# Workload built again from the same row each time (workload_of: parsing, validation, about a
+# tenth of a refit). While the memo tracks a row's reads, _rows_workloads keeps the Workload
+# built for (the row as given, global_batch) with the speed constants that building it read
+# and their values: the same row under the same values of those constants gives an equal
+# Workload, so a fresh copy of it (its fields; the settings it works out lazily, cached
+# properties, dropped so that they are worked out again, reads and all) is returned, and the
+# reads are added to the row's own as if it had been built again. A build that raised is
+# not kept.
+_LAZY: list[frozenset[str]] = []
+
+
+def _lazy_names(cls: type) -> frozenset[str]:
+    """The cached properties of ``cls`` (what an instance works out on first use)."""
+    if not _LAZY:
+        _LAZY.append(frozenset(name for klass in cls.__mro__ for name, v in vars(klass).items()
+                               if isinstance(v, functools.cached_property)))
+    return _LAZY[0]
+
+
+@contextlib.contextmanager
+def _rows_workloads(memo: _Memo, real: dict):
+    """Inside: validation/speed.py builds each row's Workload through ``memo``'s keep
+    (``real``: the speed constants as they are, for the values of what a build read)."""
+    from whichgpu.estimate.workload import Workload
+
+    build = validation_speed.workload_of
+    kept = memo.workloads
+    lazy = _lazy_names(Workload)
+
+    def workload_of(row, *, global_batch: bool = False):
+        key = (tuple(row.items()), global_batch)
+        hit = kept.get(key)
+        if hit is not None:
+            w, names, values = hit
+            if memo._values(real, names) == values:
+                _READS.update(names)
+                new = object.__new__(Workload)
+                new.__dict__.update({k: v for k, v in w.__dict__.items() if k not in lazy})
+                return new
+        outer = set(_READS)
+        _READS.clear()
+        try:
+            w = build(row, global_batch=global_batch)
+            names = tuple(sorted(_READS, key=_name_order))
+            # the copy kept, before the estimate works out (and caches) anything on it
+            held = object.__new__(Workload)
+            held.__dict__.update({k: v for k, v in w.__dict__.items() if k not in lazy})
+            kept[key] = (held, names, memo._values(real, names))
+        finally:
+            _READS.update(outer)
+        return w
+
+    validation_speed.workload_of = workload_of
+    try:
+        yield
+    finally:
+        validation_speed.workload_of = build
 
 
 def _log_errors(rows) -> list[float]:
