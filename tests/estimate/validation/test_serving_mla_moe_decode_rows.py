@@ -30,6 +30,12 @@ def test_concurrency_8_is_within_ten_percent(metric):
     assert abs(_errors(metric)[8]) < 0.10
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "a known miss since 2026-12-07: SGLang's routed-expert half-efficiency size (640 tokens per "
+    "expert, fitted on Qwen3.6-35B-A3B's 512-wide experts at 8k prompts) also slows DeepSeek-R1's "
+    "2048-wide experts in the 1k-token prefills mixed into decode: TPOT +17/+22/+36 % at "
+    "concurrency 16/32/64 (concurrency 8 within 4 %). Fails (strict) once the expert GEMM "
+    "efficiency depends on the expert's size and the rows are inside 25 % again"))
 def test_tpot_grows_with_concurrency_as_measured():
     """12.8 -> 34.6 ms from concurrency 8 to 64: every point within 25 %."""
     errors = _errors("tpot_ms_mean")
