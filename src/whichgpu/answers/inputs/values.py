@@ -357,10 +357,8 @@ class CheckpointEvery(_Number):
 
 
 @dataclass(frozen=True)
-class MoneyAmount(_Read):
-    """An amount of money as written: ``2EUR`` (its currency), or ``2`` (``currency`` None:
-    the request's currency applies, and without one it is an error, said where the job is
-    read). At most :data:`whichgpu.answers.request.MAX_MONEY` in any currency."""
+class _WrittenMoney(_Read):
+    """An amount and the currency written with it, if any; said back as written."""
 
     amount: float
     currency: str | None = None
@@ -369,6 +367,13 @@ class MoneyAmount(_Read):
     def __post_init__(self) -> None:
         if not self.text:
             object.__setattr__(self, "text", f"{self.amount:g}{self.currency or ''}")
+
+
+@dataclass(frozen=True)
+class MoneyAmount(_WrittenMoney):
+    """An amount of money as written: ``2EUR`` (its currency), or ``2`` (``currency`` None:
+    the request's currency applies, and without one it is an error, said where the job is
+    read). At most :data:`whichgpu.answers.request.MAX_MONEY` in any currency."""
 
     def money(self, default_currency: str | None) -> Money:
         """The amount in its own currency, else ``default_currency``; with neither, the
@@ -651,19 +656,11 @@ class CachedTokens(_CountIn):
 
 
 @dataclass(frozen=True)
-class OptionMoney(_Read):
+class OptionMoney(_WrittenMoney):
     """An amount of money for one of ``tco``'s options (``25000USD``, ``0.25EUR``, or ``5000``:
     a bare number takes the request's currency where the answer applies it): its amount and
     the currency written, if any. What cannot be read is said with the option's name
     (``--purchase-price: cannot read ...``), as ownership.parse_flag_money says it."""
-
-    amount: float
-    currency: str | None = None
-    text: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        if not self.text:
-            object.__setattr__(self, "text", f"{self.amount:g}{self.currency or ''}")
 
     def money(self, name: str, currency: str | None) -> Money:
         """The amount in its own currency, else ``currency`` (the request's); with neither,
