@@ -103,6 +103,13 @@ def _cross(a, b, tol: float = 1.0) -> bool:
             and min(a[3], b[3]) - max(a[1], b[1]) > tol)
 
 
+# answers whose tables only some questions show, measured on the phone only: the API
+# comparison of a daily volume (seven columns; it scrolled the page to 722-786 px on a 390 px
+# phone before its table was put in a scrolling region, 2026-12-07)
+PHONE_ONLY = (("advisor-vs-api-daily",
+               "/?model=llama-3.3-70b&quant=fp8&tokens_per_day=1.7M&vs_api=true"),)
+
+
 @pytest.mark.parametrize("width", [360, 390])
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_no_page_scrolls_sideways_on_a_phone(browser, server, width, lang):
@@ -111,7 +118,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, server, width, lang):
     a long source URL does not wrap)."""
     ctx, tab, errors = _tab(browser, {"width": width, "height": 800}, server)
     wide = {}
-    for name, path in PAGES:
+    for name, path in (*PAGES, *PHONE_ONLY):
         tab.goto(_url(server, path, lang))
         m = tab.evaluate(MEASURE, width)
         if m["scroll"] > width + 1:
