@@ -94,3 +94,16 @@ def test_proximity_splits_rows_by_measured_neighbours(monkeypatch):
     assert alone["calibration"]["median_abs_error"] == pytest.approx(1.0)
     assert (near["holdout_inside"], near["holdout_ranged"]) == (1, 1)
     assert (alone["holdout_inside"], alone["holdout_ranged"]) == (0, 1)
+
+
+def test_validate_serving_reports_the_holdout_per_source_and_the_table_shows_it():
+    from whichgpu.estimate.validation.serving import ranges_of
+    from whichgpu.estimate.validation.tables import _balanced
+
+    rows = [_row(f"t{i}", "big", f"r{i}") for i in range(3)] + [_row("s0", "small", "r0")]
+    outs = [Outcome(r["id"], "throughput", "holdout", 1000.0, 1000.0, "tok/s", low=900.0,
+                    high=1100.0 if r["id"] != "s0" else 950.0) for r in rows]
+    got = ranges_of(outs, rows)["ranges_holdout_by_source"]["throughput"]
+    assert got["by_source"] == {"big": {"inside": 3, "n": 3}, "small": {"inside": 0, "n": 1}}
+    assert _balanced(got) == "50 % (2 sources)"
+    assert _balanced(None) == "–"
