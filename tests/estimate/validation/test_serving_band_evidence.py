@@ -15,7 +15,9 @@ from whichgpu.estimate.validation.serving_evidence import (
     balanced,
     holdout_by_source,
     new_source_coverage,
+    new_source_scale,
     proximity,
+    source_bootstrap,
 )
 
 DENSE = "meta-llama/Llama-3.1-8B-Instruct"
@@ -107,3 +109,22 @@ def test_validate_serving_reports_the_holdout_per_source_and_the_table_shows_it(
     assert got["by_source"] == {"big": {"inside": 3, "n": 3}, "small": {"inside": 0, "n": 1}}
     assert _balanced(got) == "50 % (2 sources)"
     assert _balanced(None) == "–"
+
+
+def test_the_widening_a_new_source_rule_would_need_is_the_first_that_reaches_75(monkeypatch):
+    rows, residuals = _residual_rows(monkeypatch)
+    # a source that disagrees by e^1: no factor up to 2 brings it in
+    assert new_source_scale(rows, residuals, "throughput", None, None) is None
+    # one a little off (measured 1.03-1.08x where a is 1.00-1.05x): some widening does
+    residuals |= {f"b{i}": 0.03 + 0.005 * i for i in range(10)}
+    got = new_source_scale(rows, residuals, "throughput", None, None)
+    assert got is not None and got[0] > 1.0 and got[1] >= 0.75
+    below = max(f for f in serving_fit.SCALE_GRID if f < got[0])
+    short = new_source_coverage(rows, residuals, None, {"throughput": below})["throughput"]
+    assert short["balanced"] < 0.75
+
+
+def test_resampling_sources_shows_how_little_two_sources_pin_down():
+    assert source_bootstrap({"a": {"inside": 5, "n": 5}}) == (1.0, 1.0)
+    lo, hi = source_bootstrap({"a": {"inside": 10, "n": 10}, "b": {"inside": 0, "n": 10}})
+    assert (lo, hi) == (0.0, 1.0)  # a alone twice, b alone twice: each a quarter of draws

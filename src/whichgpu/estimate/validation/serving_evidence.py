@@ -155,6 +155,39 @@ def holdout_by_source(outcomes: list[Outcome], rows: list[Row]) -> dict[str, dic
     return {m: _coverage_json(v) for m, v in sorted(per.items())}
 
 
+def new_source_scale(rows: list[Row], residuals: dict[str, float], metric: str,
+                     offsets: dict[str, float] | None, scales: dict[str, float] | None
+                     ) -> tuple[float, float] | None:
+    """(factor, balanced share): the smallest log-width factor on serving_fit.SCALE_GRID, at
+    least 1, over the shipped one whose bands hold COVERAGE's low end of each calibration
+    source's rows balanced over sources, when derived without that source (None: none
+    does). What a new-source rule would widen the bands by; nothing applies it."""
+    base = (scales or {}).get(metric, 1.0)
+    for f in (x for x in sf.SCALE_GRID if x >= 1.0):
+        c = new_source_coverage(rows, residuals, offsets, {**(scales or {}),
+                                                           metric: base * f}).get(metric)
+        if c and c["balanced"] is not None and c["balanced"] >= sf.COVERAGE[0]:
+            return f, c["balanced"]
+    return None
+
+
+def source_bootstrap(per_source: dict[str, dict[str, int]], draws: int = 4000,
+                     seed: int = 30) -> tuple[float, float]:
+    """The 10th and 90th percentiles of the pooled share inside when the sources themselves
+    are resampled with replacement (a source's rows are not independent of each other)."""
+    import random
+
+    rng = random.Random(seed)
+    cells = list(per_source.values())
+    shares = []
+    for _ in range(draws):
+        pick = [rng.choice(cells) for _ in cells]
+        n = sum(p["n"] for p in pick)
+        shares.append(sum(p["inside"] for p in pick) / n if n else 0.0)
+    shares.sort()
+    return shares[int(0.1 * draws)], shares[int(0.9 * draws) - 1]
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.0%}"
 
@@ -181,11 +214,16 @@ def report(rows: list[Row], residuals: dict[str, float], outcomes: list[Outcome]
     say("\nNew-source coverage of the calibration rows (each source against the bands derived "
         "without it; balanced = mean over sources):")
     for metric, c in new_source_coverage(rows, residuals, offsets, scales).items():
+        wider = new_source_scale(rows, residuals, metric, offsets, scales)
+        need = (f"; {_pct(sf.COVERAGE[0])} balanced would take x{wider[0]:g} "
+                f"({_pct(wider[1])})" if wider else "")
         say(f"  {metric:10s} {c['inside']}/{c['n']} = {_pct(c['pooled'])}, balanced "
-            f"{_pct(c['balanced'])}: " + ", ".join(
+            f"{_pct(c['balanced'])}{need}: " + ", ".join(
                 f"{s} {v['inside']}/{v['n']}" for s, v in c["by_source"].items()))
-    say("Holdout inside the range, per source (balanced = mean over sources):")
+    say("Holdout inside the range, per source (balanced = mean over sources; 80 % interval of "
+        "the pooled share with the sources resampled):")
     for metric, c in holdout_by_source(outcomes, rows).items():
-        say(f"  {metric:10s} {c['inside']}/{c['n']} = {_pct(c['pooled'])}, balanced "
-            f"{_pct(c['balanced'])}: " + ", ".join(
+        lo, hi = source_bootstrap(c["by_source"])
+        say(f"  {metric:10s} {c['inside']}/{c['n']} = {_pct(c['pooled'])} ({_pct(lo)}-"
+            f"{_pct(hi)}), balanced {_pct(c['balanced'])}: " + ", ".join(
                 f"{s} {v['inside']}/{v['n']}" for s, v in c["by_source"].items()))
