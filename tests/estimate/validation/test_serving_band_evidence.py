@@ -128,3 +128,18 @@ def test_resampling_sources_shows_how_little_two_sources_pin_down():
     assert source_bootstrap({"a": {"inside": 5, "n": 5}}) == (1.0, 1.0)
     lo, hi = source_bootstrap({"a": {"inside": 10, "n": 10}, "b": {"inside": 0, "n": 10}})
     assert (lo, hi) == (0.0, 1.0)  # a alone twice, b alone twice: each a quarter of draws
+
+
+def test_validate_serving_prints_the_holdout_balanced_over_its_sources(capsys):
+    from whichgpu.cli.serving_view import print_validation
+
+    target = {"n": 0, "median_abs_error": None, "target": 0.2, "met": False}
+    report = {"rows": [], "by_family": [], "by_engine": [], "by_gpu": [], "by_source": [],
+              "split_rule": ["big", "small"],
+              "holdout_targets": {k: target for k in ("max_throughput", "ttft", "tpot")},
+              "ranges_holdout_by_source": {"throughput": {
+                  "inside": 9, "n": 10, "pooled": 0.9, "balanced": 0.5,
+                  "by_source": {"big": {"inside": 9, "n": 9}, "small": {"inside": 0, "n": 1}}}}}
+    print_validation(report)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Holdout inside the range: throughput 9/10, 50% balanced over 2 source(s)." in out
