@@ -232,6 +232,10 @@ def _main(args: argparse.Namespace) -> int:
         for k in (vs.family_of(info[rid]), f"{vs.family_of(info[rid])}/{_family(info[rid])}"):
             counts[k] = counts.get(k, 0) + 1
     report_tables(rows, residuals)
+    # issue 30: why the holdout's coverage differs from the calibration's (printed only)
+    from whichgpu.estimate.validation import serving_evidence
+
+    serving_evidence.report(rows, residuals, _outcomes(rows), offsets, scales)
     print(f"\nband_ratios: {band}\nband_offset_ms: {offsets}")
     if args.rows:
         for o in sorted(_outcomes(rows), key=lambda o: (o.split, o.category, o.id)):

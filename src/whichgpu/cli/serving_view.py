@@ -171,6 +171,12 @@ def print_validation(report: dict) -> None:
         parts.append(f"{label} {med} on {c['n']} rows (target {c['target']:.0%}: {verdict})")
     console.print("Holdout (sources " + ", ".join(report["split_rule"]) + "): "
                   + "; ".join(parts) + ".")
+    balanced = [f"{m} {c['inside']}/{c['n']}, {c['balanced']:.0%} balanced over "
+                f"{len(c['by_source'])} source(s)"
+                for m, c in report.get("ranges_holdout_by_source", {}).items()
+                if c.get("balanced") is not None]
+    if balanced:  # issue 30: one source's table can carry the pooled share
+        console.print("Holdout inside the range: " + "; ".join(balanced) + ".")
     console.print("[dim]Rows are split by source (validation/serving_split.toml), decided "
                   "before any fit; make calibrate-serving fits only the calibration sources "
                   "and prints leave-one-source-out errors.[/dim]")

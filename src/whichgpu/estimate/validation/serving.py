@@ -385,9 +385,15 @@ def ranges_of(outcomes: list[Outcome], rows: list[dict[str, str]]) -> dict[str, 
     """``ranges``: coverage and width of the stated intervals by metric family, by family and
     engine, and balanced over engines, without the rows above a physical ceiling
     (estimate/validation/ranges, estimate/validation/ceilings); ``ranges_holdout``: the same
-    on the holdout sources alone."""
+    on the holdout sources alone; ``ranges_holdout_by_source``: the holdout's share inside per
+    metric family and source, pooled and balanced over sources (serving_evidence, issue 30:
+    one source's table can carry the pooled share)."""
+    from whichgpu.estimate.validation.serving_evidence import holdout_by_source
+
     info = {r["id"]: r for r in rows}
     above = excluded(rows)
     return {"ranges": range_report(outcomes, info, above).to_json(),
             "ranges_holdout": range_report([o for o in outcomes if o.split == "holdout"],
-                                           info, above).to_json()}
+                                           info, above).to_json(),
+            "ranges_holdout_by_source": holdout_by_source(
+                [o for o in outcomes if o.id not in above], rows)}

@@ -388,9 +388,20 @@ def render_serving_holdout(r: Reports) -> str:
             family,
             f"{pct(c['median_abs_error'])} ({c['n']})" if c else "–",
             f"{pct(h['median_abs_error'])} ({h['n']})" if h else "–",
-            f"{h['inside_range']}/{h['n']}" if h else "–", _json_width(rg), goal])
+            f"{h['inside_range']}/{h['n']}" if h else "–",
+            _balanced(r.serving.get("ranges_holdout_by_source", {}).get(family)),
+            _json_width(rg), goal])
     return md_table(["serving metric", "calibration", "holdout", "holdout inside range",
-                     "width median / p90", "target (holdout)"], rows)
+                     "inside, balanced over sources", "width median / p90",
+                     "target (holdout)"], rows)
+
+
+def _balanced(x: dict[str, Any] | None) -> str:
+    """The holdout's share inside its range, the mean over its sources (issue 30)."""
+    if not x or x.get("balanced") is None:
+        return "–"
+    n = len(x["by_source"])
+    return f"{100 * x['balanced']:.0f} % ({n} source{'s' if n != 1 else ''})"
 
 
 def _json_width(x: dict[str, Any] | None, p90: bool = True) -> str:
