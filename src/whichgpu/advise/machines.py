@@ -187,11 +187,15 @@ def link_words(gpu: GPU, count: int, kind: str | None = None) -> Message | str:
         from whichgpu.estimate.speed.hardware import link_for
 
         kind = link_for(gpu, count).kind
-    if kind == "pcie_p2p":
-        return msg("link.pcie_p2p", "PCIe, peer to peer")
-    if kind == "pcie_host":
-        return msg("link.pcie_host", "PCIe through the host (GPUs without peer-to-peer)")
-    return str(gpu.interconnect.kind.value)
+    ic = gpu.interconnect
+    if kind in ("pcie_p2p", "pcie_host"):  # the generation as the catalog says it (pcie4)
+        pcie = next((str(v) for v in (ic.kind.value, ic.host_link.value)
+                     if str(v).startswith("pcie")), "pcie")
+        if kind == "pcie_p2p":
+            return msg("link.pcie_p2p", "{pcie}, peer to peer", pcie=pcie)
+        return msg("link.pcie_host", "{pcie} through the host (GPUs without peer-to-peer)",
+                   pcie=pcie)
+    return str(ic.kind.value)
 
 
 def sizes_sold(pool: list[Offer]) -> list[int]:
