@@ -49,6 +49,7 @@ class MemoryAnswer:
     rl: Any = None  # --task grpo|ppo: the RL plan (answers/rl.py)
     alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
     faster: Any = None  # answers/engine_hint.FasterEngine: an engine above the default's range
+    compiled: Any = None  # answers/precision_hint.CompiledPrecision: FP8 diffusion, compiled
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -60,6 +61,8 @@ class MemoryAnswer:
             data["offload_alternative"] = self.alternative.to_json()
         if self.faster is not None:
             data["faster_engine"] = self.faster.to_json()
+        if self.compiled is not None:
+            data["compiled_alternative"] = self.compiled.to_json()
         return data
 
 
@@ -192,6 +195,7 @@ class SpeedResult:
     energy: Any = None  # estimate/energy.Energy: joules per token or image, board power
     alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
     faster: Any = None  # answers/engine_hint.FasterEngine: an engine above the default's range
+    compiled: Any = None  # answers/precision_hint.CompiledPrecision: FP8 diffusion, compiled
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -209,6 +213,8 @@ class SpeedResult:
             data["offload_alternative"] = self.alternative.to_json()
         if self.faster is not None:
             data["faster_engine"] = self.faster.to_json()
+        if self.compiled is not None:
+            data["compiled_alternative"] = self.compiled.to_json()
         return data
 
 
@@ -281,9 +287,17 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
         faster = faster_engine(q, ctx, w, res.gpu, q.count, answer.estimate, profile=profile)
         if faster is not None:
             notes = (*notes, faster.describe())
+    compiled = None  # flaws8 5: quantized diffusion weights computed at 16 bits
+    if answer.estimate is not None and not training:
+        from whichgpu.answers.precision_hint import compiled_precision
+
+        compiled = compiled_precision(w, res.gpu, q.count, answer.estimate, q.compile,
+                                      profile=profile)
+        if compiled is not None:
+            notes = (*notes, compiled.describe())
     answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)
     return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy,
-                       alternative=alternative, faster=faster)
+                       alternative=alternative, faster=faster, compiled=compiled)
 
 
 def with_energy(answer: SpeedAnswer, gpu: GPU, count: int, power_cap: float | None
