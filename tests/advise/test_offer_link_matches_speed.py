@@ -11,12 +11,25 @@ from whichgpu.catalog.gpus import get_gpu
 
 
 def test_a_bridge_joins_two_cards_only_past_that_the_words_are_pcie():
-    gpu = get_gpu("rtx-3090")
+    gpu = get_gpu("rtx-a6000")  # a pro card sold with its 2-way bridge in mind
     assert gpu.interconnect.kind.value == "nvlink-bridge"
     assert int(gpu.interconnect.domain_gpus.value) == 2
     assert link_words(gpu, 2) == "nvlink-bridge"
-    four = str(link_words(gpu, 4))  # its PCIe 4.0 host link (the catalog's host_link)
-    assert four == "pcie4 through the host (GPUs without peer-to-peer)"
+    assert str(link_words(gpu, 4)).startswith("pcie4")
+
+
+def test_a_geforce_3090_machine_has_no_bridge_unless_measured():
+    """The RTX 3090's bridge is sold apart and most rented machines have none (the catalog's
+    bridge_fitted, S23): two cards talk over PCIe 4.0 without peer-to-peer, in the speed
+    model and in the words alike."""
+    from whichgpu.estimate.speed.hardware import link_for
+
+    for card in ("rtx-3090", "rtx-3090-ti"):
+        gpu = get_gpu(card)
+        assert gpu.interconnect.bridge_fitted is not None
+        assert link_for(gpu, 2).kind == "pcie_host"
+        assert str(link_words(gpu, 2)) == "pcie4 through the host (GPUs without peer-to-peer)"
+    assert link_for(get_gpu("rtx-a6000"), 2).kind == "nvlink"
 
 
 def test_the_words_follow_the_link_the_speed_estimate_used():
