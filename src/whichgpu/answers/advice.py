@@ -207,7 +207,7 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
     if rec.job.kind == WorkKind.SERVING and q.quant is None:  # flaws8 6: FP8 on this card
         from whichgpu.answers.fp8_hint import fp8_alternative
 
-        fp8 = fp8_alternative(q, ctx, w, rec)
+        fp8 = fp8_alternative(q, ctx, w, rec, recommend_job)
         if fp8 is not None:
             rec.what_would_change.append(fp8)
     budget = None

@@ -12,6 +12,7 @@ the same recommender asked again for that card with ``quant=fp8``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from whichgpu.messages import Field, Message, msg
@@ -20,10 +21,12 @@ from whichgpu.vocabulary import WorkKind
 FP8_SOURCE = "https://docs.vllm.ai/en/latest/features/quantization/fp8.html"
 
 
-def fp8_alternative(q: Any, ctx: Any, w: Any, rec: Any) -> Message | None:
+def fp8_alternative(q: Any, ctx: Any, w: Any, rec: Any,
+                    recommend: Callable[..., Any]) -> Message | None:
     """What the winning card does with FP8 weights, for a serving job that named no format
     and runs 16-bit weights on a card with FP8 tensor cores under a serving engine (None
-    otherwise, or when FP8 does not run there)."""
+    otherwise, or when FP8 does not run there); ``recommend`` answers the request again
+    (answers/advice.py's recommend_job, handed in: this module is below it)."""
     from whichgpu.engines import has
 
     best = rec.best
@@ -31,11 +34,10 @@ def fp8_alternative(q: Any, ctx: Any, w: Any, rec: Any) -> Message | None:
             or not w.quant_format.is_16bit or not best.gpu.supports("fp8")
             or not has(str(w.engine_name), "continuous_batching")):
         return None
-    from whichgpu.answers.advice import recommend_job
     from whichgpu.errors import WhichGPUError
 
     try:
-        again = recommend_job(q.model_copy(update={
+        again = recommend(q.model_copy(update={
             "quant": "fp8", "only": best.gpu.id, "vs_api": False, "export": None,
             "disaggregate": False}), ctx)
     except WhichGPUError:
