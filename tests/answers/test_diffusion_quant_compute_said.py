@@ -38,6 +38,7 @@ def test_fp8_flux_on_ada_says_it_saves_memory_and_what_compiling_gives(cli):
     dict(gpu="rtx-3090", quant="fp8"),  # Ampere: no FP8 tensor cores, compiled or not
     dict(gpu="rtx-4070", quant="fp8", compile=True),  # already compiled: FP8 kernels
     dict(gpu="rtx-4070", quant="bf16"),  # 16-bit weights: nothing to say
+    dict(gpu="h100-sxm", quant="int8"),  # compiled INT8, not FP8: the note is FP8's
 ])
 def test_nothing_to_say_where_compiling_brings_no_fp8_matmuls(ask):
     got = speed(Speed(model="flux.1-dev", **ask))
