@@ -47,6 +47,8 @@ SLOW: dict[str, str] = {
     "estimate/speed/test_serving_calibration.py"
     "": "refits the serving constants (make calibrate-serving)",
     "estimate/speed/test_calibration_memo.py": "estimates rows with the estimate memos off",
+    "answers/test_fp8_serving_alternative.py": "three 70B serving recommendations (about "
+    "1 CPU-s each)",
     "estimate/validation/test_validation_reporting.py::test_validate_speed_prints_engine_"
     "architecture_and_leave_one"
     "_out_tables": "leave-one-GPU-out and leave-one-source-out refits",

@@ -681,7 +681,8 @@ def _option(job: Job, wl: Workload, gpu: GPU, count: int, pool: list[Offer], nee
                         "one day of it)"))
     return Option(gpu, count, offer, price, seconds, cost, need, speed, rate_name, rate,
                   batch, replicas, tuple(notes), layout=_layout(wl, replicas),
-                  assumptions=tuple(offer_assumptions(offer, machines_of[id(offer)], gpu))
+                  assumptions=tuple(offer_assumptions(offer, machines_of[id(offer)], gpu,
+                                                    _speed_link(speed)))
                   + tuple(said) + (tuple(risk.assumptions) if risk is not None else ()),
                   unit_cost=unit_cost, unit=unit, spot_risk=risk, workload=wl,
                   machines=machines_of[id(offer)])
@@ -762,3 +763,10 @@ def _spot(job: Job, wl: Workload, offer: Offer, count: int, replicas: int, wall,
     from whichgpu.advise.spot_risk import spot_risk
 
     return spot_risk(job, wl, offer, count, replicas, wall, speed, price, rates, machines)
+
+
+def _speed_link(speed: Any) -> str | None:
+    """The link kind the speed estimate priced the linked GPUs' traffic over (flaws8 2: the
+    offer's assumption names that link, not the catalog's best one)."""
+    link = getattr(speed, "scalars", {}).get("link")
+    return str(link) if link else None

@@ -31,9 +31,18 @@ if TYPE_CHECKING:
 
 
 def money_range(r: Any) -> Message:
-    """'$1.23 ($1.00-$1.50)'."""
+    """'$1.23 ($1.00-$1.50)'; '$1.23' alone when both ends print as the value (a cost that
+    does not move with the speed: a daily volume's machine is billed the whole day)."""
+    if money_fixed(r):
+        return msg("explain.money_fixed", "{typical}", typical=r.typical)
     return msg("explain.money_range", "{typical} ({low}-{high})", typical=r.typical, low=r.low,
                high=r.high)
+
+
+def money_fixed(r: Any) -> bool:
+    """True when a money range's ends print as its value ('$7.92 ($7.92-$7.92)' says
+    nothing a reader can use); the JSON keeps the three fields."""
+    return format_money(r.low) == format_money(r.typical) == format_money(r.high)
 
 
 def what(o: Option) -> Message:
@@ -46,6 +55,13 @@ def what(o: Option) -> Message:
     job = msg("explain.what.job", "about {time} ({low}-{high}) and {cost}",
               time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
               high=Duration(o.time_s.high), cost=money_range(o.cost))
+    if money_fixed(o.cost) and o.time_s.low < o.time_s.high:
+        # the time has a range but the cost has none: the machine is billed for a fixed
+        # time (a daily volume: kept up 24 h, busy or not), so the speed moves no money
+        job = msg("explain.what.job_fixed_cost", "busy about {time} ({low}-{high}); {cost} "
+                  "whatever the speed, as the machine is billed for a fixed time",
+                  time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
+                  high=Duration(o.time_s.high), cost=money_range(o.cost))
     if getattr(o.spot_risk, "cost", None) is None:  # issue 19: a spot option's expected cost
         return job
     from whichgpu.advise.spot_risk import expected_phrase

@@ -177,9 +177,25 @@ def _setup(wl: Workload) -> Range:
                  boot.high + load / speed.low)
 
 
-def link_words(gpu: GPU) -> str:
-    """The link between the GPUs of one machine of ``gpu``, as the catalog says it."""
-    return str(gpu.interconnect.kind.value)
+def link_words(gpu: GPU, count: int, kind: str | None = None) -> Message | str:
+    """The link between ``count`` GPUs of one machine of ``gpu``: the one the speed model
+    used (``kind``, its estimate's ``link``; else the same rule, ``link_for``), so an answer's
+    assumption and its speed never disagree. NVLink (a switch, or a bridge within its 2-4
+    cards) is named as the catalog sells it; past a bridge's cards, or without one, the
+    cards talk over PCIe (the catalog's note on the RTX 3090: most rented ones have no bridge)."""
+    if kind is None:
+        from whichgpu.estimate.speed.hardware import link_for
+
+        kind = link_for(gpu, count).kind
+    ic = gpu.interconnect
+    if kind in ("pcie_p2p", "pcie_host"):  # the generation as the catalog says it (pcie4)
+        pcie = next((str(v) for v in (ic.kind.value, ic.host_link.value)
+                     if str(v).startswith("pcie")), "pcie")
+        if kind == "pcie_p2p":
+            return msg("link.pcie_p2p", "{pcie}, peer to peer", pcie=pcie)
+        return msg("link.pcie_host", "{pcie} through the host (GPUs without peer-to-peer)",
+                   pcie=pcie)
+    return str(ic.kind.value)
 
 
 def sizes_sold(pool: list[Offer]) -> list[int]:
@@ -187,9 +203,11 @@ def sizes_sold(pool: list[Offer]) -> list[int]:
     return sorted({o.gpu_count for o in pool})
 
 
-def offer_assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
+def offer_assumptions(offer: Offer, m: Machines, gpu: GPU,
+                      link: str | None = None) -> list[Message]:
     """What renting ``m`` machines of ``offer`` assumes (the machine as sold, its links, GPUs
-    paid for and not used, several machines, clusters)."""
+    paid for and not used, several machines, clusters); ``link`` is the link kind the speed
+    estimate used between the linked GPUs (its ``link`` scalar)."""
     out = []
     machine = dict(provider=offer.provider, size=offer.gpu_count,
                    instance=f" ({offer.instance_type})" if offer.instance_type else "")
@@ -206,7 +224,7 @@ def offer_assumptions(offer: Offer, m: Machines, gpu: GPU) -> list[Message]:
         out.append(msg("assume.machine.linked", "the {linked} GPUs that work together are in "
                        "one {size}-GPU machine of {provider}{instance}, linked by its "
                        "{link} (the speed assumes these links)", linked=m.linked,
-                       link=link_words(gpu), **machine))
+                       link=link_words(gpu, m.linked, link), **machine))
     if m.spread is Spread.SEPARATE:
         out.append(msg("assume.machines.separate", "{n} separate {size}-GPU machines of "
                        "{provider}: the work splits into independent parts, each machine "

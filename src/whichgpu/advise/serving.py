@@ -514,15 +514,16 @@ def _option(job, lay: Layout, replicas: int, targets: Targets, pool, currency, r
                   lay.memory_bytes, speed, "output_tokens_per_s", tokens,
                   batch=int(round(point.decode_batch)), replicas=replicas, notes=tuple(notes),
                   layout=layout_text, assumptions=tuple(_pricing_assumptions(offer, machines,
-                                                                            lay.gpu))
+                                                                            lay.gpu, speed))
                   + (tuple(risk.assumptions) if risk is not None else ()),
                   serving=serving, spot_risk=risk, workload=sm.workload, machines=machines)
 
 
-def _pricing_assumptions(offer, machines, gpu) -> list[Message]:
+def _pricing_assumptions(offer, machines, gpu, speed=None) -> list[Message]:
     from whichgpu.advise.machines import offer_assumptions
 
-    return offer_assumptions(offer, machines, gpu)
+    link = getattr(speed, "scalars", {}).get("link")  # the link the speed model used
+    return offer_assumptions(offer, machines, gpu, str(link) if link else None)
 
 
 def _serving_lines(rec, targets: Targets) -> list[Message]:

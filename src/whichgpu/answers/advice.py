@@ -22,7 +22,7 @@ from whichgpu.errors import InputError
 from whichgpu.export import Export, check_launcher, export_option
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import check_currency
-from whichgpu.vocabulary import Task
+from whichgpu.vocabulary import Task, WorkKind
 
 if TYPE_CHECKING:
     from whichgpu.cost.rent_or_buy import Advice
@@ -204,6 +204,12 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
     if machine_note is not None:
         notes.append(machine_note)
     vs = against_api(q, ctx, w, rec, rates) if q.vs_api else None
+    if rec.job.kind == WorkKind.SERVING and q.quant is None:  # flaws8 6: FP8 on this card
+        from whichgpu.answers.fp8_hint import fp8_alternative
+
+        fp8 = fp8_alternative(q, ctx, w, rec, recommend_job)
+        if fp8 is not None:
+            rec.what_would_change.append(fp8)
     budget = None
     if q.power_budget is not None:
         from whichgpu.advise.power_budget import within_budget

@@ -48,6 +48,8 @@ class MemoryAnswer:
     multi_lora: dict[str, Any] | None = None  # --lora-adapters: the slots, and how many fit
     rl: Any = None  # --task grpo|ppo: the RL plan (answers/rl.py)
     alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
+    faster: Any = None  # answers/engine_hint.FasterEngine: an engine above the default's range
+    compiled: Any = None  # answers/precision_hint.CompiledPrecision: FP8 diffusion, compiled
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -57,6 +59,10 @@ class MemoryAnswer:
             data["multi_lora"] = self.multi_lora
         if self.alternative is not None:
             data["offload_alternative"] = self.alternative.to_json()
+        if self.faster is not None:
+            data["faster_engine"] = self.faster.to_json()
+        if self.compiled is not None:
+            data["compiled_alternative"] = self.compiled.to_json()
         return data
 
 
@@ -188,6 +194,8 @@ class SpeedResult:
     rl: Any = None  # --task grpo|ppo: the RL plan with its time per step (answers/rl.py)
     energy: Any = None  # estimate/energy.Energy: joules per token or image, board power
     alternative: Any = None  # answers/offload_hint.OffloadAlternative: llama.cpp's offload
+    faster: Any = None  # answers/engine_hint.FasterEngine: an engine above the default's range
+    compiled: Any = None  # answers/precision_hint.CompiledPrecision: FP8 diffusion, compiled
 
     def to_json(self) -> dict[str, Any]:
         if self.rl is not None:
@@ -203,6 +211,10 @@ class SpeedResult:
         data.setdefault("notes", [str(n) for n in self.notes])
         if self.alternative is not None:
             data["offload_alternative"] = self.alternative.to_json()
+        if self.faster is not None:
+            data["faster_engine"] = self.faster.to_json()
+        if self.compiled is not None:
+            data["compiled_alternative"] = self.compiled.to_json()
         return data
 
 
@@ -268,9 +280,24 @@ def speed(q: Speed, ctx: Context = LOCAL) -> SpeedResult | MixedCardsAnswer:
             alternative = offload_alternative(q, ctx, w, res.gpu, q.count, profile=profile)
             if alternative is not None:
                 notes = (*notes, alternative.describe())
+    faster = None  # flaws8 4: another engine clearly faster than the one picked by default
+    if answer.estimate is not None and not training:
+        from whichgpu.answers.engine_hint import faster_engine
+
+        faster = faster_engine(q, ctx, w, res.gpu, q.count, answer.estimate, profile=profile)
+        if faster is not None:
+            notes = (*notes, faster.describe())
+    compiled = None  # flaws8 5: quantized diffusion weights computed at 16 bits
+    if answer.estimate is not None and not training:
+        from whichgpu.answers.precision_hint import compiled_precision
+
+        compiled = compiled_precision(w, res.gpu, q.count, answer.estimate, q.compile,
+                                      profile=profile)
+        if compiled is not None:
+            notes = (*notes, compiled.describe())
     answer, energy = with_energy(answer, res.gpu, q.count, q.power_cap)
     return SpeedResult(q, w, res.gpu, answer, notes=notes, energy=energy,
-                       alternative=alternative)
+                       alternative=alternative, faster=faster, compiled=compiled)
 
 
 def with_energy(answer: SpeedAnswer, gpu: GPU, count: int, power_cap: float | None

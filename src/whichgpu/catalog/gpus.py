@@ -86,6 +86,9 @@ class Interconnect(_Frozen):
     peer_to_peer: Sourced
     domain_gpus: Sourced
     host_link: Sourced
+    # a bridge sold apart from the card (GeForce RTX 3090): False when a machine of these
+    # cards is not assumed to have it fitted, so they talk over host_link (absent: fitted)
+    bridge_fitted: Sourced | None = None
 
     @property
     def bandwidth_bytes_per_s(self) -> float:

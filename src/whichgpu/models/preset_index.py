@@ -45,6 +45,20 @@ class Preset:
     pipeline: dict[str, Any] | None = None  # pipelines: run-time defaults for this model
     # the official figure is a checkpoint's safetensors total, which also holds these
     official_checkpoint: tuple[str, ...] = ()
+    # another model with this architecture (DeepSeek-R1 on DeepSeek-V3's): the Hub id an
+    # extra alias names, and the name an answer gives a Hub id that is not the preset's own
+    alias_hub_ids: dict[str, str] | None = None
+    hub_names: dict[str, str] | None = None
+
+    def named(self, hub_id: str | None) -> str:
+        """The name of the model a Hub id of this preset is (the preset's unless listed)."""
+        return (self.hub_names or {}).get(hub_id or "", self.name)
+
+    def hub_id_for(self, requested: str) -> str | None:
+        """The Hub id an extra alias names (``deepseek-r1``: deepseek-ai/DeepSeek-R1), if any."""
+        wanted = _key(requested)
+        return next((h for a, h in (self.alias_hub_ids or {}).items() if _key(a) == wanted),
+                    None)
 
     @property
     def folder(self) -> Traversable:
@@ -122,13 +136,22 @@ def _index() -> tuple[tuple[Preset, ...], dict[str, str]]:
                 official_active_excludes_embedding=bool(
                     raw.get("official_active_excludes_embedding", False)),
                 component_params=raw.get("component_params"), pipeline=raw.get("pipeline"),
-                official_checkpoint=tuple(raw.get("official_checkpoint", ())))
+                official_checkpoint=tuple(raw.get("official_checkpoint", ())),
+                alias_hub_ids=raw.get("alias_hub_ids"), hub_names=raw.get("hub_names"))
         except KeyError as exc:
             raise DataError(path, "required field is missing", row=i,
                             field=exc.args[0]) from exc
         if p.official_precision not in _PRECISIONS:
             raise DataError(path, f"must be one of {', '.join(_PRECISIONS)}", row=i,
                             field="official_precision")
+        for field, ids in (("alias_hub_ids", (p.alias_hub_ids or {}).values()),
+                           ("hub_names", (p.hub_names or {}).keys())):
+            if set(ids) - set(p.hub_ids):
+                raise DataError(path, "names a Hub id that is not in hub_ids", row=i,
+                                field=field)
+        if set(p.alias_hub_ids or {}) - set(p.aliases):
+            raise DataError(path, "names an alias that is not in aliases", row=i,
+                            field="alias_hub_ids")
         if set(p.official_checkpoint) - set(CHECKPOINT_EXTRAS):
             raise DataError(path, f"entries must be among {', '.join(CHECKPOINT_EXTRAS)}",
                             row=i, field="official_checkpoint")
@@ -315,6 +338,8 @@ def load_preset(p: Preset, *, requested: str | None = None) -> ModelSpec:
     hub_id = None
     if requested and "/" in requested:
         hub_id = next((h for h in p.hub_ids if h.lower() == requested.strip().lower()), None)
+    elif requested:  # an extra alias that names another model of this architecture
+        hub_id = p.hub_id_for(requested)
     hub_id = hub_id or (p.hub_ids[0] if p.hub_ids else None)
     variant = find_variant(requested) if requested and "/" in requested else None
     if variant is not None and variant.preset != p.alias:
@@ -340,7 +365,7 @@ def _parse_preset(p: Preset, hub_id: str | None, variant: Variant | None) -> Mod
         recorded = {k: {"params": v["params"], "source": _expand(v.get("source", ""))}
                     for k, v in (p.component_params or {}).items()}
         spec = parse_pipeline(p.read_json, origin=f"presets/{p.alias}", source=source,
-                              name=p.name, hub_id=hub_id, recorded=recorded,
+                              name=p.named(hub_id), hub_id=hub_id, recorded=recorded,
                               overrides=p.pipeline)
     else:
         from whichgpu.models.config_parse import parse_config
@@ -349,7 +374,7 @@ def _parse_preset(p: Preset, hub_id: str | None, variant: Variant | None) -> Mod
         if data is None:
             raise DataError(f"presets/{p.alias}", "config.json is missing")
         spec = parse_config(data, origin=f"presets/{p.alias}/config.json", source=source,
-                            hub_id=hub_id, name=p.name)
+                            hub_id=hub_id, name=p.named(hub_id))
     spec = dataclasses.replace(spec, id=p.alias)
     return variant.apply(spec) if variant is not None else spec
 

@@ -135,7 +135,12 @@ def time_range(L: Locale, r: Any) -> str:
 
 
 def money_range(L: Locale, r: Any) -> str:
-    return L.gettext("%(low)s – %(high)s", low=L.money(r.low), high=L.money(r.high))
+    """'$1.00 – $1.50' under a cost; nothing when both ends print as the cost itself (a
+    daily volume's day of rental does not move with the speed)."""
+    low, high = L.money(r.low), L.money(r.high)
+    if low == high == L.money(r.typical):
+        return ""
+    return L.gettext("%(low)s – %(high)s", low=low, high=high)
 
 
 def short_label(L: Locale, o: Any) -> str:

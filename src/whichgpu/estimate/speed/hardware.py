@@ -156,7 +156,10 @@ def link_for(gpu: GPU, count: int) -> Link:
     # bridges within their domain (NVLink or Infinity Fabric bridges of 2-4 cards)
     switched = (kind.startswith("nvlink") and kind != "nvlink-bridge") or kind in (
         "infinity-fabric", "roce-scaleup")
-    if switched or (kind.endswith("-bridge") and count <= domain):
+    # a bridge joins at most its domain's cards, and only where it is fitted (the catalog's
+    # bridge_fitted: a GeForce RTX 3090's is sold apart, most machines have none)
+    fitted = ic.bridge_fitted is None or bool(ic.bridge_fitted.value)
+    if switched or (kind.endswith("-bridge") and count <= domain and fitted):
         return Link("nvlink", ic.one_way_bytes_per_s, latency["nvlink"] * 1e-6, eff["nvlink"])
     pcie_one_way = pcie_one_way_bytes_per_s(gpu)
     if kind.startswith("pcie"):
