@@ -20,6 +20,7 @@ from whichgpu.estimate.constants import per_key, speed_value
 from whichgpu.estimate.memo import by_identity, by_settings
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
+from whichgpu.estimate.speed.codebook import Lattice, lattice_of, lookup_extra_s
 from whichgpu.estimate.speed.hardware import Hardware, Link, arch_key, compute_precision
 from whichgpu.estimate.speed.kernels import kernel
 from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
@@ -272,6 +273,8 @@ class _DecodeRates:
     tp_link: Link  # the link a tensor-parallel all-reduce crosses
     hops_net: int  # _network_hops
     lookup_s_per_byte: float  # mxfp4_lookup_s_per_byte: ALU seconds per MXFP4 expert byte
+    lattice: Lattice  # the file's lattice-codebook (IQ1-IQ3) tensors (none: no lookup term)
+    lattice_ops: float  # decode_codebook_lookup_ops: FP32 FLOP-equivalents per such weight
 
 
 @by_identity(identities=2)  # the same workload and hardware objects: the fastest hit
@@ -300,7 +303,21 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
                         streamed_weight_bytes(w, 0) if dense else None,
                         linear_flops_per_token(m), kv_tp_divisor(m, w.tp_degree),
                         hw.link_over(w.tp_degree), _network_hops(w, hw),
-                        mxfp4_lookup_s_per_byte(w, hw, engine, era))
+                        mxfp4_lookup_s_per_byte(w, hw, engine, era),
+                        *_lattice_terms(w, hw, engine, era))
+
+
+def _lattice_terms(w: Workload, hw: Hardware, engine: str,
+                   era: str | None) -> tuple[Lattice, float]:
+    """The lattice-codebook tensors the decode kernels look up, and the lookup work per
+    weight, where the backend's constant is not 0 (estimate/speed/codebook.py)."""
+    ops = engine_value("decode_codebook_lookup_ops", engine, hw, era)
+    if not ops:
+        return Lattice(), 0.0
+    from whichgpu.estimate.memory.weights import gguf_ftype
+
+    lattice = lattice_of(w.model, gguf_ftype(w.quant_format, w.engine_name), w.imatrix)
+    return lattice, ops if lattice.dense_weights or lattice.expert_weights else 0.0
 
 
 # an MXFP4 block: 32 FP4 values and one E8M0 scale in 17 bytes (OCP MX v1.0)
@@ -378,6 +395,14 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
         t_lookup = max(0.0, experts * rates.lookup_s_per_byte
                        - experts / (hw.bandwidth * eta_bw))
         t_mem += t_lookup
+    t_codebook = 0.0
+    if rates.lattice_ops and share is None and not w.expert_parallel:
+        # lattice-codebook (IQ1-IQ3) matrix-vector kernels: the longer of their read and
+        # their grid lookups on the card's FP32 vector rate (estimate/speed/codebook.py)
+        alu = (hw.gpu.tflops("fp32") or 0.0) * 1e12 * hw.compute_scale * tp
+        t_codebook = lookup_extra_s(rates.lattice, _touched_fraction(m, batch),
+                                    rates.lattice_ops, alu, hw.bandwidth * eta_bw * tp)
+        t_mem += t_codebook
     flops = batch * (rates.linear_flops + attention_flops_per_token(m, context)) / tp
     peak, eta_c, precision = rates.peak, rates.eta_c, rates.precision
     t_comp = flops / (peak * eta_c)
@@ -410,7 +435,10 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
                       f"({hw.bandwidth / 1e9:,.0f} GB/s x {eta_bw:.2f})"
                       + (f" + {t_lookup * 1e3:.2f} ms decoding the MXFP4 experts' 4-bit "
                          "values beyond their read (table lookups on "
-                         f"{hw.gpu.tflops('fp32') or 0:,.1f} FP32 TFLOPS)" if t_lookup else "")),
+                         f"{hw.gpu.tflops('fp32') or 0:,.1f} FP32 TFLOPS)" if t_lookup else "")
+                      + (f" + {t_codebook * 1e3:.2f} ms looking the IQ weights up in their "
+                         "lattice codebooks beyond their read (on "
+                         f"{hw.gpu.tflops('fp32') or 0:,.1f} FP32 TFLOPS)" if t_codebook else "")),
             Component("matmuls", t_comp, f"{flops / 1e12:.3f} TFLOP / ({peak / 1e12:,.0f} "
                                          f"TFLOPS {precision} x {eta_c:.2f})"),
             Component("tensor-parallel all-reduce" if w.pp_degree == 1 or tp > 1
