@@ -326,7 +326,8 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
                 warnings.append(msg(
                     "rl.share_below_weights", "the engine's share ({share:.0%} of the GPU, "
                     "{have:.1f} GB) is less than the {w:.1f} GB of weights vLLM loads into it: "
-                    "vLLM would not start; raise {field} to at least {least:.2f}", share=s.rollout_share, have=share_bytes / GB,
+                    "vLLM would not start; raise {field} to at least {least:.2f}",
+                    share=s.rollout_share, have=share_bytes / GB,
                     w=engine_weights / GB, field=Field("rollout_share"),
                     least=math.ceil(100 * (rollout_need + shared) / gpu.memory_bytes) / 100))
             elif rollout_need + shared > share_bytes:
