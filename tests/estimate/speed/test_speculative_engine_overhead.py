@@ -11,6 +11,7 @@ from whichgpu.catalog.gpus import default_catalog
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.hardware import hardware
 from whichgpu.estimate.speed.speculative import ENGINE_SPEC_OVERHEAD_S, speculative_step
+from whichgpu.vocabulary import Engine
 
 # vllm-project/vllm#20780 (2025-07-10): H100, batch 1, TPOT 7.07 ms plain; EAGLE-3 TPOT by K
 MEASURED_TPOT_MS = {2: 4.32, 3: 4.09, 4: 4.05, 7: 4.29}
@@ -43,7 +44,7 @@ def test_more_draft_tokens_past_four_cost_more_than_they_yield():
 
 
 def test_the_step_carries_vllms_per_step_and_per_forward_work():
-    per_step, per_forward = ENGINE_SPEC_OVERHEAD_S["vllm"]
+    per_step, per_forward = ENGINE_SPEC_OVERHEAD_S[Engine.VLLM]
     hw = hardware(default_catalog().get("h100-sxm"), 1)
 
     def step(engine: str):
@@ -54,7 +55,7 @@ def test_the_step_carries_vllms_per_step_and_per_forward_work():
     vllm, sglang = step("vllm"), step("sglang")
     # batch 1 is memory-bound: the verify step is the plain step plus vLLM's per-step work
     assert vllm.verify_s - vllm.plain.seconds == pytest.approx(per_step, rel=0.05)
-    assert "sglang" not in ENGINE_SPEC_OVERHEAD_S  # no measurement: nothing added
+    assert Engine.SGLANG not in ENGINE_SPEC_OVERHEAD_S  # no measurement: nothing added
     assert sglang.verify_s == pytest.approx(sglang.plain.seconds, rel=0.05)
     drafted = vllm.draft_s / 3
     assert drafted > per_forward and drafted - per_forward < 0.6e-3  # the head's GPU time
