@@ -226,12 +226,9 @@ FitNote = Callable[[str, int, bool], "Message | None"]
 
 def adapted_note(t: Workload, asked: Workload, need: int, have: int | None = None) -> Message:
     """What the engine does to fit: named, with the memory the job as asked would need and
-    (``have``) what the plan it runs instead needs."""
+    (``have``, given for a tensor-parallel split) what the plan it runs instead needs."""
     if t.tp and not asked.tp:
-        if have is None:
-            from whichgpu.estimate.memory import estimate_memory
-
-            have = estimate_memory(t).total_bytes
+        assert have is not None, "a split's note says the split's own memory"
         return msg("diffusion.fit.tp.plan", "the weights split over {n} GPUs by tensor "
                    "parallelism ({engine}, {flag}): {have:.1f} GB per GPU; a whole pipeline "
                    "on each GPU would need {need:.1f} GB per GPU", need=need / 1e9,
@@ -239,18 +236,8 @@ def adapted_note(t: Workload, asked: Workload, need: int, have: int | None = Non
     own: FitNote | None = getattr(module(t.engine_name), "fit_note", None)
     note = (own(t.offload, need, t.vae_tiling and not asked.vae_tiling)
             if own is not None else None)
-    if note is not None:  # the engine's own way (engines/comfyui.py)
+    if note is not None:  # the engine's own way (engines/comfyui.py, engines/sglang.py)
         return note
-    if t.engine_name != Engine.DIFFUSERS:  # the engine in use, not diffusers' API names
-        if t.offload == "sequential":
-            return msg("diffusion.fit.sequential.engine", "{need:.1f} GB needed whole: "
-                       "{engine} needs sequential CPU offload here ({flag}); weights cross "
-                       "PCIe every step", need=need / 1e9, engine=t.engine_name,
-                       flag=Field("offload", "sequential"))
-        return msg("diffusion.fit.model.engine", "{need:.1f} GB needed with the whole pipeline "
-                   "on the GPU: {engine} needs model CPU offload here ({flag}); each component "
-                   "crosses PCIe once per image", need=need / 1e9, engine=t.engine_name,
-                   flag=Field("offload", "model"))
     if t.offload == "sequential":
         return msg("diffusion.fit.sequential", "{need:.1f} GB needed whole: diffusers needs "
                    "sequential CPU offload here (enable_sequential_cpu_offload, {flag}); "
