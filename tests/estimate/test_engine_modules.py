@@ -76,7 +76,9 @@ def test_which_engine_does_what() -> None:
 
     assert hooks(Engine.VLLM) == {"memory_reserve", "lora_slots", "tp_launch", "uneven_cards",
                                   "launch", "rocm"}
-    assert hooks(Engine.SGLANG) == {"memory_reserve", "lora_slots", "tp_launch", "launch"}
+    # fit_note: what SGLang Diffusion needs to fit a pipeline, in its name (fix8)
+    assert hooks(Engine.SGLANG) == {"memory_reserve", "lora_slots", "tp_launch", "launch",
+                                    "fit_note"}
     assert hooks(Engine.TRTLLM) == {"memory_reserve", "tp_launch"}  # no launch file for it
     assert hooks(Engine.LLAMACPP) == {"gguf_file_type", "launch", "rocm"}
     assert hooks(Engine.MLX) == {"runtime_term"}  # Metal's runtime, not a CUDA context

@@ -277,7 +277,8 @@ CompletionTokensField = Annotated[int | None, CompletionTokens, Field(descriptio
     "RL (grpo, ppo): the longest completion in tokens (default: the framework's, TRL 256).")),
     Cli(metavar="COMPLETION-TOKENS", text=True), Web(label=N_("Completion tokens"))]
 Tuning = Annotated[RLTuning | None, Field(description=(
-    "RL (grpo, ppo): how the policy trains: lora, qlora or full-ft (default lora).")),
+    "RL (grpo, ppo): how the policy trains: lora, qlora or full-ft (default lora; "
+    "Unsloth qlora).")),
     Choice(Text("choice.tuning", "unknown tuning {v!r}; use one of {choices}")),
     Web(label=N_("Policy training"))]
 RolloutGpus = Annotated[int | None, Field(ge=0, le=1 << 16, description=(

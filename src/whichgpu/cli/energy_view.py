@@ -20,8 +20,10 @@ def energy_lines(e: Any) -> list[str]:
         lines.append(f"Board power, {d.phase}: {_r(d.watts, 0)} W per GPU{cap}, "
                      f"{d.basis} ({'of this card' if d.basis == 'measured' else 'share of the'}"
                      f"{'' if d.basis == 'measured' else f' {d.tdp_w:g} W TDP'})")
-    if e.joules_per_token is not None:
-        lines.append(f"Energy: {_r(e.joules_per_token)} J per output token = "
+    if e.joules_per_token is not None:  # training has no output tokens: its tokens trained
+        training = bool(e.draws) and str(e.draws[0].phase) == "training"
+        unit = "training token" if training else "output token"
+        lines.append(f"Energy: {_r(e.joules_per_token)} J per {unit} = "
                      f"{_r(e.kwh_per_million_tokens)} kWh per million tokens")
     if e.joules_per_prompt_token is not None:
         lines.append(f"Prefill: {_r(e.joules_per_prompt_token, 4)} J per prompt token")

@@ -224,7 +224,8 @@ def not_modelled(name: str) -> NotModelled | None:
 # recommender's notes, advise/evaluate.py), its launch command and ROCm build (the export)
 # Besides hooks, a module may state facts the diffusion estimate reads by name:
 # STREAMS_UNASKED (it streams weights in by itself), ONE_DEVICE (an instance uses one GPU),
-# MODEL_OFFLOAD_WORDS (its words for moving idle models off the GPU); see engines/comfyui.py.
+# MODEL_OFFLOAD_WORDS (its words for moving idle models off the GPU); see engines/comfyui.py;
+# CPU_OFFLOAD_WORDS (its words for CPU offload, not diffusers' API names; engines/sglang.py).
 # and the LLM estimate: SPLITS_UNEVEN_CARDS (it splits layers over cards of different sizes in
 # any proportion: estimate/mixed_cards.py), GPU_BACKENDS (it is built for one of ggml's GPU
 # backends: estimate/workload.py's --backend check), CONSUMER_GEMM (the precision and its why

@@ -1,5 +1,6 @@
-"""SGLang in code: the memory it keeps out of its static pool (``--mem-fraction-static``) and
-its launch command. Its traits and speed are data (``data/engines.toml``, ``estimate/data/``)."""
+"""SGLang in code: the memory it keeps out of its static pool (``--mem-fraction-static``), its
+launch command, and its words for CPU offload of a diffusion pipeline. Its traits and speed
+are data (``data/engines.toml``, ``estimate/data/``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.estimate.constants import memory_constant, memory_value
 from whichgpu.estimate.memory.terms import MemoryTerm
-from whichgpu.messages import msg
+from whichgpu.messages import Field, Message, msg
 
 if TYPE_CHECKING:
     from whichgpu.advise.options import Option
@@ -56,3 +57,19 @@ def lora_slots(adapters: int, rank: int) -> tuple[int, int]:
 def tp_launch(tp: int, pp: int) -> str:
     """Serving over cards of different sizes, in equal tensor-parallel shards."""
     return f"python -m sglang.launch_server --model-path MODEL --tp {tp}"
+
+
+#: its words for the CPU offload of a diffusion pipeline (never diffusers' API names)
+CPU_OFFLOAD_WORDS = "SGLang Diffusion's CPU offload"
+
+
+def fit_note(offload: str, need: int, tiled: bool = False) -> Message:
+    """What SGLang Diffusion needs to fit a pipeline that does not fit whole on the GPU."""
+    if offload == "sequential":
+        return msg("diffusion.fit.sequential.engine", "{need:.1f} GB needed whole: {engine} "
+                   "needs sequential CPU offload here ({flag}); weights cross PCIe every step",
+                   need=need / 1e9, engine="sglang", flag=Field("offload", "sequential"))
+    return msg("diffusion.fit.model.engine", "{need:.1f} GB needed with the whole pipeline on "
+               "the GPU: {engine} needs model CPU offload here ({flag}); each component "
+               "crosses PCIe once per image", need=need / 1e9, engine="sglang",
+               flag=Field("offload", "model"))

@@ -224,17 +224,19 @@ def _runs(gpu, engine: Engine) -> bool:
 FitNote = Callable[[str, int, bool], "Message | None"]
 
 
-def adapted_note(t: Workload, asked: Workload, need: int) -> Message:
-    """What the engine does to fit: named, with the memory the job as asked would need."""
+def adapted_note(t: Workload, asked: Workload, need: int, have: int | None = None) -> Message:
+    """What the engine does to fit: named, with the memory the job as asked would need and
+    (``have``, given for a tensor-parallel split) what the plan it runs instead needs."""
     if t.tp and not asked.tp:
-        return msg("diffusion.fit.tp", "{need:.1f} GB per GPU with a whole pipeline on each: "
-                   "the diffusion model's weights split over {n} GPUs by tensor parallelism "
-                   "({engine}, {flag})", need=need / 1e9, n=t.tp, engine=t.engine_name,
-                   flag=Field("tp", t.tp))
+        assert have is not None, "a split's note says the split's own memory"
+        return msg("diffusion.fit.tp.plan", "the weights split over {n} GPUs by tensor "
+                   "parallelism ({engine}, {flag}): {have:.1f} GB per GPU; a whole pipeline "
+                   "on each GPU would need {need:.1f} GB per GPU", need=need / 1e9,
+                   have=have / 1e9, n=t.tp, engine=t.engine_name, flag=Field("tp", t.tp))
     own: FitNote | None = getattr(module(t.engine_name), "fit_note", None)
     note = (own(t.offload, need, t.vae_tiling and not asked.vae_tiling)
             if own is not None else None)
-    if note is not None:  # the engine's own way (engines/comfyui.py)
+    if note is not None:  # the engine's own way (engines/comfyui.py, engines/sglang.py)
         return note
     if t.offload == "sequential":
         return msg("diffusion.fit.sequential", "{need:.1f} GB needed whole: diffusers needs "

@@ -59,6 +59,7 @@ class FrameworkDefaults:
     train_micro_batch: int
     training_profile: str
     sources: tuple[str, ...]
+    default_tuning: RLTuning = RLTuning.LORA  # how the policy trains when no tuning is given
 
 
 @cache
@@ -66,8 +67,12 @@ def frameworks() -> dict[RLFramework, FrameworkDefaults]:
     text = resources.files("whichgpu.estimate").joinpath("data/rl_frameworks.toml").read_text(
         "utf-8")
     raw = tomllib.loads(text)["framework"]
-    return {RLFramework(k): FrameworkDefaults(id=RLFramework(k), sources=tuple(v.pop("sources")),
-                                              **v) for k, v in raw.items()}
+    out = {}
+    for k, v in raw.items():
+        tuning = RLTuning(v.pop("default_tuning", RLTuning.LORA))
+        out[RLFramework(k)] = FrameworkDefaults(id=RLFramework(k), sources=tuple(v.pop("sources")),
+                                                default_tuning=tuning, **v)
+    return out
 
 
 def framework_of(name: str | None) -> FrameworkDefaults:
@@ -131,7 +136,7 @@ def settings(task: Task, *, tuning: RLTuning | None = None, framework: str | Non
              rollout_share: float | None = None) -> RLSettings:
     """The job's settings: what is given, else the framework's defaults (each sourced)."""
     fw = framework_of(framework)
-    tuning = tuning or RLTuning.LORA
+    tuning = tuning or fw.default_tuning
     if rollout_gpus is None:
         rollout_gpus = 0 if fw.placement == "colocate" or gpus < 2 else max(1, gpus // 2)
     if rollout_gpus >= gpus and rollout_gpus > 0:
@@ -307,15 +312,39 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     states = train_total - train_e.term("activations") - kept
     share_bytes = None
     if s.colocated:
+        # vLLM's gpu_memory_utilization budget holds the weights it loads as well as its KV
+        # cache (vllm#12330's start-up log: 'total_gpu_memory x gpu_memory_utilization ...
+        # model weights take ...; the rest ... for KV Cache'). When the engine reads the
+        # training weights (Unsloth) those weights are already in the policy's training
+        # memory: only the rest of the budget is added on top of it, never less than the
+        # rollouts' own need.
+        shared = roll_e.term("weights") if fw.shared_weights else 0
         if gpu is not None:
             share_bytes = int(s.rollout_share * gpu.memory_bytes)
-            if rollout_need > share_bytes:
+            engine_weights = roll_e.term("weights")
+            if engine_weights > share_bytes:  # vLLM stops at start-up: no room for a cache
+                warnings.append(msg(
+                    "rl.share_below_weights", "the engine's share ({share:.0%} of the GPU, "
+                    "{have:.1f} GB) is less than the {w:.1f} GB of weights vLLM loads into it: "
+                    "vLLM would not start; raise {field} to at least {least:.2f}",
+                    share=s.rollout_share, have=share_bytes / GB,
+                    w=engine_weights / GB, field=Field("rollout_share"),
+                    least=math.ceil(100 * (rollout_need + shared) / gpu.memory_bytes) / 100))
+            elif rollout_need + shared > share_bytes:
                 warnings.append(msg(
                     "rl.share_small", "the rollouts need {need:.1f} GB but the engine's share "
                     "({share:.0%} of the GPU) is {have:.1f} GB: vLLM runs fewer completions at "
-                    "once (slower rollouts); raise {field}", need=rollout_need / GB,
+                    "once (slower rollouts); raise {field}", need=(rollout_need + shared) / GB,
                     share=s.rollout_share, have=share_bytes / GB, field=Field("rollout_share")))
-        side = share_bytes if share_bytes is not None else rollout_need
+            if shared:
+                assumptions.append(msg(
+                    "rl.assume.shared_budget", "{framework}'s vLLM takes {share:.0%} of the GPU "
+                    "({have:.1f} GB) with the {w:.1f} GB of weights it shares with training "
+                    "inside it: {extra:.1f} GB on top of the training memory",
+                    framework=fw.name, share=s.rollout_share, have=share_bytes / GB,
+                    w=shared / GB, extra=max(share_bytes - shared, rollout_need) / GB))
+        side = (max(share_bytes - shared, rollout_need) if share_bytes is not None
+                else rollout_need)
         if fw.sleeps:  # the engine frees its cache while training runs
             peak = max(train_total + roll_weights, states + side)
             assumptions.append(msg("rl.assume.sleep", "{framework} frees the engine's KV cache "

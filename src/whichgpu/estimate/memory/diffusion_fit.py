@@ -23,7 +23,7 @@ def fit_on(wl: Workload, asked: Workload, gpu) -> tuple[Workload, int, Message |
     for t in tries(wl, asked, gpu):
         n = estimate_memory(t).total_bytes
         if n <= usable:
-            return t, n, adapted_note(t, asked, need)
+            return t, n, adapted_note(t, asked, need, n)
     return wl, need, None
 
 
@@ -40,6 +40,6 @@ def split_to_fit(w: Workload, gpu) -> tuple[Workload, Message] | None:
     if need <= gpu.usable_memory_bytes:
         return None
     for t in tries(w, w, gpu, streamed=False):
-        if t.tp and estimate_memory(t).total_bytes <= gpu.usable_memory_bytes:
-            return t, adapted_note(t, w, need)
+        if t.tp and (have := estimate_memory(t).total_bytes) <= gpu.usable_memory_bytes:
+            return t, adapted_note(t, w, need, have)
     return None

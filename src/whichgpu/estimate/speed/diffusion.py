@@ -428,6 +428,11 @@ def residency(w: Workload, offload_why: str) -> str:
                 "ones are unloaded when the next needs the room")
     if w.engine_name == Engine.COMFYUI and mode == "sequential":
         return f"{offload_why} (its lowvram mode)"
+    words = getattr(module(w.engine_name), "CPU_OFFLOAD_WORDS", None)
+    if mode in ("model", "sequential") and words:  # the engine's own words (engines/sglang.py)
+        return (f"{mode} CPU offload ({words}): " + ("one component on the GPU at a time"
+                                                     if mode == "model" else
+                                                     "weights streamed in every step"))
     if mode == "model":
         return "model CPU offload: one component on the GPU at a time (diffusers " \
             "enable_model_cpu_offload)"

@@ -6,7 +6,9 @@ and each sequence's KV cache once (the ``k + 1`` queries of a sequence attend to
 its matmuls and attention grow with the ``k + 1`` tokens. At batch 1 the step stays
 bandwidth-bound, so the accepted tokens come almost free; as the batch grows the step turns
 compute-bound and the speed-up shrinks, down to a slow-down (EAGLE-3, arXiv 2503.01840: 1.38x
-in SGLang at batch 64, against several times at batch 1).
+in SGLang at batch 64, against several times at batch 1). The engine's own work around a
+step (vLLM: rejection sampling, metadata, one host-launched forward per drafted token) is added
+where it was measured (``ENGINE_SPEC_OVERHEAD_S``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,22 @@ from whichgpu.estimate.speed.hardware import Hardware
 from whichgpu.estimate.speed.llm import StepTime, decode_step
 from whichgpu.estimate.speed.result import Component
 from whichgpu.estimate.workload import Workload
+from whichgpu.vocabulary import Engine
+
+# The engine's own work around a speculative step, beyond the GPU time of the verify and the
+# drafter's forwards (seconds): (per verify step: rejection sampling, the step's metadata;
+# per drafter forward of an EAGLE or MTP head: its inputs, attention metadata, logits and
+# argmax, launched from the host one forward after the other). Set from vLLM's own sweep of
+# EAGLE-3 on Llama-3.1-8B, H100, batch 1 (github.com/vllm-project/vllm/issues/20780,
+# 2025-07-10: TPOT x acceptance length = one spec step of 10.20, 11.41, 12.47, 13.71, 14.53,
+# 15.19 ms at K = 2..7, against a plain step of 7.07 ms): a straight line of 1.02 ms per
+# drafted token and 1.28 ms per step over the plain one; less the drafter's GPU time this
+# model gives there (0.45 ms a token), 0.57 ms of each drafted token is the engine's. Checked
+# on runs it was not set from: vLLM MTP on an RTX PRO 6000 Max-Q and EAGLE-3 on a DGX Spark
+# (validation/speculative.csv, scripts/check_speculative.py). A draft model's forward is a
+# whole decode step with its own dispatch already, so only the per-step part applies to it.
+# Other engines: no such measurement here, none is added.
+ENGINE_SPEC_OVERHEAD_S: dict[Engine, tuple[float, float]] = {Engine.VLLM: (1.28e-3, 0.57e-3)}
 
 
 @dataclass(frozen=True)
@@ -66,9 +84,12 @@ def speculative_step(w: Workload, hw: Hardware, batch: int, context: int) -> Spe
     kv = max(plain.parts["memory-bandwidth"]
              - decode_step(plain_w, hw, batch, 1).parts["memory-bandwidth"], 0.0)
     t_mem = weights_wide + kv
+    per_step, per_forward = ENGINE_SPEC_OVERHEAD_S.get(w.engine_name, (0.0, 0.0))
+    if spec.draft_model is not None:
+        per_forward = 0.0  # a whole decode step, its dispatch already counted
     verify = (max(t_mem, wide.parts["compute"]) + wide.parts["interconnect"]
-              + plain.parts["fixed-overhead"] + plain.parts["host-memory"])
-    draft = k * _draft_token_s(spec, w, hw, batch, context)
+              + plain.parts["fixed-overhead"] + plain.parts["host-memory"] + per_step)
+    draft = k * (_draft_token_s(spec, w, hw, batch, context) + per_forward)
     lo, typ, hi = acceptance(spec)
     tokens = (tokens_per_step(lo, k), tokens_per_step(typ, k), tokens_per_step(hi, k))
     return SpeculativeStep(plain, verify, draft, tokens, (lo, typ, hi))
