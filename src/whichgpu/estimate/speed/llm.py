@@ -681,11 +681,35 @@ def _expert_prefill(w: Workload, hw: Hardware, tokens: int, era: str | None
     per_token = 2 * m.params.experts * moe.experts_per_token / moe.num_experts
     chunk = prefill_chunk_tokens(w)
     n = max(1.0, min(chunk, tokens) * moe.experts_per_token / moe.num_experts)
-    half = engine_value("moe_expert_half_tokens", constants_key(w, hw), hw, era)
+    key = constants_key(w, hw)
+    half = engine_value("moe_expert_half_tokens", key, hw, era) \
+        * _expert_size_scale(w, hw, key, era)
     eff = n / (n + half)
     return tokens * per_token, eff, (f"; routed experts: {n:,.0f} tokens per expert per "
                                      f"{min(chunk, tokens):,}-token batch, x{eff:.2f} "
-                                     f"(n / (n + {half:g}))")
+                                     f"(n / (n + {half:,.0f}))")
+
+
+def expert_matrix_size(w: Workload) -> float:
+    """Elements of one routed expert's matrix on one GPU: hidden size x the expert's width
+    (its intermediate size over the tensor-parallel degree, which splits every expert)."""
+    m = w.model
+    width = m.moe.expert_intermediate_size if m.moe else 0
+    return float(m.hidden_size or 0) * width / max(w.tp_degree, 1)
+
+
+def _expert_size_scale(w: Workload, hw: Hardware, key: str, era: str | None) -> float:
+    """How the half-efficiency size moves with the expert's size (issue 28): n_half x
+    (S_ref / S)^a, S the expert matrix on one GPU, S_ref the size the engine's
+    moe_expert_half_tokens was fitted at, a its moe_expert_size_exponent (0: no scaling).
+    A grouped GEMM's per-expert tile work is about M tokens x the expert's size, so a larger
+    expert fills its tiles at fewer tokens."""
+    a = engine_value("moe_expert_size_exponent", key, hw, era)
+    size = expert_matrix_size(w)
+    if not a or size <= 0:
+        return 1.0
+    ref = engine_value("moe_expert_reference_size", key, hw, era)
+    return float((ref / size) ** a)
 
 
 def prefill_chunk_tokens(w: Workload) -> int:

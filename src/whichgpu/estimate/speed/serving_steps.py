@@ -47,6 +47,8 @@ class StepModel:
         if per_layer is not None:  # issue 28: Python dispatch per layer (aiconfigurator)
             self.request_dispatch_s = w.model.num_layers * float(per_layer) * 1e-3
         self.prefill_alone_s = pre.seconds
+        self.prefill_step_fixed_s = self._prefill_fixed(w, hw, prompt, pre.parts["compute"])
+        self.prefill_compute_per_token -= self.prefill_step_fixed_s / prompt
         ranks = w.dp_degree if w.expert_parallel and w.dp_degree > 1 else 1  # issue 30: EP
         if ranks > 1:  # each data-parallel rank prefills its own prompts, schedules its own
             self.prefill_compute_per_token = (prefill_time(w, hw, ranks, prompt)
@@ -75,6 +77,22 @@ class StepModel:
         # a replica run without CUDA graphs (eager): no step is shorter than the host's
         # dispatch of every layer's kernels (set by the serving model, see eager_floor)
         self.eager_floor_s = 0.0
+
+    @staticmethod
+    def _prefill_fixed(w: Workload, hw, prompt: int, one: float) -> float:
+        """Seconds of a prefill's compute that a forward pass pays once, however many prompts
+        it carries (issue 28): a MoE's routed-expert GEMMs run at n / (n + n_half) of a dense
+        GEMM's rate with n tokens per expert, i.e. their time is the tokens' own plus a fixed
+        n_half x experts / k tokens' worth per pass. Read from the speed model's prefill of one
+        and of two prompts (their difference is the per-token part); 0 for dense models, for
+        expert-parallel layouts and where two prompts exceed one batched-token budget."""
+        from whichgpu.estimate.speed.llm import prefill_chunk_tokens, prefill_time
+
+        if (w.model.moe is None or (w.expert_parallel and w.dp_degree > 1)
+                or 2 * prompt > prefill_chunk_tokens(w)):
+            return 0.0
+        two = prefill_time(w, hw, 2, prompt).parts["compute"]
+        return max(2.0 * one - two, 0.0)
 
     # -------------------------------------------------------------- the speed model's terms
 
@@ -150,6 +168,9 @@ class StepModel:
         else:
             weights = self._weights_read(math.ceil(running + prompt_tokens))
         compute = comp + prompt_tokens * self.prefill_compute_per_token
+        if prompt_tokens > 0.0 and self.prefill_step_fixed_s:  # once per forward pass
+            share = prompt_tokens / self.prompt
+            compute += self.prefill_step_fixed_s * (share if share < 1.0 else 1.0)
         comm = 0.0
         if self.comm_per_token or self.comm_fixed:
             comm = self.comm_fixed + self.comm_per_token * (running + prompt_tokens)
