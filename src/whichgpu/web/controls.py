@@ -13,6 +13,7 @@ with its reason (:data:`NOT_ON_PAGE`).
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from contextvars import ContextVar
@@ -115,8 +116,10 @@ def _inner(annotation: Any) -> Any:
     return annotation
 
 
+@functools.lru_cache(maxsize=1024)  # request models x fields: the same on every page
 def control(model: type[Any], name: str) -> Control:
-    """The generated control of ``model``'s field ``name``."""
+    """The generated control of ``model``'s field ``name`` (a frozen record, made once per
+    model and field: a page with "All settings" asks for ~40 of them on every render)."""
     info = model.model_fields[name]
     web = web_of(model, name)
     kind = _inner(info.annotation)
