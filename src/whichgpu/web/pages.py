@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, PackageLoader, pass_eval_context, select_autoescape
 from jinja2.nodes import EvalContext
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pydantic import ValidationError
 
 from whichgpu.answers import requests as r
@@ -124,6 +124,19 @@ def _gettext(eval_ctx: EvalContext, string: str, /, **variables: Any) -> str:
     return hit
 
 
+def datalist_options(items: Any, value: str, text: str) -> Markup:
+    """``<option value="{{ i.value }}">{{ i.text }}</option>`` for each item, as the templates
+    wrote them in a loop: the same list (the presets, the catalog's GPUs) on every page, so
+    its ~80 options are escaped once, not on every render (issue 27)."""
+    return _options(tuple((getattr(i, value), getattr(i, text)) for i in items))
+
+
+@functools.lru_cache(maxsize=16)
+def _options(pairs: tuple[tuple[Any, Any], ...]) -> Markup:
+    return Markup("".join(f'<option value="{escape(v)}">{escape(t)}</option>'
+                          for v, t in pairs))
+
+
 def _env() -> Environment:
     # the templates ship in the package: never re-read while the server runs (auto_reload
     # would stat every template of a page on each render)
@@ -139,6 +152,7 @@ def _env() -> Environment:
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
     env.filters["say"] = lambda text: words.say(_L(), text)
     env.globals.update(charts=charts, explain=explain, math=math, bounds=field_attrs,
+                       datalist_options=datalist_options,
                        bounds_attrs=bounds_attrs, controls=controls, mark=controls.mark)
     return env
 
