@@ -26,6 +26,7 @@ from markupsafe import Markup
 from whichgpu.answers import requests as r
 from whichgpu.answers.fields import N_, is_bool, web_of
 from whichgpu.answers.inputs.values import read_as_text
+from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web
 from whichgpu.web.input_bounds import number_attrs
 
@@ -150,7 +151,7 @@ def control(model: type[Any], name: str) -> Control:
 def missing(page: str, shown: set[str] | None = None) -> list[Control]:
     """The controls ``page`` still owes: every field of its request model (as the web takes
     it) that it drew no control for and that :data:`NOT_ON_PAGE` does not excuse."""
-    model: type[Any] = for_web(PAGE_MODEL[page])
+    model: type[Question] = for_web(PAGE_MODEL[page])
     shown = _marked.get() if shown is None else shown
     skip = NOT_ON_PAGE.get(page, {})
     return [control(model, n) for n in model.model_fields
