@@ -13,6 +13,7 @@ with its reason (:data:`NOT_ON_PAGE`).
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from contextvars import ContextVar
@@ -25,6 +26,7 @@ from markupsafe import Markup
 from whichgpu.answers import requests as r
 from whichgpu.answers.fields import N_, is_bool, web_of
 from whichgpu.answers.inputs.values import read_as_text
+from whichgpu.answers.request import Request as Question
 from whichgpu.answers.request import for_web
 from whichgpu.web.input_bounds import number_attrs
 
@@ -115,8 +117,10 @@ def _inner(annotation: Any) -> Any:
     return annotation
 
 
+@functools.lru_cache(maxsize=1024)  # request models x fields: the same on every page
 def control(model: type[Any], name: str) -> Control:
-    """The generated control of ``model``'s field ``name``."""
+    """The generated control of ``model``'s field ``name`` (a frozen record, made once per
+    model and field: a page with "All settings" asks for ~40 of them on every render)."""
     info = model.model_fields[name]
     web = web_of(model, name)
     kind = _inner(info.annotation)
@@ -147,7 +151,7 @@ def control(model: type[Any], name: str) -> Control:
 def missing(page: str, shown: set[str] | None = None) -> list[Control]:
     """The controls ``page`` still owes: every field of its request model (as the web takes
     it) that it drew no control for and that :data:`NOT_ON_PAGE` does not excuse."""
-    model: type[Any] = for_web(PAGE_MODEL[page])
+    model: type[Question] = for_web(PAGE_MODEL[page])
     shown = _marked.get() if shown is None else shown
     skip = NOT_ON_PAGE.get(page, {})
     return [control(model, n) for n in model.model_fields

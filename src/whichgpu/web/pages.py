@@ -17,8 +17,9 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
+from jinja2 import Environment, PackageLoader, pass_eval_context, select_autoescape
+from jinja2.nodes import EvalContext
+from markupsafe import Markup, escape
 from pydantic import ValidationError
 
 from whichgpu.answers import requests as r
@@ -96,18 +97,62 @@ def _begin(request: Request) -> Locale:
     return locale(lang)
 
 
+#: (language, template words, autoescape) -> what ``_()`` says for words with no
+#: parameters: the same every time (the catalogs are read once per process); bounded, since
+#: a template may pass words it computed (an exclusion's kind)
+_SAID: dict[tuple[str, str, bool], str] = {}
+SAID_SIZE = 4096
+
+
+@pass_eval_context
+def _gettext(eval_ctx: EvalContext, string: str, /, **variables: Any) -> str:
+    """The templates' ``_()``: what jinja2.ext.i18n's newstyle ``gettext`` says (the words
+    translated, made Markup under autoescape, then ``%`` their parameters, even none), in
+    one call instead of three nested ones, and remembered when it has no parameters (a page
+    says ~240 of them; issue 27)."""
+    if variables:
+        rv = translations(_lang.get()).gettext(string)
+        return (Markup(rv) if eval_ctx.autoescape else rv) % variables
+    key = (_lang.get(), string, eval_ctx.autoescape)
+    hit = _SAID.get(key)
+    if hit is None:
+        rv = translations(key[0]).gettext(string)
+        hit = (Markup(rv) if key[2] else rv) % variables
+        if len(_SAID) >= SAID_SIZE:
+            _SAID.clear()
+        _SAID[key] = hit
+    return hit
+
+
+def datalist_options(items: Any, value: str, text: str) -> Markup:
+    """``<option value="{{ i.value }}">{{ i.text }}</option>`` for each item, as the templates
+    wrote them in a loop: the same list (the presets, the catalog's GPUs) on every page, so
+    its ~80 options are escaped once, not on every render (issue 27)."""
+    return _options(tuple((getattr(i, value), getattr(i, text)) for i in items))
+
+
+@functools.lru_cache(maxsize=16)
+def _options(pairs: tuple[tuple[Any, Any], ...]) -> Markup:
+    return Markup("".join(f'<option value="{escape(v)}">{escape(t)}</option>'
+                          for v, t in pairs))
+
+
 def _env() -> Environment:
+    # the templates ship in the package: never re-read while the server runs (auto_reload
+    # would stat every template of a page on each render)
     env = Environment(loader=PackageLoader("whichgpu.web", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True,
-                      lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
+                      lstrip_blocks=True, extensions=["jinja2.ext.i18n"], auto_reload=False)
     env.install_gettext_callables(  # type: ignore[attr-defined]  # added by jinja2.ext.i18n
         lambda m: translations(_lang.get()).gettext(m),
         lambda s_, p, n: translations(_lang.get()).ngettext(s_, p, n), newstyle=True)
+    env.globals["_"] = _gettext  # as the extension's alias of its gettext, said faster
     for name in ("number", "sig", "percent", "money", "gb", "gib", "duration", "date",
                  "datetime", "age"):
         env.filters[name] = (lambda n: lambda *a, **k: getattr(_L(), n)(*a, **k))(name)
     env.filters["say"] = lambda text: words.say(_L(), text)
     env.globals.update(charts=charts, explain=explain, math=math, bounds=field_attrs,
+                       datalist_options=datalist_options,
                        bounds_attrs=bounds_attrs, controls=controls, mark=controls.mark)
     return env
 
@@ -292,7 +337,7 @@ def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
         q, error = read(r.Recommend, params)
     result = advice = None
     if q is not None:
-        result, error = attempt(s.recommend, q)
+        result, error = attempt(_recommend_unkept, q)
     if result is not None and getattr(result, "kind", None) == "rl":  # grpo, ppo: the RL ranking
         ctx.update(rl_rank=result, q=q, cli=None if config is not None else command_line(q),
                    api=None if config is not None else "/api/v1/recommend?" + urlencode(
@@ -311,6 +356,14 @@ def _advisor(request: Request, p: dict[str, Any], config: dict | None = None,
                    binds=_binds(result.rec))
     ctx.update(q=q, result=result, error=error, profile=_profile_used(q, result))
     return render(request, "advisor.html", ctx, status_of(error))
+
+
+def _recommend_unkept(q: r.Recommend) -> Any:
+    """``s.recommend(q)`` without keeping the typed answer in the memo (a kept one is still
+    reused): the page keeps its HTML, and measuring a whole-catalog recommendation's objects
+    for the memo's byte bound took 4.2 CPU-ms of the page's ~24 (issue 27), more than most
+    repeats in another language would save."""
+    return s.unkept(lambda: s.recommend(q))
 
 
 def _work(p: dict[str, Any], unit: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ that tell the command line's user which flag to give (``--gpu-spec``, ``--fused-
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import string
@@ -237,6 +238,44 @@ def number(L: Locale, value: float, spec: str) -> str:
     return sign + text
 
 
+Part = tuple[str, str | None, str | None, str | None]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parts(template: str) -> tuple[Part, ...] | None:
+    """A template's parts as ``string.Formatter.parse`` reads them, read once (a page says
+    ~80 messages, most of them the same few templates); None when a field needs the whole
+    Formatter (a positional, dotted or indexed name, a format spec with a field in it) or
+    the template is malformed."""
+    try:
+        parts = tuple(_PARSER.parse(template))
+    except ValueError:
+        return None
+    for _, name, spec, _ in parts:
+        if name is not None and (not name.isidentifier() or "{" in (spec or "")):
+            return None
+    return parts
+
+
+_PARSER = string.Formatter()
+
+
+def _fill(f: _Formatter, template: str, params: dict[str, Any]) -> str:
+    """``f.vformat(template, (), params)``: for a template of named fields, without
+    re-reading it and without the Formatter's recursion (what vformat does for them: each
+    field's value by name, converted, then said with its spec)."""
+    parts = _parts(template)
+    if parts is None:
+        return f.vformat(template, (), params)
+    out = []
+    for literal, name, spec, conversion in parts:
+        if literal:
+            out.append(literal)
+        if name is not None:
+            out.append(f.format_field(f.convert_field(params[name], conversion), spec or ""))
+    return "".join(out)
+
+
 def say_text(L: Locale, text: str | None) -> Said:
     """Anything the engine said, in the page's language: a message from the engine catalog,
     a data string from its ``data`` entries; untranslated parts make it incomplete."""
@@ -247,7 +286,7 @@ def say_text(L: Locale, text: str | None) -> Said:
         complete = template is not None
         f = _Formatter(L)
         try:
-            out = f.vformat(template or text.template, (), dict(text.params))
+            out = _fill(f, template or text.template, dict(text.params))
         except (KeyError, IndexError, ValueError):  # a translation that lost a placeholder
             return Said(str(text), False)
         return Said(out, complete and f.complete)

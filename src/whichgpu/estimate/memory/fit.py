@@ -6,6 +6,7 @@ nvidia-smi reports), the engine's own reserve and a fragmentation margin already
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -194,35 +195,40 @@ def smallest_fits(w: Workload, catalog: Catalog | None = None) -> list[Fit]:
 def _smallest_fits(w: Workload, catalog: Catalog) -> tuple[Fit, ...]:
     # as fits(w) keeping each GPU's first fitting Fit, without a Fit for every GPU x count:
     # counts ascending, so a GPU's first fit is its fewest; the same errors (layout words)
-    best: dict[str, Fit] = {}
+    best: list[Fit] = []
     kept = gpus_running(w, catalog)
-    roomiest = _by_room(kept)
+    roomiest, rooms = _by_room(kept)
+    placed = 0  # the GPUs that hold the need at some count so far: roomiest[:placed]
     for count, wc, est, band in _per_count(w, COUNTS):
         if not kept:
             continue
         total, layout = est.total_bytes, describe_layout(wc)
         if not est.host_fits:
             continue
-        # the GPUs that hold ``total``: the roomiest first, until one does not; then in the
-        # catalog's order (as the walk over every GPU found them)
-        held = []
-        for usable, i in roomiest:
-            if usable < total:
-                break
-            held.append(i)
+        # the GPUs that hold ``total`` are the roomiest ones down to the first that does not
+        # (``rooms`` ascending: bisect finds how many); those past the ones placed at fewer
+        # GPUs are new, in the catalog's order (as the walk over every GPU found them)
+        held = len(rooms) - bisect_left(rooms, total)
+        if held <= placed:
+            continue
         host_total = est.host_total_bytes
-        for i in sorted(held):
+        for i in sorted(i for _, i in roomiest[placed:held]):
             g, usable = kept[i]
-            if g.id not in best:
-                best[g.id] = Fit(g, count, total, usable - total, layout, band, host_total,
-                                 True)  # est.host_fits, checked above
-    return tuple(sorted(best.values(), key=lambda f: (f.count, f.gpu.usable_memory_bytes)))
+            best.append(Fit(g, count, total, usable - total, layout, band, host_total,
+                            True))  # est.host_fits, checked above
+        placed = held
+    # by count, then usable memory (a stable sort: the catalog's order within both)
+    return tuple(sorted(best, key=lambda f: (f.count, f.headroom_bytes + f.per_gpu_bytes)))
 
 
 @by_identity(size=64)
-def _by_room(kept: Sequence[tuple[GPU, int]]) -> tuple[tuple[int, int], ...]:
-    """(usable memory, place in ``kept``) of each GPU, the roomiest first."""
-    return tuple(sorted(((usable, i) for i, (_, usable) in enumerate(kept)), reverse=True))
+def _by_room(kept: Sequence[tuple[GPU, int]]) -> tuple[tuple[tuple[int, int], ...],
+                                                       tuple[int, ...]]:
+    """(usable memory, place in ``kept``) of each GPU, the roomiest first; and the usable
+    memories ascending (to bisect)."""
+    roomiest = tuple(sorted(((usable, i) for i, (_, usable) in enumerate(kept)),
+                            reverse=True))
+    return roomiest, tuple(usable for usable, _ in reversed(roomiest))
 
 
 # ------------------------------------------------------------------ serving capacity
