@@ -385,11 +385,22 @@ def _slow_reason(item: pytest.Item) -> str | None:
     return None
 
 
+_RELS: dict[str, str] = {}
+
+
 def _rel(item: pytest.Item) -> str:
-    try:
-        return Path(str(item.path)).relative_to(TESTS).as_posix()
-    except ValueError:
-        return str(item.path)
+    """The test's file relative to tests/ ("folder/file.py"), worked out once per file: each
+    test asks it about four times while the suite is collected (5,800 tests; about 1 CPU-s of
+    Path arithmetic per xdist worker, 2026-12-07)."""
+    path = str(item.path)
+    rel = _RELS.get(path)
+    if rel is None:
+        try:
+            rel = Path(path).relative_to(TESTS).as_posix()
+        except ValueError:
+            rel = path
+        _RELS[path] = rel
+    return rel
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import source_trees
 from paths import ROOT
 
 SRC = ROOT / "src" / "whichgpu"
@@ -67,7 +68,7 @@ def parsing(path: Path) -> list[str]:
     """What in ``path`` reads people's text: parse_* definitions and parse_* readers imported
     or reached through their module, by any spelling."""
     found = []
-    tree = ast.parse(path.read_text("utf-8"))
+    tree = source_trees.tree(path)
     modules = _aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
@@ -89,7 +90,7 @@ def matching(path: Path) -> list[str]:
     """Where ``path`` uses the ``re`` module (``import re``, ``from re import ...``, by any
     alias): what a module reading text with patterns needs."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.Import):
             found += [f"imports {a.name}" for a in node.names if a.name in ("re", "regex")]
         elif isinstance(node, ast.ImportFrom) and node.module in ("re", "regex"):

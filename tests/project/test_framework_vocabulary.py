@@ -11,6 +11,7 @@ import tomllib
 
 import pytest
 
+import source_trees
 from paths import ROOT
 from whichgpu.answers.inputs.framework import parse_framework
 from whichgpu.errors import InputError
@@ -74,7 +75,7 @@ FRAMEWORK_SIGNATURES = {  # module -> the functions whose ``framework`` takes a 
 
 def _framework_annotations(path) -> dict[str, str]:
     found = {}
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.FunctionDef):
             for a in node.args.args + node.args.kwonlyargs:
                 if a.arg in ("framework", "name") and a.annotation is not None:
@@ -104,7 +105,7 @@ def _framework_literals(path) -> int:
         return isinstance(node, ast.Tuple | ast.List | ast.Set) and any(word(e)
                                                                          for e in node.elts)
     n = 0
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             n += any(named(s) for s in sides) and any(word(s) for s in sides)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import source_trees
 from paths import ROOT
 
 SRC = ROOT / "src" / "whichgpu"
@@ -49,7 +50,7 @@ def modules() -> list[tuple[str, Path]]:
 
 def imports(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
         elif isinstance(node, ast.Import):

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 import conftest
+import source_trees
 from paths import TESTS
 
 
 def _defined_tests(path: Path) -> set[str]:
     """``name`` and ``Class::name`` of the test functions the file defines."""
-    tree = ast.parse(path.read_text("utf-8"))
+    tree = source_trees.tree(path)
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+import source_trees
 from paths import ROOT
 
 TESTS = ROOT / "tests"
@@ -18,7 +19,7 @@ KNOWN = {
 
 def imported_test_modules(path) -> set[str]:
     found = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and \
                 node.module.split(".")[0].startswith("test_"):
             found.add(node.module)

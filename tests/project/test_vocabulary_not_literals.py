@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import source_trees
 from paths import ROOT
 from whichgpu.vocabulary import Engine, Task
 
@@ -39,7 +40,7 @@ def _named(node: ast.expr) -> bool:
 
 def literal_comparisons(path: Path) -> int:
     n = 0
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.Compare) and _named(node.left) and any(
                 _is_word(c) for c in node.comparators):
             n += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import source_trees
 from paths import ROOT
 
 SRC = ROOT / "src" / "whichgpu"
@@ -43,7 +44,7 @@ def _plain_str(node: ast.expr | None) -> bool:
 def words_typed_as_str(path: Path) -> set[str]:
     """The names among task/engine/kind that ``path`` annotates as a plain str."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
                 node.target.id in NAMES and _plain_str(node.annotation):
             found.add(node.target.id)

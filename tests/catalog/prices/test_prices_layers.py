@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import source_trees
 import whichgpu
 
 SRC = Path(next(iter(whichgpu.__path__)))
@@ -20,9 +21,8 @@ BASE = {"whichgpu.units", "whichgpu.errors", "whichgpu.paths", "whichgpu.currenc
 
 
 def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text("utf-8"))
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in source_trees.nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module)
         elif isinstance(node, ast.Import):
