@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from answer_set import QUESTIONS
+from browser_forms import fill_form
 from browser_session import _reason
 
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
@@ -19,35 +20,6 @@ RECOMMEND = {k: f for k, (command, f) in QUESTIONS.items() if command == "recomm
 UNITS = ("tokens", "images", "videos", "steps", "train_tokens", "users", "tokens_per_day")
 
 
-# Sets each control as Playwright's fill and select_option do, in one round trip for the
-# whole form (Playwright's actions, one per field, cost about 0.35 CPU-s a question, 6 of the
-# file's 20 CPU-s per language, measured with every descendant process's CPU, 2026-12-07,
-# shared machine): the control must exist, be shown and enabled (a select: offer the value,
-# by value or label), gets its value and the events a person's input fires ("input", then
-# "change" as the focus leaves it), in the order a person fills them (the workload first:
-# it changes the units offered). What the page then holds is read back and compared.
-FILL = """steps => {
-  document.querySelectorAll('#advisor-form details').forEach(d => d.open = true);
-  const wrong = [];
-  for (const [name, value] of steps) {
-    const el = document.getElementById('f-' + name);
-    if (!el) { wrong.push(`no control #f-${name}`); continue; }
-    if (!el.checkVisibility() || el.disabled || el.readOnly) {
-      wrong.push(`#f-${name} is not there to fill`); continue;
-    }
-    if (el.tagName === 'SELECT') {
-      const opt = [...el.options].find(o => o.value === value || o.label === value);
-      if (!opt) { wrong.push(`#f-${name} offers no ${value}`); continue; }
-      el.value = opt.value;
-    } else {
-      el.focus(); el.value = value;
-    }
-    el.dispatchEvent(new Event('input', {bubbles: true}));
-    el.dispatchEvent(new Event('change', {bubbles: true}));
-    if (el.tagName !== 'SELECT' && el.value !== value) wrong.push(`#f-${name} took ${el.value}`);
-  }
-  return wrong;
-}"""
 # The best row's GPU, and its cost (serving: per 1M output tokens; ranked by the price per
 # hour: the price), read in one round trip.
 BEST = """() => {
@@ -74,7 +46,7 @@ def _steps(fields: dict) -> list[tuple[str, str]]:
 def _ask(tab, fields: dict) -> list[str]:
     """Fill the advisor's form as a person would (its controls, by their ids) and submit;
     what could not be filled, if anything (then nothing is submitted)."""
-    wrong = tab.evaluate(FILL, _steps(fields))
+    wrong = fill_form(tab, _steps(fields), "#advisor-form", unfold=True)
     if wrong:
         return wrong
     with tab.expect_navigation():
