@@ -241,8 +241,8 @@ def test_every_workload_submits_from_the_advisor_and_its_answer_is_in_view(
     failed = {}
     for task, model, amount in TASKS:
         tab.goto(_url(server, "/", lang))
-        # one round trip for the three controls and the unit they leave (tests/browser_forms.py:
-        # Playwright's actions, one each, cost about a third of each workload's CPU)
+        # the three controls set in one round trip, as Playwright's fill and select_option set
+        # them (tests/browser_forms.py), then the unit the workload left
         cannot = fill_form(tab, [("task", task), ("model", model), ("amount", amount)],
                            "#advisor-form")
         if cannot:
