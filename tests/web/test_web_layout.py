@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from browser_forms import fill_form
 from browser_session import _reason
 from paths import ROOT
 
@@ -217,6 +218,14 @@ TASKS = [("inference", "llama-3.1-8b", "1M"), ("image", "flux.1-dev", "1000"),
          ("image-lora", "flux.1-dev", "1000"), ("pretrain", "llama-3.1-8b", "1B")]
 
 
+# the error box's text (None without one), and where the answer starts on screen
+ANSWER_OR_ERROR = """() => {
+  const error = document.getElementById('error');
+  const results = document.getElementById('results');
+  return [error ? error.innerText : null, results ? results.getBoundingClientRect().top : null];
+}"""
+
+
 BOTH = pytest.mark.parametrize(("viewport", "lang"), [(LAPTOP, "en"), (LAPTOP, "fr"),
                                                     (PHONE, "en"), (PHONE, "fr")],
                                ids=["laptop-en", "laptop-fr", "phone-en", "phone-fr"])
@@ -232,17 +241,21 @@ def test_every_workload_submits_from_the_advisor_and_its_answer_is_in_view(
     failed = {}
     for task, model, amount in TASKS:
         tab.goto(_url(server, "/", lang))
-        tab.select_option("#f-task", task)
-        tab.fill("#f-model", model)
-        tab.fill("#f-amount", amount)
-        unit = tab.input_value("#f-unit")
+        # the three controls set in one round trip, as Playwright's fill and select_option set
+        # them (tests/browser_forms.py), then the unit the workload left
+        cannot = fill_form(tab, [("task", task), ("model", model), ("amount", amount)],
+                           "#advisor-form")
+        if cannot:
+            failed[task] = ("", "; ".join(cannot))
+            continue
+        unit = tab.evaluate("document.getElementById('f-unit').value")
         with tab.expect_navigation():
             tab.click("#advisor-form button[type=submit]")
-        if tab.locator("#error").count():
-            failed[task] = (unit, tab.locator("#error").inner_text())
+        error, top = tab.evaluate(ANSWER_OR_ERROR)
+        if error is not None:
+            failed[task] = (unit, error)
             continue
-        top = tab.evaluate("document.getElementById('results').getBoundingClientRect().top")
-        if not -1 <= top < viewport["height"] / 4:
+        if top is None or not -1 <= top < viewport["height"] / 4:
             failed[task] = (unit, f"answer at y = {top}")
     ctx.close()
     assert not failed, failed
@@ -267,9 +280,24 @@ def test_the_unit_and_its_fields_follow_the_workload(browser, server):
     ctx.close()
 
 
+# The value set as Playwright's fill sets it (tests/browser_forms.py: the control shown and
+# enabled, its input and change events), then whether the browser would submit it; None where
+# the control cannot be filled or does not keep the value. One round trip, where fill and
+# checkValidity were two.
+VALID = """([selector, value]) => {
+  const el = document.querySelector(selector);
+  if (!el || !el.checkVisibility() || el.disabled || el.readOnly) return null;
+  el.focus(); el.value = value;
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+  el.dispatchEvent(new Event('change', {bubbles: true}));
+  return el.value === value ? el.checkValidity() : null;
+}"""
+
+
 def _valid(tab, selector: str, value: str) -> bool:
-    tab.fill(selector, value)
-    return tab.eval_on_selector(selector, "el => el.checkValidity()")
+    valid = tab.evaluate(VALID, [selector, value])
+    assert valid is not None, f"{selector} cannot take {value!r}"
+    return valid
 
 
 @pytest.mark.parametrize("lang", ["en", "fr"])
@@ -354,15 +382,18 @@ def test_decimals_submit_on_every_page(browser, server, viewport, lang):
     failed = {}
     for path, form, fills, carried in DECIMALS:
         tab.goto(_url(server, path, lang))
-        for sel, value in fills:
-            tab.fill(sel, value)
+        cannot = fill_form(tab, [(sel.removeprefix("#f-"), value) for sel, value in fills], form)
+        if cannot:
+            failed[path] = "; ".join(cannot)
+            continue
         if not tab.eval_on_selector(form, "f => f.checkValidity()"):
             failed[path] = "the browser refuses the form"
             continue
         with tab.expect_navigation():
             tab.click(f"{form} button[type=submit]")
-        if tab.locator("#error").count():
-            failed[path] = tab.locator("#error").inner_text()
+        error, _ = tab.evaluate(ANSWER_OR_ERROR)
+        if error is not None:
+            failed[path] = error
         elif not all(c in tab.url for c in carried):
             failed[path] = tab.url
     ctx.close()
@@ -403,6 +434,13 @@ def _no_ports_path(server: str) -> str:
     return NO_PORTS.format(n=n)
 
 
+# the error box's whole text and how many parts of it are marked English, or None without one
+ERROR_BOX = """() => {
+  const b = document.getElementById('error');
+  return b ? [b.textContent, b.querySelectorAll('[lang=en]').length] : null;
+}"""
+
+
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_no_cli_flag_in_any_web_error(browser, server, lang):
     """Was: "--export-option N", "narrow the price list with --prices", "--objective",
@@ -415,10 +453,9 @@ def test_no_cli_flag_in_any_web_error(browser, server, lang):
     said = {}
     for path in [*REFUSED, _no_ports_path(server)]:
         res = tab.goto(_url(server, path, lang))
-        box = tab.locator("#error")
-        assert res.status in (404, 422) and box.count(), (path, res.status)
-        said[path] = (box.text_content() or "",
-                      box.evaluate("b => b.querySelectorAll('[lang=en]').length"))
+        box = tab.evaluate(ERROR_BOX)  # one round trip for the box's text and its English
+        assert res.status in (404, 422) and box is not None, (path, res.status)
+        said[path] = (box[0] or "", box[1])
     ctx.close()
     flags = {p: t for p, (t, _) in said.items() if "--" in t}
     assert not flags, flags
