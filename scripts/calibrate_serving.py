@@ -233,9 +233,9 @@ def _main(args: argparse.Namespace) -> int:
             counts[k] = counts.get(k, 0) + 1
     report_tables(rows, residuals)
     # issue 30: why the holdout's coverage differs from the calibration's (printed only)
-    from whichgpu.estimate.validation import serving_evidence
+    from whichgpu.estimate.validation import coverage_by_source
 
-    serving_evidence.report(rows, residuals, _outcomes(rows), offsets, scales)
+    coverage_by_source.report(rows, residuals, _outcomes(rows), offsets, scales)
     print(f"\nband_ratios: {band}\nband_offset_ms: {offsets}")
     if args.rows:
         for o in sorted(_outcomes(rows), key=lambda o: (o.split, o.category, o.id)):

@@ -27,6 +27,7 @@ from whichgpu.messages import Message, msg
 if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
     from whichgpu.catalog.offers import Offer
+    from whichgpu.estimate.speed.hardware import LinkKind
     from whichgpu.estimate.workload import Workload
     from whichgpu.units import Range
 
@@ -177,7 +178,17 @@ def _setup(wl: Workload) -> Range:
                  boot.high + load / speed.low)
 
 
-def link_words(gpu: GPU, count: int, kind: str | None = None) -> Message | str:
+def _link_kind(link: str | None) -> LinkKind | None:
+    """A speed estimate's ``link`` scalar (text in its JSON) as the link vocabulary; an
+    unknown word is dropped (the catalog's rule then decides, as with no estimate)."""
+    from typing import get_args
+
+    from whichgpu.estimate.speed.hardware import LinkKind as _Kinds
+
+    return next((k for k in get_args(_Kinds) if k == link), None)
+
+
+def link_words(gpu: GPU, count: int, kind: LinkKind | None = None) -> Message | str:
     """The link between ``count`` GPUs of one machine of ``gpu``: the one the speed model
     used (``kind``, its estimate's ``link``; else the same rule, ``link_for``), so an answer's
     assumption and its speed never disagree. NVLink (a switch, or a bridge within its 2-4
@@ -224,7 +235,7 @@ def offer_assumptions(offer: Offer, m: Machines, gpu: GPU,
         out.append(msg("assume.machine.linked", "the {linked} GPUs that work together are in "
                        "one {size}-GPU machine of {provider}{instance}, linked by its "
                        "{link} (the speed assumes these links)", linked=m.linked,
-                       link=link_words(gpu, m.linked, link), **machine))
+                       link=link_words(gpu, m.linked, _link_kind(link)), **machine))
     if m.spread is Spread.SEPARATE:
         out.append(msg("assume.machines.separate", "{n} separate {size}-GPU machines of "
                        "{provider}: the work splits into independent parts, each machine "

@@ -10,15 +10,14 @@ import pytest
 
 from whichgpu.estimate import serving_fit
 from whichgpu.estimate.validation import Outcome
-from whichgpu.estimate.validation.serving_evidence import (
+from whichgpu.estimate.validation.coverage_by_source import (
     Neighbours,
-    balanced,
-    holdout_by_source,
     new_source_coverage,
     new_source_scale,
     proximity,
     source_bootstrap,
 )
+from whichgpu.estimate.validation.serving import balanced, holdout_by_source
 
 DENSE = "meta-llama/Llama-3.1-8B-Instruct"
 HELD = frozenset({"held"})

@@ -99,7 +99,7 @@ def wide_range_reason(family: str, model_family: str | None = None,
     # "four in five": of the calibration rows, each estimated without its own source's rows;
     # a source unlike them holds fewer (issue 30, balanced over the calibration's sources with
     # each left out of the bands too: throughput 63 %, TTFT 67 %, TPOT 52 %;
-    # estimate/validation/serving_evidence.py), which the sentence says
+    # estimate/validation/coverage_by_source.py), which the sentence says
     return msg("serving.range.wide", "the {what} range is {width:.1f}x wide because published "
                "{what} measurements of {models} models scatter that much around the estimate "
                "(four in five of them fall inside it, each estimated without its own source's "

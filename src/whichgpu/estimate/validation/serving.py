@@ -406,10 +406,8 @@ def ranges_of(outcomes: list[Outcome], rows: list[dict[str, str]]) -> dict[str, 
     engine, and balanced over engines, without the rows above a physical ceiling
     (estimate/validation/ranges, estimate/validation/ceilings); ``ranges_holdout``: the same
     on the holdout sources alone; ``ranges_holdout_by_source``: the holdout's share inside per
-    metric family and source, pooled and balanced over sources (serving_evidence, issue 30:
+    metric family and source, pooled and balanced over sources (coverage_by_source, issue 30:
     one source's table can carry the pooled share)."""
-    from whichgpu.estimate.validation.serving_evidence import holdout_by_source
-
     info = {r["id"]: r for r in rows}
     above = excluded(rows)
     return {"ranges": range_report(outcomes, info, above).to_json(),
@@ -417,3 +415,32 @@ def ranges_of(outcomes: list[Outcome], rows: list[dict[str, str]]) -> dict[str, 
                                            info, above).to_json(),
             "ranges_holdout_by_source": holdout_by_source(
                 [o for o in outcomes if o.id not in above], rows)}
+
+
+def balanced(per_source: dict[str, list[bool]]) -> float | None:
+    """The mean over sources of each source's share inside (each source one vote)."""
+    shares = [sum(v) / len(v) for v in per_source.values() if v]
+    return statistics.fmean(shares) if shares else None
+
+
+def coverage_json(per_source: dict[str, list[bool]]) -> dict[str, Any]:
+    """Pooled and balanced shares inside, and each source's count."""
+    pooled = [x for v in per_source.values() for x in v]
+    return {"inside": sum(pooled), "n": len(pooled),
+            "pooled": sum(pooled) / len(pooled) if pooled else None,
+            "balanced": balanced(per_source),
+            "by_source": {s: {"inside": sum(v), "n": len(v)} for s, v in sorted(
+                per_source.items())}}
+
+
+def holdout_by_source(outcomes: list[Outcome], rows: list[dict[str, str]]
+                      ) -> dict[str, dict[str, Any]]:
+    """Per metric family: the holdout rows inside their range, per source, pooled and
+    balanced over sources."""
+    info = {r["id"]: r for r in rows}
+    per: dict[str, dict[str, list[bool]]] = {}
+    for o in outcomes:
+        if o.split != "holdout" or o.inside is None or o.id not in info:
+            continue
+        per.setdefault(o.category, {}).setdefault(source_of(info[o.id]), []).append(o.inside)
+    return {m: coverage_json(v) for m, v in sorted(per.items())}

@@ -24,6 +24,7 @@ from typing import Any
 from whichgpu.estimate import serving_fit as sf
 from whichgpu.estimate.validation import Outcome
 from whichgpu.estimate.validation import serving as vs
+from whichgpu.estimate.validation.serving import holdout_by_source
 
 Row = dict[str, str]
 Config = tuple[str | None, str, str | None, str]
@@ -104,21 +105,6 @@ def proximity(rows: list[Row], residuals: dict[str, float], outcomes: list[Outco
             for (m, f, n), (c, h, i) in sorted(cells.items())]
 
 
-def balanced(per_source: dict[str, list[bool]]) -> float | None:
-    """The mean over sources of each source's share inside (each source one vote)."""
-    shares = [sum(v) / len(v) for v in per_source.values() if v]
-    return statistics.fmean(shares) if shares else None
-
-
-def _coverage_json(per_source: dict[str, list[bool]]) -> dict[str, Any]:
-    pooled = [x for v in per_source.values() for x in v]
-    return {"inside": sum(pooled), "n": len(pooled),
-            "pooled": sum(pooled) / len(pooled) if pooled else None,
-            "balanced": balanced(per_source),
-            "by_source": {s: {"inside": sum(v), "n": len(v)} for s, v in sorted(
-                per_source.items())}}
-
-
 def new_source_coverage(rows: list[Row], residuals: dict[str, float],
                         offsets: dict[str, float] | None = None,
                         scales: dict[str, float] | None = None) -> dict[str, dict[str, Any]]:
@@ -140,19 +126,7 @@ def new_source_coverage(rows: list[Row], residuals: dict[str, float],
             r = sf._shifted(row, lr, (offsets or {}).get(metric, 0.0))
             per.setdefault(metric, {}).setdefault(source, []).append(
                 math.log(band[0]) <= r <= math.log(band[1]))
-    return {m: _coverage_json(v) for m, v in sorted(per.items())}
-
-
-def holdout_by_source(outcomes: list[Outcome], rows: list[Row]) -> dict[str, dict[str, Any]]:
-    """Per metric family: the holdout rows inside their range, per source, pooled and
-    balanced over sources."""
-    info = {r["id"]: r for r in rows}
-    per: dict[str, dict[str, list[bool]]] = {}
-    for o in outcomes:
-        if o.split != "holdout" or o.inside is None or o.id not in info:
-            continue
-        per.setdefault(o.category, {}).setdefault(vs.source_of(info[o.id]), []).append(o.inside)
-    return {m: _coverage_json(v) for m, v in sorted(per.items())}
+    return {m: vs.coverage_json(v) for m, v in sorted(per.items())}
 
 
 def new_source_scale(rows: list[Row], residuals: dict[str, float], metric: str,
