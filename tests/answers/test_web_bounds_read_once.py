@@ -4,6 +4,7 @@ reading refused, with the same sentence."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -88,3 +89,19 @@ def test_the_limits_are_read_once_per_model():
     first = rq._web_limits(web)
     assert rq._web_limits(web) is first
     assert [n for n, *_ in first] == list(web.model_fields)
+
+
+def test_of_two_denormals_the_first_field_is_named():
+    """_no_denormals reads the validated values in field order: with two denormal values the
+    sentence names the field that comes first, as the by-name reading did."""
+    field_named = rq.field_named
+    names = ["hours_per_month", "years", "load_factor", "tdp"]
+    order = [n for n in r.Tco.model_fields if n in names]
+    assert sorted(order) == sorted(names)
+    for first, second in itertools.pairwise(order):
+        for a, b in ((first, second), (second, first)):  # given in either order
+            with pytest.raises(ValueError) as refused:  # InputError, in a ValidationError
+                r.Tco(gpu="h100-sxm", **{a: 1e-320, b: 1e-320})
+            said = refused.value.errors()[0]["msg"]  # the sentence, not the input echoed
+            assert field_named(r.Tco, first) in said and "too small" in said, said
+            assert field_named(r.Tco, second) not in said, said
