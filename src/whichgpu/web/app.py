@@ -161,6 +161,9 @@ def create_app(calibration: str | None = None) -> FastAPI:
     from whichgpu.web.query_fields import install as remember_query_field_kinds
 
     remember_query_field_kinds()
+    from whichgpu.web.query_model import install as read_query_models_by_plan
+
+    read_query_models_by_plan()
     hub = hub_status()
     log.info("Hugging Face Hub %s: %s", hub["mode"], hub["detail"])
     app = FastAPI(
