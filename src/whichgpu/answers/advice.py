@@ -241,13 +241,19 @@ def against_api(q: Recommend, ctx: Context, w: Any, rec: Any, rates: Any) -> Any
     serving = best.serving or {}
     utilisation = float(serving.get("utilisation", 1.0))
     replica_price = best.price_per_hour / max(best.replicas, 1)
-    rows = api_prices.for_model(prices, api_prices.model_keys(w.model, q.model))
+    found = api_prices.for_model_or_preset(prices, w.model, q.model)
     from dataclasses import replace
 
     daily = rec.job.tokens_per_day  # a daily volume: replicas kept up, monthly totals
-    return replace(compare(sm, replica_price, utilisation, cached, rows,
-                           lambda m, cur: convert(m, cur, rates), daily,
-                           max(best.replicas, 1)), prices_from=tab.to_json())
+    vs = compare(sm, replica_price, utilisation, cached, found.rows,
+                 lambda m, cur: convert(m, cur, rates), daily, max(best.replicas, 1))
+    if found.stand_in is not None:  # another model's rows: said first, and in the JSON
+        vs = replace(vs, prices_of=found.stand_in, assumptions=(msg(
+            "vs_api.stand_in", "no provider in the API price table lists {model}: the rows "
+            "are those of {preset}, the preset it is answered with (the same architecture, "
+            "not the same model; its API price may differ)", model=w.model.name,
+            preset=found.stand_in), *vs.assumptions))
+    return replace(vs, prices_from=tab.to_json())
 
 
 def _link_effect(rec: Recommendation) -> Message | None:

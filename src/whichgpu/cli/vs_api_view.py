@@ -35,7 +35,9 @@ def print_vs_api(v: Any) -> None:
     if not v.rows:
         console.print("No provider in the API price table lists this model.")
     else:
-        t = Table(title="Per-token APIs for the same model (USD per 1M tokens)",
+        t = Table(title="Per-token APIs for the same model (USD per 1M tokens)"
+                  if v.prices_of is None else f"Per-token APIs for {v.prices_of}, standing in"
+                  " (USD per 1M tokens; see the first note)",
                   title_justify="left", pad_edge=False)
         cols = ("Provider", "Input", "Cached", "Output", "Per request") \
             + (("A month",) if mo is not None else ()) + ("Break-even", "Date")

@@ -28,7 +28,7 @@ from whichgpu.errors import InputError
 from whichgpu.messages import msg
 
 #: Above this many USD per million tokens a price is a typo or a unit slip (per 1K read as
-#: per 1M): the dearest open-weight row shipped is $3 (Kimi K2 output on Groq).
+#: per 1M): the dearest open-weight row shipped is $8 (DeepSeek-R1-0528 output on Fireworks).
 MAX_USD_PER_MTOK = 200.0
 COLUMNS = ("provider", "model", "provider_model", "input_per_mtok", "cached_input_per_mtok",
            "output_per_mtok", "currency", "date", "url", "source")
@@ -237,6 +237,36 @@ def model_keys(model: Any, asked: str | None) -> set[str]:
     if asked:
         keys.add(asked.strip().lower())
     return {k for k in keys if k}
+
+
+def preset_of(model: Any) -> str | None:
+    """The shipped preset a model is answered with (``preset:deepseek-v3`` for DeepSeek-R1
+    or a Hub id such as deepseek-ai/DeepSeek-V3-0324), if it came from one."""
+    source = str(getattr(model, "source", "") or "")
+    return source.removeprefix("preset:").lower() if source.startswith("preset:") else None
+
+
+@dataclass(frozen=True)
+class ModelPrices:
+    """A model's API rows; ``stand_in`` names the preset whose rows are used instead when no
+    provider lists the model itself (another model on the same architecture: the answer
+    says so rather than pricing one model with another's rows silently)."""
+
+    rows: list[ApiPrice]
+    stand_in: str | None = None
+
+
+def for_model_or_preset(prices: tuple[ApiPrice, ...], model: Any,
+                        asked: str | None) -> ModelPrices:
+    """The rows of the model asked for; else, said as such, those of the preset it is
+    answered with (a Hub id or alias of another model on that preset's architecture)."""
+    keys = model_keys(model, asked)
+    own = for_model(prices, keys)
+    preset = preset_of(model)
+    if own or preset is None or preset in keys:
+        return ModelPrices(own)
+    rows = for_model(prices, {preset})
+    return ModelPrices(rows, preset if rows else None)
 
 
 def for_model(prices: tuple[ApiPrice, ...], keys: set[str]) -> list[ApiPrice]:

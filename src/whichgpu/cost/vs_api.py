@@ -102,6 +102,8 @@ class VsApi:
     assumptions: tuple[Message, ...]
     prices_from: dict[str, Any] | None = None  # the API price table's origin and date
     monthly: Monthly | None = None  # a daily volume: the two monthly totals and the verdict
+    # the preset whose API rows stand in when no provider lists the model asked for
+    prices_of: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +120,7 @@ class VsApi:
             "api": [r.to_json() for r in self.rows],
             "assumptions": list(self.assumptions),
             **({"prices_from": self.prices_from} if self.prices_from else {}),
+            **({"api_prices_of": self.prices_of} if self.prices_of else {}),
         }
 
 

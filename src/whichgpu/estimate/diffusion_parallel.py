@@ -143,6 +143,32 @@ def diffusion_layout(w: Workload) -> DiffusionLayout:
     return DiffusionLayout(tp=tp, sp=sp, cfg=cfg, ring=ring)
 
 
+# fix9 (audit 8, defect 5): a layout asked of the default engine that only a DiT-splitting
+# engine runs is run by that engine, and the answer says so (it was refused); xDiT:
+# https://github.com/xdit-project/xDiT (USP = Ulysses x ring, docs/performance)
+
+
+def engine_for_layout(w: Workload) -> tuple[Workload, Message | None]:
+    """``w`` under the engine that runs its layout when no engine was named and the default
+    one does not split a diffusion model (a ring-attention or tensor-parallel degree asked):
+    SGLang, with the sentence that says so and names xDiT's USP, the same split, whose
+    published tables calibrate its communication cost (speed_constants.toml); else ``w``."""
+    if (not w.is_diffusion or w.engine is not None or splits_dit(w.engine_name)
+            or (w.ring_degree <= 1 and (w.tp or 1) <= 1)):
+        return w, None
+    moved = w.with_(engine=SPLITTING_ENGINE)
+    try:
+        layout = diffusion_layout(moved)
+    except InputError:  # a degree that does not divide the GPUs: refused as asked
+        return w, None
+    return moved, msg("diffusion.layout_engine", "{default}, the default engine, does not "
+                      "split a diffusion model over GPUs this way ({layout}): estimated with "
+                      "{engine}, which does ({flag}); xDiT runs the same split (USP, Ulysses x "
+                      "ring), whose published runs calibrate this split's communication cost",
+                      default=w.engine_name, layout=layout.describe(),
+                      engine=SPLITTING_ENGINE, flag=Field("engine", str(SPLITTING_ENGINE)))
+
+
 def with_gpus(w: Workload, count: int) -> Workload:
     """``w`` over ``count`` GPUs (the memory answer's table of GPU counts): the ring degree
     kept where it divides the GPUs that split the tokens at that count, else Ulysses only."""

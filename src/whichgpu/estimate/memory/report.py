@@ -126,9 +126,14 @@ def memory_report(w: Workload, gpu: GPU | None = None, *,
     """The estimate, which GPUs hold it (with headroom), and what would make it fit."""
     catalog = catalog or default_catalog()
     notes: tuple[str, ...] = ()
+    if w.is_diffusion:  # fix9: a split only another engine runs, run by it (said)
+        from whichgpu.estimate.diffusion_parallel import engine_for_layout
+
+        w, moved = engine_for_layout(w)
+        notes = (moved,) if moved else ()
     if gpu is not None:  # the engine the --gpu runs (a named one it cannot run is refused)
         w, why = engine_for(w, gpu, catalog)
-        notes = (why,) if why else ()
+        notes += (why,) if why else ()
         split = split_to_fit(w, gpu)  # diffusion over several GPUs: split as speed does
         if split is not None:
             w, said = split

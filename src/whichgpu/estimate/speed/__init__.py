@@ -60,6 +60,11 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
         from whichgpu.catalog.user_gpu import require_speed_figures
 
         require_speed_figures(gpu, w)
+    layout_note = None
+    if w.is_diffusion:  # fix9: a split only another engine runs, run by it (said)
+        from whichgpu.estimate.diffusion_parallel import engine_for_layout
+
+        w, layout_note = engine_for_layout(w)
     w, engine_note = engine_for(w, gpu)  # a card that cannot run the engine: refused or swapped
     lengths = None
     if not w.is_training and not w.is_diffusion:
@@ -95,7 +100,7 @@ def estimate_speed(w: Workload, gpu: GPU, count: int = 1, *, profile: Any | None
             from whichgpu.estimate.multi_lora import apply_cost
 
             est = apply_cost(est)
-    notes = tuple(n for n in (engine_note, fit_note) if n)
+    notes = tuple(n for n in (layout_note, engine_note, fit_note) if n)
     if notes:
         said = est.assumptions  # still words to be made (Later): made when read
         est = dataclasses.replace(est, assumptions=Later(lambda: (*notes, *said)))

@@ -40,6 +40,7 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
     tput = serving_range(point.output_tokens_per_s, "throughput", family)
     ttft = serving_range(point.ttft_s, "ttft", family)
     tpot = serving_range(point.tpot_s, "tpot", family)
+    raised = raised_cap(wl, gpu, sm, point.output_tokens_per_s, profile)  # fix9
     return {
         "gpu": gpu.id, "count": count, "where": where, "model": w.model.name,
         "engine": sm.config.to_json(), "prompt_tokens": sm.prompt,
@@ -50,7 +51,9 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
         "step_bound": step_bound,
         "ttft_s": ttft.to_json(), "tpot_s": tpot.to_json(),
         "kv_capacity": sm.capacity.to_json(), "memory_bytes": need,
+        **({"raised_cap": raised[0]} if raised else {}),
         "assumptions": [
+            *([raised[1]] if raised else []),
             f"{sm.prompt:,} prompt + {sm.output:,} output tokens per request, kept in flight "
             f"as long as the engine admits them (a closed loop at {sm.limit:,} sequences)",
             f"{sm.config.engine} defaults ({sm.config.generation}): max_num_seqs "
@@ -66,6 +69,39 @@ def max_throughput_answer(w: Workload, gpu: GPU, count: int = 1, *,
             "cache overflows",
         ],
     }
+
+
+# ------------------------------------------------------------------ fix9: a raised cap
+
+#: each serving engine's launch option for its cap on running sequences (vLLM
+#: ``--max-num-seqs``, SGLang ``--max-running-requests``, TensorRT-LLM ``--max_batch_size``:
+#: their server options' own names)
+CAP_FLAG = {"vllm": "--max-num-seqs", "sglang": "--max-running-requests",
+            "trtllm": "--max_batch_size"}
+
+
+def raised_cap(w: Workload, gpu: GPU, sm: Any, typical: float,
+               profile: Any = None) -> tuple[dict[str, Any], str] | None:
+    """When the engine's default cap on running sequences, not the KV cache, bounds the
+    batch: the throughput with the cap raised to what the KV cache holds, and the launch
+    option that does it (the default is what an engine launched without it runs)."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.speed.serving import ServingModel
+
+    default, holds = sm.config.max_num_seqs, sm.capacity.sequences
+    flag = CAP_FLAG.get(str(sm.config.engine))
+    if sm.limited_by != "max-num-seqs" or holds <= default or flag is None:
+        return None
+    up = ServingModel(w, gpu, profile=profile, lengths="mean",
+                      config=replace(sm.config, max_num_seqs=holds))
+    got = up.max_throughput().output_tokens_per_s
+    said = (f"the batch is held at {sm.config.engine}'s default cap of {default:,} running "
+            f"sequences, not by the KV cache ({holds:,}): launched with {flag} {holds:,}, "
+            f"about {got:,.0f} output tokens/s (typical, {got / typical - 1:+.0%}; bounded "
+            f"then by {up.limited_by})")
+    return {"flag": flag, "default": default, "raised_to": holds,
+            "output_tokens_per_s_typical": round(got, 1), "limited_by": up.limited_by}, said
 
 
 # ------------------------------------------------------------------ traffic (issue 28)
