@@ -21,6 +21,7 @@ from whichgpu.estimate.memo import by_identity, by_settings
 from whichgpu.estimate.memory.kv import kv_read_bytes, kv_tp_divisor
 from whichgpu.estimate.memory.weights import WeightBytes, workload_weight_bytes
 from whichgpu.estimate.speed.codebook import Lattice, lattice_of, lookup_extra_s
+from whichgpu.estimate.speed.dies import layer_dispatch_factor
 from whichgpu.estimate.speed.hardware import Hardware, Link, arch_key, compute_precision
 from whichgpu.estimate.speed.kernels import kernel
 from whichgpu.estimate.speed.offload import OP_OFFLOAD_MIN_BATCH, host_share
@@ -295,9 +296,12 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     peak, eta_c, precision = _matmul_rate(hw, q, engine, precision, platform, era,
                                           w.engine_version)
     t_moe = moe_layer_s(w, hw, era)
+    # issue metal9: each layer's launches wait across the die-to-die link on a two-die GPU
+    dies = layer_dispatch_factor(engine_value("decode_die_sync_factor", engine, hw, era), hw)
+    t_moe *= dies
     t_fix = (decode_fixed_s(engine, hw, era)
              + m.num_layers * engine_value("decode_per_layer_us", engine, hw, era) * 1e-6
-             + t_moe)
+             * dies + t_moe)
     dense = m.moe is None or not m.params.experts  # the bytes streamed do not move with batch
     return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix,
                         streamed_weight_bytes(w, 0) if dense else None,
