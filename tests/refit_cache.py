@@ -94,7 +94,9 @@ def shared_row_estimates(config: pytest.Config) -> Iterator[None]:
     """Inside: scripts/calibrate.py's memo of row estimates starts from, and adds to, one file
     under the cache folder keyed by the same inputs digest (``WHICHGPU_SPEED_ROW_MEMO``; the
     script locks it while adding), so the speed refits of this run (and of later runs on the
-    same inputs) estimate each row under the same constant values once between them. The
+    same inputs) estimate each row under the same constant values once between them, and
+    search each group's grid on the same rows from the same values once (validate speed's
+    leave-one-GPU-out refits take calibrate.py --check's choices). The
     refits' outputs are the same with it as without it (proved on calibrate.py --check and
     validate speed --json, byte for byte; tests/estimate/speed/test_row_memo_on_disk.py)."""
     with _shared_file(config, "WHICHGPU_SPEED_ROW_MEMO", ROW_MEMO, "pickle"):
