@@ -408,6 +408,8 @@ class _Memo:
         self.reprs: dict[int, tuple[object, dict]] = {}
         # names -> the same names by constant: ((constant, (key or _WHOLE, ...)), ...)
         self.plans: dict[tuple, tuple[tuple[str, tuple], ...]] = {}
+        # id(Constant) -> (it, its reader): reader
+        self.readers: dict[int, tuple[Constant, _Read]] = {}
         self.row_ids: dict[tuple, int] = {}  # a row's items -> a number
         # a row's number -> [(names its estimate read, {their values: result})]
         self.results: dict[int, list[tuple[tuple[str, ...], dict]]] = {}
@@ -447,6 +449,14 @@ class _Memo:
                 texts = hit[1][keys] = _texts(c, keys)
             out += texts
         return tuple(out)
+
+    def reader(self, c: Constant) -> _Read:
+        """``c`` as a constant that says when it is read (made once per Constant: it is
+        replaced, never changed)."""
+        hit = self.readers.get(id(c))
+        if hit is None or hit[0] is not c:
+            hit = self.readers[id(c)] = (c, _reading(c))
+        return hit[1]
 
     def get(self, table: dict, row: int) -> tuple[bool, float | None] | None:
         for names, by_values in self.results.get(row, ()):
@@ -638,7 +648,7 @@ def _memo_results(memo: _Memo, table: dict, rows,
         from whichgpu.estimate import memo as estimate_memo
 
         real = dict(table)
-        reading = {name: _reading(c) for name, c in real.items()}
+        reading = {name: memo.reader(c) for name, c in real.items()}
         try:
             table.update(reading)
             with typical_only(), _rows_workloads(memo, real):
