@@ -48,6 +48,7 @@ import re
 import statistics
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from whichgpu.estimate.constants import Constant, _load, overridden
 from whichgpu.estimate.speed.result import typical_only
@@ -403,8 +404,12 @@ def _reading(c: Constant) -> _Read:
 
 class _Memo:
     def __init__(self) -> None:
-        # id(Constant) -> (it, {key or _WHOLE: repr of that value})
+        # id(Constant) -> (it, {keys (or _WHOLE) read of it: the reprs of their values})
         self.reprs: dict[int, tuple[object, dict]] = {}
+        # names -> the same names by constant: ((constant, (key or _WHOLE, ...)), ...)
+        self.plans: dict[tuple, tuple[tuple[str, tuple], ...]] = {}
+        # id(Constant) -> (it, its reader): reader
+        self.readers: dict[int, tuple[Constant, _Read]] = {}
         self.row_ids: dict[tuple, int] = {}  # a row's items -> a number
         # a row's number -> [(names its estimate read, {their values: result})]
         self.results: dict[int, list[tuple[tuple[str, ...], dict]]] = {}
@@ -413,6 +418,8 @@ class _Memo:
         # (a row's items, global_batch) -> (its Workload, names building it read, their
         # values): _rows_workloads
         self.workloads: dict[tuple, tuple[object, tuple, tuple[str, ...]]] = {}
+        # a group's grid search, by a digest of its inputs -> the values it chose: _grid_search
+        self.fits: _Fits = {}
 
     def values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
         """The current values of what ``names`` read: (constant, key) the value at that key,
@@ -426,20 +433,30 @@ class _Memo:
         return self._values(table, names)
 
     def _values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
-        out = []
-        for name, key in names:
+        # by constant, not by name: a row reads about three keys of each constant it reads,
+        # and a refit looks its names up millions of times (a fifth of validate speed's CPU)
+        plan = self.plans.get(names)
+        if plan is None:
+            plan = self.plans[names] = _by_constant(names)
+        out: list[str] = []
+        for name, keys in plan:
             c = table[name]
             hit = self.reprs.get(id(c))
             if hit is None or hit[0] is not c:
                 hit = self.reprs[id(c)] = (c, {})
-            reprs = hit[1]
-            text = reprs.get(key, _MISSING)
-            if text is _MISSING:
-                v = (c.value.get(key, _MISSING) if key is not _WHOLE
-                     and isinstance(c.value, dict) else c.value)
-                text = reprs[key] = "<missing>" if v is _MISSING else repr(v)
-            out.append(text)
+            texts = hit[1].get(keys)
+            if texts is None:
+                texts = hit[1][keys] = _texts(c, keys)
+            out += texts
         return tuple(out)
+
+    def reader(self, c: Constant) -> _Read:
+        """``c`` as a constant that says when it is read (made once per Constant: it is
+        replaced, never changed)."""
+        hit = self.readers.get(id(c))
+        if hit is None or hit[0] is not c:
+            hit = self.readers[id(c)] = (c, _reading(c))
+        return hit[1]
 
     def get(self, table: dict, row: int) -> tuple[bool, float | None] | None:
         for names, by_values in self.results.get(row, ()):
@@ -462,6 +479,28 @@ class _Memo:
         by_values[self.values(table, names)] = result
 
 
+def _by_constant(names: tuple[tuple[str, object], ...]) -> tuple[tuple[str, tuple], ...]:
+    """``names`` with each run of one constant's keys together, in their order."""
+    out: list[tuple[str, list]] = []
+    for name, key in names:
+        if out and out[-1][0] == name:
+            out[-1][1].append(key)
+        else:
+            out.append((name, [key]))
+    return tuple((name, tuple(keys)) for name, keys in out)
+
+
+def _texts(c, keys: tuple) -> tuple[str, ...]:
+    """The repr of the value at each of ``keys`` of ``c`` (_WHOLE: its whole value; a key it
+    does not have: "<missing>")."""
+    out = []
+    for key in keys:
+        v = (c.value.get(key, _MISSING) if key is not _WHOLE
+             and isinstance(c.value, dict) else c.value)
+        out.append("<missing>" if v is _MISSING else repr(v))
+    return tuple(out)
+
+
 _MEMO: list[_Memo | None] = [None]
 
 
@@ -475,7 +514,9 @@ def memo_scope():
         _MEMO[0] = _Memo()
         path = _memo_file()
         if path is not None:
-            _merge({}, _read_memo(path), into=_MEMO[0])
+            kept = _read_memo(path)
+            _merge({}, kept.rows, into=_MEMO[0])
+            _MEMO[0].fits.update(kept.fits)
     try:
         yield
     finally:
@@ -492,12 +533,22 @@ def memo_scope():
 # cache's key (a digest of the package, the scripts and the validation rows:
 # tests/refit_cache.py), so that calibrate.py --check's leave-one-GPU-out refits, validate
 # speed's and the band-residual tests' estimate each (row, values of the constants it reads)
-# once between them. Exact for the same code and data, as within one run (above); a file made
+# once between them, and each group's grid search (_grid_search) on the same rows from the same
+# values once between them. Exact for the same code and data, as within one run (above); a file made
 # by other code or data must not be named (the key is what keeps them apart). Unset: nothing is
 # read or written.
 MEMO_FILE_ENV = "WHICHGPU_SPEED_ROW_MEMO"
 # {a row's items: [(names its estimate read, {their values: (modelled, log error)})]}
 _Entries = dict[tuple, list[tuple[tuple, dict]]]
+# {digest of a group's grid search inputs: the values it chose} (_grid_search)
+_Fits = dict[str, tuple[float, ...]]
+
+
+class _Kept(NamedTuple):
+    """What the memo file holds: the row results and the grid searches' choices."""
+
+    rows: _Entries
+    fits: _Fits
 
 
 def _memo_file() -> Path | None:
@@ -507,15 +558,18 @@ def _memo_file() -> Path | None:
     return Path(name) if name else None
 
 
-def _read_memo(path: Path) -> _Entries:
+def _read_memo(path: Path) -> _Kept:
     import pickle
 
     try:
         # a file this script wrote for the same inputs (the test suite's own cache folder)
         data = pickle.loads(path.read_bytes())
     except (OSError, EOFError, pickle.UnpicklingError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return _Kept({}, {})
+    if not (isinstance(data, dict) and isinstance(data.get("rows"), dict)
+            and isinstance(data.get("fits"), dict)):
+        return _Kept({}, {})
+    return _Kept(data["rows"], data["fits"])
 
 
 def _merge(into_entries: _Entries, more: _Entries, into: _Memo | None = None) -> _Entries:
@@ -543,10 +597,12 @@ def _save_memo(path: Path, memo: _Memo) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process adding its own meanwhile
-        entries = _merge(_read_memo(path), memo.export())
+        kept = _read_memo(path)
+        entries = _merge(kept.rows, memo.export())
+        fits = kept.fits | memo.fits
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            pickle.dump(entries, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({"rows": entries, "fits": fits}, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)  # whole or not at all, for a reader without the lock
 
 
@@ -592,7 +648,7 @@ def _memo_results(memo: _Memo, table: dict, rows,
         from whichgpu.estimate import memo as estimate_memo
 
         real = dict(table)
-        reading = {name: _reading(c) for name, c in real.items()}
+        reading = {name: memo.reader(c) for name, c in real.items()}
         try:
             table.update(reading)
             with typical_only(), _rows_workloads(memo, real):
@@ -739,16 +795,7 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
             continue
         current = [table[c].value[k[0]] if k else table[c].value for c, k in params]
         base_c, base_h = _score(_log_errors(modelled)), _score(_log_errors(hold))
-        results = []
-        for combo in itertools.product(*grids):
-            with _overrides(params, combo):
-                s = _objective(_log_errors(modelled))
-            closeness = sum(abs(a - b) for a, b in zip(combo, current, strict=True))
-            results.append((s[0], s[1], closeness, combo))
-        best = min(results)
-        combo = best[3]
-        if all(abs(a - b) < 1e-9 for a, b in zip(combo, current, strict=True)):
-            combo = tuple(current)
+        combo = _grid_search(table, label, params, grids, modelled, current)
         together = f" jointly with {', '.join(names)}" if len(params) > 1 else ""
         for (c, keys), v in zip(params, combo, strict=True):
             for k in keys or ("",):
@@ -767,6 +814,47 @@ def fit_groups(rows, report=print, calib_ids: set[str] | None = None,
         if edges:
             report(f"{'':39s}  at the edge of its grid: {', '.join(edges)}")
     return chosen, fitted_notes
+
+
+# A group's grid search gives the same values for the same inputs: its constants and grids,
+# its modelled calibration rows (their content, in order) and the values of every speed
+# constant when it starts (the rows' estimates read nothing else that a fit changes; the code
+# is the same within a run, and the memo file's name is keyed by it: tests/refit_cache.py).
+# Inside a memo_scope it is kept by a digest of those inputs, so that validate speed's
+# leave-one-GPU-out refits that fit a group on the same rows from the same values as
+# calibrate.py's (the same GPU left out, the full fit's values equal to the TOML's) take its
+# choice instead of searching the grid again. A value printed alike but not equal (a float
+# written rounded) only misses the memo.
+def _fit_key(table: dict, label: str, params, grids, modelled) -> str:
+    """A digest of a grid search's inputs (see above)."""
+    import hashlib
+
+    state = tuple((name, repr(c.value)) for name, c in sorted(table.items()))
+    rows = tuple(tuple(sorted(r.items())) for r in modelled)
+    return hashlib.sha256(repr((label, params, grids, rows, state)).encode()).hexdigest()
+
+
+def _grid_search(table: dict, label: str, params, grids, modelled,
+                 current: list[float]) -> tuple[float, ...]:
+    """The values of ``params`` on ``grids`` that fit ``modelled`` best (ties: the closest to
+    ``current``; within 1e-9 of it on every constant: ``current`` itself)."""
+    memo = _MEMO[0]
+    key = _fit_key(table, label, params, grids, modelled) if memo is not None else None
+    if memo is not None and key in memo.fits:
+        return memo.fits[key]
+    results = []
+    for combo in itertools.product(*grids):
+        with _overrides(params, combo):
+            s = _objective(_log_errors(modelled))
+        closeness = sum(abs(a - b) for a, b in zip(combo, current, strict=True))
+        results.append((s[0], s[1], closeness, combo))
+    best = min(results)
+    combo = best[3]
+    if all(abs(a - b) < 1e-9 for a, b in zip(combo, current, strict=True)):
+        combo = tuple(current)
+    if memo is not None and key is not None:
+        memo.fits[key] = combo
+    return combo
 
 
 def groups_using(rows) -> set[str]:

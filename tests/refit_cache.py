@@ -14,7 +14,8 @@ or a second run in the same checkout that asks for it meanwhile waits, then read
 
 Only a result worth keeping is kept (``keep``: a passing check, a command that exited 0); a
 failure is computed again on every run, so it always shows its own diff. Without pytest's
-cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs.
+cache (``-p no:cacheprovider``, or a fresh clone such as CI's) every refit runs (sharing its
+row estimates and grid searches with the other refits of the same process all the same).
 
 Inside a run, the speed refits share their row estimates (``shared_row_estimates``): on a fresh
 clone ``calibrate.py --check``, ``validate speed``'s leave-one-out and the band-residual tests
@@ -94,7 +95,9 @@ def shared_row_estimates(config: pytest.Config) -> Iterator[None]:
     """Inside: scripts/calibrate.py's memo of row estimates starts from, and adds to, one file
     under the cache folder keyed by the same inputs digest (``WHICHGPU_SPEED_ROW_MEMO``; the
     script locks it while adding), so the speed refits of this run (and of later runs on the
-    same inputs) estimate each row under the same constant values once between them. The
+    same inputs) estimate each row under the same constant values once between them, and
+    search each group's grid on the same rows from the same values once (validate speed's
+    leave-one-GPU-out refits take calibrate.py --check's choices). The
     refits' outputs are the same with it as without it (proved on calibrate.py --check and
     validate speed --json, byte for byte; tests/estimate/speed/test_row_memo_on_disk.py)."""
     with _shared_file(config, "WHICHGPU_SPEED_ROW_MEMO", ROW_MEMO, "pickle"):
@@ -113,15 +116,27 @@ def shared_serving_loso(config: pytest.Config) -> Iterator[None]:
         yield
 
 
+@cache
+def _process_folder() -> Path:
+    """Without pytest's cache: a folder of this process's own (one xdist worker's, one run's),
+    removed when the process ends, so that its refits still share within the run."""
+    import atexit
+    import shutil
+
+    folder = Path(tempfile.mkdtemp(prefix="whichgpu-refits-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 @contextmanager
 def _shared_file(config: pytest.Config, env: str, stem: str, suffix: str) -> Iterator[None]:
     """``env`` names the file ``stem``-<inputs digest>.``suffix`` under the cache folder
-    (the files of other inputs removed) inside the block; nothing without pytest's cache."""
+    (the files of other inputs removed) inside the block; without pytest's cache
+    (-p no:cacheprovider), under a folder of this process's own: the refits of this run
+    share, nothing is kept for the next (the refits' results are not kept either)."""
     store = getattr(config, "cache", None)
-    if store is None:  # -p no:cacheprovider: nothing kept, as for the results
-        yield
-        return
-    folder = Path(store.mkdir("whichgpu-refits"))
+    folder = (Path(store.mkdir("whichgpu-refits")) if store is not None
+              else _process_folder())
     path = folder / f"{stem}-{inputs_digest()[:32]}.{suffix}"
     for old in folder.glob(f"{stem}-*.{suffix}"):  # the results of other inputs
         if old != path:

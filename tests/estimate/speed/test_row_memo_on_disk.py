@@ -81,7 +81,7 @@ def test_a_damaged_file_is_estimated_afresh_and_replaced(rows, tmp_path, monkeyp
     with cal.memo_scope():
         got = cal._row_results(rows)
     assert sorted(estimated) == sorted(r["id"] for r in rows)
-    assert cal._read_memo(path)  # replaced by what this run estimated
+    assert cal._read_memo(path).rows  # replaced by what this run estimated
     monkeypatch.delenv("WHICHGPU_SPEED_ROW_MEMO")
     assert got == _script()._row_results(rows)
 
