@@ -104,7 +104,11 @@ def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
     den = d.component(d.denoiser)
     width, height = w.image_size
     if den.kind == "unet":
-        positions = (width // d.vae_scale_factor) * (height // d.vae_scale_factor)
+        lh, lw = height // d.vae_scale_factor, width // d.vae_scale_factor
+        positions = lh * lw
+        counted = _unet_counted(w, lh, lw)
+        if counted is not None:
+            return counted
         frac = speed_value("unet_position_fraction")
         return (2 * den.params * positions * frac, 0.0, positions,
                 f"2 x {den.params / 1e9:.2f}B params x {positions:,} positions x {frac:g}")
@@ -124,6 +128,20 @@ def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
             f"{how} + attention 4 x {layers} x {tokens:,}^2 x {hidden}"
             + (f" + 4 x {extra} x {image:,}^2 x {hidden} (image-only self-attentions)"
                if extra else ""))
+
+
+def _unet_counted(w: Workload, lh: int, lw: int) -> tuple[float, float, int, str] | None:
+    """A UNet's pass counted layer by layer from its config (speed/diffusion_unet.py), where
+    the model is a shipped preset; None otherwise (the position-fraction prior applies)."""
+    from whichgpu.estimate.speed.diffusion_unet import preset_layout, unet_macs
+
+    layout = preset_layout(w.model.source)
+    if layout is None:
+        return None
+    dense, attn = unet_macs(layout, lh, lw, w.diffusion_spec.text_tokens)
+    return (2 * dense, 2 * attn, lh * lw,
+            f"UNet counted layer by layer at {lw}x{lh} latents: {2 * dense / 1e12:.2f} "
+            f"TFLOP convolutions and linears + {2 * attn / 1e12:.2f} TFLOP attention matmuls")
 
 
 def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
