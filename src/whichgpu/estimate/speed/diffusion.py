@@ -496,6 +496,12 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     size, size_why = gemm_size_factor(den)
     arch_factor, arch_why = card_arch_factor(hw.gpu)
     eta = per_key("diffusion_compute_efficiency", den.kind) * arch_factor * size
+    relief, relief_why = 1.0, ""
+    if den.kind == "unet":  # narrow convolutions: a cut-rate tensor path is easier to keep busy
+        from whichgpu.estimate.speed.diffusion_unet import half_rate_relief
+
+        relief, relief_why = half_rate_relief(hw.gpu, precision)
+        eta *= relief
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
@@ -563,7 +569,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("CPU offload transfers", offload, offload_why),
     )
     why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "") + (
-        f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "")
+        f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "") + (
+        f"; {relief_why}" if relief_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / (t_step + per_step),
             "sequence_parallel_efficiency": sp_eff, "layout": layout,

@@ -124,3 +124,27 @@ def preset_layout(source: str) -> UNetLayout | None:
     if cfg.get("_class_name", "UNet2DConditionModel") != "UNet2DConditionModel":
         return None
     return UNetLayout.from_config(cfg)
+
+
+def half_rate_relief(gpu, precision: str) -> tuple[float, str]:  # noqa: ANN001 (catalog GPU)
+    """How much more of its peak a UNet reaches on a card whose 16-bit tensor path with FP32
+    accumulate runs at a cut rate (GeForce: half the FP16-accumulate rate; NVIDIA's Ada
+    whitepaper: RTX 4090 165 against 330 TFLOPS dense). A UNet's convolutions and linears are
+    narrow (320-1,280 channels), so their kernels spend a fixed share of each tile in loads,
+    address arithmetic and epilogues besides the matrix multiply-accumulates; where the MMAs
+    take twice as long per tile that share weighs half as much. The efficiency is fitted on
+    full-rate cards (A100), so a cut-rate card gets (full / cut rate) ** unet_cut_rate_exponent:
+    the exponent lies between 0 (MMA-bound kernels: no relief) and 1 (overhead-bound: the full
+    ratio). Transformer denoisers' wide GEMMs keep their fitted efficiency on both."""
+    from whichgpu.estimate.constants import speed_value
+
+    if precision not in ("fp16", "bf16"):
+        return 1.0, ""
+    cut, full = gpu.tflops(precision), gpu.tflops("fp16_acc16")
+    if not cut or not full or full <= cut * 1.05:
+        return 1.0, ""
+    beta = speed_value("unet_cut_rate_exponent")
+    relief = (full / cut) ** beta
+    return relief, (f"UNet on a cut-rate tensor path ({cut:g} of {full:g} TFLOPS with FP32 "
+                    f"accumulate): x{relief:.2f} of the fitted efficiency, its narrow kernels' "
+                    "fixed work per tile weighing less")
