@@ -20,6 +20,10 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.gpus import GPU
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,7 @@ def preset_layout(source: str) -> UNetLayout | None:
     return UNetLayout.from_config(cfg)
 
 
-def half_rate_relief(gpu, precision: str) -> tuple[float, str]:  # noqa: ANN001 (catalog GPU)
+def half_rate_relief(gpu: GPU, precision: str) -> tuple[float, str]:
     """How much more of its peak a UNet reaches on a card whose 16-bit tensor path with FP32
     accumulate runs at a cut rate (GeForce: half the FP16-accumulate rate; NVIDIA's Ada
     whitepaper: RTX 4090 165 against 330 TFLOPS dense). A UNet's convolutions and linears are
