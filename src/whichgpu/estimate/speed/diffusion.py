@@ -7,7 +7,11 @@ DiT/MMDiT pass: 2 x (each linear's weights x the tokens it sees) + 4 x layers x 
                 project the text keys and values once per text token; modulation and embedders
                 run once per sample. (Counting every parameter on every token overstates a
                 FLUX.1 pass by about 1.7x.)
-UNet pass:      2 x params x latent positions x a position fraction (conv levels shrink)
+UNet pass:      counted layer by layer from the preset's UNet config (speed/diffusion_unet.py:
+                3x3 convolutions and linears at each level's positions, attention matmuls
+                apart); 2 x params x latent positions x a position fraction otherwise.
+                On a GeForce card (FP32-accumulate rate cut to half) its narrow kernels
+                reach more of that peak than on the A100 its efficiency is fitted on.
 per image:      steps x CFG passes x pass FLOPs / (sustained peak x eta) + text encoding +
                 VAE decode (+ tiling overlap) + CPU offload transfers
 The sustained peak is the datasheet peak at the precision the kernels really use (16-bit with
