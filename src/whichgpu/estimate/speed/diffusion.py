@@ -7,7 +7,11 @@ DiT/MMDiT pass: 2 x (each linear's weights x the tokens it sees) + 4 x layers x 
                 project the text keys and values once per text token; modulation and embedders
                 run once per sample. (Counting every parameter on every token overstates a
                 FLUX.1 pass by about 1.7x.)
-UNet pass:      2 x params x latent positions x a position fraction (conv levels shrink)
+UNet pass:      counted layer by layer from the preset's UNet config (speed/diffusion_unet.py:
+                3x3 convolutions and linears at each level's positions, attention matmuls
+                apart); 2 x params x latent positions x a position fraction otherwise.
+                On a GeForce card (FP32-accumulate rate cut to half) its narrow kernels
+                reach more of that peak than on the A100 its efficiency is fitted on.
 per image:      steps x CFG passes x pass FLOPs / (sustained peak x eta) + text encoding +
                 VAE decode (+ tiling overlap) + CPU offload transfers
 The sustained peak is the datasheet peak at the precision the kernels really use (16-bit with
@@ -104,7 +108,11 @@ def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
     den = d.component(d.denoiser)
     width, height = w.image_size
     if den.kind == "unet":
-        positions = (width // d.vae_scale_factor) * (height // d.vae_scale_factor)
+        lh, lw = height // d.vae_scale_factor, width // d.vae_scale_factor
+        positions = lh * lw
+        counted = _unet_counted(w, lh, lw)
+        if counted is not None:
+            return counted
         frac = speed_value("unet_position_fraction")
         return (2 * den.params * positions * frac, 0.0, positions,
                 f"2 x {den.params / 1e9:.2f}B params x {positions:,} positions x {frac:g}")
@@ -124,6 +132,20 @@ def pass_flops_split(w: Workload) -> tuple[float, float, int, str]:
             f"{how} + attention 4 x {layers} x {tokens:,}^2 x {hidden}"
             + (f" + 4 x {extra} x {image:,}^2 x {hidden} (image-only self-attentions)"
                if extra else ""))
+
+
+def _unet_counted(w: Workload, lh: int, lw: int) -> tuple[float, float, int, str] | None:
+    """A UNet's pass counted layer by layer from its config (speed/diffusion_unet.py), where
+    the model is a shipped preset; None otherwise (the position-fraction prior applies)."""
+    from whichgpu.estimate.speed.diffusion_unet import preset_layout, unet_macs
+
+    layout = preset_layout(w.model.source)
+    if layout is None:
+        return None
+    dense, attn = unet_macs(layout, lh, lw, w.diffusion_spec.text_tokens)
+    return (2 * dense, 2 * attn, lh * lw,
+            f"UNet counted layer by layer at {lw}x{lh} latents: {2 * dense / 1e12:.2f} "
+            f"TFLOP convolutions and linears + {2 * attn / 1e12:.2f} TFLOP attention matmuls")
 
 
 def _precision(w: Workload, hw: Hardware, compiled: bool) -> tuple[str, str]:
@@ -478,6 +500,12 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
     size, size_why = gemm_size_factor(den)
     arch_factor, arch_why = card_arch_factor(hw.gpu)
     eta = per_key("diffusion_compute_efficiency", den.kind) * arch_factor * size
+    relief, relief_why = 1.0, ""
+    if den.kind == "unet":  # narrow convolutions: a cut-rate tensor path is easier to keep busy
+        from whichgpu.estimate.speed.diffusion_unet import half_rate_relief
+
+        relief, relief_why = half_rate_relief(hw.gpu, precision)
+        eta *= relief
     steps = w.steps or d.default_steps
     lin, attn, tokens, formula = pass_flops_split(w)
     passes = w.cfg_passes * w.batch
@@ -545,7 +573,8 @@ def diffusion_run(w: Workload, hw: Hardware, compiled: bool = False) -> dict:
         Component("CPU offload transfers", offload, offload_why),
     )
     why = f"{why}; {scale_why}" + (f"; {speedup_why}" if speedup_why else "") + (
-        f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "")
+        f"; {size_why}" if size_why else "") + (f"; {arch_why}" if arch_why else "") + (
+        f"; {relief_why}" if relief_why else "")
     return {"precision": precision, "why": why, "seconds_per_run": per_run,
             "steps": steps, "tokens": tokens, "it_per_s": 1 / (t_step + per_step),
             "sequence_parallel_efficiency": sp_eff, "layout": layout,
