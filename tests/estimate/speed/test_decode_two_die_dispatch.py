@@ -11,25 +11,16 @@ is left as it was.
 from __future__ import annotations
 
 import contextlib
-import csv
 import math
 
-from paths import ROOT
+from speed_rows import speed_row
 from whichgpu.estimate.constants import overridden
 from whichgpu.estimate.validation import split_of
 from whichgpu.estimate.validation.speed import measured, predict
 
 
-def _row(row_id: str, **change: str) -> dict[str, str]:
-    with open(ROOT / "validation/speed.csv", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            if row["id"] == row_id:
-                return {**row, **change}
-    raise AssertionError(f"{row_id} not in validation/speed.csv")
-
-
 def _log_error(row_id: str) -> float:
-    row = _row(row_id)
+    row = speed_row(row_id)
     value = predict(row)[0]
     assert value is not None
     return math.log(value / measured(row)[0])
@@ -74,7 +65,7 @@ def test_deepseek_r1_on_the_m3_ultra_comes_down_to_published_speeds() -> None:
     """DeepSeek-R1 Q4_K_M on the M3 Ultra 512 GB: published 17-18 tokens/s (gpu.name, 2025-03)
     and 19.89 (geerlingguy/ai-benchmarks README, 2025-12, quant not stated there); it answered
     25 before the term. Its 61 layers' dispatches now take their share."""
-    row = _row("dec-geer-l31-70b-apple-m3-ultra", id="r1-m3u", model="deepseek-ai/DeepSeek-R1",
+    row = speed_row("dec-geer-l31-70b-apple-m3-ultra", id="r1-m3u", model="deepseek-ai/DeepSeek-R1",
                output_tokens="128")
     value = predict(row)[0]
     assert value is not None and 16 < value < 22.5, value

@@ -12,20 +12,10 @@ Q4_0/Q8_0 decode did not move (PR 21024): the lookups, not the bytes, set the 30
 from __future__ import annotations
 
 import contextlib
-import csv
 
-from paths import ROOT
+from speed_rows import speed_row
 from whichgpu.estimate.constants import overridden, speed_value
 from whichgpu.estimate.validation.speed import estimate_of, predict
-
-
-def _row(row_id: str, **change: str) -> dict[str, str]:
-    with open(ROOT / "validation/speed.csv", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            if row["id"] == row_id:
-                return {**row, **change}
-    raise AssertionError(f"{row_id} not in validation/speed.csv")
-
 
 GPT_OSS_3090 = "dec-pr21024-3090-vk-gptoss20b-mxfp4-tg128"
 LLAMA_Q40_3090 = "dec-pr21024-3090-vk-l3-8b-q40-tg128"
@@ -47,8 +37,8 @@ def test_the_4090_decodes_gpt_oss_much_faster_than_the_3090() -> None:
     """With the lookups the 4090 comes out ahead of the 3090 (about 1.2x; measured 1.54x,
     two builds apart); without them only their bandwidths (1.08x) and the per-step costs
     both pay would separate them (about 1.05x)."""
-    on_3090 = _row(GPT_OSS_3090)
-    on_4090 = _row(GPT_OSS_3090, gpu="rtx-4090")
+    on_3090 = speed_row(GPT_OSS_3090)
+    on_4090 = speed_row(GPT_OSS_3090, gpu="rtx-4090")
     ratio = _rate(on_4090) / _rate(on_3090)
     assert ratio > 1.15, ratio
     with _no_lookup_term():
@@ -58,7 +48,7 @@ def test_the_4090_decodes_gpt_oss_much_faster_than_the_3090() -> None:
 def test_the_lookup_bound_card_is_predicted_as_measured() -> None:
     """The 3090 row (a calibration row the constant is fitted on) within 12 %; over by more
     than 10 % without the term (the 4090 row of the README is held out and not used here)."""
-    row = _row(GPT_OSS_3090)
+    row = speed_row(GPT_OSS_3090)
     with_term = _rate(row)
     assert abs(with_term / float(row["value"]) - 1) < 0.12
     with _no_lookup_term():
@@ -70,8 +60,8 @@ def test_the_lookup_bound_card_is_predicted_as_measured() -> None:
 def test_only_mxfp4_experts_on_the_vulkan_backend_take_it() -> None:
     """Dense Q4_0 on the same 3090, and gpt-oss on llama.cpp's CUDA backend (register
     lookups since PR 15451), are as they were without the term."""
-    dense = _row(LLAMA_Q40_3090)
-    cuda = _row(GPT_OSS_3090, engine="llamacpp")
+    dense = speed_row(LLAMA_Q40_3090)
+    cuda = speed_row(GPT_OSS_3090, engine="llamacpp")
     before = _rate(dense), _rate(cuda)
     with _no_lookup_term():
         assert (_rate(dense), _rate(cuda)) == before
@@ -80,8 +70,8 @@ def test_only_mxfp4_experts_on_the_vulkan_backend_take_it() -> None:
 
 def test_the_step_says_why() -> None:
     """The estimate's weights-read component names the lookups where they bind."""
-    _, _, est, _ = estimate_of(_row(GPT_OSS_3090))
+    _, _, est, _ = estimate_of(speed_row(GPT_OSS_3090))
     words = " ".join(c.formula for c in est.components)
     assert "MXFP4 experts" in words and "table lookups" in words
-    _, _, est, _ = estimate_of(_row(GPT_OSS_3090, gpu="rtx-4090"))
+    _, _, est, _ = estimate_of(speed_row(GPT_OSS_3090, gpu="rtx-4090"))
     assert "table lookups" not in " ".join(c.formula for c in est.components)

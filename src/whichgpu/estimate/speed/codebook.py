@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whichgpu.estimate import memo
 from whichgpu.models.spec import ModelSpec
 
 # ggml types whose matrix-vector kernels look weights up in a lattice codebook (IQ4_NL/IQ4_XS
@@ -33,27 +34,16 @@ class Lattice:
     expert_bytes: float = 0.0
 
 
-# (id(model), ftype, imatrix) -> (model, counts): the model by identity, as weights.py keeps it
-_PARAMS: dict[tuple[int, str, bool | None], tuple[ModelSpec, Lattice]] = {}
-_PARAMS_SIZE = 64
-
 
 def lattice_of(model: ModelSpec, ftype: str | None, imatrix: bool | None) -> Lattice:
     """The lattice-codebook tensors of ``model`` in the GGUF file type ``ftype`` (none for
     another format)."""
     if not ftype or not ftype.lower().removeprefix("ud-").startswith(LATTICE_FTYPES):
         return Lattice()  # only the IQ1-IQ3 file types place lattice tensors: no recipe read
-    key = (id(model), ftype, imatrix)
-    hit = _PARAMS.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    counts = _count(model, ftype, imatrix)
-    while len(_PARAMS) >= _PARAMS_SIZE:
-        _PARAMS.pop(next(iter(_PARAMS)), None)
-    _PARAMS[key] = (model, counts)
-    return counts
+    return _count(model, ftype, imatrix)
 
 
+@memo.by_identity(size=64)  # the model by identity, the file type and imatrix by value
 def _count(model: ModelSpec, ftype: str, imatrix: bool | None) -> Lattice:
     from whichgpu.models.gguf_recipe import recipe
 
