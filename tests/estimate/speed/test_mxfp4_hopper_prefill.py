@@ -41,6 +41,9 @@ def test_hopper_prefills_mxfp4_experts_at_the_16_bit_weight_only_rate() -> None:
     path = kernel("vllm", "prefill", arch_key(h100), get_quant("mxfp4"))
     assert path is not None
     assert path.efficiency == "weight_only" and path.peak == "bf16"
+    assert "matmul_ogs" in path.path  # named for the kernel vLLM picks on SM90
+    nvfp4 = kernel("vllm", "prefill", arch_key(h100), get_quant("nvfp4"))
+    assert nvfp4 is not None and nvfp4.efficiency == "weight_only" and nvfp4.peak == "bf16"
 
 
 @pytest.mark.parametrize("row", _prefill_rows(), ids=lambda r: r["id"][len(PREFIX):])
