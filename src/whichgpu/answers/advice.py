@@ -19,13 +19,13 @@ from whichgpu.catalog.gpus import GPU
 from whichgpu.catalog.prices import OfferSelection
 from whichgpu.currency import RateTable, rates_from
 from whichgpu.errors import InputError
-from whichgpu.export import Export, check_launcher, export_option
 from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import check_currency
 from whichgpu.vocabulary import Task, WorkKind
 
 if TYPE_CHECKING:
     from whichgpu.cost.rent_or_buy import Advice
+    from whichgpu.export import Export  # imported where --export asks (issue 27: ~2 ms a start)
 
 if TYPE_CHECKING:
     from whichgpu.answers.rl import RLRecommendAnswer
@@ -173,6 +173,8 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
                              "give {rate} (with the prompt and output tokens)",
                              flag=Field("disaggregate"), rate=Field("requests_per_s")))
     if q.export is not None:
+        from whichgpu.export import check_launcher
+
         check_launcher(q.export)  # before the ranking: a typo is said at once
     gpus = only_gpus(q.only)
     mine = card(q.gpu, q.gpu_spec)
@@ -191,6 +193,8 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
         rec.explanation.extend(split.said)
     exported = None
     if q.export is not None:
+        from whichgpu.export import export_option
+
         exported = export_option(rec, q.export, q.export_option, selection=selection,
                                  command=command_line, rates=rates)
     notes = [n for n in (mine.note if mine else None,) if n]
