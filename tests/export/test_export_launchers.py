@@ -254,6 +254,9 @@ def test_names_are_the_launchers_own(sky_home):
     listed = got["skypilot_accelerators"]
     known = {(g["name"], g["memory"]) for g in got["dstack_gpus"]}
     for gpu, entry in names.gpu_entries().items():
+        if "dstack" not in entry:  # only where gpuhunt knows no such GPU (the export refuses)
+            assert entry["skypilot"] not in {n for n, _ in known}, gpu
+            continue
         assert (entry["dstack"], entry["dstack_memory_gb"]) in known, gpu
         for cloud, name in entry.get("skypilot_clouds", {}).items():
             assert name in listed[cloud], (gpu, cloud, name)

@@ -44,7 +44,7 @@ def provider_entries() -> dict[str, dict[str, Any]]:
 
 def _gpu(gpu_id: str, launcher: Launcher) -> dict[str, Any]:
     entry = gpu_entries().get(gpu_id)
-    if entry is None:
+    if entry is None or launcher not in entry:  # no name for it in that launcher
         raise InputError(msg("export.no_name", "{launcher} has no name for GPU {gpu} in "
                              "whichgpu's launcher table (export/data/launcher_names.toml); "
                              "pick another option with {field}, or write the task file by "
