@@ -49,6 +49,14 @@ SLOW: dict[str, str] = {
     "estimate/speed/test_calibration_memo.py": "estimates rows with the estimate memos off",
     "answers/test_fp8_serving_alternative.py": "three 70B serving recommendations (about "
     "1 CPU-s each)",
+    # over 0.4 s each in make test-fast on a quiet machine (2026-12-07, --durations)
+    "advise/test_rate_layouts_kept.py::test_another_rate_searches_no_max_rate_again": "two "
+    "serving-at-a-rate recommendations over the catalog (1.9 s)",
+    "estimate/validation/test_serving_e2e_tails.py": "simulates the p99 end-to-end rows once "
+    "for the file (1.4 s of set-up)",
+    "project/test_tests_import_no_test_file.py": "parses every test file (1.9 s)",
+    "estimate/speed/test_serving_kv_read_not_hidden.py::test_max_throughput_errors_stay_where_"
+    "the_kv_read_put_them": "estimates every serving row (0.9 s)",
     "estimate/validation/test_validation_reporting.py::test_validate_speed_prints_engine_"
     "architecture_and_leave_one"
     "_out_tables": "leave-one-GPU-out and leave-one-source-out refits",
