@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
+
+from page_text import text_after
 
 URL = "/?model=llama-3.1-8b&requests_per_s=2&vs_api=true&power_budget=1000"
 
 
 def _text(html: str, anchor: str) -> str:
-    i = html.find(anchor)
-    assert i >= 0, anchor
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html[i:i + 4000]))
+    return text_after(html, anchor, 4000)
 
 
 @pytest.mark.parametrize("lang, heading, budget", [

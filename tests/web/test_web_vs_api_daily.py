@@ -3,17 +3,15 @@ monthly totals, the replicas' utilisation and the verdict, in the page's languag
 
 from __future__ import annotations
 
-import re
-
 import pytest
+
+from page_text import text_after
 
 URL = "/?model=llama-3.3-70b&quant=fp8&tokens_per_day=1.7M&vs_api=true"
 
 
 def _text(html: str, anchor: str) -> str:
-    i = html.find(anchor)
-    assert i >= 0, anchor
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html[i:i + 6000]))
+    return text_after(html, anchor, 6000)
 
 
 @pytest.mark.parametrize("lang, month, verdict, column", [
