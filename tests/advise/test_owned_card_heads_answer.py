@@ -89,3 +89,13 @@ def test_cli_still_points_at_tco_for_owning_inputs(cli):
     r = cli("recommend", "llama-3.1-8b", "--gpu", "rtx-4090", "--top", "1")
     assert r.code == 0 and "'whichgpu tco' takes every input" in r.out
     assert r.out.index("Your own card (rtx-4090)") < r.out.index("Of the rentals")
+
+
+def test_an_owned_card_without_speed_figures_heads_and_says_what_is_missing():
+    w = build_workload("llama-3.1-8b", quant="q4_k_m", context="4k")
+    offer = Offer(provider="p", gpu="rtx-a5000", price_per_hour=Money(1.0, "USD"))
+    rec = recommend(build_job(w), [offer], gpus=[default_catalog().get("rtx-a5000")],
+                    owned=user_gpu("memory=24GB"))
+    assert rec.owned[0].fits and rec.owned[0].option is None
+    assert rec.owned_head is rec.owned[0]
+    assert rec.explanation[0].id == "owned.verdict.no_speed"

@@ -46,7 +46,13 @@ def owned_verdict(rec: Recommendation) -> Message | None:
         rec.owned_head = own
         return msg("owned.verdict.only", "Your own card ({where}) runs it, and no rental in "
                    "this price list does.", where=where)
-    if own.option is None or own.cost_per_hour is None:
+    if own.option is None:
+        rec.owned_head = own  # it fits and is already paid for; its speed cannot be said
+        return msg("owned.verdict.no_speed", "Your own card ({where}) runs it (it fits). "
+                   "Whether it costs less than the best rental ({best}: {rent}) cannot be "
+                   "said without its speed figures (see your card, below).", where=where,
+                   best=best.label, rent=what(best))
+    if own.cost_per_hour is None:
         rec.owned_head = own  # it fits and is already paid for; its cost cannot be weighed
         return msg("owned.verdict.unpriced", "Your own card ({where}) runs it. Whether it "
                    "costs less than the best rental ({best}: {rent}) cannot be said without "
