@@ -58,9 +58,20 @@ def test_recommend_offers_ring_layouts_and_no_impossible_ulysses():
     answer = recommend(Recommend(model="hunyuanvideo", videos=1, only="h100-sxm,a100-80gb-pcie",
                                  **VIDEO)).to_json()
     layouts = {(o["gpu"], o["count"]): o["layout"] for o in answer["options"]}
-    assert layouts[("h100-sxm", 5)] == "ring=5"  # was "ulysses=5" on 24 heads
     assert layouts[("h100-sxm", 8)] == "ulysses=8"
     assert "ring=2" in layouts[("a100-80gb-pcie", 2)]
+    # 5 linked H100s: the shipped prices sell no 5-GPU machine, and 5 of an 8-GPU machine lose
+    # to its 8, so the size is asked of an offer priced per GPU (a machine of 5 at that price)
+    from whichgpu.advise.evaluate import evaluate
+    from whichgpu.answers.inputs.job import build_job
+    from whichgpu.catalog.offers import Offer
+    from whichgpu.units import Money
+
+    job = build_job(build_workload("hunyuanvideo", **VIDEO), videos="1")
+    five = evaluate(job, get_gpu("h100-sxm"), 5,
+                    [Offer(provider="p", gpu="h100-sxm", price_per_hour=Money(2.0, "USD"))],
+                    "USD")
+    assert five is not None and str(five.layout) == "ring=5"  # was "ulysses=5" on 24 heads
 
 
 def test_ulysses_divides_each_tensor_parallel_ranks_heads():

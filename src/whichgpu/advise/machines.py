@@ -81,8 +81,19 @@ class Machines:
 
 def linked_gpus(wl: Workload, count: int) -> int:
     """GPUs of one part (one replica) that must share a machine: all of them, except for
-    diffusion, whose GPUs each run their own pipeline (``layout_for``)."""
-    return 1 if wl.is_diffusion else count
+    diffusion, where they are the GPUs of one pipeline: 1 where each GPU runs its own, more
+    where one pipeline is split over GPUs (diffusers' context parallelism for a video, SGLang's
+    tensor, sequence and CFG parallelism), whose all-to-alls need the machine's link (once
+    priced as separate 1-GPU machines with nothing between them)."""
+    if not wl.is_diffusion:
+        return count
+    from whichgpu.errors import InputError
+    from whichgpu.estimate.diffusion_parallel import diffusion_layout
+
+    try:
+        return min(count, diffusion_layout(wl.with_(gpus=count)).per_pipeline)
+    except InputError:  # a degree that does not divide these GPUs: refused where it is run
+        return 1
 
 
 def per_gpu_price(offer: Offer) -> bool:

@@ -186,6 +186,9 @@ class Recommendation:
     only: list[str] | None = None  # the GPUs compared when narrowed (catalog ids)
     offered: frozenset[str] = frozenset()  # GPU ids the price list rents (as asked: spot or not)
     owned: list[OwnedOption] = field(default_factory=list)  # your own card, at each count
+    # your own card when it heads the answer: it runs the job, at no more than the best
+    # rental by the ranking's key, or nothing rented does (advise/owned_verdict.py)
+    owned_head: OwnedOption | None = None
 
     @property
     def best(self) -> Option | None:
@@ -256,6 +259,7 @@ class Recommendation:
             "what_would_change": self.what_would_change,
             "closest": self.closest,
             "owned": [o.to_json() for o in self.owned],
+            "owned_heads": self.owned_head is not None,
             "messages": {"understood": self.understood.to_json(),
                          "explanation": [m.to_json() for m in self.explanation],
                          "what_would_change": [m.to_json() for m in self.what_would_change]},

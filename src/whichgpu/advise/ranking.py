@@ -33,7 +33,17 @@ def _time_of(o: Option) -> float:
         return o.spot_risk.expected_time_s.typical
     if o.time_s is not None:
         return o.time_s.typical
+    if o.serving is not None:  # a request rate: every option serves the same demand, so its
+        # rate orders nothing (equal costs fell back to the catalog's order: an RTX 4090 slower
+        # on TPOT and TTFT ranked above an RTX 5090); the latency each user gets does, as in
+        # the cost/latency front (advise/serving.py _latency_front): TPOT, then TTFT
+        return o.serving["tpot_s"]["typical"]
     return -o.rate.typical  # serving and no amount: faster is better
+
+
+def _first_token(o: Option) -> float:
+    """A serving option's mean TTFT (the tie-break after TPOT); 0 for any other option."""
+    return o.serving["ttft_s"]["typical"] if o.serving is not None else 0.0
 
 
 def _ranked(cost: MoneyRange, risk) -> MoneyRange:
@@ -63,9 +73,9 @@ def _rank(job: Job, options: list[Option]) -> None:
         return keys[id(o)][1]
 
     if job.objective == "time":
-        options.sort(key=lambda o: (time_of(o), cost_of(o), o.gpus))
+        options.sort(key=lambda o: (time_of(o), cost_of(o), _first_token(o), o.gpus))
     else:
-        options.sort(key=lambda o: (cost_of(o), time_of(o), o.gpus))
+        options.sort(key=lambda o: (cost_of(o), time_of(o), _first_token(o), o.gpus))
     if not options:
         return
     best = options[0]

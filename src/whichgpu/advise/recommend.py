@@ -114,7 +114,16 @@ def _recommend(job: Job, offers: list[Offer], catalog: Catalog | None, rates: Ra
     if owned is not None:
         rec.owned = owned_options(job, owned, owned_count, currency, rates, profile)
     _note_no_offload(rec)
-    return _flag_capacity(rec)
+    rec = _flag_capacity(rec)
+    from whichgpu.advise.owned_verdict import owned_verdict
+
+    head = owned_verdict(rec)
+    if head is not None:  # the person asked about their card first: its answer comes first
+        if rec.owned_head is not None and rec.best is not None and rec.explanation:
+            rec.explanation[0] = msg("owned.verdict.rentals", "Of the rentals: {line}",
+                                     line=rec.explanation[0])
+        rec.explanation.insert(0, head)
+    return rec
 
 
 def _flag_capacity(rec: Recommendation) -> Recommendation:
@@ -232,9 +241,10 @@ def _ownership_per_hour(gpu: GPU, currency: str, rates: RateTable | None,
                          why=why)
     o = ownership(inputs, rates)
     per_hour = convert(o.effective_cost_per_used_hour, currency, rates)
+    # no command named here: the web shows this note too (the CLI adds its own 'whichgpu tco')
     return per_hour, msg("owned.cost", "owned: no rental price; owning it costs about {cost} "
-                         "per hour of use ({years:g} years, {use:.0%} use, electricity at "
-                         "{kwh}/kWh: 'whichgpu tco' takes every input)", cost=per_hour,
+                         "per hour of use (its purchase spread over {years:g} years at {use:.0%} "
+                         "use, and electricity at {kwh}/kWh)", cost=per_hour,
                          years=inputs.years, use=inputs.utilization, kwh=inputs.kwh_price)
 
 

@@ -221,6 +221,8 @@ def _print_owned(owned) -> None:
         console.print(line)
     if owned[0].cost_note:
         console.print(f"    [dim]{escape(owned[0].cost_note)}[/dim]")
+    if owned[0].cost_per_hour is not None:  # the engine's note names no command (the web's)
+        console.print("    [dim]'whichgpu tco' takes every input of owning it[/dim]")
 
 
 def _excluded_per_gpu(excluded) -> list:

@@ -60,6 +60,9 @@ class FrameworkDefaults:
     training_profile: str
     sources: tuple[str, ...]
     default_tuning: RLTuning = RLTuning.LORA  # how the policy trains when no tuning is given
+    # a mode of the framework that hands the engine's memory back while training runs, at
+    # this share of the GPU (Unsloth's Standby), which the plan does not model and says so
+    standby_share: float | None = None
 
 
 @cache
@@ -345,6 +348,12 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
                     w=shared / GB, extra=max(share_bytes - shared, rollout_need) / GB))
         side = (max(share_bytes - shared, rollout_need) if share_bytes is not None
                 else rollout_need)
+        if fw.standby_share is not None and not fw.sleeps:  # named, not modelled
+            assumptions.append(msg(
+                "rl.assume.no_standby", "{framework}'s Standby mode (vLLM given {standby:.0%} "
+                "of the GPU and its memory handed back while training runs) is not modelled: "
+                "this plan is {framework}'s default, the engine keeping its share through "
+                "training", framework=fw.name, standby=fw.standby_share))
         if fw.sleeps:  # the engine frees its cache while training runs
             peak = max(train_total + roll_weights, states + side)
             assumptions.append(msg("rl.assume.sleep", "{framework} frees the engine's KV cache "
