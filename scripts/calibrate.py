@@ -1228,6 +1228,24 @@ def derived_tables(rows, residuals: dict[str, float], evidence_ids: set[str] | N
             "_loo_coverage_unscaled": loo_before, "_scales": scales}
 
 
+def residual_spread(rows, residuals: dict[str, float]) -> str:
+    """Per category: the rows, the median absolute held-out log residual, its 10th and 90th
+    percentiles and their width (what an unpooled band would be), and how many lie below
+    -0.3 (estimates over 35 % too fast): how hard the calibration rows are to predict when
+    held out, to set beside the holdout's errors (docs/calibration.md, issue 30)."""
+    by_cat: dict[str, list[float]] = {}
+    for r in rows:
+        if r["id"] in residuals:
+            by_cat.setdefault(r["category"], []).append(residuals[r["id"]] * _sign(r))
+    cells = []
+    for cat, lrs in sorted(by_cat.items()):
+        lo, hi = _quantile(lrs, 0.10), _quantile(lrs, 0.90)
+        cells.append(f"{cat} {len(lrs)} rows, median |r| {statistics.median(map(abs, lrs)):.3f}, "
+                     f"10th-90th {lo:+.3f}..{hi:+.3f} ({math.exp(hi - lo):.2f}x), "
+                     f"{sum(1 for x in lrs if x < -0.3)} under -0.3")
+    return "; ".join(cells)
+
+
 DERIVED = ("band_ratios", "band_evidence", "measured_gpus", "calibration_evidence",
            "family_evidence", "confidence_widening")
 
@@ -1548,6 +1566,8 @@ def _main(args: argparse.Namespace) -> int:
         print(f"bands on calibration rows they did not see (leave one out), {name}: "
               + ", ".join(f"{c} {k:.0%} inside of {n}, median width {w:.2f}x"
                           for c, (n, k, w) in cov.items()))
+    print(f"held-out residuals (leave-one-{args.held_out}-out) per category, log(measured / "
+          "estimated) of rates: " + residual_spread(rows, residuals))
     print(f"band width scales (leave-one-out coverage outside {COVERAGE_LOW:.0%}-"
           f"{COVERAGE_HIGH:.0%}): {tables['_scales']}")
     print(f"memory_uncertainty: {memory_uncertainty()}")
