@@ -32,7 +32,9 @@ without its GPU has no residual and is left out, held_out_residuals):
   relative is one of them);
 - confidence_widening: how much wider the log-spread of calibration rows is when their
   (family, engine) has no other calibration row (leave one out), by evidence level;
-- calibration_evidence: calibration rows per category and family/engine.
+- calibration_evidence: calibration rows per category and family/engine;
+- family_evidence: the same per category and family/engine/hardware class (the confidence
+  cap's count of the rows behind an answer's model family on its engine and kind of card).
 """
 
 from __future__ import annotations
@@ -1176,9 +1178,19 @@ def derived_tables(rows, residuals: dict[str, float], evidence_ids: set[str] | N
     evidence: dict[str, dict[str, int]] = {}
     for (cat, _, _), lr in keyed:
         by_cat.setdefault(cat, []).append(lr)
-    for cat, fam, eng in (validation_speed.row_key(r) for r in calib if r["id"] in counted):
+    # the same rows by family, engine and hardware class: what the confidence cap counts
+    # behind an answer's model family on its engine and kind of card (evidence_cap)
+    family: dict[str, dict[str, int]] = {}
+    for r in calib:
+        if r["id"] not in counted:
+            continue
+        cat, fam, eng = validation_speed.row_key(r)
         evidence.setdefault(cat, {})
         evidence[cat][f"{fam}/{eng}"] = evidence[cat].get(f"{fam}/{eng}", 0) + 1
+        cls = validation_speed.band_key_of(r).split("/")[2]
+        key = f"{fam}/{eng}/{cls}"
+        family.setdefault(cat, {})
+        family[cat][key] = family[cat].get(key, 0) + 1
     # leave one out: the evidence each calibration row would have without itself
     spread: dict[int, list[float]] = {0: [], 1: [], 2: []}
     for i, ((cat, fam, eng), lr) in enumerate(keyed):
@@ -1210,13 +1222,32 @@ def derived_tables(rows, residuals: dict[str, float], evidence_ids: set[str] | N
             "measured_gpus": dict(sorted(gpus.items())),
             "calibration_evidence": {c: dict(sorted(v.items())) for c, v in
                                      sorted(evidence.items())},
+            "family_evidence": {c: dict(sorted(v.items())) for c, v in sorted(family.items())},
             "confidence_widening": widening, "_counts": {c: len(v) for c, v in by_cat.items()},
             "_loo_counts": loo_levels, "_loo_coverage": loo_cov,
             "_loo_coverage_unscaled": loo_before, "_scales": scales}
 
 
+def residual_spread(rows, residuals: dict[str, float]) -> str:
+    """Per category: the rows, the median absolute held-out log residual, its 10th and 90th
+    percentiles and their width (what an unpooled band would be), and how many lie below
+    -0.3 (estimates over 35 % too fast): how hard the calibration rows are to predict when
+    held out, to set beside the holdout's errors (docs/calibration.md, issue 30)."""
+    by_cat: dict[str, list[float]] = {}
+    for r in rows:
+        if r["id"] in residuals:
+            by_cat.setdefault(r["category"], []).append(residuals[r["id"]] * _sign(r))
+    cells = []
+    for cat, lrs in sorted(by_cat.items()):
+        lo, hi = _quantile(lrs, 0.10), _quantile(lrs, 0.90)
+        cells.append(f"{cat} {len(lrs)} rows, median |r| {statistics.median(map(abs, lrs)):.3f}, "
+                     f"10th-90th {lo:+.3f}..{hi:+.3f} ({math.exp(hi - lo):.2f}x), "
+                     f"{sum(1 for x in lrs if x < -0.3)} under -0.3")
+    return "; ".join(cells)
+
+
 DERIVED = ("band_ratios", "band_evidence", "measured_gpus", "calibration_evidence",
-           "confidence_widening")
+           "family_evidence", "confidence_widening")
 
 
 def _apply_derived(tables: dict) -> None:
@@ -1372,6 +1403,11 @@ def desired_text(text: str, fitted: dict, tables: dict, notes: dict) -> str:
                                 "per category and family/engine (family: the pipeline class, "
                                 "or dense/moe for LLMs; engine: the engine, or the training "
                                 "framework)",
+        "family_evidence": "scripts/calibrate.py: calibration rows of validation/speed.csv per "
+                           "category and family/engine/hardware class (family and engine as in "
+                           "calibration_evidence; class: HBM, GDDR or unified, as the range "
+                           "groups): the measured rows behind an answer's model family on its "
+                           "engine and kind of card (a confidence of high needs 3)",
     }
     for name in DERIVED:
         text = set_value(text, name, tables[name])
@@ -1530,6 +1566,8 @@ def _main(args: argparse.Namespace) -> int:
         print(f"bands on calibration rows they did not see (leave one out), {name}: "
               + ", ".join(f"{c} {k:.0%} inside of {n}, median width {w:.2f}x"
                           for c, (n, k, w) in cov.items()))
+    print(f"held-out residuals (leave-one-{args.held_out}-out) per category, log(measured / "
+          "estimated) of rates: " + residual_spread(rows, residuals))
     print(f"band width scales (leave-one-out coverage outside {COVERAGE_LOW:.0%}-"
           f"{COVERAGE_HIGH:.0%}): {tables['_scales']}")
     print(f"memory_uncertainty: {memory_uncertainty()}")

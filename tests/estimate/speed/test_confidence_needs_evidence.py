@@ -2,7 +2,9 @@
 found "high" on 1.58-bit DeepSeek-R1 on 2 H100s (88 tok/s estimated, 12-14 published), on
 Qwen3.5-35B-A3B (a hybrid linear-attention MoE) on a 3090 (160 estimated, 111 measured) and on
 FLUX.1-dev on an RTX 4070 (no GDDR card measured at 16 bits): each rests on fewer calibration
-rows of its own range group than an interval of its own needs (HIGH_MIN_ROWS)."""
+rows of its own range group than an interval of its own needs (HIGH_MIN_ROWS). And "high" on
+DeepSeek-R1 Q4_K_M on an M3 Ultra, whose group's rows are all of other model families: high
+also needs rows of the model's family on its engine and card class (HIGH_FAMILY_ROWS)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from whichgpu.catalog.gpus import get_gpu
 from whichgpu.estimate.speed import estimate_speed
 from whichgpu.estimate.speed.hardware import hardware
 from whichgpu.estimate.speed.result import (
+    HIGH_FAMILY_ROWS,
     HIGH_MIN_ROWS,
     LEVELS,
     band_key,
     confidence_for,
     evidence_cap,
+    family_rows,
     own_rows,
     precision_class,
 )
@@ -98,3 +102,39 @@ def test_sub_2_bit_codebook_quants_have_a_precision_class_of_their_own(quant, cl
 def test_a_sub_2_bit_answer_does_not_borrow_the_4_bit_group():
     key = band_key("decode", "llamacpp", get_gpu("h100-sxm"), get_quant("iq1_s"))
     assert key == "decode/llamacpp/HBM/1bit"
+
+
+def test_a_model_family_without_rows_on_its_engine_and_card_class_is_not_high():
+    # DeepSeek-R1 (MoE with MLA) at Q4_K_M with llama.cpp on an M3 Ultra: its range group
+    # decode/llamacpp/unified/4bit has enough rows, all of dense and plain-MoE models; no
+    # moe-mla row was measured with llama.cpp on a unified-memory machine
+    w = build_workload("deepseek-r1", quant="q4_k_m", engine="llamacpp")
+    conf = confidence_for("decode", w, hardware(get_gpu("apple-m3-ultra"), 1), "llamacpp")
+    assert conf.band_key == "decode/llamacpp/unified/4bit"
+    assert own_rows(conf.band_key) >= HIGH_MIN_ROWS
+    assert family_rows(conf.band_key, "moe-mla") < HIGH_FAMILY_ROWS
+    assert conf.label == "medium"
+    assert "moe-mla models with llamacpp (decode) on unified cards" in conf.why
+    est = _estimate("deepseek-r1", {"quant": "q4_k_m", "engine": "llamacpp"}, "apple-m3-ultra",
+                    1)
+    assert est.confidence != "high"
+
+
+def test_a_model_family_with_rows_on_its_engine_and_card_class_can_be_high():
+    # gpt-oss-120b (plain MoE) on a DGX Spark with llama.cpp: MoE rows on unified machines
+    w = build_workload("gpt-oss-120b", engine="llamacpp")
+    conf = confidence_for("decode", w, hardware(get_gpu("dgx-spark"), 1), "llamacpp")
+    assert family_rows(conf.band_key, "moe") >= HIGH_FAMILY_ROWS
+    assert evidence_cap(conf.band_key, w.model) == (LEVELS.index("high"), "")
+    assert conf.label == "high"
+
+
+def test_the_family_counts_are_the_calibration_evidence_split_by_card_class():
+    from whichgpu.estimate.constants import speed_value
+
+    by_engine = speed_value("calibration_evidence")
+    by_class = speed_value("family_evidence")
+    for category, counts in by_engine.items():
+        for fam_engine, n in counts.items():
+            assert sum(v for k, v in by_class[category].items()
+                       if k.rsplit("/", 1)[0] == fam_engine) == n, (category, fam_engine)

@@ -186,6 +186,13 @@ MEDIUM_WIDTH = 3.0
 # label is at most medium (thin evidence) and says why. The same holds for a hybrid
 # linear-attention model, whose family's calibration rows are plain-attention models.
 HIGH_MIN_ROWS = 10
+# A group's rows may all be of other models: decode/llamacpp/unified/4bit holds 15 rows, none
+# of an MLA model, so DeepSeek-R1 on an M3 Ultra rested on rows of dense and plain-MoE models
+# alone. High also needs at least HIGH_FAMILY_ROWS calibration rows of the answer's model family
+# (speed_family) on its engine and hardware class (family_evidence, written by make
+# calibrate): the same 3 rows as the fewest that give a range group an interval of its own
+# (scripts/calibrate.py MIN_GROUP_ROWS).
+HIGH_FAMILY_ROWS = 3
 WIDEST_WITHOUT_REASON = 5.0  # a range wider than this says why (issue 30)
 
 
@@ -293,15 +300,32 @@ def own_rows(key: str) -> int:
     return int(speed_value("band_evidence").get(key, 0))
 
 
+def family_rows(key: str, family: str) -> int:
+    """The calibration rows of model ``family`` on the engine and hardware class of range
+    group ``key`` (category/engine/class/precision), any precision."""
+    category, engine, cls = key.split("/")[:3]
+    table = speed_value("family_evidence").get(category, {})
+    return int(table.get(f"{family}/{engine}/{cls}", 0))
+
+
 def evidence_cap(key: str, model) -> tuple[int, str]:
     """(the highest label index the evidence allows, why it is lower than high; "" if not)
-    for an answer in range group ``key`` about ``model`` (see HIGH_MIN_ROWS)."""
+    for an answer in range group ``key`` about ``model`` (see HIGH_MIN_ROWS and
+    HIGH_FAMILY_ROWS; ``model`` None: the group's rows alone)."""
     category, engine, cls, precision = key.split("/")
     n = own_rows(key)
     if n < HIGH_MIN_ROWS:
         return 1, (f"thin evidence: {n} published measurement(s) of {engine} {category} on "
                    f"{cls} cards at {_PRECISION_WORDS.get(precision, precision)} "
                    f"({HIGH_MIN_ROWS} needed for high)")
+    if model is not None:
+        family = speed_family(model)
+        m = family_rows(key, family)
+        if m < HIGH_FAMILY_ROWS:
+            return 1, (f"thin evidence for this model family: {m} published measurement(s) "
+                       f"of {family} models with {engine} ({category}) on {cls} cards "
+                       f"({HIGH_FAMILY_ROWS} needed for high); its range rests on {n} "
+                       f"measurements, {n - m} of other model families")
     if is_hybrid(model):
         return 1, ("a hybrid linear-attention model: its calibration rows are of plain-"
                    "attention models, whose kernels differ")
