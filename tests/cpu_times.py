@@ -30,8 +30,14 @@ _wall: dict[str, float] = {}
 def _descendants_cpu(root: int) -> dict[int, float]:
     """{pid: CPU seconds} of the live processes under ``root`` (each with the children it
     waited for)."""
+    return {pid: cpu for pid, (_, cpu) in _descendants(root).items()}
+
+
+def _descendants(root: int) -> dict[int, tuple[int, float]]:
+    """{pid: (parent pid, CPU seconds)} of the live processes under ``root`` (each with the
+    children it waited for)."""
     children: dict[int, list[int]] = {}
-    spent: dict[int, float] = {}
+    spent: dict[int, tuple[int, float]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -43,12 +49,12 @@ def _descendants_cpu(root: int) -> dict[int, float]:
         fields = stat[stat.rindex(b")") + 2:].split()  # after "pid (command) "
         # ppid, then utime, stime, cutime, cstime (fields 4 and 14-17 of proc(5))
         children.setdefault(int(fields[1]), []).append(int(name))
-        spent[int(name)] = sum(int(x) for x in fields[11:15]) / _TICK
-    out: dict[int, float] = {}
+        spent[int(name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]) / _TICK)
+    out: dict[int, tuple[int, float]] = {}
     todo = list(children.get(root, ()))
     while todo:
         pid = todo.pop()
-        out[pid] = spent.get(pid, 0.0)
+        out[pid] = spent.get(pid, (root, 0.0))
         todo.extend(children.get(pid, ()))
     return out
 
@@ -63,20 +69,29 @@ class _Mark:
 
     def __init__(self) -> None:
         self.own = _own()
-        self.tree = _descendants_cpu(os.getpid())
+        self.tree = _descendants(os.getpid())
 
     def since(self, start: _Mark) -> float:
         """CPU spent from ``start`` to this mark. A process that ended in between counts
-        only through its parent (what the parent waited for); one that ended is never
-        subtracted (a browser closed at a file's end)."""
-        return self.own - start.own + sum(max(0.0, cpu - start.tree.get(pid, 0.0))
-                                          for pid, cpu in self.tree.items())
+        through its parent, if the parent waited for it (its whole life, in the parent's
+        children's time): so where that parent is still here, what the process had spent
+        at ``start`` (counted by the tests before, while it was alive) is taken off. Without
+        that, a browser file's test that closed a context counted its renderer's CPU twice
+        (reaped into Chromium's zygote: 26 CPU-s for a test that posts two requests,
+        2026-12-07). Where the parent ended too (Chromium closed at a file's end), nothing
+        is taken off: the two are not waited for up to this process."""
+        here = self.tree
+        gone = sum(cpu for pid, (ppid, cpu) in start.tree.items()
+                   if pid not in here and ppid in here)
+        grown = sum(max(0.0, cpu - start.tree.get(pid, (0, 0.0))[1])
+                    for pid, (_, cpu) in here.items())
+        return max(0.0, self.own - start.own - gone + grown)
 
 
 def cpu_now() -> float:
     """CPU seconds so far of this process, its waited children and its live descendants."""
     mark = _Mark()
-    return mark.own + sum(mark.tree.values())
+    return mark.own + sum(cpu for _, cpu in mark.tree.values())
 
 
 @pytest.hookimpl(hookwrapper=True)
