@@ -74,15 +74,25 @@ class _Mark:
     def since(self, start: _Mark) -> float:
         """CPU spent from ``start`` to this mark. A process that ended in between counts
         through its parent, if the parent waited for it (its whole life, in the parent's
-        children's time): so where that parent is still here, what the process had spent
-        at ``start`` (counted by the tests before, while it was alive) is taken off. Without
-        that, a browser file's test that closed a context counted its renderer's CPU twice
-        (reaped into Chromium's zygote: 26 CPU-s for a test that posts two requests,
-        2026-12-07). Where the parent ended too (Chromium closed at a file's end), nothing
-        is taken off: the two are not waited for up to this process."""
-        here = self.tree
-        gone = sum(cpu for pid, (ppid, cpu) in start.tree.items()
-                   if pid not in here and ppid in here)
+        children's time), and so on up to a process still here or this one: so what it had
+        spent at ``start`` (counted by the tests before, while it was alive) is taken off.
+        Without that, a browser file's test that closed a context counted its renderer's
+        CPU twice (reaped into Chromium's zygote), and the test at whose end Chromium and
+        Playwright's driver closed counted all of Chromium's again (65 CPU-s for a test that
+        posts two requests, 2026-12-07). A process still running outside the tree (left to
+        init when its parent was killed) reached nobody here: nothing is taken off for it."""
+        here, me = self.tree, os.getpid()
+
+        def reaped_here(pid: int) -> bool:
+            if os.path.exists(f"/proc/{pid}"):  # alive, out of the tree
+                return False
+            parent = start.tree[pid][0]
+            if parent in here or parent == me:
+                return True
+            return parent in start.tree and reaped_here(parent)
+
+        gone = sum(cpu for pid, (_, cpu) in start.tree.items()
+                   if pid not in here and reaped_here(pid))
         grown = sum(max(0.0, cpu - start.tree.get(pid, (0, 0.0))[1])
                     for pid, (_, cpu) in here.items())
         return max(0.0, self.own - start.own - gone + grown)

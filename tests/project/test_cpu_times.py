@@ -99,3 +99,21 @@ def test_a_process_its_live_parent_reaps_is_not_counted_again():
         assert cpu_times._Mark().since(start) < 0.1  # was 0.15 and more: the child twice
     finally:
         parent.communicate("")
+
+
+def test_a_process_reaped_through_a_parent_that_ended_too_is_not_counted_again():
+    """Chromium closing with Playwright's driver at a file's end: the driver waits for the
+    browser and this process waits for the driver, so the browser's whole life comes back
+    here; what it spent before the test is not counted again."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys\n"
+         f"c = subprocess.Popen([sys.executable, '-c', {_BUSY!r}], stdin=subprocess.PIPE,"
+         " stdout=subprocess.PIPE, text=True)\n"
+         "print(c.stdout.readline().strip(), flush=True)\n"
+         "sys.stdin.readline()\n"
+         "c.communicate('')\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    assert parent.stdout.readline() == "busy done\n"
+    start = cpu_times._Mark()
+    parent.communicate("go\n")  # the child ends, its parent waits for it and ends
+    assert cpu_times._Mark().since(start) < 0.1  # was 0.15 and more: the child twice
