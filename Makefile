@@ -49,10 +49,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # pytest-xdist: one worker per core (PYTEST_WORKERS=0: all in one process). Tests go one by one
-# to whichever worker is free, the slow ones first; a file with a module fixture (a served
-# app, a browser) runs whole in one worker (tests/conftest.py groups it).
+# to whichever worker is free, in tests/conftest.py's order (the longest first:
+# --no-loadscope-reorder keeps it; xdist's own order puts the groups with the most tests
+# first); a file with a module fixture (a served app, a browser) runs whole in one worker, or
+# in the parts conftest.SPLIT names (tests/conftest.py groups it).
 PYTEST_WORKERS ?= auto
-XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # Bytecode kept (__pycache__, git-ignored) even where the environment turns it off: each xdist
 # worker otherwise compiles every module and rewrites every test file again (collecting the
 # suite: 15 CPU s without the cache, 7 s with it, on a shared 2-core machine).

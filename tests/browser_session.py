@@ -45,8 +45,10 @@ def server(tmp_path_factory):
     """``whichgpu serve`` in a subprocess, with its own home (price store) and no network."""
     from whichgpu.web.local_server import ServerDidNotStart, serve
 
+    # 120 s: on a loaded machine (seven sessions on two cores) its start took over 30 s and
+    # every browser test of the worker failed with "did not start" (2026-12-07)
     try:
-        with serve(tmp_path_factory.mktemp("serve-home"), timeout_s=30) as base:
+        with serve(tmp_path_factory.mktemp("serve-home"), timeout_s=120) as base:
             yield base
     except ServerDidNotStart as exc:
         pytest.fail(str(exc))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,13 @@ SLOW: dict[str, str] = {
     # longest first (the order the files start in under xdist)
     "estimate/speed/test_speed_calibration.py"
     "": "refits the speed constants (make calibrate --check)",
+    # then the browser files SPLIT deals into parts, so that their parts start before the
+    # shorter files (layout about 200 CPU-s, axe about 160, with Chromium and the served app:
+    # tests/cpu_times.py on a loaded machine, 2026-12-07)
+    "web/test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
+    "web/test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
+    "web/test_web_advisor_parity.py": "every recommend question of the answer set through the "
+    "advisor's controls in a real browser (Chromium)",
     "estimate/speed/test_serving_calibration.py"
     "": "refits the serving constants (make calibrate-serving)",
     "estimate/speed/test_calibration_memo.py": "estimates rows with the estimate memos off",
@@ -67,8 +75,6 @@ SLOW: dict[str, str] = {
     "": "loads every export with SkyPilot and dstack in the launchers' "
                                 "venv (subprocesses)",
     "web/test_web_browser.py": "a real browser (Chromium) against whichgpu serve",
-    "web/test_web_layout.py": "a real browser (Chromium) at phone and desktop sizes",
-    "web/test_web_axe.py": "axe-core in a real browser (Chromium), every page at two sizes",
     "web/test_web_no_cut_tables.py": "a real browser (Chromium) at laptop width",
     "web/test_web_advisor_controls.py": _FULL,
     "web/test_web_fits_page.py::test_the_page_lists_what_the_api_lists_in_its_order": _FULL,
@@ -79,8 +85,6 @@ SLOW: dict[str, str] = {
     "web/test_web_fits_page.py::test_the_fits_page_in_a_browser": "a real browser (Chromium)",
     "web/test_web_serving_binds.py::test_the_picture_is_readable_at_both_sizes":
         "a real browser (Chromium) at two sizes",
-    "web/test_web_advisor_parity.py": "every recommend question of the answer set through the "
-                                  "advisor's controls in a real browser (Chromium)",
     "web/test_web_no_cli_flags.py::test_export_refusals_name_the_pages_controls_never_a_flag":
         "every export refusal, through the page, in each language",
     "web/test_fuzz_api.py": "a fuzzer (schemathesis) on the REST API",
@@ -369,6 +373,19 @@ SAME_WORKER: dict[str, str] = {
 }
 
 
+# Browser files whose tests are dealt, in turn, into this many xdist groups ("file#0",
+# "file#1", ...) instead of one: each group runs whole in one worker (one Chromium for it, as
+# for a whole file), and the groups of one file can run in both workers at once. Whole, each
+# of these files kept one worker busy for minutes (layout: 29 tests, about 200 CPU-s; axe:
+# four checks of 14 pages, 30 to 55 CPU-s each; the advisor's parity: two languages of 17
+# questions). A group costs its worker one more Chromium start (about 1.5 CPU-s).
+SPLIT: dict[str, int] = {
+    "web/test_web_layout.py": 4,
+    "web/test_web_axe.py": 4,
+    "web/test_web_advisor_parity.py": 2,
+}
+
+
 def _key_in(item: pytest.Item, table: dict[str, str]) -> str | None:
     """``table``'s value for the test (its "file::name" key, else its file's), or None."""
     rel = _rel(item)
@@ -426,11 +443,15 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the listed tests ``slow``; order the files: those in SLOW first, in SLOW's order
-    (the longest first), then the other files with a slow test, then the rest; and group each
-    file that has a module fixture, and the tests SAME_WORKER names. Under pytest-xdist
-    (``--dist loadgroup``: the groups, largest first, then one test at a time in this order)
-    the long tests start early and the short ones fill in around them."""
+    """Mark the listed tests ``slow``; group each file that has a module fixture (SPLIT's
+    files in parts), and the tests SAME_WORKER names; order the files: those in SLOW first,
+    in SLOW's order (the longest first), then the other files with a slow test, then the
+    rest, and among those two the larger groups first. Under pytest-xdist as make runs it
+    (``--dist loadgroup --no-loadscope-reorder``: each group, or a test of no group, is
+    handed whole to whichever worker runs short, in this order) the long tests start early
+    and the short ones fill in around them. (xdist's own order, without
+    --no-loadscope-reorder, puts the groups with the most tests first whatever they cost:
+    a file of 29 quick tests before calibrate.py --check's 6.)"""
     rank = {key.split("::")[0]: i for i, key in reversed(list(enumerate(SLOW)))}
     file_rank: dict[str, int] = {}
     for item in items:
@@ -440,18 +461,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         rel = _rel(item)
         if item.get_closest_marker("slow") is not None:
             file_rank[rel] = min(file_rank.get(rel, len(rank)), rank.get(rel, len(rank)))
+    groups = _groups(items)
+    size = Counter(groups.values())
     order = {id(item): i for i, item in enumerate(items)}
-    items.sort(key=lambda it: (file_rank.get(_rel(it), len(rank) + 1), order[id(it)]))
+
+    def key(item: pytest.Item) -> tuple[int, int, int]:
+        at = file_rank.get(_rel(item), len(rank) + 1)
+        group = groups.get(id(item))
+        larger_first = 0 if at < len(rank) else -(size[group] if group is not None else 1)
+        return at, larger_first, order[id(item)]
+
+    items.sort(key=key)
     loadgroup = bool(getattr(config.option, "loadgroup", False)
                      or getattr(config.option, "dist", None) == "loadgroup")
     for item in items:
-        group = _key_in(item, SAME_WORKER)
-        if group is None and _has_module_fixture(item):
-            group = _rel(item)
+        group = groups.get(id(item))
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
             if loadgroup:
                 _name_group(item, group)
+
+
+def _groups(items: list[pytest.Item]) -> dict[int, str]:
+    """{id(item): its xdist group} for the tests that have one: SAME_WORKER's, else its
+    file's if it uses a module fixture (a file SPLIT names: its part, the tests dealt in
+    turn)."""
+    out: dict[int, str] = {}
+    dealt: dict[str, int] = {}
+    for item in items:
+        group = _key_in(item, SAME_WORKER)
+        if group is None and _has_module_fixture(item):
+            group = rel = _rel(item)
+            if rel in SPLIT:
+                n = dealt[rel] = dealt.get(rel, -1) + 1
+                group = f"{rel}#{n % SPLIT[rel]}"
+        if group is not None:
+            out[id(item)] = group
+    return out
 
 
 def _name_group(item: pytest.Item, group: str) -> None:

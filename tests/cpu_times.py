@@ -30,8 +30,14 @@ _wall: dict[str, float] = {}
 def _descendants_cpu(root: int) -> dict[int, float]:
     """{pid: CPU seconds} of the live processes under ``root`` (each with the children it
     waited for)."""
+    return {pid: cpu for pid, (_, cpu) in _descendants(root).items()}
+
+
+def _descendants(root: int) -> dict[int, tuple[int, float]]:
+    """{pid: (parent pid, CPU seconds)} of the live processes under ``root`` (each with the
+    children it waited for)."""
     children: dict[int, list[int]] = {}
-    spent: dict[int, float] = {}
+    spent: dict[int, tuple[int, float]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -43,12 +49,12 @@ def _descendants_cpu(root: int) -> dict[int, float]:
         fields = stat[stat.rindex(b")") + 2:].split()  # after "pid (command) "
         # ppid, then utime, stime, cutime, cstime (fields 4 and 14-17 of proc(5))
         children.setdefault(int(fields[1]), []).append(int(name))
-        spent[int(name)] = sum(int(x) for x in fields[11:15]) / _TICK
-    out: dict[int, float] = {}
+        spent[int(name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]) / _TICK)
+    out: dict[int, tuple[int, float]] = {}
     todo = list(children.get(root, ()))
     while todo:
         pid = todo.pop()
-        out[pid] = spent.get(pid, 0.0)
+        out[pid] = spent.get(pid, (root, 0.0))
         todo.extend(children.get(pid, ()))
     return out
 
@@ -63,20 +69,39 @@ class _Mark:
 
     def __init__(self) -> None:
         self.own = _own()
-        self.tree = _descendants_cpu(os.getpid())
+        self.tree = _descendants(os.getpid())
 
     def since(self, start: _Mark) -> float:
         """CPU spent from ``start`` to this mark. A process that ended in between counts
-        only through its parent (what the parent waited for); one that ended is never
-        subtracted (a browser closed at a file's end)."""
-        return self.own - start.own + sum(max(0.0, cpu - start.tree.get(pid, 0.0))
-                                          for pid, cpu in self.tree.items())
+        through its parent, if the parent waited for it (its whole life, in the parent's
+        children's time), and so on up to a process still here or this one: so what it had
+        spent at ``start`` (counted by the tests before, while it was alive) is taken off.
+        Without that, a browser file's test that closed a context counted its renderer's
+        CPU twice (reaped into Chromium's zygote), and the test at whose end Chromium and
+        Playwright's driver closed counted all of Chromium's again (65 CPU-s for a test that
+        posts two requests, 2026-12-07). A process still running outside the tree (left to
+        init when its parent was killed) reached nobody here: nothing is taken off for it."""
+        here, me = self.tree, os.getpid()
+
+        def reaped_here(pid: int) -> bool:
+            if os.path.exists(f"/proc/{pid}"):  # alive, out of the tree
+                return False
+            parent = start.tree[pid][0]
+            if parent in here or parent == me:
+                return True
+            return parent in start.tree and reaped_here(parent)
+
+        gone = sum(cpu for pid, (_, cpu) in start.tree.items()
+                   if pid not in here and reaped_here(pid))
+        grown = sum(max(0.0, cpu - start.tree.get(pid, (0, 0.0))[1])
+                    for pid, (_, cpu) in here.items())
+        return max(0.0, self.own - start.own - gone + grown)
 
 
 def cpu_now() -> float:
     """CPU seconds so far of this process, its waited children and its live descendants."""
     mark = _Mark()
-    return mark.own + sum(mark.tree.values())
+    return mark.own + sum(cpu for _, cpu in mark.tree.values())
 
 
 @pytest.hookimpl(hookwrapper=True)

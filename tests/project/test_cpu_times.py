@@ -68,9 +68,52 @@ def test_a_process_that_leaves_the_tree_subtracts_nothing():
     assert said == ["busy", "done"]
     try:
         start = cpu_times._Mark()
-        assert int(pid) in start.tree and start.tree[int(pid)] >= 0.12
+        assert int(pid) in start.tree and start.tree[int(pid)][1] >= 0.12
         parent.kill()  # the busy child is left to init, out of this process's tree
         parent.wait()
         assert cpu_times._Mark().since(start) >= 0
     finally:
         os.kill(int(pid), signal.SIGKILL)
+
+
+def test_a_process_its_live_parent_reaps_is_not_counted_again():
+    """A renderer that Chromium's zygote reaps (a browser context closed) goes into the
+    zygote's children's time with its whole life: what it spent before the test, counted
+    then, is not counted again in the test it ends in."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys\n"
+         f"c = subprocess.Popen([sys.executable, '-c', {_BUSY!r}], stdin=subprocess.PIPE,"
+         " stdout=subprocess.PIPE, text=True)\n"
+         "print(c.stdout.readline().strip(), flush=True)\n"
+         "sys.stdin.readline()\n"
+         "c.communicate('')\n"  # the busy child ends; this parent waits for it
+         "print('reaped', flush=True)\n"
+         "sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None and parent.stdin is not None
+    try:
+        assert parent.stdout.readline() == "busy done\n"
+        start = cpu_times._Mark()
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline() == "reaped\n"
+        assert cpu_times._Mark().since(start) < 0.1  # was 0.15 and more: the child twice
+    finally:
+        parent.communicate("")
+
+
+def test_a_process_reaped_through_a_parent_that_ended_too_is_not_counted_again():
+    """Chromium closing with Playwright's driver at a file's end: the driver waits for the
+    browser and this process waits for the driver, so the browser's whole life comes back
+    here; what it spent before the test is not counted again."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys\n"
+         f"c = subprocess.Popen([sys.executable, '-c', {_BUSY!r}], stdin=subprocess.PIPE,"
+         " stdout=subprocess.PIPE, text=True)\n"
+         "print(c.stdout.readline().strip(), flush=True)\n"
+         "sys.stdin.readline()\n"
+         "c.communicate('')\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    assert parent.stdout.readline() == "busy done\n"
+    start = cpu_times._Mark()
+    parent.communicate("go\n")  # the child ends, its parent waits for it and ends
+    assert cpu_times._Mark().since(start) < 0.1  # was 0.15 and more: the child twice

@@ -68,8 +68,10 @@ class _Done:
 # One tab per browser and kind of screen (a phone's: mobile and touch, or a desktop's at any
 # size), kept for the whole file: a new context and tab cost about 0.5 CPU-s more than the
 # page load itself (Chromium starts a renderer for each; measured 0.76 against 0.25 CPU-s,
-# 2026-12-07), and the file's 31 tests each made one.
-_TABS: dict[tuple[int, bool], tuple[object, dict[str, list[str]]]] = {}
+# 2026-12-07), and the file's 31 tests each made one. The entry keeps its browser alive: a
+# worker that runs the file in parts (conftest.SPLIT) launches a browser per part, and a
+# closed one's id could otherwise come back for the next and find its closed tab.
+_TABS: dict[tuple[int, bool], tuple[object, object, dict[str, list[str]]]] = {}
 
 
 def _tab(browser, viewport, server):
@@ -85,8 +87,8 @@ def _tab(browser, viewport, server):
         tab.on("pageerror", lambda e: sink["errors"].append(str(e)))
         tab.on("console", lambda m: sink["errors"].append(m.text) if m.type == "error"
                and "status of 422" not in m.text else None)  # a refused input is a 422 page
-        _TABS[key] = (tab, sink)
-    tab, sink = _TABS[key]
+        _TABS[key] = (browser, tab, sink)
+    _, tab, sink = _TABS[key]
     if tab.url != "about:blank":  # type: ignore[attr-defined]
         _Done(tab).close()  # a test that failed left it on its page
     tab.set_viewport_size(viewport)  # type: ignore[attr-defined]
