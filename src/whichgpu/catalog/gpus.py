@@ -508,6 +508,8 @@ def resolve_gpu(text: str, catalog: Catalog | None = None, *, strict: bool = Fal
         named = _named_by_words(rest, catalog)
         if named is not None:
             return Resolution(gpu=named, query=query)
+        if _LAPTOP_WORDS & set(tokens) or {"max", "q"} <= set(tokens):
+            raise LaptopGPU(query, gpu_suggestions(query, catalog))
         raise UnknownGPU(query, gpu_suggestions(query, catalog))
 
     candidates = [g for g in catalog.gpus if g.family == family]
@@ -566,6 +568,29 @@ class UnknownGPU(NotFoundError):
             "unknown.near.hint", "unknown {kind} {name!r}: did you mean {near}? ({hint})",
             kind=kind, name=name, near=Join(suggestions), hint=hint) if suggestions else msg(
             "unknown.hint", "unknown {kind} {name!r} ({hint})", kind=kind, name=name, hint=hint))
+        self.kind, self.name, self.suggestions = "GPU", name, suggestions
+
+
+# Words that name a laptop part: a laptop "RTX 5090" is another chip than the desktop card
+# (the RTX 5090 Laptop GPU launched at CES 2025: GB203, 24 GB GDDR7 on a 256-bit bus, 28 Gbps
+# = 896 GB/s, up to 175 W (hothardware.com, 2025-01-02); the desktop card: GB202, 32 GB on 512
+# bits, 1,792 GB/s, 575 W), so the closest desktop name is never taken for it.
+_LAPTOP_WORDS = {"laptop", "mobile", "notebook", "maxq"}
+
+
+class LaptopGPU(NotFoundError):
+    """A laptop GPU ("RTX 5090 Laptop", "RTX 4080 Max-Q"): the catalog has none, and the
+    desktop card of the same name is a different chip, so it is refused with how to describe
+    it rather than answered as the desktop card."""
+
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        InputError.__init__(self, msg(
+            "gpu.laptop",
+            "{name!r} is a laptop GPU: the catalog has none, and a laptop part is another chip "
+            "than the desktop card of the same name, with less memory and bandwidth and a lower "
+            "power limit; describe yours with {spec} from its maker's specifications (the "
+            "desktop cards nearest by name: {near})", name=name, near=Join(suggestions),
+            spec=Field("gpu_spec", "memory=...,bandwidth=...,fp16=...")))
         self.kind, self.name, self.suggestions = "GPU", name, suggestions
 
 
