@@ -401,9 +401,9 @@ def _one_replica_floor(w, tp: int, pool, currency, rates) -> float:
     ``_for_gpu`` skips a layout whose floor is above the cheapest option already priced on the
     GPU: its ``_cost_floor`` would be as high, so it would be neither sized nor priced, and
     whatever else it could add (a layout that does not fit or misses the targets) is an
-    exclusion of more GPUs than a layout that is priced, which the GPU's answer drops. (For a
-    serving replica ``machines_for`` reads of the workload only whether it is diffusion,
-    the same for ``w`` and the replica's own copy.)"""
+    exclusion of more GPUs than a layout that is priced, which the GPU's answer drops. (A
+    serving replica is an LLM's, whose ``tp`` GPUs ``machines_for`` links all on one machine,
+    for ``w`` as for the replica's own copy.)"""
     from whichgpu.advise.machines import machines_for
     from whichgpu.cost.currency import convert
 
