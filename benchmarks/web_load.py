@@ -379,7 +379,8 @@ def _instrument(clock: _Clock) -> None:
 def cpu_breakdown(n: int, seed: int) -> dict:
     """Per request kind, the median CPU ms of ``n`` all-different requests asked one at a time
     through the ASGI app in this process (no sockets), split into PARTS, after the server's
-    own warm-up. ``web_rest`` is the app's own remainder (routing, validation, middleware,
+    own start-up (its warm-up, the collector paced as a server paces it). ``web_rest`` is the
+    app's own remainder (routing, validation, middleware,
     the thread hand-off); ``client`` is httpx's side, which a real server does not pay (it
     pays uvicorn's parsing and writing instead, which this does not see)."""
     os.environ.update(WHICHGPU_HOME=tempfile.mkdtemp(prefix="whichgpu-bench-"),
@@ -393,8 +394,10 @@ def cpu_breakdown(n: int, seed: int) -> dict:
     from whichgpu.web.app import create_app
 
     warnings.simplefilter("ignore")
-    app = create_app()
-    warm.warm()
+    os.environ[warm.WARM_ENV] = "1"  # the app 'serve' builds, and its start-up: the warm-up,
+    app = create_app()  # the interpreter's switch interval, the collector's pacing
+    for start in app.router.on_startup:
+        start()
     clock = _Clock()
     _instrument(clock)
     rng = random.Random(seed)
@@ -441,11 +444,39 @@ def cpu_breakdown(n: int, seed: int) -> dict:
                              **{p + "_ms": v * 1000 for p, v in parts.items()}}
         return out
 
+    collector = _CollectorClock()
     kinds = asyncio.run(measure())
+    collector.stop()
     weights = sum(k["weight"] for k in kinds.values())
     mean = {key: sum(k[key] * k["weight"] for k in kinds.values()) / weights
             for key in ["cpu_ms", *(p + "_ms" for p in PARTS)]}
-    return {"requests_per_kind": n, "kinds": kinds, "weighted_mean": mean}
+    asked = len(MIX) * (n + 1)
+    return {"requests_per_kind": n, "kinds": kinds, "weighted_mean": mean,
+            "collector": {"requests": asked, "ms_per_request": collector.spent * 1e3 / asked,
+                          "full_collections": collector.full}}
+
+
+class _CollectorClock:
+    """CPU seconds of the cyclic garbage collector (gc.callbacks) and its full collections:
+    what the medians above leave out (a full collection lands on one request in ~100)."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.spent, self.full, self._start = 0.0, 0, 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+            return
+        self.spent += time.process_time() - self._start
+        self.full += info["generation"] == 2
+
+    def stop(self) -> None:
+        import gc
+
+        gc.callbacks.remove(self._tick)
 
 
 def print_breakdown(result: dict) -> None:
@@ -458,6 +489,11 @@ def print_breakdown(result: dict) -> None:
     mean = result["weighted_mean"]["cpu_ms"] - result["weighted_mean"]["client_ms"]
     print(f"without the client, one core answers at most {1000 / mean:.0f} requests/s of this "
           f"mix; 50 closed-loop clients then wait {50 * mean:.0f} ms on average (Little's law)")
+    gc_said = result.get("collector")
+    if gc_said:
+        print(f"garbage collector: {gc_said['ms_per_request']:.1f} ms of CPU per request over "
+              f"all {gc_said['requests']} requests (not in the medians), "
+              f"{gc_said['full_collections']} full collection(s)")
 
 
 def main() -> None:

@@ -98,3 +98,26 @@ def test_the_answers_json_is_made_under_the_raised_threshold_too(monkeypatch):
     assert rec.to_json() == {}
     assert seen == [collector.ANSWER_THRESHOLD]
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_server_keeps_the_raised_threshold_between_answers():
+    collector.pace_for_serving()
+    assert gc.get_threshold() == (collector.ANSWER_THRESHOLD, 10, 10)
+    with collector.paced():
+        assert gc.get_threshold()[0] == collector.ANSWER_THRESHOLD
+    assert gc.get_threshold() == (collector.ANSWER_THRESHOLD, 10, 10)  # not put back to 700
+
+
+def test_a_server_paced_while_an_answer_runs_is_not_undone_by_its_end():
+    with collector.paced():
+        collector.pace_for_serving()
+    assert gc.get_threshold()[0] == collector.ANSWER_THRESHOLD
+
+
+def test_pacing_a_server_never_lowers_nor_switches_collection_on():
+    gc.set_threshold(100_000, 10, 10)
+    collector.pace_for_serving()
+    assert gc.get_threshold()[0] == 100_000
+    gc.set_threshold(0, 10, 10)
+    collector.pace_for_serving()
+    assert gc.get_threshold()[0] == 0

@@ -27,7 +27,29 @@ def test_a_served_app_shares_the_interpreter_more_often(monkeypatch: pytest.Monk
 
 
 def test_an_app_built_for_a_test_keeps_the_interval(monkeypatch: pytest.MonkeyPatch):
+    from whichgpu.advise.collector import pace_for_serving
     from whichgpu.web.app import create_app
 
     monkeypatch.delenv(warm.WARM_ENV, raising=False)
-    assert work.share_the_interpreter not in create_app().router.on_startup
+    startup = create_app().router.on_startup
+    assert work.share_the_interpreter not in startup
+    assert pace_for_serving not in startup  # nor the collector's threshold
+
+
+def test_a_served_app_paces_the_collector_for_its_life(monkeypatch: pytest.MonkeyPatch):
+    """Its young collections as rare as during an answer (advise/collector.py
+    pace_for_serving): full collections, which stop every thread, come far less often."""
+    import gc
+
+    from whichgpu.advise.collector import ANSWER_THRESHOLD, pace_for_serving
+    from whichgpu.web.app import create_app
+
+    monkeypatch.setenv(warm.WARM_ENV, "1")
+    assert pace_for_serving in create_app().router.on_startup
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        pace_for_serving()
+        assert gc.get_threshold() == (ANSWER_THRESHOLD, 10, 10)
+    finally:
+        gc.set_threshold(*before)

@@ -270,17 +270,65 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
              for spot in ((True, False) if job.spot else (False,))]
     pools = [p for p in pools if p]
     pool = [o for p in pools for o in p]
+    from whichgpu.advise.ranking import _ranked
+
+    def cost(o) -> float:
+        return _ranked(o.cost, o.spot_risk).typical.amount
+
+    priced: list[Option] = []
+    # on-demand, ranked by cost: a layout is chosen only where it is the cheapest
+    bounded = _BOUND[0] and not job.spot and not _goodput_ranks(job)
+    loaded: list[Layout] = []
+    later: list[Exclusion] = []  # the pricing's misses, after the layouts' own
+
+    def price(lay: Layout) -> None:
+        """Size and price ``lay`` (unless it cannot be this GPU's cheapest layout)."""
+        if bounded and priced and _cost_floor(lay, targets, pool, currency, rates) \
+                > min(cost(o) for o in priced) * (1 + 1e-9):
+            return  # cannot be this GPU's cheapest layout: not sized, not priced
+        lay = _sized(lay, targets)
+        if not lay.feasible:  # met one request at a time, at no rate once requests queue
+            loaded.append(lay)
+            return
+        replicas = _replicas(targets, lay)
+        if max_gpus is not None and replicas * lay.tp > max_gpus:
+            gap = replicas * lay.tp / max_gpus - 1
+            later.append(Exclusion(gpu, lay.tp, ExclusionKind.SPEED, msg(
+                "exclusion.rate_max_gpus", "needs {n} replicas of {tp} GPU(s) ({gpus} GPUs) for "
+                "{rate:g} requests/s, more than {flag}", n=replicas, tp=lay.tp,
+                gpus=replicas * lay.tp, rate=targets.requests_per_s,
+                flag=Field("max_gpus", max_gpus)), replicas * lay.tp - max_gpus, gap))
+            return
+        shaped = [_option(job, lay, replicas, targets, p, currency, rates, profile)
+                  for p in pools]
+        priced.extend(o for o in shaped if o is not None)
+        if not any(shaped):  # no machine of this GPU holds the replica's linked GPUs
+            from whichgpu.advise.exclusions import _machine_exclusion
+
+            later.append(_machine_exclusion(gpu, lay.tp, replicas, lay.memory_bytes, pool,
+                                            lay.model.workload))
+
+    # bounded, with offers: each layout priced as it comes (fewest GPUs first), so a bigger one
+    # whose single replica already costs more than the cheapest option found is not even built
+    # (its serving model, its max throughput): the same options and exclusions, see
+    # _one_replica_floor
+    lazy = bounded and bool(pool)
     tried: list[Layout] = []
     misses: list[Exclusion] = []
     for tp in degrees:
         if max_gpus is not None and tp > max_gpus:
             break
+        if lazy and priced and _one_replica_floor(w, tp, pool, currency, rates) \
+                > min(cost(o) for o in priced) * (1 + 1e-9):
+            continue  # see _one_replica_floor: the answer is the same without it
         got = _unsized(w, gpu, tp, targets, profile)
         if isinstance(got, NoLayout):
             if got.need:
                 misses.append(_memory_exclusion(gpu, tp, got.need, bool(pool)))
             continue
         tried.append(got)
+        if lazy and got.feasible:
+            price(got)
     feasible = [lay for lay in tried if lay.feasible]
     if not tried:
         return None, [min(misses, key=lambda m: (m.gap, m.count))] if misses else []
@@ -299,40 +347,10 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
                msg("exclusion.rate_offer", "meets the targets with {n} x {tp} GPU(s) but the "
                    "price list has no on-demand offer for it", n=n, tp=best.tp))
         return None, [Exclusion(gpu, best.tp, ExclusionKind.OFFER, why, has_offer=False)]
-    from whichgpu.advise.ranking import _ranked
-
-    def cost(o) -> float:
-        return _ranked(o.cost, o.spot_risk).typical.amount
-
-    priced: list[Option] = []
-    # on-demand, ranked by cost: a layout is chosen only where it is the cheapest
-    bounded = _BOUND[0] and not job.spot and not _goodput_ranks(job)
-    loaded: list[Layout] = []
-    for lay in feasible:
-        if bounded and priced and _cost_floor(lay, targets, pool, currency, rates) \
-                > min(cost(o) for o in priced) * (1 + 1e-9):
-            continue  # cannot be this GPU's cheapest layout: not sized, not priced
-        lay = _sized(lay, targets)
-        if not lay.feasible:  # met one request at a time, at no rate once requests queue
-            loaded.append(lay)
-            continue
-        replicas = _replicas(targets, lay)
-        if max_gpus is not None and replicas * lay.tp > max_gpus:
-            gap = replicas * lay.tp / max_gpus - 1
-            misses.append(Exclusion(gpu, lay.tp, ExclusionKind.SPEED, msg(
-                "exclusion.rate_max_gpus", "needs {n} replicas of {tp} GPU(s) ({gpus} GPUs) for "
-                "{rate:g} requests/s, more than {flag}", n=replicas, tp=lay.tp,
-                gpus=replicas * lay.tp, rate=targets.requests_per_s,
-                flag=Field("max_gpus", max_gpus)), replicas * lay.tp - max_gpus, gap))
-            continue
-        shaped = [_option(job, lay, replicas, targets, p, currency, rates, profile)
-                  for p in pools]
-        priced += [o for o in shaped if o is not None]
-        if not any(shaped):  # no machine of this GPU holds the replica's linked GPUs
-            from whichgpu.advise.exclusions import _machine_exclusion
-
-            misses.append(_machine_exclusion(gpu, lay.tp, replicas, lay.memory_bytes, pool,
-                                             lay.model.workload))
+    if not lazy:
+        for lay in feasible:
+            price(lay)
+    misses += later
     if not priced:
         if not misses:
             return None, [_latency_miss(gpu, loaded, targets, True)]
@@ -370,6 +388,26 @@ def _cost_floor(lay: Layout, targets: Targets, pool, currency, rates) -> float:
     replicas = max(1, math.ceil(targets.requests_per_s / most * (1 - 1e-9)))
     shaped = [got for o in pool
               if (got := machines_for(o, sm.workload, lay.tp, replicas)) is not None]
+    return min(((convert(o.price_per_hour, currency, rates) * m.machines).amount
+                for o, m in shaped), default=math.inf)
+
+
+def _one_replica_floor(w, tp: int, pool, currency, rates) -> float:
+    """The least hourly price of one replica of ``tp`` GPUs on ``pool``, before any layout of
+    ``tp`` GPUs is built: no option of ``tp`` GPUs costs less (``_cost_floor`` prices at least
+    one replica, and a machine count never falls as replicas are added, advise/machines.py;
+    where no machine holds ``tp`` linked GPUs, none would at more replicas either).
+
+    ``_for_gpu`` skips a layout whose floor is above the cheapest option already priced on the
+    GPU: its ``_cost_floor`` would be as high, so it would be neither sized nor priced, and
+    whatever else it could add (a layout that does not fit or misses the targets) is an
+    exclusion of more GPUs than a layout that is priced, which the GPU's answer drops. (A
+    serving replica is an LLM's, whose ``tp`` GPUs ``machines_for`` links all on one machine,
+    for ``w`` as for the replica's own copy.)"""
+    from whichgpu.advise.machines import machines_for
+    from whichgpu.cost.currency import convert
+
+    shaped = [got for o in pool if (got := machines_for(o, w, tp, 1)) is not None]
     return min(((convert(o.price_per_hour, currency, rates) * m.machines).amount
                 for o, m in shaped), default=math.inf)
 

@@ -260,6 +260,9 @@ def create_app(calibration: str | None = None) -> FastAPI:
     if warm.wanted():  # 'serve': shared data loaded before the first request
         app.router.on_startup.append(warm.warm)
         app.router.on_startup.append(work.share_the_interpreter)  # quick answers come first
+        from whichgpu.advise.collector import pace_for_serving
+
+        app.router.on_startup.append(pace_for_serving)  # fewer full collections (its note)
     return app
 
 
