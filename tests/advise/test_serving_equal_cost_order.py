@@ -39,3 +39,21 @@ def test_equal_cost_options_rank_by_latency_whatever_the_catalog_order():
     assert backwards == [o.gpu.id for o in ranked]
     assert backwards.index("rtx-pro-6000-ws") < backwards.index("rtx-pro-6000-maxq")
     assert backwards.index("rtx-5090") < backwards.index("rtx-4090")
+
+
+def test_costs_equal_as_shown_rank_the_faster_first():
+    """Independent image pipelines on 1..8 separate machines of one card cost the same
+    GPU-hours, a fraction of a cent apart after per-second billing of each machine: the reader
+    sees one cost, so the faster option ranks first (it was 6 machines, then 4, 3, 2, 1, 5, 7
+    by those fractions of a cent)."""
+    from whichgpu.advise.recommend import recommend
+
+    w = build_workload("flux.1-dev", task="image")
+    offer = Offer(provider="p", gpu="rtx-6000-ada", price_per_hour=Money(0.37, "USD"))
+    rec = recommend(Job(w, images=10_000), [offer], gpus=[get_gpu("rtx-6000-ada")])
+    same = [o for o in rec.options if f"{o.cost.typical.amount:.4g}"
+            == f"{rec.options[0].cost.typical.amount:.4g}"]
+    assert len(same) >= 3  # the premise: several options show the same cost
+    assert len({round(o.cost.typical.amount, 6) for o in same}) > 1  # not exactly equal
+    times = [o.time_s.typical for o in same]
+    assert times == sorted(times)
