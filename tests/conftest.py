@@ -24,7 +24,9 @@ from whichgpu.cli import main
 # shipped prices seeded once per process and copied into each empty store: seeded_store.py.
 # No test writes into the checkout: checkout_guard.py. The browser tests' server, Chromium and
 # tabs, one server and one Chromium per test process: browser_session.py.
-pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_session"]
+# --dist loadgroup's controller with its bookkeeping kept as counts: xdist_schedule.py.
+pytest_plugins = ["store_backends", "seeded_store", "checkout_guard", "browser_session",
+                  "xdist_schedule"]
 # Each test's CPU seconds, written where WHICHGPU_TEST_CPU says: cpu_times.py.
 if os.environ.get("WHICHGPU_TEST_CPU"):
     pytest_plugins.append("cpu_times")

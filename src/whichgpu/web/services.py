@@ -109,14 +109,16 @@ def generation() -> tuple:
             gen = (None, None)
         with _memo_lock:
             changed = gen != _generation[0]
+            dropped = changed and bool(_memo or _cache)
             if changed:
                 _memo.clear()
                 _memo_bytes[0] = 0
                 with _cache_lock:
                     _cache.clear()
             _generation[0], _generation[1] = gen, now
-        if changed:
+        if dropped:  # nothing held (a server's first question, after clear_cache): no trim
             release_memory()
+        if changed:
             # a question refused for its work was refused on the old prices: its work (how many
             # offers it prices) may differ now, so it gets one more try
             from whichgpu.web import work
