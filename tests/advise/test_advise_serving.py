@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from whichgpu.advise.ranking import shown_cost
 from whichgpu.advise.serving import Targets, max_rate
 from whichgpu.answers.inputs.serving import parse_latency, parse_rate
 from whichgpu.catalog.gpus import get_gpu
@@ -43,7 +44,7 @@ def test_the_issues_command_returns_options_that_meet_both_targets_with_their_pr
         assert o["cost_per_million_tokens"]["output"]["amount"] == pytest.approx(out_m, abs=1e-6)
         assert o["cost_per_million_tokens"]["input_and_output"]["amount"] == pytest.approx(
             all_m, abs=1e-6)
-    costs = [o["cost_per_hour"]["amount"] for o in data["options"]]
+    costs = [shown_cost(o["cost_per_hour"]["amount"]) for o in data["options"]]
     assert costs == sorted(costs)  # ranked by cost per hour
     assert len({o["gpu"] for o in data["options"]}) == len(data["options"])  # one per GPU
 

@@ -61,6 +61,11 @@ def rank_cost(job: Job, o: Option) -> float:
     return _ranked(o.cost, o.spot_risk).typical.amount
 
 
+def shown_cost(amount: float) -> float:
+    """A cost as the ranking compares it: to 4 significant figures, as the answer shows it."""
+    return float(f"{amount:.4g}")
+
+
 def _rank(job: Job, options: list[Option]) -> None:
     """Sort by the objective (ties broken by the other), flag near-ties and the Pareto front."""
     # each option's (cost, time), worked out once (the Pareto test compares every pair)
@@ -69,7 +74,7 @@ def _rank(job: Job, options: list[Option]) -> None:
     # a cent (per-second billing of 2, 5 or 8 machines for the same GPU-hours) are the same
     # cost to the reader, and the faster option comes first (was: 6 x rtx-6000-ada for 10,000
     # FLUX images ranked above 7 x, at $16.92 both and an hour slower)
-    shown = {k: float(f"{c:.4g}") for k, (c, _) in keys.items()}
+    shown = {k: shown_cost(c) for k, (c, _) in keys.items()}
 
     def cost_of(o: Option) -> float:
         return shown[id(o)]
