@@ -262,8 +262,14 @@ def _for_gpu(job, gpu: GPU, targets: Targets, offers, currency, rates, profile, 
     exclusions to report)."""
     from whichgpu.advise.exclusions import _memory_exclusion
     from whichgpu.advise.options import Exclusion
+    from whichgpu.estimate.platform import EngineUnavailable, engine_for
 
     w = job.workload
+    try:  # the engine the user named does not run on this card (vLLM on Apple silicon)
+        engine_for(w, gpu)
+    except EngineUnavailable as exc:
+        return None, [Exclusion(gpu, 1, ExclusionKind.ENGINE, exc.why,
+                                has_offer=any(o.gpu == gpu.id for o in offers))]
     # --spot prices each GPU on spot (by its expected cost with spare replicas) and on-demand
     # (issue 19): on-demand wins where the spares cost more than the discount saves
     pools = [[o for o in offers if o.gpu == gpu.id and o.spot == spot]

@@ -18,7 +18,10 @@ engine (``serving_engine.EngineConfig``) decides how a step is made:
 
 Under a load the replica settles where the step time and the load agree: at ``lambda``
 requests/s, ``d = lambda x output x TPOT`` sequences decode and ``lambda x prompt x TPOT``
-prompt tokens join each step (Little's law), a fixed point found by iteration. TTFT is the
+prompt tokens join each step (Little's law), a fixed point found by iteration; under Poisson
+arrivals (``at_rate``) those tokens come as whole prompts in a few steps, not a share in every
+step, so the mean step is the mean over the number of prompts a step carries
+(``serving_steps.arriving_mixed``, as the engine and ``serving_sim`` schedule). TTFT is the
 request's own prefill steps (with the decodes they share) plus the waits of
 ``serving_queue``: for the step under way, for the prompts ahead in the budget (M/D/1), for a
 batch slot near saturation (M/G/c). A closed loop of ``C`` users (a benchmark's
@@ -61,7 +64,7 @@ from whichgpu.estimate.speed.serving_queue import (
     overload_wait_s,
     slot_wait_s,
 )
-from whichgpu.estimate.speed.serving_steps import StepModel, fixed_point
+from whichgpu.estimate.speed.serving_steps import StepModel, arriving_mixed, fixed_point
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, msg
 
@@ -294,12 +297,15 @@ class ServingModel:
 
     # -------------------------------------------------------------- open loop
 
-    def _open(self, rate: float, limit: int, slots: bool = True) -> _Open:
+    def _open(self, rate: float, limit: int, slots: bool = True,
+              bursty: bool = False) -> _Open:
+        """The state at ``rate``; ``bursty``: Poisson arrivals, each prompt scheduled whole
+        into one step (serving_steps.arriving_mixed), not spread over every step."""
         if self.config.policy == "mixed":
-            return self._open_mixed(rate, limit, slots)
+            return self._open_mixed(rate, limit, slots, bursty)
         return self._open_separate(rate, limit, slots)
 
-    def _open_mixed(self, rate: float, limit: int, slots: bool) -> _Open:
+    def _open_mixed(self, rate: float, limit: int, slots: bool, bursty: bool) -> _Open:
         s, P, n_out = self.steps, self.prompt, self.output
 
         def decodes(t: float) -> float:
@@ -339,7 +345,11 @@ class ServingModel:
 
         def step(t: float) -> float:
             d = rate_out * t
-            return mixed(d if d > 1.0 else 1.0, rate_in * t)  # max(1.0, d), without a call
+            d = d if d > 1.0 else 1.0  # max(1.0, d), without a call
+            if not bursty:
+                return mixed(d, rate_in * t)
+            room = max(token_budget, prompt + d) if whole else token_budget
+            return arriving_mixed(s, d, rate * t, prompt, room - d)
 
         t, stable = fixed_point(step, s.decode(1.0), feasible, edge)
         d = decodes(t)
@@ -465,7 +475,7 @@ class ServingModel:
                                  "got {v:g}", v=rate))
         cap = self.max_requests_per_s
         load = Load("rate", rate, requests)
-        st = self._open(rate, self.limit)
+        st = self._open(rate, self.limit, bursty=True)
         if st.stable and rate < cap:
             point = self._point(load, rate, st, cap)
             return self._finite_run(point, requests) if requests else point

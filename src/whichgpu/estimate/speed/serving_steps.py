@@ -196,6 +196,62 @@ class StepModel:
         return self.mixed(0.0, tokens)
 
 
+def arriving_mixed(steps, decodes: float, prompts: float, prompt: int, room: float) -> float:
+    """Mean seconds of a step decoding ``decodes`` sequences while prompts of ``prompt`` tokens
+    arrive at random, ``prompts`` of them per step on average (Poisson arrivals; issue 28).
+
+    The engine schedules a waiting prompt whole into the next step (up to the step's prompt
+    ``room``, chunked beyond it), so most steps carry no prompt and a few carry one or more:
+    the mean step is the mean of those steps, which is longer than one step carrying the
+    average share of a prompt (the weights read hides that share's compute; it cannot hide a
+    whole prompt's). The count per step is Poisson, its mean raised so that the tokens carried
+    (a step carries at most ``room``; the rest waits for the next) still average
+    ``prompts x prompt`` (serving_sim.py schedules the same way)."""
+    tokens = prompts * prompt
+    unit = float(min(prompt, room))
+    if tokens <= 0.0 or unit <= 0.0 or tokens >= room:
+        return steps.mixed(decodes, tokens)
+    m = tokens / unit  # prompt units (a whole prompt, or a chunk of ``room``) per step
+    for _ in range(60):  # f(m) / m falls with m: the ratio steps up to the fixed point
+        carried = _carried(m, unit, room)
+        if carried >= tokens * (1 - 1e-6):
+            break
+        m *= tokens / carried
+    mean = 0.0
+    mass = 0.0
+    carried_so_far = 0.0
+    p_k = math.exp(-m)
+    for k in range(_TERMS):
+        p = min(k * unit, room)
+        mean += p_k * steps.mixed(decodes, p)
+        mass += p_k
+        carried_so_far += p_k * p
+        if p >= room or 1.0 - mass < 1e-4:
+            break
+        p_k *= m / (k + 1)
+    rest = 1.0 - mass
+    if rest > 1e-12:  # the remaining counts, at their mean tokens (a step carries <= room)
+        p_rest = min(max((tokens - carried_so_far) / rest, 0.0), room)
+        mean += rest * steps.mixed(decodes, p_rest)
+    return mean
+
+
+_TERMS = 12  # prompt counts per step weighed one by one; the rest at their mean
+
+
+def _carried(m: float, unit: float, room: float) -> float:
+    """Mean tokens a step carries when Poisson(m) units of ``unit`` tokens wait, at most
+    ``room``."""
+    p_k, total, mass = math.exp(-m), 0.0, 0.0
+    k = 0
+    while k * unit < room and k < 10_000:
+        total += p_k * k * unit
+        mass += p_k
+        k += 1
+        p_k *= m / k
+    return total + (1.0 - mass) * room
+
+
 def eager_floor(w: Workload) -> float:
     """Seconds the host takes to dispatch one forward pass's kernels layer by layer when the
     engine runs without CUDA graphs (vLLM ``--enforce-eager``, TensorRT-LLM's early PyTorch
