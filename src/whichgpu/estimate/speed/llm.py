@@ -189,6 +189,14 @@ def engine_platform_factor(engine: str, hw: Hardware) -> float:
     return float(table.get(key, table["default"]))
 
 
+def bandwidth_reach(hw: Hardware) -> float:
+    """The share of the engines' fitted bandwidth efficiency this card's GPU reaches in a
+    bandwidth-bound read (``gpu_bandwidth_reach`` by catalog id; 1 unless measured lower:
+    the M1 Ultra's GPU draws less of its datasheet 800 GB/s than the chips the efficiency
+    was fitted on)."""
+    return per_key("gpu_bandwidth_reach", hw.gpu.id)
+
+
 def decode_fixed_s(engine: str, hw: Hardware, era: str | None = None) -> float:
     """The fixed time of one decode step (sampling, scheduling, launches), in seconds."""
     return engine_value("decode_fixed_ms", engine, hw, era) * 1e-3
@@ -287,7 +295,8 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     engine = constants_key(w, hw)
     platform = engine_platform_factor(engine, hw)
     era = engine_era(w)
-    eta_bw = engine_value("decode_bandwidth_efficiency", engine, hw, era) * platform
+    eta_bw = (engine_value("decode_bandwidth_efficiency", engine, hw, era) * platform
+              * bandwidth_reach(hw))
     if q.weight_only:
         eta_bw *= per_key("weight_only_bandwidth_efficiency", q.name)
     path = kernel(engine, "decode", arch_key(hw.gpu), q, w.engine_version)
@@ -592,8 +601,8 @@ def _prefill_rates(w: Workload, hw: Hardware, prompt: int) -> _PrefillRates:
     eta *= width
     width_desc = f"; hidden {m.hidden_size:,}: x{width:.2f} (small_model_mfu)" if width < 1 \
         else ""
-    bandwidth = hw.bandwidth * platform * engine_value("decode_bandwidth_efficiency", engine,
-                                                       hw, era)
+    bandwidth = (hw.bandwidth * platform * bandwidth_reach(hw)
+                 * engine_value("decode_bandwidth_efficiency", engine, hw, era))
     t_layers = m.num_layers * engine_value("prefill_per_layer_ms", engine, hw, era) * 1e-3
     return _PrefillRates(engine, era, attn, linear_flops_per_token(m) + attn, peak, eta,
                          precision, width_desc, serving, prefill_chunk_tokens(w), bandwidth,
