@@ -422,6 +422,9 @@ class _Memo:
         self.workloads: dict[tuple, tuple[object, tuple, tuple[str, ...]]] = {}
         # a group's grid search, by a digest of its inputs -> the values it chose: _grid_search
         self.fits: _Fits = {}
+        # a set of reads -> the same in _name_order: a row read the same names at most grid
+        # points, and sorting them by a Python key was a twentieth of a refit's CPU
+        self.orders: dict[frozenset, tuple[tuple[str, object], ...]] = {}
 
     def values(self, table: dict, names: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
         """The current values of what ``names`` read: (constant, key) the value at that key,
@@ -451,6 +454,14 @@ class _Memo:
                 texts = hit[1][keys] = _texts(c, keys)
             out += texts
         return tuple(out)
+
+    def ordered(self, reads: set[tuple[str, object]]) -> tuple[tuple[str, object], ...]:
+        """``reads`` in _name_order (the same tuple as sorting them each time)."""
+        key = frozenset(reads)
+        hit = self.orders.get(key)
+        if hit is None:
+            hit = self.orders[key] = tuple(sorted(key, key=_name_order))
+        return hit
 
     def reader(self, c: Constant) -> _Read:
         """``c`` as a constant that says when it is read (made once per Constant: it is
@@ -659,7 +670,7 @@ def _memo_results(memo: _Memo, table: dict, rows,
                     _READS.clear()
                     (o,) = _outcomes([rows[k]])
                     out[k] = _result(o)
-                    read = tuple(sorted(_READS, key=_name_order))
+                    read = memo.ordered(_READS)
                     table.update(real)  # the values are keyed by the real constants
                     memo.put(table, ids[k], read, out[k])
                     table.update(reading)
@@ -719,7 +730,7 @@ def _rows_workloads(memo: _Memo, real: dict):
         _READS.clear()
         try:
             w = build(row, global_batch=global_batch)
-            names = tuple(sorted(_READS, key=_name_order))
+            names = memo.ordered(_READS)
             # the copy kept, before the estimate works out (and caches) anything on it
             held = object.__new__(Workload)
             held.__dict__.update({k: v for k, v in w.__dict__.items() if k not in lazy})

@@ -83,3 +83,14 @@ def test_a_fitted_value_kept_or_restored_is_what_the_next_estimate_uses(cal, row
         cal._restore(snap)
     assert all(m < b for m, b in zip(moved, before, strict=True))
     assert [o.predicted for o in cal._outcomes(ex)] == before
+
+
+def test_a_set_of_reads_is_put_in_name_order_once_and_the_same_way_every_time(cal):
+    memo = cal._Memo()
+    reads = {("b", "x"), ("a", cal._WHOLE), ("a", "k"), ("a", 2)}
+    first = memo.ordered(reads)
+    assert first == tuple(sorted(reads, key=cal._name_order))
+    assert first[0] == ("a", cal._WHOLE)  # a whole read before the keys of the same constant
+    # the same names read in another order: the same tuple, not sorted again
+    assert memo.ordered(set(reversed(list(reads)))) is first
+    assert memo.ordered(reads - {("b", "x")}) == first[:-1]
