@@ -262,6 +262,19 @@ def moe_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
     return m.moe.moe_layers * per_layer * 1e-6
 
 
+def mla_layer_s(w: Workload, hw: Hardware, era: str | None) -> float:
+    """Per decode step, the fixed cost of a multi-head-latent-attention model's layers
+    (DeepSeek-V2/V3/R1, Kimi K2) in the engine builds whose constant is not 0 (vLLM 0.7,
+    SGLang 0.4): the absorbed-MLA path's extra small kernels and the DeepSeek MoE block's glue,
+    which their measured batch-1 steps show and the byte and all-reduce terms do not
+    (``decode_mla_layer_us``; 0 for today's builds and for other models)."""
+    m = w.model
+    if m.mla is None:
+        return 0.0
+    return m.num_layers * engine_value("decode_mla_layer_us", constants_key(w, hw), hw,
+                                       era) * 1e-6
+
+
 @dataclass(frozen=True)
 class _DecodeRates:
     """What a decode step takes from the workload and the hardware alone, whatever the batch
@@ -275,6 +288,7 @@ class _DecodeRates:
     eta_c: float
     precision: str
     t_moe: float
+    t_mla: float  # mla_layer_s: a latent-attention model's layers, in t_fix
     t_fix: float
     dense_weights: tuple[float, str] | None  # streamed_weight_bytes of a dense model (any batch)
     linear_flops: float  # linear_flops_per_token
@@ -308,11 +322,12 @@ def _decode_rates(w: Workload, hw: Hardware) -> _DecodeRates:
     # issue metal9: each layer's launches wait across the die-to-die link on a two-die GPU
     dies = layer_dispatch_factor(engine_value("decode_die_sync_factor", engine, hw, era), hw)
     t_moe *= dies
+    t_mla = mla_layer_s(w, hw, era)
     t_fix = (decode_fixed_s(engine, hw, era)
              + m.num_layers * engine_value("decode_per_layer_us", engine, hw, era) * 1e-6
-             * dies + t_moe)
+             * dies + t_moe + t_mla)
     dense = m.moe is None or not m.params.experts  # the bytes streamed do not move with batch
-    return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_fix,
+    return _DecodeRates(engine, era, eta_bw, peak, eta_c, precision, t_moe, t_mla, t_fix,
                         streamed_weight_bytes(w, 0) if dense else None,
                         linear_flops_per_token(m), kv_tp_divisor(m, w.tp_degree),
                         hw.link_over(w.tp_degree), _network_hops(w, hw),
@@ -466,7 +481,9 @@ def decode_step(w: Workload, hw: Hardware, batch: int, context: int) -> StepTime
                       + (f" ({era} builds)" if era else "")
                       + ": per-token and per-layer overheads"
                       + (f", {m.moe.moe_layers} MoE layers' routing and expert launches "
-                         f"({t_moe * 1e3:.2f} ms)" if t_moe and m.moe else "")),
+                         f"({t_moe * 1e3:.2f} ms)" if t_moe and m.moe else "")
+                      + (f", {m.num_layers} latent-attention (MLA) layers' small kernels "
+                         f"({rates.t_mla * 1e3:.2f} ms)" if rates.t_mla else "")),
             Component("host RAM read (CPU part)", t_host + t_switch, host_desc),
         )
     return StepTime(max(t_mem, t_comp) + t_comm + t_fix + t_host + t_switch, parts, comps)
