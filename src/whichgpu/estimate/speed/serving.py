@@ -18,9 +18,10 @@ engine (``serving_engine.EngineConfig``) decides how a step is made:
 
 Under a load the replica settles where the step time and the load agree: at ``lambda``
 requests/s, ``d = lambda x output x TPOT`` sequences decode and ``lambda x prompt x TPOT``
-prompt tokens join each step (Little's law), a fixed point found by iteration; under Poisson
-arrivals (``at_rate``) those tokens come as whole prompts in a few steps, not a share in every
-step, so the mean step is the mean over the number of prompts a step carries
+prompt tokens join each step (Little's law), a fixed point found by iteration; those tokens
+come as whole prompts in a few steps, not a share in every step, under Poisson arrivals
+(``at_rate``) and in a closed loop alike (``at_concurrency``, max throughput: requests end at
+scattered steps), so the mean step is the mean over the number of prompts a step carries
 (``serving_steps.arriving_mixed``, as the engine and ``serving_sim`` schedule). TTFT is the
 request's own prefill steps (with the decodes they share) plus the waits of
 ``serving_queue``: for the step under way, for the prompts ahead in the budget (M/D/1), for a
@@ -297,22 +298,23 @@ class ServingModel:
 
     # -------------------------------------------------------------- open loop
 
-    def _open(self, rate: float, limit: int, slots: bool = True,
-              bursty: bool = False) -> _Open:
-        """The state at ``rate``; ``bursty``: Poisson arrivals, each prompt scheduled whole
-        into one step (serving_steps.arriving_mixed), not spread over every step."""
+    def _open(self, rate: float, limit: int, slots: bool = True) -> _Open:
+        """The state at ``rate`` requests/s: Poisson arrivals, or a closed loop's (requests
+        end at scattered steps and their users' next prompts arrive as at random); each
+        prompt is scheduled whole into one step (serving_steps.arriving_mixed), not spread
+        over every step."""
         if self.config.policy == "mixed":
-            return self._open_mixed(rate, limit, slots, bursty)
+            return self._open_mixed(rate, limit, slots)
         return self._open_separate(rate, limit, slots)
 
-    def _open_mixed(self, rate: float, limit: int, slots: bool, bursty: bool) -> _Open:
+    def _open_mixed(self, rate: float, limit: int, slots: bool) -> _Open:
         s, P, n_out = self.steps, self.prompt, self.output
 
         def decodes(t: float) -> float:
             return max(1.0, rate * n_out * t)
 
         # decodes(t) and the budget inlined: the solver calls these ~30 times per solve
-        rate_out, rate_in, mixed = rate * n_out, rate * P, s.mixed
+        rate_out, rate_in = rate * n_out, rate * P
         token_budget = self.config.token_budget
         whole = not self.config.chunked_prefill
         prompt = self.prompt
@@ -346,8 +348,6 @@ class ServingModel:
         def step(t: float) -> float:
             d = rate_out * t
             d = d if d > 1.0 else 1.0  # max(1.0, d), without a call
-            if not bursty:
-                return mixed(d, rate_in * t)
             room = max(token_budget, prompt + d) if whole else token_budget
             return arriving_mixed(s, d, rate * t, prompt, room - d)
 
@@ -475,7 +475,7 @@ class ServingModel:
                                  "got {v:g}", v=rate))
         cap = self.max_requests_per_s
         load = Load("rate", rate, requests)
-        st = self._open(rate, self.limit, bursty=True)
+        st = self._open(rate, self.limit)
         if st.stable and rate < cap:
             point = self._point(load, rate, st, cap)
             return self._finite_run(point, requests) if requests else point
