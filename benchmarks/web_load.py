@@ -127,7 +127,7 @@ def start_server(port: int, home: str, workers: int = 1) -> subprocess.Popen:
                              "serve", "--host", "127.0.0.1", "--port", str(port),
                              "--workers", str(workers)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a shared machine at load 10+ took over 30 s to start it
     while True:
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
