@@ -19,6 +19,7 @@ web layer (routing, validation, middleware, thread hand-off): where a closed-loo
 goes (issue 27: 50 clients at p99 <= 1 s need about 6 ms of CPU per request on one core).
 
     python benchmarks/web_load.py --cpu 5
+    python benchmarks/web_load.py --cpu 5 --calls   # and the engine's Python calls per kind
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def start_server(port: int, home: str, workers: int = 1) -> subprocess.Popen:
                              "serve", "--host", "127.0.0.1", "--port", str(port),
                              "--workers", str(workers)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a shared machine at load 10+ took over 30 s to start it
     while True:
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
@@ -326,6 +327,7 @@ class _Clock:
 
         self.local = threading.local()
         self.spent: dict[str, float] = defaultdict(float)
+        self.calls = 0  # the engine's Python calls (--calls)
 
     def wrap(self, part: str, fn):
         import functools
@@ -350,9 +352,36 @@ class _Clock:
 
         return timed
 
+    def counted(self, fn):
+        """``fn`` with the Python calls it makes added to ``self.calls`` (cProfile, in the
+        thread that runs it; only the outermost of nested counted calls profiles, as a thread
+        has one profiler): a figure the machine's load does not move."""
+        import cProfile
+        import functools
+        import pstats
 
-def _instrument(clock: _Clock) -> None:
-    """Charge the engine, the memos, the JSON and the pages' rendering to their parts."""
+        clock = self
+
+        @functools.wraps(fn)
+        def count(*args, **kwargs):
+            if getattr(clock.local, "counting", False):
+                return fn(*args, **kwargs)
+            clock.local.counting = True
+            profile = cProfile.Profile()
+            profile.enable()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                profile.disable()
+                clock.local.counting = False
+                clock.calls += pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
+
+        return count
+
+
+def _instrument(clock: _Clock, calls: bool = False) -> None:
+    """Charge the engine, the memos, the JSON and the pages' rendering to their parts (with
+    ``calls``, also count the engine's Python calls)."""
     import importlib
 
     from whichgpu.web import api, pages, services
@@ -360,7 +389,8 @@ def _instrument(clock: _Clock) -> None:
     for module, names in ENGINE.items():
         mod = importlib.import_module(module)
         for name in names:
-            setattr(mod, name, clock.wrap("engine", getattr(mod, name)))
+            fn = getattr(mod, name)
+            setattr(mod, name, clock.wrap("engine", clock.counted(fn) if calls else fn))
     remember = services.remember
 
     def part_of(name: str, args: tuple, compute):
@@ -376,7 +406,7 @@ def _instrument(clock: _Clock) -> None:
     pages.render = clock.wrap("jinja", pages.render)
 
 
-def cpu_breakdown(n: int, seed: int) -> dict:
+def cpu_breakdown(n: int, seed: int, calls: bool = False) -> dict:
     """Per request kind, the median CPU ms of ``n`` all-different requests asked one at a time
     through the ASGI app in this process (no sockets), split into PARTS, after the server's
     own start-up (its warm-up, the collector paced as a server paces it). ``web_rest`` is the
@@ -399,7 +429,7 @@ def cpu_breakdown(n: int, seed: int) -> dict:
     for start in app.router.on_startup:
         start()
     clock = _Clock()
-    _instrument(clock)
+    _instrument(clock, calls)
     rng = random.Random(seed)
     served = [0.0]  # the CPU of the app's calls (all threads): the rest is httpx's
 
@@ -423,10 +453,11 @@ def cpu_breakdown(n: int, seed: int) -> dict:
             for _, method, path, body, _, _, default in MIX:  # one of each first
                 await ask(client, method, *_fill(path, body, default))
             for name, method, path, body, expected, weight, default in MIX:
-                runs = []
+                runs, counts = [], []
                 for _ in range(n):
                     v = rng.randint(1, 700) if default is not None else default
                     clock.spent.clear()
+                    clock.calls = 0
                     served[0] = 0.0
                     t0 = time.process_time()
                     response = await ask(client, method, *_fill(path, body, v))
@@ -438,10 +469,13 @@ def cpu_breakdown(n: int, seed: int) -> dict:
                     parts["web_rest"] = max(0.0, served[0] - sum(parts.values()))
                     parts["client"] = max(0.0, total - served[0])
                     runs.append((total, parts, len(response.content)))
+                    counts.append(clock.calls)
                 runs.sort(key=lambda x: x[0])
                 total, parts, size = runs[len(runs) // 2]
                 out[name] = {"weight": weight, "cpu_ms": total * 1000, "bytes": size,
                              **{p + "_ms": v * 1000 for p, v in parts.items()}}
+                if calls:
+                    out[name]["engine_calls"] = statistics.median(counts)
         return out
 
     collector = _CollectorClock()
@@ -481,11 +515,16 @@ class _CollectorClock:
 
 def print_breakdown(result: dict) -> None:
     heads = ["cpu", "engine", "memo", "to_json", "json", "page", "jinja", "rest", "client"]
-    print(f"{'kind':<15}{'w':>3}" + "".join(f"{h:>8}" for h in heads) + "   (CPU ms, median)")
+    counted = any("engine_calls" in k for k in result["kinds"].values())
+    print(f"{'kind':<15}{'w':>3}" + "".join(f"{h:>8}" for h in heads) +
+          (f"{'calls':>10}" if counted else "") + "   (CPU ms, median" +
+          ("; the engine's Python calls, median: the profiler inflates the CPU ms" if counted
+           else "") + ")")
     rows = sorted(result["kinds"].items(), key=lambda kv: -kv[1]["cpu_ms"] * kv[1]["weight"])
     for name, k in [*rows, ("weighted mean", {"weight": 0, **result["weighted_mean"]})]:
         values = [k["cpu_ms"], *(k[p + "_ms"] for p in PARTS)]
-        print(f"{name:<15}{k['weight'] or '':>3}" + "".join(f"{v:8.1f}" for v in values))
+        said = f"{k['engine_calls']:>10,.0f}" if "engine_calls" in k else ""
+        print(f"{name:<15}{k['weight'] or '':>3}" + "".join(f"{v:8.1f}" for v in values) + said)
     mean = result["weighted_mean"]["cpu_ms"] - result["weighted_mean"]["client_ms"]
     print(f"without the client, one core answers at most {1000 / mean:.0f} requests/s of this "
           f"mix; 50 closed-loop clients then wait {50 * mean:.0f} ms on average (Little's law)")
@@ -513,10 +552,13 @@ def main() -> None:
                     help="Instead: in this process, N all-different requests of each kind one "
                          "at a time; print each kind's CPU ms split by part (engine, memos, "
                          "JSON, pages, the rest of the web layer).")
+    ap.add_argument("--calls", action="store_true",
+                    help="With --cpu: also each kind's engine Python calls (median), a figure "
+                         "load does not move (the profiler inflates that run's CPU ms).")
     ap.add_argument("--out", default="artifacts/bench-web.json")
     args = ap.parse_args()
     if args.cpu:
-        result = cpu_breakdown(args.cpu, args.seed)
+        result = cpu_breakdown(args.cpu, args.seed, args.calls)
         print_breakdown(result)
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)

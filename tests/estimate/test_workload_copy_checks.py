@@ -49,3 +49,33 @@ def test_an_invalid_light_change_is_refused() -> None:
         base.with_(batch=0)
     with pytest.raises(InputError, match="trained maximum"):
         base.with_(context=1 << 20)
+
+
+DERIVED = ("quant_format", "engine_name", "tp_degree", "pp_degree")
+BASES = [  # a layer split (llama.cpp), tensor parallelism (vLLM), expert parallelism,
+    # training, diffusion; each with its derived settings read once (kept by a copy)
+    dict(model="llama-3.1-70b", task="inference", quant="q4_k_m", context=8192),
+    dict(model="llama-3.1-70b", task="inference", quant="awq", engine="vllm", gpus=2),
+    dict(model="qwen3-30b-a3b", task="inference", engine="vllm", gpus=4,
+         expert_parallel=True),
+    dict(model="llama-3.1-8b", task="lora", context=2048),
+    dict(model="flux.1-dev", task="image"),
+]
+
+
+@pytest.mark.parametrize("base", BASES, ids=lambda b: f"{b['model']}-{b['task']}")
+@pytest.mark.parametrize("changes", [c for c in CHANGES if "context" not in c
+                                     or c["context"] in (4096, 2048)], ids=str)
+def test_a_copy_derives_what_a_fresh_workload_derives(base: dict, changes: dict) -> None:
+    """with_ keeps the derived settings a change cannot move (a size keeps all four, a
+    layout the format and the engine): each equals the fresh workload's."""
+    w = Workload(**{**base, "model": resolve_model(base["model"])})
+    for name in DERIVED:
+        getattr(w, name)  # remembered on the original, so a copy may carry them
+    try:
+        fresh = dataclasses.replace(w, **changes)
+    except InputError:
+        return
+    copy = w.with_(**changes)
+    for name in DERIVED:
+        assert getattr(copy, name) == getattr(fresh, name), name

@@ -89,7 +89,9 @@ def memory_bandwidth(spec: MemorySpec) -> tuple[str, float, str]:
                       f"{bw / GB:,.1f} GB/s (JEDEC 64-bit channels; {kind['source']})")
 
 
+@cache  # the table is read once per process (_table): so is the default host it states
 def default_host() -> Host:
+    """The stated default host (data/host_memory.toml ``[default]``): its RAM and memory."""
     d = _table()["default"]
     m = d["memory"]
     name, bw, why = memory_bandwidth(MemorySpec(m["type"], m["mt_s"], m["channels"]))

@@ -348,10 +348,14 @@ class Workload:
         new = object.__new__(type(self))
         d = new.__dict__
         d.update(self.__dict__)
-        for name in _DERIVED:  # settings derived from the old fields: worked out again
+        light = changes.keys() <= _LIGHT_FIELDS
+        # settings derived from the old fields: worked out again where a change reads them
+        # (a size or a length changes none of them; a layout only the degrees)
+        for name in (_DERIVED if not light else _LAYOUT_DERIVED
+                     if not changes.keys().isdisjoint(_LAYOUT_FIELDS) else ()):
             d.pop(name, None)
         d.update(changes)
-        if changes.keys() <= _LIGHT_FIELDS:
+        if light:
             # the copy of a valid workload (every Workload was validated when made) with only
             # these fields changed: only the checks that read them can fail now
             _validate_changed(new, changes.keys())
@@ -361,8 +365,13 @@ class Workload:
 
 
 # settings derived from the fields, remembered on first use (a recommendation reads them tens
-# of thousands of times); with_ drops them from a copy
+# of thousands of times); with_ drops from a copy those that read a changed field
 _DERIVED = ("quant_format", "engine_name", "tp_degree", "pp_degree")
+#: the fields each derived setting reads (directly or through another): quant_format and
+#: engine_name read none of _LIGHT_FIELDS, the degrees read the layout's
+#: (tests/estimate/test_workload_copy_checks.py checks a copy against a fresh workload)
+_LAYOUT_FIELDS = frozenset({"gpus", "pp", "tp"})
+_LAYOUT_DERIVED = ("tp_degree", "pp_degree")
 # the fields with_ may copy directly: all of them while every field is an init field (a
 # field set in __post_init__ would need replace(), which with_ then always uses)
 _FIELD_NAMES = frozenset(f.name for f in fields(Workload)) if all(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from whichgpu.engines import engines_with, has, module, prefill_chunk
 from whichgpu.estimate.constants import Constant, memory_constant, memory_value
+from whichgpu.estimate.memo import by_identity
 from whichgpu.estimate.memory.kv import kv_cache, kv_tp_divisor
 from whichgpu.estimate.memory.placement import SOURCE as PLACEMENT_SOURCE
 from whichgpu.estimate.memory.placement import workload_placement
@@ -37,7 +38,10 @@ def _note(c: Constant) -> str | None:
     return data_text(c.note) if c.note is not None else None
 
 
+@by_identity(size=64)  # the same term in every estimate on this engine: made once
 def runtime_term(engine: Engine) -> MemoryTerm:
+    """The CUDA context and runtime an engine keeps on each GPU (its module's own, else
+    llama.cpp's minimum or PyTorch's context)."""
     own: RuntimeTerm | None = getattr(module(engine), "runtime_term", None)
     if own is not None:  # the engine's own runtime (engines/<engine>.py)
         return own()
@@ -53,8 +57,12 @@ def runtime_term(engine: Engine) -> MemoryTerm:
 
 
 def nccl_term(gpus: int) -> MemoryTerm | None:
-    if gpus <= 1:
-        return None
+    """NCCL's communication buffers on each GPU of a multi-GPU job (the same at any count)."""
+    return _nccl_term(True) if gpus > 1 else None
+
+
+@by_identity(size=4)  # the same term in every multi-GPU estimate: made once
+def _nccl_term(multi: bool) -> MemoryTerm:
     c = memory_constant("nccl_buffers_mib")
     return MemoryTerm("nccl", int(c.value * MiB),
                       msg("term.nccl", "NCCL communication buffers per GPU"), _note(c),
