@@ -86,3 +86,18 @@ def test_a_rate_sized_with_adapters_says_their_slots_and_the_compute_left_out(cl
     assert "50 LoRA adapter(s) of rank 16" in text
     assert "adapter slot(s) per GPU" in text and "not in the sized rate" in text
 
+
+
+def test_an_rl_ranking_says_what_stops_its_best_plan_and_where_its_prices_come_from(cli):
+    # Unsloth's default share (50 % of a 32 GB card) is below Qwen3 32B's 4-bit weights: the
+    # plan's warning was said by `speed` but not by the ranking that recommended the card
+    args = ("recommend", "qwen3-32b", "--task", "grpo", "--framework", "unsloth", "--only",
+            "rtx-5090")
+    data = cli(*args, "--json").json()
+    assert data["options"][0]["gpu"] == "rtx-5090"
+    assert any("vLLM would not start" in line for line in data["explanation"])
+    out = cli(*args)
+    assert out.code == 0, out.err
+    said = " ".join((out.out + out.err).split())
+    assert "vLLM would not start" in said
+    assert "Prices from" in said and "$/h" not in said  # dated, in the answer's currency
