@@ -189,7 +189,7 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
     if q.disaggregate:
         from whichgpu.advise.disaggregation import disaggregate
 
-        split = disaggregate(rec, profile)
+        split = disaggregate(rec, profile, selection.offers, rates)
         rec.explanation.extend(split.said)
     exported = None
     if q.export is not None:
