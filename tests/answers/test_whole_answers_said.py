@@ -101,3 +101,12 @@ def test_an_rl_ranking_says_what_stops_its_best_plan_and_where_its_prices_come_f
     said = " ".join((out.out + out.err).split())
     assert "vLLM would not start" in said
     assert "Prices from" in said and "$/h" not in said  # dated, in the answer's currency
+
+
+def test_a_simulated_request_rate_with_adapters_says_their_cost_is_not_in_its_times(cli):
+    args = ("speed", "llama-3.1-8b", "--gpu", "l40s", "--requests-per-s", "5", "--json")
+    plain = cli(*args).json()
+    many = cli(*args, "--lora-adapters", "50").json()
+    assert not any("LoRA" in a for a in plain["assumptions"])
+    assert any("LoRA adapters: their compute is not in these times" in a
+               for a in many["assumptions"])
