@@ -115,11 +115,13 @@ class RateTable:
                    rate=r, b=to_currency, date=self.date)
 
     def conversion_said(self, froms: Iterable[str], to: str,
-                        today: dt.date | None = None) -> Message:
+                        prices_of: dt.date | None = None) -> Message:
         """The rates that converted ``froms`` into ``to``, and whose they are: the user's
-        (``--rate``), or the table's with its date and age, so an old table is never used
-        unsaid: ``'1 USD = 0.934 EUR: the exchange-rate table of 2024-06-28, 892 days old
-        (--rate to give the day's rate)'``."""
+        (``--rate``), or the table's with its date and, given the day the converted prices
+        were observed (``prices_of``), how much older than them it is, so an old table is
+        never used unsaid (data dates, not the calendar: an answer does not age by itself):
+        ``'1 USD = 0.9341 EUR: the exchange-rate table of 2024-06-28, 886 day(s) older than
+        the prices it converts (--rate to give the day's rate)'``."""
         froms = list(froms)
         pairs = Join(msg("rate.one", "1 {a} = {rate:.4g} {b}", a=a, rate=self.rate(a, to), b=to)
                      for a in froms)
@@ -127,14 +129,15 @@ class RateTable:
             return msg("rate.given.all", "{pairs} (given with {flag})", pairs=pairs,
                        flag=Field("rate"))
         try:
-            day = dt.date.fromisoformat(self.date)
-            days = ((today or dt.datetime.now(dt.UTC).date()) - day).days
+            days = (prices_of - dt.date.fromisoformat(self.date)).days if prices_of else None
         except ValueError:  # a table whose date is not a day: said as written, no age
+            days = None
+        if days is None or days <= 0:
             return msg("rate.table", "{pairs}: the exchange-rate table of {date} ({flag} to "
                        "give the day's rate)", pairs=pairs, date=self.date, flag=Field("rate"))
-        return msg("rate.table.aged", "{pairs}: the exchange-rate table of {date}, {days:,} "
-                   "day(s) old ({flag} to give the day's rate)", pairs=pairs, date=self.date,
-                   days=days, flag=Field("rate"))
+        return msg("rate.table.older", "{pairs}: the exchange-rate table of {date}, {days:,} "
+                   "day(s) older than the prices it converts ({flag} to give the day's rate)",
+                   pairs=pairs, date=self.date, days=days, flag=Field("rate"))
 
     # ---------------------------------------------------------------- overriding
 

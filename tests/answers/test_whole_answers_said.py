@@ -18,12 +18,13 @@ def _offer(price: float, currency: str) -> Offer:
     return Offer(gpu="rtx-4090", provider="Example", price_per_hour=Money(price, currency))
 
 
-def test_a_conversion_names_the_rate_and_the_tables_date_and_age():
+def test_a_conversion_names_the_rate_and_the_tables_date_against_the_prices():
     table = RateTable("EUR", "2024-06-28", "a table", {"USD": 1.25})
-    said = table.conversion_said(["USD"], "EUR", today=date(2024, 7, 8))
-    text = str(said)
-    assert "1 USD = 0.8 EUR" in text  # 1 / 1.25
-    assert "2024-06-28" in text and "10 day(s) old" in text
+    said = str(table.conversion_said(["USD"], "EUR", prices_of=date(2024, 7, 8)))
+    assert "1 USD = 0.8 EUR" in said  # 1 / 1.25
+    assert "2024-06-28" in said and "10 day(s) older than the prices it converts" in said
+    undated = str(table.conversion_said(["USD"], "EUR"))  # no price date: no age to say
+    assert "2024-06-28" in undated and "older" not in undated
     given = table.with_rate("USD", "EUR", 0.9).conversion_said(["USD"], "EUR")
     assert "1 USD = 0.9 EUR" in str(given) and "2024-06-28" not in str(given)
 
@@ -31,7 +32,8 @@ def test_a_conversion_names_the_rate_and_the_tables_date_and_age():
 def test_offers_converted_for_an_answer_say_the_rate_they_were_converted_at():
     from whichgpu.answers.inputs.job import apply_currency
 
-    sel = OfferSelection(offers=(_offer(2.0, "USD"), _offer(1.5, "EUR")), feeds=(),
+    usd = _offer(2.0, "USD").model_copy(update={"observed_at": "2026-12-01"})
+    sel = OfferSelection(offers=(usd, _offer(1.5, "EUR")), feeds=(),
                          warnings=(), requested=None, max_age_s=30 * 86400.0,
                          now=datetime(2026, 12, 7, tzinfo=UTC))
     got = apply_currency(sel, "EUR")
@@ -39,7 +41,8 @@ def test_offers_converted_for_an_answer_say_the_rate_they_were_converted_at():
     assert {o.price_per_hour.currency for o in got.offers} == {"EUR"}
     (warning,) = [str(w) for w in got.warnings if "converted" in str(w)]
     assert f"1 USD = {table.rate('USD', 'EUR'):.4g} EUR" in warning
-    assert table.date in warning and "day(s) old" in warning
+    days = (date(2026, 12, 1) - date.fromisoformat(table.date)).days
+    assert table.date in warning and f"{days:,} day(s) older than the prices" in warning
 
 
 def test_many_adapters_are_said_back_in_what_the_answer_understood():

@@ -15,7 +15,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,21 @@ DAY = 86400.0
 
 #: ``convert(money, currency) -> Money`` (the cost package's exchange rates).
 Converter = Callable[[Money, str], Money]
-#: ``said(from_currencies, to_currency) -> Message``: the rates a conversion used, their date
-RatesSaid = Callable[[list[str], str], Message]
+#: ``said(from_currencies, to_currency, prices_of) -> Message``: the rates a conversion used,
+#: their date, against the day the converted prices were observed (None: not known)
+RatesSaid = Callable[[list[str], str, date | None], Message]
+
+
+def _newest_day(offers: tuple[Offer, ...], currency: str) -> date | None:
+    """The newest day an offer not in ``currency`` was observed (None: none dated)."""
+    days = []
+    for o in offers:
+        if o.price_per_hour.currency != currency and o.observed_at:
+            try:
+                days.append(date.fromisoformat(o.observed_at[:10]))
+            except ValueError:  # an observation that is not a date: not counted
+                continue
+    return max(days, default=None)
 
 
 def default_max_age_days() -> float:
@@ -185,7 +198,8 @@ class OfferSelection:
                                 currency=currency, flag=Field("rate")) if rates_said is None
                             else msg("prices.converted.at", "{done} converted to {currency} "
                                      "at {rates}", done=done, currency=currency,
-                                     rates=rates_said(sorted(converted), currency)))
+                                     rates=rates_said(sorted(converted), currency,
+                                                      _newest_day(self.offers, currency))))
         if other:
             left = Join(msg("prices.n_in", "{n} in {currency}", n=n, currency=c)
                         for c, n in sorted(other.items()))
