@@ -13,6 +13,7 @@ to give the rate, never a silent 1:1.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 import tomllib
@@ -22,7 +23,7 @@ from functools import cache
 from types import MappingProxyType
 
 from whichgpu.errors import DataError, InputError
-from whichgpu.messages import Field, Message, msg
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Money, check_currency
 
 # Active ISO 4217 currency codes (the maintenance agency's list A.1, as of 2025: SIX Group,
@@ -112,6 +113,31 @@ class RateTable:
                        a=from_currency, rate=r, b=to_currency, flag=Field("rate"))
         return msg("rate.pair", "1 {a} = {rate:.6g} {b} (table of {date})", a=from_currency,
                    rate=r, b=to_currency, date=self.date)
+
+    def conversion_said(self, froms: Iterable[str], to: str,
+                        prices_of: dt.date | None = None) -> Message:
+        """The rates that converted ``froms`` into ``to``, and whose they are: the user's
+        (``--rate``), or the table's with its date and, given the day the converted prices
+        were observed (``prices_of``), how much older than them it is, so an old table is
+        never used unsaid (data dates, not the calendar: an answer does not age by itself):
+        ``'1 USD = 0.9341 EUR: the exchange-rate table of 2024-06-28, 886 day(s) older than
+        the prices it converts (--rate to give the day's rate)'``."""
+        froms = list(froms)
+        pairs = Join(msg("rate.one", "1 {a} = {rate:.4g} {b}", a=a, rate=self.rate(a, to), b=to)
+                     for a in froms)
+        if all(self.is_overridden(a, to) for a in froms):
+            return msg("rate.given.all", "{pairs} (given with {flag})", pairs=pairs,
+                       flag=Field("rate"))
+        try:
+            days = (prices_of - dt.date.fromisoformat(self.date)).days if prices_of else None
+        except ValueError:  # a table whose date is not a day: said as written, no age
+            days = None
+        if days is None or days <= 0:
+            return msg("rate.table", "{pairs}: the exchange-rate table of {date} ({flag} to "
+                       "give the day's rate)", pairs=pairs, date=self.date, flag=Field("rate"))
+        return msg("rate.table.older", "{pairs}: the exchange-rate table of {date}, {days:,} "
+                   "day(s) older than the prices it converts ({flag} to give the day's rate)",
+                   pairs=pairs, date=self.date, days=days, flag=Field("rate"))
 
     # ---------------------------------------------------------------- overriding
 

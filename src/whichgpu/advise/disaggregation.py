@@ -73,9 +73,13 @@ def _per_gpu_hour(option: Any) -> Money:
     return option.price_per_hour / max(option.gpus, 1)
 
 
-def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
+def disaggregate(rec: Any, profile: Any = None, offers: Any = None,
+                 rates: Any = None) -> Disaggregation:
     """The cheapest split for the rate job of ``rec`` (a Recommendation from
-    advise/serving.recommend_for_rate) and the verdict against its colocated options."""
+    advise/serving.recommend_for_rate) and the verdict against its colocated options. With
+    ``offers`` (the price list the recommendation ranked), each pool is priced as the machines
+    an offer sells that hold its instances (advise/machines.py), as the colocated options are;
+    without, at the cheapest option's price per GPU-hour."""
     from whichgpu.advise.serving import TP_DEGREES, ms
     from whichgpu.estimate.speed.hardware import server_size
 
@@ -107,6 +111,7 @@ def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
             if d is not None:
                 decodes.append(d)
     price = {o.gpu.id: _per_gpu_hour(o) for o in candidates}
+    pools = _Pools(w, offers, rec.currency, rates, price)
     best: tuple[float, int, Plan] | None = None
     for p in prefills:
         for d in decodes:
@@ -115,9 +120,11 @@ def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
                 continue
             if max_gpus is not None and got.gpus > max_gpus:
                 continue
-            hourly = (got.prefill_instances * p.tp * price[p.gpu.id].amount
-                      + got.decode_instances * d.tp * price[d.gpu.id].amount)
-            key = (hourly, got.gpus, got)
+            pre = pools.cost(p.gpu.id, p.tp, got.prefill_instances)
+            dec = pools.cost(d.gpu.id, d.tp, got.decode_instances)
+            if pre is None or dec is None:  # no machine on sale holds a pool's instances
+                continue
+            key = (pre + dec, got.gpus, got)
             if best is None or key[:2] < best[:2]:
                 best = key
     colocated = best_colocated.price_per_hour
@@ -146,6 +153,9 @@ def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
             mb=chosen.kv_bytes / 1e6, prompt=w.prompt_tokens or 0, link=_link_words(chosen),
             time=ms(chosen.transfer_s), load=chosen.link_load),
     ]
+    bought = pools.said(chosen)
+    if bought is not None:
+        said.append(bought)
     said.append(_verdict_said(verdict, chosen, cost, colocated, label, share, job))
     same = _same_card(options, chosen)
     if same is not None and same is not best_colocated:
@@ -158,6 +168,64 @@ def disaggregate(rec: Any, profile: Any = None) -> Disaggregation:
                     "across instances."))
     return Disaggregation(verdict, chosen, cost, colocated, best_colocated.gpus, label, said,
                           same)
+
+
+class _Pools:
+    """What a pool of ``n`` instances of ``tp`` x one GPU costs an hour: the cheapest
+    on-demand offer whose machines hold them (the machines paid whole), or, with no price
+    list given, ``tp`` x ``n`` x the GPU's price per GPU-hour."""
+
+    def __init__(self, w: Any, offers: Any, currency: str, rates: Any,
+                 per_gpu: dict[str, Money]) -> None:
+        self.w, self.currency, self.rates, self.per_gpu = w, currency, rates, per_gpu
+        self.offers = None if offers is None else [o for o in offers if not o.spot]
+        self._got: dict[tuple[str, int, int], tuple[float, Any, Any] | None] = {}
+
+    def _cheapest(self, gpu: str, tp: int, n: int) -> tuple[float, Any, Any] | None:
+        key = (gpu, tp, n)
+        if key not in self._got:
+            from whichgpu.advise.machines import machines_for
+            from whichgpu.cost.currency import convert
+
+            best = None
+            for o in self.offers or ():
+                if o.gpu != gpu:
+                    continue
+                got = machines_for(o, self.w, tp, n)
+                if got is None:
+                    continue
+                sized, machines = got
+                hourly = convert(sized.price_per_hour, self.currency, self.rates).amount
+                hourly *= machines.machines
+                if best is None or hourly < best[0]:
+                    best = (hourly, sized, machines)
+            self._got[key] = best
+        return self._got[key]
+
+    def cost(self, gpu: str, tp: int, n: int) -> float | None:
+        if self.offers is None:
+            return n * tp * self.per_gpu[gpu].amount
+        got = self._cheapest(gpu, tp, n)
+        return None if got is None else got[0]
+
+    def said(self, chosen: Plan) -> Message | None:
+        """Where each pool is bought: its provider and machines (None without a price list)."""
+        if self.offers is None:
+            return None
+        parts = []
+        for phase, inst, n in ((msg("disagg.phase.prefill", "prefill"), chosen.prefill,
+                                chosen.prefill_instances),
+                               (msg("disagg.phase.decode", "decode"), chosen.decode,
+                                chosen.decode_instances)):
+            got = self._cheapest(inst.gpu.id, inst.tp, n)
+            if got is None:
+                return None
+            hourly, offer, machines = got
+            parts.append(msg("disagg.pool.bought", "{phase} on {machines} of {provider} "
+                             "({cost} per hour)", phase=phase, machines=machines.describe(),
+                             provider=offer.provider, cost=Money(hourly, self.currency)))
+        return msg("disagg.pools", "Priced as machines on sale: {pools}.", pools=Join(parts,
+                                                                                  "; "))
 
 
 def _same_card(options: list[Any], chosen: Plan) -> Any:

@@ -180,6 +180,7 @@ def explain_rl(options: list[RLOption], excluded: list[RLExclusion],
                         part=_PHASES.get(p.dominant, p.dominant),
                         share=p.times[f"{p.dominant}_s" if p.dominant != "weight_sync"
                                       else "sync_s"].typical / max(best.step_s.typical, 1e-9)))
+    said.extend(p.warnings)  # what stops or slows the best plan as configured (vLLM's share)
     if p.suggested_rollout_gpus is not None and best.count >= 2:
         said.append(msg("rl.rank.split", "on {count} GPUs, about {n} for the rollouts balances "
                         "rollout and training time (the rest train)", count=best.count,

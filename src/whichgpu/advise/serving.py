@@ -600,7 +600,31 @@ def _serving_lines(rec, targets: Targets) -> list[Message]:
                         "and prefix-cache hits (give the uncached part of the prompt as {flag}); "
                         "the percentiles are simulated, the ranges above are means.",
                         flag=Field("prompt_tokens")))
+    if best.workload is not None and best.workload.lora_adapters:
+        sm_lines.append(_lora_line(best.workload, s["batch_limit"]))
     if not s["meets_targets_at_slow_end"]:
         sm_lines.append(msg("serving.slow_end", "The slow end of the ranges misses a target: "
                             "add a replica for headroom if the targets are hard limits."))
     return sm_lines
+
+
+def _lora_line(w, batch_limit: int) -> Message:
+    """What a request rate's sizing takes of many LoRA adapters: the GPU slots its memory
+    holds (sized at one sequence, so one adapter per batch), what mixing adapters in a batch
+    would add, and their compute, which the step times the rate is sized on leave out, said
+    with its published cost (estimate/multi_lora.py) rather than left out unsaid."""
+    from whichgpu.estimate.multi_lora import cost_range, lora_plan
+
+    plan, cost = lora_plan(w), cost_range()
+    mix = max(plan.max_loras, min(plan.adapters, int(batch_limit)))
+    return msg("serving.lora", "{n:,} LoRA adapter(s) of rank {rank}: the memory above holds "
+               "{slots} adapter slot(s) per GPU, so one batch serves {slots} adapter(s) at a "
+               "time; mixing up to {mix:,} in a batch takes {extra:.2f} GB more per GPU, out "
+               "of the KV cache. All {n:,} wait in host RAM ({host:.2f} GB). Their compute is "
+               "not in the sized rate: adapters cost {low:.0%}-{high:.0%} of the throughput "
+               "(typical {typical:.0%}; vLLM and punica measurements), so keep that much "
+               "headroom or a replica more.", n=plan.adapters, rank=plan.rank,
+               slots=plan.max_loras, mix=mix,
+               extra=(mix - plan.max_loras) * plan.slot_bytes / 1e9,
+               host=plan.host_bytes / 1e9, low=cost.low, high=cost.high,
+               typical=cost.typical)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.messages import Message, msg
+from whichgpu.messages import Join, Message, msg
 from whichgpu.vocabulary import WorkKind
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ def assumed(job: Job) -> list[Assumed]:
         out.append(Assumed("framework", w.framework or "default", None, w.framework is not None))
     else:
         out.append(Assumed("engine", w.engine_name, None, w.engine is not None))
+        if w.lora_adapters:
+            out.append(Assumed("lora_adapters", w.lora_adapters, "adapters"))
         if w.speculative is not None:
             out.append(Assumed("speculative", str(w.speculative.method), None))
             out.append(Assumed("draft_tokens", w.speculative.draft_tokens,
@@ -99,6 +101,15 @@ def understood(job: Job) -> Message:
         return msg("understood.training", "Understood: {work} ({task}), sequences of "
                    "{context:,} tokens; {precision}.", work=work, task=w.task,
                    context=w.seq_len, precision=w.quant_name)
+    if w.lora_adapters:  # many adapters on one base: said, as they cost memory and speed
+        extra = [msg("understood.lora", "{n:,} LoRA adapter(s) of rank {rank}",
+                     n=w.lora_adapters, rank=w.lora_rank)]
+        if w.speculative is not None:
+            extra.append(w.speculative.describe())
+        return msg("understood.inference.extra", "Understood: {work}, {context:,} tokens of "
+                   "context per sequence; {precision}, engine {engine}, {extra}.", work=work,
+                   context=w.seq_len, precision=w.quant_name, engine=w.engine_name,
+                   extra=Join(extra))
     if w.speculative is not None:
         return msg("understood.inference.speculative", "Understood: {work}, {context:,} tokens "
                    "of context per sequence; {precision}, engine {engine}, {speculative}.",

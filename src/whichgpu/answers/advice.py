@@ -189,7 +189,7 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
     if q.disaggregate:
         from whichgpu.advise.disaggregation import disaggregate
 
-        split = disaggregate(rec, profile)
+        split = disaggregate(rec, profile, selection.offers, rates)
         rec.explanation.extend(split.said)
     exported = None
     if q.export is not None:
@@ -214,6 +214,12 @@ def recommend_job(q: Recommend, ctx: Context = LOCAL, *, command_line: str | Non
         fp8 = fp8_alternative(q, ctx, w, rec, recommend_job)
         if fp8 is not None:
             rec.what_would_change.append(fp8)
+    if rec.job.kind == WorkKind.VIDEOS:  # flaws10: one video per GPU beside the split
+        from whichgpu.answers.pipelines_hint import independent_pipelines
+
+        whole = independent_pipelines(rec)
+        if whole is not None:
+            rec.what_would_change.insert(0, whole)
     budget = None
     if q.power_budget is not None:
         from whichgpu.advise.power_budget import within_budget

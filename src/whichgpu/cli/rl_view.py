@@ -89,7 +89,7 @@ def print_rl_ranking(answer) -> None:
     if shown:
         t = Table(title=f"RL options ({answer.request.task}), ranked by "
                   f"{answer.request.objective}", title_justify="left", pad_edge=False)
-        for col in ("#", "GPUs", "GB per GPU", "$/h", "Step s", "Per step", "Total",
+        for col in ("#", "GPUs", "GB per GPU", "Price/h", "Step s", "Per step", "Total",
                     "Provider"):
             t.add_column(col, justify="left" if col in ("GPUs", "Provider") else "right")
         for i, o in enumerate(shown, 1):
@@ -110,3 +110,6 @@ def print_rl_ranking(answer) -> None:
                       f"{escape(str(answer.excluded[0].reason))}[/dim]")
     for a in answer.assumptions:
         console.print(f"[dim]- {escape(str(a))}[/dim]")
+    from whichgpu.cli.prices_cmds import print_price_origin
+
+    print_price_origin(answer.selection)  # where the prices come from, their date and warnings

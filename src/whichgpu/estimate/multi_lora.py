@@ -180,3 +180,13 @@ def apply_cost_to_saturation(data: dict[str, Any]) -> dict[str, Any]:
         "of the throughput (typical {typical:.0%}; vLLM and punica measurements)",
         low=cost.low, typical=cost.typical, high=cost.high)]
     return out
+
+
+def cost_left_out() -> Message:
+    """What an answer that times the steps without the adapters says of them (a request
+    rate's simulation): their published throughput cost, not in its times."""
+    cost = cost_range()
+    return msg("speed.lora_cost_left_out", "LoRA adapters: their compute is not in these "
+               "times; adapters cost {low:.0%}-{high:.0%} of the throughput (typical "
+               "{typical:.0%}; vLLM and punica measurements)", low=cost.low,
+               typical=cost.typical, high=cost.high)

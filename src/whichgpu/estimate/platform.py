@@ -8,7 +8,7 @@ run there is swapped for one that does, and the swap is said, never priced silen
 from __future__ import annotations
 
 from whichgpu.catalog.gpus import ENGINE_LABELS, GPU, Catalog, default_catalog
-from whichgpu.engines import fallbacks
+from whichgpu.engines import fallbacks, module
 from whichgpu.errors import InputError
 from whichgpu.estimate.workload import Workload
 from whichgpu.messages import Field, Message, msg
@@ -45,10 +45,23 @@ def engine_for(w: Workload, gpu: GPU, catalog: Catalog | None = None,
         raise EngineUnavailable(gpu, w.engine, why)
     kind = "diffusion" if w.is_diffusion else "training" if w.is_training else "inference"
     runs = catalog.engines_for(gpu) or ()
+    lora_less = False  # a fallback that runs here but cannot serve the job's LoRA adapters
     for engine in fallbacks(kind):
         if engine in runs:
+            if not _serves_adapters(w, engine):
+                lora_less = True
+                continue
             label = ENGINE_LABELS.get(engine, engine)
             return w.with_(engine=engine), msg(
                 "engine.swapped", "{why}: estimated with {engine} ({flag})", why=why,
                 engine=label, flag=Field("engine", engine))
+    if lora_less:
+        why = msg("engine.swap.no_lora", "{why}, and none of those serves many LoRA adapters "
+                  "on one base ({flag})", why=why, flag=Field("lora_adapters"))
     raise EngineUnavailable(gpu, w.engine_name, why)
+
+
+def _serves_adapters(w: Workload, engine: Engine) -> bool:
+    """Whether ``engine`` can serve the job's LoRA adapters (none asked: any engine): only an
+    engine module with adapter slots does (estimate/multi_lora.py)."""
+    return not w.lora_adapters or getattr(module(engine), "lora_slots", None) is not None

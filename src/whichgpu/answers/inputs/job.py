@@ -113,16 +113,17 @@ def apply_currency(selection: OfferSelection, currency: str | None,
                    rates: RateTable | None = None) -> OfferSelection:
     """The selection in ``currency`` (converted with ``rates``); with no currency asked and
     several present, the most common one, with a warning for the rest."""
-    from whichgpu.cost.currency import convert
+    from whichgpu.cost.currency import convert, default_rates
     from whichgpu.units import check_currency
 
     def converter(money, cur):
         return convert(money, cur, rates)
 
+    said = (rates or default_rates()).conversion_said  # the rates used, their date and age
     if currency:
-        return selection.in_currency(check_currency(currency), converter)
+        return selection.in_currency(check_currency(currency), converter, said)
     if len(selection.currencies()) > 1:
-        return selection.in_currency(selection.main_currency() or "USD", converter)
+        return selection.in_currency(selection.main_currency() or "USD", converter, said)
     return selection
 
 

@@ -15,7 +15,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from whichgpu.catalog.offers import Offer, load_offer_set, shipped_offer_sets
 from whichgpu.catalog.prices.sources import iso, parse_time, utc_now
 from whichgpu.catalog.prices.store import PriceStore, Snapshot, StoreError, oldest_observation
 from whichgpu.errors import DataError, InputError, NotFoundError
-from whichgpu.messages import Field, Join, msg
+from whichgpu.messages import Field, Join, Message, msg
 from whichgpu.units import Age, Money, format_age
 
 DEFAULT_MAX_AGE_DAYS = 30.0
@@ -33,6 +33,21 @@ DAY = 86400.0
 
 #: ``convert(money, currency) -> Money`` (the cost package's exchange rates).
 Converter = Callable[[Money, str], Money]
+#: ``said(from_currencies, to_currency, prices_of) -> Message``: the rates a conversion used,
+#: their date, against the day the converted prices were observed (None: not known)
+RatesSaid = Callable[[list[str], str, date | None], Message]
+
+
+def _newest_day(offers: tuple[Offer, ...], currency: str) -> date | None:
+    """The newest day an offer not in ``currency`` was observed (None: none dated)."""
+    days = []
+    for o in offers:
+        if o.price_per_hour.currency != currency and o.observed_at:
+            try:
+                days.append(date.fromisoformat(o.observed_at[:10]))
+            except ValueError:  # an observation that is not a date: not counted
+                continue
+    return max(days, default=None)
 
 
 def default_max_age_days() -> float:
@@ -156,9 +171,11 @@ class OfferSelection:
         return sorted(self.offers, key=lambda o: (o.price_per_hour.currency,
                                                   o.price_per_gpu_hour.amount, o.gpu))
 
-    def in_currency(self, currency: str, convert: Converter | None = None) -> OfferSelection:
+    def in_currency(self, currency: str, convert: Converter | None = None,
+                    rates_said: RatesSaid | None = None) -> OfferSelection:
         """Every offer in ``currency``: converted with ``convert`` when given, otherwise the
-        offers in other currencies are left out, and a warning says how many."""
+        offers in other currencies are left out, and a warning says how many. ``rates_said``
+        says the rates a conversion used and how old they are (the warning names them)."""
         keep: list[Offer] = []
         other: Counter[str] = Counter()
         converted: Counter[str] = Counter()
@@ -178,7 +195,11 @@ class OfferSelection:
                         for c, n in sorted(converted.items()))
             warnings.append(msg("prices.converted", "{done} converted to {currency} at the "
                                 "dated exchange rates ({flag} to override)", done=done,
-                                currency=currency, flag=Field("rate")))
+                                currency=currency, flag=Field("rate")) if rates_said is None
+                            else msg("prices.converted.at", "{done} converted to {currency} "
+                                     "at {rates}", done=done, currency=currency,
+                                     rates=rates_said(sorted(converted), currency,
+                                                      _newest_day(self.offers, currency))))
         if other:
             left = Join(msg("prices.n_in", "{n} in {currency}", n=n, currency=c)
                         for c, n in sorted(other.items()))

@@ -30,6 +30,7 @@ class Kernel:
     speedup: float = 1.0  # measured throughput over the path its efficiency belongs to
     source: str = ""
     since: str | None = None
+    experts_only: bool = False  # a decode path of MoE experts alone (not a dense model's)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "efficiency": self.efficiency, "peak": self.peak,
@@ -103,7 +104,7 @@ def _kernel(engine: str, phase: Phase, arch: str, quant: QuantFormat,
         if "family" in k and family not in _listed(k["family"]):
             continue
         return Kernel(k["path"], k["efficiency"], k.get("peak"), float(k.get("speedup", 1.0)),
-                      k.get("source", ""), k.get("since"))
+                      k.get("source", ""), k.get("since"), bool(k.get("experts_only")))
     return None
 
 

@@ -229,8 +229,8 @@ def kernel_notes(w: Workload, hw: Hardware) -> tuple[str | None, list[str]]:
         notes.append(f"llama.cpp's {backend} backend")
     for phase in ("prefill", "decode"):
         path = kernel(key, phase, arch, w.quant_format, w.engine_version)
-        if path is None:
-            continue
+        if path is None or (path.experts_only and not w.model.is_moe):
+            continue  # an MoE experts' path is not said of a dense model
         if phase == "prefill" and path.peak and hw.peak(path.peak):
             precision = path.peak
         at = ""
