@@ -567,8 +567,9 @@ def _isolated_home(request, _homes, monkeypatch):
     source, and an offline, empty Hugging Face cache. The homes are folders not made yet
     (whichgpu makes its home when it first writes there): under the test's ``tmp_path`` when
     it asks for one, else under ``_homes``, numbered. Making a ``tmp_path`` for every test
-    cost each about 3 ms (pytest lists the ever longer base folder to number the next one,
-    and points a symlink at it): about a tenth of make test-fast's CPU."""
+    cost each about 1 ms of CPU (pytest lists the ever longer base folder to number the next
+    one and points a symlink at it; 3,000 trivial tests in one process: 12.1 CPU-s with it,
+    9.2 without, shared machine, 2026-12-07)."""
     if "tmp_path" in request.fixturenames:
         where = request.getfixturevalue("tmp_path")
     else:
