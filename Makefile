@@ -73,9 +73,12 @@ test: $(STAMP) $(LSTAMP)
 # Everything but the tests marked slow (refits, the launchers' venv, PostgreSQL, fuzzers, the
 # browser, served subprocesses, tests over 0.4 s of CPU): about a minute on 2 cores. The
 # marker expression must stay exactly "not slow": then the files SLOW names whole are not even
-# imported (tests/conftest.py pytest_ignore_collect).
+# imported (tests/conftest.py pytest_ignore_collect). The schemathesis and anyio pytest plugins
+# are left out: only the slow fuzzers use schemathesis, no test is marked anyio, and importing
+# them cost each of the three processes about 0.7 CPU-s (min of 5, shared machine, 2026-12-07).
+FAST_PLUGINS_OFF := -p no:schemathesis -p no:anyio
 test-fast: $(STAMP)
-	WHICHGPU_LAUNCHERS_PYTHON= $(PYTEST) -m "not slow" $(XDIST)
+	WHICHGPU_LAUNCHERS_PYTHON= $(PYTEST) -m "not slow" $(FAST_PLUGINS_OFF) $(XDIST)
 
 # Parameter counts of the decoder presets against the models transformers builds (needs torch
 # and transformers in the environment; whichgpu does not depend on them).
