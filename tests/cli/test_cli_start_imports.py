@@ -101,3 +101,22 @@ def test_the_program_reads_no_package_metadata(tmp_path, args, answered) -> None
     searched, theirs = _program_modules(tmp_path, *args, PYDANTIC_DISABLE_PLUGINS="none-such")
     assert "importlib.metadata" in theirs  # pydantic's own loader, as the variable asks
     assert _stable(json.loads(searched)) == _stable(json.loads(answer))
+
+
+def test_a_command_defines_only_its_own_request_models(tmp_path) -> None:
+    """answers/requests.py defines the estimates' and recommend's models; the others
+    (answers/other_requests.py) are defined when first named, by the commands that use them."""
+    assert "whichgpu.answers.other_requests" not in _loaded(tmp_path, "memory", "llama-3.1-8b")
+    assert "whichgpu.answers.other_requests" in _loaded(tmp_path, "tco", "--help")
+
+
+def test_every_command_model_is_still_named_by_requests() -> None:
+    """``requests.Tco``, ``from whichgpu.answers.requests import Tco`` and ``COMMANDS`` reach
+    the models answers/other_requests.py defines: the same classes."""
+    from whichgpu.answers import other_requests, requests
+
+    for name in requests.ELSEWHERE:
+        assert getattr(requests, name) is getattr(other_requests, name)
+    assert {m.COMMAND for m in requests.COMMANDS} >= {"tco", "memory", "prices api", "serve"}
+    with pytest.raises(AttributeError):
+        requests.NoSuchModel  # noqa: B018
