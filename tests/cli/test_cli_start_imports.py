@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from answer_set import _stable  # the answer less what ages with the clock
+
 _PROBE = """
 import contextlib, io, json, sys
 from whichgpu.cli import main
@@ -67,3 +69,54 @@ def test_recommend_loads_no_ownership_or_mixed_cards(tmp_path) -> None:
     assert _under(mods, "whichgpu.cost.ownership", "whichgpu.cost.rent_or_buy",
                   "whichgpu.answers.mixed", "whichgpu.answers.fits_table",
                   "whichgpu.estimate.mixed_cards") == []
+
+
+def _program_modules(tmp_path, *args: str, **env: str) -> tuple[str, set[str]]:
+    """What the ``whichgpu`` program (main() with sys.argv, cli/process.py's start and end)
+    prints and has loaded when it ends (an exit handler lists the modules)."""
+    before = ("import atexit, json, sys\n"
+              "atexit.register(lambda: print('MODULES', json.dumps(sorted(sys.modules))))\n")
+    full = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    full.update({"WHICHGPU_HOME": str(tmp_path), "WHICHGPU_OFFLINE": "1",
+                 "HF_HUB_OFFLINE": "1", **env})
+    out = subprocess.run([sys.executable, "-c", before + "from whichgpu.cli import main; main()",
+                          *args], env=full, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    answer, _, listed = out.rpartition("MODULES ")
+    return answer, set(json.loads(listed))
+
+
+@pytest.mark.parametrize(("args", "answered"), [
+    (("memory", "llama-3.1-70b", "--quant", "q4_k_m", "--json"),
+     "whichgpu.estimate.memory.report"),
+    (("recommend", "llama-3.1-8b", "--tokens", "10M", "--json"), "whichgpu.advise.recommend")])
+def test_the_program_reads_no_package_metadata(tmp_path, args, answered) -> None:
+    """cli/process.py: pydantic's plugin search (every installed package's entry points,
+    importlib.metadata and email with it) is not run by the program, and the measured
+    kernels' version is read only where they answer (estimate/speed/kernel_db.py); the answer
+    is the same as where pydantic searches (PYDANTIC_DISABLE_PLUGINS set: its own loader)."""
+    answer, mods = _program_modules(tmp_path, *args)
+    assert answered in mods  # it answered
+    assert _under(mods, "importlib.metadata", "email") == []
+    searched, theirs = _program_modules(tmp_path, *args, PYDANTIC_DISABLE_PLUGINS="none-such")
+    assert "importlib.metadata" in theirs  # pydantic's own loader, as the variable asks
+    assert _stable(json.loads(searched)) == _stable(json.loads(answer))
+
+
+def test_a_command_defines_only_its_own_request_models(tmp_path) -> None:
+    """answers/requests.py defines the estimates' and recommend's models; the others
+    (answers/other_requests.py) are defined when first named, by the commands that use them."""
+    assert "whichgpu.answers.other_requests" not in _loaded(tmp_path, "memory", "llama-3.1-8b")
+    assert "whichgpu.answers.other_requests" in _loaded(tmp_path, "tco", "--help")
+
+
+def test_every_command_model_is_still_named_by_requests() -> None:
+    """``requests.Tco``, ``from whichgpu.answers.requests import Tco`` and ``COMMANDS`` reach
+    the models answers/other_requests.py defines: the same classes."""
+    from whichgpu.answers import other_requests, requests
+
+    for name in requests.ELSEWHERE:
+        assert getattr(requests, name) is getattr(other_requests, name)
+    assert {m.COMMAND for m in requests.COMMANDS} >= {"tco", "memory", "prices api", "serve"}
+    with pytest.raises(AttributeError):
+        requests.NoSuchModel  # noqa: B018

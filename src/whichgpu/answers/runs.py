@@ -129,9 +129,9 @@ from typing import Annotated, ClassVar  # noqa: E402
 
 from pydantic import Field  # noqa: E402
 
+from whichgpu.answers.field_types import Json, Store  # noqa: E402
 from whichgpu.answers.fields import Cli, Web  # noqa: E402
 from whichgpu.answers.request import Request  # noqa: E402
-from whichgpu.answers.requests import Json, Store  # noqa: E402
 
 RunsFile = Annotated[str, Field(description=(
     "A results file: llama-bench -o json / -o csv, vllm bench serve --save-result, "

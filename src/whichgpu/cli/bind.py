@@ -232,11 +232,18 @@ def only(root: str | None) -> Iterator[None]:
         _only = before
 
 
+def binding(root: str) -> bool:
+    """Whether the commands under the root command ``root`` are bound now (see :func:`only`):
+    a module names a model only then, so that a command's process defines no other command's
+    model (answers/requests.py defines most of them on first use)."""
+    return _only is None or _only == root
+
+
 def bind(app: typer.Typer, model: type[Request], body: Body, *, name: str | None = None,
          callback: bool = False, **settings: Any) -> None:
     """Register ``model``'s command on ``app`` (as the group's callback with ``callback``);
     nothing while another root command is loaded alone (:func:`only`)."""
-    if _only is not None and model.COMMAND.split()[0] != _only:
+    if not binding(model.COMMAND.split()[0]):
         return
     fn = command(model, body, context=callback)
     if callback:

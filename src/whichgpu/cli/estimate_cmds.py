@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from whichgpu.answers import requests as req
-from whichgpu.cli.bind import bind
+from whichgpu.cli.bind import bind, binding
 from whichgpu.cli.common import console, show
 
 validate_app = typer.Typer(help="Check the estimates against published measurements.",
@@ -15,7 +15,8 @@ validate_app = typer.Typer(help="Check the estimates against published measureme
 def register(app: typer.Typer) -> None:
     bind(app, req.Memory, memory)
     bind(app, req.Speed, speed)
-    if not validate_app.registered_commands:  # once per process (see prices_cmds.register)
+    # once per process (see prices_cmds.register), and only where validate is bound
+    if binding("validate") and not validate_app.registered_commands:
         bind(validate_app, req.ValidateMemory, validate_memory)
         bind(validate_app, req.ValidateSpeed, validate_speed)
         bind(validate_app, req.ValidateFits, validate_fits)

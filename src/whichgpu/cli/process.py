@@ -18,6 +18,13 @@ interpreter as it was.
   or a stream cannot be flushed, it leaves the ordinary way.
 - **Dataclass methods compiled once per interpreter**, not once per run: see
   cli/class_code.py (~70 ms of a ``recommend`` process).
+- **No pydantic plugins.** pydantic looks for plugins (package entry points) the first time
+  it builds a validator: importing ``importlib.metadata`` (and ``email``, ``zipfile``,
+  ``csv`` with it) and reading every installed package's entry points cost ~30 ms of every
+  command (``time.process_time``, shared 2-core machine). whichgpu uses none, and a plugin
+  (tracing, say) would only watch the program validate its own input; typer already turns
+  them off for its own validators. Where ``PYDANTIC_DISABLE_PLUGINS`` is set, pydantic reads
+  it as usual.
 """
 
 from __future__ import annotations
@@ -33,9 +40,27 @@ def start(args: list[str]) -> None:
     dataclasses' generated methods compiled once per interpreter, not once per run
     (cli/class_code.py)."""
     gc.disable()
+    _no_pydantic_plugins()
     from whichgpu.cli import class_code
 
     class_code.install(args)
+
+
+#: pydantic's plugin loader (``get_plugins``), asked by every validator it builds
+PYDANTIC_LOADER = "pydantic.plugin._loader"
+
+
+def _no_pydantic_plugins() -> None:
+    """pydantic finds no plugins, without reading the installed packages' entry points (see
+    the module's note): its loader is a stand-in that has none. Nothing where the environment
+    says which plugins to skip, or where pydantic has already looked."""
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ or PYDANTIC_LOADER in sys.modules:
+        return
+    import types
+
+    loader = types.ModuleType(PYDANTIC_LOADER, "whichgpu: no pydantic plugins (cli/process.py)")
+    loader.get_plugins = tuple  # type: ignore[attr-defined]  # get_plugins() -> ()
+    sys.modules[PYDANTIC_LOADER] = loader
 
 
 def long_running() -> None:

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from importlib import metadata
 from typing import Any
 
 from whichgpu.estimate.speed.serving_steps import StepModel
@@ -121,6 +120,8 @@ def as_asked(on: bool | None) -> Iterator[None]:
 
 def version() -> str | None:
     """The installed aiconfigurator-core version, or None when it is not installed."""
+    from importlib import metadata  # only where the kernels answer (~20 ms of every start)
+
     try:
         return metadata.version(PACKAGE)
     except metadata.PackageNotFoundError:
