@@ -56,3 +56,16 @@ def test_strix_halo_gptoss_decode_reads_the_f16_rest():
         assert as_run and as_mxfp4
         assert abs(as_run / measured - 1) < 0.10
         assert as_mxfp4 / measured > 1.3
+
+
+def test_the_f16_file_rows_are_under_the_bandwidth_ceiling():
+    """The ceiling's lower bound on bytes counts the experts at MXFP4 in any gpt-oss file: at
+    16 bits for every active weight the 47.1 t/s 20b row would need 340 GB/s of a 256 GB/s
+    Strix Halo and be left out as impossible."""
+    from whichgpu.estimate.validation.ceilings import ceiling_reason
+
+    rows = {r["id"]: r for r in _rows()}
+    for rid in ("dec-lhl-strix-gptoss20b-vk-tg128", "dec-lhl-strix-gptoss120b-vk-tg128"):
+        assert ceiling_reason(rows[rid]) is None
+        # the same rate a thousand times over is still caught
+        assert ceiling_reason({**rows[rid], "value": "47100"}) is not None
