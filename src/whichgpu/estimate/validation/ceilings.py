@@ -3,10 +3,11 @@
 - decode of one sequence: every new token reads the weights it uses at least once, so tokens/s
   x the bytes of those weights cannot exceed the memory bandwidth of the GPUs that hold them.
   Both sides are lenient: the bytes are a lower bound (the active parameters without the
-  embedding table, at the format's fewest bits per weight; no KV cache, no output head beyond
-  that), the bandwidth the datasheet figure of all ``gpu_count`` GPUs together (pipeline
-  stages in fact take turns). Speculative decoding can pass it (several tokens per read): such
-  a row describes something the speed model does not model.
+  embedding table, at the format's fewest bits per weight, or MXFP4's where the checkpoint
+  ships MXFP4 experts; no KV cache, no output head beyond that), the bandwidth the datasheet
+  figure of all ``gpu_count`` GPUs together (pipeline stages in fact take turns). Speculative
+  decoding can pass it (several tokens per read): such a row describes something the speed
+  model does not model.
 - prefill, training and serving throughput: tokens/s x the FLOPs per token (2 x active
   parameters for a forward pass, 6 x for a training step, without attention) cannot exceed the
   highest dense tensor peak of the GPUs at any precision the card has.
@@ -46,6 +47,7 @@ def ceiling_reason(row: dict[str, str]) -> str | None:
     from whichgpu.estimate.speed.llm import linear_flops_per_token
     from whichgpu.estimate.validation.rows import gpu_of, workload_of
     from whichgpu.estimate.validation.speed import speed_settings
+    from whichgpu.models.quant import get_quant
 
     metric = (row.get("metric") or "").strip()
     if metric != "decode_tokens_per_s" and metric not in _COMPUTE_METRICS:
@@ -68,6 +70,10 @@ def ceiling_reason(row: dict[str, str]) -> str | None:
             return None  # some weights are read from host RAM: not the GPU's ceiling
         q = w.quant_format
         bits = min(q.linear_bits, q.whole_model_bpw or q.linear_bits)
+        if w.model.quantization == "mxfp4":
+            # a checkpoint shipped with MXFP4 experts keeps them MXFP4 in every GGUF file
+            # type (models/gguf_recipe.py): Unsloth's gpt-oss "F16" file is 16-bit elsewhere
+            bits = min(bits, get_quant("mxfp4").linear_bits)
         nbytes = max(w.model.params_active - w.model.params.embedding, 0) * bits / 8
         bandwidth = gpu.bandwidth_bytes_per_s * count
         needed = value * nbytes
