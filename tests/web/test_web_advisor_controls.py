@@ -169,3 +169,17 @@ def test_a_chosen_engine_is_said_in_french(web):
                                     "lang": "fr"}).text
         understood = re.search(r'<p class="understood">(.*?)</p>', page, re.S).group(1)
         assert 'lang="en"' not in understood and "Compris" in understood, understood
+
+
+def test_the_english_page_names_the_engine_as_the_french_one_does(web):
+    """Was: 'Understood: ... engine vllm.' on the English page where the French page said
+    'moteur vLLM' (the English page printed the engine's identifier)."""
+    for engine, name in (("vllm", "vLLM"), ("llamacpp", "llama.cpp")):
+        said = {}
+        for lang in ("en", "fr"):
+            page = web.get("/", params={"task": "inference", "model": "llama-3.1-8b",
+                                        "amount": "1M", "unit": "tokens", "engine": engine,
+                                        "lang": lang}).text
+            said[lang] = re.search(r'<p class="understood">(.*?)</p>', page, re.S).group(1)
+        assert f"engine {name}." in said["en"], said["en"]
+        assert f"moteur {name}." in said["fr"], said["fr"]

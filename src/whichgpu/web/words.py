@@ -34,9 +34,10 @@ from markupsafe import Markup, escape
 from whichgpu.answers import requests as r
 from whichgpu.answers.fields import N_
 from whichgpu.answers.fields import label as field_label
+from whichgpu.engines import label as engine_label
 from whichgpu.messages import DataText, Field, Join, Message, Some
 from whichgpu.units import Age, Duration, Money
-from whichgpu.vocabulary import Placement
+from whichgpu.vocabulary import Engine, Placement
 from whichgpu.web.i18n import Locale
 
 DATA = "data"  # the context of whole strings from data files
@@ -147,6 +148,8 @@ class _Formatter(string.Formatter):
             return L.duration(float(value))
         if isinstance(value, Age):
             return L.age(float(value))
+        if isinstance(value, Engine) and L.lang == "en":  # 'vLLM', as the French page says
+            return engine_label(value.value)
         if isinstance(value, StrEnum):
             words = translated(L, f"vocabulary.{type(value).__name__}", value.value)
             if words is None:
