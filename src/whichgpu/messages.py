@@ -25,7 +25,7 @@ Parameters are typed, so each surface can say them its own way:
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -191,6 +191,19 @@ def msg(id: str, template: str, /, **params: Any) -> Message:
 
 
 _STR_NEW = str.__new__
+
+#: what makes a message: :func:`msg`, or :func:`silent` where nobody reads the words
+Say = Callable[..., Message]
+
+
+def silent(id: str, template: str, /, **params: Any) -> Message:
+    """A message nobody reads, with :func:`msg`'s signature and none of its work: the words
+    of an estimate asked only for its numbers (a probe: estimate/memory's ``memory_need``)."""
+    return SILENT
+
+
+#: the one message :func:`silent` gives: no text (a probe's words are never shown)
+SILENT = Message("silent", "")
 
 
 class DataText(str):

@@ -8,6 +8,7 @@ comes as structured messages, rendered from the catalogs by web/words.py.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from whichgpu.vocabulary import Placement
@@ -216,11 +217,25 @@ def rank(options: Any, option: Any) -> int:
     Only options of the same GPU and count are compared in full (two options that differ in
     either are never equal): comparing options field by field, their GPUs' every spec first,
     took ~10 ms of an LLM advisor page with a dozen folded counts."""
-    key = (option.gpu.id, option.count)
+    return ranks(options)(option)
+
+
+def ranks(options: Any) -> Callable[[Any], int]:
+    """:func:`rank` over ``options`` for each option asked: the options indexed by GPU and
+    count once, so each answer compares only that GPU and count's few options (a page's
+    folded rows asked ``rank`` once each, every call walking the whole list)."""
+    places: dict[tuple[str, int], list[int]] = {}
     for i, o in enumerate(options):
-        if o is option or ((o.gpu.id, o.count) == key and o == option):
-            return i + 1
-    raise ValueError(f"{option!r} is not in the options")
+        places.setdefault((o.gpu.id, o.count), []).append(i)
+
+    def rank_of(option: Any) -> int:
+        for i in places.get((option.gpu.id, option.count), ()):
+            o = options[i]
+            if o is option or o == option:
+                return i + 1
+        raise ValueError(f"{option!r} is not in the options")
+
+    return rank_of
 
 
 def split_exclusions(excluded: Any) -> tuple[list[Any], list[Any]]:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import Decimal
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -25,6 +26,11 @@ from babel.numbers import (
     format_currency,
     format_percent,
     format_scientific,
+    get_currency_precision,
+    get_currency_symbol,
+    get_decimal_precision,
+    get_decimal_symbol,
+    get_group_symbol,
     parse_pattern,
 )
 from babel.support import Translations
@@ -131,8 +137,9 @@ def _percent_text(lang: str, kind: str, text: str, x: float | int) -> str:
 @functools.lru_cache(maxsize=8192)
 def _money(lang: str, amount: float, kind: str, text: str, currency: str,
            digits: int | None) -> str:
-    """Locale.money's text (Babel's, about 0.3 ms each); ``kind`` and ``text`` (the amount's
-    type and repr) keep -0.0 apart from 0.0 and 1 from 1.0 in the cache's key."""
+    """Locale.money's text (Babel's ``format_currency``, said by :class:`_CurrencyShape`);
+    ``kind`` and ``text`` (the amount's type and repr) keep -0.0 apart from 0.0 and 1 from 1.0
+    in the cache's key."""
     babel = _babel(lang)
     if abs(amount) >= SCIENTIFIC_FROM:
         return format_currency(amount, currency, locale=babel, currency_digits=False,
@@ -141,11 +148,76 @@ def _money(lang: str, amount: float, kind: str, text: str, currency: str,
         a = abs(amount)
         digits = 2 if a >= 0.1 or a == 0 else 4 if a >= 0.001 else 6
     if digits == 0:
-        return format_currency(round(amount), currency, locale=babel,
-                               format="¤#,##0" if lang == "en" else "#,##0\u00a0¤",
-                               currency_digits=False)
-    return format_currency(round(amount, digits), currency, locale=babel,
-                           decimal_quantization=False)
+        return _shape(lang, currency, "¤#,##0" if lang == "en" else "#,##0\u00a0¤").say(
+            round(amount), currency_digits=False, quantize=True)
+    return _shape(lang, currency, None).say(round(amount, digits), currency_digits=True,
+                                            quantize=False)
+
+
+@dataclass(frozen=True)
+class _CurrencyShape:
+    """What Babel's ``format_currency`` (``NumberPattern.apply``) does to every amount of one
+    currency in one locale and pattern, worked out once: the sign's prefix and suffix with the
+    currency's symbol in place, the symbols, the grouping and the fraction digits. Babel
+    builds these again for each amount (about 57 us a text, ~3 ms of an advisor page);
+    tests/web/test_web_money_shape.py checks the texts against Babel's."""
+
+    prefix: tuple[str, str]  # (positive, negative)
+    suffix: tuple[str, str]
+    group: str
+    decimal: str
+    int_min: int
+    grouping: tuple[int, int]
+    frac: tuple[int, int]  # the pattern's (min, max) fraction digits
+    currency_frac: int  # the currency's own digits (currency_digits=True)
+
+    def say(self, value: float | int, *, currency_digits: bool, quantize: bool) -> str:
+        """``pattern.apply(value, locale, currency=..., currency_digits=...,
+        decimal_quantization=quantize)``, step by step as Babel 2.x takes it."""
+        number = Decimal(str(value))
+        negative = int(number.is_signed())
+        number = abs(number).normalize()
+        lo, hi = (self.currency_frac,) * 2 if currency_digits else self.frac
+        if not quantize:
+            hi = max(hi, get_decimal_precision(number))
+        whole, _, fraction = f"{number.quantize(Decimal(10) ** -hi):f}".partition(".")
+        if len(whole) < self.int_min:
+            whole = "0" * (self.int_min - len(whole)) + whole
+        size, grouped = self.grouping[0], ""
+        while len(whole) > size:
+            grouped = self.group + whole[-size:] + grouped
+            whole = whole[:-size]
+            size = self.grouping[1]
+        fraction = fraction or "0"
+        if len(fraction) < lo:
+            fraction += "0" * (lo - len(fraction))
+        if hi == 0 or (lo == 0 and int(fraction) == 0):
+            fraction = ""
+        else:
+            while len(fraction) > lo and fraction[-1] == "0":
+                fraction = fraction[:-1]
+            fraction = self.decimal + fraction
+        return self.prefix[negative] + whole + grouped + fraction + self.suffix[negative]
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(lang: str, currency: str, pattern: str | None) -> _CurrencyShape:
+    """The shape of ``currency``'s texts in ``lang`` with ``pattern`` (None: the locale's
+    standard currency pattern)."""
+    babel = _babel(lang)
+    p = parse_pattern(pattern) if pattern else babel.currency_formats["standard"]
+    if "'" in p.pattern or "¤¤" in p.pattern or p.scale or p.exp_prec or "@" in p.pattern:
+        raise ValueError(f"a currency pattern this shape does not say: {p.pattern!r}")
+    symbol = get_currency_symbol(currency, babel)
+
+    def framed(part: tuple[str, str]) -> tuple[str, str]:
+        return (part[0].replace("¤", symbol), part[1].replace("¤", symbol))
+
+    return _CurrencyShape(framed(p.prefix), framed(p.suffix),
+                          get_group_symbol(babel, numbering_system="latn"),
+                          get_decimal_symbol(babel, numbering_system="latn"),
+                          p.int_prec[0], p.grouping, p.frac_prec,
+                          get_currency_precision(currency))
 
 
 @dataclass(frozen=True)

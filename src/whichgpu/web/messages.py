@@ -29,7 +29,7 @@ KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "N_": None, "g": Non
 METHODS = [("templates/**.html", "jinja2"), ("*.py", "python")]
 OPTIONS = {"templates/**.html": {"extensions": "jinja2.ext.i18n", "trim_blocks": "true",
                                  "lstrip_blocks": "true"}}
-ENGINE_KEYWORDS = {"msg": ((1, "c"), 2), "Text": ((1, "c"), 2)}
+ENGINE_KEYWORDS = {"msg": ((1, "c"), 2), "say": ((1, "c"), 2), "Text": ((1, "c"), 2)}
 LANGS = ("en", "fr")
 #: the vocabularies whose words a message may carry as parameters
 VOCABULARIES: tuple[type[StrEnum], ...] = (

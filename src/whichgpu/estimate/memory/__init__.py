@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import fields
 from operator import attrgetter
+from typing import NamedTuple
 
-from whichgpu.estimate.memo import Table
+from whichgpu.estimate.memo import Table, enabled
 from whichgpu.estimate.memory.terms import MemoryEstimate, MemoryTerm, ordered
 from whichgpu.estimate.workload import Workload
-from whichgpu.messages import Field, Message, msg
+from whichgpu.messages import Field, Message, msg, silent
 from whichgpu.vocabulary import Task
 
 # equal workloads get the same estimate: a recommendation asks for the same layouts on every
@@ -30,6 +31,59 @@ def estimate_memory(w: Workload) -> MemoryEstimate:
     est = _estimate(w)
     _ESTIMATES.put(key, (w.model, est))
     return est
+
+
+class MemoryNeed(NamedTuple):
+    """What a fit check reads of an estimate: the peak per GPU, what the job keeps in host
+    RAM and whether the host holds it."""
+
+    total_bytes: int
+    host_total_bytes: int
+    host_fits: bool
+
+
+# the needs probed without words, keyed as _ESTIMATES (a full estimate there is used first)
+_NEEDS = Table(2048)
+
+
+def memory_need(w: Workload) -> MemoryNeed:
+    """:func:`estimate_memory`'s numbers alone, for the many estimates only compared with a
+    GPU's memory (the GPUs that hold a job, the changes that make it fit, the largest batch):
+    the same builders and terms, with :func:`~whichgpu.messages.silent` words. With the memos
+    off (the reference path answers are compared with), the full estimate's numbers."""
+    if not enabled():
+        return _need_of(_estimate(w))
+    try:
+        key = (id(w.model), _SETTINGS(w))
+        hit = _ESTIMATES.get(key) or _NEEDS.get(key)
+    except TypeError:  # an unhashable setting: no memo
+        return _probe(w)
+    if hit is not None and hit[0] is w.model:
+        est = hit[1]
+        return est if isinstance(est, MemoryNeed) else _need_of(est)
+    need = _probe(w)
+    _NEEDS.put(key, (w.model, need))
+    return need
+
+
+def _need_of(est: MemoryEstimate) -> MemoryNeed:
+    return MemoryNeed(est.total_bytes, est.host_total_bytes, est.host_fits)
+
+
+def _probe(w: Workload) -> MemoryNeed:
+    """The need worked out with silent words (a diffusion estimate: in full, memoized)."""
+    if w.is_diffusion:
+        return _need_of(estimate_memory(w))
+    if w.is_training:
+        from whichgpu.estimate.memory.training import training_terms as build
+    else:
+        from whichgpu.estimate.memory.inference import inference_terms as build
+    terms, _, details = build(w, silent)
+    host_terms = tuple(details.get("host_terms") or ())
+    return _need_of(MemoryEstimate(
+        task=w.task, engine=w.engine_name, quant=w.quant_name, gpus=w.gpus,
+        terms=ordered(terms), host_terms=host_terms,
+        host=w.host_spec if host_terms else None))
 
 
 def _estimate(w: Workload) -> MemoryEstimate:
@@ -82,4 +136,4 @@ def _defaults(w: Workload) -> list[Message]:
     return out
 
 
-__all__ = ["MemoryEstimate", "MemoryTerm", "estimate_memory"]
+__all__ = ["MemoryEstimate", "MemoryNeed", "MemoryTerm", "estimate_memory", "memory_need"]

@@ -15,7 +15,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate import memo
 from whichgpu.estimate.diffusion_trainers import residency
 from whichgpu.estimate.memo import by_identity
-from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.memory import memory_need
 from whichgpu.estimate.memory.fit import (
     COUNTS,
     describe_layout,
@@ -83,7 +83,7 @@ def _need(w: Workload, count: int) -> tuple[int, bool, InputError | None] | None
         wc = layout_for(w, count)
     except InputError:
         return None
-    est = estimate_memory(wc)
+    est = memory_need(wc)
     memory_band(wc)
     try:
         describe_layout(wc)
@@ -360,12 +360,12 @@ def _fits_one(c: Change, target: GPU | None) -> bool:
 def _singles(w: Workload) -> tuple[int, tuple[tuple[_Candidate, Workload, int], ...]]:
     """What does not depend on the target GPU: the workload's total and each single change
     that shrinks it (the candidate, the changed workload, its total), in candidate order."""
-    base = estimate_memory(w).total_bytes
+    base = memory_need(w).total_bytes
     out = []
     for c in _candidates(w):
         try:
             wc = w.with_(**c.changes)
-            total = estimate_memory(wc).total_bytes
+            total = memory_need(wc).total_bytes
         except InputError:
             continue
         if total < base:
@@ -379,7 +379,7 @@ def _paired(w: Workload) -> tuple[tuple[Message, Workload, int, tuple[tuple[str,
     """Every pair of the single changes that do not touch the same setting and shrink the
     workload, in order (the description, the changed workload, its total, its settings):
     the same for every target GPU."""
-    base = estimate_memory(w).total_bytes
+    base = memory_need(w).total_bytes
     candidates = _candidates(w)
     found = []
     for i, one in enumerate(candidates):
@@ -392,7 +392,7 @@ def _paired(w: Workload) -> tuple[tuple[Message, Workload, int, tuple[tuple[str,
                 continue
             try:
                 wc = w.with_(**merged)
-                total = estimate_memory(wc).total_bytes
+                total = memory_need(wc).total_bytes
             except InputError:
                 continue
             if total < base:

@@ -16,7 +16,7 @@ from whichgpu.errors import InputError
 from whichgpu.estimate.constants import memory_constant
 from whichgpu.estimate.diffusion_parallel import diffusion_layout
 from whichgpu.estimate.memo import Table, by_identity
-from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.memory import MemoryNeed, memory_need
 from whichgpu.estimate.workload import LAYER_SPLIT_ENGINES, Workload, tp_problem
 from whichgpu.messages import Message, msg
 from whichgpu.vocabulary import Engine, Task
@@ -158,15 +158,16 @@ def fits(w: Workload, *, catalog: Catalog | None = None, counts=COUNTS,
     return sorted(out, key=lambda f: (not f.fits, f.count, f.gpu.usable_memory_bytes))
 
 
-def _per_count(w: Workload, counts) -> Iterator[tuple[int, Workload, MemoryEstimate, float]]:
+def _per_count(w: Workload, counts) -> Iterator[tuple[int, Workload, MemoryNeed, float]]:
     """For each count the workload can be laid out on (in order): the count, the workload laid
-    out on it, its memory estimate and memory band (a count whose layout is refused left out)."""
+    out on it, its memory need (the estimate's numbers) and memory band (a count whose layout
+    is refused left out)."""
     for count in counts:
         try:
             wc = layout_for(w, count)
         except InputError:
             continue
-        yield count, wc, estimate_memory(wc), memory_band(wc)
+        yield count, wc, memory_need(wc), memory_band(wc)
 
 
 def gpus_running(w: Workload, catalog: Catalog,
@@ -252,8 +253,8 @@ def max_concurrency(w: Workload, gpu: GPU, count: int = 1, limit: int = 4096) ->
     def ok(n: int) -> bool:
         hit = probes.get(n)
         if hit is None:
-            est = estimate_memory(layout_for(w.with_(batch=n), count))
-            hit = probes[n] = (est.total_bytes, est.host_fits)
+            need = memory_need(layout_for(w.with_(batch=n), count))
+            hit = probes[n] = (need.total_bytes, need.host_fits)
         return hit[0] <= usable and hit[1]
 
     return _bisect(ok, lo=1, hi=limit)
@@ -270,8 +271,8 @@ def _search(make, gpu: GPU, lo: int, hi: int) -> int:
     usable = gpu.usable_memory_bytes
 
     def ok(n: int) -> bool:
-        est = estimate_memory(make(n))
-        return est.total_bytes <= usable and est.host_fits
+        need = memory_need(make(n))
+        return need.total_bytes <= usable and need.host_fits
 
     return _bisect(ok, lo, hi)
 

@@ -20,7 +20,7 @@ from whichgpu.estimate.memory.placement import workload_placement
 from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload
-from whichgpu.messages import Message, data_text, msg
+from whichgpu.messages import Message, Say, data_text, msg
 from whichgpu.units import GiB, MiB
 from whichgpu.vocabulary import Engine
 
@@ -91,7 +91,10 @@ def drafter_term(w: Workload, kv_gpu: float, split: int) -> MemoryTerm:
         "estimate/speculative.py")
 
 
-def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
+def inference_terms(w: Workload, say: Say = msg
+                    ) -> tuple[list[MemoryTerm], list[Message], dict]:
+    """The terms, assumptions and details of an LLM inference estimate (``say`` makes its
+    words: :func:`~whichgpu.messages.silent` for a probe that reads only the bytes)."""
     m = w.model
     q = w.quant_format
     engine = w.engine_name
@@ -116,20 +119,20 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         # default form a (DP x TP) sized tensor parallel group', vLLM data parallel deployment:
         # https://docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/)
         weights = (on_gpu - wb.experts) / split + wb.experts / (split * w.dp_degree)
-        where = msg("term.weights.expert_parallel", "; routed experts over all {n} GPUs "
+        where = say("term.weights.expert_parallel", "; routed experts over all {n} GPUs "
                     "(expert parallel), the rest on each of {dp} data-parallel ranks",
                     n=split * w.dp_degree, dp=w.dp_degree)
     if layout is not None:
-        where = (msg("term.weights.placed", "; {layout}", layout=layout.formula())
+        where = (say("term.weights.placed", "; {layout}", layout=layout.formula())
                  if layout.offloaded else
-                 msg("term.weights.embedding_on_cpu", "; token embedding in host RAM "
+                 say("term.weights.embedding_on_cpu", "; token embedding in host RAM "
                      "(llama.cpp keeps the input layer on the CPU)"))
-    split_text = msg("term.split", ", split over {n} GPUs", n=split) if split > 1 else ""
+    split_text = say("term.split", ", split over {n} GPUs", n=split) if split > 1 else ""
     terms.append(MemoryTerm(
         "weights", int(weights),
-        msg("term.weights", "{formula}{split}{where}", formula=wb.formula, split=split_text,
+        say("term.weights", "{formula}{split}{where}", formula=wb.formula, split=split_text,
             where=where),
-        None if wb.exact else msg("term.weights.format", "{quant}: {description}",
+        None if wb.exact else say("term.weights.format", "{quant}: {description}",
                                   quant=q.name, description=q.said),
         m.checkpoint.source if wb.exact and m.checkpoint else wb.source or q.source))
 
@@ -140,26 +143,26 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
     kv_gpu = kv_all * kv_share / pp
     terms.append(MemoryTerm(
         "kv_cache", int(kv_gpu),
-        msg("term.kv", "{batch} sequence(s) x {context:,} tokens; {formula}{tp}{share}",
+        say("term.kv", "{batch} sequence(s) x {context:,} tokens; {formula}{tp}{share}",
             batch=w.batch, context=kv.context_cached, formula=kv.formula,
-            tp=msg("term.kv.tp", "; split over tp={tp}", tp=tp) if tp > 1 else "",
-            share=msg("term.kv.share", "; in the GPU layers: {share:.0%}", share=kv_share)
+            tp=say("term.kv.tp", "; split over tp={tp}", tp=tp) if tp > 1 else "",
+            share=say("term.kv.share", "; in the GPU layers: {share:.0%}", share=kv_share)
             if kv_share < 1 else ""),
-        msg("term.kv.dtype", "KV dtype {dtype} ({bytes:g} bytes per element)",
+        say("term.kv.dtype", "KV dtype {dtype} ({bytes:g} bytes per element)",
             dtype=w.kv_dtype, bytes=w.kv_bytes)))
     if w.speculative is not None:
         terms.append(drafter_term(w, kv_gpu, split))
     if layout is not None:
         host_terms.append(MemoryTerm(
             "weights", layout.host_bytes,
-            msg("term.host.weights.placed", "token embedding + {layout}",
+            say("term.host.weights.placed", "token embedding + {layout}",
                 layout=layout.describe()) if layout.offloaded else
-            msg("term.host.embedding", "token embedding"),
-            msg("term.host.mmap", "memory-mapped from the GGUF file (llama.cpp's default)"),
+            say("term.host.embedding", "token embedding"),
+            say("term.host.mmap", "memory-mapped from the GGUF file (llama.cpp's default)"),
             PLACEMENT_SOURCE))
         if kv_share < 1:
             host_terms.append(MemoryTerm("kv_cache", int(kv_all * (1 - kv_share)),
-                                         msg("term.host.kv", "the KV cache of the layers on "
+                                         say("term.host.kv", "the KV cache of the layers on "
                                              "the CPU"), None, PLACEMENT_SOURCE))
     lora = None
     if w.lora_adapters:  # many adapters on this base: their GPU slots (estimate/multi_lora.py)
@@ -168,7 +171,7 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         term, lora = lora_term(w)
         terms.append(term)
     if m.max_context and ctx > m.max_context:
-        assumptions.append(msg("memory.beyond_context", "context {context:,} exceeds the "
+        assumptions.append(say("memory.beyond_context", "context {context:,} exceeds the "
                                "model's trained maximum {maximum:,}: quality may drop without "
                                "RoPE scaling", context=ctx, maximum=m.max_context))
 
@@ -184,15 +187,15 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         act_bytes = act + sampler
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
-            msg("term.activations.serving", "2 x {tokens} batched tokens x hidden {hidden} x "
+            say("term.activations.serving", "2 x {tokens} batched tokens x hidden {hidden} x "
                 "{coeff:g} (profiling peak) + sampler logits for up to 256 sequences x vocab x "
                 "4 bytes", tokens=tokens, hidden=h, coeff=coeff),
-            msg("term.activations.serving.why", "the engine profiles one full batch of "
+            say("term.activations.serving.why", "the engine profiles one full batch of "
                 "max_num_batched_tokens"),
             memory_constant(table).source))
         g = memory_constant("vllm_cuda_graph_gib")
         terms.append(MemoryTerm("cuda_graphs", int(g.value * GiB),
-                                msg("term.cuda_graphs", "captured CUDA graphs"),
+                                say("term.cuda_graphs", "captured CUDA graphs"),
                                 _note(g), g.source))
     elif has(engine, "ggml_runtime"):
         ub = min(w.ubatch_tokens, max(ctx, 1))
@@ -201,10 +204,10 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         act_bytes = max(4 * ub * (1 + 4 * h) + attn, 4 * ub * (h + v))
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
-            msg("term.activations.llamacpp", "compute buffer: max(4 x ubatch {ubatch} x (1 + 4 "
+            say("term.activations.llamacpp", "compute buffer: max(4 x ubatch {ubatch} x (1 + 4 "
                 "hidden) + attention scratch, 4 x ubatch x (hidden + vocab))", ubatch=ub),
-            msg("term.flash.on", "flash attention on") if w.flash_attention else
-            msg("term.flash.off", "flash attention off"),
+            say("term.flash.on", "flash attention on") if w.flash_attention else
+            say("term.flash.off", "flash attention off"),
             "https://github.com/ollama/ollama (llm/ggml.go GraphSize, llama family)"))
     else:  # transformers, exllamav2: dynamic allocation, prefill peak
         # an engine that prefills in chunks (ExLlamaV2, MLX-LM: data/engines.toml)
@@ -217,15 +220,15 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         if not w.flash_attention:
             act += w.batch * m.num_attention_heads / tp * chunk * chunk * 6
         act_bytes = act + w.batch * v * 4
-        attention = (msg("term.sdpa", "SDPA/flash attention") if w.flash_attention else
-                     msg("term.eager", "eager attention"))
+        attention = (say("term.sdpa", "SDPA/flash attention") if w.flash_attention else
+                     say("term.eager", "eager attention"))
         note: PrefillNote | None = getattr(module(engine), "prefill_note", None)
         terms.append(MemoryTerm(
             "activations", int(act_bytes),
-            msg("term.activations.prefill", "prefill of {tokens:,} tokens: live MLP tensors "
+            say("term.activations.prefill", "prefill of {tokens:,} tokens: live MLP tensors "
                 "(hidden + 3 x intermediate, 16-bit) + last-token logits in fp32", tokens=tokens)
             if w.flash_attention else
-            msg("term.activations.prefill.eager", "prefill of {tokens:,} tokens: live MLP "
+            say("term.activations.prefill.eager", "prefill of {tokens:,} tokens: live MLP "
                 "tensors (hidden + 3 x intermediate, 16-bit) + last-token logits in fp32 + "
                 "eager attention scores (fp32 softmax)", tokens=tokens),
             note(attention) if note is not None else attention))
@@ -237,9 +240,9 @@ def inference_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]
         dynamic = kv_gpu + act_bytes
         c = memory_constant("fragmentation_fraction")
         terms.append(MemoryTerm("fragmentation", int(dynamic * c.value),
-                                msg("term.fragmentation", "{share:.0%} of KV cache and "
+                                say("term.fragmentation", "{share:.0%} of KV cache and "
                                     "activations", share=c.value),
-                                msg("term.fragmentation.why", "PyTorch caching allocator"),
+                                say("term.fragmentation.why", "PyTorch caching allocator"),
                                 c.source))
     reserve = _engine_reserve(engine, terms, kv_gpu)
     if reserve:

@@ -21,7 +21,7 @@ from whichgpu.estimate.memory.inference import nccl_term, runtime_term
 from whichgpu.estimate.memory.terms import MemoryTerm
 from whichgpu.estimate.memory.weights import workload_weight_bytes
 from whichgpu.estimate.workload import Workload, lora_groups
-from whichgpu.messages import Join, Message, msg
+from whichgpu.messages import Join, Message, Say, msg
 from whichgpu.models.spec import ModelSpec
 from whichgpu.vocabulary import Engine, Task
 
@@ -125,7 +125,10 @@ def selective_bytes_per_token_layer(m: ModelSpec, tp: int, sp: int = 1) -> float
     return 2 * (h / sp + a * d / tp + mm / 2 / tp) + 4 * a / tp
 
 
-def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
+def training_terms(w: Workload, say: Say = msg
+                   ) -> tuple[list[MemoryTerm], list[Message], dict]:
+    """The terms, assumptions and details of a training estimate (``say`` makes its words:
+    :func:`~whichgpu.messages.silent` for a probe that reads only the bytes)."""
     m = w.model
     q = w.quant_format
     tp, pp, dp = w.tp_degree, w.pp_degree, w.dp_degree
@@ -141,24 +144,24 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     on_cpu = w.offload == "cpu"  # FSDP CPUOffload: model states live in CPU memory
     states_on_cpu = w.offload in ("optimizer", "cpu")
     if w.fp8_training:
-        assumptions.append(msg("train.fp8", "FP8 training: matmuls in FP8 (Transformer Engine, "
+        assumptions.append(say("train.fp8", "FP8 training: matmuls in FP8 (Transformer Engine, "
                                "torchao float8), weights, gradients and optimizer states kept "
                                "as in bf16 training"))
     if on_cpu:
-        assumptions.append(msg("train.fsdp_offload", "FSDP CPU offload: parameters, gradients "
+        assumptions.append(say("train.fsdp_offload", "FSDP CPU offload: parameters, gradients "
                                "and optimizer states stay in CPU memory; each layer is copied "
                                "to the GPU as it runs"))
     elif states_on_cpu:
-        assumptions.append(msg("train.zero_offload", "ZeRO-Offload: optimizer states and fp32 "
+        assumptions.append(say("train.zero_offload", "ZeRO-Offload: optimizer states and fp32 "
                                "master weights stay in CPU memory"))
     terms.append(MemoryTerm(
         "weights", 0 if on_cpu else int(wb.total / w_div),
-        msg("term.train.weights", "{formula}{split}{sharded}", formula=wb.formula,
-            split=msg("term.train.split", ", / {n} GPUs", n=w_div) if w_div > 1 else "",
-            sharded=msg("term.train.sharded", " (ZeRO-3/FSDP shards them)")
+        say("term.train.weights", "{formula}{split}{sharded}", formula=wb.formula,
+            split=say("term.train.split", ", / {n} GPUs", n=w_div) if w_div > 1 else "",
+            sharded=say("term.train.sharded", " (ZeRO-3/FSDP shards them)")
             if zero >= 3 and dp > 1 else ""),
-        msg("term.train.trainable", "trainable") if full else
-        msg("term.train.frozen", "frozen base model"), q.source))
+        say("term.train.trainable", "trainable") if full else
+        say("term.train.frozen", "frozen base model"), q.source))
 
     n = m.params_total
     from whichgpu.estimate.frameworks import framework_defaults
@@ -176,34 +179,34 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         grad_bytes = float(ab)
         terms.append(MemoryTerm(
             "adapter_weights", int(trainable * ab / split),
-            msg("term.adapters", "LoRA rank {rank} on {targets}: {params:,} params x {bytes} "
+            say("term.adapters", "LoRA rank {rank} on {targets}: {params:,} params x {bytes} "
                 "bytes ({dtype} adapters)", rank=w.lora_rank, targets=", ".join(w.lora_targets),
                 params=trainable, bytes=ab, dtype="fp32" if ab == 4 else "bf16"),
-            msg("term.adapters.peft", "PEFT keeps adapters in fp32 under mixed precision "
+            say("term.adapters.peft", "PEFT keeps adapters in fp32 under mixed precision "
                 "(autocast_adapter_dtype)") if ab == 4 else
-            msg("term.adapters.bf16", "{framework} trains the adapters in bf16 like the rest",
+            say("term.adapters.bf16", "{framework} trains the adapters in bf16 like the rest",
                 framework=w.framework),
             "https://huggingface.co/docs/peft/main/en/developer_guides/lora"))
     # --- master weights, gradients, optimizer
     if full and w.uses_master_weights and not states_on_cpu:
         div = split * (dp if zero >= 1 else 1)
         terms.append(MemoryTerm("master_weights", int(trainable * 4 / div),
-                                msg("term.master", "fp32 master copy: {params:,} params x 4 "
+                                say("term.master", "fp32 master copy: {params:,} params x 4 "
                                     "bytes{div}", params=trainable, div=_over(div)),
-                                msg("term.master.why", "mixed precision keeps fp32 master "
+                                say("term.master.why", "mixed precision keeps fp32 master "
                                     "weights"), _OPT_SOURCE))
     gdiv = split * (dp if zero >= 2 else 1)
     grads = 0 if on_cpu else trainable * grad_bytes / gdiv
-    gformula = msg("term.gradients", "{params:,} trainable params x {bytes:g} bytes{div}",
+    gformula = say("term.gradients", "{params:,} trainable params x {bytes:g} bytes{div}",
                    params=trainable, bytes=grad_bytes, div=_over(gdiv))
     if w.optimizer_in_backward and full:
         largest = max(m.largest_layer_params, m.vocab_size * m.hidden_size)
         grads = min(grads, largest * grad_bytes / split)
-        gformula = msg("term.gradients.in_backward", "optimizer step fused into backward: one "
+        gformula = say("term.gradients.in_backward", "optimizer step fused into backward: one "
                        "layer's gradients at a time (the largest, {params:,} params, x "
                        "{bytes:g} bytes)", params=largest, bytes=grad_bytes)
     terms.append(MemoryTerm("gradients", int(grads), gformula,
-                            msg("term.gradients.why", "gradients in the dtype of the trainable "
+                            say("term.gradients.why", "gradients in the dtype of the trainable "
                                 "weights"), _OPT_SOURCE))
     per_param, what = OPTIMIZER_BYTES[w.optimizer]
     if per_param is None:
@@ -216,16 +219,16 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     if _states_follow_params(w, full, grad_bytes):
         # torch.optim creates its state like the parameter: bf16 states for bf16 parameters
         opt *= 0.5
-        what = msg("term.optimizer.bf16", "{what}, kept in bf16 like the parameters (no fp32 "
+        what = say("term.optimizer.bf16", "{what}, kept in bf16 like the parameters (no fp32 "
                    "master copy)", what=what)
-        state_note = msg("term.optimizer.bf16.why", "torch.optim states take the parameters' "
+        state_note = say("term.optimizer.bf16.why", "torch.optim states take the parameters' "
                          "dtype (pure bf16 training)")
     odiv = split * (dp if zero >= 1 else 1)
     opt_gpu = 0 if states_on_cpu else opt / odiv
     host: dict[str, int] = {}
     if states_on_cpu:
         host["optimizer_states"] = int(opt / odiv)
-    oformula = msg("term.optimizer", "{what}{div}", what=what, div=_over(odiv))
+    oformula = say("term.optimizer", "{what}{div}", what=what, div=_over(odiv))
     if w.optimizer == "paged-adamw-8bit" and not states_on_cpu:
         # bitsandbytes allocates paged states with cudaMallocManaged: outside PyTorch's
         # allocator, they page to CPU RAM when the GPU is full and back when stepped
@@ -233,10 +236,10 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         assert per_param is not None  # paged AdamW has its bytes per parameter
         resident = min(opt_gpu, layer * per_param / split)
         host["optimizer_states"] = int(opt_gpu)
-        oformula = msg("term.optimizer.paged", "paged 8-bit AdamW: {gb:,.2f} GB of states in "
+        oformula = say("term.optimizer.paged", "paged 8-bit AdamW: {gb:,.2f} GB of states in "
                        "CUDA unified memory, paged to CPU RAM when the GPU is full; at least "
                        "the states of the layer being stepped are resident", gb=opt_gpu / 1e9)
-        state_note = msg("term.optimizer.paged.why", "paged states are not counted against the "
+        state_note = say("term.optimizer.paged.why", "paged states are not counted against the "
                          "GPU beyond one layer: nvidia-smi shows more while memory is free")
         opt_gpu = resident
     terms.append(MemoryTerm("optimizer_states", int(opt_gpu), oformula, state_note,
@@ -267,18 +270,18 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     parts: list[Message] = []
     if w.uses_checkpointing or selective:
         act = L * kept_per_layer + s * b * per_tl + bwd
-        parts.append(msg("term.act.checkpointed", "checkpointed: {layers} layers x {seq} tokens "
+        parts.append(say("term.act.checkpointed", "checkpointed: {layers} layers x {seq} tokens "
                          "x batch {batch} x 2 x hidden (layer inputs)", layers=L, seq=s,
                          batch=b) if w.uses_checkpointing else
-                     msg("term.act.selective", "selective (op-level) checkpointing: {layers} "
+                     say("term.act.selective", "selective (op-level) checkpointing: {layers} "
                          "layers x {seq} tokens x batch {batch} x {kept:,.0f} bytes kept (layer "
                          "input, attention output, every second matmul output)", layers=L,
                          seq=s, batch=b, kept=kept_per_layer / (s * b)))
-        parts.append(msg("term.act.recomputed", " + one layer recomputed in full with its MLP "
+        parts.append(say("term.act.recomputed", " + one layer recomputed in full with its MLP "
                          "backward gradients"))
     else:
         act = L * kept_per_layer + bwd
-        parts.append(msg("term.act.full", "{layers} layers x {seq} tokens x batch {batch} x "
+        parts.append(say("term.act.full", "{layers} layers x {seq} tokens x batch {batch} x "
                          "{per:,.0f} bytes per token-layer + the last layer's MLP backward "
                          "gradients", layers=L, seq=s, batch=b, per=per_tl))
     if w.activation_offload_layers and w.is_training:
@@ -287,42 +290,42 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         n_off = min(w.activation_offload_layers, L - 1)
         host["activations"] = int(n_off * kept_per_layer)
         act -= n_off * kept_per_layer
-        parts.append(msg("term.act.offloaded_layers", "; offloaded: the kept activations of "
+        parts.append(say("term.act.offloaded_layers", "; offloaded: the kept activations of "
                          "{n} of {layers} layers in CPU RAM ({gb:,.2f} GB)", n=n_off, layers=L,
                          gb=host["activations"] / 1e9))
     elif w.offloads_activations and L > in_flight:
         host["activations"] = int((L - in_flight) * kept_per_layer)
         act -= (L - in_flight) * kept_per_layer
-        parts.append(msg("term.act.offloaded", "; offloaded: only {n} layers' kept activations "
+        parts.append(say("term.act.offloaded", "; offloaded: only {n} layers' kept activations "
                          "on the GPU (the rest, {gb:,.2f} GB, in CPU RAM)", n=in_flight,
                          gb=host["activations"] / 1e9))
     if not w.flash_attention:
         extra = (1 if w.uses_checkpointing else L) * b * m.num_attention_heads / tp * s * s * 2
         act += extra
-        parts.append(msg("term.act.eager", " + attention probabilities (eager, 2 x heads x "
+        parts.append(say("term.act.eager", " + attention probabilities (eager, 2 x heads x "
                          "seq^2 bytes per layer)"))
-    formula = msg("term.activations", "{parts}", parts=Join(parts, ""))
+    formula = say("term.activations", "{parts}", parts=Join(parts, ""))
     c = memory_constant("train_activation_bytes_per_token_layer")
-    how: list[Message] = [msg("term.train.checkpointing.on", "gradient checkpointing on")
+    how: list[Message] = [say("term.train.checkpointing.on", "gradient checkpointing on")
                           if w.uses_checkpointing else
-                          msg("term.train.selective", "selective checkpointing") if selective
-                          else msg("term.train.checkpointing.off", "gradient checkpointing off")]
+                          say("term.train.selective", "selective checkpointing") if selective
+                          else say("term.train.checkpointing.off", "gradient checkpointing off")]
     if w.offloads_activations:
-        how.append(msg("term.train.act_offloaded", ", activations offloaded to CPU RAM as they "
+        how.append(say("term.train.act_offloaded", ", activations offloaded to CPU RAM as they "
                        "are produced"))
-    how.append(msg("term.train.flash", ", flash attention") if w.flash_attention else
-               msg("term.train.eager", ", eager attention"))
+    how.append(say("term.train.flash", ", flash attention") if w.flash_attention else
+               say("term.train.eager", ", eager attention"))
     if fp8_inputs:
-        how.append(msg("term.train.fp8_inputs", ", FP8 linears keep their inputs in FP8 for "
+        how.append(say("term.train.fp8_inputs", ", FP8 linears keep their inputs in FP8 for "
                        "backward (Transformer Engine)"))
     if sp > 1:
-        how.append(msg("term.train.sequence_parallel", ", sequence parallelism over the {n} "
+        how.append(say("term.train.sequence_parallel", ", sequence parallelism over the {n} "
                        "tensor-parallel ranks", n=sp))
     if pp > 1:
-        how.append(msg("term.train.pipeline", "; pipeline stages hold {n} micro-batches in "
+        how.append(say("term.train.pipeline", "; pipeline stages hold {n} micro-batches in "
                        "flight", n=pp))
     terms.append(MemoryTerm("activations", int(act), formula,
-                            msg("term.train.how", "{how}", how=Join(how, "")),
+                            say("term.train.how", "{how}", how=Join(how, "")),
                             _OFFLOAD_LAYERS_SOURCE if w.activation_offload_layers else
                             c.source if not w.offloads_activations else
                             memory_constant("activation_offload_layers_in_flight").source))
@@ -331,31 +334,31 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         w.loss_kind == "full") else 0.0
     if w.loss_kind == "fused":
         logits = min(b * s, 1024) * v * 6 / tp
-        lformula = msg("term.logits.fused", "fused/chunked cross-entropy: one chunk of 1,024 "
+        lformula = say("term.logits.fused", "fused/chunked cross-entropy: one chunk of 1,024 "
                        "tokens x vocab x 6 bytes (bf16 + fp32)")
     elif w.loss_kind == "compiled":
         per = memory_value("train_logits_compiled_bytes_per_element")
         logits = b * s * v * per / tp
-        lformula = msg("term.logits.compiled", "compiled loss: batch {batch} x {seq} tokens x "
+        lformula = say("term.logits.compiled", "compiled loss: batch {batch} x {seq} tokens x "
                        "vocab {vocab:,} x {per:g} bytes (bf16 logits and their bf16 gradient; "
                        "the fp32 upcast fused away)", batch=b, seq=s, vocab=v, per=per)
     elif w.loss_kind == "chunked":
         per = memory_value("train_logits_chunked_bytes_per_element")
         logits = b * s * v * per / tp
-        lformula = msg("term.logits.chunked", "chunked output: batch {batch} x {seq} tokens x "
+        lformula = say("term.logits.chunked", "chunked output: batch {batch} x {seq} tokens x "
                        "vocab {vocab:,} x {per:g} bytes (bf16 logits and their gradient, fp32 "
                        "loss one chunk of 8 at a time)", batch=b, seq=s, vocab=v, per=per)
     elif own_loss_bytes:
         # the framework's own full-logits loss (Megatron's vocab-parallel cross-entropy)
         logits = b * s * v * own_loss_bytes / tp
-        lformula = msg("term.logits.vocab_parallel", "batch {batch} x {seq} tokens x vocab "
+        lformula = say("term.logits.vocab_parallel", "batch {batch} x {seq} tokens x vocab "
                        "{vocab:,} x {per:g} bytes{tp} (the framework's vocab-parallel "
                        "cross-entropy: no second fp32 copy, the gradient written in place)",
                        batch=b, seq=s, vocab=v, per=own_loss_bytes, tp=_over(tp))
     else:
         per = memory_value("train_logits_bytes_per_element")
         logits = b * s * v * per / tp
-        lformula = msg("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
+        lformula = say("term.logits", "batch {batch} x {seq} tokens x vocab {vocab:,} x {per} "
                        "bytes (bf16 + fp32 + grad)", batch=b, seq=s, vocab=v, per=per)
     if own_loss_bytes and w.loss_kind == "full" and w.framework:  # the framework's own loss
         from whichgpu.estimate.frameworks import get_framework
@@ -370,9 +373,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
         largest = max(g.in_features * g.out_features for g in m.linears)
         terms.append(MemoryTerm(
             "dequant_workspace", int(largest * 2 / tp),
-            msg("term.dequant", "largest linear ({weights:,} weights) dequantized to 16-bit for "
+            say("term.dequant", "largest linear ({weights:,} weights) dequantized to 16-bit for "
                 "its matmul", weights=largest),
-            msg("term.dequant.why", "bitsandbytes dequantizes one weight at a time"),
+            say("term.dequant.why", "bitsandbytes dequantizes one weight at a time"),
             "https://github.com/bitsandbytes-foundation/bitsandbytes (matmul_4bit)"))
     sharding = sharding_terms(w, on_cpu)
     terms.extend(sharding)
@@ -389,19 +392,19 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
     dynamic = act + logits + grads + sum(t.bytes for t in sharding)
     frag = memory_constant("fragmentation_fraction")
     terms.append(MemoryTerm("fragmentation", int(dynamic * frag.value),
-                            msg("term.train.fragmentation.sharded", "{share:.0%} of "
+                            say("term.train.fragmentation.sharded", "{share:.0%} of "
                                 "activations, logits, gradients and what FSDP gathers",
                                 share=frag.value) if sharding else
-                            msg("term.train.fragmentation", "{share:.0%} of activations, logits "
+                            say("term.train.fragmentation", "{share:.0%} of activations, logits "
                                 "and gradients", share=frag.value),
-                            msg("term.fragmentation.why", "PyTorch caching allocator"),
+                            say("term.fragmentation.why", "PyTorch caching allocator"),
                             frag.source))
     if w.framework:
         from whichgpu.estimate.frameworks import Framework, describe
 
         assumptions.extend(describe(w.framework, w.task))
         if w.framework == Framework.UNSLOTH and q.linear_bits < 8:
-            assumptions.append(msg("train.unsloth_4bit", "Unsloth's dynamic 4-bit checkpoints "
+            assumptions.append(say("train.unsloth_4bit", "Unsloth's dynamic 4-bit checkpoints "
                                    "('-unsloth-bnb-4bit') keep some layers in 16-bit: up to "
                                    "about 10 % more weight memory than plain NF4 "
                                    "(github.com/unslothai/unsloth README)"))
@@ -410,9 +413,9 @@ def training_terms(w: Workload) -> tuple[list[MemoryTerm], list[Message], dict]:
                                    / split / (dp if zero >= 3 else 1))
     if host:
         total_host = sum(host.values())
-        parts_host = [msg("train.host.part", "{what} {gb:,.1f} GB", what=_HOST_WORDS[k],
+        parts_host = [say("train.host.part", "{what} {gb:,.1f} GB", what=_HOST_WORDS[k],
                           gb=v / 1e9) for k, v in host.items()]
-        assumptions.append(msg("train.host", "CPU RAM per GPU for what leaves it: {gb:,.1f} GB "
+        assumptions.append(say("train.host", "CPU RAM per GPU for what leaves it: {gb:,.1f} GB "
                                "({parts})", gb=total_host / 1e9, parts=Join(parts_host)))
     details = {"trainable_params": trainable, "seq_len": s, "micro_batch": b,
                "zero_stage": zero, "tp": tp, "pp": pp, "dp": dp,
