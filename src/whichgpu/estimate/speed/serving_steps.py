@@ -173,7 +173,7 @@ class StepModel:
         per_token, step_fixed = self.prefill_compute_per_token, self.prefill_step_fixed_s
         comm_fixed, comm_per_token = self.comm_fixed, self.comm_per_token
         sequences = self.per_sequence_s * running
-        floor = self.eager_floor_s
+        floor, prefill_token_s = self.eager_floor_s, self.prefill_token_s
         out = []
         for prompt_tokens in prompts:
             weights = (dense if dense is not None
@@ -189,7 +189,7 @@ class StepModel:
             # GEMMs of each layer: the KV read adds to the GEMMs' time (weights read or
             # matmuls, the longer), it does not hide under their compute (issue 28)
             gpu = (kv + (weights if weights >= compute else compute) + comm + fix + other
-                   + sequences + self.prefill_token_s * prompt_tokens)
+                   + sequences + prefill_token_s * prompt_tokens)
             out.append(gpu if gpu >= floor else floor)
         return out
 
@@ -220,13 +220,14 @@ def arriving_mixed(steps, decodes: float, prompts: float, prompt: int, room: flo
     (a step carries at most ``room``; the rest waits for the next) still average
     ``prompts x prompt`` (serving_sim.py schedules the same way)."""
     tokens = prompts * prompt
-    unit = float(min(prompt, room))
+    unit = float(prompt if prompt <= room else room)  # min(), without a call
     if tokens <= 0.0 or unit <= 0.0 or tokens >= room:
         return steps.mixed(decodes, tokens)
     m = tokens / unit  # prompt units (a whole prompt, or a chunk of ``room``) per step
+    enough = tokens * (1 - 1e-6)
     for _ in range(60):  # f(m) / m falls with m: the ratio steps up to the fixed point
         carried = _carried(m, unit, room)
-        if carried >= tokens * (1 - 1e-6):
+        if carried >= enough:
             break
         m *= tokens / carried
     chances: list[float] = []  # of 0, 1, 2 ... prompt units in a step
@@ -235,7 +236,9 @@ def arriving_mixed(steps, decodes: float, prompts: float, prompt: int, room: flo
     carried_so_far = 0.0
     p_k = math.exp(-m)
     for k in range(_TERMS):
-        p = min(k * unit, room)
+        p = k * unit
+        if p > room:  # min(k x unit, room)
+            p = room
         chances.append(p_k)
         carries.append(p)
         mass += p_k
