@@ -6,6 +6,7 @@ and the CPU seconds of whole CLI processes.
     python benchmarks/recommend_time.py --no-cli     # in-process only
     python benchmarks/recommend_time.py --cli-only   # CLI processes only
     python benchmarks/recommend_time.py --calls      # and each answer's Python calls
+    python benchmarks/recommend_time.py --cli-split  # CLI recommend questions by phase
     python benchmarks/recommend_time.py --no-cli --other-amount   # and another amount each run
 
 Each in-process row also says how much of the CPU time the garbage collector took (mean
@@ -190,14 +191,18 @@ def cli_cpu(args: list[str], env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _seed(env: dict[str, str]) -> None:
+    """Seed the price store (``whichgpu gpus``) before the timed processes."""
+    subprocess.run([sys.executable, "-c", "from whichgpu.cli import main; main()", "gpus"],
+                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+
 def cli(runs: int, home: str) -> None:
     env = {**os.environ, **environment(home)}
     # as an installed command runs: with its bytecode cache (PYTHONDONTWRITEBYTECODE in a
     # shell's environment would make every run compile the modules edited since the last one)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-c", "from whichgpu.cli import main; main()", "gpus"],
-                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)  # seed the price store
+    _seed(env)
     print(f"CLI processes: CPU seconds (user + system) of {runs} runs, median and least, "
           "after one untimed run (bytecode and parse caches written, as after the first use); "
           "the least is what load on a shared machine inflates least")
@@ -210,6 +215,86 @@ def cli(runs: int, home: str) -> None:
               f"{'ok' if med <= target else 'over'} (target {target:.2f} s)")
 
 
+#: Run in a fresh process before ``whichgpu.cli.main()``: charges each CPU second to the
+#: phase under way, written as JSON to the file named by $WHICHGPU_BENCH_SPLIT. Imports are
+#: timed at the import system's entry (``_frozen_importlib._find_and_load``, which the import
+#: statement calls), data files at the parse cache's (``parse_cache.cached_parse`` and
+#: ``cached_toml``: TOML catalog, presets index, constants, market feeds), the ranking at
+#: ``advise.recommend._recommend_paced`` and its explanation at ``advise.recommend.explain``
+#: (each without the imports and data loading inside it); "rest" is the interpreter's own
+#: start, parsing the command line, the price store and the printing.
+SPLIT = r"""
+import json, os, sys, time
+import _frozen_importlib as boot
+clock = time.process_time
+spent = {"imports": 0.0, "data": 0.0, "ranking": 0.0, "explain": 0.0, "rest": clock()}
+now = ["rest", clock()]
+
+def switch(phase):
+    t = clock()
+    spent[now[0]] += t - now[1]
+    before, now[0], now[1] = now[0], phase, t
+    return before
+
+def timed(f, phase):
+    def run(*args, **kwargs):
+        if now[0] in ("imports", "data") or now[0] == phase:
+            return f(*args, **kwargs)
+        before = switch(phase)
+        try:
+            return f(*args, **kwargs)
+        finally:
+            switch(before)
+    return run
+
+boot._find_and_load = timed(boot._find_and_load, "imports")
+import whichgpu.parse_cache as pc
+pc.cached_parse = timed(pc.cached_parse, "data")
+pc.cached_toml = timed(pc.cached_toml, "data")
+import whichgpu.advise.recommend as rec
+rec._recommend_paced = timed(rec._recommend_paced, "ranking")
+rec.explain = timed(rec.explain, "explain")
+
+def dump():
+    switch("rest")
+    with open(os.environ["WHICHGPU_BENCH_SPLIT"], "w") as out:
+        json.dump(spent, out)
+
+import atexit
+atexit.register(dump)
+from whichgpu.cli import main
+main()
+"""
+
+
+def cli_split(runs: int, home: str) -> None:
+    """Each CLI recommend question's CPU seconds by phase (SPLIT), median of ``runs`` fresh
+    processes after one untimed run."""
+    env = {**os.environ, **environment(home)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    _seed(env)
+    phases = ("imports", "data", "ranking", "explain", "rest")
+    print(f"CLI processes by phase: CPU seconds, median of {runs} runs of each phase (the "
+          "whole is the median of the sums)")
+    print(f"  {'':28s} {'whole':>6s} " + " ".join(f"{p:>8s}" for p in phases))
+    with tempfile.TemporaryDirectory() as out_dir:
+        out = os.path.join(out_dir, "split.json")
+        for name, args in CLI.items():
+            if args[0] != "recommend":
+                continue
+            got = []
+            for i in range(runs + 1):
+                subprocess.run([sys.executable, "-c", SPLIT, *args],
+                               env={**env, "WHICHGPU_BENCH_SPLIT": out},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               check=True)
+                if i:  # the first run writes the bytecode and parse caches
+                    got.append(json.loads(Path(out).read_text()))
+            whole = statistics.median(sum(g.values()) for g in got)
+            print(f"  {name:28s} {whole:6.2f} " + " ".join(
+                f"{statistics.median(g[p] for g in got):8.2f}" for p in phases))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -217,6 +302,9 @@ def main() -> None:
     parser.add_argument("--no-cli", action="store_true")
     parser.add_argument("--cli-only", action="store_true",
                         help="only the CLI processes' CPU seconds (no in-process answers)")
+    parser.add_argument("--cli-split", action="store_true",
+                        help="only the CLI recommend questions' CPU seconds by phase: "
+                             "imports, data files, ranking, explanation and the rest")
     parser.add_argument("--calls", action="store_true",
                         help="also count each warm answer's Python calls (one profiled run)")
     parser.add_argument("--other-amount", action="store_true",
@@ -226,11 +314,13 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as home:
         os.environ.update(environment(home))
-        if not args.cli_only:
+        if not args.cli_only and not args.cli_split:
             in_process(args.runs, args.calls)
             if args.other_amount:
                 other_amounts(args.runs, args.calls)
-        if not args.no_cli:
+        if args.cli_split:
+            cli_split(args.cli_runs, home)
+        elif not args.no_cli:
             cli(args.cli_runs, home)
 
 

@@ -18,7 +18,7 @@ import contextvars
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -258,9 +258,12 @@ class KernelSteps(StepModel):
         lo = math.floor(d)
         a = self._step_ms(lo, p)
         z = a if d == lo else self._step_ms(lo + 1, p)
-        if a is None or z is None:
-            return super().mixed(decodes, prompt_tokens)
+        if a is None or z is None:  # whichgpu's model (its mixed_many, not this class's)
+            return super().mixed_many(decodes, (prompt_tokens,))[0]
         return (a + (z - a) * (d - lo)) * 1e-3 + self.per_sequence_s * d
+
+    def mixed_many(self, decodes: float, prompts: Sequence[float]) -> list[float]:
+        return [self.mixed(decodes, p) for p in prompts]
 
 
 def _probe(engine: Any, prompt: int, output: int) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 
 from whichgpu.estimate.speed.serving_engine import serving_value
 from whichgpu.estimate.workload import Workload
@@ -142,6 +143,11 @@ class StepModel:
 
     def mixed(self, decodes: float, prompt_tokens: float) -> float:
         """Seconds of one step decoding ``decodes`` sequences and carrying ``prompt_tokens``."""
+        return self.mixed_many(decodes, (prompt_tokens,))[0]
+
+    def mixed_many(self, decodes: float, prompts: Sequence[float]) -> list[float]:
+        """``mixed(decodes, p)`` for each ``p`` of ``prompts``: the decode terms interpolated
+        once (arriving_mixed weighs up to 13 prompt counts beside the same decodes)."""
         if decodes > 0:  # decode_terms(decodes), inlined (the solvers' innermost call)
             bt = decodes if decodes > 1.0 else 1.0
             i = bisect.bisect_right(_GRID, bt) - 1
@@ -155,7 +161,7 @@ class StepModel:
                 t = (bt - lo) / (hi - lo)
                 kv, comp = a[0] + (z[0] - a[0]) * t, a[1] + (z[1] - a[1]) * t
                 fix, other = a[2] + (z[2] - a[2]) * t, a[3] + (z[3] - a[3]) * t
-            running = decodes
+            running: float = decodes
         else:
             kv = comp = other = 0.0
             alone = self._fixed_alone
@@ -163,23 +169,29 @@ class StepModel:
                 alone = self._fixed_alone = self.decode_terms(1)[2]
             fix = alone
             running = 0
-        if self._dense_weights is not None:  # dense: the same bytes whatever the tokens
-            weights = self._dense_weights
-        else:
-            weights = self._weights_read(math.ceil(running + prompt_tokens))
-        compute = comp + prompt_tokens * self.prefill_compute_per_token
-        if prompt_tokens > 0.0 and self.prefill_step_fixed_s:  # once per forward pass
-            share = prompt_tokens / self.prompt
-            compute += self.prefill_step_fixed_s * (share if share < 1.0 else 1.0)
-        comm = 0.0
-        if self.comm_per_token or self.comm_fixed:
-            comm = self.comm_fixed + self.comm_per_token * (running + prompt_tokens)
-        # attention reads the KV cache in its own kernels, one after another with the GEMMs
-        # of each layer: the KV read adds to the GEMMs' time (weights read or matmuls, the
-        # longer), it does not hide under their compute (issue 28)
-        gpu = (kv + (weights if weights >= compute else compute) + comm + fix + other
-               + self.per_sequence_s * running + self.prefill_token_s * prompt_tokens)
-        return gpu if gpu >= self.eager_floor_s else self.eager_floor_s
+        dense = self._dense_weights  # dense: the same bytes whatever the tokens
+        per_token, step_fixed = self.prefill_compute_per_token, self.prefill_step_fixed_s
+        comm_fixed, comm_per_token = self.comm_fixed, self.comm_per_token
+        sequences = self.per_sequence_s * running
+        floor, prefill_token_s = self.eager_floor_s, self.prefill_token_s
+        out = []
+        for prompt_tokens in prompts:
+            weights = (dense if dense is not None
+                       else self._weights_read(math.ceil(running + prompt_tokens)))
+            compute = comp + prompt_tokens * per_token
+            if prompt_tokens > 0.0 and step_fixed:  # once per forward pass
+                share = prompt_tokens / self.prompt
+                compute += step_fixed * (share if share < 1.0 else 1.0)
+            comm = 0.0
+            if comm_per_token or comm_fixed:
+                comm = comm_fixed + comm_per_token * (running + prompt_tokens)
+            # attention reads the KV cache in its own kernels, one after another with the
+            # GEMMs of each layer: the KV read adds to the GEMMs' time (weights read or
+            # matmuls, the longer), it does not hide under their compute (issue 28)
+            gpu = (kv + (weights if weights >= compute else compute) + comm + fix + other
+                   + sequences + prefill_token_s * prompt_tokens)
+            out.append(gpu if gpu >= floor else floor)
+        return out
 
     def decode(self, batch: float) -> float:
         if batch == 1.0:  # every solve starts from one sequence's step: computed once
@@ -208,22 +220,27 @@ def arriving_mixed(steps, decodes: float, prompts: float, prompt: int, room: flo
     (a step carries at most ``room``; the rest waits for the next) still average
     ``prompts x prompt`` (serving_sim.py schedules the same way)."""
     tokens = prompts * prompt
-    unit = float(min(prompt, room))
+    unit = float(prompt if prompt <= room else room)  # min(), without a call
     if tokens <= 0.0 or unit <= 0.0 or tokens >= room:
         return steps.mixed(decodes, tokens)
     m = tokens / unit  # prompt units (a whole prompt, or a chunk of ``room``) per step
+    enough = tokens * (1 - 1e-6)
     for _ in range(60):  # f(m) / m falls with m: the ratio steps up to the fixed point
         carried = _carried(m, unit, room)
-        if carried >= tokens * (1 - 1e-6):
+        if carried >= enough:
             break
         m *= tokens / carried
-    mean = 0.0
+    chances: list[float] = []  # of 0, 1, 2 ... prompt units in a step
+    carries: list[float] = []  # the prompt tokens such a step carries
     mass = 0.0
     carried_so_far = 0.0
     p_k = math.exp(-m)
     for k in range(_TERMS):
-        p = min(k * unit, room)
-        mean += p_k * steps.mixed(decodes, p)
+        p = k * unit
+        if p > room:  # min(k x unit, room)
+            p = room
+        chances.append(p_k)
+        carries.append(p)
         mass += p_k
         carried_so_far += p_k * p
         if p >= room or 1.0 - mass < 1e-4:
@@ -231,8 +248,11 @@ def arriving_mixed(steps, decodes: float, prompts: float, prompt: int, room: flo
         p_k *= m / (k + 1)
     rest = 1.0 - mass
     if rest > 1e-12:  # the remaining counts, at their mean tokens (a step carries <= room)
-        p_rest = min(max((tokens - carried_so_far) / rest, 0.0), room)
-        mean += rest * steps.mixed(decodes, p_rest)
+        chances.append(rest)
+        carries.append(min(max((tokens - carried_so_far) / rest, 0.0), room))
+    mean = 0.0
+    for chance, seconds in zip(chances, steps.mixed_many(decodes, carries), strict=True):
+        mean += chance * seconds
     return mean
 
 
