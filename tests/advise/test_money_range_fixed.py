@@ -41,4 +41,22 @@ def test_a_daily_volume_says_its_cost_does_not_move_with_the_speed(cli):
     cost = best["cost"]  # the JSON keeps low, typical and high
     assert cost["low"] == cost["typical"] == cost["high"]
     assert best["time_s"]["low"] < best["time_s"]["high"]
-    assert "whatever the speed, as the machine is billed for a fixed time" in text
+    # a daily volume's time and cost are each day's, as the advisor page says them (the CLI
+    # line said neither 'of each day' nor 'a day')
+    assert re.search(r"of each day; \$[\d.]+ a day whatever the speed, as the machine is kept "
+                     r"up 24 h at \$", text), text
+    assert "billed for a fixed time" not in text
+
+
+def test_only_a_daily_volume_says_a_day():
+    from types import SimpleNamespace
+
+    from whichgpu.advise.explain import what
+    from whichgpu.units import Range
+
+    o = SimpleNamespace(time_s=Range(3600.0, 7200.0, 9000.0), cost=_usd(7.92, 7.92, 7.92),
+                        spot_risk=None, unit_cost=None, unit=None, price_per_hour=None)
+    fixed = str(what(o))  # type: ignore[arg-type]
+    daily = str(what(o, daily=True))  # type: ignore[arg-type]
+    assert "billed for a fixed time" in fixed and "a day" not in fixed
+    assert "of each day; $7.92 a day whatever the speed, as the machine is kept up 24 h" in daily

@@ -256,3 +256,20 @@ def test_a_gpu_without_a_catalog_price_needs_one():
     with pytest.raises(InputError, match="--purchase-price"):
         ownership_inputs("mi325x")  # AMD publishes no list price: recorded, not guessed
     assert ownership_inputs("mi325x", purchase_price="20000USD").tdp_watts == 1000
+
+
+def test_an_owner_in_euros_pays_european_electricity_not_the_us_price_converted():
+    """S9's $0.10/kWh is a US price: converted, it said a euro owner pays about EUR 0.09; the
+    default in euros is Eurostat's EU average for non-household consumers (H1 2025), with its
+    source. A tariff given wins, and other currencies keep S9's price."""
+    from whichgpu.cost.ownership import EU_KWH_PRICE
+
+    eur = ownership_inputs("h100-sxm", currency="EUR")
+    assert eur.kwh_price == EU_KWH_PRICE == Money(0.1902, "EUR")
+    assert "Eurostat" in str(eur.sources["kwh_price"])
+    assert ownership(eur).kwh_price == Money(0.1902, "EUR")  # not converted back and forth
+    usd = ownership_inputs("h100-sxm")
+    assert usd.kwh_price == Money(0.10, "USD") and "S9" in str(usd.sources["kwh_price"])
+    given = ownership_inputs("h100-sxm", currency="EUR", kwh_price=parse_money("0.30EUR"))
+    assert given.kwh_price == Money(0.30, "EUR") and str(given.sources["kwh_price"]) == "given"
+    assert ownership_inputs("h100-sxm", currency="GBP").kwh_price == Money(0.10, "USD")

@@ -45,8 +45,10 @@ def money_fixed(r: Any) -> bool:
     return format_money(r.low) == format_money(r.typical) == format_money(r.high)
 
 
-def what(o: Option) -> Message:
-    """An option's time and cost: 'about 3h 20m (2h-4h) and $1.23 ($1.00-$1.50)'."""
+def what(o: Option, daily: bool = False) -> Message:
+    """An option's time and cost: 'about 3h 20m (2h-4h) and $1.23 ($1.00-$1.50)'. ``daily``:
+    the job is a daily volume, so its time and cost are each day's (the machine kept up 24 h),
+    as the advisor page says them."""
     if o.time_s is None:
         if o.unit_cost is not None and o.unit:
             return msg("explain.what.per_unit", "{cost} per {unit} at {price}/h",
@@ -62,6 +64,11 @@ def what(o: Option) -> Message:
                   "whatever the speed, as the machine is billed for a fixed time",
                   time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
                   high=Duration(o.time_s.high), cost=money_range(o.cost))
+        if daily:
+            job = msg("explain.what.daily_fixed_cost", "busy about {time} ({low}-{high}) of "
+                      "each day; {cost} a day whatever the speed, as the machine is kept up "
+                      "24 h", time=Duration(o.time_s.typical), low=Duration(o.time_s.low),
+                      high=Duration(o.time_s.high), cost=money_range(o.cost))
     if getattr(o.spot_risk, "cost", None) is None:  # issue 19: a spot option's expected cost
         return job
     from whichgpu.advise.spot_risk import expected_phrase
@@ -140,6 +147,7 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
     from whichgpu.advise.ranking import rank_cost
 
     job = rec.job
+    daily = job.kind == WorkKind.DAILY
     opts = rec.options
     lines: list[Message] = []
     change: list[Message] = []
@@ -149,7 +157,7 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
               if best.time_s is not None else "")
         lines.append(msg("explain.wins", "{name} wins with the {goal}: {what}{at} "
                          "({provider}, {billing}).", name=name(best), goal=goal(rec),
-                         what=what(best), at=at, provider=best.offer.provider,
+                         what=what(best, daily), at=at, provider=best.offer.provider,
                          billing=best.offer.billing_text()))
         if job.kind == WorkKind.NONE:
             if rec.ranked_by is Ranking.COST_PER_UNIT and best.unit:
@@ -196,10 +204,11 @@ def explain(rec: Recommendation, offers: list[Any], catalog: Any, rates: Any,
             if job.objective == Objective.COST and rank_cost(job, best) > 0 and finishes:
                 diff = rank_cost(job, second) / rank_cost(job, best) - 1
                 lines.append(msg("explain.next.diff", "Next: {name}, {what} ({diff:+.0%} "
-                                 "cost).", name=name(second), what=what(second), diff=diff))
+                                 "cost).", name=name(second), what=what(second, daily),
+                                 diff=diff))
             else:
                 lines.append(msg("explain.next", "Next: {name}, {what}.", name=name(second),
-                                 what=what(second)))
+                                 what=what(second, daily)))
         ties = [name(o) for o in opts[1:] if o.near_tie]
         if ties:
             lines.append(msg("explain.near_tie", "Near-tie (within 5 %): {options}; the ranges "
@@ -367,7 +376,8 @@ def _what_changes(rec: Recommendation, best: Option, offers: list[Any], rates: A
             o = min(fewer, key=lambda o: rank_cost(job, o)) if job.objective == Objective.COST \
                 else fewer[0]
             out.append(msg("change.fewer_gpus", "On fewer GPUs: {name}, {what} ({flag}).",
-                           name=name(o), what=what(o), flag=Field("max_gpus", o.gpus)))
+                           name=name(o), what=what(o, rec.job.kind == WorkKind.DAILY),
+                           flag=Field("max_gpus", o.gpus)))
     late = [e for e in rec.excluded if e.kind == ExclusionKind.DEADLINE]
     if late:
         e = min(late, key=lambda e: e.shortfall)

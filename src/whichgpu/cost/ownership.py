@@ -71,6 +71,19 @@ DEFAULT_SOURCES: dict[str, Message] = {
 }
 
 
+# An owner working in euros pays European electricity, not S9's US $0.10/kWh converted: the EU
+# average price for non-household consumers in the first half of 2025, 19.02 EUR per 100 kWh
+# excluding VAT and recoverable taxes (Eurostat, dataset nrg_pc_205, released 2025-10-29;
+# https://www.eubusiness.com/energy/germany-electricity-prices-highest-in-eu/ quoting it, and
+# https://ec.europa.eu/eurostat/statistics-explained/index.php?title=Electricity_price_statistics,
+# data extracted October 2025). Households paid 28.72 EUR per 100 kWh, taxes included (nrg_pc_204).
+EU_KWH_PRICE = Money(0.1902, "EUR")
+EU_KWH_SOURCE = msg("source.kwh_price.eu", "Eurostat: EU average for non-household consumers, "
+                    "first half of 2025, {price:4}/kWh excluding VAT (households paid {home:4} "
+                    "with taxes); give your own tariff with {flag}", price=EU_KWH_PRICE,
+                    home=Money(0.2872, "EUR"), flag=Field("kwh_price"))
+
+
 class OwnershipInputs(BaseModel):
     """Everything the ownership model uses. Money fields accept ``Money`` or ``'25000USD'``.
 
@@ -255,6 +268,11 @@ def ownership_inputs(gpu: str | GPU | None = None, *, offers: Iterable[Offer] | 
                 "source.rent_price", "offer set {set}: {provider}, {price}/h ({source})",
                 set=offer.offer_set, provider=offer.provider, price=offer.price_per_gpu_hour,
                 source=offer.source or msg("source.none", "no source"))
+    working = overrides.get("currency") or (
+        fields["purchase_price"].currency if "purchase_price" in fields else "USD")
+    if "kwh_price" not in overrides and working == "EUR":
+        fields["kwh_price"] = EU_KWH_PRICE  # not S9's US price converted
+        sources["kwh_price"] = EU_KWH_SOURCE
     for name in overrides:
         sources[name] = msg("source.given", "given")
     fields.update(overrides)

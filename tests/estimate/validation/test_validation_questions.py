@@ -98,3 +98,31 @@ def test_a_file_without_the_columns_or_with_an_unknown_kind_is_refused_in_one_li
                    "q1,maybe,?,llama-3.1-8b,h100-sxm,ran,https://x\n", encoding="utf-8")
     res = cli("validate", "questions", "--file", str(bad))
     assert res.code == 2 and "kind must be one of" in res.err
+
+
+def test_an_rl_question_is_judged_on_the_rl_plan_not_refused():
+    """A GRPO question is answered as ``memory --task grpo`` answers it: the RL plan's peak on
+    the card (it was 'cannot answer', a GRPO task being no Workload)."""
+    from whichgpu.catalog.gpus import get_gpu
+    from whichgpu.estimate.configure import configure_workload
+    from whichgpu.estimate.rl import plan, settings
+    from whichgpu.models import resolve_model
+    from whichgpu.vocabulary import RLTuning, Task
+
+    row = _row(model="qwen3-0.6b", task="grpo", quant="", engine="unsloth", gpu="h100-sxm",
+               context="", prompt_tokens="256", output_tokens="256",
+               settings="framework=unsloth; tuning=lora; generations=4")
+    small = vq.judge(row)
+    assert small.judgement == vq.Judgement.RIGHT, small.answer  # 0.6B on 80 GB
+    assert "Unsloth grpo plan" in small.answer
+    spec = resolve_model("qwen3-0.6b", offline=True)
+    s = settings(Task.GRPO, tuning=RLTuning.LORA, framework="unsloth", generations=4,
+                 prompt_tokens=256, completion_tokens=256)
+    on = plan(spec, s, lambda **c: configure_workload(spec, **c), get_gpu("h100-sxm"))
+    # the plan's own peak on the card (the colocated engine's share with it), not a Workload's
+    assert f"{on.peak_training_gpu_bytes / 1e9:.1f} GB per GPU" in small.answer
+    big = vq.judge({**row, "model": "llama-3.1-70b", "gpu": "rtx-4090",
+                    "settings": "framework=trl; tuning=full-ft"})
+    assert big.judgement == vq.Judgement.WRONG, big.answer  # a full 70B GRPO on 24 GB
+    assert vq.judge({**row, "settings": "framework=trl; rollout=none"}).judgement == (
+        vq.Judgement.CANNOT)  # a setting the RL plan does not take is named, not ignored

@@ -9,7 +9,10 @@ outcome its source published and the source's address. The tool answers it as ``
 
 - ``fits`` (it ran on that card) / ``no_fit`` (it ran out of memory there): the memory verdict
   on the card. Right: the same verdict; roughly: "borderline" (within the estimate's stated
-  uncertainty of the card's memory); wrong: the opposite verdict.
+  uncertainty of the card's memory); wrong: the opposite verdict. An RL post-training question
+  (task ``grpo`` or ``ppo``; settings ``framework=``, ``tuning=``, ``generations=``, prompts per
+  step in ``batch``, completion length in ``output_tokens``) is judged on the peak of the RL
+  plan's training GPU, as ``memory --task grpo`` answers it.
 - ``gpus_needed`` (the fewest cards it ran on): the fewest of 1, 2, 4, 8, 16, 32 (tensor
   parallel) on which the verdict is "fits" or "borderline". Right: the same count; roughly:
   one step off; wrong: further.
@@ -32,6 +35,7 @@ from typing import Any
 
 from whichgpu.errors import InputError
 from whichgpu.estimate.validation import default_path, read_rows
+from whichgpu.vocabulary import RLTuning, Task
 
 COUNTS = (1, 2, 4, 8, 16, 32)
 ROUGHLY_FACTOR = 1.5
@@ -89,6 +93,8 @@ def _verdict(row: dict[str, str], count: int | None = None) -> tuple[str, str]:
 
     if count is not None:  # the same job on ``count`` cards, tensor-parallel over them
         row = {**row, "gpu_count": str(count), "tp": str(count)}
+    if Task((row.get("task") or "inference").strip()).is_rl:
+        return _rl_verdict(row)
     w = workload_of(row)
     gpu = gpu_of(row)
     e = estimate_memory(w)
@@ -96,6 +102,54 @@ def _verdict(row: dict[str, str], count: int | None = None) -> tuple[str, str]:
     v = verdict(e.total_bytes, usable, memory_band(w), e.host_fits)
     return v, (f"{v}: {e.total_bytes / 1e9:.1f} GB per GPU of {usable / 1e9:.1f} GB usable "
                f"on {w.gpus} x {gpu.id}")
+
+
+_RL_SETTINGS = ("framework", "tuning", "generations", "lora_rank")
+
+
+def _rl_verdict(row: dict[str, str]) -> tuple[str, str]:
+    """(verdict, detail) of the RL plan (estimate/rl.py) for the row's GRPO or PPO job: the
+    training GPU's peak against the card's usable memory, with the training memory band."""
+    from whichgpu.estimate.configure import configure_workload
+    from whichgpu.estimate.constants import memory_constant
+    from whichgpu.estimate.memory.fit import verdict
+    from whichgpu.estimate.rl import plan, settings
+    from whichgpu.estimate.validation.rows import gpu_of
+    from whichgpu.estimate.validation.rows import settings as row_settings
+    from whichgpu.models import resolve_model
+
+    extra = row_settings(row)
+    unknown = sorted(set(extra) - set(_RL_SETTINGS))
+    if unknown:
+        raise InputError(f"unknown RL setting(s) {', '.join(unknown)}; an RL question takes "
+                         f"{', '.join(_RL_SETTINGS)}")
+
+    def number(key: str) -> int | None:
+        text = (row.get(key) or "").strip()
+        return int(text) if text else None
+
+    gpus = number("gpu_count") or 1
+    s = settings(Task(row["task"].strip()),
+                 tuning=RLTuning(extra["tuning"]) if "tuning" in extra else None,
+                 framework=extra.get("framework"),
+                 generations=int(extra["generations"]) if "generations" in extra else None,
+                 prompts=number("batch") or 1, prompt_tokens=number("prompt_tokens"),
+                 completion_tokens=number("output_tokens"), gpus=gpus)
+    spec = resolve_model(row["model"].strip(), offline=True)
+    given: dict[str, Any] = {}  # the row's own settings, as --lora-rank and --quant give them
+    if "lora_rank" in extra:
+        given["lora_rank"] = int(extra["lora_rank"])
+    quant = (row.get("quant") or "").strip()
+    if quant:
+        given["quant"] = quant  # the policy's weight format
+    gpu = gpu_of(row)
+    p = plan(spec, s, lambda **c: configure_workload(spec, **{**given, **c}), gpu)
+    usable = gpu.usable_memory_bytes
+    need = max(p.peak_training_gpu_bytes, p.peak_rollout_gpu_bytes or 0)
+    band = float(memory_constant("memory_uncertainty").value["training"])
+    v = verdict(need, usable, band)
+    return v, (f"{v}: {need / 1e9:.1f} GB per GPU of {usable / 1e9:.1f} GB usable on "
+               f"{gpus} x {gpu.id} ({s.framework.name} {s.task} plan, {s.tuning})")
 
 
 def _fits(v: str) -> bool:
