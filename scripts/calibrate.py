@@ -420,6 +420,9 @@ class _Memo:
         # (a row's items, global_batch) -> (its Workload, names building it read, their
         # values): _rows_workloads
         self.workloads: dict[tuple, tuple[object, tuple, tuple[str, ...]]] = {}
+        # (a step function, its arguments by value) -> [(names it read, {their values:
+        # (the model, the GPU, its result)})]: _kept_steps
+        self.steps: dict[tuple, list[tuple[tuple, dict]]] = {}
         # a group's grid search, by a digest of its inputs -> the values it chose: _grid_search
         self.fits: _Fits = {}
         # a set of reads -> the same in _name_order: a row read the same names at most grid
@@ -664,7 +667,7 @@ def _memo_results(memo: _Memo, table: dict, rows,
         reading = {name: memo.reader(c) for name, c in real.items()}
         try:
             table.update(reading)
-            with typical_only(), _rows_workloads(memo, real):
+            with typical_only(), _rows_workloads(memo, real), _kept_steps(memo, real):
                 for k in todo:
                     estimate_memo.clear()  # what it keeps was read for another row
                     _READS.clear()
@@ -744,6 +747,84 @@ def _rows_workloads(memo: _Memo, real: dict):
         yield
     finally:
         validation_speed.workload_of = build
+
+
+# A row is estimated again whenever a constant it reads has another value, but most of its
+# estimate reads none of the constants a grid search varies: a prefill row's estimate works out
+# its decode step too (decode constants), a decode row's its prefill. While the memo tracks a
+# row's reads, _kept_steps keeps what each call of llm's step functions (_STEPS) gave, as the
+# row memo keeps a row's result: by the call's arguments by value (every Workload setting but
+# the model and the batch, the model and the GPU by identity, every field of the hardware
+# view, the rest as given: memo.by_settings' key, which these functions already assume makes
+# them pure) and the names of the speed constants the call read with their values. A call
+# under equal arguments and equal values of those names gives the same result: it is returned
+# and its reads added to the row's, as if it had run. A call that runs empties the estimate
+# memos first and works on a copy of the Workload without its cached properties, so that
+# nothing memoized outside the call hides one of its reads. A call that raised is not kept.
+# (the rates each step works out from the workload and hardware alone are kept apart as well:
+# a prefill step reads the constant a grid moves, its rates mostly do not)
+_STEPS = ("decode_step", "prefill_time", "_decode_rates", "_prefill_rates")
+
+
+@contextlib.contextmanager
+def _kept_steps(memo: _Memo, real: dict):
+    """Inside: llm's step functions answer from ``memo``'s keep (``real``: the speed constants
+    as they are, for the values of what a call read)."""
+    from dataclasses import fields
+    from operator import attrgetter
+
+    from whichgpu.estimate import memo as estimate_memo
+    from whichgpu.estimate.speed import llm
+    from whichgpu.estimate.workload import Workload
+
+    lazy = _lazy_names(Workload)
+    settings = attrgetter(*(f.name for f in fields(Workload) if f.name not in ("model", "batch")))
+
+    def view(hw) -> tuple:
+        return (id(hw.gpu), hw.count, hw.link, hw.fabric, hw.compute_scale, hw.bandwidth_scale,
+                hw.calibration, hw.per_server, hw.network)
+
+    def keeping(name: str, f):
+        @functools.wraps(f)
+        def step(w, hw, *rest):
+            try:
+                entries = memo.steps.setdefault((name, id(w.model), settings(w), view(hw),
+                                                 rest), [])
+            except TypeError:  # an unhashable setting: no keep
+                return f(w, hw, *rest)
+            model, gpu = w.model, hw.gpu
+            for names, by_values in entries:
+                hit = by_values.get(memo.values(real, names))
+                if hit is not None and hit[0] is model and hit[1] is gpu:
+                    _READS.update(names)
+                    return hit[2]
+            outer = set(_READS)
+            _READS.clear()
+            estimate_memo.clear()  # what it keeps was read outside this call
+            try:
+                fresh = object.__new__(Workload)
+                fresh.__dict__.update({k: v for k, v in w.__dict__.items() if k not in lazy})
+                value = f(fresh, hw, *rest)
+                names = memo.ordered(_READS)
+                by_values = next((v for have, v in entries if have == names), None)
+                if by_values is None:
+                    by_values = {}
+                    entries.append((names, by_values))
+                by_values[memo.values(real, names)] = (model, gpu, value)
+            finally:
+                _READS.update(outer)
+            return value
+
+        return step
+
+    saved = {name: getattr(llm, name) for name in _STEPS}
+    for name, f in saved.items():
+        setattr(llm, name, keeping(name, f))
+    try:
+        yield
+    finally:
+        for name, f in saved.items():
+            setattr(llm, name, f)
 
 
 def _log_errors(rows) -> list[float]:
