@@ -9,10 +9,11 @@ from fastapi.testclient import TestClient
 
 
 @pytest.fixture
-def client():
-    from whichgpu.web.app import create_app
-
-    return TestClient(create_app())
+def client(web: TestClient) -> TestClient:
+    """The shared app's client (tests/conftest.py ``web``): the two /openapi.json tests read
+    the document it built once, where a new app per test built it again (about 0.5 CPU-s each,
+    tests/cpu_times.py, 2026-12-07)."""
+    return web
 
 
 @pytest.mark.parametrize(("path", "number", "text"), [

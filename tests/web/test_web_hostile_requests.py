@@ -114,12 +114,16 @@ def test_names_are_checked_without_touching_the_file_system(web, monkeypatch):
                 and os.path.abspath(p) not in on_path]
 
 
-def test_no_local_file_is_read_even_by_code_deep_in_a_request(web):
+def test_no_local_file_is_read_even_by_code_deep_in_a_request():
     """The whole request runs with local files off: a resolve_model call anywhere in it (the
-    checklist's own, a future endpoint's) refuses a path."""
+    checklist's own, a future endpoint's) refuses a path. The probe route goes on an app of
+    its own: added to the shared one (the ``web`` fixture), it stayed there for every later
+    test of the process, in its OpenAPI document among them."""
     from fastapi import APIRouter
+    from fastapi.testclient import TestClient
 
     from whichgpu.models import resolve_model
+    from whichgpu.web.app import create_app
 
     router = APIRouter()
 
@@ -127,8 +131,10 @@ def test_no_local_file_is_read_even_by_code_deep_in_a_request(web):
     def probe():
         resolve_model("./pyproject.toml")
 
-    web.app.include_router(router)
-    r = web.get("/probe")
+    app = create_app()
+    app.include_router(router)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.get("/probe")
     assert r.status_code == 422 and "reads no files" in r.json()["detail"]
 
 
