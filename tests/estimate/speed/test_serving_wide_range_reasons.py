@@ -14,6 +14,7 @@ from whichgpu.estimate.speed.serving_bands import (
     serving_band,
     wide_range_reason,
 )
+from whichgpu.units import Range
 
 METRICS = ("throughput", "ttft", "tpot")
 MODEL_FAMILIES = ("dense", "moe", "moe-mla", None)
@@ -28,11 +29,13 @@ def test_a_reason_exactly_when_the_band_is_over_5x(metric, family):
         assert f"{hi / lo:.1f}x wide" in reason
 
 
-def test_the_shipped_bands_have_one_over_5x_to_explain():
-    # the test above would pass with no reason ever given if no band were that wide
-    wide = [(m, f) for m, f in itertools.product(METRICS, MODEL_FAMILIES)
-            if (lambda b: b[1] / b[0])(serving_band(m, f)) > WIDEST_WITHOUT_REASON]
-    assert wide
+def test_a_range_over_5x_gets_its_reason_whatever_the_shipped_bands():
+    # the test above checks only "no reason" when no shipped band is over 5x (none is since
+    # the serve28d refit, the widest being ttft/moe at 3.4x): a range that wide still says why
+    for metric, family in itertools.product(METRICS, MODEL_FAMILIES):
+        reason = wide_range_reason(metric, family, Range(1.0, 2.0, 10.0))
+        assert reason is not None, (metric, family)
+        assert "10.0x wide" in reason
 
 
 def _width(r: dict) -> float:

@@ -48,8 +48,11 @@ def offset_bounds(typical: float, lo: float, hi: float, offset: float) -> tuple[
     ratio band."""
     if offset <= 0:
         return typical * lo, typical * hi
-    return (max((typical + offset) * lo - offset, MIN_LOW_SHARE * typical),
-            (typical + offset) * hi - offset)
+    low = max((typical + offset) * lo - offset, MIN_LOW_SHARE * typical)
+    high = (typical + offset) * hi - offset
+    # a band edge of exactly 1 (ttft/moe's low end) must give the typical value itself, not
+    # (typical + offset) - offset, which rounding can put a hair past it
+    return min(low, typical), max(high, typical)
 
 
 def serving_range(typical: float, family: str, model_family: str | None = None, *,

@@ -278,3 +278,22 @@ def measured_build(row: dict[str, str]) -> EngineVersion | None:
 
     named = f"{row.get('engine') or ''} {row.get('engine_version') or ''}".strip()
     return parse_engine_version(named, row.get("date"))
+
+
+def serving_build(row: dict[str, str], engine: str) -> EngineVersion | None:
+    """The engine build a run measured, as the speed model's engine eras take it
+    (estimate/data/engine_kernels.toml ``[[version]]``; None: today's build, also for an engine
+    without eras). A row naming a numbered release is that release, matched by its number
+    ('SGLang 0.4.2.post4' is the 0.4 era), and its date does not move it into an era: 'SGLang
+    0.5.3' dated '2025' (read as June 2025) is not SGLang 0.4. A row naming no release is
+    placed by its date, as the speed validation does (:func:`measured_build`)."""
+    from whichgpu.estimate.speed.kernels import eras, version_label
+    from whichgpu.estimate.speed.serving_engine import version_tuple
+    from whichgpu.units import parse_engine_version
+
+    if not eras(engine):
+        return None
+    text = (row.get("engine_version") or "").strip()
+    dated = None if version_tuple(text) else row.get("date")
+    label = version_label(engine, parse_engine_version(f"{engine} {text}".strip(), dated))
+    return parse_engine_version(label) if label else None

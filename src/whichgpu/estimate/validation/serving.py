@@ -30,7 +30,7 @@ from whichgpu.estimate.speed.serving_engine import Usage, engine_config, serving
 from whichgpu.estimate.validation import Outcome, default_path, read_rows, scoring_memo
 from whichgpu.estimate.validation.ceilings import excluded
 from whichgpu.estimate.validation.ranges import report as range_report
-from whichgpu.estimate.validation.rows import _model, engine_of, settings
+from whichgpu.estimate.validation.rows import _model, engine_of, serving_build, settings
 from whichgpu.estimate.workload import Workload
 
 #: metric -> (family, what the replica's answer gives)
@@ -180,6 +180,9 @@ def case_of(row: dict[str, str], *, dep: bool = False) -> Case:
                           "gpus": tp * pp, "tp": tp, "allow_long_context": True}
     if dep:  # attention data-parallel over dp ranks, experts over all (estimate/speed/
         kw.update(gpus=tp * pp * dp, expert_parallel=True)  # expert_parallel.py)
+    build = serving_build(row, engine)
+    if build is not None:  # the speed model's constants and kernels of that build
+        kw["engine_version"] = build
     quant = (row.get("quant") or "").strip()
     if quant:
         kw["quant"] = quant
@@ -297,8 +300,10 @@ def predict(row: dict[str, str], memo: dict | None = None, *, dep: bool = False
     # TTFT's band has a fixed part in ms (serving_bands.offset_bounds); values here are in ms
     span = offset_bounds(value, lo, hi, band_offset_ms(band_family, model_family)
                          if family in ("ttft", "tpot") else 0.0)
-    note = (f"{case.model.config.engine} {case.model.config.generation}, batch "
-            f"{pt.decode_batch:.0f} of {case.model.limit} ({case.model.limited_by})"
+    build = case.model.workload.engine_version
+    note = (f"{case.model.config.engine} {case.model.config.generation}"
+            + (f" ({build} build)" if build else "") + ", batch "
+            + f"{pt.decode_batch:.0f} of {case.model.limit} ({case.model.limited_by})"
             + ("; saturated" if pt.saturated else "")
             + (f"; {case.replicas} replicas" if case.replicas > 1 else ""))
     return value, note, span
