@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -351,6 +350,8 @@ def _parse_gpu(raw: dict[str, Any], path: Path, index: int) -> GPU:
 
 def load_catalog(path: str | Path | None = None) -> Catalog:
     """Read a catalog file (the shipped one by default). Errors name the file, row and field."""
+    import tomllib  # only on a parse: a start reads the parse cache (parse_cache.py)
+
     if path is None:
         text = resources.files("whichgpu.catalog").joinpath("data/gpus.toml").read_text("utf-8")
         path = Path("whichgpu/catalog/data/gpus.toml")

@@ -228,13 +228,14 @@ def ensure_shipped(store: PriceStore, current: list[Snapshot] | None = None) -> 
     use, or a new package version's data). A shipped market feed never replaces a newer
     snapshot of the same feed (a refresh made after the package was built)."""
     from whichgpu.catalog.prices.market import MarketSnapshotSource, market_feeds
-    from whichgpu.catalog.prices.refresh import record
     from whichgpu.catalog.prices.shipped import ShippedSource, shipped_digest
 
     snaps = {s.feed: s for s in (store.current() if current is None else current)}
     stale = [n for n in shipped_offer_sets()
              if (snaps[n].digest if n in snaps else None) != shipped_digest(n)]
     if stale:
+        from whichgpu.catalog.prices.refresh import record  # only a new feed is recorded
+
         for result in ShippedSource(stale).fetch():
             record(store, result, skip_unchanged=True)
     newer = []
@@ -246,6 +247,8 @@ def ensure_shipped(store: PriceStore, current: list[Snapshot] | None = None) -> 
             continue
         newer.append(f.feed)
     if newer:
+        from whichgpu.catalog.prices.refresh import record  # only a new feed is recorded
+
         for result in MarketSnapshotSource(newer).fetch():
             record(store, result, skip_unchanged=True, force=True)
     from whichgpu.catalog.prices.published import ensure_published

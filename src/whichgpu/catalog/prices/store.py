@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -673,6 +672,8 @@ class PriceStore:
                 groups.setdefault((sid, gpu, cur, bool(spot)), []).append(
                     (price, provider, source or ""))
                 meta[sid] = (fd, fetched, observed)
+        import statistics  # only the price history's median; keeps it off every start
+
         points = []
         for (sid, gpu, cur, spot), prices in groups.items():
             fd, fetched, observed = meta[sid]

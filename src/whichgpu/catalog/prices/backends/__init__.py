@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -71,6 +70,8 @@ class RefreshBusy(WhichGPUError):
 
 def holder_text() -> str:
     """Who takes a lock, as another process will be told: 'pid 123 on host-a'."""
+    import socket  # only when a lock is taken; keeps it off every start
+
     return f"pid {os.getpid()} on {socket.gethostname()}"
 
 
