@@ -87,7 +87,7 @@ def _speed_kept(wl: Workload, gpu: GPU, count: int, profile) -> SpeedEstimate:
     A speed moved by a store's measured runs is not kept: the store gains runs."""
     key: Any = None
     if getattr(profile, "measured_runs", None) is None and memo.shared(wl.model):
-        from whichgpu.estimate.speed.kernel_db import opted_in
+        from whichgpu.estimate.speed.opt_in import opted_in
 
         try:
             key = (id(wl.model), memo.workload_settings(wl), id(gpu), count, id(profile),

@@ -156,7 +156,7 @@ def _unsized(w, gpu: GPU, tp: int, targets: Targets,
     except with a profile whose measured runs move speeds (the store gains runs)."""
     key: Any = None
     if getattr(profile, "measured_runs", None) is None and memo.shared(w.model):
-        from whichgpu.estimate.speed.kernel_db import opted_in
+        from whichgpu.estimate.speed.opt_in import opted_in
 
         try:
             key = ("unsized", id(w.model), memo.workload_settings(w), id(gpu), tp,

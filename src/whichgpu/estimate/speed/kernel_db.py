@@ -14,9 +14,7 @@ without the opt-in, every answer is the one whichgpu's model gives.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import math
-import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,12 +22,15 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
+# the switch lives apart so that asking it loads nothing here; said again for this module's callers
+from whichgpu.estimate.speed.opt_in import ENV as ENV
+from whichgpu.estimate.speed.opt_in import opted_in as opted_in
+from whichgpu.estimate.speed.opt_in import use_kernel_db as use_kernel_db
 from whichgpu.estimate.speed.serving_steps import StepModel
 from whichgpu.estimate.workload import Workload
 
 PACKAGE = "aiconfigurator-core"
 MODULE = "aiconfigurator_core"
-ENV = "WHICHGPU_KERNEL_DB"
 
 
 class StepPath(StrEnum):
@@ -64,27 +65,6 @@ MODELS = {
 # whichgpu weight precision -> aiconfigurator GEMM quant mode (16-bit: bf16 tables for both)
 GEMM = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4"}
 KV = {"f16": "bfloat16", "fp16": "bfloat16", "bf16": "bfloat16", "fp8": "fp8"}
-
-_opt_in: contextvars.ContextVar[bool | None] = contextvars.ContextVar("kernel_db", default=None)
-
-
-def opted_in() -> bool:
-    """Whether the measured-kernel path is asked for (use_kernel_db, else WHICHGPU_KERNEL_DB)."""
-    on = _opt_in.get()
-    if on is not None:
-        return on
-    return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-@contextlib.contextmanager
-def use_kernel_db(on: bool = True) -> Iterator[None]:
-    """Ask for (or refuse) the measured-kernel path within the block."""
-    token = _opt_in.set(on)
-    try:
-        yield
-    finally:
-        _opt_in.reset(token)
-
 
 def installed() -> bool:
     """Whether aiconfigurator-core can be imported (the ``[kernels]`` extra)."""

@@ -186,7 +186,7 @@ def _view_gpu(hw: Any) -> Any:
 def _replica_key(w: Workload, gpu: GPU, profile: Any, version: str | None, usage: Usage,
                  lengths: Lengths, hw: Any) -> tuple[Any, ...] | None:
     """The value key of one replica, or None where a setting cannot be hashed."""
-    from whichgpu.estimate.speed.kernel_db import opted_in
+    from whichgpu.estimate.speed.opt_in import opted_in
 
     d = w.__dict__
     view = None if hw is None else (id(hw.gpu), hw.count, hw.link, hw.fabric, hw.compute_scale,
