@@ -110,3 +110,24 @@ def test_cli_and_rest_take_the_rollout_engine(cli, web):
     no = web.get("/api/v1/memory", params={"model": "qwen2.5-1.5b", "task": "grpo",
                                             "rollout_engine": "hf"})
     assert no.status_code in (400, 422) and "rollout" in no.text
+
+
+def test_trls_completion_logits_are_16_bit_without_an_fp32_copy():
+    # TRL's selective_log_softmax: bf16 log-softmax a row at a time (rl_frameworks.toml)
+    fw = frameworks()[RLFramework.TRL]
+    assert fw.logprob_bytes_per_element is not None
+    assert fw.logprob_bytes_per_element < 16  # transformers' causal-LM loss, fp32 copies
+    assert frameworks()[RLFramework.VERL].logprob_bytes_per_element is None
+    kw = dict(model="qwen2.5-1.5b", task=Task.GRPO, generations=8, prompt_tokens="512",
+              completion_tokens="256")
+    plan = memory(Memory(**kw)).rl
+    train = build_workload("qwen2.5-1.5b", task="lora", batch=8, context="768",
+                           framework="transformers")
+    e = estimate_memory(train)
+    vocab = 151_936  # Qwen2.5's vocabulary (its config.json)
+    kept = 8 * 256 * vocab * fw.logprob_bytes_per_element
+    assert _parts(plan)["policy_training"] == e.total_bytes - e.term("logits") + int(kept)
+    assert any(a.id == "rl.assume.logprob_bytes" for a in plan.assumptions)
+    # a fused loss keeps the training model's own logits term (and says the generic line)
+    fused = memory(Memory(**kw, loss="fused")).rl
+    assert not any(a.id == "rl.assume.logprob_bytes" for a in fused.assumptions)

@@ -64,6 +64,9 @@ class FrameworkDefaults:
     # a mode of the framework that hands the engine's memory back while training runs, at
     # this share of the GPU (Unsloth's Standby), which the plan does not model and says so
     standby_share: float | None = None
+    # bytes per completion-logit value the framework's own log-prob step holds at its peak,
+    # when the policy trains with the unfused loss (None: the training model's logits term)
+    logprob_bytes_per_element: float | None = None
 
 
 @cache
@@ -286,6 +289,10 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     # training model's logits term for the completions' share of each sequence
     logits = train_e.term("logits")
     kept = int(logits * s.completion_tokens / seq)
+    per_logit = fw.logprob_bytes_per_element
+    if per_logit is not None and train.loss_kind == "full" and spec.vocab_size:
+        # the framework's own log-prob step (TRL: bf16 logits, a row at a time, no fp32 copy)
+        kept = int(micro * s.completion_tokens * spec.vocab_size * per_logit)
     parts = [Part("policy_training", train_e.total_bytes - logits + kept, msg(
         "rl.part.policy", "the policy's {tuning} training memory for {n} sequence(s) of "
         "{seq:,} tokens per GPU (the training memory model: weights, gradients, optimizer, "
@@ -333,7 +340,12 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     rollout_need = sum(p.bytes for p in roll_parts)
     assumptions: list[Message] = [msg(
         "rl.assume.logits", "log-probs of the completion tokens only, as TRL's "
-        "logits_to_keep computes them"), msg(
+        "logits_to_keep computes them") if per_logit is None or train.loss_kind != "full"
+        else msg(
+        "rl.assume.logprob_bytes", "log-probs of the completion tokens only (logits_to_keep), "
+        "{per:g} bytes per logit value: {framework} keeps the logits in 16 bits and takes "
+        "their log-softmax a completion at a time, with no fp32 copy", per=per_logit,
+        framework=fw.name), msg(
         "rl.assume.group", "the {n} completions of a step ({g} per prompt x {b} prompt(s)) "
         "are split over {t} training GPU(s) and trained {m} at a time ({framework}'s "
         "micro-batch), each completion running to {c:,} tokens", n=s.completions,
