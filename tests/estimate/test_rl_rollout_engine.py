@@ -131,3 +131,9 @@ def test_trls_completion_logits_are_16_bit_without_an_fp32_copy():
     # a fused loss keeps the training model's own logits term (and says the generic line)
     fused = memory(Memory(**kw, loss="fused")).rl
     assert not any(a.id == "rl.assume.logprob_bytes" for a in fused.assumptions)
+
+
+def test_no_split_of_gpus_is_suggested_when_the_training_model_generates():
+    kw = dict(model="qwen2.5-1.5b", task=Task.GRPO, gpu="h100-sxm", count=4)
+    assert speed(Speed(**kw)).rl.suggested_rollout_gpus is None  # no engine to give GPUs to
+    assert speed(Speed(**kw, rollout_engine="vllm")).rl.suggested_rollout_gpus is not None

@@ -501,7 +501,7 @@ def _timed(p: RLPlan, train: Workload, rollout: Workload, one: Workload, gpu: GP
              "weight_sync": sync_s.typical}
     dominant = max(parts, key=lambda k: parts[k])
     suggestion = None
-    if s.gpus >= 2:  # both sides spread linearly over their GPUs
+    if s.gpus >= 2 and s.uses_vllm:  # both sides spread linearly over their GPUs
         r1 = rollout_s.typical * roll_count
         t1 = train_s.typical * s.training_gpus
         suggestion = min(s.gpus - 1, max(1, round(s.gpus * r1 / (r1 + t1))))
