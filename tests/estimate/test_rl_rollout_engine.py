@@ -137,3 +137,11 @@ def test_no_split_of_gpus_is_suggested_when_the_training_model_generates():
     kw = dict(model="qwen2.5-1.5b", task=Task.GRPO, gpu="h100-sxm", count=4)
     assert speed(Speed(**kw)).rl.suggested_rollout_gpus is None  # no engine to give GPUs to
     assert speed(Speed(**kw, rollout_engine="vllm")).rl.suggested_rollout_gpus is not None
+
+
+def test_the_plan_says_no_weight_sync_line_when_there_is_nothing_to_sync():
+    kw = dict(model="qwen2.5-1.5b", task=Task.GRPO, gpu="h100-sxm")
+    own = {a.id for a in speed(Speed(**kw)).rl.assumptions}
+    vllm = {a.id for a in speed(Speed(**kw, rollout_engine="vllm")).rl.assumptions}
+    assert "rl.assume.sync" in vllm and "rl.assume.sync" not in own
+    assert "rl.assume.own_generate" in own and "rl.assume.rollout_speed.own" in own

@@ -1,14 +1,16 @@
 """RL post-training (GRPO, PPO): memory per GPU and time per step.
 
 A step generates ``generations`` completions for each of ``batch`` prompts with a rollout
-engine (vLLM), scores them, and trains the policy on them. The parts come from the models
+engine (vLLM) or with the training model itself (transformers' ``generate``, TRL's default),
+scores them, and trains the policy on them. The parts come from the models
 that already answer each one, never re-derived here:
 
 - the policy's training memory and speed: the training model (``estimate/memory/training``,
   ``estimate/speed``) for the whole group (generations x prompts) as one micro-batch of
   prompt + completion tokens;
 - the rollouts: the serving model (``estimate/memory/inference``, ``estimate/speed``) for
-  vLLM decoding the group;
+  vLLM decoding the group, or, when the training model generates, the same models for
+  transformers: its KV cache and activations, no weights of their own, no sync;
 - the reference model (a KL term): the weights once more, except with LoRA/QLoRA, where the
   base with the adapter disabled *is* the reference and costs nothing;
 - PPO: a critic trained beside the policy (the same size, a value head) and a reward model
@@ -519,6 +521,8 @@ def _timed(p: RLPlan, train: Workload, rollout: Workload, one: Workload, gpu: GP
         passes=passes, extra=", ".join(extra) or "none"), msg(
         "rl.assume.sync", "weight sync: {gb:.2f} GB per step, {how}", gb=sync_bytes / GB,
         how=how)]
+    if not s.uses_vllm:  # rl.assume.own_generate already says there is no sync
+        assumptions.pop()
     return replace(p, times={"rollout_s": rollout_s, "training_s": train_s, "sync_s": sync_s,
                              "step_s": step},
                    dominant=dominant, suggested_rollout_gpus=suggestion,
