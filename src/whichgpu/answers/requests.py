@@ -259,9 +259,7 @@ RolloutGpus = Annotated[int | None, Field(ge=0, le=1 << 16, description=(
     "RL (grpo, ppo): GPUs of the rollout engine's own; 0 shares the training GPUs "
     "(default: the framework's)")), Web(label=N_("Rollout GPUs"), max=1 << 16)]
 RolloutEngineField = Annotated[RolloutEngine | None, Field(description=(
-    "RL (grpo, ppo): what generates the completions: vllm (an engine of its own) or "
-    "transformers (the training model's own generate, TRL's default use_vllm=False; "
-    "default: the framework's).")),
+    "RL (grpo, ppo): vllm, or transformers: the training model generates (TRL's default).")),
     Choice(Text("choice.rollout_engine", "unknown rollout engine {v!r}; use one of {choices}")),
     Web(label=N_("Rollout engine"))]
 RolloutShare = Annotated[float | None, Field(gt=0, lt=1, description=(
