@@ -60,6 +60,14 @@ class RLFramework(StrEnum):
     UNSLOTH = "unsloth"
     VERL = "verl"
     OPENRLHF = "openrlhf"
+
+
+class RolloutEngine(StrEnum):
+    """What generates an RL job's completions (``--rollout-engine``): a vLLM engine of its own,
+    or the training model itself with transformers' ``generate`` (TRL's ``use_vllm=False``)."""
+
+    VLLM = "vllm"
+    TRANSFORMERS = "transformers"
 LLM_TASKS = frozenset({Task.INFERENCE, Task.LORA, Task.QLORA, Task.FULL_FT, Task.PRETRAIN})
 
 

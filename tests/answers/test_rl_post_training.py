@@ -51,8 +51,8 @@ def test_ppo_adds_a_critic_and_a_reward_model():
 
 def test_more_generations_and_longer_completions_need_more_memory():
     def total(**kw) -> int:
-        return memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO, **kw)).rl \
-            .peak_training_gpu_bytes
+        return memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO, rollout_engine="vllm",
+                             **kw)).rl.peak_training_gpu_bytes
 
     assert total(generations=16) > total(generations=8)
     assert total(completion_tokens="2k") > total(completion_tokens="256")
@@ -60,7 +60,8 @@ def test_more_generations_and_longer_completions_need_more_memory():
 
 def test_rollout_kv_cache_is_the_serving_models_for_the_group():
     plan = memory(Memory(model="llama-3.1-8b", task=Task.GRPO, generations=8,
-                         prompt_tokens="512", completion_tokens="512")).rl
+                         prompt_tokens="512", completion_tokens="512",
+                         rollout_engine="vllm")).rl
     serving = build_workload("llama-3.1-8b", engine="vllm", batch=8, context="1024")
     assert _parts(plan)["rollout_kv_cache"] == estimate_memory(serving).term("kv_cache")
 
@@ -68,13 +69,15 @@ def test_rollout_kv_cache_is_the_serving_models_for_the_group():
 def test_unsloth_rollouts_share_the_training_weights():
     unsloth = _parts(memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO,
                                    framework="unsloth")).rl)
-    trl = _parts(memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO)).rl)
+    trl = _parts(memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO,
+                               rollout_engine="vllm")).rl)
     assert unsloth["rollout_weights"] == 0 and trl["rollout_weights"] > 0
 
 
 def test_colocated_trl_peak_is_training_plus_the_engines_share():
     gpu = get_gpu("h100-sxm")
-    plan = memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO, gpu="h100-sxm")).rl
+    plan = memory(Memory(model="qwen2.5-1.5b", task=Task.GRPO, gpu="h100-sxm",
+                         rollout_engine="vllm")).rl
     training = sum(p.bytes for p in plan.training_parts)
     assert plan.peak_training_gpu_bytes == training + int(0.3 * gpu.memory_bytes)
 
@@ -113,7 +116,7 @@ def test_every_framework_names_its_sources():
 
 
 @pytest.mark.parametrize("kw, msg_id", [
-    (dict(rollout_gpus=1, count=1), "rl.rollout_gpus"),
+    (dict(rollout_gpus=1, count=1, rollout_engine="vllm"), "rl.rollout_gpus"),
     (dict(framework="deepspeed-chat"), "rl.framework"),
     (dict(framework="unsloth", rollout_gpus=1, count=2), "rl.shared_separate"),
 ])

@@ -68,9 +68,10 @@ def test_a_share_below_the_weights_says_vllm_would_not_start():
 
 
 def test_engines_with_their_own_weights_still_add_the_whole_share():
-    # TRL and verl load a second copy into vLLM: the share holds that copy, nothing is shared
+    # TRL (with use_vllm) and verl load a second copy into vLLM: the share holds that copy,
+    # nothing is shared
     gpu = get_gpu("h100-sxm")
-    trl = _plan("qwen2.5-7b", "h100-sxm")
+    trl = _plan("qwen2.5-7b", "h100-sxm", rollout_engine="vllm")
     training = sum(p.bytes for p in trl.training_parts)
     assert trl.peak_training_gpu_bytes == training + int(0.3 * gpu.memory_bytes)
     assert not frameworks()[RLFramework.VERL].shared_weights

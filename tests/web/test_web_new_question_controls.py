@@ -10,8 +10,8 @@ from whichgpu.answers import requests as r
 
 #: question -> the request fields that ask it (Recommend's; the CLI flags are their spellings)
 ADVISOR = {
-    "rl": ("generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share",
-           "framework"),
+    "rl": ("generations", "completion_tokens", "tuning", "rollout_engine", "rollout_gpus",
+           "rollout_share", "framework"),
     "many_lora_adapters": ("lora_adapters", "lora_rank"),
     "prefill_decode_split": ("disaggregate", "requests_per_s"),
     "different_cards": ("gpu",),
@@ -19,8 +19,8 @@ ADVISOR = {
     "energy": ("power_budget",),
     "several_machines": ("interconnect", "gpus_per_node"),
 }
-MEMORY = ("generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share",
-          "lora_adapters", "lora_rank", "gpu")
+MEMORY = ("generations", "completion_tokens", "tuning", "rollout_engine", "rollout_gpus",
+          "rollout_share", "lora_adapters", "lora_rank", "gpu")
 
 
 @pytest.mark.parametrize("question", sorted(ADVISOR))

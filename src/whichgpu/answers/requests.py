@@ -56,6 +56,7 @@ from whichgpu.vocabulary import (
     Objective,
     OffloadMode,
     RLTuning,
+    RolloutEngine,
     SplitMode,
     Task,
 )
@@ -257,6 +258,10 @@ Tuning = Annotated[RLTuning | None, Field(description=(
 RolloutGpus = Annotated[int | None, Field(ge=0, le=1 << 16, description=(
     "RL (grpo, ppo): GPUs of the rollout engine's own; 0 shares the training GPUs "
     "(default: the framework's)")), Web(label=N_("Rollout GPUs"), max=1 << 16)]
+RolloutEngineField = Annotated[RolloutEngine | None, Field(description=(
+    "RL (grpo, ppo): vllm, or transformers: the training model generates (TRL's default).")),
+    Choice(Text("choice.rollout_engine", "unknown rollout engine {v!r}; use one of {choices}")),
+    Web(label=N_("Rollout engine"))]
 RolloutShare = Annotated[float | None, Field(gt=0, lt=1, description=(
     "RL (grpo, ppo): the fraction of each GPU's memory a colocated rollout engine takes "
     "(TRL vllm_gpu_memory_utilization 0.3; default: the framework's).")),
@@ -383,6 +388,7 @@ class Memory(Workload):
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
+    rollout_engine: RolloutEngineField = None
 
     EXTRA_WORKLOAD: ClassVar[tuple[str, ...]] = (
         "master_weights", "fused_loss", "flash_attention", "gpus", "tp", "pp", "zero",
@@ -442,6 +448,7 @@ class Speed(Workload):
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
+    rollout_engine: RolloutEngineField = None
     power_cap: Annotated[float | None, Field(gt=0, le=5000, description=(
         "A board power limit (nvidia-smi -pl), e.g. 300W: the speed at that cap (from "
         "published power-limit sweeps) and its energy per token or image.")),
@@ -634,6 +641,7 @@ class Recommend(Workload):
     tuning: Tuning = None
     rollout_gpus: RolloutGpus = None
     rollout_share: RolloutShare = None
+    rollout_engine: RolloutEngineField = None
     # rent or buy the best option (S13's questions 4 and 5, as the checklist answers them)
     hours_per_month: Annotated[float | None, Field(gt=0, le=730, description=(
         "Hours a month the best option's card would be used (730 = 24/7): with the months "

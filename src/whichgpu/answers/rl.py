@@ -60,7 +60,8 @@ def planner(q: RLRequest, ctx: Context = LOCAL, profile: Any = None,
         s = settings(
             q.task, tuning=q.tuning, framework=q.framework, generations=q.generations,
             prompts=q.batch, prompt_tokens=prompt, completion_tokens=completion,
-            gpus=gpus, rollout_gpus=q.rollout_gpus, rollout_share=q.rollout_share)
+            gpus=gpus, rollout_gpus=q.rollout_gpus, rollout_share=q.rollout_share,
+            rollout_engine=q.rollout_engine)
 
         def build(**changes: Any):
             values = {**mine, **changes}

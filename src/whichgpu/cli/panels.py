@@ -43,7 +43,8 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "framework", "activation_offloading", "fp8_training", "lora_rank", "lora_targets",
         "compile", "activation_offload_layers"),
     "RL post-training": (
-        "generations", "completion_tokens", "tuning", "rollout_gpus", "rollout_share"),
+        "generations", "completion_tokens", "tuning", "rollout_engine", "rollout_gpus",
+        "rollout_share"),
     "Images and video": (
         "resolution", "frames", "cfg", "offload", "vae_tiling", "sampling_steps",
         "cache_embeddings", "blocks_to_swap"),

@@ -16,7 +16,8 @@ def print_rl(plan) -> None:
     from whichgpu.units import GB
 
     s = plan.settings
-    where = (f"colocated, the engine takes {s.rollout_share:.0%} of each GPU"
+    where = ("the training model generates (transformers)" if not s.uses_vllm
+             else f"colocated, the engine takes {s.rollout_share:.0%} of each GPU"
              if s.colocated else f"{s.rollout_gpus} rollout GPU(s)")
     title = (f"{plan.model} - {s.task} ({s.tuning}, {s.framework.name}): {s.generations} "
              f"completions x {s.prompts} prompt(s), {s.prompt_tokens:,} + "
@@ -29,6 +30,7 @@ def print_rl(plan) -> None:
         t.add_row(p.name, f"{p.bytes / GB:,.2f}", escape(str(p.said)))
     t.add_row("[bold]per training GPU[/bold]",
               f"[bold]{plan.peak_training_gpu_bytes / GB:,.2f}[/bold]",
+              "peak, the larger of generation and training" if not s.uses_vllm else
               "peak, with the colocated engine's share" if s.colocated and plan.gpu else
               "peak, with what the colocated rollouts need" if s.colocated else "peak")
     if plan.peak_rollout_gpu_bytes is not None:

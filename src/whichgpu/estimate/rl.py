@@ -1,14 +1,16 @@
 """RL post-training (GRPO, PPO): memory per GPU and time per step.
 
 A step generates ``generations`` completions for each of ``batch`` prompts with a rollout
-engine (vLLM), scores them, and trains the policy on them. The parts come from the models
+engine (vLLM) or with the training model itself (transformers' ``generate``, TRL's default),
+scores them, and trains the policy on them. The parts come from the models
 that already answer each one, never re-derived here:
 
 - the policy's training memory and speed: the training model (``estimate/memory/training``,
   ``estimate/speed``) for the whole group (generations x prompts) as one micro-batch of
   prompt + completion tokens;
 - the rollouts: the serving model (``estimate/memory/inference``, ``estimate/speed``) for
-  vLLM decoding the group;
+  vLLM decoding the group, or, when the training model generates, the same models for
+  transformers: its KV cache and activations, no weights of their own, no sync;
 - the reference model (a KL term): the weights once more, except with LoRA/QLoRA, where the
   base with the adapter disabled *is* the reference and costs nothing;
 - PPO: a critic trained beside the policy (the same size, a value head) and a reward model
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.errors import InputError
 from whichgpu.messages import Field, Message, msg
 from whichgpu.units import GB, Range
-from whichgpu.vocabulary import Engine, RLFramework, RLTuning, Task
+from whichgpu.vocabulary import Engine, RLFramework, RLTuning, RolloutEngine, Task
 
 if TYPE_CHECKING:
     from whichgpu.catalog.gpus import GPU
@@ -46,6 +48,7 @@ class FrameworkDefaults:
 
     id: RLFramework
     name: str
+    rollout_engine: RolloutEngine
     placement: str  # colocate | separate
     rollout_share: float
     generations: int
@@ -63,6 +66,9 @@ class FrameworkDefaults:
     # a mode of the framework that hands the engine's memory back while training runs, at
     # this share of the GPU (Unsloth's Standby), which the plan does not model and says so
     standby_share: float | None = None
+    # bytes per completion-logit value the framework's own log-prob step holds at its peak,
+    # when the policy trains with the unfused loss (None: the training model's logits term)
+    logprob_bytes_per_element: float | None = None
 
 
 @cache
@@ -73,8 +79,9 @@ def frameworks() -> dict[RLFramework, FrameworkDefaults]:
     out = {}
     for k, v in raw.items():
         tuning = RLTuning(v.pop("default_tuning", RLTuning.LORA))
+        engine = RolloutEngine(v.pop("rollout_engine"))
         out[RLFramework(k)] = FrameworkDefaults(id=RLFramework(k), sources=tuple(v.pop("sources")),
-                                                default_tuning=tuning, **v)
+                                                default_tuning=tuning, rollout_engine=engine, **v)
     return out
 
 
@@ -106,6 +113,12 @@ class RLSettings:
     rollout_share: float
     reference: bool  # a reference model in memory (KL on, full fine-tuning)
     kl: bool
+    rollout_engine: RolloutEngine = RolloutEngine.VLLM
+
+    @property
+    def uses_vllm(self) -> bool:
+        """The completions come from a vLLM engine (else the training model's generate)."""
+        return self.rollout_engine is RolloutEngine.VLLM
 
     @property
     def completions(self) -> int:
@@ -127,7 +140,9 @@ class RLSettings:
                 "completion_tokens": self.completion_tokens, "gpus": self.gpus,
                 "training_gpus": self.training_gpus, "rollout_gpus": self.rollout_gpus,
                 "placement": "colocated" if self.colocated else "separate",
-                "rollout_share": self.rollout_share if self.colocated else None,
+                "rollout_engine": str(self.rollout_engine),
+                "rollout_share": self.rollout_share if self.colocated and self.uses_vllm
+                else None,
                 "reference_model": self.reference, "kl": self.kl,
                 "source": list(self.framework.sources)}
 
@@ -136,10 +151,21 @@ def settings(task: Task, *, tuning: RLTuning | None = None, framework: str | Non
              generations: int | None = None, prompts: int = 1,
              prompt_tokens: int | None = None, completion_tokens: int | None = None,
              gpus: int = 1, rollout_gpus: int | None = None,
-             rollout_share: float | None = None) -> RLSettings:
+             rollout_share: float | None = None,
+             rollout_engine: RolloutEngine | str | None = None) -> RLSettings:
     """The job's settings: what is given, else the framework's defaults (each sourced)."""
     fw = framework_of(framework)
     tuning = tuning or fw.default_tuning
+    engine = _rollout_engine(rollout_engine, fw)
+    if engine is RolloutEngine.TRANSFORMERS:
+        for name, given in (("rollout_gpus", rollout_gpus), ("rollout_share", rollout_share)):
+            if given:  # the training model generates: no engine to place or to share a GPU
+                raise InputError(msg(
+                    "rl.no_engine", "{field} is for a vLLM rollout engine; with {engine} "
+                    "{v} the training model generates its own completions: give {engine} "
+                    "vllm, or leave {field} out", field=Field(name),
+                    engine=Field("rollout_engine"), v=str(engine)))
+        rollout_gpus = 0
     if rollout_gpus is None:
         rollout_gpus = 0 if fw.placement == "colocate" or gpus < 2 else max(1, gpus // 2)
     if rollout_gpus >= gpus and rollout_gpus > 0:
@@ -167,7 +193,18 @@ def settings(task: Task, *, tuning: RLTuning | None = None, framework: str | Non
         completion_tokens=fw.completion_tokens if completion_tokens is None
         else completion_tokens, gpus=gpus,
         rollout_gpus=rollout_gpus, rollout_share=share,
-        reference=kl and tuning is RLTuning.FULL, kl=kl)
+        reference=kl and tuning is RLTuning.FULL, kl=kl, rollout_engine=engine)
+
+
+def _rollout_engine(given: RolloutEngine | str | None, fw: FrameworkDefaults) -> RolloutEngine:
+    """The rollout engine given, else the framework's; an unknown one is an input error."""
+    if given is None:
+        return fw.rollout_engine
+    try:
+        return RolloutEngine(str(given).strip().lower())
+    except ValueError:
+        raise InputError(msg("rl.rollout_engine", "unknown rollout engine {v!r}; use one of "
+                             "{choices}", v=given, choices=", ".join(RolloutEngine))) from None
 
 
 @dataclass(frozen=True)
@@ -244,13 +281,20 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     seq = s.prompt_tokens + s.completion_tokens
     train = build(task=Task(s.tuning.value), context=seq, batch=micro, gpus=train_gpus,
                   framework=fw.training_profile)
-    qlora_rollout = s.tuning is RLTuning.QLORA and fw.shared_weights  # Unsloth: 4-bit vLLM
+    own = not s.uses_vllm  # the training model generates (transformers' generate)
+    # Unsloth's vLLM reads the 4-bit training weights; the training model generates with them
+    qlora_rollout = s.tuning is RLTuning.QLORA and (fw.shared_weights or own)
     roll_quant = "nf4" if qlora_rollout else None
+    roll_engine = Engine.TRANSFORMERS if own else Engine.VLLM
     train_e = estimate_memory(train)
     # the loss needs log-probs of the completion tokens only (TRL logits_to_keep): the
     # training model's logits term for the completions' share of each sequence
     logits = train_e.term("logits")
     kept = int(logits * s.completion_tokens / seq)
+    per_logit = fw.logprob_bytes_per_element
+    if per_logit is not None and train.loss_kind == "full" and spec.vocab_size:
+        # the framework's own log-prob step (TRL: bf16 logits, a row at a time, no fp32 copy)
+        kept = int(micro * s.completion_tokens * spec.vocab_size * per_logit)
     parts = [Part("policy_training", train_e.total_bytes - logits + kept, msg(
         "rl.part.policy", "the policy's {tuning} training memory for {n} sequence(s) of "
         "{seq:,} tokens per GPU (the training memory model: weights, gradients, optimizer, "
@@ -274,14 +318,15 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
         parts.append(Part("reward_model", weights16 // shard, msg(
             "rl.part.reward", "PPO's reward model: 16-bit weights of a model the policy's "
             "size{split}", split=_split(shard))))
-    rollout = build(task=Task.INFERENCE, engine=Engine.VLLM, batch=math.ceil(
+    rollout = build(task=Task.INFERENCE, engine=roll_engine, batch=math.ceil(
         s.completions / max(s.rollout_gpus or train_gpus, 1)), quant=roll_quant, gpus=1,
         prompt_tokens=s.prompt_tokens, output_tokens=s.completion_tokens,
         lora_rank=None, framework=None, optimizer=None, context=seq)
     roll_e = estimate_memory(rollout)
     kv = roll_e.term("kv_cache")
-    roll_weights = 0 if fw.shared_weights else roll_e.term("weights")
-    roll_parts = [
+    roll_weights = 0 if fw.shared_weights or own else roll_e.term("weights")
+    roll_parts = _own_rollout_parts(rollout.batch, s, kv, roll_e.term("activations")) if own \
+        else [
         Part("rollout_weights", roll_weights, msg(
             "rl.part.rollout_weights.shared", "none: {framework}'s vLLM reads the training "
             "weights", framework=fw.name) if fw.shared_weights else msg(
@@ -293,11 +338,16 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
         Part("rollout_runtime", roll_e.term("activations") + roll_e.term("cuda_graphs")
              + roll_e.term("runtime"), msg(
             "rl.part.rollout_runtime", "the engine's activations, CUDA graphs and runtime")),
-    ]
+        ]
     rollout_need = sum(p.bytes for p in roll_parts)
     assumptions: list[Message] = [msg(
         "rl.assume.logits", "log-probs of the completion tokens only, as TRL's "
-        "logits_to_keep computes them"), msg(
+        "logits_to_keep computes them") if per_logit is None or train.loss_kind != "full"
+        else msg(
+        "rl.assume.logprob_bytes", "log-probs of the completion tokens only (logits_to_keep), "
+        "{per:g} bytes per logit value: {framework} keeps the logits in 16 bits and takes "
+        "their log-softmax a completion at a time, with no fp32 copy", per=per_logit,
+        framework=fw.name), msg(
         "rl.assume.group", "the {n} completions of a step ({g} per prompt x {b} prompt(s)) "
         "are split over {t} training GPU(s) and trained {m} at a time ({framework}'s "
         "micro-batch), each completion running to {c:,} tokens", n=s.completions,
@@ -314,7 +364,16 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     train_total = sum(p.bytes for p in parts)
     states = train_total - train_e.term("activations") - kept
     share_bytes = None
-    if s.colocated:
+    if own:  # generation, then training, on the same model: the larger phase is the peak
+        peak = max(train_total, states + rollout_need)
+        rollout_peak = None
+        assumptions.append(msg(
+            "rl.assume.own_generate", "{framework} generates with the training model itself "
+            "(transformers' generate, {field} {v}): no engine, no second copy of the weights, "
+            "no weight sync; the KV cache lives while the completions are generated and is "
+            "freed before training, so the peak is the larger of the two phases",
+            framework=fw.name, field=Field("rollout_engine"), v=str(s.rollout_engine)))
+    elif s.colocated:
         # vLLM's gpu_memory_utilization budget holds the weights it loads as well as its KV
         # cache (vllm#12330's start-up log: 'total_gpu_memory x gpu_memory_utilization ...
         # model weights take ...; the rest ... for KV Cache'). When the engine reads the
@@ -379,6 +438,23 @@ def plan(spec: ModelSpec, s: RLSettings, build: Any, gpu: GPU | None = None, *,
     return _timed(result, train, rollout, one, gpu, profile)
 
 
+def _own_rollout_parts(batch: int, s: RLSettings, kv: int, activations: int) -> list[Part]:
+    """The rollouts' memory when the training model generates them: its KV cache for the
+    group and generate's activations, no weights of their own."""
+    return [
+        Part("rollout_weights", 0, msg(
+            "rl.part.rollout_weights.own", "none: the training model generates the "
+            "completions")),
+        Part("rollout_kv_cache", kv, msg(
+            "rl.part.rollout_kv.own", "the training model's KV cache for {n} completion(s) x "
+            "({p:,} + {c:,}) tokens (the memory model's KV cache for transformers' generate)",
+            n=batch, p=s.prompt_tokens, c=s.completion_tokens)),
+        Part("rollout_runtime", activations, msg(
+            "rl.part.rollout_runtime.own", "generate's activations (the memory model's for "
+            "transformers)")),
+    ]
+
+
 def _split(n: int) -> Message | str:
     return msg("rl.split", ", sharded over {n} GPUs", n=n) if n > 1 else ""
 
@@ -427,19 +503,26 @@ def _timed(p: RLPlan, train: Workload, rollout: Workload, one: Workload, gpu: GP
              "weight_sync": sync_s.typical}
     dominant = max(parts, key=lambda k: parts[k])
     suggestion = None
-    if s.gpus >= 2:  # both sides spread linearly over their GPUs
+    if s.gpus >= 2 and s.uses_vllm:  # both sides spread linearly over their GPUs
         r1 = rollout_s.typical * roll_count
         t1 = train_s.typical * s.training_gpus
         suggestion = min(s.gpus - 1, max(1, round(s.gpus * r1 / (r1 + t1))))
-    assumptions = [*p.assumptions, msg(
+    rollout_said = msg(
         "rl.assume.rollout_speed", "rollouts: {n} engine(s) on {gpu}, each decoding {b} "
         "completion(s) at once (the serving speed model)", n=roll_count, gpu=gpu.id,
-        b=rollout.batch), msg(
+        b=rollout.batch) if s.uses_vllm else msg(
+        "rl.assume.rollout_speed.own", "rollouts: the training model's generate on each of "
+        "{n} {gpu}, decoding {b} completion(s) at once (the speed model's decode for "
+        "transformers, with its efficiency, not vLLM's)", n=roll_count, gpu=gpu.id,
+        b=rollout.batch)
+    assumptions = [*p.assumptions, rollout_said, msg(
         "rl.assume.training_speed", "training: {tokens:,} tokens per step at the training "
         "speed model's rate, x{passes:.2f} for the extra passes ({extra})", tokens=tokens,
         passes=passes, extra=", ".join(extra) or "none"), msg(
         "rl.assume.sync", "weight sync: {gb:.2f} GB per step, {how}", gb=sync_bytes / GB,
         how=how)]
+    if not s.uses_vllm:  # rl.assume.own_generate already says there is no sync
+        assumptions.pop()
     return replace(p, times={"rollout_s": rollout_s, "training_s": train_s, "sync_s": sync_s,
                              "step_s": step},
                    dominant=dominant, suggested_rollout_gpus=suggestion,
@@ -452,7 +535,7 @@ def _sync_bytes(s: RLSettings, train: Workload, one: Workload) -> int:
     from whichgpu.estimate.memory.weights import workload_weight_bytes
 
     sync = s.framework.sync
-    if sync == "none":
+    if sync == "none" or not s.uses_vllm:  # the training model generates: nothing to copy
         return 0
     if sync == "adapter" and s.tuning is not RLTuning.FULL:
         return lora_params(train) * 2

@@ -49,7 +49,7 @@ class Checked:
 
 
 def _rl_total(model: str, framework: str, tuning: str, generations: int, prompts: int,
-              prompt: int, completion: int) -> int:
+              prompt: int, completion: int, rollout_engine: str | None = None) -> int:
     """Per-training-GPU memory of a GRPO job with no GPU named (the rollouts' own need)."""
     from whichgpu.estimate.configure import configure_workload
     from whichgpu.estimate.rl import plan, settings
@@ -63,7 +63,7 @@ def _rl_total(model: str, framework: str, tuning: str, generations: int, prompts
         spec = resolve_model(model)
     s = settings(Task.GRPO, tuning=RLTuning(tuning), framework=framework,
                  generations=generations, prompts=prompts, prompt_tokens=prompt,
-                 completion_tokens=completion)
+                 completion_tokens=completion, rollout_engine=rollout_engine)
     return plan(spec, s, lambda **c: configure_workload(spec, **c)).peak_training_gpu_bytes
 
 
@@ -79,7 +79,9 @@ def rl_rows(path: str | None = None) -> list[Checked]:
         tunings = r["tuning"].split("/")
         args: dict[str, Any] = dict(
             model=r["model"], framework=r["framework"], prompts=int(r["prompts"]),
-            prompt=int(r["prompt_tokens"]), completion=int(r["completion_tokens"]))
+            prompt=int(r["prompt_tokens"]), completion=int(r["completion_tokens"]),
+            # the engine the source's figure counts (empty: the framework's default)
+            rollout_engine=r.get("rollout_engine") or None)
         measured = float(r["value"])
         if r["measured"] == "ratio":
             if len(tunings) == 2:  # second over first: 16-bit (lora) over 4-bit (qlora)
